@@ -1,0 +1,36 @@
+# gradgen: `make demo` installs, regenerates and runs the example; `make test` tests.
+# Everything runs in a local virtual environment (.venv) that these targets create.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# The generator runs as the top-level package `codegen` (from this directory), so it
+# never imports the gradgen package it is about to regenerate.
+CODEGEN := $(PY) -m codegen --native-functions native_functions.yaml --derivatives derivatives.yaml --out generated
+
+.PHONY: all install generate check-generated test demo bench clean
+
+all: generate
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+generate: install
+	$(CODEGEN)
+
+check-generated: install
+	$(CODEGEN) --check
+
+test: install
+	$(PY) -m pytest -q
+
+demo: generate
+	$(PY) -m gradgen.demo
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,42 @@
+"""gradgen.codegen: generate an operator package from native_functions.yaml and
+derivatives.yaml.
+
+The stages, each a module with one job:
+    schema.py       parse_schema(): PyTorch's schema grammar as frozen dataclasses
+    yaml_loader.py  safe YAML with line numbers and duplicate-key errors
+    formulas.py     check formulas and kernel expressions with `ast`; what to save
+    load.py         validate both files and join them into the Model (model.py)
+    ir.py           every string the templates print
+    emit.py         render the jinja2 templates, black, write what changed
+The generator never imports the gradgen runtime or the generated package, so it runs
+even when generated code is stale or broken.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import CodegenError, CodegenErrors, Location
+from .schema import FunctionSchema, parse_schema
+
+__all__ = ["CodegenError", "CodegenErrors", "Location", "FunctionSchema", "parse_schema", "generate"]
+
+
+def generate(
+    native_functions: Path, derivatives: Path, out_directory: Path, check: bool = False
+) -> list[Path]:
+    """Generate the package into `out_directory`.
+
+    Returns the files written (with `check`, the files that are stale, nothing written).
+    Raises CodegenError (or CodegenErrors with every problem found) on bad input; in that
+    case nothing is written.
+    """
+    from . import emit, ir, load
+
+    model = load.load(Path(native_functions), Path(derivatives))
+    package = ir.build(model, load.exported_names("numpy_kernels"), load.exported_names("helpers"))
+    sources = f"{Path(native_functions).name} and {Path(derivatives).name}"
+    files = emit.render(package, sources)
+    if check:
+        return emit.stale_files(Path(out_directory), files)
+    return emit.write_changed(Path(out_directory), files)

@@ -1,0 +1,56 @@
+"""python -m gradgen.codegen --native-functions F --derivatives F --out DIR
+
+Exit status: 0 done (or, with --check, nothing stale); 1 errors in the input (printed
+as file:line: operator: message, all of them) or stale files with --check; 2 usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from . import generate
+from .errors import CodegenError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="gradgen-codegen",
+        description="Generate an autograd operator package from native_functions.yaml "
+        "and derivatives.yaml.",
+    )
+    parser.add_argument("--native-functions", required=True, type=Path, metavar="FILE")
+    parser.add_argument("--derivatives", required=True, type=Path, metavar="FILE")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR")
+    parser.add_argument("--check", action="store_true", help="write nothing; fail if any file is stale")
+    parser.add_argument("--verbose", action="store_true", help="show tracebacks")
+    arguments = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        paths = generate(arguments.native_functions, arguments.derivatives, arguments.out, arguments.check)
+    except CodegenError as error:
+        if arguments.verbose:
+            traceback.print_exc()
+        print(error, file=sys.stderr)
+        count = len(getattr(error, "errors", [error]))
+        print(f"gradgen-codegen: {count} error(s); nothing was written", file=sys.stderr)
+        return 1
+    elapsed = time.perf_counter() - started
+    if arguments.check:
+        for path in paths:
+            print(f"stale: {path}", file=sys.stderr)
+        if paths:
+            print("gradgen-codegen: generated files are stale; run `make generate`", file=sys.stderr)
+            return 1
+        print(f"gradgen-codegen: {arguments.out} is up to date ({elapsed:.2f} s)")
+        return 0
+    written = ", ".join(p.name for p in paths) or "nothing changed"
+    print(f"gradgen-codegen: {arguments.out}: {written} ({elapsed:.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Errors of the generator, with where they happened.
+
+Every problem the generator finds in its input is a `CodegenError`. An error knows its
+location (file and line of the YAML entry) and the operator it concerns, so the message
+a user sees reads ``derivatives.yaml:42: mul.Tensor: no helper named 'pow_backwrd'; did
+you mean 'pow_backward'?``.
+
+Errors are collected rather than raised one by one: `ErrorCollector.context()` wraps the
+work on one entry, turns a `CodegenError` raised inside it into a recorded error with
+the entry's location, and lets the run go on to the next entry, so one run reports every
+problem. `ErrorCollector.raise_if_any()` ends the run with all of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where an entry stands: a file and a 1-based line (0 when unknown)."""
+
+    file: str
+    line: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+class CodegenError(Exception):
+    """A problem in the generator's input, with its location when known.
+
+    ``str(error)`` is the whole message, location and operator included.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        location: Location | None = None,
+        operator: str | None = None,
+    ) -> None:
+        self.message = message
+        self.location = location
+        self.operator = operator
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        prefix = ""
+        if self.location is not None:
+            prefix += f"{self.location}: "
+        if self.operator:
+            prefix += f"{self.operator}: "
+        return prefix + self.message
+
+    def located(self, location: Location, operator: str | None = None) -> CodegenError:
+        """This error with a location (and operator) filled in where it had none."""
+        return CodegenError(
+            self.message,
+            self.location or location,
+            self.operator or operator,
+        )
+
+
+class CodegenErrors(CodegenError):
+    """Several errors found in one run, reported together."""
+
+    def __init__(self, errors: list[CodegenError]) -> None:
+        self.errors = errors
+        super().__init__("\n".join(str(e) for e in errors))
+
+    def _render(self) -> str:
+        return "\n".join(str(e) for e in self.errors)
+
+
+class ErrorCollector:
+    """Collects the errors of one run so that all of them are reported at once."""
+
+    def __init__(self) -> None:
+        self.errors: list[CodegenError] = []
+
+    @contextmanager
+    def context(self, location: Location, operator: str | None = None) -> Iterator[None]:
+        """Run one entry's work; a CodegenError inside is recorded with `location`."""
+        try:
+            yield
+        except CodegenErrors as many:
+            self.errors.extend(e.located(location, operator) for e in many.errors)
+        except CodegenError as error:
+            self.errors.append(error.located(location, operator))
+
+    def add(self, error: CodegenError) -> None:
+        self.errors.append(error)
+
+    def raise_if_any(self) -> None:
+        if len(self.errors) == 1:
+            raise self.errors[0]
+        if self.errors:
+            raise CodegenErrors(self.errors)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest candidate, or ``""`` if none is close."""
+    close = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""

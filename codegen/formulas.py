@@ -1,0 +1,478 @@
+"""Parse and check derivative formulas and kernel expressions with `ast`.
+
+A formula is one Python expression. Before anything is generated, it is parsed and
+walked node by node against a whitelist: only the node types in `_ALLOWED_NODES`,
+only the names the formula's context allows (arguments, cotangents, outputs, helpers,
+operators), only calls of helpers, operators and tensor methods, and never a dunder
+attribute. Whatever is not allowed is a CodegenError naming what and, where there is
+one, the close candidate. So `grad.__class__` or `__import__('os')` never reach the
+generated code.
+
+Analysis also decides what a Backward node saves, as PyTorch's load_derivatives does:
+- `x.scalar_type()`, `x.sym_sizes()`, `x.options()`, `x.dim()`, `x.sym_numel()` on a
+  tensor argument save that value (``x_scalar_type``, ...), not the tensor;
+- a tensor argument used bare is saved as a SavedVariable, an output (`result`...) as a
+  SavedVariable of an output;
+- any other argument used (Scalar, int, int[], bool, ...) is saved as a plain value.
+The rewritten expression refers to each saved thing by its local name.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import keyword
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .errors import CodegenError, did_you_mean
+
+
+class SavedKind(enum.Enum):
+    TENSOR = "tensor"  # SavedVariable of an input
+    OUTPUT = "output"  # SavedVariable of an output (no reference cycle)
+    VALUE = "value"  # a plain Python value: scalar, dtype, shape, int list
+
+
+@dataclass(frozen=True)
+class SavedAttribute:
+    """Something a Backward node keeps from the forward call."""
+
+    name: str  # the Node's slot, e.g. "self_", "self_scalar_type", "alpha", "result_"
+    local: str  # its name inside the formulas, e.g. "self", "self_scalar_type"
+    kind: SavedKind
+    source: str  # the argument or output it comes from
+    save_expression: str  # how the wrapper computes it from `source`, e.g. "self.dtype"
+    has_getter: bool  # exposed as `_saved_<local>` (PyTorch has none for dtypes)
+
+
+# x.<method>() sugar that saves metadata instead of the tensor:
+# method -> (suffix of the saved name, expression at save time, has a _saved_ getter)
+METADATA_SUGAR: dict[str, tuple[str, str, bool]] = {
+    "scalar_type": ("scalar_type", "{x}.dtype", False),
+    "sym_sizes": ("sym_sizes", "tuple({x}.shape)", True),
+    "options": ("options", "{x}.dtype", False),
+    "dim": ("dim", "{x}.dim()", True),
+    "sym_numel": ("sym_numel", "{x}.numel()", True),
+}
+
+# Methods of any tensor that answer a question and create no graph.
+TENSOR_QUERY_METHODS = frozenset({"is_complex", "is_floating_point", "dim", "numel"})
+# Methods of PyTorch's at::Scalar allowed on Scalar arguments. Python numbers lack
+# them, so `alpha.conj()` becomes a call of the runtime helper named here.
+SCALAR_METHODS = {"conj": "scalar_conj"}
+
+_ALLOWED_NODES: tuple[type[ast.AST], ...] = (
+    ast.Expression,
+    ast.Call,
+    ast.keyword,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+    ast.Attribute,
+    ast.Subscript,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.BoolOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.Tuple,
+    ast.List,
+    ast.Slice,
+    ast.operator,
+    ast.unaryop,
+    ast.boolop,
+    ast.cmpop,
+)
+
+_NODE_DESCRIPTIONS = {
+    ast.Lambda: "a lambda",
+    ast.ListComp: "a comprehension",
+    ast.SetComp: "a comprehension",
+    ast.DictComp: "a comprehension",
+    ast.GeneratorExp: "a generator expression",
+    ast.NamedExpr: "an assignment (:=)",
+    ast.Starred: "*-unpacking",
+    ast.JoinedStr: "an f-string",
+    ast.Dict: "a dict",
+    ast.Set: "a set",
+    ast.Await: "await",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+}
+
+
+def parse_expression(text: str, what: str) -> ast.Expression:
+    """Parse one Python expression; a statement or bad syntax is a CodegenError."""
+    if not isinstance(text, str):
+        raise CodegenError(f"{what} must be a string, got {type(text).__name__}: {text!r}")
+    source = text.strip()
+    if not source:
+        raise CodegenError(f"{what} is empty")
+    try:
+        return ast.parse(source, mode="eval")
+    except SyntaxError as error:
+        detail = error.msg
+        if error.offset:
+            detail += f" at column {error.offset}"
+        raise CodegenError(
+            f"{what} is not a Python expression ({detail}): {source}"
+        ) from None
+
+
+def check_node_types(tree: ast.AST, what: str) -> None:
+    """Reject any syntax outside the whitelist, and every dunder attribute."""
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED_NODES):
+            description = _NODE_DESCRIPTIONS.get(type(node), type(node).__name__)
+            raise CodegenError(f"{what} may not contain {description}")
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and node.attr.endswith("__"):
+            raise CodegenError(f"{what} may not use the attribute '{node.attr}'")
+        if isinstance(node, ast.Name) and node.id.startswith("__"):
+            raise CodegenError(f"{what} may not use the name '{node.id}'")
+        if isinstance(node, ast.keyword) and node.arg is None:
+            raise CodegenError(f"{what} may not contain **-unpacking")
+        if isinstance(node, ast.Constant) and isinstance(node.value, bytes):
+            raise CodegenError(f"{what} may not contain bytes literals")
+
+
+@dataclass(frozen=True)
+class FormulaNames:
+    """The callables a formula may use, besides its own arguments and outputs."""
+
+    helpers: frozenset[str]
+    functions: frozenset[str]
+    methods: frozenset[str]
+
+    @property
+    def callables(self) -> frozenset[str]:
+        return self.helpers | self.functions | {"not_implemented"}
+
+
+@dataclass(frozen=True)
+class ArgumentInfo:
+    """What a formula needs to know of one operator argument."""
+
+    name: str
+    is_tensor: bool  # Tensor or Tensor?
+    is_scalar: bool  # Scalar / Scalar?
+
+
+@dataclass
+class AnalysedFormula:
+    """A checked formula, rewritten to use the names of what the node saves."""
+
+    expression: str
+    saved: list[SavedAttribute] = field(default_factory=list)
+    uses_grad: bool = False
+    uses_grads: bool = False  # the whole `grads` list
+    grads_indices: set[int] = field(default_factory=set)
+    uses_grad_input_mask: bool = False
+    is_not_implemented: bool = False
+
+
+class _BackwardRewriter(ast.NodeTransformer):
+    """Checks names in a backward formula and rewrites the saved-metadata sugar."""
+
+    def __init__(
+        self,
+        arguments: dict[str, ArgumentInfo],
+        outputs: tuple[str, ...],
+        names: FormulaNames,
+        result: AnalysedFormula,
+    ) -> None:
+        self.arguments = arguments
+        self.outputs = outputs
+        self.names = names
+        self.result = result
+        self.saved: dict[str, SavedAttribute] = {}
+
+    def _save(self, attribute: SavedAttribute) -> None:
+        self.saved.setdefault(attribute.name, attribute)
+
+    def _allowed_names(self) -> list[str]:
+        return [
+            *self.arguments,
+            *self.outputs,
+            "grad",
+            "grads",
+            "grad_input_mask",
+            *self.names.callables,
+        ]
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        function = node.func
+        if isinstance(function, ast.Attribute):
+            receiver = function.value
+            method = function.attr
+            if (
+                isinstance(receiver, ast.Name)
+                and method in METADATA_SUGAR
+                and not node.args
+                and not node.keywords
+                and self._is_tensor_name(receiver.id)
+            ):
+                suffix, expression, has_getter = METADATA_SUGAR[method]
+                local = f"{receiver.id}_{suffix}"
+                self._save(
+                    SavedAttribute(
+                        name=local,
+                        local=local,
+                        kind=SavedKind.VALUE,
+                        source=receiver.id,
+                        save_expression=expression.format(x=receiver.id),
+                        has_getter=has_getter,
+                    )
+                )
+                return ast.copy_location(ast.Name(id=local, ctx=ast.Load()), node)
+            if (
+                isinstance(receiver, ast.Name)
+                and receiver.id in self.arguments
+                and self.arguments[receiver.id].is_scalar
+            ):
+                if method not in SCALAR_METHODS or node.args or node.keywords:
+                    raise CodegenError(
+                        f"'{receiver.id}' is a Scalar; the only method allowed on it is "
+                        + ", ".join(f"{m}()" for m in sorted(SCALAR_METHODS))
+                    )
+                call = ast.Call(
+                    func=ast.Name(id=SCALAR_METHODS[method], ctx=ast.Load()),
+                    args=[self.visit(receiver)],
+                    keywords=[],
+                )
+                return ast.copy_location(call, node)
+            if method not in self.names.methods and method not in TENSOR_QUERY_METHODS:
+                raise CodegenError(
+                    f"no tensor method named '{method}'"
+                    + did_you_mean(method, self.names.methods | TENSOR_QUERY_METHODS)
+                )
+            function.value = self.visit(receiver)
+            self._visit_arguments(node)
+            return node
+        if isinstance(function, ast.Name):
+            if function.id not in self.names.callables:
+                known = self.arguments.get(function.id)
+                if known is not None or function.id in ("grad", "grads", *self.outputs):
+                    raise CodegenError(f"'{function.id}' is not callable")
+                raise CodegenError(
+                    f"no helper or operator named '{function.id}'"
+                    + did_you_mean(function.id, self.names.callables)
+                )
+            if function.id == "not_implemented":
+                self._check_not_implemented(node)
+                return node
+            self._visit_arguments(node)
+            return node
+        raise CodegenError(
+            "only helpers, operators and tensor methods may be called, not "
+            f"'{ast.unparse(function)}'"
+        )
+
+    def _visit_arguments(self, node: ast.Call) -> None:
+        node.args = [self.visit(argument) for argument in node.args]
+        for keyword_node in node.keywords:
+            keyword_node.value = self.visit(keyword_node.value)
+
+    def _check_not_implemented(self, node: ast.Call) -> None:
+        if (
+            len(node.args) not in (1, 2)
+            or node.keywords
+            or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+        ):
+            raise CodegenError('not_implemented takes a string: not_implemented("name")')
+        self.result.is_not_implemented = True
+
+    def _is_tensor_name(self, name: str) -> bool:
+        argument = self.arguments.get(name)
+        return (argument is not None and argument.is_tensor) or name in self.outputs
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id == "grads":
+            index = node.slice
+            if not (isinstance(index, ast.Constant) and type(index.value) is int):
+                raise CodegenError("grads may only be indexed with a constant: grads[0]")
+            self.result.grads_indices.add(index.value)
+            return node
+        self.generic_visit(node)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        # Reached only for attributes that are not called (calls are handled above).
+        raise CodegenError(
+            f"attribute access '{ast.unparse(node)}' is not allowed; call a method "
+            "(e.g. x.dim()) or a helper"
+        )
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        name = node.id
+        if name == "grad":
+            self.result.uses_grad = True
+        elif name == "grads":
+            self.result.uses_grads = True
+        elif name == "grad_input_mask":
+            self.result.uses_grad_input_mask = True
+        elif name in self.arguments:
+            info = self.arguments[name]
+            if info.is_tensor:
+                self._save(
+                    SavedAttribute(
+                        name=f"{name}_",
+                        local=name,
+                        kind=SavedKind.TENSOR,
+                        source=name,
+                        save_expression=name,
+                        has_getter=True,
+                    )
+                )
+            else:
+                self._save(
+                    SavedAttribute(
+                        name=name,
+                        local=name,
+                        kind=SavedKind.VALUE,
+                        source=name,
+                        save_expression=name,
+                        has_getter=True,
+                    )
+                )
+        elif name in self.outputs:
+            self._save(
+                SavedAttribute(
+                    name=f"{name}_",
+                    local=name,
+                    kind=SavedKind.OUTPUT,
+                    source=name,
+                    save_expression=name,
+                    has_getter=True,
+                )
+            )
+        elif name in self.names.callables:
+            raise CodegenError(f"'{name}' must be called, not used as a value")
+        else:
+            raise CodegenError(
+                f"unknown name '{name}'" + did_you_mean(name, self._allowed_names())
+            )
+        return node
+
+
+def analyse_backward(
+    text: str,
+    arguments: dict[str, ArgumentInfo],
+    outputs: tuple[str, ...],
+    names: FormulaNames,
+) -> AnalysedFormula:
+    """Check a backward formula and find what it needs saved."""
+    tree = parse_expression(text, "formula")
+    check_node_types(tree, "a formula")
+    result = AnalysedFormula(expression="")
+    rewriter = _BackwardRewriter(arguments, outputs, names, result)
+    rewritten = rewriter.visit(tree)
+    ast.fix_missing_locations(rewritten)
+    result.expression = ast.unparse(rewritten)
+    result.saved = list(rewriter.saved.values())
+    return result
+
+
+def check_forward_formula(
+    text: str,
+    arguments: dict[str, ArgumentInfo],
+    differentiable: Iterable[str],
+    outputs: tuple[str, ...],
+    names: FormulaNames,
+) -> None:
+    """Check a forward (JVP) formula: inputs as x_p / x_t, never the bare tensor name."""
+    tree = parse_expression(text, "forward formula")
+    check_node_types(tree, "a forward formula")
+    differentiable = set(differentiable)
+    allowed_values = set(outputs)
+    for name in differentiable:
+        allowed_values |= {f"{name}_p", f"{name}_t"}
+    for name, info in arguments.items():
+        if not info.is_tensor:
+            allowed_values.add(name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Name) and function.id not in names.callables:
+                raise CodegenError(
+                    f"no helper or operator named '{function.id}'"
+                    + did_you_mean(function.id, names.callables)
+                )
+            if isinstance(function, ast.Attribute):
+                method = function.attr
+                if (
+                    method not in names.methods
+                    and method not in TENSOR_QUERY_METHODS
+                    and method not in SCALAR_METHODS
+                    and method not in METADATA_SUGAR
+                ):
+                    raise CodegenError(
+                        f"no tensor method named '{method}'"
+                        + did_you_mean(method, names.methods)
+                    )
+        elif isinstance(node, ast.Name):
+            name = node.id
+            if name in allowed_values:
+                continue
+            if name in arguments and arguments[name].is_tensor:
+                raise CodegenError(
+                    f"using the base name of the {name} argument which is ambiguous. You "
+                    f"should use {name}_p to access the primal value and {name}_t to "
+                    "access the tangent."
+                )
+            if name in names.callables:
+                if not _is_called(tree, node):
+                    raise CodegenError(f"'{name}' must be called, not used as a value")
+                continue
+            raise CodegenError(
+                f"unknown name '{name}' in a forward formula"
+                + did_you_mean(name, allowed_values | names.callables)
+            )
+
+
+def _is_called(tree: ast.AST, name_node: ast.Name) -> bool:
+    return any(isinstance(n, ast.Call) and n.func is name_node for n in ast.walk(tree))
+
+
+def check_kernel_expression(
+    text: str, arguments: Iterable[str], kernel_helpers: frozenset[str]
+) -> str:
+    """Check a native_functions.yaml `numpy:` expression; return it normalised."""
+    tree = parse_expression(text, "numpy expression")
+    check_node_types(tree, "a numpy expression")
+    allowed = set(arguments)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Name):
+                if function.id not in kernel_helpers:
+                    raise CodegenError(
+                        f"no kernel helper named '{function.id}'; a numpy expression may "
+                        "call np.NAME(...) and the functions in "
+                        "gradgen.numpy_kernels.__all__"
+                        + did_you_mean(function.id, kernel_helpers)
+                    )
+            elif isinstance(function, ast.Attribute):
+                if not (isinstance(function.value, ast.Name) and function.value.id == "np"):
+                    if not isinstance(function.value, ast.Name) or function.value.id not in allowed:
+                        raise CodegenError(
+                            f"a numpy expression may call np.NAME(...), kernel helpers and "
+                            f"methods of its arguments, not '{ast.unparse(function)}'"
+                        )
+            else:
+                raise CodegenError(
+                    f"a numpy expression may not call '{ast.unparse(function)}'"
+                )
+        elif isinstance(node, ast.Name):
+            if node.id in allowed or node.id == "np" or node.id in kernel_helpers:
+                continue
+            raise CodegenError(
+                f"unknown name '{node.id}' in a numpy expression"
+                + did_you_mean(node.id, allowed | {"np"} | kernel_helpers)
+            )
+    return ast.unparse(tree)
+
+
+def python_identifier(name: str) -> str:
+    """A schema name as a Python identifier (keywords get a trailing underscore)."""
+    return f"{name}_" if keyword.iskeyword(name) else name

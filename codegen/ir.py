@@ -1,0 +1,404 @@
+"""From the model to what the templates print: every string prepared here.
+
+Templates only loop and branch; each piece of Python they emit (a signature, a call,
+a formula, a save statement) is built by this module, so the rules that decide the
+generated code are Python you can test and step through.
+
+The names in generated code follow PyTorch's: `grad_fn`, `_any_requires_grad`,
+`compute_requires_grad`, `collect_next_edges`, `set_history`, `needs_input_grad`,
+`grad_inputs`, `any_grad_defined`, `grad_input_mask`; saved inputs `self_`, saved
+outputs `result_`, metadata `self_scalar_type`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .formulas import SavedAttribute, SavedKind, python_identifier
+from .load import Model
+from .model import DifferentiabilityInfo, NativeFunction, Variant
+from .schema import Argument, BaseTy, default_to_python
+
+# -- the operator's kernels ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SaveStatement:
+    """One line of the wrapper's save block, optionally guarded."""
+
+    target: str  # e.g. "grad_fn.self_"
+    value: str  # e.g. "SavedVariable(self, False)"
+    guard: str | None  # e.g. "grad_fn.should_compute_output(1)"
+
+
+@dataclass(frozen=True)
+class AutogradIR:
+    """What the VariableType wrapper of a differentiable operator does."""
+
+    node_class: str
+    differentiable_inputs: str  # "self, other"
+    input_saves: tuple[SaveStatement, ...]
+    output_histories: tuple[str, ...]  # expressions of the outputs that get history
+    output_saves: tuple[SaveStatement, ...]
+
+
+@dataclass(frozen=True)
+class OperatorIR:
+    name: str  # "add.Tensor"
+    identifier: str  # "add_Tensor"
+    schema: str
+    parameters: str  # "self: Tensor, other: Tensor, alpha: Number"
+    arguments: str  # "self, other, alpha"
+    is_view: bool
+    # backend kernel
+    numpy: str | None
+    promoted: str  # "self, other" ("" when the expression decides the dtype)
+    tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
+    # autograd
+    autograd: AutogradIR | None
+    no_requires_grad_checks: tuple[str, ...]  # argument names
+    single_output: bool
+
+
+# -- the public bindings ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BindingIR:
+    """A public function or Tensor method."""
+
+    python_name: str
+    signature: str  # "input: Tensor, other: Tensor | Number, *, alpha: Number = 1"
+    conversions: tuple[str, ...]  # lines run before the call
+    call: str  # "operators.add_Tensor.call(input, other, alpha)"
+    schema: str
+
+
+# -- Backward nodes ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FormulaIR:
+    """One formula block of a node's functional apply."""
+
+    indices: tuple[int, ...]  # edge indices of the formula's inputs
+    var_names: str  # "self" or "self, other", for the comment
+    expression: str
+    wrap_any_grad_defined: bool
+
+
+@dataclass(frozen=True)
+class BackwardIR:
+    class_name: str
+    function_name: str  # the functional apply, e.g. "sub_backward0_apply"
+    schema: str
+    formula_lines: tuple[str, ...]  # "self: handle_r_to_c(...)" as in the YAML
+    slots: tuple[str, ...]
+    saved_variable_slots: tuple[str, ...]
+    getters: tuple[tuple[str, str], ...]  # (property name, expression)
+    num_inputs: int
+    apply_arguments: tuple[tuple[str, str], ...]  # (parameter, expression in apply)
+    parameters: str  # of the functional apply
+    uses_grad: bool
+    formulas: tuple[FormulaIR, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class PackageIR:
+    operators: tuple[OperatorIR, ...]
+    backward_nodes: tuple[BackwardIR, ...]
+    functions: tuple[BindingIR, ...]
+    methods: tuple[BindingIR, ...]
+    kernel_helpers: tuple[str, ...]
+    formula_helpers: tuple[str, ...]
+    formula_functions: tuple[str, ...]
+
+
+# -- types ----------------------------------------------------------------------------
+
+_PYTHON_TYPES = {
+    BaseTy.Tensor: "Tensor",
+    BaseTy.Scalar: "Number",
+    BaseTy.int: "int",
+    BaseTy.SymInt: "int",
+    BaseTy.float: "float",
+    BaseTy.bool: "bool",
+    BaseTy.str: "str",
+    BaseTy.ScalarType: "dtype",
+}
+
+
+def python_type(argument: Argument, accepts_numbers: bool = False) -> str:
+    """A readable annotation for an argument of a generated function."""
+    type_ = argument.type
+    listed = type_.is_list_like()
+    if listed is not None:
+        element = _element_annotation(listed.elem)
+        text = f"Sequence[{element}]"
+    else:
+        text = _element_annotation(type_)
+        if accepts_numbers and text == "Tensor":
+            text = "Tensor | Number"
+    if type_.is_nullable() and not text.endswith("| None"):
+        text += " | None"
+    return text
+
+
+def _element_annotation(type_: object) -> str:
+    for base, name in _PYTHON_TYPES.items():
+        if type_.is_base_ty_like(base):  # type: ignore[attr-defined]
+            return name
+    return "Any"
+
+
+def _is_tensor(argument: Argument) -> bool:
+    return argument.type.is_tensor_like() and argument.type.is_list_like() is None
+
+
+def _is_int_list(argument: Argument) -> bool:
+    listed = argument.type.is_list_like()
+    return listed is not None and (
+        listed.elem.is_base_ty_like(BaseTy.int) or listed.elem.is_base_ty_like(BaseTy.SymInt)
+    )
+
+
+# -- building ---------------------------------------------------------------------------
+
+
+def _kernel_parameters(function: NativeFunction) -> tuple[str, str]:
+    names = [python_identifier(a.name) for a in function.arguments]
+    annotated = [
+        f"{python_identifier(a.name)}: {python_type(a)}" for a in function.arguments
+    ]
+    return ", ".join(annotated), ", ".join(names)
+
+
+def _tensor_unwraps(function: NativeFunction) -> tuple[str, ...]:
+    lines = []
+    promoted = set(function.type_promotion)
+    for argument in function.arguments:
+        name = python_identifier(argument.name)
+        if not argument.type.is_tensor_like():
+            continue
+        if argument.type.is_list_like() is not None:
+            lines.append(f"{name} = [t._data for t in {name}]")
+        elif argument.name in promoted:
+            lines.append(f"{name} = promoted_array({name}, common_dtype)")
+        elif argument.type.is_nullable():
+            lines.append(f"{name} = None if {name} is None else {name}._data")
+        else:
+            lines.append(f"{name} = {name}._data")
+    return tuple(lines)
+
+
+def _guard_for(
+    attribute: SavedAttribute, info: DifferentiabilityInfo, edge_index: dict[str, int]
+) -> str | None:
+    """Save a tensor only if the one formula that uses it will run (PyTorch's guard)."""
+    if attribute.kind is not SavedKind.TENSOR or len(info.args_with_derivatives) < 2:
+        return None
+    users = [d for d in info.derivatives if any(s.name == attribute.name for s in d.formula.saved)]
+    if len(users) != 1 or len(users[0].var_names) != 1 or "backward" in info.function.name:
+        return None
+    return f"grad_fn.should_compute_output({edge_index[users[0].var_names[0]]})"
+
+
+def _output_expressions(function: NativeFunction) -> dict[str, str]:
+    names = function.output_names
+    if len(names) == 1:
+        return {names[0]: "result"}
+    return {name: f"result[{i}]" for i, name in enumerate(names)}
+
+
+def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
+    function = info.function
+    edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
+    outputs = _output_expressions(function)
+    input_saves = []
+    output_saves = []
+    for attribute in info.saved:
+        source = python_identifier(attribute.source)
+        if attribute.kind is SavedKind.TENSOR:
+            value = f"SavedVariable({source}, False)"
+        elif attribute.kind is SavedKind.OUTPUT:
+            value = f"SavedVariable({outputs[attribute.source]}, True)"
+        else:
+            value = attribute.save_expression.replace(attribute.source, source, 1)
+        statement = SaveStatement(f"grad_fn.{attribute.name}", value, _guard_for(attribute, info, edge_index))
+        (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(statement)
+    histories = tuple(
+        expression
+        for (name, expression), differentiable in zip(outputs.items(), info.differentiable_outputs)
+        if differentiable
+    )
+    return AutogradIR(
+        node_class=info.op or "",
+        differentiable_inputs=", ".join(python_identifier(n) for n in info.args_with_derivatives),
+        input_saves=tuple(input_saves),
+        output_histories=histories,
+        output_saves=tuple(output_saves),
+    )
+
+
+def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -> OperatorIR:
+    parameters, arguments = _kernel_parameters(function)
+    with_formula = set(info.args_with_derivatives) if info else set()
+    declared = set(info.non_differentiable) if info else set()
+    checks = tuple(
+        python_identifier(a.name)
+        for a in function.arguments
+        if a.type.is_tensor_like() and a.name not in with_formula and a.name not in declared
+    )
+    return OperatorIR(
+        name=function.name,
+        identifier=function.identifier,
+        schema=str(function.schema),
+        parameters=parameters,
+        arguments=arguments,
+        is_view=function.schema.is_view_op,
+        numpy=function.numpy,
+        promoted=", ".join(python_identifier(n) for n in function.type_promotion),
+        tensor_unwraps=_tensor_unwraps(function),
+        autograd=_autograd_ir(info) if info is not None and info.op else None,
+        no_requires_grad_checks=checks,
+        single_output=len(function.schema.returns) == 1,
+    )
+
+
+def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
+    assert info.op is not None
+    edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
+    saved = info.saved
+    slots = tuple(a.name for a in saved)
+    saved_variable_slots = tuple(a.name for a in saved if a.kind is not SavedKind.VALUE)
+    getters = []
+    for attribute in saved:
+        if not attribute.has_getter:
+            continue
+        if attribute.kind is SavedKind.VALUE:
+            getters.append((f"_saved_{attribute.local}", f"self.{attribute.name}"))
+        else:
+            getters.append((f"_saved_{attribute.local}", f"unpack_saved(self.{attribute.name}, self)"))
+    apply_arguments = []
+    for attribute in saved:
+        local = python_identifier(attribute.local)
+        if attribute.kind is SavedKind.VALUE:
+            apply_arguments.append((local, f"self.{attribute.name}"))
+        else:
+            apply_arguments.append((local, f"unpack_saved(self.{attribute.name}, self)"))
+    formulas = []
+    for derivative in info.derivatives:
+        indices = tuple(edge_index[n] for n in derivative.var_names)
+        single = len(indices) == 1
+        formulas.append(
+            FormulaIR(
+                indices=indices,
+                var_names=", ".join(derivative.var_names),
+                expression=derivative.formula.expression,
+                wrap_any_grad_defined=single and not derivative.formula.is_not_implemented,
+            )
+        )
+    parameters = ", ".join(["grads", "needs_input_grad", *(a for a, _ in apply_arguments)])
+    return BackwardIR(
+        class_name=info.op,
+        function_name=f"{info.op[0].lower()}{_snake(info.op[1:])}_apply",
+        schema=str(info.function.schema),
+        formula_lines=tuple(f"{', '.join(d.var_names)}: {d.original}" for d in info.derivatives),
+        slots=slots,
+        saved_variable_slots=saved_variable_slots,
+        getters=tuple(getters),
+        num_inputs=len(info.args_with_derivatives),
+        apply_arguments=tuple(apply_arguments),
+        parameters=parameters,
+        uses_grad=any(d.formula.uses_grad for d in info.derivatives),
+        formulas=tuple(formulas),
+    )
+
+
+def _snake(camel: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+
+
+def _binding(function: NativeFunction, method: bool) -> BindingIR:
+    """The public function (`gradgen.NAME`) or method (`tensor.NAME`) of an operator."""
+    op = function.python_name
+    positional = list(function.schema.arguments.positional)
+    kwarg_only = list(function.schema.arguments.kwarg_only) + list(function.schema.arguments.out)
+    if method:
+        positional = [a for a in positional if a.name != "self"]
+    conversions: list[str] = []
+    call_names: list[str] = []
+    params: list[str] = []
+    # `t.permute(2, 0, 1)` and `t.permute((2, 0, 1))`: a method whose only positional
+    # argument is an int list takes it as varargs too, as PyTorch's methods do.
+    varargs = method and len(positional) == 1 and _is_int_list(positional[0])
+    position = 1 if method else 0
+    for argument in function.arguments:
+        name = python_identifier(argument.name)
+        public = "input" if (argument.name == "self" and not method) else name
+        if argument.name == "self" and method:
+            call_names.append("self")
+            continue
+        position += 1
+        if argument.type.is_tensor_like() and argument.type.is_list_like() is None:
+            allow = "False" if public == "input" else "True"
+            conversion = f'tensor_argument({public}, "{op}", "{public}", {position}, {allow})'
+            if argument.type.is_nullable():
+                conversion = f"None if {public} is None else {conversion}"
+            conversions.append(f"{public} = {conversion}")
+        elif _is_int_list(argument):
+            if varargs and argument in positional:
+                conversions.append(f'{public} = int_list_varargs({public}, "{op}", "{public}")')
+            else:
+                conversions.append(f'{public} = int_list_argument({public}, "{op}", "{public}")')
+        elif argument.type.is_base_ty_like(BaseTy.ScalarType):
+            conversions.append(f"{public} = dtype_argument({public})")
+        call_names.append(public)
+    for argument in positional:
+        name = "input" if argument.name == "self" else python_identifier(argument.name)
+        accepts = argument.name != "self"
+        if varargs and argument is positional[0]:
+            params.append(f"*{name}: int | Sequence[int]")
+            continue
+        params.append(_parameter(name, argument, accepts))
+    if method:
+        params.insert(0, "self: Tensor")
+    if kwarg_only:
+        if not (varargs and positional):
+            params.append("*")
+        params.extend(_parameter(python_identifier(a.name), a, True) for a in kwarg_only)
+    if function.composite is not None:
+        call = f"composites.{function.composite}({', '.join(call_names)})"
+    else:
+        call = f"operators.{function.identifier}.call({', '.join(call_names)})"
+    return BindingIR(op, ", ".join(params), tuple(conversions), call, str(function.schema))
+
+
+def _parameter(name: str, argument: Argument, accepts_numbers: bool) -> str:
+    text = f"{name}: {python_type(argument, accepts_numbers)}"
+    if argument.default is not None:
+        text += f" = {default_to_python(argument.default, argument.type)}"
+    return text
+
+
+def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]) -> PackageIR:
+    infos = {id(i.function): i for i in model.infos}
+    operators = tuple(
+        _operator_ir(f, infos.get(id(f))) for f in model.native_functions if f.numpy is not None
+    )
+    nodes = tuple(_backward_ir(i) for i in model.infos if i.op is not None)
+    functions = tuple(
+        _binding(f, method=False) for f in model.native_functions if Variant.function in f.variants
+    )
+    methods = tuple(
+        _binding(f, method=True) for f in model.native_functions if Variant.method in f.variants
+    )
+    return PackageIR(
+        operators=operators,
+        backward_nodes=nodes,
+        functions=functions,
+        methods=methods,
+        kernel_helpers=tuple(sorted(kernel_helpers)),
+        formula_helpers=tuple(sorted(formula_helpers)),
+        formula_functions=tuple(sorted(f.python_name for f in functions)),
+    )

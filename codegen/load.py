@@ -1,0 +1,415 @@
+"""Load native_functions.yaml and derivatives.yaml into the model, validating both.
+
+Each entry is checked inside `ErrorCollector.context`, so every error carries
+``file:line: operator:`` and one run reports all of them. Known keys are popped from
+each entry; what is left is an unknown key and an error (it catches typos). A
+derivatives.yaml `name:` must repeat a native_functions.yaml schema byte for byte.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import CodegenError, ErrorCollector, Location, did_you_mean
+from .formulas import (
+    ArgumentInfo,
+    FormulaNames,
+    analyse_backward,
+    check_forward_formula,
+    check_kernel_expression,
+)
+from .model import (
+    Derivative,
+    DifferentiabilityInfo,
+    ForwardDerivative,
+    ForwardKind,
+    NativeFunction,
+    Variant,
+)
+from .schema import BaseTy, parse_schema
+from .yaml_loader import Entry, load_entries
+
+NATIVE_KEYS = ("func", "variants", "numpy", "composite", "type_promotion")
+DERIVATIVE_CONTROL_KEYS = ("name", "output_differentiability", "dispatch")
+
+
+@dataclass(frozen=True)
+class Model:
+    """Everything the templates are rendered from."""
+
+    native_functions: tuple[NativeFunction, ...]
+    infos: tuple[DifferentiabilityInfo, ...]
+
+    def info_for(self, function: NativeFunction) -> DifferentiabilityInfo | None:
+        return next((i for i in self.infos if i.function is function), None)
+
+
+# -- names the runtime exports, read from its source without importing it ------------
+
+
+def _runtime_source(module: str) -> Path:
+    """The source of a gradgen runtime module, in a checkout or an installed package."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "src" / "gradgen" / f"{module}.py", here.parent / f"{module}.py"):
+        if candidate.is_file():
+            return candidate
+    raise CodegenError(f"cannot find the gradgen runtime module '{module}.py'")
+
+
+def exported_names(module: str) -> frozenset[str]:
+    """The `__all__` of a runtime module, read with ast (the module is not run)."""
+    path = _runtime_source(module)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+        ):
+            return frozenset(ast.literal_eval(node.value))
+    raise CodegenError(f"{path} has no __all__")
+
+
+def defined_functions(module: str) -> frozenset[str]:
+    """The public top-level functions of a runtime module, read with ast."""
+    tree = ast.parse(_runtime_source(module).read_text(encoding="utf-8"))
+    return frozenset(
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    )
+
+
+# -- native_functions.yaml ------------------------------------------------------------
+
+
+def _pop_unknown(values: dict[str, Any], known: Iterable[str]) -> None:
+    unknown = [k for k in values if k not in known]
+    if unknown:
+        key = unknown[0]
+        raise CodegenError(f"unknown key '{key}'" + did_you_mean(key, known))
+
+
+def _parse_variants(text: Any) -> frozenset[Variant]:
+    if not isinstance(text, str):
+        raise CodegenError(f"variants must be a string like 'function, method', got {text!r}")
+    variants = set()
+    for word in (w.strip() for w in text.split(",")):
+        try:
+            variants.add(Variant(word))
+        except ValueError:
+            raise CodegenError(
+                f"unknown variant '{word}'; expected 'function' and/or 'method'"
+                + did_you_mean(word, [v.value for v in Variant])
+            ) from None
+    return frozenset(variants)
+
+
+def _parse_name_list(text: Any, what: str) -> tuple[str, ...]:
+    if not isinstance(text, str):
+        raise CodegenError(f"{what} must be a comma-separated string of names, got {text!r}")
+    return tuple(w.strip() for w in text.split(",") if w.strip())
+
+
+def _native_function(
+    entry: Entry, kernel_helpers: frozenset[str], composites: frozenset[str]
+) -> NativeFunction:
+    values = dict(entry.values)
+    _pop_unknown(values, NATIVE_KEYS)
+    if "func" not in values:
+        raise CodegenError("missing key 'func'")
+    schema = parse_schema(values["func"]) if isinstance(values["func"], str) else None
+    if schema is None:
+        raise CodegenError(f"func must be a schema string, got {values['func']!r}")
+    variants = _parse_variants(values.get("variants", "function"))
+    argument_names = [a.name for a in schema.arguments.flat_all]
+    if Variant.method in variants:
+        self_arg = schema.arguments.self_arg
+        if self_arg is None or not self_arg.type.is_tensor_like():
+            raise CodegenError("a method variant needs a Tensor argument named 'self'")
+    numpy, composite = values.get("numpy"), values.get("composite")
+    if (numpy is None) == (composite is None):
+        raise CodegenError("needs exactly one of 'numpy' (a kernel expression) or 'composite'")
+    if numpy is not None:
+        numpy = check_kernel_expression(numpy, argument_names, kernel_helpers)
+    if composite is not None and composite not in composites:
+        raise CodegenError(
+            f"no composite named '{composite}' in gradgen.composites"
+            + did_you_mean(str(composite), composites)
+        )
+    promotion = _parse_name_list(values.get("type_promotion", ""), "type_promotion")
+    for name in promotion:
+        if name not in argument_names:
+            raise CodegenError(
+                f"type_promotion names '{name}', which is not an argument"
+                + did_you_mean(name, argument_names)
+            )
+    return NativeFunction(schema, variants, numpy, composite, promotion, entry.location)
+
+
+def load_native_functions(path: Path, errors: ErrorCollector) -> list[NativeFunction]:
+    kernel_helpers = exported_names("numpy_kernels")
+    composites = defined_functions("composites")
+    functions: list[NativeFunction] = []
+    seen: dict[str, NativeFunction] = {}
+    for entry in load_entries(path):
+        operator = entry.values.get("func") if isinstance(entry.values.get("func"), str) else None
+        with errors.context(entry.location, operator):
+            function = _native_function(entry, kernel_helpers, composites)
+            if function.name in seen:
+                raise CodegenError(
+                    f"operator '{function.name}' is declared twice (first at "
+                    f"{seen[function.name].location})"
+                )
+            seen[function.name] = function
+            functions.append(function)
+    _check_python_names(functions, errors)
+    return functions
+
+
+def _check_python_names(functions: list[NativeFunction], errors: ErrorCollector) -> None:
+    """Two overloads may not share a public name until overload resolution exists."""
+    by_name: dict[tuple[Variant, str], NativeFunction] = {}
+    for function in functions:
+        for variant in function.variants:
+            key = (variant, function.python_name)
+            other = by_name.get(key)
+            if other is not None:
+                errors.add(
+                    CodegenError(
+                        f"{variant.value} '{function.python_name}' is also declared by "
+                        f"{other.name} ({other.location}); choosing between overloads is "
+                        "not supported yet",
+                        function.location,
+                        function.name,
+                    )
+                )
+            by_name[key] = function
+
+
+# -- derivatives.yaml -----------------------------------------------------------------
+
+
+def _argument_infos(function: NativeFunction) -> dict[str, ArgumentInfo]:
+    return {
+        a.name: ArgumentInfo(
+            name=a.name,
+            is_tensor=a.type.is_tensor_like() and a.type.is_list_like() is None,
+            is_scalar=a.type.is_base_ty_like(BaseTy.Scalar),
+        )
+        for a in function.arguments
+    }
+
+
+def _op_prefix(function: NativeFunction) -> str:
+    """PyTorch's class-name prefix: ``sum_to_size`` -> ``SumToSize``."""
+    base = function.schema.name.name.base
+    camel = "".join(part.title() for part in base.split("_"))
+    return camel.replace("ForwardBackward", "Backward") + "Backward"
+
+
+def _formula_names(functions: list[NativeFunction]) -> FormulaNames:
+    return FormulaNames(
+        helpers=exported_names("helpers"),
+        functions=frozenset(f.python_name for f in functions if Variant.function in f.variants),
+        methods=frozenset(f.python_name for f in functions if Variant.method in f.variants),
+    )
+
+
+def _differentiability_info(
+    entry: Entry,
+    function: NativeFunction,
+    names: FormulaNames,
+    op_counters: dict[str, int],
+) -> DifferentiabilityInfo:
+    values = dict(entry.values)
+    values.pop("name")
+    if "dispatch" in values:
+        raise CodegenError("per-dispatch-key formulas ('dispatch:') are not supported")
+    output_differentiability = _output_differentiability(values.pop("output_differentiability", None), function)
+    arguments = _argument_infos(function)
+    outputs = function.output_names
+    backward: list[Derivative] = []
+    forward: list[ForwardDerivative] = []
+    non_differentiable: list[str] = []
+    claimed: dict[str, str] = {}
+    for key in sorted(values):
+        formula = values[key]
+        location = entry.location_of(key)
+        var_names = tuple(n.strip() for n in key.split(","))
+        if var_names[0] not in arguments:
+            forward.append(_forward_derivative(var_names, formula, function, arguments, names, location))
+            continue
+        for name in var_names:
+            if name not in arguments:
+                raise CodegenError(
+                    f"'{name}' in key '{key}' is not an argument"
+                    + did_you_mean(name, arguments)
+                )
+            argument = function.argument(name)
+            if argument is None or not argument.type.is_tensor_like():
+                raise CodegenError(
+                    f"'{name}' is not a Tensor argument, so it has no gradient; remove it "
+                    "or mark it non_differentiable"
+                )
+            if name in claimed:
+                raise CodegenError(f"'{name}' has two formulas (keys '{claimed[name]}' and '{key}')")
+            claimed[name] = key
+        if formula == "non_differentiable":
+            non_differentiable.extend(var_names)
+            continue
+        try:
+            analysed = analyse_backward(formula, arguments, outputs, names)
+        except CodegenError as error:
+            raise error.located(location, function.name) from None
+        backward.append(Derivative(var_names, str(formula).strip(), analysed, location))
+    _check_grads_use(backward, function, output_differentiability)
+    _check_forward_count(forward, function)
+    op = None
+    if backward:
+        prefix = _op_prefix(function)
+        op = f"{prefix}{op_counters.get(prefix, 0)}"
+        op_counters[prefix] = op_counters.get(prefix, 0) + 1
+    return DifferentiabilityInfo(
+        function=function,
+        op=op,
+        derivatives=tuple(backward),
+        forward_derivatives=tuple(forward),
+        non_differentiable=tuple(non_differentiable),
+        output_differentiability=output_differentiability,
+        location=entry.location,
+    )
+
+
+def _output_differentiability(value: Any, function: NativeFunction) -> tuple[bool, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, bool) for v in value):
+        raise CodegenError(f"output_differentiability must be a list of booleans, got {value!r}")
+    if len(value) != len(function.schema.returns):
+        raise CodegenError(
+            f"output_differentiability has {len(value)} entries but the operator has "
+            f"{len(function.schema.returns)} outputs"
+        )
+    return tuple(value)
+
+
+def _forward_derivative(
+    var_names: tuple[str, ...],
+    formula: Any,
+    function: NativeFunction,
+    arguments: dict[str, ArgumentInfo],
+    names: FormulaNames,
+    location: Location,
+) -> ForwardDerivative:
+    outputs = function.output_names
+    for name in var_names:
+        if name not in outputs:
+            raise CodegenError(
+                f"unknown key '{name}': not an argument or output of {function.name}"
+                + did_you_mean(name, [*arguments, *outputs])
+            ).located(location, function.name)
+    if not isinstance(formula, str):
+        raise CodegenError(f"formula must be a string, got {formula!r}").located(location, function.name)
+    text = formula.strip()
+    differentiable = [n for n, a in arguments.items() if a.is_tensor]
+    if text in ("auto_element_wise", "auto_linear"):
+        kind = ForwardKind(text)
+        if len(outputs) != 1:
+            raise CodegenError(f"{text} is only allowed for functions with a single output").located(location, function.name)
+        if kind is ForwardKind.auto_element_wise and len(differentiable) != 1:
+            raise CodegenError(
+                "auto_element_wise only works for functions with a single differentiable "
+                "input and a single differentiable output"
+            ).located(location, function.name)
+        return ForwardDerivative(var_names, text, kind, location)
+    try:
+        check_forward_formula(text, arguments, differentiable, outputs, names)
+    except CodegenError as error:
+        raise error.located(location, function.name) from None
+    return ForwardDerivative(var_names, text, ForwardKind.formula, location)
+
+
+def _check_grads_use(
+    derivatives: list[Derivative],
+    function: NativeFunction,
+    output_differentiability: tuple[bool, ...] | None,
+) -> None:
+    uses_grad = any(d.formula.uses_grad for d in derivatives)
+    uses_grads = any(d.formula.uses_grads or d.formula.grads_indices for d in derivatives)
+    if uses_grad and uses_grads:
+        raise CodegenError(
+            f"Derivative definition of {function.name} in derivatives.yaml illegally mixes "
+            "use of 'grad' and 'grads'. Consider replacing occurrences of 'grad' with "
+            "'grads[0]'"
+        )
+    indices = set().union(*(d.formula.grads_indices for d in derivatives)) if derivatives else set()
+    if indices == {0} and not any(d.formula.uses_grads for d in derivatives):
+        raise CodegenError(
+            f"Derivative definition of {function.name} in derivatives.yaml solely refers "
+            "to 'grads[0]'.  If the first output is indeed the only differentiable "
+            "output, replace 'grads[0]' with 'grad'; otherwise, there is a likely error "
+            "in your derivatives declaration."
+        )
+    count = len(function.schema.returns)
+    for index in indices:
+        if index >= count:
+            raise CodegenError(
+                f"Out of bounds grads access: derivative formula for {function.name} used "
+                f"grads[{index}], but the forward only returns {count} outputs."
+            )
+
+
+def _check_forward_count(forward: list[ForwardDerivative], function: NativeFunction) -> None:
+    covered = [n for f in forward for n in f.var_names]
+    duplicates = {n for n in covered if covered.count(n) > 1}
+    if duplicates:
+        raise CodegenError(f"output '{sorted(duplicates)[0]}' has two forward formulas")
+
+
+def load_derivatives(
+    path: Path, functions: list[NativeFunction], errors: ErrorCollector
+) -> list[DifferentiabilityInfo]:
+    by_schema = {str(f.schema): f for f in functions}
+    names = _formula_names(functions)
+    infos: list[DifferentiabilityInfo] = []
+    claimed: dict[str, Location] = {}
+    op_counters: dict[str, int] = {}
+    for entry in load_entries(path):
+        name = entry.values.get("name")
+        operator = name if isinstance(name, str) else None
+        with errors.context(entry.location, operator):
+            if not isinstance(name, str):
+                raise CodegenError("missing key 'name' (the operator's schema)")
+            function = by_schema.get(name)
+            if function is None:
+                raise CodegenError(
+                    f"could not find ATen function for schema: {name}"
+                    + did_you_mean(name, by_schema)
+                    + " (the name must repeat a native_functions.yaml func: exactly)"
+                )
+            if name in claimed:
+                raise CodegenError(f"a second entry for this operator (first at {claimed[name]})")
+            claimed[name] = entry.location
+            infos.append(_differentiability_info(entry, function, names, op_counters))
+    return infos
+
+
+def load(native_functions: Path, derivatives: Path) -> Model:
+    """Both files as a Model; all errors of both files at once as CodegenError(s)."""
+    errors = ErrorCollector()
+    functions: list[NativeFunction] = []
+    infos: list[DifferentiabilityInfo] = []
+    try:
+        functions = load_native_functions(native_functions, errors)
+    except CodegenError as error:
+        errors.add(error)
+    try:
+        infos = load_derivatives(derivatives, functions, errors)
+    except CodegenError as error:
+        errors.add(error)
+    errors.raise_if_any()
+    return Model(tuple(functions), tuple(infos))

@@ -1,0 +1,57 @@
+"""gradgen: autograd operators generated from YAML, on numpy, with PyTorch's API.
+
+    import gradgen as torch
+
+runs PyTorch code for the subset gradgen covers (see README.md). The operators
+(`gradgen.add`, `tensor.mul`, ...) are generated from native_functions.yaml and
+derivatives.yaml into `gradgen.generated`; everything else here is the hand-written
+runtime.
+"""
+
+from __future__ import annotations
+
+from . import dtypes
+from .dtypes import (
+    bool,
+    complex64,
+    complex128,
+    dtype,
+    float32,
+    float64,
+    get_default_dtype,
+    int32,
+    int64,
+    set_default_dtype,
+)
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .tensor import Size, Tensor, install_methods
+
+# The generated operators: importing them registers their kernels with the dispatcher.
+from . import generated  # noqa: E402  (after Tensor, which generated code imports)
+from .generated.ops import *  # noqa: E402,F401,F403
+
+install_methods(Tensor, generated.METHODS)
+
+from . import autograd  # noqa: E402
+from .factories import (  # noqa: E402
+    arange,
+    full,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    tensor,
+    zeros,
+    zeros_like,
+)
+
+# PyTorch's dtype aliases.
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+cfloat = complex64
+cdouble = complex128
+
+__version__ = "0.1.0"

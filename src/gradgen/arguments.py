@@ -1,0 +1,67 @@
+"""Argument checks of the generated public functions and methods.
+
+PyTorch's Python binding layer turns Python values into operator arguments before
+dispatch: a number given for a Tensor argument becomes a wrapped-number tensor, an int
+list may be given as varargs (``t.permute(2, 0, 1)``), and a value of the wrong type is
+a TypeError naming the function, the argument and its position. Those rules live here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .dtypes import as_dtype, dtype
+from .tensor import Tensor, wrap_number
+
+_NUMBER_TYPES = (bool, int, float, complex, np.number, np.bool_)
+
+
+def tensor_argument(
+    value: Any, function: str, argument: str, position: int, accepts_numbers: bool = True
+) -> Tensor:
+    """A Tensor argument; a Python number becomes a wrapped number where allowed."""
+    if isinstance(value, Tensor):
+        return value
+    if accepts_numbers and isinstance(value, _NUMBER_TYPES):
+        return wrap_number(value)
+    raise TypeError(
+        f"{function}(): argument '{argument}' (position {position}) must be Tensor, not "
+        f"{type(value).__name__}"
+    )
+
+
+def int_list_argument(value: Any, function: str, argument: str) -> tuple[int, ...]:
+    """An int[] argument as a tuple of ints (a single int means a one-element list)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),)
+    if isinstance(value, Tensor):
+        value = value.tolist()
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise TypeError(
+            f"{function}(): argument '{argument}' must be tuple of ints, not "
+            f"{type(value).__name__}"
+        ) from None
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise TypeError(
+                f"{function}(): argument '{argument}' must be tuple of ints, but found "
+                f"element of type {type(item).__name__}"
+            )
+    return tuple(int(item) for item in items)
+
+
+def int_list_varargs(values: Sequence[Any], function: str, argument: str) -> tuple[int, ...]:
+    """Varargs of a method whose int[] may be spread: ``(2, 0, 1)`` or ``((2, 0, 1),)``."""
+    if len(values) == 1 and not isinstance(values[0], (int, np.integer)):
+        return int_list_argument(values[0], function, argument)
+    return int_list_argument(values, function, argument)
+
+
+def dtype_argument(value: Any) -> dtype | None:
+    """A ScalarType? argument: None, or anything `as_dtype` accepts."""
+    return None if value is None else as_dtype(value)

@@ -1,0 +1,176 @@
+"""gradgen.autograd: the entry points of reverse mode, as in torch.autograd.
+
+`backward()` accumulates gradients into the leaves' `.grad`; `grad()` returns them
+and never touches `.grad`. Both check and build the root gradients here (PyTorch's
+`_make_grads`) and hand the graph to `gradgen.engine.execute`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from .. import engine
+from ..graph import Edge
+from ..tensor import Size, Tensor, make_edge
+
+_TensorOrTensors = Tensor | Sequence[Tensor]
+
+CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this "
+    "function, make sure to reset the .grad fields of your parameters to None after use "
+    "to break the cycle and avoid the leak."
+)
+
+
+def _as_tuple(tensors: _TensorOrTensors | None) -> tuple[Tensor, ...]:
+    if tensors is None:
+        return ()
+    if isinstance(tensors, Tensor):
+        return (tensors,)
+    return tuple(tensors)
+
+
+def _make_grads(
+    outputs: Sequence[Tensor], grads: Sequence[Tensor | None]
+) -> list[Tensor | None]:
+    """Check the given output gradients, or create ones for scalar outputs."""
+    new_grads: list[Tensor | None] = []
+    for index, (output, grad) in enumerate(zip(outputs, grads)):
+        if isinstance(grad, Tensor):
+            if grad._data.shape != output._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{index}] has a shape of "
+                    f"{Size(grad._data.shape)!r} and output[{index}] has a shape of "
+                    f"{Size(output._data.shape)!r}."
+                )
+            if output.is_complex() != grad.is_complex():
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to "
+                    "have the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype "
+                    "of {g} and output[{i}] has a dtype of {o}.".format(
+                        i=index, g=grad.dtype, o=output.dtype
+                    )
+                )
+            new_grads.append(grad)
+        elif grad is None:
+            if output.requires_grad:
+                if output._data.size != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not output.is_floating_point():
+                    raise RuntimeError(
+                        "grad can be implicitly created only for real scalar outputs but "
+                        f"got {output.dtype}"
+                    )
+                new_grads.append(Tensor(np.ones_like(output._data)))
+            else:
+                new_grads.append(None)
+        else:
+            raise TypeError(
+                "gradients can be either Tensors or None, but got "
+                f"{type(grad).__name__}"
+            )
+    return new_grads
+
+
+def _root_edges(outputs: Sequence[Tensor]) -> list[Edge]:
+    edges = []
+    for index, output in enumerate(outputs):
+        if not output.requires_grad:
+            raise RuntimeError(
+                f"element {index} of tensors does not require grad and does not have a "
+                "grad_fn"
+            )
+        edges.append(make_edge(output))
+    return edges
+
+
+def _grads_for(
+    outputs: tuple[Tensor, ...], grad_outputs: _TensorOrTensors | None
+) -> list[Tensor | None]:
+    given: tuple[Tensor | None, ...] = (
+        (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
+    )
+    if len(given) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(given)} gradients")
+    return _make_grads(outputs, given)
+
+
+def backward(
+    tensors: _TensorOrTensors,
+    grad_tensors: _TensorOrTensors | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: _TensorOrTensors | None = None,
+) -> None:
+    """Accumulate the gradients of `tensors` into the `.grad` of the graph's leaves."""
+    outputs = _as_tuple(tensors)
+    if inputs is not None and len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _grads_for(outputs, grad_tensors)
+    roots = _root_edges(outputs)
+    if create_graph:
+        warnings.warn(CREATE_GRAPH_WARNING, UserWarning, stacklevel=2)
+    input_edges = None
+    if inputs is not None:
+        input_edges = []
+        for tensor in _as_tuple(inputs):
+            if tensor._grad_fn is not None:
+                tensor.retain_grad()
+            input_edges.append(make_edge(tensor))
+    engine.execute(
+        roots, grads, retain_graph, create_graph, accumulate_grad=True, outputs=input_edges
+    )
+
+
+def grad(
+    outputs: _TensorOrTensors,
+    inputs: _TensorOrTensors,
+    grad_outputs: _TensorOrTensors | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of `outputs` with respect to `inputs`; `.grad` is left alone."""
+    outputs_ = _as_tuple(outputs)
+    inputs_ = _as_tuple(inputs)
+    if not inputs_:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    for tensor in inputs_:
+        if not tensor.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _grads_for(outputs_, grad_outputs)
+    roots = _root_edges(outputs_)
+    input_edges = [make_edge(tensor) for tensor in inputs_]
+    results = engine.execute(
+        roots, grads, retain_graph, create_graph, accumulate_grad=False, outputs=input_edges
+    )
+    for index, result in enumerate(results):
+        if result is None:
+            if materialize_grads:
+                zeros = Tensor(np.zeros_like(inputs_[index]._data))
+                zeros._requires_grad = create_graph
+                results[index] = zeros
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {index} appears to not have been "
+                    "used in the graph. Set allow_unused=True if this is the desired "
+                    "behavior."
+                )
+    return tuple(results)

@@ -1,0 +1,184 @@
+"""dtypes and PyTorch's type promotion.
+
+A `dtype` wraps a numpy dtype and answers the questions autograd asks (floating?
+complex? its real or complex counterpart). `result_type()` implements PyTorch's
+promotion, which is not numpy's: tensors with dimensions outrank 0-d tensors, which
+outrank wrapped Python numbers, and a category (bool < integer < floating < complex) is
+only taken from a lower-ranked operand when it is a higher category. So
+``float32 tensor * 2.5`` stays float32 and ``int64 tensor + 1.5`` is the default float
+dtype, where numpy would give float64 in both cases.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type: ``gradgen.float32``, ``gradgen.complex128``, ..."""
+
+    __slots__ = ("name", "numpy", "is_floating_point", "is_complex", "is_signed", "itemsize")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.numpy = np.dtype(name)
+        self.is_complex = self.numpy.kind == "c"
+        self.is_floating_point = self.numpy.kind == "f"
+        self.is_signed = self.numpy.kind in "ifc"
+        self.itemsize = self.numpy.itemsize
+
+    def __repr__(self) -> str:
+        return f"gradgen.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+    @property
+    def category(self) -> int:
+        """0 bool, 1 integer, 2 floating, 3 complex: the order promotion climbs."""
+        return "biufc".index(self.numpy.kind) if self.numpy.kind != "u" else 1
+
+    def to_complex(self) -> dtype:
+        """The complex dtype with this floating dtype's precision."""
+        if self.is_complex:
+            return self
+        return complex128 if self is float64 else complex64
+
+    def to_real(self) -> dtype:
+        if not self.is_complex:
+            return self
+        return float64 if self is complex128 else float32
+
+
+bool = dtype("bool")  # noqa: A001 - PyTorch's name
+int32 = dtype("int32")
+int64 = dtype("int64")
+float32 = dtype("float32")
+float64 = dtype("float64")
+complex64 = dtype("complex64")
+complex128 = dtype("complex128")
+
+ALL_DTYPES = (bool, int32, int64, float32, float64, complex64, complex128)
+_FROM_NUMPY: dict[np.dtype, dtype] = {d.numpy: d for d in ALL_DTYPES}
+_FROM_NAME: dict[str, dtype] = {d.name: d for d in ALL_DTYPES}
+
+
+def from_numpy(np_dtype: np.dtype) -> dtype:
+    """The gradgen dtype of a numpy dtype; TypeError for types gradgen does not have."""
+    try:
+        return _FROM_NUMPY[np_dtype]
+    except KeyError:
+        raise TypeError(
+            f"numpy dtype {np_dtype} is not supported; gradgen supports "
+            + ", ".join(d.name for d in ALL_DTYPES)
+        ) from None
+
+
+def as_dtype(value: object) -> dtype:
+    """Accept a gradgen dtype, a numpy dtype or type, or a dtype name."""
+    if isinstance(value, dtype):
+        return value
+    if isinstance(value, str):
+        if value in _FROM_NAME:
+            return _FROM_NAME[value]
+        raise TypeError(f"unknown dtype name {value!r}")
+    try:
+        return from_numpy(np.dtype(value))  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(f"expected a gradgen dtype, got {value!r}") from None
+
+
+class _DefaultDtype(threading.local):
+    value: dtype = float32
+
+
+_default = _DefaultDtype()
+
+
+def get_default_dtype() -> dtype:
+    return _default.value
+
+
+def set_default_dtype(d: dtype) -> None:
+    if d not in (float32, float64):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default.value = d
+
+
+def default_complex_dtype() -> dtype:
+    return complex128 if _default.value is float64 else complex64
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """PyTorch's promote_types on the dtypes gradgen has."""
+    if a is b:
+        return a
+    ca, cb = a.category, b.category
+    if ca != cb:
+        high, low = (a, b) if ca > cb else (b, a)
+        if high.is_complex and low.is_floating_point and low.itemsize == 8:
+            return complex128
+        return high
+    return a if a.itemsize >= b.itemsize else b
+
+
+def python_scalar_dtype(value: object) -> dtype:
+    """The dtype a Python number takes when it is wrapped (PyTorch's wrapped numbers)."""
+    if isinstance(value, (np.bool_, type(True))):
+        return bool
+    if isinstance(value, (int, np.integer)):
+        return int64
+    if isinstance(value, (float, np.floating)):
+        return float64
+    if isinstance(value, (complex, np.complexfloating)):
+        return complex128
+    raise TypeError(f"expected a number, got {type(value).__name__}")
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    """Take `lower`'s category only where it is above `higher`'s (combine_categories)."""
+    if higher is None:
+        return lower
+    if lower is None or higher.is_complex:
+        return higher
+    if lower.is_complex:
+        return higher.to_complex() if higher.is_floating_point else lower
+    if higher.is_floating_point:
+        return higher
+    if higher is bool or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands: object) -> dtype:
+    """PyTorch's result_type over tensors and Python numbers.
+
+    A Tensor counts as "dimensioned" when ndim > 0, "zero-dim" when 0-d, and "wrapped"
+    when it is a wrapped Python number; a Python number is "wrapped". A wrapped float
+    takes the default dtype and a wrapped complex the default complex dtype.
+    """
+    dim_result: dtype | None = None
+    zero_result: dtype | None = None
+    wrapped_result: dtype | None = None
+    for operand in operands:
+        data = getattr(operand, "_data", None)
+        if data is not None and not operand._is_wrapped_number:  # type: ignore[attr-defined]
+            current = _FROM_NUMPY[data.dtype]
+            if data.ndim:
+                dim_result = current if dim_result is None else promote_types(dim_result, current)
+            else:
+                zero_result = current if zero_result is None else promote_types(zero_result, current)
+            continue
+        value = operand if data is None else data[()]
+        current = python_scalar_dtype(value)
+        if current.is_floating_point:
+            current = _default.value
+        elif current.is_complex:
+            current = default_complex_dtype()
+        wrapped_result = current if wrapped_result is None else promote_types(wrapped_result, current)
+    result = _combine(dim_result, _combine(zero_result, wrapped_result))
+    if result is None:
+        raise TypeError("result_type needs at least one operand")
+    return result

@@ -1,0 +1,319 @@
+"""The backward engine: runs a graph of Nodes from its roots to its leaves.
+
+`execute` does what PyTorch's Engine::execute does, on the calling thread:
+1. validate the root gradients against the roots' metadata;
+2. count, for every node reachable from the roots, how many edges lead into it;
+3. when `outputs` are given (`grad()`, `backward(inputs=)`), mark which nodes have a
+   path to them (exec info) so that nothing else runs;
+4. pop ready nodes from a priority queue, latest-created first (AccumulateGrad as soon
+   as it is ready), run hooks and `apply` under grad mode = `create_graph`, validate
+   each produced gradient, and add it to the input buffer of the node it flows to;
+5. free each executed node's saved tensors unless `keep_graph`.
+
+Invariants: nothing here recurses, so graph depth is bounded by memory only.
+`validate_outputs` is the one place where a gradient is reduced to its input's shape
+(broadcasting) and cast to its input's dtype; formulas never do it themselves.
+Gradients of non-leaves live only in the engine's input buffers.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from . import grad_mode
+from .graph import AccumulateGrad, Edge, GraphRoot, Node, is_stealable, task_state
+from .tensor import Tensor
+
+class InputBuffer:
+    """The gradients arriving at one node, summed per input slot."""
+
+    __slots__ = ("slots",)
+
+    def __init__(self, size: int) -> None:
+        self.slots: list[Tensor | None] = [None] * size
+
+    def add(self, position: int, gradient: Tensor | None) -> None:
+        if gradient is None:
+            return
+        slots = self.slots
+        old = slots[position]
+        if old is None:
+            slots[position] = gradient
+        elif grad_mode.is_grad_enabled():
+            slots[position] = old + gradient  # recorded: create_graph
+        else:
+            slots[position] = None
+            if is_stealable(old):
+                np.add(old._data, gradient._data, out=old._data)
+                slots[position] = old
+            else:
+                slots[position] = Tensor(np.asarray(old._data + gradient._data))
+
+
+def _shape_error(index: int, got: tuple[int, ...], expected: tuple[int, ...]) -> str:
+    return (
+        f"invalid gradient at index {index} - got {list(got)} but expected shape "
+        f"compatible with {list(expected)}"
+    )
+
+
+def is_expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
+    """Whether a tensor of `shape` broadcasts to `desired` (so `desired` sums back)."""
+    if len(shape) > len(desired):
+        return False
+    for size, target in zip(reversed(shape), reversed(desired)):
+        if size != target and size != 1:
+            return False
+    return True
+
+
+def validate_outputs(
+    edges: Sequence[Edge],
+    grads: list[Tensor | None],
+    format_error: Callable[[str], str],
+) -> None:
+    """Check every gradient against the input it flows to; reduce and cast in place."""
+    if len(grads) != len(edges):
+        raise RuntimeError(
+            format_error(
+                f"invalid number of gradients - expected {len(edges)}, but got "
+                f"{len(grads)}"
+            )
+        )
+    for index, (function, input_nr) in enumerate(edges):
+        grad = grads[index]
+        if function is None or grad is None:
+            continue
+        if not isinstance(grad, Tensor):
+            raise TypeError(
+                format_error(
+                    f"invalid gradient at index {index} - expected a Tensor or None, "
+                    f"but got {type(grad).__name__}"
+                )
+            )
+        metadata = function._input_metadata[input_nr]
+        shape = grad._data.shape
+        if shape != metadata.shape:
+            if not is_expandable_to(metadata.shape, shape):
+                raise RuntimeError(format_error(_shape_error(index, shape, metadata.shape)))
+            grad = grad.sum_to_size(metadata.shape)  # type: ignore[attr-defined]
+        if grad._data.dtype != metadata.dtype.numpy:
+            grad_is_complex = grad._data.dtype.kind == "c"
+            if grad._data.dtype.kind != "f" and grad_is_complex != metadata.dtype.is_complex:
+                raise RuntimeError(
+                    format_error(
+                        "Expected isFloatingType(grad.scalar_type()) || (input_is_complex "
+                        "== grad_is_complex) to be true, but got false."
+                    )
+                )
+            grad = grad._to_copy(dtype=metadata.dtype)  # type: ignore[attr-defined]
+        grads[index] = grad
+
+
+class GraphTask:
+    """The state of one backward pass."""
+
+    __slots__ = ("keep_graph", "dependencies", "not_ready", "exec_info", "captures", "captured")
+
+    def __init__(self, keep_graph: bool) -> None:
+        self.keep_graph = keep_graph
+        self.dependencies: dict[Node, int] = {}
+        self.not_ready: dict[Node, InputBuffer] = {}
+        # None: run everything. Otherwise node -> whether it must run.
+        self.exec_info: dict[Node, bool] | None = None
+        self.captures: dict[Node, list[tuple[int, int]]] = {}
+        self.captured: list[Tensor | None] = []
+
+
+def compute_dependencies(root: Node, task: GraphTask) -> None:
+    """Count the edges into every node reachable from `root` (iterative DFS)."""
+    dependencies = task.dependencies
+    seen = {root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for function, _ in node._next_edges:
+            if function is None:
+                continue
+            dependencies[function] = dependencies.get(function, 0) + 1
+            if function not in seen:
+                seen.add(function)
+                stack.append(function)
+
+
+def init_to_execute(
+    root: Node, task: GraphTask, outputs: Sequence[Edge], accumulate_grad: bool
+) -> None:
+    """Mark the nodes that lead to `outputs`; only they will run."""
+    exec_info: dict[Node, bool] = {}
+    for index, (function, input_nr) in enumerate(outputs):
+        if function is None:
+            continue
+        if accumulate_grad:
+            exec_info[function] = True
+        else:
+            exec_info.setdefault(function, False)
+            task.captures.setdefault(function, []).append((input_nr, index))
+    # A node must run if any child must run or is captured. Post-order, iteratively.
+    stack: list[tuple[Node, int]] = [(root, 0)]
+    visited = {root}
+    while stack:
+        node, child_index = stack[-1]
+        edges = node._next_edges
+        if child_index < len(edges):
+            stack[-1] = (node, child_index + 1)
+            child = edges[child_index].function
+            if child is not None and child not in visited:
+                visited.add(child)
+                stack.append((child, 0))
+            continue
+        stack.pop()
+        if exec_info.get(node):
+            continue
+        for child, _ in edges:
+            if child is not None and (exec_info.get(child) or child in task.captures):
+                exec_info[node] = True
+                break
+    task.exec_info = exec_info
+
+
+def _call_tensor_pre_hooks(node: Node, inputs: list[Tensor | None]) -> None:
+    """Tensor hooks of the node's outputs, then retain_grad, as PyTorch orders them."""
+    if isinstance(node, AccumulateGrad):
+        leaf_hooks = node.variable._hooks
+        hooks_by_output = {0: leaf_hooks} if leaf_hooks else None
+    else:
+        hooks_by_output = node._tensor_pre_hooks
+    if hooks_by_output:
+        _run_tensor_hooks(hooks_by_output, inputs)
+    if node._retains_grad:
+        for output_nr, ref in node._retains_grad.items():
+            tensor, grad = ref(), inputs[output_nr]
+            if tensor is None or grad is None:
+                continue
+            if tensor._grad is None:
+                tensor._grad = grad.clone()  # type: ignore[attr-defined]
+            else:
+                tensor._grad = tensor._grad + grad
+
+
+def _run_tensor_hooks(
+    hooks_by_output: dict[int, list[Callable[..., Tensor | None]]],
+    inputs: list[Tensor | None],
+) -> None:
+    for output_nr, hooks in hooks_by_output.items():
+        for hook in list(hooks):
+            grad = inputs[output_nr]
+            if grad is None:
+                continue
+            replaced = hook(grad)
+            if replaced is not None:
+                if replaced._data.shape != grad._data.shape:
+                    raise RuntimeError(
+                        f"hook '{getattr(hook, '__name__', hook)}' has changed the size "
+                        "of value"
+                    )
+                inputs[output_nr] = replaced
+
+
+def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> list[Tensor | None]:
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks):
+            replaced = hook(tuple(inputs))
+            if replaced is not None:
+                inputs = list(replaced)
+    if not task.keep_graph:
+        node.will_release_variables()
+    outputs = list(node.apply(inputs))
+    name = node.name()
+    validate_outputs(node._next_edges, outputs, lambda message: f"Function {name} returned an {message}")
+    if node._post_hooks:
+        for hook in list(node._post_hooks):
+            replaced = hook(tuple(outputs), tuple(inputs))
+            if replaced is not None:
+                outputs = list(replaced)
+    return outputs
+
+
+def execute(
+    roots: Sequence[Edge],
+    root_grads: list[Tensor | None],
+    keep_graph: bool,
+    create_graph: bool,
+    accumulate_grad: bool = True,
+    outputs: Sequence[Edge] | None = None,
+) -> list[Tensor | None]:
+    """Run backward from `roots` with `root_grads`; return the captured `outputs` grads."""
+    validate_outputs(roots, root_grads, lambda message: message)
+    if len(roots) == 1 and roots[0].function is not None:
+        root: Node = roots[0].function
+        root_buffer = InputBuffer(len(root._input_metadata))
+        root_buffer.add(roots[0].input_nr, root_grads[0])
+    else:
+        root = GraphRoot(tuple(roots), root_grads)
+        root_buffer = InputBuffer(0)
+    task = GraphTask(keep_graph)
+    compute_dependencies(root, task)
+    if outputs is not None:
+        init_to_execute(root, task, outputs, accumulate_grad)
+        task.captured = [None] * len(outputs)
+
+    previous_mode = grad_mode.is_grad_enabled()
+    previous_exec_info = task_state.exec_info
+    grad_mode._set_enabled(create_graph)
+    task_state.exec_info = task.exec_info
+    try:
+        _run(task, root, root_buffer)
+    finally:
+        grad_mode._set_enabled(previous_mode)
+        task_state.exec_info = previous_exec_info
+    if task.not_ready and task.exec_info is None:
+        raise RuntimeError("could not compute gradients for some functions")
+    return task.captured
+
+
+def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
+    # Heap entries: (-sequence_nr, tie-breaker, node, buffer). Later nodes pop first.
+    ready: list[tuple[int, int, Node, InputBuffer]] = [(-root._sequence_number, 0, root, root_buffer)]
+    pushes = 1
+    dependencies = task.dependencies
+    not_ready = task.not_ready
+    exec_info = task.exec_info
+    keep_graph = task.keep_graph
+    while ready:
+        _, _, node, buffer = heapq.heappop(ready)
+        inputs = buffer.slots
+        del buffer
+        _call_tensor_pre_hooks(node, inputs)
+        if exec_info is not None:
+            captures = task.captures.get(node)
+            if captures:
+                for input_nr, output_index in captures:
+                    task.captured[output_index] = inputs[input_nr]
+            if not exec_info.get(node, False):
+                continue
+        outputs = _call_function(task, node, inputs)
+        del inputs
+        if not keep_graph:
+            node.release_variables()
+        for (function, input_nr), gradient in zip(node._next_edges, outputs):
+            if function is None:
+                continue
+            remaining = dependencies[function] - 1
+            dependencies[function] = remaining
+            next_buffer = not_ready.pop(function, None)
+            if next_buffer is None:
+                if exec_info is not None and not exec_info.get(function, False):
+                    if function not in task.captures:
+                        continue
+                next_buffer = InputBuffer(len(function._input_metadata))
+            next_buffer.add(input_nr, gradient)
+            if remaining == 0:
+                del dependencies[function]
+                heapq.heappush(ready, (-function._sequence_number, pushes, function, next_buffer))
+                pushes += 1
+            else:
+                not_ready[function] = next_buffer

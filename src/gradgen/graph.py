@@ -1,0 +1,394 @@
+"""The autograd graph: Node, Edge, InputMetadata, AccumulateGrad, SavedVariable.
+
+Invariants:
+- A Node is the backward of one forward call. `next_edges[i]` says where the gradient
+  for the forward's i-th differentiable input goes: ``Edge(node, input_nr)``, or
+  ``Edge(None, 0)`` when that input needs no gradient. `input_metadata[k]` describes
+  the forward's k-th output (shape, dtype), which is the k-th gradient the Node takes.
+- Nodes hold their children strongly (through edges) and are held by the tensors they
+  produced (`Tensor._grad_fn`), so a graph lives exactly as long as an output or a
+  gradient buffer refers to it, and is freed by reference counting alone.
+- A leaf that requires grad owns an `AccumulateGrad` only weakly; the graph's edges
+  hold it strongly. AccumulateGrad holds its leaf strongly. It is the only writer of
+  a leaf's `.grad`.
+- `SavedVariable` keeps what a backward formula needs. An output of the very node that
+  saves it is stored without its grad_fn (a new Tensor over the same data and version
+  counter), so node -> saved -> tensor -> node never forms a cycle; unpack rebuilds it.
+  Saved tensors are released after the node ran unless the graph is retained.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from . import grad_mode
+
+if TYPE_CHECKING:
+    from .dtypes import dtype
+    from .tensor import Tensor
+
+ERR_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the "
+    "graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if "
+    "you need to access saved tensors after calling backward."
+)
+
+# Later-created nodes run first; AccumulateGrad as soon as it is ready (PyTorch uses
+# UINT64_MAX for it).
+_sequence_numbers = itertools.count()
+MAX_SEQUENCE_NR = 2**64 - 1
+
+
+class Edge(NamedTuple):
+    """Where a gradient flows: the `input_nr`-th input of `function` (None: nowhere)."""
+
+    function: Node | None
+    input_nr: int
+
+    def is_valid(self) -> bool:
+        return self.function is not None
+
+
+NO_EDGE = Edge(None, 0)
+
+
+class InputMetadata:
+    """Shape and dtype of one forward output, checked against its incoming gradient."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple[int, ...], dtype: dtype) -> None:
+        self.shape = shape
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"InputMetadata(shape={self.shape}, dtype={self.dtype})"
+
+
+class RemovableHandle:
+    """Returned by every `register_*hook`; `.remove()` takes the hook out again."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list[Any], hook: Any) -> None:
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        hooks = self._hooks
+        for i, registered in enumerate(hooks):
+            if registered is self._hook:
+                del hooks[i]
+                return
+
+
+class _TaskState(threading.local):
+    """The graph task whose nodes this thread is running (for exec-info pruning)."""
+
+    exec_info: dict[Node, bool] | None = None
+
+
+task_state = _TaskState()
+
+
+class Node:
+    """A backward function: takes output gradients, returns input gradients.
+
+    Subclasses implement `apply(grads) -> list` with one entry per next edge.
+    """
+
+    __slots__ = (
+        "_next_edges",
+        "_input_metadata",
+        "_sequence_number",
+        "_topological_nr",
+        "_pre_hooks",
+        "_post_hooks",
+        "_tensor_pre_hooks",
+        "_retains_grad",
+        "_metadata",
+        "__weakref__",
+    )
+
+    def __init__(self) -> None:
+        self._next_edges: tuple[Edge, ...] = ()
+        self._input_metadata: list[InputMetadata] = []
+        self._sequence_number = next(_sequence_numbers)
+        self._topological_nr = 0
+        self._pre_hooks: list[Callable[..., Any]] | None = None
+        self._post_hooks: list[Callable[..., Any]] | None = None
+        # Hooks registered on the tensors this node produced, by output number.
+        self._tensor_pre_hooks: dict[int, list[Callable[..., Any]]] | None = None
+        # Outputs that called retain_grad(), by output number (held weakly).
+        self._retains_grad: dict[int, weakref.ref[Tensor]] | None = None
+        self._metadata: dict[str, Any] | None = None
+
+    # -- graph structure -------------------------------------------------------------
+    def set_next_edges(self, edges: tuple[Edge, ...]) -> None:
+        self._next_edges = edges
+        topological_nr = 0
+        for function, _ in edges:
+            if function is not None and function._topological_nr >= topological_nr:
+                topological_nr = function._topological_nr + 1
+        self._topological_nr = topological_nr
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        return tuple((e.function, e.input_nr) for e in self._next_edges)
+
+    def next_edge(self, index: int) -> Edge:
+        return self._next_edges[index]
+
+    @property
+    def num_outputs(self) -> int:
+        """How many gradients `apply` returns: one per next edge."""
+        return len(self._next_edges)
+
+    def add_input_metadata(self, tensor: Tensor) -> int:
+        """Record one forward output; returns its output number."""
+        self._input_metadata.append(InputMetadata(tensor._data.shape, tensor.dtype))
+        return len(self._input_metadata) - 1
+
+    @property
+    def input_metadata(self) -> list[InputMetadata]:
+        return self._input_metadata
+
+    def should_compute_output(self, index: int) -> bool:
+        """Whether gradient `index` goes anywhere (decided at graph construction)."""
+        return self._next_edges[index].function is not None
+
+    def task_should_compute_output(self, index: int) -> bool:
+        """Whether gradient `index` is needed by the backward pass now running."""
+        function = self._next_edges[index].function
+        if function is None:
+            return False
+        exec_info = task_state.exec_info
+        return exec_info is None or exec_info.get(function, False)
+
+    # -- identity ---------------------------------------------------------------------
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def _sequence_nr(self) -> int:
+        return self._sequence_number
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    # -- running ----------------------------------------------------------------------
+    def apply(self, grads: Sequence[Tensor | None]) -> Sequence[Tensor | None]:
+        raise NotImplementedError(f"{self.name()} does not implement apply")
+
+    def __call__(self, *grads: Tensor | None) -> tuple[Tensor | None, ...] | Tensor | None:
+        """Run this node directly, as PyTorch's ``y.grad_fn(grad)`` does."""
+        result = tuple(self.apply(list(grads)))
+        return result if len(result) != 1 else result[0]
+
+    def release_variables(self) -> None:
+        """Free saved tensors; generated nodes with SavedVariables override this."""
+
+    def will_release_variables(self) -> None:
+        """Called before `apply` when the graph will not be retained."""
+
+    # -- hooks ------------------------------------------------------------------------
+    def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(grad_inputs, grad_outputs)` runs after `apply`; may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(hook)
+        return RemovableHandle(self._post_hooks, hook)
+
+    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(grad_outputs)` runs before `apply`; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(hook)
+        return RemovableHandle(self._pre_hooks, hook)
+
+    def _register_tensor_pre_hook(
+        self, output_nr: int, hook: Callable[..., Any]
+    ) -> RemovableHandle:
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        hooks = self._tensor_pre_hooks.setdefault(output_nr, [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+
+class GraphRoot(Node):
+    """The start of a backward pass with several roots: emits the given gradients."""
+
+    __slots__ = ("_outputs",)
+
+    def __init__(self, edges: tuple[Edge, ...], outputs: list[Tensor | None]) -> None:
+        super().__init__()
+        self.set_next_edges(edges)
+        self._outputs = outputs
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return self._outputs
+
+
+class AccumulateGrad(Node):
+    """The sink of a leaf's gradients: adds what arrives into `variable.grad`."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self._sequence_number = MAX_SEQUENCE_NR
+        self.variable = variable
+        self._input_metadata.append(InputMetadata(variable._data.shape, variable.dtype))
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        new_grad = grads[0]
+        variable = self.variable
+        if new_grad is None or not variable.requires_grad:
+            return []
+        if variable._grad_fn is not None:
+            raise RuntimeError("leaf variable has been moved into the graph interior")
+        old_grad = variable._grad
+        recording = grad_mode._state.enabled  # create_graph: the sum must be recorded
+        if old_grad is None:
+            # Take the engine's gradient when nobody else can see it, else copy it, so
+            # `.grad` never aliases a tensor the user holds (e.g. `x.backward(g)`).
+            if not recording and is_stealable(new_grad, extra_refs=_APPLY_REFS):
+                variable._grad = new_grad
+            else:
+                variable._grad = new_grad.clone()  # type: ignore[attr-defined]
+        elif recording:
+            variable._grad = old_grad + new_grad
+        elif old_grad._data.flags.writeable:
+            # In place, as PyTorch: the same `.grad` object survives across backwards.
+            np.add(old_grad._data, new_grad._data, out=old_grad._data)
+            old_grad._version_counter.version += 1
+        else:
+            variable._grad = old_grad + new_grad
+        return []
+
+
+# A tensor object is referenced by its holder and getrefcount's argument at least.
+_BASE_TENSOR_REFS = 2
+# In AccumulateGrad.apply the new gradient is also held by the `grads` list and a local.
+_APPLY_REFS = 1
+
+
+def is_stealable(tensor: Tensor, extra_refs: int = 0) -> bool:
+    """Whether only the caller sees `tensor` and its array, so it may be reused in place.
+
+    `extra_refs` counts the references the caller itself holds beyond one holder.
+    """
+    data = tensor._data
+    return (
+        sys.getrefcount(tensor) <= _BASE_TENSOR_REFS + extra_refs
+        and sys.getrefcount(data) <= 2
+        and data.base is None
+        and data.flags.writeable
+        and tensor._grad_fn is None
+    )
+
+
+class SavedVariable:
+    """A tensor saved for backward, with the version it had when saved."""
+
+    __slots__ = (
+        "_data",
+        "_saved_version",
+        "_version_counter",
+        "_output_nr",
+        "_requires_grad",
+        "_is_output",
+        "_released",
+    )
+
+    def __init__(self, tensor: Tensor, is_output: bool) -> None:
+        self._version_counter = tensor._version_counter
+        self._saved_version = tensor._version_counter.version
+        self._is_output = is_output
+        self._released = False
+        if is_output and tensor._grad_fn is not None:
+            # Save the data without its grad_fn: that grad_fn is the node saving it.
+            self._data = tensor._shallow_copy()
+            self._output_nr = tensor._output_nr
+            self._requires_grad = True
+        else:
+            self._data = tensor
+            self._output_nr = 0
+            self._requires_grad = False
+
+    def unpack(self, saved_for: Node | None = None) -> Tensor:
+        """The saved tensor, checked against in-place changes since it was saved."""
+        if self._released:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        data = self._data
+        if self._saved_version != self._version_counter.version:
+            raise RuntimeError(self._version_error(saved_for))
+        if not self._is_output or data._grad_fn is not None or not self._requires_grad:
+            return data
+        # Rebuild the output with its history (saved_for is the node that made it).
+        tensor = data._shallow_copy()
+        if saved_for is not None:
+            tensor._grad_fn = saved_for
+            tensor._output_nr = self._output_nr
+        return tensor
+
+    def _version_error(self, saved_for: Node | None) -> str:
+        data = self._data
+        type_name = _legacy_type_name(data)
+        producer = saved_for if (self._is_output and self._requires_grad) else data._grad_fn
+        clause = ""
+        if producer is not None:
+            op = producer.name()
+            if op.endswith("Backward0") or op.endswith("Backward1"):
+                op = op[: -len("Backward0")]
+            output_nr = self._output_nr if self._is_output else data._output_nr
+            clause = f", which is output {output_nr} of {op},"
+        return (
+            "one of the variables needed for gradient computation has been modified by "
+            f"an inplace operation: [{type_name} {list(data._data.shape)}]{clause} is at "
+            f"version {self._version_counter.version}; expected version "
+            f"{self._saved_version} instead. Hint: enable anomaly detection to find the "
+            "operation that failed to compute its gradient, with "
+            "gradgen.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
+
+    def reset_data(self) -> None:
+        """Free the saved tensor; unpacking afterwards is the backward-twice error."""
+        self._released = True
+        self._data = None  # type: ignore[assignment]
+
+
+def unpack_saved(saved: SavedVariable | None, saved_for: Node) -> Tensor | None:
+    """Unpack an optional SavedVariable (None when nothing was saved)."""
+    return None if saved is None else saved.unpack(saved_for)
+
+
+_LEGACY_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "int32": "IntTensor",
+    "int64": "LongTensor",
+    "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
+}
+
+
+def _legacy_type_name(tensor: Tensor) -> str:
+    """PyTorch's ``torch.FloatTensor`` style names, with gradgen's prefix."""
+    return "gradgen." + _LEGACY_TYPE_NAMES[tensor.dtype.name]

@@ -1,0 +1,419 @@
+"""Tensor: a numpy array with its autograd metadata.
+
+Invariants:
+- `_data` is always a numpy ndarray (0-d for scalars), never a numpy scalar.
+- `_grad_fn` is the Node that produced this tensor (None for leaves); `_output_nr` is
+  which of that node's outputs it is. A tensor requires grad iff it is a leaf with
+  `_requires_grad` set or it has a `_grad_fn`.
+- `_grad` of a leaf is written only by its AccumulateGrad (or by the user's setter).
+  A non-leaf's gradient lives in the engine's buffers unless `retain_grad()` was called.
+- `_grad_accumulator` is a weak reference: the graph's edges keep the AccumulateGrad
+  alive, the leaf does not.
+- `_version_counter` is shared by every tensor over the same memory (views, detach(),
+  saved outputs) and bumped by every in-place change; SavedVariable compares it.
+- A wrapped number (`_is_wrapped_number`) is a Python number turned into a 0-d tensor
+  for an operator argument; it never requires grad and ranks lowest in promotion.
+
+The operator methods (`add`, `mul`, `permute`, ...) are generated from
+native_functions.yaml and installed by `install_methods`; this file holds the
+hand-written rest of PyTorch's Tensor API.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import dtypes
+from .dtypes import dtype
+from .formatting import format_tensor
+from .graph import AccumulateGrad, Node, RemovableHandle
+
+if TYPE_CHECKING:
+    from .graph import Edge
+
+Number = int | float | complex | bool
+
+
+class VersionCounter:
+    """How many in-place changes the memory of a group of tensors has seen."""
+
+    __slots__ = ("version",)
+
+    def __init__(self) -> None:
+        self.version = 0
+
+
+class Size(tuple):  # type: ignore[type-arg]
+    """A tensor's shape: a tuple that prints as ``gradgen.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"gradgen.Size({list(self)})"
+
+    def numel(self) -> int:
+        count = 1
+        for extent in self:
+            count *= extent
+        return count
+
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+    ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+    "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+    "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
+    "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
+    "information."
+)
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it."""
+
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "_grad_fn",
+        "_output_nr",
+        "_grad",
+        "_grad_accumulator",
+        "_version_counter",
+        "_hooks",
+        "_base",
+        "_is_wrapped_number",
+        "__weakref__",
+    )
+
+    # numpy defers to us in `ndarray * tensor`.
+    __array_priority__ = 1000
+
+    def __init__(
+        self,
+        data: np.ndarray,
+        requires_grad: bool = False,
+        *,
+        version_counter: VersionCounter | None = None,
+    ) -> None:
+        self._data = data
+        self._requires_grad = requires_grad
+        self._grad_fn: Node | None = None
+        self._output_nr = 0
+        self._grad: Tensor | None = None
+        self._grad_accumulator: weakref.ref[AccumulateGrad] | None = None
+        self._version_counter = version_counter or VersionCounter()
+        self._hooks: list[Callable[..., Any]] | None = None
+        self._base: Tensor | None = None
+        self._is_wrapped_number = False
+
+    # -- metadata ---------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Size | int:
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> dtype:
+        return dtypes._FROM_NUMPY[self._data.dtype]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter.version
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self) -> Node | None:
+        return self._grad_fn
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # -- requires_grad ----------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad or self._grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want "
+                "to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach()."
+            )
+        if value and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self._grad_fn is not None and not requires_grad:
+            self.requires_grad = requires_grad  # raises PyTorch's non-leaf error
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "only Tensors of floating point dtype can require gradients"
+            )
+        if self._grad_fn is None:
+            self._requires_grad = bool(requires_grad)
+        return self
+
+    # -- grad -------------------------------------------------------------------------
+    @property
+    def grad(self) -> Tensor | None:
+        if self._grad_fn is not None and self._grad is None and not self.retains_grad:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of "
+                    f"type {type(value).__name__}"
+                )
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a "
+                    f"tensor of size '{list(self.shape)}'. Please ensure that the "
+                    "gradient and the tensor are the same size"
+                )
+        self._grad = value
+
+    # -- graph ------------------------------------------------------------------------
+    def _get_grad_accumulator(self) -> AccumulateGrad | None:
+        """The leaf's AccumulateGrad, created on first use and held weakly."""
+        if not self._requires_grad:
+            return None
+        accumulator = self._grad_accumulator() if self._grad_accumulator else None
+        if accumulator is None:
+            accumulator = AccumulateGrad(self)
+            self._grad_accumulator = weakref.ref(accumulator)
+        return accumulator
+
+    def _shallow_copy(self) -> Tensor:
+        """A tensor over the same data and version counter, with no history."""
+        copy = Tensor(self._data, version_counter=self._version_counter)
+        copy._base = self._base
+        return copy
+
+    def detach(self) -> Tensor:
+        """The same data, cut from the graph (shares the version counter)."""
+        return self._shallow_copy()
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """`hook(grad)` runs when this tensor's gradient is computed; may replace it."""
+        if not self.requires_grad:
+            raise RuntimeError(
+                "cannot register a hook on a tensor that doesn't require gradient"
+            )
+        if self._grad_fn is not None:
+            return self._grad_fn._register_tensor_pre_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf's gradient in `.grad` during backward (no-op on leaves)."""
+        if not self.requires_grad:
+            raise RuntimeError(
+                "can't retain_grad on Tensor that has requires_grad=False"
+            )
+        node = self._grad_fn
+        if node is None:
+            return
+        if node._retains_grad is None:
+            node._retains_grad = {}
+        node._retains_grad[self._output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self._grad_fn
+        if node is None or node._retains_grad is None:
+            return False
+        ref = node._retains_grad.get(self._output_nr)
+        return ref is not None and ref() is self
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Tensor | Sequence[Tensor] | None = None,
+    ) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see autograd.backward)."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # -- conversion -------------------------------------------------------------------
+    def item(self) -> Number:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()  # type: ignore[no-any-return]
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use "
+                "tensor.detach().numpy() instead."
+            )
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        data = self._data
+        if dtype is not None and np.dtype(dtype) != data.dtype:
+            return data.astype(dtype)
+        return data.copy() if copy else data
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return int(self._data.shape[0])
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        # Without `select` generated yet, iteration gives detached rows.
+        return (Tensor(row) for row in self._data)
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())  # type: ignore[arg-type]
+
+    def __int__(self) -> int:
+        return int(self.item())  # type: ignore[arg-type]
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        if self._grad_fn is not None:
+            suffix: str | None = f"grad_fn=<{self._grad_fn.name()}>"
+        elif self._requires_grad:
+            suffix = "requires_grad=True"
+        else:
+            suffix = None
+        return format_tensor(
+            self._data,
+            dtype_name=self._data.dtype.name,
+            default_dtype_name=dtypes.get_default_dtype().name,
+            suffix=suffix,
+        )
+
+    # -- Python operators (route to the generated operators) --------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return self.add(other)  # type: ignore[attr-defined,no-any-return]
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> Tensor:
+        return self.sub(other)  # type: ignore[attr-defined,no-any-return]
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return wrap_number(other).sub(self)  # type: ignore[attr-defined,no-any-return]
+
+    def __mul__(self, other: Any) -> Tensor:
+        return self.mul(other)  # type: ignore[attr-defined,no-any-return]
+
+    __rmul__ = __mul__
+
+    def __pow__(self, exponent: Any) -> Tensor:
+        if isinstance(exponent, Tensor):
+            return NotImplemented
+        return self.pow(exponent)  # type: ignore[attr-defined,no-any-return]
+
+    def __neg__(self) -> Tensor:
+        return self.neg()  # type: ignore[attr-defined,no-any-return]
+
+    def __pos__(self) -> Tensor:
+        return self
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """A dimension index in range, negative counting from the end (maybe_wrap_dim)."""
+    low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not low <= dim <= high:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{low}, {high}], but "
+            f"got {dim})"
+        )
+    return dim + ndim if dim < 0 else dim
+
+
+def wrap_number(value: Any) -> Tensor:
+    """A Python number as a 0-d 'wrapped number' tensor, or a Tensor unchanged."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
+        wrapped = Tensor(np.asarray(value, dtype=dtypes.python_scalar_dtype(value).numpy))
+        wrapped._is_wrapped_number = True
+        return wrapped
+    raise TypeError(f"expected a Tensor or a number, but got {type(value).__name__}")
+
+
+def install_methods(cls: type, methods: dict[str, Callable[..., Any]]) -> None:
+    """Attach the generated operator methods to Tensor; a clash is a bug, not a choice."""
+    for name, method in methods.items():
+        if name in cls.__dict__:
+            raise RuntimeError(
+                f"generated Tensor method '{name}' clashes with a hand-written one"
+            )
+        setattr(cls, name, method)
+
+
+def make_edge(tensor: Tensor) -> Edge:
+    """Where `tensor`'s gradient goes (PyTorch's gradient_edge)."""
+    from .graph import NO_EDGE, Edge
+
+    if tensor._grad_fn is not None:
+        return Edge(tensor._grad_fn, tensor._output_nr)
+    accumulator = tensor._get_grad_accumulator()
+    return NO_EDGE if accumulator is None else Edge(accumulator, 0)

@@ -1,0 +1,115 @@
+"""What the generated VariableType and backend kernels call (PyTorch's VariableTypeUtils).
+
+The generated autograd wrapper of an operator runs, in order:
+``compute_requires_grad`` -> create the Node -> ``set_next_edges(collect_next_edges())``
+-> save what the formulas need -> redispatch to the kernel -> ``set_history``.
+These functions are that sequence's vocabulary; they stay small because every operator
+call runs through them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .dtypes import dtype
+from .grad_mode import _state as _grad_mode_state
+from .graph import NO_EDGE, Edge, Node
+from .tensor import Tensor
+
+
+def compute_requires_grad(*tensors: Tensor | None) -> bool:
+    """True when grad mode is on and any given tensor requires grad."""
+    if not _grad_mode_state.enabled:
+        return False
+    for tensor in tensors:
+        if tensor is not None and (tensor._requires_grad or tensor._grad_fn is not None):
+            return True
+    return False
+
+
+def collect_next_edges(*tensors: Tensor | None) -> tuple[Edge, ...]:
+    """One edge per tensor: its grad_fn, its AccumulateGrad, or no edge."""
+    edges = []
+    for tensor in tensors:
+        if tensor is None:
+            edges.append(NO_EDGE)
+        elif tensor._grad_fn is not None:
+            edges.append(Edge(tensor._grad_fn, tensor._output_nr))
+        elif tensor._requires_grad:
+            edges.append(Edge(tensor._get_grad_accumulator(), 0))
+        else:
+            edges.append(NO_EDGE)
+    return tuple(edges)
+
+
+def set_history(result: Tensor, grad_fn: Node) -> None:
+    """Make `result` the next output of `grad_fn`."""
+    if result._data.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"Autograd not support dtype: {_legacy_scalar_name(result.dtype)}"
+        )
+    result._output_nr = grad_fn.add_input_metadata(result)
+    result._grad_fn = grad_fn
+
+
+def check_no_requires_grad(tensor: Tensor | None, name: str, function: str) -> None:
+    """A differentiable-typed input with no formula must not require grad."""
+    if tensor is not None and tensor.requires_grad and _grad_mode_state.enabled:
+        raise RuntimeError(
+            f"The function '{function}' is not differentiable with respect to argument "
+            f"'{name}'. This input cannot have requires_grad True."
+        )
+
+
+def not_implemented(name: str, reason: str = "") -> Any:
+    """What a `not_implemented("...")` formula does when the backward runs."""
+    message = f"the derivative for '{name}' is not implemented."
+    if reason:
+        message += f" {reason}"
+    raise NotImplementedError(message)
+
+
+def as_view(base: Tensor, view: Tensor) -> Tensor:
+    """Make `view` a view of `base`: same version counter, `_base` the root base."""
+    view._base = base._base if base._base is not None else base
+    view._version_counter = base._version_counter
+    return view
+
+
+def promoted_array(tensor: Tensor, common: dtype) -> np.ndarray:
+    """The array of a kernel input, in the operator's common dtype."""
+    data = tensor._data
+    if data.dtype is common.numpy or data.dtype == common.numpy:
+        return data
+    return data.astype(common.numpy)
+
+
+def wrap_result(value: Any, result_dtype: dtype | None = None) -> Tensor:
+    """A kernel's numpy result as a Tensor (an ndarray, in `result_dtype` if given)."""
+    array = value if type(value) is np.ndarray else np.asarray(value)
+    if result_dtype is not None and array.dtype != result_dtype.numpy:
+        array = array.astype(result_dtype.numpy)
+    elif array.dtype not in dtypes._FROM_NUMPY:
+        array = _normalise_dtype(array)
+    return Tensor(array)
+
+
+def _normalise_dtype(array: np.ndarray) -> np.ndarray:
+    """Map numpy types gradgen lacks (float16, int8, ...) to the nearest it has."""
+    kind = array.dtype.kind
+    target = {"b": np.bool_, "i": np.int64, "u": np.int64, "f": np.float64, "c": np.complex128}
+    return array.astype(target[kind])
+
+
+_LEGACY_SCALAR_NAMES = {
+    "bool": "Bool",
+    "int32": "Int",
+    "int64": "Long",
+}
+
+
+def _legacy_scalar_name(d: dtype) -> str:
+    return _LEGACY_SCALAR_NAMES.get(d.name, d.name)

@@ -1,0 +1,1 @@
+"""The jinja2 templates the generator renders (one per generated file)."""
