@@ -95,10 +95,19 @@ class ErrorCollector:
         self.errors.append(error)
 
     def raise_if_any(self) -> None:
+        """Raise what was collected, in file order (as first seen) and line order."""
         if len(self.errors) == 1:
             raise self.errors[0]
         if self.errors:
-            raise CodegenErrors(self.errors)
+            files: dict[str, int] = {}
+            for error in self.errors:
+                files.setdefault(error.location.file if error.location else "", len(files))
+
+            def position(error: CodegenError) -> tuple[int, int]:
+                location = error.location
+                return (files[location.file], location.line) if location else (0, 0)
+
+            raise CodegenErrors(sorted(self.errors, key=position))
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

@@ -86,6 +86,11 @@ def defined_functions(module: str) -> frozenset[str]:
 # -- native_functions.yaml ------------------------------------------------------------
 
 
+def _operator_label(text: object) -> str | None:
+    """``mul.Tensor`` from a schema string, for error messages."""
+    return text.split("(", 1)[0].strip() if isinstance(text, str) else None
+
+
 def _pop_unknown(values: dict[str, Any], known: Iterable[str]) -> None:
     unknown = [k for k in values if k not in known]
     if unknown:
@@ -150,14 +155,19 @@ def _native_function(
     return NativeFunction(schema, variants, numpy, composite, promotion, entry.location)
 
 
-def load_native_functions(path: Path, errors: ErrorCollector) -> list[NativeFunction]:
+def load_native_functions(
+    path: Path, errors: ErrorCollector, attempted: set[str]
+) -> list[NativeFunction]:
+    """The valid entries; every `func:` text seen is added to `attempted`."""
     kernel_helpers = exported_names("numpy_kernels")
     composites = defined_functions("composites")
     functions: list[NativeFunction] = []
     seen: dict[str, NativeFunction] = {}
     for entry in load_entries(path):
-        operator = entry.values.get("func") if isinstance(entry.values.get("func"), str) else None
-        with errors.context(entry.location, operator):
+        func = entry.values.get("func")
+        if isinstance(func, str):
+            attempted.add(func)
+        with errors.context(entry.location, _operator_label(func)):
             function = _native_function(entry, kernel_helpers, composites)
             if function.name in seen:
                 raise CodegenError(
@@ -224,48 +234,31 @@ def _differentiability_info(
     function: NativeFunction,
     names: FormulaNames,
     op_counters: dict[str, int],
-) -> DifferentiabilityInfo:
+    errors: ErrorCollector,
+) -> DifferentiabilityInfo | None:
+    """The analysed entry, or None when a key had errors (each recorded in `errors`)."""
     values = dict(entry.values)
     values.pop("name")
     if "dispatch" in values:
         raise CodegenError("per-dispatch-key formulas ('dispatch:') are not supported")
     output_differentiability = _output_differentiability(values.pop("output_differentiability", None), function)
     arguments = _argument_infos(function)
-    outputs = function.output_names
     backward: list[Derivative] = []
     forward: list[ForwardDerivative] = []
     non_differentiable: list[str] = []
     claimed: dict[str, str] = {}
+    failed = False
     for key in sorted(values):
-        formula = values[key]
         location = entry.location_of(key)
-        var_names = tuple(n.strip() for n in key.split(","))
-        if var_names[0] not in arguments:
-            forward.append(_forward_derivative(var_names, formula, function, arguments, names, location))
-            continue
-        for name in var_names:
-            if name not in arguments:
-                raise CodegenError(
-                    f"'{name}' in key '{key}' is not an argument"
-                    + did_you_mean(name, arguments)
-                )
-            argument = function.argument(name)
-            if argument is None or not argument.type.is_tensor_like():
-                raise CodegenError(
-                    f"'{name}' is not a Tensor argument, so it has no gradient; remove it "
-                    "or mark it non_differentiable"
-                )
-            if name in claimed:
-                raise CodegenError(f"'{name}' has two formulas (keys '{claimed[name]}' and '{key}')")
-            claimed[name] = key
-        if formula == "non_differentiable":
-            non_differentiable.extend(var_names)
-            continue
-        try:
-            analysed = analyse_backward(formula, arguments, outputs, names)
-        except CodegenError as error:
-            raise error.located(location, function.name) from None
-        backward.append(Derivative(var_names, str(formula).strip(), analysed, location))
+        before = len(errors.errors)
+        with errors.context(location, function.name):
+            _load_key(
+                key, values[key], function, arguments, names, location,
+                backward, forward, non_differentiable, claimed,
+            )
+        failed = failed or len(errors.errors) > before
+    if failed:
+        return None
     _check_grads_use(backward, function, output_differentiability)
     _check_forward_count(forward, function)
     op = None
@@ -282,6 +275,45 @@ def _differentiability_info(
         output_differentiability=output_differentiability,
         location=entry.location,
     )
+
+
+def _load_key(
+    key: str,
+    formula: Any,
+    function: NativeFunction,
+    arguments: dict[str, ArgumentInfo],
+    names: FormulaNames,
+    location: Location,
+    backward: list[Derivative],
+    forward: list[ForwardDerivative],
+    non_differentiable: list[str],
+    claimed: dict[str, str],
+) -> None:
+    """One formula key of a derivatives.yaml entry: backward, forward or control."""
+    var_names = tuple(n.strip() for n in key.split(","))
+    if var_names[0] not in arguments:
+        forward.append(_forward_derivative(var_names, formula, function, arguments, names, location))
+        return
+    for name in var_names:
+        if name not in arguments:
+            raise CodegenError(
+                f"'{name}' in key '{key}' is not an argument"
+                + did_you_mean(name, arguments)
+            )
+        argument = function.argument(name)
+        if argument is None or not argument.type.is_tensor_like():
+            raise CodegenError(
+                f"'{name}' is not a Tensor argument, so it has no gradient; remove it "
+                "or mark it non_differentiable"
+            )
+        if name in claimed:
+            raise CodegenError(f"'{name}' has two formulas (keys '{claimed[name]}' and '{key}')")
+        claimed[name] = key
+    if formula == "non_differentiable":
+        non_differentiable.extend(var_names)
+        return
+    analysed = analyse_backward(formula, arguments, function.output_names, names)
+    backward.append(Derivative(var_names, str(formula).strip(), analysed, location))
 
 
 def _output_differentiability(value: Any, function: NativeFunction) -> tuple[bool, ...] | None:
@@ -371,8 +403,13 @@ def _check_forward_count(forward: list[ForwardDerivative], function: NativeFunct
 
 
 def load_derivatives(
-    path: Path, functions: list[NativeFunction], errors: ErrorCollector
+    path: Path,
+    functions: list[NativeFunction],
+    errors: ErrorCollector,
+    broken_operators: frozenset[str] = frozenset(),
 ) -> list[DifferentiabilityInfo]:
+    """The entries joined to `functions`; entries for `broken_operators` (whose native
+    entries already failed and were reported) are skipped, not reported again."""
     by_schema = {str(f.schema): f for f in functions}
     names = _formula_names(functions)
     infos: list[DifferentiabilityInfo] = []
@@ -380,11 +417,12 @@ def load_derivatives(
     op_counters: dict[str, int] = {}
     for entry in load_entries(path):
         name = entry.values.get("name")
-        operator = name if isinstance(name, str) else None
-        with errors.context(entry.location, operator):
+        with errors.context(entry.location, _operator_label(name)):
             if not isinstance(name, str):
                 raise CodegenError("missing key 'name' (the operator's schema)")
             function = by_schema.get(name)
+            if function is None and _operator_label(name) in broken_operators:
+                continue
             if function is None:
                 raise CodegenError(
                     f"could not find ATen function for schema: {name}"
@@ -394,7 +432,9 @@ def load_derivatives(
             if name in claimed:
                 raise CodegenError(f"a second entry for this operator (first at {claimed[name]})")
             claimed[name] = entry.location
-            infos.append(_differentiability_info(entry, function, names, op_counters))
+            info = _differentiability_info(entry, function, names, op_counters, errors)
+            if info is not None:
+                infos.append(info)
     return infos
 
 
@@ -403,12 +443,23 @@ def load(native_functions: Path, derivatives: Path) -> Model:
     errors = ErrorCollector()
     functions: list[NativeFunction] = []
     infos: list[DifferentiabilityInfo] = []
+    attempted: set[str] = set()
     try:
-        functions = load_native_functions(native_functions, errors)
+        functions = load_native_functions(native_functions, errors, attempted)
     except CodegenError as error:
+        # The file itself is unreadable: joining derivatives to it would only report
+        # every entry as missing, so check derivatives.yaml's syntax alone.
         errors.add(error)
+        try:
+            load_entries(derivatives)
+        except CodegenError as derivatives_error:
+            errors.add(derivatives_error)
+        errors.raise_if_any()
+    broken = frozenset(_operator_label(text) or "" for text in attempted) - {
+        f.name for f in functions
+    }
     try:
-        infos = load_derivatives(derivatives, functions, errors)
+        infos = load_derivatives(derivatives, functions, errors, broken)
     except CodegenError as error:
         errors.add(error)
     errors.raise_if_any()

@@ -25,8 +25,9 @@ Invariants:
 
 Names (operators, overloads, arguments, returns) must be identifiers, as in PyTorch's
 C++ schema parser; torchgen's regexes are looser there but no real schema needs it.
-Two spellings torchgen refuses by accident are accepted because they round-trip: a
-string default containing ``", "`` and an alias set of more than two letters.
+A few spellings torchgen refuses only by accident of its regexes are accepted, since
+they round-trip: a string default containing ``", "`` or ``=``, an alias set of more
+than two letters (``a|b|c``) and an unnamed return ``Tensor(a -> *)``.
 """
 
 from __future__ import annotations
@@ -351,6 +352,8 @@ def _parse_annotated_type(text: str) -> tuple[Type, Annotation | None]:
         return Type.parse(type_text), annotation
     if "(" in text or ")" in text:
         before_parenthesis = re.split(r"[()]", text, maxsplit=1)[0]
+        if not before_parenthesis:
+            raise CodegenError(f"unexpected parenthesis in type '{text}'")
         raise CodegenError(f"{_ANNOTATION_RULE}, not on '{before_parenthesis}'")
     return Type.parse(text), None
 
@@ -388,10 +391,7 @@ class Argument:
 
     @staticmethod
     def parse(text: str) -> Argument:
-        return Argument._parse(text)
-
-    @staticmethod
-    def _parse(text: str) -> Argument:
+        """``Tensor(a!) out``, ``int[2] stride=1``, ``str mode='linear'``."""
         declaration, equals, default = text.partition("=")
         if equals and "=" in default and not default.startswith(("'", '"')):
             raise CodegenError(f"argument '{text}' has more than one '='")
@@ -982,7 +982,7 @@ class FunctionSchema:
                 and self.returns[0].annotation == self_arg.annotation
             ):
                 raise CodegenError(
-                    f"Inplace op {self.name} with Tensor self must " "return self"
+                    f"Inplace op {self.name} with Tensor self must return self"
                 )
         elif self.returns:
             raise CodegenError(

@@ -19,7 +19,7 @@ from gradgen.variable_type_utils import promoted_array, wrap_result
 from . import operators
 
 
-def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
     self = promoted_array(self, common_dtype)
@@ -29,7 +29,7 @@ def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
     )
 
 
-def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
     self = promoted_array(self, common_dtype)
@@ -39,7 +39,7 @@ def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
     )
 
 
-def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     self = promoted_array(self, common_dtype)
@@ -47,56 +47,56 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
     return wrap_result(self * other, common_dtype)
 
 
-def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Tensor:
+def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Tensor:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     common_dtype = result_type(self, exponent)
     self = promoted_array(self, common_dtype)
     return wrap_result(self**exponent, common_dtype)
 
 
-def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Tensor:
+def numpy_permute(ks: int, self: Tensor, dims: Sequence[int]) -> Tensor:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     self = self._data
     return wrap_result(permute(self, dims))
 
 
-def neg(ks: int, self: Tensor) -> Tensor:
+def numpy_neg(ks: int, self: Tensor) -> Tensor:
     """neg(Tensor self) -> Tensor"""
     self = self._data
     return wrap_result(np.negative(self))
 
 
-def _conj(ks: int, self: Tensor) -> Tensor:
+def numpy__conj(ks: int, self: Tensor) -> Tensor:
     """_conj(Tensor(a) self) -> Tensor(a)"""
     self = self._data
     return wrap_result(np.conjugate(self))
 
 
-def real(ks: int, self: Tensor) -> Tensor:
+def numpy_real(ks: int, self: Tensor) -> Tensor:
     """real(Tensor(a) self) -> Tensor(a)"""
     self = self._data
     return wrap_result(np.real(self))
 
 
-def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Tensor:
+def numpy_expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Tensor:
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
     self = self._data
     return wrap_result(expand(self, size))
 
 
-def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Tensor:
+def numpy_sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Tensor:
     """sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
     self = self._data
     return wrap_result(sum_to_size(self, size))
 
 
-def clone(ks: int, self: Tensor, memory_format: Any | None) -> Tensor:
+def numpy_clone(ks: int, self: Tensor, memory_format: Any | None) -> Tensor:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     self = self._data
     return wrap_result(np.copy(self))
 
 
-def _to_copy(
+def numpy__to_copy(
     ks: int,
     self: Tensor,
     dtype: dtype | None,
@@ -111,15 +111,15 @@ def _to_copy(
     return wrap_result(to_copy(self, dtype))
 
 
-operators.add_Tensor.register(DispatchKey.NumPy, add_Tensor)
-operators.sub_Tensor.register(DispatchKey.NumPy, sub_Tensor)
-operators.mul_Tensor.register(DispatchKey.NumPy, mul_Tensor)
-operators.pow_Tensor_Scalar.register(DispatchKey.NumPy, pow_Tensor_Scalar)
-operators.permute.register(DispatchKey.NumPy, permute)
-operators.neg.register(DispatchKey.NumPy, neg)
-operators._conj.register(DispatchKey.NumPy, _conj)
-operators.real.register(DispatchKey.NumPy, real)
-operators.expand.register(DispatchKey.NumPy, expand)
-operators.sum_to_size.register(DispatchKey.NumPy, sum_to_size)
-operators.clone.register(DispatchKey.NumPy, clone)
-operators._to_copy.register(DispatchKey.NumPy, _to_copy)
+operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
+operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
+operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
+operators.pow_Tensor_Scalar.register(DispatchKey.NumPy, numpy_pow_Tensor_Scalar)
+operators.permute.register(DispatchKey.NumPy, numpy_permute)
+operators.neg.register(DispatchKey.NumPy, numpy_neg)
+operators._conj.register(DispatchKey.NumPy, numpy__conj)
+operators.real.register(DispatchKey.NumPy, numpy_real)
+operators.expand.register(DispatchKey.NumPy, numpy_expand)
+operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
+operators.clone.register(DispatchKey.NumPy, numpy_clone)
+operators._to_copy.register(DispatchKey.NumPy, numpy__to_copy)

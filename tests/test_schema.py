@@ -805,6 +805,22 @@ def test_random_arguments_and_returns_round_trip_or_raise(
     _parses_or_rejects(f"foo(Tensor self, {arguments}) -> ({returns}, Tensor b)")
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        _SCHEMA_TEXT,
+        st.sampled_from(["None", "True", "[0,1]", "'a'", '"\\N"', "00", "Mean"]),
+    ),
+    st.sampled_from(["int", "int?", "int[2]", "int[]?", "float", "Scalar", "str"]),
+)
+def test_default_to_python_gives_python_or_raises(default: str, type_text: str) -> None:
+    try:
+        expression = default_to_python(default, Type.parse(type_text))
+    except CodegenError:
+        return
+    eval(expression, {"__builtins__": {"float": float}})
+
+
 _TYPES = st.sampled_from(
     [
         "Tensor",

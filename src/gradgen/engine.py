@@ -116,14 +116,25 @@ def validate_outputs(
 class GraphTask:
     """The state of one backward pass."""
 
-    __slots__ = ("keep_graph", "dependencies", "not_ready", "exec_info", "captures", "captured")
+    __slots__ = (
+        "keep_graph",
+        "dependencies",
+        "not_ready",
+        "exec_info",
+        "needed",
+        "captures",
+        "captured",
+    )
 
     def __init__(self, keep_graph: bool) -> None:
         self.keep_graph = keep_graph
         self.dependencies: dict[Node, int] = {}
         self.not_ready: dict[Node, InputBuffer] = {}
-        # None: run everything. Otherwise node -> whether it must run.
+        # None: run everything. Otherwise the nodes gradients must reach (PyTorch's
+        # should_execute: needed or captured) ...
         self.exec_info: dict[Node, bool] | None = None
+        # ... and, of those, the nodes whose apply runs.
+        self.needed: set[Node] = set()
         self.captures: dict[Node, list[tuple[int, int]]] = {}
         self.captured: list[Tensor | None] = []
 
@@ -148,16 +159,15 @@ def init_to_execute(
     root: Node, task: GraphTask, outputs: Sequence[Edge], accumulate_grad: bool
 ) -> None:
     """Mark the nodes that lead to `outputs`; only they will run."""
-    exec_info: dict[Node, bool] = {}
+    needed: set[Node] = set()
     for index, (function, input_nr) in enumerate(outputs):
         if function is None:
             continue
         if accumulate_grad:
-            exec_info[function] = True
+            needed.add(function)
         else:
-            exec_info.setdefault(function, False)
             task.captures.setdefault(function, []).append((input_nr, index))
-    # A node must run if any child must run or is captured. Post-order, iteratively.
+    # A node is needed if a child is needed or captured. Post-order, iteratively.
     stack: list[tuple[Node, int]] = [(root, 0)]
     visited = {root}
     while stack:
@@ -171,13 +181,14 @@ def init_to_execute(
                 stack.append((child, 0))
             continue
         stack.pop()
-        if exec_info.get(node):
+        if node in needed:
             continue
         for child, _ in edges:
-            if child is not None and (exec_info.get(child) or child in task.captures):
-                exec_info[node] = True
+            if child is not None and (child in needed or child in task.captures):
+                needed.add(node)
                 break
-    task.exec_info = exec_info
+    task.needed = needed
+    task.exec_info = dict.fromkeys(needed | task.captures.keys(), True)
 
 
 def _call_tensor_pre_hooks(node: Node, inputs: list[Tensor | None]) -> None:
@@ -293,7 +304,7 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             if captures:
                 for input_nr, output_index in captures:
                     task.captured[output_index] = inputs[input_nr]
-            if not exec_info.get(node, False):
+            if node not in task.needed:
                 continue
         outputs = _call_function(task, node, inputs)
         del inputs
@@ -306,9 +317,8 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             dependencies[function] = remaining
             next_buffer = not_ready.pop(function, None)
             if next_buffer is None:
-                if exec_info is not None and not exec_info.get(function, False):
-                    if function not in task.captures:
-                        continue
+                if exec_info is not None and function not in exec_info:
+                    continue
                 next_buffer = InputBuffer(len(function._input_metadata))
             next_buffer.add(input_nr, gradient)
             if remaining == 0:

@@ -30,9 +30,9 @@ CREATE_GRAPH_WARNING = (
 def _as_tuple(tensors: _TensorOrTensors | None) -> tuple[Tensor, ...]:
     if tensors is None:
         return ()
-    if isinstance(tensors, Tensor):
-        return (tensors,)
-    return tuple(tensors)
+    if isinstance(tensors, (list, tuple)):
+        return tuple(tensors)
+    return (tensors,)  # type: ignore[return-value]  # checked by the caller
 
 
 def _make_grads(
