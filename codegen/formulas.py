@@ -44,16 +44,17 @@ class SavedAttribute:
     source: str  # the argument or output it comes from
     save_expression: str  # how the wrapper computes it from `source`, e.g. "self.dtype"
     has_getter: bool  # exposed as `_saved_<local>` (PyTorch has none for dtypes)
+    python_type: str  # its annotation in generated code, e.g. "dtype", "Tensor | None"
 
 
-# x.<method>() sugar that saves metadata instead of the tensor:
-# method -> (suffix of the saved name, expression at save time, has a _saved_ getter)
-METADATA_SUGAR: dict[str, tuple[str, str, bool]] = {
-    "scalar_type": ("scalar_type", "{x}.dtype", False),
-    "sym_sizes": ("sym_sizes", "tuple({x}.shape)", True),
-    "options": ("options", "{x}.dtype", False),
-    "dim": ("dim", "{x}.dim()", True),
-    "sym_numel": ("sym_numel", "{x}.numel()", True),
+# x.<method>() sugar that saves metadata instead of the tensor: method -> (suffix of
+# the saved name, expression at save time, has a _saved_ getter, Python type)
+METADATA_SUGAR: dict[str, tuple[str, str, bool, str]] = {
+    "scalar_type": ("scalar_type", "{x}.dtype", False, "dtype"),
+    "sym_sizes": ("sym_sizes", "tuple({x}.shape)", True, "tuple[int, ...]"),
+    "options": ("options", "{x}.dtype", False, "dtype"),
+    "dim": ("dim", "{x}.dim()", True, "int"),
+    "sym_numel": ("sym_numel", "{x}.numel()", True, "int"),
 }
 
 # Methods of any tensor that answer a question and create no graph.
@@ -156,6 +157,7 @@ class ArgumentInfo:
     name: str
     is_tensor: bool  # Tensor or Tensor?
     is_scalar: bool  # Scalar / Scalar?
+    python_type: str  # its annotation in generated code
 
 
 @dataclass
@@ -212,7 +214,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                 and not node.keywords
                 and self._is_tensor_name(receiver.id)
             ):
-                suffix, expression, has_getter = METADATA_SUGAR[method]
+                suffix, expression, has_getter, python_type = METADATA_SUGAR[method]
                 local = f"{receiver.id}_{suffix}"
                 self._save(
                     SavedAttribute(
@@ -222,6 +224,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                         source=receiver.id,
                         save_expression=expression.format(x=receiver.id),
                         has_getter=has_getter,
+                        python_type=python_type,
                     )
                 )
                 return ast.copy_location(ast.Name(id=local, ctx=ast.Load()), node)
@@ -322,6 +325,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                         source=name,
                         save_expression=name,
                         has_getter=True,
+                        python_type="Tensor | None",
                     )
                 )
             else:
@@ -333,6 +337,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                         source=name,
                         save_expression=name,
                         has_getter=True,
+                        python_type=info.python_type,
                     )
                 )
         elif name in self.outputs:
@@ -344,6 +349,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                     source=name,
                     save_expression=name,
                     has_getter=True,
+                    python_type="Tensor | None",
                 )
             )
         elif name in self.names.callables:

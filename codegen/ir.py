@@ -18,6 +18,7 @@ from .formulas import SavedAttribute, SavedKind, python_identifier
 from .load import Model
 from .model import DifferentiabilityInfo, NativeFunction, Variant
 from .schema import Argument, BaseTy, default_to_python
+from .types import python_type
 
 # -- the operator's kernels ------------------------------------------------------------
 
@@ -95,7 +96,7 @@ class BackwardIR:
     formula_lines: tuple[str, ...]  # "self: handle_r_to_c(...)" as in the YAML
     slots: tuple[str, ...]
     saved_variable_slots: tuple[str, ...]
-    getters: tuple[tuple[str, str], ...]  # (property name, expression)
+    getters: tuple[tuple[str, str, str], ...]  # (property name, expression, type)
     num_inputs: int
     apply_arguments: tuple[tuple[str, str], ...]  # (parameter, expression in apply)
     parameters: str  # of the functional apply
@@ -112,43 +113,6 @@ class PackageIR:
     kernel_helpers: tuple[str, ...]
     formula_helpers: tuple[str, ...]
     formula_functions: tuple[str, ...]
-
-
-# -- types ----------------------------------------------------------------------------
-
-_PYTHON_TYPES = {
-    BaseTy.Tensor: "Tensor",
-    BaseTy.Scalar: "Number",
-    BaseTy.int: "int",
-    BaseTy.SymInt: "int",
-    BaseTy.float: "float",
-    BaseTy.bool: "bool",
-    BaseTy.str: "str",
-    BaseTy.ScalarType: "dtype",
-}
-
-
-def python_type(argument: Argument, accepts_numbers: bool = False) -> str:
-    """A readable annotation for an argument of a generated function."""
-    type_ = argument.type
-    listed = type_.is_list_like()
-    if listed is not None:
-        element = _element_annotation(listed.elem)
-        text = f"Sequence[{element}]"
-    else:
-        text = _element_annotation(type_)
-        if accepts_numbers and text == "Tensor":
-            text = "Tensor | Number"
-    if type_.is_nullable() and not text.endswith("| None"):
-        text += " | None"
-    return text
-
-
-def _element_annotation(type_: object) -> str:
-    for base, name in _PYTHON_TYPES.items():
-        if type_.is_base_ty_like(base):  # type: ignore[attr-defined]
-            return name
-    return "Any"
 
 
 def _is_tensor(argument: Argument) -> bool:
@@ -276,9 +240,10 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
         if not attribute.has_getter:
             continue
         if attribute.kind is SavedKind.VALUE:
-            getters.append((f"_saved_{attribute.local}", f"self.{attribute.name}"))
+            expression = f"self.{attribute.name}"
         else:
-            getters.append((f"_saved_{attribute.local}", f"unpack_saved(self.{attribute.name}, self)"))
+            expression = f"unpack_saved(self.{attribute.name}, self)"
+        getters.append((f"_saved_{attribute.local}", expression, attribute.python_type))
     apply_arguments = []
     for attribute in saved:
         local = python_identifier(attribute.local)
@@ -298,7 +263,13 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
                 wrap_any_grad_defined=single and not derivative.formula.is_not_implemented,
             )
         )
-    parameters = ", ".join(["grads", "needs_input_grad", *(a for a, _ in apply_arguments)])
+    parameters = ", ".join(
+        [
+            "grads: Sequence[Tensor | None]",
+            "needs_input_grad: tuple[bool, ...]",
+            *(f"{python_identifier(a.local)}: {a.python_type}" for a in saved),
+        ]
+    )
     return BackwardIR(
         class_name=info.op,
         function_name=f"{info.op[0].lower()}{_snake(info.op[1:])}_apply",

@@ -31,6 +31,7 @@ from .model import (
     Variant,
 )
 from .schema import BaseTy, parse_schema
+from .types import python_type
 from .yaml_loader import Entry, load_entries
 
 NATIVE_KEYS = ("func", "variants", "numpy", "composite", "type_promotion")
@@ -209,6 +210,7 @@ def _argument_infos(function: NativeFunction) -> dict[str, ArgumentInfo]:
             name=a.name,
             is_tensor=a.type.is_tensor_like() and a.type.is_list_like() is None,
             is_scalar=a.type.is_base_ty_like(BaseTy.Scalar),
+            python_type=python_type(a),
         )
         for a in function.arguments
     }

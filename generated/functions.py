@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gradgen.dtypes import dtype
 from gradgen.graph import Node, SavedVariable, unpack_saved
 from gradgen.helpers import (
     _to_copy_backward,
@@ -20,7 +21,7 @@ from gradgen.helpers import (
     sum_to,
     zeros_like,
 )
-from gradgen.tensor import Tensor
+from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import not_implemented
 
 from .ops import (
@@ -69,12 +70,16 @@ class AddBackward0(Node):
         )
 
     @property
-    def _saved_alpha(self) -> Any:
+    def _saved_alpha(self) -> Number:
         return self.alpha
 
 
 def add_backward0_apply(
-    grads, needs_input_grad, alpha, other_scalar_type, self_scalar_type
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
 ) -> list[Tensor | None]:
     """The formulas of AddBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 2
@@ -120,12 +125,16 @@ class SubBackward0(Node):
         )
 
     @property
-    def _saved_alpha(self) -> Any:
+    def _saved_alpha(self) -> Number:
         return self.alpha
 
 
 def sub_backward0_apply(
-    grads, needs_input_grad, alpha, other_scalar_type, self_scalar_type
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
 ) -> list[Tensor | None]:
     """The formulas of SubBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 2
@@ -184,16 +193,21 @@ class MulBackward0(Node):
             self.self_.reset_data()
 
     @property
-    def _saved_other(self) -> Any:
+    def _saved_other(self) -> Tensor | None:
         return unpack_saved(self.other_, self)
 
     @property
-    def _saved_self(self) -> Any:
+    def _saved_self(self) -> Tensor | None:
         return unpack_saved(self.self_, self)
 
 
 def mul_backward0_apply(
-    grads, needs_input_grad, other, other_scalar_type, self, self_scalar_type
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    other_scalar_type: dtype,
+    self: Tensor | None,
+    self_scalar_type: dtype,
 ) -> list[Tensor | None]:
     """The formulas of MulBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 2
@@ -243,15 +257,20 @@ class PowBackward0(Node):
             self.self_.reset_data()
 
     @property
-    def _saved_exponent(self) -> Any:
+    def _saved_exponent(self) -> Number:
         return self.exponent
 
     @property
-    def _saved_self(self) -> Any:
+    def _saved_self(self) -> Tensor | None:
         return unpack_saved(self.self_, self)
 
 
-def pow_backward0_apply(grads, needs_input_grad, exponent, self) -> list[Tensor | None]:
+def pow_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: Number,
+    self: Tensor | None,
+) -> list[Tensor | None]:
     """The formulas of PowBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 1
     grad = grads[0]
@@ -280,11 +299,15 @@ class PermuteBackward0(Node):
         )
 
     @property
-    def _saved_dims(self) -> Any:
+    def _saved_dims(self) -> Sequence[int]:
         return self.dims
 
 
-def permute_backward0_apply(grads, needs_input_grad, dims) -> list[Tensor | None]:
+def permute_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+) -> list[Tensor | None]:
     """The formulas of PermuteBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 1
     grad = grads[0]
@@ -310,7 +333,9 @@ class NegBackward0(Node):
         )
 
 
-def neg_backward0_apply(grads, needs_input_grad) -> list[Tensor | None]:
+def neg_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Tensor | None]:
     """The formulas of NegBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 1
     grad = grads[0]
@@ -336,7 +361,9 @@ class ConjBackward0(Node):
         )
 
 
-def conj_backward0_apply(grads, needs_input_grad) -> list[Tensor | None]:
+def conj_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Tensor | None]:
     """The formulas of ConjBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 1
     grad = grads[0]
@@ -362,7 +389,9 @@ class RealBackward0(Node):
         )
 
 
-def real_backward0_apply(grads, needs_input_grad) -> list[Tensor | None]:
+def real_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Tensor | None]:
     """The formulas of RealBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 1
     grad = grads[0]
@@ -389,12 +418,14 @@ class ExpandBackward0(Node):
         )
 
     @property
-    def _saved_self_sym_sizes(self) -> Any:
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
         return self.self_sym_sizes
 
 
 def expand_backward0_apply(
-    grads, needs_input_grad, self_sym_sizes
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
 ) -> list[Tensor | None]:
     """The formulas of ExpandBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 1
@@ -422,12 +453,14 @@ class SumToSizeBackward0(Node):
         )
 
     @property
-    def _saved_self_sym_sizes(self) -> Any:
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
         return self.self_sym_sizes
 
 
 def sum_to_size_backward0_apply(
-    grads, needs_input_grad, self_sym_sizes
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
 ) -> list[Tensor | None]:
     """The formulas of SumToSizeBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 1
@@ -454,7 +487,9 @@ class CloneBackward0(Node):
         )
 
 
-def clone_backward0_apply(grads, needs_input_grad) -> list[Tensor | None]:
+def clone_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Tensor | None]:
     """The formulas of CloneBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 1
     grad = grads[0]
@@ -482,7 +517,9 @@ class ToCopyBackward0(Node):
 
 
 def to_copy_backward0_apply(
-    grads, needs_input_grad, self_options
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_options: dtype,
 ) -> list[Tensor | None]:
     """The formulas of ToCopyBackward0, as a function of what it saved."""
     grad_inputs: list[Tensor | None] = [None] * 1
