@@ -170,6 +170,8 @@ class AnalysedFormula:
     uses_grads: bool = False  # the whole `grads` list
     grads_indices: set[int] = field(default_factory=set)
     uses_grad_input_mask: bool = False
+    uses_retain_variables: bool = False
+    uses_named_grads: bool = False  # grad_<return name>
     is_not_implemented: bool = False
 
 
@@ -188,6 +190,12 @@ class _BackwardRewriter(ast.NodeTransformer):
         self.names = names
         self.result = result
         self.saved: dict[str, SavedAttribute] = {}
+        # Named returns give named cotangents: `grad_values` is grads[0] for `values`.
+        self.named_grads = {
+            f"grad_{name}": index
+            for index, name in enumerate(outputs)
+            if not name.startswith("result") and len(outputs) > 1
+        }
 
     def _save(self, attribute: SavedAttribute) -> None:
         self.saved.setdefault(attribute.name, attribute)
@@ -199,6 +207,8 @@ class _BackwardRewriter(ast.NodeTransformer):
             "grad",
             "grads",
             "grad_input_mask",
+            "retain_variables",
+            *self.named_grads,
             *self.names.callables,
         ]
 
@@ -264,12 +274,41 @@ class _BackwardRewriter(ast.NodeTransformer):
             if function.id == "not_implemented":
                 self._check_not_implemented(node)
                 return node
+            if (
+                function.id == "zeros_like"
+                and len(node.args) == 1
+                and not node.keywords
+                and isinstance(node.args[0], ast.Name)
+                and self._is_tensor_name(node.args[0].id)
+            ):
+                return self._zeros_like(node, node.args[0].id)
             self._visit_arguments(node)
             return node
         raise CodegenError(
             "only helpers, operators and tensor methods may be called, not "
             f"'{ast.unparse(function)}'"
         )
+
+    def _zeros_like(self, node: ast.Call, name: str) -> ast.AST:
+        """`zeros_like(x)` saves x's shape and dtype (a TypeAndSize), not x."""
+        local = f"{name}_info"
+        self._save(
+            SavedAttribute(
+                name=local,
+                local=local,
+                kind=SavedKind.VALUE,
+                source=name,
+                save_expression=f"TypeAndSize({name})",
+                has_getter=False,
+                python_type="TypeAndSize",
+            )
+        )
+        call = ast.Call(
+            func=ast.Attribute(value=ast.Name(id=local, ctx=ast.Load()), attr="zeros", ctx=ast.Load()),
+            args=[],
+            keywords=[],
+        )
+        return ast.copy_location(call, node)
 
     def _visit_arguments(self, node: ast.Call) -> None:
         node.args = [self.visit(argument) for argument in node.args]
@@ -314,6 +353,16 @@ class _BackwardRewriter(ast.NodeTransformer):
             self.result.uses_grads = True
         elif name == "grad_input_mask":
             self.result.uses_grad_input_mask = True
+        elif name == "retain_variables":
+            self.result.uses_retain_variables = True
+        elif name in self.named_grads:
+            self.result.grads_indices.add(self.named_grads[name])
+            self.result.uses_named_grads = True
+            index = ast.Constant(value=self.named_grads[name])
+            subscript = ast.Subscript(
+                value=ast.Name(id="grads", ctx=ast.Load()), slice=index, ctx=ast.Load()
+            )
+            return ast.copy_location(subscript, node)
         elif name in self.arguments:
             info = self.arguments[name]
             if info.is_tensor:
@@ -459,7 +508,7 @@ def check_kernel_expression(
                         + did_you_mean(function.id, kernel_helpers)
                     )
             elif isinstance(function, ast.Attribute):
-                if not (isinstance(function.value, ast.Name) and function.value.id == "np"):
+                if not _rooted_at_numpy(function):
                     if not isinstance(function.value, ast.Name) or function.value.id not in allowed:
                         raise CodegenError(
                             f"a numpy expression may call np.NAME(...), kernel helpers and "
@@ -477,6 +526,14 @@ def check_kernel_expression(
                 + did_you_mean(node.id, allowed | {"np"} | kernel_helpers)
             )
     return ast.unparse(tree)
+
+
+def _rooted_at_numpy(node: ast.Attribute) -> bool:
+    """`np.sum`, `np.linalg.norm`: an attribute chain that starts at the name `np`."""
+    value: ast.expr = node.value
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, ast.Name) and value.id == "np"
 
 
 def python_identifier(name: str) -> str:

@@ -36,7 +36,8 @@ class SaveStatement:
 class AutogradIR:
     """What the VariableType wrapper of a differentiable operator does."""
 
-    node_class: str
+    node_class: str  # the annotation of grad_fn
+    node_constructor: str  # e.g. "functions.AddBackward0()"
     differentiable_inputs: str  # "self, other"
     input_saves: tuple[SaveStatement, ...]
     output_histories: tuple[str, ...]  # expressions of the outputs that get history
@@ -52,13 +53,12 @@ class OperatorIR:
     arguments: str  # "self, other, alpha"
     is_view: bool
     # backend kernel
-    numpy: str | None
     promoted: str  # "self, other" ("" when the expression decides the dtype)
     tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
+    kernel_body: tuple[str, ...]  # lines computing and returning the result
     # autograd
     autograd: AutogradIR | None
     no_requires_grad_checks: tuple[str, ...]  # argument names
-    single_output: bool
 
 
 # -- the public bindings ----------------------------------------------------------------
@@ -101,6 +101,7 @@ class BackwardIR:
     apply_arguments: tuple[tuple[str, str], ...]  # (parameter, expression in apply)
     parameters: str  # of the functional apply
     uses_grad: bool
+    uses_retain_variables: bool  # a formula reads `retain_variables`
     formulas: tuple[FormulaIR, ...] = field(default_factory=tuple)
 
 
@@ -155,6 +156,28 @@ def _tensor_unwraps(function: NativeFunction) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
+    """Evaluate the numpy expression and wrap what it returns as the schema says."""
+    assert function.numpy is not None
+    returns = function.schema.returns
+    dtype = ", common_dtype" if function.type_promotion else ""
+    if not returns:
+        return (function.numpy, "return None")
+    if len(returns) == 1:
+        type_ = returns[0].type
+        if type_.is_tensor_like() and type_.is_list_like() is not None:
+            return (f"return [wrap_result(r{dtype}) for r in {function.numpy}]",)
+        if type_.is_tensor_like():
+            return (f"return wrap_result({function.numpy}{dtype})",)
+        return (f"return {function.numpy}",)
+    names = [python_identifier(n) for n in function.output_names]
+    wrapped = [
+        f"wrap_result({name})" if r.type.is_tensor_like() else name
+        for name, r in zip(names, returns)
+    ]
+    return (f"{', '.join(names)} = {function.numpy}", f"return {', '.join(wrapped)}")
+
+
 def _guard_for(
     attribute: SavedAttribute, info: DifferentiabilityInfo, edge_index: dict[str, int]
 ) -> str | None:
@@ -196,7 +219,8 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
         if differentiable
     )
     return AutogradIR(
-        node_class=info.op or "",
+        node_class=f"functions.{info.op}",
+        node_constructor=f"functions.{info.op}()",
         differentiable_inputs=", ".join(python_identifier(n) for n in info.args_with_derivatives),
         input_saves=tuple(input_saves),
         output_histories=histories,
@@ -204,15 +228,48 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
     )
 
 
-def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -> OperatorIR:
-    parameters, arguments = _kernel_parameters(function)
-    with_formula = set(info.args_with_derivatives) if info else set()
-    declared = set(info.non_differentiable) if info else set()
-    checks = tuple(
+def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
+    """An operator with no derivatives.yaml entry records a node that refuses backward."""
+    inputs = [
         python_identifier(a.name)
         for a in function.arguments
-        if a.type.is_tensor_like() and a.name not in with_formula and a.name not in declared
+        if a.type.is_tensor_like() and a.type.is_list_like() is None
+    ]
+    outputs = _output_expressions(function)
+    histories = tuple(
+        outputs[n]
+        for n, r in zip(function.output_names, function.schema.returns)
+        if r.type.is_tensor_like() and r.type.is_list_like() is None
     )
+    if not inputs or not histories:
+        return None
+    return AutogradIR(
+        node_class="NotImplementedBackward",
+        node_constructor=f'NotImplementedBackward("{function.schema.name.name.base}")',
+        differentiable_inputs=", ".join(inputs),
+        input_saves=(),
+        output_histories=histories,
+        output_saves=(),
+    )
+
+
+def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -> OperatorIR:
+    parameters, arguments = _kernel_parameters(function)
+    checks: tuple[str, ...] = ()
+    if info is not None and info.op is not None:
+        # Inputs with neither a formula nor `non_differentiable` must not require grad.
+        covered = set(info.args_with_derivatives) | set(info.non_differentiable)
+        checks = tuple(
+            python_identifier(a.name)
+            for a in function.arguments
+            if a.type.is_tensor_like() and a.name not in covered
+        )
+    if info is None:
+        autograd = _not_implemented_ir(function)
+    elif info.op is not None:
+        autograd = _autograd_ir(info)
+    else:
+        autograd = None  # every output is declared non-differentiable
     return OperatorIR(
         name=function.name,
         identifier=function.identifier,
@@ -220,12 +277,11 @@ def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -
         parameters=parameters,
         arguments=arguments,
         is_view=function.schema.is_view_op,
-        numpy=function.numpy,
         promoted=", ".join(python_identifier(n) for n in function.type_promotion),
         tensor_unwraps=_tensor_unwraps(function),
-        autograd=_autograd_ir(info) if info is not None and info.op else None,
+        kernel_body=_kernel_body(function),
+        autograd=autograd,
         no_requires_grad_checks=checks,
-        single_output=len(function.schema.returns) == 1,
     )
 
 
@@ -263,13 +319,17 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
                 wrap_any_grad_defined=single and not derivative.formula.is_not_implemented,
             )
         )
-    parameters = ", ".join(
-        [
-            "grads: Sequence[Tensor | None]",
-            "needs_input_grad: tuple[bool, ...]",
-            *(f"{python_identifier(a.local)}: {a.python_type}" for a in saved),
-        ]
-    )
+    parameters = [
+        "grads: Sequence[Tensor | None]",
+        "needs_input_grad: tuple[bool, ...]",
+        *(f"{python_identifier(a.local)}: {a.python_type}" for a in saved),
+    ]
+    uses_retain_variables = any(d.formula.uses_retain_variables for d in info.derivatives)
+    if uses_retain_variables:
+        # False when the engine frees the graph after this node (retain_graph=False).
+        slots += ("retain_variables",)
+        apply_arguments.append(("retain_variables", "self.retain_variables"))
+        parameters.append("retain_variables: bool")
     return BackwardIR(
         class_name=info.op,
         function_name=f"{info.op[0].lower()}{_snake(info.op[1:])}_apply",
@@ -280,8 +340,9 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
         getters=tuple(getters),
         num_inputs=len(info.args_with_derivatives),
         apply_arguments=tuple(apply_arguments),
-        parameters=parameters,
+        parameters=", ".join(parameters),
         uses_grad=any(d.formula.uses_grad for d in info.derivatives),
+        uses_retain_variables=uses_retain_variables,
         formulas=tuple(formulas),
     )
 

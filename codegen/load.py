@@ -245,6 +245,17 @@ def _differentiability_info(
         raise CodegenError("per-dispatch-key formulas ('dispatch:') are not supported")
     output_differentiability = _output_differentiability(values.pop("output_differentiability", None), function)
     arguments = _argument_infos(function)
+    if "grad_input_mask" in arguments:
+        raise CodegenError(
+            f"Schema for {function.name} has an argument named grad_input_mask, but that "
+            "name would be shadowed by our codegen. Please use a different name in "
+            "native_functions.yaml."
+        )
+    if "result" in arguments:
+        raise CodegenError(
+            f"Schema for {function.name} has an argument named result, but this is only "
+            "allowed for outputs. Please use a different name in native_functions.yaml."
+        )
     backward: list[Derivative] = []
     forward: list[ForwardDerivative] = []
     non_differentiable: list[str] = []
@@ -308,9 +319,19 @@ def _load_key(
                 f"'{name}' is not a Tensor argument, so it has no gradient; remove it "
                 "or mark it non_differentiable"
             )
+        if argument.type.is_list_like() is not None:
+            raise CodegenError(
+                f"'{name}' is a Tensor[] argument; formulas for tensor lists are not "
+                "supported yet"
+            )
         if name in claimed:
+            if "non_differentiable" in (formula, claimed[name]):
+                raise CodegenError(
+                    f"Derivative definition of {function.name} in derivatives.yaml have "
+                    f"overlapped non_differentiable and differentiable variables: {{'{name}'}}"
+                )
             raise CodegenError(f"'{name}' has two formulas (keys '{claimed[name]}' and '{key}')")
-        claimed[name] = key
+        claimed[name] = "non_differentiable" if formula == "non_differentiable" else key
     if formula == "non_differentiable":
         non_differentiable.extend(var_names)
         return
@@ -324,9 +345,10 @@ def _output_differentiability(value: Any, function: NativeFunction) -> tuple[boo
     if not isinstance(value, list) or not all(isinstance(v, bool) for v in value):
         raise CodegenError(f"output_differentiability must be a list of booleans, got {value!r}")
     if len(value) != len(function.schema.returns):
+        count = len(function.schema.returns)
         raise CodegenError(
             f"output_differentiability has {len(value)} entries but the operator has "
-            f"{len(function.schema.returns)} outputs"
+            f"{count} output{'s' if count != 1 else ''}"
         )
     return tuple(value)
 
@@ -373,7 +395,17 @@ def _check_grads_use(
     output_differentiability: tuple[bool, ...] | None,
 ) -> None:
     uses_grad = any(d.formula.uses_grad for d in derivatives)
-    uses_grads = any(d.formula.uses_grads or d.formula.grads_indices for d in derivatives)
+    uses_named_grads = any(d.formula.uses_named_grads for d in derivatives)
+    uses_grads = any(
+        d.formula.uses_grads or (d.formula.grads_indices and not d.formula.uses_named_grads)
+        for d in derivatives
+    )
+    if uses_named_grads and (uses_grad or uses_grads):
+        raise CodegenError(
+            f"Derivative definition of {function.name} in derivatives.yaml illegally mixes "
+            "use of 'grad_RETURN_NAME' and 'grad' or 'grads[x]'. Use only one method for "
+            "identifying gradients."
+        )
     if uses_grad and uses_grads:
         raise CodegenError(
             f"Derivative definition of {function.name} in derivatives.yaml illegally mixes "
@@ -381,7 +413,7 @@ def _check_grads_use(
             "'grads[0]'"
         )
     indices = set().union(*(d.formula.grads_indices for d in derivatives)) if derivatives else set()
-    if indices == {0} and not any(d.formula.uses_grads for d in derivatives):
+    if indices == {0} and not uses_named_grads and not any(d.formula.uses_grads for d in derivatives):
         raise CodegenError(
             f"Derivative definition of {function.name} in derivatives.yaml solely refers "
             "to 'grads[0]'.  If the first output is indeed the only differentiable "

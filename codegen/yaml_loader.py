@@ -77,7 +77,26 @@ def load_entries(path: Path) -> list[Entry]:
     loader = _StrictLoader(text)
     loader.name = name
     try:
-        document = loader.get_single_data()
+        root = loader.get_single_node()
+        if root is None:
+            return []
+        if not isinstance(root, yaml.SequenceNode):
+            raise CodegenError(
+                "expected a list of entries at the top level",
+                Location(name, root.start_mark.line + 1),
+            )
+        entries = []
+        for node in root.value:
+            line = node.start_mark.line + 1
+            item = loader.construct_object(node, deep=True)
+            if not isinstance(item, _LineMapping):
+                raise CodegenError(
+                    f"expected each entry to be a mapping, got {type(item).__name__}: "
+                    f"{item!r}",
+                    Location(name, line),
+                )
+            entries.append(Entry(dict(item), Location(name, line), dict(item.key_lines)))
+        return entries
     except CodegenError:
         raise
     except yaml.MarkedYAMLError as error:
@@ -89,16 +108,3 @@ def load_entries(path: Path) -> list[Entry]:
         raise CodegenError(f"invalid YAML: {error}", Location(name)) from None
     finally:
         loader.dispose()
-    if document is None:
-        return []
-    if not isinstance(document, list):
-        raise CodegenError("expected a list of entries at the top level", Location(name, 1))
-    entries = []
-    for item in document:
-        if not isinstance(item, _LineMapping):
-            raise CodegenError(
-                f"expected each entry to be a mapping, got {type(item).__name__}: {item!r}",
-                Location(name),
-            )
-        entries.append(Entry(dict(item), Location(name, item.line), dict(item.key_lines)))
-    return entries

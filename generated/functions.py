@@ -22,7 +22,7 @@ from gradgen.helpers import (
     zeros_like,
 )
 from gradgen.tensor import Number, Tensor
-from gradgen.variable_type_utils import not_implemented
+from gradgen.variable_type_utils import TypeAndSize, not_implemented
 
 from .ops import (
     _conj,

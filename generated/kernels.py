@@ -19,7 +19,7 @@ from gradgen.variable_type_utils import promoted_array, wrap_result
 from . import operators
 
 
-def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
     self = promoted_array(self, common_dtype)
@@ -29,7 +29,7 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Ten
     )
 
 
-def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
     self = promoted_array(self, common_dtype)
@@ -39,7 +39,7 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Ten
     )
 
 
-def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
     self = promoted_array(self, common_dtype)
@@ -47,50 +47,50 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
     return wrap_result(self * other, common_dtype)
 
 
-def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Tensor:
+def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     common_dtype = result_type(self, exponent)
     self = promoted_array(self, common_dtype)
     return wrap_result(self**exponent, common_dtype)
 
 
-def numpy_permute(ks: int, self: Tensor, dims: Sequence[int]) -> Tensor:
+def numpy_permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     self = self._data
     return wrap_result(permute(self, dims))
 
 
-def numpy_neg(ks: int, self: Tensor) -> Tensor:
+def numpy_neg(ks: int, self: Tensor) -> Any:
     """neg(Tensor self) -> Tensor"""
     self = self._data
     return wrap_result(np.negative(self))
 
 
-def numpy__conj(ks: int, self: Tensor) -> Tensor:
+def numpy__conj(ks: int, self: Tensor) -> Any:
     """_conj(Tensor(a) self) -> Tensor(a)"""
     self = self._data
     return wrap_result(np.conjugate(self))
 
 
-def numpy_real(ks: int, self: Tensor) -> Tensor:
+def numpy_real(ks: int, self: Tensor) -> Any:
     """real(Tensor(a) self) -> Tensor(a)"""
     self = self._data
     return wrap_result(np.real(self))
 
 
-def numpy_expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Tensor:
+def numpy_expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
     self = self._data
     return wrap_result(expand(self, size))
 
 
-def numpy_sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Tensor:
+def numpy_sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
     self = self._data
     return wrap_result(sum_to_size(self, size))
 
 
-def numpy_clone(ks: int, self: Tensor, memory_format: Any | None) -> Tensor:
+def numpy_clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     self = self._data
     return wrap_result(np.copy(self))
@@ -105,7 +105,7 @@ def numpy__to_copy(
     pin_memory: bool | None,
     non_blocking: bool,
     memory_format: Any | None,
-) -> Tensor:
+) -> Any:
     """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
     self = self._data
     return wrap_result(to_copy(self, dtype))

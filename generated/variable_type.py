@@ -13,6 +13,8 @@ from gradgen.dtypes import dtype
 from gradgen.graph import SavedVariable
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
+    NotImplementedBackward,
+    TypeAndSize,
     check_no_requires_grad,
     collect_next_edges,
     compute_requires_grad,
@@ -22,7 +24,7 @@ from gradgen.variable_type_utils import (
 from . import functions, operators
 
 
-def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     _any_requires_grad = compute_requires_grad(self, other)
     grad_fn: functions.AddBackward0 | None = None
@@ -40,7 +42,7 @@ def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
     return result
 
 
-def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     _any_requires_grad = compute_requires_grad(self, other)
     grad_fn: functions.SubBackward0 | None = None
@@ -58,7 +60,7 @@ def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
     return result
 
 
-def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
     _any_requires_grad = compute_requires_grad(self, other)
     grad_fn: functions.MulBackward0 | None = None
@@ -77,7 +79,7 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
     return result
 
 
-def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Tensor:
+def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.PowBackward0 | None = None
@@ -94,7 +96,7 @@ def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Tensor:
     return result
 
 
-def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Tensor:
+def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.PermuteBackward0 | None = None
@@ -108,7 +110,7 @@ def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Tensor:
     return result
 
 
-def neg(ks: int, self: Tensor) -> Tensor:
+def neg(ks: int, self: Tensor) -> Any:
     """neg(Tensor self) -> Tensor"""
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.NegBackward0 | None = None
@@ -121,7 +123,7 @@ def neg(ks: int, self: Tensor) -> Tensor:
     return result
 
 
-def _conj(ks: int, self: Tensor) -> Tensor:
+def _conj(ks: int, self: Tensor) -> Any:
     """_conj(Tensor(a) self) -> Tensor(a)"""
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.ConjBackward0 | None = None
@@ -134,7 +136,7 @@ def _conj(ks: int, self: Tensor) -> Tensor:
     return result
 
 
-def real(ks: int, self: Tensor) -> Tensor:
+def real(ks: int, self: Tensor) -> Any:
     """real(Tensor(a) self) -> Tensor(a)"""
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.RealBackward0 | None = None
@@ -147,7 +149,7 @@ def real(ks: int, self: Tensor) -> Tensor:
     return result
 
 
-def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Tensor:
+def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.ExpandBackward0 | None = None
@@ -163,7 +165,7 @@ def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Tensor
     return result
 
 
-def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Tensor:
+def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SumToSizeBackward0 | None = None
@@ -177,7 +179,7 @@ def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Tensor:
     return result
 
 
-def clone(ks: int, self: Tensor, memory_format: Any | None) -> Tensor:
+def clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.CloneBackward0 | None = None
@@ -201,7 +203,7 @@ def _to_copy(
     pin_memory: bool | None,
     non_blocking: bool,
     memory_format: Any | None,
-) -> Tensor:
+) -> Any:
     """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.ToCopyBackward0 | None = None

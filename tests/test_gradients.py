@@ -17,8 +17,9 @@ Reverse mode is reached two ways, as a test parameter ``mode``: ``"grad"`` is
 ``out.backward(v)`` followed by reading each leaf's ``.grad``. The upstream gradient ``v``
 is always random (non-uniform), so a transposed or mis-permuted gradient cannot pass.
 
-A known gradgen bug is marked ``xfail(strict=True, raises=...)`` with the exception it
-raises, so the marker fails (XPASS strict) as soon as the bug is fixed.
+Convention for bugs found by these tests: mark the test
+``xfail(strict=True, raises=<the exception>, reason=<the bug>)`` rather than weakening it,
+so the marker fails (XPASS strict) as soon as the bug is fixed. None is open at present.
 """
 
 from __future__ import annotations

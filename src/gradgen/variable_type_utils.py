@@ -113,3 +113,35 @@ _LEGACY_SCALAR_NAMES = {
 
 def _legacy_scalar_name(d: dtype) -> str:
     return _LEGACY_SCALAR_NAMES.get(d.name, d.name)
+
+
+class NotImplementedBackward(Node):
+    """The grad_fn of an operator that has no derivatives.yaml entry.
+
+    The forward runs; the backward raises PyTorch's error naming the operator.
+    """
+
+    __slots__ = ("operator",)
+
+    def __init__(self, operator: str) -> None:
+        super().__init__()
+        self.operator = operator
+
+    def name(self) -> str:
+        return "NotImplemented"
+
+    def apply(self, grads: Any) -> list[Tensor | None]:
+        raise RuntimeError(f"derivative for aten::{self.operator} is not implemented")
+
+
+class TypeAndSize:
+    """What `zeros_like(x)` in a formula saves instead of x: its shape and dtype."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.shape = tensor._data.shape
+        self.dtype = tensor._data.dtype
+
+    def zeros(self) -> Tensor:
+        return Tensor(np.zeros(self.shape, self.dtype))
