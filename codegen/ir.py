@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .formulas import SavedAttribute, SavedKind, python_identifier
 from .load import Model
 from .model import DifferentiabilityInfo, NativeFunction, Variant
-from .schema import Argument, BaseTy, default_to_python
+from .schema import Argument, BaseTy, SchemaKind, default_to_python
 from .types import python_type
 
 # -- the operator's kernels ------------------------------------------------------------
@@ -52,6 +52,7 @@ class OperatorIR:
     parameters: str  # "self: Tensor, other: Tensor, alpha: Number"
     arguments: str  # "self, other, alpha"
     is_view: bool
+    is_inplace: bool  # writes into `self` and returns it (`add_`)
     # backend kernel
     promoted: str  # "self, other" ("" when the expression decides the dtype)
     tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
@@ -138,8 +139,13 @@ def _kernel_parameters(function: NativeFunction) -> tuple[str, str]:
     return ", ".join(annotated), ", ".join(names)
 
 
+def _is_inplace(function: NativeFunction) -> bool:
+    return function.schema.kind() is SchemaKind.inplace
+
+
 def _tensor_unwraps(function: NativeFunction) -> tuple[str, ...]:
-    lines = []
+    # An in-place kernel keeps the Tensor it writes into before `self` becomes an array.
+    lines = ["self_tensor = self"] if _is_inplace(function) else []
     promoted = set(function.type_promotion)
     for argument in function.arguments:
         name = python_identifier(argument.name)
@@ -161,6 +167,8 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
     assert function.numpy is not None
     returns = function.schema.returns
     dtype = ", common_dtype" if function.type_promotion else ""
+    if _is_inplace(function):
+        return (f"return copy_into(self_tensor, {function.numpy})",)
     if not returns:
         return (function.numpy, "return None")
     if len(returns) == 1:
@@ -190,7 +198,11 @@ def _guard_for(
     return f"grad_fn.should_compute_output({edge_index[users[0].var_names[0]]})"
 
 
-def _output_expressions(function: NativeFunction) -> dict[str, str]:
+def _output_expressions(function: NativeFunction, info_outputs: tuple[str, ...]) -> dict[str, str]:
+    """How the wrapper refers to each output: `result`, `result[i]`, or for an
+    in-place operator `self` under the functional operator's output names."""
+    if _is_inplace(function):
+        return {name: "self" for name in info_outputs}
     names = function.output_names
     if len(names) == 1:
         return {names[0]: "result"}
@@ -200,12 +212,16 @@ def _output_expressions(function: NativeFunction) -> dict[str, str]:
 def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
     function = info.function
     edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
-    outputs = _output_expressions(function)
+    outputs = _output_expressions(function, _formula_outputs(info))
+    inplace = _is_inplace(function)
     input_saves = []
     output_saves = []
     for attribute in info.saved:
         source = python_identifier(attribute.source)
-        if attribute.kind is SavedKind.TENSOR:
+        if attribute.kind is SavedKind.TENSOR and inplace and attribute.source == "self":
+            # The formula means self before the kernel overwrote it (original_self).
+            value = "SavedVariable(self.clone(), False)"
+        elif attribute.kind is SavedKind.TENSOR:
             value = f"SavedVariable({source}, False)"
         elif attribute.kind is SavedKind.OUTPUT:
             value = f"SavedVariable({outputs[attribute.source]}, True)"
@@ -228,6 +244,12 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
     )
 
 
+def _formula_outputs(info: DifferentiabilityInfo) -> tuple[str, ...]:
+    """The output names the formulas use (the functional operator's, for in-place)."""
+    names = {a.source for d in info.derivatives for a in d.formula.saved if a.kind is SavedKind.OUTPUT}
+    return tuple(sorted(names)) or info.function.output_names
+
+
 def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
     """An operator with no derivatives.yaml entry records a node that refuses backward."""
     inputs = [
@@ -235,7 +257,7 @@ def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
         for a in function.arguments
         if a.type.is_tensor_like() and a.type.is_list_like() is None
     ]
-    outputs = _output_expressions(function)
+    outputs = _output_expressions(function, function.output_names)
     histories = tuple(
         outputs[n]
         for n, r in zip(function.output_names, function.schema.returns)
@@ -276,7 +298,8 @@ def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -
         schema=str(function.schema),
         parameters=parameters,
         arguments=arguments,
-        is_view=function.schema.is_view_op,
+        is_view=function.schema.is_view_op and not _is_inplace(function),
+        is_inplace=_is_inplace(function),
         promoted=", ".join(python_identifier(n) for n in function.type_promotion),
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
@@ -418,7 +441,9 @@ def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozens
     operators = tuple(
         _operator_ir(f, infos.get(id(f))) for f in model.native_functions if f.numpy is not None
     )
-    nodes = tuple(_backward_ir(i) for i in model.infos if i.op is not None)
+    # In-place variants share their functional operator's class: one class per op.
+    unique = {i.op: i for i in reversed(model.infos) if i.op is not None}
+    nodes = tuple(_backward_ir(i) for i in model.infos if i.op is not None and unique[i.op] is i)
     functions = tuple(
         _binding(f, method=False) for f in model.native_functions if Variant.function in f.variants
     )

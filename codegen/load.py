@@ -9,6 +9,7 @@ derivatives.yaml `name:` must repeat a native_functions.yaml schema byte for byt
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from .model import (
     NativeFunction,
     Variant,
 )
-from .schema import BaseTy, parse_schema
+from .schema import BaseTy, SchemaKind, parse_schema
 from .types import python_type
 from .yaml_loader import Entry, load_entries
 
@@ -137,8 +138,15 @@ def _native_function(
         if self_arg is None or not self_arg.type.is_tensor_like():
             raise CodegenError("a method variant needs a Tensor argument named 'self'")
     numpy, composite = values.get("numpy"), values.get("composite")
+    inplace = schema.kind() is SchemaKind.inplace
+    if numpy is None and composite is None and inplace:
+        # Derived later from the functional operator's kernel (see _derive_inplace).
+        return NativeFunction(schema, variants, None, None, (), entry.location)
     if (numpy is None) == (composite is None):
-        raise CodegenError("needs exactly one of 'numpy' (a kernel expression) or 'composite'")
+        raise CodegenError(
+            "needs exactly one of 'numpy' (a kernel expression) or 'composite'"
+            + ("" if not inplace else "; an in-place operator may omit both to reuse its functional operator's kernel")
+        )
     if numpy is not None:
         numpy = check_kernel_expression(numpy, argument_names, kernel_helpers)
     if composite is not None and composite not in composites:
@@ -177,8 +185,44 @@ def load_native_functions(
                 )
             seen[function.name] = function
             functions.append(function)
+    functions = [_derive_inplace(f, functions, errors) for f in functions]
     _check_python_names(functions, errors)
     return functions
+
+
+def _functional_name(function: NativeFunction) -> str:
+    """``add.Tensor`` for ``add_.Tensor``."""
+    name = function.schema.name
+    overload = f".{name.overload_name}" if name.overload_name else ""
+    return f"{name.name.base}{overload}"
+
+
+def _derive_inplace(
+    function: NativeFunction, functions: list[NativeFunction], errors: ErrorCollector
+) -> NativeFunction:
+    """An in-place operator without a kernel computes its functional operator's
+    expression and writes the result into `self`, as PyTorch derives `add_` from `add`."""
+    if function.numpy is not None or function.composite is not None:
+        return function
+    wanted = _functional_name(function)
+    functional = next((f for f in functions if f.name == wanted), None)
+    with errors.context(function.location, function.name):
+        if functional is None or functional.numpy is None:
+            raise CodegenError(
+                f"has no kernel and no functional operator '{wanted}' with a numpy "
+                "expression to derive one from"
+            )
+        own = [a.name for a in function.arguments]
+        theirs = [a.name for a in functional.arguments]
+        if own != theirs:
+            raise CodegenError(
+                f"its arguments {own} differ from those of '{wanted}' {theirs}, so its "
+                "kernel cannot be derived"
+            )
+        return dataclasses.replace(
+            function, numpy=functional.numpy, type_promotion=functional.type_promotion
+        )
+    return function
 
 
 def _check_python_names(functions: list[NativeFunction], errors: ErrorCollector) -> None:
@@ -469,7 +513,23 @@ def load_derivatives(
             info = _differentiability_info(entry, function, names, op_counters, errors)
             if info is not None:
                 infos.append(info)
-    return infos
+    return infos + _inplace_infos(functions, infos)
+
+
+def _inplace_infos(
+    functions: list[NativeFunction], infos: list[DifferentiabilityInfo]
+) -> list[DifferentiabilityInfo]:
+    """In-place operators without their own entry use their functional operator's
+    formulas and Backward class (`x.add_(y)` records an AddBackward0), as PyTorch."""
+    by_name = {info.function.name: info for info in infos}
+    derived = []
+    for function in functions:
+        if function.schema.kind() is not SchemaKind.inplace or function.name in by_name:
+            continue
+        functional = by_name.get(_functional_name(function))
+        if functional is not None:
+            derived.append(dataclasses.replace(functional, function=function))
+    return derived
 
 
 def load(native_functions: Path, derivatives: Path) -> Model:

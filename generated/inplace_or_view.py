@@ -15,7 +15,7 @@ from gradgen.dispatch import (
 )
 from gradgen.dtypes import dtype
 from gradgen.tensor import Number, Tensor
-from gradgen.variable_type_utils import as_view
+from gradgen.variable_type_utils import as_view, increment_version
 
 from . import operators
 
@@ -48,7 +48,37 @@ def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Tensor
     return as_view(self, result)
 
 
+def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+    """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.add__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other, alpha
+    )
+    increment_version(self)
+    return result
+
+
+def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.sub__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other, alpha
+    )
+    increment_version(self)
+    return result
+
+
+def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.mul__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
 operators.expand.register(DispatchKey.ADInplaceOrView, expand)
+operators.add__Tensor.register(DispatchKey.ADInplaceOrView, add__Tensor)
+operators.sub__Tensor.register(DispatchKey.ADInplaceOrView, sub__Tensor)
+operators.mul__Tensor.register(DispatchKey.ADInplaceOrView, mul__Tensor)

@@ -14,7 +14,7 @@ from gradgen.dispatch import DispatchKey
 from gradgen.dtypes import dtype, result_type
 from gradgen.numpy_kernels import expand, permute, sum_to_size, to_copy
 from gradgen.tensor import Number, Tensor
-from gradgen.variable_type_utils import promoted_array, wrap_result
+from gradgen.variable_type_utils import copy_into, promoted_array, wrap_result
 
 from . import operators
 
@@ -111,6 +111,33 @@ def numpy__to_copy(
     return wrap_result(to_copy(self, dtype))
 
 
+def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, self + other if alpha == 1 else self + alpha * other)
+
+
+def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, self - other if alpha == 1 else self - alpha * other)
+
+
+def numpy_mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, self * other)
+
+
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -123,3 +150,6 @@ operators.expand.register(DispatchKey.NumPy, numpy_expand)
 operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
 operators.clone.register(DispatchKey.NumPy, numpy_clone)
 operators._to_copy.register(DispatchKey.NumPy, numpy__to_copy)
+operators.add__Tensor.register(DispatchKey.NumPy, numpy_add__Tensor)
+operators.sub__Tensor.register(DispatchKey.NumPy, numpy_sub__Tensor)
+operators.mul__Tensor.register(DispatchKey.NumPy, numpy_mul__Tensor)

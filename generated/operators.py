@@ -35,3 +35,14 @@ _to_copy = OperatorHandle(
     "_to_copy",
     "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
 )
+add__Tensor = OperatorHandle(
+    "add_.Tensor",
+    "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+)
+sub__Tensor = OperatorHandle(
+    "sub_.Tensor",
+    "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+)
+mul__Tensor = OperatorHandle(
+    "mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)

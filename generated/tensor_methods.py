@@ -99,6 +99,24 @@ def _to_copy(
     )
 
 
+def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
+    other = tensor_argument(other, "add_", "other", 2, True)
+    return operators.add__Tensor.call(self, other, alpha)
+
+
+def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
+    other = tensor_argument(other, "sub_", "other", 2, True)
+    return operators.sub__Tensor.call(self, other, alpha)
+
+
+def mul_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "mul_", "other", 2, True)
+    return operators.mul__Tensor.call(self, other)
+
+
 METHODS: dict[str, Callable[..., Any]] = {
     "add": add,
     "sub": sub,
@@ -112,4 +130,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "sum_to_size": sum_to_size,
     "clone": clone,
     "_to_copy": _to_copy,
+    "add_": add_,
+    "sub_": sub_,
+    "mul_": mul_,
 }

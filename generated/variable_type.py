@@ -15,9 +15,11 @@ from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
     NotImplementedBackward,
     TypeAndSize,
+    check_inplace,
     check_no_requires_grad,
     collect_next_edges,
     compute_requires_grad,
+    rebase_history,
     set_history,
 )
 
@@ -227,6 +229,64 @@ def _to_copy(
     return result
 
 
+def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.alpha = alpha
+        grad_fn.other_scalar_type = other.dtype
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.add__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SubBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SubBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.alpha = alpha
+        grad_fn.other_scalar_type = other.dtype
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.sub__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MulBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_scalar_type = other.dtype
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.mul__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -239,3 +299,6 @@ operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
 operators.clone.register(DispatchKey.Autograd, clone)
 operators._to_copy.register(DispatchKey.Autograd, _to_copy)
+operators.add__Tensor.register(DispatchKey.Autograd, add__Tensor)
+operators.sub__Tensor.register(DispatchKey.Autograd, sub__Tensor)
+operators.mul__Tensor.register(DispatchKey.Autograd, mul__Tensor)

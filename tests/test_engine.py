@@ -409,3 +409,78 @@ def test_a_million_node_chain_backwards_without_recursion() -> None:
     root = weakref.ref(y.grad_fn)
     del y  # the whole chain is freed without a C-stack overflow
     assert root() is None
+
+
+def test_post_accumulate_grad_hook_sees_the_updated_grad() -> None:
+    x = leaf(2.0)
+    seen = []
+    handle = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.item()))
+    (x * 3.0).backward()
+    (x * 3.0).backward()
+    handle.remove()
+    (x * 3.0).backward()
+    assert seen == [3.0, 6.0]
+    with pytest.raises(RuntimeError, match="cannot be registered on non-leaf tensors"):
+        (x * 1.0).register_post_accumulate_grad_hook(lambda t: None)
+
+
+def test_hook_order_matches_pytorch() -> None:
+    # PyTorch: node prehook, node posthook of y's consumer; y's tensor hooks, then
+    # retain_grad, then y's node pre/post hooks; finally x's tensor hook and x's
+    # post-accumulate hook.
+    x = leaf(1.0)
+    order: list[str] = []
+    y = x * 2.0
+    z = y * 3.0
+    z.grad_fn.register_prehook(lambda g: order.append("z prehook"))
+    z.grad_fn.register_hook(lambda gi, go: order.append("z posthook"))
+    y.retain_grad()
+    y.register_hook(lambda g: order.append("y tensor hook"))
+    y.grad_fn.register_prehook(lambda g: order.append("y prehook"))
+    y.grad_fn.register_hook(lambda gi, go: order.append("y posthook"))
+    x.register_hook(lambda g: order.append("x tensor hook"))
+    x.register_post_accumulate_grad_hook(lambda t: order.append("x post accumulate"))
+    z.backward()
+    assert order == [
+        "z prehook",
+        "z posthook",
+        "y tensor hook",
+        "y prehook",
+        "y posthook",
+        "x tensor hook",
+        "x post accumulate",
+    ]
+    assert y.grad.item() == 3.0
+
+
+def test_grad_with_respect_to_an_interior_tensor_prunes_below_it() -> None:
+    x = leaf(2.0)
+    ran = []
+    h = x * 3.0
+    h.grad_fn.register_prehook(lambda g: ran.append("below h"))
+    out = (h * h) * 1.0
+    (gh,) = autograd.grad(out, h)
+    assert gh.item() == 12.0 and ran == []
+
+
+def test_independent_graphs_from_eight_threads_match_serial_results() -> None:
+    def work(seed: int) -> float:
+        x = leaf(float(seed))
+        y = x
+        for _ in range(200):
+            y = y * 1.01 + 0.5
+        (g,) = autograd.grad(y, x)
+        return g.item()
+
+    expected = [work(s) for s in range(8)]
+    results: list[float] = [0.0] * 8
+
+    def run(index: int) -> None:
+        results[index] = work(index)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == expected

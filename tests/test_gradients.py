@@ -65,7 +65,10 @@ def require_torch() -> Any:
 
 
 def numerical_jacobian(
-    f: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], index: int, eps: float = EPS
+    f: Callable[..., np.ndarray],
+    inputs: Sequence[np.ndarray],
+    index: int,
+    eps: float = EPS,
 ) -> np.ndarray:
     """d f / d inputs[index] by central differences, as a (f.size, input.size) matrix."""
     arrays = [np.array(x, dtype=np.float64, copy=True) for x in inputs]
@@ -253,7 +256,9 @@ def _as_numpy(t: Any) -> np.ndarray:
     return np.asarray(t.numpy())
 
 
-def reverse_grads(out: Any, inputs: Sequence[Any], v: Any, mode: str, **kw: Any) -> tuple[Any, ...]:
+def reverse_grads(
+    out: Any, inputs: Sequence[Any], v: Any, mode: str, **kw: Any
+) -> tuple[Any, ...]:
     """The gradients of `out` (upstream `v`) for `inputs`, by autograd.grad or backward."""
     if mode == "grad":
         return tuple(gradgen.autograd.grad(out, inputs, grad_outputs=v, **kw))
@@ -302,11 +307,13 @@ def _first_order_cases() -> list[Case]:
         for label, sa, sb in _BROADCAST_SHAPES[:3]:
             cases += [
                 Case(
-                    f"add_alpha{alpha}_{label}", (sa, sb),
+                    f"add_alpha{alpha}_{label}",
+                    (sa, sb),
                     lambda o, a, b, alpha=alpha: o.add(a, b, alpha=alpha),
                 ),
                 Case(
-                    f"sub_alpha{alpha}_{label}", (sa, sb),
+                    f"sub_alpha{alpha}_{label}",
+                    (sa, sb),
                     lambda o, a, b, alpha=alpha: o.sub(a, b, alpha=alpha),
                 ),
             ]
@@ -325,8 +332,18 @@ def _first_order_cases() -> list[Case]:
     ]
     for exponent in (0, 1, 2, 3, 2.5, -1, 0.5, -2.5):
         cases += [
-            Case(f"pow_{exponent}", ((3, 4),), lambda o, a, e=exponent: o.pow(a, e), positive=True),
-            Case(f"pow_operator_{exponent}", ((2, 3),), lambda o, a, e=exponent: a**e, positive=True),
+            Case(
+                f"pow_{exponent}",
+                ((3, 4),),
+                lambda o, a, e=exponent: o.pow(a, e),
+                positive=True,
+            ),
+            Case(
+                f"pow_operator_{exponent}",
+                ((2, 3),),
+                lambda o, a, e=exponent: a**e,
+                positive=True,
+            ),
         ]
     cases += [
         Case("pow_3_signed", ((3, 4),), lambda o, a: a**3),
@@ -336,13 +353,18 @@ def _first_order_cases() -> list[Case]:
         cases += [
             Case(f"permute{dims}", ((2, 3, 4),), lambda o, a, d=dims: o.permute(a, d)),
             Case(
-                f"permute_method{dims}", ((2, 3, 4),),
+                f"permute_method{dims}",
+                ((2, 3, 4),),
                 lambda o, a, d=dims: o.permute_method(a, d),
             ),
         ]
     cases += [
         Case("permute_2d_transpose", ((3, 4),), lambda o, a: o.permute(a, (1, 0))),
-        Case("permute_twice", ((2, 3, 4),), lambda o, a: o.permute(o.permute(a, (2, 0, 1)), (2, 0, 1))),
+        Case(
+            "permute_twice",
+            ((2, 3, 4),),
+            lambda o, a: o.permute(o.permute(a, (2, 0, 1)), (2, 0, 1)),
+        ),
         Case("neg", ((3, 4),), lambda o, a: o.neg(a)),
         Case("neg_method", ((2, 3, 4),), lambda o, a: o.neg_method(a)),
         Case("neg_0d", ((),), lambda o, a: o.neg(a)),
@@ -351,21 +373,49 @@ def _first_order_cases() -> list[Case]:
         Case("expand_col", ((3, 1),), lambda o, a: o.expand(a, (3, 4))),
         Case("expand_minus1", ((3, 1),), lambda o, a: o.expand(a, (-1, 4))),
         Case("expand_new_leading", ((3, 1),), lambda o, a: o.expand(a, (2, 3, 4))),
-        Case("expand_new_leading_minus1", ((3, 1),), lambda o, a: o.expand(a, (2, -1, 4))),
+        Case(
+            "expand_new_leading_minus1", ((3, 1),), lambda o, a: o.expand(a, (2, -1, 4))
+        ),
         Case("expand_0d", ((),), lambda o, a: o.expand(a, (2, 3))),
         Case("expand_same", ((3, 4),), lambda o, a: o.expand(a, (3, 4))),
-        Case("expand_tuple_form", ((3, 1),), lambda o, a: o.expand_tuple(a, (2, -1, 4))),
-        Case("sum_to_size_tuple_form", ((2, 3, 4),), lambda o, a: o.sum_to_size_tuple(a, (3, 1))),
-        Case("expand_then_mul", ((3, 1), (3, 4)), lambda o, a, b: o.expand(a, (3, 4)) * b),
-        Case("sum_to_size_3d_to_2d", ((2, 3, 4),), lambda o, a: o.sum_to_size(a, (3, 1))),
+        Case(
+            "expand_tuple_form", ((3, 1),), lambda o, a: o.expand_tuple(a, (2, -1, 4))
+        ),
+        Case(
+            "sum_to_size_tuple_form",
+            ((2, 3, 4),),
+            lambda o, a: o.sum_to_size_tuple(a, (3, 1)),
+        ),
+        Case(
+            "expand_then_mul", ((3, 1), (3, 4)), lambda o, a, b: o.expand(a, (3, 4)) * b
+        ),
+        Case(
+            "sum_to_size_3d_to_2d", ((2, 3, 4),), lambda o, a: o.sum_to_size(a, (3, 1))
+        ),
         Case("sum_to_size_row", ((2, 3, 4),), lambda o, a: o.sum_to_size(a, (1, 4))),
-        Case("sum_to_size_keep_rank", ((2, 3, 4),), lambda o, a: o.sum_to_size(a, (2, 1, 4))),
+        Case(
+            "sum_to_size_keep_rank",
+            ((2, 3, 4),),
+            lambda o, a: o.sum_to_size(a, (2, 1, 4)),
+        ),
         Case("sum_to_size_vec", ((2, 3, 4),), lambda o, a: o.sum_to_size(a, (4,))),
-        Case("sum_to_size_identity", ((2, 3, 4),), lambda o, a: o.sum_to_size(a, (2, 3, 4))),
+        Case(
+            "sum_to_size_identity",
+            ((2, 3, 4),),
+            lambda o, a: o.sum_to_size(a, (2, 3, 4)),
+        ),
         Case("sum_to_size_0d", ((3, 4),), lambda o, a: o.sum_to_size(a, ())),
         # compositions
-        Case("square_of_diff_same", ((3, 4), (3, 4), (3, 4)), lambda o, a, b, c: (a * b - c) ** 2),
-        Case("square_of_diff_bcast", ((3, 1), (1, 4), (4,)), lambda o, a, b, c: (a * b - c) ** 2),
+        Case(
+            "square_of_diff_same",
+            ((3, 4), (3, 4), (3, 4)),
+            lambda o, a, b, c: (a * b - c) ** 2,
+        ),
+        Case(
+            "square_of_diff_bcast",
+            ((3, 1), (1, 4), (4,)),
+            lambda o, a, b, c: (a * b - c) ** 2,
+        ),
         Case("leaf_twice_mul", ((3, 4),), lambda o, a: a * a),
         Case("leaf_twice_add", ((3, 4),), lambda o, a: a + a),
         Case("leaf_twice_sub_alpha", ((3, 4),), lambda o, a: o.sub(a, a, alpha=2.5)),
@@ -378,22 +428,29 @@ def _first_order_cases() -> list[Case]:
         Case(
             "diamond_two_inputs",
             ((3, 4), (3, 4)),
-            lambda o, x, y: (lambda u: o.neg(u * y) + o.clone(u) * u)(o.sub(x, y, alpha=-3)),
+            lambda o, x, y: (lambda u: o.neg(u * y) + o.clone(u) * u)(
+                o.sub(x, y, alpha=-3)
+            ),
         ),
         Case(
             "deep_chain",
             ((2, 3),),
-            lambda o, x: o.clone(o.neg(o.add(o.mul(x, 0.5), o.pow(x, 2), alpha=0.25)) * x),
+            lambda o, x: o.clone(
+                o.neg(o.add(o.mul(x, 0.5), o.pow(x, 2), alpha=0.25)) * x
+            ),
         ),
         Case(
             "permute_in_composition",
             ((2, 3, 4), (4, 2, 3)),
-            lambda o, a, b: o.permute(a, (2, 0, 1)) * b - o.permute(o.permute_method(o.neg(b), (1, 2, 0)), (2, 0, 1)),
+            lambda o, a, b: o.permute(a, (2, 0, 1)) * b
+            - o.permute(o.permute_method(o.neg(b), (1, 2, 0)), (2, 0, 1)),
         ),
         Case(
             "expand_sum_to_size_roundtrip",
             ((3, 1),),
-            lambda o, a: o.sum_to_size(o.expand(a, (2, 3, 4)) * o.expand(a, (2, 3, 4)), (3, 1)),
+            lambda o, a: o.sum_to_size(
+                o.expand(a, (2, 3, 4)) * o.expand(a, (2, 3, 4)), (3, 1)
+            ),
         ),
     ]
     return cases
@@ -444,7 +501,11 @@ def test_first_order_matches_numerical_vjp(case: Case, mode: str) -> None:
         assert got.dtype == gradgen.float64
         assert tuple(got.shape) == tuple(leaf.shape), f"input {index}"
         np.testing.assert_allclose(
-            _as_numpy(got), want, rtol=NUMERIC_RTOL, atol=NUMERIC_ATOL, err_msg=f"input {index}"
+            _as_numpy(got),
+            want,
+            rtol=NUMERIC_RTOL,
+            atol=NUMERIC_ATOL,
+            err_msg=f"input {index}",
         )
         if mode == "backward":
             # `.grad` never aliases the upstream gradient the caller holds (PyTorch
@@ -455,10 +516,7 @@ def test_first_order_matches_numerical_vjp(case: Case, mode: str) -> None:
 
 
 def _torch_params() -> list[Any]:
-    return [
-        pytest.param(case, id=case.name)
-        for case in FIRST_ORDER_CASES
-    ]
+    return [pytest.param(case, id=case.name) for case in FIRST_ORDER_CASES]
 
 
 @pytest.mark.parametrize("case", _torch_params())
@@ -468,7 +526,9 @@ def test_first_order_matches_torch(case: Case) -> None:
     t_leaves = [t.tensor(a, requires_grad=True) for a in arrays]
     t_out = case.fn(ModuleOps(t), *t_leaves)
     v_np = _rng("v", case.name).standard_normal(tuple(t_out.shape))
-    t_grads = t.autograd.grad(t_out, t_leaves, grad_outputs=t.tensor(v_np), allow_unused=True)
+    t_grads = t.autograd.grad(
+        t_out, t_leaves, grad_outputs=t.tensor(v_np), allow_unused=True
+    )
 
     leaves = [gradgen.tensor(a, requires_grad=True) for a in arrays]
     out = case.fn(GRADGEN_OPS, *leaves)
@@ -477,7 +537,9 @@ def test_first_order_matches_torch(case: Case) -> None:
     for got, want in zip(grads, t_grads):
         assert (got is None) == (want is None)
         if want is not None:
-            np.testing.assert_allclose(_as_numpy(got), _as_numpy(want), rtol=1e-10, atol=1e-10)
+            np.testing.assert_allclose(
+                _as_numpy(got), _as_numpy(want), rtol=1e-10, atol=1e-10
+            )
 
 
 def test_backward_accumulates_into_grad_across_calls() -> None:
@@ -494,7 +556,9 @@ def test_backward_accumulates_into_grad_across_calls() -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def _derivative(out: Any, inputs: Sequence[Any], v: Any, mode: str, create_graph: bool) -> tuple[Any, ...]:
+def _derivative(
+    out: Any, inputs: Sequence[Any], v: Any, mode: str, create_graph: bool
+) -> tuple[Any, ...]:
     with warnings.catch_warnings():
         # backward(create_graph=True) warns about a reference cycle, as PyTorch does.
         warnings.simplefilter("ignore", UserWarning)
@@ -504,13 +568,19 @@ def _derivative(out: Any, inputs: Sequence[Any], v: Any, mode: str, create_graph
 class HigherCase(NamedTuple):
     name: str
     fn: Callable[[Any], Any]  # of one positive input x, shape (4,)
-    second: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]  # (x, v, w) -> d2
+    second: Callable[
+        [np.ndarray, np.ndarray, np.ndarray], np.ndarray
+    ]  # (x, v, w) -> d2
 
 
 _HIGHER_CASES = [
     HigherCase("cube", lambda x: x**3, lambda x, v, w: 6 * x * v * w),
     HigherCase("cube_by_mul", lambda x: x * x * x, lambda x, v, w: 6 * x * v * w),
-    HigherCase("pow_2.5", lambda x: gradgen.pow(x, 2.5), lambda x, v, w: 2.5 * 1.5 * x**0.5 * v * w),
+    HigherCase(
+        "pow_2.5",
+        lambda x: gradgen.pow(x, 2.5),
+        lambda x, v, w: 2.5 * 1.5 * x**0.5 * v * w,
+    ),
     HigherCase("pow_-1", lambda x: x**-1, lambda x, v, w: 2 * x**-3 * v * w),
     HigherCase("pow_2", lambda x: x**2, lambda x, v, w: 2 * v * w),
     HigherCase("pow_1", lambda x: x**1, lambda x, v, w: 0 * x),
@@ -539,7 +609,9 @@ def test_second_derivative(case: HigherCase, mode: str) -> None:
     (g1,) = _derivative(case.fn(x), [x], gradgen.tensor(v_np), mode, create_graph=True)
     assert g1.requires_grad
     (g2,) = _derivative(g1, [x], gradgen.tensor(w_np), mode, create_graph=False)
-    np.testing.assert_allclose(_as_numpy(g2), case.second(x_np, v_np, w_np), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        _as_numpy(g2), case.second(x_np, v_np, w_np), rtol=1e-12, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -585,7 +657,9 @@ def test_mixed_second_derivatives_of_x_squared_y(mode: str) -> None:
     x = gradgen.tensor(x_np, requires_grad=True)
     y = gradgen.tensor(y_np, requires_grad=True)
     # z = x^2 y; dz/dx . v = 2 x y v
-    gx, gy = _derivative(x**2 * y, [x, y], gradgen.tensor(v_np), mode, create_graph=True)
+    gx, gy = _derivative(
+        x**2 * y, [x, y], gradgen.tensor(v_np), mode, create_graph=True
+    )
     np.testing.assert_allclose(_as_numpy(gx), 2 * x_np * y_np * v_np, rtol=1e-12)
     np.testing.assert_allclose(_as_numpy(gy), x_np**2 * v_np, rtol=1e-12)
     gxx, gxy = _derivative(gx, [x, y], gradgen.tensor(w_np), mode, create_graph=False)
@@ -603,10 +677,14 @@ def test_second_derivative_through_broadcasting(mode: str) -> None:
     b = gradgen.tensor(b_np, requires_grad=True)
     # z = a^2 b; dz/da . v = sum_j 2 a b_j v_ij; d/db of <w_i, that> = 2 a_i v_ij w_i
     (ga,) = _derivative(a**2 * b, [a], gradgen.tensor(v_np), mode, create_graph=True)
-    np.testing.assert_allclose(_as_numpy(ga), (2 * a_np * b_np * v_np).sum(1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(
+        _as_numpy(ga), (2 * a_np * b_np * v_np).sum(1, keepdims=True), rtol=1e-12
+    )
     w_small = w_np[:, :1]
     (gb,) = _derivative(ga, [b], gradgen.tensor(w_small), mode, create_graph=False)
-    np.testing.assert_allclose(_as_numpy(gb), (2 * a_np * v_np * w_small).sum(0, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(
+        _as_numpy(gb), (2 * a_np * v_np * w_small).sum(0, keepdims=True), rtol=1e-12
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -628,7 +706,9 @@ _FLOAT32_CASES = [
     Float32Case("add_number", ((3, 4),), lambda o, a: a + 2.5),
     Float32Case("rsub_number", ((3, 4),), lambda o, a: 2.5 - a),
     Float32Case("pow_2.5", ((3, 4),), lambda o, a: a**2.5, positive=True),
-    Float32Case("pow_function_2.5", ((3, 4),), lambda o, a: o.pow(a, 2.5), positive=True),
+    Float32Case(
+        "pow_function_2.5", ((3, 4),), lambda o, a: o.pow(a, 2.5), positive=True
+    ),
     Float32Case("pow_-1", ((3, 4),), lambda o, a: a**-1, positive=True),
     Float32Case("pow_3", ((3, 4),), lambda o, a: a**3),
     Float32Case("mul_0d_number", ((),), lambda o, a: a * 2.5),
@@ -637,10 +717,14 @@ _FLOAT32_CASES = [
     Float32Case("add_alpha", ((3, 4), (3, 4)), lambda o, a, b: o.add(a, b, alpha=2.5)),
     Float32Case("sub_alpha", ((3, 4), (3, 4)), lambda o, a, b: o.sub(a, b, alpha=-3)),
     Float32Case("neg_clone", ((3, 4),), lambda o, a: o.clone(o.neg(a))),
-    Float32Case("composition", ((3, 4), (3, 4)), lambda o, a, b: (a * b - 1.5) ** 2 * 0.5),
+    Float32Case(
+        "composition", ((3, 4), (3, 4)), lambda o, a, b: (a * b - 1.5) ** 2 * 0.5
+    ),
     Float32Case("bcast_add", ((3, 1), (1, 4)), lambda o, a, b: a + b),
     Float32Case("bcast_mul_number", ((2, 3, 4), (4,)), lambda o, a, b: (a * b) * 2.5),
-    Float32Case("bcast_pow", ((3, 1), (1, 4)), lambda o, a, b: (a * b) ** 2.5, positive=True),
+    Float32Case(
+        "bcast_pow", ((3, 1), (1, 4)), lambda o, a, b: (a * b) ** 2.5, positive=True
+    ),
     Float32Case("permute", ((2, 3, 4),), lambda o, a: o.permute(a, (2, 0, 1)) * 2.5),
 ]
 
@@ -654,9 +738,7 @@ def _float32_inputs(case: Float32Case) -> list[np.ndarray]:
     return [np.asarray(a, dtype=np.float32) for a in arrays]
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, id=c.name) for c in _FLOAT32_CASES]
-)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in _FLOAT32_CASES])
 def test_float32_stays_float32(case: Float32Case) -> None:
     arrays = _float32_inputs(case)
     leaves = [gradgen.tensor(a, requires_grad=True) for a in arrays]
@@ -668,7 +750,9 @@ def test_float32_stays_float32(case: Float32Case) -> None:
     # Values against a float64 numpy reference (float32 precision).
     arrays64 = [a.astype(np.float64) for a in arrays]
     reference = lambda *xs: case.fn(NUMPY_OPS, *xs)  # noqa: E731
-    np.testing.assert_allclose(_as_numpy(out), reference(*arrays64), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        _as_numpy(out), reference(*arrays64), rtol=1e-5, atol=1e-5
+    )
     v_np = _rng("f32-v", case.name).standard_normal(tuple(out.shape)).astype(np.float32)
     grads = reverse_grads(out, leaves, gradgen.tensor(v_np), "backward")
     expected = numerical_vjp(reference, arrays64, v_np.astype(np.float64))
@@ -677,15 +761,15 @@ def test_float32_stays_float32(case: Float32Case) -> None:
         np.testing.assert_allclose(_as_numpy(got), want, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, id=c.name) for c in _FLOAT32_CASES]
-)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in _FLOAT32_CASES])
 def test_float32_matches_torch(case: Float32Case) -> None:
     t = require_torch()
     arrays = _float32_inputs(case)
     t_leaves = [t.tensor(a, requires_grad=True) for a in arrays]
     t_out = case.fn(ModuleOps(t), *t_leaves)
-    v_np = _rng("f32-v", case.name).standard_normal(tuple(t_out.shape)).astype(np.float32)
+    v_np = (
+        _rng("f32-v", case.name).standard_normal(tuple(t_out.shape)).astype(np.float32)
+    )
     t_grads = t.autograd.grad(t_out, t_leaves, grad_outputs=t.tensor(v_np))
 
     leaves = [gradgen.tensor(a, requires_grad=True) for a in arrays]
@@ -695,7 +779,9 @@ def test_float32_matches_torch(case: Float32Case) -> None:
     grads = reverse_grads(out, leaves, gradgen.tensor(v_np), "backward")
     for got, want in zip(grads, t_grads):
         assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-        np.testing.assert_allclose(_as_numpy(got), _as_numpy(want), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            _as_numpy(got), _as_numpy(want), rtol=1e-5, atol=1e-6
+        )
 
 
 class PromotionCase(NamedTuple):
@@ -713,19 +799,47 @@ def _promotion_cases() -> list[PromotionCase]:
         PromotionCase("float_rmul_int64", lambda m, T: 2.5 * T(ints), "float32"),
         PromotionCase("int64_add_float", lambda m, T: T(ints) + 1.5, "float32"),
         PromotionCase("int64_mul_int", lambda m, T: T(ints) * 3, "int64"),
-        PromotionCase("int64_pow_float", lambda m, T: T(np.abs(ints)) ** 2.5, "float32"),
-        PromotionCase("float64_0d_mul_float32_vec", lambda m, T: T(np.array(2.5)) * T(f32), "float32"),
-        PromotionCase("float32_vec_mul_float64_0d", lambda m, T: T(f32) * T(np.array(2.5)), "float32"),
-        PromotionCase("float32_0d_mul_float64_vec", lambda m, T: T(np.array(2.5, np.float32)) * T(f64), "float64"),
-        PromotionCase("float32_vec_mul_float64_vec", lambda m, T: T(f32) * T(f64), "float64"),
-        PromotionCase("float32_vec_add_int64_vec", lambda m, T: m.add(T(f32), T(ints), alpha=2), "float32"),
-        PromotionCase("int64_0d_mul_float32_vec", lambda m, T: T(np.array(3)) * T(f32), "float32"),
-        PromotionCase("float32_sub_complex_number", lambda m, T: T(f32) - 1j, "complex64"),
-        PromotionCase("float64_mul_complex_number", lambda m, T: T(f64) * (1 + 2j), "complex128"),
+        PromotionCase(
+            "int64_pow_float", lambda m, T: T(np.abs(ints)) ** 2.5, "float32"
+        ),
+        PromotionCase(
+            "float64_0d_mul_float32_vec",
+            lambda m, T: T(np.array(2.5)) * T(f32),
+            "float32",
+        ),
+        PromotionCase(
+            "float32_vec_mul_float64_0d",
+            lambda m, T: T(f32) * T(np.array(2.5)),
+            "float32",
+        ),
+        PromotionCase(
+            "float32_0d_mul_float64_vec",
+            lambda m, T: T(np.array(2.5, np.float32)) * T(f64),
+            "float64",
+        ),
+        PromotionCase(
+            "float32_vec_mul_float64_vec", lambda m, T: T(f32) * T(f64), "float64"
+        ),
+        PromotionCase(
+            "float32_vec_add_int64_vec",
+            lambda m, T: m.add(T(f32), T(ints), alpha=2),
+            "float32",
+        ),
+        PromotionCase(
+            "int64_0d_mul_float32_vec", lambda m, T: T(np.array(3)) * T(f32), "float32"
+        ),
+        PromotionCase(
+            "float32_sub_complex_number", lambda m, T: T(f32) - 1j, "complex64"
+        ),
+        PromotionCase(
+            "float64_mul_complex_number", lambda m, T: T(f64) * (1 + 2j), "complex128"
+        ),
     ]
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in _promotion_cases()])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.name) for c in _promotion_cases()]
+)
 def test_type_promotion(case: PromotionCase) -> None:
     out = case.fn(gradgen, gradgen.tensor)
     assert out.dtype == getattr(gradgen, case.expected_dtype)
@@ -734,11 +848,15 @@ def test_type_promotion(case: PromotionCase) -> None:
     np.testing.assert_allclose(out.numpy().astype(np.complex128), expected, rtol=1e-6)
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in _promotion_cases()])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.name) for c in _promotion_cases()]
+)
 def test_type_promotion_matches_torch(case: PromotionCase) -> None:
     t = require_torch()
     t_out = case.fn(t, lambda a: t.tensor(a))
-    assert str(t_out.dtype) == f"torch.{case.expected_dtype}"  # the table above is PyTorch's
+    assert (
+        str(t_out.dtype) == f"torch.{case.expected_dtype}"
+    )  # the table above is PyTorch's
     out = case.fn(gradgen, gradgen.tensor)
     np.testing.assert_allclose(out.numpy(), t_out.numpy(), rtol=1e-6)
 
@@ -754,8 +872,12 @@ def test_float32_leaf_times_float64_leaf_gets_float32_grad() -> None:
     out.backward(gradgen.tensor(v_np))
     assert a.grad.dtype == gradgen.float32
     assert b.grad.dtype == gradgen.float64
-    np.testing.assert_allclose(a.grad.numpy(), (v_np * b_np).astype(np.float32), rtol=1e-6)
-    np.testing.assert_allclose(b.grad.numpy(), v_np * a_np.astype(np.float64), rtol=1e-12)
+    np.testing.assert_allclose(
+        a.grad.numpy(), (v_np * b_np).astype(np.float32), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        b.grad.numpy(), v_np * a_np.astype(np.float64), rtol=1e-12
+    )
 
 
 def test_int64_tensor_times_float32_leaf_grad() -> None:
@@ -779,7 +901,9 @@ def test_float64_0d_times_float32_vector_gradients() -> None:
     out.backward(gradgen.tensor(v_np))
     assert s.grad.dtype == gradgen.float64 and tuple(s.grad.shape) == ()
     assert f.grad.dtype == gradgen.float32
-    np.testing.assert_allclose(s.grad.item(), float(np.dot(v_np.astype(np.float64), f_np)), rtol=1e-6)
+    np.testing.assert_allclose(
+        s.grad.item(), float(np.dot(v_np.astype(np.float64), f_np)), rtol=1e-6
+    )
     np.testing.assert_allclose(f.grad.numpy(), v_np * 2.5, rtol=1e-6)
 
 
@@ -801,55 +925,104 @@ def _complex_cases() -> list[ComplexCase]:
     alpha = 2 - 1j
     return [
         ComplexCase(
-            "real_abs2_ones", "c", lambda o, x: o.real(x * o.conj(x)),
-            lambda v, x: [2 * x], v_kind="1",
+            "real_abs2_ones",
+            "c",
+            lambda o, x: o.real(x * o.conj(x)),
+            lambda v, x: [2 * x],
+            v_kind="1",
         ),
         ComplexCase(
-            "real_abs2", "c", lambda o, x: o.real(x * o.conj(x)),
-            lambda v, x: [2 * v * x], v_kind="r",
-        ),
-        ComplexCase("mul", "cc", lambda o, x, y: x * y, lambda v, x, y: [v * conj(y), v * conj(x)]),
-        ComplexCase("pow_2", "c", lambda o, x: x**2, lambda v, x: [v * conj(2 * x)]),
-        ComplexCase("pow_function_3", "c", lambda o, x: o.pow(x, 3), lambda v, x: [v * conj(3 * x**2)]),
-        ComplexCase("pow_-1", "c", lambda o, x: x**-1, lambda v, x: [v * conj(-(x**-2))]),
-        ComplexCase("mul_complex_number", "c", lambda o, x: x * (1 + 2j), lambda v, x: [v * (1 - 2j)]),
-        ComplexCase(
-            "add_complex_alpha", "cc", lambda o, x, y: o.add(x, y, alpha=alpha),
-            lambda v, x, y: [v, v * conj(alpha)],
-        ),
-        ComplexCase(
-            "sub_complex_alpha", "cc", lambda o, x, y: o.sub(x, y, alpha=alpha),
-            lambda v, x, y: [v, -v * conj(alpha)],
-        ),
-        ComplexCase("sub_real_alpha", "cc", lambda o, x, y: o.sub(x, y, alpha=2.5), lambda v, x, y: [v, -2.5 * v]),
-        ComplexCase("conj", "c", lambda o, x: o.conj(x), lambda v, x: [conj(v)]),
-        ComplexCase("neg", "c", lambda o, x: o.neg(x), lambda v, x: [-v]),
-        ComplexCase("clone", "c", lambda o, x: o.clone(x), lambda v, x: [v]),
-        ComplexCase("real", "c", lambda o, x: o.real(x), lambda v, x: [v + 0j], v_kind="r"),
-        ComplexCase(
-            "real_leaf_times_complex_real_loss", "rc", lambda o, r, c: o.real(r * c),
-            lambda v, r, c: [np.real(c), r + 0j], v_kind="1",
-        ),
-        ComplexCase(
-            "real_leaf_times_complex", "rc", lambda o, r, c: r * c,
-            lambda v, r, c: [np.real(v * conj(c)), v * r],
-        ),
-        ComplexCase(
-            "real_leaf_plus_complex", "rc", lambda o, r, c: r + c,
-            lambda v, r, c: [np.real(v), v],
-        ),
-        ComplexCase(
-            "complex_minus_real_leaf_alpha", "cr", lambda o, c, r: o.sub(c, r, alpha=-3),
-            lambda v, c, r: [v, np.real(3 * v)],
-        ),
-        ComplexCase(
-            "real_of_square_of_composition", "cc",
-            lambda o, x, y: o.real((x * y - x) ** 2),
-            lambda v, x, y: [v * conj(2 * (x * y - x) * (y - 1)), v * conj(2 * (x * y - x) * x)],
+            "real_abs2",
+            "c",
+            lambda o, x: o.real(x * o.conj(x)),
+            lambda v, x: [2 * v * x],
             v_kind="r",
         ),
         ComplexCase(
-            "permute", "c", lambda o, x: o.permute(x, (1, 0)),
+            "mul",
+            "cc",
+            lambda o, x, y: x * y,
+            lambda v, x, y: [v * conj(y), v * conj(x)],
+        ),
+        ComplexCase("pow_2", "c", lambda o, x: x**2, lambda v, x: [v * conj(2 * x)]),
+        ComplexCase(
+            "pow_function_3",
+            "c",
+            lambda o, x: o.pow(x, 3),
+            lambda v, x: [v * conj(3 * x**2)],
+        ),
+        ComplexCase(
+            "pow_-1", "c", lambda o, x: x**-1, lambda v, x: [v * conj(-(x**-2))]
+        ),
+        ComplexCase(
+            "mul_complex_number",
+            "c",
+            lambda o, x: x * (1 + 2j),
+            lambda v, x: [v * (1 - 2j)],
+        ),
+        ComplexCase(
+            "add_complex_alpha",
+            "cc",
+            lambda o, x, y: o.add(x, y, alpha=alpha),
+            lambda v, x, y: [v, v * conj(alpha)],
+        ),
+        ComplexCase(
+            "sub_complex_alpha",
+            "cc",
+            lambda o, x, y: o.sub(x, y, alpha=alpha),
+            lambda v, x, y: [v, -v * conj(alpha)],
+        ),
+        ComplexCase(
+            "sub_real_alpha",
+            "cc",
+            lambda o, x, y: o.sub(x, y, alpha=2.5),
+            lambda v, x, y: [v, -2.5 * v],
+        ),
+        ComplexCase("conj", "c", lambda o, x: o.conj(x), lambda v, x: [conj(v)]),
+        ComplexCase("neg", "c", lambda o, x: o.neg(x), lambda v, x: [-v]),
+        ComplexCase("clone", "c", lambda o, x: o.clone(x), lambda v, x: [v]),
+        ComplexCase(
+            "real", "c", lambda o, x: o.real(x), lambda v, x: [v + 0j], v_kind="r"
+        ),
+        ComplexCase(
+            "real_leaf_times_complex_real_loss",
+            "rc",
+            lambda o, r, c: o.real(r * c),
+            lambda v, r, c: [np.real(c), r + 0j],
+            v_kind="1",
+        ),
+        ComplexCase(
+            "real_leaf_times_complex",
+            "rc",
+            lambda o, r, c: r * c,
+            lambda v, r, c: [np.real(v * conj(c)), v * r],
+        ),
+        ComplexCase(
+            "real_leaf_plus_complex",
+            "rc",
+            lambda o, r, c: r + c,
+            lambda v, r, c: [np.real(v), v],
+        ),
+        ComplexCase(
+            "complex_minus_real_leaf_alpha",
+            "cr",
+            lambda o, c, r: o.sub(c, r, alpha=-3),
+            lambda v, c, r: [v, np.real(3 * v)],
+        ),
+        ComplexCase(
+            "real_of_square_of_composition",
+            "cc",
+            lambda o, x, y: o.real((x * y - x) ** 2),
+            lambda v, x, y: [
+                v * conj(2 * (x * y - x) * (y - 1)),
+                v * conj(2 * (x * y - x) * x),
+            ],
+            v_kind="r",
+        ),
+        ComplexCase(
+            "permute",
+            "c",
+            lambda o, x: o.permute(x, (1, 0)),
             lambda v, x: [v.T],
         ),
     ]
@@ -896,14 +1069,18 @@ def test_complex_gradients_hand_derived(case: ComplexCase, mode: str) -> None:
     np.testing.assert_allclose(_as_numpy(out), expected_out, rtol=1e-12, atol=1e-12)
     v_np = _complex_v(case, expected_out.shape)
     grads = reverse_grads(out, leaves, gradgen.tensor(v_np), mode)
-    for index, (got, want, kind) in enumerate(zip(grads, case.expected(v_np, *arrays), case.kinds)):
-        assert got.dtype == (gradgen.complex128 if kind == "c" else gradgen.float64), f"input {index}"
-        np.testing.assert_allclose(_as_numpy(got), want, rtol=1e-12, atol=1e-12, err_msg=f"input {index}")
+    for index, (got, want, kind) in enumerate(
+        zip(grads, case.expected(v_np, *arrays), case.kinds)
+    ):
+        assert got.dtype == (
+            gradgen.complex128 if kind == "c" else gradgen.float64
+        ), f"input {index}"
+        np.testing.assert_allclose(
+            _as_numpy(got), want, rtol=1e-12, atol=1e-12, err_msg=f"input {index}"
+        )
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param(c, id=c.name) for c in COMPLEX_CASES]
-)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in COMPLEX_CASES])
 def test_complex_gradients_match_torch(case: ComplexCase) -> None:
     t = require_torch()
     arrays = _complex_inputs(case)
@@ -919,8 +1096,12 @@ def test_complex_gradients_match_torch(case: ComplexCase) -> None:
     out = case.fn(GRADGEN_OPS, *leaves)
     out.backward(gradgen.tensor(v_np))
     for leaf, t_leaf in zip(leaves, t_leaves):
-        assert str(leaf.grad.dtype).split(".")[-1] == str(t_leaf.grad.dtype).split(".")[-1]
-        np.testing.assert_allclose(_as_numpy(leaf.grad), _as_numpy(t_leaf.grad), rtol=1e-12, atol=1e-12)
+        assert (
+            str(leaf.grad.dtype).split(".")[-1] == str(t_leaf.grad.dtype).split(".")[-1]
+        )
+        np.testing.assert_allclose(
+            _as_numpy(leaf.grad), _as_numpy(t_leaf.grad), rtol=1e-12, atol=1e-12
+        )
 
 
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
@@ -951,6 +1132,105 @@ def test_complex_second_derivative_of_square_torch_agrees() -> None:
     np.testing.assert_allclose(tg2.numpy(), 2 * w_np * v_np, rtol=1e-12)
 
 
+class MixedCase(NamedTuple):
+    name: str
+    dtypes: tuple[str, ...]  # numpy dtype names of the leaves
+    fn: Callable[..., Any]  # fn(ops, *inputs)
+    out_dtype: str
+    grad_dtypes: tuple[str, ...]
+
+
+_MIXED_CASES = [
+    MixedCase(
+        "float32_times_complex64",
+        ("float32", "complex64"),
+        lambda o, a, b: a * b,
+        "complex64",
+        ("float32", "complex64"),
+    ),
+    MixedCase(
+        "float32_times_complex128",
+        ("float32", "complex128"),
+        lambda o, a, b: a * b,
+        "complex128",
+        ("float32", "complex128"),
+    ),
+    MixedCase(
+        "float32_times_complex_number",
+        ("float32",),
+        lambda o, a: a * (1 + 2j),
+        "complex64",
+        ("float32",),
+    ),
+    MixedCase(
+        "complex64_sub_float64_alpha",
+        ("complex64", "float64"),
+        lambda o, a, b: o.sub(a, b, alpha=2),
+        "complex128",
+        ("complex64", "float64"),
+    ),
+    MixedCase(
+        "complex64_square",
+        ("complex64",),
+        lambda o, a: a**2,
+        "complex64",
+        ("complex64",),
+    ),
+    MixedCase(
+        "complex128_pow_complex",
+        ("complex128",),
+        lambda o, a: a ** (2 + 1j),
+        "complex128",
+        ("complex128",),
+    ),
+    MixedCase(
+        "complex128_sqrt",
+        ("complex128",),
+        lambda o, a: a**0.5,
+        "complex128",
+        ("complex128",),
+    ),
+    MixedCase(
+        "real_of_float32",
+        ("float32",),
+        lambda o, a: o.real(a) * 2,
+        "float32",
+        ("float32",),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in _MIXED_CASES])
+def test_mixed_dtype_gradients_match_torch(case: MixedCase) -> None:
+    t = require_torch()
+    rng = _rng("mixed-dtype", case.name)
+    arrays = []
+    for name in case.dtypes:
+        data = rng.uniform(0.5, 2.0, 3) + (
+            1j * rng.uniform(-1, 1, 3) if name.startswith("complex") else 0
+        )
+        arrays.append(np.asarray(data, dtype=name))
+    leaves = [gradgen.tensor(a, requires_grad=True) for a in arrays]
+    out = case.fn(GRADGEN_OPS, *leaves)
+    assert out.dtype == getattr(gradgen, case.out_dtype)
+    v_np = rng.standard_normal(3) + (
+        1j * rng.standard_normal(3) if out.is_complex() else 0
+    )
+    v_np = np.asarray(v_np, dtype=case.out_dtype)
+    out.backward(gradgen.tensor(v_np))
+    t_leaves = [t.tensor(a, requires_grad=True) for a in arrays]
+    t_out = case.fn(ModuleOps(t), *t_leaves)
+    assert str(t_out.dtype) == f"torch.{case.out_dtype}"
+    t_out.backward(t.tensor(v_np))
+    tol = 1e-5 if "complex64" in case.dtypes or "float32" in case.dtypes else 1e-12
+    for leaf, t_leaf, want_dtype in zip(leaves, t_leaves, case.grad_dtypes):
+        assert leaf.grad.dtype == getattr(gradgen, want_dtype)
+        assert str(t_leaf.grad.dtype) == f"torch.{want_dtype}"
+        np.testing.assert_allclose(
+            _as_numpy(leaf.grad), _as_numpy(t_leaf.grad), rtol=tol, atol=tol
+        )
+
+
 # ---------------------------------------------------------------------------------------
 # 6. Random compositions against torch (float64, 1e-10)
 # ---------------------------------------------------------------------------------------
@@ -977,7 +1257,9 @@ def make_program(seed: int, family: str) -> Program:
     else:
         n_inputs = int(rng.integers(2, 4))
         pool = [(3, 3, 3), (3, 1, 3), (3,), (1, 3, 1), ()]
-        shapes = [(3, 3, 3)] + [pool[int(i)] for i in rng.integers(1, len(pool), n_inputs - 1)]
+        shapes = [(3, 3, 3)] + [
+            pool[int(i)] for i in rng.integers(1, len(pool), n_inputs - 1)
+        ]
         kinds = ["add", "sub", "mul", "pow_int", "neg", "permute", "permute", "number"]
     value_shapes = list(shapes)
     steps: list[tuple[Any, ...]] = []
@@ -985,7 +1267,11 @@ def make_program(seed: int, family: str) -> Program:
     n_steps = int(rng.integers(4, 8))
     for k in range(max(n_steps, n_inputs)):
         # The first steps use every input, so every input gets a gradient.
-        first = k if k < n_inputs else int(rng.integers(max(0, len(value_shapes) - 4), len(value_shapes)))
+        first = (
+            k
+            if k < n_inputs
+            else int(rng.integers(max(0, len(value_shapes) - 4), len(value_shapes)))
+        )
         kind = kinds[int(rng.integers(len(kinds)))]
         if kind == "permute" and len(value_shapes[first]) != 3:
             kind = "mul"
@@ -1012,7 +1298,12 @@ def make_program(seed: int, family: str) -> Program:
             shape = tuple(value_shapes[first][d] for d in perm)
             features.add("permute")
         elif kind == "number":
-            step = (kind, first, [2.5, -0.5, 3][int(rng.integers(3))], bool(rng.integers(2)))
+            step = (
+                kind,
+                first,
+                [2.5, -0.5, 3][int(rng.integers(3))],
+                bool(rng.integers(2)),
+            )
             shape = value_shapes[first]
         else:  # neg, clone
             step = (kind, first)
@@ -1048,9 +1339,9 @@ def run_program(program: Program, ops: Any, inputs: Sequence[Any]) -> Any:
     return values[-1]
 
 
-_PROGRAMS = [(seed, "elementwise", make_program(seed, "elementwise")) for seed in range(24)] + [
-    (seed, "shapes", make_program(1000 + seed, "shapes")) for seed in range(10)
-]
+_PROGRAMS = [
+    (seed, "elementwise", make_program(seed, "elementwise")) for seed in range(24)
+] + [(seed, "shapes", make_program(1000 + seed, "shapes")) for seed in range(10)]
 
 
 @pytest.mark.parametrize(
@@ -1065,7 +1356,9 @@ def test_random_composition_matches_torch(program: Program) -> None:
     t_leaves = [t.tensor(a, requires_grad=True) for a in arrays]
     t_out = run_program(program, ModuleOps(t), t_leaves)
     v_np = rng.standard_normal(tuple(t_out.shape))
-    t_grads = t.autograd.grad(t_out, t_leaves, grad_outputs=t.tensor(v_np), allow_unused=True)
+    t_grads = t.autograd.grad(
+        t_out, t_leaves, grad_outputs=t.tensor(v_np), allow_unused=True
+    )
 
     leaves = [gradgen.tensor(a, requires_grad=True) for a in arrays]
     out = run_program(program, GRADGEN_OPS, leaves)
@@ -1076,14 +1369,28 @@ def test_random_composition_matches_torch(program: Program) -> None:
         assert (got is None) == (want is None), f"input {index}"
         if want is not None:
             np.testing.assert_allclose(
-                _as_numpy(got), _as_numpy(want), rtol=1e-10, atol=1e-10, err_msg=f"input {index}"
+                _as_numpy(got),
+                _as_numpy(want),
+                rtol=1e-10,
+                atol=1e-10,
+                err_msg=f"input {index}",
             )
 
 
 def test_random_programs_cover_the_operators() -> None:
     """The random batch exercises every step kind, broadcasting and permutations."""
     kinds = {step[0] for _, _, p in _PROGRAMS for step in p.steps}
-    assert kinds >= {"add", "sub", "mul", "pow_int", "pow_pos", "neg", "clone", "number", "permute"}
+    assert kinds >= {
+        "add",
+        "sub",
+        "mul",
+        "pow_int",
+        "pow_pos",
+        "neg",
+        "clone",
+        "number",
+        "permute",
+    }
     features = [p.features for _, _, p in _PROGRAMS]
     assert sum("broadcast" in f for f in features) >= 5
     assert sum("permute" in f for f in features) >= 5

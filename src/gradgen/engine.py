@@ -139,8 +139,12 @@ class GraphTask:
         self.captured: list[Tensor | None] = []
 
 
-def compute_dependencies(root: Node, task: GraphTask) -> None:
-    """Count the edges into every node reachable from `root` (iterative DFS)."""
+def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> None:
+    """Count the edges into every node reachable from `root` (iterative DFS).
+
+    Nodes whose topological number is below `min_topo_nr` cannot lead to any of the
+    requested outputs, so the search does not go below them (PyTorch's pruning).
+    """
     dependencies = task.dependencies
     seen = {root}
     stack = [root]
@@ -150,13 +154,17 @@ def compute_dependencies(root: Node, task: GraphTask) -> None:
             if function is None:
                 continue
             dependencies[function] = dependencies.get(function, 0) + 1
-            if function not in seen:
+            if function not in seen and function._topological_nr >= min_topo_nr:
                 seen.add(function)
                 stack.append(function)
 
 
 def init_to_execute(
-    root: Node, task: GraphTask, outputs: Sequence[Edge], accumulate_grad: bool
+    root: Node,
+    task: GraphTask,
+    outputs: Sequence[Edge],
+    accumulate_grad: bool,
+    min_topo_nr: int = 0,
 ) -> None:
     """Mark the nodes that lead to `outputs`; only they will run."""
     needed: set[Node] = set()
@@ -176,7 +184,11 @@ def init_to_execute(
         if child_index < len(edges):
             stack[-1] = (node, child_index + 1)
             child = edges[child_index].function
-            if child is not None and child not in visited:
+            if (
+                child is not None
+                and child not in visited
+                and child._topological_nr >= min_topo_nr
+            ):
                 visited.add(child)
                 stack.append((child, 0))
             continue
@@ -267,9 +279,14 @@ def execute(
         root = GraphRoot(tuple(roots), root_grads)
         root_buffer = InputBuffer(0)
     task = GraphTask(keep_graph)
-    compute_dependencies(root, task)
+    min_topo_nr = 0
     if outputs is not None:
-        init_to_execute(root, task, outputs, accumulate_grad)
+        min_topo_nr = min(
+            (f._topological_nr for f, _ in outputs if f is not None), default=0
+        )
+    compute_dependencies(root, task, min_topo_nr)
+    if outputs is not None:
+        init_to_execute(root, task, outputs, accumulate_grad, min_topo_nr)
         task.captured = [None] * len(outputs)
 
     previous_mode = grad_mode.is_grad_enabled()

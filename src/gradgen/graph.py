@@ -279,6 +279,9 @@ class AccumulateGrad(Node):
             old_grad._version_counter.version += 1
         else:
             variable._grad = old_grad + new_grad
+        if variable._post_accumulate_grad_hooks:
+            for hook in list(variable._post_accumulate_grad_hooks):
+                hook(variable)
         return []
 
 

@@ -83,6 +83,7 @@ class Tensor:
         "_grad_accumulator",
         "_version_counter",
         "_hooks",
+        "_post_accumulate_grad_hooks",
         "_base",
         "_is_wrapped_number",
         "__weakref__",
@@ -106,6 +107,7 @@ class Tensor:
         self._grad_accumulator: weakref.ref[AccumulateGrad] | None = None
         self._version_counter = version_counter or VersionCounter()
         self._hooks: list[Callable[..., Any]] | None = None
+        self._post_accumulate_grad_hooks: list[Callable[..., Any]] | None = None
         self._base: Tensor | None = None
         self._is_wrapped_number = False
 
@@ -246,6 +248,23 @@ class Tensor:
         self._hooks.append(hook)
         return RemovableHandle(self._hooks, hook)
 
+    def register_post_accumulate_grad_hook(
+        self, hook: Callable[[Tensor], None]
+    ) -> RemovableHandle:
+        """`hook(tensor)` runs after this leaf's `.grad` was updated by backward."""
+        if not self.requires_grad:
+            raise RuntimeError(
+                "cannot register a hook on a tensor that doesn't require gradient"
+            )
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = []
+        self._post_accumulate_grad_hooks.append(hook)
+        return RemovableHandle(self._post_accumulate_grad_hooks, hook)
+
     def retain_grad(self) -> None:
         """Keep this non-leaf's gradient in `.grad` during backward (no-op on leaves)."""
         if not self.requires_grad:
@@ -369,6 +388,15 @@ class Tensor:
         if isinstance(exponent, Tensor):
             return NotImplemented
         return self.pow(exponent)  # type: ignore[attr-defined,no-any-return]
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self.add_(other)  # type: ignore[attr-defined,no-any-return]
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self.sub_(other)  # type: ignore[attr-defined,no-any-return]
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self.mul_(other)  # type: ignore[attr-defined,no-any-return]
 
     def __neg__(self) -> Tensor:
         return self.neg()  # type: ignore[attr-defined,no-any-return]

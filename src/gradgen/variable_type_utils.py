@@ -145,3 +145,85 @@ class TypeAndSize:
 
     def zeros(self) -> Tensor:
         return Tensor(np.zeros(self.shape, self.dtype))
+
+
+# -- in-place operators ----------------------------------------------------------------
+
+
+def check_inplace(tensor: Tensor, requires_grad: bool) -> None:
+    """PyTorch's check_inplace: a leaf that requires grad (or a view of one) may not be
+    modified in place while the graph is being recorded."""
+    if not requires_grad:
+        return
+    base = tensor._base
+    if base is not None:
+        if base._grad_fn is None and base._requires_grad:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an "
+                "in-place operation."
+            )
+    elif tensor._grad_fn is None and tensor._requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def increment_version(tensor: Tensor) -> None:
+    """Record an in-place change (saved tensors compare versions at backward)."""
+    tensor._version_counter.version += 1
+
+
+def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
+    """Make `tensor`, just modified in place, the output of `grad_fn`."""
+    if tensor._base is not None:
+        # PyTorch rebases the base's history with CopySlices; gradgen does not yet.
+        raise RuntimeError(
+            "gradgen does not support recording an in-place operation on a view "
+            f"({grad_fn.name()} on a view of a tensor); use an out-of-place operation "
+            "or clone() the view first"
+        )
+    set_history(tensor, grad_fn)
+
+
+_PYTORCH_TYPE_NAMES = {
+    "bool": "Bool",
+    "int32": "Int",
+    "int64": "Long",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def copy_into(destination: Tensor, value: Any) -> Tensor:
+    """Write an in-place kernel's result into `destination`'s memory; return it."""
+    array = np.asarray(value)
+    target = destination._data
+    if array.dtype != target.dtype and not np.can_cast(array.dtype, target.dtype, "same_kind"):
+        raise RuntimeError(
+            f"result type {_PYTORCH_TYPE_NAMES.get(array.dtype.name, array.dtype.name)} "
+            "can't be cast to the desired output type "
+            f"{_PYTORCH_TYPE_NAMES.get(target.dtype.name, target.dtype.name)}"
+        )
+    if array.shape != target.shape:
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape "
+            f"{list(np.broadcast_shapes(array.shape, target.shape)) if _broadcastable(array.shape, target.shape) else list(array.shape)}"
+        )
+    if not target.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor "
+            "refers to a single memory location. Please clone() the tensor before "
+            "performing the operation."
+        )
+    np.copyto(target, array, casting="same_kind")
+    return destination
+
+
+def _broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True

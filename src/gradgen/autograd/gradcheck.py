@@ -42,7 +42,7 @@ vmap) and ``masked`` (needs sparse tensors).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -351,7 +351,9 @@ def _check_analytical(
     return first.jacobians
 
 
-def _allclose(analytical: np.ndarray, numerical: np.ndarray, rtol: float, atol: float):
+def _allclose(
+    analytical: np.ndarray, numerical: np.ndarray, rtol: float, atol: float
+) -> bool:
     """``|a - n| <= atol + rtol * |n|`` everywhere, after type promotion (allclose)."""
     common = np.result_type(analytical, numerical)
     return bool(
@@ -495,7 +497,7 @@ def _warn_undefined_grad_compatibility() -> None:
         "of this function. If this is true for you, you can call this "
         'function with "check_undefined_grad=False" to disable the feature',
         UserWarning,
-        stacklevel=5,
+        stacklevel=6,
     )
 
 
