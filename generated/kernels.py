@@ -5,6 +5,7 @@ The NumPy backend: one kernel per operator, from its `numpy:` expression.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,17 @@ from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import copy_into, promoted_array, wrap_result
 
 from . import operators
+
+# Like PyTorch, kernels produce inf and nan silently: numpy's floating-point warnings
+# are ignored for this module (only for it, and only those warnings). A filter cost
+# nothing per call, where np.errstate would cost a microsecond; a user's own
+# "error"/"always" filter installed later still takes precedence.
+warnings.filterwarnings(
+    "ignore",
+    message="(divide by zero|invalid value|overflow|underflow) encountered",
+    category=RuntimeWarning,
+    module=__name__,
+)
 
 
 def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:

@@ -19,11 +19,12 @@ Gradients of non-leaves live only in the engine's input buffers.
 from __future__ import annotations
 
 import heapq
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from .graph import AccumulateGrad, Edge, GraphRoot, Node, is_stealable, task_state
 from .tensor import Tensor
 
@@ -250,7 +251,10 @@ def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> 
                 inputs = list(replaced)
     if not task.keep_graph:
         node.will_release_variables()
-    outputs = list(node.apply(inputs))
+    if anomaly_mode._enabled:
+        outputs = _apply_with_anomaly_checks(node, inputs)
+    else:
+        outputs = list(node.apply(inputs))
     name = node.name()
     validate_outputs(node._next_edges, outputs, lambda message: f"Function {name} returned an {message}")
     if node._post_hooks:
@@ -258,6 +262,28 @@ def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> 
             replaced = hook(tuple(outputs), tuple(inputs))
             if replaced is not None:
                 outputs = list(replaced)
+    return outputs
+
+
+def _apply_with_anomaly_checks(node: Node, inputs: list[Tensor | None]) -> list[Tensor | None]:
+    """`node.apply` that names the forward call behind a failure, and checks for NaN."""
+    try:
+        outputs = list(node.apply(inputs))
+    except Exception:
+        stack = "".join((node._metadata or {}).get("traceback_", ["(no forward stack recorded)\n"]))
+        warnings.warn(
+            f"Error detected in {node.name()}. Traceback of forward call that caused the "
+            f"error:\n{stack}",
+            UserWarning,
+            stacklevel=2,
+        )
+        raise
+    if anomaly_mode._check_nan:
+        for index, output in enumerate(outputs):
+            if output is not None and np.isnan(output._data).any():
+                raise RuntimeError(
+                    f"Function '{node.name()}' returned nan values in its {index}th output."
+                )
     return outputs
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 
 if TYPE_CHECKING:
     from .dtypes import dtype
@@ -131,6 +131,8 @@ class Node:
         # Outputs that called retain_grad(), by output number (held weakly).
         self._retains_grad: dict[int, weakref.ref[Tensor]] | None = None
         self._metadata: dict[str, Any] | None = None
+        if anomaly_mode._enabled:
+            self._metadata = {"traceback_": anomaly_mode.forward_stack()}
 
     # -- graph structure -------------------------------------------------------------
     def set_next_edges(self, edges: tuple[Edge, ...]) -> None:
@@ -365,9 +367,21 @@ class SavedVariable:
             "one of the variables needed for gradient computation has been modified by "
             f"an inplace operation: [{type_name} {list(data._data.shape)}]{clause} is at "
             f"version {self._version_counter.version}; expected version "
-            f"{self._saved_version} instead. Hint: enable anomaly detection to find the "
-            "operation that failed to compute its gradient, with "
-            "gradgen.autograd.set_detect_anomaly(True, check_nan=False)."
+            f"{self._saved_version} instead. {self._hint()}"
+        )
+
+    @staticmethod
+    def _hint() -> str:
+        if anomaly_mode._enabled:
+            return (
+                "Hint: the backtrace further above shows the operation that failed to "
+                "compute its gradient. The variable in question was changed in there or "
+                "anywhere later. Good luck!"
+            )
+        return (
+            "Hint: enable anomaly detection to find the operation that failed to compute "
+            "its gradient, with gradgen.autograd.set_detect_anomaly(True, "
+            "check_nan=False)."
         )
 
     def reset_data(self) -> None:

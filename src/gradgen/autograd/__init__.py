@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import engine
+from ..anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from ..graph import Edge
 from ..tensor import Size, Tensor, make_edge
 
