@@ -484,3 +484,26 @@ def test_independent_graphs_from_eight_threads_match_serial_results() -> None:
     for thread in threads:
         thread.join()
     assert results == expected
+
+
+def test_tensor_hooks_see_undefined_gradients_and_may_not_fill_them() -> None:
+    from gradgen.autograd.gradcheck import _undefined_grad
+
+    x = leaf([1.5, 2.0])
+    h = x * x
+    seen = []
+    h.register_hook(seen.append)
+    autograd.grad(_undefined_grad(h), [x], gradgen.zeros(2, dtype=gradgen.float64), allow_unused=True)
+    assert seen == [None]
+    h = x * x
+    h.grad_fn.register_prehook(lambda grads: (gradgen.ones(2, dtype=gradgen.float64),))
+    with pytest.raises(RuntimeError, match="^can't replace a None gradient with a non-None value$"):
+        autograd.grad(_undefined_grad(h), [x], gradgen.zeros(2, dtype=gradgen.float64), allow_unused=True)
+
+
+def test_real_property() -> None:
+    z = gradgen.tensor([1 + 2j, 3 - 1j], dtype=gradgen.complex128, requires_grad=True)
+    z.real.backward(gradient=gradgen.ones(2, dtype=gradgen.float64))
+    assert z.grad.tolist() == [1 + 0j, 1 + 0j]
+    r = gradgen.tensor([1.0])
+    assert r.real is r

@@ -231,10 +231,10 @@ def _run_tensor_hooks(
     for output_nr, hooks in hooks_by_output.items():
         for hook in list(hooks):
             grad = inputs[output_nr]
-            if grad is None:
-                continue
-            replaced = hook(grad)
+            replaced = hook(grad)  # called with None for an undefined gradient, as PyTorch
             if replaced is not None:
+                if grad is None:
+                    raise RuntimeError(NONE_REPLACED_ERROR)
                 if replaced._data.shape != grad._data.shape:
                     raise RuntimeError(
                         f"hook '{getattr(hook, '__name__', hook)}' has changed the size "
@@ -243,12 +243,26 @@ def _run_tensor_hooks(
                 inputs[output_nr] = replaced
 
 
+NONE_REPLACED_ERROR = "can't replace a None gradient with a non-None value"
+
+
+def _replace_gradients(
+    old: Sequence[Tensor | None], new: Sequence[Tensor | None] | None
+) -> list[Tensor | None]:
+    """What a node hook returned, checked: it may not fill in an undefined gradient."""
+    if new is None:
+        return list(old)
+    new = list(new)
+    for before, after in zip(old, new):
+        if before is None and after is not None:
+            raise RuntimeError(NONE_REPLACED_ERROR)
+    return new
+
+
 def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> list[Tensor | None]:
     if node._pre_hooks:
         for hook in list(node._pre_hooks):
-            replaced = hook(tuple(inputs))
-            if replaced is not None:
-                inputs = list(replaced)
+            inputs = _replace_gradients(inputs, hook(tuple(inputs)))
     if not task.keep_graph:
         node.will_release_variables()
     if anomaly_mode._enabled:
@@ -259,9 +273,7 @@ def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> 
     validate_outputs(node._next_edges, outputs, lambda message: f"Function {name} returned an {message}")
     if node._post_hooks:
         for hook in list(node._post_hooks):
-            replaced = hook(tuple(outputs), tuple(inputs))
-            if replaced is not None:
-                outputs = list(replaced)
+            outputs = _replace_gradients(outputs, hook(tuple(outputs), tuple(inputs)))
     return outputs
 
 

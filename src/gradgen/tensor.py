@@ -158,6 +158,15 @@ class Tensor:
         return self._output_nr
 
     @property
+    def real(self) -> Tensor:
+        """The real part (a view for complex tensors; the tensor itself otherwise)."""
+        if not self.is_complex():
+            return self
+        from .generated.ops import real
+
+        return real(self)
+
+    @property
     def _is_view(self) -> bool:
         return self._base is not None
 
