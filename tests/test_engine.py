@@ -507,3 +507,19 @@ def test_real_property() -> None:
     assert z.grad.tolist() == [1 + 0j, 1 + 0j]
     r = gradgen.tensor([1.0])
     assert r.real is r
+
+
+def test_backward_create_graph_warns_about_the_reference_cycle() -> None:
+    x = leaf(2.0)
+    with pytest.warns(UserWarning, match="^Using backward\\(\\) with create_graph=True will create a reference cycle"):
+        (x**3).backward(create_graph=True)
+    assert x.grad.item() == 12.0 and x.grad.grad_fn is not None  # differentiable grad
+    (x.grad * 1.0).backward()
+    assert x.grad.item() == 12.0 + 12.0  # plus d(3x^2)/dx = 6x = 12
+
+
+def test_backward_inputs_retains_a_non_leaf_gradient() -> None:
+    x = leaf(3.0)
+    h = x * 2.0
+    (h * h).backward(inputs=[h])
+    assert h.grad.item() == 12.0 and x.grad is None

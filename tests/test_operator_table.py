@@ -1,0 +1,116 @@
+"""One line per operator: gradcheck and gradgradcheck on sample inputs, in float64.
+
+Every operator in native_functions.yaml must have a line here (the first test fails
+otherwise), so a new operator cannot land untested. A line gives a function of
+`gradgen`-like `lib` (so the same line also runs against torch when it is
+installed) and the shapes and dtype of its inputs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+import gradgen
+from gradgen.autograd import gradcheck, gradgradcheck
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - depends on the machine
+    torch = None
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Line:
+    function: Callable[..., Any]
+    shapes: tuple[tuple[int, ...], ...]
+    complex: bool = False  # inputs are complex128 instead of float64
+    positive: bool = False  # inputs in (0.5, 2) instead of (-2, 2)
+    torch: bool = True  # compare against torch
+
+
+TABLE: dict[str, Line] = {
+    "add.Tensor": Line(lambda lib, a, b: lib.add(a, b, alpha=2.5), ((3, 1), (1, 4))),
+    "sub.Tensor": Line(lambda lib, a, b: lib.sub(a, b, alpha=-0.5), ((2, 3, 4), (4,))),
+    "mul.Tensor": Line(lambda lib, a, b: lib.mul(a, b), ((3, 1), (1, 4))),
+    "pow.Tensor_Scalar": Line(lambda lib, a: lib.pow(a, 2.5), ((5,),), positive=True),
+    "permute": Line(lambda lib, a: lib.permute(a, (2, 0, 1)), ((2, 3, 4),)),
+    "neg": Line(lambda lib, a: lib.neg(a), ((3,),)),
+    "conj": Line(lambda lib, a: lib.conj(a) * a, ((3,),), complex=True),
+    "_conj": Line(lambda lib, a: lib._conj(a) * a, ((3,),), complex=True, torch=False),
+    "real": Line(lambda lib, a: lib.real(a * a), ((3,),), complex=True),
+    "expand": Line(lambda lib, a: a.expand(2, -1, 4) * 1.0, ((3, 1),)),
+    "sum_to_size": Line(lambda lib, a: (a * a).sum_to_size(3, 1), ((3, 4),)),
+    "clone": Line(lambda lib, a: lib.clone(a) * a, ((3,),)),
+    "_to_copy": Line(
+        lambda lib, a: lib._to_copy(a, dtype=lib.complex128) * 1j, ((3,),), torch=False
+    ),
+    "add_.Tensor": Line(lambda lib, a, b: (a * 1.0).add_(b * b, alpha=2.0), ((3,), (3,))),
+    "sub_.Tensor": Line(lambda lib, a, b: (a * 1.0).sub_(b * b), ((3,), (3,))),
+    "mul_.Tensor": Line(lambda lib, a, b: (a * a).mul_(b), ((3,), (3,))),
+}
+
+
+def declared_operators() -> set[str]:
+    entries = yaml.safe_load((ROOT / "native_functions.yaml").read_text())
+    return {entry["func"].split("(", 1)[0] for entry in entries}
+
+
+def test_every_operator_has_a_line() -> None:
+    declared = declared_operators()
+    assert sorted(declared - TABLE.keys()) == [], "operators without a line in TABLE"
+    assert sorted(TABLE.keys() - declared) == [], "lines for operators that do not exist"
+
+
+def inputs(line: Line, lib: Any, seed: int) -> list[Any]:
+    rng = np.random.default_rng(seed)
+    made = []
+    for shape in line.shapes:
+        if line.positive:
+            data = rng.uniform(0.5, 2.0, shape)
+        else:
+            data = rng.uniform(-2.0, 2.0, shape)
+        if line.complex:
+            data = data + 1j * rng.uniform(-2.0, 2.0, shape)
+        made.append(lib.tensor(data, requires_grad=True))
+    return made
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_gradcheck(name: str) -> None:
+    line = TABLE[name]
+    assert gradcheck(lambda *xs: line.function(gradgen, *xs), inputs(line, gradgen, 0))
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_gradgradcheck(name: str) -> None:
+    line = TABLE[name]
+    assert gradgradcheck(lambda *xs: line.function(gradgen, *xs), inputs(line, gradgen, 1))
+
+
+@pytest.mark.skipif(
+    torch is None and os.environ.get("GRADGEN_REQUIRE_TORCH") != "1",
+    reason="torch is not installed: cannot compare against PyTorch",
+)
+@pytest.mark.parametrize("name", sorted(n for n, line in TABLE.items() if line.torch))
+def test_matches_torch(name: str) -> None:
+    line = TABLE[name]
+    ours, theirs = inputs(line, gradgen, 2), inputs(line, torch, 2)
+    out, expected = line.function(gradgen, *ours), line.function(torch, *theirs)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    rng = np.random.default_rng(3)
+    shape = expected.shape
+    cotangent = rng.uniform(-1, 1, shape) + (1j * rng.uniform(-1, 1, shape) if expected.is_complex() else 0)
+    got = gradgen.autograd.grad(out, ours, gradgen.tensor(cotangent))
+    want = torch.autograd.grad(expected, theirs, torch.tensor(cotangent))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-10, atol=1e-12)
