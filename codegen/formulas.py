@@ -366,41 +366,11 @@ class _BackwardRewriter(ast.NodeTransformer):
         elif name in self.arguments:
             info = self.arguments[name]
             if info.is_tensor:
-                self._save(
-                    SavedAttribute(
-                        name=f"{name}_",
-                        local=name,
-                        kind=SavedKind.TENSOR,
-                        source=name,
-                        save_expression=name,
-                        has_getter=True,
-                        python_type="Tensor | None",
-                    )
-                )
+                self._save(_saved_whole(name, SavedKind.TENSOR, "Tensor | None"))
             else:
-                self._save(
-                    SavedAttribute(
-                        name=name,
-                        local=name,
-                        kind=SavedKind.VALUE,
-                        source=name,
-                        save_expression=name,
-                        has_getter=True,
-                        python_type=info.python_type,
-                    )
-                )
+                self._save(_saved_whole(name, SavedKind.VALUE, info.python_type))
         elif name in self.outputs:
-            self._save(
-                SavedAttribute(
-                    name=f"{name}_",
-                    local=name,
-                    kind=SavedKind.OUTPUT,
-                    source=name,
-                    save_expression=name,
-                    has_getter=True,
-                    python_type="Tensor | None",
-                )
-            )
+            self._save(_saved_whole(name, SavedKind.OUTPUT, "Tensor | None"))
         elif name in self.names.callables:
             raise CodegenError(f"'{name}' must be called, not used as a value")
         else:
@@ -408,6 +378,19 @@ class _BackwardRewriter(ast.NodeTransformer):
                 f"unknown name '{name}'" + did_you_mean(name, self._allowed_names())
             )
         return node
+
+
+def _saved_whole(name: str, kind: SavedKind, python_type: str) -> SavedAttribute:
+    """An argument or output saved as it is (tensors in a SavedVariable `name_`)."""
+    return SavedAttribute(
+        name=name if kind is SavedKind.VALUE else f"{name}_",
+        local=name,
+        kind=kind,
+        source=name,
+        save_expression=name,
+        has_getter=True,
+        python_type=python_type,
+    )
 
 
 def analyse_backward(

@@ -34,7 +34,10 @@ def test_nan_in_a_backward_is_reported_with_the_node() -> None:
             z = (x**0.5) * 0.0  # d/dx sqrt at 0 is inf, times 0 is nan
             with pytest.raises(RuntimeError) as raised:
                 z.backward(gradient=gradgen.ones(2, dtype=gradgen.float64))
-    assert str(raised.value) == "Function 'PowBackward0' returned nan values in its 0th output."
+    assert (
+        str(raised.value)
+        == "Function 'PowBackward0' returned nan values in its 0th output."
+    )
 
 
 def test_nan_check_can_be_turned_off() -> None:
@@ -42,7 +45,9 @@ def test_nan_check_can_be_turned_off() -> None:
     autograd.set_detect_anomaly(True, check_nan=False)
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # pytest's filters show numpy's inf warnings
+            warnings.simplefilter(
+                "ignore"
+            )  # pytest's filters show numpy's inf warnings
             ((x**0.5) * 0.0).backward(gradient=gradgen.ones(1, dtype=gradgen.float64))
     finally:
         autograd.set_detect_anomaly(False)
@@ -70,8 +75,11 @@ def test_a_failing_backward_warns_with_the_forward_stack() -> None:
                 y.backward(gradient=gradgen.ones(1))
     messages = [str(w.message) for w in caught]
     assert any(
-        m.startswith("Error detected in FailingBackward. Traceback of forward call that "
-                     "caused the error:") and "test_a_failing_backward" in m
+        m.startswith(
+            "Error detected in FailingBackward. Traceback of forward call that "
+            "caused the error:"
+        )
+        and "test_a_failing_backward" in m
         for m in messages
     )
 
@@ -99,7 +107,9 @@ def test_kernels_produce_inf_and_nan_silently_as_pytorch() -> None:
         "import gradgen; x = gradgen.tensor([0.0, -1.0]); "
         "print((x ** -1.0).tolist(), (x ** 0.5).tolist())"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[inf, -1.0] [0.0, nan]"
     assert result.stderr == ""

@@ -23,13 +23,19 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "features"
 @pytest.fixture(scope="module")
 def ops(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     root = tmp_path_factory.mktemp("features")
-    generate(FIXTURES / "native_functions.yaml", FIXTURES / "derivatives.yaml", root / "features")
+    generate(
+        FIXTURES / "native_functions.yaml",
+        FIXTURES / "derivatives.yaml",
+        root / "features",
+    )
     sys.path.insert(0, str(root))
     try:
         yield importlib.import_module("features")
     finally:
         sys.path.remove(str(root))
-        for name in [n for n in sys.modules if n == "features" or n.startswith("features.")]:
+        for name in [
+            n for n in sys.modules if n == "features" or n.startswith("features.")
+        ]:
             del sys.modules[name]
 
 

@@ -6,12 +6,17 @@ import re
 from pathlib import Path
 
 from gradgen import helpers
-from gradgen.codegen.formulas import METADATA_SUGAR, SCALAR_METHODS, TENSOR_QUERY_METHODS
+from gradgen.codegen.formulas import (
+    METADATA_SUGAR,
+    SCALAR_METHODS,
+    TENSOR_QUERY_METHODS,
+)
 from gradgen.codegen.load import exported_names
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = "".join(
-    line for line in (ROOT / "derivatives.yaml").read_text().splitlines(keepends=True)
+    line
+    for line in (ROOT / "derivatives.yaml").read_text().splitlines(keepends=True)
     if line.startswith("#")
 )
 

@@ -9,7 +9,9 @@ from gradgen.graph import AccumulateGrad
 
 
 def leaves() -> tuple[gradgen.Tensor, gradgen.Tensor]:
-    return gradgen.tensor(2.0, requires_grad=True), gradgen.tensor(6.0, requires_grad=True)
+    return gradgen.tensor(2.0, requires_grad=True), gradgen.tensor(
+        6.0, requires_grad=True
+    )
 
 
 def test_q_backward_gives_36_and_minus_12_then_refuses_a_second_backward() -> None:
@@ -18,7 +20,9 @@ def test_q_backward_gives_36_and_minus_12_then_refuses_a_second_backward() -> No
     Q.backward(gradient=gradgen.tensor(1.0))
     assert a.grad.item() == 36.0  # d/da 3a^3 = 9a^2
     assert b.grad.item() == -12.0  # d/db -b^2 = -2b
-    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+    with pytest.raises(
+        RuntimeError, match="Trying to backward through the graph a second time"
+    ):
         Q.backward(gradient=gradgen.tensor(1.0))
 
 
@@ -35,7 +39,7 @@ def test_graph_of_x_minus_z() -> None:
     ]
     assert Q.grad_fn.next_functions[0][0] is X.grad_fn
     assert Q.grad_fn.next_functions[1][0] is Z.grad_fn
-    (accumulate, index), = X.grad_fn.next_functions
+    ((accumulate, index),) = X.grad_fn.next_functions
     assert isinstance(accumulate, AccumulateGrad) and index == 0
     assert type(accumulate).__name__ == "AccumulateGrad"
     assert accumulate.variable is a

@@ -43,7 +43,9 @@ def test_retain_graph_allows_a_second_backward_and_grads_accumulate() -> None:
     y.backward(retain_graph=True)
     y.backward()
     assert x.grad.item() == 2 * 12.0
-    with pytest.raises(RuntimeError, match="^Trying to backward through the graph a second time"):
+    with pytest.raises(
+        RuntimeError, match="^Trying to backward through the graph a second time"
+    ):
         y.backward()
 
 
@@ -122,7 +124,9 @@ def test_saved_tensors_are_released_after_backward() -> None:
     assert alive() is not None  # kept by the saved variables
     y.backward(gradient=gradgen.ones(2, dtype=gradgen.float64))
     assert alive() is None, "backward must release what the graph saved"
-    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+    with pytest.raises(
+        RuntimeError, match="Trying to backward through the graph a second time"
+    ):
         y.grad_fn._saved_self
 
 
@@ -173,7 +177,9 @@ def test_node_pre_and_post_hooks() -> None:
     x = leaf(3.0)
     y = x * 2.0
     calls = []
-    y.grad_fn.register_prehook(lambda grad_outputs: calls.append(("pre", grad_outputs[0].item())))
+    y.grad_fn.register_prehook(
+        lambda grad_outputs: calls.append(("pre", grad_outputs[0].item()))
+    )
     y.grad_fn.register_hook(
         lambda grad_inputs, grad_outputs: calls.append(("post", grad_inputs[0].item()))
     )
@@ -185,7 +191,9 @@ def test_hook_that_changes_the_size_is_an_error() -> None:
     x = leaf([1.0, 2.0])
     y = x * 2.0
     y.register_hook(lambda g: gradgen.ones(3, dtype=gradgen.float64))
-    with pytest.raises(RuntimeError, match="^hook '<lambda>' has changed the size of value$"):
+    with pytest.raises(
+        RuntimeError, match="^hook '<lambda>' has changed the size of value$"
+    ):
         y.backward(gradient=gradgen.ones(2, dtype=gradgen.float64))
 
 
@@ -209,7 +217,7 @@ def test_non_leaf_grad_warns() -> None:
 
 def test_grad_returns_gradients_and_leaves_dot_grad_alone() -> None:
     x, w = leaf(2.0), leaf(5.0)
-    (gx, gw) = autograd.grad(x * w, (x, w))
+    gx, gw = autograd.grad(x * w, (x, w))
     assert (gx.item(), gw.item()) == (5.0, 2.0)
     assert x.grad is None and w.grad is None
 
@@ -288,7 +296,9 @@ def test_backward_with_inputs_accumulates_only_there() -> None:
             "One of the differentiated Tensors does not require grad",
         ),
         (
-            lambda: autograd.grad([leaf(1.0) * 2.0], [leaf(1.0)], grad_outputs=[None, None]),
+            lambda: autograd.grad(
+                [leaf(1.0) * 2.0], [leaf(1.0)], grad_outputs=[None, None]
+            ),
             RuntimeError,
             "got 1 tensors and 2 gradients",
         ),
@@ -493,12 +503,24 @@ def test_tensor_hooks_see_undefined_gradients_and_may_not_fill_them() -> None:
     h = x * x
     seen = []
     h.register_hook(seen.append)
-    autograd.grad(_undefined_grad(h), [x], gradgen.zeros(2, dtype=gradgen.float64), allow_unused=True)
+    autograd.grad(
+        _undefined_grad(h),
+        [x],
+        gradgen.zeros(2, dtype=gradgen.float64),
+        allow_unused=True,
+    )
     assert seen == [None]
     h = x * x
     h.grad_fn.register_prehook(lambda grads: (gradgen.ones(2, dtype=gradgen.float64),))
-    with pytest.raises(RuntimeError, match="^can't replace a None gradient with a non-None value$"):
-        autograd.grad(_undefined_grad(h), [x], gradgen.zeros(2, dtype=gradgen.float64), allow_unused=True)
+    with pytest.raises(
+        RuntimeError, match="^can't replace a None gradient with a non-None value$"
+    ):
+        autograd.grad(
+            _undefined_grad(h),
+            [x],
+            gradgen.zeros(2, dtype=gradgen.float64),
+            allow_unused=True,
+        )
 
 
 def test_real_property() -> None:
@@ -511,7 +533,10 @@ def test_real_property() -> None:
 
 def test_backward_create_graph_warns_about_the_reference_cycle() -> None:
     x = leaf(2.0)
-    with pytest.warns(UserWarning, match="^Using backward\\(\\) with create_graph=True will create a reference cycle"):
+    with pytest.warns(
+        UserWarning,
+        match="^Using backward\\(\\) with create_graph=True will create a reference cycle",
+    ):
         (x**3).backward(create_graph=True)
     assert x.grad.item() == 12.0 and x.grad.grad_fn is not None  # differentiable grad
     (x.grad * 1.0).backward()

@@ -23,26 +23,10 @@ import numpy as np
 import pytest
 
 import gradgen
+from torch_oracle import require_torch
 from gradgen.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 
-try:
-    import torch
-except ImportError:  # pragma: no cover - depends on the environment
-    torch = None
-
-_REQUIRE_TORCH = os.environ.get("GRADGEN_REQUIRE_TORCH") == "1"
-
 Builder = Callable[[Any], Callable[..., Any]]
-
-
-def require_torch() -> Any:
-    """torch, or skip (fail under GRADGEN_REQUIRE_TORCH=1) when it cannot be imported."""
-    if torch is None:
-        message = "torch is not installed: comparison against PyTorch skipped"
-        if _REQUIRE_TORCH:
-            pytest.fail(message + " (GRADGEN_REQUIRE_TORCH=1)")
-        pytest.skip(message)
-    return torch
 
 
 def make(lib: Any, values: Any, requires_grad: bool = True) -> Any:
@@ -142,7 +126,7 @@ def test_correct_function_passes_gradcheck_and_gradgradcheck(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_function_passes_in_torch_too(name: str) -> None:
+def test_correct_function_passes_in_torch_too(torch: Any, name: str) -> None:
     torch_gradcheck, torch_gradgradcheck = torch_checks()
     build, arrays = CORRECT[name]
     inputs = make_all(torch, arrays)
@@ -221,7 +205,7 @@ def test_wrong_gradient_raises_with_indices_and_values() -> None:
     )
 
 
-def test_wrong_gradient_message_is_torchs() -> None:
+def test_wrong_gradient_message_is_torchs(torch: Any) -> None:
     torch_gradcheck, _ = torch_checks()
     ours = outcome(
         gradcheck, doubled_second_output(gradgen), make_all(gradgen, (HOOK_X, HOOK_Y))
@@ -288,7 +272,9 @@ def test_wrong_complex_gradient_reports_the_imaginary_part_first() -> None:
     ],
     ids=["complex_output", "real_output_of_complex_inputs"],
 )
-def test_wrong_complex_gradient_message_is_torchs(build: Builder, arrays: Any) -> None:
+def test_wrong_complex_gradient_message_is_torchs(
+    torch: Any, build: Builder, arrays: Any
+) -> None:
     torch_gradcheck, _ = torch_checks()
     ours = outcome(gradcheck, build(gradgen), make_all(gradgen, arrays))
     theirs = outcome(torch_gradcheck, build(torch), make_all(torch, arrays))
@@ -329,7 +315,7 @@ def test_gradgradcheck_random_grad_outputs_are_deterministic() -> None:
     assert first == second
 
 
-def test_gradgradcheck_failure_message_is_torchs() -> None:
+def test_gradgradcheck_failure_message_is_torchs(torch: Any) -> None:
     _, torch_gradgradcheck = torch_checks()
     grad_output = np.array([0.75, -0.5])
     ours = outcome(
@@ -347,7 +333,7 @@ def test_gradgradcheck_failure_message_is_torchs() -> None:
     assert ours == theirs
 
 
-def test_backward_not_multiplied_by_grad_output() -> None:
+def test_backward_not_multiplied_by_grad_output(torch: Any) -> None:
     def build(lib: Any) -> Callable[..., Any]:
         def func(x: Any) -> Any:
             square = x * x
@@ -372,7 +358,9 @@ def test_non_deterministic_backward_is_reported() -> None:
 
     def func(x: Any) -> Any:
         square = x * x
-        square.register_hook(lambda g: None if g is None else g * (1 + 1e-9 * next(counter)))
+        square.register_hook(
+            lambda g: None if g is None else g * (1 + 1e-9 * next(counter))
+        )
         return square
 
     with pytest.raises(GradcheckError, match="^Backward is not reentrant"):
@@ -396,7 +384,7 @@ def test_no_differentiable_output_must_have_zero_numerical_gradient() -> None:
     assert gradcheck(lambda a: (a.detach() * 2, a * 3), x)
 
 
-def test_outputs_that_do_not_require_grad_agree_with_torch() -> None:
+def test_outputs_that_do_not_require_grad_agree_with_torch(torch: Any) -> None:
     torch_gradcheck, _ = torch_checks()
     for build in (
         lambda lib: lambda a: a.detach() * 2,
@@ -470,7 +458,7 @@ FLOAT32_WARNING = (
 )
 
 
-def test_single_precision_input_warns_and_likely_fails() -> None:
+def test_single_precision_input_warns_and_likely_fails(torch: Any) -> None:
     x = gradgen.tensor(HOOK_X.astype(np.float32), requires_grad=True)
     with pytest.warns(UserWarning, match=re.escape(FLOAT32_WARNING)) as caught:
         result = gradcheck(lambda a: a * 2, x, raise_exception=False)

@@ -35,28 +35,12 @@ import numpy as np
 import pytest
 
 import gradgen
-
-try:
-    import torch
-except ImportError:  # pragma: no cover - depends on the environment
-    torch = None
-
-_REQUIRE_TORCH = os.environ.get("GRADGEN_REQUIRE_TORCH") == "1"
+from torch_oracle import require_torch
 
 EPS = 1e-6
 NUMERIC_RTOL = 1e-6
 NUMERIC_ATOL = 1e-6
 MODES = ("backward", "grad")
-
-
-def require_torch() -> Any:
-    """torch, or skip (fail under GRADGEN_REQUIRE_TORCH=1) when it cannot be imported."""
-    if torch is None:
-        message = "torch is not installed: comparison against PyTorch skipped"
-        if _REQUIRE_TORCH:
-            pytest.fail(message + " (GRADGEN_REQUIRE_TORCH=1)")
-        pytest.skip(message)
-    return torch
 
 
 # ---------------------------------------------------------------------------------------

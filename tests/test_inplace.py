@@ -9,16 +9,6 @@ import pytest
 
 import gradgen
 
-try:
-    import torch
-except ImportError:  # pragma: no cover - depends on the machine
-    torch = None
-
-needs_torch = pytest.mark.skipif(
-    torch is None and os.environ.get("GRADGEN_REQUIRE_TORCH") != "1",
-    reason="torch is not installed: cannot compare against PyTorch",
-)
-
 
 def leaf(values):  # type: ignore[no-untyped-def]
     return gradgen.tensor(values, dtype=gradgen.float64, requires_grad=True)
@@ -88,7 +78,9 @@ def test_in_place_on_a_non_leaf_rebases_its_history() -> None:
     assert y.grad_fn.next_functions[0] == (first, 0)
     y.mul_(y.detach().clone())  # y = (2x + 1) * c with c held constant
     y.backward(gradient=gradgen.ones(3, dtype=gradgen.float64))
-    np.testing.assert_array_equal(x.grad.numpy(), 2.0 * (2.0 * np.array([1.0, 2.0, 3.0]) + 1.0))
+    np.testing.assert_array_equal(
+        x.grad.numpy(), 2.0 * (2.0 * np.array([1.0, 2.0, 3.0]) + 1.0)
+    )
 
 
 def test_in_place_multiply_saves_the_original_self() -> None:
@@ -159,12 +151,13 @@ def test_in_place_kernel_errors(make, message) -> None:  # type: ignore[no-untyp
 def test_recording_in_place_on_a_view_says_it_is_not_supported() -> None:
     x = leaf([[1.0, 2.0]])
     view = (x * 1.0).permute(1, 0)
-    with pytest.raises(RuntimeError, match="does not support recording an in-place operation on a view"):
+    with pytest.raises(
+        RuntimeError, match="does not support recording an in-place operation on a view"
+    ):
         view.mul_(2.0)
 
 
-@needs_torch
-def test_in_place_chain_matches_pytorch() -> None:
+def test_in_place_chain_matches_pytorch(torch) -> None:  # type: ignore[no-untyped-def]
     data = np.array([0.5, -1.5, 2.0])
     weight = np.array([2.0, 3.0, -1.0])
     results = []
@@ -177,6 +170,8 @@ def test_in_place_chain_matches_pytorch() -> None:
         y.sub_(w * w)
         y *= 3.0
         y.backward(module.tensor([1.0, 2.0, 3.0], dtype=module.float64))
-        results.append((y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy()))
+        results.append(
+            (y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy())
+        )
     for ours, theirs in zip(results[0], results[1]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)

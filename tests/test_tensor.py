@@ -9,16 +9,6 @@ import pytest
 
 import gradgen
 
-try:
-    import torch
-except ImportError:  # pragma: no cover - depends on the machine
-    torch = None
-
-needs_torch = pytest.mark.skipif(
-    torch is None and os.environ.get("GRADGEN_REQUIRE_TORCH") != "1",
-    reason="torch is not installed: cannot compare against PyTorch",
-)
-
 
 @pytest.mark.parametrize(
     "data, dtype",
@@ -50,10 +40,16 @@ def test_default_dtype_can_be_changed() -> None:
 @pytest.mark.parametrize(
     "make, expected",
     [
-        (lambda: gradgen.tensor(2.0, requires_grad=True), "tensor(2., requires_grad=True)"),
+        (
+            lambda: gradgen.tensor(2.0, requires_grad=True),
+            "tensor(2., requires_grad=True)",
+        ),
         (lambda: gradgen.tensor([1.0, 2.5]), "tensor([1.0000, 2.5000])"),
         (lambda: gradgen.tensor([1, 2]), "tensor([1, 2])"),
-        (lambda: gradgen.tensor([1.0], dtype=gradgen.float64), "tensor([1.], dtype=gradgen.float64)"),
+        (
+            lambda: gradgen.tensor([1.0], dtype=gradgen.float64),
+            "tensor([1.], dtype=gradgen.float64)",
+        ),
         (
             lambda: gradgen.tensor(2.0, requires_grad=True) * 3,
             "tensor(6., grad_fn=<MulBackward0>)",
@@ -75,7 +71,9 @@ def test_attributes_and_conversions() -> None:
     assert np.asarray(x).shape == (2, 3)
     assert x.is_floating_point() and not x.is_complex()
     assert x.is_leaf and x.grad_fn is None and x.output_nr == 0 and x._version == 0
-    with pytest.raises(RuntimeError, match="a Tensor with 6 elements cannot be converted to Scalar"):
+    with pytest.raises(
+        RuntimeError, match="a Tensor with 6 elements cannot be converted to Scalar"
+    ):
         x.item()
 
 
@@ -85,7 +83,9 @@ def test_requires_grad_rules() -> None:
     assert x.requires_grad and x.is_leaf
     y = x * 2
     assert y.requires_grad and not y.is_leaf
-    with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
+    with pytest.raises(
+        RuntimeError, match="you can only change requires_grad flags of leaf variables"
+    ):
         y.requires_grad = False
     n = gradgen.tensor([1, 2])
     with pytest.raises(RuntimeError) as raised:
@@ -95,7 +95,10 @@ def test_requires_grad_rules() -> None:
     )
     with pytest.raises(RuntimeError) as raised:
         n.requires_grad_()
-    assert str(raised.value) == "only Tensors of floating point dtype can require gradients"
+    assert (
+        str(raised.value)
+        == "only Tensors of floating point dtype can require gradients"
+    )
 
 
 def test_detach_shares_data_and_version_but_not_history() -> None:
@@ -121,10 +124,16 @@ def test_wrapped_number_on_either_side() -> None:
 def test_permute_as_function_and_method() -> None:
     x = gradgen.tensor(np.arange(24.0).reshape(2, 3, 4))
     expected = np.transpose(np.arange(24.0).reshape(2, 3, 4), (2, 0, 1))
-    for result in (gradgen.permute(x, (2, 0, 1)), x.permute(2, 0, 1), x.permute([2, 0, 1])):
+    for result in (
+        gradgen.permute(x, (2, 0, 1)),
+        x.permute(2, 0, 1),
+        x.permute([2, 0, 1]),
+    ):
         np.testing.assert_array_equal(result.numpy(), expected)
     assert x.permute(2, 0, 1)._base is x
-    with pytest.raises(RuntimeError, match="number of dimensions in the tensor input does not match"):
+    with pytest.raises(
+        RuntimeError, match="number of dimensions in the tensor input does not match"
+    ):
         x.permute(1, 0)
 
 
@@ -132,13 +141,18 @@ def test_wrong_argument_types_name_the_function_and_argument() -> None:
     x = gradgen.tensor([1.0])
     with pytest.raises(TypeError) as raised:
         gradgen.add(x, "one")
-    assert str(raised.value) == "add(): argument 'other' (position 2) must be Tensor, not str"
+    assert (
+        str(raised.value)
+        == "add(): argument 'other' (position 2) must be Tensor, not str"
+    )
     with pytest.raises(TypeError) as raised:
         gradgen.mul(2, x)
-    assert str(raised.value) == "mul(): argument 'input' (position 1) must be Tensor, not int"
+    assert (
+        str(raised.value)
+        == "mul(): argument 'input' (position 1) must be Tensor, not int"
+    )
 
 
-@needs_torch
 @pytest.mark.parametrize(
     "left, right",
     [
@@ -153,7 +167,7 @@ def test_wrong_argument_types_name_the_function_and_argument() -> None:
         (("int64", 3), 2.5),
     ],
 )
-def test_type_promotion_matches_pytorch(left, right) -> None:  # type: ignore[no-untyped-def]
+def test_type_promotion_matches_pytorch(torch, left, right) -> None:  # type: ignore[no-untyped-def]
     def make(module, spec):  # type: ignore[no-untyped-def]
         if not isinstance(spec, tuple):
             return spec
@@ -175,14 +189,26 @@ def test_float32_stays_float32_through_backward() -> None:
 
 
 def test_factories() -> None:
-    assert gradgen.zeros(2, 3).shape == (2, 3) and gradgen.zeros(2, 3).dtype == gradgen.float32
+    assert (
+        gradgen.zeros(2, 3).shape == (2, 3)
+        and gradgen.zeros(2, 3).dtype == gradgen.float32
+    )
     assert gradgen.ones((2,), dtype=gradgen.float64).dtype == gradgen.float64
-    assert gradgen.full((2,), 7).tolist() == [7, 7] and gradgen.full((2,), 7).dtype == gradgen.int64
-    assert gradgen.arange(3).tolist() == [0, 1, 2] and gradgen.arange(3).dtype == gradgen.int64
+    assert (
+        gradgen.full((2,), 7).tolist() == [7, 7]
+        and gradgen.full((2,), 7).dtype == gradgen.int64
+    )
+    assert (
+        gradgen.arange(3).tolist() == [0, 1, 2]
+        and gradgen.arange(3).dtype == gradgen.int64
+    )
     assert gradgen.arange(0.0, 1.0, 0.5).tolist() == [0.0, 0.5]
     gradgen.manual_seed(0)
     first = gradgen.randn(3).tolist()
     gradgen.manual_seed(0)
     assert gradgen.randn(3).tolist() == first
     assert gradgen.rand(2, requires_grad=True).requires_grad
-    assert gradgen.zeros_like(gradgen.ones(2, dtype=gradgen.float64)).dtype == gradgen.float64
+    assert (
+        gradgen.zeros_like(gradgen.ones(2, dtype=gradgen.float64)).dtype
+        == gradgen.float64
+    )
