@@ -70,6 +70,11 @@ def render(ir: PackageIR, sources: str) -> dict[str, str]:
             operators=ir.operators,
             backward_nodes=ir.backward_nodes,
             bindings=ir.methods if output.name == "tensor_methods.py" else ir.functions,
+            overloaded=(
+                ir.overloaded_methods
+                if output.name == "tensor_methods.py"
+                else ir.overloaded_functions
+            ),
             kernel_helpers=ir.kernel_helpers,
             formula_helpers=ir.formula_helpers,
             formula_functions=ir.formula_functions,

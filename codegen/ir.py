@@ -74,6 +74,17 @@ class BindingIR:
     conversions: tuple[str, ...]  # lines run before the call
     call: str  # "operators.add_Tensor.call(input, other, alpha)"
     schema: str
+    target: str  # what the call calls: "operators.add_Tensor.call"
+    overload_text: str  # the signature as errors show it: "Tensor input, Scalar other"
+    overload_params: tuple[str, ...]  # Param(...) constructors, in schema order
+
+
+@dataclass(frozen=True)
+class OverloadedIR:
+    """A public name with several overloads, resolved at call time by argument types."""
+
+    python_name: str
+    overloads: tuple[BindingIR, ...]
 
 
 # -- Backward nodes ---------------------------------------------------------------------
@@ -112,6 +123,8 @@ class PackageIR:
     backward_nodes: tuple[BackwardIR, ...]
     functions: tuple[BindingIR, ...]
     methods: tuple[BindingIR, ...]
+    overloaded_functions: tuple[OverloadedIR, ...]
+    overloaded_methods: tuple[OverloadedIR, ...]
     kernel_helpers: tuple[str, ...]
     formula_helpers: tuple[str, ...]
     formula_functions: tuple[str, ...]
@@ -423,10 +436,101 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
             params.append("*")
         params.extend(_parameter(python_identifier(a.name), a, True) for a in kwarg_only)
     if function.composite is not None:
-        call = f"composites.{function.composite}({', '.join(call_names)})"
+        target = f"composites.{function.composite}"
     else:
-        call = f"operators.{function.identifier}.call({', '.join(call_names)})"
-    return BindingIR(op, ", ".join(params), tuple(conversions), call, str(function.schema))
+        target = f"operators.{function.identifier}.call"
+    call = f"{target}({', '.join(call_names)})"
+    return BindingIR(
+        op,
+        ", ".join(params),
+        tuple(conversions),
+        call,
+        str(function.schema),
+        target,
+        _overload_text(function, method),
+        _overload_params(function, method),
+    )
+
+
+def _param_kind(argument: Argument) -> str:
+    """The family of an argument's type, as `gradgen.overloads.Param` checks it."""
+    type_ = argument.type
+    optional = "?" if type_.is_nullable() else ""
+    listed = type_.is_list_like()
+    if listed is not None:
+        if listed.elem.is_base_ty_like(BaseTy.Tensor):
+            return "Tensor[]"
+        if _is_int_list(argument):
+            return "int[]" + optional
+        return "any"
+    for base, kind in (
+        (BaseTy.Tensor, "Tensor"),
+        (BaseTy.Scalar, "Scalar"),
+        (BaseTy.int, "int"),
+        (BaseTy.SymInt, "int"),
+        (BaseTy.float, "float"),
+        (BaseTy.bool, "bool"),
+        (BaseTy.str, "str"),
+        (BaseTy.ScalarType, "ScalarType"),
+    ):
+        if type_.is_base_ty_like(base):
+            return kind + optional
+    return "any"
+
+
+def _public_arguments(function: NativeFunction, method: bool) -> list[tuple[str, Argument, bool]]:
+    """(public name, argument, keyword-only) in schema order; `self` is `input` in
+    functions."""
+    kwarg_only = {a.name for a in function.schema.arguments.kwarg_only} | {
+        a.name for a in function.schema.arguments.out
+    }
+    result = []
+    for argument in function.arguments:
+        name = python_identifier(argument.name)
+        if argument.name == "self" and not method:
+            name = "input"
+        result.append((name, argument, argument.name in kwarg_only))
+    return result
+
+
+def _overload_params(function: NativeFunction, method: bool) -> tuple[str, ...]:
+    params = []
+    for name, argument, keyword_only in _public_arguments(function, method):
+        fields = [f'"{name}"', f'"{_param_kind(argument)}"']
+        if keyword_only:
+            fields.append("keyword_only=True")
+        if argument.default is not None:
+            fields.append("has_default=True")
+            fields.append(f"default={_converted_default(argument)}")
+        params.append(f"Param({', '.join(fields)})")
+    return tuple(params)
+
+
+def _converted_default(argument: Argument) -> str:
+    """A default as the operator receives it (dtype names become gradgen dtypes)."""
+    text = default_to_python(argument.default, argument.type)  # type: ignore[arg-type]
+    if argument.type.is_base_ty_like(BaseTy.ScalarType) and text != "None":
+        return f"as_dtype({text})"
+    return text
+
+
+def _overload_text(function: NativeFunction, method: bool) -> str:
+    parts = []
+    star = False
+    for name, argument, keyword_only in _public_arguments(function, method):
+        if method and argument.name == "self":
+            continue
+        if keyword_only and not star:
+            parts.append("*")
+            star = True
+        kind = _param_kind(argument)
+        if kind in ("Scalar", "Scalar?"):
+            kind = kind.replace("Scalar", "Number")
+        text = f"{kind} {name}"
+        if argument.default is not None:
+            text += f"={argument.default}"
+        parts.append(text)
+    return ", ".join(parts)
 
 
 def _parameter(name: str, argument: Argument, accepts_numbers: bool) -> str:
@@ -434,6 +538,20 @@ def _parameter(name: str, argument: Argument, accepts_numbers: bool) -> str:
     if argument.default is not None:
         text += f" = {default_to_python(argument.default, argument.type)}"
     return text
+
+
+def _group(
+    bindings: list[BindingIR],
+) -> tuple[tuple[BindingIR, ...], tuple[OverloadedIR, ...]]:
+    """Split bindings into single-overload names and names with several overloads."""
+    by_name: dict[str, list[BindingIR]] = {}
+    for binding in bindings:
+        by_name.setdefault(binding.python_name, []).append(binding)
+    single = tuple(group[0] for group in by_name.values() if len(group) == 1)
+    several = tuple(
+        OverloadedIR(name, tuple(group)) for name, group in by_name.items() if len(group) > 1
+    )
+    return single, several
 
 
 def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]) -> PackageIR:
@@ -444,18 +562,22 @@ def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozens
     # In-place variants share their functional operator's class: one class per op.
     unique = {i.op: i for i in reversed(model.infos) if i.op is not None}
     nodes = tuple(_backward_ir(i) for i in model.infos if i.op is not None and unique[i.op] is i)
-    functions = tuple(
-        _binding(f, method=False) for f in model.native_functions if Variant.function in f.variants
+    functions, overloaded_functions = _group(
+        [_binding(f, method=False) for f in model.native_functions if Variant.function in f.variants]
     )
-    methods = tuple(
-        _binding(f, method=True) for f in model.native_functions if Variant.method in f.variants
+    methods, overloaded_methods = _group(
+        [_binding(f, method=True) for f in model.native_functions if Variant.method in f.variants]
     )
     return PackageIR(
         operators=operators,
         backward_nodes=nodes,
         functions=functions,
         methods=methods,
+        overloaded_functions=overloaded_functions,
+        overloaded_methods=overloaded_methods,
         kernel_helpers=tuple(sorted(kernel_helpers)),
         formula_helpers=tuple(sorted(formula_helpers)),
-        formula_functions=tuple(sorted(f.python_name for f in functions)),
+        formula_functions=tuple(
+            sorted({f.python_name for f in functions} | {o.python_name for o in overloaded_functions})
+        ),
     )

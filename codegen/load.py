@@ -186,7 +186,6 @@ def load_native_functions(
             seen[function.name] = function
             functions.append(function)
     functions = [_derive_inplace(f, functions, errors) for f in functions]
-    _check_python_names(functions, errors)
     return functions
 
 
@@ -223,26 +222,6 @@ def _derive_inplace(
             function, numpy=functional.numpy, type_promotion=functional.type_promotion
         )
     return function
-
-
-def _check_python_names(functions: list[NativeFunction], errors: ErrorCollector) -> None:
-    """Two overloads may not share a public name until overload resolution exists."""
-    by_name: dict[tuple[Variant, str], NativeFunction] = {}
-    for function in functions:
-        for variant in function.variants:
-            key = (variant, function.python_name)
-            other = by_name.get(key)
-            if other is not None:
-                errors.add(
-                    CodegenError(
-                        f"{variant.value} '{function.python_name}' is also declared by "
-                        f"{other.name} ({other.location}); choosing between overloads is "
-                        "not supported yet",
-                        function.location,
-                        function.name,
-                    )
-                )
-            by_name[key] = function
 
 
 # -- derivatives.yaml -----------------------------------------------------------------

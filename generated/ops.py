@@ -15,7 +15,8 @@ from gradgen.arguments import (
     int_list_varargs,
     tensor_argument,
 )
-from gradgen.dtypes import dtype
+from gradgen.dtypes import as_dtype, dtype
+from gradgen.overloads import Overloads, Param, Signature
 from gradgen.tensor import Number, Tensor
 
 from . import operators

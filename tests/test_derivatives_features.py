@@ -142,3 +142,41 @@ def test_operator_without_entry_records_a_node_that_refuses_backward(ops) -> Non
 
 def test_non_tensor_return(ops) -> None:  # type: ignore[no-untyped-def]
     assert ops.count_positive(leaf([1.0, -2.0, 3.0])) == 2
+
+
+def test_overloads_are_chosen_by_argument_types(ops) -> None:  # type: ignore[no-untyped-def]
+    x = gradgen.tensor([1.0, 2.0], dtype=gradgen.float64)
+    y = gradgen.tensor([3.0, 4.0], dtype=gradgen.float64)
+    assert ops.scale(x, y).tolist() == [3.0, 8.0]  # scale.Tensor
+    assert ops.scale(x, 2).tolist() == [20.0, 40.0]  # scale.Scalar
+    assert ops.scale(x, other=2).tolist() == [20.0, 40.0]
+    m = gradgen.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=gradgen.float64)
+    assert ops.scale(m, [0]).tolist() == [4.0, 6.0]  # scale.dim
+    assert ops.scale(m, 1, True).tolist() == [[3.0], [7.0]]
+    assert ops.scale(m, dim=(0, 1), dtype=gradgen.float32).dtype == gradgen.float32
+
+
+def test_overloaded_methods_bind_self(ops) -> None:  # type: ignore[no-untyped-def]
+    from gradgen.tensor import install_methods
+
+    class Probe(gradgen.Tensor):
+        pass
+
+    install_methods(Probe, ops.METHODS)
+    x = Probe(np.array([1.0, 2.0]))
+    assert x.scale(3).tolist() == [30.0, 60.0]
+    assert x.scale(x).tolist() == [1.0, 4.0]
+    assert x.scale(0).tolist() == [0.0, 0.0]
+
+
+def test_no_matching_overload_lists_the_signatures(ops) -> None:  # type: ignore[no-untyped-def]
+    x = gradgen.tensor([1.0])
+    with pytest.raises(TypeError) as raised:
+        ops.scale(x, "two")
+    assert str(raised.value) == (
+        "scale() received an invalid combination of arguments - got (Tensor, str), but "
+        "expected one of:\n"
+        " * (Tensor input, Tensor other)\n"
+        " * (Tensor input, Number other)\n"
+        " * (Tensor input, int[] dim, bool keepdim=False, *, ScalarType? dtype=None)"
+    )
