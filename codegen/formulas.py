@@ -30,6 +30,7 @@ from .errors import CodegenError, did_you_mean
 
 class SavedKind(enum.Enum):
     TENSOR = "tensor"  # SavedVariable of an input
+    TENSOR_LIST = "tensor_list"  # SavedVariableList of a Tensor[] input
     OUTPUT = "output"  # SavedVariable of an output (no reference cycle)
     VALUE = "value"  # a plain Python value: scalar, dtype, shape, int list
 
@@ -55,6 +56,14 @@ METADATA_SUGAR: dict[str, tuple[str, str, bool, str]] = {
     "options": ("options", "{x}.dtype", False, "dtype"),
     "dim": ("dim", "{x}.dim()", True, "int"),
     "sym_numel": ("sym_numel", "{x}.numel()", True, "int"),
+}
+
+# f(xs) sugar on a Tensor[] argument that saves metadata of each tensor instead of the
+# tensors: function -> (suffix of the saved name, expression at save time, Python type)
+LIST_METADATA_SUGAR: dict[str, tuple[str, str, str]] = {
+    "to_args_sizes": ("args_sizes", "[tuple(t.shape) for t in {x}]", "list[tuple[int, ...]]"),
+    "to_args_sizes_symint": ("args_sizes", "[tuple(t.shape) for t in {x}]", "list[tuple[int, ...]]"),
+    "to_args_scalartypes": ("args_scalartypes", "[t.dtype for t in {x}]", "list[dtype]"),
 }
 
 # Methods of any tensor that answer a question and create no graph.
@@ -147,7 +156,7 @@ class FormulaNames:
 
     @property
     def callables(self) -> frozenset[str]:
-        return self.helpers | self.functions | {"not_implemented"}
+        return self.helpers | self.functions | {"not_implemented"} | set(LIST_METADATA_SUGAR)
 
 
 @dataclass(frozen=True)
@@ -157,6 +166,7 @@ class ArgumentInfo:
     name: str
     is_tensor: bool  # Tensor or Tensor?
     is_scalar: bool  # Scalar / Scalar?
+    is_tensor_list: bool  # Tensor[]
     python_type: str  # its annotation in generated code
 
 
@@ -232,7 +242,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                         local=local,
                         kind=SavedKind.VALUE,
                         source=receiver.id,
-                        save_expression=expression.format(x=receiver.id),
+                        save_expression=expression.format(x=python_identifier(receiver.id)),
                         has_getter=has_getter,
                         python_type=python_type,
                     )
@@ -275,6 +285,20 @@ class _BackwardRewriter(ast.NodeTransformer):
                 self._check_not_implemented(node)
                 return node
             if (
+                function.id in LIST_METADATA_SUGAR
+                and len(node.args) == 1
+                and not node.keywords
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in self.arguments
+                and self.arguments[node.args[0].id].is_tensor_list
+            ):
+                return self._list_metadata(node, function.id, node.args[0].id)
+            if function.id in LIST_METADATA_SUGAR:
+                raise CodegenError(
+                    f"{function.id}() takes one Tensor[] argument of the operator, e.g. "
+                    f"{function.id}(tensors)"
+                )
+            if (
                 function.id == "zeros_like"
                 and len(node.args) == 1
                 and not node.keywords
@@ -289,6 +313,22 @@ class _BackwardRewriter(ast.NodeTransformer):
             f"'{ast.unparse(function)}'"
         )
 
+    def _list_metadata(self, node: ast.Call, function: str, name: str) -> ast.AST:
+        suffix, expression, python_type = LIST_METADATA_SUGAR[function]
+        local = f"{name}_{suffix}"
+        self._save(
+            SavedAttribute(
+                name=local,
+                local=local,
+                kind=SavedKind.VALUE,
+                source=name,
+                save_expression=expression.format(x=python_identifier(name)),
+                has_getter=True,
+                python_type=python_type,
+            )
+        )
+        return ast.copy_location(ast.Name(id=local, ctx=ast.Load()), node)
+
     def _zeros_like(self, node: ast.Call, name: str) -> ast.AST:
         """`zeros_like(x)` saves x's shape and dtype (a TypeAndSize), not x."""
         local = f"{name}_info"
@@ -298,7 +338,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                 local=local,
                 kind=SavedKind.VALUE,
                 source=name,
-                save_expression=f"TypeAndSize({name})",
+                save_expression=f"TypeAndSize({python_identifier(name)})",
                 has_getter=False,
                 python_type="TypeAndSize",
             )
@@ -367,6 +407,8 @@ class _BackwardRewriter(ast.NodeTransformer):
             info = self.arguments[name]
             if info.is_tensor:
                 self._save(_saved_whole(name, SavedKind.TENSOR, "Tensor | None"))
+            elif info.is_tensor_list:
+                self._save(_saved_whole(name, SavedKind.TENSOR_LIST, "list[Tensor]"))
             else:
                 self._save(_saved_whole(name, SavedKind.VALUE, info.python_type))
         elif name in self.outputs:
@@ -387,7 +429,7 @@ def _saved_whole(name: str, kind: SavedKind, python_type: str) -> SavedAttribute
         local=name,
         kind=kind,
         source=name,
-        save_expression=name,
+        save_expression=python_identifier(name),
         has_getter=True,
         python_type=python_type,
     )

@@ -38,10 +38,11 @@ class AutogradIR:
 
     node_class: str  # the annotation of grad_fn
     node_constructor: str  # e.g. "functions.AddBackward0()"
-    differentiable_inputs: str  # "self, other"
+    differentiable_inputs: str  # "self, other" ("*tensors" for a Tensor[] input)
     input_saves: tuple[SaveStatement, ...]
     output_histories: tuple[str, ...]  # expressions of the outputs that get history
     output_saves: tuple[SaveStatement, ...]
+    list_output: bool = False  # one Tensor[] output: every element gets history
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class OperatorIR:
     arguments: str  # "self, other, alpha"
     is_view: bool
     is_inplace: bool  # writes into `self` and returns it (`add_`)
+    returns_list: bool  # one Tensor[] output (split, unbind, ...)
     # backend kernel
     promoted: str  # "self, other" ("" when the expression decides the dtype)
     tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
@@ -114,7 +116,12 @@ class BackwardIR:
     parameters: str  # of the functional apply
     uses_grad: bool
     uses_retain_variables: bool  # a formula reads `retain_variables`
+    input_sizes: tuple[str, ...]  # edges per input: "1", or "self.tensors_size_"
     formulas: tuple[FormulaIR, ...] = field(default_factory=tuple)
+
+    @property
+    def has_list_inputs(self) -> bool:
+        return any(size != "1" for size in self.input_sizes)
 
 
 @dataclass(frozen=True)
@@ -229,6 +236,11 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
     inplace = _is_inplace(function)
     input_saves = []
     output_saves = []
+    for name in info.args_with_derivatives:
+        if _is_tensor_list(function, name):
+            # How many edges the list took: the node needs it to find each input's range.
+            identifier = python_identifier(name)
+            input_saves.append(SaveStatement(f"grad_fn.{name}_size_", f"len({identifier})", None))
     for attribute in info.saved:
         source = python_identifier(attribute.source)
         if attribute.kind is SavedKind.TENSOR and inplace and attribute.source == "self":
@@ -236,10 +248,12 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
             value = "SavedVariable(self.clone(), False)"
         elif attribute.kind is SavedKind.TENSOR:
             value = f"SavedVariable({source}, False)"
+        elif attribute.kind is SavedKind.TENSOR_LIST:
+            value = f"SavedVariableList({source})"
         elif attribute.kind is SavedKind.OUTPUT:
             value = f"SavedVariable({outputs[attribute.source]}, True)"
         else:
-            value = attribute.save_expression.replace(attribute.source, source, 1)
+            value = attribute.save_expression
         statement = SaveStatement(f"grad_fn.{attribute.name}", value, _guard_for(attribute, info, edge_index))
         (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(statement)
     histories = tuple(
@@ -250,11 +264,25 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
     return AutogradIR(
         node_class=f"functions.{info.op}",
         node_constructor=f"functions.{info.op}()",
-        differentiable_inputs=", ".join(python_identifier(n) for n in info.args_with_derivatives),
+        differentiable_inputs=", ".join(
+            ("*" if _is_tensor_list(function, n) else "") + python_identifier(n)
+            for n in info.args_with_derivatives
+        ),
         input_saves=tuple(input_saves),
         output_histories=histories,
         output_saves=tuple(output_saves),
+        list_output=_returns_list(function),
     )
+
+
+def _is_tensor_list(function: NativeFunction, name: str) -> bool:
+    argument = function.argument(name)
+    return argument is not None and argument.type.is_list_like() is not None
+
+
+def _returns_list(function: NativeFunction) -> bool:
+    returns = function.schema.returns
+    return len(returns) == 1 and returns[0].type.is_list_like() is not None
 
 
 def _formula_outputs(info: DifferentiabilityInfo) -> tuple[str, ...]:
@@ -313,6 +341,7 @@ def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -
         arguments=arguments,
         is_view=function.schema.is_view_op and not _is_inplace(function),
         is_inplace=_is_inplace(function),
+        returns_list=_returns_list(function),
         promoted=", ".join(python_identifier(n) for n in function.type_promotion),
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
@@ -325,7 +354,8 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
     assert info.op is not None
     edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
     saved = info.saved
-    slots = tuple(a.name for a in saved)
+    list_inputs = [n for n in info.args_with_derivatives if _is_tensor_list(info.function, n)]
+    slots = tuple(a.name for a in saved) + tuple(f"{n}_size_" for n in list_inputs)
     saved_variable_slots = tuple(a.name for a in saved if a.kind is not SavedKind.VALUE)
     getters = []
     for attribute in saved:
@@ -379,6 +409,9 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
         parameters=", ".join(parameters),
         uses_grad=any(d.formula.uses_grad for d in info.derivatives),
         uses_retain_variables=uses_retain_variables,
+        input_sizes=tuple(
+            f"self.{n}_size_" if n in list_inputs else "1" for n in info.args_with_derivatives
+        ),
         formulas=tuple(formulas),
     )
 

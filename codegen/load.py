@@ -233,6 +233,7 @@ def _argument_infos(function: NativeFunction) -> dict[str, ArgumentInfo]:
             name=a.name,
             is_tensor=a.type.is_tensor_like() and a.type.is_list_like() is None,
             is_scalar=a.type.is_base_ty_like(BaseTy.Scalar),
+            is_tensor_list=a.type.is_tensor_like() and a.type.is_list_like() is not None,
             python_type=python_type(a),
         )
         for a in function.arguments
@@ -341,11 +342,6 @@ def _load_key(
             raise CodegenError(
                 f"'{name}' is not a Tensor argument, so it has no gradient; remove it "
                 "or mark it non_differentiable"
-            )
-        if argument.type.is_list_like() is not None:
-            raise CodegenError(
-                f"'{name}' is a Tensor[] argument; formulas for tensor lists are not "
-                "supported yet"
             )
         if name in claimed:
             if "non_differentiable" in (formula, claimed[name]):

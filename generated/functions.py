@@ -9,7 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradgen.dtypes import dtype
-from gradgen.graph import Node, SavedVariable, unpack_saved
+from gradgen.graph import (
+    Node,
+    SavedVariable,
+    SavedVariableList,
+    flatten_grad_inputs,
+    index_ranges,
+    unpack_saved,
+)
 from gradgen.helpers import (
     _to_copy_backward,
     handle_r_to_c,
@@ -80,9 +87,9 @@ def add_backward0_apply(
     alpha: Number,
     other_scalar_type: dtype,
     self_scalar_type: dtype,
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of AddBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 2
+    grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
@@ -135,9 +142,9 @@ def sub_backward0_apply(
     alpha: Number,
     other_scalar_type: dtype,
     self_scalar_type: dtype,
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of SubBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 2
+    grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
@@ -169,8 +176,8 @@ class MulBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.other_: SavedVariable | None = None
-        self.self_: SavedVariable | None = None
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         needs_input_grad = (
@@ -208,9 +215,9 @@ def mul_backward0_apply(
     other_scalar_type: dtype,
     self: Tensor | None,
     self_scalar_type: dtype,
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of MulBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 2
+    grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
@@ -241,7 +248,7 @@ class PowBackward0(Node):
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         needs_input_grad = (self.task_should_compute_output(0),)
@@ -270,9 +277,9 @@ def pow_backward0_apply(
     needs_input_grad: tuple[bool, ...],
     exponent: Number,
     self: Tensor | None,
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of PowBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 1
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
@@ -307,9 +314,9 @@ def permute_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dims: Sequence[int],
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of PermuteBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 1
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
@@ -335,9 +342,9 @@ class NegBackward0(Node):
 
 def neg_backward0_apply(
     grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of NegBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 1
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
@@ -363,9 +370,9 @@ class ConjBackward0(Node):
 
 def conj_backward0_apply(
     grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of ConjBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 1
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
@@ -391,9 +398,9 @@ class RealBackward0(Node):
 
 def real_backward0_apply(
     grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of RealBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 1
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
@@ -426,9 +433,9 @@ def expand_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of ExpandBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 1
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
@@ -461,9 +468,9 @@ def sum_to_size_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of SumToSizeBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 1
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
@@ -489,9 +496,9 @@ class CloneBackward0(Node):
 
 def clone_backward0_apply(
     grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of CloneBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 1
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
@@ -520,9 +527,9 @@ def to_copy_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_options: dtype,
-) -> list[Tensor | None]:
+) -> list[Any]:
     """The formulas of ToCopyBackward0, as a function of what it saved."""
-    grad_inputs: list[Tensor | None] = [None] * 1
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self

@@ -10,7 +10,7 @@ from typing import Any
 
 from gradgen.dispatch import AFTER_AUTOGRAD_KEYSET, DispatchKey, redispatch
 from gradgen.dtypes import dtype
-from gradgen.graph import SavedVariable
+from gradgen.graph import SavedVariable, SavedVariableList
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
     NotImplementedBackward,

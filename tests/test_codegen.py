@@ -384,10 +384,11 @@ BROKEN += [
         "derivatives.yaml:1: missing key 'name' (the operator's schema)",
     ),
     (
-        "tensor list formula",
-        "- func: stack(Tensor[] tensors, int dim=0) -> Tensor\n  numpy: np.stack(tensors, dim)\n",
-        "- name: stack(Tensor[] tensors, int dim=0) -> Tensor\n  tensors: grad\n",
-        "derivatives.yaml:2: stack: 'tensors' is a Tensor[] argument; formulas for tensor lists are not supported yet",
+        "list sugar on a tensor",
+        NATIVE_OK,
+        _derivatives_with_self("to_args_sizes(self)"),
+        "derivatives.yaml:2: mul.Tensor: to_args_sizes() takes one Tensor[] argument of "
+        "the operator, e.g. to_args_sizes(tensors)",
     ),
     (
         "scalar method other than conj",

@@ -390,8 +390,8 @@ class SavedVariable:
         self._data = None  # type: ignore[assignment]
 
 
-def unpack_saved(saved: SavedVariable | None, saved_for: Node) -> Tensor | None:
-    """Unpack an optional SavedVariable (None when nothing was saved)."""
+def unpack_saved(saved: SavedVariable | SavedVariableList | None, saved_for: Node) -> Any:
+    """Unpack an optional SavedVariable or list (None when nothing was saved)."""
     return None if saved is None else saved.unpack(saved_for)
 
 
@@ -409,3 +409,52 @@ _LEGACY_TYPE_NAMES = {
 def _legacy_type_name(tensor: Tensor) -> str:
     """PyTorch's ``torch.FloatTensor`` style names, with gradgen's prefix."""
     return "gradgen." + _LEGACY_TYPE_NAMES[tensor.dtype.name]
+
+
+class SavedVariableList:
+    """A saved Tensor[] argument (e.g. `cat`'s tensors): one SavedVariable each."""
+
+    __slots__ = ("_saved", "_released")
+
+    def __init__(self, tensors: Sequence[Tensor]) -> None:
+        self._saved = [SavedVariable(tensor, False) for tensor in tensors]
+        self._released = False
+
+    def unpack(self, saved_for: Node | None = None) -> list[Tensor]:
+        if self._released:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        return [saved.unpack(saved_for) for saved in self._saved]
+
+    def reset_data(self) -> None:
+        self._released = True
+        self._saved = []
+
+
+def index_ranges(sizes: Sequence[int]) -> list[range]:
+    """The edge indices of each differentiable input: one for a Tensor, n for a list."""
+    ranges = []
+    start = 0
+    for size in sizes:
+        ranges.append(range(start, start + size))
+        start += size
+    return ranges
+
+
+def flatten_grad_inputs(
+    grad_inputs: Sequence[Any], ranges: Sequence[range]
+) -> list[Tensor | None]:
+    """One gradient per edge from one entry per input (a list for a Tensor[] input)."""
+    flat: list[Tensor | None] = []
+    for grad, indices in zip(grad_inputs, ranges):
+        if len(indices) == 1 and not isinstance(grad, (list, tuple)):
+            flat.append(grad)
+        elif grad is None:
+            flat.extend([None] * len(indices))
+        else:
+            if len(grad) != len(indices):
+                raise RuntimeError(
+                    f"a formula returned {len(grad)} gradients for a list of "
+                    f"{len(indices)} tensors"
+                )
+            flat.extend(grad)
+    return flat
