@@ -171,7 +171,9 @@ def _tensor_unwraps(function: NativeFunction) -> tuple[str, ...]:
         name = python_identifier(argument.name)
         if not argument.type.is_tensor_like():
             continue
-        if argument.type.is_list_like() is not None:
+        if argument.type.is_list_like() is not None and argument.name in promoted:
+            lines.append(f"{name} = [promoted_array(t, common_dtype) for t in {name}]")
+        elif argument.type.is_list_like() is not None:
             lines.append(f"{name} = [t._data for t in {name}]")
         elif argument.name in promoted:
             lines.append(f"{name} = promoted_array({name}, common_dtype)")
@@ -195,6 +197,19 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
         type_ = returns[0].type
         if type_.is_tensor_like() and type_.is_list_like() is not None:
             return (f"return [wrap_result(r{dtype}) for r in {function.numpy}]",)
+        promoted = [
+            python_identifier(n)
+            for n in function.type_promotion
+            if not _is_tensor_list(function, n)
+        ]
+        if type_.is_tensor_like() and len(promoted) > 1:
+            # Elementwise over several tensors: numpy's broadcasting error in PyTorch's words.
+            return (
+                "try:",
+                f"    return wrap_result({function.numpy}{dtype})",
+                "except ValueError as error:",
+                f"    raise broadcast_error(error, {', '.join(promoted)}) from None",
+            )
         if type_.is_tensor_like():
             return (f"return wrap_result({function.numpy}{dtype})",)
         return (f"return {function.numpy}",)
@@ -342,7 +357,10 @@ def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -
         is_view=function.schema.is_view_op and not _is_inplace(function),
         is_inplace=_is_inplace(function),
         returns_list=_returns_list(function),
-        promoted=", ".join(python_identifier(n) for n in function.type_promotion),
+        promoted=", ".join(
+            ("*" if _is_tensor_list(function, n) else "") + python_identifier(n)
+            for n in function.type_promotion
+        ),
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
         autograd=autograd,

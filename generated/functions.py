@@ -19,13 +19,22 @@ from gradgen.graph import (
 )
 from gradgen.helpers import (
     _to_copy_backward,
+    cat_tensors_backward,
     handle_r_to_c,
     maybe_multiply,
+    mean_backward,
     mul_tensor_backward,
     permute_backwards,
     pow_backward,
     scalar_conj,
+    slice_backward_wrapper,
+    split_backward,
+    split_with_sizes_backward,
+    stack_tensors_backward,
+    sum_backward,
     sum_to,
+    unbind_backward,
+    unsqueeze_to,
     zeros_like,
 )
 from gradgen.tensor import Number, Tensor
@@ -35,14 +44,33 @@ from .ops import (
     _conj,
     _to_copy,
     add,
+    cat,
+    chunk,
     clone,
     conj,
+    flatten,
+    mean,
     mul,
+    narrow,
     neg,
     permute,
     pow,
     real,
+    reshape,
+    select,
+    select_backward,
+    slice,
+    slice_backward,
+    split,
+    split_with_sizes,
+    squeeze,
+    stack,
     sub,
+    sum,
+    t,
+    transpose,
+    unbind,
+    unsqueeze,
 )
 
 
@@ -535,5 +563,919 @@ def to_copy_backward0_apply(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             _to_copy_backward(grad, self_options) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ViewBackward0(Node):
+    """Backward of ``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``.
+
+    self: grad.reshape(self.sym_sizes())
+    """
+
+    __slots__ = ("self_sym_sizes",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return view_backward0_apply(
+            grads,
+            needs_input_grad,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def view_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of ViewBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.reshape(self_sym_sizes) if any_grad_defined else None
+    return grad_inputs
+
+
+class SqueezeBackward0(Node):
+    """Backward of ``squeeze(Tensor(a) self) -> Tensor(a)``.
+
+    self: unsqueeze_to(grad, self.sym_sizes())
+    """
+
+    __slots__ = ("self_sym_sizes",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return squeeze_backward0_apply(
+            grads,
+            needs_input_grad,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def squeeze_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SqueezeBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            unsqueeze_to(grad, self_sym_sizes) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SqueezeBackward1(Node):
+    """Backward of ``squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)``.
+
+    self: unsqueeze_to(grad, dim, self.sym_sizes())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return squeeze_backward1_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def squeeze_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SqueezeBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            unsqueeze_to(grad, dim, self_sym_sizes) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class UnsqueezeBackward0(Node):
+    """Backward of ``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``.
+
+    self: grad.squeeze(dim)
+    """
+
+    __slots__ = ("dim",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return unsqueeze_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+
+def unsqueeze_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], dim: int
+) -> list[Any]:
+    """The formulas of UnsqueezeBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.squeeze(dim) if any_grad_defined else None
+    return grad_inputs
+
+
+class TransposeBackward0(Node):
+    """Backward of ``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``.
+
+    self: grad.transpose(dim0, dim1)
+    """
+
+    __slots__ = (
+        "dim0",
+        "dim1",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return transpose_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim0=self.dim0,
+            dim1=self.dim1,
+        )
+
+    @property
+    def _saved_dim0(self) -> int:
+        return self.dim0
+
+    @property
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+
+def transpose_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim0: int,
+    dim1: int,
+) -> list[Any]:
+    """The formulas of TransposeBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.transpose(dim0, dim1) if any_grad_defined else None
+    return grad_inputs
+
+
+class TBackward0(Node):
+    """Backward of ``t(Tensor(a) self) -> Tensor(a)``.
+
+    self: grad.t()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return t_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def t_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of TBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.t() if any_grad_defined else None
+    return grad_inputs
+
+
+class SelectBackward0(Node):
+    """Backward of ``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``.
+
+    self: select_backward(grad, self.sym_sizes(), dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return select_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=self.index,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> int:
+        return self.index
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def select_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SelectBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            select_backward(grad, self_sym_sizes, dim, index)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SliceBackward0(Node):
+    """Backward of ``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``.
+
+    self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, end, step)
+    """
+
+    __slots__ = (
+        "dim",
+        "end",
+        "self_sym_sizes",
+        "start",
+        "step",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return slice_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            end=self.end,
+            self_sym_sizes=self.self_sym_sizes,
+            start=self.start,
+            step=self.step,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_end(self) -> int | None:
+        return self.end
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_start(self) -> int | None:
+        return self.start
+
+    @property
+    def _saved_step(self) -> int:
+        return self.step
+
+
+def slice_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    end: int | None,
+    self_sym_sizes: tuple[int, ...],
+    start: int | None,
+    step: int,
+) -> list[Any]:
+    """The formulas of SliceBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            slice_backward_wrapper(grad, self_sym_sizes, dim, start, end, step)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CatBackward0(Node):
+    """Backward of ``cat(Tensor[] tensors, int dim=0) -> Tensor``.
+
+    tensors: cat_tensors_backward(grad, to_args_sizes_symint(tensors), to_args_scalartypes(tensors), dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "tensors_args_scalartypes",
+        "tensors_args_sizes",
+        "tensors_size_",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # A Tensor[] input takes one edge per tensor: find each input's edges.
+        ranges = index_ranges((self.tensors_size_,))
+        needs_input_grad = tuple(
+            any(self.task_should_compute_output(i) for i in edges) for edges in ranges
+        )
+        grad_inputs = cat_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            tensors_args_scalartypes=self.tensors_args_scalartypes,
+            tensors_args_sizes=self.tensors_args_sizes,
+        )
+        return flatten_grad_inputs(grad_inputs, ranges)
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_tensors_args_scalartypes(self) -> list[dtype]:
+        return self.tensors_args_scalartypes
+
+    @property
+    def _saved_tensors_args_sizes(self) -> list[tuple[int, ...]]:
+        return self.tensors_args_sizes
+
+
+def cat_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    tensors_args_scalartypes: list[dtype],
+    tensors_args_sizes: list[tuple[int, ...]],
+) -> list[Any]:
+    """The formulas of CatBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # tensors
+        grad_inputs[0] = (
+            cat_tensors_backward(
+                grad, tensors_args_sizes, tensors_args_scalartypes, dim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class StackBackward0(Node):
+    """Backward of ``stack(Tensor[] tensors, int dim=0) -> Tensor``.
+
+    tensors: stack_tensors_backward(grad, dim, to_args_scalartypes(tensors))
+    """
+
+    __slots__ = (
+        "dim",
+        "tensors_args_scalartypes",
+        "tensors_size_",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # A Tensor[] input takes one edge per tensor: find each input's edges.
+        ranges = index_ranges((self.tensors_size_,))
+        needs_input_grad = tuple(
+            any(self.task_should_compute_output(i) for i in edges) for edges in ranges
+        )
+        grad_inputs = stack_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            tensors_args_scalartypes=self.tensors_args_scalartypes,
+        )
+        return flatten_grad_inputs(grad_inputs, ranges)
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_tensors_args_scalartypes(self) -> list[dtype]:
+        return self.tensors_args_scalartypes
+
+
+def stack_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    tensors_args_scalartypes: list[dtype],
+) -> list[Any]:
+    """The formulas of StackBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # tensors
+        grad_inputs[0] = (
+            stack_tensors_backward(grad, dim, tensors_args_scalartypes)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SplitBackward0(Node):
+    """Backward of ``split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]``.
+
+    self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_options",
+        "self_sym_sizes",
+        "split_size",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return split_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self_options=self.self_options,
+            self_sym_sizes=self.self_sym_sizes,
+            split_size=self.split_size,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_split_size(self) -> int:
+        return self.split_size
+
+
+def split_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_options: dtype,
+    self_sym_sizes: tuple[int, ...],
+    split_size: int,
+) -> list[Any]:
+    """The formulas of SplitBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            split_backward(grads, split_size, dim, self_sym_sizes, self_options)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SplitWithSizesBackward0(Node):
+    """Backward of ``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``.
+
+    self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.options())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_options",
+        "self_sym_sizes",
+        "split_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return split_with_sizes_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self_options=self.self_options,
+            self_sym_sizes=self.self_sym_sizes,
+            split_sizes=self.split_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_split_sizes(self) -> Sequence[int]:
+        return self.split_sizes
+
+
+def split_with_sizes_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_options: dtype,
+    self_sym_sizes: tuple[int, ...],
+    split_sizes: Sequence[int],
+) -> list[Any]:
+    """The formulas of SplitWithSizesBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            split_with_sizes_backward(
+                grads, split_sizes, dim, self_sym_sizes, self_options
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnbindBackward0(Node):
+    """Backward of ``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``.
+
+    self: unbind_backward(grads, dim)
+    """
+
+    __slots__ = ("dim",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return unbind_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+
+def unbind_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], dim: int
+) -> list[Any]:
+    """The formulas of UnbindBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = unbind_backward(grads, dim) if any_grad_defined else None
+    return grad_inputs
+
+
+class SelectBackwardBackward0(Node):
+    """Backward of ``select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor``.
+
+    grad_output: grad.select(dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return select_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=self.index,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> int:
+        return self.index
+
+
+def select_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: int,
+) -> list[Any]:
+    """The formulas of SelectBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = grad.select(dim, index) if any_grad_defined else None
+    return grad_inputs
+
+
+class SliceBackwardBackward0(Node):
+    """Backward of ``slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor``.
+
+    grad_output: grad.slice(dim, start, end, step)
+    """
+
+    __slots__ = (
+        "dim",
+        "end",
+        "start",
+        "step",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return slice_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            end=self.end,
+            start=self.start,
+            step=self.step,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_end(self) -> int:
+        return self.end
+
+    @property
+    def _saved_start(self) -> int:
+        return self.start
+
+    @property
+    def _saved_step(self) -> int:
+        return self.step
+
+
+def slice_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    end: int,
+    start: int,
+    step: int,
+) -> list[Any]:
+    """The formulas of SliceBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = grad.slice(dim, start, end, step) if any_grad_defined else None
+    return grad_inputs
+
+
+class SumBackward0(Node):
+    """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: grad.expand(self.sym_sizes())
+    """
+
+    __slots__ = ("self_sym_sizes",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return sum_backward0_apply(
+            grads,
+            needs_input_grad,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def sum_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.expand(self_sym_sizes) if any_grad_defined else None
+    return grad_inputs
+
+
+class SumBackward1(Node):
+    """Backward of ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return sum_backward1_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def sum_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            sum_backward(grad, self_sym_sizes, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MeanBackward0(Node):
+    """Backward of ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: grad.expand(self.sym_sizes()) * (1.0 / self.sym_numel())
+    """
+
+    __slots__ = (
+        "self_sym_numel",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return mean_backward0_apply(
+            grads,
+            needs_input_grad,
+            self_sym_numel=self.self_sym_numel,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_self_sym_numel(self) -> int:
+        return self.self_sym_numel
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def mean_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_numel: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MeanBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad.expand(self_sym_sizes) * (1.0 / self_sym_numel)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MeanBackward1(Node):
+    """Backward of ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_numel",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return mean_backward1_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_numel=self.self_sym_numel,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_numel(self) -> int:
+        return self.self_sym_numel
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def mean_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self_sym_numel: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MeanBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+            if any_grad_defined
+            else None
         )
     return grad_inputs

@@ -75,6 +75,108 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
     return result
 
 
+def view(ks: int, self: Tensor, size: Sequence[int]) -> Tensor:
+    """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    result = redispatch(
+        operators.view, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, size
+    )
+    return as_view(self, result)
+
+
+def squeeze(ks: int, self: Tensor) -> Tensor:
+    """squeeze(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(operators.squeeze, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    return as_view(self, result)
+
+
+def squeeze_dim(ks: int, self: Tensor, dim: int) -> Tensor:
+    """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
+    result = redispatch(
+        operators.squeeze_dim, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, dim
+    )
+    return as_view(self, result)
+
+
+def unsqueeze(ks: int, self: Tensor, dim: int) -> Tensor:
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    result = redispatch(
+        operators.unsqueeze, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, dim
+    )
+    return as_view(self, result)
+
+
+def transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    result = redispatch(
+        operators.transpose_int, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, dim0, dim1
+    )
+    return as_view(self, result)
+
+
+def t(ks: int, self: Tensor) -> Tensor:
+    """t(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(operators.t, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    return as_view(self, result)
+
+
+def select_int(ks: int, self: Tensor, dim: int, index: int) -> Tensor:
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
+    result = redispatch(
+        operators.select_int, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, dim, index
+    )
+    return as_view(self, result)
+
+
+def slice_Tensor(
+    ks: int, self: Tensor, dim: int, start: int | None, end: int | None, step: int
+) -> Tensor:
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
+    result = redispatch(
+        operators.slice_Tensor,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        start,
+        end,
+        step,
+    )
+    return as_view(self, result)
+
+
+def split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Tensor:
+    """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
+    result = redispatch(
+        operators.split_Tensor,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        split_size,
+        dim,
+    )
+    return [as_view(self, output) for output in result]
+
+
+def split_with_sizes(
+    ks: int, self: Tensor, split_sizes: Sequence[int], dim: int
+) -> Tensor:
+    """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+    result = redispatch(
+        operators.split_with_sizes,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        split_sizes,
+        dim,
+    )
+    return [as_view(self, output) for output in result]
+
+
+def unbind_int(ks: int, self: Tensor, dim: int) -> Tensor:
+    """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
+    result = redispatch(
+        operators.unbind_int, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, dim
+    )
+    return [as_view(self, output) for output in result]
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
@@ -82,3 +184,14 @@ operators.expand.register(DispatchKey.ADInplaceOrView, expand)
 operators.add__Tensor.register(DispatchKey.ADInplaceOrView, add__Tensor)
 operators.sub__Tensor.register(DispatchKey.ADInplaceOrView, sub__Tensor)
 operators.mul__Tensor.register(DispatchKey.ADInplaceOrView, mul__Tensor)
+operators.view.register(DispatchKey.ADInplaceOrView, view)
+operators.squeeze.register(DispatchKey.ADInplaceOrView, squeeze)
+operators.squeeze_dim.register(DispatchKey.ADInplaceOrView, squeeze_dim)
+operators.unsqueeze.register(DispatchKey.ADInplaceOrView, unsqueeze)
+operators.transpose_int.register(DispatchKey.ADInplaceOrView, transpose_int)
+operators.t.register(DispatchKey.ADInplaceOrView, t)
+operators.select_int.register(DispatchKey.ADInplaceOrView, select_int)
+operators.slice_Tensor.register(DispatchKey.ADInplaceOrView, slice_Tensor)
+operators.split_Tensor.register(DispatchKey.ADInplaceOrView, split_Tensor)
+operators.split_with_sizes.register(DispatchKey.ADInplaceOrView, split_with_sizes)
+operators.unbind_int.register(DispatchKey.ADInplaceOrView, unbind_int)

@@ -13,9 +13,33 @@ import numpy as np
 
 from gradgen.dispatch import DispatchKey
 from gradgen.dtypes import dtype, result_type
-from gradgen.numpy_kernels import expand, permute, sum_to_size, to_copy
+from gradgen.numpy_kernels import (
+    expand,
+    permute,
+    reduce_mean,
+    reduce_sum,
+    select,
+    select_backward,
+    slice_,
+    slice_backward,
+    split,
+    split_with_sizes,
+    squeeze,
+    sum_to_size,
+    t,
+    to_copy,
+    transpose,
+    unbind,
+    unsqueeze,
+    view,
+)
 from gradgen.tensor import Number, Tensor
-from gradgen.variable_type_utils import copy_into, promoted_array, wrap_result
+from gradgen.variable_type_utils import (
+    broadcast_error,
+    copy_into,
+    promoted_array,
+    wrap_result,
+)
 
 from . import operators
 
@@ -36,9 +60,12 @@ def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
     common_dtype = result_type(self, other)
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
-    return wrap_result(
-        self + other if alpha == 1 else self + alpha * other, common_dtype
-    )
+    try:
+        return wrap_result(
+            self + other if alpha == 1 else self + alpha * other, common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
 
 
 def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
@@ -46,9 +73,12 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
     common_dtype = result_type(self, other)
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
-    return wrap_result(
-        self - other if alpha == 1 else self - alpha * other, common_dtype
-    )
+    try:
+        return wrap_result(
+            self - other if alpha == 1 else self - alpha * other, common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
 
 
 def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
@@ -56,14 +86,20 @@ def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     common_dtype = result_type(self, other)
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
-    return wrap_result(self * other, common_dtype)
+    try:
+        return wrap_result(self * other, common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
 
 
 def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
     common_dtype = result_type(self, exponent)
     self = promoted_array(self, common_dtype)
-    return wrap_result(self**exponent, common_dtype)
+    try:
+        return wrap_result(self**exponent, common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, exponent) from None
 
 
 def numpy_permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
@@ -150,6 +186,140 @@ def numpy_mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     return copy_into(self_tensor, self * other)
 
 
+def numpy_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
+    """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(view(self, size))
+
+
+def numpy_squeeze(ks: int, self: Tensor) -> Any:
+    """squeeze(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(squeeze(self))
+
+
+def numpy_squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
+    """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(squeeze(self, dim))
+
+
+def numpy_unsqueeze(ks: int, self: Tensor, dim: int) -> Any:
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(unsqueeze(self, dim))
+
+
+def numpy_transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Any:
+    """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(transpose(self, dim0, dim1))
+
+
+def numpy_t(ks: int, self: Tensor) -> Any:
+    """t(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(t(self))
+
+
+def numpy_select_int(ks: int, self: Tensor, dim: int, index: int) -> Any:
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(select(self, dim, index))
+
+
+def numpy_slice_Tensor(
+    ks: int, self: Tensor, dim: int, start: int | None, end: int | None, step: int
+) -> Any:
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(slice_(self, dim, start, end, step))
+
+
+def numpy_cat(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
+    """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    common_dtype = result_type(*tensors)
+    tensors = [promoted_array(t, common_dtype) for t in tensors]
+    return wrap_result(np.concatenate(tensors, axis=dim), common_dtype)
+
+
+def numpy_stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    common_dtype = result_type(*tensors)
+    tensors = [promoted_array(t, common_dtype) for t in tensors]
+    return wrap_result(np.stack(tensors, axis=dim), common_dtype)
+
+
+def numpy_split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
+    """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
+    self = self._data
+    return [wrap_result(r) for r in split(self, split_size, dim)]
+
+
+def numpy_split_with_sizes(
+    ks: int, self: Tensor, split_sizes: Sequence[int], dim: int
+) -> Any:
+    """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+    self = self._data
+    return [wrap_result(r) for r in split_with_sizes(self, split_sizes, dim)]
+
+
+def numpy_unbind_int(ks: int, self: Tensor, dim: int) -> Any:
+    """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
+    self = self._data
+    return [wrap_result(r) for r in unbind(self, dim)]
+
+
+def numpy_select_backward(
+    ks: int, grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int
+) -> Any:
+    """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(select_backward(grad_output, input_sizes, dim, index))
+
+
+def numpy_slice_backward(
+    ks: int,
+    grad_output: Tensor,
+    input_sizes: Sequence[int],
+    dim: int,
+    start: int,
+    end: int,
+    step: int,
+) -> Any:
+    """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(slice_backward(grad_output, input_sizes, dim, start, end, step))
+
+
+def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_sum(self, None, False, dtype))
+
+
+def numpy_sum_dim_IntList(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_sum(self, dim, keepdim, dtype))
+
+
+def numpy_mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_mean(self, None, False, dtype))
+
+
+def numpy_mean_dim(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_mean(self, dim, keepdim, dtype))
+
+
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -165,3 +335,22 @@ operators._to_copy.register(DispatchKey.NumPy, numpy__to_copy)
 operators.add__Tensor.register(DispatchKey.NumPy, numpy_add__Tensor)
 operators.sub__Tensor.register(DispatchKey.NumPy, numpy_sub__Tensor)
 operators.mul__Tensor.register(DispatchKey.NumPy, numpy_mul__Tensor)
+operators.view.register(DispatchKey.NumPy, numpy_view)
+operators.squeeze.register(DispatchKey.NumPy, numpy_squeeze)
+operators.squeeze_dim.register(DispatchKey.NumPy, numpy_squeeze_dim)
+operators.unsqueeze.register(DispatchKey.NumPy, numpy_unsqueeze)
+operators.transpose_int.register(DispatchKey.NumPy, numpy_transpose_int)
+operators.t.register(DispatchKey.NumPy, numpy_t)
+operators.select_int.register(DispatchKey.NumPy, numpy_select_int)
+operators.slice_Tensor.register(DispatchKey.NumPy, numpy_slice_Tensor)
+operators.cat.register(DispatchKey.NumPy, numpy_cat)
+operators.stack.register(DispatchKey.NumPy, numpy_stack)
+operators.split_Tensor.register(DispatchKey.NumPy, numpy_split_Tensor)
+operators.split_with_sizes.register(DispatchKey.NumPy, numpy_split_with_sizes)
+operators.unbind_int.register(DispatchKey.NumPy, numpy_unbind_int)
+operators.select_backward.register(DispatchKey.NumPy, numpy_select_backward)
+operators.slice_backward.register(DispatchKey.NumPy, numpy_slice_backward)
+operators.sum.register(DispatchKey.NumPy, numpy_sum)
+operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
+operators.mean.register(DispatchKey.NumPy, numpy_mean)
+operators.mean_dim.register(DispatchKey.NumPy, numpy_mean_dim)

@@ -46,3 +46,53 @@ sub__Tensor = OperatorHandle(
 mul__Tensor = OperatorHandle(
     "mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
+view = OperatorHandle("view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
+squeeze = OperatorHandle("squeeze", "squeeze(Tensor(a) self) -> Tensor(a)")
+squeeze_dim = OperatorHandle(
+    "squeeze.dim", "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"
+)
+unsqueeze = OperatorHandle(
+    "unsqueeze", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"
+)
+transpose_int = OperatorHandle(
+    "transpose.int", "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"
+)
+t = OperatorHandle("t", "t(Tensor(a) self) -> Tensor(a)")
+select_int = OperatorHandle(
+    "select.int", "select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"
+)
+slice_Tensor = OperatorHandle(
+    "slice.Tensor",
+    "slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+)
+cat = OperatorHandle("cat", "cat(Tensor[] tensors, int dim=0) -> Tensor")
+stack = OperatorHandle("stack", "stack(Tensor[] tensors, int dim=0) -> Tensor")
+split_Tensor = OperatorHandle(
+    "split.Tensor",
+    "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
+)
+split_with_sizes = OperatorHandle(
+    "split_with_sizes",
+    "split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]",
+)
+unbind_int = OperatorHandle(
+    "unbind.int", "unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"
+)
+select_backward = OperatorHandle(
+    "select_backward",
+    "select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
+)
+slice_backward = OperatorHandle(
+    "slice_backward",
+    "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor",
+)
+sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+sum_dim_IntList = OperatorHandle(
+    "sum.dim_IntList",
+    "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+)
+mean = OperatorHandle("mean", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+mean_dim = OperatorHandle(
+    "mean.dim",
+    "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+)

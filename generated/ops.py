@@ -33,6 +33,25 @@ __all__ = [
     "real",
     "clone",
     "_to_copy",
+    "reshape",
+    "unsqueeze",
+    "transpose",
+    "t",
+    "flatten",
+    "select",
+    "slice",
+    "narrow",
+    "cat",
+    "stack",
+    "split_with_sizes",
+    "chunk",
+    "unbind",
+    "select_backward",
+    "slice_backward",
+    "squeeze",
+    "split",
+    "sum",
+    "mean",
 ]
 
 
@@ -116,3 +135,241 @@ def _to_copy(
     return operators._to_copy.call(
         input, dtype, layout, device, pin_memory, non_blocking, memory_format
     )
+
+
+def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
+    """``reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)``"""
+    input = tensor_argument(input, "reshape", "input", 1, False)
+    shape = int_list_argument(shape, "reshape", "shape")
+    return composites.reshape(input, shape)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
+    input = tensor_argument(input, "unsqueeze", "input", 1, False)
+    return operators.unsqueeze.call(input, dim)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
+    input = tensor_argument(input, "transpose", "input", 1, False)
+    return operators.transpose_int.call(input, dim0, dim1)
+
+
+def t(input: Tensor) -> Tensor:
+    """``t(Tensor(a) self) -> Tensor(a)``"""
+    input = tensor_argument(input, "t", "input", 1, False)
+    return operators.t.call(input)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """``flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)``"""
+    input = tensor_argument(input, "flatten", "input", 1, False)
+    return composites.flatten(input, start_dim, end_dim)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
+    input = tensor_argument(input, "select", "input", 1, False)
+    return operators.select_int.call(input, dim, index)
+
+
+def slice(
+    input: Tensor,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
+    """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
+    input = tensor_argument(input, "slice", "input", 1, False)
+    return operators.slice_Tensor.call(input, dim, start, end, step)
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
+    input = tensor_argument(input, "narrow", "input", 1, False)
+    return composites.narrow(input, dim, start, length)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """``cat(Tensor[] tensors, int dim=0) -> Tensor``"""
+    return operators.cat.call(tensors, dim)
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """``stack(Tensor[] tensors, int dim=0) -> Tensor``"""
+    return operators.stack.call(tensors, dim)
+
+
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> Tensor:
+    """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
+    input = tensor_argument(input, "split_with_sizes", "input", 1, False)
+    split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
+    return operators.split_with_sizes.call(input, split_sizes, dim)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> Tensor:
+    """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
+    input = tensor_argument(input, "chunk", "input", 1, False)
+    return composites.chunk(input, chunks, dim)
+
+
+def unbind(input: Tensor, dim: int = 0) -> Tensor:
+    """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
+    input = tensor_argument(input, "unbind", "input", 1, False)
+    return operators.unbind_int.call(input, dim)
+
+
+def select_backward(
+    grad_output: Tensor | Number, input_sizes: Sequence[int], dim: int, index: int
+) -> Tensor:
+    """``select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "select_backward", "grad_output", 1, True
+    )
+    input_sizes = int_list_argument(input_sizes, "select_backward", "input_sizes")
+    return operators.select_backward.call(grad_output, input_sizes, dim, index)
+
+
+def slice_backward(
+    grad_output: Tensor | Number,
+    input_sizes: Sequence[int],
+    dim: int,
+    start: int,
+    end: int,
+    step: int,
+) -> Tensor:
+    """``slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "slice_backward", "grad_output", 1, True)
+    input_sizes = int_list_argument(input_sizes, "slice_backward", "input_sizes")
+    return operators.slice_backward.call(
+        grad_output, input_sizes, dim, start, end, step
+    )
+
+
+squeeze = Overloads(
+    "squeeze",
+    (
+        # squeeze(Tensor(a) self) -> Tensor(a)
+        Signature(
+            operators.squeeze.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+        Signature(
+            operators.squeeze_dim.call,
+            "Tensor input, int dim",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+            ),
+        ),
+    ),
+)
+
+
+split = Overloads(
+    "split",
+    (
+        # split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+        Signature(
+            operators.split_Tensor.call,
+            "Tensor input, int split_size, int dim=0",
+            (
+                Param("input", "Tensor"),
+                Param("split_size", "int"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+        # split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
+        Signature(
+            composites.split_sizes,
+            "Tensor input, int[] split_size, int dim=0",
+            (
+                Param("input", "Tensor"),
+                Param("split_size", "int[]"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+    ),
+)
+
+
+sum = Overloads(
+    "sum",
+    (
+        # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.sum.call,
+            "Tensor input, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.sum_dim_IntList.call,
+            "Tensor input, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+mean = Overloads(
+    "mean",
+    (
+        # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.mean.call,
+            "Tensor input, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.mean_dim.call,
+            "Tensor input, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)

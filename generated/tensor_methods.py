@@ -118,6 +118,227 @@ def mul_(self: Tensor, other: Tensor | Number) -> Tensor:
     return operators.mul__Tensor.call(self, other)
 
 
+def view(self: Tensor, *size: int | Sequence[int]) -> Tensor:
+    """``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
+    size = int_list_varargs(size, "view", "size")
+    return operators.view.call(self, size)
+
+
+def reshape(self: Tensor, *shape: int | Sequence[int]) -> Tensor:
+    """``reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)``"""
+    shape = int_list_varargs(shape, "reshape", "shape")
+    return composites.reshape(self, shape)
+
+
+def unsqueeze(self: Tensor, dim: int) -> Tensor:
+    """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
+    return operators.unsqueeze.call(self, dim)
+
+
+def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
+    return operators.transpose_int.call(self, dim0, dim1)
+
+
+def t(self: Tensor) -> Tensor:
+    """``t(Tensor(a) self) -> Tensor(a)``"""
+    return operators.t.call(self)
+
+
+def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """``flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)``"""
+    return composites.flatten(self, start_dim, end_dim)
+
+
+def contiguous(self: Tensor, *, memory_format: Any = "contiguous_format") -> Tensor:
+    """``contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)``"""
+    return composites.contiguous(self, memory_format)
+
+
+def select(self: Tensor, dim: int, index: int) -> Tensor:
+    """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
+    return operators.select_int.call(self, dim, index)
+
+
+def slice(
+    self: Tensor,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
+    """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
+    return operators.slice_Tensor.call(self, dim, start, end, step)
+
+
+def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
+    return composites.narrow(self, dim, start, length)
+
+
+def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> Tensor:
+    """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
+    split_sizes = int_list_argument(split_sizes, "split_with_sizes", "split_sizes")
+    return operators.split_with_sizes.call(self, split_sizes, dim)
+
+
+def chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor:
+    """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
+    return composites.chunk(self, chunks, dim)
+
+
+def unbind(self: Tensor, dim: int = 0) -> Tensor:
+    """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
+    return operators.unbind_int.call(self, dim)
+
+
+_squeeze_overloads = Overloads(
+    "squeeze",
+    (
+        # squeeze(Tensor(a) self) -> Tensor(a)
+        Signature(
+            operators.squeeze.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
+        Signature(
+            operators.squeeze_dim.call,
+            "int dim",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+            ),
+        ),
+    ),
+)
+
+
+def squeeze(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``squeeze(Tensor(a) self) -> Tensor(a)`` or ``squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)``"""
+    return _squeeze_overloads(self, *args, **kwargs)
+
+
+_split_overloads = Overloads(
+    "split",
+    (
+        # split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
+        Signature(
+            operators.split_Tensor.call,
+            "int split_size, int dim=0",
+            (
+                Param("self", "Tensor"),
+                Param("split_size", "int"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+        # split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]
+        Signature(
+            composites.split_sizes,
+            "int[] split_size, int dim=0",
+            (
+                Param("self", "Tensor"),
+                Param("split_size", "int[]"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+    ),
+)
+
+
+def split(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`` or ``split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]``"""
+    return _split_overloads(self, *args, **kwargs)
+
+
+_sum_overloads = Overloads(
+    "sum",
+    (
+        # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.sum.call,
+            "*, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.sum_dim_IntList.call,
+            "int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def sum(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    return _sum_overloads(self, *args, **kwargs)
+
+
+_mean_overloads = Overloads(
+    "mean",
+    (
+        # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.mean.call,
+            "*, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.mean_dim.call,
+            "int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def mean(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    return _mean_overloads(self, *args, **kwargs)
+
+
 METHODS: dict[str, Callable[..., Any]] = {
     "add": add,
     "sub": sub,
@@ -134,4 +355,21 @@ METHODS: dict[str, Callable[..., Any]] = {
     "add_": add_,
     "sub_": sub_,
     "mul_": mul_,
+    "view": view,
+    "reshape": reshape,
+    "unsqueeze": unsqueeze,
+    "transpose": transpose,
+    "t": t,
+    "flatten": flatten,
+    "contiguous": contiguous,
+    "select": select,
+    "slice": slice,
+    "narrow": narrow,
+    "split_with_sizes": split_with_sizes,
+    "chunk": chunk,
+    "unbind": unbind,
+    "squeeze": squeeze,
+    "split": split,
+    "sum": sum,
+    "mean": mean,
 }

@@ -287,6 +287,351 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     return result
 
 
+def view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
+    """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ViewBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ViewBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def squeeze(ks: int, self: Tensor) -> Any:
+    """squeeze(Tensor(a) self) -> Tensor(a)"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SqueezeBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SqueezeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.squeeze, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
+    """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SqueezeBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SqueezeBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.squeeze_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def unsqueeze(ks: int, self: Tensor, dim: int) -> Any:
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnsqueezeBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsqueezeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+    result = redispatch(operators.unsqueeze, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Any:
+    """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TransposeBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TransposeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim0 = dim0
+        grad_fn.dim1 = dim1
+    result = redispatch(
+        operators.transpose_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim0, dim1
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def t(ks: int, self: Tensor) -> Any:
+    """t(Tensor(a) self) -> Tensor(a)"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.t, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def select_int(ks: int, self: Tensor, dim: int, index: int) -> Any:
+    """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SelectBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index = index
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.select_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slice_Tensor(
+    ks: int, self: Tensor, dim: int, start: int | None, end: int | None, step: int
+) -> Any:
+    """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SliceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SliceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.end = end
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.start = start
+        grad_fn.step = step
+    result = redispatch(
+        operators.slice_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, dim, start, end, step
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def cat(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
+    """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(*tensors)
+    grad_fn: functions.CatBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CatBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn.tensors_size_ = len(tensors)
+        grad_fn.dim = dim
+        grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
+        grad_fn.tensors_args_sizes = [tuple(t.shape) for t in tensors]
+    result = redispatch(operators.cat, ks & AFTER_AUTOGRAD_KEYSET, tensors, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
+    """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(*tensors)
+    grad_fn: functions.StackBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.StackBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn.tensors_size_ = len(tensors)
+        grad_fn.dim = dim
+        grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
+    result = redispatch(operators.stack, ks & AFTER_AUTOGRAD_KEYSET, tensors, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
+    """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SplitBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SplitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_options = self.dtype
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.split_size = split_size
+    result = redispatch(
+        operators.split_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, split_size, dim
+    )
+    if grad_fn is not None:
+        for output in result:
+            set_history(output, grad_fn)
+    return result
+
+
+def split_with_sizes(
+    ks: int, self: Tensor, split_sizes: Sequence[int], dim: int
+) -> Any:
+    """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SplitWithSizesBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SplitWithSizesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_options = self.dtype
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.split_sizes = split_sizes
+    result = redispatch(
+        operators.split_with_sizes, ks & AFTER_AUTOGRAD_KEYSET, self, split_sizes, dim
+    )
+    if grad_fn is not None:
+        for output in result:
+            set_history(output, grad_fn)
+    return result
+
+
+def unbind_int(ks: int, self: Tensor, dim: int) -> Any:
+    """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnbindBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnbindBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+    result = redispatch(operators.unbind_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        for output in result:
+            set_history(output, grad_fn)
+    return result
+
+
+def select_backward(
+    ks: int, grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int
+) -> Any:
+    """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.SelectBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SelectBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.dim = dim
+        grad_fn.index = index
+    result = redispatch(
+        operators.select_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        input_sizes,
+        dim,
+        index,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slice_backward(
+    ks: int,
+    grad_output: Tensor,
+    input_sizes: Sequence[int],
+    dim: int,
+    start: int,
+    end: int,
+    step: int,
+) -> Any:
+    """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.SliceBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SliceBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.dim = dim
+        grad_fn.end = end
+        grad_fn.start = start
+        grad_fn.step = step
+    result = redispatch(
+        operators.slice_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        input_sizes,
+        dim,
+        start,
+        end,
+        step,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.sum, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def sum_dim_IntList(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SumBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SumBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.sum_dim_IntList, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MeanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_numel = self.numel()
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.mean, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def mean_dim(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MeanBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MeanBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_numel = self.numel()
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.mean_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -302,3 +647,22 @@ operators._to_copy.register(DispatchKey.Autograd, _to_copy)
 operators.add__Tensor.register(DispatchKey.Autograd, add__Tensor)
 operators.sub__Tensor.register(DispatchKey.Autograd, sub__Tensor)
 operators.mul__Tensor.register(DispatchKey.Autograd, mul__Tensor)
+operators.view.register(DispatchKey.Autograd, view)
+operators.squeeze.register(DispatchKey.Autograd, squeeze)
+operators.squeeze_dim.register(DispatchKey.Autograd, squeeze_dim)
+operators.unsqueeze.register(DispatchKey.Autograd, unsqueeze)
+operators.transpose_int.register(DispatchKey.Autograd, transpose_int)
+operators.t.register(DispatchKey.Autograd, t)
+operators.select_int.register(DispatchKey.Autograd, select_int)
+operators.slice_Tensor.register(DispatchKey.Autograd, slice_Tensor)
+operators.cat.register(DispatchKey.Autograd, cat)
+operators.stack.register(DispatchKey.Autograd, stack)
+operators.split_Tensor.register(DispatchKey.Autograd, split_Tensor)
+operators.split_with_sizes.register(DispatchKey.Autograd, split_with_sizes)
+operators.unbind_int.register(DispatchKey.Autograd, unbind_int)
+operators.select_backward.register(DispatchKey.Autograd, select_backward)
+operators.slice_backward.register(DispatchKey.Autograd, slice_backward)
+operators.sum.register(DispatchKey.Autograd, sum)
+operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
+operators.mean.register(DispatchKey.Autograd, mean)
+operators.mean_dim.register(DispatchKey.Autograd, mean_dim)

@@ -58,6 +58,37 @@ TABLE: dict[str, Line] = {
     ),
     "sub_.Tensor": Line(lambda lib, a, b: (a * 1.0).sub_(b * b), ((3,), (3,))),
     "mul_.Tensor": Line(lambda lib, a, b: (a * a).mul_(b), ((3,), (3,))),
+    "view": Line(lambda lib, a: a.view(3, 4) * a.view(3, 4), ((2, 6),)),
+    "reshape": Line(lambda lib, a: lib.reshape(a.t(), (4, 3)) * 2.0, ((3, 4),)),
+    "squeeze": Line(lambda lib, a: lib.squeeze(a) * a.squeeze(), ((3, 1, 2),)),
+    "squeeze.dim": Line(lambda lib, a: lib.squeeze(a, 1) * 3.0, ((3, 1, 2),)),
+    "unsqueeze": Line(lambda lib, a: lib.unsqueeze(a, -1) * a.unsqueeze(0), ((3,),)),
+    "transpose.int": Line(lambda lib, a: lib.transpose(a, 0, -1) * 2.0, ((2, 3, 4),)),
+    "t": Line(lambda lib, a: lib.t(a) * a.t(), ((2, 3),)),
+    "flatten.using_ints": Line(lambda lib, a: lib.flatten(a, 1) * 2.0, ((2, 3, 4),)),
+    "contiguous": Line(lambda lib, a: a.t().contiguous() * a.t(), ((2, 3),)),
+    "select.int": Line(lambda lib, a: lib.select(a, 1, -1) * a.select(0, 0), ((3, 3),)),
+    "slice.Tensor": Line(lambda lib, a: a[1:5:2] * lib.slice(a, 0, None, -2, 2), ((6,),), compare=False),
+    "narrow": Line(lambda lib, a: lib.narrow(a, 0, 1, 2) * a.narrow(0, 2, 2), ((4, 2),)),
+    "cat": Line(lambda lib, a, b: lib.cat([a, b * b, a], 1), ((2, 3), (2, 1))),
+    "stack": Line(lambda lib, a, b: lib.stack([a, b * b], -1), ((2, 3), (2, 3))),
+    "split.Tensor": Line(lambda lib, a: lib.split(a, 2)[1] * 3.0, ((5, 2),)),
+    "split.sizes": Line(lambda lib, a: a.split([1, 4])[0] * a.split([3, 2])[1][:1], ((5,),)),
+    "split_with_sizes": Line(lambda lib, a: lib.split_with_sizes(a, [2, 3])[1] * 2.0, ((5,),)),
+    "chunk": Line(lambda lib, a: lib.chunk(a, 3)[2] * 2.0, ((7,),)),
+    "unbind.int": Line(lambda lib, a: lib.unbind(a, 1)[0] * a.unbind()[1], ((2, 2),)),
+    "select_backward": Line(
+        lambda lib, a: lib.select_backward(a, (3, 4), 0, 1) * 2.0, ((4,),), compare=False
+    ),
+    "slice_backward": Line(
+        lambda lib, a: lib.slice_backward(a, (6,), 0, 1, 5, 2) * 2.0, ((2,),), compare=False
+    ),
+    "sum": Line(lambda lib, a: lib.sum(a) * a.sum(), ((3, 2),)),
+    "sum.dim_IntList": Line(
+        lambda lib, a: lib.sum(a, (0, -1), keepdim=True) * a.sum(1, keepdim=True), ((2, 3, 4),)
+    ),
+    "mean": Line(lambda lib, a: lib.mean(a) * a, ((3, 2),)),
+    "mean.dim": Line(lambda lib, a: lib.mean(a, -1, True) * a.mean(0), ((3, 3),)),
 }
 
 

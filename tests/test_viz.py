@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 import pytest
 
 import gradgen
-from gradgen import viz
 from gradgen.viz import render, to_dot
 
 REQUIRE_GRAPHVIZ = os.environ.get("GRADGEN_REQUIRE_GRAPHVIZ") == "1"
@@ -290,7 +289,7 @@ def test_max_attr_chars_truncates_long_values() -> None:
     x = gradgen.zeros(1, 1, 1, 1, 1, 1, requires_grad=True)
     y = x.permute(5, 4, 3, 2, 1, 0)
     assert "dims: (5, 4, 3, 2, 1, 0)" in to_dot(y, show_attrs=True)
-    assert "dims: (5, 4..." in to_dot(y, show_attrs=True, max_attr_chars=10)
+    assert "dims: (5, 4, ..." in to_dot(y, show_attrs=True, max_attr_chars=10)
 
 
 def test_bad_arguments_raise() -> None:
@@ -315,6 +314,69 @@ def test_same_text_as_for_the_same_graph_in_pytorch(torch: Any) -> None:
         q_torch.backward()
         q_ours.backward()
         assert to_dot(q_ours, p_ours, **kwargs) == to_dot(q_torch, p_torch, **kwargs)
+
+
+class FakeNode:
+    """A stand-in custom-Function node: saved tensors via `saved_tensors` only."""
+
+    def __init__(self, saved: Any, next_functions: tuple[Any, ...] = ()) -> None:
+        self._saved = saved
+        self.next_functions = next_functions
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        if self._saved is None:
+            raise RuntimeError("Trying to backward through the graph a second time")
+        return tuple(self._saved)
+
+
+class FakeTensor:
+    def __init__(self, shape: tuple[int, ...], grad_fn: Any = None) -> None:
+        self.shape, self.grad_fn, self.requires_grad = shape, grad_fn, True
+
+
+def test_custom_function_saved_tensors_are_always_drawn() -> None:
+    x = gradgen.tensor([1.0, 2.0], requires_grad=True)
+    node = FakeNode([x, None, gradgen.zeros(3)], (((x * 2).grad_fn, 0),))
+    dot = parse_dot(to_dot(FakeTensor((2,), node)))
+    assert sorted(dot.nodes[k].label for k in dot.colored("orange")) == [
+        "saved_tensors[0]\n (2)",
+        "saved_tensors[2]\n (3)",
+    ]
+    assert only(dot.with_label("FakeNode")) == "n1"
+    node._saved = None  # freed by backward
+    dot = parse_dot(to_dot(FakeTensor((2,), node)))
+    assert [dot.nodes[k].label for k in dot.colored("orange")] == [
+        "saved_tensors\n (freed)"
+    ]
+
+
+def test_custom_function_drawn_as_pytorch_draws_it(torch: Any) -> None:
+    function = pytest.importorskip("gradgen.autograd.function")
+
+    def graph(module: Any, base: type) -> tuple[Any, dict[str, Any]]:
+        class Scale(base):  # type: ignore[misc]
+            @staticmethod
+            def forward(ctx: Any, x: Any, y: Any) -> Any:
+                ctx.save_for_backward(x, None, y)
+                return x * y
+
+            @staticmethod
+            def backward(ctx: Any, grad: Any) -> Any:
+                x, _, y = ctx.saved_tensors
+                return grad * y, grad * x
+
+        x = module.ones(2, requires_grad=True)
+        return Scale.apply(x, x * 3), {"x": x}
+
+    y_torch, p_torch = graph(torch, torch.autograd.Function)
+    y_ours, p_ours = graph(gradgen, function.Function)
+    assert "ScaleBackward" in to_dot(y_ours, p_ours)
+    assert to_dot(y_ours, p_ours) == to_dot(y_torch, p_torch)
+    y_torch.sum().backward()
+    y_ours.sum().backward()
+    assert "(freed)" in to_dot(y_ours, p_ours)
+    assert to_dot(y_ours, p_ours) == to_dot(y_torch, p_torch)
 
 
 # -- Graphviz ---------------------------------------------------------------------------
@@ -356,7 +418,7 @@ def test_render_svg_and_png(dot_exe: str, tmp_path: Path) -> None:
 def test_render_without_dot_names_the_package(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(viz.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
     Q, _ = documents_example()
     with pytest.raises(RuntimeError) as info:
         render(Q, tmp_path / "q.svg")
@@ -381,7 +443,7 @@ def test_render_reports_a_failing_dot(
     fake = tmp_path / "dot"
     fake.write_text("#!/bin/sh\necho 'Error: broken' >&2\nexit 3\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(viz.shutil, "which", lambda name: str(fake))
+    monkeypatch.setattr(shutil, "which", lambda name: str(fake))
     Q, _ = documents_example()
     with pytest.raises(RuntimeError, match="exit code 3.*Error: broken"):
         render(Q, tmp_path / "q.svg")

@@ -32,7 +32,7 @@ from .generated.ops import *  # noqa: E402,F401,F403
 
 install_methods(Tensor, generated.METHODS)
 
-from . import autograd  # noqa: E402
+from . import autograd, viz  # noqa: E402
 from .factories import (  # noqa: E402
     arange,
     full,

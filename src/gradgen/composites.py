@@ -7,7 +7,7 @@ that name here, and autograd records whatever operators it calls.
 
 from __future__ import annotations
 
-from .tensor import Tensor
+from .tensor import Tensor, _wrap_dim
 
 
 def conj(self: Tensor) -> Tensor:
@@ -15,3 +15,70 @@ def conj(self: Tensor) -> Tensor:
     if not self.is_complex():
         return self
     return self._conj()  # type: ignore[attr-defined,no-any-return]
+
+
+def reshape(self: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A view when the memory allows one, else a contiguous copy viewed (PyTorch)."""
+    data = self._data
+    if data.flags.c_contiguous or data.ndim < 2:
+        return self.view(shape)  # type: ignore[attr-defined,no-any-return]
+    try:
+        return self.view(shape)  # type: ignore[attr-defined,no-any-return]
+    except RuntimeError:
+        return self.clone().view(shape)  # type: ignore[attr-defined,no-any-return]
+
+
+def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dimensions start_dim..end_dim into one."""
+    ndim = self.dim()
+    if ndim == 0:
+        return self.reshape((1,))  # type: ignore[attr-defined,no-any-return]
+    start, end = _wrap_dim(start_dim, ndim), _wrap_dim(end_dim, ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return self
+    shape = tuple(self.shape)
+    merged = 1
+    for extent in shape[start : end + 1]:
+        merged *= extent
+    return self.reshape(shape[:start] + (merged,) + shape[end + 1 :])  # type: ignore[attr-defined,no-any-return]
+
+
+def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
+    """The tensor itself if its memory is C-contiguous, else a contiguous copy."""
+    if self._data.flags.c_contiguous:
+        return self
+    return self.clone()  # type: ignore[attr-defined,no-any-return]
+
+
+def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """`length` elements along `dim` from `start` (a slice, as in PyTorch)."""
+    ndim = self.dim()
+    if ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, ndim)
+    size = self.shape[dim]
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size})."
+        )
+    return self.slice(dim, start, start + length)  # type: ignore[attr-defined,no-any-return]
+
+
+def split_sizes(self: Tensor, split_size: tuple[int, ...], dim: int = 0) -> list[Tensor]:
+    """`split` with a list of sizes is split_with_sizes."""
+    return self.split_with_sizes(split_size, dim)  # type: ignore[attr-defined,no-any-return]
+
+
+def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    """`chunks` pieces of (nearly) equal size along `dim`, as PyTorch splits them."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    size = self.shape[_wrap_dim(dim, self.dim())]
+    split_size = (size + chunks - 1) // chunks
+    if split_size == 0 and size == 0:
+        return self.split_with_sizes([0] * chunks, dim)  # type: ignore[attr-defined,no-any-return]
+    return self.split(split_size, dim)  # type: ignore[attr-defined,no-any-return]

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from collections.abc import Sequence
+from typing import Any
+
 from .dtypes import dtype
-from .generated.ops import real
+from .generated.ops import cat, real, slice_backward, stack
 from .tensor import Tensor, _wrap_dim
 
 __all__ = [
@@ -27,6 +30,15 @@ __all__ = [
     "zeros_like",
     "_to_copy_backward",
     "scalar_conj",
+    "cat_tensors_backward",
+    "stack_tensors_backward",
+    "split_backward",
+    "split_with_sizes_backward",
+    "unbind_backward",
+    "unsqueeze_to",
+    "slice_backward_wrapper",
+    "sum_backward",
+    "mean_backward",
 ]
 
 Number = int | float | complex | bool
@@ -95,3 +107,127 @@ def _to_copy_backward(grad: Tensor, self_options: dtype) -> Tensor:
 def scalar_conj(scalar: Number) -> Number:
     """The conjugate of a Scalar argument (PyTorch's ``Scalar::conj``)."""
     return scalar.conjugate() if isinstance(scalar, complex) else scalar
+
+
+def _zeros(shape: Sequence[int], dtype: dtype) -> Tensor:
+    return Tensor(np.zeros(tuple(shape), dtype.numpy))
+
+
+def cat_tensors_backward(
+    grad: Tensor | None,
+    sizes: Sequence[tuple[int, ...]],
+    dtypes: Sequence[dtype],
+    dim: int,
+) -> list[Tensor | None]:
+    """Split the gradient of `cat` back into one piece per input."""
+    if grad is None:
+        return [None] * len(sizes)
+    dim = _wrap_dim(dim, grad.dim())
+    pieces: list[Tensor | None] = []
+    start = 0
+    for shape, input_dtype in zip(sizes, dtypes):
+        if shape == (0,):  # PyTorch skips legacy empty 1-d inputs
+            pieces.append(_zeros(shape, input_dtype))
+            continue
+        length = shape[dim]
+        pieces.append(handle_r_to_c(input_dtype, grad.narrow(dim, start, length)))  # type: ignore[attr-defined]
+        start += length
+    return pieces
+
+
+def stack_tensors_backward(
+    grad: Tensor | None, dim: int, dtypes: Sequence[dtype]
+) -> list[Tensor | None]:
+    """One slice of the gradient of `stack` per input."""
+    if grad is None:
+        return [None] * len(dtypes)
+    slices = grad.unbind(dim)  # type: ignore[attr-defined]
+    return [handle_r_to_c(d, g) for d, g in zip(dtypes, slices)]
+
+
+def split_with_sizes_backward(
+    grads: Sequence[Tensor | None],
+    split_sizes: Sequence[int],
+    dim: int,
+    sizes: tuple[int, ...],
+    options: dtype,
+) -> Tensor:
+    """Concatenate the pieces' gradients; a piece without one contributes zeros."""
+    dim = _wrap_dim(dim, len(sizes))
+    filled = []
+    for grad, length in zip(grads, split_sizes):
+        if grad is None:
+            shape = list(sizes)
+            shape[dim] = length
+            grad = _zeros(shape, options)
+        filled.append(grad)
+    return cat(filled, dim)  # type: ignore[no-any-return]
+
+
+def split_backward(
+    grads: Sequence[Tensor | None],
+    split_size: int,
+    dim: int,
+    sizes: tuple[int, ...],
+    options: dtype,
+) -> Tensor:
+    dim = _wrap_dim(dim, len(sizes))
+    size = sizes[dim]
+    lengths = [min(split_size, size - start) for start in range(0, size, split_size)] or [0]
+    return split_with_sizes_backward(grads, lengths, dim, sizes, options)
+
+
+def unbind_backward(grads: Sequence[Tensor | None], dim: int) -> Tensor:
+    """Stack the slices' gradients; a slice without one contributes zeros."""
+    defined = next((g for g in grads if g is not None), None)
+    assert defined is not None, "the engine only runs a node that received a gradient"
+    filled = [g if g is not None else _zeros(defined.shape, defined.dtype) for g in grads]
+    return stack(filled, dim)  # type: ignore[no-any-return]
+
+
+def unsqueeze_to(grad: Tensor, *args: Any) -> Tensor:
+    """`unsqueeze_to(grad, sizes)` or `unsqueeze_to(grad, dim, sizes)`: put back the
+    size-1 dimensions that squeeze removed."""
+    sizes = args[-1]
+    return grad.reshape(sizes)  # type: ignore[attr-defined,no-any-return]
+
+
+def slice_backward_wrapper(
+    grad: Tensor,
+    input_sizes: tuple[int, ...],
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+) -> Tensor:
+    """slice_backward with None bounds filled in, as PyTorch's wrapper does."""
+    return slice_backward(  # type: ignore[no-any-return]
+        grad, input_sizes, dim, 0 if start is None else start, end if end is not None else 2**63 - 1, step
+    )
+
+
+def sum_backward(
+    grad: Tensor, sizes: tuple[int, ...], dims: Sequence[int] | None, keepdim: bool
+) -> Tensor:
+    """Broadcast the gradient of a sum back over the summed dimensions."""
+    if not keepdim and len(sizes) > 0:
+        if dims is None or len(dims) == 0:
+            return grad.expand(sizes)  # type: ignore[attr-defined,no-any-return]
+        for dim in sorted(_wrap_dim(d, len(sizes)) for d in dims):
+            grad = grad.unsqueeze(dim)  # type: ignore[attr-defined]
+    return grad.expand(sizes)  # type: ignore[attr-defined,no-any-return]
+
+
+def mean_backward(
+    grad: Tensor,
+    sizes: tuple[int, ...],
+    dims: Sequence[int] | None,
+    numel: int,
+    keepdim: bool,
+) -> Tensor:
+    """The gradient of a mean: the sum's, divided by how many were averaged."""
+    if dims is None or len(dims) == 0 or len(sizes) == 0:
+        count = numel
+    else:
+        count = int(np.prod([sizes[_wrap_dim(d, len(sizes))] for d in dims]))
+    return sum_backward(grad, sizes, dims, keepdim) * (1.0 / count if count else float("nan"))

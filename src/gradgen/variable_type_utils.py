@@ -227,3 +227,21 @@ def _broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     except ValueError:
         return False
     return True
+
+
+def broadcast_error(error: ValueError, *arrays: Any) -> Exception:
+    """PyTorch's message for operands that do not broadcast; other errors unchanged."""
+    shapes = [np.shape(a) for a in arrays]
+    names = "abcdefgh"
+    for i in range(len(shapes)):
+        for j in range(i + 1, len(shapes)):
+            a, b = shapes[i], shapes[j]
+            for offset in range(1, min(len(a), len(b)) + 1):
+                size_a, size_b = a[-offset], b[-offset]
+                if size_a != size_b and size_a != 1 and size_b != 1:
+                    return RuntimeError(
+                        f"The size of tensor {names[i]} ({size_a}) must match the size of "
+                        f"tensor {names[j]} ({size_b}) at non-singleton dimension "
+                        f"{max(len(a), len(b)) - offset}"
+                    )
+    return error

@@ -32,6 +32,7 @@ graph always gives the same text. `render` runs the `dot` executable of Graphviz
 
 from __future__ import annotations
 
+import inspect
 import os
 import pathlib
 import shutil
@@ -119,7 +120,7 @@ def _attr_text(value: Any) -> str:
 
 
 class _DotBuilder:
-    """Collects DOT statements while walking a graph; ids follow first sight."""
+    """Collects DOT statements while walking a graph; ids follow visit order."""
 
     def __init__(
         self,
@@ -165,9 +166,7 @@ class _DotBuilder:
 
     def fresh(self) -> object:
         """A stand-in object for a box that is no graph object (a saved value)."""
-        marker = object()
-        self.keep.append(marker)
-        return marker
+        return object()
 
     def node(self, node_id: str, label: str, fillcolor: str | None = None) -> None:
         attrs = "label=" + _quote(label)
@@ -219,30 +218,35 @@ class _DotBuilder:
         return "\n".join([name, rule, *rows])
 
     # -- the walk --------------------------------------------------------------------
-    def add_saved(self, fn: Any) -> None:
-        for attr in self.saved_attr_names(fn):
-            short = attr[len(SAVED_PREFIX) :]
-            ok, value = self.read_saved(fn, attr)
-            if not ok:
-                saved: list[tuple[str, Any]] = [(short, None)]
-            elif _is_tensor(value):
-                saved = [(short, value)]
-            elif isinstance(value, (tuple, list)):
-                saved = [
-                    ("%s[%d]" % (short, i), v)
-                    for i, v in enumerate(value)
-                    if _is_tensor(v)
-                ]
+    def saved_boxes(self, fn: Any, attr: str, short: str) -> None:
+        """Orange boxes for the tensor(s) `fn.<attr>` holds, joined by dashed edges."""
+        ok, value = self.read_saved(fn, attr)
+        if not ok:
+            saved: list[tuple[str, Any]] = [(short, None)]
+        elif _is_tensor(value):
+            saved = [(short, value)]
+        elif isinstance(value, (tuple, list)):
+            saved = [
+                ("%s[%d]" % (short, i), v) for i, v in enumerate(value) if _is_tensor(v)
+            ]
+        else:
+            return
+        for name, tensor in saved:
+            box = self.fresh()
+            if tensor is None:
+                label = "%s\n %s" % (name, FREED)
             else:
-                continue
-            for name, tensor in saved:
-                box = self.fresh()
-                if tensor is None:
-                    label = "%s\n %s" % (name, FREED)
-                else:
-                    label = _var_label(name, tensor)
-                self.node(self.id_of(box), label, SAVED_COLOR)
-                self.edge(fn, box, "dir=none style=dashed")
+                label = _var_label(name, tensor)
+            self.node(self.id_of(box), label, SAVED_COLOR)
+            self.edge(fn, box, "dir=none style=dashed")
+
+    def add_saved(self, fn: Any) -> None:
+        # A custom Function's ctx.save_for_backward tensors: always drawn, as torchviz.
+        if inspect.getattr_static(type(fn), "saved_tensors", None) is not None:
+            self.saved_boxes(fn, "saved_tensors", "saved_tensors")
+        if self.show_saved:
+            for attr in self.saved_attr_names(fn):
+                self.saved_boxes(fn, attr, attr[len(SAVED_PREFIX) :])
 
     def add_graph(self, root: Any) -> None:
         """Draw `root` and everything it reaches, depth first, without recursion."""
@@ -259,8 +263,7 @@ class _DotBuilder:
                 self.node(fn_id, _var_label(name, variable), LEAF_COLOR)
             else:
                 self.node(fn_id, self.fn_label(fn))
-            if self.show_saved:
-                self.add_saved(fn)
+            self.add_saved(fn)
             children = [
                 nxt for nxt, _ in getattr(fn, "next_functions", ()) if nxt is not None
             ]
