@@ -76,6 +76,7 @@ def render(ir: PackageIR, sources: str) -> dict[str, str]:
                 else ir.overloaded_functions
             ),
             kernel_helpers=ir.kernel_helpers,
+            return_types=ir.return_types,
             formula_helpers=ir.formula_helpers,
             formula_functions=ir.formula_functions,
         )

@@ -125,6 +125,15 @@ class BackwardIR:
 
 
 @dataclass(frozen=True)
+class ReturnTypeIR:
+    """A named tuple for an operator whose returns are named."""
+
+    name: str  # the Python class, e.g. "max_dim_return"
+    display: str  # its __name__ as PyTorch prints it, e.g. "max"
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class PackageIR:
     operators: tuple[OperatorIR, ...]
     backward_nodes: tuple[BackwardIR, ...]
@@ -132,6 +141,7 @@ class PackageIR:
     methods: tuple[BindingIR, ...]
     overloaded_functions: tuple[OverloadedIR, ...]
     overloaded_methods: tuple[OverloadedIR, ...]
+    return_types: tuple[ReturnTypeIR, ...]
     kernel_helpers: tuple[str, ...]
     formula_helpers: tuple[str, ...]
     formula_functions: tuple[str, ...]
@@ -218,7 +228,18 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
         f"wrap_result({name})" if r.type.is_tensor_like() else name
         for name, r in zip(names, returns)
     ]
+    if all(r.name for r in returns):
+        # Named returns come back as a named tuple, as torch.return_types do.
+        return (
+            f"{', '.join(names)} = {function.numpy}",
+            f"return {return_type_name(function)}({', '.join(wrapped)})",
+        )
     return (f"{', '.join(names)} = {function.numpy}", f"return {', '.join(wrapped)}")
+
+
+def return_type_name(function: NativeFunction) -> str:
+    """The named tuple of an operator with named returns, e.g. `max_dim_return`."""
+    return f"{function.identifier}_return"
 
 
 def _guard_for(
@@ -626,6 +647,17 @@ def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozens
         methods=methods,
         overloaded_functions=overloaded_functions,
         overloaded_methods=overloaded_methods,
+        return_types=tuple(
+            ReturnTypeIR(
+                return_type_name(f),
+                f.schema.name.name.base,
+                tuple(str(r.name) for r in f.schema.returns),
+            )
+            for f in model.native_functions
+            if f.numpy is not None
+            and len(f.schema.returns) > 1
+            and all(r.name for r in f.schema.returns)
+        ),
         kernel_helpers=tuple(sorted(kernel_helpers)),
         formula_helpers=tuple(sorted(formula_helpers)),
         formula_functions=tuple(

@@ -35,7 +35,7 @@ from .schema import BaseTy, SchemaKind, parse_schema
 from .types import python_type
 from .yaml_loader import Entry, load_entries
 
-NATIVE_KEYS = ("func", "variants", "numpy", "composite", "type_promotion")
+NATIVE_KEYS = ("func", "variants", "numpy", "composite", "type_promotion", "python_binding")
 DERIVATIVE_CONTROL_KEYS = ("name", "output_differentiability", "dispatch")
 
 
@@ -132,6 +132,11 @@ def _native_function(
     if schema is None:
         raise CodegenError(f"func must be a schema string, got {values['func']!r}")
     variants = _parse_variants(values.get("variants", "function"))
+    binding = values.get("python_binding", True)
+    if not isinstance(binding, bool):
+        raise CodegenError(f"python_binding must be true or false, got {binding!r}")
+    if not binding:
+        variants = frozenset()  # dispatcher only: neither gradgen.NAME nor tensor.NAME
     argument_names = [a.name for a in schema.arguments.flat_all]
     if Variant.method in variants:
         self_arg = schema.arguments.self_arg

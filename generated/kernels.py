@@ -6,6 +6,7 @@ The NumPy backend: one kernel per operator, from its `numpy:` expression.
 from __future__ import annotations
 
 import warnings
+from collections import namedtuple
 from collections.abc import Sequence
 from typing import Any
 

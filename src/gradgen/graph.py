@@ -20,6 +20,7 @@ Invariants:
 from __future__ import annotations
 
 import itertools
+import re
 import sys
 import threading
 import weakref
@@ -358,9 +359,8 @@ class SavedVariable:
         producer = saved_for if (self._is_output and self._requires_grad) else data._grad_fn
         clause = ""
         if producer is not None:
-            op = producer.name()
-            if op.endswith("Backward0") or op.endswith("Backward1"):
-                op = op[: -len("Backward0")]
+            # PyTorch names the forward operation: MulBackward0 -> Mul, EBackward -> E.
+            op = re.sub(r"Backward\d*$", "", producer.name())
             output_nr = self._output_nr if self._is_output else data._output_nr
             clause = f", which is output {output_nr} of {op},"
         return (
