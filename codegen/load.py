@@ -63,16 +63,26 @@ def _runtime_source(module: str) -> Path:
 
 
 def exported_names(module: str) -> frozenset[str]:
-    """The `__all__` of a runtime module, read with ast (the module is not run)."""
+    """The `__all__` of a runtime module, read with ast (the module is not run).
+
+    `__all__ = [...]` and later `__all__ += [...]` (one per section of the file) count.
+    """
     path = _runtime_source(module)
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    found = False
     for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
-        ):
-            return frozenset(ast.literal_eval(node.value))
-    raise CodegenError(f"{path} has no __all__")
+        target = value = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and target.id == "__all__" and value is not None:
+            names |= set(ast.literal_eval(value))
+            found = True
+    if not found:
+        raise CodegenError(f"{path} has no __all__")
+    return frozenset(names)
 
 
 def defined_functions(module: str) -> frozenset[str]:

@@ -68,28 +68,57 @@ TABLE: dict[str, Line] = {
     "flatten.using_ints": Line(lambda lib, a: lib.flatten(a, 1) * 2.0, ((2, 3, 4),)),
     "contiguous": Line(lambda lib, a: a.t().contiguous() * a.t(), ((2, 3),)),
     "select.int": Line(lambda lib, a: lib.select(a, 1, -1) * a.select(0, 0), ((3, 3),)),
-    "slice.Tensor": Line(lambda lib, a: a[1:5:2] * lib.slice(a, 0, None, -2, 2), ((6,),), compare=False),
-    "narrow": Line(lambda lib, a: lib.narrow(a, 0, 1, 2) * a.narrow(0, 2, 2), ((4, 2),)),
+    "slice.Tensor": Line(
+        lambda lib, a: a[1:5:2] * lib.slice(a, 0, None, -2, 2), ((6,),), compare=False
+    ),
+    "narrow": Line(
+        lambda lib, a: lib.narrow(a, 0, 1, 2) * a.narrow(0, 2, 2), ((4, 2),)
+    ),
     "cat": Line(lambda lib, a, b: lib.cat([a, b * b, a], 1), ((2, 3), (2, 1))),
     "stack": Line(lambda lib, a, b: lib.stack([a, b * b], -1), ((2, 3), (2, 3))),
     "split.Tensor": Line(lambda lib, a: lib.split(a, 2)[1] * 3.0, ((5, 2),)),
-    "split.sizes": Line(lambda lib, a: a.split([1, 4])[0] * a.split([3, 2])[1][:1], ((5,),)),
-    "split_with_sizes": Line(lambda lib, a: lib.split_with_sizes(a, [2, 3])[1] * 2.0, ((5,),)),
+    "split.sizes": Line(
+        lambda lib, a: a.split([1, 4])[0] * a.split([3, 2])[1][:1], ((5,),)
+    ),
+    "split_with_sizes": Line(
+        lambda lib, a: lib.split_with_sizes(a, [2, 3])[1] * 2.0, ((5,),)
+    ),
     "chunk": Line(lambda lib, a: lib.chunk(a, 3)[2] * 2.0, ((7,),)),
     "unbind.int": Line(lambda lib, a: lib.unbind(a, 1)[0] * a.unbind()[1], ((2, 2),)),
     "select_backward": Line(
-        lambda lib, a: lib.select_backward(a, (3, 4), 0, 1) * 2.0, ((4,),), compare=False
+        lambda lib, a: lib.select_backward(a, (3, 4), 0, 1) * 2.0,
+        ((4,),),
+        compare=False,
     ),
     "slice_backward": Line(
-        lambda lib, a: lib.slice_backward(a, (6,), 0, 1, 5, 2) * 2.0, ((2,),), compare=False
+        lambda lib, a: lib.slice_backward(a, (6,), 0, 1, 5, 2) * 2.0,
+        ((2,),),
+        compare=False,
     ),
     "sum": Line(lambda lib, a: lib.sum(a) * a.sum(), ((3, 2),)),
     "sum.dim_IntList": Line(
-        lambda lib, a: lib.sum(a, (0, -1), keepdim=True) * a.sum(1, keepdim=True), ((2, 3, 4),)
+        lambda lib, a: lib.sum(a, (0, -1), keepdim=True) * a.sum(1, keepdim=True),
+        ((2, 3, 4),),
     ),
     "mean": Line(lambda lib, a: lib.mean(a) * a, ((3, 2),)),
     "mean.dim": Line(lambda lib, a: lib.mean(a, -1, True) * a.mean(0), ((3, 3),)),
 }
+
+
+# ---- batch A: unary elementwise ----
+TABLE.update({})
+
+
+# ---- batch B: binary, comparison and logical ----
+TABLE.update({})
+
+
+# ---- batch C: reductions, scans and indexing ----
+TABLE.update({})
+
+
+# ---- batch D: linear algebra and losses ----
+TABLE.update({})
 
 
 def declared_operators() -> set[str]:

@@ -82,3 +82,23 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     if split_size == 0 and size == 0:
         return self.split_with_sizes([0] * chunks, dim)  # type: ignore[attr-defined,no-any-return]
     return self.split(split_size, dim)  # type: ignore[attr-defined,no-any-return]
+
+
+# ---- batch A: unary elementwise ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+# ---- batch B: binary, comparison and logical ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+# ---- batch C: reductions, scans and indexing ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+# ---- batch D: linear algebra and losses ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#

@@ -231,3 +231,23 @@ def mean_backward(
     else:
         count = int(np.prod([sizes[_wrap_dim(d, len(sizes))] for d in dims]))
     return sum_backward(grad, sizes, dims, keepdim) * (1.0 / count if count else float("nan"))
+
+
+# ---- batch A: unary elementwise ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+# ---- batch B: binary, comparison and logical ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+# ---- batch C: reductions, scans and indexing ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+# ---- batch D: linear algebra and losses ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#

@@ -286,3 +286,23 @@ def reduce_mean(
 
 
 _TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool"}
+
+
+# ---- batch A: unary elementwise ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+# ---- batch B: binary, comparison and logical ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+# ---- batch C: reductions, scans and indexing ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+# ---- batch D: linear algebra and losses ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
