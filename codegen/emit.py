@@ -77,6 +77,7 @@ def render(ir: PackageIR, sources: str) -> dict[str, str]:
             ),
             kernel_helpers=ir.kernel_helpers,
             return_types=ir.return_types,
+            jvps=ir.jvps,
             formula_helpers=ir.formula_helpers,
             formula_functions=ir.formula_functions,
         )

@@ -564,3 +564,90 @@ def _rooted_at_numpy(node: ast.Attribute) -> bool:
 def python_identifier(name: str) -> str:
     """A schema name as a Python identifier (keywords get a trailing underscore)."""
     return f"{name}_" if keyword.iskeyword(name) else name
+
+
+# -- forward (JVP) formulas ---------------------------------------------------------------
+
+# In a JVP the tensors themselves are at hand, so the metadata sugar becomes plain code.
+_LIVE_SUGAR = {
+    "scalar_type": lambda x: ast.Attribute(value=x, attr="dtype", ctx=ast.Load()),
+    "options": lambda x: ast.Attribute(value=x, attr="dtype", ctx=ast.Load()),
+    "sym_sizes": lambda x: ast.Call(
+        func=ast.Name(id="tuple", ctx=ast.Load()),
+        args=[ast.Attribute(value=x, attr="shape", ctx=ast.Load())],
+        keywords=[],
+    ),
+    "sym_numel": lambda x: ast.Call(
+        func=ast.Attribute(value=x, attr="numel", ctx=ast.Load()), args=[], keywords=[]
+    ),
+}
+
+
+class _LiveRewriter(ast.NodeTransformer):
+    """Sugar and Scalar methods as code over live values (for generated JVPs)."""
+
+    def __init__(self, scalars: set[str], renames: dict[str, str]) -> None:
+        self.scalars = scalars
+        self.renames = renames
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.renames:
+            return ast.copy_location(ast.Name(id=self.renames[node.id], ctx=ast.Load()), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        function = node.func
+        if isinstance(function, ast.Attribute) and not node.args and not node.keywords:
+            receiver = self.visit(function.value)
+            if function.attr in _LIVE_SUGAR:
+                return ast.copy_location(_LIVE_SUGAR[function.attr](receiver), node)
+            if (
+                isinstance(function.value, ast.Name)
+                and function.value.id in self.scalars
+                and function.attr in SCALAR_METHODS
+            ):
+                call = ast.Call(
+                    func=ast.Name(id=SCALAR_METHODS[function.attr], ctx=ast.Load()),
+                    args=[receiver],
+                    keywords=[],
+                )
+                return ast.copy_location(call, node)
+            function.value = receiver
+            return node
+        self.generic_visit(node)
+        return node
+
+
+def forward_expression(text: str, scalars: set[str], renames: dict[str, str] | None = None) -> str:
+    """A checked forward formula as Python over the JVP function's parameters."""
+    tree = parse_expression(text, "forward formula")
+    rewritten = _LiveRewriter(scalars, renames or {}).visit(tree)
+    ast.fix_missing_locations(rewritten)
+    return ast.unparse(rewritten)
+
+
+def element_wise_forward(backward: str, input_name: str) -> str:
+    """PyTorch's auto_element_wise: the JVP from the backward formula of a function with
+    a diagonal Jacobian, `(backward with grad -> x_t.conj() and x -> x_p).conj()`."""
+    tree = parse_expression(backward, "formula")
+
+    class Substitute(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id == "grad":
+                conj = ast.Attribute(
+                    value=ast.Name(id=f"{input_name}_t", ctx=ast.Load()), attr="conj", ctx=ast.Load()
+                )
+                return ast.copy_location(ast.Call(func=conj, args=[], keywords=[]), node)
+            if node.id == input_name:
+                return ast.copy_location(ast.Name(id=f"{input_name}_p", ctx=ast.Load()), node)
+            return node
+
+    body = Substitute().visit(tree).body
+    wrapped = ast.Call(
+        func=ast.Attribute(value=body, attr="conj", ctx=ast.Load()), args=[], keywords=[]
+    )
+    return ast.unparse(ast.fix_missing_locations(ast.Expression(body=wrapped)))
+
+
+def names_used(text: str) -> set[str]:
+    return {n.id for n in ast.walk(parse_expression(text, "formula")) if isinstance(n, ast.Name)}

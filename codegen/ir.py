@@ -14,9 +14,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .formulas import SavedAttribute, SavedKind, python_identifier
+from .formulas import (
+    SavedAttribute,
+    SavedKind,
+    element_wise_forward,
+    forward_expression,
+    names_used,
+    python_identifier,
+)
 from .load import Model
-from .model import DifferentiabilityInfo, NativeFunction, Variant
+from .model import (
+    DifferentiabilityInfo,
+    ForwardDerivative,
+    ForwardKind,
+    NativeFunction,
+    Variant,
+)
 from .schema import Argument, BaseTy, SchemaKind, default_to_python
 from .types import python_type
 
@@ -46,6 +59,28 @@ class AutogradIR:
 
 
 @dataclass(frozen=True)
+class ForwardIR:
+    """One generated JVP function (from a `result:` formula) and how the wrapper calls it."""
+
+    function_name: str  # e.g. "add_Tensor_jvp", in functions.py
+    formula: str  # as written in derivatives.yaml (for the docstring)
+    parameters: str  # "self_p: Tensor, self_t: Tensor, ..., result: Tensor"
+    expression: str
+    call_arguments: str  # in the wrapper: "self, tangent_or_zeros(self), ..., result"
+    output: str  # the output it sets the tangent of: "result", "result[1]", "self"
+    list_output: bool  # the output is a Tensor[]: one tangent per element
+
+
+@dataclass(frozen=True)
+class ForwardADIR:
+    """What an operator's wrapper does when an input has a tangent."""
+
+    condition: str  # "self._fw_grad is not None or other._fw_grad is not None"
+    jvps: tuple[ForwardIR, ...]  # empty: forward AD is not implemented for it
+    keeps_original_self: bool  # in-place and a formula reads self_p
+
+
+@dataclass(frozen=True)
 class OperatorIR:
     name: str  # "add.Tensor"
     identifier: str  # "add_Tensor"
@@ -61,6 +96,7 @@ class OperatorIR:
     kernel_body: tuple[str, ...]  # lines computing and returning the result
     # autograd
     autograd: AutogradIR | None
+    forward_ad: ForwardADIR | None
     no_requires_grad_checks: tuple[str, ...]  # argument names
 
 
@@ -145,6 +181,15 @@ class PackageIR:
     kernel_helpers: tuple[str, ...]
     formula_helpers: tuple[str, ...]
     formula_functions: tuple[str, ...]
+
+    @property
+    def jvps(self) -> tuple[ForwardIR, ...]:
+        seen: dict[str, ForwardIR] = {}
+        for operator in self.operators:
+            if operator.forward_ad is not None:
+                for jvp in operator.forward_ad.jvps:
+                    seen.setdefault(jvp.function_name, jvp)
+        return tuple(seen.values())
 
 
 def _is_tensor(argument: Argument) -> bool:
@@ -385,8 +430,115 @@ def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
         autograd=autograd,
+        forward_ad=_forward_ad_ir(function, info),
         no_requires_grad_checks=checks,
     )
+
+
+def _forward_inputs(function: NativeFunction, info: DifferentiabilityInfo | None) -> list[Argument]:
+    """The tensor inputs that can carry a tangent."""
+    skipped = set(info.non_differentiable) if info else set()
+    return [a for a in function.arguments if a.type.is_tensor_like() and a.name not in skipped]
+
+
+def _has_tangent(argument: Argument) -> str:
+    name = python_identifier(argument.name)
+    if argument.type.is_list_like() is not None:
+        return f"any(t._fw_grad is not None for t in {name})"
+    if argument.type.is_nullable():
+        return f"({name} is not None and {name}._fw_grad is not None)"
+    return f"{name}._fw_grad is not None"
+
+
+def _forward_ad_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -> ForwardADIR | None:
+    """The JVPs of an operator, or a refusal when it has a backward but no forward."""
+    if info is not None and info.op is None and not info.forward_derivatives:
+        return None  # no differentiable output
+    inputs = _forward_inputs(function, info)
+    if not inputs or function.numpy is None:
+        return None
+    if info is None or not info.forward_derivatives:
+        return ForwardADIR(" or ".join(_has_tangent(a) for a in inputs), (), False)
+    inplace = _is_inplace(function)
+    # An in-place operator's formulas are its functional operator's: `result` is self.
+    outputs = {"result": "self"} if inplace else _output_expressions(function, function.output_names)
+    jvps = []
+    required: dict[str, Argument] = {}
+    keeps_original_self = False
+    for forward in info.forward_derivatives:
+        if len(forward.var_names) != 1:
+            continue  # a tuple of outputs at once: not generated; the wrapper refuses
+        jvp, used = _jvp_ir(function, info, forward, inputs, outputs)
+        jvps.append(jvp)
+        required.update(used)
+        keeps_original_self |= inplace and "self" in used and "self_p" in jvp.expression
+    if not jvps or len(jvps) != len(info.forward_derivatives):
+        return ForwardADIR(" or ".join(_has_tangent(a) for a in inputs), (), False)
+    condition = " or ".join(_has_tangent(a) for a in required.values()) or "False"
+    return ForwardADIR(condition, tuple(jvps), keeps_original_self)
+
+
+def _jvp_ir(
+    function: NativeFunction,
+    info: DifferentiabilityInfo,
+    forward: ForwardDerivative,
+    inputs: list[Argument],
+    outputs: dict[str, str],
+) -> tuple[ForwardIR, dict[str, Argument]]:
+    scalars = {a.name for a in function.arguments if not a.type.is_tensor_like()}
+    differentiable = {a.name: a for a in inputs}
+    if forward.kind is ForwardKind.auto_linear:
+        arguments = ", ".join(
+            f"{python_identifier(a.name)}_t" if a.name in differentiable else python_identifier(a.name)
+            for a in function.arguments
+        )
+        expression = f"operators.{_functional_identifier(function)}.call({arguments})"
+        used = dict(differentiable)
+    else:
+        text = forward.original
+        if forward.kind is ForwardKind.auto_element_wise:
+            (derivative,) = info.derivatives
+            text = element_wise_forward(derivative.original, derivative.var_names[0])
+        expression = forward_expression(text, scalars)
+        names = names_used(text)
+        used = {n: a for n, a in differentiable.items() if f"{n}_t" in names}
+    parameters, call = [], []
+    for argument in function.arguments:
+        name = python_identifier(argument.name)
+        if argument.name in differentiable:
+            annotation = "list[Tensor]" if argument.type.is_list_like() is not None else "Tensor"
+            parameters += [f"{name}_p: {annotation}", f"{name}_t: {annotation}"]
+            primal = "original_self" if _is_inplace(function) and argument.name == "self" else name
+            if argument.type.is_list_like() is not None:
+                tangent = f"[tangent_or_zeros(t) for t in {name}]"
+            else:
+                tangent = f"tangent_or_zeros({name})"
+            call += [primal, tangent]
+        else:
+            parameters.append(f"{name}: {python_type(argument)}")
+            call.append(name)
+    for output_name, expression_in_wrapper in outputs.items():
+        parameters.append(f"{python_identifier(output_name)}: Any")
+        call.append(expression_in_wrapper)
+    target = forward.var_names[0]
+    ir = ForwardIR(
+        function_name=f"{function.identifier}_jvp" + ("" if target in ("result", "self") else f"_{target}"),
+        formula=f"{target}: {forward.original}",
+        parameters=", ".join(parameters),
+        expression=expression,
+        call_arguments=", ".join(call),
+        output=outputs.get(target, "result"),
+        list_output=_returns_list(function),
+    )
+    return ir, used
+
+
+def _functional_identifier(function: NativeFunction) -> str:
+    """auto_linear re-runs the functional operator on the tangents (`add` for `add_`)."""
+    if not _is_inplace(function):
+        return function.identifier
+    name = function.schema.name
+    return f"{name.name.base}_{name.overload_name}" if name.overload_name else name.name.base
 
 
 def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:

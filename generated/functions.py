@@ -40,6 +40,7 @@ from gradgen.helpers import (
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import TypeAndSize, not_implemented
 
+from . import operators
 from .ops import (
     _conj,
     _to_copy,
@@ -1479,3 +1480,285 @@ def mean_backward1_apply(
             else None
         )
     return grad_inputs
+
+
+def add_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t + maybe_multiply(other_t, alpha)``."""
+    return self_t + maybe_multiply(other_t, alpha)
+
+
+def sub_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - maybe_multiply(other_t, alpha)``."""
+    return self_t - maybe_multiply(other_t, alpha)
+
+
+def mul_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: other_t * self_p + self_t * other_p``."""
+    return other_t * self_p + self_t * other_p
+
+
+def pow_Tensor_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, exponent: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return pow_backward(self_t.conj(), self_p, exponent).conj()
+
+
+def permute_jvp(
+    self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.permute.call(self_t, dims)
+
+
+def neg_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.neg.call(self_t)
+
+
+def _conj_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._conj.call(self_t)
+
+
+def real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: real(self_t)``."""
+    return real(self_t)
+
+
+def expand_jvp(
+    self_p: Tensor, self_t: Tensor, size: Sequence[int], implicit: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.expand.call(self_t, size, implicit)
+
+
+def sum_to_size_jvp(
+    self_p: Tensor, self_t: Tensor, size: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.sum_to_size.call(self_t, size)
+
+
+def clone_jvp(
+    self_p: Tensor, self_t: Tensor, memory_format: Any | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.clone.call(self_t, memory_format)
+
+
+def _to_copy_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dtype: dtype | None,
+    layout: Any | None,
+    device: Any | None,
+    pin_memory: bool | None,
+    non_blocking: bool,
+    memory_format: Any | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: _to_copy(self_t, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)``."""
+    return _to_copy(
+        self_t,
+        dtype=dtype,
+        layout=layout,
+        device=device,
+        pin_memory=pin_memory,
+        non_blocking=non_blocking,
+        memory_format=memory_format,
+    )
+
+
+def add__Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t + maybe_multiply(other_t, alpha)``."""
+    return self_t + maybe_multiply(other_t, alpha)
+
+
+def sub__Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - maybe_multiply(other_t, alpha)``."""
+    return self_t - maybe_multiply(other_t, alpha)
+
+
+def mul__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: other_t * self_p + self_t * other_p``."""
+    return other_t * self_p + self_t * other_p
+
+
+def view_jvp(self_p: Tensor, self_t: Tensor, size: Sequence[int], result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.view.call(self_t, size)
+
+
+def squeeze_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.squeeze.call(self_t)
+
+
+def squeeze_dim_jvp(self_p: Tensor, self_t: Tensor, dim: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.squeeze_dim.call(self_t, dim)
+
+
+def unsqueeze_jvp(self_p: Tensor, self_t: Tensor, dim: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unsqueeze.call(self_t, dim)
+
+
+def transpose_int_jvp(
+    self_p: Tensor, self_t: Tensor, dim0: int, dim1: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.transpose_int.call(self_t, dim0, dim1)
+
+
+def t_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.t.call(self_t)
+
+
+def select_int_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.select_int.call(self_t, dim, index)
+
+
+def slice_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.slice_Tensor.call(self_t, dim, start, end, step)
+
+
+def cat_jvp(
+    tensors_p: list[Tensor], tensors_t: list[Tensor], dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.cat.call(tensors_t, dim)
+
+
+def stack_jvp(
+    tensors_p: list[Tensor], tensors_t: list[Tensor], dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.stack.call(tensors_t, dim)
+
+
+def split_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, split_size: int, dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.split_Tensor.call(self_t, split_size, dim)
+
+
+def split_with_sizes_jvp(
+    self_p: Tensor, self_t: Tensor, split_sizes: Sequence[int], dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.split_with_sizes.call(self_t, split_sizes, dim)
+
+
+def unbind_int_jvp(self_p: Tensor, self_t: Tensor, dim: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unbind_int.call(self_t, dim)
+
+
+def select_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    input_sizes: Sequence[int],
+    dim: int,
+    index: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.select_backward.call(grad_output_t, input_sizes, dim, index)
+
+
+def slice_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    input_sizes: Sequence[int],
+    dim: int,
+    start: int,
+    end: int,
+    step: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.slice_backward.call(
+        grad_output_t, input_sizes, dim, start, end, step
+    )
+
+
+def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.sum.call(self_t, dtype)
+
+
+def sum_dim_IntList_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.sum_dim_IntList.call(self_t, dim, keepdim, dtype)
+
+
+def mean_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.mean.call(self_t, dtype)
+
+
+def mean_dim_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.mean_dim.call(self_t, dim, keepdim, dtype)

@@ -8,6 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gradgen.autograd.forward_ad import (
+    computing_jvp,
+    forward_ad_not_implemented,
+    in_jvp,
+    set_fw_grad,
+    tangent_or_zeros,
+)
 from gradgen.dispatch import AFTER_AUTOGRAD_KEYSET, DispatchKey, redispatch
 from gradgen.dtypes import dtype
 from gradgen.graph import SavedVariable, SavedVariableList
@@ -28,6 +35,9 @@ from . import functions, operators
 
 def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self, other)
     grad_fn: functions.AddBackward0 | None = None
     if _any_requires_grad:
@@ -41,11 +51,28 @@ def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.add_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self, other)
     grad_fn: functions.SubBackward0 | None = None
     if _any_requires_grad:
@@ -59,11 +86,28 @@ def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sub_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self, other)
     grad_fn: functions.MulBackward0 | None = None
     if _any_requires_grad:
@@ -78,11 +122,21 @@ def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     result = redispatch(operators.mul_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mul_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.PowBackward0 | None = None
     if _any_requires_grad:
@@ -95,11 +149,21 @@ def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pow_Tensor_Scalar_jvp(
+                    self, tangent_or_zeros(self), exponent, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.PermuteBackward0 | None = None
     if _any_requires_grad:
@@ -109,11 +173,19 @@ def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     result = redispatch(operators.permute, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.permute_jvp(self, tangent_or_zeros(self), dims, result),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def neg(ks: int, self: Tensor) -> Any:
     """neg(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.NegBackward0 | None = None
     if _any_requires_grad:
@@ -122,11 +194,17 @@ def neg(ks: int, self: Tensor) -> Any:
     result = redispatch(operators.neg, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.neg_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def _conj(ks: int, self: Tensor) -> Any:
     """_conj(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.ConjBackward0 | None = None
     if _any_requires_grad:
@@ -135,11 +213,17 @@ def _conj(ks: int, self: Tensor) -> Any:
     result = redispatch(operators._conj, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions._conj_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def real(ks: int, self: Tensor) -> Any:
     """real(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.RealBackward0 | None = None
     if _any_requires_grad:
@@ -148,11 +232,17 @@ def real(ks: int, self: Tensor) -> Any:
     result = redispatch(operators.real, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.real_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.ExpandBackward0 | None = None
     if _any_requires_grad:
@@ -164,11 +254,21 @@ def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.expand_jvp(
+                    self, tangent_or_zeros(self), size, implicit, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SumToSizeBackward0 | None = None
     if _any_requires_grad:
@@ -178,11 +278,19 @@ def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     result = redispatch(operators.sum_to_size, ks & AFTER_AUTOGRAD_KEYSET, self, size)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sum_to_size_jvp(self, tangent_or_zeros(self), size, result),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.CloneBackward0 | None = None
     if _any_requires_grad:
@@ -193,6 +301,15 @@ def clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clone_jvp(
+                    self, tangent_or_zeros(self), memory_format, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
@@ -207,6 +324,7 @@ def _to_copy(
     memory_format: Any | None,
 ) -> Any:
     """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.ToCopyBackward0 | None = None
     if _any_requires_grad:
@@ -226,11 +344,32 @@ def _to_copy(
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._to_copy_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    non_blocking,
+                    memory_format,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
     _any_requires_grad = compute_requires_grad(self, other)
     check_inplace(self, _any_requires_grad)
     grad_fn: functions.AddBackward0 | None = None
@@ -245,11 +384,29 @@ def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.add__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
     return result
 
 
 def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
     _any_requires_grad = compute_requires_grad(self, other)
     check_inplace(self, _any_requires_grad)
     grad_fn: functions.SubBackward0 | None = None
@@ -264,11 +421,32 @@ def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     )
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sub__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
     return result
 
 
 def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
     _any_requires_grad = compute_requires_grad(self, other)
     check_inplace(self, _any_requires_grad)
     grad_fn: functions.MulBackward0 | None = None
@@ -284,11 +462,25 @@ def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     result = redispatch(operators.mul__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
         rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mul__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
     return result
 
 
 def view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.ViewBackward0 | None = None
     if _any_requires_grad:
@@ -298,11 +490,17 @@ def view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     result = redispatch(operators.view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.view_jvp(self, tangent_or_zeros(self), size, result),)
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def squeeze(ks: int, self: Tensor) -> Any:
     """squeeze(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SqueezeBackward0 | None = None
     if _any_requires_grad:
@@ -312,11 +510,17 @@ def squeeze(ks: int, self: Tensor) -> Any:
     result = redispatch(operators.squeeze, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.squeeze_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SqueezeBackward1 | None = None
     if _any_requires_grad:
@@ -327,11 +531,19 @@ def squeeze_dim(ks: int, self: Tensor, dim: int) -> Any:
     result = redispatch(operators.squeeze_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.squeeze_dim_jvp(self, tangent_or_zeros(self), dim, result),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def unsqueeze(ks: int, self: Tensor, dim: int) -> Any:
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.UnsqueezeBackward0 | None = None
     if _any_requires_grad:
@@ -341,11 +553,19 @@ def unsqueeze(ks: int, self: Tensor, dim: int) -> Any:
     result = redispatch(operators.unsqueeze, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unsqueeze_jvp(self, tangent_or_zeros(self), dim, result),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Any:
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.TransposeBackward0 | None = None
     if _any_requires_grad:
@@ -358,11 +578,21 @@ def transpose_int(ks: int, self: Tensor, dim0: int, dim1: int) -> Any:
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.transpose_int_jvp(
+                    self, tangent_or_zeros(self), dim0, dim1, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def t(ks: int, self: Tensor) -> Any:
     """t(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.TBackward0 | None = None
     if _any_requires_grad:
@@ -371,11 +601,17 @@ def t(ks: int, self: Tensor) -> Any:
     result = redispatch(operators.t, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.t_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def select_int(ks: int, self: Tensor, dim: int, index: int) -> Any:
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SelectBackward0 | None = None
     if _any_requires_grad:
@@ -389,6 +625,15 @@ def select_int(ks: int, self: Tensor, dim: int, index: int) -> Any:
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.select_int_jvp(
+                    self, tangent_or_zeros(self), dim, index, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
@@ -396,6 +641,7 @@ def slice_Tensor(
     ks: int, self: Tensor, dim: int, start: int | None, end: int | None, step: int
 ) -> Any:
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SliceBackward0 | None = None
     if _any_requires_grad:
@@ -411,11 +657,23 @@ def slice_Tensor(
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.slice_Tensor_jvp(
+                    self, tangent_or_zeros(self), dim, start, end, step, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def cat(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     """cat(Tensor[] tensors, int dim=0) -> Tensor"""
+    _any_has_forward_grad = (
+        any(t._fw_grad is not None for t in tensors)
+    ) and not in_jvp()
     _any_requires_grad = compute_requires_grad(*tensors)
     grad_fn: functions.CatBackward0 | None = None
     if _any_requires_grad:
@@ -428,11 +686,23 @@ def cat(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     result = redispatch(operators.cat, ks & AFTER_AUTOGRAD_KEYSET, tensors, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cat_jvp(
+                    tensors, [tangent_or_zeros(t) for t in tensors], dim, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     """stack(Tensor[] tensors, int dim=0) -> Tensor"""
+    _any_has_forward_grad = (
+        any(t._fw_grad is not None for t in tensors)
+    ) and not in_jvp()
     _any_requires_grad = compute_requires_grad(*tensors)
     grad_fn: functions.StackBackward0 | None = None
     if _any_requires_grad:
@@ -444,11 +714,21 @@ def stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     result = redispatch(operators.stack, ks & AFTER_AUTOGRAD_KEYSET, tensors, dim)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.stack_jvp(
+                    tensors, [tangent_or_zeros(t) for t in tensors], dim, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
     """split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SplitBackward0 | None = None
     if _any_requires_grad:
@@ -464,6 +744,16 @@ def split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.split_Tensor_jvp(
+                    self, tangent_or_zeros(self), split_size, dim, result
+                ),
+            )
+        for output, tangent in zip(result, tangents[0]):
+            set_fw_grad(output, tangent)
     return result
 
 
@@ -471,6 +761,7 @@ def split_with_sizes(
     ks: int, self: Tensor, split_sizes: Sequence[int], dim: int
 ) -> Any:
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SplitWithSizesBackward0 | None = None
     if _any_requires_grad:
@@ -486,11 +777,22 @@ def split_with_sizes(
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.split_with_sizes_jvp(
+                    self, tangent_or_zeros(self), split_sizes, dim, result
+                ),
+            )
+        for output, tangent in zip(result, tangents[0]):
+            set_fw_grad(output, tangent)
     return result
 
 
 def unbind_int(ks: int, self: Tensor, dim: int) -> Any:
     """unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.UnbindBackward0 | None = None
     if _any_requires_grad:
@@ -501,6 +803,14 @@ def unbind_int(ks: int, self: Tensor, dim: int) -> Any:
     if grad_fn is not None:
         for output in result:
             set_history(output, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unbind_int_jvp(self, tangent_or_zeros(self), dim, result),
+            )
+        for output, tangent in zip(result, tangents[0]):
+            set_fw_grad(output, tangent)
     return result
 
 
@@ -508,6 +818,7 @@ def select_backward(
     ks: int, grad_output: Tensor, input_sizes: Sequence[int], dim: int, index: int
 ) -> Any:
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(grad_output)
     grad_fn: functions.SelectBackwardBackward0 | None = None
     if _any_requires_grad:
@@ -525,6 +836,20 @@ def select_backward(
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.select_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    input_sizes,
+                    dim,
+                    index,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
@@ -538,6 +863,7 @@ def slice_backward(
     step: int,
 ) -> Any:
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(grad_output)
     grad_fn: functions.SliceBackwardBackward0 | None = None
     if _any_requires_grad:
@@ -559,11 +885,28 @@ def slice_backward(
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.slice_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    input_sizes,
+                    dim,
+                    start,
+                    end,
+                    step,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SumBackward0 | None = None
     if _any_requires_grad:
@@ -573,6 +916,11 @@ def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     result = redispatch(operators.sum, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sum_jvp(self, tangent_or_zeros(self), dtype, result),)
+        set_fw_grad(result, tangents[0])
     return result
 
 
@@ -580,6 +928,7 @@ def sum_dim_IntList(
     ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
 ) -> Any:
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.SumBackward1 | None = None
     if _any_requires_grad:
@@ -593,11 +942,21 @@ def sum_dim_IntList(
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sum_dim_IntList_jvp(
+                    self, tangent_or_zeros(self), dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
 def mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.MeanBackward0 | None = None
     if _any_requires_grad:
@@ -608,6 +967,13 @@ def mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     result = redispatch(operators.mean, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mean_jvp(self, tangent_or_zeros(self), dtype, result),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
@@ -615,6 +981,7 @@ def mean_dim(
     ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
 ) -> Any:
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
     grad_fn: functions.MeanBackward1 | None = None
     if _any_requires_grad:
@@ -629,6 +996,15 @@ def mean_dim(
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mean_dim_jvp(
+                    self, tangent_or_zeros(self), dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 

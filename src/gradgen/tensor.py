@@ -87,6 +87,7 @@ class Tensor:
         "_post_accumulate_grad_hooks",
         "_base",
         "_is_wrapped_number",
+        "_fw_grad",
         "__weakref__",
     )
 
@@ -111,6 +112,8 @@ class Tensor:
         self._post_accumulate_grad_hooks: list[Callable[..., Any]] | None = None
         self._base: Tensor | None = None
         self._is_wrapped_number = False
+        # The forward-mode tangent while a dual level is open (see autograd.forward_ad).
+        self._fw_grad: Tensor | None = None
 
     # -- metadata ---------------------------------------------------------------------
     @property

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import engine
 from ..anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from . import forward_ad
 from .function import Function, FunctionCtx, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..graph import Edge
