@@ -196,7 +196,13 @@ def looped(step: Callable[[], Any]) -> Runner:
 
 
 def calibrate(run: Runner, target: float) -> tuple[int, float]:
-    """How many calls make one repetition last about `target` seconds (also warms up)."""
+    """How many calls make one repetition last about `target` seconds.
+
+    One untimed call first: one-time costs (torch starts its autograd engine on the
+    first backward, ~0.3 s) must not make the calibration settle on one call per
+    repetition.
+    """
+    run(1)
     n = 1
     while True:
         elapsed = run(n)
@@ -266,8 +272,11 @@ def failure(error: BaseException) -> str:
 VERBOSE = False
 
 
+_STARTED = perf_counter()
+
+
 def log(message: str) -> None:
-    print(f"  .. {message}", file=sys.stderr, flush=True)
+    print(f"  [{perf_counter() - _STARTED:6.1f} s] {message}", file=sys.stderr, flush=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1074,6 +1083,7 @@ def run_ops(config: Config) -> list[dict[str, Any]]:
     rng = np.random.default_rng(5)
     for op_name, (op, np_forward, np_backward) in OPS.items():
         for shape_name, shape in OPS_SHAPES.items():
+            gc.collect()  # no earlier workload's cyclic garbage collected in our loops
             a0 = rng.uniform(0.5, 1.5, shape)
             b0 = rng.uniform(0.5, 1.5, shape)
             g0 = np.ones(shape)
@@ -1114,6 +1124,20 @@ GENERATOR_TIME = re.compile(r"\(([0-9.]+) s\)\s*$")
 
 
 def run_codegen_once(native: Path, derivatives: Path) -> tuple[float, float | None]:
+    """Wall seconds of one `python -m codegen` run, retried once if it fails.
+
+    The retry is for a repository that is being edited while the benchmark runs (a
+    template and the code that fills it changed in two steps); a second failure is
+    reported.
+    """
+    try:
+        return _codegen_subprocess(native, derivatives)
+    except RuntimeError:
+        log("CODEGEN: failed, retrying once")
+        return _codegen_subprocess(native, derivatives)
+
+
+def _codegen_subprocess(native: Path, derivatives: Path) -> tuple[float, float | None]:
     """Wall seconds of one `python -m codegen` run (and the generator's own figure)."""
     with tempfile.TemporaryDirectory(prefix="gradgen-bench-") as out:
         command = [
@@ -1257,7 +1281,7 @@ def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]]
         "backward(gradient=ones) instead of sum(): gradgen has no sum yet, so every "
         "implementation (numpy limit and peers too) seeds the backward with ones"
         if config.seed_mode == "ones"
-        else "with sum()"
+        else "reduced with sum() and seeded by backward() in every implementation"
     )
     if "W1" in outcomes:
         out = outcomes["W1"]
@@ -1276,7 +1300,11 @@ def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]]
             + cells(out, lambda t: f"{fmt(per_op(t))} us")
             + ["<= 5 us/op" + verdict(check(gradgen_value(out, per_op), 5))]
         )
-        notes.append(f"W2: {ops} forward operators per iteration; {seed_note}.")
+        notes.append(
+            f"W2: {ops} forward operators per iteration"
+            + (" (300 + the sum)" if config.seed_mode == "sum" else "")
+            + f"; {seed_note}."
+        )
     for name, title, limit in (
         ("W3", f"W3 sum((a*b - c)^2), n={config.w3_size:.0e} [x numpy]", 1.20),
         ("W4", f"W4 MLP {W4_BATCH}x{W4_IN}->{W4_HIDDEN}->{W4_OUT} step [x numpy]", 1.30),
@@ -1530,6 +1558,12 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     load_start = load_average()
     PEER.update(load_peers())
+    # Everything imported so far (torch alone brings ~10^5 objects) goes to the
+    # permanent generation: collections then walk only what the workloads create, so
+    # gradgen's GC cost does not depend on which peers are installed, and the
+    # per-repetition gc.collect() stays cheap.
+    gc.collect()
+    gc.freeze()
     config = make_config(args.quick, args.seed_mode)
     log(
         f"mode {'quick' if config.quick else 'full'}; peers: "
@@ -1541,11 +1575,9 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("W1", "W2", "W3", "W4", "W5"):
         if name not in args.only:
             continue
-        if name in ("W1", "W2"):
-            outcome = run_workload(
-                name, config, repeat=config.repeat, target=config.target, budget=config.budget, collect=False
-            )
-        elif name in ("W3", "W4"):
+        if name in ("W1", "W2", "W3", "W4"):
+            # collect=True: micrograd's and autograd's graphs hold reference cycles;
+            # their garbage must not be collected while someone else is being timed.
             outcome = run_workload(
                 name, config, repeat=config.repeat, target=config.target, budget=config.budget, collect=True
             )

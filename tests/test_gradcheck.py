@@ -507,15 +507,6 @@ def test_non_tensor_output_is_a_type_error() -> None:
 @pytest.mark.parametrize(
     "option, pattern",
     [
-        (
-            {"check_forward_ad": True},
-            "^gradcheck: check_forward_ad requires forward-mode AD, which gradgen "
-            "does not implement yet$",
-        ),
-        (
-            {"check_forward_ad": True, "check_backward_ad": False},
-            "check_forward_ad requires forward-mode AD",
-        ),
         ({"fast_mode": True}, "fast_mode"),
         ({"check_batched_grad": True}, "check_batched_grad"),
         ({"masked": True}, "masked"),
@@ -533,7 +524,6 @@ def test_unsupported_gradcheck_options_raise(
 @pytest.mark.parametrize(
     "option, pattern",
     [
-        ({"check_fwd_over_rev": True}, "check_forward_ad requires forward-mode AD"),
         ({"fast_mode": True}, "fast_mode"),
         ({"check_batched_grad": True}, "check_batched_grad"),
         ({"masked": True}, "masked"),
@@ -544,6 +534,33 @@ def test_unsupported_gradgradcheck_options_raise(
 ) -> None:
     with pytest.raises(NotImplementedError, match=pattern):
         gradgradcheck(lambda a: a * a, make(gradgen, HOOK_X), **option)
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_forward_mode_check_passes_on_correct_functions(name: str) -> None:
+    build, arrays = CORRECT[name]
+    inputs = make_all(gradgen, arrays)
+    assert gradcheck(
+        build(gradgen), inputs, check_forward_ad=True, check_backward_ad=False
+    )
+    assert gradcheck(build(gradgen), inputs, check_forward_ad=True)
+
+
+def test_forward_over_reverse_check_passes() -> None:
+    x = make(gradgen, HOOK_X)
+    assert gradgradcheck(lambda a: a * a * a, x, check_fwd_over_rev=True)
+
+
+def test_forward_mode_check_reports_a_wrong_tangent() -> None:
+    # detach() drops the tangent of one factor: the JVP is x_t * x instead of 2 x x_t.
+    x = make(gradgen, HOOK_X)
+    with pytest.raises(GradcheckError) as raised:
+        gradcheck(
+            lambda a: a * a.detach(), x, check_forward_ad=True, check_backward_ad=False
+        )
+    assert str(raised.value).startswith(
+        "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,"
+    )
 
 
 def test_option_combinations_torch_rejects_are_rejected() -> None:

@@ -33,10 +33,13 @@ each differentiable output is routed through a node whose backward returns ``Non
 (PyTorch's ``UndefinedGrad``), so the generated backward formulas really receive
 ``None`` and must return ``None`` or zeros.
 
+``check_forward_ad`` (and gradgradcheck's ``check_fwd_over_rev``) compares a JVP per
+input element, computed with gradgen.autograd.forward_ad, against the same central
+differences.
+
 Not implemented, and refused with ``NotImplementedError`` rather than ignored:
-``check_forward_ad`` (and so ``check_fwd_over_rev`` and ``check_batched_forward_grad``:
-gradgen has no forward-mode AD yet), ``fast_mode``, ``check_batched_grad`` (needs
-vmap) and ``masked`` (needs sparse tensors).
+``fast_mode``, ``check_batched_grad`` and ``check_batched_forward_grad`` (need vmap)
+and ``masked`` (needs sparse tensors).
 """
 
 from __future__ import annotations
@@ -58,11 +61,6 @@ _TensorOrTensors = Tensor | Sequence[Tensor]
 
 # The fixed seed of the random grad_outputs gradgradcheck makes when none are given.
 _GRAD_OUTPUTS_SEED = 0
-
-_FORWARD_AD_MESSAGE = (
-    "gradcheck: check_forward_ad requires forward-mode AD, which gradgen does not "
-    "implement yet"
-)
 
 
 class GradcheckError(RuntimeError):
@@ -448,6 +446,56 @@ def _check_jacobians(
                     raise GradcheckError(_mismatch_message(a, n, i, j, prefix))
 
 
+def _check_forward_jacobians(
+    func: Callable[..., Any],
+    inputs: tuple[Any, ...],
+    func_out: tuple[Tensor, ...],
+    eps: float,
+    atol: float,
+    rtol: float,
+) -> None:
+    """Forward-mode Jacobian columns (a JVP per input element) against the central
+    differences: the tangent of `e_j` (and of `1j * e_j` for a complex input) is the
+    derivative of every output along that direction."""
+    from . import forward_ad
+
+    float_outputs = [o for o in func_out if _is_float_or_complex(o)]
+    reference = [np.array(o._data, copy=True) for o in float_outputs]
+    diff_inputs = _diff_inputs(inputs)
+    for j, x in enumerate(diff_inputs):
+        differences = _central_differences(func, inputs, x, reference, eps)
+        directions: list[tuple[complex, list[np.ndarray]]] = [(1, differences.real)]
+        if differences.imag is not None:
+            directions.append((1j, differences.imag))
+        for unit, numerical in directions:
+            for column in range(x._data.size):
+                tangent = np.zeros(x._data.shape, dtype=x._data.dtype)
+                tangent.reshape(-1)[column] = unit
+                with forward_ad.dual_level():
+                    dual = forward_ad.make_dual(x, Tensor(tangent))
+                    args = tuple(dual if a is x else a for a in inputs)
+                    outputs = [
+                        o
+                        for o in _check_func_outputs(_as_tuple(func(*args)))
+                        if _is_float_or_complex(o)
+                    ]
+                    tangents = [forward_ad.unpack_dual(o).tangent for o in outputs]
+                for i, (out_tangent, diffs) in enumerate(zip(tangents, numerical)):
+                    expected = diffs[column] / (2 * eps)
+                    got = (
+                        np.zeros_like(expected)
+                        if out_tangent is None
+                        else out_tangent._data.reshape(-1)
+                    )
+                    if not _allclose(got, expected, rtol, atol):
+                        raise GradcheckError(
+                            f"Jacobian computed with forward mode mismatch for output {i} "
+                            f"with respect to input {j},\n"
+                            f"numerical:{_as_gradgen(expected)!r}\n"
+                            f"analytical:{_as_gradgen(got)!r}\n"
+                        )
+
+
 def _check_backward_mul_by_grad_output(
     outputs: tuple[Tensor, ...], inputs: tuple[Any, ...]
 ) -> None:
@@ -557,16 +605,13 @@ def _refuse_unsupported(
     *,
     check_batched_grad: bool,
     check_batched_forward_grad: bool,
-    check_forward_ad: bool,
     fast_mode: bool,
     masked: bool | None,
 ) -> None:
-    if check_forward_ad:
-        raise NotImplementedError(_FORWARD_AD_MESSAGE)
     if check_batched_forward_grad:
         raise NotImplementedError(
-            "gradcheck: check_batched_forward_grad=True is not supported: gradgen has "
-            "neither forward-mode AD nor vmap"
+            "gradcheck: check_batched_forward_grad=True is not supported: gradgen has no "
+            "vmap to compute batched forward gradients"
         )
     if check_batched_grad:
         raise NotImplementedError(
@@ -614,9 +659,10 @@ def gradcheck(
     and showing both Jacobians, or returns False when `raise_exception` is False.
 
     As in PyTorch the defaults assume double precision: an input of lower precision
-    that requires grad gets a warning and will likely fail. `check_forward_ad`,
-    `check_batched_grad`, `check_batched_forward_grad`, `fast_mode` and `masked`
-    are not implemented in gradgen and raise NotImplementedError when set.
+    that requires grad gets a warning and will likely fail. `check_forward_ad` also
+    checks the forward-mode Jacobian. `check_batched_grad`,
+    `check_batched_forward_grad`, `fast_mode` and `masked` are not implemented in
+    gradgen and raise NotImplementedError when set.
     """
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError(
@@ -634,11 +680,17 @@ def gradcheck(
     _refuse_unsupported(
         check_batched_grad=check_batched_grad,
         check_batched_forward_grad=check_batched_forward_grad,
-        check_forward_ad=check_forward_ad,
         fast_mode=fast_mode,
         masked=masked,
     )
     try:
+        if check_forward_ad:
+            tupled = _as_tuple(inputs)
+            _check_inputs(tupled)
+            outputs = _check_func_outputs(_as_tuple(func(*tupled)))
+            _check_forward_jacobians(func, tupled, outputs, eps, atol, rtol)
+        if not check_backward_ad:
+            return True
         return _gradcheck_helper(
             func,
             inputs,
@@ -751,7 +803,6 @@ def gradgradcheck(
     _refuse_unsupported(
         check_batched_grad=check_batched_grad,
         check_batched_forward_grad=False,
-        check_forward_ad=check_fwd_over_rev,
         fast_mode=fast_mode,
         masked=masked,
     )
