@@ -49,6 +49,10 @@ import math  # noqa: E402
 import platform  # noqa: E402
 import pstats  # noqa: E402
 import re  # noqa: E402
+try:  # POSIX: the generator's CPU time, which machine load disturbs far less than wall time
+    import resource  # noqa: E402
+except ImportError:  # pragma: no cover - Windows
+    resource = None  # type: ignore[assignment]
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -231,7 +235,6 @@ def measure(
     per-call `estimates` (from the gradient check) stand in for the calibration run.
     """
     results: dict[str, Timing | str] = {}
-    numbers: dict[str, int] = {}
     repeats: dict[str, int] = {}
     for name, run in runners.items():
         log(f"{progress}: {name} (calibrating)")
@@ -245,7 +248,6 @@ def measure(
         except Exception as error:  # pragma: no cover - reported, not fatal
             results[name] = failure(error)
             continue
-        numbers[name] = number
         repeats[name] = max(min(repeat, 3), min(repeat, int(budget / (per_call * number))))
         results[name] = Timing([], number)
     for index in range(max(repeats.values(), default=0)):
@@ -488,7 +490,7 @@ def w2_numpy(config: Config) -> Prepared:
     return Prepared(step, lambda: out)
 
 
-def _w2_function(np_module: Any) -> Callable[[Any, Any], Any]:
+def _w2_function() -> Callable[[Any, Any], Any]:
     def f(x: Any, c: Any) -> Any:
         y = x
         for _ in range(W2_STEPS):
@@ -504,7 +506,7 @@ def w2_autograd(config: Config) -> Prepared:
     import autograd.numpy as anp
 
     x, c = w2_inputs()
-    f = _w2_function(anp)
+    f = _w2_function()
     out: list[Any] = [None]
     if config.seed_mode == "sum":
         gradient = ag.grad(lambda x, c: anp.sum(f(x, c)), argnum=(0, 1))
@@ -761,7 +763,7 @@ def w4_autograd(config: Config) -> Prepared:
     import autograd.numpy as anp
 
     X, Y, params0 = w4_inputs()
-    state = {"params": params0, "grads": None}
+    state: dict[str, Any] = {"params": params0, "grads": None}
 
     def loss(params: list[Any]) -> Any:
         W1, b1, W2, b2 = params
@@ -1123,8 +1125,9 @@ def run_ops(config: Config) -> list[dict[str, Any]]:
 GENERATOR_TIME = re.compile(r"\(([0-9.]+) s\)\s*$")
 
 
-def run_codegen_once(native: Path, derivatives: Path) -> tuple[float, float | None]:
-    """Wall seconds of one `python -m codegen` run, retried once if it fails.
+def run_codegen_once(native: Path, derivatives: Path) -> tuple[float, float | None, float | None]:
+    """Wall seconds, generator-reported seconds and CPU seconds of one `python -m codegen`
+    run, retried once if it fails.
 
     The retry is for a repository that is being edited while the benchmark runs (a
     template and the code that fills it changed in two steps); a second failure is
@@ -1137,7 +1140,14 @@ def run_codegen_once(native: Path, derivatives: Path) -> tuple[float, float | No
         return _codegen_subprocess(native, derivatives)
 
 
-def _codegen_subprocess(native: Path, derivatives: Path) -> tuple[float, float | None]:
+def _children_cpu() -> float | None:
+    if resource is None:
+        return None
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _codegen_subprocess(native: Path, derivatives: Path) -> tuple[float, float | None, float | None]:
     """Wall seconds of one `python -m codegen` run (and the generator's own figure)."""
     with tempfile.TemporaryDirectory(prefix="gradgen-bench-") as out:
         command = [
@@ -1146,14 +1156,17 @@ def _codegen_subprocess(native: Path, derivatives: Path) -> tuple[float, float |
             "--derivatives", str(derivatives),
             "--out", out,
         ]  # fmt: skip
+        cpu_before = _children_cpu()
         started = perf_counter()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
         wall = perf_counter() - started
+        cpu_after = _children_cpu()
+    cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
     if done.returncode != 0:
         message = (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
         raise RuntimeError(message)
     match = GENERATOR_TIME.search(done.stdout.strip())
-    return wall, float(match.group(1)) if match else None
+    return wall, float(match.group(1)) if match else None, cpu
 
 
 def synthetic_yaml(directory: Path, n: int) -> tuple[Path, Path]:
@@ -1170,6 +1183,11 @@ def synthetic_yaml(directory: Path, n: int) -> tuple[Path, Path]:
     return native_path, derivatives_path
 
 
+def _median_or_none(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present and len(present) == len(values) else None
+
+
 def run_codegen(config: Config) -> dict[str, Any]:
     result: dict[str, Any] = {"repo": None, "repo_error": None, "synthetic": [], "verdict": ""}
     try:
@@ -1178,8 +1196,9 @@ def run_codegen(config: Config) -> dict[str, Any]:
             log(f"CODEGEN: repository YAML, run {index + 1}/{config.codegen_repeat}")
             runs.append(run_codegen_once(ROOT / "native_functions.yaml", ROOT / "derivatives.yaml"))
         result["repo"] = (
-            statistics.median(w for w, _ in runs),
-            statistics.median(g for _, g in runs) if all(g is not None for _, g in runs) else None,
+            statistics.median(w for w, _, _ in runs),
+            _median_or_none([g for _, g, _ in runs]),
+            _median_or_none([c for _, _, c in runs]),
         )
     except Exception as error:
         result["repo_error"] = failure(error)
@@ -1188,14 +1207,16 @@ def run_codegen(config: Config) -> dict[str, Any]:
             log(f"CODEGEN: {n} synthetic operators")
             native, derivatives = synthetic_yaml(Path(directory), n)
             try:
-                wall, generator = run_codegen_once(native, derivatives)
+                wall, generator, cpu = run_codegen_once(native, derivatives)
             except Exception as error:
                 result["synthetic"].append({"n": n, "error": failure(error)})
                 continue
-            result["synthetic"].append({"n": n, "wall": wall, "generator": generator})
+            result["synthetic"].append({"n": n, "wall": wall, "generator": generator, "cpu": cpu})
     points = [s for s in result["synthetic"] if "wall" in s]
     if len(points) >= 3:
-        key = "generator" if all(p["generator"] is not None for p in points) else "wall"
+        # CPU time of the whole subprocess: start-up is a constant that the marginal
+        # cost cancels, and other processes on the machine barely move it.
+        key = "cpu" if all(p["cpu"] is not None for p in points) else "wall"
         marginal = [
             (later[key] - earlier[key]) / (later["n"] - earlier["n"])
             for earlier, later in zip(points, points[1:])
@@ -1205,9 +1226,10 @@ def run_codegen(config: Config) -> dict[str, Any]:
         growth = marginal[-1] / marginal[0] if marginal[0] > 0 else float("inf")
         shape = "linear" if 0.75 <= growth <= 1.33 else ("superlinear" if growth > 1.33 else "sublinear")
         result["verdict"] = (
-            f"{shape}: the marginal cost per operator went from {marginal[0] * 1e3:.1f} ms "
+            ("(quick: sizes too small to judge) " if config.quick else "")
+            + f"{shape}: the marginal cost per operator went from {marginal[0] * 1e3:.1f} ms "
             f"to {marginal[-1] * 1e3:.1f} ms ({growth:.2f}x) between the smallest and the "
-            f"largest step ({key} time)"
+            f"largest step ({key} time of the subprocess)"
         )
     return result
 
@@ -1373,9 +1395,10 @@ def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]]
     if "CODEGEN" in outcomes:
         result = outcomes["CODEGEN"]
         if result["repo"] is not None:
-            wall, generator = result["repo"]
-            text = f"{wall:.2f} s"
-            ok: bool | None = wall < 5
+            wall, generator, cpu = result["repo"]
+            # Judged on CPU time when known: what the wall time is on an idle machine.
+            text = f"{wall:.2f} s" + (f" (CPU {cpu:.2f} s)" if cpu is not None else "")
+            ok: bool | None = (cpu if cpu is not None else wall) < 5
         else:
             text, ok = result["repo_error"], None
         rows.append(
@@ -1384,8 +1407,9 @@ def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]]
         if result["repo"] is not None and result["repo"][1] is not None:
             notes.append(
                 f"codegen: wall time of `python -m codegen` in a subprocess (interpreter "
-                f"start and imports included); the generator itself reports "
-                f"{result['repo'][1]:.2f} s."
+                f"start and imports included; the generator itself reports "
+                f"{result['repo'][1]:.2f} s) and its CPU time, which the target is judged on "
+                "(it is what the wall time would be on an idle machine)."
             )
     if config.quick:
         notes.append(
@@ -1424,23 +1448,26 @@ def ops_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
 
 
 def codegen_rows(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    header = ["operators", "wall [s]", "generator [s]", "wall / op [ms]", "marginal / op [ms]"]
+    header = [
+        "operators", "wall [s]", "generator [s]", "CPU [s]", "CPU / op [ms]", "marginal CPU / op [ms]",
+    ]  # fmt: skip
+    optional = lambda value: f"{value:.2f}" if value is not None else "?"  # noqa: E731
     body = []
     if result["repo"] is not None:
-        wall, generator = result["repo"]
-        body.append(
-            ["repository YAML", f"{wall:.2f}", f"{generator:.2f}" if generator is not None else "?", "-", "-"]
-        )
+        wall, generator, cpu = result["repo"]
+        body.append(["repository YAML", f"{wall:.2f}", optional(generator), optional(cpu), "-", "-"])
     for point in result["synthetic"]:
         if "error" in point:
-            body.append([f"{point['n']} synthetic", point["error"], "", "", ""])
+            body.append([f"{point['n']} synthetic", point["error"], "", "", "", ""])
             continue
+        cpu = point["cpu"]
         body.append(
             [
                 f"{point['n']} synthetic",
                 f"{point['wall']:.2f}",
-                f"{point['generator']:.2f}" if point["generator"] is not None else "?",
-                f"{point['wall'] / point['n'] * 1e3:.1f}",
+                optional(point["generator"]),
+                optional(cpu),
+                f"{cpu / point['n'] * 1e3:.1f}" if cpu is not None else "?",
                 f"{point['marginal'] * 1e3:.1f}" if "marginal" in point else "-",
             ]
         )
@@ -1485,7 +1512,19 @@ def git_commit() -> str:
     return (commit or "unknown") + (" + local changes" if dirty else "")
 
 
-def environment(config: Config, started: float, load_start: str) -> list[str]:
+def cpu_share(started_wall: float, started_cpu: float) -> float:
+    """CPU seconds this process and its children got per wall second since the start."""
+    t = os.times()
+    cpu = t.user + t.system + t.children_user + t.children_system - started_cpu
+    return cpu / max(perf_counter() - started_wall, 1e-9)
+
+
+def process_cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def environment(config: Config, started: float, load_start: str, share: float) -> list[str]:
     peers = ", ".join(
         f"{name} {peer.version}" if not peer.missing else f"{name} {peer.missing}" for name, peer in PEER.items()
     )
@@ -1496,6 +1535,14 @@ def environment(config: Config, started: float, load_start: str) -> list[str]:
         f"numpy {np.__version__}, gradgen {gradgen.__version__} (commit {git_commit()})",
         f"- machine: {platform.platform()}; {cpu_model()}; {os.cpu_count()} CPUs "
         f"(benchmarks use 1 thread); load average {load_start} at start, {load_average()} at end",
+        f"- CPU share: this run got {share:.2f} CPU-seconds per wall second (1.00: a CPU "
+        "to itself)"
+        + (
+            "; WARNING: other processes competed for the CPU, so times are inflated "
+            "(ratios measured in the same run are more robust than absolute times)"
+            if share < 0.9
+            else ""
+        ),
         f"- peers: {peers}",
         "- float64 everywhere; times are medians of repetitions interleaved across "
         "implementations in one process; gradients checked against the numpy limit first",
@@ -1556,6 +1603,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--seed-mode sum: gradgen has no sum yet")
 
     started = time.time()
+    started_wall, started_cpu = perf_counter(), process_cpu()
     load_start = load_average()
     PEER.update(load_peers())
     # Everything imported so far (torch alone brings ~10^5 objects) goes to the
@@ -1571,7 +1619,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     outcomes: dict[str, Any] = {}
-    full_budget = 30.0 if not config.quick else 2.0
+    w5_budget = 20.0 if not config.quick else 2.0
     for name in ("W1", "W2", "W3", "W4", "W5"):
         if name not in args.only:
             continue
@@ -1583,7 +1631,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             outcome = run_workload(
-                name, config, repeat=config.w5_repeat, target=0.0, budget=full_budget, collect=True
+                name, config, repeat=config.w5_repeat, target=0.0, budget=w5_budget, collect=True
             )
             if isinstance(outcome.cells.get("gradgen"), Timing):
                 log("W5: gradgen memory (tracemalloc)")
@@ -1600,7 +1648,7 @@ def main(argv: list[str] | None = None) -> int:
     for outcome in outcomes.values():
         if isinstance(outcome, Outcome):
             notes.extend(note for note in outcome.notes if note not in notes)
-    env = environment(config, started, load_start)
+    env = environment(config, started, load_start, cpu_share(started_wall, started_cpu))
 
     text = [
         "",

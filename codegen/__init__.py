@@ -23,11 +23,16 @@ __all__ = ["CodegenError", "CodegenErrors", "Location", "FunctionSchema", "parse
 
 
 def generate(
-    native_functions: Path, derivatives: Path, out_directory: Path, check: bool = False
+    native_functions: Path,
+    derivatives: Path,
+    out_directory: Path,
+    check: bool = False,
+    cache: bool = True,
 ) -> list[Path]:
     """Generate the package into `out_directory`.
 
     Returns the files written (with `check`, the files that are stale, nothing written).
+    `cache` keeps formatted code in ~/.cache/gradgen-codegen between runs (speed only).
     Raises CodegenError (or CodegenErrors with every problem found) on bad input; in that
     case nothing is written.
     """
@@ -36,7 +41,8 @@ def generate(
     model = load.load(Path(native_functions), Path(derivatives))
     package = ir.build(model, load.exported_names("numpy_kernels"), load.exported_names("helpers"))
     sources = f"{Path(native_functions).name} and {Path(derivatives).name}"
-    files = emit.render(package, sources)
+    black_cache = emit.BlackCache(emit.default_cache_directory() if cache else None)
+    files = emit.render(package, sources, black_cache)
     if check:
         return emit.stale_files(Path(out_directory), files)
     return emit.write_changed(Path(out_directory), files)

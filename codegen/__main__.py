@@ -27,10 +27,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path, metavar="DIR")
     parser.add_argument("--check", action="store_true", help="write nothing; fail if any file is stale")
     parser.add_argument("--verbose", action="store_true", help="show tracebacks")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="format everything anew (no ~/.cache)"
+    )
     arguments = parser.parse_args(argv)
     started = time.perf_counter()
     try:
-        paths = generate(arguments.native_functions, arguments.derivatives, arguments.out, arguments.check)
+        paths = generate(
+            arguments.native_functions,
+            arguments.derivatives,
+            arguments.out,
+            arguments.check,
+            cache=not arguments.no_cache,
+        )
     except CodegenError as error:
         if arguments.verbose:
             traceback.print_exc()

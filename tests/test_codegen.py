@@ -620,3 +620,22 @@ def test_saved_output_is_released_after_backward(user_package) -> None:  # type:
         RuntimeError, match="Trying to backward through the graph a second time"
     ):
         y.grad_fn._saved_result
+
+
+@pytest.mark.slow
+def test_generated_files_are_exactly_what_black_makes_of_them() -> None:
+    import black
+
+    for path in sorted(GENERATED.glob("*.py")):
+        text = path.read_text()
+        assert (
+            black.format_str(text, mode=black.Mode(line_length=88)) == text
+        ), path.name
+
+
+def test_the_format_cache_changes_only_the_time(tmp_path: Path) -> None:
+    cold = generate(NATIVE, DERIVATIVES, tmp_path / "cold", cache=False)
+    warm = generate(NATIVE, DERIVATIVES, tmp_path / "warm")
+    warmer = generate(NATIVE, DERIVATIVES, tmp_path / "warmer")
+    for a, b, c in zip(cold, warm, warmer):
+        assert a.read_bytes() == b.read_bytes() == c.read_bytes(), a.name
