@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .dtypes import get_default_dtype
+
 __all__ = [
     "permute",
     "expand",
@@ -354,8 +356,6 @@ def int_to_float(self: np.ndarray) -> np.ndarray:
     """Bool and integer input of a floating-point function, in the default float dtype
     (PyTorch's promote_integer_inputs_to_float); other dtypes unchanged."""
     if self.dtype.kind in "biu":
-        from .dtypes import get_default_dtype
-
         return self.astype(get_default_dtype().numpy)
     return self
 
