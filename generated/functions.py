@@ -19,14 +19,20 @@ from gradgen.graph import (
 )
 from gradgen.helpers import (
     _to_copy_backward,
+    angle_backward,
     cat_tensors_backward,
+    gelu_double_backward,
     handle_r_to_c,
+    infinitely_differentiable_silu_backward,
+    is_grad_enabled,
+    log1p_backward,
     maybe_multiply,
     mean_backward,
     mul_tensor_backward,
     permute_backwards,
     pow_backward,
     scalar_conj,
+    sgn_backward,
     slice_backward_wrapper,
     split_backward,
     split_with_sizes_backward,
@@ -44,34 +50,83 @@ from . import operators
 from .ops import (
     _conj,
     _to_copy,
+    abs,
+    abs_,
+    acos,
     add,
+    angle,
+    asin,
+    atan,
     cat,
+    ceil,
     chunk,
     clone,
     conj,
+    cos,
+    cosh,
+    erf,
+    exp,
+    exp2,
+    exp_,
+    expm1,
     flatten,
+    floor,
+    gelu,
+    gelu_backward,
+    imag,
+    log,
+    log10,
+    log1p,
+    log2,
+    log_,
     mean,
     mul,
     narrow,
     neg,
+    neg_,
     permute,
     pow,
     real,
+    reciprocal,
+    relu,
+    relu_,
     reshape,
+    round,
+    rsqrt,
     select,
     select_backward,
+    sgn,
+    sigmoid,
+    sigmoid_,
+    sigmoid_backward,
+    sign,
+    silu,
+    silu_backward,
+    sin,
+    sinh,
     slice,
     slice_backward,
     split,
     split_with_sizes,
+    sqrt,
+    sqrt_,
+    square,
     squeeze,
     stack,
     sub,
     sum,
     t,
+    tan,
+    tanh,
+    tanh_,
+    tanh_backward,
+    threshold_backward,
     transpose,
+    trunc,
     unbind,
     unsqueeze,
+    view_as_complex,
+    view_as_real,
 )
 
 
@@ -1482,6 +1537,1718 @@ def mean_backward1_apply(
     return grad_inputs
 
 
+class ExpBackward0(Node):
+    """Backward of ``exp(Tensor self) -> Tensor``.
+
+    self: grad * result.conj()
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return exp_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def exp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ExpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * result.conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class Exp2Backward0(Node):
+    """Backward of ``exp2(Tensor self) -> Tensor``.
+
+    self: grad * result.conj() * 0.6931471805599453
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return exp2_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def exp2_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of Exp2Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * result.conj() * 0.6931471805599453 if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class LogBackward0(Node):
+    """Backward of ``log(Tensor self) -> Tensor``.
+
+    self: grad * self.conj().reciprocal()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return log_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def log_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * self.conj().reciprocal() if any_grad_defined else None
+    return grad_inputs
+
+
+class Log2Backward0(Node):
+    """Backward of ``log2(Tensor self) -> Tensor``.
+
+    self: grad * (self.conj() * 0.6931471805599453).reciprocal()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return log2_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def log2_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of Log2Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * (self.conj() * 0.6931471805599453).reciprocal()
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class Log10Backward0(Node):
+    """Backward of ``log10(Tensor self) -> Tensor``.
+
+    self: grad * (self.conj() * 2.3025850929940456).reciprocal()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return log10_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def log10_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of Log10Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * (self.conj() * 2.3025850929940455).reciprocal()
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class Log1PBackward0(Node):
+    """Backward of ``log1p(Tensor self) -> Tensor``.
+
+    self: log1p_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return log1_p_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def log1_p_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of Log1PBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = log1p_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class Expm1Backward0(Node):
+    """Backward of ``expm1(Tensor self) -> Tensor``.
+
+    self: grad * (result.conj() + 1)
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return expm1_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def expm1_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of Expm1Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * (result.conj() + 1) if any_grad_defined else None
+    return grad_inputs
+
+
+class SqrtBackward0(Node):
+    """Backward of ``sqrt(Tensor self) -> Tensor``.
+
+    self: grad * (2 * result.conj()).reciprocal()
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return sqrt_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def sqrt_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SqrtBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * (2 * result.conj()).reciprocal() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class RsqrtBackward0(Node):
+    """Backward of ``rsqrt(Tensor self) -> Tensor``.
+
+    self: -0.5 * grad * result.pow(3).conj()
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return rsqrt_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def rsqrt_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of RsqrtBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            -0.5 * grad * result.pow(3).conj() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ReciprocalBackward0(Node):
+    """Backward of ``reciprocal(Tensor self) -> Tensor``.
+
+    self: -grad * (result * result).conj()
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return reciprocal_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def reciprocal_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReciprocalBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = -grad * (result * result).conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class AbsBackward0(Node):
+    """Backward of ``abs(Tensor self) -> Tensor``.
+
+    self: grad * self.sgn()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return abs_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def abs_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AbsBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * self.sgn() if any_grad_defined else None
+    return grad_inputs
+
+
+class SgnBackward0(Node):
+    """Backward of ``sgn(Tensor self) -> Tensor``.
+
+    self: sgn_backward(self, grad, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return sgn_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def sgn_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SgnBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = sgn_backward(self, grad, result) if any_grad_defined else None
+    return grad_inputs
+
+
+class SignBackward0(Node):
+    """Backward of ``sign(Tensor self) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return sign_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def sign_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of SignBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class SinBackward0(Node):
+    """Backward of ``sin(Tensor self) -> Tensor``.
+
+    self: grad * self.cos().conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return sin_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def sin_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SinBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * self.cos().conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class CosBackward0(Node):
+    """Backward of ``cos(Tensor self) -> Tensor``.
+
+    self: grad * -self.sin().conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return cos_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def cos_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of CosBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * -self.sin().conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class TanBackward0(Node):
+    """Backward of ``tan(Tensor self) -> Tensor``.
+
+    self: grad * (1 + result.pow(2)).conj()
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return tan_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def tan_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of TanBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * (1 + result.pow(2)).conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class AsinBackward0(Node):
+    """Backward of ``asin(Tensor self) -> Tensor``.
+
+    self: grad * (-self * self + 1).rsqrt().conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return asin_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def asin_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AsinBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * (-self * self + 1).rsqrt().conj() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AcosBackward0(Node):
+    """Backward of ``acos(Tensor self) -> Tensor``.
+
+    self: grad * -((-self * self + 1).rsqrt()).conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return acos_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def acos_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AcosBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * -(-self * self + 1).rsqrt().conj() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AtanBackward0(Node):
+    """Backward of ``atan(Tensor self) -> Tensor``.
+
+    self: grad * (self * self + 1).conj().reciprocal()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return atan_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def atan_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AtanBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * (self * self + 1).conj().reciprocal() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SinhBackward0(Node):
+    """Backward of ``sinh(Tensor self) -> Tensor``.
+
+    self: grad * self.cosh().conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return sinh_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def sinh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SinhBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * self.cosh().conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class CoshBackward0(Node):
+    """Backward of ``cosh(Tensor self) -> Tensor``.
+
+    self: grad * self.sinh().conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return cosh_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def cosh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of CoshBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * self.sinh().conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class TanhBackward0(Node):
+    """Backward of ``tanh(Tensor self) -> Tensor``.
+
+    self: tanh_backward(grad, result)
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return tanh_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def tanh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of TanhBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = tanh_backward(grad, result) if any_grad_defined else None
+    return grad_inputs
+
+
+class SigmoidBackward0(Node):
+    """Backward of ``sigmoid(Tensor self) -> Tensor``.
+
+    self: sigmoid_backward(grad, result)
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return sigmoid_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def sigmoid_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SigmoidBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = sigmoid_backward(grad, result) if any_grad_defined else None
+    return grad_inputs
+
+
+class ReluBackward0(Node):
+    """Backward of ``relu(Tensor self) -> Tensor``.
+
+    self: threshold_backward(grad, result, 0)
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return relu_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def relu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            threshold_backward(grad, result, 0) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class GeluBackward0(Node):
+    """Backward of ``gelu(Tensor self, *, str approximate='none') -> Tensor``.
+
+    self: gelu_backward(grad, self, approximate=approximate)
+    """
+
+    __slots__ = (
+        "approximate",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return gelu_backward0_apply(
+            grads,
+            needs_input_grad,
+            approximate=self.approximate,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_approximate(self) -> str:
+        return self.approximate
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def gelu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    approximate: str,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of GeluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            gelu_backward(grad, self, approximate=approximate)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SiluBackward0(Node):
+    """Backward of ``silu(Tensor self) -> Tensor``.
+
+    self: infinitely_differentiable_silu_backward(grad, self) if is_grad_enabled() else silu_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return silu_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def silu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SiluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            infinitely_differentiable_silu_backward(grad, self)
+            if is_grad_enabled()
+            else silu_backward(grad, self) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ErfBackward0(Node):
+    """Backward of ``erf(Tensor self) -> Tensor``.
+
+    self: 2.0 / 1.7724538509055159 * exp(-(self.pow(2))) * grad
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return erf_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def erf_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ErfBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            2.0 / 1.7724538509055159 * exp(-self.pow(2)) * grad
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FloorBackward0(Node):
+    """Backward of ``floor(Tensor self) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return floor_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def floor_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FloorBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class CeilBackward0(Node):
+    """Backward of ``ceil(Tensor self) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return ceil_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def ceil_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of CeilBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class RoundBackward0(Node):
+    """Backward of ``round(Tensor self) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return round_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def round_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of RoundBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class RoundBackward1(Node):
+    """Backward of ``round.decimals(Tensor self, *, int decimals) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return round_backward1_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def round_backward1_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of RoundBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class TruncBackward0(Node):
+    """Backward of ``trunc(Tensor self) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return trunc_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def trunc_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of TruncBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class AngleBackward0(Node):
+    """Backward of ``angle(Tensor self) -> Tensor``.
+
+    self: angle_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return angle_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def angle_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AngleBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = angle_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class ViewAsRealBackward0(Node):
+    """Backward of ``view_as_real(Tensor(a) self) -> Tensor(a)``.
+
+    self: view_as_complex(grad.contiguous())
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return view_as_real_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def view_as_real_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ViewAsRealBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            view_as_complex(grad.contiguous()) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ViewAsComplexBackward0(Node):
+    """Backward of ``view_as_complex(Tensor(a) self) -> Tensor(a)``.
+
+    self: view_as_real(grad.contiguous())
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return view_as_complex_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def view_as_complex_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ViewAsComplexBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = view_as_real(grad.contiguous()) if any_grad_defined else None
+    return grad_inputs
+
+
+class SigmoidBackwardBackward0(Node):
+    """Backward of ``sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor``.
+
+    grad_output: sigmoid_backward(grad, output.conj())
+    output: grad.conj() * grad_output * (-2 * output.conj() + 1)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "output_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.output_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return sigmoid_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            grad_output=unpack_saved(self.grad_output_, self),
+            output=unpack_saved(self.output_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.output_ is not None:
+            self.output_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_output(self) -> Tensor | None:
+        return unpack_saved(self.output_, self)
+
+
+def sigmoid_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    output: Tensor | None,
+) -> list[Any]:
+    """The formulas of SigmoidBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            sigmoid_backward(grad, output.conj()) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            grad.conj() * grad_output * (-2 * output.conj() + 1)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class TanhBackwardBackward0(Node):
+    """Backward of ``tanh_backward(Tensor grad_output, Tensor output) -> Tensor``.
+
+    grad_output: tanh_backward(grad, output.conj())
+    output: grad.conj() * (-2 * output.conj() * grad_output)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "output_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.output_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return tanh_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            grad_output=unpack_saved(self.grad_output_, self),
+            output=unpack_saved(self.output_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.output_ is not None:
+            self.output_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_output(self) -> Tensor | None:
+        return unpack_saved(self.output_, self)
+
+
+def tanh_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    output: Tensor | None,
+) -> list[Any]:
+    """The formulas of TanhBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            tanh_backward(grad, output.conj()) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            grad.conj() * (-2 * output.conj() * grad_output)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ThresholdBackwardBackward0(Node):
+    """Backward of ``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``.
+
+    grad_output: threshold_backward(grad, self, threshold)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "self_",
+        "threshold",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return threshold_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+            threshold=self.threshold,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_threshold(self) -> Number:
+        return self.threshold
+
+
+def threshold_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of ThresholdBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            threshold_backward(grad, self, threshold) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class GeluBackwardBackward0(Node):
+    """Backward of ``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``.
+
+    grad_output: gelu_backward(grad, self, approximate=approximate)
+    self: gelu_double_backward(grad, grad_output, self, approximate)
+    """
+
+    __slots__ = (
+        "approximate",
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return gelu_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            approximate=self.approximate,
+            grad_output=unpack_saved(self.grad_output_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_approximate(self) -> str:
+        return self.approximate
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def gelu_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    approximate: str,
+    grad_output: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of GeluBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            gelu_backward(grad, self, approximate=approximate)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            gelu_double_backward(grad, grad_output, self, approximate)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 def add_Tensor_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -1762,3 +3529,276 @@ def mean_dim_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.mean_dim.call(self_t, dim, keepdim, dtype)
+
+
+def exp_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * result.conj()).conj()
+
+
+def exp2_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * result.conj() * 0.6931471805599453).conj()
+
+
+def log_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.conj().reciprocal()).conj()
+
+
+def log2_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (self_p.conj() * 0.6931471805599453).reciprocal()).conj()
+
+
+def log10_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (self_p.conj() * 2.3025850929940455).reciprocal()).conj()
+
+
+def log1p_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return log1p_backward(self_t.conj(), self_p).conj()
+
+
+def expm1_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (result.conj() + 1)).conj()
+
+
+def sqrt_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (2 * result.conj()).reciprocal()).conj()
+
+
+def rsqrt_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-0.5 * self_t.conj() * result.pow(3).conj()).conj()
+
+
+def reciprocal_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-self_t.conj() * (result * result).conj()).conj()
+
+
+def abs_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())``."""
+    return handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())
+
+
+def sgn_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: sgn_backward(self_p, self_t, result)``."""
+    return sgn_backward(self_p, self_t, result)
+
+
+def sign_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def sin_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.cos().conj()).conj()
+
+
+def cos_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * -self_p.sin().conj()).conj()
+
+
+def tan_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (1 + result.pow(2)).conj()).conj()
+
+
+def asin_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (-self_p * self_p + 1).rsqrt().conj()).conj()
+
+
+def acos_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * -(-self_p * self_p + 1).rsqrt().conj()).conj()
+
+
+def atan_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (self_p * self_p + 1).conj().reciprocal()).conj()
+
+
+def sinh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.cosh().conj()).conj()
+
+
+def cosh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.sinh().conj()).conj()
+
+
+def tanh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return tanh_backward(self_t.conj(), result).conj()
+
+
+def sigmoid_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return sigmoid_backward(self_t.conj(), result).conj()
+
+
+def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return threshold_backward(self_t.conj(), result, 0).conj()
+
+
+def gelu_jvp(self_p: Tensor, self_t: Tensor, approximate: str, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return gelu_backward(self_t.conj(), self_p, approximate=approximate).conj()
+
+
+def silu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_silu_backward(self_t.conj(), self_p)
+        if is_grad_enabled()
+        else silu_backward(self_t.conj(), self_p)
+    ).conj()
+
+
+def erf_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (2.0 / 1.7724538509055159 * exp(-self_p.pow(2)) * self_t.conj()).conj()
+
+
+def floor_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def ceil_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def round_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def round_decimals_jvp(
+    self_p: Tensor, self_t: Tensor, decimals: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def trunc_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def angle_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: handle_r_to_c(result.scalar_type(), angle_backward(self_t.conj(), self_p).conj())``."""
+    return handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())
+
+
+def view_as_real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: view_as_real(self_t)``."""
+    return view_as_real(self_t)
+
+
+def view_as_complex_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: view_as_complex(self_t)``."""
+    return view_as_complex(self_t)
+
+
+def sigmoid_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_p: Tensor,
+    output_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: sigmoid_backward(grad_output_t, output_p) + output_t.conj() * grad_output_p * (-2 * output_p.conj() + 1)``."""
+    return sigmoid_backward(
+        grad_output_t, output_p
+    ) + output_t.conj() * grad_output_p * (-2 * output_p.conj() + 1)
+
+
+def tanh_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_p: Tensor,
+    output_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: tanh_backward(grad_output_t, output_p) + output_t.conj() * (-2 * output_p.conj() * grad_output_p)``."""
+    return tanh_backward(grad_output_t, output_p) + output_t.conj() * (
+        -2 * output_p.conj() * grad_output_p
+    )
+
+
+def threshold_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    threshold: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold)``."""
+    return zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold)
+
+
+def gelu_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    approximate: str,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)``."""
+    return gelu_backward(
+        grad_output_t, self_p, approximate=approximate
+    ) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
+
+
+def exp__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * result.conj()).conj()
+
+
+def log__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.conj().reciprocal()).conj()
+
+
+def sqrt__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (2 * result.conj()).reciprocal()).conj()
+
+
+def neg__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.neg.call(self_t)
+
+
+def abs__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: handle_r_to_c(result.scalar_type(), self_t.conj() * self_p.sgn())``."""
+    return handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())
+
+
+def sigmoid__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return sigmoid_backward(self_t.conj(), result).conj()
+
+
+def tanh__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return tanh_backward(self_t.conj(), result).conj()
+
+
+def relu__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return threshold_backward(self_t.conj(), result, 0).conj()

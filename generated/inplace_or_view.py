@@ -177,6 +177,78 @@ def unbind_int(ks: int, self: Tensor, dim: int) -> Tensor:
     return [as_view(self, output) for output in result]
 
 
+def view_as_real(ks: int, self: Tensor) -> Tensor:
+    """view_as_real(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(
+        operators.view_as_real, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self
+    )
+    return as_view(self, result)
+
+
+def view_as_complex(ks: int, self: Tensor) -> Tensor:
+    """view_as_complex(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(
+        operators.view_as_complex, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self
+    )
+    return as_view(self, result)
+
+
+def exp_(ks: int, self: Tensor) -> Tensor:
+    """exp_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.exp_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def log_(ks: int, self: Tensor) -> Tensor:
+    """log_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.log_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def sqrt_(ks: int, self: Tensor) -> Tensor:
+    """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sqrt_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def neg_(ks: int, self: Tensor) -> Tensor:
+    """neg_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.neg_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def abs_(ks: int, self: Tensor) -> Tensor:
+    """abs_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.abs_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def sigmoid_(ks: int, self: Tensor) -> Tensor:
+    """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sigmoid_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def tanh_(ks: int, self: Tensor) -> Tensor:
+    """tanh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.tanh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def relu_(ks: int, self: Tensor) -> Tensor:
+    """relu_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.relu_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
@@ -195,3 +267,13 @@ operators.slice_Tensor.register(DispatchKey.ADInplaceOrView, slice_Tensor)
 operators.split_Tensor.register(DispatchKey.ADInplaceOrView, split_Tensor)
 operators.split_with_sizes.register(DispatchKey.ADInplaceOrView, split_with_sizes)
 operators.unbind_int.register(DispatchKey.ADInplaceOrView, unbind_int)
+operators.view_as_real.register(DispatchKey.ADInplaceOrView, view_as_real)
+operators.view_as_complex.register(DispatchKey.ADInplaceOrView, view_as_complex)
+operators.exp_.register(DispatchKey.ADInplaceOrView, exp_)
+operators.log_.register(DispatchKey.ADInplaceOrView, log_)
+operators.sqrt_.register(DispatchKey.ADInplaceOrView, sqrt_)
+operators.neg_.register(DispatchKey.ADInplaceOrView, neg_)
+operators.abs_.register(DispatchKey.ADInplaceOrView, abs_)
+operators.sigmoid_.register(DispatchKey.ADInplaceOrView, sigmoid_)
+operators.tanh_.register(DispatchKey.ADInplaceOrView, tanh_)
+operators.relu_.register(DispatchKey.ADInplaceOrView, relu_)

@@ -15,12 +15,28 @@ import numpy as np
 from gradgen.dispatch import DispatchKey
 from gradgen.dtypes import dtype, result_type
 from gradgen.numpy_kernels import (
+    absolute,
+    absolute_,
+    angle,
+    erf,
     expand,
+    gelu,
+    gelu_backward,
+    int_to_float,
     permute,
     reduce_mean,
     reduce_sum,
+    relu,
+    round_decimals,
+    rounding,
     select,
     select_backward,
+    sgn,
+    sigmoid,
+    sigmoid_backward,
+    sign,
+    silu,
+    silu_backward,
     slice_,
     slice_backward,
     split,
@@ -28,11 +44,15 @@ from gradgen.numpy_kernels import (
     squeeze,
     sum_to_size,
     t,
+    tanh_backward,
+    threshold_backward,
     to_copy,
     transpose,
     unbind,
     unsqueeze,
     view,
+    view_as_complex,
+    view_as_real,
 )
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
@@ -321,6 +341,333 @@ def numpy_mean_dim(
     return wrap_result(reduce_mean(self, dim, keepdim, dtype))
 
 
+def numpy_exp(ks: int, self: Tensor) -> Any:
+    """exp(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.exp(int_to_float(self)))
+
+
+def numpy_exp2(ks: int, self: Tensor) -> Any:
+    """exp2(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.exp2(int_to_float(self)))
+
+
+def numpy_log(ks: int, self: Tensor) -> Any:
+    """log(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.log(int_to_float(self)))
+
+
+def numpy_log2(ks: int, self: Tensor) -> Any:
+    """log2(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.log2(int_to_float(self)))
+
+
+def numpy_log10(ks: int, self: Tensor) -> Any:
+    """log10(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.log10(int_to_float(self)))
+
+
+def numpy_log1p(ks: int, self: Tensor) -> Any:
+    """log1p(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.log1p(int_to_float(self)))
+
+
+def numpy_expm1(ks: int, self: Tensor) -> Any:
+    """expm1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.expm1(int_to_float(self)))
+
+
+def numpy_sqrt(ks: int, self: Tensor) -> Any:
+    """sqrt(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.sqrt(int_to_float(self)))
+
+
+def numpy_rsqrt(ks: int, self: Tensor) -> Any:
+    """rsqrt(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.reciprocal(np.sqrt(int_to_float(self))))
+
+
+def numpy_reciprocal(ks: int, self: Tensor) -> Any:
+    """reciprocal(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.reciprocal(int_to_float(self)))
+
+
+def numpy_abs(ks: int, self: Tensor) -> Any:
+    """abs(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(absolute(self))
+
+
+def numpy_sgn(ks: int, self: Tensor) -> Any:
+    """sgn(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(sgn(self))
+
+
+def numpy_sign(ks: int, self: Tensor) -> Any:
+    """sign(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(sign(self))
+
+
+def numpy_sin(ks: int, self: Tensor) -> Any:
+    """sin(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.sin(int_to_float(self)))
+
+
+def numpy_cos(ks: int, self: Tensor) -> Any:
+    """cos(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.cos(int_to_float(self)))
+
+
+def numpy_tan(ks: int, self: Tensor) -> Any:
+    """tan(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.tan(int_to_float(self)))
+
+
+def numpy_asin(ks: int, self: Tensor) -> Any:
+    """asin(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.arcsin(int_to_float(self)))
+
+
+def numpy_acos(ks: int, self: Tensor) -> Any:
+    """acos(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.arccos(int_to_float(self)))
+
+
+def numpy_atan(ks: int, self: Tensor) -> Any:
+    """atan(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.arctan(int_to_float(self)))
+
+
+def numpy_sinh(ks: int, self: Tensor) -> Any:
+    """sinh(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.sinh(int_to_float(self)))
+
+
+def numpy_cosh(ks: int, self: Tensor) -> Any:
+    """cosh(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.cosh(int_to_float(self)))
+
+
+def numpy_tanh(ks: int, self: Tensor) -> Any:
+    """tanh(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.tanh(int_to_float(self)))
+
+
+def numpy_sigmoid(ks: int, self: Tensor) -> Any:
+    """sigmoid(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(sigmoid(int_to_float(self)))
+
+
+def numpy_relu(ks: int, self: Tensor) -> Any:
+    """relu(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(relu(self))
+
+
+def numpy_gelu(ks: int, self: Tensor, approximate: str) -> Any:
+    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    self = self._data
+    return wrap_result(gelu(self, approximate))
+
+
+def numpy_silu(ks: int, self: Tensor) -> Any:
+    """silu(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(silu(self))
+
+
+def numpy_erf(ks: int, self: Tensor) -> Any:
+    """erf(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(erf(self))
+
+
+def numpy_floor(ks: int, self: Tensor) -> Any:
+    """floor(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(rounding(self, "floor"))
+
+
+def numpy_ceil(ks: int, self: Tensor) -> Any:
+    """ceil(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(rounding(self, "ceil"))
+
+
+def numpy_round(ks: int, self: Tensor) -> Any:
+    """round(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(rounding(self, "round"))
+
+
+def numpy_round_decimals(ks: int, self: Tensor, decimals: int) -> Any:
+    """round.decimals(Tensor self, *, int decimals) -> Tensor"""
+    self = self._data
+    return wrap_result(round_decimals(self, decimals))
+
+
+def numpy_trunc(ks: int, self: Tensor) -> Any:
+    """trunc(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(rounding(self, "trunc"))
+
+
+def numpy_angle(ks: int, self: Tensor) -> Any:
+    """angle(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(angle(self))
+
+
+def numpy_view_as_real(ks: int, self: Tensor) -> Any:
+    """view_as_real(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(view_as_real(self))
+
+
+def numpy_view_as_complex(ks: int, self: Tensor) -> Any:
+    """view_as_complex(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(view_as_complex(self))
+
+
+def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
+    """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
+    common_dtype = result_type(grad_output, output)
+    grad_output = promoted_array(grad_output, common_dtype)
+    output = promoted_array(output, common_dtype)
+    try:
+        return wrap_result(sigmoid_backward(grad_output, output), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, output) from None
+
+
+def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
+    """tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
+    common_dtype = result_type(grad_output, output)
+    grad_output = promoted_array(grad_output, common_dtype)
+    output = promoted_array(output, common_dtype)
+    try:
+        return wrap_result(tanh_backward(grad_output, output), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, output) from None
+
+
+def numpy_threshold_backward(
+    ks: int, grad_output: Tensor, self: Tensor, threshold: Number
+) -> Any:
+    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(
+            threshold_backward(grad_output, self, threshold), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_gelu_backward(
+    ks: int, grad_output: Tensor, self: Tensor, approximate: str
+) -> Any:
+    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(gelu_backward(grad_output, self, approximate), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(silu_backward(grad_output, self), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_exp_(ks: int, self: Tensor) -> Any:
+    """exp_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.exp(int_to_float(self)))
+
+
+def numpy_log_(ks: int, self: Tensor) -> Any:
+    """log_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.log(int_to_float(self)))
+
+
+def numpy_sqrt_(ks: int, self: Tensor) -> Any:
+    """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.sqrt(int_to_float(self)))
+
+
+def numpy_neg_(ks: int, self: Tensor) -> Any:
+    """neg_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.negative(self))
+
+
+def numpy_abs_(ks: int, self: Tensor) -> Any:
+    """abs_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, absolute_(self))
+
+
+def numpy_sigmoid_(ks: int, self: Tensor) -> Any:
+    """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, sigmoid(int_to_float(self)))
+
+
+def numpy_tanh_(ks: int, self: Tensor) -> Any:
+    """tanh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.tanh(int_to_float(self)))
+
+
+def numpy_relu_(ks: int, self: Tensor) -> Any:
+    """relu_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, relu(self))
+
+
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -355,3 +702,51 @@ operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)
 operators.mean_dim.register(DispatchKey.NumPy, numpy_mean_dim)
+operators.exp.register(DispatchKey.NumPy, numpy_exp)
+operators.exp2.register(DispatchKey.NumPy, numpy_exp2)
+operators.log.register(DispatchKey.NumPy, numpy_log)
+operators.log2.register(DispatchKey.NumPy, numpy_log2)
+operators.log10.register(DispatchKey.NumPy, numpy_log10)
+operators.log1p.register(DispatchKey.NumPy, numpy_log1p)
+operators.expm1.register(DispatchKey.NumPy, numpy_expm1)
+operators.sqrt.register(DispatchKey.NumPy, numpy_sqrt)
+operators.rsqrt.register(DispatchKey.NumPy, numpy_rsqrt)
+operators.reciprocal.register(DispatchKey.NumPy, numpy_reciprocal)
+operators.abs.register(DispatchKey.NumPy, numpy_abs)
+operators.sgn.register(DispatchKey.NumPy, numpy_sgn)
+operators.sign.register(DispatchKey.NumPy, numpy_sign)
+operators.sin.register(DispatchKey.NumPy, numpy_sin)
+operators.cos.register(DispatchKey.NumPy, numpy_cos)
+operators.tan.register(DispatchKey.NumPy, numpy_tan)
+operators.asin.register(DispatchKey.NumPy, numpy_asin)
+operators.acos.register(DispatchKey.NumPy, numpy_acos)
+operators.atan.register(DispatchKey.NumPy, numpy_atan)
+operators.sinh.register(DispatchKey.NumPy, numpy_sinh)
+operators.cosh.register(DispatchKey.NumPy, numpy_cosh)
+operators.tanh.register(DispatchKey.NumPy, numpy_tanh)
+operators.sigmoid.register(DispatchKey.NumPy, numpy_sigmoid)
+operators.relu.register(DispatchKey.NumPy, numpy_relu)
+operators.gelu.register(DispatchKey.NumPy, numpy_gelu)
+operators.silu.register(DispatchKey.NumPy, numpy_silu)
+operators.erf.register(DispatchKey.NumPy, numpy_erf)
+operators.floor.register(DispatchKey.NumPy, numpy_floor)
+operators.ceil.register(DispatchKey.NumPy, numpy_ceil)
+operators.round.register(DispatchKey.NumPy, numpy_round)
+operators.round_decimals.register(DispatchKey.NumPy, numpy_round_decimals)
+operators.trunc.register(DispatchKey.NumPy, numpy_trunc)
+operators.angle.register(DispatchKey.NumPy, numpy_angle)
+operators.view_as_real.register(DispatchKey.NumPy, numpy_view_as_real)
+operators.view_as_complex.register(DispatchKey.NumPy, numpy_view_as_complex)
+operators.sigmoid_backward.register(DispatchKey.NumPy, numpy_sigmoid_backward)
+operators.tanh_backward.register(DispatchKey.NumPy, numpy_tanh_backward)
+operators.threshold_backward.register(DispatchKey.NumPy, numpy_threshold_backward)
+operators.gelu_backward.register(DispatchKey.NumPy, numpy_gelu_backward)
+operators.silu_backward.register(DispatchKey.NumPy, numpy_silu_backward)
+operators.exp_.register(DispatchKey.NumPy, numpy_exp_)
+operators.log_.register(DispatchKey.NumPy, numpy_log_)
+operators.sqrt_.register(DispatchKey.NumPy, numpy_sqrt_)
+operators.neg_.register(DispatchKey.NumPy, numpy_neg_)
+operators.abs_.register(DispatchKey.NumPy, numpy_abs_)
+operators.sigmoid_.register(DispatchKey.NumPy, numpy_sigmoid_)
+operators.tanh_.register(DispatchKey.NumPy, numpy_tanh_)
+operators.relu_.register(DispatchKey.NumPy, numpy_relu_)

@@ -96,3 +96,69 @@ mean_dim = OperatorHandle(
     "mean.dim",
     "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
 )
+exp = OperatorHandle("exp", "exp(Tensor self) -> Tensor")
+exp2 = OperatorHandle("exp2", "exp2(Tensor self) -> Tensor")
+log = OperatorHandle("log", "log(Tensor self) -> Tensor")
+log2 = OperatorHandle("log2", "log2(Tensor self) -> Tensor")
+log10 = OperatorHandle("log10", "log10(Tensor self) -> Tensor")
+log1p = OperatorHandle("log1p", "log1p(Tensor self) -> Tensor")
+expm1 = OperatorHandle("expm1", "expm1(Tensor self) -> Tensor")
+sqrt = OperatorHandle("sqrt", "sqrt(Tensor self) -> Tensor")
+rsqrt = OperatorHandle("rsqrt", "rsqrt(Tensor self) -> Tensor")
+reciprocal = OperatorHandle("reciprocal", "reciprocal(Tensor self) -> Tensor")
+abs = OperatorHandle("abs", "abs(Tensor self) -> Tensor")
+sgn = OperatorHandle("sgn", "sgn(Tensor self) -> Tensor")
+sign = OperatorHandle("sign", "sign(Tensor self) -> Tensor")
+sin = OperatorHandle("sin", "sin(Tensor self) -> Tensor")
+cos = OperatorHandle("cos", "cos(Tensor self) -> Tensor")
+tan = OperatorHandle("tan", "tan(Tensor self) -> Tensor")
+asin = OperatorHandle("asin", "asin(Tensor self) -> Tensor")
+acos = OperatorHandle("acos", "acos(Tensor self) -> Tensor")
+atan = OperatorHandle("atan", "atan(Tensor self) -> Tensor")
+sinh = OperatorHandle("sinh", "sinh(Tensor self) -> Tensor")
+cosh = OperatorHandle("cosh", "cosh(Tensor self) -> Tensor")
+tanh = OperatorHandle("tanh", "tanh(Tensor self) -> Tensor")
+sigmoid = OperatorHandle("sigmoid", "sigmoid(Tensor self) -> Tensor")
+relu = OperatorHandle("relu", "relu(Tensor self) -> Tensor")
+gelu = OperatorHandle("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor")
+silu = OperatorHandle("silu", "silu(Tensor self) -> Tensor")
+erf = OperatorHandle("erf", "erf(Tensor self) -> Tensor")
+floor = OperatorHandle("floor", "floor(Tensor self) -> Tensor")
+ceil = OperatorHandle("ceil", "ceil(Tensor self) -> Tensor")
+round = OperatorHandle("round", "round(Tensor self) -> Tensor")
+round_decimals = OperatorHandle(
+    "round.decimals", "round.decimals(Tensor self, *, int decimals) -> Tensor"
+)
+trunc = OperatorHandle("trunc", "trunc(Tensor self) -> Tensor")
+angle = OperatorHandle("angle", "angle(Tensor self) -> Tensor")
+view_as_real = OperatorHandle(
+    "view_as_real", "view_as_real(Tensor(a) self) -> Tensor(a)"
+)
+view_as_complex = OperatorHandle(
+    "view_as_complex", "view_as_complex(Tensor(a) self) -> Tensor(a)"
+)
+sigmoid_backward = OperatorHandle(
+    "sigmoid_backward", "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"
+)
+tanh_backward = OperatorHandle(
+    "tanh_backward", "tanh_backward(Tensor grad_output, Tensor output) -> Tensor"
+)
+threshold_backward = OperatorHandle(
+    "threshold_backward",
+    "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
+)
+gelu_backward = OperatorHandle(
+    "gelu_backward",
+    "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
+)
+silu_backward = OperatorHandle(
+    "silu_backward", "silu_backward(Tensor grad_output, Tensor self) -> Tensor"
+)
+exp_ = OperatorHandle("exp_", "exp_(Tensor(a!) self) -> Tensor(a!)")
+log_ = OperatorHandle("log_", "log_(Tensor(a!) self) -> Tensor(a!)")
+sqrt_ = OperatorHandle("sqrt_", "sqrt_(Tensor(a!) self) -> Tensor(a!)")
+neg_ = OperatorHandle("neg_", "neg_(Tensor(a!) self) -> Tensor(a!)")
+abs_ = OperatorHandle("abs_", "abs_(Tensor(a!) self) -> Tensor(a!)")
+sigmoid_ = OperatorHandle("sigmoid_", "sigmoid_(Tensor(a!) self) -> Tensor(a!)")
+tanh_ = OperatorHandle("tanh_", "tanh_(Tensor(a!) self) -> Tensor(a!)")
+relu_ = OperatorHandle("relu_", "relu_(Tensor(a!) self) -> Tensor(a!)")

@@ -48,10 +48,59 @@ __all__ = [
     "unbind",
     "select_backward",
     "slice_backward",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "rsqrt",
+    "reciprocal",
+    "square",
+    "abs",
+    "sgn",
+    "sign",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "erf",
+    "floor",
+    "ceil",
+    "trunc",
+    "angle",
+    "imag",
+    "view_as_real",
+    "view_as_complex",
+    "sigmoid_backward",
+    "tanh_backward",
+    "threshold_backward",
+    "gelu_backward",
+    "silu_backward",
+    "exp_",
+    "log_",
+    "sqrt_",
+    "neg_",
+    "abs_",
+    "sigmoid_",
+    "tanh_",
+    "relu_",
     "squeeze",
     "split",
     "sum",
     "mean",
+    "round",
 ]
 
 
@@ -248,6 +297,307 @@ def slice_backward(
     )
 
 
+def exp(input: Tensor) -> Tensor:
+    """``exp(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "exp", "input", 1, False)
+    return operators.exp.call(input)
+
+
+def exp2(input: Tensor) -> Tensor:
+    """``exp2(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "exp2", "input", 1, False)
+    return operators.exp2.call(input)
+
+
+def log(input: Tensor) -> Tensor:
+    """``log(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "log", "input", 1, False)
+    return operators.log.call(input)
+
+
+def log2(input: Tensor) -> Tensor:
+    """``log2(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "log2", "input", 1, False)
+    return operators.log2.call(input)
+
+
+def log10(input: Tensor) -> Tensor:
+    """``log10(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "log10", "input", 1, False)
+    return operators.log10.call(input)
+
+
+def log1p(input: Tensor) -> Tensor:
+    """``log1p(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "log1p", "input", 1, False)
+    return operators.log1p.call(input)
+
+
+def expm1(input: Tensor) -> Tensor:
+    """``expm1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "expm1", "input", 1, False)
+    return operators.expm1.call(input)
+
+
+def sqrt(input: Tensor) -> Tensor:
+    """``sqrt(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "sqrt", "input", 1, False)
+    return operators.sqrt.call(input)
+
+
+def rsqrt(input: Tensor) -> Tensor:
+    """``rsqrt(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "rsqrt", "input", 1, False)
+    return operators.rsqrt.call(input)
+
+
+def reciprocal(input: Tensor) -> Tensor:
+    """``reciprocal(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "reciprocal", "input", 1, False)
+    return operators.reciprocal.call(input)
+
+
+def square(input: Tensor) -> Tensor:
+    """``square(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "square", "input", 1, False)
+    return composites.square(input)
+
+
+def abs(input: Tensor) -> Tensor:
+    """``abs(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "abs", "input", 1, False)
+    return operators.abs.call(input)
+
+
+def sgn(input: Tensor) -> Tensor:
+    """``sgn(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "sgn", "input", 1, False)
+    return operators.sgn.call(input)
+
+
+def sign(input: Tensor) -> Tensor:
+    """``sign(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "sign", "input", 1, False)
+    return operators.sign.call(input)
+
+
+def sin(input: Tensor) -> Tensor:
+    """``sin(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "sin", "input", 1, False)
+    return operators.sin.call(input)
+
+
+def cos(input: Tensor) -> Tensor:
+    """``cos(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "cos", "input", 1, False)
+    return operators.cos.call(input)
+
+
+def tan(input: Tensor) -> Tensor:
+    """``tan(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "tan", "input", 1, False)
+    return operators.tan.call(input)
+
+
+def asin(input: Tensor) -> Tensor:
+    """``asin(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "asin", "input", 1, False)
+    return operators.asin.call(input)
+
+
+def acos(input: Tensor) -> Tensor:
+    """``acos(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "acos", "input", 1, False)
+    return operators.acos.call(input)
+
+
+def atan(input: Tensor) -> Tensor:
+    """``atan(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "atan", "input", 1, False)
+    return operators.atan.call(input)
+
+
+def sinh(input: Tensor) -> Tensor:
+    """``sinh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "sinh", "input", 1, False)
+    return operators.sinh.call(input)
+
+
+def cosh(input: Tensor) -> Tensor:
+    """``cosh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "cosh", "input", 1, False)
+    return operators.cosh.call(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    """``tanh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "tanh", "input", 1, False)
+    return operators.tanh.call(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    """``sigmoid(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "sigmoid", "input", 1, False)
+    return operators.sigmoid.call(input)
+
+
+def relu(input: Tensor) -> Tensor:
+    """``relu(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "relu", "input", 1, False)
+    return operators.relu.call(input)
+
+
+def gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
+    """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
+    input = tensor_argument(input, "gelu", "input", 1, False)
+    return operators.gelu.call(input, approximate)
+
+
+def silu(input: Tensor) -> Tensor:
+    """``silu(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "silu", "input", 1, False)
+    return operators.silu.call(input)
+
+
+def erf(input: Tensor) -> Tensor:
+    """``erf(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "erf", "input", 1, False)
+    return operators.erf.call(input)
+
+
+def floor(input: Tensor) -> Tensor:
+    """``floor(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "floor", "input", 1, False)
+    return operators.floor.call(input)
+
+
+def ceil(input: Tensor) -> Tensor:
+    """``ceil(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "ceil", "input", 1, False)
+    return operators.ceil.call(input)
+
+
+def trunc(input: Tensor) -> Tensor:
+    """``trunc(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "trunc", "input", 1, False)
+    return operators.trunc.call(input)
+
+
+def angle(input: Tensor) -> Tensor:
+    """``angle(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "angle", "input", 1, False)
+    return operators.angle.call(input)
+
+
+def imag(input: Tensor) -> Tensor:
+    """``imag(Tensor(a) self) -> Tensor(a)``"""
+    input = tensor_argument(input, "imag", "input", 1, False)
+    return composites.imag(input)
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """``view_as_real(Tensor(a) self) -> Tensor(a)``"""
+    input = tensor_argument(input, "view_as_real", "input", 1, False)
+    return operators.view_as_real.call(input)
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """``view_as_complex(Tensor(a) self) -> Tensor(a)``"""
+    input = tensor_argument(input, "view_as_complex", "input", 1, False)
+    return operators.view_as_complex.call(input)
+
+
+def sigmoid_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tensor:
+    """``sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "sigmoid_backward", "grad_output", 1, True
+    )
+    output = tensor_argument(output, "sigmoid_backward", "output", 2, True)
+    return operators.sigmoid_backward.call(grad_output, output)
+
+
+def tanh_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tensor:
+    """``tanh_backward(Tensor grad_output, Tensor output) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "tanh_backward", "grad_output", 1, True)
+    output = tensor_argument(output, "tanh_backward", "output", 2, True)
+    return operators.tanh_backward.call(grad_output, output)
+
+
+def threshold_backward(
+    grad_output: Tensor | Number, input: Tensor, threshold: Number
+) -> Tensor:
+    """``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "threshold_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "threshold_backward", "input", 2, False)
+    return operators.threshold_backward.call(grad_output, input, threshold)
+
+
+def gelu_backward(
+    grad_output: Tensor | Number, input: Tensor, *, approximate: str = "none"
+) -> Tensor:
+    """``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "gelu_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "gelu_backward", "input", 2, False)
+    return operators.gelu_backward.call(grad_output, input, approximate)
+
+
+def silu_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
+    """``silu_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "silu_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "silu_backward", "input", 2, False)
+    return operators.silu_backward.call(grad_output, input)
+
+
+def exp_(input: Tensor) -> Tensor:
+    """``exp_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "exp_", "input", 1, False)
+    return operators.exp_.call(input)
+
+
+def log_(input: Tensor) -> Tensor:
+    """``log_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "log_", "input", 1, False)
+    return operators.log_.call(input)
+
+
+def sqrt_(input: Tensor) -> Tensor:
+    """``sqrt_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "sqrt_", "input", 1, False)
+    return operators.sqrt_.call(input)
+
+
+def neg_(input: Tensor) -> Tensor:
+    """``neg_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "neg_", "input", 1, False)
+    return operators.neg_.call(input)
+
+
+def abs_(input: Tensor) -> Tensor:
+    """``abs_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "abs_", "input", 1, False)
+    return operators.abs_.call(input)
+
+
+def sigmoid_(input: Tensor) -> Tensor:
+    """``sigmoid_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "sigmoid_", "input", 1, False)
+    return operators.sigmoid_.call(input)
+
+
+def tanh_(input: Tensor) -> Tensor:
+    """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "tanh_", "input", 1, False)
+    return operators.tanh_.call(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "relu_", "input", 1, False)
+    return operators.relu_.call(input)
+
+
 squeeze = Overloads(
     "squeeze",
     (
@@ -369,6 +719,28 @@ mean = Overloads(
                     has_default=True,
                     default=None,
                 ),
+            ),
+        ),
+    ),
+)
+
+
+round = Overloads(
+    "round",
+    (
+        # round(Tensor self) -> Tensor
+        Signature(
+            operators.round.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # round.decimals(Tensor self, *, int decimals) -> Tensor
+        Signature(
+            operators.round_decimals.call,
+            "Tensor input, *, int decimals",
+            (
+                Param("input", "Tensor"),
+                Param("decimals", "int", keyword_only=True),
             ),
         ),
     ),

@@ -192,6 +192,196 @@ def unbind(self: Tensor, dim: int = 0) -> Tensor:
     return operators.unbind_int.call(self, dim)
 
 
+def exp(self: Tensor) -> Tensor:
+    """``exp(Tensor self) -> Tensor``"""
+    return operators.exp.call(self)
+
+
+def exp2(self: Tensor) -> Tensor:
+    """``exp2(Tensor self) -> Tensor``"""
+    return operators.exp2.call(self)
+
+
+def log(self: Tensor) -> Tensor:
+    """``log(Tensor self) -> Tensor``"""
+    return operators.log.call(self)
+
+
+def log2(self: Tensor) -> Tensor:
+    """``log2(Tensor self) -> Tensor``"""
+    return operators.log2.call(self)
+
+
+def log10(self: Tensor) -> Tensor:
+    """``log10(Tensor self) -> Tensor``"""
+    return operators.log10.call(self)
+
+
+def log1p(self: Tensor) -> Tensor:
+    """``log1p(Tensor self) -> Tensor``"""
+    return operators.log1p.call(self)
+
+
+def expm1(self: Tensor) -> Tensor:
+    """``expm1(Tensor self) -> Tensor``"""
+    return operators.expm1.call(self)
+
+
+def sqrt(self: Tensor) -> Tensor:
+    """``sqrt(Tensor self) -> Tensor``"""
+    return operators.sqrt.call(self)
+
+
+def rsqrt(self: Tensor) -> Tensor:
+    """``rsqrt(Tensor self) -> Tensor``"""
+    return operators.rsqrt.call(self)
+
+
+def reciprocal(self: Tensor) -> Tensor:
+    """``reciprocal(Tensor self) -> Tensor``"""
+    return operators.reciprocal.call(self)
+
+
+def square(self: Tensor) -> Tensor:
+    """``square(Tensor self) -> Tensor``"""
+    return composites.square(self)
+
+
+def abs(self: Tensor) -> Tensor:
+    """``abs(Tensor self) -> Tensor``"""
+    return operators.abs.call(self)
+
+
+def sgn(self: Tensor) -> Tensor:
+    """``sgn(Tensor self) -> Tensor``"""
+    return operators.sgn.call(self)
+
+
+def sign(self: Tensor) -> Tensor:
+    """``sign(Tensor self) -> Tensor``"""
+    return operators.sign.call(self)
+
+
+def sin(self: Tensor) -> Tensor:
+    """``sin(Tensor self) -> Tensor``"""
+    return operators.sin.call(self)
+
+
+def cos(self: Tensor) -> Tensor:
+    """``cos(Tensor self) -> Tensor``"""
+    return operators.cos.call(self)
+
+
+def tan(self: Tensor) -> Tensor:
+    """``tan(Tensor self) -> Tensor``"""
+    return operators.tan.call(self)
+
+
+def asin(self: Tensor) -> Tensor:
+    """``asin(Tensor self) -> Tensor``"""
+    return operators.asin.call(self)
+
+
+def acos(self: Tensor) -> Tensor:
+    """``acos(Tensor self) -> Tensor``"""
+    return operators.acos.call(self)
+
+
+def atan(self: Tensor) -> Tensor:
+    """``atan(Tensor self) -> Tensor``"""
+    return operators.atan.call(self)
+
+
+def sinh(self: Tensor) -> Tensor:
+    """``sinh(Tensor self) -> Tensor``"""
+    return operators.sinh.call(self)
+
+
+def cosh(self: Tensor) -> Tensor:
+    """``cosh(Tensor self) -> Tensor``"""
+    return operators.cosh.call(self)
+
+
+def tanh(self: Tensor) -> Tensor:
+    """``tanh(Tensor self) -> Tensor``"""
+    return operators.tanh.call(self)
+
+
+def sigmoid(self: Tensor) -> Tensor:
+    """``sigmoid(Tensor self) -> Tensor``"""
+    return operators.sigmoid.call(self)
+
+
+def relu(self: Tensor) -> Tensor:
+    """``relu(Tensor self) -> Tensor``"""
+    return operators.relu.call(self)
+
+
+def erf(self: Tensor) -> Tensor:
+    """``erf(Tensor self) -> Tensor``"""
+    return operators.erf.call(self)
+
+
+def floor(self: Tensor) -> Tensor:
+    """``floor(Tensor self) -> Tensor``"""
+    return operators.floor.call(self)
+
+
+def ceil(self: Tensor) -> Tensor:
+    """``ceil(Tensor self) -> Tensor``"""
+    return operators.ceil.call(self)
+
+
+def trunc(self: Tensor) -> Tensor:
+    """``trunc(Tensor self) -> Tensor``"""
+    return operators.trunc.call(self)
+
+
+def angle(self: Tensor) -> Tensor:
+    """``angle(Tensor self) -> Tensor``"""
+    return operators.angle.call(self)
+
+
+def exp_(self: Tensor) -> Tensor:
+    """``exp_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.exp_.call(self)
+
+
+def log_(self: Tensor) -> Tensor:
+    """``log_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.log_.call(self)
+
+
+def sqrt_(self: Tensor) -> Tensor:
+    """``sqrt_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sqrt_.call(self)
+
+
+def neg_(self: Tensor) -> Tensor:
+    """``neg_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.neg_.call(self)
+
+
+def abs_(self: Tensor) -> Tensor:
+    """``abs_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.abs_.call(self)
+
+
+def sigmoid_(self: Tensor) -> Tensor:
+    """``sigmoid_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sigmoid_.call(self)
+
+
+def tanh_(self: Tensor) -> Tensor:
+    """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.tanh_.call(self)
+
+
+def relu_(self: Tensor) -> Tensor:
+    """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.relu_.call(self)
+
+
 _squeeze_overloads = Overloads(
     "squeeze",
     (
@@ -339,6 +529,33 @@ def mean(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _mean_overloads(self, *args, **kwargs)
 
 
+_round_overloads = Overloads(
+    "round",
+    (
+        # round(Tensor self) -> Tensor
+        Signature(
+            operators.round.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # round.decimals(Tensor self, *, int decimals) -> Tensor
+        Signature(
+            operators.round_decimals.call,
+            "*, int decimals",
+            (
+                Param("self", "Tensor"),
+                Param("decimals", "int", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+def round(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``round(Tensor self) -> Tensor`` or ``round.decimals(Tensor self, *, int decimals) -> Tensor``"""
+    return _round_overloads(self, *args, **kwargs)
+
+
 METHODS: dict[str, Callable[..., Any]] = {
     "add": add,
     "sub": sub,
@@ -368,8 +585,47 @@ METHODS: dict[str, Callable[..., Any]] = {
     "split_with_sizes": split_with_sizes,
     "chunk": chunk,
     "unbind": unbind,
+    "exp": exp,
+    "exp2": exp2,
+    "log": log,
+    "log2": log2,
+    "log10": log10,
+    "log1p": log1p,
+    "expm1": expm1,
+    "sqrt": sqrt,
+    "rsqrt": rsqrt,
+    "reciprocal": reciprocal,
+    "square": square,
+    "abs": abs,
+    "sgn": sgn,
+    "sign": sign,
+    "sin": sin,
+    "cos": cos,
+    "tan": tan,
+    "asin": asin,
+    "acos": acos,
+    "atan": atan,
+    "sinh": sinh,
+    "cosh": cosh,
+    "tanh": tanh,
+    "sigmoid": sigmoid,
+    "relu": relu,
+    "erf": erf,
+    "floor": floor,
+    "ceil": ceil,
+    "trunc": trunc,
+    "angle": angle,
+    "exp_": exp_,
+    "log_": log_,
+    "sqrt_": sqrt_,
+    "neg_": neg_,
+    "abs_": abs_,
+    "sigmoid_": sigmoid_,
+    "tanh_": tanh_,
+    "relu_": relu_,
     "squeeze": squeeze,
     "split": split,
     "sum": sum,
     "mean": mean,
+    "round": round,
 }

@@ -1008,6 +1008,1074 @@ def mean_dim(
     return result
 
 
+def exp(ks: int, self: Tensor) -> Any:
+    """exp(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ExpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.exp, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.exp_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def exp2(ks: int, self: Tensor) -> Any:
+    """exp2(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Exp2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Exp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.exp2, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.exp2_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def log(ks: int, self: Tensor) -> Any:
+    """log(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LogBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.log, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.log_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def log2(ks: int, self: Tensor) -> Any:
+    """log2(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Log2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Log2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.log2, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.log2_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def log10(ks: int, self: Tensor) -> Any:
+    """log10(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Log10Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Log10Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.log10, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.log10_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def log1p(ks: int, self: Tensor) -> Any:
+    """log1p(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Log1PBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Log1PBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.log1p, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.log1p_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def expm1(ks: int, self: Tensor) -> Any:
+    """expm1(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Expm1Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Expm1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.expm1, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.expm1_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sqrt(ks: int, self: Tensor) -> Any:
+    """sqrt(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SqrtBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.sqrt, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sqrt_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def rsqrt(ks: int, self: Tensor) -> Any:
+    """rsqrt(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RsqrtBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RsqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.rsqrt, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.rsqrt_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reciprocal(ks: int, self: Tensor) -> Any:
+    """reciprocal(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReciprocalBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReciprocalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.reciprocal, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.reciprocal_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def abs(ks: int, self: Tensor) -> Any:
+    """abs(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AbsBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AbsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.abs, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.abs_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sgn(ks: int, self: Tensor) -> Any:
+    """sgn(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SgnBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SgnBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.sgn, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sgn_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sign(ks: int, self: Tensor) -> Any:
+    """sign(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SignBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.sign, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sign_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sin(ks: int, self: Tensor) -> Any:
+    """sin(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SinBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.sin, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sin_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def cos(ks: int, self: Tensor) -> Any:
+    """cos(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CosBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.cos, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.cos_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def tan(ks: int, self: Tensor) -> Any:
+    """tan(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.tan, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.tan_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def asin(ks: int, self: Tensor) -> Any:
+    """asin(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AsinBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.asin, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.asin_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def acos(ks: int, self: Tensor) -> Any:
+    """acos(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AcosBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AcosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.acos, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.acos_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def atan(ks: int, self: Tensor) -> Any:
+    """atan(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AtanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AtanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.atan, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.atan_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sinh(ks: int, self: Tensor) -> Any:
+    """sinh(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SinhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.sinh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sinh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def cosh(ks: int, self: Tensor) -> Any:
+    """cosh(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CoshBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.cosh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.cosh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def tanh(ks: int, self: Tensor) -> Any:
+    """tanh(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TanhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.tanh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.tanh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sigmoid(ks: int, self: Tensor) -> Any:
+    """sigmoid(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SigmoidBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.sigmoid, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sigmoid_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def relu(ks: int, self: Tensor) -> Any:
+    """relu(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.relu, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.relu_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def gelu(ks: int, self: Tensor, approximate: str) -> Any:
+    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.GeluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GeluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.approximate = approximate
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.gelu, ks & AFTER_AUTOGRAD_KEYSET, self, approximate)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.gelu_jvp(self, tangent_or_zeros(self), approximate, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def silu(ks: int, self: Tensor) -> Any:
+    """silu(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SiluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SiluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.silu, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.silu_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def erf(ks: int, self: Tensor) -> Any:
+    """erf(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ErfBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.erf, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.erf_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def floor(ks: int, self: Tensor) -> Any:
+    """floor(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FloorBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FloorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.floor, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.floor_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def ceil(ks: int, self: Tensor) -> Any:
+    """ceil(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CeilBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CeilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.ceil, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.ceil_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def round(ks: int, self: Tensor) -> Any:
+    """round(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RoundBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RoundBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.round, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.round_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def round_decimals(ks: int, self: Tensor, decimals: int) -> Any:
+    """round.decimals(Tensor self, *, int decimals) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RoundBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RoundBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.round_decimals, ks & AFTER_AUTOGRAD_KEYSET, self, decimals
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.round_decimals_jvp(
+                    self, tangent_or_zeros(self), decimals, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def trunc(ks: int, self: Tensor) -> Any:
+    """trunc(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TruncBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TruncBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.trunc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.trunc_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def angle(ks: int, self: Tensor) -> Any:
+    """angle(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AngleBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AngleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.angle, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.angle_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def view_as_real(ks: int, self: Tensor) -> Any:
+    """view_as_real(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ViewAsRealBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ViewAsRealBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.view_as_real, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.view_as_real_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def view_as_complex(ks: int, self: Tensor) -> Any:
+    """view_as_complex(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ViewAsComplexBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ViewAsComplexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.view_as_complex, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.view_as_complex_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
+    """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or output._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, output)
+    grad_fn: functions.SigmoidBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SigmoidBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.output_ = SavedVariable(output, False)
+    result = redispatch(
+        operators.sigmoid_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, output
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sigmoid_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output,
+                    tangent_or_zeros(output),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
+    """tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or output._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, output)
+    grad_fn: functions.TanhBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TanhBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.output_ = SavedVariable(output, False)
+    result = redispatch(
+        operators.tanh_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, output
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.tanh_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output,
+                    tangent_or_zeros(output),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def threshold_backward(
+    ks: int, grad_output: Tensor, self: Tensor, threshold: Number
+) -> Any:
+    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ThresholdBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ThresholdBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.threshold = threshold
+    result = redispatch(
+        operators.threshold_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        threshold,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.threshold_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    threshold,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def gelu_backward(ks: int, grad_output: Tensor, self: Tensor, approximate: str) -> Any:
+    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.GeluBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GeluBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.approximate = approximate
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.gelu_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        approximate,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.gelu_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    approximate,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("silu_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("silu_backward")
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+    result = redispatch(
+        operators.silu_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def exp_(ks: int, self: Tensor) -> Any:
+    """exp_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ExpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.exp_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.exp__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def log_(ks: int, self: Tensor) -> Any:
+    """log_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LogBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.log_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.log__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sqrt_(ks: int, self: Tensor) -> Any:
+    """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SqrtBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.sqrt_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sqrt__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def neg_(ks: int, self: Tensor) -> Any:
+    """neg_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.NegBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.neg_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.neg__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def abs_(ks: int, self: Tensor) -> Any:
+    """abs_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AbsBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AbsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.abs_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.abs__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sigmoid_(ks: int, self: Tensor) -> Any:
+    """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SigmoidBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.sigmoid_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sigmoid__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def tanh_(ks: int, self: Tensor) -> Any:
+    """tanh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.TanhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.tanh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.tanh__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def relu_(ks: int, self: Tensor) -> Any:
+    """relu_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ReluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.relu_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.relu__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -1042,3 +2110,51 @@ operators.sum.register(DispatchKey.Autograd, sum)
 operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
 operators.mean.register(DispatchKey.Autograd, mean)
 operators.mean_dim.register(DispatchKey.Autograd, mean_dim)
+operators.exp.register(DispatchKey.Autograd, exp)
+operators.exp2.register(DispatchKey.Autograd, exp2)
+operators.log.register(DispatchKey.Autograd, log)
+operators.log2.register(DispatchKey.Autograd, log2)
+operators.log10.register(DispatchKey.Autograd, log10)
+operators.log1p.register(DispatchKey.Autograd, log1p)
+operators.expm1.register(DispatchKey.Autograd, expm1)
+operators.sqrt.register(DispatchKey.Autograd, sqrt)
+operators.rsqrt.register(DispatchKey.Autograd, rsqrt)
+operators.reciprocal.register(DispatchKey.Autograd, reciprocal)
+operators.abs.register(DispatchKey.Autograd, abs)
+operators.sgn.register(DispatchKey.Autograd, sgn)
+operators.sign.register(DispatchKey.Autograd, sign)
+operators.sin.register(DispatchKey.Autograd, sin)
+operators.cos.register(DispatchKey.Autograd, cos)
+operators.tan.register(DispatchKey.Autograd, tan)
+operators.asin.register(DispatchKey.Autograd, asin)
+operators.acos.register(DispatchKey.Autograd, acos)
+operators.atan.register(DispatchKey.Autograd, atan)
+operators.sinh.register(DispatchKey.Autograd, sinh)
+operators.cosh.register(DispatchKey.Autograd, cosh)
+operators.tanh.register(DispatchKey.Autograd, tanh)
+operators.sigmoid.register(DispatchKey.Autograd, sigmoid)
+operators.relu.register(DispatchKey.Autograd, relu)
+operators.gelu.register(DispatchKey.Autograd, gelu)
+operators.silu.register(DispatchKey.Autograd, silu)
+operators.erf.register(DispatchKey.Autograd, erf)
+operators.floor.register(DispatchKey.Autograd, floor)
+operators.ceil.register(DispatchKey.Autograd, ceil)
+operators.round.register(DispatchKey.Autograd, round)
+operators.round_decimals.register(DispatchKey.Autograd, round_decimals)
+operators.trunc.register(DispatchKey.Autograd, trunc)
+operators.angle.register(DispatchKey.Autograd, angle)
+operators.view_as_real.register(DispatchKey.Autograd, view_as_real)
+operators.view_as_complex.register(DispatchKey.Autograd, view_as_complex)
+operators.sigmoid_backward.register(DispatchKey.Autograd, sigmoid_backward)
+operators.tanh_backward.register(DispatchKey.Autograd, tanh_backward)
+operators.threshold_backward.register(DispatchKey.Autograd, threshold_backward)
+operators.gelu_backward.register(DispatchKey.Autograd, gelu_backward)
+operators.silu_backward.register(DispatchKey.Autograd, silu_backward)
+operators.exp_.register(DispatchKey.Autograd, exp_)
+operators.log_.register(DispatchKey.Autograd, log_)
+operators.sqrt_.register(DispatchKey.Autograd, sqrt_)
+operators.neg_.register(DispatchKey.Autograd, neg_)
+operators.abs_.register(DispatchKey.Autograd, abs_)
+operators.sigmoid_.register(DispatchKey.Autograd, sigmoid_)
+operators.tanh_.register(DispatchKey.Autograd, tanh_)
+operators.relu_.register(DispatchKey.Autograd, relu_)

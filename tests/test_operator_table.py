@@ -106,7 +106,104 @@ TABLE: dict[str, Line] = {
 
 
 # ---- batch A: unary elementwise ----
-TABLE.update({})
+def _nn(lib: Any, name: str) -> Callable[..., Any]:
+    """gelu, silu: torch._C._nn.NAME in PyTorch (python_module: nn), gradgen.NAME."""
+    return getattr(lib._C._nn if lib.__name__ == "torch" else lib, name)
+
+
+_GRID = np.linspace(-2.0, 2.0, 5)
+
+
+def _aten(lib: Any, name: str) -> Callable[..., Any]:
+    """*_backward operators: only torch.ops.aten.NAME in PyTorch, gradgen.NAME."""
+    return getattr(lib.ops.aten if lib.__name__ == "torch" else lib, name)
+
+
+TABLE.update(
+    {
+        "exp": Line(lambda lib, a: lib.exp(a) * a.exp(), ((3, 2),), complex=True),
+        "exp2": Line(lambda lib, a: lib.exp2(a), ((4,),), complex=True),
+        "log": Line(lambda lib, a: lib.log(a) * a.log(), ((4,),), complex=True),
+        "log2": Line(lambda lib, a: lib.log2(a), ((4,),), complex=True),
+        "log10": Line(lambda lib, a: a.log10(), ((4,),), complex=True),
+        "log1p": Line(lambda lib, a: lib.log1p(a), ((4,),), complex=True),
+        "expm1": Line(lambda lib, a: lib.expm1(a), ((4,),), complex=True),
+        "sqrt": Line(lambda lib, a: lib.sqrt(a) * a.sqrt(), ((4,),), complex=True),
+        "rsqrt": Line(lambda lib, a: lib.rsqrt(a), ((4,),), complex=True),
+        "reciprocal": Line(lambda lib, a: a.reciprocal(), ((4,),), complex=True),
+        "square": Line(lambda lib, a: lib.square(a) * a.square(), ((4,),), complex=True),
+        "abs": Line(lambda lib, a: lib.abs(a) * a.abs(), ((4,),), complex=True),
+        "sgn": Line(lambda lib, a: lib.sgn(a) * a, ((4,),), complex=True),
+        "sign": Line(lambda lib, a: lib.sign(a) * a.sign() * a, ((4,),)),
+        "sin": Line(lambda lib, a: lib.sin(a) * a.sin(), ((4,),), complex=True),
+        "cos": Line(lambda lib, a: lib.cos(a), ((4,),), complex=True),
+        "tan": Line(lambda lib, a: lib.tan(a * 0.5), ((4,),), complex=True),
+        "asin": Line(lambda lib, a: lib.asin(a * 0.4), ((4,),), complex=True),
+        "acos": Line(lambda lib, a: (a * 0.4).acos(), ((4,),), complex=True),
+        "atan": Line(lambda lib, a: lib.atan(a * 0.4), ((4,),), complex=True),
+        "sinh": Line(lambda lib, a: lib.sinh(a), ((4,),), complex=True),
+        "cosh": Line(lambda lib, a: lib.cosh(a), ((4,),), complex=True),
+        "tanh": Line(lambda lib, a: lib.tanh(a) * a.tanh(), ((4,),), complex=True),
+        "sigmoid": Line(lambda lib, a: lib.sigmoid(a) * a.sigmoid(), ((4,),), complex=True),
+        "relu": Line(lambda lib, a: lib.relu(a) * a.relu(), ((6,),)),
+        "gelu": Line(
+            lambda lib, a: _nn(lib, "gelu")(a) * _nn(lib, "gelu")(a, approximate="tanh"),
+            ((6,),),
+        ),
+        "silu": Line(lambda lib, a: _nn(lib, "silu")(a) * a, ((6,),)),
+        "erf": Line(lambda lib, a: lib.erf(a) * a.erf(), ((5,),)),
+        "floor": Line(lambda lib, a: lib.floor(a) * a.floor() * a, ((5,),)),
+        "ceil": Line(lambda lib, a: lib.ceil(a) * a, ((5,),)),
+        "round": Line(lambda lib, a: lib.round(a) * a.round() * a, ((5,),)),
+        "round.decimals": Line(
+            lambda lib, a: lib.round(a, decimals=2) * a.round(decimals=-1) * a, ((5,),)
+        ),
+        "trunc": Line(lambda lib, a: lib.trunc(a) * a, ((5,),)),
+        "angle": Line(lambda lib, a: lib.angle(a) * a.angle(), ((4,),), complex=True),
+        "imag": Line(lambda lib, a: lib.imag(a * a), ((3, 2),), complex=True),
+        "view_as_real": Line(lambda lib, a: lib.view_as_real(a * a), ((3,),), complex=True),
+        "view_as_complex": Line(
+            lambda lib, a: lib.view_as_complex(a * a) * lib.view_as_complex(a * 1.0),
+            ((3, 2),),
+        ),
+        "sigmoid_backward": Line(
+            lambda lib, a, b: _aten(lib, "sigmoid_backward")(a, b * b),
+            ((3,), (3,)),
+            complex=True,
+        ),
+        "tanh_backward": Line(
+            lambda lib, a, b: _aten(lib, "tanh_backward")(a, b * b),
+            ((3,), (3,)),
+            complex=True,
+        ),
+        "threshold_backward": Line(
+            lambda lib, a, b: _aten(lib, "threshold_backward")(a * b, b, 0.25),
+            ((6,), (6,)),
+        ),
+        "gelu_backward": Line(
+            lambda lib, a, b: _aten(lib, "gelu_backward")(a, b)
+            * _aten(lib, "gelu_backward")(a, b, approximate="tanh"),
+            ((5,), (5,)),
+        ),
+        # PyTorch's silu_backward has no derivative (grad_fn NotImplemented, as here):
+        # the line checks its values on constants; the gradient flows through `* a`.
+        "silu_backward": Line(
+            lambda lib, a: _aten(lib, "silu_backward")(
+                lib.tensor(_GRID + 1.0), lib.tensor(_GRID * 2.0)
+            )
+            * a,
+            ((5,),),
+        ),
+        "exp_": Line(lambda lib, a: (a * 1.0).exp_() * lib.exp_(a * 2.0), ((4,),), complex=True),
+        "log_": Line(lambda lib, a: lib.log_(a * 1.0) * a, ((4,),), complex=True),
+        "sqrt_": Line(lambda lib, a: (a * 1.0).sqrt_() * a, ((4,),), complex=True),
+        "neg_": Line(lambda lib, a: lib.neg_(a * a), ((4,),), complex=True),
+        "abs_": Line(lambda lib, a: (a * 1.0).abs_() * lib.abs_(a * a), ((5,),)),
+        "sigmoid_": Line(lambda lib, a: lib.sigmoid_(a * 1.0) * a, ((4,),), complex=True),
+        "tanh_": Line(lambda lib, a: (a * 1.0).tanh_() * a, ((4,),), complex=True),
+        "relu_": Line(lambda lib, a: (a * 1.0).relu_() * lib.relu_(a * 2.0), ((6,),)),
+    }
+)
 
 
 # ---- batch B: binary, comparison and logical ----

@@ -87,6 +87,19 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
 # ---- batch A: unary elementwise ----
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
+def square(self: Tensor) -> Tensor:
+    """self * self as PyTorch writes it: pow(self, 2) (so bool gives int64)."""
+    return self.pow(2)  # type: ignore[attr-defined,no-any-return]
+
+
+def imag(self: Tensor) -> Tensor:
+    """The imaginary parts, a view of a complex tensor: view_as_real(self)[..., 1]."""
+    if not self.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    from .generated.ops import view_as_real
+
+    return view_as_real(self).select(-1, 1)  # type: ignore[no-any-return]
+
 
 
 # ---- batch B: binary, comparison and logical ----

@@ -16,7 +16,9 @@ import numpy as np
 from collections.abc import Sequence
 from typing import Any
 
+from .autograd.function import Function
 from .dtypes import dtype
+from .grad_mode import is_grad_enabled as _grad_mode_is_enabled
 from .generated.ops import cat, real, slice_backward, stack
 from .tensor import Tensor, _wrap_dim
 
@@ -236,6 +238,110 @@ def mean_backward(
 # ---- batch A: unary elementwise ----
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
+__all__ += [
+    "is_grad_enabled",
+    "log1p_backward",
+    "sgn_backward",
+    "angle_backward",
+    "gelu_double_backward",
+    "infinitely_differentiable_silu_backward",
+]
+
+# Until gradgen has the binary operators (div, eq, where, masked_fill; batch B/C),
+# these helpers write PyTorch's `a / b` as `a * b.reciprocal()` (the same values and
+# derivatives) and its masked_fill(mask, 0) / where(mask, 0, x) with
+# `_masked_fill_zero` below. Both are to be replaced by those operators.
+
+
+class _MaskedFillZero(Function):
+    """`tensor.masked_fill(mask, 0)` for a constant bool mask, differentiable to any
+    order with masked_fill's derivative: grad.masked_fill(mask, 0)."""
+
+    @staticmethod
+    def forward(ctx: Any, tensor: Tensor, mask: np.ndarray) -> Tensor:
+        ctx.mask = mask
+        data = tensor._data
+        return Tensor(np.where(mask, np.zeros((), data.dtype), data))
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
+        return _MaskedFillZero.apply(grad, ctx.mask), None
+
+
+def _masked_fill_zero(tensor: Tensor, mask: np.ndarray) -> Tensor:
+    return _MaskedFillZero.apply(tensor, mask)  # type: ignore[no-any-return]
+
+
+def is_grad_enabled() -> bool:
+    """PyTorch's GradMode::is_enabled(): true while a backward records a graph
+    (create_graph=True), so a formula can pick a differentiable form."""
+    return _grad_mode_is_enabled()
+
+
+def log1p_backward(grad: Tensor, self: Tensor) -> Tensor:
+    """grad / (self.conj() + 1)."""
+    return grad * (self.conj() + 1).reciprocal()  # type: ignore[attr-defined,no-any-return]
+
+
+def sgn_backward(x: Tensor, gx: Tensor, sgn: Tensor) -> Tensor:
+    """The derivative of sgn (z / |z|), which is not holomorphic: for complex x,
+    (gx - sgn^2 * conj(gx)) / (2 |x|), 0 where x == 0; zero for real x."""
+    if x.is_complex():
+        magnitude = x.abs()  # type: ignore[attr-defined]
+        value = (gx - (sgn * sgn) * gx.conj()) * (2.0 * magnitude).reciprocal()  # type: ignore[attr-defined]
+        return _masked_fill_zero(value, magnitude._data == 0)
+    return _zeros(sgn.shape, sgn.dtype)  # PyTorch's _efficientzerotensor
+
+
+def angle_backward(grad: Tensor, self: Tensor) -> Tensor:
+    """The derivative of angle: grad * i * z / |z|^2 for complex z (0 at z == 0),
+    zero for real input."""
+    if self.is_complex():
+        value = grad * self * self.abs().pow(2).reciprocal() * 1j  # type: ignore[attr-defined]
+        return _masked_fill_zero(value, self._data == 0)
+    return zeros_like(self)
+
+
+def gelu_double_backward(ggI: Tensor, gO: Tensor, input: Tensor, approximate: str) -> Tensor:
+    """The derivative of gelu_backward(gO, input) with respect to input, applied to
+    ggI: ggI * gO * gelu''(input)."""
+    if approximate == "tanh":
+        beta = 2.0**0.5 * _M_2_SQRTPI * 0.5
+        kappa = 0.044715
+        inner = beta * (input + kappa * input.pow(3))  # type: ignore[attr-defined]
+        tanh_inner = inner.tanh()
+        sech_inner = inner.cosh().reciprocal()
+
+        f = 0.5 * input
+        g = 1 - tanh_inner * tanh_inner
+        h = beta * (1 + 3 * kappa * input * input)
+
+        f_prime_gh = 0.5 * g * h
+
+        g_prime = (2 * sech_inner) * (-sech_inner * tanh_inner) * h
+        g_prime_fh = f * h * g_prime
+
+        h_prime = 6 * kappa * input * beta
+        h_prime_fg = f * g * h_prime
+
+        # left derivative f'gh; right derivative f'gh + g'fh + h'fg
+        return ggI * gO * (f_prime_gh + f_prime_gh + g_prime_fh + h_prime_fg)  # type: ignore[no-any-return]
+    beta = _M_2_SQRTPI * _M_SQRT1_2 * 0.5
+    input_sq = input * input
+    pdf = beta * (-0.5 * input_sq).exp()  # type: ignore[attr-defined]
+    dgrad_dinput = 2 * pdf - input_sq * pdf
+    return ggI * gO * dgrad_dinput  # type: ignore[no-any-return]
+
+
+def infinitely_differentiable_silu_backward(grad_output: Tensor, input: Tensor) -> Tensor:
+    """grad_output * silu'(input), written with operators so it can be differentiated."""
+    sigmoid = input.sigmoid()  # type: ignore[attr-defined]
+    return grad_output * sigmoid * (1.0 + input * (1.0 - sigmoid))  # type: ignore[no-any-return]
+
+
+_M_SQRT1_2 = 0.70710678118654752440  # 1/sqrt(2)
+_M_2_SQRTPI = 1.12837916709551257390  # 2/sqrt(pi)
+
 
 
 # ---- batch B: binary, comparison and logical ----

@@ -8,10 +8,14 @@ importing this module).
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from .dtypes import get_default_dtype
 
 __all__ = [
     "permute",
@@ -166,7 +170,9 @@ def select(self: np.ndarray, dim: int, index: int) -> np.ndarray:
             f"select(): index {index} out of range for tensor of size {list(self.shape)} "
             f"at dimension {dim}"
         )
-    return self[(slice(None),) * dim + (index,)]
+    # The Ellipsis keeps the result an array (a 0-d view for 1-d input), never a
+    # numpy scalar copy, so the result shares memory with `self`.
+    return self[(slice(None),) * dim + (index, Ellipsis)]
 
 
 def _slice_bounds(size: int, start: int | None, end: int | None) -> tuple[int, int]:
@@ -291,6 +297,286 @@ _TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool"}
 # ---- batch A: unary elementwise ----
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
+__all__ += [
+    "int_to_float",
+    "absolute",
+    "absolute_",
+    "sign",
+    "sgn",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "erf",
+    "rounding",
+    "round_decimals",
+    "angle",
+    "view_as_real",
+    "view_as_complex",
+    "sigmoid_backward",
+    "tanh_backward",
+    "threshold_backward",
+    "gelu_backward",
+    "silu_backward",
+]
+
+# Like the generated kernels, these helpers produce inf and nan silently (PyTorch
+# does); numpy's floating-point warnings raised in this module are ignored.
+warnings.filterwarnings(
+    "ignore",
+    message="(divide by zero|invalid value|overflow|underflow) encountered",
+    category=RuntimeWarning,
+    module=__name__,
+)
+
+# PyTorch's names of scalar types, as its dispatch error messages print them.
+_SCALAR_TYPE_NAMES = {
+    "bool": "Bool",
+    "int32": "Int",
+    "int64": "Long",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+_M_SQRT1_2 = 0.70710678118654752440  # 1/sqrt(2)
+_M_2_SQRTPI = 1.12837916709551257390  # 2/sqrt(pi)
+_GELU_BETA = 2.0**0.5 * _M_2_SQRTPI * 0.5  # sqrt(2/pi), PyTorch's kBeta for 'tanh'
+_GELU_KAPPA = 0.044715
+
+
+def _not_implemented_for(kernel: str, self: np.ndarray) -> NotImplementedError:
+    """PyTorch's error for a dtype a kernel is not compiled for."""
+    name = _SCALAR_TYPE_NAMES.get(self.dtype.name, self.dtype.name)
+    return NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
+def int_to_float(self: np.ndarray) -> np.ndarray:
+    """Bool and integer input of a floating-point function, in the default float dtype
+    (PyTorch's promote_integer_inputs_to_float); other dtypes unchanged."""
+    if self.dtype.kind in "biu":
+        return self.astype(get_default_dtype().numpy)
+    return self
+
+
+def absolute(self: np.ndarray) -> np.ndarray:
+    """|self|; complex input gives the real dtype of the same precision."""
+    if self.dtype.kind == "b":
+        raise _not_implemented_for("abs_cpu", self)
+    return np.abs(self)
+
+
+def absolute_(self: np.ndarray) -> np.ndarray:
+    """abs_: complex tensors cannot hold their (real) absolute value in place."""
+    if self.dtype.kind == "c":
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return absolute(self)
+
+
+def sign(self: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1 in self's dtype, as PyTorch's (0 < x) - (x < 0): NaN and -0.0 give
+    0 (numpy's sign gives NaN and -0.0)."""
+    if self.dtype.kind == "c":
+        raise NotImplementedError(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. "
+            "Please use torch.sgn instead."
+        )
+    if self.dtype.kind == "b":
+        return self.copy()
+    return (self > 0).astype(self.dtype) - (self < 0).astype(self.dtype)
+
+
+def sgn(self: np.ndarray) -> np.ndarray:
+    """sign for real input; z / |z| for complex input, 0 where z == 0."""
+    if self.dtype.kind != "c":
+        return sign(self)
+    magnitude = np.abs(self)
+    return np.where(magnitude == 0, 0, self / magnitude).astype(self.dtype)
+
+
+def sigmoid(self: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)), PyTorch's formula (real and complex)."""
+    return np.reciprocal(1 + np.exp(-self))
+
+
+def relu(self: np.ndarray) -> np.ndarray:
+    """max(x, 0), keeping NaN and -0.0 (PyTorch's clamp_min(0)); dtype kept."""
+    if self.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if self.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    return np.where(self < 0, np.zeros((), self.dtype), self)
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf_float64(x: np.ndarray) -> np.ndarray:
+    """erf in float64, element by element (0-d arrays and empty arrays included)."""
+    return np.asarray(_ERF(np.asarray(x, np.float64)), dtype=np.float64)
+
+
+def erf(self: np.ndarray) -> np.ndarray:
+    """The error function (numpy has none: math.erf per element), int to float."""
+    if self.dtype.kind == "c":
+        raise _not_implemented_for("erf_vml_cpu", self)
+    x = int_to_float(self)
+    return _erf_float64(x).astype(x.dtype)
+
+
+def _check_gelu(self: np.ndarray, approximate: str, kernel: str) -> None:
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    if self.dtype.kind not in "f":
+        raise _not_implemented_for(kernel, self)
+
+
+def gelu(self: np.ndarray, approximate: str) -> np.ndarray:
+    """x * Phi(x), or its tanh approximation (PyTorch's GeluKernelImpl)."""
+    _check_gelu(self, approximate, "GeluKernelImpl")
+    x = self
+    if approximate == "tanh":
+        inner = _GELU_BETA * (x + _GELU_KAPPA * (x * x * x))
+        return (0.5 * x * (1 + np.tanh(inner))).astype(x.dtype)
+    return (x * 0.5 * (1 + _erf_float64(x * _M_SQRT1_2))).astype(x.dtype)
+
+
+def gelu_backward(grad_output: np.ndarray, self: np.ndarray, approximate: str) -> np.ndarray:
+    """grad_output * gelu'(self) (PyTorch's GeluBackwardKernelImpl)."""
+    _check_gelu(self, approximate, "GeluBackwardKernelImpl")
+    x = self
+    if approximate == "tanh":
+        x_sq = x * x
+        inner = _GELU_BETA * (x + _GELU_KAPPA * x_sq * x)
+        tanh_inner = np.tanh(inner)
+        left_derivative = 0.5 * (1 + tanh_inner)
+        right_derivative = (
+            0.5 * x * (1 - tanh_inner * tanh_inner) * _GELU_BETA * (1 + 3 * _GELU_KAPPA * x_sq)
+        )
+        return grad_output * (left_derivative + right_derivative)
+    cdf = 0.5 * (1 + _erf_float64(x * _M_SQRT1_2)).astype(x.dtype)
+    pdf = _M_2_SQRTPI * _M_SQRT1_2 * 0.5 * np.exp(-0.5 * x * x)
+    return grad_output * (cdf + x * pdf)
+
+
+def silu(self: np.ndarray) -> np.ndarray:
+    """x * sigmoid(x), as PyTorch computes it: x / (1 + exp(-x))."""
+    if self.dtype.kind not in "fc":
+        raise _not_implemented_for("silu_cpu", self)
+    return self / (1 + np.exp(-self))
+
+
+def silu_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
+    """grad_output * silu'(self) (PyTorch's silu_backward kernel)."""
+    if self.dtype.kind not in "fc":
+        raise _not_implemented_for("silu_backward_cpu", self)
+    sigmoid_x = np.reciprocal(1 + np.exp(-self))
+    return grad_output * sigmoid_x * (1 + self * (1 - sigmoid_x))
+
+
+def sigmoid_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
+    """grad_output * conj((1 - output) * output), output being sigmoid(x)."""
+    if output.dtype.kind not in "fc":
+        raise _not_implemented_for("sigmoid_backward_cpu", output)
+    return grad_output * np.conjugate((1 - output) * output)
+
+
+def tanh_backward(grad_output: np.ndarray, output: np.ndarray) -> np.ndarray:
+    """grad_output * conj(1 - output**2), output being tanh(x)."""
+    if output.dtype.kind not in "fc":
+        raise _not_implemented_for("tanh_backward_cpu", output)
+    return grad_output * np.conjugate(1 - output * output)
+
+
+def threshold_backward(
+    grad_output: np.ndarray, self: np.ndarray, threshold: Any
+) -> np.ndarray:
+    """grad_output where self > threshold, else 0 (NaN in self lets the gradient
+    through, as PyTorch's `self <= threshold ? 0 : grad`)."""
+    if self.dtype.kind in "bc":
+        raise _not_implemented_for("threshold_cpu", self)
+    return np.where(self <= threshold, np.zeros((), grad_output.dtype), grad_output)
+
+
+_ROUNDING = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc}
+
+
+def rounding(self: np.ndarray, name: str) -> np.ndarray:
+    """floor, ceil, round (half to even) or trunc; integers are returned unchanged."""
+    kind = self.dtype.kind
+    if kind == "b":
+        raise _not_implemented_for(f"{name}_vml_cpu", self)
+    if kind == "c":
+        if name == "round":
+            raise _not_implemented_for("round_vml_cpu", self)
+        raise NotImplementedError(f"{name} is not supported for complex inputs")
+    if kind in "iu":
+        return self.copy()
+    return _ROUNDING[name](self)
+
+
+def round_decimals(self: np.ndarray, decimals: int) -> np.ndarray:
+    """Round half to even at `decimals` digits (negative: left of the point), as
+    PyTorch: nearbyint(x * 10**d) / 10**d, or nearbyint(x / 10**-d) * 10**-d."""
+    if self.dtype.kind != "f":
+        raise _not_implemented_for("round_cpu", self)
+    if decimals >= 0:
+        scale = self.dtype.type(10.0**decimals)
+        return np.rint(self * scale) / scale
+    scale = self.dtype.type(10.0 ** (-decimals))
+    return np.rint(self / scale) * scale
+
+
+def angle(self: np.ndarray) -> np.ndarray:
+    """The argument of complex input; for real input pi where x < 0, NaN where x is
+    NaN, else 0 (so -0.0 gives 0, unlike numpy's arctan2)."""
+    if self.dtype.kind == "c":
+        return np.angle(self)
+    x = int_to_float(self)
+    return np.where(x < 0, x.dtype.type(np.pi), np.where(np.isnan(x), x, 0)).astype(x.dtype)
+
+
+def _storage_offset(self: np.ndarray) -> int:
+    """Where `self` starts in the memory of the array that owns it, in bytes."""
+    root = self
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return self.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+
+
+def view_as_real(self: np.ndarray) -> np.ndarray:
+    """A real view of a complex array with a last dimension of size 2: [real, imag]."""
+    if self.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    return self[..., None].view(self.real.dtype)
+
+
+def view_as_complex(self: np.ndarray) -> np.ndarray:
+    """A complex view of a float array whose last dimension is [real, imag], with
+    PyTorch's checks (strides and offset in whole complex elements)."""
+    if self.dtype.kind != "f":
+        name = _SCALAR_TYPE_NAMES.get(self.dtype.name, self.dtype.name)
+        raise RuntimeError(
+            "view_as_complex is only supported for half, float and double tensors, but "
+            f"got a tensor of scalar type: {name}"
+        )
+    if self.ndim == 0:
+        raise RuntimeError("Input tensor must have one or more dimensions")
+    if self.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    complex_type = np.complex128 if self.dtype == np.float64 else np.complex64
+    if self.size == 0:
+        # numpy gives an empty array arbitrary strides; there is no element to share.
+        return np.empty(self.shape[:-1], complex_type)
+    item = self.itemsize
+    if self.strides[-1] != item:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(stride % (2 * item) for stride in self.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if _storage_offset(self) % (2 * item):
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    return self.view(complex_type)[..., 0]
 
 
 # ---- batch B: binary, comparison and logical ----

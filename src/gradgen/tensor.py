@@ -458,6 +458,9 @@ class Tensor:
     def __neg__(self) -> Tensor:
         return self.neg()  # type: ignore[attr-defined,no-any-return]
 
+    def __abs__(self) -> Tensor:
+        return self.abs()  # type: ignore[attr-defined,no-any-return]
+
     def __pos__(self) -> Tensor:
         return self
 
