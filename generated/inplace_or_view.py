@@ -177,6 +177,39 @@ def unbind_int(ks: int, self: Tensor, dim: int) -> Tensor:
     return [as_view(self, output) for output in result]
 
 
+def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.div__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def div__Tensor_mode(
+    ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
+) -> Tensor:
+    """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
+    result = redispatch(
+        operators.div__Tensor_mode,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        other,
+        rounding_mode,
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Tensor:
+    """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, min, max
+    )
+    increment_version(self)
+    return result
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
@@ -195,3 +228,6 @@ operators.slice_Tensor.register(DispatchKey.ADInplaceOrView, slice_Tensor)
 operators.split_Tensor.register(DispatchKey.ADInplaceOrView, split_Tensor)
 operators.split_with_sizes.register(DispatchKey.ADInplaceOrView, split_with_sizes)
 operators.unbind_int.register(DispatchKey.ADInplaceOrView, unbind_int)
+operators.div__Tensor.register(DispatchKey.ADInplaceOrView, div__Tensor)
+operators.div__Tensor_mode.register(DispatchKey.ADInplaceOrView, div__Tensor_mode)
+operators.clamp_.register(DispatchKey.ADInplaceOrView, clamp_)
