@@ -20,7 +20,12 @@ from gradgen.graph import (
 from gradgen.helpers import (
     _to_copy_backward,
     angle_backward,
+    atan2_backward,
     cat_tensors_backward,
+    clamp_backward,
+    clamp_backward_min_max,
+    div_tensor_other_backward,
+    div_tensor_self_backward,
     gelu_double_backward,
     handle_r_to_c,
     infinitely_differentiable_silu_backward,
@@ -57,13 +62,24 @@ from .ops import (
     angle,
     asin,
     atan,
+    atan2,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
     cat,
     ceil,
     chunk,
+    clamp,
+    clamp_,
+    clamp_max,
+    clamp_min,
     clone,
     conj,
     cos,
     cosh,
+    div,
+    eq,
     erf,
     exp,
     exp2,
@@ -71,17 +87,36 @@ from .ops import (
     expm1,
     flatten,
     floor,
+    floor_divide,
+    fmax,
+    fmin,
+    fmod,
+    ge,
     gelu,
     gelu_backward,
+    gt,
+    hypot,
     imag,
+    isfinite,
+    isinf,
+    isnan,
+    le,
     log,
     log10,
     log1p,
     log2,
     log_,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    maximum,
     mean,
+    minimum,
     mul,
     narrow,
+    ne,
     neg,
     neg_,
     permute,
@@ -90,9 +125,11 @@ from .ops import (
     reciprocal,
     relu,
     relu_,
+    remainder,
     reshape,
     round,
     rsqrt,
+    rsub,
     select,
     select_backward,
     sgn,
@@ -122,11 +159,13 @@ from .ops import (
     tanh_backward,
     threshold_backward,
     transpose,
+    true_divide,
     trunc,
     unbind,
     unsqueeze,
     view_as_complex,
     view_as_real,
+    where,
 )
 
 
@@ -3249,6 +3288,1299 @@ def gelu_backward_backward0_apply(
     return grad_inputs
 
 
+class AddBackward1(Node):
+    """Backward of ``add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``.
+
+    self: handle_r_to_c(self.scalar_type(), grad)
+    """
+
+    __slots__ = ("self_scalar_type",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return add_backward1_apply(
+            grads,
+            needs_input_grad,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+
+def add_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of AddBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SubBackward1(Node):
+    """Backward of ``sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``.
+
+    self: handle_r_to_c(self.scalar_type(), grad)
+    """
+
+    __slots__ = ("self_scalar_type",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return sub_backward1_apply(
+            grads,
+            needs_input_grad,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+
+def sub_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of SubBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MulBackward1(Node):
+    """Backward of ``mul.Scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: handle_r_to_c(self.scalar_type(), grad * other.conj())
+    """
+
+    __slots__ = (
+        "other",
+        "self_scalar_type",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return mul_backward1_apply(
+            grads,
+            needs_input_grad,
+            other=self.other,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    @property
+    def _saved_other(self) -> Number:
+        return self.other
+
+
+def mul_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of MulBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad * scalar_conj(other))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class DivBackward0(Node):
+    """Backward of ``div.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: div_tensor_other_backward(grad, self, other)
+    self: div_tensor_self_backward(grad, other, self.scalar_type())
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+        "self_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return div_backward0_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def div_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            div_tensor_other_backward(grad, self, other) if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            div_tensor_self_backward(grad, other, self_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class DivBackward1(Node):
+    """Backward of ``div.Scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: div_tensor_self_backward(grad, other, self.scalar_type())
+    """
+
+    __slots__ = (
+        "other",
+        "self_scalar_type",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return div_backward1_apply(
+            grads,
+            needs_input_grad,
+            other=self.other,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    @property
+    def _saved_other(self) -> Number:
+        return self.other
+
+
+def div_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            div_tensor_self_backward(grad, other, self_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class DivBackward2(Node):
+    """Backward of ``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``.
+
+    other: div_tensor_other_backward(grad, self, other, rounding_mode)
+    self: div_tensor_self_backward(grad, other, self.scalar_type(), rounding_mode)
+    """
+
+    __slots__ = (
+        "other_",
+        "rounding_mode",
+        "self_",
+        "self_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return div_backward2_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            rounding_mode=self.rounding_mode,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_rounding_mode(self) -> str | None:
+        return self.rounding_mode
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def div_backward2_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    rounding_mode: str | None,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            div_tensor_other_backward(grad, self, other, rounding_mode)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            div_tensor_self_backward(grad, other, self_scalar_type, rounding_mode)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class RsubBackward0(Node):
+    """Backward of ``rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
+
+    other: handle_r_to_c(other.scalar_type(), grad)
+    self: handle_r_to_c(self.scalar_type(), maybe_multiply(-grad, alpha.conj()))
+    """
+
+    __slots__ = (
+        "alpha",
+        "other_scalar_type",
+        "self_scalar_type",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return rsub_backward0_apply(
+            grads,
+            needs_input_grad,
+            alpha=self.alpha,
+            other_scalar_type=self.other_scalar_type,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+
+def rsub_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of RsubBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            handle_r_to_c(other_scalar_type, grad) if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, maybe_multiply(-grad, scalar_conj(alpha)))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class RsubBackward1(Node):
+    """Backward of ``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``.
+
+    self: handle_r_to_c(self.scalar_type(), maybe_multiply(-grad, alpha.conj()))
+    """
+
+    __slots__ = (
+        "alpha",
+        "self_scalar_type",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return rsub_backward1_apply(
+            grads,
+            needs_input_grad,
+            alpha=self.alpha,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+
+def rsub_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of RsubBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, maybe_multiply(-grad, scalar_conj(alpha)))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MaximumBackward0(Node):
+    """Backward of ``maximum(Tensor self, Tensor other) -> Tensor``.
+
+    other: where(self > other, 0, where(self == other, grad / 2, grad))
+    self: where(self < other, 0, where(self == other, grad / 2, grad))
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return maximum_backward0_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def maximum_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaximumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            where(self > other, 0, where(self == other, grad / 2, grad))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            where(self < other, 0, where(self == other, grad / 2, grad))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MinimumBackward0(Node):
+    """Backward of ``minimum(Tensor self, Tensor other) -> Tensor``.
+
+    other: where(self < other, 0, where(self == other, grad / 2, grad))
+    self: where(self > other, 0, where(self == other, grad / 2, grad))
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return minimum_backward0_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def minimum_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of MinimumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            where(self < other, 0, where(self == other, grad / 2, grad))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            where(self > other, 0, where(self == other, grad / 2, grad))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FmaxBackward0(Node):
+    """Backward of ``fmax(Tensor self, Tensor other) -> Tensor``.
+
+    other: where((self >= other).logical_or(other.isnan()), 0, grad)
+    self: where((self >= other).logical_or(other.isnan()).logical_not(), 0, grad)
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return fmax_backward0_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def fmax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of FmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            where((self >= other).logical_or(other.isnan()), 0, grad)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            where((self >= other).logical_or(other.isnan()).logical_not(), 0, grad)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FminBackward0(Node):
+    """Backward of ``fmin(Tensor self, Tensor other) -> Tensor``.
+
+    other: where((self <= other).logical_or(other.isnan()), 0, grad)
+    self: where((self <= other).logical_or(other.isnan()).logical_not(), 0, grad)
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return fmin_backward0_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def fmin_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of FminBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            where((self <= other).logical_or(other.isnan()), 0, grad)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            where((self <= other).logical_or(other.isnan()).logical_not(), 0, grad)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class Atan2Backward0(Node):
+    """Backward of ``atan2(Tensor self, Tensor other) -> Tensor``.
+
+    self, other: atan2_backward(grad, self, other, grad_input_mask)
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return atan2_backward0_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def atan2_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of Atan2Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, other
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = atan2_backward(grad, self, other, grad_input_mask)
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class HypotBackward0(Node):
+    """Backward of ``hypot(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * other / result
+    self: grad * self / result
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return hypot_backward0_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def hypot_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of HypotBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = grad * other / result if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * self / result if any_grad_defined else None
+    return grad_inputs
+
+
+class WhereBackward0(Node):
+    """Backward of ``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor``.
+
+    other: where(condition, 0, grad)
+    self: where(condition, grad, 0)
+    """
+
+    __slots__ = ("condition_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.condition_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return where_backward0_apply(
+            grads,
+            needs_input_grad,
+            condition=unpack_saved(self.condition_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.condition_ is not None:
+            self.condition_.reset_data()
+
+    @property
+    def _saved_condition(self) -> Tensor | None:
+        return unpack_saved(self.condition_, self)
+
+
+def where_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    condition: Tensor | None,
+) -> list[Any]:
+    """The formulas of WhereBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = where(condition, 0, grad) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = where(condition, grad, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+class ClampBackward0(Node):
+    """Backward of ``clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``.
+
+    min, max: clamp_backward_min_max(grad, self, min, max, grad_input_mask)
+    self: clamp_backward(grad, self, min, max)
+    """
+
+    __slots__ = (
+        "max_",
+        "min_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_: SavedVariable | SavedVariableList | None = None
+        self.min_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        return clamp_backward0_apply(
+            grads,
+            needs_input_grad,
+            max=unpack_saved(self.max_, self),
+            min=unpack_saved(self.min_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.max_ is not None:
+            self.max_.reset_data()
+        if self.min_ is not None:
+            self.min_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_max(self) -> Tensor | None:
+        return unpack_saved(self.max_, self)
+
+    @property
+    def _saved_min(self) -> Tensor | None:
+        return unpack_saved(self.min_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def clamp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max: Tensor | None,
+    min: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ClampBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1] or needs_input_grad[2]:  # min, max
+        grad_input_mask = (
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = clamp_backward_min_max(grad, self, min, max, grad_input_mask)
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[0]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[1]
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            clamp_backward(grad, self, min, max) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ClampBackward1(Node):
+    """Backward of ``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``.
+
+    self: clamp_backward(grad, self, min, max)
+    """
+
+    __slots__ = (
+        "max",
+        "min",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return clamp_backward1_apply(
+            grads,
+            needs_input_grad,
+            max=self.max,
+            min=self.min,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_max(self) -> Number | None:
+        return self.max
+
+    @property
+    def _saved_min(self) -> Number | None:
+        return self.min
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def clamp_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max: Number | None,
+    min: Number | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ClampBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            clamp_backward(grad, self, min, max) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ClampMinBackward0(Node):
+    """Backward of ``clamp_min(Tensor self, Scalar min) -> Tensor``.
+
+    self: where(self >= min, grad, 0.)
+    """
+
+    __slots__ = (
+        "min",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return clamp_min_backward0_apply(
+            grads,
+            needs_input_grad,
+            min=self.min,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_min(self) -> Number:
+        return self.min
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def clamp_min_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    min: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ClampMinBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = where(self >= min, grad, 0.0) if any_grad_defined else None
+    return grad_inputs
+
+
+class ClampMaxBackward0(Node):
+    """Backward of ``clamp_max(Tensor self, Scalar max) -> Tensor``.
+
+    self: where(self <= max, grad, 0.)
+    """
+
+    __slots__ = (
+        "max",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return clamp_max_backward0_apply(
+            grads,
+            needs_input_grad,
+            max=self.max,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_max(self) -> Number:
+        return self.max
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def clamp_max_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ClampMaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = where(self <= max, grad, 0.0) if any_grad_defined else None
+    return grad_inputs
+
+
+class FmodBackward0(Node):
+    """Backward of ``fmod.Scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return fmod_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def fmod_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FmodBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class FmodBackward1(Node):
+    """Backward of ``fmod.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: -grad * self.div(other, rounding_mode="trunc")
+    self: grad
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return fmod_backward1_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def fmod_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of FmodBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            -grad * self.div(other, rounding_mode="trunc") if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class RemainderBackward0(Node):
+    """Backward of ``remainder.Scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return remainder_backward0_apply(
+            grads,
+            needs_input_grad,
+        )
+
+
+def remainder_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of RemainderBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class RemainderBackward1(Node):
+    """Backward of ``remainder.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: -grad * self.div(other, rounding_mode="floor")
+    self: grad
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return remainder_backward1_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def remainder_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of RemainderBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            -grad * self.div(other, rounding_mode="floor") if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
 def add_Tensor_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -3802,3 +5134,229 @@ def tanh__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 def relu__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return threshold_backward(self_t.conj(), result, 0).conj()
+
+
+def add_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, alpha: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.clone()``."""
+    return self_t.clone()
+
+
+def sub_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, alpha: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return handle_r_to_c(self_p.dtype, self_t.conj()).conj()
+
+
+def mul_Scalar_jvp(self_p: Tensor, self_t: Tensor, other: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: self_t * other``."""
+    return self_t * other
+
+
+def div_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t - other_t * result) / other_p``."""
+    return (self_t - other_t * result) / other_p
+
+
+def div_Scalar_jvp(self_p: Tensor, self_t: Tensor, other: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: self_t / other``."""
+    return self_t / other
+
+
+def div_Tensor_mode_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    rounding_mode: str | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: zeros_like(result) if rounding_mode is not None else self_t / other_p - other_t * (self_p / other_p) / other_p``."""
+    return (
+        zeros_like(result)
+        if rounding_mode is not None
+        else self_t / other_p - other_t * (self_p / other_p) / other_p
+    )
+
+
+def div__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t - other_t * result) / other_p``."""
+    return (self_t - other_t * result) / other_p
+
+
+def div__Tensor_mode_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    rounding_mode: str | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: zeros_like(result) if rounding_mode is not None else self_t / other_p - other_t * (self_p / other_p) / other_p``."""
+    return (
+        zeros_like(result)
+        if rounding_mode is not None
+        else self_t / other_p - other_t * (self_p / other_p) / other_p
+    )
+
+
+def rsub_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: -maybe_multiply(self_t, alpha) + other_t``."""
+    return -maybe_multiply(self_t, alpha) + other_t
+
+
+def rsub_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, alpha: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return handle_r_to_c(
+        self_p.dtype, maybe_multiply(-self_t.conj(), scalar_conj(alpha))
+    ).conj()
+
+
+def maximum_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: other_t + where(self_p == other_p, 0.5, _to_copy(self_p > other_p, dtype=result.scalar_type())) * (self_t - other_t)``."""
+    return other_t + where(
+        self_p == other_p, 0.5, _to_copy(self_p > other_p, dtype=result.dtype)
+    ) * (self_t - other_t)
+
+
+def minimum_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: other_t + where(self_p == other_p, 0.5, _to_copy(self_p < other_p, dtype=result.scalar_type())) * (self_t - other_t)``."""
+    return other_t + where(
+        self_p == other_p, 0.5, _to_copy(self_p < other_p, dtype=result.dtype)
+    ) * (self_t - other_t)
+
+
+def fmax_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: other_t + (self_p > other_p).logical_or(other_p.isnan()) * (self_t - other_t)``."""
+    return other_t + (self_p > other_p).logical_or(other_p.isnan()) * (self_t - other_t)
+
+
+def fmin_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: other_t + (self_p <= other_p).logical_or(other_p.isnan()) * (self_t - other_t)``."""
+    return other_t + (self_p <= other_p).logical_or(other_p.isnan()) * (
+        self_t - other_t
+    )
+
+
+def atan2_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))``."""
+    return (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+
+
+def hypot_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t * self_p / result + other_t * other_p / result``."""
+    return self_t * self_p / result + other_t * other_p / result
+
+
+def where_self_jvp(
+    condition: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: where(condition_p, self_t, other_t)``."""
+    return where(condition_p, self_t, other_t)
+
+
+def clamp_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    min_p: Tensor,
+    min_t: Tensor,
+    max_p: Tensor,
+    max_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: (where(min_p > max_p, max_t, where(self_p < min_p, min_t, where(self_p > max_p, max_t, self_t))) if min_p is not None and max_p is not None else where(self_p > min_p, self_t, min_t) if min_p is not None else where(self_p < max_p, self_t, max_t) if max_p is not None else self_t)``."""
+    return (
+        where(
+            min_p > max_p,
+            max_t,
+            where(self_p < min_p, min_t, where(self_p > max_p, max_t, self_t)),
+        )
+        if min_p is not None and max_p is not None
+        else (
+            where(self_p > min_p, self_t, min_t)
+            if min_p is not None
+            else where(self_p < max_p, self_t, max_t) if max_p is not None else self_t
+        )
+    )
+
+
+def clamp_jvp(
+    self_p: Tensor, self_t: Tensor, min: Number | None, max: Number | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return clamp_backward(self_t.conj(), self_p, min, max).conj()
+
+
+def clamp__jvp(
+    self_p: Tensor, self_t: Tensor, min: Number | None, max: Number | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return clamp_backward(self_t.conj(), self_p, min, max).conj()
+
+
+def clamp_min_jvp(self_p: Tensor, self_t: Tensor, min: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return where(self_p >= min, self_t.conj(), 0.0).conj()
+
+
+def clamp_max_jvp(self_p: Tensor, self_t: Tensor, max: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return where(self_p <= max, self_t.conj(), 0.0).conj()
+
+
+def fmod_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, rounding_mode="trunc")``."""
+    return self_t - other_t * self_p.div(other_p, rounding_mode="trunc")
+
+
+def fmod_Scalar_jvp(self_p: Tensor, self_t: Tensor, other: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().conj()
+
+
+def remainder_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, rounding_mode="floor")``."""
+    return self_t - other_t * self_p.div(other_p, rounding_mode="floor")
+
+
+def remainder_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().conj()

@@ -249,6 +249,39 @@ def relu_(ks: int, self: Tensor) -> Tensor:
     return result
 
 
+def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.div__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def div__Tensor_mode(
+    ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
+) -> Tensor:
+    """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
+    result = redispatch(
+        operators.div__Tensor_mode,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        other,
+        rounding_mode,
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Tensor:
+    """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, min, max
+    )
+    increment_version(self)
+    return result
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
@@ -277,3 +310,6 @@ operators.abs_.register(DispatchKey.ADInplaceOrView, abs_)
 operators.sigmoid_.register(DispatchKey.ADInplaceOrView, sigmoid_)
 operators.tanh_.register(DispatchKey.ADInplaceOrView, tanh_)
 operators.relu_.register(DispatchKey.ADInplaceOrView, relu_)
+operators.div__Tensor.register(DispatchKey.ADInplaceOrView, div__Tensor)
+operators.div__Tensor_mode.register(DispatchKey.ADInplaceOrView, div__Tensor_mode)
+operators.clamp_.register(DispatchKey.ADInplaceOrView, clamp_)

@@ -18,15 +18,28 @@ from gradgen.numpy_kernels import (
     absolute,
     absolute_,
     angle,
+    atan2_floating,
+    bitwise,
+    clamp_scalars,
+    clamp_tensors,
+    compare,
+    div_floor,
+    div_mode,
+    div_true,
     erf,
     expand,
+    extremum,
     gelu,
     gelu_backward,
+    hypot_floating,
     int_to_float,
+    logical,
+    modulo,
     permute,
     reduce_mean,
     reduce_sum,
     relu,
+    reverse_subtract,
     round_decimals,
     rounding,
     select,
@@ -53,6 +66,7 @@ from gradgen.numpy_kernels import (
     view,
     view_as_complex,
     view_as_real,
+    where_select,
 )
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
@@ -668,6 +682,445 @@ def numpy_relu_(ks: int, self: Tensor) -> Any:
     return copy_into(self_tensor, relu(self))
 
 
+def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
+    """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(
+            self + other if alpha == 1 else self + alpha * other, common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
+    """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(
+            self - other if alpha == 1 else self - alpha * other, common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(self * other, common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(div_true(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """div.Scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(div_true(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_div_Tensor_mode(
+    ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
+) -> Any:
+    """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(div_mode(self, other, rounding_mode), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, div_true(self, other))
+
+
+def numpy_div__Tensor_mode(
+    ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
+) -> Any:
+    """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, div_mode(self, other, rounding_mode))
+
+
+def numpy_floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
+    """floor_divide(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(div_floor(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(div_floor(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_rsub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(reverse_subtract(self, other, alpha))
+
+
+def numpy_rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
+    """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    return wrap_result(reverse_subtract(self, other, alpha))
+
+
+def numpy_maximum(ks: int, self: Tensor, other: Tensor) -> Any:
+    """maximum(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(extremum("maximum", np.maximum, self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_minimum(ks: int, self: Tensor, other: Tensor) -> Any:
+    """minimum(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(extremum("minimum", np.minimum, self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_fmax(ks: int, self: Tensor, other: Tensor) -> Any:
+    """fmax(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(extremum("fmax", np.fmax, self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
+    """fmin(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(extremum("fmin", np.fmin, self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
+    """atan2(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(atan2_floating(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_hypot(ks: int, self: Tensor, other: Tensor) -> Any:
+    """hypot(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(hypot_floating(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
+    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    condition = condition._data
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(where_select(condition, self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_clamp_Tensor(
+    ks: int, self: Tensor, min: Tensor | None, max: Tensor | None
+) -> Any:
+    """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"""
+    self = self._data
+    min = None if min is None else min._data
+    max = None if max is None else max._data
+    return wrap_result(clamp_tensors(self, min, max))
+
+
+def numpy_clamp(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any:
+    """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    self = self._data
+    return wrap_result(clamp_scalars(self, min, max))
+
+
+def numpy_clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any:
+    """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, clamp_scalars(self, min, max))
+
+
+def numpy_clamp_min(ks: int, self: Tensor, min: Number) -> Any:
+    """clamp_min(Tensor self, Scalar min) -> Tensor"""
+    self = self._data
+    return wrap_result(clamp_scalars(self, min, None))
+
+
+def numpy_clamp_max(ks: int, self: Tensor, max: Number) -> Any:
+    """clamp_max(Tensor self, Scalar max) -> Tensor"""
+    self = self._data
+    return wrap_result(clamp_scalars(self, None, max))
+
+
+def numpy_fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(modulo("fmod", np.fmod, self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(modulo("fmod", np.fmod, self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(modulo("remainder", np.remainder, self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(modulo("remainder", np.remainder, self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_eq_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(compare("eq", np.equal, self, other))
+
+
+def numpy_eq_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """eq.Scalar(Tensor self, Scalar other) -> Tensor"""
+    self = self._data
+    return wrap_result(compare("eq", np.equal, self, other))
+
+
+def numpy_ne_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(compare("ne", np.not_equal, self, other))
+
+
+def numpy_ne_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """ne.Scalar(Tensor self, Scalar other) -> Tensor"""
+    self = self._data
+    return wrap_result(compare("ne", np.not_equal, self, other))
+
+
+def numpy_lt_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """lt.Tensor(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(compare("lt", np.less, self, other))
+
+
+def numpy_lt_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """lt.Scalar(Tensor self, Scalar other) -> Tensor"""
+    self = self._data
+    return wrap_result(compare("lt", np.less, self, other))
+
+
+def numpy_le_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """le.Tensor(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(compare("le", np.less_equal, self, other))
+
+
+def numpy_le_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """le.Scalar(Tensor self, Scalar other) -> Tensor"""
+    self = self._data
+    return wrap_result(compare("le", np.less_equal, self, other))
+
+
+def numpy_gt_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """gt.Tensor(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(compare("gt", np.greater, self, other))
+
+
+def numpy_gt_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """gt.Scalar(Tensor self, Scalar other) -> Tensor"""
+    self = self._data
+    return wrap_result(compare("gt", np.greater, self, other))
+
+
+def numpy_ge_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ge.Tensor(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(compare("ge", np.greater_equal, self, other))
+
+
+def numpy_ge_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """ge.Scalar(Tensor self, Scalar other) -> Tensor"""
+    self = self._data
+    return wrap_result(compare("ge", np.greater_equal, self, other))
+
+
+def numpy_logical_and(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logical_and(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(logical(np.logical_and, self, other))
+
+
+def numpy_logical_or(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logical_or(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(logical(np.logical_or, self, other))
+
+
+def numpy_logical_xor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logical_xor(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(logical(np.logical_xor, self, other))
+
+
+def numpy_logical_not(ks: int, self: Tensor) -> Any:
+    """logical_not(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.logical_not(self))
+
+
+def numpy_bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            bitwise("bitwise_and", np.bitwise_and, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            bitwise("bitwise_or", np.bitwise_or, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            bitwise("bitwise_xor", np.bitwise_xor, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_bitwise_not(ks: int, self: Tensor) -> Any:
+    """bitwise_not(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(bitwise("bitwise_not", np.invert, self))
+
+
+def numpy_isnan(ks: int, self: Tensor) -> Any:
+    """isnan(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.isnan(self))
+
+
+def numpy_isinf(ks: int, self: Tensor) -> Any:
+    """isinf(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.isinf(self))
+
+
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -750,3 +1203,53 @@ operators.abs_.register(DispatchKey.NumPy, numpy_abs_)
 operators.sigmoid_.register(DispatchKey.NumPy, numpy_sigmoid_)
 operators.tanh_.register(DispatchKey.NumPy, numpy_tanh_)
 operators.relu_.register(DispatchKey.NumPy, numpy_relu_)
+operators.add_Scalar.register(DispatchKey.NumPy, numpy_add_Scalar)
+operators.sub_Scalar.register(DispatchKey.NumPy, numpy_sub_Scalar)
+operators.mul_Scalar.register(DispatchKey.NumPy, numpy_mul_Scalar)
+operators.div_Tensor.register(DispatchKey.NumPy, numpy_div_Tensor)
+operators.div_Scalar.register(DispatchKey.NumPy, numpy_div_Scalar)
+operators.div_Tensor_mode.register(DispatchKey.NumPy, numpy_div_Tensor_mode)
+operators.div__Tensor.register(DispatchKey.NumPy, numpy_div__Tensor)
+operators.div__Tensor_mode.register(DispatchKey.NumPy, numpy_div__Tensor_mode)
+operators.floor_divide.register(DispatchKey.NumPy, numpy_floor_divide)
+operators.floor_divide_Scalar.register(DispatchKey.NumPy, numpy_floor_divide_Scalar)
+operators.rsub_Tensor.register(DispatchKey.NumPy, numpy_rsub_Tensor)
+operators.rsub_Scalar.register(DispatchKey.NumPy, numpy_rsub_Scalar)
+operators.maximum.register(DispatchKey.NumPy, numpy_maximum)
+operators.minimum.register(DispatchKey.NumPy, numpy_minimum)
+operators.fmax.register(DispatchKey.NumPy, numpy_fmax)
+operators.fmin.register(DispatchKey.NumPy, numpy_fmin)
+operators.atan2.register(DispatchKey.NumPy, numpy_atan2)
+operators.hypot.register(DispatchKey.NumPy, numpy_hypot)
+operators.where_self.register(DispatchKey.NumPy, numpy_where_self)
+operators.clamp_Tensor.register(DispatchKey.NumPy, numpy_clamp_Tensor)
+operators.clamp.register(DispatchKey.NumPy, numpy_clamp)
+operators.clamp_.register(DispatchKey.NumPy, numpy_clamp_)
+operators.clamp_min.register(DispatchKey.NumPy, numpy_clamp_min)
+operators.clamp_max.register(DispatchKey.NumPy, numpy_clamp_max)
+operators.fmod_Tensor.register(DispatchKey.NumPy, numpy_fmod_Tensor)
+operators.fmod_Scalar.register(DispatchKey.NumPy, numpy_fmod_Scalar)
+operators.remainder_Tensor.register(DispatchKey.NumPy, numpy_remainder_Tensor)
+operators.remainder_Scalar.register(DispatchKey.NumPy, numpy_remainder_Scalar)
+operators.eq_Tensor.register(DispatchKey.NumPy, numpy_eq_Tensor)
+operators.eq_Scalar.register(DispatchKey.NumPy, numpy_eq_Scalar)
+operators.ne_Tensor.register(DispatchKey.NumPy, numpy_ne_Tensor)
+operators.ne_Scalar.register(DispatchKey.NumPy, numpy_ne_Scalar)
+operators.lt_Tensor.register(DispatchKey.NumPy, numpy_lt_Tensor)
+operators.lt_Scalar.register(DispatchKey.NumPy, numpy_lt_Scalar)
+operators.le_Tensor.register(DispatchKey.NumPy, numpy_le_Tensor)
+operators.le_Scalar.register(DispatchKey.NumPy, numpy_le_Scalar)
+operators.gt_Tensor.register(DispatchKey.NumPy, numpy_gt_Tensor)
+operators.gt_Scalar.register(DispatchKey.NumPy, numpy_gt_Scalar)
+operators.ge_Tensor.register(DispatchKey.NumPy, numpy_ge_Tensor)
+operators.ge_Scalar.register(DispatchKey.NumPy, numpy_ge_Scalar)
+operators.logical_and.register(DispatchKey.NumPy, numpy_logical_and)
+operators.logical_or.register(DispatchKey.NumPy, numpy_logical_or)
+operators.logical_xor.register(DispatchKey.NumPy, numpy_logical_xor)
+operators.logical_not.register(DispatchKey.NumPy, numpy_logical_not)
+operators.bitwise_and_Tensor.register(DispatchKey.NumPy, numpy_bitwise_and_Tensor)
+operators.bitwise_or_Tensor.register(DispatchKey.NumPy, numpy_bitwise_or_Tensor)
+operators.bitwise_xor_Tensor.register(DispatchKey.NumPy, numpy_bitwise_xor_Tensor)
+operators.bitwise_not.register(DispatchKey.NumPy, numpy_bitwise_not)
+operators.isnan.register(DispatchKey.NumPy, numpy_isnan)
+operators.isinf.register(DispatchKey.NumPy, numpy_isinf)

@@ -162,3 +162,133 @@ abs_ = OperatorHandle("abs_", "abs_(Tensor(a!) self) -> Tensor(a!)")
 sigmoid_ = OperatorHandle("sigmoid_", "sigmoid_(Tensor(a!) self) -> Tensor(a!)")
 tanh_ = OperatorHandle("tanh_", "tanh_(Tensor(a!) self) -> Tensor(a!)")
 relu_ = OperatorHandle("relu_", "relu_(Tensor(a!) self) -> Tensor(a!)")
+add_Scalar = OperatorHandle(
+    "add.Scalar", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"
+)
+sub_Scalar = OperatorHandle(
+    "sub.Scalar", "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"
+)
+mul_Scalar = OperatorHandle(
+    "mul.Scalar", "mul.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+div_Tensor = OperatorHandle(
+    "div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+div_Scalar = OperatorHandle(
+    "div.Scalar", "div.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+div_Tensor_mode = OperatorHandle(
+    "div.Tensor_mode",
+    "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+)
+div__Tensor = OperatorHandle(
+    "div_.Tensor", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+div__Tensor_mode = OperatorHandle(
+    "div_.Tensor_mode",
+    "div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)",
+)
+floor_divide = OperatorHandle(
+    "floor_divide", "floor_divide(Tensor self, Tensor other) -> Tensor"
+)
+floor_divide_Scalar = OperatorHandle(
+    "floor_divide.Scalar", "floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+rsub_Tensor = OperatorHandle(
+    "rsub.Tensor", "rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+)
+rsub_Scalar = OperatorHandle(
+    "rsub.Scalar", "rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"
+)
+maximum = OperatorHandle("maximum", "maximum(Tensor self, Tensor other) -> Tensor")
+minimum = OperatorHandle("minimum", "minimum(Tensor self, Tensor other) -> Tensor")
+fmax = OperatorHandle("fmax", "fmax(Tensor self, Tensor other) -> Tensor")
+fmin = OperatorHandle("fmin", "fmin(Tensor self, Tensor other) -> Tensor")
+atan2 = OperatorHandle("atan2", "atan2(Tensor self, Tensor other) -> Tensor")
+hypot = OperatorHandle("hypot", "hypot(Tensor self, Tensor other) -> Tensor")
+where_self = OperatorHandle(
+    "where.self", "where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"
+)
+clamp_Tensor = OperatorHandle(
+    "clamp.Tensor",
+    "clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor",
+)
+clamp = OperatorHandle(
+    "clamp", "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"
+)
+clamp_ = OperatorHandle(
+    "clamp_",
+    "clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)",
+)
+clamp_min = OperatorHandle("clamp_min", "clamp_min(Tensor self, Scalar min) -> Tensor")
+clamp_max = OperatorHandle("clamp_max", "clamp_max(Tensor self, Scalar max) -> Tensor")
+fmod_Tensor = OperatorHandle(
+    "fmod.Tensor", "fmod.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+fmod_Scalar = OperatorHandle(
+    "fmod.Scalar", "fmod.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+remainder_Tensor = OperatorHandle(
+    "remainder.Tensor", "remainder.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+remainder_Scalar = OperatorHandle(
+    "remainder.Scalar", "remainder.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+eq_Tensor = OperatorHandle(
+    "eq.Tensor", "eq.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+eq_Scalar = OperatorHandle(
+    "eq.Scalar", "eq.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+ne_Tensor = OperatorHandle(
+    "ne.Tensor", "ne.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+ne_Scalar = OperatorHandle(
+    "ne.Scalar", "ne.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+lt_Tensor = OperatorHandle(
+    "lt.Tensor", "lt.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+lt_Scalar = OperatorHandle(
+    "lt.Scalar", "lt.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+le_Tensor = OperatorHandle(
+    "le.Tensor", "le.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+le_Scalar = OperatorHandle(
+    "le.Scalar", "le.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+gt_Tensor = OperatorHandle(
+    "gt.Tensor", "gt.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+gt_Scalar = OperatorHandle(
+    "gt.Scalar", "gt.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+ge_Tensor = OperatorHandle(
+    "ge.Tensor", "ge.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+ge_Scalar = OperatorHandle(
+    "ge.Scalar", "ge.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+logical_and = OperatorHandle(
+    "logical_and", "logical_and(Tensor self, Tensor other) -> Tensor"
+)
+logical_or = OperatorHandle(
+    "logical_or", "logical_or(Tensor self, Tensor other) -> Tensor"
+)
+logical_xor = OperatorHandle(
+    "logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor"
+)
+logical_not = OperatorHandle("logical_not", "logical_not(Tensor self) -> Tensor")
+bitwise_and_Tensor = OperatorHandle(
+    "bitwise_and.Tensor", "bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+bitwise_or_Tensor = OperatorHandle(
+    "bitwise_or.Tensor", "bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+bitwise_xor_Tensor = OperatorHandle(
+    "bitwise_xor.Tensor", "bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+bitwise_not = OperatorHandle("bitwise_not", "bitwise_not(Tensor self) -> Tensor")
+isnan = OperatorHandle("isnan", "isnan(Tensor self) -> Tensor")
+isinf = OperatorHandle("isinf", "isinf(Tensor self) -> Tensor")

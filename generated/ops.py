@@ -96,11 +96,45 @@ __all__ = [
     "sigmoid_",
     "tanh_",
     "relu_",
+    "true_divide",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "atan2",
+    "hypot",
+    "clamp_",
+    "clamp_min",
+    "clamp_max",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "isnan",
+    "isinf",
+    "isfinite",
     "squeeze",
     "split",
     "sum",
     "mean",
     "round",
+    "div",
+    "floor_divide",
+    "rsub",
+    "where",
+    "clamp",
+    "fmod",
+    "remainder",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
 ]
 
 
@@ -598,6 +632,147 @@ def relu_(input: Tensor) -> Tensor:
     return operators.relu_.call(input)
 
 
+def true_divide(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "true_divide", "input", 1, False)
+    other = tensor_argument(other, "true_divide", "other", 2, True)
+    return composites.true_divide(input, other)
+
+
+def maximum(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``maximum(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "maximum", "input", 1, False)
+    other = tensor_argument(other, "maximum", "other", 2, True)
+    return operators.maximum.call(input, other)
+
+
+def minimum(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``minimum(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "minimum", "input", 1, False)
+    other = tensor_argument(other, "minimum", "other", 2, True)
+    return operators.minimum.call(input, other)
+
+
+def fmax(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``fmax(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "fmax", "input", 1, False)
+    other = tensor_argument(other, "fmax", "other", 2, True)
+    return operators.fmax.call(input, other)
+
+
+def fmin(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``fmin(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "fmin", "input", 1, False)
+    other = tensor_argument(other, "fmin", "other", 2, True)
+    return operators.fmin.call(input, other)
+
+
+def atan2(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``atan2(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "atan2", "input", 1, False)
+    other = tensor_argument(other, "atan2", "other", 2, True)
+    return operators.atan2.call(input, other)
+
+
+def hypot(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``hypot(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "hypot", "input", 1, False)
+    other = tensor_argument(other, "hypot", "other", 2, True)
+    return operators.hypot.call(input, other)
+
+
+def clamp_(
+    input: Tensor, min: Number | None = None, max: Number | None = None
+) -> Tensor:
+    """``clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
+    input = tensor_argument(input, "clamp_", "input", 1, False)
+    return operators.clamp_.call(input, min, max)
+
+
+def clamp_min(input: Tensor, min: Number) -> Tensor:
+    """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
+    input = tensor_argument(input, "clamp_min", "input", 1, False)
+    return operators.clamp_min.call(input, min)
+
+
+def clamp_max(input: Tensor, max: Number) -> Tensor:
+    """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
+    input = tensor_argument(input, "clamp_max", "input", 1, False)
+    return operators.clamp_max.call(input, max)
+
+
+def logical_and(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``logical_and(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "logical_and", "input", 1, False)
+    other = tensor_argument(other, "logical_and", "other", 2, True)
+    return operators.logical_and.call(input, other)
+
+
+def logical_or(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``logical_or(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "logical_or", "input", 1, False)
+    other = tensor_argument(other, "logical_or", "other", 2, True)
+    return operators.logical_or.call(input, other)
+
+
+def logical_xor(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "logical_xor", "input", 1, False)
+    other = tensor_argument(other, "logical_xor", "other", 2, True)
+    return operators.logical_xor.call(input, other)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    """``logical_not(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "logical_not", "input", 1, False)
+    return operators.logical_not.call(input)
+
+
+def bitwise_and(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "bitwise_and", "input", 1, False)
+    other = tensor_argument(other, "bitwise_and", "other", 2, True)
+    return operators.bitwise_and_Tensor.call(input, other)
+
+
+def bitwise_or(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "bitwise_or", "input", 1, False)
+    other = tensor_argument(other, "bitwise_or", "other", 2, True)
+    return operators.bitwise_or_Tensor.call(input, other)
+
+
+def bitwise_xor(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "bitwise_xor", "input", 1, False)
+    other = tensor_argument(other, "bitwise_xor", "other", 2, True)
+    return operators.bitwise_xor_Tensor.call(input, other)
+
+
+def bitwise_not(input: Tensor) -> Tensor:
+    """``bitwise_not(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "bitwise_not", "input", 1, False)
+    return operators.bitwise_not.call(input)
+
+
+def isnan(input: Tensor) -> Tensor:
+    """``isnan(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "isnan", "input", 1, False)
+    return operators.isnan.call(input)
+
+
+def isinf(input: Tensor) -> Tensor:
+    """``isinf(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "isinf", "input", 1, False)
+    return operators.isinf.call(input)
+
+
+def isfinite(input: Tensor) -> Tensor:
+    """``isfinite(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "isfinite", "input", 1, False)
+    return composites.isfinite(input)
+
+
 squeeze = Overloads(
     "squeeze",
     (
@@ -741,6 +916,360 @@ round = Overloads(
             (
                 Param("input", "Tensor"),
                 Param("decimals", "int", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+div = Overloads(
+    "div",
+    (
+        # div.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.div_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+        Signature(
+            operators.div_Tensor_mode.call,
+            "Tensor input, Tensor other, *, str? rounding_mode",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+                Param("rounding_mode", "str?", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+floor_divide = Overloads(
+    "floor_divide",
+    (
+        # floor_divide(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.floor_divide.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.floor_divide_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+rsub = Overloads(
+    "rsub",
+    (
+        # rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+        Signature(
+            operators.rsub_Tensor.call,
+            "Tensor input, Tensor other, *, Number alpha=1",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+                Param(
+                    "alpha", "Scalar", keyword_only=True, has_default=True, default=1
+                ),
+            ),
+        ),
+        # rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+        Signature(
+            operators.rsub_Scalar.call,
+            "Tensor input, Number other, Number alpha=1",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+                Param("alpha", "Scalar", has_default=True, default=1),
+            ),
+        ),
+    ),
+)
+
+
+where = Overloads(
+    "where",
+    (
+        # where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.where_self.call,
+            "Tensor condition, Tensor input, Tensor other",
+            (
+                Param("condition", "Tensor"),
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.where_scalar_other,
+            "Tensor condition, Tensor input, Number other",
+            (
+                Param("condition", "Tensor"),
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+        # where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor
+        Signature(
+            composites.where_scalar_self,
+            "Tensor condition, Number input, Tensor other",
+            (
+                Param("condition", "Tensor"),
+                Param("input", "Scalar"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor
+        Signature(
+            composites.where_scalar,
+            "Tensor condition, Number input, Number other",
+            (
+                Param("condition", "Tensor"),
+                Param("input", "Scalar"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+clamp = Overloads(
+    "clamp",
+    (
+        # clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+        Signature(
+            operators.clamp_Tensor.call,
+            "Tensor input, Tensor? min=None, Tensor? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+        Signature(
+            operators.clamp.call,
+            "Tensor input, Number? min=None, Number? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+fmod = Overloads(
+    "fmod",
+    (
+        # fmod.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.fmod_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # fmod.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.fmod_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+remainder = Overloads(
+    "remainder",
+    (
+        # remainder.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.remainder_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # remainder.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.remainder_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+eq = Overloads(
+    "eq",
+    (
+        # eq.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.eq_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # eq.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.eq_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+ne = Overloads(
+    "ne",
+    (
+        # ne.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.ne_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # ne.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.ne_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+lt = Overloads(
+    "lt",
+    (
+        # lt.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.lt_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # lt.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.lt_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+le = Overloads(
+    "le",
+    (
+        # le.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.le_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # le.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.le_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+gt = Overloads(
+    "gt",
+    (
+        # gt.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.gt_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # gt.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.gt_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+ge = Overloads(
+    "ge",
+    (
+        # ge.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.ge_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # ge.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.ge_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
             ),
         ),
     ),

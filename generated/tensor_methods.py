@@ -382,6 +382,126 @@ def relu_(self: Tensor) -> Tensor:
     return operators.relu_.call(self)
 
 
+def true_divide(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "true_divide", "other", 2, True)
+    return composites.true_divide(self, other)
+
+
+def maximum(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``maximum(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "maximum", "other", 2, True)
+    return operators.maximum.call(self, other)
+
+
+def minimum(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``minimum(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "minimum", "other", 2, True)
+    return operators.minimum.call(self, other)
+
+
+def fmax(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``fmax(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "fmax", "other", 2, True)
+    return operators.fmax.call(self, other)
+
+
+def fmin(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``fmin(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "fmin", "other", 2, True)
+    return operators.fmin.call(self, other)
+
+
+def atan2(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``atan2(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "atan2", "other", 2, True)
+    return operators.atan2.call(self, other)
+
+
+def hypot(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``hypot(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "hypot", "other", 2, True)
+    return operators.hypot.call(self, other)
+
+
+def clamp_(
+    self: Tensor, min: Number | None = None, max: Number | None = None
+) -> Tensor:
+    """``clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
+    return operators.clamp_.call(self, min, max)
+
+
+def clamp_min(self: Tensor, min: Number) -> Tensor:
+    """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
+    return operators.clamp_min.call(self, min)
+
+
+def clamp_max(self: Tensor, max: Number) -> Tensor:
+    """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
+    return operators.clamp_max.call(self, max)
+
+
+def logical_and(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``logical_and(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "logical_and", "other", 2, True)
+    return operators.logical_and.call(self, other)
+
+
+def logical_or(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``logical_or(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "logical_or", "other", 2, True)
+    return operators.logical_or.call(self, other)
+
+
+def logical_xor(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "logical_xor", "other", 2, True)
+    return operators.logical_xor.call(self, other)
+
+
+def logical_not(self: Tensor) -> Tensor:
+    """``logical_not(Tensor self) -> Tensor``"""
+    return operators.logical_not.call(self)
+
+
+def bitwise_and(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "bitwise_and", "other", 2, True)
+    return operators.bitwise_and_Tensor.call(self, other)
+
+
+def bitwise_or(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "bitwise_or", "other", 2, True)
+    return operators.bitwise_or_Tensor.call(self, other)
+
+
+def bitwise_xor(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "bitwise_xor", "other", 2, True)
+    return operators.bitwise_xor_Tensor.call(self, other)
+
+
+def bitwise_not(self: Tensor) -> Tensor:
+    """``bitwise_not(Tensor self) -> Tensor``"""
+    return operators.bitwise_not.call(self)
+
+
+def isnan(self: Tensor) -> Tensor:
+    """``isnan(Tensor self) -> Tensor``"""
+    return operators.isnan.call(self)
+
+
+def isinf(self: Tensor) -> Tensor:
+    """``isinf(Tensor self) -> Tensor``"""
+    return operators.isinf.call(self)
+
+
+def isfinite(self: Tensor) -> Tensor:
+    """``isfinite(Tensor self) -> Tensor``"""
+    return composites.isfinite(self)
+
+
 _squeeze_overloads = Overloads(
     "squeeze",
     (
@@ -556,6 +676,370 @@ def round(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _round_overloads(self, *args, **kwargs)
 
 
+_div_overloads = Overloads(
+    "div",
+    (
+        # div.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.div_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+        Signature(
+            operators.div_Tensor_mode.call,
+            "Tensor other, *, str? rounding_mode",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+                Param("rounding_mode", "str?", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+def div(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``div.Tensor(Tensor self, Tensor other) -> Tensor`` or ``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
+    return _div_overloads(self, *args, **kwargs)
+
+
+_div__overloads = Overloads(
+    "div_",
+    (
+        # div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.div__Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+        Signature(
+            operators.div__Tensor_mode.call,
+            "Tensor other, *, str? rounding_mode",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+                Param("rounding_mode", "str?", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+def div_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`` or ``div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)``"""
+    return _div__overloads(self, *args, **kwargs)
+
+
+_floor_divide_overloads = Overloads(
+    "floor_divide",
+    (
+        # floor_divide(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.floor_divide.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.floor_divide_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def floor_divide(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``floor_divide(Tensor self, Tensor other) -> Tensor`` or ``floor_divide.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _floor_divide_overloads(self, *args, **kwargs)
+
+
+_clamp_overloads = Overloads(
+    "clamp",
+    (
+        # clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+        Signature(
+            operators.clamp_Tensor.call,
+            "Tensor? min=None, Tensor? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+        Signature(
+            operators.clamp.call,
+            "Number? min=None, Number? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+def clamp(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`` or ``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
+    return _clamp_overloads(self, *args, **kwargs)
+
+
+_fmod_overloads = Overloads(
+    "fmod",
+    (
+        # fmod.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.fmod_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # fmod.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.fmod_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def fmod(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``fmod.Tensor(Tensor self, Tensor other) -> Tensor`` or ``fmod.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _fmod_overloads(self, *args, **kwargs)
+
+
+_remainder_overloads = Overloads(
+    "remainder",
+    (
+        # remainder.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.remainder_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # remainder.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.remainder_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def remainder(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``remainder.Tensor(Tensor self, Tensor other) -> Tensor`` or ``remainder.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _remainder_overloads(self, *args, **kwargs)
+
+
+_eq_overloads = Overloads(
+    "eq",
+    (
+        # eq.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.eq_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # eq.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.eq_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def eq(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``eq.Tensor(Tensor self, Tensor other) -> Tensor`` or ``eq.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _eq_overloads(self, *args, **kwargs)
+
+
+_ne_overloads = Overloads(
+    "ne",
+    (
+        # ne.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.ne_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # ne.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.ne_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def ne(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``ne.Tensor(Tensor self, Tensor other) -> Tensor`` or ``ne.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _ne_overloads(self, *args, **kwargs)
+
+
+_lt_overloads = Overloads(
+    "lt",
+    (
+        # lt.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.lt_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # lt.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.lt_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def lt(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``lt.Tensor(Tensor self, Tensor other) -> Tensor`` or ``lt.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _lt_overloads(self, *args, **kwargs)
+
+
+_le_overloads = Overloads(
+    "le",
+    (
+        # le.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.le_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # le.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.le_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def le(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``le.Tensor(Tensor self, Tensor other) -> Tensor`` or ``le.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _le_overloads(self, *args, **kwargs)
+
+
+_gt_overloads = Overloads(
+    "gt",
+    (
+        # gt.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.gt_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # gt.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.gt_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def gt(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``gt.Tensor(Tensor self, Tensor other) -> Tensor`` or ``gt.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _gt_overloads(self, *args, **kwargs)
+
+
+_ge_overloads = Overloads(
+    "ge",
+    (
+        # ge.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.ge_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # ge.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.ge_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def ge(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``ge.Tensor(Tensor self, Tensor other) -> Tensor`` or ``ge.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _ge_overloads(self, *args, **kwargs)
+
+
 METHODS: dict[str, Callable[..., Any]] = {
     "add": add,
     "sub": sub,
@@ -623,9 +1107,42 @@ METHODS: dict[str, Callable[..., Any]] = {
     "sigmoid_": sigmoid_,
     "tanh_": tanh_,
     "relu_": relu_,
+    "true_divide": true_divide,
+    "maximum": maximum,
+    "minimum": minimum,
+    "fmax": fmax,
+    "fmin": fmin,
+    "atan2": atan2,
+    "hypot": hypot,
+    "clamp_": clamp_,
+    "clamp_min": clamp_min,
+    "clamp_max": clamp_max,
+    "logical_and": logical_and,
+    "logical_or": logical_or,
+    "logical_xor": logical_xor,
+    "logical_not": logical_not,
+    "bitwise_and": bitwise_and,
+    "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor,
+    "bitwise_not": bitwise_not,
+    "isnan": isnan,
+    "isinf": isinf,
+    "isfinite": isfinite,
     "squeeze": squeeze,
     "split": split,
     "sum": sum,
     "mean": mean,
     "round": round,
+    "div": div,
+    "div_": div_,
+    "floor_divide": floor_divide,
+    "clamp": clamp,
+    "fmod": fmod,
+    "remainder": remainder,
+    "eq": eq,
+    "ne": ne,
+    "lt": lt,
+    "le": le,
+    "gt": gt,
+    "ge": ge,
 }

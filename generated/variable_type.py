@@ -2076,6 +2076,966 @@ def relu_(ks: int, self: Tensor) -> Any:
     return result
 
 
+def add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
+    """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AddBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.add_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.add_Scalar_jvp(
+                    self, tangent_or_zeros(self), other, alpha, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
+    """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SubBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SubBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.sub_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sub_Scalar_jvp(
+                    self, tangent_or_zeros(self), other, alpha, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """mul.Scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MulBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MulBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.other = other
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.mul_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mul_Scalar_jvp(self, tangent_or_zeros(self), other, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.DivBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.div_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.div_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """div.Scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.DivBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DivBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.other = other
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.div_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.div_Scalar_jvp(self, tangent_or_zeros(self), other, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def div_Tensor_mode(
+    ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
+) -> Any:
+    """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.DivBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DivBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.rounding_mode = rounding_mode
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.div_Tensor_mode,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        other,
+        rounding_mode,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.div_Tensor_mode_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    rounding_mode,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.DivBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.div__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.div__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def div__Tensor_mode(
+    ks: int, self: Tensor, other: Tensor, rounding_mode: str | None
+) -> Any:
+    """div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.DivBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DivBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.rounding_mode = rounding_mode
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.div__Tensor_mode,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        other,
+        rounding_mode,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.div__Tensor_mode_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    rounding_mode,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
+    """floor_divide(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("floor_divide")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("floor_divide")
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    result = redispatch(operators.floor_divide, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("floor_divide.Scalar")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("floor_divide")
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.floor_divide_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def rsub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.RsubBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RsubBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.alpha = alpha
+        grad_fn.other_scalar_type = other.dtype
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.rsub_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rsub_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def rsub_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
+    """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RsubBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RsubBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.alpha = alpha
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.rsub_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rsub_Scalar_jvp(
+                    self, tangent_or_zeros(self), other, alpha, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def maximum(ks: int, self: Tensor, other: Tensor) -> Any:
+    """maximum(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.MaximumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaximumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.maximum, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.maximum_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def minimum(ks: int, self: Tensor, other: Tensor) -> Any:
+    """minimum(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.MinimumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MinimumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.minimum, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.minimum_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fmax(ks: int, self: Tensor, other: Tensor) -> Any:
+    """fmax(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.FmaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.fmax, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fmax_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fmin(ks: int, self: Tensor, other: Tensor) -> Any:
+    """fmin(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.FminBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.fmin, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fmin_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def atan2(ks: int, self: Tensor, other: Tensor) -> Any:
+    """atan2(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.Atan2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Atan2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.atan2, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.atan2_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hypot(ks: int, self: Tensor, other: Tensor) -> Any:
+    """hypot(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.HypotBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HypotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.hypot, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hypot_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def where_self(ks: int, condition: Tensor, self: Tensor, other: Tensor) -> Any:
+    """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.WhereBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.WhereBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.condition_ = SavedVariable(condition, False)
+    result = redispatch(
+        operators.where_self, ks & AFTER_AUTOGRAD_KEYSET, condition, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.where_self_jvp(
+                    condition,
+                    self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp_Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) -> Any:
+    """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or (min is not None and min._fw_grad is not None)
+        or (max is not None and max._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, min, max)
+    grad_fn: functions.ClampBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, min, max))
+        grad_fn.max_ = SavedVariable(max, False)
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.clamp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min, max
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    min,
+                    tangent_or_zeros(min),
+                    max,
+                    tangent_or_zeros(max),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any:
+    """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ClampBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.max = max
+        grad_fn.min = min
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.clamp, ks & AFTER_AUTOGRAD_KEYSET, self, min, max)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_jvp(self, tangent_or_zeros(self), min, max, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Any:
+    """clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.max = max
+        grad_fn.min = min
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.clamp_, ks & AFTER_AUTOGRAD_KEYSET, self, min, max)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp__jvp(
+                    original_self, tangent_or_zeros(self), min, max, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def clamp_min(ks: int, self: Tensor, min: Number) -> Any:
+    """clamp_min(Tensor self, Scalar min) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ClampMinBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.min = min
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.clamp_min, ks & AFTER_AUTOGRAD_KEYSET, self, min)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_min_jvp(self, tangent_or_zeros(self), min, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp_max(ks: int, self: Tensor, max: Number) -> Any:
+    """clamp_max(Tensor self, Scalar max) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ClampMaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.max = max
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.clamp_max, ks & AFTER_AUTOGRAD_KEYSET, self, max)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_max_jvp(self, tangent_or_zeros(self), max, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fmod_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """fmod.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.FmodBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FmodBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.fmod_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fmod_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fmod_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """fmod.Scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FmodBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FmodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.fmod_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fmod_Scalar_jvp(self, tangent_or_zeros(self), other, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def remainder_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """remainder.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.RemainderBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RemainderBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.remainder_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.remainder_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def remainder_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """remainder.Scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RemainderBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RemainderBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.remainder_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.remainder_Scalar_jvp(
+                    self, tangent_or_zeros(self), other, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def eq_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.eq_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def eq_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """eq.Scalar(Tensor self, Scalar other) -> Tensor"""
+    return redispatch(operators.eq_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def ne_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ne.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.ne_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def ne_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """ne.Scalar(Tensor self, Scalar other) -> Tensor"""
+    return redispatch(operators.ne_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def lt_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """lt.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.lt_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def lt_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """lt.Scalar(Tensor self, Scalar other) -> Tensor"""
+    return redispatch(operators.lt_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def le_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """le.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.le_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def le_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """le.Scalar(Tensor self, Scalar other) -> Tensor"""
+    return redispatch(operators.le_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def gt_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """gt.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.gt_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def gt_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """gt.Scalar(Tensor self, Scalar other) -> Tensor"""
+    return redispatch(operators.gt_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def ge_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ge.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.ge_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def ge_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """ge.Scalar(Tensor self, Scalar other) -> Tensor"""
+    return redispatch(operators.ge_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def logical_and(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logical_and(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.logical_and, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def logical_or(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logical_or(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.logical_or, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def logical_xor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logical_xor(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.logical_xor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def logical_not(ks: int, self: Tensor) -> Any:
+    """logical_not(Tensor self) -> Tensor"""
+    return redispatch(operators.logical_not, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("bitwise_and.Tensor")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("bitwise_and")
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    result = redispatch(
+        operators.bitwise_and_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("bitwise_or.Tensor")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("bitwise_or")
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    result = redispatch(
+        operators.bitwise_or_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("bitwise_xor.Tensor")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("bitwise_xor")
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+    result = redispatch(
+        operators.bitwise_xor_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def bitwise_not(ks: int, self: Tensor) -> Any:
+    """bitwise_not(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("bitwise_not")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("bitwise_not")
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.bitwise_not, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def isnan(ks: int, self: Tensor) -> Any:
+    """isnan(Tensor self) -> Tensor"""
+    return redispatch(operators.isnan, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def isinf(ks: int, self: Tensor) -> Any:
+    """isinf(Tensor self) -> Tensor"""
+    return redispatch(operators.isinf, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -2158,3 +3118,53 @@ operators.abs_.register(DispatchKey.Autograd, abs_)
 operators.sigmoid_.register(DispatchKey.Autograd, sigmoid_)
 operators.tanh_.register(DispatchKey.Autograd, tanh_)
 operators.relu_.register(DispatchKey.Autograd, relu_)
+operators.add_Scalar.register(DispatchKey.Autograd, add_Scalar)
+operators.sub_Scalar.register(DispatchKey.Autograd, sub_Scalar)
+operators.mul_Scalar.register(DispatchKey.Autograd, mul_Scalar)
+operators.div_Tensor.register(DispatchKey.Autograd, div_Tensor)
+operators.div_Scalar.register(DispatchKey.Autograd, div_Scalar)
+operators.div_Tensor_mode.register(DispatchKey.Autograd, div_Tensor_mode)
+operators.div__Tensor.register(DispatchKey.Autograd, div__Tensor)
+operators.div__Tensor_mode.register(DispatchKey.Autograd, div__Tensor_mode)
+operators.floor_divide.register(DispatchKey.Autograd, floor_divide)
+operators.floor_divide_Scalar.register(DispatchKey.Autograd, floor_divide_Scalar)
+operators.rsub_Tensor.register(DispatchKey.Autograd, rsub_Tensor)
+operators.rsub_Scalar.register(DispatchKey.Autograd, rsub_Scalar)
+operators.maximum.register(DispatchKey.Autograd, maximum)
+operators.minimum.register(DispatchKey.Autograd, minimum)
+operators.fmax.register(DispatchKey.Autograd, fmax)
+operators.fmin.register(DispatchKey.Autograd, fmin)
+operators.atan2.register(DispatchKey.Autograd, atan2)
+operators.hypot.register(DispatchKey.Autograd, hypot)
+operators.where_self.register(DispatchKey.Autograd, where_self)
+operators.clamp_Tensor.register(DispatchKey.Autograd, clamp_Tensor)
+operators.clamp.register(DispatchKey.Autograd, clamp)
+operators.clamp_.register(DispatchKey.Autograd, clamp_)
+operators.clamp_min.register(DispatchKey.Autograd, clamp_min)
+operators.clamp_max.register(DispatchKey.Autograd, clamp_max)
+operators.fmod_Tensor.register(DispatchKey.Autograd, fmod_Tensor)
+operators.fmod_Scalar.register(DispatchKey.Autograd, fmod_Scalar)
+operators.remainder_Tensor.register(DispatchKey.Autograd, remainder_Tensor)
+operators.remainder_Scalar.register(DispatchKey.Autograd, remainder_Scalar)
+operators.eq_Tensor.register(DispatchKey.Autograd, eq_Tensor)
+operators.eq_Scalar.register(DispatchKey.Autograd, eq_Scalar)
+operators.ne_Tensor.register(DispatchKey.Autograd, ne_Tensor)
+operators.ne_Scalar.register(DispatchKey.Autograd, ne_Scalar)
+operators.lt_Tensor.register(DispatchKey.Autograd, lt_Tensor)
+operators.lt_Scalar.register(DispatchKey.Autograd, lt_Scalar)
+operators.le_Tensor.register(DispatchKey.Autograd, le_Tensor)
+operators.le_Scalar.register(DispatchKey.Autograd, le_Scalar)
+operators.gt_Tensor.register(DispatchKey.Autograd, gt_Tensor)
+operators.gt_Scalar.register(DispatchKey.Autograd, gt_Scalar)
+operators.ge_Tensor.register(DispatchKey.Autograd, ge_Tensor)
+operators.ge_Scalar.register(DispatchKey.Autograd, ge_Scalar)
+operators.logical_and.register(DispatchKey.Autograd, logical_and)
+operators.logical_or.register(DispatchKey.Autograd, logical_or)
+operators.logical_xor.register(DispatchKey.Autograd, logical_xor)
+operators.logical_not.register(DispatchKey.Autograd, logical_not)
+operators.bitwise_and_Tensor.register(DispatchKey.Autograd, bitwise_and_Tensor)
+operators.bitwise_or_Tensor.register(DispatchKey.Autograd, bitwise_or_Tensor)
+operators.bitwise_xor_Tensor.register(DispatchKey.Autograd, bitwise_xor_Tensor)
+operators.bitwise_not.register(DispatchKey.Autograd, bitwise_not)
+operators.isnan.register(DispatchKey.Autograd, isnan)
+operators.isinf.register(DispatchKey.Autograd, isinf)

@@ -207,7 +207,177 @@ TABLE.update(
 
 
 # ---- batch B: binary, comparison and logical ----
-TABLE.update({})
+
+
+def _hidden_overload(lib: Any, overload: str) -> Callable[..., Any]:
+    """An overload PyTorch hides from Python (add.Scalar, ...): torch.ops.aten.NAME.OVERLOAD,
+    or gradgen's dispatcher entry (which takes every argument, defaults included)."""
+    if lib is gradgen:
+        return getattr(gradgen.generated.operators, overload.replace(".", "_")).call  # type: ignore[no-any-return]
+    name, overload_name = overload.split(".")
+    return getattr(getattr(lib.ops.aten, name), overload_name)  # type: ignore[no-any-return]
+
+
+def _nan_where_negative(lib: Any, b: Any) -> Any:
+    """0/0 (NaN) where b < 0, else 1 (not part of the graph)."""
+    c = lib.clamp_min(b.detach(), 0.0)
+    return c / c
+
+
+TABLE.update(
+    {
+        "add.Scalar": Line(
+            lambda lib, a: _hidden_overload(lib, "add.Scalar")(a, 2.5 - 1j, 2) * a,
+            ((3,),),
+            complex=True,
+        ),
+        "sub.Scalar": Line(
+            lambda lib, a: _hidden_overload(lib, "sub.Scalar")(a, 1.5, -0.5) * a, ((3,),)
+        ),
+        "mul.Scalar": Line(
+            lambda lib, a: _hidden_overload(lib, "mul.Scalar")(a, 2.0 - 1.5j),
+            ((3,),),
+            complex=True,
+        ),
+        "div.Tensor": Line(
+            lambda lib, a, b: lib.div(a, b),
+            ((3, 1), (1, 4)),
+            complex=True,
+            positive=True,
+        ),
+        "div.Scalar": Line(
+            lambda lib, a: _hidden_overload(lib, "div.Scalar")(a, -2.5) * a, ((3,),)
+        ),
+        "div.Tensor_mode": Line(
+            lambda lib, a, b: lib.div(a * 3.0, b, rounding_mode="floor") * a
+            + a.div(b, rounding_mode="trunc") * b
+            + lib.div(a, b, rounding_mode=None),
+            ((4,), (4,)),
+            positive=True,
+        ),
+        "true_divide.Tensor": Line(
+            lambda lib, a, b: lib.true_divide(a, b) * a.true_divide(b),
+            ((3,), (3,)),
+            positive=True,
+        ),
+        "div_.Tensor": Line(
+            lambda lib, a, b: (a * a).div_(b), ((3,), (3,)), positive=True
+        ),
+        "div_.Tensor_mode": Line(
+            lambda lib, a, b: (a * 3.0).div_(b, rounding_mode="floor") * a,
+            ((3,), (3,)),
+            positive=True,
+        ),
+        "floor_divide": Line(  # not differentiable (PyTorch has no formula): forward only
+            lambda lib, a, b: lib.floor_divide(a.detach() * 3.0, b.detach()) * (a + b),
+            ((4,), (4,)),
+        ),
+        "floor_divide.Scalar": Line(
+            lambda lib, a: a.detach().floor_divide(0.3) * a, ((4,),)
+        ),
+        "rsub.Tensor": Line(
+            lambda lib, a, b: lib.rsub(a, b * b, alpha=2.0 + 1j),
+            ((3, 1), (4,)),
+            complex=True,
+        ),
+        "rsub.Scalar": Line(lambda lib, a: lib.rsub(a, 2.5, 3) * a, ((3,),)),
+        "maximum": Line(
+            lambda lib, a, b: lib.maximum(a, b) * a.maximum(b), ((3, 1), (4,))
+        ),
+        "minimum": Line(
+            lambda lib, a, b: lib.minimum(a, b) * a.minimum(b), ((3, 1), (4,))
+        ),
+        "fmax": Line(lambda lib, a, b: lib.fmax(a, b * 2.0), ((3, 1), (4,))),
+        "fmin": Line(lambda lib, a, b: lib.fmin(a, b * 2.0), ((3, 1), (4,))),
+        "atan2": Line(lambda lib, a, b: lib.atan2(a, b) * a.atan2(b), ((3, 1), (4,))),
+        "hypot": Line(lambda lib, a, b: lib.hypot(a, b) * a.hypot(b), ((3, 1), (4,))),
+        "where.self": Line(
+            lambda lib, a, b: lib.where(lib.eq(a, a[0]), a * a, b),
+            ((3,), (2, 3)),
+            complex=True,
+        ),
+        "where.ScalarOther": Line(lambda lib, a: lib.where(a > 0, a * a, 2.5), ((5,),)),
+        "where.ScalarSelf": Line(lambda lib, a: lib.where(a > 0, 2.5, a * a), ((5,),)),
+        "where.Scalar": Line(lambda lib, a: lib.where(a > 0, 2.5, -1) * a, ((5,),)),
+        "clamp.Tensor": Line(
+            lambda lib, a, b, c: lib.clamp(a, b, c) * a.clamp(c, b),
+            ((3, 4), (4,), (3, 1)),
+        ),
+        "clamp": Line(
+            lambda lib, a: lib.clamp(a, -0.5, 0.7) * a.clamp(max=0.2), ((6,),)
+        ),
+        "clamp_": Line(
+            lambda lib, a: lib.clamp_(a * 1.0, min=-0.5) * (a * a).clamp_(0.3, 1.5),
+            ((6,),),
+        ),
+        "clamp_min": Line(
+            lambda lib, a: lib.clamp_min(a, -0.5) * a.clamp_min(0.2), ((6,),)
+        ),
+        "clamp_max": Line(
+            lambda lib, a: lib.clamp_max(a, -0.5) * a.clamp_max(0.2), ((6,),)
+        ),
+        "fmod.Tensor": Line(
+            lambda lib, a, b: lib.fmod(a * 3.0, b), ((4,), (4,)), positive=True
+        ),
+        "fmod.Scalar": Line(lambda lib, a: lib.fmod(a * 3.0, -0.7) * a, ((6,),)),
+        "remainder.Tensor": Line(
+            lambda lib, a, b: lib.remainder(a * 3.0, b) * a.remainder(-b),
+            ((4,), (4,)),
+            positive=True,
+        ),
+        "remainder.Scalar": Line(
+            lambda lib, a: lib.remainder(a * 3.0, -0.7) * a, ((6,),)
+        ),
+        "eq.Tensor": Line(lambda lib, a: a * lib.eq(a, a[1]), ((4,),)),
+        "eq.Scalar": Line(lambda lib, a: a * lib.eq(a > 0, True), ((6,),)),
+        "ne.Tensor": Line(lambda lib, a: a * lib.ne(a, a[1]), ((4,),)),
+        "ne.Scalar": Line(lambda lib, a: a * lib.ne(a > 0, True), ((6,),)),
+        "lt.Tensor": Line(lambda lib, a, b: a * b * lib.lt(a, b), ((6,), (6,))),
+        "lt.Scalar": Line(lambda lib, a: a * lib.lt(a, 0.3), ((6,),)),
+        "le.Tensor": Line(lambda lib, a, b: a * b * lib.le(a, b), ((6,), (6,))),
+        "le.Scalar": Line(lambda lib, a: a * lib.le(a, 0.3), ((6,),)),
+        "gt.Tensor": Line(lambda lib, a, b: a * b * lib.gt(a, b), ((6,), (6,))),
+        "gt.Scalar": Line(lambda lib, a: a * lib.gt(a, 0.3), ((6,),)),
+        "ge.Tensor": Line(lambda lib, a, b: a * b * lib.ge(a, b), ((6,), (6,))),
+        "ge.Scalar": Line(lambda lib, a: a * lib.ge(a, 0.3), ((6,),)),
+        "logical_and": Line(
+            lambda lib, a, b: a * b * lib.logical_and(a > 0, b), ((6,), (6,))
+        ),
+        "logical_or": Line(
+            lambda lib, a, b: a * b * lib.logical_or(a > 0, b > 0), ((6,), (6,))
+        ),
+        "logical_xor": Line(
+            lambda lib, a, b: a * b * lib.logical_xor(a > 0, b > 0), ((6,), (6,))
+        ),
+        "logical_not": Line(lambda lib, a: a * lib.logical_not(a > 0), ((6,),)),
+        "bitwise_and.Tensor": Line(
+            lambda lib, a, b: a * b * lib.bitwise_and(a > 0, b > 0), ((6,), (6,))
+        ),
+        "bitwise_or.Tensor": Line(
+            lambda lib, a, b: a * b * lib.bitwise_or(a > 0, b > 0), ((6,), (6,))
+        ),
+        "bitwise_xor.Tensor": Line(
+            lambda lib, a, b: a * b * lib.bitwise_xor(a > 0, b > 0), ((6,), (6,))
+        ),
+        "bitwise_not": Line(lambda lib, a: a * lib.bitwise_not(a > 0), ((6,),)),
+        "isnan": Line(
+            lambda lib, a, b: a * b * lib.isnan(_nan_where_negative(lib, b)),
+            ((6,), (6,)),
+        ),
+        "isinf": Line(
+            lambda lib, a, b: a
+            * b
+            * lib.isinf(a.detach() / lib.clamp_min(b.detach(), 0.0)),
+            ((6,), (6,)),
+        ),
+        "isfinite": Line(
+            lambda lib, a, b: a
+            * b
+            * lib.isfinite(a.detach() / _nan_where_negative(lib, b)),
+            ((6,), (6,)),
+        ),
+    }
+)
 
 
 # ---- batch C: reductions, scans and indexing ----

@@ -115,8 +115,8 @@ def test_wrapped_number_on_either_side() -> None:
     for y in (3 * x, x * 3):
         assert type(y.grad_fn).__name__ == "MulBackward0"
         assert y.grad_fn.next_functions[1] == (None, 0)
-    z = 10 - x
-    assert z.item() == 8.0 and type(z.grad_fn).__name__ == "SubBackward0"
+    z = 10 - x  # PyTorch's Tensor.__rsub__ is rsub(x, 10): rsub.Scalar
+    assert z.item() == 8.0 and type(z.grad_fn).__name__ == "RsubBackward1"
     z.backward()
     assert x.grad.item() == -1.0
 

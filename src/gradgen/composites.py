@@ -106,6 +106,39 @@ def imag(self: Tensor) -> Tensor:
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
 
+from .tensor import Number, wrap_number  # noqa: E402
+
+
+def true_divide(self: Tensor, other: Tensor) -> Tensor:
+    """An alias of `div` (true division), as PyTorch's true_divide."""
+    return self.div(other)  # type: ignore[attr-defined,no-any-return]
+
+
+def where_scalar_other(condition: Tensor, self: Tensor, other: Number) -> Tensor:
+    """where(condition, self, number): the number as a wrapped-number tensor."""
+    from .generated.ops import where
+
+    return where(condition, self, wrap_number(other))  # type: ignore[no-any-return]
+
+
+def where_scalar_self(condition: Tensor, self: Number, other: Tensor) -> Tensor:
+    """where(condition, number, other): the number as a wrapped-number tensor."""
+    from .generated.ops import where
+
+    return where(condition, wrap_number(self), other)  # type: ignore[no-any-return]
+
+
+def where_scalar(condition: Tensor, self: Number, other: Number) -> Tensor:
+    """where(condition, number, number): both numbers as wrapped-number tensors."""
+    from .generated.ops import where
+
+    return where(condition, wrap_number(self), wrap_number(other))  # type: ignore[no-any-return]
+
+
+def isfinite(self: Tensor) -> Tensor:
+    """Neither NaN nor infinite (for complex: both parts finite)."""
+    return self.isnan().logical_not().logical_and(self.isinf().logical_not())  # type: ignore[attr-defined,no-any-return]
+
 
 # ---- batch C: reductions, scans and indexing ----
 # (functions of this group go here; add their names with `__all__ += [...]`)

@@ -348,6 +348,94 @@ _M_2_SQRTPI = 1.12837916709551257390  # 2/sqrt(pi)
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
 
+from .generated.ops import where  # noqa: E402
+
+__all__ += [
+    "div_tensor_self_backward",
+    "div_tensor_other_backward",
+    "atan2_backward",
+    "clamp_backward",
+    "clamp_backward_min_max",
+]
+
+
+def div_tensor_self_backward(
+    grad: Tensor,
+    other: Tensor | Number,
+    self_st: dtype,
+    rounding_mode: str | None = None,
+) -> Tensor | None:
+    """d(self / other)/d(self) applied to grad: grad / conj(other); zero when the
+    quotient is rounded (its derivative is zero almost everywhere)."""
+    if rounding_mode is not None:
+        return _zeros(grad.shape, self_st)
+    conj_other = other.conj() if isinstance(other, Tensor) else scalar_conj(other)  # type: ignore[attr-defined]
+    return handle_r_to_c(self_st, grad / conj_other)
+
+
+def div_tensor_other_backward(
+    grad: Tensor, self: Tensor, other: Tensor, rounding_mode: str | None = None
+) -> Tensor | None:
+    """d(self / other)/d(other) applied to grad: -grad * conj(self / other / other)."""
+    if rounding_mode is not None:
+        return _zeros(grad.shape, other.dtype)
+    result = -grad * ((self / other) / other).conj()  # type: ignore[attr-defined,operator]
+    return handle_r_to_c(other, result)
+
+
+def atan2_backward(
+    grad: Tensor | None, self: Tensor, other: Tensor, output_mask: Sequence[bool]
+) -> tuple[Tensor | None, Tensor | None]:
+    """Gradients of atan2(self, other): (other, -self) / (self^2 + other^2)."""
+    if grad is None:
+        return None, None
+    recip = 1 / (self * self + other * other)
+    return (
+        grad * other * recip if output_mask[0] else None,
+        grad * -self * recip if output_mask[1] else None,
+    )
+
+
+def clamp_backward(
+    grad: Tensor,
+    self: Tensor,
+    min: Number | None,
+    max: Number | None,
+) -> Tensor:
+    """grad where min <= self <= max, else zero (the subgradient 1 at the bounds)."""
+    if max is not None and min is not None:
+        return where((self >= min).logical_and(self <= max), grad, 0.0)  # type: ignore[no-any-return]
+    if min is not None:
+        return where(self >= min, grad, 0.0)  # type: ignore[no-any-return]
+    if max is not None:
+        return where(self <= max, grad, 0.0)  # type: ignore[no-any-return]
+    return grad
+
+
+def clamp_backward_min_max(
+    grad: Tensor | None,
+    self: Tensor,
+    min: Tensor | None,
+    max: Tensor | None,
+    grad_input_mask: Sequence[bool],
+) -> tuple[Tensor | None, Tensor | None]:
+    """The gradients of clamp's Tensor bounds: each gets grad where it was the value
+    taken (min when self < min, unless min > max; max when self > max or max < min)."""
+    grad_min: Tensor | None = None
+    grad_max: Tensor | None = None
+    if grad is None:
+        return grad_min, grad_max
+    if max is not None and min is not None:
+        if grad_input_mask[0]:
+            grad_min = where((self < min).logical_and(min < max), grad, 0.0)
+        if grad_input_mask[1]:
+            grad_max = where((self > max).logical_or(max < min), grad, 0.0)
+    elif min is not None and grad_input_mask[0]:
+        grad_min = where(self < min, grad, 0.0)
+    elif max is not None and grad_input_mask[1]:
+        grad_max = where(self > max, grad, 0.0)
+    return grad_min, grad_max
+
 
 # ---- batch C: reductions, scans and indexing ----
 # (functions of this group go here; add their names with `__all__ += [...]`)

@@ -583,6 +583,293 @@ def view_as_complex(self: np.ndarray) -> np.ndarray:
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
 
+__all__ += [
+    "div_true",
+    "div_mode",
+    "div_floor",
+    "reverse_subtract",
+    "extremum",
+    "atan2_floating",
+    "hypot_floating",
+    "where_select",
+    "clamp_scalars",
+    "clamp_tensors",
+    "modulo",
+    "compare",
+    "logical",
+    "bitwise",
+]
+
+def _scalar_type_name(array: np.ndarray) -> str:
+    return _SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+
+
+def _cpu_kernel_missing(kernel: str, array: np.ndarray) -> NotImplementedError:
+    """PyTorch's dispatch error for a dtype a kernel does not handle."""
+    return NotImplementedError(
+        f"\"{kernel}_cpu\" not implemented for '{_scalar_type_name(array)}'"
+    )
+
+
+def _is_integral(array: np.ndarray) -> bool:
+    """Bool or integer (PyTorch's isIntegralType with includeBool=True)."""
+    return np.asarray(array).dtype.kind in "biu"
+
+
+def _check_broadcast(*operands: Any) -> None:
+    """PyTorch's error when the (array) operands of an elementwise kernel do not
+    broadcast; numbers and None are skipped."""
+    arrays = [a for a in operands if isinstance(a, np.ndarray)]
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError as error:
+        from .variable_type_utils import broadcast_error
+
+        raise broadcast_error(error, *arrays) from None
+
+
+class _Operand:
+    """An array as `dtypes.result_type` sees a tensor: a genuine (not wrapped) tensor."""
+
+    __slots__ = ("_data", "_is_wrapped_number")
+
+    def __init__(self, data: np.ndarray) -> None:
+        self._data = data
+        self._is_wrapped_number = False
+
+
+def _common_dtype(*operands: Any) -> np.dtype:
+    """PyTorch's result_type of arrays (tensors) and Python numbers (wrapped numbers),
+    for kernels whose result dtype is not the common dtype (comparisons, clamp with
+    optional bounds). None operands are skipped."""
+    from .dtypes import result_type
+
+    present = [
+        _Operand(o) if isinstance(o, np.ndarray) else o
+        for o in operands
+        if o is not None
+    ]
+    return result_type(*present).numpy
+
+
+def div_true(self: np.ndarray, other: Any) -> np.ndarray:
+    """True division of operands already in their common dtype.
+
+    PyTorch divides integer and bool operands in the default float dtype. The
+    generator casts a kernel's result back to the common dtype (`type_promotion`), so
+    that result cannot be returned here: rather than truncate, refuse.
+    """
+    if _is_integral(self):
+        raise NotImplementedError(
+            "gradgen: true division of integer or bool tensors is not supported yet "
+            "(PyTorch computes it in the default float dtype, but a type_promotion "
+            f"kernel's result is cast to the common dtype, here {np.asarray(self).dtype.name}); "
+            "use rounding_mode='trunc' or 'floor', or convert to a floating dtype first"
+        )
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.true_divide(self, other)
+
+
+def _check_integer_divisor(other: Any) -> None:
+    if np.any(np.asarray(other) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def div_floor(self: np.ndarray, other: Any) -> np.ndarray:
+    """Division rounded down (PyTorch's div_floor: Python's `//` for floats, including
+    its results for zero and infinite divisors)."""
+    if self.dtype.kind in "bc":
+        raise _cpu_kernel_missing("div_floor", self)
+    if _is_integral(self):
+        _check_integer_divisor(other)
+        return np.floor_divide(self, other)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.floor_divide(self, other)
+
+
+def _div_trunc(self: np.ndarray, other: Any) -> np.ndarray:
+    """Division rounded toward zero (PyTorch's div_trunc)."""
+    if self.dtype.kind in "bc":
+        raise _cpu_kernel_missing("div_trunc", self)
+    if _is_integral(self):
+        _check_integer_divisor(other)
+        quotient = np.floor_divide(self, other)
+        # floor and trunc differ where the division is inexact and the signs differ
+        inexact = np.remainder(self, other) != 0
+        return quotient + (inexact & ((self < 0) != (np.asarray(other) < 0)))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.trunc(np.true_divide(self, other))
+
+
+def div_mode(self: np.ndarray, other: Any, rounding_mode: str | None) -> np.ndarray:
+    """`div` with rounding_mode None (true division), 'trunc' or 'floor'."""
+    if rounding_mode is None:
+        return div_true(self, other)
+    if rounding_mode == "trunc":
+        return _div_trunc(self, other)
+    if rounding_mode == "floor":
+        return div_floor(self, other)
+    raise RuntimeError(
+        "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+        f"'{rounding_mode}'"
+    )
+
+
+def _check_alpha(common: np.dtype, alpha: Any) -> None:
+    """PyTorch's alpha_check: alpha's kind must fit the result dtype."""
+    if isinstance(alpha, (bool, np.bool_)) and common.kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, (float, np.floating)) and common.kind in "biu":
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if isinstance(alpha, (complex, np.complexfloating)) and common.kind != "c":
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
+
+
+def reverse_subtract(self: np.ndarray, other: Any, alpha: Any) -> np.ndarray:
+    """`other - alpha * self` in the operands' common dtype, with PyTorch's sub_check
+    (bool tensors cannot be subtracted)."""
+    if self.dtype == np.bool_ or np.asarray(other).dtype == np.bool_:
+        if self.dtype == np.bool_ and np.asarray(other).dtype == np.bool_:
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with two bool tensors is not supported. "
+                "Use the `^` or `logical_xor()` operator instead."
+            )
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+            "are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    common = _common_dtype(self, other)
+    _check_alpha(common, alpha)
+    _check_broadcast(self, other)
+    minuend = np.asarray(other).astype(common, copy=False)
+    subtrahend = self.astype(common, copy=False)
+    if alpha != 1:
+        subtrahend = subtrahend * np.asarray(alpha).astype(common)
+    return np.subtract(minuend, subtrahend)
+
+
+def extremum(name: str, ufunc: Any, self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """maximum / minimum (NaN-propagating) and fmax / fmin (NaN-ignoring)."""
+    if self.dtype.kind == "c":
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    return ufunc(self, other)  # type: ignore[no-any-return]
+
+
+def atan2_floating(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """atan2 of floating operands (in their common dtype)."""
+    if self.dtype.kind == "c":
+        raise _cpu_kernel_missing("atan2", self)
+    if _is_integral(self):
+        raise NotImplementedError(
+            "gradgen: atan2 of integer or bool tensors is not supported yet (PyTorch "
+            "computes it in the default float dtype, but a type_promotion kernel's "
+            f"result is cast to the common dtype, here {self.dtype.name})"
+        )
+    return np.arctan2(self, other)
+
+
+def hypot_floating(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """hypot, which PyTorch has for floating dtypes only."""
+    if self.dtype.kind not in "f":
+        raise _cpu_kernel_missing("hypot", self)
+    return np.hypot(self, other)
+
+
+def where_select(
+    condition: np.ndarray, self: np.ndarray, other: np.ndarray
+) -> np.ndarray:
+    """`self` where `condition` holds, else `other` (broadcast together)."""
+    if condition.dtype != np.bool_:
+        raise RuntimeError(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{_scalar_type_name(condition)}"
+        )
+    _check_broadcast(condition, self, other)
+    return np.where(condition, self, other)
+
+
+def clamp_scalars(self: np.ndarray, min: Any, max: Any) -> np.ndarray:
+    """clamp with Scalar bounds (either may be None), in PyTorch's result dtype."""
+    if min is None and max is None:
+        raise RuntimeError(
+            "torch.clamp: At least one of 'min' or 'max' must not be None"
+        )
+    common = _common_dtype(self, min, max)
+    if common.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    result = self.astype(common, copy=False)
+    if min is not None:
+        result = np.maximum(result, np.asarray(min, common))
+    if max is not None:
+        result = np.minimum(result, np.asarray(max, common))
+    return np.array(result, common)
+
+
+def clamp_tensors(
+    self: np.ndarray, min: np.ndarray | None, max: np.ndarray | None
+) -> np.ndarray:
+    """clamp with Tensor bounds (either may be None), broadcast with `self`."""
+    if min is None and max is None:
+        raise RuntimeError(
+            "torch.clamp: At least one of 'min' or 'max' must not be None"
+        )
+    if self.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    common = _common_dtype(self, min, max)
+    if common.kind == "c":  # a complex bound: the kernel's dispatch error
+        raise NotImplementedError(
+            f"\"clamp_cpu\" not implemented for '{_SCALAR_TYPE_NAMES[common.name]}'"
+        )
+    _check_broadcast(self, min, max)
+    result = self.astype(common, copy=False)
+    if min is not None:
+        result = np.maximum(result, min.astype(common, copy=False))
+    if max is not None:
+        result = np.minimum(result, max.astype(common, copy=False))
+    return np.array(result, common)
+
+
+def modulo(name: str, ufunc: Any, self: np.ndarray, other: Any) -> np.ndarray:
+    """fmod (sign of the dividend) and remainder (sign of the divisor), with PyTorch's
+    error for an integer division by zero."""
+    if self.dtype.kind in "bc":
+        raise _cpu_kernel_missing(name, self)
+    if _is_integral(self):
+        _check_integer_divisor(other)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return ufunc(self, other)  # type: ignore[no-any-return]
+
+
+def compare(name: str, ufunc: Any, self: np.ndarray, other: Any) -> np.ndarray:
+    """A comparison computed in the operands' common dtype, as a bool array.
+
+    `other` is an array (a Tensor argument) or a Python number (a Scalar argument,
+    which promotes as a wrapped number does)."""
+    common = _common_dtype(self, other)
+    if common.kind == "c" and name not in ("eq", "ne"):
+        raise NotImplementedError(
+            f"\"{name}_cpu\" not implemented for '{_SCALAR_TYPE_NAMES[common.name]}'"
+        )
+    _check_broadcast(self, other)
+    return ufunc(self.astype(common, copy=False), np.asarray(other).astype(common, copy=False))  # type: ignore[no-any-return]
+
+
+def logical(ufunc: Any, self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """logical_and / or / xor: truth values of any dtype, a bool result."""
+    _check_broadcast(self, other)
+    return ufunc(self, other)  # type: ignore[no-any-return]
+
+
+def bitwise(name: str, ufunc: Any, *operands: np.ndarray) -> np.ndarray:
+    """Bitwise operations, for bool and integer dtypes only (as PyTorch)."""
+    if not _is_integral(operands[0]):
+        raise _cpu_kernel_missing(name, operands[0])
+    return ufunc(*operands)  # type: ignore[no-any-return]
+
 
 # ---- batch C: reductions, scans and indexing ----
 # (functions of this group go here; add their names with `__all__ += [...]`)

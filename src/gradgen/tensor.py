@@ -434,7 +434,9 @@ class Tensor:
         return self.sub(other)  # type: ignore[attr-defined,no-any-return]
 
     def __rsub__(self, other: Any) -> Tensor:
-        return wrap_number(other).sub(self)  # type: ignore[attr-defined,no-any-return]
+        from .generated.ops import rsub
+
+        return rsub(self, other)  # type: ignore[no-any-return]
 
     def __mul__(self, other: Any) -> Tensor:
         return self.mul(other)  # type: ignore[attr-defined,no-any-return]
@@ -454,6 +456,112 @@ class Tensor:
 
     def __imul__(self, other: Any) -> Tensor:
         return self.mul_(other)  # type: ignore[attr-defined,no-any-return]
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return self.div(other)  # type: ignore[attr-defined,no-any-return]
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        # PyTorch's is `self.reciprocal() * other`; gradgen has no reciprocal yet, so
+        # this is div with `other` as a wrapped number (same values and dtype).
+        try:
+            wrapped = wrap_number(other)
+        except TypeError:
+            return NotImplemented
+        return wrapped.div(self)  # type: ignore[attr-defined,no-any-return]
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self.div_(other)  # type: ignore[attr-defined,no-any-return]
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        try:
+            return self.floor_divide(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        from .generated.ops import floor_divide
+
+        try:
+            return floor_divide(other, self)  # type: ignore[no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    def __mod__(self, other: Any) -> Tensor:
+        try:
+            return self.remainder(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    # Comparisons give bool tensors (never requiring grad); a value that is neither a
+    # Tensor nor a number gives NotImplemented, so `t == None` is False as in PyTorch.
+    # __hash__ stays identity-based (above), so tensors remain usable as dict keys.
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        try:
+            return self.eq(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        try:
+            return self.ne(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    def __lt__(self, other: Any) -> Tensor:
+        try:
+            return self.lt(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    def __le__(self, other: Any) -> Tensor:
+        try:
+            return self.le(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    def __gt__(self, other: Any) -> Tensor:
+        try:
+            return self.gt(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    def __ge__(self, other: Any) -> Tensor:
+        try:
+            return self.ge(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    # & | ^ ~ are PyTorch's bitwise operators (logical ones on bool tensors).
+    def __and__(self, other: Any) -> Tensor:
+        try:
+            return self.bitwise_and(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    __rand__ = __and__
+
+    def __or__(self, other: Any) -> Tensor:
+        try:
+            return self.bitwise_or(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    __ror__ = __or__
+
+    def __xor__(self, other: Any) -> Tensor:
+        try:
+            return self.bitwise_xor(other)  # type: ignore[attr-defined,no-any-return]
+        except TypeError:
+            return NotImplemented
+
+    __rxor__ = __xor__
+
+    def __invert__(self) -> Tensor:
+        if self._data.dtype.kind not in "biu":
+            raise TypeError(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+            )
+        return self.bitwise_not()  # type: ignore[attr-defined,no-any-return]
 
     def __neg__(self) -> Tensor:
         return self.neg()  # type: ignore[attr-defined,no-any-return]
