@@ -48,6 +48,9 @@ from .ops import (
     chunk,
     clone,
     conj,
+    div,
+    eq,
+    exp,
     flatten,
     mean,
     mul,
@@ -1475,6 +1478,124 @@ def mean_backward1_apply(
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
             mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ExpBackward0(Node):
+    """Backward of ``exp(Tensor self) -> Tensor``.
+
+    self: grad * result.conj()
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return exp_backward0_apply(
+            grads,
+            needs_input_grad,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def exp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ExpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * result.conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class DivBackward0(Node):
+    """Backward of ``div.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: handle_r_to_c(other.scalar_type(), -grad * self.div(other).div(other).conj())
+    self: handle_r_to_c(self.scalar_type(), grad.div(other.conj()))
+    """
+
+    __slots__ = (
+        "other_",
+        "other_scalar_type",
+        "self_",
+        "self_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return div_backward0_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            other_scalar_type=self.other_scalar_type,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def div_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    other_scalar_type: dtype,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of DivBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            handle_r_to_c(other_scalar_type, -grad * self.div(other).div(other).conj())
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad.div(other.conj()))
             if any_grad_defined
             else None
         )

@@ -321,6 +321,32 @@ def numpy_mean_dim(
     return wrap_result(reduce_mean(self, dim, keepdim, dtype))
 
 
+def numpy_exp(ks: int, self: Tensor) -> Any:
+    """exp(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        np.exp(self) if self.dtype.kind in "fc" else np.exp(self.astype(np.float32))
+    )
+
+
+def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(np.true_divide(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_eq_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(np.equal(self, other))
+
+
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -355,3 +381,6 @@ operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)
 operators.mean_dim.register(DispatchKey.NumPy, numpy_mean_dim)
+operators.exp.register(DispatchKey.NumPy, numpy_exp)
+operators.div_Tensor.register(DispatchKey.NumPy, numpy_div_Tensor)
+operators.eq_Tensor.register(DispatchKey.NumPy, numpy_eq_Tensor)

@@ -96,3 +96,10 @@ mean_dim = OperatorHandle(
     "mean.dim",
     "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
 )
+exp = OperatorHandle("exp", "exp(Tensor self) -> Tensor")
+div_Tensor = OperatorHandle(
+    "div.Tensor", "div.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+eq_Tensor = OperatorHandle(
+    "eq.Tensor", "eq.Tensor(Tensor self, Tensor other) -> Tensor"
+)

@@ -48,6 +48,9 @@ __all__ = [
     "unbind",
     "select_backward",
     "slice_backward",
+    "exp",
+    "div",
+    "eq",
     "squeeze",
     "split",
     "sum",
@@ -246,6 +249,26 @@ def slice_backward(
     return operators.slice_backward.call(
         grad_output, input_sizes, dim, start, end, step
     )
+
+
+def exp(input: Tensor) -> Tensor:
+    """``exp(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "exp", "input", 1, False)
+    return operators.exp.call(input)
+
+
+def div(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``div.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "div", "input", 1, False)
+    other = tensor_argument(other, "div", "other", 2, True)
+    return operators.div_Tensor.call(input, other)
+
+
+def eq(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``eq.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "eq", "input", 1, False)
+    other = tensor_argument(other, "eq", "other", 2, True)
+    return operators.eq_Tensor.call(input, other)
 
 
 squeeze = Overloads(

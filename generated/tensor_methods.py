@@ -192,6 +192,23 @@ def unbind(self: Tensor, dim: int = 0) -> Tensor:
     return operators.unbind_int.call(self, dim)
 
 
+def exp(self: Tensor) -> Tensor:
+    """``exp(Tensor self) -> Tensor``"""
+    return operators.exp.call(self)
+
+
+def div(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``div.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "div", "other", 2, True)
+    return operators.div_Tensor.call(self, other)
+
+
+def eq(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``eq.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "eq", "other", 2, True)
+    return operators.eq_Tensor.call(self, other)
+
+
 _squeeze_overloads = Overloads(
     "squeeze",
     (
@@ -368,6 +385,9 @@ METHODS: dict[str, Callable[..., Any]] = {
     "split_with_sizes": split_with_sizes,
     "chunk": chunk,
     "unbind": unbind,
+    "exp": exp,
+    "div": div,
+    "eq": eq,
     "squeeze": squeeze,
     "split": split,
     "sum": sum,

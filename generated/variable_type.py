@@ -632,6 +632,43 @@ def mean_dim(
     return result
 
 
+def exp(ks: int, self: Tensor) -> Any:
+    """exp(Tensor self) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ExpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.exp, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.DivBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_scalar_type = other.dtype
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.div_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def eq_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
+    return redispatch(operators.eq_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -666,3 +703,6 @@ operators.sum.register(DispatchKey.Autograd, sum)
 operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
 operators.mean.register(DispatchKey.Autograd, mean)
 operators.mean_dim.register(DispatchKey.Autograd, mean_dim)
+operators.exp.register(DispatchKey.Autograd, exp)
+operators.div_Tensor.register(DispatchKey.Autograd, div_Tensor)
+operators.eq_Tensor.register(DispatchKey.Autograd, eq_Tensor)
