@@ -20,21 +20,36 @@ from gradgen.graph import (
 from gradgen.helpers import (
     _to_copy_backward,
     cat_tensors_backward,
+    cumprod_backward,
+    cumsum_backward,
+    evenly_distribute_backward,
+    fmap_neg,
     handle_r_to_c,
+    logsumexp_backward,
+    masked_fill_backward,
     maybe_multiply,
     mean_backward,
     mul_tensor_backward,
     permute_backwards,
     pow_backward,
+    prod_backward,
+    repeat_backward,
+    restore_reduced_dims,
+    reverse_list,
+    reverse_list_symint,
     scalar_conj,
+    scale_grad_by_count,
     slice_backward_wrapper,
+    softmax_double_backward,
     split_backward,
     split_with_sizes_backward,
     stack_tensors_backward,
+    std_backward,
     sum_backward,
     sum_to,
     unbind_backward,
     unsqueeze_to,
+    var_backward,
     zeros_like,
 )
 from gradgen.tensor import Number, Tensor
@@ -42,38 +57,67 @@ from gradgen.variable_type_utils import TypeAndSize, not_implemented
 
 from .ops import (
     _conj,
+    _log_softmax,
+    _log_softmax_backward_data,
+    _softmax,
+    _softmax_backward_data,
     _to_copy,
     add,
+    amax,
+    amin,
+    argmax,
+    argmin,
     cat,
     chunk,
     clone,
     conj,
+    cumprod,
+    cumsum,
     div,
     eq,
     exp,
     flatten,
+    flip,
+    gather,
+    gather_backward,
+    index_add,
+    index_select,
+    index_select_backward,
+    log_softmax,
+    logsumexp,
+    masked_fill,
+    max,
     mean,
+    min,
     mul,
     narrow,
     neg,
     permute,
     pow,
+    prod,
     real,
     reshape,
+    roll,
+    scatter,
+    scatter_add,
     select,
     select_backward,
     slice,
     slice_backward,
+    softmax,
     split,
     split_with_sizes,
     squeeze,
     stack,
+    std,
     sub,
     sum,
     t,
     transpose,
     unbind,
     unsqueeze,
+    value_selecting_reduction_backward,
+    var,
 )
 
 
@@ -1599,4 +1643,1820 @@ def div_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+class ProdBackward0(Node):
+    """Backward of ``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: prod_backward(grad, self.to(self.scalar_type() if dtype is None else dtype), result)
+    """
+
+    __slots__ = (
+        "dtype",
+        "self_",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return prod_backward0_apply(
+            grads,
+            needs_input_grad,
+            dtype=self.dtype,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dtype(self) -> dtype | None:
+        return self.dtype
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def prod_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dtype: dtype | None,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ProdBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            prod_backward(
+                grad, self.to(self_scalar_type if dtype is None else dtype), result
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ProdBackward1(Node):
+    """Backward of ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: prod_backward(grad, self.to(self.scalar_type() if dtype is None else dtype), result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "dtype",
+        "keepdim",
+        "self_",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return prod_backward1_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            dtype=self.dtype,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_dtype(self) -> dtype | None:
+        return self.dtype
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def prod_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    dtype: dtype | None,
+    keepdim: bool,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ProdBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            prod_backward(
+                grad,
+                self.to(self_scalar_type if dtype is None else dtype),
+                result,
+                dim,
+                keepdim,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MaxBackward0(Node):
+    """Backward of ``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return max_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def max_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MaxBackward1(Node):
+    """Backward of ``max(Tensor self) -> Tensor``.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return max_backward1_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def max_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            evenly_distribute_backward(grad, self, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MinBackward0(Node):
+    """Backward of ``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return min_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def min_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MinBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MinBackward1(Node):
+    """Backward of ``min(Tensor self) -> Tensor``.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return min_backward1_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def min_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of MinBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            evenly_distribute_backward(grad, self, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AmaxBackward0(Node):
+    """Backward of ``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``.
+
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim).eq(self), dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return amax_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def amax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of AmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            scale_grad_by_count(
+                restore_reduced_dims(grad, dim, keepdim),
+                restore_reduced_dims(result, dim, keepdim).eq(self),
+                dim,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AminBackward0(Node):
+    """Backward of ``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``.
+
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim).eq(self), dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return amin_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def amin_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of AminBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            scale_grad_by_count(
+                restore_reduced_dims(grad, dim, keepdim),
+                restore_reduced_dims(result, dim, keepdim).eq(self),
+                dim,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LogsumexpBackward0(Node):
+    """Backward of ``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``.
+
+    self: logsumexp_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return logsumexp_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def logsumexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogsumexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            logsumexp_backward(grad, self, result, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class VarBackward0(Node):
+    """Backward of ``var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``.
+
+    self: var_backward(grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "correction",
+        "dim",
+        "keepdim",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return var_backward0_apply(
+            grads,
+            needs_input_grad,
+            correction=self.correction,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_correction(self) -> Number | None:
+        return self.correction
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def var_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    correction: Number | None,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of VarBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            var_backward(grad, self, dim, correction, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class StdBackward0(Node):
+    """Backward of ``std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``.
+
+    self: std_backward(result, grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "correction",
+        "dim",
+        "keepdim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return std_backward0_apply(
+            grads,
+            needs_input_grad,
+            correction=self.correction,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_correction(self) -> Number | None:
+        return self.correction
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def std_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    correction: Number | None,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of StdBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            std_backward(result, grad, self, dim, correction, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CumsumBackward0(Node):
+    """Backward of ``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: cumsum_backward(grad.to(self.scalar_type()), dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_scalar_type",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return cumsum_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+
+def cumsum_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of CumsumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cumsum_backward(grad.to(self_scalar_type), dim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CumprodBackward0(Node):
+    """Backward of ``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: cumprod_backward(grad.to(self.scalar_type()), self, dim, result)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return cumprod_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def cumprod_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CumprodBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cumprod_backward(grad.to(self_scalar_type), self, dim, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SoftmaxBackward0(Node):
+    """Backward of ``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``.
+
+    self: _softmax_backward_data(grad, result, dim, self.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return softmax_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def softmax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _softmax_backward_data(grad, result, dim, self_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
+
+    grad_output: _softmax_backward_data(grad.to(output.scalar_type()), output, dim, input_dtype)
+    output: softmax_double_backward(grad.to(output.scalar_type()), grad_output, dim, output).to(output.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "grad_output_",
+        "input_dtype",
+        "output_",
+        "output_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.output_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return softmax_backward_data_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            grad_output=unpack_saved(self.grad_output_, self),
+            input_dtype=self.input_dtype,
+            output=unpack_saved(self.output_, self),
+            output_scalar_type=self.output_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.output_ is not None:
+            self.output_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_input_dtype(self) -> dtype:
+        return self.input_dtype
+
+    @property
+    def _saved_output(self) -> Tensor | None:
+        return unpack_saved(self.output_, self)
+
+
+def softmax_backward_data_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    grad_output: Tensor | None,
+    input_dtype: dtype,
+    output: Tensor | None,
+    output_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of SoftmaxBackwardDataBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _softmax_backward_data(
+                grad.to(output_scalar_type), output, dim, input_dtype
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            softmax_double_backward(
+                grad.to(output_scalar_type), grad_output, dim, output
+            ).to(output_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LogSoftmaxBackward0(Node):
+    """Backward of ``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``.
+
+    self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return log_softmax_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def log_softmax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _log_softmax_backward_data(grad, result, dim, self_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
+
+    grad_output: grad.to(output.scalar_type()) - (grad.to(output.scalar_type()) * output.exp()).sum(dim, True)
+    output: (-grad_output.sum(dim, True) * output.exp() * grad.to(output.scalar_type())).to(output.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "grad_output_",
+        "output_",
+        "output_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.output_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return log_softmax_backward_data_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            grad_output=unpack_saved(self.grad_output_, self),
+            output=unpack_saved(self.output_, self),
+            output_scalar_type=self.output_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.output_ is not None:
+            self.output_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_output(self) -> Tensor | None:
+        return unpack_saved(self.output_, self)
+
+
+def log_softmax_backward_data_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    grad_output: Tensor | None,
+    output: Tensor | None,
+    output_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackwardDataBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            grad.to(output_scalar_type)
+            - (grad.to(output_scalar_type) * output.exp()).sum(dim, True)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            (
+                -grad_output.sum(dim, True) * output.exp() * grad.to(output_scalar_type)
+            ).to(output_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FlipBackward0(Node):
+    """Backward of ``flip(Tensor self, int[] dims) -> Tensor``.
+
+    self: grad.flip(dims)
+    """
+
+    __slots__ = ("dims",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return flip_backward0_apply(
+            grads,
+            needs_input_grad,
+            dims=self.dims,
+        )
+
+    @property
+    def _saved_dims(self) -> Sequence[int]:
+        return self.dims
+
+
+def flip_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+) -> list[Any]:
+    """The formulas of FlipBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.flip(dims) if any_grad_defined else None
+    return grad_inputs
+
+
+class RollBackward0(Node):
+    """Backward of ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``.
+
+    self: grad.roll(fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
+    """
+
+    __slots__ = (
+        "dims",
+        "shifts",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return roll_backward0_apply(
+            grads,
+            needs_input_grad,
+            dims=self.dims,
+            shifts=self.shifts,
+        )
+
+    @property
+    def _saved_dims(self) -> Sequence[int]:
+        return self.dims
+
+    @property
+    def _saved_shifts(self) -> Sequence[int]:
+        return self.shifts
+
+
+def roll_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+    shifts: Sequence[int],
+) -> list[Any]:
+    """The formulas of RollBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad.roll(fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class RepeatBackward0(Node):
+    """Backward of ``repeat(Tensor self, SymInt[] repeats) -> Tensor``.
+
+    self: repeat_backward(grad, repeats, self.sym_sizes())
+    """
+
+    __slots__ = (
+        "repeats",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return repeat_backward0_apply(
+            grads,
+            needs_input_grad,
+            repeats=self.repeats,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_repeats(self) -> Sequence[int]:
+        return self.repeats
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def repeat_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    repeats: Sequence[int],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of RepeatBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            repeat_backward(grad, repeats, self_sym_sizes) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class IndexSelectBackward0(Node):
+    """Backward of ``index_select(Tensor self, int dim, Tensor index) -> Tensor``.
+
+    self: index_select_backward(grad, self.sym_sizes(), dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+        "self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return index_select_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def index_select_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of IndexSelectBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            index_select_backward(grad, self_sym_sizes, dim, index)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class IndexAddBackward0(Node):
+    """Backward of ``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``.
+
+    self: grad
+    source: maybe_multiply(grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0)), alpha)
+    """
+
+    __slots__ = (
+        "alpha",
+        "dim",
+        "index_",
+        "source_",
+        "source_dim",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.source_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return index_add_backward0_apply(
+            grads,
+            needs_input_grad,
+            alpha=self.alpha,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+            source=unpack_saved(self.source_, self),
+            source_dim=self.source_dim,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.source_ is not None:
+            self.source_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_source(self) -> Tensor | None:
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _saved_source_dim(self) -> int:
+        return self.source_dim
+
+
+def index_add_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    dim: int,
+    index: Tensor | None,
+    source: Tensor | None,
+    source_dim: int,
+) -> list[Any]:
+    """The formulas of IndexAddBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            maybe_multiply(
+                (
+                    grad.index_select(dim, index).expand_as(source)
+                    if source_dim > 0
+                    else grad.index_select(dim, index.squeeze(0))
+                ),
+                alpha,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class GatherBackward0(Node):
+    """Backward of ``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``.
+
+    self: gather_backward(grad, self, dim, index, sparse_grad)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+        "self_",
+        "sparse_grad",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return gather_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+            self=unpack_saved(self.self_, self),
+            sparse_grad=self.sparse_grad,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_sparse_grad(self) -> bool:
+        return self.sparse_grad
+
+
+def gather_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+    self: Tensor | None,
+    sparse_grad: bool,
+) -> list[Any]:
+    """The formulas of GatherBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            gather_backward(grad, self, dim, index, sparse_grad)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ScatterBackward0(Node):
+    """Backward of ``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``.
+
+    self: grad.scatter(dim, index, 0)
+    src: grad.gather(dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return scatter_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of ScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.scatter(dim, index, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.gather(dim, index) if any_grad_defined else None
+    return grad_inputs
+
+
+class ScatterBackward1(Node):
+    """Backward of ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``.
+
+    self: grad.scatter(dim, index, 0)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return scatter_backward1_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def scatter_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of ScatterBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.scatter(dim, index, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+class ScatterAddBackward0(Node):
+    """Backward of ``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``.
+
+    self: grad
+    src: grad.gather(dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return scatter_add_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def scatter_add_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of ScatterAddBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.gather(dim, index) if any_grad_defined else None
+    return grad_inputs
+
+
+class MaskedFillBackward0(Node):
+    """Backward of ``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor``.
+
+    self: grad.masked_fill(mask, 0)
+    """
+
+    __slots__ = ("mask_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return masked_fill_backward0_apply(
+            grads,
+            needs_input_grad,
+            mask=unpack_saved(self.mask_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+
+def masked_fill_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaskedFillBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+class MaskedFillBackward1(Node):
+    """Backward of ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``.
+
+    self: grad.masked_fill(mask, 0)
+    value: masked_fill_backward(grad, mask)
+    """
+
+    __slots__ = ("mask_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return masked_fill_backward1_apply(
+            grads,
+            needs_input_grad,
+            mask=unpack_saved(self.mask_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+
+def masked_fill_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaskedFillBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = masked_fill_backward(grad, mask) if any_grad_defined else None
     return grad_inputs

@@ -125,7 +125,139 @@ TABLE.update(
         "eq.Tensor": Line(lambda lib, a: a * lib.eq(a, a[0]) + a.eq(a[1]), ((3,),)),
     }
 )
-TABLE.update({})
+TABLE.update(
+    {
+        "prod": Line(lambda lib, a: lib.prod(a) * a, ((2, 3),), complex=True),
+        "prod.dim_int": Line(
+            lambda lib, a: lib.prod(a, 1, keepdim=True) * a.prod(-2), ((2, 3),)
+        ),
+        "max.dim": Line(
+            lambda lib, a: lib.max(a, 1).values * a.max(0, keepdim=True)[0], ((3, 3),)
+        ),
+        "max": Line(lambda lib, a: lib.max(a) * a.max(), ((2, 3),)),
+        "min.dim": Line(
+            lambda lib, a: lib.min(a, -1, True).values * a.min(dim=0).values, ((3, 3),)
+        ),
+        "min": Line(lambda lib, a: lib.min(a) * a, ((2, 3),)),
+        "amax": Line(
+            lambda lib, a: lib.amax(a, (0, 2)) * a.amax(-1, keepdim=True), ((2, 3, 3),)
+        ),
+        "amin": Line(lambda lib, a: lib.amin(a) * a.amin(1), ((2, 3),)),
+        "argmax": Line(
+            lambda lib, a: a * lib.argmax(a, 1, keepdim=True) + a.argmax(), ((2, 3),)
+        ),
+        "argmin": Line(lambda lib, a: a * lib.argmin(a, 0) + a.argmin(), ((2, 3),)),
+        "logsumexp": Line(
+            lambda lib, a: lib.logsumexp(a, (0, 2), True) * a.logsumexp(0), ((2, 3, 3),)
+        ),
+        "var": Line(lambda lib, a: lib.var(a) * a.var(unbiased=False), ((2, 3),)),
+        "var.dim": Line(lambda lib, a: lib.var(a, 1, False, True) * a, ((2, 3),)),
+        "var.correction": Line(
+            lambda lib, a: a.var((0, 1), correction=2, keepdim=True) + lib.var(a, 0),
+            ((3, 2),),
+            complex=True,
+        ),
+        "std": Line(lambda lib, a: lib.std(a) * a.std(False), ((2, 3),)),
+        "std.dim": Line(lambda lib, a: lib.std(a, [0], keepdim=True) * a, ((2, 3),)),
+        "std.correction": Line(
+            lambda lib, a: a.std(1, correction=0) + lib.std(a, correction=1.5),
+            ((2, 3),),
+            complex=True,
+        ),
+        "cumsum": Line(lambda lib, a: lib.cumsum(a, 1) * a, ((2, 3),), complex=True),
+        "cumprod": Line(lambda lib, a: lib.cumprod(a, 0) * 2.0, ((3, 2),), complex=True),
+        "softmax.int": Line(
+            lambda lib, a: lib.softmax(a, 0) * a.softmax(-1, dtype=lib.float64),
+            ((2, 3),),
+        ),
+        "_softmax": Line(lambda lib, a: lib._softmax(a, 1, False) * a, ((2, 3),)),
+        "_softmax_backward_data": Line(
+            lambda lib, g, y: lib._softmax_backward_data(
+                g, lib.softmax(y, 1), 1, lib.float64
+            ),
+            ((2, 3), (2, 3)),
+        ),
+        "log_softmax.int": Line(
+            lambda lib, a: lib.log_softmax(a, 1) * a.log_softmax(0), ((2, 3),)
+        ),
+        "_log_softmax": Line(lambda lib, a: lib._log_softmax(a, 0, False) * a, ((2, 3),)),
+        "_log_softmax_backward_data": Line(
+            lambda lib, g, y: lib._log_softmax_backward_data(
+                g, lib.log_softmax(y, 0), 0, lib.float64
+            ),
+            ((2, 3), (2, 3)),
+        ),
+        "flip": Line(lambda lib, a: lib.flip(a, (0, -1)) * a.flip(1), ((2, 3),)),
+        "roll": Line(
+            lambda lib, a: lib.roll(a, (1, -2), (0, 1)) * a.roll(2), ((2, 3),)
+        ),
+        # Leading new dims only: the double backward of a repeat along an existing dim
+        # goes through reshape of an expanded gradient, which the core reshape cannot
+        # do yet (see test_ops_c.py::test_repeat_double_backward_along_existing_dims).
+        "repeat": Line(lambda lib, a: a.repeat(2, 1, 1) * a, ((2, 3),), complex=True),
+        "index_select": Line(
+            lambda lib, a: lib.index_select(a, 0, lib.tensor([2, 0, 2]))
+            * a.index_select(1, lib.tensor([1, 1])),
+            ((3, 2),),
+        ),
+        "index_select_backward": Line(
+            lambda lib, g: lib.index_select_backward(g, (3, 2), 0, lib.tensor([2, 0, 2]))
+            * 2.0,
+            ((3, 2),),
+            compare=False,  # not in torch's Python API
+        ),
+        "index_add": Line(
+            lambda lib, a, s: lib.index_add(a, 1, lib.tensor([0, 2, 0]), s * s, alpha=1.5),
+            ((2, 3), (2, 3)),
+        ),
+        "gather": Line(
+            lambda lib, a: lib.gather(a, 1, lib.tensor([[0, 0, 2], [1, 0, 1]])) * a,
+            ((2, 3),),
+        ),
+        "gather_backward": Line(
+            lambda lib, g: lib.gather_backward(
+                g, lib.zeros(2, 3, dtype=lib.float64), 1, lib.tensor([[0, 2], [1, 1]]), False
+            )
+            * 2.0,
+            ((2, 2),),
+            compare=False,  # not in torch's Python API
+        ),
+        "scatter.src": Line(
+            lambda lib, a, s: lib.scatter(a, 1, lib.tensor([[2, 0], [1, 2]]), s * s),
+            ((2, 3), (2, 2)),
+        ),
+        "scatter.value": Line(
+            lambda lib, a: a.scatter(0, lib.tensor([[1, 0, 1]]), 2.5) * a, ((2, 3),)
+        ),
+        "scatter_add": Line(
+            lambda lib, a, s: lib.scatter_add(a, 0, lib.tensor([[1, 0, 1], [1, 1, 0]]), s)
+            * a,
+            ((2, 3), (2, 3)),
+        ),
+        "value_selecting_reduction_backward": Line(
+            lambda lib, g: lib.value_selecting_reduction_backward(
+                g, 1, lib.tensor([2, 0]), (2, 3), False
+            )
+            * 2.0,
+            ((2,),),
+            compare=False,  # not in torch's Python API
+        ),
+        "masked_fill.Scalar": Line(
+            lambda lib, a: lib.masked_fill(a, lib.tensor([[True], [False]]), 2.5) * a,
+            ((2, 3),),
+        ),
+        "masked_fill.Tensor": Line(
+            lambda lib, a, v: a.masked_fill(lib.tensor([True, False, True]), v * v) * a,
+            ((2, 3), ()),
+        ),
+        "expand_as": Line(lambda lib, a, b: a.expand_as(b) * b, ((3, 1), (2, 3, 4))),
+        "view_as": Line(lambda lib, a, b: a.view_as(b) * b, ((2, 3), (3, 2))),
+        "reshape_as": Line(lambda lib, a, b: a.reshape_as(b) * b, ((2, 3), (6,))),
+        "to.dtype": Line(
+            lambda lib, a: a.to(lib.complex128) * a + a.to(lib.float64), ((3,),)
+        ),
+    }
+)
 
 
 # ---- batch D: linear algebra and losses ----
