@@ -165,7 +165,9 @@ TABLE.update(
             complex=True,
         ),
         "cumsum": Line(lambda lib, a: lib.cumsum(a, 1) * a, ((2, 3),), complex=True),
-        "cumprod": Line(lambda lib, a: lib.cumprod(a, 0) * 2.0, ((3, 2),), complex=True),
+        "cumprod": Line(
+            lambda lib, a: lib.cumprod(a, 0) * 2.0, ((3, 2),), complex=True
+        ),
         "softmax.int": Line(
             lambda lib, a: lib.softmax(a, 0) * a.softmax(-1, dtype=lib.float64),
             ((2, 3),),
@@ -180,7 +182,9 @@ TABLE.update(
         "log_softmax.int": Line(
             lambda lib, a: lib.log_softmax(a, 1) * a.log_softmax(0), ((2, 3),)
         ),
-        "_log_softmax": Line(lambda lib, a: lib._log_softmax(a, 0, False) * a, ((2, 3),)),
+        "_log_softmax": Line(
+            lambda lib, a: lib._log_softmax(a, 0, False) * a, ((2, 3),)
+        ),
         "_log_softmax_backward_data": Line(
             lambda lib, g, y: lib._log_softmax_backward_data(
                 g, lib.log_softmax(y, 0), 0, lib.float64
@@ -201,13 +205,17 @@ TABLE.update(
             ((3, 2),),
         ),
         "index_select_backward": Line(
-            lambda lib, g: lib.index_select_backward(g, (3, 2), 0, lib.tensor([2, 0, 2]))
+            lambda lib, g: lib.index_select_backward(
+                g, (3, 2), 0, lib.tensor([2, 0, 2])
+            )
             * 2.0,
             ((3, 2),),
             compare=False,  # not in torch's Python API
         ),
         "index_add": Line(
-            lambda lib, a, s: lib.index_add(a, 1, lib.tensor([0, 2, 0]), s * s, alpha=1.5),
+            lambda lib, a, s: lib.index_add(
+                a, 1, lib.tensor([0, 2, 0]), s * s, alpha=1.5
+            ),
             ((2, 3), (2, 3)),
         ),
         "gather": Line(
@@ -216,7 +224,11 @@ TABLE.update(
         ),
         "gather_backward": Line(
             lambda lib, g: lib.gather_backward(
-                g, lib.zeros(2, 3, dtype=lib.float64), 1, lib.tensor([[0, 2], [1, 1]]), False
+                g,
+                lib.zeros(2, 3, dtype=lib.float64),
+                1,
+                lib.tensor([[0, 2], [1, 1]]),
+                False,
             )
             * 2.0,
             ((2, 2),),
@@ -230,7 +242,9 @@ TABLE.update(
             lambda lib, a: a.scatter(0, lib.tensor([[1, 0, 1]]), 2.5) * a, ((2, 3),)
         ),
         "scatter_add": Line(
-            lambda lib, a, s: lib.scatter_add(a, 0, lib.tensor([[1, 0, 1], [1, 1, 0]]), s)
+            lambda lib, a, s: lib.scatter_add(
+                a, 0, lib.tensor([[1, 0, 1], [1, 1, 0]]), s
+            )
             * a,
             ((2, 3), (2, 3)),
         ),

@@ -121,7 +121,10 @@ def var(self: Tensor, unbiased: bool = True) -> Tensor:
 
 
 def var_dim(
-    self: Tensor, dim: tuple[int, ...] | None, unbiased: bool = True, keepdim: bool = False
+    self: Tensor,
+    dim: tuple[int, ...] | None,
+    unbiased: bool = True,
+    keepdim: bool = False,
 ) -> Tensor:
     return self.var(dim, correction=1 if unbiased else 0, keepdim=keepdim)  # type: ignore[attr-defined,no-any-return]
 
@@ -132,7 +135,10 @@ def std(self: Tensor, unbiased: bool = True) -> Tensor:
 
 
 def std_dim(
-    self: Tensor, dim: tuple[int, ...] | None, unbiased: bool = True, keepdim: bool = False
+    self: Tensor,
+    dim: tuple[int, ...] | None,
+    unbiased: bool = True,
+    keepdim: bool = False,
 ) -> Tensor:
     return self.std(dim, correction=1 if unbiased else 0, keepdim=keepdim)  # type: ignore[attr-defined,no-any-return]
 

@@ -283,7 +283,9 @@ def _any_zero(tensor: Tensor) -> bool:
     return bool(tensor.eq(0).sum().item())  # type: ignore[attr-defined]
 
 
-def _unsqueeze_multiple(tensor: Tensor, dims: Sequence[int] | None, ndim: int) -> Tensor:
+def _unsqueeze_multiple(
+    tensor: Tensor, dims: Sequence[int] | None, ndim: int
+) -> Tensor:
     """Put back the (size-1) dims a reduction without keepdim removed."""
     if dims is not None and len(dims) == 0:
         return tensor
@@ -461,7 +463,9 @@ def cumprod_backward(grad: Tensor, input: Tensor, dim: int, output: Tensor) -> T
         else:
             until_k = input_conj.slice(dim, 0, k).prod(dim, True)
             from_k_plus_1 = input_conj.slice(dim, k + 1).cumprod(dim)
-            omitted = cat([until_k, until_k.expand_as(from_k_plus_1) * from_k_plus_1], dim)
+            omitted = cat(
+                [until_k, until_k.expand_as(from_k_plus_1) * from_k_plus_1], dim
+            )
         slices.append((grad.slice(dim, k) * omitted).sum(dim))  # type: ignore[attr-defined]
     return stack(slices, dim)  # type: ignore[no-any-return]
 

@@ -346,6 +346,19 @@ _C10_TYPE_NAMES = {
 }
 
 
+def _silently(kernel: Any) -> Any:
+    """Run `kernel` with numpy's floating-point warnings off: like PyTorch, these
+    kernels make inf and nan (log of 0, inf - inf, overflow) without a word."""
+
+    def silent(*args: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return kernel(*args)
+
+    silent.__name__ = kernel.__name__
+    silent.__doc__ = kernel.__doc__
+    return silent
+
+
 def _scalar_type_name(array: np.ndarray) -> str:
     return _SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
 
@@ -363,12 +376,17 @@ def _reduction_dims(dim: Sequence[int] | None, ndim: int) -> tuple[int, ...]:
     for d in dim:
         wrapped = _wrap_dim(d, ndim)
         if wrapped in seen:
-            raise RuntimeError(f"dim {wrapped} appears multiple times in the list of dims")
+            raise RuntimeError(
+                f"dim {wrapped} appears multiple times in the list of dims"
+            )
         seen.add(wrapped)
     return tuple(sorted(seen)) if ndim else ()
 
 
-def reduce_prod(self: np.ndarray, dim: int | None, keepdim: bool, dtype: Any) -> np.ndarray:
+@_silently
+def reduce_prod(
+    self: np.ndarray, dim: int | None, keepdim: bool, dtype: Any
+) -> np.ndarray:
     """prod over all elements (dim None) or one dim; int and bool give int64."""
     axis = None
     if dim is not None:
@@ -381,7 +399,7 @@ def max_all(self: np.ndarray, name: str) -> np.ndarray:
     """max()/min() of every element: NaN propagates; an empty input is an error."""
     if self.dtype.kind == "c":
         raise NotImplementedError(
-            f'"{name}_all" not implemented for \'{_scalar_type_name(self)}\''
+            f"\"{name}_all\" not implemented for '{_scalar_type_name(self)}'"
         )
     if self.size == 0:
         raise RuntimeError(
@@ -394,13 +412,19 @@ def max_all(self: np.ndarray, name: str) -> np.ndarray:
 def _check_reduced_size(self: np.ndarray, dims: Sequence[int], name: str) -> None:
     for d in dims:
         if self.shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(
+                f"{name}(): Expected reduction dim {d} to have non-zero size."
+            )
 
 
 def _arg_extreme(self: np.ndarray, axis: int, name: str) -> np.ndarray:
     """The index of the first max (or min) along `axis`; NaN counts as the extreme and
     the first NaN wins, as in PyTorch."""
-    return np.argmax(self, axis=axis) if name in ("max", "argmax") else np.argmin(self, axis=axis)
+    return (
+        np.argmax(self, axis=axis)
+        if name in ("max", "argmax")
+        else np.argmin(self, axis=axis)
+    )
 
 
 def max_dim(
@@ -424,7 +448,7 @@ def amax(self: np.ndarray, dim: Sequence[int], keepdim: bool, name: str) -> np.n
     """amax/amin over `dim` (every dim when empty); NaN propagates."""
     if self.dtype.kind == "c":
         raise NotImplementedError(
-            f'"{name[1:]}_values_cpu" not implemented for \'{_scalar_type_name(self)}\''
+            f"\"{name[1:]}_values_cpu\" not implemented for '{_scalar_type_name(self)}'"
         )
     dims = _reduction_dims(dim, self.ndim)
     if self.size == 0 and len(dim) == 0:
@@ -467,6 +491,7 @@ def _as_float(self: np.ndarray) -> np.ndarray:
     return self.astype(get_default_dtype().numpy)
 
 
+@_silently
 def logsumexp(self: np.ndarray, dim: Sequence[int], keepdim: bool) -> np.ndarray:
     """log(sum(exp(self))) over `dim`, shifted by the max for stability (PyTorch's
     algorithm: an infinite max is not subtracted, so -inf rows give -inf)."""
@@ -481,7 +506,9 @@ def logsumexp(self: np.ndarray, dim: Sequence[int], keepdim: bool) -> np.ndarray
         )
     dims = _reduction_dims(dim, self.ndim)
     if self.size == 0:
-        maxes = np.zeros([1 if d in dims else n for d, n in enumerate(self.shape)], self.dtype)
+        maxes = np.zeros(
+            [1 if d in dims else n for d, n in enumerate(self.shape)], self.dtype
+        )
     else:
         maxes = np.max(self.real, axis=dims, keepdims=True).astype(self.dtype)
         maxes[np.isinf(maxes)] = 0
@@ -489,6 +516,7 @@ def logsumexp(self: np.ndarray, dim: Sequence[int], keepdim: bool) -> np.ndarray
     return result if keepdim else result.squeeze(dims)
 
 
+@_silently
 def reduce_var(
     self: np.ndarray,
     dim: Sequence[int] | None,
@@ -515,14 +543,16 @@ def reduce_var(
         )
     axis = dims if self.ndim else None
     centred = self - np.mean(self, axis=axis, keepdims=True)
-    squares = (centred * centred.conj()).real if self.dtype.kind == "c" else centred * centred
-    result = np.sum(squares, axis=axis, keepdims=keepdim) / np.asarray(dof, squares.dtype)
+    squares = (
+        (centred * centred.conj()).real if self.dtype.kind == "c" else centred * centred
+    )
+    result = np.sum(squares, axis=axis, keepdims=keepdim) / np.asarray(
+        dof, squares.dtype
+    )
     return np.sqrt(result) if name == "std" else result
 
 
-def _scan(
-    self: np.ndarray, dim: int, dtype: Any, scan: Any
-) -> np.ndarray:
+def _scan(self: np.ndarray, dim: int, dtype: Any, scan: Any) -> np.ndarray:
     target = _reduced_dtype(self, dtype)
     axis = _wrap_dim(dim, self.ndim)
     if self.ndim == 0:
@@ -535,21 +565,25 @@ def cumsum(self: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
     return _scan(self, dim, dtype, np.cumsum)
 
 
+@_silently
 def cumprod(self: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
     """Cumulative product along dim; int and bool give int64 unless `dtype` says."""
     return _scan(self, dim, dtype, np.cumprod)
 
 
+@_silently
 def softmax(self: np.ndarray, dim: int, half_to_float: bool, log: bool) -> np.ndarray:
     """_softmax / _log_softmax along dim, shifted by the max (floating input only)."""
     name = "log_softmax" if log else "softmax"
     if half_to_float:
-        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+        raise RuntimeError(
+            "softmax with half to float conversion is not supported on CPU"
+        )
     axis = _wrap_dim(dim, self.ndim)
     if self.dtype.kind != "f":
         kernel = "lastdim_kernel_impl" if axis >= self.ndim - 1 else "kernel_impl"
         raise NotImplementedError(
-            f'"{name}_{kernel}" not implemented for \'{_scalar_type_name(self)}\''
+            f"\"{name}_{kernel}\" not implemented for '{_scalar_type_name(self)}'"
         )
     x = self.reshape(1) if self.ndim == 0 else self
     if x.size == 0:
@@ -561,6 +595,7 @@ def softmax(self: np.ndarray, dim: int, half_to_float: bool, log: bool) -> np.nd
     return result.reshape(self.shape)
 
 
+@_silently
 def softmax_backward_data(
     grad_output: np.ndarray, output: np.ndarray, dim: int, log: bool
 ) -> np.ndarray:
@@ -601,7 +636,9 @@ def roll(self: np.ndarray, shifts: Sequence[int], dims: Sequence[int]) -> np.nda
             f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
         )
     if self.ndim == 0:
-        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+        raise IndexError(
+            f"Dimension specified as {dims[0]} but tensor has no dimensions"
+        )
     axes = tuple(_wrap_dim(d, self.ndim) for d in dims)
     return np.roll(self, tuple(shifts), axis=axes)
 
@@ -730,7 +767,8 @@ def _scatter_gather_index(
     _check_bounds(index, self.shape[axis], axis)
     grid = np.indices(index.shape, sparse=True) if index.ndim else ()
     positions = tuple(
-        index.astype(np.intp) if d == axis else grid[d] for d in range(max(index.ndim, 1))
+        index.astype(np.intp) if d == axis else grid[d]
+        for d in range(max(index.ndim, 1))
     )
     return axis, positions
 
@@ -762,7 +800,9 @@ def scatter(
     axis, positions = _scatter_gather_index(self, dim, index, "scatter")
     if isinstance(src, np.ndarray) and index.ndim == self.ndim and self.ndim:
         for d in range(self.ndim):
-            if index.shape[d] > src.shape[d] or (d != axis and index.shape[d] > self.shape[d]):
+            if index.shape[d] > src.shape[d] or (
+                d != axis and index.shape[d] > self.shape[d]
+            ):
                 raise RuntimeError(
                     f"Expected index {list(index.shape)} to be no larger than self "
                     f"{list(self.shape)} apart from dimension {axis} and to be no larger "
