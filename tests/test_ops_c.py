@@ -440,6 +440,23 @@ def test_complex_var_is_real(torch) -> None:  # type: ignore[no-untyped-def]
     compare(torch, lambda lib, x: x.std(), data, create_graph=True)
 
 
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda lib, x: x.logsumexp(1),
+        lambda lib, x: x.cumsum(0),
+        lambda lib, x: x.flip(0).roll(1, 1).repeat(1, 2),
+        lambda lib, x: x.index_select(1, lib.tensor([2, 0])),
+        lambda lib, x: x.gather(1, lib.tensor([[0, 0], [2, 1]])),
+        lambda lib, x: x.masked_fill(lib.tensor([True, False, True]), 2.0),
+        lambda lib, x: x.scatter_add(1, lib.tensor([[0, 0, 1]]), x[:1] * 1j),
+    ],
+)
+def test_complex_inputs_match_torch(torch, fn) -> None:  # type: ignore[no-untyped-def]
+    data = np.array([[1.0 + 1.0j, 2.0, -0.5j], [0.5, 1j, 2 - 1j]])
+    compare(torch, fn, data, create_graph=True)
+
+
 # -- softmax family -----------------------------------------------------------------------
 
 
@@ -686,6 +703,7 @@ def test_expand_as_and_view_as_are_views() -> None:
 
 @pytest.mark.xfail(
     strict=True,
+    raises=RuntimeError,
     reason="core reshape: the view of an expanded gradient fails and clone() keeps the "
     "non-contiguous layout, so reshape cannot fall back to a copy",
 )
