@@ -21,7 +21,8 @@ import jinja2
 from .errors import CodegenError
 from .ir import PackageIR
 
-_BLACK_MODE = black.Mode(line_length=88)
+# Explicit target versions: black must not infer them from each block it is given.
+_BLACK_MODE = black.Mode(line_length=88, target_versions={black.TargetVersion.PY310})
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,8 @@ class BlackCache:
 
     @staticmethod
     def _key(block: str) -> str:
-        return hashlib.sha256(block.encode("utf-8")).hexdigest()
+        """The block's text and black's mode: a new mode formats everything anew."""
+        return hashlib.sha256(f"{_BLACK_MODE!r}\0{block}".encode("utf-8")).hexdigest()
 
     def format_module(self, text: str, name: str) -> str:
         blocks = [b.strip("\n") for b in _TOP_LEVEL.split(text)]

@@ -460,7 +460,8 @@ def check_forward_formula(
     outputs: tuple[str, ...],
     names: FormulaNames,
 ) -> None:
-    """Check a forward (JVP) formula: inputs as x_p / x_t, never the bare tensor name."""
+    """Check a forward (JVP) formula: differentiable inputs as x_p / x_t, never the bare
+    name; a non-differentiable tensor (an index, a mask) as x or x_p."""
     tree = parse_expression(text, "forward formula")
     check_node_types(tree, "a forward formula")
     differentiable = set(differentiable)
@@ -468,8 +469,10 @@ def check_forward_formula(
     for name in differentiable:
         allowed_values |= {f"{name}_p", f"{name}_t"}
     for name, info in arguments.items():
-        if not info.is_tensor:
+        if name not in differentiable:
             allowed_values.add(name)
+            if info.is_tensor or info.is_tensor_list:
+                allowed_values.add(f"{name}_p")
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             function = node.func

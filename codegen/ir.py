@@ -499,7 +499,14 @@ def _jvp_ir(
         if forward.kind is ForwardKind.auto_element_wise:
             (derivative,) = info.derivatives
             text = element_wise_forward(derivative.original, derivative.var_names[0])
-        expression = forward_expression(text, scalars)
+        # A non-differentiable tensor argument (an index, a mask) is passed as itself;
+        # formulas may call it `x` or, as PyTorch's do, `x_p`.
+        plain_tensors = {
+            f"{a.name}_p": python_identifier(a.name)
+            for a in function.arguments
+            if a.type.is_tensor_like() and a.name not in differentiable
+        }
+        expression = forward_expression(text, scalars, plain_tensors)
         names = names_used(text)
         used = {n: a for n, a in differentiable.items() if f"{n}_t" in names}
     parameters, call = [], []

@@ -299,6 +299,13 @@ def _differentiability_info(
     forward: list[ForwardDerivative] = []
     non_differentiable: list[str] = []
     claimed: dict[str, str] = {}
+    # Declared up front: keys are read in sorted order, forward formulas may come first.
+    declared = frozenset(
+        name.strip()
+        for key, value in values.items()
+        if value == "non_differentiable"
+        for name in key.split(",")
+    )
     failed = False
     for key in sorted(values):
         location = entry.location_of(key)
@@ -306,7 +313,7 @@ def _differentiability_info(
         with errors.context(location, function.name):
             _load_key(
                 key, values[key], function, arguments, names, location,
-                backward, forward, non_differentiable, claimed,
+                backward, forward, non_differentiable, claimed, declared,
             )
         failed = failed or len(errors.errors) > before
     if failed:
@@ -340,11 +347,16 @@ def _load_key(
     forward: list[ForwardDerivative],
     non_differentiable: list[str],
     claimed: dict[str, str],
+    non_differentiable_names: frozenset[str],
 ) -> None:
     """One formula key of a derivatives.yaml entry: backward, forward or control."""
     var_names = tuple(n.strip() for n in key.split(","))
     if var_names[0] not in arguments:
-        forward.append(_forward_derivative(var_names, formula, function, arguments, names, location))
+        forward.append(
+            _forward_derivative(
+                var_names, formula, function, arguments, names, location, non_differentiable_names
+            )
+        )
         return
     for name in var_names:
         if name not in arguments:
@@ -394,6 +406,7 @@ def _forward_derivative(
     arguments: dict[str, ArgumentInfo],
     names: FormulaNames,
     location: Location,
+    declared_non_differentiable: frozenset[str],
 ) -> ForwardDerivative:
     outputs = function.output_names
     for name in var_names:
@@ -405,7 +418,11 @@ def _forward_derivative(
     if not isinstance(formula, str):
         raise CodegenError(f"formula must be a string, got {formula!r}").located(location, function.name)
     text = formula.strip()
-    differentiable = [n for n, a in arguments.items() if a.is_tensor]
+    differentiable = [
+        n
+        for n, a in arguments.items()
+        if (a.is_tensor or a.is_tensor_list) and n not in declared_non_differentiable
+    ]
     if text in ("auto_element_wise", "auto_linear"):
         kind = ForwardKind(text)
         if len(outputs) != 1:

@@ -24,28 +24,43 @@ from gradgen.helpers import (
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
+    cumprod_backward,
+    cumsum_backward,
     div_tensor_other_backward,
     div_tensor_self_backward,
+    evenly_distribute_backward,
+    fmap_neg,
     gelu_double_backward,
     handle_r_to_c,
     infinitely_differentiable_silu_backward,
     is_grad_enabled,
     log1p_backward,
+    logsumexp_backward,
+    masked_fill_backward,
     maybe_multiply,
     mean_backward,
     mul_tensor_backward,
     permute_backwards,
     pow_backward,
+    prod_backward,
+    repeat_backward,
+    restore_reduced_dims,
+    reverse_list,
+    reverse_list_symint,
     scalar_conj,
+    scale_grad_by_count,
     sgn_backward,
     slice_backward_wrapper,
+    softmax_double_backward,
     split_backward,
     split_with_sizes_backward,
     stack_tensors_backward,
+    std_backward,
     sum_backward,
     sum_to,
     unbind_backward,
     unsqueeze_to,
+    var_backward,
     zeros_like,
 )
 from gradgen.tensor import Number, Tensor
@@ -54,12 +69,20 @@ from gradgen.variable_type_utils import TypeAndSize, not_implemented
 from . import operators
 from .ops import (
     _conj,
+    _log_softmax,
+    _log_softmax_backward_data,
+    _softmax,
+    _softmax_backward_data,
     _to_copy,
     abs,
     abs_,
     acos,
     add,
+    amax,
+    amin,
     angle,
+    argmax,
+    argmin,
     asin,
     atan,
     atan2,
@@ -78,6 +101,8 @@ from .ops import (
     conj,
     cos,
     cosh,
+    cumprod,
+    cumsum,
     div,
     eq,
     erf,
@@ -86,17 +111,23 @@ from .ops import (
     exp_,
     expm1,
     flatten,
+    flip,
     floor,
     floor_divide,
     fmax,
     fmin,
     fmod,
+    gather,
+    gather_backward,
     ge,
     gelu,
     gelu_backward,
     gt,
     hypot,
     imag,
+    index_add,
+    index_select,
+    index_select_backward,
     isfinite,
     isinf,
     isnan,
@@ -106,13 +137,18 @@ from .ops import (
     log1p,
     log2,
     log_,
+    log_softmax,
     logical_and,
     logical_not,
     logical_or,
     logical_xor,
+    logsumexp,
     lt,
+    masked_fill,
+    max,
     maximum,
     mean,
+    min,
     minimum,
     mul,
     narrow,
@@ -121,15 +157,19 @@ from .ops import (
     neg_,
     permute,
     pow,
+    prod,
     real,
     reciprocal,
     relu,
     relu_,
     remainder,
     reshape,
+    roll,
     round,
     rsqrt,
     rsub,
+    scatter,
+    scatter_add,
     select,
     select_backward,
     sgn,
@@ -143,6 +183,7 @@ from .ops import (
     sinh,
     slice,
     slice_backward,
+    softmax,
     split,
     split_with_sizes,
     sqrt,
@@ -150,6 +191,7 @@ from .ops import (
     square,
     squeeze,
     stack,
+    std,
     sub,
     sum,
     t,
@@ -163,6 +205,8 @@ from .ops import (
     trunc,
     unbind,
     unsqueeze,
+    value_selecting_reduction_backward,
+    var,
     view_as_complex,
     view_as_real,
     where,
@@ -4581,6 +4625,1822 @@ def remainder_backward1_apply(
     return grad_inputs
 
 
+class ProdBackward0(Node):
+    """Backward of ``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: prod_backward(grad, self.to(self.scalar_type() if dtype is None else dtype), result)
+    """
+
+    __slots__ = (
+        "dtype",
+        "self_",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return prod_backward0_apply(
+            grads,
+            needs_input_grad,
+            dtype=self.dtype,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dtype(self) -> dtype | None:
+        return self.dtype
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def prod_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dtype: dtype | None,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ProdBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            prod_backward(
+                grad, self.to(self_scalar_type if dtype is None else dtype), result
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ProdBackward1(Node):
+    """Backward of ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: prod_backward(grad, self.to(self.scalar_type() if dtype is None else dtype), result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "dtype",
+        "keepdim",
+        "self_",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return prod_backward1_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            dtype=self.dtype,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_dtype(self) -> dtype | None:
+        return self.dtype
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def prod_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    dtype: dtype | None,
+    keepdim: bool,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ProdBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            prod_backward(
+                grad,
+                self.to(self_scalar_type if dtype is None else dtype),
+                result,
+                dim,
+                keepdim,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MaxBackward0(Node):
+    """Backward of ``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return max_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def max_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MaxBackward1(Node):
+    """Backward of ``max(Tensor self) -> Tensor``.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return max_backward1_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def max_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            evenly_distribute_backward(grad, self, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MinBackward0(Node):
+    """Backward of ``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return min_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def min_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MinBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MinBackward1(Node):
+    """Backward of ``min(Tensor self) -> Tensor``.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return min_backward1_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def min_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of MinBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            evenly_distribute_backward(grad, self, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AmaxBackward0(Node):
+    """Backward of ``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``.
+
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim).eq(self), dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return amax_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def amax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of AmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            scale_grad_by_count(
+                restore_reduced_dims(grad, dim, keepdim),
+                restore_reduced_dims(result, dim, keepdim).eq(self),
+                dim,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AminBackward0(Node):
+    """Backward of ``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``.
+
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim).eq(self), dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return amin_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def amin_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of AminBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            scale_grad_by_count(
+                restore_reduced_dims(grad, dim, keepdim),
+                restore_reduced_dims(result, dim, keepdim).eq(self),
+                dim,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LogsumexpBackward0(Node):
+    """Backward of ``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``.
+
+    self: logsumexp_backward(grad, self, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return logsumexp_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def logsumexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogsumexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            logsumexp_backward(grad, self, result, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class VarBackward0(Node):
+    """Backward of ``var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``.
+
+    self: var_backward(grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "correction",
+        "dim",
+        "keepdim",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return var_backward0_apply(
+            grads,
+            needs_input_grad,
+            correction=self.correction,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_correction(self) -> Number | None:
+        return self.correction
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def var_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    correction: Number | None,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of VarBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            var_backward(grad, self, dim, correction, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class StdBackward0(Node):
+    """Backward of ``std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``.
+
+    self: std_backward(result, grad, self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "correction",
+        "dim",
+        "keepdim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return std_backward0_apply(
+            grads,
+            needs_input_grad,
+            correction=self.correction,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_correction(self) -> Number | None:
+        return self.correction
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def std_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    correction: Number | None,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of StdBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            std_backward(result, grad, self, dim, correction, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CumsumBackward0(Node):
+    """Backward of ``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: cumsum_backward(grad.to(self.scalar_type()), dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_scalar_type",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return cumsum_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+
+def cumsum_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of CumsumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cumsum_backward(grad.to(self_scalar_type), dim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CumprodBackward0(Node):
+    """Backward of ``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: cumprod_backward(grad.to(self.scalar_type()), self, dim, result)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return cumprod_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def cumprod_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CumprodBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cumprod_backward(grad.to(self_scalar_type), self, dim, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SoftmaxBackward0(Node):
+    """Backward of ``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``.
+
+    self: _softmax_backward_data(grad, result, dim, self.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return softmax_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def softmax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _softmax_backward_data(grad, result, dim, self_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
+
+    grad_output: _softmax_backward_data(grad.to(output.scalar_type()), output, dim, input_dtype)
+    output: softmax_double_backward(grad.to(output.scalar_type()), grad_output, dim, output).to(output.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "grad_output_",
+        "input_dtype",
+        "output_",
+        "output_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.output_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return softmax_backward_data_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            grad_output=unpack_saved(self.grad_output_, self),
+            input_dtype=self.input_dtype,
+            output=unpack_saved(self.output_, self),
+            output_scalar_type=self.output_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.output_ is not None:
+            self.output_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_input_dtype(self) -> dtype:
+        return self.input_dtype
+
+    @property
+    def _saved_output(self) -> Tensor | None:
+        return unpack_saved(self.output_, self)
+
+
+def softmax_backward_data_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    grad_output: Tensor | None,
+    input_dtype: dtype,
+    output: Tensor | None,
+    output_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of SoftmaxBackwardDataBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _softmax_backward_data(
+                grad.to(output_scalar_type), output, dim, input_dtype
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            softmax_double_backward(
+                grad.to(output_scalar_type), grad_output, dim, output
+            ).to(output_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LogSoftmaxBackward0(Node):
+    """Backward of ``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``.
+
+    self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return log_softmax_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def log_softmax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _log_softmax_backward_data(grad, result, dim, self_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
+
+    grad_output: grad.to(output.scalar_type()) - (grad.to(output.scalar_type()) * output.exp()).sum(dim, True)
+    output: (-grad_output.sum(dim, True) * output.exp() * grad.to(output.scalar_type())).to(output.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "grad_output_",
+        "output_",
+        "output_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.output_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return log_softmax_backward_data_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            grad_output=unpack_saved(self.grad_output_, self),
+            output=unpack_saved(self.output_, self),
+            output_scalar_type=self.output_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.output_ is not None:
+            self.output_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_output(self) -> Tensor | None:
+        return unpack_saved(self.output_, self)
+
+
+def log_softmax_backward_data_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    grad_output: Tensor | None,
+    output: Tensor | None,
+    output_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackwardDataBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            grad.to(output_scalar_type)
+            - (grad.to(output_scalar_type) * output.exp()).sum(dim, True)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            (
+                -grad_output.sum(dim, True) * output.exp() * grad.to(output_scalar_type)
+            ).to(output_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FlipBackward0(Node):
+    """Backward of ``flip(Tensor self, int[] dims) -> Tensor``.
+
+    self: grad.flip(dims)
+    """
+
+    __slots__ = ("dims",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return flip_backward0_apply(
+            grads,
+            needs_input_grad,
+            dims=self.dims,
+        )
+
+    @property
+    def _saved_dims(self) -> Sequence[int]:
+        return self.dims
+
+
+def flip_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+) -> list[Any]:
+    """The formulas of FlipBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.flip(dims) if any_grad_defined else None
+    return grad_inputs
+
+
+class RollBackward0(Node):
+    """Backward of ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``.
+
+    self: grad.roll(fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
+    """
+
+    __slots__ = (
+        "dims",
+        "shifts",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return roll_backward0_apply(
+            grads,
+            needs_input_grad,
+            dims=self.dims,
+            shifts=self.shifts,
+        )
+
+    @property
+    def _saved_dims(self) -> Sequence[int]:
+        return self.dims
+
+    @property
+    def _saved_shifts(self) -> Sequence[int]:
+        return self.shifts
+
+
+def roll_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+    shifts: Sequence[int],
+) -> list[Any]:
+    """The formulas of RollBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad.roll(fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class RepeatBackward0(Node):
+    """Backward of ``repeat(Tensor self, SymInt[] repeats) -> Tensor``.
+
+    self: repeat_backward(grad, repeats, self.sym_sizes())
+    """
+
+    __slots__ = (
+        "repeats",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return repeat_backward0_apply(
+            grads,
+            needs_input_grad,
+            repeats=self.repeats,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_repeats(self) -> Sequence[int]:
+        return self.repeats
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def repeat_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    repeats: Sequence[int],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of RepeatBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            repeat_backward(grad, repeats, self_sym_sizes) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class IndexSelectBackward0(Node):
+    """Backward of ``index_select(Tensor self, int dim, Tensor index) -> Tensor``.
+
+    self: index_select_backward(grad, self.sym_sizes(), dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+        "self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return index_select_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def index_select_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of IndexSelectBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            index_select_backward(grad, self_sym_sizes, dim, index)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class IndexAddBackward0(Node):
+    """Backward of ``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``.
+
+    self: grad
+    source: maybe_multiply(grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0)), alpha)
+    """
+
+    __slots__ = (
+        "alpha",
+        "dim",
+        "index_",
+        "source_",
+        "source_dim",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.source_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return index_add_backward0_apply(
+            grads,
+            needs_input_grad,
+            alpha=self.alpha,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+            source=unpack_saved(self.source_, self),
+            source_dim=self.source_dim,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.source_ is not None:
+            self.source_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_source(self) -> Tensor | None:
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _saved_source_dim(self) -> int:
+        return self.source_dim
+
+
+def index_add_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    dim: int,
+    index: Tensor | None,
+    source: Tensor | None,
+    source_dim: int,
+) -> list[Any]:
+    """The formulas of IndexAddBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            maybe_multiply(
+                (
+                    grad.index_select(dim, index).expand_as(source)
+                    if source_dim > 0
+                    else grad.index_select(dim, index.squeeze(0))
+                ),
+                alpha,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class GatherBackward0(Node):
+    """Backward of ``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``.
+
+    self: gather_backward(grad, self, dim, index, sparse_grad)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+        "self_",
+        "sparse_grad",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return gather_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+            self=unpack_saved(self.self_, self),
+            sparse_grad=self.sparse_grad,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_sparse_grad(self) -> bool:
+        return self.sparse_grad
+
+
+def gather_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+    self: Tensor | None,
+    sparse_grad: bool,
+) -> list[Any]:
+    """The formulas of GatherBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            gather_backward(grad, self, dim, index, sparse_grad)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ScatterBackward0(Node):
+    """Backward of ``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``.
+
+    self: grad.scatter(dim, index, 0)
+    src: grad.gather(dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return scatter_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of ScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.scatter(dim, index, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.gather(dim, index) if any_grad_defined else None
+    return grad_inputs
+
+
+class ScatterBackward1(Node):
+    """Backward of ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``.
+
+    self: grad.scatter(dim, index, 0)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return scatter_backward1_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def scatter_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of ScatterBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.scatter(dim, index, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+class ScatterAddBackward0(Node):
+    """Backward of ``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``.
+
+    self: grad
+    src: grad.gather(dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return scatter_add_backward0_apply(
+            grads,
+            needs_input_grad,
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def scatter_add_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of ScatterAddBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.gather(dim, index) if any_grad_defined else None
+    return grad_inputs
+
+
+class MaskedFillBackward0(Node):
+    """Backward of ``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor``.
+
+    self: grad.masked_fill(mask, 0)
+    """
+
+    __slots__ = ("mask_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return masked_fill_backward0_apply(
+            grads,
+            needs_input_grad,
+            mask=unpack_saved(self.mask_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+
+def masked_fill_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaskedFillBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+class MaskedFillBackward1(Node):
+    """Backward of ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``.
+
+    self: grad.masked_fill(mask, 0)
+    value: masked_fill_backward(grad, mask)
+    """
+
+    __slots__ = ("mask_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return masked_fill_backward1_apply(
+            grads,
+            needs_input_grad,
+            mask=unpack_saved(self.mask_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+
+def masked_fill_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaskedFillBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = masked_fill_backward(grad, mask) if any_grad_defined else None
+    return grad_inputs
+
+
 def add_Tensor_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -5284,7 +7144,7 @@ def where_self_jvp(
     result: Any,
 ) -> Any:
     """Forward-mode derivative: ``result: where(condition_p, self_t, other_t)``."""
-    return where(condition_p, self_t, other_t)
+    return where(condition, self_t, other_t)
 
 
 def clamp_Tensor_jvp(
@@ -5360,3 +7220,275 @@ def remainder_Scalar_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return self_t.conj().conj()
+
+
+def prod_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
+    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result) * self_t.conj()).sum().conj()``."""
+    return (
+        (
+            prod_backward(zeros_like(result) + 1, self_p.to(result.dtype), result)
+            * self_t.conj()
+        )
+        .sum()
+        .conj()
+    )
+
+
+def prod_dim_int_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    keepdim: bool,
+    dtype: dtype | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result, dim, keepdim) * self_t.conj()).sum(dim, keepdim).conj()``."""
+    return (
+        (
+            prod_backward(
+                zeros_like(result) + 1, self_p.to(result.dtype), result, dim, keepdim
+            )
+            * self_t.conj()
+        )
+        .sum(dim, keepdim)
+        .conj()
+    )
+
+
+def max_dim_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
+    return (
+        self_t.gather(dim, indices)
+        if keepdim
+        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+    )
+
+
+def max_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
+    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
+
+
+def min_dim_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
+    return (
+        self_t.gather(dim, indices)
+        if keepdim
+        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+    )
+
+
+def min_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
+    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
+
+
+def amax_jvp(
+    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
+    return (
+        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
+        .sum(dim, keepdim)
+        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
+    )
+
+
+def amin_jvp(
+    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
+    return (
+        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
+        .sum(dim, keepdim)
+        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
+    )
+
+
+def logsumexp_jvp(
+    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t * (self_p - self_p.amax(dim, True)).exp()).sum(dim, keepdim).div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))``."""
+    return (
+        (self_t * (self_p - self_p.amax(dim, True)).exp())
+        .sum(dim, keepdim)
+        .div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))
+    )
+
+
+def var_correction_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim))``."""
+    return real(
+        var_backward(self_t.conj(), self_p, dim, correction, True).sum(
+            dim if dim is not None else [], keepdim
+        )
+    )
+
+
+def std_correction_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim)).div(2.0 * result).masked_fill(result.eq(0), 0)``."""
+    return (
+        real(
+            var_backward(self_t.conj(), self_p, dim, correction, True).sum(
+                dim if dim is not None else [], keepdim
+            )
+        )
+        .div(2.0 * result)
+        .masked_fill(result.eq(0), 0)
+    )
+
+
+def cumsum_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.cumsum.call(self_t, dim, dtype)
+
+
+def cumprod_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t.div(self_p).cumsum(dim) * result).to(self_p.scalar_type() if dtype is None else dtype)``."""
+    return (self_t.div(self_p).cumsum(dim) * result).to(
+        self_p.dtype if dtype is None else dtype
+    )
+
+
+def _softmax_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: result * (self_t - (self_t * result).sum(dim, True))``."""
+    return result * (self_t - (self_t * result).sum(dim, True))
+
+
+def _log_softmax_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - (self_t * result.exp()).sum(dim, True)``."""
+    return self_t - (self_t * result.exp()).sum(dim, True)
+
+
+def flip_jvp(self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.flip.call(self_t, dims)
+
+
+def roll_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    shifts: Sequence[int],
+    dims: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.roll.call(self_t, shifts, dims)
+
+
+def repeat_jvp(
+    self_p: Tensor, self_t: Tensor, repeats: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.repeat.call(self_t, repeats)
+
+
+def index_select_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.index_select.call(self_t, dim, index)
+
+
+def index_add_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))``."""
+    return index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
+
+
+def gather_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    sparse_grad: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.gather.call(self_t, dim, index, sparse_grad)
+
+
+def scatter_src_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, src_t)``."""
+    return self_t.scatter(dim, index, src_t)
+
+
+def scatter_value_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, 0)``."""
+    return self_t.scatter(dim, index, 0)
+
+
+def scatter_add_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index_p, src_t)``."""
+    return scatter_add(self_t, dim, index, src_t)
+
+
+def masked_fill_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
+    return self_t.masked_fill(mask, 0)
+
+
+def masked_fill_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mask: Tensor,
+    value_p: Tensor,
+    value_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
+    return self_t.masked_fill(mask, value_t)

@@ -17,31 +17,48 @@ from gradgen.dtypes import dtype, result_type
 from gradgen.numpy_kernels import (
     absolute,
     absolute_,
+    amax,
     angle,
+    argmax,
     atan2_floating,
     bitwise,
     clamp_scalars,
     clamp_tensors,
     compare,
+    cumprod,
+    cumsum,
     div_floor,
     div_mode,
     div_true,
     erf,
     expand,
     extremum,
+    flip,
+    gather,
     gelu,
     gelu_backward,
     hypot_floating,
+    index_add,
+    index_select,
     int_to_float,
     logical,
+    logsumexp,
+    masked_fill,
+    max_all,
+    max_dim,
     modulo,
     permute,
     reduce_mean,
+    reduce_prod,
     reduce_sum,
+    reduce_var,
     relu,
+    repeat,
     reverse_subtract,
+    roll,
     round_decimals,
     rounding,
+    scatter,
     select,
     select_backward,
     sgn,
@@ -52,6 +69,8 @@ from gradgen.numpy_kernels import (
     silu_backward,
     slice_,
     slice_backward,
+    softmax,
+    softmax_backward_data,
     split,
     split_with_sizes,
     squeeze,
@@ -87,6 +106,25 @@ warnings.filterwarnings(
     message="(divide by zero|invalid value|overflow|underflow) encountered",
     category=RuntimeWarning,
     module=__name__,
+)
+
+
+# `values, indices = ...` or `.values`, as torch.return_types.max
+max_dim_return = namedtuple(
+    "max",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.min
+min_dim_return = namedtuple(
+    "min",
+    [
+        "values",
+        "indices",
+    ],
 )
 
 
@@ -1121,6 +1159,232 @@ def numpy_isinf(ks: int, self: Tensor) -> Any:
     return wrap_result(np.isinf(self))
 
 
+def numpy_prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_prod(self, None, False, dtype))
+
+
+def numpy_prod_dim_int(
+    ks: int, self: Tensor, dim: int, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_prod(self, dim, keepdim, dtype))
+
+
+def numpy_max_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = max_dim(self, dim, keepdim, "max")
+    return max_dim_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_max(ks: int, self: Tensor) -> Any:
+    """max(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(max_all(self, "max"))
+
+
+def numpy_min_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = max_dim(self, dim, keepdim, "min")
+    return min_dim_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_min(ks: int, self: Tensor) -> Any:
+    """min(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(max_all(self, "min"))
+
+
+def numpy_amax(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(amax(self, dim, keepdim, "amax"))
+
+
+def numpy_amin(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(amax(self, dim, keepdim, "amin"))
+
+
+def numpy_argmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
+    """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(argmax(self, dim, keepdim, "argmax"))
+
+
+def numpy_argmin(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
+    """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(argmax(self, dim, keepdim, "argmin"))
+
+
+def numpy_logsumexp(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(logsumexp(self, dim, keepdim))
+
+
+def numpy_var_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_var(self, dim, correction, keepdim, "var"))
+
+
+def numpy_std_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_var(self, dim, correction, keepdim, "std"))
+
+
+def numpy_cumsum(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(cumsum(self, dim, dtype))
+
+
+def numpy_cumprod(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(cumprod(self, dim, dtype))
+
+
+def numpy__softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    self = self._data
+    return wrap_result(softmax(self, dim, half_to_float, False))
+
+
+def numpy__softmax_backward_data(
+    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+) -> Any:
+    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    grad_output = grad_output._data
+    output = output._data
+    return wrap_result(softmax_backward_data(grad_output, output, dim, False))
+
+
+def numpy__log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    self = self._data
+    return wrap_result(softmax(self, dim, half_to_float, True))
+
+
+def numpy__log_softmax_backward_data(
+    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+) -> Any:
+    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    grad_output = grad_output._data
+    output = output._data
+    return wrap_result(softmax_backward_data(grad_output, output, dim, True))
+
+
+def numpy_flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    self = self._data
+    return wrap_result(flip(self, dims))
+
+
+def numpy_roll(
+    ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]
+) -> Any:
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+    self = self._data
+    return wrap_result(roll(self, shifts, dims))
+
+
+def numpy_repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+    self = self._data
+    return wrap_result(repeat(self, repeats))
+
+
+def numpy_index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
+    """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
+    self = self._data
+    index = index._data
+    return wrap_result(index_select(self, dim, index))
+
+
+def numpy_index_add(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number
+) -> Any:
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    index = index._data
+    source = source._data
+    return wrap_result(index_add(self, dim, index, source, alpha))
+
+
+def numpy_gather(
+    ks: int, self: Tensor, dim: int, index: Tensor, sparse_grad: bool
+) -> Any:
+    """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
+    self = self._data
+    index = index._data
+    return wrap_result(gather(self, dim, index))
+
+
+def numpy_scatter_src(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor
+) -> Any:
+    """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    self = self._data
+    index = index._data
+    src = src._data
+    return wrap_result(scatter(self, dim, index, src, None))
+
+
+def numpy_scatter_value(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    self = self._data
+    index = index._data
+    return wrap_result(scatter(self, dim, index, value, None))
+
+
+def numpy_scatter_add(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor
+) -> Any:
+    """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    self = self._data
+    index = index._data
+    src = src._data
+    return wrap_result(scatter(self, dim, index, src, "add"))
+
+
+def numpy_masked_fill_Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Any:
+    """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
+    self = self._data
+    mask = mask._data
+    return wrap_result(masked_fill(self, mask, value))
+
+
+def numpy_masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> Any:
+    """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
+    self = self._data
+    mask = mask._data
+    value = value._data
+    return wrap_result(masked_fill(self, mask, value))
+
+
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -1253,3 +1517,37 @@ operators.bitwise_xor_Tensor.register(DispatchKey.NumPy, numpy_bitwise_xor_Tenso
 operators.bitwise_not.register(DispatchKey.NumPy, numpy_bitwise_not)
 operators.isnan.register(DispatchKey.NumPy, numpy_isnan)
 operators.isinf.register(DispatchKey.NumPy, numpy_isinf)
+operators.prod.register(DispatchKey.NumPy, numpy_prod)
+operators.prod_dim_int.register(DispatchKey.NumPy, numpy_prod_dim_int)
+operators.max_dim.register(DispatchKey.NumPy, numpy_max_dim)
+operators.max.register(DispatchKey.NumPy, numpy_max)
+operators.min_dim.register(DispatchKey.NumPy, numpy_min_dim)
+operators.min.register(DispatchKey.NumPy, numpy_min)
+operators.amax.register(DispatchKey.NumPy, numpy_amax)
+operators.amin.register(DispatchKey.NumPy, numpy_amin)
+operators.argmax.register(DispatchKey.NumPy, numpy_argmax)
+operators.argmin.register(DispatchKey.NumPy, numpy_argmin)
+operators.logsumexp.register(DispatchKey.NumPy, numpy_logsumexp)
+operators.var_correction.register(DispatchKey.NumPy, numpy_var_correction)
+operators.std_correction.register(DispatchKey.NumPy, numpy_std_correction)
+operators.cumsum.register(DispatchKey.NumPy, numpy_cumsum)
+operators.cumprod.register(DispatchKey.NumPy, numpy_cumprod)
+operators._softmax.register(DispatchKey.NumPy, numpy__softmax)
+operators._softmax_backward_data.register(
+    DispatchKey.NumPy, numpy__softmax_backward_data
+)
+operators._log_softmax.register(DispatchKey.NumPy, numpy__log_softmax)
+operators._log_softmax_backward_data.register(
+    DispatchKey.NumPy, numpy__log_softmax_backward_data
+)
+operators.flip.register(DispatchKey.NumPy, numpy_flip)
+operators.roll.register(DispatchKey.NumPy, numpy_roll)
+operators.repeat.register(DispatchKey.NumPy, numpy_repeat)
+operators.index_select.register(DispatchKey.NumPy, numpy_index_select)
+operators.index_add.register(DispatchKey.NumPy, numpy_index_add)
+operators.gather.register(DispatchKey.NumPy, numpy_gather)
+operators.scatter_src.register(DispatchKey.NumPy, numpy_scatter_src)
+operators.scatter_value.register(DispatchKey.NumPy, numpy_scatter_value)
+operators.scatter_add.register(DispatchKey.NumPy, numpy_scatter_add)
+operators.masked_fill_Scalar.register(DispatchKey.NumPy, numpy_masked_fill_Scalar)
+operators.masked_fill_Tensor.register(DispatchKey.NumPy, numpy_masked_fill_Tensor)

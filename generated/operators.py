@@ -292,3 +292,97 @@ bitwise_xor_Tensor = OperatorHandle(
 bitwise_not = OperatorHandle("bitwise_not", "bitwise_not(Tensor self) -> Tensor")
 isnan = OperatorHandle("isnan", "isnan(Tensor self) -> Tensor")
 isinf = OperatorHandle("isinf", "isinf(Tensor self) -> Tensor")
+prod = OperatorHandle("prod", "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+prod_dim_int = OperatorHandle(
+    "prod.dim_int",
+    "prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+)
+max_dim = OperatorHandle(
+    "max.dim",
+    "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+max = OperatorHandle("max", "max(Tensor self) -> Tensor")
+min_dim = OperatorHandle(
+    "min.dim",
+    "min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+min = OperatorHandle("min", "min(Tensor self) -> Tensor")
+amax = OperatorHandle(
+    "amax", "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"
+)
+amin = OperatorHandle(
+    "amin", "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"
+)
+argmax = OperatorHandle(
+    "argmax", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"
+)
+argmin = OperatorHandle(
+    "argmin", "argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"
+)
+logsumexp = OperatorHandle(
+    "logsumexp", "logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"
+)
+var_correction = OperatorHandle(
+    "var.correction",
+    "var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+)
+std_correction = OperatorHandle(
+    "std.correction",
+    "std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+)
+cumsum = OperatorHandle(
+    "cumsum", "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
+)
+cumprod = OperatorHandle(
+    "cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
+)
+_softmax = OperatorHandle(
+    "_softmax", "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
+)
+_softmax_backward_data = OperatorHandle(
+    "_softmax_backward_data",
+    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+)
+_log_softmax = OperatorHandle(
+    "_log_softmax", "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
+)
+_log_softmax_backward_data = OperatorHandle(
+    "_log_softmax_backward_data",
+    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+)
+flip = OperatorHandle("flip", "flip(Tensor self, int[] dims) -> Tensor")
+roll = OperatorHandle(
+    "roll", "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"
+)
+repeat = OperatorHandle("repeat", "repeat(Tensor self, SymInt[] repeats) -> Tensor")
+index_select = OperatorHandle(
+    "index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor"
+)
+index_add = OperatorHandle(
+    "index_add",
+    "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+)
+gather = OperatorHandle(
+    "gather",
+    "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+)
+scatter_src = OperatorHandle(
+    "scatter.src",
+    "scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+)
+scatter_value = OperatorHandle(
+    "scatter.value",
+    "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+)
+scatter_add = OperatorHandle(
+    "scatter_add",
+    "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+)
+masked_fill_Scalar = OperatorHandle(
+    "masked_fill.Scalar",
+    "masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+)
+masked_fill_Tensor = OperatorHandle(
+    "masked_fill.Tensor",
+    "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+)

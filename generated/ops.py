@@ -117,6 +117,28 @@ __all__ = [
     "isnan",
     "isinf",
     "isfinite",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "logsumexp",
+    "cumsum",
+    "cumprod",
+    "softmax",
+    "_softmax",
+    "_softmax_backward_data",
+    "log_softmax",
+    "_log_softmax",
+    "_log_softmax_backward_data",
+    "flip",
+    "roll",
+    "index_select",
+    "index_select_backward",
+    "index_add",
+    "gather",
+    "gather_backward",
+    "scatter_add",
+    "value_selecting_reduction_backward",
     "squeeze",
     "split",
     "sum",
@@ -135,6 +157,13 @@ __all__ = [
     "le",
     "gt",
     "ge",
+    "prod",
+    "max",
+    "min",
+    "var",
+    "std",
+    "scatter",
+    "masked_fill",
 ]
 
 
@@ -773,6 +802,203 @@ def isfinite(input: Tensor) -> Tensor:
     return composites.isfinite(input)
 
 
+def amax(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
+    input = tensor_argument(input, "amax", "input", 1, False)
+    dim = int_list_argument(dim, "amax", "dim")
+    return operators.amax.call(input, dim, keepdim)
+
+
+def amin(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
+    input = tensor_argument(input, "amin", "input", 1, False)
+    dim = int_list_argument(dim, "amin", "dim")
+    return operators.amin.call(input, dim, keepdim)
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
+    input = tensor_argument(input, "argmax", "input", 1, False)
+    return operators.argmax.call(input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
+    input = tensor_argument(input, "argmin", "input", 1, False)
+    return operators.argmin.call(input, dim, keepdim)
+
+
+def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
+    """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
+    input = tensor_argument(input, "logsumexp", "input", 1, False)
+    dim = int_list_argument(dim, "logsumexp", "dim")
+    return operators.logsumexp.call(input, dim, keepdim)
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "cumsum", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return operators.cumsum.call(input, dim, dtype)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "cumprod", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return operators.cumprod.call(input, dim, dtype)
+
+
+def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "softmax", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return composites.softmax(input, dim, dtype)
+
+
+def _softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+    """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
+    input = tensor_argument(input, "_softmax", "input", 1, False)
+    return operators._softmax.call(input, dim, half_to_float)
+
+
+def _softmax_backward_data(
+    grad_output: Tensor | Number, output: Tensor | Number, dim: int, input_dtype: dtype
+) -> Tensor:
+    """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_softmax_backward_data", "grad_output", 1, True
+    )
+    output = tensor_argument(output, "_softmax_backward_data", "output", 2, True)
+    input_dtype = dtype_argument(input_dtype)
+    return operators._softmax_backward_data.call(grad_output, output, dim, input_dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "log_softmax", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return composites.log_softmax(input, dim, dtype)
+
+
+def _log_softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+    """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
+    input = tensor_argument(input, "_log_softmax", "input", 1, False)
+    return operators._log_softmax.call(input, dim, half_to_float)
+
+
+def _log_softmax_backward_data(
+    grad_output: Tensor | Number, output: Tensor | Number, dim: int, input_dtype: dtype
+) -> Tensor:
+    """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_log_softmax_backward_data", "grad_output", 1, True
+    )
+    output = tensor_argument(output, "_log_softmax_backward_data", "output", 2, True)
+    input_dtype = dtype_argument(input_dtype)
+    return operators._log_softmax_backward_data.call(
+        grad_output, output, dim, input_dtype
+    )
+
+
+def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """``flip(Tensor self, int[] dims) -> Tensor``"""
+    input = tensor_argument(input, "flip", "input", 1, False)
+    dims = int_list_argument(dims, "flip", "dims")
+    return operators.flip.call(input, dims)
+
+
+def roll(input: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
+    """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
+    input = tensor_argument(input, "roll", "input", 1, False)
+    shifts = int_list_argument(shifts, "roll", "shifts")
+    dims = int_list_argument(dims, "roll", "dims")
+    return operators.roll.call(input, shifts, dims)
+
+
+def index_select(input: Tensor, dim: int, index: Tensor | Number) -> Tensor:
+    """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
+    input = tensor_argument(input, "index_select", "input", 1, False)
+    index = tensor_argument(index, "index_select", "index", 3, True)
+    return operators.index_select.call(input, dim, index)
+
+
+def index_select_backward(
+    grad: Tensor | Number, self_sizes: Sequence[int], dim: int, index: Tensor | Number
+) -> Tensor:
+    """``index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor``"""
+    grad = tensor_argument(grad, "index_select_backward", "grad", 1, True)
+    self_sizes = int_list_argument(self_sizes, "index_select_backward", "self_sizes")
+    index = tensor_argument(index, "index_select_backward", "index", 4, True)
+    return composites.index_select_backward(grad, self_sizes, dim, index)
+
+
+def index_add(
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    *,
+    alpha: Number = 1,
+) -> Tensor:
+    """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "index_add", "input", 1, False)
+    index = tensor_argument(index, "index_add", "index", 3, True)
+    source = tensor_argument(source, "index_add", "source", 4, True)
+    return operators.index_add.call(input, dim, index, source, alpha)
+
+
+def gather(
+    input: Tensor, dim: int, index: Tensor | Number, *, sparse_grad: bool = False
+) -> Tensor:
+    """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
+    input = tensor_argument(input, "gather", "input", 1, False)
+    index = tensor_argument(index, "gather", "index", 3, True)
+    return operators.gather.call(input, dim, index, sparse_grad)
+
+
+def gather_backward(
+    grad: Tensor | Number,
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    sparse_grad: bool,
+) -> Tensor:
+    """``gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor``"""
+    grad = tensor_argument(grad, "gather_backward", "grad", 1, True)
+    input = tensor_argument(input, "gather_backward", "input", 2, False)
+    index = tensor_argument(index, "gather_backward", "index", 4, True)
+    return composites.gather_backward(grad, input, dim, index, sparse_grad)
+
+
+def scatter_add(
+    input: Tensor, dim: int, index: Tensor | Number, src: Tensor | Number
+) -> Tensor:
+    """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
+    input = tensor_argument(input, "scatter_add", "input", 1, False)
+    index = tensor_argument(index, "scatter_add", "index", 3, True)
+    src = tensor_argument(src, "scatter_add", "src", 4, True)
+    return operators.scatter_add.call(input, dim, index, src)
+
+
+def value_selecting_reduction_backward(
+    grad: Tensor | Number,
+    dim: int,
+    indices: Tensor | Number,
+    sizes: Sequence[int],
+    keepdim: bool,
+) -> Tensor:
+    """``value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor``"""
+    grad = tensor_argument(grad, "value_selecting_reduction_backward", "grad", 1, True)
+    indices = tensor_argument(
+        indices, "value_selecting_reduction_backward", "indices", 3, True
+    )
+    sizes = int_list_argument(sizes, "value_selecting_reduction_backward", "sizes")
+    return composites.value_selecting_reduction_backward(
+        grad, dim, indices, sizes, keepdim
+    )
+
+
 squeeze = Overloads(
     "squeeze",
     (
@@ -1270,6 +1496,247 @@ ge = Overloads(
             (
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+prod = Overloads(
+    "prod",
+    (
+        # prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.prod.call,
+            "Tensor input, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.prod_dim_int.call,
+            "Tensor input, int dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+max = Overloads(
+    "max",
+    (
+        # max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.max_dim.call,
+            "Tensor input, int dim, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # max(Tensor self) -> Tensor
+        Signature(
+            operators.max.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+    ),
+)
+
+
+min = Overloads(
+    "min",
+    (
+        # min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.min_dim.call,
+            "Tensor input, int dim, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # min(Tensor self) -> Tensor
+        Signature(
+            operators.min.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+    ),
+)
+
+
+var = Overloads(
+    "var",
+    (
+        # var(Tensor self, bool unbiased=True) -> Tensor
+        Signature(
+            composites.var,
+            "Tensor input, bool unbiased=True",
+            (
+                Param("input", "Tensor"),
+                Param("unbiased", "bool", has_default=True, default=True),
+            ),
+        ),
+        # var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+        Signature(
+            composites.var_dim,
+            "Tensor input, int[]? dim, bool unbiased=True, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+        Signature(
+            operators.var_correction.call,
+            "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param(
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+std = Overloads(
+    "std",
+    (
+        # std(Tensor self, bool unbiased=True) -> Tensor
+        Signature(
+            composites.std,
+            "Tensor input, bool unbiased=True",
+            (
+                Param("input", "Tensor"),
+                Param("unbiased", "bool", has_default=True, default=True),
+            ),
+        ),
+        # std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+        Signature(
+            composites.std_dim,
+            "Tensor input, int[]? dim, bool unbiased=True, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+        Signature(
+            operators.std_correction.call,
+            "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param(
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+scatter = Overloads(
+    "scatter",
+    (
+        # scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+        Signature(
+            operators.scatter_src.call,
+            "Tensor input, int dim, Tensor index, Tensor src",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+            ),
+        ),
+        # scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        Signature(
+            operators.scatter_value.call,
+            "Tensor input, int dim, Tensor index, Number value",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+masked_fill = Overloads(
+    "masked_fill",
+    (
+        # masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+        Signature(
+            operators.masked_fill_Scalar.call,
+            "Tensor input, Tensor mask, Number value",
+            (
+                Param("input", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+        Signature(
+            operators.masked_fill_Tensor.call,
+            "Tensor input, Tensor mask, Tensor value",
+            (
+                Param("input", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Tensor"),
             ),
         ),
     ),

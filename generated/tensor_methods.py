@@ -502,6 +502,144 @@ def isfinite(self: Tensor) -> Tensor:
     return composites.isfinite(self)
 
 
+def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
+    dim = int_list_argument(dim, "amax", "dim")
+    return operators.amax.call(self, dim, keepdim)
+
+
+def amin(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+    """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
+    dim = int_list_argument(dim, "amin", "dim")
+    return operators.amin.call(self, dim, keepdim)
+
+
+def argmax(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
+    return operators.argmax.call(self, dim, keepdim)
+
+
+def argmin(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
+    return operators.argmin.call(self, dim, keepdim)
+
+
+def logsumexp(self: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
+    """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
+    dim = int_list_argument(dim, "logsumexp", "dim")
+    return operators.logsumexp.call(self, dim, keepdim)
+
+
+def cumsum(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
+    dtype = dtype_argument(dtype)
+    return operators.cumsum.call(self, dim, dtype)
+
+
+def cumprod(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
+    dtype = dtype_argument(dtype)
+    return operators.cumprod.call(self, dim, dtype)
+
+
+def softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    dtype = dtype_argument(dtype)
+    return composites.softmax(self, dim, dtype)
+
+
+def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    dtype = dtype_argument(dtype)
+    return composites.log_softmax(self, dim, dtype)
+
+
+def flip(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
+    """``flip(Tensor self, int[] dims) -> Tensor``"""
+    dims = int_list_varargs(dims, "flip", "dims")
+    return operators.flip.call(self, dims)
+
+
+def roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
+    """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
+    shifts = int_list_argument(shifts, "roll", "shifts")
+    dims = int_list_argument(dims, "roll", "dims")
+    return operators.roll.call(self, shifts, dims)
+
+
+def repeat(self: Tensor, *repeats: int | Sequence[int]) -> Tensor:
+    """``repeat(Tensor self, SymInt[] repeats) -> Tensor``"""
+    repeats = int_list_varargs(repeats, "repeat", "repeats")
+    return operators.repeat.call(self, repeats)
+
+
+def index_select(self: Tensor, dim: int, index: Tensor | Number) -> Tensor:
+    """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
+    index = tensor_argument(index, "index_select", "index", 3, True)
+    return operators.index_select.call(self, dim, index)
+
+
+def index_add(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    *,
+    alpha: Number = 1,
+) -> Tensor:
+    """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
+    index = tensor_argument(index, "index_add", "index", 3, True)
+    source = tensor_argument(source, "index_add", "source", 4, True)
+    return operators.index_add.call(self, dim, index, source, alpha)
+
+
+def gather(
+    self: Tensor, dim: int, index: Tensor | Number, *, sparse_grad: bool = False
+) -> Tensor:
+    """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
+    index = tensor_argument(index, "gather", "index", 3, True)
+    return operators.gather.call(self, dim, index, sparse_grad)
+
+
+def scatter_add(
+    self: Tensor, dim: int, index: Tensor | Number, src: Tensor | Number
+) -> Tensor:
+    """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
+    index = tensor_argument(index, "scatter_add", "index", 3, True)
+    src = tensor_argument(src, "scatter_add", "src", 4, True)
+    return operators.scatter_add.call(self, dim, index, src)
+
+
+def expand_as(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``expand_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
+    other = tensor_argument(other, "expand_as", "other", 2, True)
+    return composites.expand_as(self, other)
+
+
+def view_as(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``view_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
+    other = tensor_argument(other, "view_as", "other", 2, True)
+    return composites.view_as(self, other)
+
+
+def reshape_as(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
+    other = tensor_argument(other, "reshape_as", "other", 2, True)
+    return composites.reshape_as(self, other)
+
+
+def to(
+    self: Tensor,
+    dtype: dtype,
+    non_blocking: bool = False,
+    copy: bool = False,
+    memory_format: Any | None = None,
+) -> Tensor:
+    """``to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)``"""
+    dtype = dtype_argument(dtype)
+    return composites.to_dtype(self, dtype, non_blocking, copy, memory_format)
+
+
 _squeeze_overloads = Overloads(
     "squeeze",
     (
@@ -1040,6 +1178,282 @@ def ge(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _ge_overloads(self, *args, **kwargs)
 
 
+_prod_overloads = Overloads(
+    "prod",
+    (
+        # prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.prod.call,
+            "*, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.prod_dim_int.call,
+            "int dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def prod(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    return _prod_overloads(self, *args, **kwargs)
+
+
+_max_overloads = Overloads(
+    "max",
+    (
+        # max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.max_dim.call,
+            "int dim, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # max(Tensor self) -> Tensor
+        Signature(
+            operators.max.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+    ),
+)
+
+
+def max(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` or ``max(Tensor self) -> Tensor``"""
+    return _max_overloads(self, *args, **kwargs)
+
+
+_min_overloads = Overloads(
+    "min",
+    (
+        # min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.min_dim.call,
+            "int dim, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # min(Tensor self) -> Tensor
+        Signature(
+            operators.min.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+    ),
+)
+
+
+def min(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` or ``min(Tensor self) -> Tensor``"""
+    return _min_overloads(self, *args, **kwargs)
+
+
+_var_overloads = Overloads(
+    "var",
+    (
+        # var(Tensor self, bool unbiased=True) -> Tensor
+        Signature(
+            composites.var,
+            "bool unbiased=True",
+            (
+                Param("self", "Tensor"),
+                Param("unbiased", "bool", has_default=True, default=True),
+            ),
+        ),
+        # var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+        Signature(
+            composites.var_dim,
+            "int[]? dim, bool unbiased=True, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+        Signature(
+            operators.var_correction.call,
+            "int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param(
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def var(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``var(Tensor self, bool unbiased=True) -> Tensor`` or ``var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`` or ``var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
+    return _var_overloads(self, *args, **kwargs)
+
+
+_std_overloads = Overloads(
+    "std",
+    (
+        # std(Tensor self, bool unbiased=True) -> Tensor
+        Signature(
+            composites.std,
+            "bool unbiased=True",
+            (
+                Param("self", "Tensor"),
+                Param("unbiased", "bool", has_default=True, default=True),
+            ),
+        ),
+        # std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor
+        Signature(
+            composites.std_dim,
+            "int[]? dim, bool unbiased=True, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
+        Signature(
+            operators.std_correction.call,
+            "int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param(
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def std(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``std(Tensor self, bool unbiased=True) -> Tensor`` or ``std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`` or ``std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
+    return _std_overloads(self, *args, **kwargs)
+
+
+_scatter_overloads = Overloads(
+    "scatter",
+    (
+        # scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+        Signature(
+            operators.scatter_src.call,
+            "int dim, Tensor index, Tensor src",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+            ),
+        ),
+        # scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        Signature(
+            operators.scatter_value.call,
+            "int dim, Tensor index, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def scatter(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` or ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+    return _scatter_overloads(self, *args, **kwargs)
+
+
+_masked_fill_overloads = Overloads(
+    "masked_fill",
+    (
+        # masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+        Signature(
+            operators.masked_fill_Scalar.call,
+            "Tensor mask, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+        Signature(
+            operators.masked_fill_Tensor.call,
+            "Tensor mask, Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def masked_fill(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`` or ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``"""
+    return _masked_fill_overloads(self, *args, **kwargs)
+
+
 METHODS: dict[str, Callable[..., Any]] = {
     "add": add,
     "sub": sub,
@@ -1128,6 +1542,26 @@ METHODS: dict[str, Callable[..., Any]] = {
     "isnan": isnan,
     "isinf": isinf,
     "isfinite": isfinite,
+    "amax": amax,
+    "amin": amin,
+    "argmax": argmax,
+    "argmin": argmin,
+    "logsumexp": logsumexp,
+    "cumsum": cumsum,
+    "cumprod": cumprod,
+    "softmax": softmax,
+    "log_softmax": log_softmax,
+    "flip": flip,
+    "roll": roll,
+    "repeat": repeat,
+    "index_select": index_select,
+    "index_add": index_add,
+    "gather": gather,
+    "scatter_add": scatter_add,
+    "expand_as": expand_as,
+    "view_as": view_as,
+    "reshape_as": reshape_as,
+    "to": to,
     "squeeze": squeeze,
     "split": split,
     "sum": sum,
@@ -1145,4 +1579,11 @@ METHODS: dict[str, Callable[..., Any]] = {
     "le": le,
     "gt": gt,
     "ge": ge,
+    "prod": prod,
+    "max": max,
+    "min": min,
+    "var": var,
+    "std": std,
+    "scatter": scatter,
+    "masked_fill": masked_fill,
 }

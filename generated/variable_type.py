@@ -3036,6 +3036,824 @@ def isinf(ks: int, self: Tensor) -> Any:
     return redispatch(operators.isinf, ks & AFTER_AUTOGRAD_KEYSET, self)
 
 
+def prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ProdBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ProdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dtype = dtype
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.prod, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.prod_jvp(self, tangent_or_zeros(self), dtype, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def prod_dim_int(
+    ks: int, self: Tensor, dim: int, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ProdBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ProdBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.dtype = dtype
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.prod_dim_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.prod_dim_int_jvp(
+                    self, tangent_or_zeros(self), dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def max_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.max_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.max_dim_jvp_values(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def max(ks: int, self: Tensor) -> Any:
+    """max(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaxBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.max, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.max_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def min_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MinBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.min_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.min_dim_jvp_values(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def min(ks: int, self: Tensor) -> Any:
+    """min(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MinBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.min, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.min_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def amax(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
+    """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AmaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.amax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.amax_jvp(self, tangent_or_zeros(self), dim, keepdim, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def amin(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
+    """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AminBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.amin, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.amin_jvp(self, tangent_or_zeros(self), dim, keepdim, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def argmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
+    """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+    return redispatch(operators.argmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+
+
+def argmin(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
+    """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+    return redispatch(operators.argmin, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+
+
+def logsumexp(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
+    """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LogsumexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogsumexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.logsumexp, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.logsumexp_jvp(
+                    self, tangent_or_zeros(self), dim, keepdim, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def var_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.VarBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.VarBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.correction = correction
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.var_correction,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        correction,
+        keepdim,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.var_correction_jvp(
+                    self, tangent_or_zeros(self), dim, correction, keepdim, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def std_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.StdBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.StdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.correction = correction
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.std_correction,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        correction,
+        keepdim,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.std_correction_jvp(
+                    self, tangent_or_zeros(self), dim, correction, keepdim, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def cumsum(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CumsumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CumsumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.cumsum, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cumsum_jvp(self, tangent_or_zeros(self), dim, dtype, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def cumprod(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CumprodBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CumprodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.cumprod, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cumprod_jvp(self, tangent_or_zeros(self), dim, dtype, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SoftmaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators._softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._softmax_jvp(
+                    self, tangent_or_zeros(self), dim, half_to_float, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _softmax_backward_data(
+    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+) -> Any:
+    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or output._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_softmax_backward_data")
+    _any_requires_grad = compute_requires_grad(grad_output, output)
+    grad_fn: functions.SoftmaxBackwardDataBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftmaxBackwardDataBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.dim = dim
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_dtype = input_dtype
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.output_scalar_type = output.dtype
+    result = redispatch(
+        operators._softmax_backward_data,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output,
+        dim,
+        input_dtype,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def _log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LogSoftmaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogSoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators._log_softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._log_softmax_jvp(
+                    self, tangent_or_zeros(self), dim, half_to_float, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _log_softmax_backward_data(
+    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+) -> Any:
+    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or output._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_log_softmax_backward_data")
+    _any_requires_grad = compute_requires_grad(grad_output, output)
+    grad_fn: functions.LogSoftmaxBackwardDataBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogSoftmaxBackwardDataBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.dim = dim
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.output_scalar_type = output.dtype
+    result = redispatch(
+        operators._log_softmax_backward_data,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output,
+        dim,
+        input_dtype,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FlipBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FlipBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dims = dims
+    result = redispatch(operators.flip, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.flip_jvp(self, tangent_or_zeros(self), dims, result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def roll(ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RollBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RollBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dims = dims
+        grad_fn.shifts = shifts
+    result = redispatch(operators.roll, ks & AFTER_AUTOGRAD_KEYSET, self, shifts, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.roll_jvp(self, tangent_or_zeros(self), shifts, dims, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RepeatBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RepeatBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.repeats = repeats
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.repeat, ks & AFTER_AUTOGRAD_KEYSET, self, repeats)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.repeat_jvp(self, tangent_or_zeros(self), repeats, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
+    """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.IndexSelectBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexSelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.index_select, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_select_jvp(
+                    self, tangent_or_zeros(self), dim, index, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_add(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number
+) -> Any:
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, source)
+    grad_fn: functions.IndexAddBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.alpha = alpha
+        grad_fn.dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim = source.dim()
+    result = redispatch(
+        operators.index_add, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_add_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def gather(ks: int, self: Tensor, dim: int, index: Tensor, sparse_grad: bool) -> Any:
+    """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.GatherBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GatherBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.sparse_grad = sparse_grad
+    result = redispatch(
+        operators.gather, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, sparse_grad
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.gather_jvp(
+                    self, tangent_or_zeros(self), dim, index, sparse_grad, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def scatter_src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.ScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.scatter_src, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter_src_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def scatter_value(ks: int, self: Tensor, dim: int, index: Tensor, value: Number) -> Any:
+    """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ScatterBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.scatter_value, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, value
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter_value_jvp(
+                    self, tangent_or_zeros(self), dim, index, value, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def scatter_add(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.ScatterAddBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.scatter_add, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter_add_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def masked_fill_Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Any:
+    """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaskedFillBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.mask_ = SavedVariable(mask, False)
+    result = redispatch(
+        operators.masked_fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_fill_Scalar_jvp(
+                    self, tangent_or_zeros(self), mask, value, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> Any:
+    """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, value)
+    grad_fn: functions.MaskedFillBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.mask_ = SavedVariable(mask, False)
+    result = redispatch(
+        operators.masked_fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_fill_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    mask,
+                    value,
+                    tangent_or_zeros(value),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -3168,3 +3986,35 @@ operators.bitwise_xor_Tensor.register(DispatchKey.Autograd, bitwise_xor_Tensor)
 operators.bitwise_not.register(DispatchKey.Autograd, bitwise_not)
 operators.isnan.register(DispatchKey.Autograd, isnan)
 operators.isinf.register(DispatchKey.Autograd, isinf)
+operators.prod.register(DispatchKey.Autograd, prod)
+operators.prod_dim_int.register(DispatchKey.Autograd, prod_dim_int)
+operators.max_dim.register(DispatchKey.Autograd, max_dim)
+operators.max.register(DispatchKey.Autograd, max)
+operators.min_dim.register(DispatchKey.Autograd, min_dim)
+operators.min.register(DispatchKey.Autograd, min)
+operators.amax.register(DispatchKey.Autograd, amax)
+operators.amin.register(DispatchKey.Autograd, amin)
+operators.argmax.register(DispatchKey.Autograd, argmax)
+operators.argmin.register(DispatchKey.Autograd, argmin)
+operators.logsumexp.register(DispatchKey.Autograd, logsumexp)
+operators.var_correction.register(DispatchKey.Autograd, var_correction)
+operators.std_correction.register(DispatchKey.Autograd, std_correction)
+operators.cumsum.register(DispatchKey.Autograd, cumsum)
+operators.cumprod.register(DispatchKey.Autograd, cumprod)
+operators._softmax.register(DispatchKey.Autograd, _softmax)
+operators._softmax_backward_data.register(DispatchKey.Autograd, _softmax_backward_data)
+operators._log_softmax.register(DispatchKey.Autograd, _log_softmax)
+operators._log_softmax_backward_data.register(
+    DispatchKey.Autograd, _log_softmax_backward_data
+)
+operators.flip.register(DispatchKey.Autograd, flip)
+operators.roll.register(DispatchKey.Autograd, roll)
+operators.repeat.register(DispatchKey.Autograd, repeat)
+operators.index_select.register(DispatchKey.Autograd, index_select)
+operators.index_add.register(DispatchKey.Autograd, index_add)
+operators.gather.register(DispatchKey.Autograd, gather)
+operators.scatter_src.register(DispatchKey.Autograd, scatter_src)
+operators.scatter_value.register(DispatchKey.Autograd, scatter_value)
+operators.scatter_add.register(DispatchKey.Autograd, scatter_add)
+operators.masked_fill_Scalar.register(DispatchKey.Autograd, masked_fill_Scalar)
+operators.masked_fill_Tensor.register(DispatchKey.Autograd, masked_fill_Tensor)

@@ -144,6 +144,112 @@ def isfinite(self: Tensor) -> Tensor:
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
 
+import numpy as np  # noqa: E402
+
+
+def to_dtype(
+    self: Tensor,
+    dtype: object,
+    non_blocking: bool = False,
+    copy: bool = False,
+    memory_format: object = None,
+) -> Tensor:
+    """`to(dtype)`: the tensor itself when it already has `dtype` (and no copy is
+    asked for), else a converted copy (_to_copy, so differentiable)."""
+    if self.dtype is dtype and not copy:
+        return self
+    return self._to_copy(dtype=dtype, non_blocking=non_blocking, memory_format=memory_format)  # type: ignore[attr-defined,no-any-return]
+
+
+def var(self: Tensor, unbiased: bool = True) -> Tensor:
+    """var(unbiased) is var.correction with correction 1 (unbiased) or 0."""
+    return self.var(None, correction=1 if unbiased else 0)  # type: ignore[attr-defined,no-any-return]
+
+
+def var_dim(
+    self: Tensor,
+    dim: tuple[int, ...] | None,
+    unbiased: bool = True,
+    keepdim: bool = False,
+) -> Tensor:
+    return self.var(dim, correction=1 if unbiased else 0, keepdim=keepdim)  # type: ignore[attr-defined,no-any-return]
+
+
+def std(self: Tensor, unbiased: bool = True) -> Tensor:
+    """std(unbiased) is std.correction with correction 1 (unbiased) or 0."""
+    return self.std(None, correction=1 if unbiased else 0)  # type: ignore[attr-defined,no-any-return]
+
+
+def std_dim(
+    self: Tensor,
+    dim: tuple[int, ...] | None,
+    unbiased: bool = True,
+    keepdim: bool = False,
+) -> Tensor:
+    return self.std(dim, correction=1 if unbiased else 0, keepdim=keepdim)  # type: ignore[attr-defined,no-any-return]
+
+
+def softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
+    """_softmax of the input converted to `dtype` first when one is given."""
+    from .generated.ops import _softmax
+
+    converted = self if dtype is None else self.to(dtype)  # type: ignore[attr-defined]
+    return _softmax(converted, dim, False)  # type: ignore[no-any-return]
+
+
+def log_softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
+    """_log_softmax of the input converted to `dtype` first when one is given."""
+    from .generated.ops import _log_softmax
+
+    converted = self if dtype is None else self.to(dtype)  # type: ignore[attr-defined]
+    return _log_softmax(converted, dim, False)  # type: ignore[no-any-return]
+
+
+def _zeros(shape: tuple[int, ...], like: Tensor) -> Tensor:
+    return Tensor(np.zeros(tuple(shape), like._data.dtype))
+
+
+def index_select_backward(
+    grad: Tensor, self_sizes: tuple[int, ...], dim: int, index: Tensor
+) -> Tensor:
+    """Zeros of the input's shape with the selected slices' gradients added back."""
+    return _zeros(self_sizes, grad).index_add(dim, index, grad)  # type: ignore[attr-defined,no-any-return]
+
+
+def gather_backward(
+    grad: Tensor, self: Tensor, dim: int, index: Tensor, sparse_grad: bool
+) -> Tensor:
+    """Zeros of the input's shape with the gathered elements' gradients added back."""
+    if sparse_grad:
+        raise RuntimeError(
+            "gather(..., sparse_grad=True) needs a sparse gradient, and gradgen has no "
+            "sparse tensors; use sparse_grad=False"
+        )
+    return _zeros(tuple(self.shape), grad).scatter_add(dim, index, grad)  # type: ignore[attr-defined,no-any-return]
+
+
+def value_selecting_reduction_backward(
+    grad: Tensor, dim: int, indices: Tensor, sizes: tuple[int, ...], keepdim: bool
+) -> Tensor:
+    """The gradient of max.dim, min.dim, ...: each slice's gradient goes to the one
+    position `indices` selected."""
+    if not keepdim and len(sizes) > 0:
+        grad = grad.unsqueeze(dim)  # type: ignore[attr-defined]
+        indices = indices.unsqueeze(dim)  # type: ignore[attr-defined]
+    return _zeros(sizes, grad).scatter(dim, indices, grad)  # type: ignore[attr-defined,no-any-return]
+
+
+def expand_as(self: Tensor, other: Tensor) -> Tensor:
+    return self.expand(tuple(other.shape))  # type: ignore[attr-defined,no-any-return]
+
+
+def view_as(self: Tensor, other: Tensor) -> Tensor:
+    return self.view(tuple(other.shape))  # type: ignore[attr-defined,no-any-return]
+
+
+def reshape_as(self: Tensor, other: Tensor) -> Tensor:
+    return self.reshape(tuple(other.shape))  # type: ignore[attr-defined,no-any-return]
+
 
 # ---- batch D: linear algebra and losses ----
 # (functions of this group go here; add their names with `__all__ += [...]`)

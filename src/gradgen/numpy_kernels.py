@@ -875,6 +875,564 @@ def bitwise(name: str, ufunc: Any, *operands: np.ndarray) -> np.ndarray:
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
 
+__all__ += [
+    "reduce_prod",
+    "max_all",
+    "max_dim",
+    "amax",
+    "argmax",
+    "logsumexp",
+    "reduce_var",
+    "cumsum",
+    "cumprod",
+    "softmax",
+    "softmax_backward_data",
+    "flip",
+    "roll",
+    "repeat",
+    "index_select",
+    "index_add",
+    "gather",
+    "scatter",
+    "masked_fill",
+]
+
+# PyTorch's ScalarType names ("Float") and c10 type names ("float"), for messages.
+_SCALAR_TYPE_NAMES = {
+    "bool": "Bool",
+    "int32": "Int",
+    "int64": "Long",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+_C10_TYPE_NAMES = {
+    "bool": "bool",
+    "int32": "int",
+    "int64": "long int",
+    "uint8": "unsigned char",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _silently(kernel: Any) -> Any:
+    """Run `kernel` with numpy's floating-point warnings off: like PyTorch, these
+    kernels make inf and nan (log of 0, inf - inf, overflow) without a word."""
+
+    def silent(*args: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return kernel(*args)
+
+    silent.__name__ = kernel.__name__
+    silent.__doc__ = kernel.__doc__
+    return silent
+
+
+def _scalar_type_name(array: np.ndarray) -> str:
+    return _SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+
+
+def _along(dim: int, ndim: int, item: Any) -> tuple[Any, ...]:
+    """An index tuple selecting `item` along `dim` and everything elsewhere."""
+    return (slice(None),) * dim + (item,) + (slice(None),) * (ndim - dim - 1)
+
+
+def _reduction_dims(dim: Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+    """The wrapped dims of a reduction; None or [] is every dim (PyTorch's rule)."""
+    if dim is None or len(dim) == 0:
+        return tuple(range(ndim))
+    seen: set[int] = set()
+    for d in dim:
+        wrapped = _wrap_dim(d, ndim)
+        if wrapped in seen:
+            raise RuntimeError(
+                f"dim {wrapped} appears multiple times in the list of dims"
+            )
+        seen.add(wrapped)
+    return tuple(sorted(seen)) if ndim else ()
+
+
+@_silently
+def reduce_prod(
+    self: np.ndarray, dim: int | None, keepdim: bool, dtype: Any
+) -> np.ndarray:
+    """prod over all elements (dim None) or one dim; int and bool give int64."""
+    axis = None
+    if dim is not None:
+        wrapped = _wrap_dim(dim, self.ndim)
+        axis = wrapped if self.ndim else None
+    return np.prod(self, axis=axis, keepdims=keepdim, dtype=_reduced_dtype(self, dtype))
+
+
+def max_all(self: np.ndarray, name: str) -> np.ndarray:
+    """max()/min() of every element: NaN propagates; an empty input is an error."""
+    if self.dtype.kind == "c":
+        raise NotImplementedError(
+            f"\"{name}_all\" not implemented for '{_scalar_type_name(self)}'"
+        )
+    if self.size == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    return np.max(self) if name == "max" else np.min(self)
+
+
+def _check_reduced_size(self: np.ndarray, dims: Sequence[int], name: str) -> None:
+    for d in dims:
+        if self.shape[d] == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim {d} to have non-zero size."
+            )
+
+
+def _arg_extreme(self: np.ndarray, axis: int, name: str) -> np.ndarray:
+    """The index of the first max (or min) along `axis`; NaN counts as the extreme and
+    the first NaN wins, as in PyTorch."""
+    return (
+        np.argmax(self, axis=axis)
+        if name in ("max", "argmax")
+        else np.argmin(self, axis=axis)
+    )
+
+
+def max_dim(
+    self: np.ndarray, dim: int, keepdim: bool, name: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """max.dim / min.dim: (values, indices), ties going to the first index."""
+    if self.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return self.copy(), np.zeros((), np.int64)
+    _check_reduced_size(self, (axis,), name)
+    indices = np.expand_dims(_arg_extreme(self, axis, name), axis)
+    values = np.take_along_axis(self, indices, axis=axis)
+    if not keepdim:
+        values, indices = values.squeeze(axis), indices.squeeze(axis)
+    return values, indices.astype(np.int64)
+
+
+def amax(self: np.ndarray, dim: Sequence[int], keepdim: bool, name: str) -> np.ndarray:
+    """amax/amin over `dim` (every dim when empty); NaN propagates."""
+    if self.dtype.kind == "c":
+        raise NotImplementedError(
+            f"\"{name[1:]}_values_cpu\" not implemented for '{_scalar_type_name(self)}'"
+        )
+    dims = _reduction_dims(dim, self.ndim)
+    if self.size == 0 and len(dim) == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    _check_reduced_size(self, dims, name)
+    reduce = np.max if name == "amax" else np.min
+    return reduce(self, axis=dims if self.ndim else None, keepdims=keepdim)
+
+
+def argmax(self: np.ndarray, dim: int | None, keepdim: bool, name: str) -> np.ndarray:
+    """The int64 index of the first max (min) of all elements (flattened) or along dim."""
+    if self.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+    if self.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is None:
+        if self.size == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+        index = np.asarray(_arg_extreme(self.reshape(-1), 0, name), np.int64)
+        return index.reshape((1,) * self.ndim) if keepdim else index
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return np.zeros((), np.int64)
+    _check_reduced_size(self, (axis,), name)
+    index = _arg_extreme(self, axis, name).astype(np.int64)
+    return np.expand_dims(index, axis) if keepdim else index
+
+
+def _as_float(self: np.ndarray) -> np.ndarray:
+    """Integral and bool input of a floating operator, in the default float dtype."""
+    if self.dtype.kind in "fc":
+        return self
+    from .dtypes import get_default_dtype
+
+    return self.astype(get_default_dtype().numpy)
+
+
+@_silently
+def logsumexp(self: np.ndarray, dim: Sequence[int], keepdim: bool) -> np.ndarray:
+    """log(sum(exp(self))) over `dim`, shifted by the max for stability (PyTorch's
+    algorithm: an infinite max is not subtracted, so -inf rows give -inf)."""
+    self = _as_float(self)
+    if self.ndim == 0:
+        _reduction_dims(dim, 0)
+        return self.copy()
+    if len(dim) == 0:
+        # PyTorch reduces nothing and then fails to write the kept-dim result.
+        raise RuntimeError(
+            f"output with shape [] doesn't match the broadcast shape {[1] * self.ndim}"
+        )
+    dims = _reduction_dims(dim, self.ndim)
+    if self.size == 0:
+        maxes = np.zeros(
+            [1 if d in dims else n for d, n in enumerate(self.shape)], self.dtype
+        )
+    else:
+        maxes = np.max(self.real, axis=dims, keepdims=True).astype(self.dtype)
+        maxes[np.isinf(maxes)] = 0
+    result = np.log(np.sum(np.exp(self - maxes), axis=dims, keepdims=True)) + maxes
+    return result if keepdim else result.squeeze(dims)
+
+
+@_silently
+def reduce_var(
+    self: np.ndarray,
+    dim: Sequence[int] | None,
+    correction: float | None,
+    keepdim: bool,
+    name: str,
+) -> np.ndarray:
+    """var/std with `correction` (default 1) over `dim` (None or [] for all); the result
+    is real for complex input. Degrees of freedom <= 0 warn and divide by zero."""
+    if self.dtype.kind not in "fc":
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    correction = 1 if correction is None else correction
+    dims = _reduction_dims(dim, self.ndim)
+    count = int(np.prod([self.shape[d] for d in dims]))
+    dof = max(0, count - correction)
+    if dof <= 0:
+        import warnings
+
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+            "than the reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=2,
+        )
+    axis = dims if self.ndim else None
+    centred = self - np.mean(self, axis=axis, keepdims=True)
+    squares = (
+        (centred * centred.conj()).real if self.dtype.kind == "c" else centred * centred
+    )
+    result = np.sum(squares, axis=axis, keepdims=keepdim) / np.asarray(
+        dof, squares.dtype
+    )
+    return np.sqrt(result) if name == "std" else result
+
+
+def _scan(self: np.ndarray, dim: int, dtype: Any, scan: Any) -> np.ndarray:
+    target = _reduced_dtype(self, dtype)
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return self.astype(target)
+    return scan(self, axis=axis, dtype=target)
+
+
+def cumsum(self: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
+    """Cumulative sum along dim; int and bool give int64 unless `dtype` says."""
+    return _scan(self, dim, dtype, np.cumsum)
+
+
+@_silently
+def cumprod(self: np.ndarray, dim: int, dtype: Any) -> np.ndarray:
+    """Cumulative product along dim; int and bool give int64 unless `dtype` says."""
+    return _scan(self, dim, dtype, np.cumprod)
+
+
+@_silently
+def softmax(self: np.ndarray, dim: int, half_to_float: bool, log: bool) -> np.ndarray:
+    """_softmax / _log_softmax along dim, shifted by the max (floating input only)."""
+    name = "log_softmax" if log else "softmax"
+    if half_to_float:
+        raise RuntimeError(
+            "softmax with half to float conversion is not supported on CPU"
+        )
+    axis = _wrap_dim(dim, self.ndim)
+    if self.dtype.kind != "f":
+        kernel = "lastdim_kernel_impl" if axis >= self.ndim - 1 else "kernel_impl"
+        raise NotImplementedError(
+            f"\"{name}_{kernel}\" not implemented for '{_scalar_type_name(self)}'"
+        )
+    x = self.reshape(1) if self.ndim == 0 else self
+    if x.size == 0:
+        return self.copy()
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    exps = np.exp(shifted)
+    sums = np.sum(exps, axis=axis, keepdims=True)
+    result = shifted - np.log(sums) if log else exps / sums
+    return result.reshape(self.shape)
+
+
+@_silently
+def softmax_backward_data(
+    grad_output: np.ndarray, output: np.ndarray, dim: int, log: bool
+) -> np.ndarray:
+    """The gradient of _softmax (`log` False) or _log_softmax from its output."""
+    if grad_output.shape != output.shape:
+        raise RuntimeError(
+            f"Expected size {list(grad_output.shape)} but got size {list(output.shape)} "
+            "for argument #2 'output' (while checking arguments for softmax_backward)"
+        )
+    axis = _wrap_dim(dim, grad_output.ndim)
+    g = grad_output.reshape(1) if grad_output.ndim == 0 else grad_output
+    y = output.reshape(g.shape)
+    if log:
+        result = g - np.exp(y) * np.sum(g, axis=axis, keepdims=True)
+    else:
+        result = y * (g - np.sum(g * y, axis=axis, keepdims=True))
+    return result.reshape(grad_output.shape).astype(grad_output.dtype, copy=False)
+
+
+def flip(self: np.ndarray, dims: Sequence[int]) -> np.ndarray:
+    """A copy reversed along every dim in `dims`."""
+    wrapped = _reduction_dims(dims, self.ndim) if len(dims) else ()
+    if self.ndim == 0 or not wrapped:
+        return self.copy()
+    return np.flip(self, axis=wrapped).copy()
+
+
+def roll(self: np.ndarray, shifts: Sequence[int], dims: Sequence[int]) -> np.ndarray:
+    """Roll along dims by shifts; with no dims, roll the flattened tensor."""
+    if len(dims) == 0:
+        if len(shifts) != 1:
+            raise RuntimeError(
+                f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0"
+            )
+        return np.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
+    if self.ndim == 0:
+        raise IndexError(
+            f"Dimension specified as {dims[0]} but tensor has no dimensions"
+        )
+    axes = tuple(_wrap_dim(d, self.ndim) for d in dims)
+    return np.roll(self, tuple(shifts), axis=axes)
+
+
+def repeat(self: np.ndarray, repeats: Sequence[int]) -> np.ndarray:
+    """Tile `self` `repeats` times along each dim (leading new dims as needed)."""
+    if len(repeats) < self.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of "
+            "dimensions of tensor"
+        )
+    padded = (1,) * (len(repeats) - self.ndim) + self.shape
+    target = [size * count for size, count in zip(padded, repeats)]
+    for extent in target:
+        if extent < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {extent}: {target}"
+            )
+    return np.tile(self.reshape(padded), tuple(repeats))
+
+
+def _check_index_dtype(index: np.ndarray, message: str) -> None:
+    if index.dtype.name not in ("int32", "int64"):
+        raise RuntimeError(message)
+
+
+def _check_bounds(index: np.ndarray, size: int, dim: int) -> None:
+    """PyTorch's scatter/gather bounds check (negative indices are out of bounds)."""
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        value = int(index[bad].reshape(-1)[0])
+        raise RuntimeError(
+            f"index {value} is out of bounds for dimension {dim} with size {size}"
+        )
+
+
+def index_select(self: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """The slices at `index` (a vector or a single index) along dim."""
+    _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    axis = _wrap_dim(dim, self.ndim)
+    flat = index.reshape(-1)
+    if self.ndim == 0:
+        if flat.size != 1:
+            raise RuntimeError(
+                "index_select(): Index to scalar can have only 1 value, got "
+                f"{flat.size} value(s)"
+            )
+        if flat[0] != 0:
+            raise IndexError("index out of range in self")
+        return self.copy()
+    if ((flat < 0) | (flat >= self.shape[axis])).any():
+        raise IndexError("index out of range in self")
+    return np.take(self, flat, axis=axis)
+
+
+def index_add(
+    self: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray, alpha: Any
+) -> np.ndarray:
+    """A copy of self with alpha * source's slices added at `index` along dim."""
+    axis = _wrap_dim(dim, self.ndim)
+    if index.dtype.name not in ("int32", "int64"):
+        raise RuntimeError(
+            "index_add_(): Expected dtype int32/int64 for index but got: "
+            f"{_scalar_type_name(index)}"
+        )
+    if index.ndim > 1:
+        raise IndexError(
+            f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} "
+            f"with type: {_scalar_type_name(index)} and size: {list(index.shape)}"
+        )
+    if self.dtype != source.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({_scalar_type_name(self)}) and source "
+            f"({_scalar_type_name(source)}) must have the same scalar type"
+        )
+    flat = index.reshape(-1)
+    result = self.copy()
+    if self.ndim == 0:
+        source_slices = source.reshape(-1)
+        if flat.size != source_slices.size:
+            raise RuntimeError(
+                f"index_add_(): Number of indices ({flat.size}) should be equal to "
+                f"source.size(dim): ({source_slices.size}), for dim: {axis}"
+            )
+        if ((flat != 0)).any():
+            raise IndexError("index out of range in self")
+        result += alpha * source_slices.sum() if flat.size else 0
+        return result
+    if source.ndim != self.ndim or any(
+        s != n for d, (s, n) in enumerate(zip(self.shape, source.shape)) if d != axis
+    ):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(self.shape)} source.shape = "
+            f"{list(source.shape)}"
+        )
+    if flat.size != source.shape[axis]:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({flat.size}) should be equal to "
+            f"source.size(dim): ({source.shape[axis]}), for dim: {axis}"
+        )
+    if ((flat < 0) | (flat >= self.shape[axis])).any():
+        raise IndexError("index out of range in self")
+    scaled = source if alpha == 1 else source * np.asarray(alpha).astype(source.dtype)
+    np.add.at(np.moveaxis(result, axis, 0), flat, np.moveaxis(scaled, axis, 0))
+    return result
+
+
+def _scatter_gather_index(
+    self: np.ndarray, dim: int, index: np.ndarray, name: str
+) -> tuple[int, tuple[np.ndarray, ...]]:
+    """Check `index` against self as gather/scatter do; return the wrapped dim and the
+    full advanced index that addresses self at index's positions."""
+    _check_index_dtype(index, f"{name}(): Expected dtype int32/int64 for index")
+    axis = _wrap_dim(dim, self.ndim)
+    if index.ndim != self.ndim and not (self.ndim <= 1 and index.ndim <= 1):
+        what = "input" if name == "gather" else "self"
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as {what} tensor"
+        )
+    if self.ndim == 0:
+        _check_bounds(index, 1, axis)
+        return axis, (np.zeros(index.shape, np.intp),)
+    _check_bounds(index, self.shape[axis], axis)
+    grid = np.indices(index.shape, sparse=True) if index.ndim else ()
+    positions = tuple(
+        index.astype(np.intp) if d == axis else grid[d]
+        for d in range(max(index.ndim, 1))
+    )
+    return axis, positions
+
+
+def gather(self: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """Elements of self picked along dim by `index` (result has index's shape)."""
+    axis = _wrap_dim(dim, self.ndim)
+    if index.ndim == self.ndim and self.ndim:
+        for d in range(self.ndim):
+            if d != axis and index.shape[d] > self.shape[d]:
+                raise RuntimeError(
+                    f"Size does not match at dimension {d} expected index "
+                    f"{list(index.shape)} to be no larger than self {list(self.shape)} "
+                    f"apart from dimension {axis}"
+                )
+    axis, positions = _scatter_gather_index(self, dim, index, "gather")
+    if self.ndim == 0:
+        return np.broadcast_to(self, index.shape).copy()
+    return self[positions]
+
+
+def scatter(
+    self: np.ndarray, dim: int, index: np.ndarray, src: Any, reduce: str | None
+) -> np.ndarray:
+    """A copy of self with src (a tensor or a number) written (reduce None) or added
+    (reduce "add") at index's positions along dim."""
+    if isinstance(src, np.ndarray) and src.dtype != self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    axis, positions = _scatter_gather_index(self, dim, index, "scatter")
+    if isinstance(src, np.ndarray) and index.ndim == self.ndim and self.ndim:
+        for d in range(self.ndim):
+            if index.shape[d] > src.shape[d] or (
+                d != axis and index.shape[d] > self.shape[d]
+            ):
+                raise RuntimeError(
+                    f"Expected index {list(index.shape)} to be no larger than self "
+                    f"{list(self.shape)} apart from dimension {axis} and to be no larger "
+                    f"size than src {list(src.shape)}"
+                )
+    result = self.copy()
+    if isinstance(src, np.ndarray):
+        values = src[tuple(slice(0, n) for n in index.shape)] if src.ndim else src
+    else:
+        values = np.asarray(src).astype(self.dtype)
+    target = result.reshape(1) if self.ndim == 0 else result
+    if reduce == "add":
+        np.add.at(target, positions, values)
+    else:
+        target[positions] = values
+    return result
+
+
+def masked_fill(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
+    """self (broadcast with mask) with `value` where mask is True."""
+    if mask.dtype != np.bool_:
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{_C10_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)}"
+        )
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                f"with {value.ndim} dimension(s)."
+            )
+        value = value.item()
+    if isinstance(value, complex) and self.dtype.kind != "c":
+        raise RuntimeError(
+            f"value cannot be converted to type {_C10_TYPE_NAMES[self.dtype.name]} "
+            "without overflow"
+        )
+    fill = np.asarray(value).astype(self.dtype)
+    try:
+        shape = np.broadcast_shapes(self.shape, mask.shape)
+    except ValueError:
+        raise _size_mismatch(mask.shape, self.shape) from None
+    return np.where(mask, fill, np.broadcast_to(self, shape))
+
+
+def _size_mismatch(a: tuple[int, ...], b: tuple[int, ...]) -> RuntimeError:
+    """PyTorch's broadcast error for shapes a and b (the first mismatch from the end)."""
+    for offset in range(1, max(len(a), len(b)) + 1):
+        sa = a[-offset] if offset <= len(a) else 1
+        sb = b[-offset] if offset <= len(b) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            return RuntimeError(
+                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                f"non-singleton dimension {max(len(a), len(b)) - offset}"
+            )
+    return RuntimeError("shapes cannot be broadcast")
+
 
 # ---- batch D: linear algebra and losses ----
 # (functions of this group go here; add their names with `__all__ += [...]`)

@@ -42,10 +42,18 @@ def _int_list(value: Any) -> tuple[int, ...]:
     raise _NoMatch
 
 
-def _scalar(value: Any) -> Any:
+def _scalar(value: Any, lenient: bool = False) -> Any:
+    """A number; in the lenient pass also a 0-d tensor that needs no gradient (after a
+    Tensor overload had its chance to take it)."""
     if isinstance(value, _NUMBERS):
         return value
-    if isinstance(value, Tensor) and value._data.ndim == 0 and not value.requires_grad:
+    if (
+        lenient
+        and isinstance(value, Tensor)
+        and value._data.ndim == 0
+        and not value.requires_grad
+        and value._fw_grad is None
+    ):
         return value.item()
     raise _NoMatch
 
@@ -122,6 +130,8 @@ class Param:
             kind = kind[:-1]
         if kind == "Tensor":
             return _tensor(value, numbers_as_tensors)
+        if kind == "Scalar":
+            return _scalar(value, numbers_as_tensors)
         return _CONVERTERS[kind](value)
 
 
