@@ -347,6 +347,7 @@ _CPP_TYPE_NAMES = {
 }
 # at::Reduction
 _NONE, _MEAN, _SUM = 0, 1, 2
+_BCE_EPSILON = float(np.float32(1e-12))
 
 
 def _scalar_type(array: np.ndarray) -> str:
@@ -885,7 +886,8 @@ def binary_cross_entropy_backward(
     """grad * (self - target) / max((1 - self) * self, 1e-12), times weight, divided by
     the number of elements for the mean."""
     target, weight = _check_bce(self, target, weight)
-    grad_input = grad_output * (self - target) / np.maximum((1 - self) * self, 1e-12)
+    # PyTorch's EPSILON is the float 1e-12, also in double kernels.
+    grad_input = grad_output * (self - target) / np.maximum((1 - self) * self, _BCE_EPSILON)
     if weight is not None:
         grad_input = grad_input * weight
     if reduction == _MEAN and self.size:
