@@ -1243,7 +1243,9 @@ def run_codegen(config: Config) -> dict[str, Any]:
         for point, cost in zip(points[1:], marginal):
             point["marginal"] = cost
         growth = marginal[-1] / marginal[0] if marginal[0] > 0 else float("inf")
-        shape = "linear" if 0.75 <= growth <= 1.33 else ("superlinear" if growth > 1.33 else "sublinear")
+        # CPU time repeats within a few percent on a quiet machine: a marginal cost per
+        # operator that moves by more than 15% from the first to the last step is growth.
+        shape = "linear" if 0.85 <= growth <= 1.15 else ("superlinear" if growth > 1.15 else "sublinear")
         result["verdict"] = (
             ("(quick: sizes too small to judge) " if config.quick else "")
             + f"{shape}: the marginal cost per operator went from {marginal[0] * 1e3:.1f} ms "

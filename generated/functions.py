@@ -20,7 +20,12 @@ from gradgen.graph import (
 from gradgen.helpers import (
     _to_copy_backward,
     angle_backward,
+    apply_loss_reduction,
     atan2_backward,
+    binary_cross_entropy_double_backward,
+    binary_cross_entropy_double_backward_grad_output,
+    binary_cross_entropy_double_backward_target,
+    binary_cross_entropy_target_backward,
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
@@ -39,6 +44,9 @@ from gradgen.helpers import (
     masked_fill_backward,
     maybe_multiply,
     mean_backward,
+    mm_mat1_backward,
+    mm_mat2_backward,
+    mse_loss_double_backward,
     mul_tensor_backward,
     permute_backwards,
     pow_backward,
@@ -74,10 +82,12 @@ from .ops import (
     _softmax,
     _softmax_backward_data,
     _to_copy,
+    _unsafe_view,
     abs,
     abs_,
     acos,
     add,
+    addmm,
     amax,
     amin,
     angle,
@@ -86,10 +96,13 @@ from .ops import (
     asin,
     atan,
     atan2,
+    binary_cross_entropy,
+    binary_cross_entropy_backward,
     bitwise_and,
     bitwise_not,
     bitwise_or,
     bitwise_xor,
+    bmm,
     cat,
     ceil,
     chunk,
@@ -101,9 +114,11 @@ from .ops import (
     conj,
     cos,
     cosh,
+    cross_entropy_loss,
     cumprod,
     cumsum,
     div,
+    dot,
     eq,
     erf,
     exp,
@@ -122,6 +137,7 @@ from .ops import (
     ge,
     gelu,
     gelu_backward,
+    ger,
     gt,
     hypot,
     imag,
@@ -132,6 +148,7 @@ from .ops import (
     isinf,
     isnan,
     le,
+    linear,
     log,
     log10,
     log1p,
@@ -145,16 +162,29 @@ from .ops import (
     logsumexp,
     lt,
     masked_fill,
+    matmul,
     max,
     maximum,
     mean,
     min,
     minimum,
+    mm,
+    mse_loss,
+    mse_loss_backward,
     mul,
+    mv,
     narrow,
     ne,
     neg,
     neg_,
+    nll_loss,
+    nll_loss2d,
+    nll_loss2d_backward,
+    nll_loss2d_forward,
+    nll_loss_backward,
+    nll_loss_forward,
+    nll_loss_nd,
+    outer,
     permute,
     pow,
     prod,
@@ -207,6 +237,7 @@ from .ops import (
     unsqueeze,
     value_selecting_reduction_backward,
     var,
+    vdot,
     view_as_complex,
     view_as_real,
     where,
@@ -6441,6 +6472,1189 @@ def masked_fill_backward1_apply(
     return grad_inputs
 
 
+class MmBackward0(Node):
+    """Backward of ``mm(Tensor self, Tensor mat2) -> Tensor``.
+
+    mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), 1)
+    self: mm_mat1_backward(grad, mat2, self.sym_sizes(), 1)
+    """
+
+    __slots__ = (
+        "mat2_",
+        "mat2_sym_sizes",
+        "self_",
+        "self_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mat2_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return mm_backward0_apply(
+            grads,
+            needs_input_grad,
+            mat2=unpack_saved(self.mat2_, self),
+            mat2_sym_sizes=self.mat2_sym_sizes,
+            self=unpack_saved(self.self_, self),
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    def release_variables(self) -> None:
+        if self.mat2_ is not None:
+            self.mat2_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_mat2(self) -> Tensor | None:
+        return unpack_saved(self.mat2_, self)
+
+    @property
+    def _saved_mat2_sym_sizes(self) -> tuple[int, ...]:
+        return self.mat2_sym_sizes
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def mm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mat2: Tensor | None,
+    mat2_sym_sizes: tuple[int, ...],
+    self: Tensor | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MmBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat2
+        grad_inputs[1] = (
+            mm_mat2_backward(grad, self, mat2_sym_sizes, 1)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            mm_mat1_backward(grad, mat2, self_sym_sizes, 1)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class BmmBackward0(Node):
+    """Backward of ``bmm(Tensor self, Tensor mat2) -> Tensor``.
+
+    mat2: self.transpose(1, 2).conj().bmm(grad)
+    self: grad.bmm(mat2.transpose(1, 2).conj())
+    """
+
+    __slots__ = (
+        "mat2_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mat2_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return bmm_backward0_apply(
+            grads,
+            needs_input_grad,
+            mat2=unpack_saved(self.mat2_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mat2_ is not None:
+            self.mat2_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_mat2(self) -> Tensor | None:
+        return unpack_saved(self.mat2_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def bmm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mat2: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of BmmBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat2
+        grad_inputs[1] = (
+            self.transpose(1, 2).conj().bmm(grad) if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad.bmm(mat2.transpose(1, 2).conj()) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class DotBackward0(Node):
+    """Backward of ``dot(Tensor self, Tensor tensor) -> Tensor``.
+
+    self: grad * tensor.conj()
+    tensor: grad * self.conj()
+    """
+
+    __slots__ = (
+        "self_",
+        "tensor_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.tensor_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return dot_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+            tensor=unpack_saved(self.tensor_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.tensor_ is not None:
+            self.tensor_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_tensor(self) -> Tensor | None:
+        return unpack_saved(self.tensor_, self)
+
+
+def dot_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    tensor: Tensor | None,
+) -> list[Any]:
+    """The formulas of DotBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * tensor.conj() if any_grad_defined else None
+    if needs_input_grad[1]:  # tensor
+        grad_inputs[1] = grad * self.conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class VdotBackward0(Node):
+    """Backward of ``vdot(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * self
+    self: grad.conj() * other
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return vdot_backward0_apply(
+            grads,
+            needs_input_grad,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def vdot_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of VdotBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = grad * self if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.conj() * other if any_grad_defined else None
+    return grad_inputs
+
+
+class MvBackward0(Node):
+    """Backward of ``mv(Tensor self, Tensor vec) -> Tensor``.
+
+    self: grad.ger(vec.conj())
+    vec: self.conj().t().mv(grad)
+    """
+
+    __slots__ = (
+        "self_",
+        "vec_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.vec_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return mv_backward0_apply(
+            grads,
+            needs_input_grad,
+            self=unpack_saved(self.self_, self),
+            vec=unpack_saved(self.vec_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.vec_ is not None:
+            self.vec_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_vec(self) -> Tensor | None:
+        return unpack_saved(self.vec_, self)
+
+
+def mv_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    vec: Tensor | None,
+) -> list[Any]:
+    """The formulas of MvBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.ger(vec.conj()) if any_grad_defined else None
+    if needs_input_grad[1]:  # vec
+        grad_inputs[1] = self.conj().t().mv(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class UnsafeViewBackward0(Node):
+    """Backward of ``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``.
+
+    self: grad.reshape(self.sym_sizes())
+    """
+
+    __slots__ = ("self_sym_sizes",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return unsafe_view_backward0_apply(
+            grads,
+            needs_input_grad,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def unsafe_view_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UnsafeViewBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.reshape(self_sym_sizes) if any_grad_defined else None
+    return grad_inputs
+
+
+class AddmmBackward0(Node):
+    """Backward of ``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
+
+    mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), alpha)
+    mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), alpha)
+    self: maybe_multiply(grad, beta.conj())
+    """
+
+    __slots__ = (
+        "alpha",
+        "beta",
+        "mat1_",
+        "mat1_sym_sizes",
+        "mat2_",
+        "mat2_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mat1_: SavedVariable | SavedVariableList | None = None
+        self.mat2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        return addmm_backward0_apply(
+            grads,
+            needs_input_grad,
+            alpha=self.alpha,
+            beta=self.beta,
+            mat1=unpack_saved(self.mat1_, self),
+            mat1_sym_sizes=self.mat1_sym_sizes,
+            mat2=unpack_saved(self.mat2_, self),
+            mat2_sym_sizes=self.mat2_sym_sizes,
+        )
+
+    def release_variables(self) -> None:
+        if self.mat1_ is not None:
+            self.mat1_.reset_data()
+        if self.mat2_ is not None:
+            self.mat2_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+    @property
+    def _saved_mat1(self) -> Tensor | None:
+        return unpack_saved(self.mat1_, self)
+
+    @property
+    def _saved_mat1_sym_sizes(self) -> tuple[int, ...]:
+        return self.mat1_sym_sizes
+
+    @property
+    def _saved_mat2(self) -> Tensor | None:
+        return unpack_saved(self.mat2_, self)
+
+    @property
+    def _saved_mat2_sym_sizes(self) -> tuple[int, ...]:
+        return self.mat2_sym_sizes
+
+
+def addmm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    beta: Number,
+    mat1: Tensor | None,
+    mat1_sym_sizes: tuple[int, ...],
+    mat2: Tensor | None,
+    mat2_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of AddmmBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat1
+        grad_inputs[1] = (
+            mm_mat1_backward(grad, mat2, mat1_sym_sizes, alpha)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # mat2
+        grad_inputs[2] = (
+            mm_mat2_backward(grad, mat1, mat2_sym_sizes, alpha)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MseLossBackward0(Node):
+    """Backward of ``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``.
+
+    self: mse_loss_backward(grad, self, target, reduction)
+    target: mse_loss_backward(grad, target, self, reduction)
+    """
+
+    __slots__ = (
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return mse_loss_backward0_apply(
+            grads,
+            needs_input_grad,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def mse_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of MseLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            mse_loss_backward(grad, self, target, reduction)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            mse_loss_backward(grad, target, self, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MseLossBackwardBackward0(Node):
+    """Backward of ``mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``.
+
+    grad_output: mse_loss_backward(grad, self, target, reduction)
+    self: mse_loss_double_backward(grad * grad_output, self, reduction)
+    target: -mse_loss_double_backward(grad * grad_output, target, reduction)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        return mse_loss_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            grad_output=unpack_saved(self.grad_output_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def mse_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of MseLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            mse_loss_backward(grad, self, target, reduction)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            mse_loss_double_backward(grad * grad_output, self, reduction)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # target
+        grad_inputs[2] = (
+            -mse_loss_double_backward(grad * grad_output, target, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NllLossForwardBackward0(Node):
+    """Backward of ``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
+
+    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = (
+        "ignore_index",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+        "total_weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.total_weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return nll_loss_forward_backward0_apply(
+            grads,
+            needs_input_grad,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+            total_weight=unpack_saved(self.total_weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.total_weight_ is not None:
+            self.total_weight_.reset_data()
+
+    @property
+    def _saved_ignore_index(self) -> int:
+        return self.ignore_index
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_total_weight(self) -> Tensor | None:
+        return unpack_saved(self.total_weight_, self)
+
+
+def nll_loss_forward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+    total_weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NllLossForwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            nll_loss_backward(
+                grad, self, target, weight, reduction, ignore_index, total_weight
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NllLossBackwardBackward0(Node):
+    """Backward of ``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
+
+    grad_output: nll_loss(grad, target, weight, reduction, ignore_index)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "ignore_index",
+        "reduction",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return nll_loss_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_ignore_index(self) -> int:
+        return self.ignore_index
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def nll_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NllLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            nll_loss(grad, target, weight, reduction, ignore_index)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class NllLoss2DForwardBackward0(Node):
+    """Backward of ``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
+
+    self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = (
+        "ignore_index",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+        "total_weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.total_weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return nll_loss2_d_forward_backward0_apply(
+            grads,
+            needs_input_grad,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+            total_weight=unpack_saved(self.total_weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.total_weight_ is not None:
+            self.total_weight_.reset_data()
+
+    @property
+    def _saved_ignore_index(self) -> int:
+        return self.ignore_index
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_total_weight(self) -> Tensor | None:
+        return unpack_saved(self.total_weight_, self)
+
+
+def nll_loss2_d_forward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+    total_weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NllLoss2DForwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            nll_loss2d_backward(
+                grad, self, target, weight, reduction, ignore_index, total_weight
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NllLoss2DBackwardBackward0(Node):
+    """Backward of ``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
+
+    grad_output: nll_loss2d(grad, target, weight, reduction, ignore_index)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "ignore_index",
+        "reduction",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return nll_loss2_d_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_ignore_index(self) -> int:
+        return self.ignore_index
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def nll_loss2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NllLoss2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            nll_loss2d(grad, target, weight, reduction, ignore_index)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class BinaryCrossEntropyBackward0(Node):
+    """Backward of ``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``.
+
+    self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+    target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
+    """
+
+    __slots__ = (
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return binary_cross_entropy_backward0_apply(
+            grads,
+            needs_input_grad,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def binary_cross_entropy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of BinaryCrossEntropyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            binary_cross_entropy_backward(grad, self, target, weight, reduction)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class BinaryCrossEntropyBackwardBackward0(Node):
+    """Backward of ``binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``.
+
+    grad_output: binary_cross_entropy_double_backward_grad_output(grad, self, target, weight, reduction)
+    self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
+    target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+            self.task_should_compute_output(2),
+        )
+        return binary_cross_entropy_backward_backward0_apply(
+            grads,
+            needs_input_grad,
+            grad_output=unpack_saved(self.grad_output_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def binary_cross_entropy_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of BinaryCrossEntropyBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            binary_cross_entropy_double_backward_grad_output(
+                grad, self, target, weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            binary_cross_entropy_double_backward(
+                grad_output, grad, self, target, weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # target
+        grad_inputs[2] = (
+            binary_cross_entropy_double_backward_target(
+                grad, grad_output, self, target, weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 def add_Tensor_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -7492,3 +8706,172 @@ def masked_fill_Tensor_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
     return self_t.masked_fill(mask, value_t)
+
+
+def mm_jvp(
+    self_p: Tensor, self_t: Tensor, mat2_p: Tensor, mat2_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: mm(self_t, mat2_p) + mm(self_p, mat2_t)``."""
+    return mm(self_t, mat2_p) + mm(self_p, mat2_t)
+
+
+def bmm_jvp(
+    self_p: Tensor, self_t: Tensor, mat2_p: Tensor, mat2_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)``."""
+    return self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
+
+
+def dot_jvp(
+    self_p: Tensor, self_t: Tensor, tensor_p: Tensor, tensor_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: dot(self_t, tensor_p) + dot(self_p, tensor_t)``."""
+    return dot(self_t, tensor_p) + dot(self_p, tensor_t)
+
+
+def vdot_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: vdot(self_t, other_p) + vdot(self_p, other_t)``."""
+    return vdot(self_t, other_p) + vdot(self_p, other_t)
+
+
+def mv_jvp(
+    self_p: Tensor, self_t: Tensor, vec_p: Tensor, vec_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: mv(self_t, vec_p) + mv(self_p, vec_t)``."""
+    return mv(self_t, vec_p) + mv(self_p, vec_t)
+
+
+def _unsafe_view_jvp(
+    self_p: Tensor, self_t: Tensor, size: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._unsafe_view.call(self_t, size)
+
+
+def addmm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mat1_p: Tensor,
+    mat1_t: Tensor,
+    mat2_p: Tensor,
+    mat2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(mat1_t.mm(mat2_p), alpha)
+        + maybe_multiply(mat1_p.mm(mat2_t), alpha)
+    )
+
+
+def mse_loss_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj() + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(), reduction)``."""
+    return apply_loss_reduction(
+        mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj()
+        + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(),
+        reduction,
+    )
+
+
+def mse_loss_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: mse_loss_double_backward(self_t * grad_output_p, self_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, target_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)``."""
+    return (
+        mse_loss_double_backward(self_t * grad_output_p, self_p, reduction)
+        - mse_loss_double_backward(target_t * grad_output_p, target_p, reduction)
+        + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
+    )
+
+
+def nll_loss_forward_jvp_output(
+    self_p: Tensor,
+    self_t: Tensor,
+    target: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    reduction: int,
+    ignore_index: int,
+    output: Any,
+    total_weight: Any,
+) -> Any:
+    """Forward-mode derivative: ``output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
+    return nll_loss_forward(self_t, target, weight_p, reduction, ignore_index)[0]
+
+
+def nll_loss2d_forward_jvp_output(
+    self_p: Tensor,
+    self_t: Tensor,
+    target: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    reduction: int,
+    ignore_index: int,
+    output: Any,
+    total_weight: Any,
+) -> Any:
+    """Forward-mode derivative: ``output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
+    return nll_loss2d_forward(self_t, target, weight_p, reduction, ignore_index)[0]
+
+
+def binary_cross_entropy_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)``."""
+    return apply_loss_reduction(
+        binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0)
+        + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0),
+        reduction,
+    )
+
+
+def binary_cross_entropy_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_grad_output(grad_output_t, self_p, target_p, weight_p, reduction)``."""
+    return (
+        binary_cross_entropy_double_backward(
+            grad_output_p, self_t, self_p, target_p, weight_p, reduction
+        )
+        + binary_cross_entropy_double_backward_target(
+            target_t, grad_output_p, self_p, target_p, weight_p, reduction
+        )
+        + binary_cross_entropy_double_backward_grad_output(
+            grad_output_t, self_p, target_p, weight_p, reduction
+        )
+    )

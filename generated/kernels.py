@@ -17,11 +17,15 @@ from gradgen.dtypes import dtype, result_type
 from gradgen.numpy_kernels import (
     absolute,
     absolute_,
+    addmm,
     amax,
     angle,
     argmax,
     atan2_floating,
+    binary_cross_entropy,
+    binary_cross_entropy_backward,
     bitwise,
+    bmm,
     clamp_scalars,
     clamp_tensors,
     compare,
@@ -30,6 +34,7 @@ from gradgen.numpy_kernels import (
     div_floor,
     div_mode,
     div_true,
+    dot,
     erf,
     expand,
     extremum,
@@ -46,7 +51,15 @@ from gradgen.numpy_kernels import (
     masked_fill,
     max_all,
     max_dim,
+    mm,
     modulo,
+    mse_loss,
+    mse_loss_backward,
+    mv,
+    nll_loss2d_backward,
+    nll_loss2d_forward,
+    nll_loss_backward,
+    nll_loss_forward,
     permute,
     reduce_mean,
     reduce_prod,
@@ -81,7 +94,9 @@ from gradgen.numpy_kernels import (
     to_copy,
     transpose,
     unbind,
+    unsafe_view,
     unsqueeze,
+    vdot,
     view,
     view_as_complex,
     view_as_real,
@@ -124,6 +139,24 @@ min_dim_return = namedtuple(
     [
         "values",
         "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.nll_loss_forward
+nll_loss_forward_return = namedtuple(
+    "nll_loss_forward",
+    [
+        "output",
+        "total_weight",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.nll_loss2d_forward
+nll_loss2d_forward_return = namedtuple(
+    "nll_loss2d_forward",
+    [
+        "output",
+        "total_weight",
     ],
 )
 
@@ -1385,6 +1418,194 @@ def numpy_masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor)
     return wrap_result(masked_fill(self, mask, value))
 
 
+def numpy_mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
+    """mm(Tensor self, Tensor mat2) -> Tensor"""
+    self = self._data
+    mat2 = mat2._data
+    return wrap_result(mm(self, mat2))
+
+
+def numpy_bmm(ks: int, self: Tensor, mat2: Tensor) -> Any:
+    """bmm(Tensor self, Tensor mat2) -> Tensor"""
+    self = self._data
+    mat2 = mat2._data
+    return wrap_result(bmm(self, mat2))
+
+
+def numpy_dot(ks: int, self: Tensor, tensor: Tensor) -> Any:
+    """dot(Tensor self, Tensor tensor) -> Tensor"""
+    self = self._data
+    tensor = tensor._data
+    return wrap_result(dot(self, tensor))
+
+
+def numpy_vdot(ks: int, self: Tensor, other: Tensor) -> Any:
+    """vdot(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(vdot(self, other))
+
+
+def numpy_mv(ks: int, self: Tensor, vec: Tensor) -> Any:
+    """mv(Tensor self, Tensor vec) -> Tensor"""
+    self = self._data
+    vec = vec._data
+    return wrap_result(mv(self, vec))
+
+
+def numpy__unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
+    """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
+    self = self._data
+    return wrap_result(unsafe_view(self, size))
+
+
+def numpy_addmm(
+    ks: int, self: Tensor, mat1: Tensor, mat2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    mat1 = mat1._data
+    mat2 = mat2._data
+    return wrap_result(addmm(self, mat1, mat2, beta, alpha))
+
+
+def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
+    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    common_dtype = result_type(self, target)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(mse_loss(self, target, reduction), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, target) from None
+
+
+def numpy_mse_loss_backward(
+    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    common_dtype = result_type(grad_output, self, target)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(
+            mse_loss_backward(grad_output, self, target, reduction), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self, target) from None
+
+
+def numpy_nll_loss_forward(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    output, total_weight = nll_loss_forward(
+        self, target, weight, reduction, ignore_index
+    )
+    return nll_loss_forward_return(wrap_result(output), wrap_result(total_weight))
+
+
+def numpy_nll_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    total_weight = total_weight._data
+    return wrap_result(
+        nll_loss_backward(
+            grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    )
+
+
+def numpy_nll_loss2d_forward(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    output, total_weight = nll_loss2d_forward(
+        self, target, weight, reduction, ignore_index
+    )
+    return nll_loss2d_forward_return(wrap_result(output), wrap_result(total_weight))
+
+
+def numpy_nll_loss2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    total_weight = total_weight._data
+    return wrap_result(
+        nll_loss2d_backward(
+            grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    )
+
+
+def numpy_binary_cross_entropy(
+    ks: int, self: Tensor, target: Tensor, weight: Tensor | None, reduction: int
+) -> Any:
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    return wrap_result(binary_cross_entropy(self, target, weight, reduction))
+
+
+def numpy_binary_cross_entropy_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    return wrap_result(
+        binary_cross_entropy_backward(grad_output, self, target, weight, reduction)
+    )
+
+
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -1551,3 +1772,20 @@ operators.scatter_value.register(DispatchKey.NumPy, numpy_scatter_value)
 operators.scatter_add.register(DispatchKey.NumPy, numpy_scatter_add)
 operators.masked_fill_Scalar.register(DispatchKey.NumPy, numpy_masked_fill_Scalar)
 operators.masked_fill_Tensor.register(DispatchKey.NumPy, numpy_masked_fill_Tensor)
+operators.mm.register(DispatchKey.NumPy, numpy_mm)
+operators.bmm.register(DispatchKey.NumPy, numpy_bmm)
+operators.dot.register(DispatchKey.NumPy, numpy_dot)
+operators.vdot.register(DispatchKey.NumPy, numpy_vdot)
+operators.mv.register(DispatchKey.NumPy, numpy_mv)
+operators._unsafe_view.register(DispatchKey.NumPy, numpy__unsafe_view)
+operators.addmm.register(DispatchKey.NumPy, numpy_addmm)
+operators.mse_loss.register(DispatchKey.NumPy, numpy_mse_loss)
+operators.mse_loss_backward.register(DispatchKey.NumPy, numpy_mse_loss_backward)
+operators.nll_loss_forward.register(DispatchKey.NumPy, numpy_nll_loss_forward)
+operators.nll_loss_backward.register(DispatchKey.NumPy, numpy_nll_loss_backward)
+operators.nll_loss2d_forward.register(DispatchKey.NumPy, numpy_nll_loss2d_forward)
+operators.nll_loss2d_backward.register(DispatchKey.NumPy, numpy_nll_loss2d_backward)
+operators.binary_cross_entropy.register(DispatchKey.NumPy, numpy_binary_cross_entropy)
+operators.binary_cross_entropy_backward.register(
+    DispatchKey.NumPy, numpy_binary_cross_entropy_backward
+)

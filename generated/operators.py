@@ -386,3 +386,46 @@ masked_fill_Tensor = OperatorHandle(
     "masked_fill.Tensor",
     "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
 )
+mm = OperatorHandle("mm", "mm(Tensor self, Tensor mat2) -> Tensor")
+bmm = OperatorHandle("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor")
+dot = OperatorHandle("dot", "dot(Tensor self, Tensor tensor) -> Tensor")
+vdot = OperatorHandle("vdot", "vdot(Tensor self, Tensor other) -> Tensor")
+mv = OperatorHandle("mv", "mv(Tensor self, Tensor vec) -> Tensor")
+_unsafe_view = OperatorHandle(
+    "_unsafe_view", "_unsafe_view(Tensor self, SymInt[] size) -> Tensor"
+)
+addmm = OperatorHandle(
+    "addmm",
+    "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+mse_loss = OperatorHandle(
+    "mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
+)
+mse_loss_backward = OperatorHandle(
+    "mse_loss_backward",
+    "mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
+)
+nll_loss_forward = OperatorHandle(
+    "nll_loss_forward",
+    "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+)
+nll_loss_backward = OperatorHandle(
+    "nll_loss_backward",
+    "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+)
+nll_loss2d_forward = OperatorHandle(
+    "nll_loss2d_forward",
+    "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+)
+nll_loss2d_backward = OperatorHandle(
+    "nll_loss2d_backward",
+    "nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+)
+binary_cross_entropy = OperatorHandle(
+    "binary_cross_entropy",
+    "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor",
+)
+binary_cross_entropy_backward = OperatorHandle(
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor",
+)

@@ -139,6 +139,29 @@ __all__ = [
     "gather_backward",
     "scatter_add",
     "value_selecting_reduction_backward",
+    "mm",
+    "bmm",
+    "dot",
+    "vdot",
+    "mv",
+    "outer",
+    "ger",
+    "matmul",
+    "_unsafe_view",
+    "addmm",
+    "linear",
+    "mse_loss",
+    "mse_loss_backward",
+    "nll_loss_nd",
+    "nll_loss",
+    "nll_loss_forward",
+    "nll_loss_backward",
+    "nll_loss2d",
+    "nll_loss2d_forward",
+    "nll_loss2d_backward",
+    "binary_cross_entropy",
+    "binary_cross_entropy_backward",
+    "cross_entropy_loss",
     "squeeze",
     "split",
     "sum",
@@ -996,6 +1019,324 @@ def value_selecting_reduction_backward(
     sizes = int_list_argument(sizes, "value_selecting_reduction_backward", "sizes")
     return composites.value_selecting_reduction_backward(
         grad, dim, indices, sizes, keepdim
+    )
+
+
+def mm(input: Tensor, mat2: Tensor | Number) -> Tensor:
+    """``mm(Tensor self, Tensor mat2) -> Tensor``"""
+    input = tensor_argument(input, "mm", "input", 1, False)
+    mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
+    return operators.mm.call(input, mat2)
+
+
+def bmm(input: Tensor, mat2: Tensor | Number) -> Tensor:
+    """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
+    input = tensor_argument(input, "bmm", "input", 1, False)
+    mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
+    return operators.bmm.call(input, mat2)
+
+
+def dot(input: Tensor, tensor: Tensor | Number) -> Tensor:
+    """``dot(Tensor self, Tensor tensor) -> Tensor``"""
+    input = tensor_argument(input, "dot", "input", 1, False)
+    tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
+    return operators.dot.call(input, tensor)
+
+
+def vdot(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``vdot(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "vdot", "input", 1, False)
+    other = tensor_argument(other, "vdot", "other", 2, True)
+    return operators.vdot.call(input, other)
+
+
+def mv(input: Tensor, vec: Tensor | Number) -> Tensor:
+    """``mv(Tensor self, Tensor vec) -> Tensor``"""
+    input = tensor_argument(input, "mv", "input", 1, False)
+    vec = tensor_argument(vec, "mv", "vec", 2, True)
+    return operators.mv.call(input, vec)
+
+
+def outer(input: Tensor, vec2: Tensor | Number) -> Tensor:
+    """``outer(Tensor self, Tensor vec2) -> Tensor``"""
+    input = tensor_argument(input, "outer", "input", 1, False)
+    vec2 = tensor_argument(vec2, "outer", "vec2", 2, True)
+    return composites.outer(input, vec2)
+
+
+def ger(input: Tensor, vec2: Tensor | Number) -> Tensor:
+    """``ger(Tensor self, Tensor vec2) -> Tensor``"""
+    input = tensor_argument(input, "ger", "input", 1, False)
+    vec2 = tensor_argument(vec2, "ger", "vec2", 2, True)
+    return composites.ger(input, vec2)
+
+
+def matmul(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``matmul(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "matmul", "input", 1, False)
+    other = tensor_argument(other, "matmul", "other", 2, True)
+    return composites.matmul(input, other)
+
+
+def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
+    """``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``"""
+    input = tensor_argument(input, "_unsafe_view", "input", 1, False)
+    size = int_list_argument(size, "_unsafe_view", "size")
+    return operators._unsafe_view.call(input, size)
+
+
+def addmm(
+    input: Tensor,
+    mat1: Tensor | Number,
+    mat2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "addmm", "input", 1, False)
+    mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
+    mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
+    return operators.addmm.call(input, mat1, mat2, beta, alpha)
+
+
+def linear(
+    input: Tensor | Number, weight: Tensor | Number, bias: Tensor | Number | None = None
+) -> Tensor:
+    """``linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor``"""
+    input = tensor_argument(input, "linear", "input", 1, False)
+    weight = tensor_argument(weight, "linear", "weight", 2, True)
+    bias = None if bias is None else tensor_argument(bias, "linear", "bias", 3, True)
+    return composites.linear(input, weight, bias)
+
+
+def mse_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tensor:
+    """``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(input, "mse_loss", "input", 1, False)
+    target = tensor_argument(target, "mse_loss", "target", 2, True)
+    return operators.mse_loss.call(input, target, reduction)
+
+
+def mse_loss_backward(
+    grad_output: Tensor | Number, input: Tensor, target: Tensor | Number, reduction: int
+) -> Tensor:
+    """``mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "mse_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "mse_loss_backward", "input", 2, False)
+    target = tensor_argument(target, "mse_loss_backward", "target", 3, True)
+    return operators.mse_loss_backward.call(grad_output, input, target, reduction)
+
+
+def nll_loss_nd(
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+    ignore_index: int = -100,
+) -> Tensor:
+    """``nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
+    input = tensor_argument(input, "nll_loss_nd", "input", 1, False)
+    target = tensor_argument(target, "nll_loss_nd", "target", 2, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "nll_loss_nd", "weight", 3, True)
+    )
+    return composites.nll_loss_nd(input, target, weight, reduction, ignore_index)
+
+
+def nll_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+    ignore_index: int = -100,
+) -> Tensor:
+    """``nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
+    input = tensor_argument(input, "nll_loss", "input", 1, False)
+    target = tensor_argument(target, "nll_loss", "target", 2, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "nll_loss", "weight", 3, True)
+    )
+    return composites.nll_loss(input, target, weight, reduction, ignore_index)
+
+
+def nll_loss_forward(
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None,
+    reduction: int,
+    ignore_index: int,
+) -> Tensor:
+    """``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
+    input = tensor_argument(input, "nll_loss_forward", "input", 1, False)
+    target = tensor_argument(target, "nll_loss_forward", "target", 2, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "nll_loss_forward", "weight", 3, True)
+    )
+    return operators.nll_loss_forward.call(
+        input, target, weight, reduction, ignore_index
+    )
+
+
+def nll_loss_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor | Number,
+) -> Tensor:
+    """``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "nll_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "nll_loss_backward", "input", 2, False)
+    target = tensor_argument(target, "nll_loss_backward", "target", 3, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "nll_loss_backward", "weight", 4, True)
+    )
+    total_weight = tensor_argument(
+        total_weight, "nll_loss_backward", "total_weight", 7, True
+    )
+    return operators.nll_loss_backward.call(
+        grad_output, input, target, weight, reduction, ignore_index, total_weight
+    )
+
+
+def nll_loss2d(
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+    ignore_index: int = -100,
+) -> Tensor:
+    """``nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
+    input = tensor_argument(input, "nll_loss2d", "input", 1, False)
+    target = tensor_argument(target, "nll_loss2d", "target", 2, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "nll_loss2d", "weight", 3, True)
+    )
+    return composites.nll_loss2d(input, target, weight, reduction, ignore_index)
+
+
+def nll_loss2d_forward(
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None,
+    reduction: int,
+    ignore_index: int,
+) -> Tensor:
+    """``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
+    input = tensor_argument(input, "nll_loss2d_forward", "input", 1, False)
+    target = tensor_argument(target, "nll_loss2d_forward", "target", 2, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "nll_loss2d_forward", "weight", 3, True)
+    )
+    return operators.nll_loss2d_forward.call(
+        input, target, weight, reduction, ignore_index
+    )
+
+
+def nll_loss2d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor | Number,
+) -> Tensor:
+    """``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "nll_loss2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "nll_loss2d_backward", "input", 2, False)
+    target = tensor_argument(target, "nll_loss2d_backward", "target", 3, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "nll_loss2d_backward", "weight", 4, True)
+    )
+    total_weight = tensor_argument(
+        total_weight, "nll_loss2d_backward", "total_weight", 7, True
+    )
+    return operators.nll_loss2d_backward.call(
+        grad_output, input, target, weight, reduction, ignore_index, total_weight
+    )
+
+
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+) -> Tensor:
+    """``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(input, "binary_cross_entropy", "input", 1, False)
+    target = tensor_argument(target, "binary_cross_entropy", "target", 2, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "binary_cross_entropy", "weight", 3, True)
+    )
+    return operators.binary_cross_entropy.call(input, target, weight, reduction)
+
+
+def binary_cross_entropy_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+) -> Tensor:
+    """``binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "binary_cross_entropy_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "binary_cross_entropy_backward", "input", 2, False)
+    target = tensor_argument(target, "binary_cross_entropy_backward", "target", 3, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "binary_cross_entropy_backward", "weight", 4, True)
+    )
+    return operators.binary_cross_entropy_backward.call(
+        grad_output, input, target, weight, reduction
+    )
+
+
+def cross_entropy_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+    ignore_index: int = -100,
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """``cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor``"""
+    input = tensor_argument(input, "cross_entropy_loss", "input", 1, False)
+    target = tensor_argument(target, "cross_entropy_loss", "target", 2, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "cross_entropy_loss", "weight", 3, True)
+    )
+    return composites.cross_entropy_loss(
+        input, target, weight, reduction, ignore_index, label_smoothing
     )
 
 

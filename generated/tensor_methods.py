@@ -640,6 +640,68 @@ def to(
     return composites.to_dtype(self, dtype, non_blocking, copy, memory_format)
 
 
+def mm(self: Tensor, mat2: Tensor | Number) -> Tensor:
+    """``mm(Tensor self, Tensor mat2) -> Tensor``"""
+    mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
+    return operators.mm.call(self, mat2)
+
+
+def bmm(self: Tensor, mat2: Tensor | Number) -> Tensor:
+    """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
+    mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
+    return operators.bmm.call(self, mat2)
+
+
+def dot(self: Tensor, tensor: Tensor | Number) -> Tensor:
+    """``dot(Tensor self, Tensor tensor) -> Tensor``"""
+    tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
+    return operators.dot.call(self, tensor)
+
+
+def vdot(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``vdot(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "vdot", "other", 2, True)
+    return operators.vdot.call(self, other)
+
+
+def mv(self: Tensor, vec: Tensor | Number) -> Tensor:
+    """``mv(Tensor self, Tensor vec) -> Tensor``"""
+    vec = tensor_argument(vec, "mv", "vec", 2, True)
+    return operators.mv.call(self, vec)
+
+
+def outer(self: Tensor, vec2: Tensor | Number) -> Tensor:
+    """``outer(Tensor self, Tensor vec2) -> Tensor``"""
+    vec2 = tensor_argument(vec2, "outer", "vec2", 2, True)
+    return composites.outer(self, vec2)
+
+
+def ger(self: Tensor, vec2: Tensor | Number) -> Tensor:
+    """``ger(Tensor self, Tensor vec2) -> Tensor``"""
+    vec2 = tensor_argument(vec2, "ger", "vec2", 2, True)
+    return composites.ger(self, vec2)
+
+
+def matmul(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``matmul(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "matmul", "other", 2, True)
+    return composites.matmul(self, other)
+
+
+def addmm(
+    self: Tensor,
+    mat1: Tensor | Number,
+    mat2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
+    mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
+    return operators.addmm.call(self, mat1, mat2, beta, alpha)
+
+
 _squeeze_overloads = Overloads(
     "squeeze",
     (
@@ -1562,6 +1624,15 @@ METHODS: dict[str, Callable[..., Any]] = {
     "view_as": view_as,
     "reshape_as": reshape_as,
     "to": to,
+    "mm": mm,
+    "bmm": bmm,
+    "dot": dot,
+    "vdot": vdot,
+    "mv": mv,
+    "outer": outer,
+    "ger": ger,
+    "matmul": matmul,
+    "addmm": addmm,
     "squeeze": squeeze,
     "split": split,
     "sum": sum,

@@ -3854,6 +3854,609 @@ def masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> An
     return result
 
 
+def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
+    """mm(Tensor self, Tensor mat2) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or mat2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, mat2)
+    grad_fn: functions.MmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat2))
+        if grad_fn.should_compute_output(0):
+            grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.mm, ks & AFTER_AUTOGRAD_KEYSET, self, mat2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mm_jvp(
+                    self, tangent_or_zeros(self), mat2, tangent_or_zeros(mat2), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def bmm(ks: int, self: Tensor, mat2: Tensor) -> Any:
+    """bmm(Tensor self, Tensor mat2) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or mat2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, mat2)
+    grad_fn: functions.BmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat2))
+        if grad_fn.should_compute_output(0):
+            grad_fn.mat2_ = SavedVariable(mat2, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.bmm, ks & AFTER_AUTOGRAD_KEYSET, self, mat2)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.bmm_jvp(
+                    self, tangent_or_zeros(self), mat2, tangent_or_zeros(mat2), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def dot(ks: int, self: Tensor, tensor: Tensor) -> Any:
+    """dot(Tensor self, Tensor tensor) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or tensor._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, tensor)
+    grad_fn: functions.DotBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor))
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn.tensor_ = SavedVariable(tensor, False)
+    result = redispatch(operators.dot, ks & AFTER_AUTOGRAD_KEYSET, self, tensor)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.dot_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    tensor,
+                    tangent_or_zeros(tensor),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def vdot(ks: int, self: Tensor, other: Tensor) -> Any:
+    """vdot(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.VdotBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.VdotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.vdot, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.vdot_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mv(ks: int, self: Tensor, vec: Tensor) -> Any:
+    """mv(Tensor self, Tensor vec) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or vec._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, vec)
+    grad_fn: functions.MvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec))
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn.vec_ = SavedVariable(vec, False)
+    result = redispatch(operators.mv, ks & AFTER_AUTOGRAD_KEYSET, self, vec)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mv_jvp(
+                    self, tangent_or_zeros(self), vec, tangent_or_zeros(vec), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
+    """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnsafeViewBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeViewBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators._unsafe_view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._unsafe_view_jvp(self, tangent_or_zeros(self), size, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addmm(
+    ks: int, self: Tensor, mat1: Tensor, mat2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or mat1._fw_grad is not None
+        or mat2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, mat1, mat2)
+    grad_fn: functions.AddmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat1, mat2))
+        grad_fn.alpha = alpha
+        grad_fn.beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn.mat1_ = SavedVariable(mat1, False)
+        grad_fn.mat1_sym_sizes = tuple(mat1.shape)
+        if grad_fn.should_compute_output(1):
+            grad_fn.mat2_ = SavedVariable(mat2, False)
+        grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+    result = redispatch(
+        operators.addmm, ks & AFTER_AUTOGRAD_KEYSET, self, mat1, mat2, beta, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addmm_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    mat1,
+                    tangent_or_zeros(mat1),
+                    mat2,
+                    tangent_or_zeros(mat2),
+                    beta,
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
+    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, target)
+    grad_fn: functions.MseLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MseLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.mse_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mse_loss_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mse_loss_backward(
+    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    grad_fn: functions.MseLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MseLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.mse_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mse_loss_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def nll_loss_forward(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    check_no_requires_grad(weight, "weight", "nll_loss_forward")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NllLossForwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NllLossForwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.ignore_index = ignore_index
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.nll_loss_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.total_weight_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nll_loss_forward_jvp_output(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    weight,
+                    tangent_or_zeros(weight),
+                    reduction,
+                    ignore_index,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def nll_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "nll_loss_backward")
+    check_no_requires_grad(total_weight, "total_weight", "nll_loss_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or total_weight._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("nll_loss_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.NllLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NllLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.ignore_index = ignore_index
+        grad_fn.reduction = reduction
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.nll_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def nll_loss2d_forward(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NllLoss2DForwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NllLoss2DForwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.ignore_index = ignore_index
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.nll_loss2d_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.total_weight_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nll_loss2d_forward_jvp_output(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    weight,
+                    tangent_or_zeros(weight),
+                    reduction,
+                    ignore_index,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def nll_loss2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "nll_loss2d_backward")
+    check_no_requires_grad(total_weight, "total_weight", "nll_loss2d_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or total_weight._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("nll_loss2d_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.NllLoss2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NllLoss2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.ignore_index = ignore_index
+        grad_fn.reduction = reduction
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.nll_loss2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy(
+    ks: int, self: Tensor, target: Tensor, weight: Tensor | None, reduction: int
+) -> Any:
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "binary_cross_entropy")
+    _any_has_forward_grad = (
+        self._fw_grad is not None or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, target)
+    grad_fn: functions.BinaryCrossEntropyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BinaryCrossEntropyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.binary_cross_entropy,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        weight,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.binary_cross_entropy_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    weight,
+                    tangent_or_zeros(weight),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def binary_cross_entropy_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "binary_cross_entropy_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    grad_fn: functions.BinaryCrossEntropyBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BinaryCrossEntropyBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.binary_cross_entropy_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        weight,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.binary_cross_entropy_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    weight,
+                    tangent_or_zeros(weight),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -4018,3 +4621,20 @@ operators.scatter_value.register(DispatchKey.Autograd, scatter_value)
 operators.scatter_add.register(DispatchKey.Autograd, scatter_add)
 operators.masked_fill_Scalar.register(DispatchKey.Autograd, masked_fill_Scalar)
 operators.masked_fill_Tensor.register(DispatchKey.Autograd, masked_fill_Tensor)
+operators.mm.register(DispatchKey.Autograd, mm)
+operators.bmm.register(DispatchKey.Autograd, bmm)
+operators.dot.register(DispatchKey.Autograd, dot)
+operators.vdot.register(DispatchKey.Autograd, vdot)
+operators.mv.register(DispatchKey.Autograd, mv)
+operators._unsafe_view.register(DispatchKey.Autograd, _unsafe_view)
+operators.addmm.register(DispatchKey.Autograd, addmm)
+operators.mse_loss.register(DispatchKey.Autograd, mse_loss)
+operators.mse_loss_backward.register(DispatchKey.Autograd, mse_loss_backward)
+operators.nll_loss_forward.register(DispatchKey.Autograd, nll_loss_forward)
+operators.nll_loss_backward.register(DispatchKey.Autograd, nll_loss_backward)
+operators.nll_loss2d_forward.register(DispatchKey.Autograd, nll_loss2d_forward)
+operators.nll_loss2d_backward.register(DispatchKey.Autograd, nll_loss2d_backward)
+operators.binary_cross_entropy.register(DispatchKey.Autograd, binary_cross_entropy)
+operators.binary_cross_entropy_backward.register(
+    DispatchKey.Autograd, binary_cross_entropy_backward
+)

@@ -546,7 +546,131 @@ TABLE.update(
 
 
 # ---- batch D: linear algebra and losses ----
-TABLE.update({})
+def _aten_namespace(lib: Any) -> Any:
+    """Where an operator lives: gradgen itself, or torch.ops.aten (PyTorch binds the
+    losses in torch._C._nn only, and some operators not at all)."""
+    return lib.ops.aten if lib.__name__ == "torch" else lib
+
+
+def _targets(lib: Any, *values: int) -> Any:
+    return lib.tensor(list(values))
+
+
+def _class_weight(lib: Any) -> Any:
+    # An explicit weight: gradgen cannot yet save an undefined `Tensor? weight` for
+    # backward (see tests/test_ops_d.py); weight=None is tested there.
+    return lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64)
+
+
+def _probabilities(a: Any) -> Any:
+    return a * 0.2 + 0.5  # (-2, 2) -> (0.1, 0.9)
+
+
+def _bce_target(lib: Any) -> Any:
+    return lib.tensor([[0.0, 0.3, 1.0], [0.8, 0.5, 0.1]], dtype=lib.float64)
+
+
+def _cross_entropy(lib: Any, a: Any) -> Any:
+    if not hasattr(lib, "log_softmax"):
+        pytest.skip("cross_entropy_loss calls log_softmax, another batch's operator")
+    return _aten_namespace(lib).cross_entropy_loss(
+        a, _targets(lib, 0, 2, -100, 1), _class_weight(lib), 1, -100, 0.1
+    )
+
+
+TABLE.update(
+    {
+        "mm": Line(lambda lib, a, b: lib.mm(a, b), ((2, 3), (3, 4)), complex=True),
+        "bmm": Line(lambda lib, a, b: a.bmm(b), ((2, 2, 3), (2, 3, 2)), complex=True),
+        "dot": Line(lambda lib, a, b: lib.dot(a, b) * a, ((3,), (3,)), complex=True),
+        "vdot": Line(lambda lib, a, b: lib.vdot(a, b) * a, ((3,), (3,)), complex=True),
+        "mv": Line(lambda lib, a, b: lib.mv(a, b), ((2, 3), (3,)), complex=True),
+        "outer": Line(lambda lib, a, b: lib.outer(a, b * b), ((3,), (2,))),
+        "ger": Line(lambda lib, a, b: a.ger(b) * a.ger(b), ((3,), (2,))),
+        # Batch-broadcasting cases are in tests/test_ops_d.py (their double backward
+        # needs the shared reshape to copy non-contiguous gradients).
+        "matmul": Line(
+            lambda lib, a, b: lib.matmul(a, b), ((2, 2, 3), (2, 3, 2)), complex=True
+        ),
+        "_unsafe_view": Line(
+            lambda lib, a: _aten_namespace(lib)._unsafe_view(a * a, (3, 2)) * 2.0, ((2, 3),)
+        ),
+        "addmm": Line(
+            lambda lib, a, b, c: lib.addmm(a, b, c, beta=0.5, alpha=-2.0),
+            ((3,), (2, 4), (4, 3)),
+            complex=True,
+        ),
+        "linear": Line(
+            lambda lib, a, b, c: _aten_namespace(lib).linear(a, b, c), ((2, 4, 3), (5, 3), (5,))
+        ),
+        "mse_loss": Line(
+            lambda lib, a, b: _aten_namespace(lib).mse_loss(a, b * b, 1), ((3, 4), (3, 4))
+        ),
+        "mse_loss_backward": Line(
+            lambda lib, g, a, b: _aten_namespace(lib).mse_loss_backward(g, a, b * b, 2),
+            ((), (3, 4), (3, 4)),
+        ),
+        "nll_loss_forward": Line(
+            lambda lib, a: _aten_namespace(lib).nll_loss_forward(
+                a, _targets(lib, 0, 2, -100, 1), _class_weight(lib), 1, -100
+            )[0],
+            ((4, 3),),
+        ),
+        "nll_loss_backward": Line(
+            lambda lib, g, a: _aten_namespace(lib).nll_loss_backward(
+                g * g, a, _targets(lib, 0, 2, 1), _class_weight(lib), 0, 1,
+                lib.tensor(0.0, dtype=lib.float64),
+            ),
+            ((3,), (3, 3)),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+        "nll_loss2d_forward": Line(
+            lambda lib, a: _aten_namespace(lib).nll_loss2d_forward(
+                a, _targets(lib, 0, 2, 1, 2).view(1, 2, 2), _class_weight(lib), 2, 2
+            )[0],
+            ((1, 3, 2, 2),),
+        ),
+        "nll_loss2d_backward": Line(
+            lambda lib, g, a: _aten_namespace(lib).nll_loss2d_backward(
+                g, a, _targets(lib, 0, 2, 1, 2).view(1, 2, 2), _class_weight(lib), 1,
+                -100, lib.tensor(5.5, dtype=lib.float64),
+            ),
+            ((), (1, 3, 2, 2)),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+        "nll_loss": Line(
+            lambda lib, a: _aten_namespace(lib).nll_loss(
+                a, _targets(lib, 2, 0, 1, 1), _class_weight(lib), 2, 1
+            ),
+            ((4, 3),),
+        ),
+        "nll_loss2d": Line(
+            lambda lib, a: _aten_namespace(lib).nll_loss2d(
+                a, _targets(lib, 0, 2, 1, 2).view(1, 2, 2), _class_weight(lib), 0
+            ),
+            ((1, 3, 2, 2),),
+        ),
+        "nll_loss_nd": Line(
+            lambda lib, a: _aten_namespace(lib).nll_loss_nd(
+                a, _targets(lib, 0, 2, 1, 2).view(2, 2), _class_weight(lib), 1
+            ),
+            ((2, 3, 2),),
+        ),
+        "binary_cross_entropy": Line(
+            lambda lib, a: _aten_namespace(lib).binary_cross_entropy(
+                _probabilities(a), _bce_target(lib), _class_weight(lib), 1
+            ),
+            ((2, 3),),
+        ),
+        "binary_cross_entropy_backward": Line(
+            lambda lib, g, a: _aten_namespace(lib).binary_cross_entropy_backward(
+                g, _probabilities(a), _bce_target(lib), _class_weight(lib), 0
+            ),
+            ((2, 3), (2, 3)),
+        ),
+        "cross_entropy_loss": Line(_cross_entropy, ((4, 3),)),
+    }
+)
 
 
 def declared_operators() -> set[str]:

@@ -254,3 +254,406 @@ def reshape_as(self: Tensor, other: Tensor) -> Tensor:
 # ---- batch D: linear algebra and losses ----
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
+
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+
+def _ops():  # type: ignore[no-untyped-def]
+    """The generated function namespace (imported late: it imports this module)."""
+    from .generated import ops
+
+    return ops
+
+
+def _reshape(self: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """PyTorch's reshape: a view when the memory allows one, else _unsafe_view of a
+    clone (UnsafeViewBackward0 <- CloneBackward0, as PyTorch records it).
+
+    The shared `reshape` above views a clone instead, and gradgen's clone keeps a
+    transposed or expanded layout, so that view fails; `_unsafe_view`'s kernel makes
+    its input C-ordered, as PyTorch's reshape clones with contiguous memory format."""
+    try:
+        return self.view(shape)  # type: ignore[attr-defined,no-any-return]
+    except RuntimeError:
+        return _ops()._unsafe_view(self.clone(), shape)  # type: ignore[attr-defined,no-any-return]
+
+
+def outer(self: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two vectors: a column times a row (PyTorch's outer)."""
+    for name, tensor in (("self", self), ("vec2", vec2)):
+        if tensor.dim() != 1:
+            raise RuntimeError(
+                f"outer: Expected 1-D argument {name}, but got {tensor.dim()}-D"
+            )
+    return _reshape(self, (self.shape[0], 1)) * vec2  # type: ignore[no-any-return]
+
+
+def ger(self: Tensor, vec2: Tensor) -> Tensor:
+    """The old name of `outer`."""
+    return outer(self, vec2)
+
+
+def _should_fold(tensor1: Tensor, tensor2: Tensor) -> bool:
+    """Whether matmul folds the batch of the larger tensor into a matrix and calls
+    mm/mv instead of bmm (PyTorch's should_fold, without out=)."""
+    larger_first = tensor1.dim() >= tensor2.dim()
+    big = tensor1._data if larger_first else np.swapaxes(tensor2._data, -1, -2)
+    small = tensor2 if larger_first else tensor1
+    if not (big.ndim >= 3 and small.dim() <= 2):
+        return False
+    if small.requires_grad:
+        return True
+    if tensor1.dim() == 2:
+        return False
+    if big.size == 0:
+        return True
+    shape, strides = big.shape, big.strides
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(big.ndim - 2))
+
+
+def matmul(self: Tensor, other: Tensor) -> Tensor:
+    """The matrix product with NumPy's rank rules, built as PyTorch's _matmul_impl
+    builds it from dot, mv, mm and bmm (so grad_fn names follow PyTorch's)."""
+    dim1, dim2 = self.dim(), other.dim()
+    if dim1 == 0 or dim2 == 0:
+        raise RuntimeError(
+            "both arguments to matmul need to be at least 1D, but they are "
+            f"{dim1}D and {dim2}D"
+        )
+    t: Any = self  # the generated methods are attached at import time
+    if dim1 == 1 and dim2 == 1:
+        return t.dot(other)  # type: ignore[no-any-return]
+    if dim1 == 2 and dim2 == 1:
+        return t.mv(other)  # type: ignore[no-any-return]
+    if dim1 == 1 and dim2 == 2:
+        # PyTorch squeezes in place (squeeze_, SqueezeBackward4); gradgen has no squeeze_.
+        return t.unsqueeze(0).mm(other).squeeze(0)  # type: ignore[no-any-return]
+    if dim1 == 2 and dim2 == 2:
+        return t.mm(other)  # type: ignore[no-any-return]
+    if _should_fold(self, other):
+        return _matmul_folded(self, other)
+    return _matmul_batched(self, other)
+
+
+def _matmul_folded(tensor1: Tensor, tensor2: Tensor) -> Tensor:
+    """One operand has >= 3 dimensions and the other <= 2: fold the larger one's batch
+    into the rows of a matrix and use mm or mv."""
+    ops = _ops()
+    transpose = tensor2.dim() > tensor1.dim()
+    t1: Any = tensor2.transpose(-2, -1) if transpose else tensor1  # type: ignore[attr-defined]
+    if not transpose:
+        t2: Any = tensor2
+    else:
+        t2 = tensor1.t() if tensor1.dim() == 2 else tensor1  # type: ignore[attr-defined]
+    sizes = tuple(t1.shape)
+    output_shape = sizes[:-1]
+    folded = 1
+    for extent in output_shape:
+        folded *= extent
+    t1_folded: Any = _reshape(t1, (folded, sizes[-1]))
+    if t2.dim() == 2:
+        output = ops._unsafe_view(t1_folded.mm(t2), output_shape + (t2.shape[1],))
+        return output.transpose(-2, -1).contiguous() if transpose else output  # type: ignore[no-any-return]
+    return ops._unsafe_view(t1_folded.mv(t2), output_shape)  # type: ignore[no-any-return]
+
+
+def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """PyTorch's infer_size of two batch shapes, with its error."""
+    ndim = max(len(a), len(b))
+    shape = []
+    for i in range(ndim):
+        offset = ndim - 1 - i
+        dim_a = len(a) - 1 - offset
+        dim_b = len(b) - 1 - offset
+        size_a = a[dim_a] if dim_a >= 0 else 1
+        size_b = b[dim_b] if dim_b >= 0 else 1
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({size_a}) must match the size of tensor b "
+                f"({size_b}) at non-singleton dimension {i}"
+            )
+        shape.append(size_b if size_a == 1 else size_a)
+    return tuple(shape)
+
+
+def _matmul_batched(tensor1: Tensor, tensor2: Tensor) -> Tensor:
+    """Batched matmul: broadcast the batch dimensions, flatten them, and use bmm."""
+    dim1, dim2 = tensor1.dim(), tensor2.dim()
+    shape1, shape2 = tuple(tensor1.shape), tuple(tensor2.shape)
+    n = shape1[-2] if dim1 > 1 else 1
+    m1 = shape1[-1]
+    batch1 = shape1[: max(dim1 - 2, 0)]
+    m2 = shape2[-2] if dim2 > 1 else shape2[0]
+    p = shape2[-1] if dim2 > 1 else 1
+    batch2 = shape2[: max(dim2 - 2, 0)]
+    if dim1 == 3 and dim2 == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and tensor1.requires_grad:
+            return matmul(tensor1.squeeze(0), tensor2)  # type: ignore[attr-defined]
+        if batch2[0] == 1 and tensor2.requires_grad:
+            return matmul(tensor1, tensor2.squeeze(0))  # type: ignore[attr-defined]
+    output_shape = _broadcast_batch(batch1, batch2)
+    product = 1
+    for extent in output_shape:
+        product *= extent
+    t1: Any = tensor1
+    t2: Any = tensor2
+    expanded1: Any = _reshape(t1.expand(output_shape + (n, m1)), (product, n, m1))
+    vector_rhs = dim2 == 1
+    if vector_rhs:
+        expanded2: Any = _reshape(t2.expand(output_shape + (m2,)), (product, m2))
+        expanded2 = expanded2.unsqueeze(2)
+    else:
+        expanded2 = _reshape(t2.expand(output_shape + (m2, p)), (product, m2, p))
+    if dim1 > 1:
+        output_shape += (n,)
+    if dim2 > 1:
+        output_shape += (p,)
+    result = expanded1.bmm(expanded2)
+    if vector_rhs:
+        result = result.squeeze(-1)
+    return _ops()._unsafe_view(result, output_shape)  # type: ignore[no-any-return]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias, through addmm where PyTorch's linear uses it."""
+    ops = _ops()
+    input_dim, weight_dim = input.dim(), weight.dim()
+    if input_dim == 0 or weight_dim == 0:
+        raise RuntimeError(
+            "both arguments to linear need to be at least 1D, but they are "
+            f"{input_dim}D and {weight_dim}D"
+        )
+    w: Any = weight
+    if input_dim == 2 and bias is not None:
+        return ops.addmm(bias, input, w.t())  # type: ignore[no-any-return]
+    if (
+        bias is not None
+        and input._data.flags.c_contiguous
+        and bias.dim() >= 1
+        and bias.numel() == bias.shape[-1]
+    ):
+        return _flatten_nd_linear(input, weight, bias)
+    output: Any = matmul(input, w.t())
+    if bias is None:
+        return output  # type: ignore[no-any-return]
+    if output._base is None:
+        return output.add_(bias)  # type: ignore[no-any-return]
+    # A view (1-d input): add out of place, with add_'s shape check.
+    shape = _broadcast_batch(tuple(output.shape), tuple(bias.shape))
+    if shape != tuple(output.shape):
+        raise RuntimeError(
+            f"output with shape {list(output.shape)} doesn't match the broadcast shape "
+            f"{list(shape)}"
+        )
+    return output + bias  # type: ignore[no-any-return]
+
+
+def _flatten_nd_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    """linear as one addmm on the input flattened to a matrix, viewed back."""
+    sizes = tuple(input.shape)
+    flattened = 1
+    for extent in sizes[:-1]:
+        flattened *= extent
+    folded: Any = _reshape(input, (flattened, sizes[-1]))
+    result: Any = _ops().addmm(bias, folded, weight.t())  # type: ignore[attr-defined]
+    return result.view(sizes[:-1] + (result.shape[1],))  # type: ignore[no-any-return]
+
+
+_REDUCTION_NONE, _REDUCTION_MEAN, _REDUCTION_SUM = 0, 1, 2
+
+
+def nll_loss(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: int = _REDUCTION_MEAN,
+    ignore_index: int = -100,
+) -> Tensor:
+    """The loss output of nll_loss_forward."""
+    return _ops().nll_loss_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
+
+
+def nll_loss2d(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: int = _REDUCTION_MEAN,
+    ignore_index: int = -100,
+) -> Tensor:
+    """The loss output of nll_loss2d_forward."""
+    return _ops().nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
+
+
+def nll_loss_nd(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: int = _REDUCTION_MEAN,
+    ignore_index: int = -100,
+) -> Tensor:
+    """nll_loss for inputs of any rank >= 1, class dimension 1 (PyTorch's nll_loss_nd:
+    (C,) and (N, C) go to nll_loss, the rest to nll_loss2d)."""
+    ops = _ops()
+    ndim = self.dim()
+    if ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
+    # PyTorch reads size 0 for the batch of a 0-d target.
+    target_batch = target.shape[0] if target.dim() > 0 else 0
+    if ndim != 1 and self.shape[0] != target_batch:
+        raise ValueError(
+            f"Expected input batch_size ({self.shape[0]}) to match target batch_size "
+            f"({target_batch})."
+        )
+    if ndim in (1, 2):
+        return ops.nll_loss(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+    if ndim == 4:
+        return ops.nll_loss2d(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+    n, c = self.shape[0], self.shape[1]
+    out_size = (n,) + tuple(self.shape[2:])
+    if tuple(target.shape[1:]) != tuple(self.shape[2:]):
+        raise RuntimeError(
+            f"Expected target size {list(out_size)}, got {list(target.shape)}"
+        )
+    # PyTorch: contiguous() then view(). gradgen's contiguous() clones keeping a
+    # transposed layout, which view() cannot take: reshape instead (the same for a
+    # contiguous input; UnsafeViewBackward0 <- CloneBackward0 for another).
+    input_ = _reshape(self, (n, c, 1, -1) if self.numel() > 0 else (n, c, 0, 0))
+    target_ = _reshape(target, (n, 1, -1) if target.numel() > 0 else (n, 0, 0))
+    out = ops.nll_loss2d(input_, target_, weight, reduction, ignore_index)
+    if reduction != _REDUCTION_NONE:
+        return out  # type: ignore[no-any-return]
+    return out.view(out_size)  # type: ignore[no-any-return]
+
+
+def cross_entropy_loss(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: int = _REDUCTION_MEAN,
+    ignore_index: int = -100,
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """log_softmax over the class dimension, then nll_loss_nd; or, for a target of
+    class probabilities (the input's shape), -sum(target * log_softmax(input))
+    (PyTorch's cross_entropy_loss, with its label smoothing)."""
+    if tuple(self.shape) == tuple(target.shape):
+        if not target.is_floating_point():
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                + _SCALAR_TYPE_NAMES.get(target.dtype.name, target.dtype.name)
+            )
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _cross_entropy_loss_prob_target(
+            self, target, weight, reduction, label_smoothing
+        )
+    if label_smoothing > 0.0:
+        _check_label_smoothing(label_smoothing)
+        return _cross_entropy_loss_label_smoothing(
+            self, target, weight, reduction, ignore_index, label_smoothing
+        )
+    class_dim = 0 if self.dim() == 1 else 1
+    log_probabilities = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    return _ops().nll_loss_nd(log_probabilities, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+
+
+_SCALAR_TYPE_NAMES = {
+    "bool": "Bool",
+    "int32": "Int",
+    "int64": "Long",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def _check_label_smoothing(label_smoothing: float) -> None:
+    if label_smoothing > 1.0:
+        raise RuntimeError(
+            f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}"
+        )
+
+
+def _class_weight(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    """The class weights viewed to broadcast along `class_dim` of an ndim-d input."""
+    if ndim <= 1:
+        return weight
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return weight.view(tuple(shape))  # type: ignore[attr-defined,no-any-return]
+
+
+def _cross_entropy_loss_prob_target(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    label_smoothing: float,
+) -> Tensor:
+    class_dim = 0 if self.dim() == 1 else 1
+    n_classes = self.shape[class_dim]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(
+            f"cross_entropy: weight tensor should be defined either for all {n_classes} "
+            "classes or no classes but got weight tensor of shape: "
+            f"{list(weight.shape)}"
+        )
+    input: Any = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    if label_smoothing > 0.0:
+        _check_label_smoothing(label_smoothing)
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes  # type: ignore[operator]
+    terms = input * target
+    if weight is not None:
+        terms = terms * _class_weight(weight, input.dim(), 1)
+    if reduction == _REDUCTION_MEAN:
+        if input.numel() == 0:
+            return -terms.sum() * float("nan")  # type: ignore[no-any-return]
+        return -terms.sum() * (1.0 / (input.numel() // n_classes))  # type: ignore[no-any-return]
+    if reduction == _REDUCTION_SUM:
+        return -terms.sum()  # type: ignore[no-any-return]
+    if reduction == _REDUCTION_NONE:
+        return -terms.sum(class_dim)  # type: ignore[no-any-return]
+    raise RuntimeError(f"Invalid reduction type encountered in cross_entropy: {reduction}")
+
+
+def _cross_entropy_loss_label_smoothing(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    label_smoothing: float,
+) -> Tensor:
+    """(1 - s) * nll_loss + s / C * (the loss against uniform targets), ignored targets
+    contributing nothing. The ignored mask is data of the (integer, never
+    differentiable) target, applied as a 0/1 factor where PyTorch uses masked_fill_."""
+    class_dim = 0 if self.dim() == 1 else 1
+    input: Any = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    nll = _ops().nll_loss_nd(input, target, weight, reduction, ignore_index)
+    n_classes = input.shape[class_dim]
+    if weight is not None:
+        smooth_loss = -(input * _class_weight(weight, input.dim(), class_dim)).sum(class_dim)
+    else:
+        smooth_loss = -input.sum(class_dim)
+    ignored = target._data == ignore_index
+    smooth_loss = smooth_loss * Tensor((~ignored).astype(smooth_loss._data.dtype))
+    if reduction == _REDUCTION_MEAN:
+        if weight is not None:
+            counted = target._data[~ignored].reshape(-1)
+            denominator = float(np.sum(weight._data[counted]))
+        else:
+            denominator = float(np.sum(~ignored))
+        scale = 1.0 / denominator if denominator else float("nan")
+        ret = smooth_loss.sum() * scale
+    elif reduction == _REDUCTION_SUM:
+        ret = smooth_loss.sum()
+    elif reduction == _REDUCTION_NONE:
+        ret = smooth_loss
+    else:
+        raise RuntimeError(
+            f"Invalid reduction type encountered in cross_entropy: {reduction}"
+        )
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)  # type: ignore[no-any-return]

@@ -719,3 +719,138 @@ def fmap_neg(values: Sequence[int]) -> tuple[int, ...]:
 # ---- batch D: linear algebra and losses ----
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
+
+__all__ += [
+    "mm_mat1_backward",
+    "mm_mat2_backward",
+    "apply_loss_reduction",
+    "mse_loss_double_backward",
+    "binary_cross_entropy_target_backward",
+    "binary_cross_entropy_double_backward",
+    "binary_cross_entropy_double_backward_target",
+    "binary_cross_entropy_double_backward_grad_output",
+]
+
+_REDUCTION_MEAN, _REDUCTION_SUM = 1, 2  # at::Reduction (None is 0)
+_BCE_EPS = 1e-12  # binary_cross_entropy's epsilon, for all dtypes (as PyTorch)
+
+
+def mm_mat1_backward(
+    grad: Tensor, mat2: Tensor, mat1_sizes: tuple[int, ...], alpha: Number
+) -> Tensor:
+    """d(alpha * mat1 @ mat2)/d(mat1) applied to grad: grad @ mat2^H * conj(alpha).
+
+    PyTorch's helper also takes mat1's strides and layout, only to return a
+    column-major gradient for a column-major mat1; the values are the same."""
+    return maybe_multiply(grad.mm(mat2.t().conj()), scalar_conj(alpha))  # type: ignore[attr-defined]
+
+
+def mm_mat2_backward(
+    grad: Tensor, mat1: Tensor, mat2_sizes: tuple[int, ...], alpha: Number
+) -> Tensor:
+    """d(alpha * mat1 @ mat2)/d(mat2) applied to grad: mat1^H @ grad * conj(alpha)."""
+    return maybe_multiply(mat1.t().conj().mm(grad), scalar_conj(alpha))  # type: ignore[attr-defined]
+
+
+def apply_loss_reduction(unreduced: Tensor, reduction: int) -> Tensor:
+    """The mean, the sum, or the loss unreduced, as `reduction` says."""
+    if reduction == _REDUCTION_MEAN:
+        return unreduced.mean()  # type: ignore[attr-defined,no-any-return]
+    if reduction == _REDUCTION_SUM:
+        return unreduced.sum()  # type: ignore[attr-defined,no-any-return]
+    return unreduced
+
+
+def _divide_by_numel(tensor: Tensor, numel: int) -> Tensor:
+    """`tensor / numel` (a mean's scale; an empty input gives nan as 0/0 does)."""
+    return tensor * (1.0 / numel if numel else float("nan"))
+
+
+def mse_loss_double_backward(grad: Tensor, input: Tensor, reduction: int) -> Tensor:
+    """The derivative of mse_loss_backward with respect to self: 2 * grad (/ numel)."""
+    grad_input = 2 * grad
+    if reduction == _REDUCTION_MEAN:
+        grad_input = _divide_by_numel(grad_input, input.numel())
+    return grad_input
+
+
+def binary_cross_entropy_target_backward(
+    grad: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """d(binary_cross_entropy)/d(target) applied to grad: -logit(self) * grad, with
+    logit(p) = log(p) - log1p(-p) (gradgen has no logit operator)."""
+    logit = self.log() - self.neg().log1p()  # type: ignore[attr-defined]
+    grad_target = logit.neg() * grad
+    if weight is not None:
+        grad_target = grad_target * weight
+    if reduction == _REDUCTION_MEAN:
+        grad_target = _divide_by_numel(grad_target, target.numel())
+    return grad_target  # type: ignore[no-any-return]
+
+
+def binary_cross_entropy_double_backward(
+    grad_output: Tensor,
+    grad: Tensor,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """The derivative of binary_cross_entropy_backward with respect to self."""
+    eps = _BCE_EPS
+    input_plus_eps = input + eps
+    one_minus_input_plus_eps = 1 - input + eps
+    numerator = input * input - 2 * input * target + target
+    denominator = input_plus_eps.pow(2) * one_minus_input_plus_eps.pow(2)
+    grad_input = numerator * denominator.pow(-1) * (grad * grad_output)
+    if weight is not None:
+        grad_input = grad_input * weight
+    if reduction == _REDUCTION_MEAN:
+        return _divide_by_numel(grad_input, input.numel())
+    return grad_input
+
+
+def binary_cross_entropy_double_backward_grad_output(
+    grad: Tensor,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """The derivative of binary_cross_entropy_backward with respect to grad_output."""
+    eps = _BCE_EPS
+    grad_grad_output = (input - target) * ((input + eps) * (1 - input + eps)).pow(-1) * grad
+    if weight is not None:
+        grad_grad_output = grad_grad_output * weight
+    if reduction == _REDUCTION_MEAN:
+        return _divide_by_numel(grad_grad_output, input.numel())
+    return grad_grad_output
+
+
+def binary_cross_entropy_double_backward_target(
+    grad: Tensor,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """The derivative of binary_cross_entropy_backward with respect to target:
+    -grad * grad_output / max((1 - self) * self, eps).
+
+    PyTorch clamps the denominator in place under no_grad, so the clamp changes its
+    value but not its gradient; adding the (constant) difference does the same."""
+    result = -grad * grad_output
+    if weight is not None:
+        result = result * weight
+    denominator = (1 - self) * self
+    clamped = np.maximum(denominator._data, _BCE_EPS)
+    denominator = denominator + Tensor(clamped - denominator._data)
+    result = result * denominator.pow(-1)
+    if reduction == _REDUCTION_MEAN:
+        result = _divide_by_numel(result, target.numel())
+    return result
