@@ -56,6 +56,9 @@ class AutogradIR:
     output_histories: tuple[str, ...]  # expressions of the outputs that get history
     output_saves: tuple[SaveStatement, ...]
     list_output: bool = False  # one Tensor[] output: every element gets history
+    # set_history, or for a NotImplemented node the variant that leaves integral and
+    # bool outputs alone (they never require grad).
+    history_function: str = "set_history"
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class OperatorIR:
     returns_list: bool  # one Tensor[] output (split, unbind, ...)
     # backend kernel
     promoted: str  # "self, other" ("" when the expression decides the dtype)
+    integer_to_float: bool  # an integral common dtype becomes the default float dtype
     tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
     kernel_body: tuple[str, ...]  # lines computing and returning the result
     # autograd
@@ -327,6 +331,8 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
         if attribute.kind is SavedKind.TENSOR and inplace and attribute.source == "self":
             # The formula means self before the kernel overwrote it (original_self).
             value = "SavedVariable(self.clone(), False)"
+        elif attribute.kind is SavedKind.TENSOR and _is_optional(function, attribute.source):
+            value = f"None if {source} is None else SavedVariable({source}, False)"
         elif attribute.kind is SavedKind.TENSOR:
             value = f"SavedVariable({source}, False)"
         elif attribute.kind is SavedKind.TENSOR_LIST:
@@ -354,6 +360,11 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
         output_saves=tuple(output_saves),
         list_output=_returns_list(function),
     )
+
+
+def _is_optional(function: NativeFunction, name: str) -> bool:
+    argument = function.argument(name)
+    return argument is not None and argument.type.is_nullable()
 
 
 def _is_tensor_list(function: NativeFunction, name: str) -> bool:
@@ -394,6 +405,7 @@ def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
         input_saves=(),
         output_histories=histories,
         output_saves=(),
+        history_function="set_history_if_differentiable",
     )
 
 
@@ -427,6 +439,7 @@ def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -
             ("*" if _is_tensor_list(function, n) else "") + python_identifier(n)
             for n in function.type_promotion
         ),
+        integer_to_float=function.integer_to_float,
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
         autograd=autograd,

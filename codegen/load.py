@@ -35,7 +35,15 @@ from .schema import BaseTy, SchemaKind, parse_schema
 from .types import python_type
 from .yaml_loader import Entry, load_entries
 
-NATIVE_KEYS = ("func", "variants", "numpy", "composite", "type_promotion", "python_binding")
+NATIVE_KEYS = (
+    "func",
+    "variants",
+    "numpy",
+    "composite",
+    "type_promotion",
+    "promote_integer_inputs_to_float",
+    "python_binding",
+)
 DERIVATIVE_CONTROL_KEYS = ("name", "output_differentiability", "dispatch")
 
 
@@ -170,13 +178,22 @@ def _native_function(
             + did_you_mean(str(composite), composites)
         )
     promotion = _parse_name_list(values.get("type_promotion", ""), "type_promotion")
+    integer_to_float = values.get("promote_integer_inputs_to_float", False)
+    if not isinstance(integer_to_float, bool):
+        raise CodegenError(
+            f"promote_integer_inputs_to_float must be true or false, got {integer_to_float!r}"
+        )
+    if integer_to_float and not promotion:
+        raise CodegenError("promote_integer_inputs_to_float needs type_promotion")
     for name in promotion:
         if name not in argument_names:
             raise CodegenError(
                 f"type_promotion names '{name}', which is not an argument"
                 + did_you_mean(name, argument_names)
             )
-    return NativeFunction(schema, variants, numpy, composite, promotion, entry.location)
+    return NativeFunction(
+        schema, variants, numpy, composite, promotion, entry.location, integer_to_float
+    )
 
 
 def load_native_functions(
@@ -215,28 +232,46 @@ def _derive_inplace(
     function: NativeFunction, functions: list[NativeFunction], errors: ErrorCollector
 ) -> NativeFunction:
     """An in-place operator without a kernel computes its functional operator's
-    expression and writes the result into `self`, as PyTorch derives `add_` from `add`."""
+    expression and writes the result into `self`, as PyTorch derives `add_` from `add`.
+    The functional operator is the one of the same base name whose arguments have the
+    same names and types (`pow_.Scalar` is `pow.Tensor_Scalar` in place)."""
     if function.numpy is not None or function.composite is not None:
         return function
-    wanted = _functional_name(function)
-    functional = next((f for f in functions if f.name == wanted), None)
+    functional = _functional_of(function, functions)
     with errors.context(function.location, function.name):
         if functional is None or functional.numpy is None:
             raise CodegenError(
-                f"has no kernel and no functional operator '{wanted}' with a numpy "
-                "expression to derive one from"
-            )
-        own = [a.name for a in function.arguments]
-        theirs = [a.name for a in functional.arguments]
-        if own != theirs:
-            raise CodegenError(
-                f"its arguments {own} differ from those of '{wanted}' {theirs}, so its "
-                "kernel cannot be derived"
+                "has no kernel and no functional operator with the same arguments and a "
+                f"numpy expression to derive one from (looked for '{_functional_name(function)}')"
             )
         return dataclasses.replace(
-            function, numpy=functional.numpy, type_promotion=functional.type_promotion
+            function, numpy=functional.numpy, type_promotion=functional.type_promotion,
+            integer_to_float=functional.integer_to_float,
         )
     return function
+
+
+def _argument_signature(function: NativeFunction) -> list[tuple[str, str]]:
+    """Names and types of the arguments, without alias annotations."""
+    return [(a.name, str(a.type)) for a in function.arguments]
+
+
+def _functional_of(
+    function: NativeFunction, functions: Iterable[NativeFunction]
+) -> NativeFunction | None:
+    """The functional operator an in-place one writes into `self` (PyTorch matches them
+    by signature, not by overload name)."""
+    base = function.schema.name.name.base
+    wanted = _argument_signature(function)
+    candidates = [
+        f
+        for f in functions
+        if f.schema.kind() is not SchemaKind.inplace
+        and f.schema.name.name.base == base
+        and _argument_signature(f) == wanted
+    ]
+    by_name = [f for f in candidates if f.name == _functional_name(function)]
+    return (by_name or candidates or [None])[0]
 
 
 # -- derivatives.yaml -----------------------------------------------------------------
@@ -259,7 +294,7 @@ def _op_prefix(function: NativeFunction) -> str:
     """PyTorch's class-name prefix: ``sum_to_size`` -> ``SumToSize``."""
     base = function.schema.name.name.base
     camel = "".join(part.title() for part in base.split("_"))
-    return camel.replace("ForwardBackward", "Backward") + "Backward"
+    return (camel + "Backward").replace("ForwardBackward", "Backward")
 
 
 def _formula_names(functions: list[NativeFunction]) -> FormulaNames:
@@ -533,7 +568,8 @@ def _inplace_infos(
     for function in functions:
         if function.schema.kind() is not SchemaKind.inplace or function.name in by_name:
             continue
-        functional = by_name.get(_functional_name(function))
+        match = _functional_of(function, [i.function for i in infos])
+        functional = by_name.get(match.name) if match is not None else None
         if functional is not None:
             derived.append(dataclasses.replace(functional, function=function))
     return derived

@@ -37,6 +37,9 @@ class NativeFunction:
     composite: str | None  # a function of gradgen.composites
     type_promotion: tuple[str, ...]
     location: Location
+    # TensorIterator's promote_integer_inputs_to_float: an integral common dtype becomes
+    # the default float dtype (true division, atan2, ...).
+    integer_to_float: bool = False
 
     @property
     def name(self) -> str:

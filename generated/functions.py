@@ -7111,7 +7111,7 @@ def mse_loss_backward_backward0_apply(
     return grad_inputs
 
 
-class NllLossForwardBackward0(Node):
+class NllLossBackward0(Node):
     """Backward of ``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
 
     self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
@@ -7135,7 +7135,7 @@ class NllLossForwardBackward0(Node):
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         needs_input_grad = (self.task_should_compute_output(0),)
-        return nll_loss_forward_backward0_apply(
+        return nll_loss_backward0_apply(
             grads,
             needs_input_grad,
             ignore_index=self.ignore_index,
@@ -7181,7 +7181,7 @@ class NllLossForwardBackward0(Node):
         return unpack_saved(self.total_weight_, self)
 
 
-def nll_loss_forward_backward0_apply(
+def nll_loss_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     ignore_index: int,
@@ -7191,7 +7191,7 @@ def nll_loss_forward_backward0_apply(
     weight: Tensor | None,
     total_weight: Tensor | None,
 ) -> list[Any]:
-    """The formulas of NllLossForwardBackward0, as a function of what it saved."""
+    """The formulas of NllLossBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
@@ -7285,7 +7285,7 @@ def nll_loss_backward_backward0_apply(
     return grad_inputs
 
 
-class NllLoss2DForwardBackward0(Node):
+class NllLoss2DBackward0(Node):
     """Backward of ``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
 
     self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
@@ -7309,7 +7309,7 @@ class NllLoss2DForwardBackward0(Node):
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         needs_input_grad = (self.task_should_compute_output(0),)
-        return nll_loss2_d_forward_backward0_apply(
+        return nll_loss2_d_backward0_apply(
             grads,
             needs_input_grad,
             ignore_index=self.ignore_index,
@@ -7355,7 +7355,7 @@ class NllLoss2DForwardBackward0(Node):
         return unpack_saved(self.total_weight_, self)
 
 
-def nll_loss2_d_forward_backward0_apply(
+def nll_loss2_d_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     ignore_index: int,
@@ -7365,7 +7365,7 @@ def nll_loss2_d_forward_backward0_apply(
     weight: Tensor | None,
     total_weight: Tensor | None,
 ) -> list[Any]:
-    """The formulas of NllLoss2DForwardBackward0, as a function of what it saved."""
+    """The formulas of NllLoss2DBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradgen.dispatch import DispatchKey
-from gradgen.dtypes import dtype, result_type
+from gradgen.dtypes import dtype, integer_to_float, result_type
 from gradgen.numpy_kernels import (
     absolute,
     absolute_,
@@ -247,7 +247,9 @@ def numpy_sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
 def numpy_clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     self = self._data
-    return wrap_result(np.copy(self))
+    return wrap_result(
+        np.copy(self, order="C" if memory_format == "contiguous_format" else "K")
+    )
 
 
 def numpy__to_copy(
@@ -790,6 +792,7 @@ def numpy_mul_Scalar(ks: int, self: Tensor, other: Number) -> Any:
 def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """div.Tensor(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
     try:
@@ -801,6 +804,7 @@ def numpy_div_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_div_Scalar(ks: int, self: Tensor, other: Number) -> Any:
     """div.Scalar(Tensor self, Scalar other) -> Tensor"""
     common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
     self = promoted_array(self, common_dtype)
     try:
         return wrap_result(div_true(self, other), common_dtype)
@@ -824,6 +828,7 @@ def numpy_div_Tensor_mode(
 def numpy_div__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
     self_tensor = self
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
@@ -922,6 +927,7 @@ def numpy_fmin(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_atan2(ks: int, self: Tensor, other: Tensor) -> Any:
     """atan2(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
     try:

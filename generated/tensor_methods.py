@@ -726,7 +726,7 @@ _squeeze_overloads = Overloads(
 
 def squeeze(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``squeeze(Tensor(a) self) -> Tensor(a)`` or ``squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)``"""
-    return _squeeze_overloads(self, *args, **kwargs)
+    return _squeeze_overloads(*args, self=self, **kwargs)
 
 
 _split_overloads = Overloads(
@@ -758,7 +758,7 @@ _split_overloads = Overloads(
 
 def split(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`` or ``split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]``"""
-    return _split_overloads(self, *args, **kwargs)
+    return _split_overloads(*args, self=self, **kwargs)
 
 
 _sum_overloads = Overloads(
@@ -802,7 +802,7 @@ _sum_overloads = Overloads(
 
 def sum(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-    return _sum_overloads(self, *args, **kwargs)
+    return _sum_overloads(*args, self=self, **kwargs)
 
 
 _mean_overloads = Overloads(
@@ -846,7 +846,7 @@ _mean_overloads = Overloads(
 
 def mean(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-    return _mean_overloads(self, *args, **kwargs)
+    return _mean_overloads(*args, self=self, **kwargs)
 
 
 _round_overloads = Overloads(
@@ -873,7 +873,7 @@ _round_overloads = Overloads(
 
 def round(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``round(Tensor self) -> Tensor`` or ``round.decimals(Tensor self, *, int decimals) -> Tensor``"""
-    return _round_overloads(self, *args, **kwargs)
+    return _round_overloads(*args, self=self, **kwargs)
 
 
 _div_overloads = Overloads(
@@ -904,7 +904,7 @@ _div_overloads = Overloads(
 
 def div(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``div.Tensor(Tensor self, Tensor other) -> Tensor`` or ``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
-    return _div_overloads(self, *args, **kwargs)
+    return _div_overloads(*args, self=self, **kwargs)
 
 
 _div__overloads = Overloads(
@@ -935,7 +935,7 @@ _div__overloads = Overloads(
 
 def div_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`` or ``div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)``"""
-    return _div__overloads(self, *args, **kwargs)
+    return _div__overloads(*args, self=self, **kwargs)
 
 
 _floor_divide_overloads = Overloads(
@@ -965,7 +965,7 @@ _floor_divide_overloads = Overloads(
 
 def floor_divide(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``floor_divide(Tensor self, Tensor other) -> Tensor`` or ``floor_divide.Scalar(Tensor self, Scalar other) -> Tensor``"""
-    return _floor_divide_overloads(self, *args, **kwargs)
+    return _floor_divide_overloads(*args, self=self, **kwargs)
 
 
 _clamp_overloads = Overloads(
@@ -997,7 +997,7 @@ _clamp_overloads = Overloads(
 
 def clamp(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`` or ``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
-    return _clamp_overloads(self, *args, **kwargs)
+    return _clamp_overloads(*args, self=self, **kwargs)
 
 
 _fmod_overloads = Overloads(
@@ -1027,7 +1027,7 @@ _fmod_overloads = Overloads(
 
 def fmod(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``fmod.Tensor(Tensor self, Tensor other) -> Tensor`` or ``fmod.Scalar(Tensor self, Scalar other) -> Tensor``"""
-    return _fmod_overloads(self, *args, **kwargs)
+    return _fmod_overloads(*args, self=self, **kwargs)
 
 
 _remainder_overloads = Overloads(
@@ -1057,7 +1057,7 @@ _remainder_overloads = Overloads(
 
 def remainder(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``remainder.Tensor(Tensor self, Tensor other) -> Tensor`` or ``remainder.Scalar(Tensor self, Scalar other) -> Tensor``"""
-    return _remainder_overloads(self, *args, **kwargs)
+    return _remainder_overloads(*args, self=self, **kwargs)
 
 
 _eq_overloads = Overloads(
@@ -1087,7 +1087,7 @@ _eq_overloads = Overloads(
 
 def eq(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``eq.Tensor(Tensor self, Tensor other) -> Tensor`` or ``eq.Scalar(Tensor self, Scalar other) -> Tensor``"""
-    return _eq_overloads(self, *args, **kwargs)
+    return _eq_overloads(*args, self=self, **kwargs)
 
 
 _ne_overloads = Overloads(
@@ -1117,7 +1117,7 @@ _ne_overloads = Overloads(
 
 def ne(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``ne.Tensor(Tensor self, Tensor other) -> Tensor`` or ``ne.Scalar(Tensor self, Scalar other) -> Tensor``"""
-    return _ne_overloads(self, *args, **kwargs)
+    return _ne_overloads(*args, self=self, **kwargs)
 
 
 _lt_overloads = Overloads(
@@ -1147,7 +1147,7 @@ _lt_overloads = Overloads(
 
 def lt(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``lt.Tensor(Tensor self, Tensor other) -> Tensor`` or ``lt.Scalar(Tensor self, Scalar other) -> Tensor``"""
-    return _lt_overloads(self, *args, **kwargs)
+    return _lt_overloads(*args, self=self, **kwargs)
 
 
 _le_overloads = Overloads(
@@ -1177,7 +1177,7 @@ _le_overloads = Overloads(
 
 def le(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``le.Tensor(Tensor self, Tensor other) -> Tensor`` or ``le.Scalar(Tensor self, Scalar other) -> Tensor``"""
-    return _le_overloads(self, *args, **kwargs)
+    return _le_overloads(*args, self=self, **kwargs)
 
 
 _gt_overloads = Overloads(
@@ -1207,7 +1207,7 @@ _gt_overloads = Overloads(
 
 def gt(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``gt.Tensor(Tensor self, Tensor other) -> Tensor`` or ``gt.Scalar(Tensor self, Scalar other) -> Tensor``"""
-    return _gt_overloads(self, *args, **kwargs)
+    return _gt_overloads(*args, self=self, **kwargs)
 
 
 _ge_overloads = Overloads(
@@ -1237,7 +1237,7 @@ _ge_overloads = Overloads(
 
 def ge(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``ge.Tensor(Tensor self, Tensor other) -> Tensor`` or ``ge.Scalar(Tensor self, Scalar other) -> Tensor``"""
-    return _ge_overloads(self, *args, **kwargs)
+    return _ge_overloads(*args, self=self, **kwargs)
 
 
 _prod_overloads = Overloads(
@@ -1281,7 +1281,7 @@ _prod_overloads = Overloads(
 
 def prod(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-    return _prod_overloads(self, *args, **kwargs)
+    return _prod_overloads(*args, self=self, **kwargs)
 
 
 _max_overloads = Overloads(
@@ -1309,7 +1309,7 @@ _max_overloads = Overloads(
 
 def max(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` or ``max(Tensor self) -> Tensor``"""
-    return _max_overloads(self, *args, **kwargs)
+    return _max_overloads(*args, self=self, **kwargs)
 
 
 _min_overloads = Overloads(
@@ -1337,7 +1337,7 @@ _min_overloads = Overloads(
 
 def min(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` or ``min(Tensor self) -> Tensor``"""
-    return _min_overloads(self, *args, **kwargs)
+    return _min_overloads(*args, self=self, **kwargs)
 
 
 _var_overloads = Overloads(
@@ -1392,7 +1392,7 @@ _var_overloads = Overloads(
 
 def var(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``var(Tensor self, bool unbiased=True) -> Tensor`` or ``var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`` or ``var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
-    return _var_overloads(self, *args, **kwargs)
+    return _var_overloads(*args, self=self, **kwargs)
 
 
 _std_overloads = Overloads(
@@ -1447,7 +1447,7 @@ _std_overloads = Overloads(
 
 def std(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``std(Tensor self, bool unbiased=True) -> Tensor`` or ``std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor`` or ``std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
-    return _std_overloads(self, *args, **kwargs)
+    return _std_overloads(*args, self=self, **kwargs)
 
 
 _scatter_overloads = Overloads(
@@ -1481,7 +1481,7 @@ _scatter_overloads = Overloads(
 
 def scatter(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` or ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
-    return _scatter_overloads(self, *args, **kwargs)
+    return _scatter_overloads(*args, self=self, **kwargs)
 
 
 _masked_fill_overloads = Overloads(
@@ -1513,7 +1513,7 @@ _masked_fill_overloads = Overloads(
 
 def masked_fill(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`` or ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``"""
-    return _masked_fill_overloads(self, *args, **kwargs)
+    return _masked_fill_overloads(*args, self=self, **kwargs)
 
 
 METHODS: dict[str, Callable[..., Any]] = {

@@ -28,6 +28,7 @@ from gradgen.variable_type_utils import (
     compute_requires_grad,
     rebase_history,
     set_history,
+    set_history_if_differentiable,
 )
 
 from . import functions, operators
@@ -1875,7 +1876,7 @@ def silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
         operators.silu_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
     )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_if_differentiable(result, grad_fn)
     return result
 
 
@@ -2343,7 +2344,7 @@ def floor_divide(ks: int, self: Tensor, other: Tensor) -> Any:
         grad_fn.set_next_edges(collect_next_edges(self, other))
     result = redispatch(operators.floor_divide, ks & AFTER_AUTOGRAD_KEYSET, self, other)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_if_differentiable(result, grad_fn)
     return result
 
 
@@ -2361,7 +2362,7 @@ def floor_divide_Scalar(ks: int, self: Tensor, other: Number) -> Any:
         operators.floor_divide_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_if_differentiable(result, grad_fn)
     return result
 
 
@@ -2637,8 +2638,8 @@ def clamp_Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) 
     if _any_requires_grad:
         grad_fn = functions.ClampBackward0()
         grad_fn.set_next_edges(collect_next_edges(self, min, max))
-        grad_fn.max_ = SavedVariable(max, False)
-        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.max_ = None if max is None else SavedVariable(max, False)
+        grad_fn.min_ = None if min is None else SavedVariable(min, False)
         grad_fn.self_ = SavedVariable(self, False)
     result = redispatch(
         operators.clamp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min, max
@@ -2966,7 +2967,7 @@ def bitwise_and_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         operators.bitwise_and_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_if_differentiable(result, grad_fn)
     return result
 
 
@@ -2986,7 +2987,7 @@ def bitwise_or_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         operators.bitwise_or_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_if_differentiable(result, grad_fn)
     return result
 
 
@@ -3006,7 +3007,7 @@ def bitwise_xor_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
         operators.bitwise_xor_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
     )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_if_differentiable(result, grad_fn)
     return result
 
 
@@ -3022,7 +3023,7 @@ def bitwise_not(ks: int, self: Tensor) -> Any:
         grad_fn.set_next_edges(collect_next_edges(self))
     result = redispatch(operators.bitwise_not, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history_if_differentiable(result, grad_fn)
     return result
 
 
@@ -4168,15 +4169,15 @@ def nll_loss_forward(
     check_no_requires_grad(weight, "weight", "nll_loss_forward")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.NllLossForwardBackward0 | None = None
+    grad_fn: functions.NllLossBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = functions.NllLossForwardBackward0()
+        grad_fn = functions.NllLossBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = redispatch(
         operators.nll_loss_forward,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -4238,7 +4239,7 @@ def nll_loss_backward(
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = redispatch(
         operators.nll_loss_backward,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -4267,15 +4268,15 @@ def nll_loss2d_forward(
     check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.NllLoss2DForwardBackward0 | None = None
+    grad_fn: functions.NllLoss2DBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = functions.NllLoss2DForwardBackward0()
+        grad_fn = functions.NllLoss2DBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = redispatch(
         operators.nll_loss2d_forward,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -4337,7 +4338,7 @@ def nll_loss2d_backward(
         grad_fn.ignore_index = ignore_index
         grad_fn.reduction = reduction
         grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = redispatch(
         operators.nll_loss2d_backward,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -4370,7 +4371,7 @@ def binary_cross_entropy(
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = redispatch(
         operators.binary_cross_entropy,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -4424,7 +4425,7 @@ def binary_cross_entropy_backward(
         grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
         grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = redispatch(
         operators.binary_cross_entropy_backward,
         ks & AFTER_AUTOGRAD_KEYSET,

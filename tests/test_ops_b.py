@@ -332,13 +332,6 @@ def test_true_division_of_floats_keeps_their_dtype(torch: Any) -> None:
     assert_same_outcome(lambda: i / a, lambda: ti / ta)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=NotImplementedError,
-    reason="int / int is the default float dtype in PyTorch; the generator's "
-    "type_promotion casts a kernel's result to the common dtype (int64), so div_true "
-    "refuses integral operands",
-)
 def test_true_division_of_integers_gives_the_default_float_dtype(torch: Any) -> None:
     a, ta = both(torch, [3, 4], "int64")
     ours = a / 2
@@ -346,11 +339,6 @@ def test_true_division_of_integers_gives_the_default_float_dtype(torch: Any) -> 
     np.testing.assert_array_equal(ours.numpy(), (ta / 2).numpy())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=NotImplementedError,
-    reason="atan2 of integers is the default float dtype in PyTorch; same generator gap",
-)
 def test_atan2_of_integers_gives_the_default_float_dtype(torch: Any) -> None:
     a, ta = both(torch, [3, 4], "int64")
     ours = gradgen.atan2(a, a)
@@ -508,12 +496,6 @@ def test_where_gradient_flows_to_the_chosen_operand_only(torch: Any) -> None:
     np.testing.assert_array_equal(b.grad.numpy(), tb.grad.numpy())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="clamp.Tensor with one bound None: the generated wrapper saves "
-    "SavedVariable(None), which gradgen's SavedVariable does not accept",
-)
 def test_clamp_with_one_tensor_bound_is_differentiable(torch: Any) -> None:
     a, ta = both(torch, [1.0, -2.0], "float64", requires_grad=True)
     low, tlow = both(torch, [0.0, 0.0], "float64")

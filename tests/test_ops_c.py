@@ -701,12 +701,6 @@ def test_expand_as_and_view_as_are_views() -> None:
     assert x.t().contiguous().reshape_as(gradgen.zeros(2)).tolist() == [1.0, 2.0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="core reshape: the view of an expanded gradient fails and clone() keeps the "
-    "non-contiguous layout, so reshape cannot fall back to a copy",
-)
 def test_repeat_double_backward_along_existing_dims() -> None:
     x = gradgen.tensor(
         [[1.0, 2.0], [3.0, 4.0]], dtype=gradgen.float64, requires_grad=True

@@ -30,7 +30,6 @@ TOLERANCE = {"float64": 1e-12, "float32": 2e-6, "complex128": 1e-12, "complex64"
 # backward formulas of view/_unsafe_view reshape the incoming gradient, which is
 # transposed in these cases. Fix: clone with memory_format="contiguous_format" in
 # reshape/contiguous (and a clone kernel that honours it).
-RESHAPE_BUG = "shared reshape() of a non-contiguous gradient fails (clone keeps layout)"
 # The generated autograd kernel saves an optional tensor argument unconditionally:
 # SavedVariable(None) raises AttributeError ('NoneType' object has no attribute
 # '_version_counter') for weight=None when the input requires grad.
@@ -108,33 +107,13 @@ RANK_CASES = [
     ((2, 3, 4), (4,)),
 ]
 GRAD_PATTERNS = [(True, True), (True, False), (False, True)]
-# (case, pattern) whose first backward meets RESHAPE_BUG: a transposed result's
-# gradient reaches _unsafe_view's backward.
-FIRST_ORDER_RESHAPE_BUG = {
-    (((2, 3), (5, 3, 4)), (True, True)),
-    (((2, 3), (5, 3, 4)), (True, False)),
-    (((1, 2, 3), (5, 3, 4)), (True, True)),
-    (((1, 2, 3), (5, 3, 4)), (True, False)),
-}
-SECOND_ORDER_RESHAPE_BUG = {
-    ((3,), (5, 3, 4)),
-    ((2, 3), (5, 3, 4)),
-    ((2, 5, 2, 3), (5, 3, 4)),
-    ((2, 1, 2, 3), (1, 5, 3, 4)),
-    ((1, 2, 3), (5, 3, 4)),
-}
-
-
 def _matmul_params() -> list[Any]:
     params = []
     for case in RANK_CASES:
         for pattern in GRAD_PATTERNS:
             # float32 (dtype kept, values and gradients) with both operands requiring grad
             for dtype in ("float64", "float32") if pattern == (True, True) else ("float64",):
-                marks = []
-                if (case, pattern) in FIRST_ORDER_RESHAPE_BUG:
-                    marks = [pytest.mark.xfail(strict=True, reason=RESHAPE_BUG)]
-                params.append(pytest.param(case, pattern, dtype, marks=marks))
+                params.append(pytest.param(case, pattern, dtype))
     return params
 
 
@@ -156,15 +135,7 @@ def test_matmul_graph_follows_torch(torch, case, pattern) -> None:  # type: igno
 
 
 def _second_order_params() -> list[Any]:
-    return [
-        pytest.param(
-            case,
-            marks=[pytest.mark.xfail(strict=True, reason=RESHAPE_BUG)]
-            if case in SECOND_ORDER_RESHAPE_BUG
-            else [],
-        )
-        for case in RANK_CASES
-    ]
+    return [pytest.param(case) for case in RANK_CASES]
 
 
 @pytest.mark.parametrize("case", _second_order_params())
@@ -474,7 +445,6 @@ def test_nll_loss_without_weight_forward(torch) -> None:  # type: ignore[no-unty
         np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=OPTIONAL_SAVE_GAP)
 def test_nll_loss_without_weight_backward(torch) -> None:  # type: ignore[no-untyped-def]
     x = _arrays(20, (4, 3))[0]
     target = np.array([0, 2, -100, 1])
@@ -486,7 +456,6 @@ def test_nll_loss_without_weight_backward(torch) -> None:  # type: ignore[no-unt
     )
 
 
-@pytest.mark.xfail(strict=True, reason=OP_PREFIX_BUG)
 def test_nll_loss_node_names(torch) -> None:  # type: ignore[no-untyped-def]
     for shape, target in (NLL_CASES["2d"], NLL_CASES["4d"]):
         ours, theirs = _both(torch, _arrays(21, shape))
@@ -604,7 +573,6 @@ def test_binary_cross_entropy_target_gradient(torch, reduction) -> None:  # type
     assert gradgradcheck(lambda a, b: gradgen.binary_cross_entropy(a, b, gradgen.tensor(WEIGHT), reduction), inputs)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=OPTIONAL_SAVE_GAP)
 def test_binary_cross_entropy_without_weight_backward(torch) -> None:  # type: ignore[no-untyped-def]
     x, y = _bce_arrays()
     _check_against_torch(

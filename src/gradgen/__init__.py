@@ -32,7 +32,7 @@ from .generated.ops import *  # noqa: E402,F401,F403
 
 install_methods(Tensor, generated.METHODS)
 
-from . import autograd, viz  # noqa: E402
+from . import autograd, nn, viz  # noqa: E402
 from .factories import (  # noqa: E402
     arange,
     full,
@@ -53,5 +53,9 @@ long = int64
 int = int32  # noqa: A001
 cfloat = complex64
 cdouble = complex128
+
+# Memory formats, as the strings the operators take (PyTorch's torch.contiguous_format).
+contiguous_format = "contiguous_format"
+preserve_format = "preserve_format"
 
 __version__ = "0.1.0"

@@ -25,7 +25,8 @@ def reshape(self: Tensor, shape: tuple[int, ...]) -> Tensor:
     try:
         return self.view(shape)  # type: ignore[attr-defined,no-any-return]
     except RuntimeError:
-        return self.clone().view(shape)  # type: ignore[attr-defined,no-any-return]
+        contiguous = self.clone(memory_format="contiguous_format")  # type: ignore[attr-defined]
+        return contiguous.view(shape)  # type: ignore[no-any-return]
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -49,7 +50,7 @@ def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
     """The tensor itself if its memory is C-contiguous, else a contiguous copy."""
     if self._data.flags.c_contiguous:
         return self
-    return self.clone()  # type: ignore[attr-defined,no-any-return]
+    return self.clone(memory_format="contiguous_format")  # type: ignore[attr-defined,no-any-return]
 
 
 def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:

@@ -182,3 +182,9 @@ def result_type(*operands: object) -> dtype:
     if result is None:
         raise TypeError("result_type needs at least one operand")
     return result
+
+
+def integer_to_float(common: dtype) -> dtype:
+    """PyTorch's promote_integer_inputs_to_float: bool and integer become the default
+    float dtype (`int / int` is a float tensor); floating and complex stay."""
+    return common if common.is_floating_point or common.is_complex else _default.value

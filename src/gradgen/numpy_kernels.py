@@ -653,21 +653,9 @@ def _common_dtype(*operands: Any) -> np.dtype:
 
 
 def div_true(self: np.ndarray, other: Any) -> np.ndarray:
-    """True division of operands already in their common dtype.
-
-    PyTorch divides integer and bool operands in the default float dtype. The
-    generator casts a kernel's result back to the common dtype (`type_promotion`), so
-    that result cannot be returned here: rather than truncate, refuse.
-    """
-    if _is_integral(self):
-        raise NotImplementedError(
-            "gradgen: true division of integer or bool tensors is not supported yet "
-            "(PyTorch computes it in the default float dtype, but a type_promotion "
-            f"kernel's result is cast to the common dtype, here {np.asarray(self).dtype.name}); "
-            "use rounding_mode='trunc' or 'floor', or convert to a floating dtype first"
-        )
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.true_divide(self, other)
+    """True division of operands already in their (floating or complex) common dtype:
+    the YAML entries promote integer inputs to float, as PyTorch does."""
+    return np.true_divide(self, other)
 
 
 def _check_integer_divisor(other: Any) -> None:
@@ -763,12 +751,6 @@ def atan2_floating(self: np.ndarray, other: np.ndarray) -> np.ndarray:
     """atan2 of floating operands (in their common dtype)."""
     if self.dtype.kind == "c":
         raise _cpu_kernel_missing("atan2", self)
-    if _is_integral(self):
-        raise NotImplementedError(
-            "gradgen: atan2 of integer or bool tensors is not supported yet (PyTorch "
-            "computes it in the default float dtype, but a type_promotion kernel's "
-            f"result is cast to the common dtype, here {self.dtype.name})"
-        )
     return np.arctan2(self, other)
 
 

@@ -145,7 +145,11 @@ class Signature:
 
     def bind(self, args: Sequence[Any], kwargs: dict[str, Any], numbers_as_tensors: bool) -> list[Any] | None:
         """The converted arguments in parameter order, or None when they do not fit."""
-        positional = [p for p in self.params if not p.keyword_only]
+        # A method passes its tensor as self=..., wherever `self` stands in the schema
+        # (where.self(Tensor condition, Tensor self, Tensor other)).
+        positional = [
+            p for p in self.params if not p.keyword_only and not (p.name == "self" and "self" in kwargs)
+        ]
         if len(args) > len(positional):
             return None
         values: dict[str, Any] = {p.name: a for p, a in zip(positional, args)}
@@ -177,7 +181,7 @@ class Overloads:
             f"    {name}({s.text})" for s in self.signatures
         )
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
         for numbers_as_tensors in (False, True):
             for signature in self.signatures:
                 bound = signature.bind(args, kwargs, numbers_as_tensors)

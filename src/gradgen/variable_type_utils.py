@@ -55,6 +55,12 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     result._grad_fn = grad_fn
 
 
+def set_history_if_differentiable(result: Tensor, grad_fn: Node) -> None:
+    """set_history for an output that may be integral or bool (which gets none)."""
+    if result._data.dtype.kind in "fc":
+        set_history(result, grad_fn)
+
+
 def check_no_requires_grad(tensor: Tensor | None, name: str, function: str) -> None:
     """A differentiable-typed input with no formula must not require grad."""
     if tensor is not None and tensor.requires_grad and _grad_mode_state.enabled:
