@@ -50,6 +50,8 @@ from gradgen.helpers import (
     mul_tensor_backward,
     permute_backwards,
     pow_backward,
+    pow_backward_exponent,
+    pow_backward_self,
     prod_backward,
     repeat_backward,
     restore_reduced_dims,
@@ -3357,6 +3359,149 @@ def gelu_backward_backward0_apply(
     if needs_input_grad[1]:  # self
         grad_inputs[1] = (
             gelu_double_backward(grad, grad_output, self, approximate)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class PowBackward1(Node):
+    """Backward of ``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``.
+
+    exponent: pow_backward_exponent(grad, self, exponent, result)
+    self: pow_backward_self(grad, self, exponent)
+    """
+
+    __slots__ = (
+        "exponent_",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exponent_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (
+            self.task_should_compute_output(0),
+            self.task_should_compute_output(1),
+        )
+        return pow_backward1_apply(
+            grads,
+            needs_input_grad,
+            exponent=unpack_saved(self.exponent_, self),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.exponent_ is not None:
+            self.exponent_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_exponent(self) -> Tensor | None:
+        return unpack_saved(self.exponent_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def pow_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: Tensor | None,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of PowBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # exponent
+        grad_inputs[1] = (
+            pow_backward_exponent(grad, self, exponent, result)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            pow_backward_self(grad, self, exponent) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class PowBackward2(Node):
+    """Backward of ``pow.Scalar(Scalar self, Tensor exponent) -> Tensor``.
+
+    exponent: pow_backward_exponent(grad, self, exponent, result)
+    """
+
+    __slots__ = (
+        "exponent_",
+        "self",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exponent_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        needs_input_grad = (self.task_should_compute_output(0),)
+        return pow_backward2_apply(
+            grads,
+            needs_input_grad,
+            exponent=unpack_saved(self.exponent_, self),
+            self=self.self,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.exponent_ is not None:
+            self.exponent_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_exponent(self) -> Tensor | None:
+        return unpack_saved(self.exponent_, self)
+
+    @property
+    def _saved_self(self) -> Number:
+        return self.self
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def pow_backward2_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: Tensor | None,
+    self: Number,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of PowBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # exponent
+        grad_inputs[0] = (
+            pow_backward_exponent(grad, self, exponent, result)
             if any_grad_defined
             else None
         )
@@ -8208,6 +8353,23 @@ def tanh__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 def relu__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return threshold_backward(self_t.conj(), result, 0).conj()
+
+
+def pow_Tensor_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, exponent_p: Tensor, exponent_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (pow_backward_self(self_t.conj(), self_p, exponent_p) + pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result)).conj()``."""
+    return (
+        pow_backward_self(self_t.conj(), self_p, exponent_p)
+        + pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result)
+    ).conj()
+
+
+def pow_Scalar_jvp(
+    self: Number, exponent_p: Tensor, exponent_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return pow_backward_exponent(exponent_t.conj(), self, exponent_p, result).conj()
 
 
 def add_Scalar_jvp(

@@ -755,6 +755,27 @@ def numpy_relu_(ks: int, self: Tensor) -> Any:
     return copy_into(self_tensor, relu(self))
 
 
+def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
+    """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
+    common_dtype = result_type(self, exponent)
+    self = promoted_array(self, common_dtype)
+    exponent = promoted_array(exponent, common_dtype)
+    try:
+        return wrap_result(self**exponent, common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, exponent) from None
+
+
+def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
+    """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
+    common_dtype = result_type(self, exponent)
+    exponent = promoted_array(exponent, common_dtype)
+    try:
+        return wrap_result(self**exponent, common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, exponent) from None
+
+
 def numpy_add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     common_dtype = result_type(self, other)
@@ -1694,6 +1715,8 @@ operators.abs_.register(DispatchKey.NumPy, numpy_abs_)
 operators.sigmoid_.register(DispatchKey.NumPy, numpy_sigmoid_)
 operators.tanh_.register(DispatchKey.NumPy, numpy_tanh_)
 operators.relu_.register(DispatchKey.NumPy, numpy_relu_)
+operators.pow_Tensor_Tensor.register(DispatchKey.NumPy, numpy_pow_Tensor_Tensor)
+operators.pow_Scalar.register(DispatchKey.NumPy, numpy_pow_Scalar)
 operators.add_Scalar.register(DispatchKey.NumPy, numpy_add_Scalar)
 operators.sub_Scalar.register(DispatchKey.NumPy, numpy_sub_Scalar)
 operators.mul_Scalar.register(DispatchKey.NumPy, numpy_mul_Scalar)

@@ -162,6 +162,12 @@ abs_ = OperatorHandle("abs_", "abs_(Tensor(a!) self) -> Tensor(a!)")
 sigmoid_ = OperatorHandle("sigmoid_", "sigmoid_(Tensor(a!) self) -> Tensor(a!)")
 tanh_ = OperatorHandle("tanh_", "tanh_(Tensor(a!) self) -> Tensor(a!)")
 relu_ = OperatorHandle("relu_", "relu_(Tensor(a!) self) -> Tensor(a!)")
+pow_Tensor_Tensor = OperatorHandle(
+    "pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"
+)
+pow_Scalar = OperatorHandle(
+    "pow.Scalar", "pow.Scalar(Scalar self, Tensor exponent) -> Tensor"
+)
 add_Scalar = OperatorHandle(
     "add.Scalar", "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"
 )

@@ -25,7 +25,6 @@ __all__ = [
     "add",
     "sub",
     "mul",
-    "pow",
     "permute",
     "neg",
     "conj",
@@ -162,6 +161,7 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "cross_entropy_loss",
+    "pow",
     "squeeze",
     "split",
     "sum",
@@ -209,12 +209,6 @@ def mul(input: Tensor, other: Tensor | Number) -> Tensor:
     input = tensor_argument(input, "mul", "input", 1, False)
     other = tensor_argument(other, "mul", "other", 2, True)
     return operators.mul_Tensor.call(input, other)
-
-
-def pow(input: Tensor, exponent: Number) -> Tensor:
-    """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
-    input = tensor_argument(input, "pow", "input", 1, False)
-    return operators.pow_Tensor_Scalar.call(input, exponent)
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -1338,6 +1332,40 @@ def cross_entropy_loss(
     return composites.cross_entropy_loss(
         input, target, weight, reduction, ignore_index, label_smoothing
     )
+
+
+pow = Overloads(
+    "pow",
+    (
+        # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+        Signature(
+            operators.pow_Tensor_Scalar.call,
+            "Tensor input, Number exponent",
+            (
+                Param("input", "Tensor"),
+                Param("exponent", "Scalar"),
+            ),
+        ),
+        # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+        Signature(
+            operators.pow_Tensor_Tensor.call,
+            "Tensor input, Tensor exponent",
+            (
+                Param("input", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+        # pow.Scalar(Scalar self, Tensor exponent) -> Tensor
+        Signature(
+            operators.pow_Scalar.call,
+            "Number input, Tensor exponent",
+            (
+                Param("input", "Scalar"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+    ),
+)
 
 
 squeeze = Overloads(

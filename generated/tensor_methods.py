@@ -40,11 +40,6 @@ def mul(self: Tensor, other: Tensor | Number) -> Tensor:
     return operators.mul_Tensor.call(self, other)
 
 
-def pow(self: Tensor, exponent: Number) -> Tensor:
-    """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
-    return operators.pow_Tensor_Scalar.call(self, exponent)
-
-
 def permute(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
     """``permute(Tensor(a) self, int[] dims) -> Tensor(a)``"""
     dims = int_list_varargs(dims, "permute", "dims")
@@ -700,6 +695,36 @@ def addmm(
     mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
     mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
     return operators.addmm.call(self, mat1, mat2, beta, alpha)
+
+
+_pow_overloads = Overloads(
+    "pow",
+    (
+        # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+        Signature(
+            operators.pow_Tensor_Scalar.call,
+            "Number exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Scalar"),
+            ),
+        ),
+        # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+        Signature(
+            operators.pow_Tensor_Tensor.call,
+            "Tensor exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def pow(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`` or ``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
+    return _pow_overloads(*args, self=self, **kwargs)
 
 
 _squeeze_overloads = Overloads(
@@ -1520,7 +1545,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "add": add,
     "sub": sub,
     "mul": mul,
-    "pow": pow,
     "permute": permute,
     "neg": neg,
     "conj": conj,
@@ -1633,6 +1657,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "ger": ger,
     "matmul": matmul,
     "addmm": addmm,
+    "pow": pow,
     "squeeze": squeeze,
     "split": split,
     "sum": sum,

@@ -2077,6 +2077,68 @@ def relu_(ks: int, self: Tensor) -> Any:
     return result
 
 
+def pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
+    """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or exponent._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, exponent)
+    grad_fn: functions.PowBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PowBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.pow_Tensor_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pow_Tensor_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    exponent,
+                    tangent_or_zeros(exponent),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
+    """pow.Scalar(Scalar self, Tensor exponent) -> Tensor"""
+    _any_has_forward_grad = (exponent._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(exponent)
+    grad_fn: functions.PowBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PowBackward2()
+        grad_fn.set_next_edges(collect_next_edges(exponent))
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+        grad_fn.self = self
+    result = redispatch(
+        operators.pow_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pow_Scalar_jvp(
+                    self, exponent, tangent_or_zeros(exponent), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def add_Scalar(ks: int, self: Tensor, other: Number, alpha: Number) -> Any:
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -4540,6 +4602,8 @@ operators.abs_.register(DispatchKey.Autograd, abs_)
 operators.sigmoid_.register(DispatchKey.Autograd, sigmoid_)
 operators.tanh_.register(DispatchKey.Autograd, tanh_)
 operators.relu_.register(DispatchKey.Autograd, relu_)
+operators.pow_Tensor_Tensor.register(DispatchKey.Autograd, pow_Tensor_Tensor)
+operators.pow_Scalar.register(DispatchKey.Autograd, pow_Scalar)
 operators.add_Scalar.register(DispatchKey.Autograd, add_Scalar)
 operators.sub_Scalar.register(DispatchKey.Autograd, sub_Scalar)
 operators.mul_Scalar.register(DispatchKey.Autograd, mul_Scalar)

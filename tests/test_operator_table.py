@@ -393,6 +393,16 @@ TABLE.update(
 )
 
 
+TABLE.update(
+    {
+        "pow.Tensor_Tensor": Line(
+            lambda lib, a, b: lib.pow(a, b) * a**b, ((3, 2), (2,)), positive=True
+        ),
+        "pow.Scalar": Line(lambda lib, a: lib.pow(2.5, a) * 2.0**a, ((4,),)),
+    }
+)
+
+
 # ---- batch C: reductions, scans and indexing ----
 TABLE.update(
     {
@@ -593,7 +603,8 @@ TABLE.update(
             lambda lib, a, b: lib.matmul(a, b), ((2, 2, 3), (2, 3, 2)), complex=True
         ),
         "_unsafe_view": Line(
-            lambda lib, a: _aten_namespace(lib)._unsafe_view(a * a, (3, 2)) * 2.0, ((2, 3),)
+            lambda lib, a: _aten_namespace(lib)._unsafe_view(a * a, (3, 2)) * 2.0,
+            ((2, 3),),
         ),
         "addmm": Line(
             lambda lib, a, b, c: lib.addmm(a, b, c, beta=0.5, alpha=-2.0),
@@ -601,10 +612,12 @@ TABLE.update(
             complex=True,
         ),
         "linear": Line(
-            lambda lib, a, b, c: _aten_namespace(lib).linear(a, b, c), ((2, 4, 3), (5, 3), (5,))
+            lambda lib, a, b, c: _aten_namespace(lib).linear(a, b, c),
+            ((2, 4, 3), (5, 3), (5,)),
         ),
         "mse_loss": Line(
-            lambda lib, a, b: _aten_namespace(lib).mse_loss(a, b * b, 1), ((3, 4), (3, 4))
+            lambda lib, a, b: _aten_namespace(lib).mse_loss(a, b * b, 1),
+            ((3, 4), (3, 4)),
         ),
         "mse_loss_backward": Line(
             lambda lib, g, a, b: _aten_namespace(lib).mse_loss_backward(g, a, b * b, 2),
@@ -618,7 +631,12 @@ TABLE.update(
         ),
         "nll_loss_backward": Line(
             lambda lib, g, a: _aten_namespace(lib).nll_loss_backward(
-                g * g, a, _targets(lib, 0, 2, 1), _class_weight(lib), 0, 1,
+                g * g,
+                a,
+                _targets(lib, 0, 2, 1),
+                _class_weight(lib),
+                0,
+                1,
                 lib.tensor(0.0, dtype=lib.float64),
             ),
             ((3,), (3, 3)),
@@ -632,8 +650,13 @@ TABLE.update(
         ),
         "nll_loss2d_backward": Line(
             lambda lib, g, a: _aten_namespace(lib).nll_loss2d_backward(
-                g, a, _targets(lib, 0, 2, 1, 2).view(1, 2, 2), _class_weight(lib), 1,
-                -100, lib.tensor(5.5, dtype=lib.float64),
+                g,
+                a,
+                _targets(lib, 0, 2, 1, 2).view(1, 2, 2),
+                _class_weight(lib),
+                1,
+                -100,
+                lib.tensor(5.5, dtype=lib.float64),
             ),
             ((), (1, 3, 2, 2)),
             forward=False,  # PyTorch has no forward formula either

@@ -19,7 +19,7 @@ from typing import Any
 from .autograd.function import Function
 from .dtypes import dtype
 from .grad_mode import is_grad_enabled as _grad_mode_is_enabled
-from .generated.ops import cat, real, slice_backward, stack
+from .generated.ops import cat, imag, real, slice_backward, stack, where
 from .tensor import Tensor, _wrap_dim
 
 __all__ = [
@@ -347,6 +347,49 @@ _M_2_SQRTPI = 1.12837916709551257390  # 2/sqrt(pi)
 # ---- batch B: binary, comparison and logical ----
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
+
+
+__all__ += ["pow_backward_self", "pow_backward_exponent"]
+
+
+def pow_backward_self(grad: Tensor, self: Tensor, exponent: Tensor) -> Tensor | None:
+    """d(self ** exponent)/d(self) for a tensor exponent (zero where exponent == 0)."""
+    derivative = grad * (exponent * self.pow(exponent - 1)).conj()  # type: ignore[attr-defined]
+    return handle_r_to_c(self, where(exponent == 0, 0.0, derivative))
+
+
+def _nonnegative_real(exponent: Tensor) -> Tensor:
+    if exponent.is_complex():
+        return (imag(exponent) == 0) & (real(exponent) >= 0)  # type: ignore[no-any-return]
+    return exponent >= 0  # type: ignore[no-any-return]
+
+
+def pow_backward_exponent(
+    grad: Tensor, self: Tensor | Number, exponent: Tensor, result: Tensor
+) -> Tensor | None:
+    """d(self ** exponent)/d(exponent) = result * log(self), taken as 0 where the base
+    is 0 and the exponent a nonnegative real (PyTorch's convention)."""
+    if isinstance(self, Tensor):
+        derivative = (result * self.log()).conj()  # type: ignore[attr-defined]
+        zero = (self == 0) & _nonnegative_real(exponent)
+        return handle_r_to_c(exponent, grad * where(zero, 0.0, derivative))
+    base = complex(self) if exponent.is_complex() and not isinstance(self, complex) else self
+    derivative = (result * _scalar_log(base)).conj()  # type: ignore[attr-defined]
+    if base == 0:
+        derivative = where(_nonnegative_real(exponent), 0.0, derivative)
+    return handle_r_to_c(exponent, grad * derivative)
+
+
+def _scalar_log(value: Number) -> Number:
+    """log of a Scalar base; the log of 0 is -inf (the case handled by `where` above)."""
+    import cmath
+    import math
+
+    if isinstance(value, complex):
+        return cmath.log(value) if value != 0 else complex(-math.inf, 0)
+    if value > 0:
+        return math.log(value)
+    return -math.inf if value == 0 else math.nan  # a negative real base: nan (C's log)
 
 from .generated.ops import where  # noqa: E402
 

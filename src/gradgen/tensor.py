@@ -171,6 +171,13 @@ class Tensor:
         return real(self)
 
     @property
+    def imag(self) -> Tensor:
+        """The imaginary part, a view (an error for real tensors, as PyTorch)."""
+        from .generated.ops import imag
+
+        return imag(self)  # type: ignore[no-any-return]
+
+    @property
     def _is_view(self) -> bool:
         return self._base is not None
 
@@ -444,9 +451,22 @@ class Tensor:
     __rmul__ = __mul__
 
     def __pow__(self, exponent: Any) -> Tensor:
-        if isinstance(exponent, Tensor):
-            return NotImplemented
         return self.pow(exponent)  # type: ignore[attr-defined,no-any-return]
+
+    def __rpow__(self, base: Any) -> Tensor:
+        from .generated.ops import pow  # pow.Scalar: a number base
+
+        return pow(base, self)  # type: ignore[no-any-return]
+
+    def __matmul__(self, other: Any) -> Tensor:
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return self.matmul(other)  # type: ignore[attr-defined,no-any-return]
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return other.matmul(self)  # type: ignore[attr-defined,no-any-return]
 
     def __iadd__(self, other: Any) -> Tensor:
         return self.add_(other)  # type: ignore[attr-defined,no-any-return]
