@@ -101,23 +101,26 @@ class BlackCache:
     def format_module(self, text: str, name: str) -> str:
         blocks = [b.strip("\n") for b in _TOP_LEVEL.split(text)]
         blocks = [b for b in blocks if b.strip()]
-        missing = [b for b in blocks if self._key(b) not in self.entries]
-        if missing:
-            joined = f"\n\n\n{_BOUNDARY}\n".join(missing) + "\n"
-            try:
-                formatted = black.format_str(joined, mode=_BLACK_MODE)
-            except black.InvalidInput as error:
-                raise CodegenError(
-                    f"the generated {name} is not valid Python ({error}); this is a "
-                    "bug in the generator or its templates"
-                ) from None
-            pieces = re.split(rf"^{re.escape(_BOUNDARY)}\n", formatted, flags=re.M)
-            if len(pieces) != len(missing):
-                raise CodegenError(f"formatting {name} lost block boundaries (a generator bug)")
-            for block, piece in zip(missing, pieces):
-                self.entries[self._key(block)] = piece.strip("\n")
-            self.changed = True
+        missing = list(dict.fromkeys(b for b in blocks if self._key(b) not in self.entries))
+        for batch in _batches(missing, _BATCH_LINES):
+            self._format_batch(batch, name)
         return "\n\n\n".join(self.entries[self._key(b)] for b in blocks) + "\n"
+
+    def _format_batch(self, batch: list[str], name: str) -> None:
+        joined = f"\n\n\n{_BOUNDARY}\n".join(batch) + "\n"
+        try:
+            formatted = black.format_str(joined, mode=_BLACK_MODE)
+        except black.InvalidInput as error:
+            raise CodegenError(
+                f"the generated {name} is not valid Python ({error}); this is a bug in "
+                "the generator or its templates"
+            ) from None
+        pieces = re.split(rf"^{re.escape(_BOUNDARY)}\n", formatted, flags=re.M)
+        if len(pieces) != len(batch):
+            raise CodegenError(f"formatting {name} lost block boundaries (a generator bug)")
+        for block, piece in zip(batch, pieces):
+            self.entries[self._key(block)] = piece.strip("\n")
+        self.changed = True
 
     def save(self) -> None:
         if self.path is None or not self.changed:
@@ -129,6 +132,23 @@ class BlackCache:
             temporary.replace(self.path)
         except OSError:
             pass  # a cache that cannot be written only costs time
+
+
+# black's time per line grows with the size of its input: format in bounded batches.
+_BATCH_LINES = 1500
+
+
+def _batches(blocks: list[str], max_lines: int) -> list[list[str]]:
+    batches: list[list[str]] = []
+    lines = max_lines
+    for block in blocks:
+        size = block.count("\n") + 1
+        if lines + size > max_lines:
+            batches.append([])
+            lines = 0
+        batches[-1].append(block)
+        lines += size
+    return batches
 
 
 def default_cache_directory() -> Path:
