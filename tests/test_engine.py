@@ -548,3 +548,23 @@ def test_backward_inputs_retains_a_non_leaf_gradient() -> None:
     h = x * 2.0
     (h * h).backward(inputs=[h])
     assert h.grad.item() == 12.0 and x.grad is None
+
+
+def test_leaf_gradients_are_not_copied_when_nobody_else_holds_them(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # PyTorch steals the engine's gradient for .grad when it is not shared; copying
+    # it would double the memory traffic of every training step.
+    copies = []
+    original = gradgen.Tensor.clone
+
+    def counting_clone(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        copies.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(gradgen.Tensor, "clone", counting_clone)
+    x = leaf(np.ones(4))
+    ((x * 2.0) * 3.0).sum().backward()
+    assert copies == [] and x.grad.tolist() == [6.0] * 4
+    g = gradgen.ones(4, dtype=gradgen.float64)
+    y = leaf(np.ones(4))
+    y.backward(g)  # the user still holds g: .grad must be a copy
+    assert len(copies) == 1 and not np.shares_memory(y.grad.numpy(), g.numpy())

@@ -382,3 +382,6 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
                 pushes += 1
             else:
                 not_ready[function] = next_buffer
+        # Drop this node's references to the gradients it passed on: a gradient that
+        # only its buffer holds can be taken over (not copied) where it arrives.
+        outputs = gradient = next_buffer = None  # type: ignore[assignment]

@@ -288,9 +288,12 @@ class AccumulateGrad(Node):
         return []
 
 
-# A tensor object is referenced by its holder and getrefcount's argument at least.
-_BASE_TENSOR_REFS = 2
-# In AccumulateGrad.apply the new gradient is also held by the `grads` list and a local.
+# Inside `is_stealable` a tensor nobody else holds is referenced by its holder, the
+# `tensor` parameter and getrefcount's argument; its array by the tensor, the local
+# `data` and getrefcount's argument.
+_BASE_TENSOR_REFS = 3
+_BASE_ARRAY_REFS = 3
+# In AccumulateGrad.apply the new gradient is also held by a local.
 _APPLY_REFS = 1
 
 
@@ -302,7 +305,7 @@ def is_stealable(tensor: Tensor, extra_refs: int = 0) -> bool:
     data = tensor._data
     return (
         sys.getrefcount(tensor) <= _BASE_TENSOR_REFS + extra_refs
-        and sys.getrefcount(data) <= 2
+        and sys.getrefcount(data) <= _BASE_ARRAY_REFS
         and data.base is None
         and data.flags.writeable
         and tensor._grad_fn is None
