@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 # never imports the gradgen package it is about to regenerate.
 CODEGEN := $(PY) -m codegen --native-functions native_functions.yaml --derivatives derivatives.yaml --out generated
 
-.PHONY: all install generate check-generated test demo bench clean
+.PHONY: all install generate check-generated test demo bench bench-quick bench-memory clean
 
 all: generate
 
@@ -31,6 +31,20 @@ test: install
 
 demo: generate
 	$(PY) -m gradgen.demo
+
+# Benchmarks against numpy and the peers installed (torch, autograd, mygrad, micrograd);
+# the full table goes to bench/results.md.
+bench: install
+	$(PY) bench/run.py
+	$(PY) bench/memory.py
+
+# A quick run (CI runs it so the benchmarks cannot rot).
+bench-quick: install
+	$(PY) bench/run.py --quick
+	$(PY) bench/memory.py --steps 1000
+
+bench-memory: install
+	$(PY) bench/memory.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache
