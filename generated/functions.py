@@ -1744,7 +1744,7 @@ def exp2_backward0_apply(
 class LogBackward0(Node):
     """Backward of ``log(Tensor self) -> Tensor``.
 
-    self: grad * self.conj().reciprocal()
+    self: grad.div(self.conj())
     """
 
     __slots__ = ("self_",)
@@ -1780,14 +1780,14 @@ def log_backward0_apply(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad * self.conj().reciprocal() if any_grad_defined else None
+        grad_inputs[0] = grad.div(self.conj()) if any_grad_defined else None
     return grad_inputs
 
 
 class Log2Backward0(Node):
     """Backward of ``log2(Tensor self) -> Tensor``.
 
-    self: grad * (self.conj() * 0.6931471805599453).reciprocal()
+    self: grad / (self.conj() * 0.6931471805599453)
     """
 
     __slots__ = ("self_",)
@@ -1824,9 +1824,7 @@ def log2_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            grad * (self.conj() * 0.6931471805599453).reciprocal()
-            if any_grad_defined
-            else None
+            grad / (self.conj() * 0.6931471805599453) if any_grad_defined else None
         )
     return grad_inputs
 
@@ -1834,7 +1832,7 @@ def log2_backward0_apply(
 class Log10Backward0(Node):
     """Backward of ``log10(Tensor self) -> Tensor``.
 
-    self: grad * (self.conj() * 2.3025850929940456).reciprocal()
+    self: grad / (self.conj() * 2.3025850929940456)
     """
 
     __slots__ = ("self_",)
@@ -1871,9 +1869,7 @@ def log10_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            grad * (self.conj() * 2.3025850929940455).reciprocal()
-            if any_grad_defined
-            else None
+            grad / (self.conj() * 2.3025850929940455) if any_grad_defined else None
         )
     return grad_inputs
 
@@ -1967,7 +1963,7 @@ def expm1_backward0_apply(
 class SqrtBackward0(Node):
     """Backward of ``sqrt(Tensor self) -> Tensor``.
 
-    self: grad * (2 * result.conj()).reciprocal()
+    self: grad / (2 * result.conj())
     """
 
     __slots__ = ("result_",)
@@ -2003,9 +1999,7 @@ def sqrt_backward0_apply(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            grad * (2 * result.conj()).reciprocal() if any_grad_defined else None
-        )
+        grad_inputs[0] = grad / (2 * result.conj()) if any_grad_defined else None
     return grad_inputs
 
 
@@ -2445,7 +2439,7 @@ def acos_backward0_apply(
 class AtanBackward0(Node):
     """Backward of ``atan(Tensor self) -> Tensor``.
 
-    self: grad * (self * self + 1).conj().reciprocal()
+    self: grad / (self * self + 1).conj()
     """
 
     __slots__ = ("self_",)
@@ -2481,9 +2475,7 @@ def atan_backward0_apply(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            grad * (self * self + 1).conj().reciprocal() if any_grad_defined else None
-        )
+        grad_inputs[0] = grad / (self * self + 1).conj() if any_grad_defined else None
     return grad_inputs
 
 
@@ -8094,17 +8086,17 @@ def exp2_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 
 def log_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (self_t.conj() * self_p.conj().reciprocal()).conj()
+    return self_t.conj().div(self_p.conj()).conj()
 
 
 def log2_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (self_t.conj() * (self_p.conj() * 0.6931471805599453).reciprocal()).conj()
+    return (self_t.conj() / (self_p.conj() * 0.6931471805599453)).conj()
 
 
 def log10_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (self_t.conj() * (self_p.conj() * 2.3025850929940455).reciprocal()).conj()
+    return (self_t.conj() / (self_p.conj() * 2.3025850929940455)).conj()
 
 
 def log1p_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
@@ -8119,7 +8111,7 @@ def expm1_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 
 def sqrt_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (self_t.conj() * (2 * result.conj()).reciprocal()).conj()
+    return (self_t.conj() / (2 * result.conj())).conj()
 
 
 def rsqrt_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
@@ -8174,7 +8166,7 @@ def acos_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 
 def atan_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (self_t.conj() * (self_p * self_p + 1).conj().reciprocal()).conj()
+    return (self_t.conj() / (self_p * self_p + 1).conj()).conj()
 
 
 def sinh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
@@ -8322,12 +8314,12 @@ def exp__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 
 def log__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (self_t.conj() * self_p.conj().reciprocal()).conj()
+    return self_t.conj().div(self_p.conj()).conj()
 
 
 def sqrt__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (self_t.conj() * (2 * result.conj()).reciprocal()).conj()
+    return (self_t.conj() / (2 * result.conj())).conj()
 
 
 def neg__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

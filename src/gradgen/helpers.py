@@ -16,7 +16,6 @@ import numpy as np
 from collections.abc import Sequence
 from typing import Any
 
-from .autograd.function import Function
 from .dtypes import dtype
 from .grad_mode import is_grad_enabled as _grad_mode_is_enabled
 from .generated.ops import cat, imag, real, slice_backward, stack, where
@@ -247,31 +246,6 @@ __all__ += [
     "infinitely_differentiable_silu_backward",
 ]
 
-# Until gradgen has the binary operators (div, eq, where, masked_fill; batch B/C),
-# these helpers write PyTorch's `a / b` as `a * b.reciprocal()` (the same values and
-# derivatives) and its masked_fill(mask, 0) / where(mask, 0, x) with
-# `_masked_fill_zero` below. Both are to be replaced by those operators.
-
-
-class _MaskedFillZero(Function):
-    """`tensor.masked_fill(mask, 0)` for a constant bool mask, differentiable to any
-    order with masked_fill's derivative: grad.masked_fill(mask, 0)."""
-
-    @staticmethod
-    def forward(ctx: Any, tensor: Tensor, mask: np.ndarray) -> Tensor:
-        ctx.mask = mask
-        data = tensor._data
-        return Tensor(np.where(mask, np.zeros((), data.dtype), data))
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
-        return _MaskedFillZero.apply(grad, ctx.mask), None
-
-
-def _masked_fill_zero(tensor: Tensor, mask: np.ndarray) -> Tensor:
-    return _MaskedFillZero.apply(tensor, mask)  # type: ignore[no-any-return]
-
-
 def is_grad_enabled() -> bool:
     """PyTorch's GradMode::is_enabled(): true while a backward records a graph
     (create_graph=True), so a formula can pick a differentiable form."""
@@ -280,7 +254,7 @@ def is_grad_enabled() -> bool:
 
 def log1p_backward(grad: Tensor, self: Tensor) -> Tensor:
     """grad / (self.conj() + 1)."""
-    return grad * (self.conj() + 1).reciprocal()  # type: ignore[attr-defined,no-any-return]
+    return grad / (self.conj() + 1)  # type: ignore[attr-defined,no-any-return]
 
 
 def sgn_backward(x: Tensor, gx: Tensor, sgn: Tensor) -> Tensor:
@@ -288,8 +262,8 @@ def sgn_backward(x: Tensor, gx: Tensor, sgn: Tensor) -> Tensor:
     (gx - sgn^2 * conj(gx)) / (2 |x|), 0 where x == 0; zero for real x."""
     if x.is_complex():
         magnitude = x.abs()  # type: ignore[attr-defined]
-        value = (gx - (sgn * sgn) * gx.conj()) * (2.0 * magnitude).reciprocal()  # type: ignore[attr-defined]
-        return _masked_fill_zero(value, magnitude._data == 0)
+        value = (gx - (sgn * sgn) * gx.conj()) / (2.0 * magnitude)  # type: ignore[attr-defined]
+        return value.masked_fill(magnitude == 0, 0)  # type: ignore[attr-defined,no-any-return]
     return _zeros(sgn.shape, sgn.dtype)  # PyTorch's _efficientzerotensor
 
 
@@ -297,8 +271,8 @@ def angle_backward(grad: Tensor, self: Tensor) -> Tensor:
     """The derivative of angle: grad * i * z / |z|^2 for complex z (0 at z == 0),
     zero for real input."""
     if self.is_complex():
-        value = grad * self * self.abs().pow(2).reciprocal() * 1j  # type: ignore[attr-defined]
-        return _masked_fill_zero(value, self._data == 0)
+        value = grad * self / self.abs().pow(2) * 1j  # type: ignore[attr-defined]
+        return value.masked_fill(self == 0, 0)  # type: ignore[attr-defined,no-any-return]
     return zeros_like(self)
 
 
