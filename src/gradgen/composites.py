@@ -8,6 +8,7 @@ that name here, and autograd records whatever operators it calls.
 from __future__ import annotations
 
 from .tensor import Tensor, _wrap_dim
+from .dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
 
 
 def conj(self: Tensor) -> Tensor:
@@ -36,7 +37,9 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return self.reshape((1,))  # type: ignore[attr-defined,no-any-return]
     start, end = _wrap_dim(start_dim, ndim), _wrap_dim(end_dim, ndim)
     if start > end:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        raise RuntimeError(
+            "flatten() has invalid args: start_dim cannot come after end_dim"
+        )
     if start == end:
         return self
     shape = tuple(self.shape)
@@ -69,7 +72,9 @@ def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
     return self.slice(dim, start, start + length)  # type: ignore[attr-defined,no-any-return]
 
 
-def split_sizes(self: Tensor, split_size: tuple[int, ...], dim: int = 0) -> list[Tensor]:
+def split_sizes(
+    self: Tensor, split_size: tuple[int, ...], dim: int = 0
+) -> list[Tensor]:
     """`split` with a list of sizes is split_with_sizes."""
     return self.split_with_sizes(split_size, dim)  # type: ignore[attr-defined,no-any-return]
 
@@ -77,7 +82,9 @@ def split_sizes(self: Tensor, split_size: tuple[int, ...], dim: int = 0) -> list
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     """`chunks` pieces of (nearly) equal size along `dim`, as PyTorch splits them."""
     if chunks <= 0:
-        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+        raise RuntimeError(
+            "chunk expects `chunks` to be greater than 0, got: " + str(chunks)
+        )
     size = self.shape[_wrap_dim(dim, self.dim())]
     split_size = (size + chunks - 1) // chunks
     if split_size == 0 and size == 0:
@@ -96,11 +103,12 @@ def square(self: Tensor) -> Tensor:
 def imag(self: Tensor) -> Tensor:
     """The imaginary parts, a view of a complex tensor: view_as_real(self)[..., 1]."""
     if not self.is_complex():
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        raise RuntimeError(
+            "imag is not implemented for tensors with non-complex dtypes."
+        )
     from .generated.ops import view_as_real
 
     return view_as_real(self).select(-1, 1)  # type: ignore[no-any-return]
-
 
 
 # ---- batch B: binary, comparison and logical ----
@@ -546,7 +554,9 @@ def cross_entropy_loss(
                 + _SCALAR_TYPE_NAMES.get(target.dtype.name, target.dtype.name)
             )
         if ignore_index >= 0:
-            raise RuntimeError("ignore_index is not supported for floating point target")
+            raise RuntimeError(
+                "ignore_index is not supported for floating point target"
+            )
         return _cross_entropy_loss_prob_target(
             self, target, weight, reduction, label_smoothing
         )
@@ -558,17 +568,6 @@ def cross_entropy_loss(
     class_dim = 0 if self.dim() == 1 else 1
     log_probabilities = self.log_softmax(class_dim)  # type: ignore[attr-defined]
     return _ops().nll_loss_nd(log_probabilities, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
-
-
-_SCALAR_TYPE_NAMES = {
-    "bool": "Bool",
-    "int32": "Int",
-    "int64": "Long",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
 
 
 def _check_label_smoothing(label_smoothing: float) -> None:
@@ -617,7 +616,9 @@ def _cross_entropy_loss_prob_target(
         return -terms.sum()  # type: ignore[no-any-return]
     if reduction == _REDUCTION_NONE:
         return -terms.sum(class_dim)  # type: ignore[no-any-return]
-    raise RuntimeError(f"Invalid reduction type encountered in cross_entropy: {reduction}")
+    raise RuntimeError(
+        f"Invalid reduction type encountered in cross_entropy: {reduction}"
+    )
 
 
 def _cross_entropy_loss_label_smoothing(
@@ -636,7 +637,9 @@ def _cross_entropy_loss_label_smoothing(
     nll = _ops().nll_loss_nd(input, target, weight, reduction, ignore_index)
     n_classes = input.shape[class_dim]
     if weight is not None:
-        smooth_loss = -(input * _class_weight(weight, input.dim(), class_dim)).sum(class_dim)
+        smooth_loss = -(input * _class_weight(weight, input.dim(), class_dim)).sum(
+            class_dim
+        )
     else:
         smooth_loss = -input.sum(class_dim)
     ignored = target._data == ignore_index

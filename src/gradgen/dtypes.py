@@ -19,7 +19,14 @@ import numpy as np
 class dtype:
     """A tensor element type: ``gradgen.float32``, ``gradgen.complex128``, ..."""
 
-    __slots__ = ("name", "numpy", "is_floating_point", "is_complex", "is_signed", "itemsize")
+    __slots__ = (
+        "name",
+        "numpy",
+        "is_floating_point",
+        "is_complex",
+        "is_signed",
+        "itemsize",
+    )
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -167,9 +174,17 @@ def result_type(*operands: object) -> dtype:
         if data is not None and not operand._is_wrapped_number:  # type: ignore[attr-defined]
             current = _FROM_NUMPY[data.dtype]
             if data.ndim:
-                dim_result = current if dim_result is None else promote_types(dim_result, current)
+                dim_result = (
+                    current
+                    if dim_result is None
+                    else promote_types(dim_result, current)
+                )
             else:
-                zero_result = current if zero_result is None else promote_types(zero_result, current)
+                zero_result = (
+                    current
+                    if zero_result is None
+                    else promote_types(zero_result, current)
+                )
             continue
         value = operand if data is None else data[()]
         current = python_scalar_dtype(value)
@@ -177,7 +192,11 @@ def result_type(*operands: object) -> dtype:
             current = _default.value
         elif current.is_complex:
             current = default_complex_dtype()
-        wrapped_result = current if wrapped_result is None else promote_types(wrapped_result, current)
+        wrapped_result = (
+            current
+            if wrapped_result is None
+            else promote_types(wrapped_result, current)
+        )
     result = _combine(dim_result, _combine(zero_result, wrapped_result))
     if result is None:
         raise TypeError("result_type needs at least one operand")
@@ -188,3 +207,20 @@ def integer_to_float(common: dtype) -> dtype:
     """PyTorch's promote_integer_inputs_to_float: bool and integer become the default
     float dtype (`int / int` is a float tensor); floating and complex stay."""
     return common if common.is_floating_point or common.is_complex else _default.value
+
+
+# PyTorch's names of scalar types, as its error messages print them ("Float", "Long").
+SCALAR_TYPE_NAMES = {
+    "bool": "Bool",
+    "int32": "Int",
+    "int64": "Long",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def scalar_type_name(array: np.ndarray) -> str:
+    """PyTorch's name for an array's dtype ("Float" for float32)."""
+    return SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)

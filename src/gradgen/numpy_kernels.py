@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from .dtypes import get_default_dtype
+from .dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from .dtypes import scalar_type_name as _scalar_type_name
 
 __all__ = [
     "permute",
@@ -81,7 +83,9 @@ def sum_to_size(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
             f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}."
         )
     axes = tuple(range(leading)) + tuple(
-        leading + i for i, s in enumerate(size) if s == 1 and self.shape[leading + i] != 1
+        leading + i
+        for i, s in enumerate(size)
+        if s == 1 and self.shape[leading + i] != 1
     )
     if not axes:
         return self
@@ -114,10 +118,14 @@ def view(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
     known = int(np.prod([s for s in shape if s != -1]))
     if -1 in shape:
         if known == 0 or self.size % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {self.size}")
+            raise RuntimeError(
+                f"shape '{list(shape)}' is invalid for input of size {self.size}"
+            )
         shape = tuple(self.size // known if s == -1 else s for s in shape)
     elif known != self.size:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {self.size}")
+        raise RuntimeError(
+            f"shape '{list(shape)}' is invalid for input of size {self.size}"
+        )
     result = self.view()
     try:
         result.shape = shape
@@ -212,7 +220,9 @@ def split(self: np.ndarray, split_size: int, dim: int) -> list[np.ndarray]:
     ]
 
 
-def split_with_sizes(self: np.ndarray, split_sizes: Sequence[int], dim: int) -> list[np.ndarray]:
+def split_with_sizes(
+    self: np.ndarray, split_sizes: Sequence[int], dim: int
+) -> list[np.ndarray]:
     dim = _wrap_dim(dim, self.ndim)
     if sum(split_sizes) != self.shape[dim]:
         raise RuntimeError(
@@ -267,7 +277,9 @@ def _dims(dim: Sequence[int] | None, ndim: int) -> tuple[int, ...] | None:
         return None  # all dimensions, as PyTorch's empty/None dim list
     wrapped = tuple(_wrap_dim(d, ndim) for d in dim)
     if len(set(wrapped)) != len(wrapped):
-        raise RuntimeError(f"dim {wrapped[0]} appears multiple times in the list of dims")
+        raise RuntimeError(
+            f"dim {wrapped[0]} appears multiple times in the list of dims"
+        )
     return wrapped if ndim else None
 
 
@@ -329,16 +341,6 @@ warnings.filterwarnings(
     module=__name__,
 )
 
-# PyTorch's names of scalar types, as its dispatch error messages print them.
-_SCALAR_TYPE_NAMES = {
-    "bool": "Bool",
-    "int32": "Int",
-    "int64": "Long",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
 
 _M_SQRT1_2 = 0.70710678118654752440  # 1/sqrt(2)
 _M_2_SQRTPI = 1.12837916709551257390  # 2/sqrt(pi)
@@ -349,7 +351,7 @@ _GELU_KAPPA = 0.044715
 def _not_implemented_for(kernel: str, self: np.ndarray) -> NotImplementedError:
     """PyTorch's error for a dtype a kernel is not compiled for."""
     name = _SCALAR_TYPE_NAMES.get(self.dtype.name, self.dtype.name)
-    return NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
 def int_to_float(self: np.ndarray) -> np.ndarray:
@@ -442,7 +444,9 @@ def gelu(self: np.ndarray, approximate: str) -> np.ndarray:
     return (x * 0.5 * (1 + _erf_float64(x * _M_SQRT1_2))).astype(x.dtype)
 
 
-def gelu_backward(grad_output: np.ndarray, self: np.ndarray, approximate: str) -> np.ndarray:
+def gelu_backward(
+    grad_output: np.ndarray, self: np.ndarray, approximate: str
+) -> np.ndarray:
     """grad_output * gelu'(self) (PyTorch's GeluBackwardKernelImpl)."""
     _check_gelu(self, approximate, "GeluBackwardKernelImpl")
     x = self
@@ -452,7 +456,11 @@ def gelu_backward(grad_output: np.ndarray, self: np.ndarray, approximate: str) -
         tanh_inner = np.tanh(inner)
         left_derivative = 0.5 * (1 + tanh_inner)
         right_derivative = (
-            0.5 * x * (1 - tanh_inner * tanh_inner) * _GELU_BETA * (1 + 3 * _GELU_KAPPA * x_sq)
+            0.5
+            * x
+            * (1 - tanh_inner * tanh_inner)
+            * _GELU_BETA
+            * (1 + 3 * _GELU_KAPPA * x_sq)
         )
         return grad_output * (left_derivative + right_derivative)
     cdf = 0.5 * (1 + _erf_float64(x * _M_SQRT1_2)).astype(x.dtype)
@@ -534,7 +542,9 @@ def angle(self: np.ndarray) -> np.ndarray:
     if self.dtype.kind == "c":
         return np.angle(self)
     x = int_to_float(self)
-    return np.where(x < 0, x.dtype.type(np.pi), np.where(np.isnan(x), x, 0)).astype(x.dtype)
+    return np.where(x < 0, x.dtype.type(np.pi), np.where(np.isnan(x), x, 0)).astype(
+        x.dtype
+    )
 
 
 def _storage_offset(self: np.ndarray) -> int:
@@ -573,7 +583,9 @@ def view_as_complex(self: np.ndarray) -> np.ndarray:
     if self.strides[-1] != item:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any(stride % (2 * item) for stride in self.strides[:-1]):
-        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+        raise RuntimeError(
+            "Tensor must have a stride divisible by 2 for all but last dimension"
+        )
     if _storage_offset(self) % (2 * item):
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
     return self.view(complex_type)[..., 0]
@@ -599,9 +611,6 @@ __all__ += [
     "logical",
     "bitwise",
 ]
-
-def _scalar_type_name(array: np.ndarray) -> str:
-    return _SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
 
 
 def _cpu_kernel_missing(kernel: str, array: np.ndarray) -> NotImplementedError:
@@ -879,16 +888,6 @@ __all__ += [
     "masked_fill",
 ]
 
-# PyTorch's ScalarType names ("Float") and c10 type names ("float"), for messages.
-_SCALAR_TYPE_NAMES = {
-    "bool": "Bool",
-    "int32": "Int",
-    "int64": "Long",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
 _C10_TYPE_NAMES = {
     "bool": "bool",
     "int32": "int",
@@ -912,10 +911,6 @@ def _silently(kernel: Any) -> Any:
     silent.__name__ = kernel.__name__
     silent.__doc__ = kernel.__doc__
     return silent
-
-
-def _scalar_type_name(array: np.ndarray) -> str:
-    return _SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
 
 
 def _along(dim: int, ndim: int, item: Any) -> tuple[Any, ...]:
@@ -1439,16 +1434,6 @@ __all__ += [
 ]
 
 # PyTorch's names of the scalar types: ScalarType (`Float`) and C++ (`float`), as its
-# messages print them.
-_SCALAR_TYPE_NAMES = {
-    "bool": "Bool",
-    "int32": "Int",
-    "int64": "Long",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
 _CPP_TYPE_NAMES = {
     "bool": "bool",
     "int32": "int",
@@ -1468,7 +1453,9 @@ def _scalar_type(array: np.ndarray) -> str:
 
 
 def _not_implemented_for(kernel: str, array: np.ndarray) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel}" not implemented for \'{_scalar_type(array)}\'')
+    return NotImplementedError(
+        f"\"{kernel}\" not implemented for '{_scalar_type(array)}'"
+    )
 
 
 def _check_not_bool(kernel: str, array: np.ndarray) -> None:
@@ -1761,9 +1748,13 @@ def nll_loss_forward(
     weight of the targets counted (PyTorch's nll_loss_forward)."""
     _check_nll_shapes(self, target, weight)
     _check_nll_dtypes("nll_loss_out_frame", self, target, weight)
-    rows, targets = (self[None], target.reshape(1)) if self.ndim == 1 else (self, target)
+    rows, targets = (
+        (self[None], target.reshape(1)) if self.ndim == 1 else (self, target)
+    )
     if reduction == _NONE and self.ndim == 2:
-        return _nll_unreduced(rows, targets, weight, ignore_index), np.zeros((), self.dtype)
+        return _nll_unreduced(rows, targets, weight, ignore_index), np.zeros(
+            (), self.dtype
+        )
     return _nll_reduced(rows, targets, weight, reduction, ignore_index)
 
 
@@ -1773,7 +1764,9 @@ def _check_nll_shapes(
     if not 0 < self.ndim <= 2:
         raise RuntimeError("input tensor should be 1D or 2D")
     if target.ndim > 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        raise RuntimeError(
+            "0D or 1D target tensor expected, multi-target not supported"
+        )
     if self.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
         raise ValueError(
             "For 1D input, 1D target must have size 1, but got target size: "
@@ -1808,9 +1801,17 @@ def nll_loss_backward(
     mean) at each counted target."""
     _check_nll_shapes(self, target, weight)
     _check_nll_dtypes("nll_loss_backward_out_frame", self, target, weight)
-    rows, targets = (self[None], target.reshape(1)) if self.ndim == 1 else (self, target)
+    rows, targets = (
+        (self[None], target.reshape(1)) if self.ndim == 1 else (self, target)
+    )
     grad_rows = _nll_grad_rows(
-        grad_output, rows, targets, weight, reduction, ignore_index, total_weight,
+        grad_output,
+        rows,
+        targets,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
         unreduced=reduction == _NONE and self.ndim == 2,
     )
     return grad_rows.reshape(self.shape)
@@ -1861,7 +1862,9 @@ def _nll_grad_rows(
     return grad_rows
 
 
-def _check_nll2d(self: np.ndarray, target: np.ndarray, weight: np.ndarray | None) -> None:
+def _check_nll2d(
+    self: np.ndarray, target: np.ndarray, weight: np.ndarray | None
+) -> None:
     if target.ndim != 3:
         raise RuntimeError(
             "only batches of spatial targets supported (3D tensors) but got targets of "
@@ -1873,7 +1876,9 @@ def _check_nll2d(self: np.ndarray, target: np.ndarray, weight: np.ndarray | None
             f"dimension: {self.ndim}"
         )
     if weight is not None and weight.size != self.shape[1]:
-        raise RuntimeError("weight tensor should be defined either for all or no classes")
+        raise RuntimeError(
+            "weight tensor should be defined either for all or no classes"
+        )
     if (self.shape[0], self.shape[2], self.shape[3]) != target.shape:
         raise RuntimeError(
             f"size mismatch (got input: {list(self.shape)} , target: {list(target.shape)}"
@@ -1915,7 +1920,13 @@ def nll_loss2d_backward(
     _check_nll_dtypes("nll_loss2d_backward_out_frame", self, target, weight)
     rows, targets = _nll2d_rows(self, target)
     grad_rows = _nll_grad_rows(
-        grad_output, rows, targets, weight, reduction, ignore_index, total_weight,
+        grad_output,
+        rows,
+        targets,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
         unreduced=reduction == _NONE,
     )
     n, c, h, w = self.shape
@@ -1937,9 +1948,11 @@ def _check_bce(
     except ValueError:
         raise _broadcast_error(self.shape, target.shape) from None
     if weight is not None:
-        shape = np.broadcast_shapes(self.shape, weight.shape) if _broadcasts(
-            self.shape, weight.shape
-        ) else None
+        shape = (
+            np.broadcast_shapes(self.shape, weight.shape)
+            if _broadcasts(self.shape, weight.shape)
+            else None
+        )
         if shape is None:
             raise _broadcast_error(self.shape, weight.shape)
         if shape != self.shape:
@@ -2000,7 +2013,9 @@ def binary_cross_entropy_backward(
     the number of elements for the mean."""
     target, weight = _check_bce(self, target, weight)
     # PyTorch's EPSILON is the float 1e-12, also in double kernels.
-    grad_input = grad_output * (self - target) / np.maximum((1 - self) * self, _BCE_EPSILON)
+    grad_input = (
+        grad_output * (self - target) / np.maximum((1 - self) * self, _BCE_EPSILON)
+    )
     if weight is not None:
         grad_input = grad_input * weight
     if reduction == _MEAN and self.size:

@@ -18,6 +18,7 @@ from .dtypes import dtype
 from .grad_mode import _state as _grad_mode_state
 from .graph import NO_EDGE, Edge, Node
 from .tensor import Tensor
+from .dtypes import SCALAR_TYPE_NAMES as _PYTORCH_TYPE_NAMES
 
 
 def compute_requires_grad(*tensors: Tensor | None) -> bool:
@@ -25,7 +26,9 @@ def compute_requires_grad(*tensors: Tensor | None) -> bool:
     if not _grad_mode_state.enabled:
         return False
     for tensor in tensors:
-        if tensor is not None and (tensor._requires_grad or tensor._grad_fn is not None):
+        if tensor is not None and (
+            tensor._requires_grad or tensor._grad_fn is not None
+        ):
             return True
     return False
 
@@ -106,7 +109,13 @@ def wrap_result(value: Any, result_dtype: dtype | None = None) -> Tensor:
 def _normalise_dtype(array: np.ndarray) -> np.ndarray:
     """Map numpy types gradgen lacks (float16, int8, ...) to the nearest it has."""
     kind = array.dtype.kind
-    target = {"b": np.bool_, "i": np.int64, "u": np.int64, "f": np.float64, "c": np.complex128}
+    target = {
+        "b": np.bool_,
+        "i": np.int64,
+        "u": np.int64,
+        "f": np.float64,
+        "c": np.complex128,
+    }
     return array.astype(target[kind])
 
 
@@ -191,22 +200,13 @@ def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
     set_history(tensor, grad_fn)
 
 
-_PYTORCH_TYPE_NAMES = {
-    "bool": "Bool",
-    "int32": "Int",
-    "int64": "Long",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
-
-
 def copy_into(destination: Tensor, value: Any) -> Tensor:
     """Write an in-place kernel's result into `destination`'s memory; return it."""
     array = np.asarray(value)
     target = destination._data
-    if array.dtype != target.dtype and not np.can_cast(array.dtype, target.dtype, "same_kind"):
+    if array.dtype != target.dtype and not np.can_cast(
+        array.dtype, target.dtype, "same_kind"
+    ):
         raise RuntimeError(
             f"result type {_PYTORCH_TYPE_NAMES.get(array.dtype.name, array.dtype.name)} "
             "can't be cast to the desired output type "
