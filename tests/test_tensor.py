@@ -212,3 +212,25 @@ def test_factories() -> None:
         gradgen.zeros_like(gradgen.ones(2, dtype=gradgen.float64)).dtype
         == gradgen.float64
     )
+
+
+def test_result_type_fast_path_agrees_with_the_general_algorithm(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import itertools
+
+    from gradgen import dtypes
+    from gradgen.tensor import wrap_number
+
+    operands: list[object] = []
+    for d in dtypes.ALL_DTYPES:
+        operands += [gradgen.Tensor(np.zeros(3, d.numpy)), gradgen.Tensor(np.zeros((), d.numpy))]
+    numbers = [True, 2, 2.5, 1j]
+    operands += numbers + [wrap_number(n) for n in numbers]
+    fast_path = dtypes._same_dtype_result
+    for count in (1, 2, 3):
+        for combination in itertools.product(operands, repeat=count):
+            fast = fast_path(combination)
+            if fast is None:
+                continue
+            monkeypatch.setattr(dtypes, "_same_dtype_result", lambda operands: None)
+            assert dtypes.result_type(*combination) is fast
+            monkeypatch.setattr(dtypes, "_same_dtype_result", fast_path)

@@ -44,7 +44,7 @@ class dtype:
 
     @property
     def category(self) -> int:
-        """0 bool, 1 integer, 2 floating, 3 complex: the order promotion climbs."""
+        """0 bool, 1 integer, 3 floating, 4 complex: the order promotion climbs."""
         return "biufc".index(self.numpy.kind) if self.numpy.kind != "u" else 1
 
     def to_complex(self) -> dtype:
@@ -144,6 +144,37 @@ def python_scalar_dtype(value: object) -> dtype:
     raise TypeError(f"expected a number, got {type(value).__name__}")
 
 
+_KIND_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 3, "c": 4}
+
+
+def _same_dtype_result(operands: tuple[object, ...]) -> dtype | None:
+    """The common case on every operator call, without the general algorithm: the
+    tensors share one dtype and no number is of a higher category (``x * 2.0`` with a
+    float32 x). None when the general algorithm must decide."""
+    common = None  # a numpy dtype
+    highest_number = -1
+    for operand in operands:
+        data = getattr(operand, "_data", None)
+        if data is None:
+            category = _PYTHON_CATEGORY.get(type(operand))
+            if category is None:
+                return None
+        elif operand._is_wrapped_number:  # type: ignore[attr-defined]
+            # bool, int64, float64 or complex128 by construction: its kind says it all.
+            category = _KIND_CATEGORY[data.dtype.kind]
+        else:
+            if common is None:
+                common = data.dtype
+            elif data.dtype != common:
+                return None
+            continue
+        if category > highest_number:
+            highest_number = category
+    if common is None or highest_number > _KIND_CATEGORY.get(common.kind, 99):
+        return None
+    return _FROM_NUMPY.get(common)
+
+
 def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     """Take `lower`'s category only where it is above `higher`'s (combine_categories)."""
     if higher is None:
@@ -159,6 +190,10 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     return higher
 
 
+# The category (as dtype.category counts them) of a Python number's type.
+_PYTHON_CATEGORY = {type(True): 0, int: 1, float: 3, complex: 4}
+
+
 def result_type(*operands: object) -> dtype:
     """PyTorch's result_type over tensors and Python numbers.
 
@@ -166,6 +201,9 @@ def result_type(*operands: object) -> dtype:
     when it is a wrapped Python number; a Python number is "wrapped". A wrapped float
     takes the default dtype and a wrapped complex the default complex dtype.
     """
+    fast = _same_dtype_result(operands)
+    if fast is not None:
+        return fast
     dim_result: dtype | None = None
     zero_result: dtype | None = None
     wrapped_result: dtype | None = None

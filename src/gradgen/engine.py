@@ -71,12 +71,23 @@ def is_expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
     return True
 
 
+def _root_error(message: str) -> str:
+    return message
+
+
 def validate_outputs(
     edges: Sequence[Edge],
     grads: list[Tensor | None],
-    format_error: Callable[[str], str],
+    format_error: Callable[[str], str] | Node = _root_error,
 ) -> None:
-    """Check every gradient against the input it flows to; reduce and cast in place."""
+    """Check every gradient against the input it flows to; reduce and cast in place.
+
+    `format_error` words a failure: the node that produced `grads` ("Function
+    XBackward0 returned an invalid ..."), or a function of the message.
+    """
+    if isinstance(format_error, Node):
+        node = format_error
+        format_error = lambda message: f"Function {node.name()} returned an {message}"  # noqa: E731
     if len(grads) != len(edges):
         raise RuntimeError(
             format_error(
@@ -269,8 +280,7 @@ def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> 
         outputs = _apply_with_anomaly_checks(node, inputs)
     else:
         outputs = list(node.apply(inputs))
-    name = node.name()
-    validate_outputs(node._next_edges, outputs, lambda message: f"Function {name} returned an {message}")
+    validate_outputs(node._next_edges, outputs, node)
     if node._post_hooks:
         for hook in list(node._post_hooks):
             outputs = _replace_gradients(outputs, hook(tuple(outputs), tuple(inputs)))
@@ -308,7 +318,7 @@ def execute(
     outputs: Sequence[Edge] | None = None,
 ) -> list[Tensor | None]:
     """Run backward from `roots` with `root_grads`; return the captured `outputs` grads."""
-    validate_outputs(roots, root_grads, lambda message: message)
+    validate_outputs(roots, root_grads)
     if len(roots) == 1 and roots[0].function is not None:
         root: Node = roots[0].function
         root_buffer = InputBuffer(len(root._input_metadata))
@@ -353,7 +363,8 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
         _, _, node, buffer = heapq.heappop(ready)
         inputs = buffer.slots
         del buffer
-        _call_tensor_pre_hooks(node, inputs)
+        if node._tensor_pre_hooks or node._retains_grad or type(node) is AccumulateGrad:
+            _call_tensor_pre_hooks(node, inputs)
         if exec_info is not None:
             captures = task.captures.get(node)
             if captures:

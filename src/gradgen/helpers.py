@@ -73,7 +73,7 @@ def pow_backward(grad: Tensor, self: Tensor, exponent: Number) -> Tensor | None:
     """d(self ** exponent)/d(self) applied to grad."""
     if exponent == 0:
         return zeros_like(self)
-    grad_self = grad * (exponent * self.pow(exponent - 1)).conj()  # type: ignore[attr-defined]
+    grad_self = grad * (exponent * self ** (exponent - 1)).conj()  # type: ignore[attr-defined]
     return handle_r_to_c(self, grad_self)
 
 
@@ -328,7 +328,7 @@ __all__ += ["pow_backward_self", "pow_backward_exponent"]
 
 def pow_backward_self(grad: Tensor, self: Tensor, exponent: Tensor) -> Tensor | None:
     """d(self ** exponent)/d(self) for a tensor exponent (zero where exponent == 0)."""
-    derivative = grad * (exponent * self.pow(exponent - 1)).conj()  # type: ignore[attr-defined]
+    derivative = grad * (exponent * self ** (exponent - 1)).conj()  # type: ignore[attr-defined]
     return handle_r_to_c(self, where(exponent == 0, 0.0, derivative))
 
 

@@ -451,6 +451,14 @@ class Tensor:
     __rmul__ = __mul__
 
     def __pow__(self, exponent: Any) -> Tensor:
+        # Straight to the overload (x ** 2 is pow.Tensor_Scalar, x ** y pow.Tensor_Tensor)
+        # rather than through overload resolution: this is on every `x ** n`.
+        from .generated import operators
+
+        if isinstance(exponent, Tensor):
+            return operators.pow_Tensor_Tensor.call(self, exponent)  # type: ignore[no-any-return]
+        if isinstance(exponent, (bool, int, float, complex, np.number)):
+            return operators.pow_Tensor_Scalar.call(self, exponent)  # type: ignore[no-any-return]
         return self.pow(exponent)  # type: ignore[attr-defined,no-any-return]
 
     def __rpow__(self, base: Any) -> Tensor:
@@ -612,13 +620,30 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim + ndim if dim < 0 else dim
 
 
+# Wrapped numbers never require grad and are never written to, so the same one serves
+# every `x * 2.0`: a small cache saves a tensor per operator call.
+_WRAPPED: dict[tuple[type, Any], Tensor] = {}
+_WRAPPED_LIMIT = 1024
+
+
 def wrap_number(value: Any) -> Tensor:
     """A Python number as a 0-d 'wrapped number' tensor, or a Tensor unchanged."""
     if isinstance(value, Tensor):
         return value
+    key = (type(value), value)
+    try:
+        cached = _WRAPPED.get(key)
+    except TypeError:  # an unhashable numpy scalar: do without the cache
+        cached = None
+    if cached is not None:
+        return cached
     if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
         wrapped = Tensor(np.asarray(value, dtype=dtypes.python_scalar_dtype(value).numpy))
         wrapped._is_wrapped_number = True
+        wrapped._data.flags.writeable = False
+        # nan != nan, and -0.0 == 0.0 with the same hash: neither is cached.
+        if len(_WRAPPED) < _WRAPPED_LIMIT and value == value and (value != 0 or type(value) in (int, bool)):
+            _WRAPPED[key] = wrapped
         return wrapped
     raise TypeError(f"expected a Tensor or a number, but got {type(value).__name__}")
 
