@@ -234,3 +234,20 @@ def test_result_type_fast_path_agrees_with_the_general_algorithm(monkeypatch) ->
             monkeypatch.setattr(dtypes, "_same_dtype_result", lambda operands: None)
             assert dtypes.result_type(*combination) is fast
             monkeypatch.setattr(dtypes, "_same_dtype_result", fast_path)
+
+
+@pytest.mark.parametrize(
+    "dim, ndim, expected", [(-1, 0, 0), (0, 0, 0), (-1, 3, 2), (-3, 3, 0), (2, 3, 2)]
+)
+def test_dimension_wrapping_as_pytorch(dim: int, ndim: int, expected: int) -> None:
+    from gradgen.tensor import _wrap_dim
+
+    assert _wrap_dim(dim, ndim) == expected
+
+
+def test_dimension_out_of_range_message() -> None:
+    with pytest.raises(IndexError) as raised:
+        gradgen.tensor([1.0, 2.0]).size(2)
+    assert str(raised.value) == (
+        "Dimension out of range (expected to be in range of [-1, 0], but got 2)"
+    )

@@ -33,6 +33,7 @@ from . import dtypes
 from .dtypes import dtype
 from .formatting import format_tensor
 from .graph import AccumulateGrad, Node, RemovableHandle
+from .numpy_kernels import _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
 
 if TYPE_CHECKING:
     from .graph import Edge
@@ -683,17 +684,6 @@ def _is_integer_index(item: Any) -> bool:
     if isinstance(item, (int, np.integer)):
         return True
     return isinstance(item, Tensor) and item._data.dtype.kind in "iu" and item._data.ndim == 0
-
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    """A dimension index in range, negative counting from the end (maybe_wrap_dim)."""
-    low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
-    if not low <= dim <= high:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{low}, {high}], but "
-            f"got {dim})"
-        )
-    return dim + ndim if dim < 0 else dim
 
 
 # Wrapped numbers never require grad and are never written to, so the same one serves
