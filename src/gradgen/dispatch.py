@@ -10,6 +10,11 @@ A call enters at the highest key and each kernel may pass the call down with
 A key with no kernel for an operator falls through to the next lower one. The lookup
 is a table indexed by the keyset (a small int bitmask), built at registration, so a
 dispatch is one list index.
+
+A call enters with every key, except when the Autograd kernel could do nothing but pass
+the call down: grad mode is off (no_grad, or backward without create_graph) and no
+forward-AD level is open. Then the call enters below Autograd and skips that layer,
+which is what makes backward formulas and no_grad code cheap.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from typing import Any
+
+from .grad_mode import _state as _grad_mode_state
 
 
 class DispatchKey(enum.IntEnum):
@@ -39,6 +46,15 @@ AFTER_AUTOGRAD_KEYSET = keyset(DispatchKey.ADInplaceOrView, DispatchKey.NumPy)
 AFTER_AD_INPLACE_OR_VIEW_KEYSET = keyset(DispatchKey.NumPy)
 
 Kernel = Callable[..., Any]
+
+
+class _ForwardADLevels:
+    """How many forward-AD levels are open (in any thread); kept by autograd.forward_ad."""
+
+    open = 0
+
+
+forward_ad_levels = _ForwardADLevels()
 
 
 class OperatorHandle:
@@ -77,11 +93,15 @@ class OperatorHandle:
         return kernel
 
     def call(self, *args: Any) -> Any:
-        """Enter the dispatcher at the top."""
-        kernel = self._table[ALL_KEYS]
+        """Enter the dispatcher at the top (below Autograd when it has nothing to do)."""
+        if _grad_mode_state.enabled or forward_ad_levels.open:
+            keys = ALL_KEYS
+        else:
+            keys = AFTER_AUTOGRAD_KEYSET
+        kernel = self._table[keys]
         if kernel is None:
-            kernel = self.kernel_for(ALL_KEYS)
-        return kernel(ALL_KEYS, *args)
+            kernel = self.kernel_for(keys)
+        return kernel(keys, *args)
 
     def __repr__(self) -> str:
         return f"OperatorHandle({self.name!r})"

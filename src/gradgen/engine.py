@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -71,28 +71,25 @@ def is_expandable_to(shape: tuple[int, ...], desired: tuple[int, ...]) -> bool:
     return True
 
 
-def _root_error(message: str) -> str:
-    return message
+def _error(node: Node | None, message: str) -> str:
+    """A validation failure: "Function XBackward0 returned an invalid ..." for a node's
+    gradients, the bare message for the root gradients."""
+    return message if node is None else f"Function {node.name()} returned an {message}"
 
 
 def validate_outputs(
-    edges: Sequence[Edge],
-    grads: list[Tensor | None],
-    format_error: Callable[[str], str] | Node = _root_error,
+    edges: Sequence[Edge], grads: list[Tensor | None], node: Node | None = None
 ) -> None:
     """Check every gradient against the input it flows to; reduce and cast in place.
 
-    `format_error` words a failure: the node that produced `grads` ("Function
-    XBackward0 returned an invalid ..."), or a function of the message.
+    `node` produced `grads` (None for the root gradients); errors name it.
     """
-    if isinstance(format_error, Node):
-        node = format_error
-        format_error = lambda message: f"Function {node.name()} returned an {message}"  # noqa: E731
     if len(grads) != len(edges):
         raise RuntimeError(
-            format_error(
+            _error(
+                node,
                 f"invalid number of gradients - expected {len(edges)}, but got "
-                f"{len(grads)}"
+                f"{len(grads)}",
             )
         )
     for index, (function, input_nr) in enumerate(edges):
@@ -101,7 +98,8 @@ def validate_outputs(
             continue
         if not isinstance(grad, Tensor):
             raise TypeError(
-                format_error(
+                _error(
+                    node,
                     f"invalid gradient at index {index} - expected a Tensor or None, "
                     f"but got {type(grad).__name__}"
                 )
@@ -110,13 +108,14 @@ def validate_outputs(
         shape = grad._data.shape
         if shape != metadata.shape:
             if not is_expandable_to(metadata.shape, shape):
-                raise RuntimeError(format_error(_shape_error(index, shape, metadata.shape)))
+                raise RuntimeError(_error(node, _shape_error(index, shape, metadata.shape)))
             grad = grad.sum_to_size(metadata.shape)  # type: ignore[attr-defined]
         if grad._data.dtype != metadata.dtype.numpy:
             grad_is_complex = grad._data.dtype.kind == "c"
             if grad._data.dtype.kind != "f" and grad_is_complex != metadata.dtype.is_complex:
                 raise RuntimeError(
-                    format_error(
+                    _error(
+                        node,
                         "Expected isFloatingType(grad.scalar_type()) || (input_is_complex "
                         "== grad_is_complex) to be true, but got false."
                     )

@@ -279,7 +279,7 @@ class AccumulateGrad(Node):
         elif old_grad._data.flags.writeable:
             # In place, as PyTorch: the same `.grad` object survives across backwards.
             np.add(old_grad._data, new_grad._data, out=old_grad._data)
-            old_grad._version_counter.version += 1
+            old_grad._counter().version += 1
         else:
             variable._grad = old_grad + new_grad
         if variable._post_accumulate_grad_hooks:
@@ -326,8 +326,8 @@ class SavedVariable:
     )
 
     def __init__(self, tensor: Tensor, is_output: bool) -> None:
-        self._version_counter = tensor._version_counter
-        self._saved_version = tensor._version_counter.version
+        counter = self._version_counter = tensor._counter()
+        self._saved_version = counter.version
         self._is_output = is_output
         self._released = False
         if is_output and tensor._grad_fn is not None:

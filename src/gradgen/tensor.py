@@ -108,7 +108,9 @@ class Tensor:
         self._output_nr = 0
         self._grad: Tensor | None = None
         self._grad_accumulator: weakref.ref[AccumulateGrad] | None = None
-        self._version_counter = version_counter or VersionCounter()
+        # Created on first use (a view, a save, an in-place change): most results never
+        # need one.
+        self._version_counter = version_counter
         self._hooks: list[Callable[..., Any]] | None = None
         self._post_accumulate_grad_hooks: list[Callable[..., Any]] | None = None
         self._base: Tensor | None = None
@@ -148,7 +150,15 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._version_counter.version
+        counter = self._version_counter
+        return 0 if counter is None else counter.version
+
+    def _counter(self) -> VersionCounter:
+        """The version counter, created on first use and then shared by views."""
+        counter = self._version_counter
+        if counter is None:
+            counter = self._version_counter = VersionCounter()
+        return counter
 
     @property
     def is_leaf(self) -> bool:
@@ -248,7 +258,7 @@ class Tensor:
 
     def _shallow_copy(self) -> Tensor:
         """A tensor over the same data and version counter, with no history."""
-        copy = Tensor(self._data, version_counter=self._version_counter)
+        copy = Tensor(self._data, version_counter=self._counter())
         copy._base = self._base
         return copy
 

@@ -84,7 +84,7 @@ def not_implemented(name: str, reason: str = "") -> Any:
 def as_view(base: Tensor, view: Tensor) -> Tensor:
     """Make `view` a view of `base`: same version counter, `_base` the root base."""
     view._base = base._base if base._base is not None else base
-    view._version_counter = base._version_counter
+    view._version_counter = base._counter()
     return view
 
 
@@ -185,7 +185,7 @@ def check_inplace(tensor: Tensor, requires_grad: bool) -> None:
 
 def increment_version(tensor: Tensor) -> None:
     """Record an in-place change (saved tensors compare versions at backward)."""
-    tensor._version_counter.version += 1
+    tensor._counter().version += 1
 
 
 def rebase_history(tensor: Tensor, grad_fn: Node) -> None:

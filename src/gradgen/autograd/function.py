@@ -472,7 +472,7 @@ def _process_outputs(
 
     dirty = _tensor_ids(node, "dirty_tensors", "mark_dirty")
     for tensor in dirty.values():
-        tensor._version_counter.version += 1
+        tensor._counter().version += 1
     non_differentiable = _tensor_ids(
         node, "non_differentiable", "mark_non_differentiable"
     )
