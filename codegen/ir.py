@@ -319,8 +319,8 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
     edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
     outputs = _output_expressions(function, _formula_outputs(info))
     inplace = _is_inplace(function)
-    input_saves = []
-    output_saves = []
+    input_saves: list[SaveStatement] = []
+    output_saves: list[SaveStatement] = []
     for name in info.args_with_derivatives:
         if _is_tensor_list(function, name):
             # How many edges the list took: the node needs it to find each input's range.
