@@ -752,7 +752,8 @@ def _overload_params(function: NativeFunction, method: bool) -> tuple[str, ...]:
 
 def _converted_default(argument: Argument) -> str:
     """A default as the operator receives it (dtype names become gradgen dtypes)."""
-    text = default_to_python(argument.default, argument.type)  # type: ignore[arg-type]
+    assert argument.default is not None  # called only for arguments with a default
+    text = default_to_python(argument.default, argument.type)
     if argument.type.is_base_ty_like(BaseTy.ScalarType) and text != "None":
         return f"as_dtype({text})"
     return text
