@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import enum
 import keyword
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .errors import CodegenError, did_you_mean
@@ -572,7 +572,7 @@ def python_identifier(name: str) -> str:
 # -- forward (JVP) formulas ---------------------------------------------------------------
 
 # In a JVP the tensors themselves are at hand, so the metadata sugar becomes plain code.
-_LIVE_SUGAR = {
+_LIVE_SUGAR: dict[str, Callable[[ast.expr], ast.expr]] = {
     "scalar_type": lambda x: ast.Attribute(value=x, attr="dtype", ctx=ast.Load()),
     "options": lambda x: ast.Attribute(value=x, attr="dtype", ctx=ast.Load()),
     "sym_sizes": lambda x: ast.Call(

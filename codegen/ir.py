@@ -319,8 +319,8 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
     edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
     outputs = _output_expressions(function, _formula_outputs(info))
     inplace = _is_inplace(function)
-    input_saves = []
-    output_saves = []
+    input_saves: list[SaveStatement] = []
+    output_saves: list[SaveStatement] = []
     for name in info.args_with_derivatives:
         if _is_tensor_list(function, name):
             # How many edges the list took: the node needs it to find each input's range.
@@ -752,7 +752,8 @@ def _overload_params(function: NativeFunction, method: bool) -> tuple[str, ...]:
 
 def _converted_default(argument: Argument) -> str:
     """A default as the operator receives it (dtype names become gradgen dtypes)."""
-    text = default_to_python(argument.default, argument.type)  # type: ignore[arg-type]
+    assert argument.default is not None  # called only for arguments with a default
+    text = default_to_python(argument.default, argument.type)
     if argument.type.is_base_ty_like(BaseTy.ScalarType) and text != "None":
         return f"as_dtype({text})"
     return text

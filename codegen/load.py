@@ -271,7 +271,8 @@ def _functional_of(
         and _argument_signature(f) == wanted
     ]
     by_name = [f for f in candidates if f.name == _functional_name(function)]
-    return (by_name or candidates or [None])[0]
+    matches = by_name or candidates
+    return matches[0] if matches else None
 
 
 # -- derivatives.yaml -----------------------------------------------------------------

@@ -29,7 +29,7 @@ class Entry:
         return Location(self.location.file, self.key_lines.get(key, self.location.line))
 
 
-class _LineMapping(dict):  # type: ignore[type-arg]
+class _LineMapping(dict[str, Any]):
     """A dict that also knows the line of its start and of each key."""
 
     line: int
@@ -63,7 +63,7 @@ class _StrictLoader(yaml.SafeLoader):
 
 _StrictLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _StrictLoader.construct_mapping,  # type: ignore[arg-type]
+    _StrictLoader.construct_mapping,
 )
 
 

@@ -11,20 +11,27 @@ runtime.
 from __future__ import annotations
 
 from . import dtypes
+# `name as name`: the explicit re-exports of a typed package (PEP 484), so that type
+# checkers in strict mode accept `gradgen.tensor`, `gradgen.no_grad`, ...
 from .dtypes import (
-    bool,
-    complex64,
-    complex128,
-    dtype,
-    float32,
-    float64,
-    get_default_dtype,
-    int32,
-    int64,
-    set_default_dtype,
+    bool as bool,
+    complex64 as complex64,
+    complex128 as complex128,
+    dtype as dtype,
+    float32 as float32,
+    float64 as float64,
+    get_default_dtype as get_default_dtype,
+    int32 as int32,
+    int64 as int64,
+    set_default_dtype as set_default_dtype,
 )
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .tensor import Size, Tensor, install_methods
+from .grad_mode import (
+    enable_grad as enable_grad,
+    is_grad_enabled as is_grad_enabled,
+    no_grad as no_grad,
+    set_grad_enabled as set_grad_enabled,
+)
+from .tensor import Size as Size, Tensor as Tensor, install_methods
 
 # The generated operators: importing them registers their kernels with the dispatcher.
 from . import generated  # noqa: E402  (after Tensor, which generated code imports)
@@ -34,16 +41,16 @@ install_methods(Tensor, generated.METHODS)
 
 from . import autograd, nn, viz  # noqa: E402
 from .factories import (  # noqa: E402
-    arange,
-    full,
-    manual_seed,
-    ones,
-    ones_like,
-    rand,
-    randn,
-    tensor,
-    zeros,
-    zeros_like,
+    arange as arange,
+    full as full,
+    manual_seed as manual_seed,
+    ones as ones,
+    ones_like as ones_like,
+    rand as rand,
+    randn as randn,
+    tensor as tensor,
+    zeros as zeros,
+    zeros_like as zeros_like,
 )
 
 # PyTorch's dtype aliases.

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import traceback
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 _enabled = False
 _check_nan = True
@@ -51,12 +54,12 @@ class detect_anomaly:
     def __exit__(self, *exc_info: object) -> None:
         set_detect_anomaly(*self._previous)
 
-    def __call__(self, function: Any) -> Any:
+    def __call__(self, function: _F) -> _F:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self:
                 return function(*args, **kwargs)
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]  # takes and returns what F does
 
 
 def forward_stack() -> list[str]:

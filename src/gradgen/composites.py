@@ -7,7 +7,8 @@ that name here, and autograd records whatever operators it calls.
 
 from __future__ import annotations
 
-from .tensor import Tensor, _wrap_dim
+from .numpy_kernels import _wrap_dim
+from .tensor import Tensor
 from .dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
 
 
@@ -269,8 +270,10 @@ from typing import Any  # noqa: E402
 import numpy as np  # noqa: E402
 
 
-def _ops():  # type: ignore[no-untyped-def]
-    """The generated function namespace (imported late: it imports this module)."""
+def _ops() -> Any:
+    """The generated function namespace (imported late: it imports this module).
+
+    `Any`: mypy does not follow gradgen.generated (see pyproject.toml)."""
     from .generated import ops
 
     return ops
@@ -296,7 +299,7 @@ def outer(self: Tensor, vec2: Tensor) -> Tensor:
             raise RuntimeError(
                 f"outer: Expected 1-D argument {name}, but got {tensor.dim()}-D"
             )
-    return _reshape(self, (self.shape[0], 1)) * vec2  # type: ignore[no-any-return]
+    return _reshape(self, (self.shape[0], 1)) * vec2
 
 
 def ger(self: Tensor, vec2: Tensor) -> Tensor:
@@ -604,7 +607,7 @@ def _cross_entropy_loss_prob_target(
     input: Any = self.log_softmax(class_dim)  # type: ignore[attr-defined]
     if label_smoothing > 0.0:
         _check_label_smoothing(label_smoothing)
-        target = target * (1 - label_smoothing) + label_smoothing / n_classes  # type: ignore[operator]
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
     terms = input * target
     if weight is not None:
         terms = terms * _class_weight(weight, input.dim(), 1)

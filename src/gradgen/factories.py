@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from . import dtypes
 from .dtypes import as_dtype, dtype
-from .tensor import Tensor
+from .tensor import Number, Tensor
+
+# What `dtype=` accepts (dtypes.as_dtype): a gradgen dtype, a numpy dtype, a scalar
+# type (np.float64, float) or a dtype name; None means the factory's default.
+DTypeArgument: TypeAlias = "dtype | np.dtype[Any] | type[Any] | str | None"
+# A tensor's size, as PyTorch takes it: `zeros(2, 3)` or `zeros((2, 3))`.
+SizeArgument: TypeAlias = "builtins.int | Sequence[builtins.int]"
 
 REQUIRES_GRAD_DTYPE_ERROR = (
     "Only Tensors of floating point and complex dtype can require gradients"
@@ -53,7 +59,9 @@ def _closest(np_dtype: np.dtype) -> dtype:
     return {"b": dtypes.bool, "i": dtypes.int64, "u": dtypes.int64, "f": dtypes.float64, "c": dtypes.complex128}[np_dtype.kind]
 
 
-def tensor(data: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+def tensor(
+    data: Any, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+) -> Tensor:
     """A new leaf tensor holding a copy of `data` (number, nested lists, array, Tensor)."""
     if isinstance(data, Tensor):
         data = data._data
@@ -70,23 +78,27 @@ def _size(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
     return tuple(builtins.int(s) for s in size)
 
 
-def _float_dtype(dtype: Any) -> dtype:
+def _float_dtype(dtype: DTypeArgument) -> dtype:
     return as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
 
 
-def zeros(*size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+def zeros(
+    *size: SizeArgument, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+) -> Tensor:
     return _finish(np.zeros(_size(size), _float_dtype(dtype).numpy), requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+def ones(
+    *size: SizeArgument, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+) -> Tensor:
     return _finish(np.ones(_size(size), _float_dtype(dtype).numpy), requires_grad)
 
 
 def full(
     size: Sequence[builtins.int],
-    fill_value: Any,
+    fill_value: Number,
     *,
-    dtype: Any = None,
+    dtype: DTypeArgument = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     if dtype is None:
@@ -97,22 +109,26 @@ def full(
     return _finish(np.full(_size((size,)), fill_value, target.numpy), requires_grad)
 
 
-def zeros_like(input: Tensor, *, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+def zeros_like(
+    input: Tensor, *, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+) -> Tensor:
     target = as_dtype(dtype).numpy if dtype is not None else input._data.dtype
     return _finish(np.zeros(input._data.shape, target), requires_grad)
 
 
-def ones_like(input: Tensor, *, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+def ones_like(
+    input: Tensor, *, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+) -> Tensor:
     target = as_dtype(dtype).numpy if dtype is not None else input._data.dtype
     return _finish(np.ones(input._data.shape, target), requires_grad)
 
 
 def arange(
-    start: Any,
-    end: Any = None,
-    step: Any = 1,
+    start: builtins.int | builtins.float,
+    end: builtins.int | builtins.float | None = None,
+    step: builtins.int | builtins.float = 1,
     *,
-    dtype: Any = None,
+    dtype: DTypeArgument = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     if end is None:
@@ -133,11 +149,15 @@ def manual_seed(seed: builtins.int) -> None:
     _generator = np.random.default_rng(seed)
 
 
-def rand(*size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+def rand(
+    *size: SizeArgument, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+) -> Tensor:
     target = _float_dtype(dtype)
     return _finish(_generator.random(_size(size)).astype(target.numpy), requires_grad)
 
 
-def randn(*size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+def randn(
+    *size: SizeArgument, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+) -> Tensor:
     target = _float_dtype(dtype)
     return _finish(_generator.standard_normal(_size(size)).astype(target.numpy), requires_grad)

@@ -56,7 +56,7 @@ class _GradModeContext:
             finally:
                 _state.enabled = previous
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper  # type: ignore[return-value]  # functools.wraps keeps F's signature
 
 
 class no_grad(_GradModeContext):

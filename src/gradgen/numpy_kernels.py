@@ -348,12 +348,6 @@ _GELU_BETA = 2.0**0.5 * _M_2_SQRTPI * 0.5  # sqrt(2/pi), PyTorch's kBeta for 'ta
 _GELU_KAPPA = 0.044715
 
 
-def _not_implemented_for(kernel: str, self: np.ndarray) -> NotImplementedError:
-    """PyTorch's error for a dtype a kernel is not compiled for."""
-    name = _SCALAR_TYPE_NAMES.get(self.dtype.name, self.dtype.name)
-    return NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
-
-
 def int_to_float(self: np.ndarray) -> np.ndarray:
     """Bool and integer input of a floating-point function, in the default float dtype
     (PyTorch's promote_integer_inputs_to_float); other dtypes unchanged."""
@@ -753,7 +747,7 @@ def extremum(name: str, ufunc: Any, self: np.ndarray, other: np.ndarray) -> np.n
     """maximum / minimum (NaN-propagating) and fmax / fmin (NaN-ignoring)."""
     if self.dtype.kind == "c":
         raise RuntimeError(f"{name} not implemented for complex tensors.")
-    return ufunc(self, other)  # type: ignore[no-any-return]
+    return ufunc(self, other)
 
 
 def atan2_floating(self: np.ndarray, other: np.ndarray) -> np.ndarray:
@@ -832,7 +826,7 @@ def modulo(name: str, ufunc: Any, self: np.ndarray, other: Any) -> np.ndarray:
     if _is_integral(self):
         _check_integer_divisor(other)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return ufunc(self, other)  # type: ignore[no-any-return]
+        return ufunc(self, other)
 
 
 def compare(name: str, ufunc: Any, self: np.ndarray, other: Any) -> np.ndarray:
@@ -846,20 +840,20 @@ def compare(name: str, ufunc: Any, self: np.ndarray, other: Any) -> np.ndarray:
             f"\"{name}_cpu\" not implemented for '{_SCALAR_TYPE_NAMES[common.name]}'"
         )
     _check_broadcast(self, other)
-    return ufunc(self.astype(common, copy=False), np.asarray(other).astype(common, copy=False))  # type: ignore[no-any-return]
+    return ufunc(self.astype(common, copy=False), np.asarray(other).astype(common, copy=False))
 
 
 def logical(ufunc: Any, self: np.ndarray, other: np.ndarray) -> np.ndarray:
     """logical_and / or / xor: truth values of any dtype, a bool result."""
     _check_broadcast(self, other)
-    return ufunc(self, other)  # type: ignore[no-any-return]
+    return ufunc(self, other)
 
 
 def bitwise(name: str, ufunc: Any, *operands: np.ndarray) -> np.ndarray:
     """Bitwise operations, for bool and integer dtypes only (as PyTorch)."""
     if not _is_integral(operands[0]):
         raise _cpu_kernel_missing(name, operands[0])
-    return ufunc(*operands)  # type: ignore[no-any-return]
+    return ufunc(*operands)
 
 
 # ---- batch C: reductions, scans and indexing ----
@@ -1453,6 +1447,7 @@ def _scalar_type(array: np.ndarray) -> str:
 
 
 def _not_implemented_for(kernel: str, array: np.ndarray) -> NotImplementedError:
+    """PyTorch's error for a dtype a kernel is not compiled for."""
     return NotImplementedError(
         f"\"{kernel}\" not implemented for '{_scalar_type(array)}'"
     )

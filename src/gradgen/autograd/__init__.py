@@ -13,10 +13,23 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import engine
-from ..anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
-from . import forward_ad
-from .function import Function, FunctionCtx, once_differentiable
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+# `name as name`: explicit re-exports (PEP 484) of torch.autograd's public names.
+from ..anomaly_mode import (
+    detect_anomaly as detect_anomaly,
+    is_anomaly_enabled as is_anomaly_enabled,
+    set_detect_anomaly as set_detect_anomaly,
+)
+from . import forward_ad as forward_ad
+from .function import (
+    Function as Function,
+    FunctionCtx as FunctionCtx,
+    once_differentiable as once_differentiable,
+)
+from .gradcheck import (
+    GradcheckError as GradcheckError,
+    gradcheck as gradcheck,
+    gradgradcheck as gradgradcheck,
+)
 from ..graph import Edge
 from ..tensor import Size, Tensor, make_edge
 

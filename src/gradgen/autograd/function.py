@@ -89,7 +89,7 @@ DIRTY_VIEW_ERROR = (
 
 def _placeholder_metadata() -> InputMetadata:
     """Metadata of an output that has no gradient (PyTorch's undefined_input)."""
-    return InputMetadata((), None)  # type: ignore[arg-type]
+    return InputMetadata((), None)  # type: ignore[arg-type]  # no dtype: the placeholder
 
 
 class FunctionCtx:
@@ -635,4 +635,4 @@ def once_differentiable(fn: _F) -> _F:
         wrapped = _delayed_error(ONCE_DIFFERENTIABLE_ERROR, as_tuple)
         return wrapped if isinstance(outputs, tuple) else wrapped[0]
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # backward's signature, as F
