@@ -22,7 +22,7 @@ from .formulas import (
     names_used,
     python_identifier,
 )
-from .load import Model
+from .load import INPLACE_OUT, Model
 from .model import (
     DifferentiabilityInfo,
     ForwardDerivative,
@@ -223,8 +223,11 @@ def _is_inplace(function: NativeFunction) -> bool:
 
 
 def _tensor_unwraps(function: NativeFunction) -> tuple[str, ...]:
-    # An in-place kernel keeps the Tensor it writes into before `self` becomes an array.
+    # An in-place kernel keeps the Tensor it writes into before `self` becomes an array
+    # (and names that tensor's memory `out` when its expression computes into it).
     lines = ["self_tensor = self"] if _is_inplace(function) else []
+    if lines and function.numpy is not None and INPLACE_OUT in names_used(function.numpy):
+        lines.append(f"{INPLACE_OUT} = self._data")
     promoted = set(function.type_promotion)
     for argument in function.arguments:
         name = python_identifier(argument.name)

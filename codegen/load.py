@@ -139,6 +139,10 @@ def _parse_name_list(text: Any, what: str) -> tuple[str, ...]:
     return tuple(w.strip() for w in text.split(",") if w.strip())
 
 
+# The name an in-place kernel expression uses for the array it writes into (self's).
+INPLACE_OUT = "out"
+
+
 def _native_function(
     entry: Entry, kernel_helpers: frozenset[str], composites: frozenset[str]
 ) -> NativeFunction:
@@ -171,7 +175,9 @@ def _native_function(
             + ("" if not inplace else "; an in-place operator may omit both to reuse its functional operator's kernel")
         )
     if numpy is not None:
-        numpy = check_kernel_expression(numpy, argument_names, kernel_helpers)
+        # An in-place kernel may compute straight into `out`, the memory of `self`.
+        names = [*argument_names, INPLACE_OUT] if inplace else argument_names
+        numpy = check_kernel_expression(numpy, names, kernel_helpers)
     if composite is not None and composite not in composites:
         raise CodegenError(
             f"no composite named '{composite}' in gradgen.composites"

@@ -247,7 +247,10 @@ from .ops import (
 
 
 def any_variable_defined(grads: Sequence[Tensor | None]) -> bool:
-    return any(grad is not None for grad in grads)
+    for grad in grads:
+        if grad is not None:
+            return True
+    return False
 
 
 class AddBackward0(Node):
@@ -264,13 +267,9 @@ class AddBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return add_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             alpha=self.alpha,
             other_scalar_type=self.other_scalar_type,
             self_scalar_type=self.self_scalar_type,
@@ -319,13 +318,9 @@ class SubBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return sub_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             alpha=self.alpha,
             other_scalar_type=self.other_scalar_type,
             self_scalar_type=self.self_scalar_type,
@@ -380,13 +375,9 @@ class MulBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return mul_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             other_scalar_type=self.other_scalar_type,
             self=unpack_saved(self.self_, self),
@@ -451,10 +442,9 @@ class PowBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return pow_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             exponent=self.exponent,
             self=unpack_saved(self.self_, self),
         )
@@ -498,10 +488,9 @@ class PermuteBackward0(Node):
     __slots__ = ("dims",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return permute_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dims=self.dims,
         )
 
@@ -533,10 +522,9 @@ class NegBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return neg_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -561,10 +549,9 @@ class ConjBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return conj_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -589,10 +576,9 @@ class RealBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return real_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -617,10 +603,9 @@ class ExpandBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return expand_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
         )
 
@@ -652,10 +637,9 @@ class SumToSizeBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sum_to_size_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
         )
 
@@ -687,10 +671,9 @@ class CloneBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return clone_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -715,10 +698,9 @@ class ToCopyBackward0(Node):
     __slots__ = ("self_options",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return to_copy_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_options=self.self_options,
         )
 
@@ -748,10 +730,9 @@ class ViewBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return view_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
         )
 
@@ -783,10 +764,9 @@ class SqueezeBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return squeeze_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
         )
 
@@ -823,10 +803,9 @@ class SqueezeBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return squeeze_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
         )
@@ -866,10 +845,9 @@ class UnsqueezeBackward0(Node):
     __slots__ = ("dim",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return unsqueeze_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
         )
 
@@ -902,10 +880,9 @@ class TransposeBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return transpose_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim0=self.dim0,
             dim1=self.dim1,
         )
@@ -943,10 +920,9 @@ class TBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return t_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -975,10 +951,9 @@ class SelectBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return select_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             index=self.index,
             self_sym_sizes=self.self_sym_sizes,
@@ -1032,10 +1007,9 @@ class SliceBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return slice_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             end=self.end,
             self_sym_sizes=self.self_sym_sizes,
@@ -1102,9 +1076,8 @@ class CatBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # A Tensor[] input takes one edge per tensor: find each input's edges.
         ranges = index_ranges((self.tensors_size_,))
-        needs_input_grad = tuple(
-            any(self.task_should_compute_output(i) for i in edges) for edges in ranges
-        )
+        needs_edge = self.task_needs_input_grad()
+        needs_input_grad = tuple(any(needs_edge[i] for i in edges) for edges in ranges)
         grad_inputs = cat_backward0_apply(
             grads,
             needs_input_grad,
@@ -1164,9 +1137,8 @@ class StackBackward0(Node):
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         # A Tensor[] input takes one edge per tensor: find each input's edges.
         ranges = index_ranges((self.tensors_size_,))
-        needs_input_grad = tuple(
-            any(self.task_should_compute_output(i) for i in edges) for edges in ranges
-        )
+        needs_edge = self.task_needs_input_grad()
+        needs_input_grad = tuple(any(needs_edge[i] for i in edges) for edges in ranges)
         grad_inputs = stack_backward0_apply(
             grads,
             needs_input_grad,
@@ -1217,10 +1189,9 @@ class SplitBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return split_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             self_options=self.self_options,
             self_sym_sizes=self.self_sym_sizes,
@@ -1274,10 +1245,9 @@ class SplitWithSizesBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return split_with_sizes_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             self_options=self.self_options,
             self_sym_sizes=self.self_sym_sizes,
@@ -1328,10 +1298,9 @@ class UnbindBackward0(Node):
     __slots__ = ("dim",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return unbind_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
         )
 
@@ -1363,10 +1332,9 @@ class SelectBackwardBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return select_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             index=self.index,
         )
@@ -1409,10 +1377,9 @@ class SliceBackwardBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return slice_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             end=self.end,
             start=self.start,
@@ -1462,10 +1429,9 @@ class SumBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sum_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
         )
 
@@ -1501,10 +1467,9 @@ class SumBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sum_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
@@ -1555,10 +1520,9 @@ class MeanBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return mean_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_sym_numel=self.self_sym_numel,
             self_sym_sizes=self.self_sym_sizes,
         )
@@ -1605,10 +1569,9 @@ class MeanBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return mean_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_numel=self.self_sym_numel,
@@ -1666,10 +1629,9 @@ class ExpBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return exp_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -1709,10 +1671,9 @@ class Exp2Backward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return exp2_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -1754,10 +1715,9 @@ class LogBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return log_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -1797,10 +1757,9 @@ class Log2Backward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return log2_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -1842,10 +1801,9 @@ class Log10Backward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return log10_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -1887,10 +1845,9 @@ class Log1PBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return log1_p_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -1930,10 +1887,9 @@ class Expm1Backward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return expm1_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -1973,10 +1929,9 @@ class SqrtBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sqrt_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -2016,10 +1971,9 @@ class RsqrtBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return rsqrt_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -2061,10 +2015,9 @@ class ReciprocalBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return reciprocal_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -2104,10 +2057,9 @@ class AbsBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return abs_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2151,10 +2103,9 @@ class SgnBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sgn_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
             result=unpack_saved(self.result_, self),
         )
@@ -2198,10 +2149,9 @@ class SignBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sign_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -2230,10 +2180,9 @@ class SinBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sin_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2273,10 +2222,9 @@ class CosBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return cos_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2316,10 +2264,9 @@ class TanBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return tan_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -2359,10 +2306,9 @@ class AsinBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return asin_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2404,10 +2350,9 @@ class AcosBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return acos_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2449,10 +2394,9 @@ class AtanBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return atan_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2492,10 +2436,9 @@ class SinhBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sinh_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2535,10 +2478,9 @@ class CoshBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return cosh_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2578,10 +2520,9 @@ class TanhBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return tanh_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -2621,10 +2562,9 @@ class SigmoidBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sigmoid_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -2664,10 +2604,9 @@ class ReluBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return relu_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             result=unpack_saved(self.result_, self),
         )
 
@@ -2712,10 +2651,9 @@ class GeluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return gelu_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             approximate=self.approximate,
             self=unpack_saved(self.self_, self),
         )
@@ -2765,10 +2703,9 @@ class SiluBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return silu_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2812,10 +2749,9 @@ class ErfBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return erf_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -2855,10 +2791,9 @@ class FloorBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return floor_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -2883,10 +2818,9 @@ class CeilBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return ceil_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -2911,10 +2845,9 @@ class RoundBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return round_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -2939,10 +2872,9 @@ class RoundBackward1(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return round_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -2967,10 +2899,9 @@ class TruncBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return trunc_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -2999,10 +2930,9 @@ class AngleBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return angle_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
         )
 
@@ -3038,10 +2968,9 @@ class ViewAsRealBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return view_as_real_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -3068,10 +2997,9 @@ class ViewAsComplexBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return view_as_complex_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -3105,13 +3033,9 @@ class SigmoidBackwardBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return sigmoid_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             grad_output=unpack_saved(self.grad_output_, self),
             output=unpack_saved(self.output_, self),
         )
@@ -3172,13 +3096,9 @@ class TanhBackwardBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return tanh_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             grad_output=unpack_saved(self.grad_output_, self),
             output=unpack_saved(self.output_, self),
         )
@@ -3238,13 +3158,9 @@ class ThresholdBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return threshold_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
             threshold=self.threshold,
         )
@@ -3300,13 +3216,9 @@ class GeluBackwardBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return gelu_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             approximate=self.approximate,
             grad_output=unpack_saved(self.grad_output_, self),
             self=unpack_saved(self.self_, self),
@@ -3377,13 +3289,9 @@ class PowBackward1(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return pow_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             exponent=unpack_saved(self.exponent_, self),
             self=unpack_saved(self.self_, self),
             result=unpack_saved(self.result_, self),
@@ -3452,10 +3360,9 @@ class PowBackward2(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return pow_backward2_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             exponent=unpack_saved(self.exponent_, self),
             self=self.self,
             result=unpack_saved(self.result_, self),
@@ -3509,10 +3416,9 @@ class AddBackward1(Node):
     __slots__ = ("self_scalar_type",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return add_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
         )
 
@@ -3542,10 +3448,9 @@ class SubBackward1(Node):
     __slots__ = ("self_scalar_type",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return sub_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_scalar_type=self.self_scalar_type,
         )
 
@@ -3578,10 +3483,9 @@ class MulBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return mul_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=self.other,
             self_scalar_type=self.self_scalar_type,
         )
@@ -3629,13 +3533,9 @@ class DivBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return div_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
             self_scalar_type=self.self_scalar_type,
@@ -3692,10 +3592,9 @@ class DivBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return div_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=self.other,
             self_scalar_type=self.self_scalar_type,
         )
@@ -3744,13 +3643,9 @@ class DivBackward2(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return div_backward2_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             rounding_mode=self.rounding_mode,
             self=unpack_saved(self.self_, self),
@@ -3817,13 +3712,9 @@ class RsubBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return rsub_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             alpha=self.alpha,
             other_scalar_type=self.other_scalar_type,
             self_scalar_type=self.self_scalar_type,
@@ -3870,10 +3761,9 @@ class RsubBackward1(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return rsub_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             alpha=self.alpha,
             self_scalar_type=self.self_scalar_type,
         )
@@ -3920,13 +3810,9 @@ class MaximumBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return maximum_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
         )
@@ -3989,13 +3875,9 @@ class MinimumBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return minimum_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
         )
@@ -4058,13 +3940,9 @@ class FmaxBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return fmax_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
         )
@@ -4127,13 +4005,9 @@ class FminBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return fmin_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
         )
@@ -4195,13 +4069,9 @@ class Atan2Backward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return atan2_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
         )
@@ -4264,13 +4134,9 @@ class HypotBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return hypot_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
             result=unpack_saved(self.result_, self),
@@ -4329,13 +4195,9 @@ class WhereBackward0(Node):
         self.condition_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return where_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             condition=unpack_saved(self.condition_, self),
         )
 
@@ -4384,14 +4246,9 @@ class ClampBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-            self.task_should_compute_output(2),
-        )
         return clamp_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             max=unpack_saved(self.max_, self),
             min=unpack_saved(self.min_, self),
             self=unpack_saved(self.self_, self),
@@ -4463,10 +4320,9 @@ class ClampBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return clamp_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             max=self.max,
             min=self.min,
             self=unpack_saved(self.self_, self),
@@ -4523,10 +4379,9 @@ class ClampMinBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return clamp_min_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             min=self.min,
             self=unpack_saved(self.self_, self),
         )
@@ -4575,10 +4430,9 @@ class ClampMaxBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return clamp_max_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             max=self.max,
             self=unpack_saved(self.self_, self),
         )
@@ -4620,10 +4474,9 @@ class FmodBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return fmod_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -4657,13 +4510,9 @@ class FmodBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return fmod_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
         )
@@ -4711,10 +4560,9 @@ class RemainderBackward0(Node):
     __slots__ = ()
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return remainder_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
         )
 
 
@@ -4748,13 +4596,9 @@ class RemainderBackward1(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return remainder_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
         )
@@ -4812,10 +4656,9 @@ class ProdBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return prod_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dtype=self.dtype,
             self=unpack_saved(self.self_, self),
             self_scalar_type=self.self_scalar_type,
@@ -4885,10 +4728,9 @@ class ProdBackward1(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return prod_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             dtype=self.dtype,
             keepdim=self.keepdim,
@@ -4971,10 +4813,9 @@ class MaxBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return max_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
@@ -5042,10 +4883,9 @@ class MaxBackward1(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return max_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
             result=unpack_saved(self.result_, self),
         )
@@ -5100,10 +4940,9 @@ class MinBackward0(Node):
         self.indices_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return min_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self_sym_sizes=self.self_sym_sizes,
@@ -5171,10 +5010,9 @@ class MinBackward1(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return min_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
             result=unpack_saved(self.result_, self),
         )
@@ -5230,10 +5068,9 @@ class AmaxBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return amax_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self=unpack_saved(self.self_, self),
@@ -5307,10 +5144,9 @@ class AminBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return amin_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self=unpack_saved(self.self_, self),
@@ -5384,10 +5220,9 @@ class LogsumexpBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return logsumexp_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             keepdim=self.keepdim,
             self=unpack_saved(self.self_, self),
@@ -5456,10 +5291,9 @@ class VarBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return var_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             correction=self.correction,
             dim=self.dim,
             keepdim=self.keepdim,
@@ -5528,10 +5362,9 @@ class StdBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return std_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             correction=self.correction,
             dim=self.dim,
             keepdim=self.keepdim,
@@ -5600,10 +5433,9 @@ class CumsumBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return cumsum_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
         )
@@ -5651,10 +5483,9 @@ class CumprodBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return cumprod_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             self=unpack_saved(self.self_, self),
             self_scalar_type=self.self_scalar_type,
@@ -5718,10 +5549,9 @@ class SoftmaxBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return softmax_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
             result=unpack_saved(self.result_, self),
@@ -5781,13 +5611,9 @@ class SoftmaxBackwardDataBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return softmax_backward_data_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             grad_output=unpack_saved(self.grad_output_, self),
             input_dtype=self.input_dtype,
@@ -5867,10 +5693,9 @@ class LogSoftmaxBackward0(Node):
         self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return log_softmax_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             self_scalar_type=self.self_scalar_type,
             result=unpack_saved(self.result_, self),
@@ -5929,13 +5754,9 @@ class LogSoftmaxBackwardDataBackward0(Node):
         self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return log_softmax_backward_data_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             grad_output=unpack_saved(self.grad_output_, self),
             output=unpack_saved(self.output_, self),
@@ -6000,10 +5821,9 @@ class FlipBackward0(Node):
     __slots__ = ("dims",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return flip_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dims=self.dims,
         )
 
@@ -6038,10 +5858,9 @@ class RollBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return roll_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dims=self.dims,
             shifts=self.shifts,
         )
@@ -6086,10 +5905,9 @@ class RepeatBackward0(Node):
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return repeat_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             repeats=self.repeats,
             self_sym_sizes=self.self_sym_sizes,
         )
@@ -6137,10 +5955,9 @@ class IndexSelectBackward0(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return index_select_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             index=unpack_saved(self.index_, self),
             self_sym_sizes=self.self_sym_sizes,
@@ -6204,13 +6021,9 @@ class IndexAddBackward0(Node):
         self.source_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return index_add_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             alpha=self.alpha,
             dim=self.dim,
             index=unpack_saved(self.index_, self),
@@ -6295,10 +6108,9 @@ class GatherBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return gather_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             index=unpack_saved(self.index_, self),
             self=unpack_saved(self.self_, self),
@@ -6366,13 +6178,9 @@ class ScatterBackward0(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return scatter_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             index=unpack_saved(self.index_, self),
         )
@@ -6423,10 +6231,9 @@ class ScatterBackward1(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return scatter_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             index=unpack_saved(self.index_, self),
         )
@@ -6476,13 +6283,9 @@ class ScatterAddBackward0(Node):
         self.index_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return scatter_add_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             dim=self.dim,
             index=unpack_saved(self.index_, self),
         )
@@ -6530,10 +6333,9 @@ class MaskedFillBackward0(Node):
         self.mask_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return masked_fill_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             mask=unpack_saved(self.mask_, self),
         )
 
@@ -6574,13 +6376,9 @@ class MaskedFillBackward1(Node):
         self.mask_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return masked_fill_backward1_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             mask=unpack_saved(self.mask_, self),
         )
 
@@ -6629,13 +6427,9 @@ class MmBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return mm_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             mat2=unpack_saved(self.mat2_, self),
             mat2_sym_sizes=self.mat2_sym_sizes,
             self=unpack_saved(self.self_, self),
@@ -6710,13 +6504,9 @@ class BmmBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return bmm_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             mat2=unpack_saved(self.mat2_, self),
             self=unpack_saved(self.self_, self),
         )
@@ -6775,13 +6565,9 @@ class DotBackward0(Node):
         self.tensor_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return dot_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
             tensor=unpack_saved(self.tensor_, self),
         )
@@ -6836,13 +6622,9 @@ class VdotBackward0(Node):
         self.self_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return vdot_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             other=unpack_saved(self.other_, self),
             self=unpack_saved(self.self_, self),
         )
@@ -6897,13 +6679,9 @@ class MvBackward0(Node):
         self.vec_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return mv_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self=unpack_saved(self.self_, self),
             vec=unpack_saved(self.vec_, self),
         )
@@ -6949,10 +6727,9 @@ class UnsafeViewBackward0(Node):
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return unsafe_view_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
         )
 
@@ -6998,14 +6775,9 @@ class AddmmBackward0(Node):
         self.mat2_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-            self.task_should_compute_output(2),
-        )
         return addmm_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             alpha=self.alpha,
             beta=self.beta,
             mat1=unpack_saved(self.mat1_, self),
@@ -7097,13 +6869,9 @@ class MseLossBackward0(Node):
         self.target_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return mse_loss_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             reduction=self.reduction,
             self=unpack_saved(self.self_, self),
             target=unpack_saved(self.target_, self),
@@ -7176,14 +6944,9 @@ class MseLossBackwardBackward0(Node):
         self.target_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-            self.task_should_compute_output(2),
-        )
         return mse_loss_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             grad_output=unpack_saved(self.grad_output_, self),
             reduction=self.reduction,
             self=unpack_saved(self.self_, self),
@@ -7271,10 +7034,9 @@ class NllLossBackward0(Node):
         self.total_weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return nll_loss_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             ignore_index=self.ignore_index,
             reduction=self.reduction,
             self=unpack_saved(self.self_, self),
@@ -7363,13 +7125,9 @@ class NllLossBackwardBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return nll_loss_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             ignore_index=self.ignore_index,
             reduction=self.reduction,
             target=unpack_saved(self.target_, self),
@@ -7445,10 +7203,9 @@ class NllLoss2DBackward0(Node):
         self.total_weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (self.task_should_compute_output(0),)
         return nll_loss2_d_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             ignore_index=self.ignore_index,
             reduction=self.reduction,
             self=unpack_saved(self.self_, self),
@@ -7537,13 +7294,9 @@ class NllLoss2DBackwardBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return nll_loss2_d_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             ignore_index=self.ignore_index,
             reduction=self.reduction,
             target=unpack_saved(self.target_, self),
@@ -7617,13 +7370,9 @@ class BinaryCrossEntropyBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-        )
         return binary_cross_entropy_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             reduction=self.reduction,
             self=unpack_saved(self.self_, self),
             target=unpack_saved(self.target_, self),
@@ -7706,14 +7455,9 @@ class BinaryCrossEntropyBackwardBackward0(Node):
         self.weight_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        needs_input_grad = (
-            self.task_should_compute_output(0),
-            self.task_should_compute_output(1),
-            self.task_should_compute_output(2),
-        )
         return binary_cross_entropy_backward_backward0_apply(
             grads,
-            needs_input_grad,
+            self.task_needs_input_grad(),
             grad_output=unpack_saved(self.grad_output_, self),
             reduction=self.reduction,
             self=unpack_saved(self.self_, self),

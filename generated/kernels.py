@@ -46,6 +46,7 @@ from gradgen.numpy_kernels import (
     index_add,
     index_select,
     int_to_float,
+    into,
     logical,
     logsumexp,
     masked_fill,
@@ -271,27 +272,35 @@ def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> An
     """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
+    out = self._data
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
-    return copy_into(self_tensor, self + other if alpha == 1 else self + alpha * other)
+    return copy_into(
+        self_tensor, into(out, np.add, self, other if alpha == 1 else alpha * other)
+    )
 
 
 def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
+    out = self._data
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
-    return copy_into(self_tensor, self - other if alpha == 1 else self - alpha * other)
+    return copy_into(
+        self_tensor,
+        into(out, np.subtract, self, other if alpha == 1 else alpha * other),
+    )
 
 
 def numpy_mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     common_dtype = result_type(self, other)
     self_tensor = self
+    out = self._data
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
-    return copy_into(self_tensor, self * other)
+    return copy_into(self_tensor, into(out, np.multiply, self, other))
 
 
 def numpy_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:

@@ -278,7 +278,9 @@ def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> 
     if anomaly_mode._enabled:
         outputs = _apply_with_anomaly_checks(node, inputs)
     else:
-        outputs = list(node.apply(inputs))
+        outputs = node.apply(inputs)
+        if type(outputs) is not list:
+            outputs = list(outputs)
     validate_outputs(node._next_edges, outputs, node)
     if node._post_hooks:
         for hook in list(node._post_hooks):

@@ -177,6 +177,15 @@ class Node:
         exec_info = task_state.exec_info
         return exec_info is None or exec_info.get(function, False)
 
+    def task_needs_input_grad(self) -> tuple[bool, ...]:
+        """task_should_compute_output for every input at once (what `apply` asks)."""
+        exec_info = task_state.exec_info
+        if exec_info is None:
+            return tuple([function is not None for function, _ in self._next_edges])
+        return tuple(
+            [function is not None and exec_info.get(function, False) for function, _ in self._next_edges]
+        )
+
     # -- identity ---------------------------------------------------------------------
     def name(self) -> str:
         return type(self).__name__

@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import dtype
-from .grad_mode import is_grad_enabled as _grad_mode_is_enabled
+from .grad_mode import is_grad_enabled
 from .generated.ops import cat, imag, real, slice_backward, stack, where
-from .tensor import Tensor, _wrap_dim
+from .numpy_kernels import _wrap_dim
+from .tensor import Tensor
 
 __all__ = [
     "handle_r_to_c",
@@ -73,7 +74,13 @@ def pow_backward(grad: Tensor, self: Tensor, exponent: Number) -> Tensor | None:
     """d(self ** exponent)/d(self) applied to grad."""
     if exponent == 0:
         return zeros_like(self)
-    grad_self = grad * (exponent * self ** (exponent - 1)).conj()  # type: ignore[attr-defined]
+    # self ** 1 is self: the common square needs no power (a pass over the data) at all.
+    power = self if exponent == 2 else self ** (exponent - 1)
+    derivative = (exponent * power).conj()  # type: ignore[attr-defined]
+    if is_grad_enabled() or derivative.shape != grad.shape or derivative.dtype != grad.dtype:
+        grad_self = grad * derivative
+    else:  # a temporary of our own: multiply in place, one array less to allocate
+        grad_self = derivative.mul_(grad)
     return handle_r_to_c(self, grad_self)
 
 
@@ -246,12 +253,6 @@ __all__ += [
     "infinitely_differentiable_silu_backward",
 ]
 
-def is_grad_enabled() -> bool:
-    """PyTorch's GradMode::is_enabled(): true while a backward records a graph
-    (create_graph=True), so a formula can pick a differentiable form."""
-    return _grad_mode_is_enabled()
-
-
 def log1p_backward(grad: Tensor, self: Tensor) -> Tensor:
     """grad / (self.conj() + 1)."""
     return grad / (self.conj() + 1)  # type: ignore[attr-defined,no-any-return]
@@ -365,7 +366,6 @@ def _scalar_log(value: Number) -> Number:
         return math.log(value)
     return -math.inf if value == 0 else math.nan  # a negative real base: nan (C's log)
 
-from .generated.ops import where  # noqa: E402
 
 __all__ += [
     "div_tensor_self_backward",
@@ -458,7 +458,6 @@ def clamp_backward_min_max(
 # (functions of this group go here; add their names with `__all__ += [...]`)
 #
 
-from .grad_mode import is_grad_enabled  # noqa: E402
 
 __all__ += [
     "prod_backward",

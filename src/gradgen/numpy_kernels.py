@@ -590,6 +590,7 @@ def view_as_complex(self: np.ndarray) -> np.ndarray:
 #
 
 __all__ += [
+    "into",
     "div_true",
     "div_mode",
     "div_floor",
@@ -653,6 +654,18 @@ def _common_dtype(*operands: Any) -> np.dtype:
         if o is not None
     ]
     return result_type(*present).numpy
+
+
+def into(out: np.ndarray, ufunc: np.ufunc, *operands: Any) -> np.ndarray:
+    """`ufunc(*operands)` computed straight into `out`, an in-place operator's memory
+    (no temporary, no copy). When numpy cannot (a result dtype `out` cannot hold, a
+    shape that does not match, read-only memory) it computes a new array instead,
+    and the in-place kernel's copy_into rejects it with PyTorch's message; numpy checks
+    all three before it writes anything."""
+    try:
+        return ufunc(*operands, out=out, casting="same_kind")  # type: ignore[no-any-return]
+    except (TypeError, ValueError):
+        return ufunc(*operands)  # type: ignore[no-any-return]
 
 
 def div_true(self: np.ndarray, other: Any) -> np.ndarray:

@@ -99,8 +99,10 @@ def promoted_array(tensor: Tensor, common: dtype) -> np.ndarray:
 def wrap_result(value: Any, result_dtype: dtype | None = None) -> Tensor:
     """A kernel's numpy result as a Tensor (an ndarray, in `result_dtype` if given)."""
     array = value if type(value) is np.ndarray else np.asarray(value)
-    if result_dtype is not None and array.dtype != result_dtype.numpy:
-        array = array.astype(result_dtype.numpy)
+    if result_dtype is not None:
+        wanted = result_dtype.numpy
+        if array.dtype is not wanted and array.dtype != wanted:
+            array = array.astype(wanted)
     elif array.dtype not in dtypes._FROM_NUMPY:
         array = _normalise_dtype(array)
     return Tensor(array)
@@ -202,8 +204,10 @@ def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
 
 def copy_into(destination: Tensor, value: Any) -> Tensor:
     """Write an in-place kernel's result into `destination`'s memory; return it."""
-    array = np.asarray(value)
     target = destination._data
+    if value is target:  # the kernel computed into destination's memory already
+        return destination
+    array = np.asarray(value)
     if array.dtype != target.dtype and not np.can_cast(
         array.dtype, target.dtype, "same_kind"
     ):
