@@ -70,7 +70,9 @@ def test_training_reaches_95_percent() -> None:
     assert numpy_accuracy > 0.95
     assert result.train_accuracy == pytest.approx(numpy_accuracy, abs=1e-9)
     test_points, test_labels = demo.make_spirals(200, seed=1)
-    held_out = float(np.mean(numpy_forward(result.model, test_points).argmax(1) == test_labels))
+    held_out = float(
+        np.mean(numpy_forward(result.model, test_points).argmax(1) == test_labels)
+    )
     assert result.test_accuracy == pytest.approx(held_out, abs=1e-9)
     assert held_out > 0.9
     # The loss went down; the first one is that of a nearly untrained model (~log 2).
@@ -111,7 +113,17 @@ def test_progress_plain_lines_when_not_a_terminal() -> None:
     assert "\r" not in stream.getvalue()
     # epoch 1, then every tenth of the run.
     assert [int(re.match(r"epoch +(\d+)/40", line).group(1)) for line in lines] == [
-        1, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40
+        1,
+        4,
+        8,
+        12,
+        16,
+        20,
+        24,
+        28,
+        32,
+        36,
+        40,
     ]
     assert f"loss {result.losses[-1]:.4f}" in lines[-1]
     assert re.search(r"accuracy +\d+\.\d%", lines[-1])
@@ -137,16 +149,25 @@ def small_result() -> demo.TrainResult:
     return demo.train_spirals(**SMALL)
 
 
-def test_decision_boundary_picture(small_result: demo.TrainResult, tmp_path: pathlib.Path) -> None:
+def test_decision_boundary_picture(
+    small_result: demo.TrainResult, tmp_path: pathlib.Path
+) -> None:
     pytest.importorskip("matplotlib", reason="matplotlib is not installed")
     path = demo.plot_decision_boundary(small_result, tmp_path / "sub" / "boundary.png")
     data = path.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
 
 
-def test_step_graph_picture(small_result: demo.TrainResult, tmp_path: pathlib.Path) -> None:
+def test_step_graph_picture(
+    small_result: demo.TrainResult, tmp_path: pathlib.Path
+) -> None:
     dot_text = demo.render_step_graph(small_result, tmp_path / "graph.dot").read_text()
-    for name in ("NllLossBackward0", "LogSoftmaxBackward0", "AddmmBackward0", "TanhBackward0"):
+    for name in (
+        "NllLossBackward0",
+        "LogSoftmaxBackward0",
+        "AddmmBackward0",
+        "TanhBackward0",
+    ):
         assert name in dot_text
     for name in ("0.weight", "2.bias", "4.weight"):
         assert name in dot_text
@@ -179,7 +200,10 @@ def test_write_pictures_with_the_tools(
     if shutil.which("dot") is None:
         pytest.skip("Graphviz 'dot' is not installed")
     written = demo.write_pictures(small_result, tmp_path)
-    assert written == [tmp_path / "decision-boundary.png", tmp_path / "training-step-graph.svg"]
+    assert written == [
+        tmp_path / "decision-boundary.png",
+        tmp_path / "training-step-graph.svg",
+    ]
     assert all(path.stat().st_size > 1000 for path in written)
 
 

@@ -76,12 +76,26 @@ def test_named_parameters_in_registration_order() -> None:
     net = Net()
     # A module's own parameters come before its children's (as PyTorch).
     names = [name for name, _ in net.named_parameters()]
-    assert names == ["first", "block.scale", "block.fc.weight", "block.fc.bias", "head.weight"]
+    assert names == [
+        "first",
+        "block.scale",
+        "block.fc.weight",
+        "block.fc.bias",
+        "head.weight",
+    ]
     assert [p for p in net.parameters()][2] is net.block.fc.weight
     assert [name for name, _ in net.named_parameters(recurse=False)] == ["first"]
-    assert [name for name, _ in net.named_modules()] == ["", "block", "block.fc", "block.act", "head"]
+    assert [name for name, _ in net.named_modules()] == [
+        "",
+        "block",
+        "block.fc",
+        "block.act",
+        "head",
+    ]
     assert [name for name, _ in net.named_children()] == ["block", "head"]
-    assert [name for name, _ in net.named_parameters(remove_duplicate=False)][-1] == "tied.weight"
+    assert [name for name, _ in net.named_parameters(remove_duplicate=False)][
+        -1
+    ] == "tied.weight"
 
 
 def test_named_parameters_match_torch(torch: Any) -> None:
@@ -106,8 +120,12 @@ def test_named_parameters_match_torch(torch: Any) -> None:
     theirs = [(n, tuple(p.shape)) for n, p in TorchNet().named_parameters()]
     assert ours == theirs
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1), nn.Sigmoid())
-    reference = tnn.Sequential(tnn.Linear(2, 8), tnn.Tanh(), tnn.Linear(8, 1), tnn.Sigmoid())
-    assert [n for n, _ in model.named_parameters()] == [n for n, _ in reference.named_parameters()]
+    reference = tnn.Sequential(
+        tnn.Linear(2, 8), tnn.Tanh(), tnn.Linear(8, 1), tnn.Sigmoid()
+    )
+    assert [n for n, _ in model.named_parameters()] == [
+        n for n, _ in reference.named_parameters()
+    ]
     assert repr(model) == repr(reference)
     assert repr(nn.ReLU(inplace=True)) == repr(tnn.ReLU(inplace=True))
     assert repr(Net().block) != ""  # custom modules print their children
@@ -147,7 +165,11 @@ def test_register_parameter_and_add_module() -> None:
     module = nn.Module()
     module.register_parameter("w", nn.Parameter(gradgen.zeros(2)))
     module.add_module("child", nn.Linear(2, 2))
-    assert [n for n, _ in module.named_parameters()] == ["w", "child.weight", "child.bias"]
+    assert [n for n, _ in module.named_parameters()] == [
+        "w",
+        "child.weight",
+        "child.bias",
+    ]
     with pytest.raises(KeyError, match="parameter name can.*contain"):
         module.register_parameter("a.b", None)
     with pytest.raises(TypeError, match="torch.nn.Parameter or None required"):
@@ -218,7 +240,9 @@ def test_linear_without_bias_and_batch_dimensions() -> None:
     x_np = np.arange(24, dtype=np.float64).reshape(2, 4, 3)
     y = layer(f64(x_np))
     assert y.shape == (2, 4, 2)
-    np.testing.assert_allclose(y.detach().numpy(), x_np @ layer.weight.detach().numpy().T)
+    np.testing.assert_allclose(
+        y.detach().numpy(), x_np @ layer.weight.detach().numpy().T
+    )
 
 
 def test_linear_matches_torch(torch: Any) -> None:
@@ -231,16 +255,28 @@ def test_linear_matches_torch(torch: Any) -> None:
     x_np = rng.standard_normal((7, 6))
     y_ours = ours(f64(x_np))
     y_theirs = theirs(torch.tensor(x_np))
-    assert type(y_ours.grad_fn).__name__ == type(y_theirs.grad_fn).__name__ == "AddmmBackward0"
-    np.testing.assert_allclose(y_ours.detach().numpy(), y_theirs.detach().numpy(), rtol=1e-12)
+    assert (
+        type(y_ours.grad_fn).__name__
+        == type(y_theirs.grad_fn).__name__
+        == "AddmmBackward0"
+    )
+    np.testing.assert_allclose(
+        y_ours.detach().numpy(), y_theirs.detach().numpy(), rtol=1e-12
+    )
     y_ours.tanh().sum().backward()
     y_theirs.tanh().sum().backward()
-    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(ours.bias.grad.numpy(), theirs.bias.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        ours.bias.grad.numpy(), theirs.bias.grad.numpy(), rtol=1e-12
+    )
 
 
 def test_linear_wrong_input_width() -> None:
-    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(5x3 and 2x4\)"):
+    with pytest.raises(
+        RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(5x3 and 2x4\)"
+    ):
         nn.Linear(2, 4)(gradgen.randn(5, 3))
 
 
@@ -264,7 +300,11 @@ def test_linear_init_bounds() -> None:
     assert abs(w.mean()) < 0.01 * bound
     assert abs(w.std() - bound / np.sqrt(3)) < 0.01 * bound
     assert b.min() < -0.9 * bound and b.max() > 0.9 * bound
-    assert layer.weight.is_leaf and layer.weight.requires_grad and layer.weight.grad_fn is None
+    assert (
+        layer.weight.is_leaf
+        and layer.weight.requires_grad
+        and layer.weight.grad_fn is None
+    )
     small = nn.Linear(4, 3)
     assert np.abs(small.bias.detach().numpy()).max() <= 0.5
 
@@ -284,7 +324,9 @@ def test_linear_init_statistics_match_torch(torch: Any) -> None:
     # The generators differ; the distributions must not.
     ours = nn.Linear(64, 2000).weight.detach().numpy()
     theirs = torch.nn.Linear(64, 2000).weight.detach().numpy()
-    assert abs(ours.max() - theirs.max()) < 1e-3 and abs(ours.min() - theirs.min()) < 1e-3
+    assert (
+        abs(ours.max() - theirs.max()) < 1e-3 and abs(ours.min() - theirs.min()) < 1e-3
+    )
     assert abs(ours.std() - theirs.std()) < 1e-3
 
 
@@ -306,7 +348,9 @@ def test_activations() -> None:
     x = f64(x_np)
     np.testing.assert_allclose(nn.ReLU()(x).numpy(), np.maximum(x_np, 0))
     np.testing.assert_allclose(nn.Tanh()(x).numpy(), np.tanh(x_np), rtol=1e-12)
-    np.testing.assert_allclose(nn.Sigmoid()(x).numpy(), 1 / (1 + np.exp(-x_np)), rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.Sigmoid()(x).numpy(), 1 / (1 + np.exp(-x_np)), rtol=1e-12
+    )
     y = f64(x_np)
     out = nn.ReLU(inplace=True)(y)
     assert out is y and y.tolist() == [0.0, 0.0, 0.0, 0.5, 2.0]
@@ -321,8 +365,12 @@ def test_sequential() -> None:
     with pytest.raises(IndexError):
         model[3]
     x_np = np.array([[0.5, -1.0], [2.0, 0.25]])
-    expected = np.tanh(x_np @ first.weight.detach().numpy().T + first.bias.detach().numpy())
-    expected = expected @ second.weight.detach().numpy().T + second.bias.detach().numpy()
+    expected = np.tanh(
+        x_np @ first.weight.detach().numpy().T + first.bias.detach().numpy()
+    )
+    expected = (
+        expected @ second.weight.detach().numpy().T + second.bias.detach().numpy()
+    )
     np.testing.assert_allclose(model(f64(x_np)).detach().numpy(), expected, rtol=1e-12)
     model.append(nn.Sigmoid())
     assert len(model) == 4 and [n for n, _ in model.named_children()][-1] == "3"
@@ -331,9 +379,13 @@ def test_sequential() -> None:
 def test_loss_modules() -> None:
     logits = f64([[2.0, -1.0, 0.5], [0.0, 0.0, 3.0]])
     target = gradgen.tensor([0, 2])
-    log_probs = logits.numpy() - np.log(np.exp(logits.numpy()).sum(axis=1, keepdims=True))
+    log_probs = logits.numpy() - np.log(
+        np.exp(logits.numpy()).sum(axis=1, keepdims=True)
+    )
     expected = -(log_probs[0, 0] + log_probs[1, 2]) / 2
-    assert nn.CrossEntropyLoss()(logits, target).item() == pytest.approx(expected, rel=1e-12)
+    assert nn.CrossEntropyLoss()(logits, target).item() == pytest.approx(
+        expected, rel=1e-12
+    )
     assert nn.CrossEntropyLoss(reduction="sum")(logits, target).item() == pytest.approx(
         2 * expected, rel=1e-12
     )

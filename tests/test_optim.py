@@ -241,7 +241,9 @@ def test_bad_arguments() -> None:
         SGD([p], lr=-1)
     with pytest.raises(ValueError, match="Invalid momentum value: -0.5"):
         SGD([p], lr=0.1, momentum=-0.5)
-    with pytest.raises(ValueError, match="Nesterov momentum requires a momentum and zero dampening"):
+    with pytest.raises(
+        ValueError, match="Nesterov momentum requires a momentum and zero dampening"
+    ):
         SGD([p], lr=0.1, nesterov=True)
     with pytest.raises(ValueError, match="Invalid beta parameter at index 1: 1.0"):
         Adam([p], betas=(0.9, 1.0))
@@ -251,9 +253,14 @@ def test_bad_arguments() -> None:
         Adam([p], weight_decay=-1)
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         Adam([])
-    with pytest.raises(TypeError, match="should be an iterable of Tensors or dicts, but got Tensor"):
+    with pytest.raises(
+        TypeError, match="should be an iterable of Tensors or dicts, but got Tensor"
+    ):
         Adam(p)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="optimizer can only optimize Tensors, but one of the params is list"):
+    with pytest.raises(
+        TypeError,
+        match="optimizer can only optimize Tensors, but one of the params is list",
+    ):
         Adam([[1.0]])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
         Adam([p * 2])

@@ -86,7 +86,9 @@ def make_spirals(
     angle = np.sqrt(rng.random(n_per_class)) * turns * 2 * np.pi
     radius = angle / (turns * 2 * np.pi)
     arm = np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=1)
-    points = np.concatenate([arm, -arm]) + noise * rng.standard_normal((2 * n_per_class, 2))
+    points = np.concatenate([arm, -arm]) + noise * rng.standard_normal(
+        (2 * n_per_class, 2)
+    )
     labels = np.repeat(np.arange(2, dtype=np.int64), n_per_class)
     return points.astype(np.float32), labels
 
@@ -201,7 +203,7 @@ def train_spirals(
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        result.losses.append(loss.item())
+        result.losses.append(float(loss.item()))  # type: ignore[arg-type]
         if progress is not None and progress.due(epoch):
             # The accuracy of the logits this step computed (before its update).
             progress.show(epoch, result.losses[-1], accuracy(logits, y))
@@ -236,12 +238,19 @@ def plot_decision_boundary(result: TrainResult, path: pathlib.Path) -> pathlib.P
     p1 = probability.numpy()[:, 1].reshape(grid_x.shape)
 
     figure, ax = plt.subplots(figsize=(6, 6), dpi=100)
-    ax.contourf(grid_x, grid_y, p1, levels=20, cmap="RdBu_r", alpha=0.35, vmin=0, vmax=1)
+    ax.contourf(
+        grid_x, grid_y, p1, levels=20, cmap="RdBu_r", alpha=0.35, vmin=0, vmax=1
+    )
     ax.contour(grid_x, grid_y, p1, levels=[0.5], colors="k", linewidths=1.2)
     for label, color in ((0, "tab:blue"), (1, "tab:red")):
         chosen = points[labels == label]
         ax.scatter(
-            chosen[:, 0], chosen[:, 1], s=10, c=color, edgecolors="white", linewidths=0.3
+            chosen[:, 0],
+            chosen[:, 1],
+            s=10,
+            c=color,
+            edgecolors="white",
+            linewidths=0.3,
         )
     ax.set_title(
         f"gradgen MLP on two spirals: train accuracy {result.train_accuracy:.1%}"
@@ -295,7 +304,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description="The documents' example, then an MLP trained with gradgen on two "
         "spirals.",
     )
-    parser.add_argument("--epochs", type=int, default=500, help="full-batch Adam steps (500)")
+    parser.add_argument(
+        "--epochs", type=int, default=500, help="full-batch Adam steps (500)"
+    )
     parser.add_argument(
         "--out",
         type=pathlib.Path,
@@ -303,7 +314,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="directory for the pictures (./demo-output)",
     )
     parser.add_argument("--no-pictures", action="store_true", help="write no pictures")
-    parser.add_argument("--seed", type=int, default=0, help="seed of data and weights (0)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of data and weights (0)"
+    )
     args = parser.parse_args(argv)
     if args.epochs < 1:
         parser.error(f"--epochs must be at least 1, got {args.epochs}")
@@ -324,7 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.seed}); training full batch with Adam(lr=0.01) on the cross entropy."
     )
     print(make_model())
-    result = train_spirals(epochs=args.epochs, seed=args.seed, progress=Progress(args.epochs))
+    result = train_spirals(
+        epochs=args.epochs, seed=args.seed, progress=Progress(args.epochs)
+    )
     print(
         f"final accuracy: train {result.train_accuracy:.1%}, held-out "
         f"{result.test_accuracy:.1%} ({args.epochs} epochs in {result.seconds:.1f} s)"
@@ -351,7 +366,11 @@ def _restart_with_one_blas_thread() -> None:
         return
     environment = dict(os.environ, **{v: "1" for v in _BLAS_THREAD_VARIABLES})
     sys.stdout.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "gradgen.demo", *sys.argv[1:]], environment)
+    os.execve(
+        sys.executable,
+        [sys.executable, "-m", "gradgen.demo", *sys.argv[1:]],
+        environment,
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 import gradgen
+from gradgen.factories import rand, zeros, zeros_like
+from gradgen.grad_mode import is_grad_enabled, no_grad
 from gradgen.tensor import Tensor
 from gradgen.variable_type_utils import copy_into, increment_version
 
@@ -67,7 +69,9 @@ class Module:
             params[name] = None
         elif isinstance(value, Module):
             if modules is None:
-                raise AttributeError("cannot assign module before Module.__init__() call")
+                raise AttributeError(
+                    "cannot assign module before Module.__init__() call"
+                )
             self._forget(name)
             modules[name] = value
         elif modules is not None and name in modules:
@@ -94,7 +98,9 @@ class Module:
             entries = registries.get(registry)
             if entries is not None and name in entries:
                 return entries[name]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        raise AttributeError(
+            f"'{type(self).__name__}' object has no attribute '{name}'"
+        )
 
     def __delattr__(self, name: str) -> None:
         if name in self._parameters:
@@ -107,8 +113,10 @@ class Module:
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter (or a None placeholder, e.g. a bias switched off)."""
         if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
-        _check_name(name, "parameter", self)
+            raise AttributeError(
+                "cannot assign parameter before Module.__init__() call"
+            )
+        _check_name(name, "parameter", self, self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
                 f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
@@ -121,7 +129,7 @@ class Module:
         """Add a child module (or None)."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
-        _check_name(name, "module", self)
+        _check_name(name, "module", self, self._modules)
         self._forget(name)
         self._modules[name] = module
 
@@ -138,7 +146,10 @@ class Module:
 
     # -- traversal --------------------------------------------------------------------
     def named_modules(
-        self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True
+        self,
+        memo: set[int] | None = None,
+        prefix: str = "",
+        remove_duplicate: bool = True,
     ) -> Iterator[tuple[str, Module]]:
         """This module and all below it, depth first, with dotted names."""
         if memo is None:
@@ -230,17 +241,15 @@ class Module:
         return head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
-def _check_name(name: Any, kind: str, owner: Module) -> None:
+def _check_name(name: Any, kind: str, owner: Module, registry: dict[str, Any]) -> None:
+    """PyTorch's checks on a name given to register_parameter / add_module."""
     if not isinstance(name, str):
         raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
     if "." in name:
         raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
     if name == "":
         raise KeyError(f'{kind} name can\'t be empty string ""')
-    if name in owner.__dict__ or (
-        hasattr(type(owner), name) and name not in owner._parameters
-        and name not in owner._modules
-    ):
+    if hasattr(owner, name) and name not in registry:
         raise KeyError(f"attribute '{name}' already exists")
 
 
@@ -254,7 +263,7 @@ def _reset_grad(param: Tensor, set_to_none: bool) -> None:
     if set_to_none:
         param.grad = None
     elif grad.grad_fn is not None:
-        param.grad = gradgen.zeros_like(grad)
+        param.grad = zeros_like(grad)
     else:
         _overwrite_(grad, 0)
 
@@ -267,11 +276,13 @@ def _overwrite_(tensor: Tensor, values: Any) -> None:
     and inf), so the values are written into the tensor's memory and its version
     counter is bumped, as an in-place operator does.
     """
-    if tensor.requires_grad and gradgen.is_grad_enabled():
+    if tensor.requires_grad and is_grad_enabled():
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
-    array = np.broadcast_to(np.asarray(values, dtype=tensor._data.dtype), tensor._data.shape)
+    array = np.broadcast_to(
+        np.asarray(values, dtype=tensor._data.dtype), tensor._data.shape
+    )
     copy_into(tensor, array)
     increment_version(tensor)
 
@@ -296,20 +307,21 @@ class Linear(Module):
         self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None
     ) -> None:
         super().__init__()
-        for name, value in (("in_features", in_features), ("out_features", out_features)):
+        for name, value in (
+            ("in_features", in_features),
+            ("out_features", out_features),
+        ):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(
                     f"Linear(): {name} must be an int, got {type(value).__name__}"
                 )
             if value < 0:
-                raise ValueError(
-                    f"Linear(): {name} must be non-negative, got {value}"
-                )
+                raise ValueError(f"Linear(): {name} must be non-negative, got {value}")
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(gradgen.zeros(out_features, in_features, dtype=dtype))
+        self.weight = Parameter(zeros(out_features, in_features, dtype=dtype))
         if bias:
-            self.bias = Parameter(gradgen.zeros(out_features, dtype=dtype))
+            self.bias = Parameter(zeros(out_features, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -333,8 +345,8 @@ class Linear(Module):
 def _uniform_(param: Tensor, low: float, high: float) -> None:
     """Fill `param` in place with U(low, high) drawn by `gradgen.rand` (so
     `gradgen.manual_seed` makes it reproducible), as torch.nn.init.uniform_."""
-    with gradgen.no_grad():
-        sample = gradgen.rand(*param.shape, dtype=param.dtype)
+    with no_grad():
+        sample = rand(*param.shape, dtype=param.dtype)
         _overwrite_(param, low + (high - low) * sample._data)
 
 
@@ -389,7 +401,7 @@ class Sequential(Module):
     def __getitem__(self, index: int | slice) -> Any:
         items = list(self._modules.values())
         if isinstance(index, slice):
-            return Sequential(*items[index])
+            return Sequential(*[m for m in items[index] if m is not None])
         if not -len(items) <= index < len(items):
             raise IndexError(f"index {index} is out of range")
         return items[index]

@@ -6,6 +6,8 @@ import math
 from collections.abc import Callable
 
 import gradgen
+from gradgen.factories import zeros_like
+from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
 
 from .optimizer import Optimizer, ParamsT
@@ -61,7 +63,7 @@ class Adam(Optimizer):
     def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """One update of every parameter that has a gradient."""
         loss = self._evaluate(closure)
-        with gradgen.no_grad():
+        with no_grad():
             for group in self.param_groups:
                 beta1, beta2 = group["betas"]
                 for param in group["params"]:
@@ -73,18 +75,18 @@ class Adam(Optimizer):
                     state = self.state.setdefault(param, {})
                     if not state:
                         state["step"] = 0
-                        state["exp_avg"] = gradgen.zeros_like(param)
-                        state["exp_avg_sq"] = gradgen.zeros_like(param)
+                        state["exp_avg"] = zeros_like(param)
+                        state["exp_avg_sq"] = zeros_like(param)
                         if group["amsgrad"]:
-                            state["max_exp_avg_sq"] = gradgen.zeros_like(param)
+                            state["max_exp_avg_sq"] = zeros_like(param)
                     state["step"] += 1
                     step = state["step"]
                     if group["weight_decay"] != 0:
                         grad = grad.add(param, alpha=group["weight_decay"])
                     exp_avg: Tensor = state["exp_avg"]
                     exp_avg_sq: Tensor = state["exp_avg_sq"]
-                    exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
-                    exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+                    exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)  # type: ignore[attr-defined]
+                    exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)  # type: ignore[attr-defined]
                     if group["amsgrad"]:
                         second = gradgen.maximum(state["max_exp_avg_sq"], exp_avg_sq)  # type: ignore[attr-defined]
                         state["max_exp_avg_sq"] = second
@@ -93,6 +95,8 @@ class Adam(Optimizer):
                     bias_correction1 = 1 - beta1**step
                     bias_correction2 = 1 - beta2**step
                     step_size = group["lr"] / bias_correction1
-                    denom = (second.sqrt() / math.sqrt(bias_correction2)).add_(group["eps"])
+                    denom = (second.sqrt() / math.sqrt(bias_correction2)).add_(
+                        group["eps"]
+                    )
                     param.add_(exp_avg / denom, alpha=-step_size)
         return loss

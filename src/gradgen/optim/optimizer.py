@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import gradgen
+from gradgen.grad_mode import enable_grad
 from gradgen.tensor import Tensor
 
 __all__ = ["Optimizer"]
@@ -27,7 +27,7 @@ class Optimizer:
                 "params argument given to the optimizer should be an iterable of "
                 f"Tensors or dicts, but got {type(params).__name__}"
             )
-        groups = list(params)
+        groups: list[Any] = list(params)
         if len(groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
@@ -39,7 +39,9 @@ class Optimizer:
         """Add a group of parameters, with hyper-parameters that default to the
         optimizer's."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(
+                f"param_group must be a dict, but got {type(param_group).__name__}"
+            )
         params = param_group["params"]
         if isinstance(params, Tensor):
             params = [params]
@@ -84,7 +86,7 @@ class Optimizer:
         """Run `closure` (which recomputes the loss and calls backward) with grad on."""
         if closure is None:
             return None
-        with gradgen.enable_grad():
+        with enable_grad():
             return closure()
 
     def __repr__(self) -> str:

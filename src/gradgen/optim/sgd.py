@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import gradgen
+from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
 
 from .optimizer import Optimizer, ParamsT
@@ -15,10 +15,10 @@ __all__ = ["SGD"]
 class SGD(Optimizer):
     """PyTorch's update, for each parameter p with gradient g:
 
-        g = g + weight_decay * p
-        buf = g (first step), else buf = momentum * buf + (1 - dampening) * g
-        g = g + momentum * buf (nesterov), else g = buf     (when momentum != 0)
-        p = p - lr * g                                       (p + lr * g if maximize)
+    g = g + weight_decay * p
+    buf = g (first step), else buf = momentum * buf + (1 - dampening) * g
+    g = g + momentum * buf (nesterov), else g = buf     (when momentum != 0)
+    p = p - lr * g                                       (p + lr * g if maximize)
     """
 
     def __init__(
@@ -53,7 +53,7 @@ class SGD(Optimizer):
     def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         """One update of every parameter that has a gradient."""
         loss = self._evaluate(closure)
-        with gradgen.no_grad():
+        with no_grad():
             for group in self.param_groups:
                 lr = group["lr"]
                 momentum = group["momentum"]
@@ -73,6 +73,8 @@ class SGD(Optimizer):
                             state["momentum_buffer"] = buf
                         else:
                             buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
-                        grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+                        grad = (
+                            grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+                        )
                     param.add_(grad, alpha=-lr)
         return loss
