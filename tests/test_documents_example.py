@@ -68,7 +68,7 @@ def test_a_minus_b() -> None:
 def test_demo_prints_the_example(capsys: pytest.CaptureFixture[str]) -> None:
     from gradgen import demo
 
-    demo.main()
+    demo.example()
     out = capsys.readouterr().out
     assert "Q = 3*a**3 - b**2 = tensor(-12., grad_fn=<SubBackward0>)" in out
     assert "dQ/da = 9*a**2 = tensor(36.)" in out

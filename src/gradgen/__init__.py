@@ -39,7 +39,7 @@ from .generated.ops import *  # noqa: E402,F401,F403
 
 install_methods(Tensor, generated.METHODS)
 
-from . import autograd, nn, viz  # noqa: E402
+from . import autograd, nn, optim, viz  # noqa: E402
 from .factories import (  # noqa: E402
     arange as arange,
     full as full,

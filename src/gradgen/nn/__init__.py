@@ -1,7 +1,31 @@
-"""gradgen.nn: PyTorch's torch.nn namespace, for the part gradgen has (functional)."""
+"""gradgen.nn: PyTorch's torch.nn namespace, for the part gradgen has: `functional`,
+`Parameter`, `Module` and a few layers (Linear, ReLU, Tanh, Sigmoid, Sequential) and
+loss modules (CrossEntropyLoss, MSELoss)."""
 
 from __future__ import annotations
 
 from . import functional
+from .modules import (
+    CrossEntropyLoss,
+    Linear,
+    Module,
+    MSELoss,
+    ReLU,
+    Sequential,
+    Sigmoid,
+    Tanh,
+)
+from .parameter import Parameter
 
-__all__ = ["functional"]
+__all__ = [
+    "functional",
+    "Parameter",
+    "Module",
+    "Linear",
+    "ReLU",
+    "Tanh",
+    "Sigmoid",
+    "Sequential",
+    "CrossEntropyLoss",
+    "MSELoss",
+]

@@ -1,0 +1,394 @@
+"""gradgen.nn: Parameter, Module registration, Linear (values, gradients, init) and
+the small layers, checked against numpy computations and, when installed, torch.nn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradgen
+from gradgen import nn
+from gradgen.nn import functional as F
+
+
+def f64(values: Any) -> gradgen.Tensor:
+    return gradgen.tensor(np.asarray(values, dtype=np.float64))
+
+
+def linear64(in_features: int, out_features: int, bias: bool = True) -> nn.Linear:
+    return nn.Linear(in_features, out_features, bias=bias, dtype=gradgen.float64)
+
+
+# -- Parameter -------------------------------------------------------------------------
+
+
+def test_parameter_is_a_leaf_tensor_that_requires_grad() -> None:
+    data = gradgen.tensor([1.0, 2.0])
+    p = nn.Parameter(data)
+    assert isinstance(p, gradgen.Tensor)
+    assert p.is_leaf and p.requires_grad and p.grad_fn is None
+    assert p.tolist() == [1.0, 2.0]
+    assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
+    # Results of operators are plain tensors with a history.
+    q = p * 2
+    assert type(q) is gradgen.Tensor and q.grad_fn is not None
+
+
+def test_parameter_options_and_errors() -> None:
+    assert not nn.Parameter(gradgen.zeros(2), requires_grad=False).requires_grad
+    assert nn.Parameter().shape == (0,)
+    with pytest.raises(RuntimeError, match="floating point"):
+        nn.Parameter(gradgen.tensor([1, 2]))
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        nn.Parameter([1.0, 2.0])  # type: ignore[arg-type]
+
+
+# -- Module registration ---------------------------------------------------------------
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.scale = nn.Parameter(gradgen.ones(4))
+        self.not_a_parameter = gradgen.ones(4, requires_grad=True)
+        self.act = nn.ReLU()
+
+    def forward(self, x: gradgen.Tensor) -> gradgen.Tensor:
+        return self.act(self.fc(x)) * self.scale
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = nn.Parameter(gradgen.zeros(1))
+        self.block = Block()
+        self.head = nn.Linear(4, 2, bias=False)
+        self.tied = self.head  # the same module twice: its parameters count once
+
+    def forward(self, x: gradgen.Tensor) -> gradgen.Tensor:
+        return self.head(self.block(x)) + self.first
+
+
+def test_named_parameters_in_registration_order() -> None:
+    net = Net()
+    # A module's own parameters come before its children's (as PyTorch).
+    names = [name for name, _ in net.named_parameters()]
+    assert names == [
+        "first",
+        "block.scale",
+        "block.fc.weight",
+        "block.fc.bias",
+        "head.weight",
+    ]
+    assert [p for p in net.parameters()][2] is net.block.fc.weight
+    assert [name for name, _ in net.named_parameters(recurse=False)] == ["first"]
+    assert [name for name, _ in net.named_modules()] == [
+        "",
+        "block",
+        "block.fc",
+        "block.act",
+        "head",
+    ]
+    assert [name for name, _ in net.named_children()] == ["block", "head"]
+    assert [name for name, _ in net.named_parameters(remove_duplicate=False)][
+        -1
+    ] == "tied.weight"
+
+
+def test_named_parameters_match_torch(torch: Any) -> None:
+    tnn = torch.nn
+
+    class TorchBlock(tnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = tnn.Linear(3, 4)
+            self.scale = tnn.Parameter(torch.ones(4))
+            self.act = tnn.ReLU()
+
+    class TorchNet(tnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.first = tnn.Parameter(torch.zeros(1))
+            self.block = TorchBlock()
+            self.head = tnn.Linear(4, 2, bias=False)
+            self.tied = self.head
+
+    ours = [(n, tuple(p.shape)) for n, p in Net().named_parameters()]
+    theirs = [(n, tuple(p.shape)) for n, p in TorchNet().named_parameters()]
+    assert ours == theirs
+    model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1), nn.Sigmoid())
+    reference = tnn.Sequential(
+        tnn.Linear(2, 8), tnn.Tanh(), tnn.Linear(8, 1), tnn.Sigmoid()
+    )
+    assert [n for n, _ in model.named_parameters()] == [
+        n for n, _ in reference.named_parameters()
+    ]
+    assert repr(model) == repr(reference)
+    assert repr(nn.ReLU(inplace=True)) == repr(tnn.ReLU(inplace=True))
+    assert repr(Net().block) != ""  # custom modules print their children
+
+
+def test_attribute_assignment_rules() -> None:
+    net = Net()
+    # A tensor that is not a Parameter stays a plain attribute.
+    assert all(p is not net.block.not_a_parameter for p in net.parameters())
+    # None may replace a parameter or a module; anything else may not.
+    net.block.scale = None
+    assert "block.scale" not in dict(net.named_parameters())
+    with pytest.raises(TypeError, match="cannot assign 'Tensor' as parameter 'scale'"):
+        net.block.scale = gradgen.ones(4)
+    with pytest.raises(TypeError, match="as child module 'fc'"):
+        net.block.fc = 3
+    # Re-assigning a name moves it between registries.
+    net.block.act = nn.Parameter(gradgen.zeros(1))
+    assert "block.act" in dict(net.named_parameters())
+    assert "act" not in net.block._modules
+    del net.block.act
+    assert "block.act" not in dict(net.named_parameters())
+    with pytest.raises(AttributeError, match="'Net' object has no attribute 'missing'"):
+        net.missing
+
+
+def test_assignment_before_init_is_an_error() -> None:
+    class Early(nn.Module):
+        def __init__(self) -> None:
+            self.w = nn.Parameter(gradgen.zeros(1))
+
+    with pytest.raises(AttributeError, match=r"before Module.__init__\(\) call"):
+        Early()
+
+
+def test_register_parameter_and_add_module() -> None:
+    module = nn.Module()
+    module.register_parameter("w", nn.Parameter(gradgen.zeros(2)))
+    module.add_module("child", nn.Linear(2, 2))
+    assert [n for n, _ in module.named_parameters()] == [
+        "w",
+        "child.weight",
+        "child.bias",
+    ]
+    with pytest.raises(KeyError, match="parameter name can.*contain"):
+        module.register_parameter("a.b", None)
+    with pytest.raises(TypeError, match="torch.nn.Parameter or None required"):
+        module.register_parameter("v", gradgen.zeros(2))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="is not a Module subclass"):
+        module.add_module("x", 3)  # type: ignore[arg-type]
+
+
+def test_forward_missing() -> None:
+    with pytest.raises(NotImplementedError, match='missing the required "forward"'):
+        nn.Module()(gradgen.zeros(1))
+
+
+def test_train_and_eval_reach_every_submodule() -> None:
+    net = Net()
+    assert net.eval() is net
+    assert not any(m.training for m in net.modules())
+    net.train()
+    assert all(m.training for m in net.modules())
+
+
+def test_module_zero_grad() -> None:
+    net = Net()
+    net(gradgen.randn(5, 3)).sum().backward()
+    grads = {name: p.grad for name, p in net.named_parameters()}
+    assert all(g is not None for g in grads.values())
+    net.zero_grad(set_to_none=False)
+    for name, p in net.named_parameters():
+        assert p.grad is grads[name]  # zeroed in place, as PyTorch
+        assert np.all(p.grad.numpy() == 0) and p.grad.shape == p.shape
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+
+
+def test_zero_grad_in_place_clears_nan() -> None:
+    p = nn.Parameter(gradgen.zeros(3))
+    p.grad = gradgen.tensor([np.nan, np.inf, 1.0])
+    version = p.grad._version
+    holder = nn.Module()
+    holder.p = p
+    holder.zero_grad(set_to_none=False)
+    assert p.grad.tolist() == [0.0, 0.0, 0.0]
+    assert p.grad._version == version + 1
+
+
+# -- Linear ----------------------------------------------------------------------------
+
+
+def test_linear_forward_and_backward_by_hand() -> None:
+    rng = np.random.default_rng(1)
+    layer = linear64(3, 4)
+    x_np = rng.standard_normal((5, 3))
+    g_np = rng.standard_normal((5, 4))
+    x = f64(x_np).requires_grad_()
+    y = layer(x)
+    W, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    np.testing.assert_allclose(y.detach().numpy(), x_np @ W.T + b, rtol=1e-12)
+    (y * f64(g_np)).sum().backward()
+    np.testing.assert_allclose(layer.weight.grad.numpy(), g_np.T @ x_np, rtol=1e-12)
+    np.testing.assert_allclose(layer.bias.grad.numpy(), g_np.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), g_np @ W, rtol=1e-12)
+
+
+def test_linear_without_bias_and_batch_dimensions() -> None:
+    layer = linear64(3, 2, bias=False)
+    assert layer.bias is None
+    assert [n for n, _ in layer.named_parameters()] == ["weight"]
+    x_np = np.arange(24, dtype=np.float64).reshape(2, 4, 3)
+    y = layer(f64(x_np))
+    assert y.shape == (2, 4, 2)
+    np.testing.assert_allclose(
+        y.detach().numpy(), x_np @ layer.weight.detach().numpy().T
+    )
+
+
+def test_linear_matches_torch(torch: Any) -> None:
+    rng = np.random.default_rng(2)
+    ours = linear64(6, 3)
+    theirs = torch.nn.Linear(6, 3, dtype=torch.float64)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
+        theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
+    x_np = rng.standard_normal((7, 6))
+    y_ours = ours(f64(x_np))
+    y_theirs = theirs(torch.tensor(x_np))
+    assert (
+        type(y_ours.grad_fn).__name__
+        == type(y_theirs.grad_fn).__name__
+        == "AddmmBackward0"
+    )
+    np.testing.assert_allclose(
+        y_ours.detach().numpy(), y_theirs.detach().numpy(), rtol=1e-12
+    )
+    y_ours.tanh().sum().backward()
+    y_theirs.tanh().sum().backward()
+    np.testing.assert_allclose(
+        ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        ours.bias.grad.numpy(), theirs.bias.grad.numpy(), rtol=1e-12
+    )
+
+
+def test_linear_wrong_input_width() -> None:
+    with pytest.raises(
+        RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(5x3 and 2x4\)"
+    ):
+        nn.Linear(2, 4)(gradgen.randn(5, 3))
+
+
+def test_linear_bad_sizes() -> None:
+    with pytest.raises(TypeError, match="in_features must be an int"):
+        nn.Linear(2.0, 3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="out_features must be non-negative"):
+        nn.Linear(2, -1)
+
+
+def test_linear_init_bounds() -> None:
+    gradgen.manual_seed(0)
+    layer = nn.Linear(100, 400)
+    bound = 1 / np.sqrt(100)
+    w = layer.weight.detach().numpy()
+    b = layer.bias.detach().numpy()
+    assert w.dtype == np.float32 and w.shape == (400, 100) and b.shape == (400,)
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    # Uniform on [-bound, bound]: fills the interval, mean 0, std bound / sqrt(3).
+    assert w.min() < -0.99 * bound and w.max() > 0.99 * bound
+    assert abs(w.mean()) < 0.01 * bound
+    assert abs(w.std() - bound / np.sqrt(3)) < 0.01 * bound
+    assert b.min() < -0.9 * bound and b.max() > 0.9 * bound
+    assert (
+        layer.weight.is_leaf
+        and layer.weight.requires_grad
+        and layer.weight.grad_fn is None
+    )
+    small = nn.Linear(4, 3)
+    assert np.abs(small.bias.detach().numpy()).max() <= 0.5
+
+
+def test_linear_init_is_reproducible_with_manual_seed() -> None:
+    gradgen.manual_seed(42)
+    a = nn.Linear(5, 3)
+    gradgen.manual_seed(42)
+    b = nn.Linear(5, 3)
+    c = nn.Linear(5, 3)
+    assert np.array_equal(a.weight.detach().numpy(), b.weight.detach().numpy())
+    assert np.array_equal(a.bias.detach().numpy(), b.bias.detach().numpy())
+    assert not np.array_equal(b.weight.detach().numpy(), c.weight.detach().numpy())
+
+
+def test_linear_init_statistics_match_torch(torch: Any) -> None:
+    # The generators differ; the distributions must not.
+    ours = nn.Linear(64, 2000).weight.detach().numpy()
+    theirs = torch.nn.Linear(64, 2000).weight.detach().numpy()
+    assert (
+        abs(ours.max() - theirs.max()) < 1e-3 and abs(ours.min() - theirs.min()) < 1e-3
+    )
+    assert abs(ours.std() - theirs.std()) < 1e-3
+
+
+def test_reset_parameters_keeps_the_same_tensors() -> None:
+    layer = nn.Linear(3, 3)
+    weight = layer.weight
+    before = weight.detach().numpy().copy()
+    version = weight._version
+    layer.reset_parameters()
+    assert layer.weight is weight and weight._version > version
+    assert not np.array_equal(before, weight.detach().numpy())
+
+
+# -- activations, Sequential, losses ---------------------------------------------------
+
+
+def test_activations() -> None:
+    x_np = np.array([-2.0, -0.5, 0.0, 0.5, 2.0])
+    x = f64(x_np)
+    np.testing.assert_allclose(nn.ReLU()(x).numpy(), np.maximum(x_np, 0))
+    np.testing.assert_allclose(nn.Tanh()(x).numpy(), np.tanh(x_np), rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.Sigmoid()(x).numpy(), 1 / (1 + np.exp(-x_np)), rtol=1e-12
+    )
+    y = f64(x_np)
+    out = nn.ReLU(inplace=True)(y)
+    assert out is y and y.tolist() == [0.0, 0.0, 0.0, 0.5, 2.0]
+
+
+def test_sequential() -> None:
+    first, second = linear64(2, 3), linear64(3, 1)
+    model = nn.Sequential(first, nn.Tanh(), second)
+    assert len(model) == 3 and model[0] is first and model[-1] is second
+    assert list(model)[1].__class__ is nn.Tanh
+    assert isinstance(model[1:], nn.Sequential) and len(model[1:]) == 2
+    with pytest.raises(IndexError):
+        model[3]
+    x_np = np.array([[0.5, -1.0], [2.0, 0.25]])
+    expected = np.tanh(
+        x_np @ first.weight.detach().numpy().T + first.bias.detach().numpy()
+    )
+    expected = (
+        expected @ second.weight.detach().numpy().T + second.bias.detach().numpy()
+    )
+    np.testing.assert_allclose(model(f64(x_np)).detach().numpy(), expected, rtol=1e-12)
+    model.append(nn.Sigmoid())
+    assert len(model) == 4 and [n for n, _ in model.named_children()][-1] == "3"
+
+
+def test_loss_modules() -> None:
+    logits = f64([[2.0, -1.0, 0.5], [0.0, 0.0, 3.0]])
+    target = gradgen.tensor([0, 2])
+    log_probs = logits.numpy() - np.log(
+        np.exp(logits.numpy()).sum(axis=1, keepdims=True)
+    )
+    expected = -(log_probs[0, 0] + log_probs[1, 2]) / 2
+    assert nn.CrossEntropyLoss()(logits, target).item() == pytest.approx(
+        expected, rel=1e-12
+    )
+    assert nn.CrossEntropyLoss(reduction="sum")(logits, target).item() == pytest.approx(
+        2 * expected, rel=1e-12
+    )
+    a, b = f64([1.0, 2.0, 4.0]), f64([1.0, 0.0, 1.0])
+    assert nn.MSELoss()(a, b).item() == pytest.approx((0 + 4 + 9) / 3)
+    assert F.mse_loss(a, b, reduction="sum").item() == pytest.approx(13.0)
