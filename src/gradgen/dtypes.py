@@ -261,4 +261,5 @@ SCALAR_TYPE_NAMES = {
 
 def scalar_type_name(array: np.ndarray) -> str:
     """PyTorch's name for an array's dtype ("Float" for float32)."""
-    return SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+    name: str = array.dtype.name
+    return SCALAR_TYPE_NAMES.get(name, name)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -120,7 +120,7 @@ def validate_outputs(
                         "== grad_is_complex) to be true, but got false."
                     )
                 )
-            grad = grad._to_copy(dtype=metadata.dtype)  # type: ignore[attr-defined]
+            grad = grad._to_copy(dtype=metadata.dtype)  # type: ignore[union-attr]
         grads[index] = grad
 
 
@@ -278,9 +278,8 @@ def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> 
     if anomaly_mode._enabled:
         outputs = _apply_with_anomaly_checks(node, inputs)
     else:
-        outputs = node.apply(inputs)
-        if type(outputs) is not list:
-            outputs = list(outputs)
+        produced = node.apply(inputs)
+        outputs = produced if type(produced) is list else list(produced)
     validate_outputs(node._next_edges, outputs, node)
     if node._post_hooks:
         for hook in list(node._post_hooks):

@@ -264,7 +264,7 @@ def sgn_backward(x: Tensor, gx: Tensor, sgn: Tensor) -> Tensor:
     if x.is_complex():
         magnitude = x.abs()  # type: ignore[attr-defined]
         value = (gx - (sgn * sgn) * gx.conj()) / (2.0 * magnitude)  # type: ignore[attr-defined]
-        return value.masked_fill(magnitude == 0, 0)  # type: ignore[attr-defined,no-any-return]
+        return value.masked_fill(magnitude == 0, 0)  # type: ignore[no-any-return]
     return _zeros(sgn.shape, sgn.dtype)  # PyTorch's _efficientzerotensor
 
 
@@ -273,7 +273,7 @@ def angle_backward(grad: Tensor, self: Tensor) -> Tensor:
     zero for real input."""
     if self.is_complex():
         value = grad * self / self.abs().pow(2) * 1j  # type: ignore[attr-defined]
-        return value.masked_fill(self == 0, 0)  # type: ignore[attr-defined,no-any-return]
+        return value.masked_fill(self == 0, 0)  # type: ignore[no-any-return]
     return zeros_like(self)
 
 
@@ -336,7 +336,7 @@ def pow_backward_self(grad: Tensor, self: Tensor, exponent: Tensor) -> Tensor | 
 def _nonnegative_real(exponent: Tensor) -> Tensor:
     if exponent.is_complex():
         return (imag(exponent) == 0) & (real(exponent) >= 0)  # type: ignore[no-any-return]
-    return exponent >= 0  # type: ignore[no-any-return]
+    return exponent >= 0
 
 
 def pow_backward_exponent(
@@ -396,7 +396,7 @@ def div_tensor_other_backward(
     """d(self / other)/d(other) applied to grad: -grad * conj(self / other / other)."""
     if rounding_mode is not None:
         return _zeros(grad.shape, other.dtype)
-    result = -grad * ((self / other) / other).conj()  # type: ignore[attr-defined,operator]
+    result = -grad * ((self / other) / other).conj()  # type: ignore[attr-defined]
     return handle_r_to_c(other, result)
 
 
@@ -421,7 +421,7 @@ def clamp_backward(
 ) -> Tensor:
     """grad where min <= self <= max, else zero (the subgradient 1 at the bounds)."""
     if max is not None and min is not None:
-        return where((self >= min).logical_and(self <= max), grad, 0.0)  # type: ignore[no-any-return]
+        return where((self >= min).logical_and(self <= max), grad, 0.0)  # type: ignore[attr-defined,no-any-return]
     if min is not None:
         return where(self >= min, grad, 0.0)  # type: ignore[no-any-return]
     if max is not None:
@@ -444,9 +444,9 @@ def clamp_backward_min_max(
         return grad_min, grad_max
     if max is not None and min is not None:
         if grad_input_mask[0]:
-            grad_min = where((self < min).logical_and(min < max), grad, 0.0)
+            grad_min = where((self < min).logical_and(min < max), grad, 0.0)  # type: ignore[attr-defined]
         if grad_input_mask[1]:
-            grad_max = where((self > max).logical_or(max < min), grad, 0.0)
+            grad_max = where((self > max).logical_or(max < min), grad, 0.0)  # type: ignore[attr-defined]
     elif min is not None and grad_input_mask[0]:
         grad_min = where(self < min, grad, 0.0)
     elif max is not None and grad_input_mask[1]:
@@ -577,7 +577,7 @@ def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Te
     result (every NaN when the result is NaN)."""
     mask = _isnan(input) if bool(_isnan(value).item()) else input.eq(value)  # type: ignore[attr-defined]
     zeros = _full(input.shape, 0, input.dtype)
-    return zeros.masked_fill(mask, grad.div(mask.sum()))  # type: ignore[attr-defined,no-any-return]
+    return zeros.masked_fill(mask, grad.div(mask.sum()))  # type: ignore[attr-defined,union-attr,no-any-return]
 
 
 def logsumexp_backward(
@@ -605,7 +605,7 @@ def var_backward(
     keepdim: bool,
 ) -> Tensor:
     """The gradient of var: 2 / (n - correction) * grad * (self - mean)."""
-    correction = 1 if correction is None else correction
+    correction = 1.0 if correction is None else float(correction.real)
     if self.dim() == 0 or dim is None:
         dof = self.numel() - correction
         if dof <= 0:
@@ -821,13 +821,13 @@ def binary_cross_entropy_double_backward(
     input_plus_eps = input + eps
     one_minus_input_plus_eps = 1 - input + eps
     numerator = input * input - 2 * input * target + target
-    denominator = input_plus_eps.pow(2) * one_minus_input_plus_eps.pow(2)
+    denominator = input_plus_eps.pow(2) * one_minus_input_plus_eps.pow(2)  # type: ignore[attr-defined]
     grad_input = numerator * denominator.pow(-1) * (grad * grad_output)
     if weight is not None:
         grad_input = grad_input * weight
     if reduction == _REDUCTION_MEAN:
         return _divide_by_numel(grad_input, input.numel())
-    return grad_input
+    return grad_input  # type: ignore[no-any-return]
 
 
 def binary_cross_entropy_double_backward_grad_output(
@@ -839,12 +839,12 @@ def binary_cross_entropy_double_backward_grad_output(
 ) -> Tensor:
     """The derivative of binary_cross_entropy_backward with respect to grad_output."""
     eps = _BCE_EPS
-    grad_grad_output = (input - target) * ((input + eps) * (1 - input + eps)).pow(-1) * grad
+    grad_grad_output = (input - target) * ((input + eps) * (1 - input + eps)).pow(-1) * grad  # type: ignore[attr-defined]
     if weight is not None:
         grad_grad_output = grad_grad_output * weight
     if reduction == _REDUCTION_MEAN:
         return _divide_by_numel(grad_grad_output, input.numel())
-    return grad_grad_output
+    return grad_grad_output  # type: ignore[no-any-return]
 
 
 def binary_cross_entropy_double_backward_target(
@@ -866,7 +866,7 @@ def binary_cross_entropy_double_backward_target(
     denominator = (1 - self) * self
     clamped = np.maximum(denominator._data, _BCE_EPS)
     denominator = denominator + Tensor(clamped - denominator._data)
-    result = result * denominator.pow(-1)
+    result = result * denominator.pow(-1)  # type: ignore[attr-defined]
     if reduction == _REDUCTION_MEAN:
         result = _divide_by_numel(result, target.numel())
     return result

@@ -663,9 +663,9 @@ def into(out: np.ndarray, ufunc: np.ufunc, *operands: Any) -> np.ndarray:
     and the in-place kernel's copy_into rejects it with PyTorch's message; numpy checks
     all three before it writes anything."""
     try:
-        return ufunc(*operands, out=out, casting="same_kind")  # type: ignore[no-any-return]
+        return ufunc(*operands, out=out, casting="same_kind")
     except (TypeError, ValueError):
-        return ufunc(*operands)  # type: ignore[no-any-return]
+        return ufunc(*operands)
 
 
 def div_true(self: np.ndarray, other: Any) -> np.ndarray:

@@ -126,7 +126,8 @@ class Tensor:
     def size(self, dim: int | None = None) -> Size | int:
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        extent: int = self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return extent
 
     @property
     def dtype(self) -> dtype:
@@ -179,7 +180,7 @@ class Tensor:
             return self
         from .generated.ops import real
 
-        return real(self)
+        return real(self)  # type: ignore[no-any-return]
 
     @property
     def imag(self) -> Tensor:

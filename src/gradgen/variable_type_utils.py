@@ -16,7 +16,7 @@ import numpy as np
 from . import dtypes
 from .dtypes import dtype
 from .grad_mode import _state as _grad_mode_state
-from .graph import NO_EDGE, Edge, Node
+from .graph import NO_EDGE, Edge, Node, new_edge
 from .tensor import Tensor
 from .dtypes import SCALAR_TYPE_NAMES as _PYTORCH_TYPE_NAMES
 
@@ -40,9 +40,9 @@ def collect_next_edges(*tensors: Tensor | None) -> tuple[Edge, ...]:
         if tensor is None:
             edges.append(NO_EDGE)
         elif tensor._grad_fn is not None:
-            edges.append(Edge(tensor._grad_fn, tensor._output_nr))
+            edges.append(new_edge(tensor._grad_fn, tensor._output_nr))
         elif tensor._requires_grad:
-            edges.append(Edge(tensor._get_grad_accumulator(), 0))
+            edges.append(new_edge(tensor._get_grad_accumulator(), 0))
         else:
             edges.append(NO_EDGE)
     return tuple(edges)
