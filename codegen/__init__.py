@@ -5,6 +5,7 @@ The stages, each a module with one job:
     schema.py       parse_schema(): PyTorch's schema grammar as frozen dataclasses
     yaml_loader.py  safe YAML with line numbers and duplicate-key errors
     formulas.py     check formulas and kernel expressions with `ast`; what to save
+    kernels_module.py  a user's own kernels module (--kernels): its __all__, read with ast
     load.py         validate both files and join them into the Model (model.py)
     ir.py           every string the templates print
     emit.py         render the jinja2 templates, black, write what changed

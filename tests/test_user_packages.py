@@ -203,6 +203,27 @@ def test_forward_mode_from_the_users_helper(userops: ModuleType) -> None:
         )
 
 
+def test_a_forward_formula_may_call_the_users_helper(tmp_path: Path) -> None:
+    derivatives = DERIVATIVES.replace(
+        "  self: cube_backward(grad, self)\n  result: auto_element_wise",
+        "  self: cube_backward(grad, self)\n  result: cube_backward(self_t, self_p)",
+    )
+    write_sources(tmp_path, derivatives=derivatives)
+    generate_in(tmp_path, out="forwardops")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        forwardops = importlib.import_module("forwardops")
+        primal = gradgen.tensor([1.0, -2.0], dtype=gradgen.float64)
+        tangent = gradgen.tensor([1.0, 0.5], dtype=gradgen.float64)
+        with forward_ad.dual_level():
+            out = forwardops.cube(forward_ad.make_dual(primal, tangent))
+            tangent_out = forward_ad.unpack_dual(out).tangent
+        np.testing.assert_allclose(tangent_out.numpy(), [3.0, 6.0])
+    finally:
+        sys.path.remove(str(tmp_path))
+        forget("forwardops")
+
+
 def test_user_ops_and_builtin_ops_share_one_graph(userops: ModuleType) -> None:
     x = leaf([0.5, 2.0])
     w = leaf([3.0, -1.0])
