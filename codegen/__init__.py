@@ -5,6 +5,7 @@ The stages, each a module with one job:
     schema.py       parse_schema(): PyTorch's schema grammar as frozen dataclasses
     yaml_loader.py  safe YAML with line numbers and duplicate-key errors
     formulas.py     check formulas and kernel expressions with `ast`; what to save
+    kernels_module.py  a user's own kernels module (--kernels): its __all__, read with ast
     load.py         validate both files and join them into the Model (model.py)
     ir.py           every string the templates print
     emit.py         render the jinja2 templates, black, write what changed
@@ -28,21 +29,32 @@ def generate(
     out_directory: Path,
     check: bool = False,
     cache: bool = True,
+    kernels: Path | None = None,
 ) -> list[Path]:
     """Generate the package into `out_directory`.
 
     Returns the files written (with `check`, the files that are stale, nothing written).
     `cache` keeps formatted code in ~/.cache/gradgen-codegen between runs (speed only).
+    `kernels` is the user's own kernels module, a Python file whose `__all__` names
+    functions that kernel expressions and derivative formulas may call besides
+    gradgen's; it is read without being run and copied into the package as
+    `user_kernels.py`, which the generated code imports (see kernels_module.py).
     Raises CodegenError (or CodegenErrors with every problem found) on bad input; in that
     case nothing is written.
     """
     from . import emit, ir, load
+    from .kernels_module import MODULE_NAME, load_kernels_module
 
-    model = load.load(Path(native_functions), Path(derivatives))
+    user_module = load_kernels_module(Path(kernels)) if kernels is not None else None
+    model = load.load(Path(native_functions), Path(derivatives), user_module)
     package = ir.build(model, load.exported_names("numpy_kernels"), load.exported_names("helpers"))
     sources = f"{Path(native_functions).name} and {Path(derivatives).name}"
+    if user_module is not None:
+        sources = f"{Path(native_functions).name}, {Path(derivatives).name} and {user_module.file_name}"
     black_cache = emit.BlackCache(emit.default_cache_directory() if cache else None)
     files = emit.render(package, sources, black_cache)
+    if user_module is not None:
+        files[f"{MODULE_NAME}.py"] = user_module.source  # verbatim: tracebacks match the original
     if check:
         return emit.stale_files(Path(out_directory), files)
     return emit.write_changed(Path(out_directory), files)

@@ -1,4 +1,4 @@
-"""python -m gradgen.codegen --native-functions F --derivatives F --out DIR
+"""python -m gradgen.codegen --native-functions F --derivatives F --out DIR [--kernels F.py]
 
 Exit status: 0 done (or, with --check, nothing stale); 1 errors in the input (printed
 as file:line: operator: message, all of them) or stale files with --check; 2 usage.
@@ -25,6 +25,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--native-functions", required=True, type=Path, metavar="FILE")
     parser.add_argument("--derivatives", required=True, type=Path, metavar="FILE")
     parser.add_argument("--out", required=True, type=Path, metavar="DIR")
+    parser.add_argument(
+        "--kernels",
+        type=Path,
+        metavar="FILE.py",
+        help="your own kernels module: the functions in its __all__ may be called by "
+        "kernel expressions and formulas; it is copied into the package as user_kernels.py",
+    )
     parser.add_argument("--check", action="store_true", help="write nothing; fail if any file is stale")
     parser.add_argument("--verbose", action="store_true", help="show tracebacks")
     parser.add_argument(
@@ -39,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             arguments.out,
             arguments.check,
             cache=not arguments.no_cache,
+            kernels=arguments.kernels,
         )
     except CodegenError as error:
         if arguments.verbose:

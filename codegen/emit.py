@@ -180,6 +180,7 @@ def render(ir: PackageIR, sources: str, cache: BlackCache | None = None) -> dict
             jvps=ir.jvps,
             formula_helpers=ir.formula_helpers,
             formula_functions=ir.formula_functions,
+            user_module=ir.user_module,
         )
         files[output.name] = cache.format_module(text, output.name)
     cache.save()

@@ -15,6 +15,10 @@ Analysis also decides what a Backward node saves, as PyTorch's load_derivatives 
   SavedVariable of an output;
 - any other argument used (Scalar, int, int[], bool, ...) is saved as a plain value.
 The rewritten expression refers to each saved thing by its local name.
+
+A package generated with its own kernels module (`--kernels`, see kernels_module.py)
+may also call the functions in that module's `__all__`, in kernel expressions and in
+formulas; the rewritten expressions call them as `user_kernels.NAME(...)`.
 """
 
 from __future__ import annotations
@@ -153,10 +157,20 @@ class FormulaNames:
     helpers: frozenset[str]
     functions: frozenset[str]
     methods: frozenset[str]
+    # The `__all__` of the package's own kernels module (--kernels): called through the
+    # module (`user_kernels.NAME(...)` in generated code); they win over `helpers`.
+    user: frozenset[str] = frozenset()
+    user_file: str = ""  # the kernels module's file name, for messages
 
     @property
     def callables(self) -> frozenset[str]:
-        return self.helpers | self.functions | {"not_implemented"} | set(LIST_METADATA_SUGAR)
+        return (
+            self.helpers
+            | self.functions
+            | self.user
+            | {"not_implemented"}
+            | set(LIST_METADATA_SUGAR)
+        )
 
 
 @dataclass(frozen=True)
@@ -281,6 +295,16 @@ class _BackwardRewriter(ast.NodeTransformer):
                     f"no helper or operator named '{function.id}'"
                     + did_you_mean(function.id, self.names.callables)
                 )
+            if function.id in self.names.user:
+                if function.id in self.names.functions:
+                    raise CodegenError(
+                        f"'{function.id}' is both an operator of this package and a "
+                        f"function in {self.names.user_file}'s __all__, so the call is "
+                        "ambiguous; rename the function"
+                    )
+                self._visit_arguments(node)
+                node.func = _user_function(function)
+                return node
             if function.id == "not_implemented":
                 self._check_not_implemented(node)
                 return node
@@ -481,6 +505,16 @@ def check_forward_formula(
                     f"no helper or operator named '{function.id}'"
                     + did_you_mean(function.id, names.callables)
                 )
+            if (
+                isinstance(function, ast.Name)
+                and function.id in names.user
+                and function.id in names.functions
+            ):
+                raise CodegenError(
+                    f"'{function.id}' is both an operator of this package and a "
+                    f"function in {names.user_file}'s __all__, so the call is "
+                    "ambiguous; rename the function"
+                )
             if isinstance(function, ast.Attribute):
                 method = function.attr
                 if (
@@ -518,21 +552,32 @@ def _is_called(tree: ast.AST, name_node: ast.Name) -> bool:
 
 
 def check_kernel_expression(
-    text: str, arguments: Iterable[str], kernel_helpers: frozenset[str]
+    text: str,
+    arguments: Iterable[str],
+    kernel_helpers: frozenset[str],
+    user: frozenset[str] = frozenset(),
+    user_file: str = "",
 ) -> str:
-    """Check a native_functions.yaml `numpy:` expression; return it normalised."""
+    """Check a native_functions.yaml `numpy:` expression; return it normalised, with
+    the functions of the user's kernels module (`user`, the `__all__` of `user_file`)
+    called through it."""
     tree = parse_expression(text, "numpy expression")
     check_node_types(tree, "a numpy expression")
     allowed = set(arguments)
+    # An argument of the operator hides a helper of the same name, as in Python.
+    user = frozenset(user - allowed)
+    kernel_helpers = kernel_helpers | user
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             function = node.func
             if isinstance(function, ast.Name):
                 if function.id not in kernel_helpers:
+                    where = "gradgen.numpy_kernels.__all__"
+                    if user_file:
+                        where += f" and {user_file}'s __all__"
                     raise CodegenError(
                         f"no kernel helper named '{function.id}'; a numpy expression may "
-                        "call np.NAME(...) and the functions in "
-                        "gradgen.numpy_kernels.__all__"
+                        f"call np.NAME(...) and the functions in {where}"
                         + did_you_mean(function.id, kernel_helpers)
                     )
             elif isinstance(function, ast.Attribute):
@@ -553,7 +598,38 @@ def check_kernel_expression(
                 f"unknown name '{node.id}' in a numpy expression"
                 + did_you_mean(node.id, allowed | {"np"} | kernel_helpers)
             )
+    if user:
+        tree = _QualifyUserNames(user, calls_only=False).visit(tree)
+        ast.fix_missing_locations(tree)
     return ast.unparse(tree)
+
+
+def _user_function(name: ast.Name) -> ast.Attribute:
+    """`f` as `user_kernels.f`: the user's function, reached through its module."""
+    from .kernels_module import MODULE_NAME
+
+    module = ast.copy_location(ast.Name(id=MODULE_NAME, ctx=ast.Load()), name)
+    return ast.copy_location(ast.Attribute(value=module, attr=name.id, ctx=ast.Load()), name)
+
+
+class _QualifyUserNames(ast.NodeTransformer):
+    """Names of the user's kernels module -> `user_kernels.NAME` (in call position only,
+    for formulas, where a bare helper name is an error and a bare name is a value)."""
+
+    def __init__(self, names: frozenset[str], calls_only: bool) -> None:
+        self.names = names
+        self.calls_only = calls_only
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in self.names:
+            node.func = _user_function(node.func)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if not self.calls_only and node.id in self.names:
+            return _user_function(node)
+        return node
 
 
 def _rooted_at_numpy(node: ast.Attribute) -> bool:
@@ -621,10 +697,18 @@ class _LiveRewriter(ast.NodeTransformer):
         return node
 
 
-def forward_expression(text: str, scalars: set[str], renames: dict[str, str] | None = None) -> str:
-    """A checked forward formula as Python over the JVP function's parameters."""
+def forward_expression(
+    text: str,
+    scalars: set[str],
+    renames: dict[str, str] | None = None,
+    user: frozenset[str] = frozenset(),
+) -> str:
+    """A checked forward formula as Python over the JVP function's parameters; calls of
+    the user's kernels module's functions (`user`) go through the module."""
     tree = parse_expression(text, "forward formula")
     rewritten = _LiveRewriter(scalars, renames or {}).visit(tree)
+    if user:
+        rewritten = _QualifyUserNames(user, calls_only=True).visit(rewritten)
     ast.fix_missing_locations(rewritten)
     return ast.unparse(rewritten)
 

@@ -22,6 +22,7 @@ from .formulas import (
     names_used,
     python_identifier,
 )
+from .kernels_module import MODULE_NAME
 from .load import INPLACE_OUT, Model
 from .model import (
     DifferentiabilityInfo,
@@ -185,6 +186,8 @@ class PackageIR:
     kernel_helpers: tuple[str, ...]
     formula_helpers: tuple[str, ...]
     formula_functions: tuple[str, ...]
+    # The user's kernels module, imported by name in kernels.py and functions.py.
+    user_module: str | None = None
 
     @property
     def jvps(self) -> tuple[ForwardIR, ...]:
@@ -412,7 +415,11 @@ def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
     )
 
 
-def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -> OperatorIR:
+def _operator_ir(
+    function: NativeFunction,
+    info: DifferentiabilityInfo | None,
+    user: frozenset[str] = frozenset(),
+) -> OperatorIR:
     parameters, arguments = _kernel_parameters(function)
     checks: tuple[str, ...] = ()
     if info is not None and info.op is not None:
@@ -446,7 +453,7 @@ def _operator_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -
         tensor_unwraps=_tensor_unwraps(function),
         kernel_body=_kernel_body(function),
         autograd=autograd,
-        forward_ad=_forward_ad_ir(function, info),
+        forward_ad=_forward_ad_ir(function, info, user),
         no_requires_grad_checks=checks,
     )
 
@@ -466,8 +473,13 @@ def _has_tangent(argument: Argument) -> str:
     return f"{name}._fw_grad is not None"
 
 
-def _forward_ad_ir(function: NativeFunction, info: DifferentiabilityInfo | None) -> ForwardADIR | None:
-    """The JVPs of an operator, or a refusal when it has a backward but no forward."""
+def _forward_ad_ir(
+    function: NativeFunction,
+    info: DifferentiabilityInfo | None,
+    user: frozenset[str] = frozenset(),
+) -> ForwardADIR | None:
+    """The JVPs of an operator, or a refusal when it has a backward but no forward.
+    `user`: the names of the package's kernels module, called through it."""
     if info is not None and info.op is None and not info.forward_derivatives:
         return None  # no differentiable output
     inputs = _forward_inputs(function, info)
@@ -484,7 +496,7 @@ def _forward_ad_ir(function: NativeFunction, info: DifferentiabilityInfo | None)
     for forward in info.forward_derivatives:
         if len(forward.var_names) != 1:
             continue  # a tuple of outputs at once: not generated; the wrapper refuses
-        jvp, used = _jvp_ir(function, info, forward, inputs, outputs)
+        jvp, used = _jvp_ir(function, info, forward, inputs, outputs, user)
         jvps.append(jvp)
         required.update(used)
         keeps_original_self |= inplace and "self" in used and "self_p" in jvp.expression
@@ -500,6 +512,7 @@ def _jvp_ir(
     forward: ForwardDerivative,
     inputs: list[Argument],
     outputs: dict[str, str],
+    user: frozenset[str] = frozenset(),
 ) -> tuple[ForwardIR, dict[str, Argument]]:
     scalars = {a.name for a in function.arguments if not a.type.is_tensor_like()}
     differentiable = {a.name: a for a in inputs}
@@ -522,7 +535,7 @@ def _jvp_ir(
             for a in function.arguments
             if a.type.is_tensor_like() and a.name not in differentiable
         }
-        expression = forward_expression(text, scalars, plain_tensors)
+        expression = forward_expression(text, scalars, plain_tensors, user)
         names = names_used(text)
         used = {n: a for n, a in differentiable.items() if f"{n}_t" in names}
     parameters, call = [], []
@@ -805,7 +818,9 @@ def _group(
 def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]) -> PackageIR:
     infos = {id(i.function): i for i in model.infos}
     operators = tuple(
-        _operator_ir(f, infos.get(id(f))) for f in model.native_functions if f.numpy is not None
+        _operator_ir(f, infos.get(id(f)), model.user_names)
+        for f in model.native_functions
+        if f.numpy is not None
     )
     # In-place variants share their functional operator's class: one class per op.
     unique = {i.op: i for i in reversed(model.infos) if i.op is not None}
@@ -839,4 +854,5 @@ def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozens
         formula_functions=tuple(
             sorted({f.python_name for f in functions} | {o.python_name for o in overloaded_functions})
         ),
+        user_module=MODULE_NAME if model.kernels is not None else None,
     )

@@ -23,6 +23,7 @@ from .formulas import (
     check_forward_formula,
     check_kernel_expression,
 )
+from .kernels_module import MODULE_NAME, KernelsModule, read_all
 from .model import (
     Derivative,
     DifferentiabilityInfo,
@@ -53,6 +54,12 @@ class Model:
 
     native_functions: tuple[NativeFunction, ...]
     infos: tuple[DifferentiabilityInfo, ...]
+    kernels: KernelsModule | None = None  # the user's kernels module (--kernels)
+
+    @property
+    def user_names(self) -> frozenset[str]:
+        """The names the user's kernels module lends to expressions and formulas."""
+        return self.kernels.names if self.kernels is not None else frozenset()
 
     def info_for(self, function: NativeFunction) -> DifferentiabilityInfo | None:
         return next((i for i in self.infos if i.function is function), None)
@@ -76,21 +83,10 @@ def exported_names(module: str) -> frozenset[str]:
     `__all__ = [...]` and later `__all__ += [...]` (one per section of the file) count.
     """
     path = _runtime_source(module)
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: set[str] = set()
-    found = False
-    for node in tree.body:
-        target = value = None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
-            target, value = node.target, node.value
-        if isinstance(target, ast.Name) and target.id == "__all__" and value is not None:
-            names |= set(ast.literal_eval(value))
-            found = True
-    if not found:
+    exports = read_all(ast.parse(path.read_text(encoding="utf-8")), path.name)
+    if exports is None:
         raise CodegenError(f"{path} has no __all__")
-    return frozenset(names)
+    return exports[0]
 
 
 def defined_functions(module: str) -> frozenset[str]:
@@ -144,7 +140,10 @@ INPLACE_OUT = "out"
 
 
 def _native_function(
-    entry: Entry, kernel_helpers: frozenset[str], composites: frozenset[str]
+    entry: Entry,
+    kernel_helpers: frozenset[str],
+    composites: frozenset[str],
+    kernels: KernelsModule | None = None,
 ) -> NativeFunction:
     values = dict(entry.values)
     _pop_unknown(values, NATIVE_KEYS)
@@ -160,6 +159,8 @@ def _native_function(
     if not binding:
         variants = frozenset()  # dispatcher only: neither gradgen.NAME nor tensor.NAME
     argument_names = [a.name for a in schema.arguments.flat_all]
+    if kernels is not None:
+        _check_module_name_is_free(schema.name.name.base, argument_names, kernels)
     if Variant.method in variants:
         self_arg = schema.arguments.self_arg
         if self_arg is None or not self_arg.type.is_tensor_like():
@@ -177,7 +178,13 @@ def _native_function(
     if numpy is not None:
         # An in-place kernel may compute straight into `out`, the memory of `self`.
         names = [*argument_names, INPLACE_OUT] if inplace else argument_names
-        numpy = check_kernel_expression(numpy, names, kernel_helpers)
+        numpy = check_kernel_expression(
+            numpy,
+            names,
+            kernel_helpers,
+            kernels.names if kernels is not None else frozenset(),
+            kernels.file_name if kernels is not None else "",
+        )
     if composite is not None and composite not in composites:
         raise CodegenError(
             f"no composite named '{composite}' in gradgen.composites"
@@ -202,8 +209,25 @@ def _native_function(
     )
 
 
+def _check_module_name_is_free(
+    operator: str, argument_names: list[str], kernels: KernelsModule
+) -> None:
+    """Generated code reaches the user's functions as `user_kernels.NAME`: an operator or
+    argument of that name would hide the module."""
+    if operator == MODULE_NAME or MODULE_NAME in argument_names:
+        what = "an operator" if operator == MODULE_NAME else "an argument"
+        raise CodegenError(
+            f"{what} may not be named '{MODULE_NAME}' in a package generated with a "
+            f"kernels module ({kernels.file_name}): generated code reaches the module's "
+            "functions by that name"
+        )
+
+
 def load_native_functions(
-    path: Path, errors: ErrorCollector, attempted: set[str]
+    path: Path,
+    errors: ErrorCollector,
+    attempted: set[str],
+    kernels: KernelsModule | None = None,
 ) -> list[NativeFunction]:
     """The valid entries; every `func:` text seen is added to `attempted`."""
     kernel_helpers = exported_names("numpy_kernels")
@@ -215,7 +239,7 @@ def load_native_functions(
         if isinstance(func, str):
             attempted.add(func)
         with errors.context(entry.location, _operator_label(func)):
-            function = _native_function(entry, kernel_helpers, composites)
+            function = _native_function(entry, kernel_helpers, composites, kernels)
             if function.name in seen:
                 raise CodegenError(
                     f"operator '{function.name}' is declared twice (first at "
@@ -304,11 +328,15 @@ def _op_prefix(function: NativeFunction) -> str:
     return (camel + "Backward").replace("ForwardBackward", "Backward")
 
 
-def _formula_names(functions: list[NativeFunction]) -> FormulaNames:
+def _formula_names(
+    functions: list[NativeFunction], kernels: KernelsModule | None = None
+) -> FormulaNames:
     return FormulaNames(
         helpers=exported_names("helpers"),
         functions=frozenset(f.python_name for f in functions if Variant.function in f.variants),
         methods=frozenset(f.python_name for f in functions if Variant.method in f.variants),
+        user=kernels.names if kernels is not None else frozenset(),
+        user_file=kernels.file_name if kernels is not None else "",
     )
 
 
@@ -534,11 +562,12 @@ def load_derivatives(
     functions: list[NativeFunction],
     errors: ErrorCollector,
     broken_operators: frozenset[str] = frozenset(),
+    kernels: KernelsModule | None = None,
 ) -> list[DifferentiabilityInfo]:
     """The entries joined to `functions`; entries for `broken_operators` (whose native
     entries already failed and were reported) are skipped, not reported again."""
     by_schema = {str(f.schema): f for f in functions}
-    names = _formula_names(functions)
+    names = _formula_names(functions, kernels)
     infos: list[DifferentiabilityInfo] = []
     claimed: dict[str, Location] = {}
     op_counters: dict[str, int] = {}
@@ -582,14 +611,19 @@ def _inplace_infos(
     return derived
 
 
-def load(native_functions: Path, derivatives: Path) -> Model:
-    """Both files as a Model; all errors of both files at once as CodegenError(s)."""
+def load(
+    native_functions: Path, derivatives: Path, kernels: KernelsModule | None = None
+) -> Model:
+    """Both files as a Model; all errors of both files at once as CodegenError(s).
+
+    With `kernels`, kernel expressions and formulas may also call the functions in the
+    user's kernels module's `__all__`."""
     errors = ErrorCollector()
     functions: list[NativeFunction] = []
     infos: list[DifferentiabilityInfo] = []
     attempted: set[str] = set()
     try:
-        functions = load_native_functions(native_functions, errors, attempted)
+        functions = load_native_functions(native_functions, errors, attempted, kernels)
     except CodegenError as error:
         # The file itself is unreadable: joining derivatives to it would only report
         # every entry as missing, so check derivatives.yaml's syntax alone.
@@ -603,8 +637,8 @@ def load(native_functions: Path, derivatives: Path) -> Model:
         f.name for f in functions
     }
     try:
-        infos = load_derivatives(derivatives, functions, errors, broken)
+        infos = load_derivatives(derivatives, functions, errors, broken, kernels)
     except CodegenError as error:
         errors.add(error)
     errors.raise_if_any()
-    return Model(tuple(functions), tuple(infos))
+    return Model(tuple(functions), tuple(infos), kernels)

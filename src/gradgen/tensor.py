@@ -350,27 +350,23 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        data = self._data
+        """`np.asarray(t)`: the data, as `numpy()` (RuntimeError if it requires grad)."""
+        data = self.numpy()
         if dtype is not None and np.dtype(dtype) != data.dtype:
             return data.astype(dtype)
         return data.copy() if copy else data
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """numpy ufuncs on tensors run the gradgen operator of the same meaning, so
-        `np.exp(t)` stays differentiable and `array * t` is a tensor; a ufunc gradgen
-        has no operator for (or `out=`, `.reduce`, ...) returns NotImplemented, and
-        numpy raises its TypeError."""
-        operator_name = _UFUNC_OPERATORS.get(ufunc.__name__)
-        if method != "__call__" or kwargs or operator_name is None:
-            return NotImplemented
-        from .factories import tensor
-        from .generated import ops
+        """`np.exp(t)`, `array * t`: the gradgen operator (see numpy_interop)."""
+        from .numpy_interop import array_ufunc
 
-        function = getattr(ops, operator_name, None)
-        if function is None:
-            return NotImplemented
-        arguments = [tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
-        return function(*arguments)
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """`np.sum(t, axis=0)`: gradgen operators, or NotImplemented (see numpy_interop)."""
+        from .numpy_interop import array_function
+
+        return array_function(func, types, args, kwargs)
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -628,65 +624,6 @@ class Tensor:
 
     def __pos__(self) -> Tensor:
         return self
-
-
-# numpy ufunc -> the gradgen operator computing the same function.
-_UFUNC_OPERATORS = {
-    "add": "add",
-    "subtract": "sub",
-    "multiply": "mul",
-    "true_divide": "div",
-    "divide": "div",
-    "power": "pow",
-    "negative": "neg",
-    "absolute": "abs",
-    "sign": "sign",
-    "exp": "exp",
-    "exp2": "exp2",
-    "expm1": "expm1",
-    "log": "log",
-    "log2": "log2",
-    "log10": "log10",
-    "log1p": "log1p",
-    "sqrt": "sqrt",
-    "square": "square",
-    "reciprocal": "reciprocal",
-    "sin": "sin",
-    "cos": "cos",
-    "tan": "tan",
-    "arcsin": "asin",
-    "arccos": "acos",
-    "arctan": "atan",
-    "arctan2": "atan2",
-    "sinh": "sinh",
-    "cosh": "cosh",
-    "tanh": "tanh",
-    "floor": "floor",
-    "ceil": "ceil",
-    "trunc": "trunc",
-    "maximum": "maximum",
-    "minimum": "minimum",
-    "fmax": "fmax",
-    "fmin": "fmin",
-    "fmod": "fmod",
-    "remainder": "remainder",
-    "hypot": "hypot",
-    "conjugate": "conj",
-    "equal": "eq",
-    "not_equal": "ne",
-    "less": "lt",
-    "less_equal": "le",
-    "greater": "gt",
-    "greater_equal": "ge",
-    "logical_and": "logical_and",
-    "logical_or": "logical_or",
-    "logical_xor": "logical_xor",
-    "logical_not": "logical_not",
-    "isnan": "isnan",
-    "isinf": "isinf",
-    "isfinite": "isfinite",
-    "floor_divide": "floor_divide",
-}
 
 
 def _is_integer_index(item: Any) -> bool:
