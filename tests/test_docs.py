@@ -391,6 +391,7 @@ def test_python_block_runs_and_shows_what_it_says(
                 monkeypatch.setattr(gradgen.Tensor, name, method, raising=False)
     else:
         assert block.info == ["python"], f"unknown python block tag {block.info[1:]}"
+    monkeypatch.chdir(ROOT)  # examples run from the repository's root
     run_python(block)
 
 
@@ -444,6 +445,26 @@ def test_schema_table_row(schema: str, message: str) -> None:
     with pytest.raises(CodegenError) as raised:
         parse_schema(schema)
     assert str(raised.value) == message
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to '-'."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=[p.name for p in DOCUMENTS])
+def test_relative_links_lead_somewhere(document: Path) -> None:
+    text = re.sub(r"```.*?```", "", document.read_text(encoding="utf-8"), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+://", target):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (document.parent / path).resolve() if path else document
+        assert linked.exists(), f"{document.name}: {target} does not exist"
+        if anchor:
+            headings = re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)
+            assert anchor in {_anchor(h) for h in headings}, f"{document.name}: no #{anchor}"
 
 
 def test_every_block_has_a_known_kind() -> None:
