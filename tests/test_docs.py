@@ -73,7 +73,9 @@ class Block:
     info: list[str]  # the info string's words: ["python", "generated"]
     text: str
     section: int  # index of the section the block is in
-    ancestors: tuple[int, ...]  # the sections enclosing it, outermost first, its own last
+    ancestors: tuple[
+        int, ...
+    ]  # the sections enclosing it, outermost first, its own last
 
     @property
     def language(self) -> str:
@@ -117,14 +119,20 @@ def read_document(path: Path) -> tuple[list[Block], list[Table]]:
                 index += 1
             text = "\n".join(body) + "\n"
             ancestors = tuple(s for _, s in open_sections)
-            blocks.append(Block(path, start + 1, fence.group(2).split(), text, section, ancestors))
+            blocks.append(
+                Block(path, start + 1, fence.group(2).split(), text, section, ancestors)
+            )
         elif _HEADING.match(line):
             section += 1
             level = len(line) - len(line.lstrip("#"))
             while open_sections and open_sections[-1][0] >= level:
                 open_sections.pop()
             open_sections.append((level, section))
-        elif line.startswith("|") and index + 1 < len(lines) and set(lines[index + 1].replace(" ", "")) <= set("|-:"):
+        elif (
+            line.startswith("|")
+            and index + 1 < len(lines)
+            and set(lines[index + 1].replace(" ", "")) <= set("|-:")
+        ):
             table = Table(path, index + 1, _cells(line))
             index += 2
             while index < len(lines) and lines[index].startswith("|"):
@@ -184,7 +192,9 @@ def _example_files(block: Block) -> dict[str, str]:
         shown = {
             _yaml_file(b): b.text
             for b in blocks
-            if b.section == section and b.line < block.line and _yaml_file(b) is not None
+            if b.section == section
+            and b.line < block.line
+            and _yaml_file(b) is not None
         }
         for name, text in shown.items():
             files.setdefault(name, text)
@@ -246,7 +256,9 @@ def expectation(block: str) -> Expectation | None:
         if not stripped.startswith("#"):
             break
         message.append(stripped[1:])
-    return Expectation(match.group(1), match.group(2), _normalise(" ".join(message)), index + 1)
+    return Expectation(
+        match.group(1), match.group(2), _normalise(" ".join(message)), index + 1
+    )
 
 
 def expected_output(block: str) -> list[str]:
@@ -293,18 +305,20 @@ def run_python(block: Block) -> None:
             if expected is None:
                 raise
             where = _raised_at(error, filename)
-            assert expected.exception in _exception_names(error), (
-                f"expected {expected.exception}, got {type(error).__name__}: {error}"
-            )
+            assert expected.exception in _exception_names(
+                error
+            ), f"expected {expected.exception}, got {type(error).__name__}: {error}"
             assert _message_matches(expected.message, str(error)), (
                 f"the message differs\n  shown: {expected.message}\n  real:  "
                 f"{_normalise(str(error))}"
             )
-            assert where == expected.line, (
-                f"raised at block line {where}, not at the marked line {expected.line}"
-            )
+            assert (
+                where == expected.line
+            ), f"raised at block line {where}, not at the marked line {expected.line}"
         else:
-            assert expected is None, f"line {expected.line} did not {expected.kind[:-1]}"
+            assert (
+                expected is None
+            ), f"line {expected.line} did not {expected.kind[:-1]}"
     assert output.getvalue().splitlines() == expected_output(block.text)
 
 
@@ -374,7 +388,9 @@ def test_the_documents_have_examples() -> None:
     assert {"README.md", "yaml-reference.md", "errors.md", "architecture.md"} <= names
     readme = [b for b in PYTHON if b.document.name == "README.md"]
     assert len(readme) >= 3
-    assert any(b.info[1:] == ["generated"] for b in readme), "README's new operator runs"
+    assert any(
+        b.info[1:] == ["generated"] for b in readme
+    ), "README's new operator runs"
 
 
 @pytest.mark.parametrize("block", PYTHON, ids=[b.id for b in PYTHON])
@@ -396,28 +412,37 @@ def test_python_block_runs_and_shows_what_it_says(
 
 
 @pytest.mark.parametrize("block", CODEGEN, ids=[b.id for b in CODEGEN])
-def test_codegen_block_shows_what_the_generator_reports(block: Block, tmp_path: Path) -> None:
+def test_codegen_block_shows_what_the_generator_reports(
+    block: Block, tmp_path: Path
+) -> None:
     files = _example_files(block)
     native, derivatives = files.get(NATIVE, ""), files.get(DERIVATIVES, "")
     with pytest.raises(CodegenError) as raised:
         _generate_alone(tmp_path, native, derivatives)
     assert str(raised.value) == block.text.strip()
-    assert not (tmp_path / "out").exists(), "nothing is written when the input is broken"
+    assert not (
+        tmp_path / "out"
+    ).exists(), "nothing is written when the input is broken"
 
 
 YAML_SECTIONS = sorted(
     {
         (b.document, b.section): b
         for b in BLOCKS
-        if b.language == "yaml" and len(b.info) > 1
-        and not any(c.document == b.document and c.section == b.section for c in CODEGEN)
+        if b.language == "yaml"
+        and len(b.info) > 1
+        and not any(
+            c.document == b.document and c.section == b.section for c in CODEGEN
+        )
     }.values(),
     key=lambda b: (b.document.name, b.line),
 )
 
 
 @pytest.mark.parametrize("block", YAML_SECTIONS, ids=[b.id for b in YAML_SECTIONS])
-def test_yaml_example_loads_with_the_repository_files(block: Block, tmp_path: Path) -> None:
+def test_yaml_example_loads_with_the_repository_files(
+    block: Block, tmp_path: Path
+) -> None:
     from gradgen.codegen import load
 
     files = _section_yaml(block)
@@ -463,8 +488,12 @@ def test_relative_links_lead_somewhere(document: Path) -> None:
         linked = (document.parent / path).resolve() if path else document
         assert linked.exists(), f"{document.name}: {target} does not exist"
         if anchor:
-            headings = re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)
-            assert anchor in {_anchor(h) for h in headings}, f"{document.name}: no #{anchor}"
+            headings = re.findall(
+                r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M
+            )
+            assert anchor in {
+                _anchor(h) for h in headings
+            }, f"{document.name}: no #{anchor}"
 
 
 def test_every_block_has_a_known_kind() -> None:
@@ -485,16 +514,26 @@ def _literal_pieces(node: ast.AST, constants: dict[str, str]) -> list[str]:
         for value in node.values:
             if isinstance(value, ast.Constant):
                 text += value.value
-            elif isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name) and value.value.id in constants:
+            elif (
+                isinstance(value, ast.FormattedValue)
+                and isinstance(value.value, ast.Name)
+                and value.value.id in constants
+            ):
                 text += constants[value.value.id]
             else:
                 text += "\0"
         return text.split("\0")
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _literal_pieces(node.left, constants) + _literal_pieces(node.right, constants)
+        return _literal_pieces(node.left, constants) + _literal_pieces(
+            node.right, constants
+        )
     if isinstance(node, ast.Name) and node.id in constants:
         return [constants[node.id]]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+    ):
         return [
             piece
             for text in _literal_pieces(node.func.value, constants)
@@ -510,7 +549,11 @@ def error_fragments(path: Path, exception_names: set[str]) -> list[tuple[int, st
     tree = ast.parse(path.read_text(encoding="utf-8"))
     constants = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             with contextlib.suppress(ValueError, SyntaxError, TypeError):
                 value = ast.literal_eval(node.value)
                 if isinstance(value, str):
@@ -523,7 +566,10 @@ def error_fragments(path: Path, exception_names: set[str]) -> list[tuple[int, st
             and node.func.id in exception_names
             and node.args
         ):
-            pieces = [_normalise(p).strip(" '\"{}:;,.(") for p in _literal_pieces(node.args[0], constants)]
+            pieces = [
+                _normalise(p).strip(" '\"{}:;,.(")
+                for p in _literal_pieces(node.args[0], constants)
+            ]
             pieces = [p for p in pieces if p]
             worded = [p for p in pieces if " " in p]
             for piece in worded or sorted(pieces, key=len)[-1:]:
@@ -534,7 +580,9 @@ def error_fragments(path: Path, exception_names: set[str]) -> list[tuple[int, st
 def _explained_text(document: Path) -> str:
     """The document as one whitespace-collapsed text, raised messages joined up."""
     messages = [
-        e.message for b in READ[document][0] if b.language == "python" and (e := expectation(b.text))
+        e.message
+        for b in READ[document][0]
+        if b.language == "python" and (e := expectation(b.text))
     ]
     return _normalise(document.read_text(encoding="utf-8")) + " " + " ".join(messages)
 
@@ -570,7 +618,9 @@ RUNTIME_EXCEPTIONS = {
 }
 
 
-@pytest.mark.parametrize("source", CODEGEN_SOURCES, ids=[p.name for p in CODEGEN_SOURCES])
+@pytest.mark.parametrize(
+    "source", CODEGEN_SOURCES, ids=[p.name for p in CODEGEN_SOURCES]
+)
 def test_errors_md_explains_every_codegen_error(source: Path) -> None:
     text = _explained_text(ERRORS)
     missing = [
@@ -582,7 +632,9 @@ def test_errors_md_explains_every_codegen_error(source: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "source", RUNTIME_SOURCES, ids=[str(p.relative_to(ROOT / "src")) for p in RUNTIME_SOURCES]
+    "source",
+    RUNTIME_SOURCES,
+    ids=[str(p.relative_to(ROOT / "src")) for p in RUNTIME_SOURCES],
 )
 def test_errors_md_explains_every_autograd_runtime_error(source: Path) -> None:
     text = _explained_text(ERRORS)
@@ -637,10 +689,23 @@ def test_reference_names_every_key_type_and_sugar() -> None:
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
     for name in (*NATIVE_KEYS, *DERIVATIVE_CONTROL_KEYS):
         assert f"`{name}:`" in text or f"`{name}`" in text, name
-    for name in (*METADATA_SUGAR, *LIST_METADATA_SUGAR, *TENSOR_QUERY_METHODS, *SCALAR_METHODS):
+    for name in (
+        *METADATA_SUGAR,
+        *LIST_METADATA_SUGAR,
+        *TENSOR_QUERY_METHODS,
+        *SCALAR_METHODS,
+    ):
         assert name in words, name
     for name in BaseTy.__members__:
         assert name in words, name
-    for name in ("auto_element_wise", "auto_linear", "not_implemented", "non_differentiable",
-                 "grad_input_mask", "retain_variables", "grads", "result"):
+    for name in (
+        "auto_element_wise",
+        "auto_linear",
+        "not_implemented",
+        "non_differentiable",
+        "grad_input_mask",
+        "retain_variables",
+        "grads",
+        "result",
+    ):
         assert name in words, name
