@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from . import anomaly_mode, grad_mode
+from .dtypes import _FROM_NUMPY
 
 if TYPE_CHECKING:
     from .dtypes import dtype
@@ -71,17 +72,11 @@ def new_edge(function: Node | None, input_nr: int) -> Edge:
 _tuple_new = tuple.__new__
 
 
-class InputMetadata:
+class InputMetadata(NamedTuple):
     """Shape and dtype of one forward output, checked against its incoming gradient."""
 
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape: tuple[int, ...], dtype: dtype) -> None:
-        self.shape = shape
-        self.dtype = dtype
-
-    def __repr__(self) -> str:
-        return f"InputMetadata(shape={self.shape}, dtype={self.dtype})"
+    shape: tuple[int, ...]
+    dtype: dtype
 
 
 class RemovableHandle:
@@ -167,8 +162,10 @@ class Node:
 
     def add_input_metadata(self, tensor: Tensor) -> int:
         """Record one forward output; returns its output number."""
-        self._input_metadata.append(InputMetadata(tensor._data.shape, tensor.dtype))
-        return len(self._input_metadata) - 1
+        metadata = self._input_metadata
+        data = tensor._data
+        metadata.append(_tuple_new(InputMetadata, (data.shape, _FROM_NUMPY[data.dtype])))
+        return len(metadata) - 1
 
     @property
     def input_metadata(self) -> list[InputMetadata]:
