@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import re
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,8 +77,9 @@ class BlackCache:
 
     Generated files are long and black parses about 3,000 lines a second, so each
     file is cut into top-level blocks (a def, a class, a statement), blocks already
-    formatted once are taken from the cache, and the others are formatted together in
-    one black call (joined by marker comments, split again afterwards). Blocks are
+    formatted once are taken from the cache, and the others are formatted in batches
+    (joined by marker comments, split again afterwards), the batches of all files
+    spread over the machine's CPUs. Blocks are
     joined with the two blank lines black puts before and after a top-level def or
     class, so the file is exactly what black makes of it as a whole. The
     cache is a JSON file in ~/.cache/gradgen-codegen (GRADGEN_CODEGEN_CACHE overrides
@@ -98,29 +101,27 @@ class BlackCache:
         """The block's text and black's mode: a new mode formats everything anew."""
         return hashlib.sha256(f"{_BLACK_MODE!r}\0{block}".encode("utf-8")).hexdigest()
 
-    def format_module(self, text: str, name: str) -> str:
-        blocks = [b.strip("\n") for b in _TOP_LEVEL.split(text)]
-        blocks = [b for b in blocks if b.strip()]
-        missing = list(dict.fromkeys(b for b in blocks if self._key(b) not in self.entries))
-        for batch in _batches(missing, _BATCH_LINES):
-            self._format_batch(batch, name)
-        return "\n\n\n".join(self.entries[self._key(b)] for b in blocks) + "\n"
-
-    def _format_batch(self, batch: list[str], name: str) -> None:
-        joined = f"\n\n\n{_BOUNDARY}\n".join(batch) + "\n"
-        try:
-            formatted = black.format_str(joined, mode=_BLACK_MODE)
-        except black.InvalidInput as error:
-            raise CodegenError(
-                f"the generated {name} is not valid Python ({error}); this is a bug in "
-                "the generator or its templates"
-            ) from None
-        pieces = re.split(rf"^{re.escape(_BOUNDARY)}\n", formatted, flags=re.M)
-        if len(pieces) != len(batch):
-            raise CodegenError(f"formatting {name} lost block boundaries (a generator bug)")
-        for block, piece in zip(batch, pieces):
-            self.entries[self._key(block)] = piece.strip("\n")
-        self.changed = True
+    def format_modules(self, texts: dict[str, str]) -> dict[str, str]:
+        """Every file formatted (`texts` maps file names to unformatted source)."""
+        blocks = {name: _blocks(text) for name, text in texts.items()}
+        queued: set[str] = set()
+        jobs: list[tuple[str, list[str]]] = []
+        for name, file_blocks in blocks.items():
+            missing = []
+            for block in file_blocks:
+                key = self._key(block)
+                if key not in self.entries and key not in queued:
+                    queued.add(key)
+                    missing.append(block)
+            jobs += [(name, batch) for batch in _batches(missing, _BATCH_LINES)]
+        for (name, batch), pieces in zip(jobs, _format_batches(jobs)):
+            for block, piece in zip(batch, pieces):
+                self.entries[self._key(block)] = piece
+            self.changed = True
+        return {
+            name: "\n\n\n".join(self.entries[self._key(b)] for b in file_blocks) + "\n"
+            for name, file_blocks in blocks.items()
+        }
 
     def save(self) -> None:
         if self.path is None or not self.changed:
@@ -134,8 +135,49 @@ class BlackCache:
             pass  # a cache that cannot be written only costs time
 
 
-# black's time per line grows with the size of its input: format in bounded batches.
+# Batches of about this many lines: enough of them to keep every CPU busy.
 _BATCH_LINES = 1500
+
+
+def _blocks(text: str) -> list[str]:
+    return [b.strip("\n") for b in _TOP_LEVEL.split(text) if b.strip()]
+
+
+def _format_batch(job: tuple[str, list[str]]) -> list[str] | str:
+    """One batch of blocks formatted by black: the pieces, or an error message."""
+    name, batch = job
+    joined = f"\n\n\n{_BOUNDARY}\n".join(batch) + "\n"
+    try:
+        formatted = black.format_str(joined, mode=_BLACK_MODE)
+    except black.InvalidInput as error:
+        return (
+            f"the generated {name} is not valid Python ({error}); this is a bug in "
+            "the generator or its templates"
+        )
+    pieces = re.split(rf"^{re.escape(_BOUNDARY)}\n", formatted, flags=re.M)
+    if len(pieces) != len(batch):
+        return f"formatting {name} lost block boundaries (a generator bug)"
+    return [piece.strip("\n") for piece in pieces]
+
+
+def _format_batches(jobs: list[tuple[str, list[str]]]) -> list[list[str]]:
+    """Format the batches, in worker processes when there are several and several
+    CPUs (forked, so black is not imported again); the order of the results is the
+    order of `jobs` either way, so the output does not depend on the machine."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = min(len(jobs), cpus or 1)
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            results = list(pool.map(_format_batch, jobs))
+    else:
+        results = [_format_batch(job) for job in jobs]
+    formatted: list[list[str]] = []
+    for result in results:
+        if isinstance(result, str):
+            raise CodegenError(result)
+        formatted.append(result)
+    return formatted
 
 
 def _batches(blocks: list[str], max_lines: int) -> list[list[str]]:
@@ -162,9 +204,9 @@ def render(ir: PackageIR, sources: str, cache: BlackCache | None = None) -> dict
     """The content of every generated file, formatted."""
     environment = _environment()
     cache = cache if cache is not None else BlackCache(None)
-    files = {}
+    texts = {}
     for output in OUTPUT_FILES:
-        text = environment.get_template(output.template).render(
+        texts[output.name] = environment.get_template(output.template).render(
             sources=sources,
             purpose=output.purpose,
             operators=ir.operators,
@@ -182,7 +224,7 @@ def render(ir: PackageIR, sources: str, cache: BlackCache | None = None) -> dict
             formula_functions=ir.formula_functions,
             user_module=ir.user_module,
         )
-        files[output.name] = cache.format_module(text, output.name)
+    files = cache.format_modules(texts)
     cache.save()
     return files
 
