@@ -238,6 +238,8 @@ def _tensor_unwraps(function: NativeFunction) -> tuple[str, ...]:
             continue
         if argument.type.is_list_like() is not None and argument.name in promoted:
             lines.append(f"{name} = [promoted_array(t, common_dtype) for t in {name}]")
+        elif argument.type.is_list_like() is not None and argument.type.is_nullable():
+            lines.append(f"{name} = [None if t is None else t._data for t in {name}]")
         elif argument.type.is_list_like() is not None:
             lines.append(f"{name} = [t._data for t in {name}]")
         elif argument.name in promoted:
@@ -674,6 +676,11 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
             if argument.type.is_nullable():
                 conversion = f"None if {public} is None else {conversion}"
             conversions.append(f"{public} = {conversion}")
+        elif argument.type.is_tensor_like():  # Tensor[] or Tensor?[]
+            allow_none = ", True" if argument.type.is_nullable() else ""
+            conversions.append(
+                f'{public} = tensor_list_argument({public}, "{op}", "{public}", {position}{allow_none})'
+            )
         elif _is_int_list(argument):
             if varargs and argument in positional:
                 conversions.append(f'{public} = int_list_varargs({public}, "{op}", "{public}")')

@@ -22,12 +22,16 @@ def python_type(argument: Argument, accepts_numbers: bool = False) -> str:
     listed = type_.is_list_like()
     if listed is not None:
         element = _element_annotation(listed.elem)
+        if listed.elem.is_nullable():  # Tensor?[]: a list that may hold None
+            element += " | None"
         text = f"Sequence[{element}]"
+        nullable = type_ is not listed  # T[]?: the list itself may be None
     else:
         text = _element_annotation(type_)
         if accepts_numbers and text == "Tensor":
             text = "Tensor | Number"
-    if type_.is_nullable() and not text.endswith("| None"):
+        nullable = type_.is_nullable()
+    if nullable and not text.endswith("| None"):
         text += " | None"
     return text
 

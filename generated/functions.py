@@ -37,6 +37,7 @@ from gradgen.helpers import (
     fmap_neg,
     gelu_double_backward,
     handle_r_to_c,
+    index_backward,
     infinitely_differentiable_silu_backward,
     is_grad_enabled,
     log1p_backward,
@@ -143,7 +144,10 @@ from .ops import (
     gt,
     hypot,
     imag,
+    index,
     index_add,
+    index_put,
+    index_put_,
     index_select,
     index_select_backward,
     isfinite,
@@ -6407,6 +6411,122 @@ def masked_fill_backward1_apply(
     return grad_inputs
 
 
+class IndexBackward0(Node):
+    """Backward of ``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``.
+
+    self: index_backward(zeros_like(self), indices, grad)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> list[Tensor]:
+        return unpack_saved(self.indices_, self)
+
+
+def index_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: list[Tensor],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of IndexBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            index_backward(self_info.zeros(), indices, grad)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class IndexPutBackward0(Node):
+    """Backward of ``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``.
+
+    self: grad if accumulate else grad.index_put(indices, zeros_like(values), False)
+    values: grad.index(indices)
+    """
+
+    __slots__ = (
+        "accumulate",
+        "indices_",
+        "values_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_put_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            accumulate=self.accumulate,
+            indices=unpack_saved(self.indices_, self),
+            values_info=self.values_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_accumulate(self) -> bool:
+        return self.accumulate
+
+    @property
+    def _saved_indices(self) -> list[Tensor]:
+        return unpack_saved(self.indices_, self)
+
+
+def index_put_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    accumulate: bool,
+    indices: list[Tensor],
+    values_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of IndexPutBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad
+            if accumulate
+            else (
+                grad.index_put(indices, values_info.zeros(), False)
+                if any_grad_defined
+                else None
+            )
+        )
+    if needs_input_grad[1]:  # values
+        grad_inputs[1] = grad.index(indices) if any_grad_defined else None
+    return grad_inputs
+
+
 class MmBackward0(Node):
     """Backward of ``mm(Tensor self, Tensor mat2) -> Tensor``.
 
@@ -8604,6 +8724,39 @@ def masked_fill_Tensor_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
     return self_t.masked_fill(mask, value_t)
+
+
+def index_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, indices: Sequence[Tensor | None], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.index_Tensor.call(self_t, indices)
+
+
+def index_put_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Sequence[Tensor | None],
+    values_p: Tensor,
+    values_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_put(indices, values_t, accumulate)``."""
+    return self_t.index_put(indices, values_t, accumulate)
+
+
+def index_put__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Sequence[Tensor | None],
+    values_p: Tensor,
+    values_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_put(indices, values_t, accumulate)``."""
+    return self_t.index_put(indices, values_t, accumulate)
 
 
 def mm_jvp(

@@ -282,6 +282,26 @@ def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Ten
     return result
 
 
+def index_put_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Tensor:
+    """index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"""
+    result = redispatch(
+        operators.index_put_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+    )
+    increment_version(self)
+    return result
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
@@ -313,3 +333,4 @@ operators.relu_.register(DispatchKey.ADInplaceOrView, relu_)
 operators.div__Tensor.register(DispatchKey.ADInplaceOrView, div__Tensor)
 operators.div__Tensor_mode.register(DispatchKey.ADInplaceOrView, div__Tensor_mode)
 operators.clamp_.register(DispatchKey.ADInplaceOrView, clamp_)
+operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)

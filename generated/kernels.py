@@ -18,6 +18,7 @@ from gradgen.numpy_kernels import (
     absolute,
     absolute_,
     addmm,
+    advanced_index,
     amax,
     angle,
     argmax,
@@ -44,6 +45,7 @@ from gradgen.numpy_kernels import (
     gelu_backward,
     hypot_floating,
     index_add,
+    index_put,
     index_select,
     int_to_float,
     into,
@@ -1454,6 +1456,43 @@ def numpy_masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor)
     return wrap_result(masked_fill(self, mask, value))
 
 
+def numpy_index_Tensor(ks: int, self: Tensor, indices: Sequence[Tensor | None]) -> Any:
+    """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    self = self._data
+    indices = [None if t is None else t._data for t in indices]
+    return wrap_result(advanced_index(self, indices))
+
+
+def numpy_index_put(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Any:
+    """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    self = self._data
+    indices = [None if t is None else t._data for t in indices]
+    values = values._data
+    return wrap_result(index_put(self, indices, values, accumulate))
+
+
+def numpy_index_put_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Any:
+    """index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"""
+    self_tensor = self
+    out = self._data
+    self = self._data
+    indices = [None if t is None else t._data for t in indices]
+    values = values._data
+    return copy_into(self_tensor, index_put(self, indices, values, accumulate, out))
+
+
 def numpy_mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     """mm(Tensor self, Tensor mat2) -> Tensor"""
     self = self._data
@@ -1810,6 +1849,9 @@ operators.scatter_value.register(DispatchKey.NumPy, numpy_scatter_value)
 operators.scatter_add.register(DispatchKey.NumPy, numpy_scatter_add)
 operators.masked_fill_Scalar.register(DispatchKey.NumPy, numpy_masked_fill_Scalar)
 operators.masked_fill_Tensor.register(DispatchKey.NumPy, numpy_masked_fill_Tensor)
+operators.index_Tensor.register(DispatchKey.NumPy, numpy_index_Tensor)
+operators.index_put.register(DispatchKey.NumPy, numpy_index_put)
+operators.index_put_.register(DispatchKey.NumPy, numpy_index_put_)
 operators.mm.register(DispatchKey.NumPy, numpy_mm)
 operators.bmm.register(DispatchKey.NumPy, numpy_bmm)
 operators.dot.register(DispatchKey.NumPy, numpy_dot)

@@ -392,6 +392,17 @@ masked_fill_Tensor = OperatorHandle(
     "masked_fill.Tensor",
     "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
 )
+index_Tensor = OperatorHandle(
+    "index.Tensor", "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"
+)
+index_put = OperatorHandle(
+    "index_put",
+    "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+)
+index_put_ = OperatorHandle(
+    "index_put_",
+    "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
+)
 mm = OperatorHandle("mm", "mm(Tensor self, Tensor mat2) -> Tensor")
 bmm = OperatorHandle("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor")
 dot = OperatorHandle("dot", "dot(Tensor self, Tensor tensor) -> Tensor")

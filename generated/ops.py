@@ -14,6 +14,7 @@ from gradgen.arguments import (
     int_list_argument,
     int_list_varargs,
     tensor_argument,
+    tensor_list_argument,
 )
 from gradgen.dtypes import as_dtype, dtype
 from gradgen.overloads import Overloads, Param, Signature
@@ -138,6 +139,9 @@ __all__ = [
     "gather_backward",
     "scatter_add",
     "value_selecting_reduction_backward",
+    "index",
+    "index_put",
+    "index_put_",
     "mm",
     "bmm",
     "dot",
@@ -323,11 +327,13 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """``cat(Tensor[] tensors, int dim=0) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "cat", "tensors", 1)
     return operators.cat.call(tensors, dim)
 
 
 def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """``stack(Tensor[] tensors, int dim=0) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "stack", "tensors", 1)
     return operators.stack.call(tensors, dim)
 
 
@@ -1014,6 +1020,39 @@ def value_selecting_reduction_backward(
     return composites.value_selecting_reduction_backward(
         grad, dim, indices, sizes, keepdim
     )
+
+
+def index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+    input = tensor_argument(input, "index", "input", 1, False)
+    indices = tensor_list_argument(indices, "index", "indices", 2, True)
+    return operators.index_Tensor.call(input, indices)
+
+
+def index_put(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
+    input = tensor_argument(input, "index_put", "input", 1, False)
+    indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
+    values = tensor_argument(values, "index_put", "values", 3, True)
+    return operators.index_put.call(input, indices, values, accumulate)
+
+
+def index_put_(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
+    input = tensor_argument(input, "index_put_", "input", 1, False)
+    indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
+    values = tensor_argument(values, "index_put_", "values", 3, True)
+    return operators.index_put_.call(input, indices, values, accumulate)
 
 
 def mm(input: Tensor, mat2: Tensor | Number) -> Tensor:

@@ -14,6 +14,7 @@ from gradgen.arguments import (
     int_list_argument,
     int_list_varargs,
     tensor_argument,
+    tensor_list_argument,
 )
 from gradgen.dtypes import as_dtype, dtype
 from gradgen.overloads import Overloads, Param, Signature
@@ -633,6 +634,36 @@ def to(
     """``to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)``"""
     dtype = dtype_argument(dtype)
     return composites.to_dtype(self, dtype, non_blocking, copy, memory_format)
+
+
+def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+    indices = tensor_list_argument(indices, "index", "indices", 2, True)
+    return operators.index_Tensor.call(self, indices)
+
+
+def index_put(
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
+    indices = tensor_list_argument(indices, "index_put", "indices", 2, True)
+    values = tensor_argument(values, "index_put", "values", 3, True)
+    return operators.index_put.call(self, indices, values, accumulate)
+
+
+def index_put_(
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
+    indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
+    values = tensor_argument(values, "index_put_", "values", 3, True)
+    return operators.index_put_.call(self, indices, values, accumulate)
 
 
 def mm(self: Tensor, mat2: Tensor | Number) -> Tensor:
@@ -1648,6 +1679,9 @@ METHODS: dict[str, Callable[..., Any]] = {
     "view_as": view_as,
     "reshape_as": reshape_as,
     "to": to,
+    "index": index,
+    "index_put": index_put,
+    "index_put_": index_put_,
     "mm": mm,
     "bmm": bmm,
     "dot": dot,

@@ -3917,6 +3917,129 @@ def masked_fill_Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> An
     return result
 
 
+def index_Tensor(ks: int, self: Tensor, indices: Sequence[Tensor | None]) -> Any:
+    """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.IndexBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.indices_ = SavedVariableList(indices)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.index_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, indices
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_Tensor_jvp(
+                    self, tangent_or_zeros(self), indices, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_put(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Any:
+    """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, values)
+    grad_fn: functions.IndexPutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexPutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices)
+        grad_fn.values_info = TypeAndSize(values)
+    result = redispatch(
+        operators.index_put,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_put_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    indices,
+                    values,
+                    tangent_or_zeros(values),
+                    accumulate,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_put_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Any:
+    """index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, values)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexPutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexPutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices)
+        grad_fn.values_info = TypeAndSize(values)
+    result = redispatch(
+        operators.index_put_,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_put__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    indices,
+                    values,
+                    tangent_or_zeros(values),
+                    accumulate,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
 def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     """mm(Tensor self, Tensor mat2) -> Tensor"""
     _any_has_forward_grad = (
@@ -4686,6 +4809,9 @@ operators.scatter_value.register(DispatchKey.Autograd, scatter_value)
 operators.scatter_add.register(DispatchKey.Autograd, scatter_add)
 operators.masked_fill_Scalar.register(DispatchKey.Autograd, masked_fill_Scalar)
 operators.masked_fill_Tensor.register(DispatchKey.Autograd, masked_fill_Tensor)
+operators.index_Tensor.register(DispatchKey.Autograd, index_Tensor)
+operators.index_put.register(DispatchKey.Autograd, index_put)
+operators.index_put_.register(DispatchKey.Autograd, index_put_)
 operators.mm.register(DispatchKey.Autograd, mm)
 operators.bmm.register(DispatchKey.Autograd, bmm)
 operators.dot.register(DispatchKey.Autograd, dot)

@@ -551,6 +551,18 @@ TABLE.update(
         "to.dtype": Line(
             lambda lib, a: a.to(lib.complex128) * a + a.to(lib.float64), ((3,),)
         ),
+        "index.Tensor": Line(
+            lambda lib, a: a[lib.tensor([2, 0, 2])] * a[:, lib.tensor([True, False, True])].sum(),
+            ((3, 3),),
+        ),
+        "index_put": Line(
+            lambda lib, a, b: lib.index_put(a, (lib.tensor([0, 2, 0]),), b * b, True),
+            ((3, 2), (3, 2)),
+        ),
+        "index_put_": Line(
+            lambda lib, a, b: (a * 1.0).index_put_((lib.tensor([2, 0]),), b * 2.0),
+            ((3, 2), (2,)),
+        ),
     }
 )
 

@@ -33,6 +33,24 @@ def tensor_argument(
     )
 
 
+def tensor_list_argument(
+    value: Any, function: str, argument: str, position: int, allow_none: bool = False
+) -> list[Any]:
+    """A Tensor[] argument (Tensor?[] with `allow_none`) as a list of its tensors."""
+    if isinstance(value, Tensor) or not isinstance(value, (list, tuple)):
+        raise TypeError(
+            f"{function}(): argument '{argument}' (position {position}) must be tuple of "
+            f"Tensors, not {type(value).__name__}"
+        )
+    for index, item in enumerate(value):
+        if not (isinstance(item, Tensor) or (allow_none and item is None)):
+            raise TypeError(
+                f"expected Tensor as element {index} in argument {position - 1}, but got "
+                f"{type(item).__name__}"
+            )
+    return list(value)
+
+
 def int_list_argument(value: Any, function: str, argument: str) -> tuple[int, ...]:
     """An int[] argument as a tuple of ints (a single int means a one-element list)."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):

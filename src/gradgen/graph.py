@@ -430,18 +430,19 @@ def _legacy_type_name(tensor: Tensor) -> str:
 
 
 class SavedVariableList:
-    """A saved Tensor[] argument (e.g. `cat`'s tensors): one SavedVariable each."""
+    """A saved Tensor[] argument (e.g. `cat`'s tensors): one SavedVariable each; a
+    Tensor?[] (`index`'s indices) keeps its None entries."""
 
     __slots__ = ("_saved", "_released")
 
-    def __init__(self, tensors: Sequence[Tensor]) -> None:
-        self._saved = [SavedVariable(tensor, False) for tensor in tensors]
+    def __init__(self, tensors: Sequence[Tensor | None]) -> None:
+        self._saved = [None if t is None else SavedVariable(t, False) for t in tensors]
         self._released = False
 
-    def unpack(self, saved_for: Node | None = None) -> list[Tensor]:
+    def unpack(self, saved_for: Node | None = None) -> list[Any]:
         if self._released:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        return [saved.unpack(saved_for) for saved in self._saved]
+        return [None if saved is None else saved.unpack(saved_for) for saved in self._saved]
 
     def reset_data(self) -> None:
         self._released = True

@@ -460,6 +460,7 @@ def clamp_backward_min_max(
 
 
 __all__ += [
+    "index_backward",
     "prod_backward",
     "restore_reduced_dims",
     "scale_grad_by_count",
@@ -730,6 +731,14 @@ def reverse_list_symint(values: Sequence[int]) -> tuple[int, ...]:
 def fmap_neg(values: Sequence[int]) -> tuple[int, ...]:
     """PyTorch's `fmap(values, [](SymInt i) { return -i; })`."""
     return tuple(-value for value in values)
+
+
+def index_backward(
+    zeros: Tensor, indices: Sequence[Tensor | None], grad: Tensor
+) -> Tensor:
+    """The gradient of `self[indices]`: grad added into zeros of self's shape at the
+    indexed places (an element indexed twice gets both gradients)."""
+    return zeros.index_put(indices, grad, True)  # type: ignore[attr-defined,no-any-return]
 
 
 # ---- batch D: linear algebra and losses ----

@@ -889,6 +889,8 @@ __all__ += [
     "roll",
     "repeat",
     "index_select",
+    "advanced_index",
+    "index_put",
     "index_add",
     "gather",
     "scatter",
@@ -1230,6 +1232,100 @@ def _check_bounds(index: np.ndarray, size: int, dim: int) -> None:
         raise RuntimeError(
             f"index {value} is out of bounds for dimension {dim} with size {size}"
         )
+
+
+def _advanced_key(self: np.ndarray, indices: Sequence[np.ndarray | None]) -> tuple[Any, ...]:
+    """PyTorch's `index` indices as a numpy key (None takes its whole dimension), with
+    PyTorch's checks and messages; numpy places the result's dimensions the same way."""
+    if not indices:
+        raise IndexError("at least one index must be provided")
+    consumed = sum(1 if i is None or i.dtype.kind != "b" else i.ndim for i in indices)
+    if consumed > self.ndim:
+        raise IndexError(
+            f"too many indices for tensor of dimension {self.ndim} (got {consumed})"
+        )
+    key: list[Any] = []
+    dim = 0
+    position = 0  # among the index tensors (PyTorch counts dimensions this way)
+    shapes = []
+    for index in indices:
+        if index is None:
+            key.append(slice(None))
+            dim += 1
+            continue
+        if index.dtype.kind == "b":
+            extent = self.shape[dim : dim + index.ndim]
+            for offset, (got, wanted) in enumerate(zip(index.shape, extent)):
+                if got != wanted:
+                    raise IndexError(
+                        f"The shape of the mask {list(index.shape)} at index {offset} does "
+                        f"not match the shape of the indexed tensor {list(self.shape)} at "
+                        f"index {dim + offset}"
+                    )
+            key.append(index)
+            shapes.append([int(np.count_nonzero(index))])
+            dim += index.ndim
+        elif index.dtype.kind in "iu":
+            size = self.shape[dim]
+            bad = (index < -size) | (index >= size)
+            if bad.any():
+                value = int(index[bad].reshape(-1)[0])
+                raise IndexError(
+                    f"index {value} is out of bounds for dimension {position} with size {size}"
+                )
+            key.append(index)
+            shapes.append(list(index.shape))
+            dim += 1
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        position += 1
+    try:
+        np.broadcast_shapes(*(tuple(shape) for shape in shapes))
+    except ValueError:
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(str(shape) for shape in shapes)
+        ) from None
+    return tuple(key)
+
+
+def advanced_index(self: np.ndarray, indices: Sequence[np.ndarray | None]) -> np.ndarray:
+    """`self[indices]` with tensors, as PyTorch's `index` (always a copy)."""
+    return np.array(self[_advanced_key(self, indices)])
+
+
+def index_put(
+    self: np.ndarray,
+    indices: Sequence[np.ndarray | None],
+    values: np.ndarray,
+    accumulate: bool,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """self with `values` written (or, with accumulate, added: repeated indices add up)
+    at `indices`; into `out` (self's memory) for index_put_, else into a copy."""
+    if values.dtype != self.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_scalar_type_name(self)} for the destination and "
+            f"{_scalar_type_name(values)} for the source."
+        )
+    key = _advanced_key(self, indices)
+    result = self.copy() if out is None else out
+    target_shape = np.empty(self.shape, dtype=np.bool_)[key].shape
+    try:
+        fits = np.broadcast_shapes(values.shape, target_shape) == target_shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast "
+            f"to indexing result of shape {list(target_shape)}"
+        )
+    if accumulate:
+        np.add.at(result, key, values)
+    else:
+        result[key] = values
+    return result
 
 
 def index_select(self: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:

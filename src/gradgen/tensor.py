@@ -21,7 +21,6 @@ hand-written rest of PyTorch's Tensor API.
 
 from __future__ import annotations
 
-import operator
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, indexing
 from .dtypes import dtype
 from .formatting import format_tensor
 from .graph import AccumulateGrad, Node, RemovableHandle
@@ -380,43 +379,13 @@ class Tensor:
         return (Tensor(row) for row in self._data)
 
     def __getitem__(self, index: Any) -> Tensor:
-        """Basic indexing (ints, slices, None, ...), as the select/slice/unsqueeze
-        operators, so the result is a differentiable view."""
-        items = index if isinstance(index, tuple) else (index,)
-        if sum(item is Ellipsis for item in items) > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        specified = sum(item is not None and item is not Ellipsis for item in items)
-        ndim = self._data.ndim
-        if specified > ndim:
-            raise IndexError(f"too many indices for tensor of dimension {ndim}")
-        result = self
-        dim = 0
-        for item in items:
-            if item is None:
-                result = result.unsqueeze(dim)  # type: ignore[attr-defined]
-                dim += 1
-            elif item is Ellipsis:
-                dim += ndim - specified
-            elif isinstance(item, slice):
-                step = 1 if item.step is None else operator.index(item.step)
-                if step <= 0:
-                    raise ValueError("step must be greater than zero")
-                start = None if item.start is None else operator.index(item.start)
-                stop = None if item.stop is None else operator.index(item.stop)
-                if not (start in (None, 0) and stop is None and step == 1):
-                    result = result.slice(dim, start, stop, step)  # type: ignore[attr-defined]
-                dim += 1
-            elif _is_integer_index(item):
-                result = result.select(dim, operator.index(item))  # type: ignore[attr-defined]
-            else:
-                raise IndexError(
-                    "only integers, slices (`:`), ellipsis (`...`) and None are valid "
-                    f"indices in gradgen (got {type(item).__name__}); advanced indexing "
-                    "with tensors or lists is not supported yet"
-                )
-        if result is self:
-            return self.view(self._data.shape)  # type: ignore[attr-defined,no-any-return]
-        return result
+        """Basic indexing gives a differentiable view, advanced indexing (tensors,
+        lists, masks) a differentiable copy; see gradgen.indexing."""
+        return indexing.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """`t[index] = value`, recorded as index_put_ when it needs to be."""
+        indexing.setitem(self, index, value)
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iu" or self._data.size != 1:

@@ -1,0 +1,169 @@
+"""`t[index]` and `t[index] = value`, as PyTorch's Python indexing does them.
+
+Reading: the basic parts of an index (ints, slices, None, ...) become the view
+operators select / slice / unsqueeze, so a basic index gives a differentiable view.
+Tensors, lists, arrays and boolean masks are advanced indices: after the basic parts
+are applied, the `index` operator gathers along the dimensions they index (a copy;
+its backward adds the gradient back at the indexed places). As in PyTorch, an int
+next to an advanced index is a select applied first, so `x[0, :, [0, 1]]` has shape
+(3, 2) for a (2, 3, 4) x, where numpy gives (2, 3).
+
+Writing: `index_put_` on the tensor itself, so the graph records the write
+(IndexPutBackward0) and version counters see it. The positions written are found by
+indexing a tensor of flat positions with the same index, so reads and writes agree on
+every index. Without anything to record, a basic index writes straight into memory.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import grad_mode
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+
+def _is_advanced(item: Any) -> bool:
+    """A tensor (not a 0-d integer one), a list, an array or a bool: advanced indexing."""
+    from .tensor import Tensor, _is_integer_index
+
+    if isinstance(item, (list, np.ndarray)):
+        return True
+    return isinstance(item, Tensor) and not _is_integer_index(item)
+
+
+def _index_tensor(item: Any) -> Tensor:
+    """An advanced index as an integer or bool tensor."""
+    from .factories import tensor
+    from .tensor import Tensor
+
+    if isinstance(item, Tensor):
+        return item
+    if isinstance(item, list) and not item:
+        return tensor([], dtype=_int64())
+    return tensor(item)
+
+
+def _int64() -> Any:
+    from .dtypes import int64
+
+    return int64
+
+
+def getitem(self: Tensor, index: Any) -> Tensor:
+    items = index if isinstance(index, tuple) else (index,)
+    if sum(item is Ellipsis for item in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    advanced = any(_is_advanced(item) for item in items)
+    indexes = [_index_tensor(item) if _is_advanced(item) else item for item in items]
+    specified = 0
+    for item in indexes:
+        if item is None or item is Ellipsis:
+            continue
+        data = getattr(item, "_data", None)
+        specified += data.ndim if data is not None and data.dtype.kind == "b" else 1
+    ndim = self._data.ndim
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    result = self
+    dim = 0
+    gathered: list[Tensor | None] = []  # the `index` operator's indices, per dimension
+    for item in indexes:
+        if item is None:
+            result = result.unsqueeze(dim)  # type: ignore[attr-defined]
+            gathered.append(None)
+            dim += 1
+        elif item is Ellipsis:
+            gathered += [None] * (ndim - specified)
+            dim += ndim - specified
+        elif isinstance(item, slice):
+            step = 1 if item.step is None else operator.index(item.step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            start = None if item.start is None else operator.index(item.start)
+            stop = None if item.stop is None else operator.index(item.stop)
+            if not (start in (None, 0) and stop is None and step == 1):
+                result = result.slice(dim, start, stop, step)  # type: ignore[attr-defined]
+            gathered.append(None)
+            dim += 1
+        elif not _is_advanced(item) and _is_integer(item):
+            result = result.select(dim, operator.index(item))  # type: ignore[attr-defined]
+        elif _is_advanced(item):
+            gathered.append(item)
+            dim += item._data.ndim if item._data.dtype.kind == "b" else 1
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long, int, bool "
+                f"or byte tensors are valid indices (got {type(item).__name__})"
+            )
+    if advanced:
+        return result.index(gathered)  # type: ignore[attr-defined,no-any-return]
+    if result is self:
+        return self.view(self._data.shape)  # type: ignore[attr-defined,no-any-return]
+    return result
+
+
+def _is_integer(item: Any) -> bool:
+    from .tensor import _is_integer_index
+
+    return _is_integer_index(item)
+
+
+def setitem(self: Tensor, index: Any, value: Any) -> None:
+    from .factories import tensor
+    from .tensor import Tensor
+
+    items = index if isinstance(index, tuple) else (index,)
+    basic = not any(_is_advanced(item) for item in items)
+    if not isinstance(value, Tensor):
+        source = tensor(value, dtype=self.dtype)
+    elif basic and value.dtype is not self.dtype:
+        # A basic write is a copy_ into a view, which casts; index_put_ does not.
+        source = value.to(self.dtype)  # type: ignore[attr-defined]
+    else:
+        source = value
+    recording = grad_mode.is_grad_enabled() and (
+        self.requires_grad or source.requires_grad
+    )
+    if basic and not recording:
+        _write_basic(self, items, source)
+        return
+    if basic and self._grad_fn is None and self._requires_grad:
+        # x[0] = v writes through a view of x (PyTorch's wording for that case).
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an "
+            "in-place operation."
+        )
+    # The flat positions `index` selects, in the layout reading would give them.
+    positions = Tensor(np.arange(self._data.size).reshape(self._data.shape))
+    with grad_mode.no_grad():
+        selected = getitem(positions, index)._data
+    coordinates = [
+        Tensor(np.asarray(c, dtype=np.int64))
+        for c in np.unravel_index(selected, self._data.shape)
+    ]
+    self.index_put_(coordinates, source)  # type: ignore[attr-defined]
+
+
+def _write_basic(self: Tensor, items: tuple[Any, ...], source: Tensor) -> None:
+    """A basic-index write with nothing to record: straight into memory, as a view's
+    copy_ would, counted as an in-place change."""
+    key = tuple(operator.index(i) if _is_integer(i) else i for i in items)
+    try:
+        self._data[key] = source._data
+    except ValueError as error:
+        if not self._data.flags.writeable:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor "
+                "refers to a single memory location. Please clone() the tensor before "
+                "performing the operation."
+            ) from None
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(source._data.shape)} cannot be "
+            f"broadcast to indexing result of shape {list(self._data[key].shape)}"
+        ) from error
+    self._counter().version += 1
