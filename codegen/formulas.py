@@ -72,6 +72,11 @@ LIST_METADATA_SUGAR: dict[str, tuple[str, str, str]] = {
 
 # Methods of any tensor that answer a question and create no graph.
 TENSOR_QUERY_METHODS = frozenset({"is_complex", "is_floating_point", "dim", "numel"})
+# Differentiable Tensor methods written by hand in the runtime, as PyTorch writes them
+# in its Python bindings (Tensor.to takes a dtype, a device or a tensor).
+HAND_WRITTEN_METHODS = frozenset({"to"})
+# What a formula may call on a tensor besides the YAML's method variants.
+_RUNTIME_METHODS = TENSOR_QUERY_METHODS | HAND_WRITTEN_METHODS
 # Methods of PyTorch's at::Scalar allowed on Scalar arguments. Python numbers lack
 # them, so `alpha.conj()` becomes a call of the runtime helper named here.
 SCALAR_METHODS = {"conj": "scalar_conj"}
@@ -278,10 +283,10 @@ class _BackwardRewriter(ast.NodeTransformer):
                     keywords=[],
                 )
                 return ast.copy_location(call, node)
-            if method not in self.names.methods and method not in TENSOR_QUERY_METHODS:
+            if method not in self.names.methods and method not in _RUNTIME_METHODS:
                 raise CodegenError(
                     f"no tensor method named '{method}'"
-                    + did_you_mean(method, self.names.methods | TENSOR_QUERY_METHODS)
+                    + did_you_mean(method, self.names.methods | _RUNTIME_METHODS)
                 )
             function.value = self.visit(receiver)
             self._visit_arguments(node)
@@ -519,7 +524,7 @@ def check_forward_formula(
                 method = function.attr
                 if (
                     method not in names.methods
-                    and method not in TENSOR_QUERY_METHODS
+                    and method not in _RUNTIME_METHODS
                     and method not in SCALAR_METHODS
                     and method not in METADATA_SUGAR
                 ):

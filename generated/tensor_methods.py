@@ -624,18 +624,6 @@ def reshape_as(self: Tensor, other: Tensor | Number) -> Tensor:
     return composites.reshape_as(self, other)
 
 
-def to(
-    self: Tensor,
-    dtype: dtype,
-    non_blocking: bool = False,
-    copy: bool = False,
-    memory_format: Any | None = None,
-) -> Tensor:
-    """``to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)``"""
-    dtype = dtype_argument(dtype)
-    return composites.to_dtype(self, dtype, non_blocking, copy, memory_format)
-
-
 def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
     indices = tensor_list_argument(indices, "index", "indices", 2, True)
@@ -1678,7 +1666,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "expand_as": expand_as,
     "view_as": view_as,
     "reshape_as": reshape_as,
-    "to": to,
     "index": index,
     "index_put": index_put,
     "index_put_": index_put_,

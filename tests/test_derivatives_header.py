@@ -9,6 +9,7 @@ from gradgen import helpers
 from gradgen.codegen.formulas import (
     METADATA_SUGAR,
     SCALAR_METHODS,
+    HAND_WRITTEN_METHODS,
     TENSOR_QUERY_METHODS,
 )
 from gradgen.codegen.load import exported_names
@@ -38,6 +39,7 @@ def test_header_lists_the_metadata_sugar_and_queries() -> None:
     sugar = _section("saved metadata")
     assert set(METADATA_SUGAR) <= sugar
     assert TENSOR_QUERY_METHODS <= _section("tensor queries:")
+    assert HAND_WRITTEN_METHODS <= _section("hand-written:")
     assert set(SCALAR_METHODS) <= _section("scalars:")
 
 

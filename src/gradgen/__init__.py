@@ -27,11 +27,14 @@ from .dtypes import (
 )
 from .grad_mode import (
     enable_grad as enable_grad,
+    inference_mode as inference_mode,
+    is_inference_mode_enabled as is_inference_mode_enabled,
     is_grad_enabled as is_grad_enabled,
     no_grad as no_grad,
     set_grad_enabled as set_grad_enabled,
 )
-from .tensor import Size as Size, Tensor as Tensor, install_methods
+from .tensor import Size as Size, Tensor as Tensor, install_methods, is_tensor as is_tensor
+from .devices import cuda as cuda, device as device
 
 # The generated operators: importing them registers their kernels with the dispatcher.
 from . import generated  # noqa: E402  (after Tensor, which generated code imports)

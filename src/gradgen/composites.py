@@ -203,7 +203,7 @@ def softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
     """_softmax of the input converted to `dtype` first when one is given."""
     from .generated.ops import _softmax
 
-    converted = self if dtype is None else self.to(dtype)  # type: ignore[attr-defined]
+    converted = self if dtype is None else self.to(dtype)
     return _softmax(converted, dim, False)  # type: ignore[no-any-return]
 
 
@@ -211,7 +211,7 @@ def log_softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
     """_log_softmax of the input converted to `dtype` first when one is given."""
     from .generated.ops import _log_softmax
 
-    converted = self if dtype is None else self.to(dtype)  # type: ignore[attr-defined]
+    converted = self if dtype is None else self.to(dtype)
     return _log_softmax(converted, dim, False)  # type: ignore[no-any-return]
 
 

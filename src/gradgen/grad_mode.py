@@ -82,3 +82,44 @@ class set_grad_enabled(_GradModeContext):
     def __enter__(self) -> None:
         # The constructor already switched; entering only keeps what to restore.
         pass
+
+
+class _InferenceModeState(threading.local):
+    enabled: bool = False
+
+
+_inference_state = _InferenceModeState()
+
+
+def is_inference_mode_enabled() -> bool:
+    return _inference_state.enabled
+
+
+class inference_mode:
+    """``with gradgen.inference_mode(): ...`` or ``@inference_mode()``: no graph is
+    recorded, as under `no_grad`. PyTorch also marks the tensors made inside as
+    inference tensors that autograd later refuses; gradgen does not mark them, so code
+    that PyTorch accepts runs the same here. `inference_mode(False)` changes nothing."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self._mode = bool(mode)
+        self._previous: list[tuple[bool, bool]] = []
+
+    def __enter__(self) -> None:
+        self._previous.append((_state.enabled, _inference_state.enabled))
+        if self._mode:
+            _state.enabled = False
+            _inference_state.enabled = True
+
+    def __exit__(self, *exc_info: object) -> None:
+        _state.enabled, _inference_state.enabled = self._previous.pop()
+
+    def __call__(self, function: F) -> F:
+        mode = self._mode
+
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
+                return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]

@@ -123,7 +123,7 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         source = tensor(value, dtype=self.dtype)
     elif basic and value.dtype is not self.dtype:
         # A basic write is a copy_ into a view, which casts; index_put_ does not.
-        source = value.to(self.dtype)  # type: ignore[attr-defined]
+        source = value.to(self.dtype)
     else:
         source = value
     recording = grad_mode.is_grad_enabled() and (

@@ -369,7 +369,7 @@ def _moment(name: str, operator_name: str) -> Callable[..., Tensor]:
             ddof = correction
         self = _tensor(a)
         if dtype is not None:
-            self = self.to(_dtype(dtype))  # type: ignore[attr-defined]  # numpy computes in `dtype`
+            self = self.to(_dtype(dtype))  # numpy computes in `dtype`
         dim = None if axis is None else _axes(axis, self.ndim)
         function = getattr(ops, operator_name)
         return function(self, dim, correction=ddof, keepdim=_keepdims(keepdims))
@@ -544,7 +544,7 @@ def _tensors(arrays: Any, dtype: Any) -> list[Tensor]:
     if not tensors:
         raise ValueError("need at least one array to concatenate")
     target = _dtype(dtype)
-    return tensors if target is None else [t.to(target) for t in tensors]  # type: ignore[attr-defined]
+    return tensors if target is None else [t.to(target) for t in tensors]
 
 
 @_implements(np.split, operators=("split", "split_with_sizes"))

@@ -21,6 +21,8 @@ hand-written rest of PyTorch's Tensor API.
 
 from __future__ import annotations
 
+import builtins
+import operator
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import dtypes, indexing
+from . import devices, dtypes, indexing
 from .dtypes import dtype
 from .formatting import format_tensor
 from .graph import AccumulateGrad, Node, RemovableHandle
@@ -348,6 +350,138 @@ class Tensor:
             )
         return self._data
 
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """PyTorch's Tensor.to: `to(dtype)`, `to(device, dtype=None)`, `to(other)`, with
+        `non_blocking`, `copy` and `memory_format`. The tensor itself when nothing
+        changes (and no copy is asked for), else a differentiable converted copy."""
+        target, non_blocking, copy, memory_format = _to_arguments(self, args, kwargs)
+        from .composites import to_dtype
+
+        return to_dtype(self, target, non_blocking, copy, memory_format)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    @property
+    def device(self) -> devices.device:
+        return devices.CPU
+
+    @property
+    def is_cuda(self) -> builtins.bool:
+        return False
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def cuda(self, device: Any = None, non_blocking: builtins.bool = False) -> Tensor:
+        devices.check_device("cuda" if device is None else device)
+        return self
+
+    def element_size(self) -> builtins.int:
+        return builtins.int(self._data.itemsize)
+
+    def stride(self, dim: builtins.int | None = None) -> tuple[builtins.int, ...] | builtins.int:
+        """Strides in elements (numpy counts bytes)."""
+        itemsize = self._data.itemsize
+        strides = tuple(s // itemsize for s in self._data.strides)
+        return strides if dim is None else strides[_wrap_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self, memory_format: Any = None) -> builtins.bool:
+        return builtins.bool(self._data.flags.c_contiguous)
+
+    @property
+    def data(self) -> Tensor:
+        """The same memory as a tensor outside autograd: no history, no grad, and a
+        version counter of its own, so changes through it go unnoticed (PyTorch's
+        `.data`; `detach()` is the safe form)."""
+        return Tensor(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"Variable data has to be a tensor, but got {type(value).__name__}"
+            )
+        self._data = value._data
+
+    # -- new tensors like this one (dtype from self unless given) ---------------------
+    def new_tensor(
+        self, data: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+    ) -> Tensor:
+        from .factories import tensor
+
+        devices.check_device(device)
+        return tensor(data, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+    def new_full(
+        self,
+        size: Sequence[builtins.int],
+        fill_value: Number,
+        *,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: builtins.bool = False,
+    ) -> Tensor:
+        from .factories import full
+
+        devices.check_device(device)
+        return full(size, fill_value, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+        return self.new_full(_size_argument(size), 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+        return self.new_full(_size_argument(size), 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+        """Zeros: gradgen never hands out uninitialised memory."""
+        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    # -- transposes as properties ------------------------------------------------------
+    @property
+    def T(self) -> Tensor:  # noqa: N802  (PyTorch's name)
+        """The dimensions reversed (a transpose for a matrix)."""
+        if self._data.ndim not in (0, 2):
+            warnings.warn(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                "shape is deprecated and it will throw an error in a future release. "
+                "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self.permute(tuple(range(self._data.ndim - 1, -1, -1)))  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        """The last two dimensions swapped (a transpose of each matrix in a batch)."""
+        if self._data.ndim < 2:
+            raise RuntimeError(
+                "tensor.mT is only supported on matrices or batches of matrices. Got "
+                f"{self._data.ndim}-D tensor."
+            )
+        return self.transpose(-2, -1)  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of a matrix."""
+        if self._data.ndim not in (0, 2):
+            raise RuntimeError(
+                "tensor.H is only supported on matrices (2-D tensors). Got "
+                f"{self._data.ndim}-D tensor."
+            )
+        return self.T.conj()  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of each matrix in a batch."""
+        if self._data.ndim < 2:
+            raise RuntimeError(
+                "tensor.mH is only supported on matrices or batches of matrices. Got "
+                f"{self._data.ndim}-D tensor."
+            )
+        return self.mT.conj()  # type: ignore[attr-defined,no-any-return]
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """`np.asarray(t)`: the data, as `numpy()` (RuntimeError if it requires grad)."""
         data = self.numpy()
@@ -594,6 +728,67 @@ class Tensor:
     def __pos__(self) -> Tensor:
         return self
 
+    # -- dtype conversions (last in the class: their names shadow the builtins) ------
+    def double(self) -> Tensor:
+        return self.to(dtypes.float64)
+
+    def float(self) -> Tensor:
+        return self.to(dtypes.float32)
+
+    def long(self) -> Tensor:
+        return self.to(dtypes.int64)
+
+    def int(self) -> Tensor:
+        return self.to(dtypes.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(dtypes.bool)
+
+    def cfloat(self) -> Tensor:
+        return self.to(dtypes.complex64)
+
+    def cdouble(self) -> Tensor:
+        return self.to(dtypes.complex128)
+
+
+def _size_argument(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
+    """`new_zeros(2, 3)` and `new_zeros((2, 3))` alike."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    return tuple(operator.index(extent) for extent in size)
+
+
+def _to_arguments(
+    self: Tensor, arguments: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[dtype, builtins.bool, builtins.bool, Any]:
+    """Tensor.to's three signatures (PyTorch's Python binding), as what to_dtype takes."""
+    args = list(arguments)
+    target = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    if args:
+        first = args.pop(0)
+        if isinstance(first, Tensor):
+            target = first.dtype
+        elif isinstance(first, (str, devices.device)):
+            device = first
+            if args and not isinstance(args[0], builtins.bool):
+                target = args.pop(0)
+        else:
+            target = first
+    non_blocking = kwargs.pop("non_blocking", args.pop(0) if args else False)
+    copy = kwargs.pop("copy", args.pop(0) if args else False)
+    memory_format = kwargs.pop("memory_format", None)
+    if args or kwargs:
+        unexpected = [type(a).__name__ for a in args] + [f"{k}=" for k in kwargs]
+        raise TypeError(f"to() received an invalid combination of arguments: {', '.join(unexpected)}")
+    devices.check_device(device)
+    return (
+        self.dtype if target is None else dtypes.as_dtype(target),
+        builtins.bool(non_blocking),
+        builtins.bool(copy),
+        memory_format,
+    )
+
 
 def _is_integer_index(item: Any) -> bool:
     if isinstance(item, bool):
@@ -649,3 +844,8 @@ def make_edge(tensor: Tensor) -> Edge:
         return Edge(tensor._grad_fn, tensor._output_nr)
     accumulator = tensor._get_grad_accumulator()
     return NO_EDGE if accumulator is None else Edge(accumulator, 0)
+
+
+def is_tensor(obj: Any) -> builtins.bool:
+    """Whether `obj` is a gradgen Tensor (PyTorch's torch.is_tensor)."""
+    return isinstance(obj, Tensor)
