@@ -88,6 +88,7 @@ class Tensor:
         "_hooks",
         "_post_accumulate_grad_hooks",
         "_base",
+        "_view_version",
         "_is_wrapped_number",
         "_fw_grad",
         "__weakref__",
@@ -115,6 +116,9 @@ class Tensor:
         self._hooks: list[Callable[..., Any]] | None = None
         self._post_accumulate_grad_hooks: list[Callable[..., Any]] | None = None
         self._base: Tensor | None = None
+        # For a view: the version its grad_fn was made at (-1: never remade; see
+        # view_history.refresh_view).
+        self._view_version = -1
         self._is_wrapped_number = False
         # The forward-mode tangent while a dual level is open (see autograd.forward_ad).
         self._fw_grad: Tensor | None = None
@@ -164,10 +168,14 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def grad_fn(self) -> Node | None:
+        if self._base is not None:
+            from .view_history import refresh_view
+
+            refresh_view(self)
         return self._grad_fn
 
     @property
@@ -197,7 +205,7 @@ class Tensor:
     # -- requires_grad ----------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad or self._grad_fn is not None
+        return self._requires_grad or self.grad_fn is not None
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -840,8 +848,9 @@ def make_edge(tensor: Tensor) -> Edge:
     """Where `tensor`'s gradient goes (PyTorch's gradient_edge)."""
     from .graph import NO_EDGE, Edge
 
-    if tensor._grad_fn is not None:
-        return Edge(tensor._grad_fn, tensor._output_nr)
+    grad_fn = tensor.grad_fn
+    if grad_fn is not None:
+        return Edge(grad_fn, tensor._output_nr)
     accumulator = tensor._get_grad_accumulator()
     return NO_EDGE if accumulator is None else Edge(accumulator, 0)
 

@@ -18,6 +18,7 @@ from .dtypes import dtype
 from .grad_mode import _state as _grad_mode_state
 from .graph import NO_EDGE, Edge, Node, new_edge
 from .tensor import Tensor
+from .view_history import refresh_view
 from .dtypes import SCALAR_TYPE_NAMES as _PYTORCH_TYPE_NAMES
 
 
@@ -26,9 +27,11 @@ def compute_requires_grad(*tensors: Tensor | None) -> bool:
     if not _grad_mode_state.enabled:
         return False
     for tensor in tensors:
-        if tensor is not None and (
-            tensor._requires_grad or tensor._grad_fn is not None
-        ):
+        if tensor is None:
+            continue
+        if tensor._base is not None:
+            refresh_view(tensor)
+        if tensor._requires_grad or tensor._grad_fn is not None:
             return True
     return False
 
@@ -39,7 +42,10 @@ def collect_next_edges(*tensors: Tensor | None) -> tuple[Edge, ...]:
     for tensor in tensors:
         if tensor is None:
             edges.append(NO_EDGE)
-        elif tensor._grad_fn is not None:
+            continue
+        if tensor._base is not None:
+            refresh_view(tensor)
+        if tensor._grad_fn is not None:
             edges.append(new_edge(tensor._grad_fn, tensor._output_nr))
         elif tensor._requires_grad:
             edges.append(new_edge(tensor._get_grad_accumulator(), 0))
@@ -84,7 +90,10 @@ def not_implemented(name: str, reason: str = "") -> Any:
 def as_view(base: Tensor, view: Tensor) -> Tensor:
     """Make `view` a view of `base`: same version counter, `_base` the root base."""
     view._base = base._base if base._base is not None else base
-    view._version_counter = base._counter()
+    counter = view._version_counter = base._counter()
+    # A view made while recording follows its base's later in-place changes (its
+    # grad_fn is remade, see view_history); one made under no_grad never does.
+    view._view_version = counter.version if _grad_mode_state.enabled else -1
     return view
 
 
@@ -193,12 +202,16 @@ def increment_version(tensor: Tensor) -> None:
 def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
     """Make `tensor`, just modified in place, the output of `grad_fn`."""
     if tensor._base is not None:
-        # PyTorch rebases the base's history with CopySlices; gradgen does not yet.
-        raise RuntimeError(
-            "gradgen does not support recording an in-place operation on a view "
-            f"({grad_fn.name()} on a view of a tensor); use an out-of-place operation "
-            "or clone() the view first"
-        )
+        # Changed through a view: the base's history continues through CopySlices.
+        from .view_history import rebase_view_history
+
+        if not rebase_view_history(tensor, grad_fn):
+            raise RuntimeError(
+                "gradgen cannot record an in-place operation on this view "
+                f"({grad_fn.name()}): its base's memory layout does not show where the "
+                "view's elements are; clone() the base first"
+            )
+        return
     set_history(tensor, grad_fn)
 
 
