@@ -392,3 +392,62 @@ def test_loss_modules() -> None:
     a, b = f64([1.0, 2.0, 4.0]), f64([1.0, 0.0, 1.0])
     assert nn.MSELoss()(a, b).item() == pytest.approx((0 + 4 + 9) / 3)
     assert F.mse_loss(a, b, reduction="sum").item() == pytest.approx(13.0)
+
+
+# -- Module.to / double / apply / state_dict / load_state_dict ---------------------------
+
+
+def _mlp(lib: Any) -> Any:
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+
+
+def test_state_dict_round_trips_and_matches_torch_keys(torch: Any) -> None:
+    model, other = _mlp(gradgen), gradgen.nn.Sequential(
+        gradgen.nn.Linear(3, 4), gradgen.nn.Tanh(), gradgen.nn.Linear(4, 2)
+    )
+    state = model.state_dict()
+    assert list(state) == list(_mlp(torch).state_dict())
+    assert all(not t.requires_grad for t in state.values())
+    versions = [p._version for p in other.parameters()]
+    result = other.load_state_dict(state)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    x = gradgen.randn(5, 3)
+    np.testing.assert_array_equal(model(x).detach().numpy(), other(x).detach().numpy())
+    assert [p._version for p in other.parameters()] == [v + 1 for v in versions]
+    assert all(p.is_leaf and p.requires_grad for p in other.parameters())
+
+
+def test_load_state_dict_reports_like_torch(torch: Any) -> None:
+    messages = []
+    for lib in (gradgen, torch):
+        model = _mlp(lib)
+        bad = {"0.weight": lib.ones(2, 2), "extra": lib.ones(1)}
+        with pytest.raises(RuntimeError) as error:
+            model.load_state_dict(bad)
+        messages.append(str(error.value).replace("torch.Size", "gradgen.Size"))
+        loose = model.load_state_dict({"0.bias": lib.zeros(4), "extra": lib.ones(1)}, strict=False)
+        assert list(loose.missing_keys) == ["0.weight", "2.weight", "2.bias"]
+        assert list(loose.unexpected_keys) == ["extra"]
+    assert messages[0] == messages[1]
+
+
+def test_module_to_converts_parameters_in_place() -> None:
+    model = _mlp(gradgen)
+    weight = model[0].weight
+    assert model.double() is model
+    assert model[0].weight is weight and weight.dtype == gradgen.float64
+    assert model(gradgen.ones(1, 3, dtype=gradgen.float64)).dtype == gradgen.float64
+    model.to("cpu")
+    assert weight.dtype == gradgen.float64
+    model.to(dtype=gradgen.float32)
+    assert weight.dtype == gradgen.float32 and weight.is_leaf and weight.requires_grad
+    with pytest.raises(RuntimeError, match="is not available"):
+        model.to("cuda")
+
+
+def test_apply_visits_children_first() -> None:
+    model = _mlp(gradgen)
+    seen: list[str] = []
+    model.apply(lambda m: seen.append(type(m).__name__))
+    assert seen == ["Linear", "Tanh", "Linear", "Sequential"]

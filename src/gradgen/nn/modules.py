@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -225,6 +225,85 @@ class Module:
         """Reset the parameters' gradients (see `gradgen.optim.Optimizer.zero_grad`)."""
         for param in self.parameters():
             _reset_grad(param, set_to_none)
+
+    # -- devices, dtypes, functions over the tree ------------------------------------
+    def apply(self, fn: Any) -> Module:
+        """`fn(module)` for every submodule (children first) and then this one."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """PyTorch's Module.to(device=None, dtype=None): the parameters converted in
+        place (the same Parameter objects), floating ones only, as PyTorch does."""
+        gradgen.zeros(()).to(*args, **kwargs)  # Tensor.to checks devices and arguments
+        target = kwargs.get("dtype")
+        for argument in args:
+            if isinstance(argument, Tensor):
+                target = argument.dtype
+            elif not isinstance(argument, (str, gradgen.device, bool)):
+                target = argument
+        if target is not None:
+            target = gradgen.dtypes.as_dtype(target)
+            for param in self.parameters():
+                if param.is_floating_point() or param.is_complex():
+                    _convert(param, target)
+        return self
+
+    def cpu(self) -> Module:
+        return self
+
+    def double(self) -> Module:
+        return self.to(gradgen.float64)
+
+    def float(self) -> Module:
+        return self.to(gradgen.float32)
+
+    # -- saving and loading -----------------------------------------------------------
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+        """Every parameter by dotted name (detached unless `keep_vars`), in order."""
+        return {
+            name: param if keep_vars else param.detach()
+            for name, param in self.named_parameters(prefix=prefix, remove_duplicate=False)
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> Any:
+        """Copy `state_dict`'s values into the parameters of the same names (PyTorch's
+        checks and messages); returns (missing_keys, unexpected_keys)."""
+        own = dict(self.named_parameters(remove_duplicate=False))
+        missing = [name for name in own if name not in state_dict]
+        unexpected = [name for name in state_dict if name not in own]
+        errors = []
+        if strict and missing:
+            errors.append(
+                "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". "
+            )
+        if strict and unexpected:
+            errors.append(
+                "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". "
+            )
+        for name, param in own.items():
+            if name not in state_dict:
+                continue
+            value = state_dict[name]
+            value = value if isinstance(value, Tensor) else gradgen.tensor(value)
+            if tuple(value.shape) != tuple(param.shape):
+                errors.append(
+                    f"size mismatch for {name}: copying a param with shape "
+                    f"{_size_text(value.shape)} from checkpoint, the shape in current "
+                    f"model is {_size_text(param.shape)}."
+                )
+                continue
+            with no_grad():
+                copy_into(param, value.detach().to(param.dtype)._data)
+                increment_version(param)
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
+        return _IncompatibleKeys(missing, unexpected)
 
     # -- printing ---------------------------------------------------------------------
     def extra_repr(self) -> str:
@@ -450,3 +529,20 @@ class MSELoss(Module):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class _IncompatibleKeys(NamedTuple):
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+def _size_text(shape: Any) -> str:
+    return repr(gradgen.Size(shape))
+
+
+def _convert(param: Tensor, target: Any) -> None:
+    """Change a parameter's dtype in place (PyTorch's `param.data = fn(param.data)`)."""
+    if param.dtype is not target:
+        param.data = param.detach().to(target)
+        if param.grad is not None:
+            param.grad = param.grad.to(target)
