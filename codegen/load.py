@@ -517,10 +517,9 @@ def _check_grads_use(
 ) -> None:
     uses_grad = any(d.formula.uses_grad for d in derivatives)
     uses_named_grads = any(d.formula.uses_named_grads for d in derivatives)
-    uses_grads = any(
-        d.formula.uses_grads or (d.formula.grads_indices and not d.formula.uses_named_grads)
-        for d in derivatives
-    )
+    # grads, or grads[i] as written (a grad_<name> is rewritten to grads[i], but does
+    # not count: as torchgen, which looks for the word `grads` in the formula's text).
+    uses_grads = any(d.formula.uses_grads or d.formula.uses_indexed_grads for d in derivatives)
     if uses_named_grads and (uses_grad or uses_grads):
         raise CodegenError(
             f"Derivative definition of {function.name} in derivatives.yaml illegally mixes "

@@ -270,6 +270,18 @@ BROKEN += [
         "derivatives.yaml:1: pair: Derivative definition of pair in derivatives.yaml illegally mixes use of 'grad_RETURN_NAME' and 'grad' or 'grads[x]'. Use only one method for identifying gradients.",
     ),
     (
+        "named grad mixed with grads[i] in one formula",
+        "- func: pair(Tensor self) -> (Tensor values, Tensor indices)\n  numpy: (self, self)\n",
+        "- name: pair(Tensor self) -> (Tensor values, Tensor indices)\n  self: grad_values + grads[1]\n",
+        "derivatives.yaml:1: pair: Derivative definition of pair in derivatives.yaml illegally mixes use of 'grad_RETURN_NAME' and 'grad' or 'grads[x]'. Use only one method for identifying gradients.",
+    ),
+    (
+        "named grad and grads[i] in two formulas",
+        "- func: pair(Tensor self, Tensor other) -> (Tensor values, Tensor indices)\n  numpy: (self, other)\n",
+        "- name: pair(Tensor self, Tensor other) -> (Tensor values, Tensor indices)\n  self: grad_values\n  other: grads[1]\n",
+        "derivatives.yaml:1: pair: Derivative definition of pair in derivatives.yaml illegally mixes use of 'grad_RETURN_NAME' and 'grad' or 'grads[x]'. Use only one method for identifying gradients.",
+    ),
+    (
         "solely grads[0]",
         "- func: pair(Tensor self) -> (Tensor values, Tensor indices)\n  numpy: (self, self)\n",
         "- name: pair(Tensor self) -> (Tensor values, Tensor indices)\n  self: grads[0]\n",
