@@ -32,7 +32,7 @@ from .model import (
     NativeFunction,
     Variant,
 )
-from .schema import BaseTy, SchemaKind, parse_schema
+from .schema import BaseTy, FunctionSchema, SchemaKind, default_to_python, parse_schema
 from .types import python_type
 from .yaml_loader import Entry, load_entries
 
@@ -135,6 +135,19 @@ def _parse_name_list(text: Any, what: str) -> tuple[str, ...]:
     return tuple(w.strip() for w in text.split(",") if w.strip())
 
 
+def _check_defaults(schema: FunctionSchema) -> None:
+    """Every default must fit its argument's type (`int x=None` does not). The Python
+    signatures turn defaults into Python values only when the code is generated;
+    checking here reports a misfit with the entry's file and line."""
+    for argument in schema.arguments.flat_all:
+        if argument.default is None:
+            continue
+        try:
+            default_to_python(argument.default, argument.type)
+        except CodegenError as error:
+            raise CodegenError(f"{error.message} in argument '{argument}'") from None
+
+
 # The name an in-place kernel expression uses for the array it writes into (self's).
 INPLACE_OUT = "out"
 
@@ -152,6 +165,7 @@ def _native_function(
     schema = parse_schema(values["func"]) if isinstance(values["func"], str) else None
     if schema is None:
         raise CodegenError(f"func must be a schema string, got {values['func']!r}")
+    _check_defaults(schema)
     variants = _parse_variants(values.get("variants", "function"))
     binding = values.get("python_binding", True)
     if not isinstance(binding, bool):

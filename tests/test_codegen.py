@@ -474,6 +474,26 @@ BROKEN += [
         "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: mul_tensor_backward(grad, other, self.scalar_type())\n  other: mul_tensor_backward(grad, self, other.scalar_type())\n",
         "native_functions.yaml:1: mul.Tensor: a single return is written without parentheses: 'Tensor', not '(Tensor)'",
     ),
+    # Defaults that do not fit their type: found when the entry is loaded, so they name
+    # the file, the line and the operator like every other YAML error.
+    (
+        "default None on a non-optional type",
+        "- func: scaled(Tensor self, int x=None) -> Tensor\n  numpy: self\n",
+        "",
+        "native_functions.yaml:1: scaled: default None needs an optional type (add '?') for type 'int' in argument 'int x=None'",
+    ),
+    (
+        "bool default for a float",
+        "- func: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  numpy: self * other\n- func: scaled(Tensor self, float x=True) -> Tensor\n  numpy: self\n",
+        "",
+        "native_functions.yaml:3: scaled: unrecognized default 'True' for type 'float' in argument 'float x=True'",
+    ),
+    (
+        "malformed string default",
+        "- func: scaled.mode(Tensor self, *, str mode='\\x') -> Tensor\n  numpy: self\n",
+        "",
+        "native_functions.yaml:1: scaled.mode: malformed string default '\\x' for type 'str' in argument 'str mode='\\x''",
+    ),
 ]
 
 
