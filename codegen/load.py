@@ -598,6 +598,15 @@ def load_derivatives(
                     + did_you_mean(name, by_schema)
                     + " (the name must repeat a native_functions.yaml func: exactly)"
                 )
+            if function.composite is not None:
+                # PyTorch's rule for CompositeImplicitAutograd operators (torchgen asserts
+                # that an operator with formulas has a dispatch section).
+                raise CodegenError(
+                    f"a composite operator (composite: {function.composite}) must not have "
+                    "a derivatives.yaml entry: autograd records the operators the composite "
+                    "calls, so these formulas would never run; remove the entry, or give the "
+                    "operator a numpy: kernel instead of composite: to use them"
+                )
             if name in claimed:
                 raise CodegenError(f"a second entry for this operator (first at {claimed[name]})")
             claimed[name] = entry.location

@@ -348,6 +348,12 @@ BROKEN += [
         "native_functions.yaml:1: mul.Tensor: a method variant needs a Tensor argument named 'self'",
     ),
     (
+        "composite with a derivatives.yaml entry",
+        "- func: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  numpy: self * other\n\n- func: squared(Tensor self) -> Tensor\n  composite: square\n",
+        "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: grad * other\n  other: grad * self\n\n- name: squared(Tensor self) -> Tensor\n  self: 2 * grad * self\n",
+        "derivatives.yaml:5: squared: a composite operator (composite: square) must not have a derivatives.yaml entry: autograd records the operators the composite calls, so these formulas would never run; remove the entry, or give the operator a numpy: kernel instead of composite: to use them",
+    ),
+    (
         "unknown composite",
         "- func: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  variants: function, method\n  composite: multiply\n  type_promotion: self, other\n",
         "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: mul_tensor_backward(grad, other, self.scalar_type())\n  other: mul_tensor_backward(grad, self, other.scalar_type())\n",
