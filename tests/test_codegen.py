@@ -677,3 +677,64 @@ def test_the_format_cache_changes_only_the_time(tmp_path: Path) -> None:
     warmer = generate(NATIVE, DERIVATIVES, tmp_path / "warmer")
     for a, b, c in zip(cold, warm, warmer):
         assert a.read_bytes() == b.read_bytes() == c.read_bytes(), a.name
+
+
+# -- scalar returns ----------------------------------------------------------------------
+
+SCALAR_NATIVE = """\
+- func: count_above(Tensor self, Scalar threshold) -> int
+  numpy: np.count_nonzero(self > threshold)
+- func: largest(Tensor self) -> float
+  numpy: self.max()
+- func: any_above(Tensor self, Scalar threshold) -> bool
+  numpy: np.any(self > threshold)
+- func: first(Tensor self) -> Scalar
+  numpy: self.flat[0]
+- func: shape_of(Tensor self) -> int[]
+  numpy: np.array(self.shape)
+- func: argmax_or_none(Tensor self) -> int?
+  numpy: None if self.size == 0 else self.argmax()
+- func: with_count(Tensor self) -> (Tensor values, int count)
+  numpy: (self * 2, np.int64(self.size))
+"""
+
+
+@pytest.fixture()
+def scalar_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    (tmp_path / "native_functions.yaml").write_text(SCALAR_NATIVE)
+    (tmp_path / "derivatives.yaml").write_text("")
+    _generate_in(tmp_path, tmp_path / "scalarops")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("scalarops")
+    yield module
+    for name in [n for n in sys.modules if n == "scalarops" or n.startswith("scalarops.")]:
+        del sys.modules[name]
+
+
+def test_scalar_returns_are_python_values_as_in_pytorch(scalar_package) -> None:  # type: ignore[no-untyped-def]
+    """`-> int` returns a Python int (PyTorch's `torch.ops.aten.size.int`,
+    `Tensor.dim()`), not numpy.int64; likewise float, bool, Scalar and lists."""
+    ops = scalar_package
+    x = gradgen.tensor([1.0, 5.0, 3.0], requires_grad=True)
+    count = ops.count_above(x, 2)
+    assert type(count) is int and count == 2
+    largest = ops.largest(x)
+    assert type(largest) is float and largest == 5.0
+    above = ops.any_above(x, 4)
+    assert type(above) is bool and above is True
+    first = ops.first(gradgen.tensor([7, 8]))
+    assert type(first) is int and first == 7
+    assert type(ops.first(x)) is float
+    shape = ops.shape_of(gradgen.zeros(2, 3))
+    assert shape == [2, 3] and all(type(n) is int for n in shape)
+    index = ops.argmax_or_none(x)
+    assert type(index) is int and index == 1
+    assert ops.argmax_or_none(gradgen.zeros(0)) is None
+    values, n = ops.with_count(x)
+    assert type(n) is int and n == 3 and values.tolist() == [2.0, 10.0, 6.0]
+    # the types torch gives for its own scalar-returning operators
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([1.0, 5.0, 3.0])
+    assert type(torch.ops.aten.size.int(t, 0)) is int
+    assert type(torch.ops.aten.is_nonzero(t[:1])) is bool
+    assert type(torch.ops.aten._local_scalar_dense(t[:1])) is float
