@@ -197,6 +197,7 @@ class AnalysedFormula:
     saved: list[SavedAttribute] = field(default_factory=list)
     uses_grad: bool = False
     uses_grads: bool = False  # the whole `grads` list
+    uses_indexed_grads: bool = False  # grads[i] written as such (not from grad_<name>)
     grads_indices: set[int] = field(default_factory=set)
     uses_grad_input_mask: bool = False
     uses_retain_variables: bool = False
@@ -403,6 +404,7 @@ class _BackwardRewriter(ast.NodeTransformer):
             if not (isinstance(index, ast.Constant) and type(index.value) is int):
                 raise CodegenError("grads may only be indexed with a constant: grads[0]")
             self.result.grads_indices.add(index.value)
+            self.result.uses_indexed_grads = True
             return node
         self.generic_visit(node)
         return node

@@ -31,7 +31,16 @@ from .model import (
     NativeFunction,
     Variant,
 )
-from .schema import Argument, BaseTy, SchemaKind, default_to_python
+from .schema import (
+    Argument,
+    BaseTy,
+    BaseType,
+    ListType,
+    OptionalType,
+    SchemaKind,
+    Type,
+    default_to_python,
+)
 from .types import python_type
 
 # -- the operator's kernels ------------------------------------------------------------
@@ -279,10 +288,12 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
             )
         if type_.is_tensor_like():
             return (f"return wrap_result({function.numpy}{dtype})",)
+        if _python_value("value", type_) != "value":
+            return (f"value = {function.numpy}", f"return {_python_value('value', type_)}")
         return (f"return {function.numpy}",)
     names = [python_identifier(n) for n in function.output_names]
     wrapped = [
-        f"wrap_result({name})" if r.type.is_tensor_like() else name
+        f"wrap_result({name})" if r.type.is_tensor_like() else _python_value(name, r.type)
         for name, r in zip(names, returns)
     ]
     if all(r.name for r in returns):
@@ -292,6 +303,34 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
             f"return {return_type_name(function)}({', '.join(wrapped)})",
         )
     return (f"{', '.join(names)} = {function.numpy}", f"return {', '.join(wrapped)}")
+
+
+# The Python type PyTorch returns for a scalar return type (numpy's int64 is an int).
+_PYTHON_SCALARS = {
+    BaseTy.int: "int",
+    BaseTy.SymInt: "int",
+    BaseTy.float: "float",
+    BaseTy.bool: "bool",
+}
+
+
+def _python_value(name: str, type_: Type) -> str:
+    """The value of the variable `name`, a kernel's result for a non-Tensor return of
+    type `type_`, as PyTorch returns it: `-> int` gives a Python int, not numpy.int64
+    (`-> Scalar` a Python number, `-> int[]` a list of ints, `-> int?` an int or None)."""
+    if isinstance(type_, BaseType):
+        if type_.name in _PYTHON_SCALARS:
+            return f"{_PYTHON_SCALARS[type_.name]}({name})"
+        if type_.name is BaseTy.Scalar:
+            return f"np.asarray({name}).item()"
+        return name
+    if isinstance(type_, OptionalType):
+        inner = _python_value(name, type_.elem)
+        return name if inner == name else f"None if {name} is None else {inner}"
+    if isinstance(type_, ListType):
+        inner = _python_value("element", type_.elem)
+        return name if inner == "element" else f"[{inner} for element in {name}]"
+    return name
 
 
 def return_type_name(function: NativeFunction) -> str:

@@ -32,7 +32,7 @@ from .model import (
     NativeFunction,
     Variant,
 )
-from .schema import BaseTy, SchemaKind, parse_schema
+from .schema import BaseTy, FunctionSchema, SchemaKind, default_to_python, parse_schema
 from .types import python_type
 from .yaml_loader import Entry, load_entries
 
@@ -135,6 +135,19 @@ def _parse_name_list(text: Any, what: str) -> tuple[str, ...]:
     return tuple(w.strip() for w in text.split(",") if w.strip())
 
 
+def _check_defaults(schema: FunctionSchema) -> None:
+    """Every default must fit its argument's type (`int x=None` does not). The Python
+    signatures turn defaults into Python values only when the code is generated;
+    checking here reports a misfit with the entry's file and line."""
+    for argument in schema.arguments.flat_all:
+        if argument.default is None:
+            continue
+        try:
+            default_to_python(argument.default, argument.type)
+        except CodegenError as error:
+            raise CodegenError(f"{error.message} in argument '{argument}'") from None
+
+
 # The name an in-place kernel expression uses for the array it writes into (self's).
 INPLACE_OUT = "out"
 
@@ -152,6 +165,7 @@ def _native_function(
     schema = parse_schema(values["func"]) if isinstance(values["func"], str) else None
     if schema is None:
         raise CodegenError(f"func must be a schema string, got {values['func']!r}")
+    _check_defaults(schema)
     variants = _parse_variants(values.get("variants", "function"))
     binding = values.get("python_binding", True)
     if not isinstance(binding, bool):
@@ -517,10 +531,9 @@ def _check_grads_use(
 ) -> None:
     uses_grad = any(d.formula.uses_grad for d in derivatives)
     uses_named_grads = any(d.formula.uses_named_grads for d in derivatives)
-    uses_grads = any(
-        d.formula.uses_grads or (d.formula.grads_indices and not d.formula.uses_named_grads)
-        for d in derivatives
-    )
+    # grads, or grads[i] as written (a grad_<name> is rewritten to grads[i], but does
+    # not count: as torchgen, which looks for the word `grads` in the formula's text).
+    uses_grads = any(d.formula.uses_grads or d.formula.uses_indexed_grads for d in derivatives)
     if uses_named_grads and (uses_grad or uses_grads):
         raise CodegenError(
             f"Derivative definition of {function.name} in derivatives.yaml illegally mixes "
@@ -584,6 +597,15 @@ def load_derivatives(
                     f"could not find ATen function for schema: {name}"
                     + did_you_mean(name, by_schema)
                     + " (the name must repeat a native_functions.yaml func: exactly)"
+                )
+            if function.composite is not None:
+                # PyTorch's rule for CompositeImplicitAutograd operators (torchgen asserts
+                # that an operator with formulas has a dispatch section).
+                raise CodegenError(
+                    f"a composite operator (composite: {function.composite}) must not have "
+                    "a derivatives.yaml entry: autograd records the operators the composite "
+                    "calls, so these formulas would never run; remove the entry, or give the "
+                    "operator a numpy: kernel instead of composite: to use them"
                 )
             if name in claimed:
                 raise CodegenError(f"a second entry for this operator (first at {claimed[name]})")

@@ -270,6 +270,18 @@ BROKEN += [
         "derivatives.yaml:1: pair: Derivative definition of pair in derivatives.yaml illegally mixes use of 'grad_RETURN_NAME' and 'grad' or 'grads[x]'. Use only one method for identifying gradients.",
     ),
     (
+        "named grad mixed with grads[i] in one formula",
+        "- func: pair(Tensor self) -> (Tensor values, Tensor indices)\n  numpy: (self, self)\n",
+        "- name: pair(Tensor self) -> (Tensor values, Tensor indices)\n  self: grad_values + grads[1]\n",
+        "derivatives.yaml:1: pair: Derivative definition of pair in derivatives.yaml illegally mixes use of 'grad_RETURN_NAME' and 'grad' or 'grads[x]'. Use only one method for identifying gradients.",
+    ),
+    (
+        "named grad and grads[i] in two formulas",
+        "- func: pair(Tensor self, Tensor other) -> (Tensor values, Tensor indices)\n  numpy: (self, other)\n",
+        "- name: pair(Tensor self, Tensor other) -> (Tensor values, Tensor indices)\n  self: grad_values\n  other: grads[1]\n",
+        "derivatives.yaml:1: pair: Derivative definition of pair in derivatives.yaml illegally mixes use of 'grad_RETURN_NAME' and 'grad' or 'grads[x]'. Use only one method for identifying gradients.",
+    ),
+    (
         "solely grads[0]",
         "- func: pair(Tensor self) -> (Tensor values, Tensor indices)\n  numpy: (self, self)\n",
         "- name: pair(Tensor self) -> (Tensor values, Tensor indices)\n  self: grads[0]\n",
@@ -334,6 +346,12 @@ BROKEN += [
         "- func: mul.Tensor(Tensor input, Tensor other) -> Tensor\n  variants: function, method\n  numpy: input * other\n  type_promotion: self, other\n",
         "- name: mul.Tensor(Tensor input, Tensor other) -> Tensor\n  other: mul_tensor_backward(grad, input, other.scalar_type())\n",
         "native_functions.yaml:1: mul.Tensor: a method variant needs a Tensor argument named 'self'",
+    ),
+    (
+        "composite with a derivatives.yaml entry",
+        "- func: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  numpy: self * other\n\n- func: squared(Tensor self) -> Tensor\n  composite: square\n",
+        "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: grad * other\n  other: grad * self\n\n- name: squared(Tensor self) -> Tensor\n  self: 2 * grad * self\n",
+        "derivatives.yaml:5: squared: a composite operator (composite: square) must not have a derivatives.yaml entry: autograd records the operators the composite calls, so these formulas would never run; remove the entry, or give the operator a numpy: kernel instead of composite: to use them",
     ),
     (
         "unknown composite",
@@ -461,6 +479,26 @@ BROKEN += [
         "- func: mul.Tensor(Tensor self, Tensor other) -> (Tensor)\n  variants: function, method\n  numpy: self * other\n  type_promotion: self, other\n",
         "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: mul_tensor_backward(grad, other, self.scalar_type())\n  other: mul_tensor_backward(grad, self, other.scalar_type())\n",
         "native_functions.yaml:1: mul.Tensor: a single return is written without parentheses: 'Tensor', not '(Tensor)'",
+    ),
+    # Defaults that do not fit their type: found when the entry is loaded, so they name
+    # the file, the line and the operator like every other YAML error.
+    (
+        "default None on a non-optional type",
+        "- func: scaled(Tensor self, int x=None) -> Tensor\n  numpy: self\n",
+        "",
+        "native_functions.yaml:1: scaled: default None needs an optional type (add '?') for type 'int' in argument 'int x=None'",
+    ),
+    (
+        "bool default for a float",
+        "- func: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  numpy: self * other\n- func: scaled(Tensor self, float x=True) -> Tensor\n  numpy: self\n",
+        "",
+        "native_functions.yaml:3: scaled: unrecognized default 'True' for type 'float' in argument 'float x=True'",
+    ),
+    (
+        "malformed string default",
+        "- func: scaled.mode(Tensor self, *, str mode='\\x') -> Tensor\n  numpy: self\n",
+        "",
+        "native_functions.yaml:1: scaled.mode: malformed string default '\\x' for type 'str' in argument 'str mode='\\x''",
     ),
 ]
 
@@ -639,3 +677,64 @@ def test_the_format_cache_changes_only_the_time(tmp_path: Path) -> None:
     warmer = generate(NATIVE, DERIVATIVES, tmp_path / "warmer")
     for a, b, c in zip(cold, warm, warmer):
         assert a.read_bytes() == b.read_bytes() == c.read_bytes(), a.name
+
+
+# -- scalar returns ----------------------------------------------------------------------
+
+SCALAR_NATIVE = """\
+- func: count_above(Tensor self, Scalar threshold) -> int
+  numpy: np.count_nonzero(self > threshold)
+- func: largest(Tensor self) -> float
+  numpy: self.max()
+- func: any_above(Tensor self, Scalar threshold) -> bool
+  numpy: np.any(self > threshold)
+- func: first(Tensor self) -> Scalar
+  numpy: self.flat[0]
+- func: shape_of(Tensor self) -> int[]
+  numpy: np.array(self.shape)
+- func: argmax_or_none(Tensor self) -> int?
+  numpy: None if self.size == 0 else self.argmax()
+- func: with_count(Tensor self) -> (Tensor values, int count)
+  numpy: (self * 2, np.int64(self.size))
+"""
+
+
+@pytest.fixture()
+def scalar_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    (tmp_path / "native_functions.yaml").write_text(SCALAR_NATIVE)
+    (tmp_path / "derivatives.yaml").write_text("")
+    _generate_in(tmp_path, tmp_path / "scalarops")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("scalarops")
+    yield module
+    for name in [n for n in sys.modules if n == "scalarops" or n.startswith("scalarops.")]:
+        del sys.modules[name]
+
+
+def test_scalar_returns_are_python_values_as_in_pytorch(scalar_package) -> None:  # type: ignore[no-untyped-def]
+    """`-> int` returns a Python int (PyTorch's `torch.ops.aten.size.int`,
+    `Tensor.dim()`), not numpy.int64; likewise float, bool, Scalar and lists."""
+    ops = scalar_package
+    x = gradgen.tensor([1.0, 5.0, 3.0], requires_grad=True)
+    count = ops.count_above(x, 2)
+    assert type(count) is int and count == 2
+    largest = ops.largest(x)
+    assert type(largest) is float and largest == 5.0
+    above = ops.any_above(x, 4)
+    assert type(above) is bool and above is True
+    first = ops.first(gradgen.tensor([7, 8]))
+    assert type(first) is int and first == 7
+    assert type(ops.first(x)) is float
+    shape = ops.shape_of(gradgen.zeros(2, 3))
+    assert shape == [2, 3] and all(type(n) is int for n in shape)
+    index = ops.argmax_or_none(x)
+    assert type(index) is int and index == 1
+    assert ops.argmax_or_none(gradgen.zeros(0)) is None
+    values, n = ops.with_count(x)
+    assert type(n) is int and n == 3 and values.tolist() == [2.0, 10.0, 6.0]
+    # the types torch gives for its own scalar-returning operators
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([1.0, 5.0, 3.0])
+    assert type(torch.ops.aten.size.int(t, 0)) is int
+    assert type(torch.ops.aten.is_nonzero(t[:1])) is bool
+    assert type(torch.ops.aten._local_scalar_dense(t[:1])) is float

@@ -214,6 +214,36 @@ def test_factories() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.array(["a"]),
+        lambda: np.array([b"x"]),
+        lambda: np.array([object()]),
+        lambda: np.array([1], dtype="datetime64[s]"),
+        lambda: np.array([1], dtype="timedelta64[s]"),
+        lambda: np.zeros(1, dtype=[("a", "i4")]),
+        lambda: np.array([1.0], dtype=np.longdouble),
+        lambda: np.datetime64("2020"),
+    ],
+    ids=["str", "bytes", "object", "datetime64", "timedelta64", "void", "longdouble", "scalar"],
+)
+def test_a_numpy_dtype_torch_cannot_hold_is_a_type_error_as_in_pytorch(torch, make) -> None:  # type: ignore[no-untyped-def]
+    data = make()
+    if data.dtype == np.float64:  # long double is double on this platform
+        pytest.skip("numpy's longdouble is float64 here")
+    with pytest.raises(TypeError) as theirs:
+        torch.tensor(data)
+    with pytest.raises(TypeError) as ours:
+        gradgen.tensor(data)
+    assert str(ours.value) == str(theirs.value)
+    with pytest.raises(TypeError, match="can't convert np.ndarray of type numpy"):
+        gradgen.tensor(data, dtype=gradgen.float32)  # torch checks before converting
+    # the dtypes torch converts still convert (those gradgen lacks to the closest one)
+    assert gradgen.tensor(np.array([1], dtype=np.int8)).dtype == gradgen.int64
+    assert gradgen.tensor(np.array([1.0], dtype=np.float32)).dtype == gradgen.float32
+
+
 def test_result_type_fast_path_agrees_with_the_general_algorithm(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import itertools
 

@@ -30,6 +30,24 @@ REQUIRES_GRAD_DTYPE_ERROR = (
 
 _generator = np.random.default_rng()
 
+# The numpy dtypes PyTorch converts from (torch.tensor / from_numpy), in its words; the
+# ones gradgen lacks (int8, float16, ...) become the closest gradgen dtype.
+NUMPY_CONVERTIBLE = (
+    "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+    "uint64, uint32, uint16, uint8, and bool"
+)
+_CONVERTIBLE = frozenset(np.dtype(name) for name in NUMPY_CONVERTIBLE.replace("and ", "").split(", "))
+
+
+def _check_numpy_data(data: Any) -> None:
+    """PyTorch's TypeError for a numpy array (or scalar) of a dtype it cannot hold:
+    strings, objects, datetimes, long doubles, structured arrays."""
+    if isinstance(data, (np.ndarray, np.generic)) and data.dtype not in _CONVERTIBLE:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{data.dtype.type.__name__}. "
+            f"The only supported types are: {NUMPY_CONVERTIBLE}."
+        )
+
 
 def _finish(data: np.ndarray, requires_grad: builtins.bool) -> Tensor:
     if data.dtype not in dtypes._FROM_NUMPY:
@@ -65,6 +83,7 @@ def tensor(
     """A new leaf tensor holding a copy of `data` (number, nested lists, array, Tensor)."""
     if isinstance(data, Tensor):
         data = data._data
+    _check_numpy_data(data)
     array = np.array(data)
     if array.dtype == object:
         raise TypeError(f"Could not infer dtype of {type(data).__name__}")
