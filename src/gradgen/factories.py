@@ -16,6 +16,7 @@ import numpy as np
 
 from . import dtypes
 from .dtypes import as_dtype, dtype
+from .devices import check_device
 from .tensor import Number, Tensor
 
 # What `dtype=` accepts (dtypes.as_dtype): a gradgen dtype, a numpy dtype, a scalar
@@ -78,9 +79,10 @@ def _closest(np_dtype: np.dtype) -> dtype:
 
 
 def tensor(
-    data: Any, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+    data: Any, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
     """A new leaf tensor holding a copy of `data` (number, nested lists, array, Tensor)."""
+    check_device(device)
     if isinstance(data, Tensor):
         data = data._data
     _check_numpy_data(data)
@@ -102,14 +104,16 @@ def _float_dtype(dtype: DTypeArgument) -> dtype:
 
 
 def zeros(
-    *size: SizeArgument, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
+    check_device(device)
     return _finish(np.zeros(_size(size), _float_dtype(dtype).numpy), requires_grad)
 
 
 def ones(
-    *size: SizeArgument, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
+    check_device(device)
     return _finish(np.ones(_size(size), _float_dtype(dtype).numpy), requires_grad)
 
 
@@ -118,8 +122,10 @@ def full(
     fill_value: Number,
     *,
     dtype: DTypeArgument = None,
+    device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
+    check_device(device)
     if dtype is None:
         inferred = np.array(fill_value)
         target = _infer_dtype(fill_value, inferred)
@@ -129,15 +135,17 @@ def full(
 
 
 def zeros_like(
-    input: Tensor, *, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
+    check_device(device)
     target = as_dtype(dtype).numpy if dtype is not None else input._data.dtype
     return _finish(np.zeros(input._data.shape, target), requires_grad)
 
 
 def ones_like(
-    input: Tensor, *, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
+    check_device(device)
     target = as_dtype(dtype).numpy if dtype is not None else input._data.dtype
     return _finish(np.ones(input._data.shape, target), requires_grad)
 
@@ -148,8 +156,10 @@ def arange(
     step: builtins.int | builtins.float = 1,
     *,
     dtype: DTypeArgument = None,
+    device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
+    check_device(device)
     if end is None:
         start, end = 0, start
     values = (start, end, step)
@@ -169,14 +179,160 @@ def manual_seed(seed: builtins.int) -> None:
 
 
 def rand(
-    *size: SizeArgument, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
+    check_device(device)
     target = _float_dtype(dtype)
     return _finish(_generator.random(_size(size)).astype(target.numpy), requires_grad)
 
 
 def randn(
-    *size: SizeArgument, dtype: DTypeArgument = None, requires_grad: builtins.bool = False
+    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
+    check_device(device)
     target = _float_dtype(dtype)
     return _finish(_generator.standard_normal(_size(size)).astype(target.numpy), requires_grad)
+
+
+# -- more of PyTorch's factories ----------------------------------------------------------
+
+
+def empty(
+    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+) -> Tensor:
+    """Zeros: gradgen never hands out uninitialised memory (PyTorch's values are
+    whatever the memory held, so no program can rely on them)."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(
+    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(
+    input: Tensor,
+    fill_value: Number,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
+    check_device(device)
+    target = as_dtype(dtype).numpy if dtype is not None else input._data.dtype
+    return _finish(np.full(input._data.shape, fill_value, target), requires_grad)
+
+
+def rand_like(
+    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+) -> Tensor:
+    return rand(*input._data.shape, dtype=input.dtype if dtype is None else dtype,
+                device=device, requires_grad=requires_grad)
+
+
+def randn_like(
+    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+) -> Tensor:
+    return randn(*input._data.shape, dtype=input.dtype if dtype is None else dtype,
+                 device=device, requires_grad=requires_grad)
+
+
+def randint(
+    low: builtins.int,
+    high: builtins.int | None = None,
+    size: SizeArgument | None = None,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
+    """Integers uniformly from [low, high) (`randint(high, size)` starts at 0); int64."""
+    check_device(device)
+    if size is None:  # randint(high, size)
+        if high is None:
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    target = as_dtype(dtype) if dtype is not None else dtypes.int64
+    values = _generator.integers(low, high, _size((size,)))
+    return _finish(values.astype(target.numpy), requires_grad)
+
+
+def eye(
+    n: builtins.int,
+    m: builtins.int | None = None,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
+    """The n x m identity (ones on the diagonal)."""
+    check_device(device)
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
+    return _finish(np.eye(n, m, dtype=_float_dtype(dtype).numpy), requires_grad)
+
+
+def linspace(
+    start: Number,
+    end: Number,
+    steps: builtins.int,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
+    """`steps` evenly spaced values from start to end, both included."""
+    check_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return _finish(np.linspace(start, end, steps).astype(_float_dtype(dtype).numpy), requires_grad)
+
+
+def logspace(
+    start: Number,
+    end: Number,
+    steps: builtins.int,
+    base: builtins.float = 10.0,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
+    """base ** linspace(start, end, steps)."""
+    check_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    values = np.logspace(start, end, steps, base=base)
+    return _finish(values.astype(_float_dtype(dtype).numpy), requires_grad)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor over `array`'s memory (writes through either show in both)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    _check_numpy_data(array)
+    if array.dtype not in dtypes._FROM_NUMPY:
+        raise TypeError(
+            f"gradgen has no {array.dtype.name} dtype, so from_numpy cannot share this "
+            "array's memory; gradgen.tensor(array) converts it (a copy)"
+        )
+    return Tensor(array)
+
+
+def as_tensor(data: Any, dtype: DTypeArgument = None, device: Any = None) -> Tensor:
+    """`data` as a tensor, sharing memory where it can: a tensor or a numpy array that
+    already has the dtype is not copied."""
+    check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or as_dtype(dtype) is data.dtype else data.to(as_dtype(dtype))
+    if isinstance(data, np.ndarray) and data.dtype in dtypes._FROM_NUMPY:
+        if dtype is None or as_dtype(dtype).numpy == data.dtype:
+            return from_numpy(data)
+    return tensor(data, dtype=dtype)
