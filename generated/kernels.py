@@ -1883,13 +1883,9 @@ def numpy_huber_loss(
     ks: int, self: Tensor, target: Tensor, reduction: int, delta: float
 ) -> Any:
     """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
-    common_dtype = result_type(self, target)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
-    try:
-        return wrap_result(huber_loss(self, target, reduction, delta), common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, self, target) from None
+    self = self._data
+    target = target._data
+    return wrap_result(huber_loss(self, target, reduction, delta))
 
 
 def numpy_huber_loss_backward(
@@ -1901,17 +1897,10 @@ def numpy_huber_loss_backward(
     delta: float,
 ) -> Any:
     """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor"""
-    common_dtype = result_type(grad_output, self, target)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
-    try:
-        return wrap_result(
-            huber_loss_backward(grad_output, self, target, reduction, delta),
-            common_dtype,
-        )
-    except ValueError as error:
-        raise broadcast_error(error, grad_output, self, target) from None
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    return wrap_result(huber_loss_backward(grad_output, self, target, reduction, delta))
 
 
 def numpy_binary_cross_entropy_with_logits(

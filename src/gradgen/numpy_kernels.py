@@ -2269,6 +2269,8 @@ def huber_loss(
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_floating("huber_cpu", self)
     _check_reduction(reduction)
+    if not _broadcasts(self.shape, target.shape):
+        raise _broadcast_error(self.shape, target.shape)
     z = np.abs(self - target)
     loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
     return _reduce_loss(_same_dtype(loss, self), reduction)
@@ -2283,6 +2285,9 @@ def huber_loss_backward(
 ) -> np.ndarray:
     """norm * grad * clamp(x - y, -delta, delta) (norm = 1 / numel for the mean)."""
     _check_floating("huber_backward_cpu_out", self)
+    for other in (target, grad_output):
+        if not _broadcasts(self.shape, other.shape):
+            raise _broadcast_error(self.shape, other.shape)
     norm = _loss_norm(self, reduction)
     x = self - target
     grad = np.where(
@@ -2314,10 +2319,20 @@ def binary_cross_entropy_with_logits(
 ) -> np.ndarray:
     """(1 - y) * x - log_sigmoid(x) * (1 + (pos_weight - 1) * y), times weight, reduced.
 
-    The result has target's shape and the common dtype of self and target; PyTorch
-    computes it in place on a target-shaped tensor, whence its broadcasting errors."""
+    PyTorch computes it in place in 1 - target, whence the result's shape and dtype
+    (target's) and its broadcasting and casting errors."""
     _check_floating("log_sigmoid_cpu", self)
-    dtype = np.result_type(self, target)
+    if target.dtype.kind == "b":
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
+            "the `^` or `logical_xor()` operator instead."
+        )
+    if target.dtype.kind != "f":
+        raise RuntimeError(
+            f"result type {_scalar_type(self)} can't be cast to the desired output type "
+            f"{_scalar_type(target)}"
+        )
+    dtype = target.dtype
     log_sigmoid_input = np.minimum(self, 0) - np.log1p(np.exp(-np.abs(self)))
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1

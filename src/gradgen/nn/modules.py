@@ -561,10 +561,11 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.weight is not None:
-            _overwrite_(self.weight, 1)
-        if self.bias is not None:
-            _overwrite_(self.bias, 0)
+        with no_grad():
+            if self.weight is not None:
+                _overwrite_(self.weight, 1)
+            if self.bias is not None:
+                _overwrite_(self.bias, 0)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(
