@@ -22,6 +22,11 @@ import gradgen
 import gradgen.nn.functional as GF
 from gradgen.autograd import forward_ad, gradcheck, gradgradcheck
 
+# torch.autograd.forward_ad's first use scripts a function with torch.jit (deprecated).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
+)
+
 NONE, MEAN, SUM = 0, 1, 2
 REDUCTIONS = [NONE, MEAN, SUM]
 TOLERANCE = {"float64": 1e-12, "float32": 2e-6}
