@@ -26,6 +26,8 @@ from gradgen.helpers import (
     binary_cross_entropy_double_backward_grad_output,
     binary_cross_entropy_double_backward_target,
     binary_cross_entropy_target_backward,
+    binary_cross_entropy_with_logits_backward,
+    binary_cross_entropy_with_logits_target_backward,
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
@@ -33,14 +35,22 @@ from gradgen.helpers import (
     cumsum_backward,
     div_tensor_other_backward,
     div_tensor_self_backward,
+    elu_double_backward,
+    embedding_dense_double_backward,
     evenly_distribute_backward,
     fmap_neg,
     gelu_double_backward,
     handle_r_to_c,
+    huber_loss_double_backward,
+    huber_loss_double_backward_grad_output,
     index_backward,
+    infinitely_differentiable_mish_backward,
     infinitely_differentiable_silu_backward,
     is_grad_enabled,
+    layer_norm_double_backward,
+    layer_norm_jvp,
     log1p_backward,
+    log_sigmoid_double_backward,
     logsumexp_backward,
     masked_fill_backward,
     maybe_multiply,
@@ -62,7 +72,9 @@ from gradgen.helpers import (
     scale_grad_by_count,
     sgn_backward,
     slice_backward_wrapper,
+    smooth_l1_loss_double_backward,
     softmax_double_backward,
+    softplus_double_backward,
     split_backward,
     split_with_sizes_backward,
     stack_tensors_backward,
@@ -101,6 +113,7 @@ from .ops import (
     atan2,
     binary_cross_entropy,
     binary_cross_entropy_backward,
+    binary_cross_entropy_with_logits,
     bitwise_and,
     bitwise_not,
     bitwise_or,
@@ -115,6 +128,7 @@ from .ops import (
     clamp_min,
     clone,
     conj,
+    constant_pad_nd,
     cos,
     cosh,
     cross_entropy_loss,
@@ -122,6 +136,13 @@ from .ops import (
     cumsum,
     div,
     dot,
+    dropout,
+    elu,
+    elu_,
+    elu_backward,
+    embedding,
+    embedding_backward,
+    embedding_dense_backward,
     eq,
     erf,
     exp,
@@ -142,6 +163,11 @@ from .ops import (
     gelu_backward,
     ger,
     gt,
+    hardtanh,
+    hardtanh_,
+    hardtanh_backward,
+    huber_loss,
+    huber_loss_backward,
     hypot,
     imag,
     index,
@@ -153,13 +179,22 @@ from .ops import (
     isfinite,
     isinf,
     isnan,
+    kl_div,
+    l1_loss,
+    layer_norm,
     le,
+    leaky_relu,
+    leaky_relu_,
+    leaky_relu_backward,
     linear,
     log,
     log10,
     log1p,
     log2,
     log_,
+    log_sigmoid,
+    log_sigmoid_backward,
+    log_sigmoid_forward,
     log_softmax,
     logical_and,
     logical_not,
@@ -174,12 +209,17 @@ from .ops import (
     mean,
     min,
     minimum,
+    mish,
+    mish_,
+    mish_backward,
     mm,
     mse_loss,
     mse_loss_backward,
     mul,
     mv,
     narrow,
+    native_layer_norm,
+    native_layer_norm_backward,
     ne,
     neg,
     neg_,
@@ -190,6 +230,7 @@ from .ops import (
     nll_loss_backward,
     nll_loss_forward,
     nll_loss_nd,
+    one_hot,
     outer,
     permute,
     pow,
@@ -219,7 +260,11 @@ from .ops import (
     sinh,
     slice,
     slice_backward,
+    smooth_l1_loss,
+    smooth_l1_loss_backward,
     softmax,
+    softplus,
+    softplus_backward,
     split,
     split_with_sizes,
     sqrt,
@@ -7656,6 +7701,1598 @@ def binary_cross_entropy_backward_backward0_apply(
     return grad_inputs
 
 
+class LeakyReluBackward0(Node):
+    """Backward of ``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``.
+
+    self: leaky_relu_backward(grad, self, negative_slope, False)
+    """
+
+    __slots__ = (
+        "negative_slope",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return leaky_relu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            negative_slope=self.negative_slope,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_negative_slope(self) -> Number:
+        return self.negative_slope
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def leaky_relu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    negative_slope: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LeakyReluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            leaky_relu_backward(grad, self, negative_slope, False)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LeakyReluBackwardBackward0(Node):
+    """Backward of ``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``.
+
+    grad_output: leaky_relu_backward(grad, self, negative_slope, False)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "negative_slope",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return leaky_relu_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            negative_slope=self.negative_slope,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_negative_slope(self) -> Number:
+        return self.negative_slope
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def leaky_relu_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    negative_slope: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LeakyReluBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            leaky_relu_backward(grad, self, negative_slope, False)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class EluBackward0(Node):
+    """Backward of ``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``.
+
+    self: elu_backward(grad, alpha, scale, input_scale, False, self)
+    """
+
+    __slots__ = (
+        "alpha",
+        "input_scale",
+        "scale",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return elu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            input_scale=self.input_scale,
+            scale=self.scale,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_input_scale(self) -> Number:
+        return self.input_scale
+
+    @property
+    def _saved_scale(self) -> Number:
+        return self.scale
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def elu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    input_scale: Number,
+    scale: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of EluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            elu_backward(grad, alpha, scale, input_scale, False, self)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class EluBackwardBackward0(Node):
+    """Backward of ``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``.
+
+    grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+    self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result, self_or_result)
+    """
+
+    __slots__ = (
+        "alpha",
+        "grad_output_",
+        "input_scale",
+        "is_result",
+        "scale",
+        "self_or_result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_or_result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return elu_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            grad_output=unpack_saved(self.grad_output_, self),
+            input_scale=self.input_scale,
+            is_result=self.is_result,
+            scale=self.scale,
+            self_or_result=unpack_saved(self.self_or_result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_or_result_ is not None:
+            self.self_or_result_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_input_scale(self) -> Number:
+        return self.input_scale
+
+    @property
+    def _saved_is_result(self) -> bool:
+        return self.is_result
+
+    @property
+    def _saved_scale(self) -> Number:
+        return self.scale
+
+    @property
+    def _saved_self_or_result(self) -> Tensor | None:
+        return unpack_saved(self.self_or_result_, self)
+
+
+def elu_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    grad_output: Tensor | None,
+    input_scale: Number,
+    is_result: bool,
+    scale: Number,
+    self_or_result: Tensor | None,
+) -> list[Any]:
+    """The formulas of EluBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self_or_result
+        grad_inputs[1] = (
+            elu_double_backward(
+                grad, grad_output, alpha, scale, input_scale, is_result, self_or_result
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SoftplusBackward0(Node):
+    """Backward of ``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``.
+
+    self: softplus_backward(grad, self, beta, threshold)
+    """
+
+    __slots__ = (
+        "beta",
+        "self_",
+        "threshold",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return softplus_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            beta=self.beta,
+            self=unpack_saved(self.self_, self),
+            threshold=self.threshold,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_threshold(self) -> Number:
+        return self.threshold
+
+
+def softplus_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    beta: Number,
+    self: Tensor | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of SoftplusBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            softplus_backward(grad, self, beta, threshold) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SoftplusBackwardBackward0(Node):
+    """Backward of ``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``.
+
+    grad_output: softplus_backward(grad, self, beta, threshold)
+    self: softplus_double_backward(grad * grad_output, self, beta, threshold)
+    """
+
+    __slots__ = (
+        "beta",
+        "grad_output_",
+        "self_",
+        "threshold",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return softplus_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            beta=self.beta,
+            grad_output=unpack_saved(self.grad_output_, self),
+            self=unpack_saved(self.self_, self),
+            threshold=self.threshold,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_threshold(self) -> Number:
+        return self.threshold
+
+
+def softplus_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    beta: Number,
+    grad_output: Tensor | None,
+    self: Tensor | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of SoftplusBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            softplus_backward(grad, self, beta, threshold) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            softplus_double_backward(grad * grad_output, self, beta, threshold)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LogSigmoidBackward0(Node):
+    """Backward of ``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``.
+
+    self: log_sigmoid_backward(grad, self, buffer)
+    """
+
+    __slots__ = (
+        "self_",
+        "buffer_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.buffer_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return log_sigmoid_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            buffer=unpack_saved(self.buffer_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.buffer_ is not None:
+            self.buffer_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_buffer(self) -> Tensor | None:
+        return unpack_saved(self.buffer_, self)
+
+
+def log_sigmoid_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    buffer: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogSigmoidBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            log_sigmoid_backward(grad, self, buffer) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class LogSigmoidBackwardBackward0(Node):
+    """Backward of ``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``.
+
+    grad_output: log_sigmoid_backward(grad, self, buffer)
+    self: log_sigmoid_double_backward(grad * grad_output, self)
+    """
+
+    __slots__ = (
+        "buffer_",
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffer_: SavedVariable | SavedVariableList | None = None
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return log_sigmoid_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            buffer=unpack_saved(self.buffer_, self),
+            grad_output=unpack_saved(self.grad_output_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.buffer_ is not None:
+            self.buffer_.reset_data()
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_buffer(self) -> Tensor | None:
+        return unpack_saved(self.buffer_, self)
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def log_sigmoid_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    buffer: Tensor | None,
+    grad_output: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogSigmoidBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            log_sigmoid_backward(grad, self, buffer) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            log_sigmoid_double_backward(grad * grad_output, self)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class HardtanhBackward0(Node):
+    """Backward of ``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``.
+
+    self: hardtanh_backward(grad, self, min_val, max_val)
+    """
+
+    __slots__ = (
+        "max_val",
+        "min_val",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardtanh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            max_val=self.max_val,
+            min_val=self.min_val,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_max_val(self) -> Number:
+        return self.max_val
+
+    @property
+    def _saved_min_val(self) -> Number:
+        return self.min_val
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardtanh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max_val: Number,
+    min_val: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardtanhBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            hardtanh_backward(grad, self, min_val, max_val)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class HardtanhBackwardBackward0(Node):
+    """Backward of ``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``.
+
+    grad_output: hardtanh_backward(grad, self, min_val, max_val)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "max_val",
+        "min_val",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardtanh_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            max_val=self.max_val,
+            min_val=self.min_val,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_max_val(self) -> Number:
+        return self.max_val
+
+    @property
+    def _saved_min_val(self) -> Number:
+        return self.min_val
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardtanh_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max_val: Number,
+    min_val: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardtanhBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            hardtanh_backward(grad, self, min_val, max_val)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class MishBackward0(Node):
+    """Backward of ``mish(Tensor self) -> Tensor``.
+
+    self: infinitely_differentiable_mish_backward(grad, self) if is_grad_enabled() else mish_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mish_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def mish_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of MishBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            infinitely_differentiable_mish_backward(grad, self)
+            if is_grad_enabled()
+            else mish_backward(grad, self) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SmoothL1LossBackward0(Node):
+    """Backward of ``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``.
+
+    self: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+    target: smooth_l1_loss_backward(grad, target, self, reduction, beta)
+    """
+
+    __slots__ = (
+        "beta",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return smooth_l1_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            beta=self.beta,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_beta(self) -> float:
+        return self.beta
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def smooth_l1_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    beta: float,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of SmoothL1LossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            smooth_l1_loss_backward(grad, self, target, reduction, beta)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            smooth_l1_loss_backward(grad, target, self, reduction, beta)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SmoothL1LossBackwardBackward0(Node):
+    """Backward of ``smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor``.
+
+    grad_output: smooth_l1_loss_backward(grad, self, target, reduction, beta)
+    self: smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+    target: -smooth_l1_loss_double_backward(grad * grad_output, self, target, reduction, beta)
+    """
+
+    __slots__ = (
+        "beta",
+        "grad_output_",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return smooth_l1_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            beta=self.beta,
+            grad_output=unpack_saved(self.grad_output_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_beta(self) -> float:
+        return self.beta
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def smooth_l1_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    beta: float,
+    grad_output: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of SmoothL1LossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            smooth_l1_loss_backward(grad, self, target, reduction, beta)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            smooth_l1_loss_double_backward(
+                grad * grad_output, self, target, reduction, beta
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # target
+        grad_inputs[2] = (
+            -smooth_l1_loss_double_backward(
+                grad * grad_output, self, target, reduction, beta
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class HuberLossBackward0(Node):
+    """Backward of ``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``.
+
+    self: huber_loss_backward(grad, self, target, reduction, delta)
+    target: huber_loss_backward(grad, target, self, reduction, delta)
+    """
+
+    __slots__ = (
+        "delta",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return huber_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            delta=self.delta,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_delta(self) -> float:
+        return self.delta
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def huber_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    delta: float,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of HuberLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            huber_loss_backward(grad, self, target, reduction, delta)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            huber_loss_backward(grad, target, self, reduction, delta)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class HuberLossBackwardBackward0(Node):
+    """Backward of ``huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor``.
+
+    grad_output: huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)
+    self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+    target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+    """
+
+    __slots__ = (
+        "delta",
+        "grad_output_",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return huber_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            delta=self.delta,
+            grad_output=unpack_saved(self.grad_output_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_delta(self) -> float:
+        return self.delta
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def huber_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    delta: float,
+    grad_output: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of HuberLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            huber_loss_double_backward_grad_output(
+                grad, grad_output, self, target, reduction, delta
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            huber_loss_double_backward(
+                grad * grad_output, self, target, reduction, delta
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # target
+        grad_inputs[2] = (
+            -huber_loss_double_backward(
+                grad * grad_output, self, target, reduction, delta
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """Backward of ``binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor``.
+
+    self: binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)
+    target: binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
+    """
+
+    __slots__ = (
+        "pos_weight_",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos_weight_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return binary_cross_entropy_with_logits_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            pos_weight=unpack_saved(self.pos_weight_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.pos_weight_ is not None:
+            self.pos_weight_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_pos_weight(self) -> Tensor | None:
+        return unpack_saved(self.pos_weight_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def binary_cross_entropy_with_logits_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    pos_weight: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of BinaryCrossEntropyWithLogitsBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            binary_cross_entropy_with_logits_backward(
+                grad, self, target, weight, pos_weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            binary_cross_entropy_with_logits_target_backward(
+                grad, self, target, weight, pos_weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NativeLayerNormBackward0(Node):
+    """Backward of ``native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask) if grad is not None else (None, None, None)
+    """
+
+    __slots__ = (
+        "bias_",
+        "input_",
+        "normalized_shape",
+        "weight_",
+        "result1_",
+        "result2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_layer_norm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias=unpack_saved(self.bias_, self),
+            input=unpack_saved(self.input_, self),
+            normalized_shape=self.normalized_shape,
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.bias_ is not None:
+            self.bias_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+
+    @property
+    def _saved_bias(self) -> Tensor | None:
+        return unpack_saved(self.bias_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_normalized_shape(self) -> Sequence[int]:
+        return self.normalized_shape
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+
+def native_layer_norm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias: Tensor | None,
+    input: Tensor | None,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeLayerNormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            native_layer_norm_backward(
+                grad,
+                input,
+                normalized_shape,
+                result1,
+                result2,
+                weight,
+                bias,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class NativeLayerNormBackwardBackward0(Node):
+    """Backward of ``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
+    mean: not_implemented("native_layer_norm_backward mean")
+    rstd: not_implemented("native_layer_norm_backward rstd")
+    """
+
+    __slots__ = (
+        "grad_out_",
+        "input_",
+        "mean_",
+        "normalized_shape",
+        "rstd_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_out_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.mean_: SavedVariable | SavedVariableList | None = None
+        self.rstd_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_layer_norm_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_out=unpack_saved(self.grad_out_, self),
+            input=unpack_saved(self.input_, self),
+            mean=unpack_saved(self.mean_, self),
+            normalized_shape=self.normalized_shape,
+            rstd=unpack_saved(self.rstd_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_out_ is not None:
+            self.grad_out_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.mean_ is not None:
+            self.mean_.reset_data()
+        if self.rstd_ is not None:
+            self.rstd_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_grad_out(self) -> Tensor | None:
+        return unpack_saved(self.grad_out_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_mean(self) -> Tensor | None:
+        return unpack_saved(self.mean_, self)
+
+    @property
+    def _saved_normalized_shape(self) -> Sequence[int]:
+        return self.normalized_shape
+
+    @property
+    def _saved_rstd(self) -> Tensor | None:
+        return unpack_saved(self.rstd_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def native_layer_norm_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_out: Tensor | None,
+    input: Tensor | None,
+    mean: Tensor | None,
+    normalized_shape: Sequence[int],
+    rstd: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeLayerNormBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 5
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[1] or needs_input_grad[4] or needs_input_grad[0]
+    ):  # input, weight, grad_out
+        grad_input_mask = (
+            needs_input_grad[1],
+            needs_input_grad[4],
+            needs_input_grad[0],
+        )
+        grad_result = layer_norm_double_backward(
+            input,
+            weight,
+            grads[0],
+            grads[1],
+            grads[2],
+            grad_out,
+            mean,
+            rstd,
+            normalized_shape,
+            grad_input_mask,
+        )
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[0]
+        if needs_input_grad[4]:
+            grad_inputs[4] = grad_result[1]
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[2]
+    if needs_input_grad[2]:  # mean
+        grad_inputs[2] = not_implemented("native_layer_norm_backward mean")
+    if needs_input_grad[3]:  # rstd
+        grad_inputs[3] = not_implemented("native_layer_norm_backward rstd")
+    return grad_inputs
+
+
+class EmbeddingBackward0(Node):
+    """Backward of ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``.
+
+    weight: embedding_backward(grad, indices, weight.sym_sizes()[0], padding_idx, scale_grad_by_freq, sparse)
+    """
+
+    __slots__ = (
+        "indices_",
+        "padding_idx",
+        "scale_grad_by_freq",
+        "sparse",
+        "weight_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return embedding_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            padding_idx=self.padding_idx,
+            scale_grad_by_freq=self.scale_grad_by_freq,
+            sparse=self.sparse,
+            weight_sym_sizes=self.weight_sym_sizes,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _saved_padding_idx(self) -> int:
+        return self.padding_idx
+
+    @property
+    def _saved_scale_grad_by_freq(self) -> bool:
+        return self.scale_grad_by_freq
+
+    @property
+    def _saved_sparse(self) -> bool:
+        return self.sparse
+
+    @property
+    def _saved_weight_sym_sizes(self) -> tuple[int, ...]:
+        return self.weight_sym_sizes
+
+
+def embedding_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+    weight_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of EmbeddingBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # weight
+        grad_inputs[0] = (
+            embedding_backward(
+                grad,
+                indices,
+                weight_sym_sizes[0],
+                padding_idx,
+                scale_grad_by_freq,
+                sparse,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class EmbeddingDenseBackwardBackward0(Node):
+    """Backward of ``embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor``.
+
+    grad_output: embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_freq)
+    """
+
+    __slots__ = (
+        "indices_",
+        "padding_idx",
+        "scale_grad_by_freq",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return embedding_dense_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            padding_idx=self.padding_idx,
+            scale_grad_by_freq=self.scale_grad_by_freq,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+    @property
+    def _saved_padding_idx(self) -> int:
+        return self.padding_idx
+
+    @property
+    def _saved_scale_grad_by_freq(self) -> bool:
+        return self.scale_grad_by_freq
+
+
+def embedding_dense_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> list[Any]:
+    """The formulas of EmbeddingDenseBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            embedding_dense_double_backward(
+                grad, indices, padding_idx, scale_grad_by_freq
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ConstantPadNdBackward0(Node):
+    """Backward of ``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``.
+
+    self: constant_pad_nd(grad, fmap_neg(pad), 0)
+    """
+
+    __slots__ = ("pad",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return constant_pad_nd_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            pad=self.pad,
+        )
+
+    @property
+    def _saved_pad(self) -> Sequence[int]:
+        return self.pad
+
+
+def constant_pad_nd_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    pad: Sequence[int],
+) -> list[Any]:
+    """The formulas of ConstantPadNdBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
 def add_Tensor_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -8926,3 +10563,313 @@ def binary_cross_entropy_backward_jvp(
             grad_output_t, self_p, target_p, weight_p, reduction
         )
     )
+
+
+def leaky_relu_jvp(
+    self_p: Tensor, self_t: Tensor, negative_slope: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return leaky_relu_backward(self_t.conj(), self_p, negative_slope, False).conj()
+
+
+def leaky_relu_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    negative_slope: Number,
+    self_is_result: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)``."""
+    return leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
+
+
+def leaky_relu__jvp(
+    self_p: Tensor, self_t: Tensor, negative_slope: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return leaky_relu_backward(self_t.conj(), self_p, negative_slope, False).conj()
+
+
+def elu_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return elu_backward(self_t.conj(), alpha, scale, input_scale, False, self_p).conj()
+
+
+def elu_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    is_result: bool,
+    self_or_result_p: Tensor,
+    self_or_result_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)``."""
+    return elu_backward(
+        grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p
+    ) + elu_double_backward(
+        self_or_result_t,
+        grad_output_p,
+        alpha,
+        scale,
+        input_scale,
+        is_result,
+        self_or_result_p,
+    )
+
+
+def elu__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return elu_backward(self_t.conj(), alpha, scale, input_scale, False, self_p).conj()
+
+
+def softplus_jvp(
+    self_p: Tensor, self_t: Tensor, beta: Number, threshold: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return softplus_backward(self_t.conj(), self_p, beta, threshold).conj()
+
+
+def softplus_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    beta: Number,
+    threshold: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: softplus_backward(grad_output_t, self_p, beta, threshold) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)``."""
+    return softplus_backward(
+        grad_output_t, self_p, beta, threshold
+    ) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
+
+
+def log_sigmoid_forward_jvp_output(
+    self_p: Tensor, self_t: Tensor, output: Any, buffer: Any
+) -> Any:
+    """Forward-mode derivative: ``output: log_sigmoid_backward(self_t.conj(), self_p, buffer).conj()``."""
+    return log_sigmoid_backward(self_t.conj(), self_p, buffer).conj()
+
+
+def log_sigmoid_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    buffer_p: Tensor,
+    buffer_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: log_sigmoid_backward(grad_output_t, self_p, buffer_p) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)``."""
+    return log_sigmoid_backward(
+        grad_output_t, self_p, buffer_p
+    ) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)
+
+
+def hardtanh_jvp(
+    self_p: Tensor, self_t: Tensor, min_val: Number, max_val: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardtanh_backward(self_t.conj(), self_p, min_val, max_val).conj()
+
+
+def hardtanh_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    min_val: Number,
+    max_val: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: hardtanh_backward(grad_output_t, self_p, min_val, max_val)``."""
+    return hardtanh_backward(grad_output_t, self_p, min_val, max_val)
+
+
+def hardtanh__jvp(
+    self_p: Tensor, self_t: Tensor, min_val: Number, max_val: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardtanh_backward(self_t.conj(), self_p, min_val, max_val).conj()
+
+
+def mish_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_mish_backward(self_t.conj(), self_p)
+        if is_grad_enabled()
+        else mish_backward(self_t.conj(), self_p)
+    ).conj()
+
+
+def mish__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_mish_backward(self_t.conj(), self_p)
+        if is_grad_enabled()
+        else mish_backward(self_t.conj(), self_p)
+    ).conj()
+
+
+def smooth_l1_loss_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    beta: float,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj() + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(), reduction)``."""
+    return apply_loss_reduction(
+        smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj()
+        + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(),
+        reduction,
+    )
+
+
+def smooth_l1_loss_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    beta: float,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)``."""
+    return (
+        smooth_l1_loss_double_backward(
+            self_t * grad_output_p, self_p, target_p, reduction, beta
+        )
+        - smooth_l1_loss_double_backward(
+            target_t * grad_output_p, self_p, target_p, reduction, beta
+        )
+        + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
+    )
+
+
+def huber_loss_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    delta: float,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj() + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(), reduction)``."""
+    return apply_loss_reduction(
+        huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj()
+        + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(),
+        reduction,
+    )
+
+
+def binary_cross_entropy_with_logits_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    pos_weight_p: Tensor,
+    pos_weight_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)``."""
+    return apply_loss_reduction(
+        binary_cross_entropy_with_logits_backward(
+            self_t, self_p, target_p, weight_p, pos_weight_p, 0
+        )
+        + binary_cross_entropy_with_logits_target_backward(
+            target_t, self_p, target_p, weight_p, pos_weight_p, 0
+        ),
+        reduction,
+    )
+
+
+def native_layer_norm_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    normalized_shape: Sequence[int],
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)``."""
+    return layer_norm_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        result1,
+        result2,
+        normalized_shape,
+    )
+
+
+def embedding_jvp(
+    weight_p: Tensor,
+    weight_t: Tensor,
+    indices: Tensor,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.embedding.call(
+        weight_t, indices, padding_idx, scale_grad_by_freq, sparse
+    )
+
+
+def embedding_dense_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    indices: Tensor,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.embedding_dense_backward.call(
+        grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq
+    )
+
+
+def constant_pad_nd_jvp(
+    self_p: Tensor, self_t: Tensor, pad: Sequence[int], value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: constant_pad_nd(self_t, pad, 0)``."""
+    return constant_pad_nd(self_t, pad, 0)

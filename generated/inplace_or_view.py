@@ -302,6 +302,54 @@ def index_put_(
     return result
 
 
+def leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Tensor:
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    result = redispatch(
+        operators.leaky_relu_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        negative_slope,
+    )
+    increment_version(self)
+    return result
+
+
+def elu_(
+    ks: int, self: Tensor, alpha: Number, scale: Number, input_scale: Number
+) -> Tensor:
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.elu_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        alpha,
+        scale,
+        input_scale,
+    )
+    increment_version(self)
+    return result
+
+
+def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Tensor:
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.hardtanh_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        min_val,
+        max_val,
+    )
+    increment_version(self)
+    return result
+
+
+def mish_(ks: int, self: Tensor) -> Tensor:
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.mish_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
@@ -334,3 +382,7 @@ operators.div__Tensor.register(DispatchKey.ADInplaceOrView, div__Tensor)
 operators.div__Tensor_mode.register(DispatchKey.ADInplaceOrView, div__Tensor_mode)
 operators.clamp_.register(DispatchKey.ADInplaceOrView, clamp_)
 operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)
+operators.leaky_relu_.register(DispatchKey.ADInplaceOrView, leaky_relu_)
+operators.elu_.register(DispatchKey.ADInplaceOrView, elu_)
+operators.hardtanh_.register(DispatchKey.ADInplaceOrView, hardtanh_)
+operators.mish_.register(DispatchKey.ADInplaceOrView, mish_)

@@ -25,17 +25,23 @@ from gradgen.numpy_kernels import (
     atan2_floating,
     binary_cross_entropy,
     binary_cross_entropy_backward,
+    binary_cross_entropy_with_logits,
     bitwise,
     bmm,
     clamp_scalars,
     clamp_tensors,
     compare,
+    constant_pad_nd,
     cumprod,
     cumsum,
     div_floor,
     div_mode,
     div_true,
     dot,
+    elu,
+    elu_backward,
+    embedding,
+    embedding_dense_backward,
     erf,
     expand,
     extremum,
@@ -43,26 +49,39 @@ from gradgen.numpy_kernels import (
     gather,
     gelu,
     gelu_backward,
+    hardtanh,
+    hardtanh_backward,
+    huber_loss,
+    huber_loss_backward,
     hypot_floating,
     index_add,
     index_put,
     index_select,
     int_to_float,
     into,
+    leaky_relu,
+    leaky_relu_backward,
+    log_sigmoid_backward,
+    log_sigmoid_forward,
     logical,
     logsumexp,
     masked_fill,
     max_all,
     max_dim,
+    mish,
+    mish_backward,
     mm,
     modulo,
     mse_loss,
     mse_loss_backward,
     mv,
+    native_layer_norm,
+    native_layer_norm_backward,
     nll_loss2d_backward,
     nll_loss2d_forward,
     nll_loss_backward,
     nll_loss_forward,
+    one_hot,
     permute,
     reduce_mean,
     reduce_prod,
@@ -85,8 +104,12 @@ from gradgen.numpy_kernels import (
     silu_backward,
     slice_,
     slice_backward,
+    smooth_l1_loss,
+    smooth_l1_loss_backward,
     softmax,
     softmax_backward_data,
+    softplus,
+    softplus_backward,
     split,
     split_with_sizes,
     squeeze,
@@ -160,6 +183,15 @@ nll_loss2d_forward_return = namedtuple(
     [
         "output",
         "total_weight",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.log_sigmoid_forward
+log_sigmoid_forward_return = namedtuple(
+    "log_sigmoid_forward",
+    [
+        "output",
+        "buffer",
     ],
 )
 
@@ -1681,6 +1713,343 @@ def numpy_binary_cross_entropy_backward(
     )
 
 
+def numpy_leaky_relu(ks: int, self: Tensor, negative_slope: Number) -> Any:
+    """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
+    self = self._data
+    return wrap_result(leaky_relu(self, negative_slope))
+
+
+def numpy_leaky_relu_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    negative_slope: Number,
+    self_is_result: bool,
+) -> Any:
+    """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(
+            leaky_relu_backward(grad_output, self, negative_slope, self_is_result),
+            common_dtype,
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Any:
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, leaky_relu(self, negative_slope))
+
+
+def numpy_elu(
+    ks: int, self: Tensor, alpha: Number, scale: Number, input_scale: Number
+) -> Any:
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
+    self = self._data
+    return wrap_result(elu(self, alpha, scale, input_scale))
+
+
+def numpy_elu_backward(
+    ks: int,
+    grad_output: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    is_result: bool,
+    self_or_result: Tensor,
+) -> Any:
+    """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
+    common_dtype = result_type(grad_output, self_or_result)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self_or_result = promoted_array(self_or_result, common_dtype)
+    try:
+        return wrap_result(
+            elu_backward(
+                grad_output, alpha, scale, input_scale, is_result, self_or_result
+            ),
+            common_dtype,
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self_or_result) from None
+
+
+def numpy_elu_(
+    ks: int, self: Tensor, alpha: Number, scale: Number, input_scale: Number
+) -> Any:
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, elu(self, alpha, scale, input_scale))
+
+
+def numpy_softplus(ks: int, self: Tensor, beta: Number, threshold: Number) -> Any:
+    """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
+    self = self._data
+    return wrap_result(softplus(self, beta, threshold))
+
+
+def numpy_softplus_backward(
+    ks: int, grad_output: Tensor, self: Tensor, beta: Number, threshold: Number
+) -> Any:
+    """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(
+            softplus_backward(grad_output, self, beta, threshold), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_log_sigmoid_forward(ks: int, self: Tensor) -> Any:
+    """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"""
+    self = self._data
+    output, buffer = log_sigmoid_forward(self)
+    return log_sigmoid_forward_return(wrap_result(output), wrap_result(buffer))
+
+
+def numpy_log_sigmoid_backward(
+    ks: int, grad_output: Tensor, self: Tensor, buffer: Tensor
+) -> Any:
+    """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    buffer = buffer._data
+    try:
+        return wrap_result(
+            log_sigmoid_backward(grad_output, self, buffer), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_hardtanh(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+    self = self._data
+    return wrap_result(hardtanh(self, min_val, max_val))
+
+
+def numpy_hardtanh_backward(
+    ks: int, grad_output: Tensor, self: Tensor, min_val: Number, max_val: Number
+) -> Any:
+    """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(
+            hardtanh_backward(grad_output, self, min_val, max_val), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, hardtanh(self, min_val, max_val))
+
+
+def numpy_mish(ks: int, self: Tensor) -> Any:
+    """mish(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(mish(self))
+
+
+def numpy_mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(mish_backward(grad_output, self), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_mish_(ks: int, self: Tensor) -> Any:
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, mish(self))
+
+
+def numpy_smooth_l1_loss(
+    ks: int, self: Tensor, target: Tensor, reduction: int, beta: float
+) -> Any:
+    """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
+    common_dtype = result_type(self, target)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(smooth_l1_loss(self, target, reduction, beta), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, target) from None
+
+
+def numpy_smooth_l1_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    reduction: int,
+    beta: float,
+) -> Any:
+    """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor"""
+    common_dtype = result_type(grad_output, self, target)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(
+            smooth_l1_loss_backward(grad_output, self, target, reduction, beta),
+            common_dtype,
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self, target) from None
+
+
+def numpy_huber_loss(
+    ks: int, self: Tensor, target: Tensor, reduction: int, delta: float
+) -> Any:
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
+    self = self._data
+    target = target._data
+    return wrap_result(huber_loss(self, target, reduction, delta))
+
+
+def numpy_huber_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    reduction: int,
+    delta: float,
+) -> Any:
+    """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    return wrap_result(huber_loss_backward(grad_output, self, target, reduction, delta))
+
+
+def numpy_binary_cross_entropy_with_logits(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    pos_weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"""
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    pos_weight = None if pos_weight is None else pos_weight._data
+    return wrap_result(
+        binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction)
+    )
+
+
+def numpy_native_layer_norm(
+    ks: int,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None,
+    bias: Tensor | None,
+    eps: float,
+) -> Any:
+    """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    result0, result1, result2 = native_layer_norm(
+        input, normalized_shape, weight, bias, eps
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_native_layer_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    mean: Tensor,
+    rstd: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    output_mask: Sequence[bool],
+) -> Any:
+    """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    grad_out = grad_out._data
+    input = input._data
+    mean = mean._data
+    rstd = rstd._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    result0, result1, result2 = native_layer_norm_backward(
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_embedding(
+    ks: int,
+    weight: Tensor,
+    indices: Tensor,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+) -> Any:
+    """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
+    weight = weight._data
+    indices = indices._data
+    return wrap_result(
+        embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    )
+
+
+def numpy_embedding_dense_backward(
+    ks: int,
+    grad_output: Tensor,
+    indices: Tensor,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> Any:
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
+    grad_output = grad_output._data
+    indices = indices._data
+    return wrap_result(
+        embedding_dense_backward(
+            grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+        )
+    )
+
+
+def numpy_one_hot(ks: int, self: Tensor, num_classes: int) -> Any:
+    """one_hot(Tensor self, int num_classes=-1) -> Tensor"""
+    self = self._data
+    return wrap_result(one_hot(self, num_classes))
+
+
+def numpy_constant_pad_nd(
+    ks: int, self: Tensor, pad: Sequence[int], value: Number
+) -> Any:
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
+    self = self._data
+    return wrap_result(constant_pad_nd(self, pad, value))
+
+
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -1869,3 +2238,38 @@ operators.binary_cross_entropy.register(DispatchKey.NumPy, numpy_binary_cross_en
 operators.binary_cross_entropy_backward.register(
     DispatchKey.NumPy, numpy_binary_cross_entropy_backward
 )
+operators.leaky_relu.register(DispatchKey.NumPy, numpy_leaky_relu)
+operators.leaky_relu_backward.register(DispatchKey.NumPy, numpy_leaky_relu_backward)
+operators.leaky_relu_.register(DispatchKey.NumPy, numpy_leaky_relu_)
+operators.elu.register(DispatchKey.NumPy, numpy_elu)
+operators.elu_backward.register(DispatchKey.NumPy, numpy_elu_backward)
+operators.elu_.register(DispatchKey.NumPy, numpy_elu_)
+operators.softplus.register(DispatchKey.NumPy, numpy_softplus)
+operators.softplus_backward.register(DispatchKey.NumPy, numpy_softplus_backward)
+operators.log_sigmoid_forward.register(DispatchKey.NumPy, numpy_log_sigmoid_forward)
+operators.log_sigmoid_backward.register(DispatchKey.NumPy, numpy_log_sigmoid_backward)
+operators.hardtanh.register(DispatchKey.NumPy, numpy_hardtanh)
+operators.hardtanh_backward.register(DispatchKey.NumPy, numpy_hardtanh_backward)
+operators.hardtanh_.register(DispatchKey.NumPy, numpy_hardtanh_)
+operators.mish.register(DispatchKey.NumPy, numpy_mish)
+operators.mish_backward.register(DispatchKey.NumPy, numpy_mish_backward)
+operators.mish_.register(DispatchKey.NumPy, numpy_mish_)
+operators.smooth_l1_loss.register(DispatchKey.NumPy, numpy_smooth_l1_loss)
+operators.smooth_l1_loss_backward.register(
+    DispatchKey.NumPy, numpy_smooth_l1_loss_backward
+)
+operators.huber_loss.register(DispatchKey.NumPy, numpy_huber_loss)
+operators.huber_loss_backward.register(DispatchKey.NumPy, numpy_huber_loss_backward)
+operators.binary_cross_entropy_with_logits.register(
+    DispatchKey.NumPy, numpy_binary_cross_entropy_with_logits
+)
+operators.native_layer_norm.register(DispatchKey.NumPy, numpy_native_layer_norm)
+operators.native_layer_norm_backward.register(
+    DispatchKey.NumPy, numpy_native_layer_norm_backward
+)
+operators.embedding.register(DispatchKey.NumPy, numpy_embedding)
+operators.embedding_dense_backward.register(
+    DispatchKey.NumPy, numpy_embedding_dense_backward
+)
+operators.one_hot.register(DispatchKey.NumPy, numpy_one_hot)
+operators.constant_pad_nd.register(DispatchKey.NumPy, numpy_constant_pad_nd)

@@ -446,3 +446,100 @@ binary_cross_entropy_backward = OperatorHandle(
     "binary_cross_entropy_backward",
     "binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor",
 )
+leaky_relu = OperatorHandle(
+    "leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"
+)
+leaky_relu_backward = OperatorHandle(
+    "leaky_relu_backward",
+    "leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
+)
+leaky_relu_ = OperatorHandle(
+    "leaky_relu_",
+    "leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)",
+)
+elu = OperatorHandle(
+    "elu",
+    "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
+)
+elu_backward = OperatorHandle(
+    "elu_backward",
+    "elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor",
+)
+elu_ = OperatorHandle(
+    "elu_",
+    "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)",
+)
+softplus = OperatorHandle(
+    "softplus", "softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"
+)
+softplus_backward = OperatorHandle(
+    "softplus_backward",
+    "softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor",
+)
+log_sigmoid_forward = OperatorHandle(
+    "log_sigmoid_forward",
+    "log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)",
+)
+log_sigmoid_backward = OperatorHandle(
+    "log_sigmoid_backward",
+    "log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor",
+)
+hardtanh = OperatorHandle(
+    "hardtanh", "hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"
+)
+hardtanh_backward = OperatorHandle(
+    "hardtanh_backward",
+    "hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor",
+)
+hardtanh_ = OperatorHandle(
+    "hardtanh_",
+    "hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)",
+)
+mish = OperatorHandle("mish", "mish(Tensor self) -> Tensor")
+mish_backward = OperatorHandle(
+    "mish_backward", "mish_backward(Tensor grad_output, Tensor self) -> Tensor"
+)
+mish_ = OperatorHandle("mish_", "mish_(Tensor(a!) self) -> Tensor(a!)")
+smooth_l1_loss = OperatorHandle(
+    "smooth_l1_loss",
+    "smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor",
+)
+smooth_l1_loss_backward = OperatorHandle(
+    "smooth_l1_loss_backward",
+    "smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor",
+)
+huber_loss = OperatorHandle(
+    "huber_loss",
+    "huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor",
+)
+huber_loss_backward = OperatorHandle(
+    "huber_loss_backward",
+    "huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor",
+)
+binary_cross_entropy_with_logits = OperatorHandle(
+    "binary_cross_entropy_with_logits",
+    "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor",
+)
+native_layer_norm = OperatorHandle(
+    "native_layer_norm",
+    "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
+)
+native_layer_norm_backward = OperatorHandle(
+    "native_layer_norm_backward",
+    "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+)
+embedding = OperatorHandle(
+    "embedding",
+    "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+)
+embedding_dense_backward = OperatorHandle(
+    "embedding_dense_backward",
+    "embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
+)
+one_hot = OperatorHandle(
+    "one_hot", "one_hot(Tensor self, int num_classes=-1) -> Tensor"
+)
+constant_pad_nd = OperatorHandle(
+    "constant_pad_nd",
+    "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+)

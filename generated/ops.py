@@ -165,6 +165,39 @@ __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "cross_entropy_loss",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "leaky_relu_",
+    "elu",
+    "elu_backward",
+    "elu_",
+    "softplus",
+    "softplus_backward",
+    "log_sigmoid",
+    "log_sigmoid_forward",
+    "log_sigmoid_backward",
+    "hardtanh",
+    "hardtanh_backward",
+    "hardtanh_",
+    "mish",
+    "mish_backward",
+    "mish_",
+    "l1_loss",
+    "smooth_l1_loss",
+    "smooth_l1_loss_backward",
+    "huber_loss",
+    "huber_loss_backward",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+    "layer_norm",
+    "native_layer_norm",
+    "native_layer_norm_backward",
+    "embedding",
+    "embedding_backward",
+    "embedding_dense_backward",
+    "one_hot",
+    "constant_pad_nd",
+    "dropout",
     "pow",
     "squeeze",
     "split",
@@ -1371,6 +1404,411 @@ def cross_entropy_loss(
     return composites.cross_entropy_loss(
         input, target, weight, reduction, ignore_index, label_smoothing
     )
+
+
+def leaky_relu(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
+    """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
+    input = tensor_argument(input, "leaky_relu", "input", 1, False)
+    return operators.leaky_relu.call(input, negative_slope)
+
+
+def leaky_relu_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    negative_slope: Number,
+    self_is_result: bool,
+) -> Tensor:
+    """``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "leaky_relu_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "leaky_relu_backward", "input", 2, False)
+    return operators.leaky_relu_backward.call(
+        grad_output, input, negative_slope, self_is_result
+    )
+
+
+def leaky_relu_(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
+    """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
+    input = tensor_argument(input, "leaky_relu_", "input", 1, False)
+    return operators.leaky_relu_.call(input, negative_slope)
+
+
+def elu(
+    input: Tensor, alpha: Number = 1, scale: Number = 1, input_scale: Number = 1
+) -> Tensor:
+    """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
+    input = tensor_argument(input, "elu", "input", 1, False)
+    return operators.elu.call(input, alpha, scale, input_scale)
+
+
+def elu_backward(
+    grad_output: Tensor | Number,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    is_result: bool,
+    self_or_result: Tensor | Number,
+) -> Tensor:
+    """``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "elu_backward", "grad_output", 1, True)
+    self_or_result = tensor_argument(
+        self_or_result, "elu_backward", "self_or_result", 6, True
+    )
+    return operators.elu_backward.call(
+        grad_output, alpha, scale, input_scale, is_result, self_or_result
+    )
+
+
+def elu_(
+    input: Tensor, alpha: Number = 1, scale: Number = 1, input_scale: Number = 1
+) -> Tensor:
+    """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
+    input = tensor_argument(input, "elu_", "input", 1, False)
+    return operators.elu_.call(input, alpha, scale, input_scale)
+
+
+def softplus(input: Tensor, beta: Number = 1, threshold: Number = 20) -> Tensor:
+    """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
+    input = tensor_argument(input, "softplus", "input", 1, False)
+    return operators.softplus.call(input, beta, threshold)
+
+
+def softplus_backward(
+    grad_output: Tensor | Number, input: Tensor, beta: Number, threshold: Number
+) -> Tensor:
+    """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "softplus_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "softplus_backward", "input", 2, False)
+    return operators.softplus_backward.call(grad_output, input, beta, threshold)
+
+
+def log_sigmoid(input: Tensor) -> Tensor:
+    """``log_sigmoid(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "log_sigmoid", "input", 1, False)
+    return composites.log_sigmoid(input)
+
+
+def log_sigmoid_forward(input: Tensor) -> Tensor:
+    """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
+    input = tensor_argument(input, "log_sigmoid_forward", "input", 1, False)
+    return operators.log_sigmoid_forward.call(input)
+
+
+def log_sigmoid_backward(
+    grad_output: Tensor | Number, input: Tensor, buffer: Tensor | Number
+) -> Tensor:
+    """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "log_sigmoid_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "log_sigmoid_backward", "input", 2, False)
+    buffer = tensor_argument(buffer, "log_sigmoid_backward", "buffer", 3, True)
+    return operators.log_sigmoid_backward.call(grad_output, input, buffer)
+
+
+def hardtanh(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
+    """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
+    input = tensor_argument(input, "hardtanh", "input", 1, False)
+    return operators.hardtanh.call(input, min_val, max_val)
+
+
+def hardtanh_backward(
+    grad_output: Tensor | Number, input: Tensor, min_val: Number, max_val: Number
+) -> Tensor:
+    """``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "hardtanh_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "hardtanh_backward", "input", 2, False)
+    return operators.hardtanh_backward.call(grad_output, input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
+    """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
+    input = tensor_argument(input, "hardtanh_", "input", 1, False)
+    return operators.hardtanh_.call(input, min_val, max_val)
+
+
+def mish(input: Tensor) -> Tensor:
+    """``mish(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "mish", "input", 1, False)
+    return operators.mish.call(input)
+
+
+def mish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
+    """``mish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "mish_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "mish_backward", "input", 2, False)
+    return operators.mish_backward.call(grad_output, input)
+
+
+def mish_(input: Tensor) -> Tensor:
+    """``mish_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "mish_", "input", 1, False)
+    return operators.mish_.call(input)
+
+
+def l1_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tensor:
+    """``l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(input, "l1_loss", "input", 1, False)
+    target = tensor_argument(target, "l1_loss", "target", 2, True)
+    return composites.l1_loss(input, target, reduction)
+
+
+def smooth_l1_loss(
+    input: Tensor, target: Tensor | Number, reduction: int = 1, beta: float = 1.0
+) -> Tensor:
+    """``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``"""
+    input = tensor_argument(input, "smooth_l1_loss", "input", 1, False)
+    target = tensor_argument(target, "smooth_l1_loss", "target", 2, True)
+    return operators.smooth_l1_loss.call(input, target, reduction, beta)
+
+
+def smooth_l1_loss_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int,
+    beta: float,
+) -> Tensor:
+    """``smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "smooth_l1_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "smooth_l1_loss_backward", "input", 2, False)
+    target = tensor_argument(target, "smooth_l1_loss_backward", "target", 3, True)
+    return operators.smooth_l1_loss_backward.call(
+        grad_output, input, target, reduction, beta
+    )
+
+
+def huber_loss(
+    input: Tensor, target: Tensor | Number, reduction: int = 1, delta: float = 1.0
+) -> Tensor:
+    """``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``"""
+    input = tensor_argument(input, "huber_loss", "input", 1, False)
+    target = tensor_argument(target, "huber_loss", "target", 2, True)
+    return operators.huber_loss.call(input, target, reduction, delta)
+
+
+def huber_loss_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int,
+    delta: float,
+) -> Tensor:
+    """``huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "huber_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "huber_loss_backward", "input", 2, False)
+    target = tensor_argument(target, "huber_loss_backward", "target", 3, True)
+    return operators.huber_loss_backward.call(
+        grad_output, input, target, reduction, delta
+    )
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor | Number,
+    weight: Tensor | Number | None = None,
+    pos_weight: Tensor | Number | None = None,
+    reduction: int = 1,
+) -> Tensor:
+    """``binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(
+        input, "binary_cross_entropy_with_logits", "input", 1, False
+    )
+    target = tensor_argument(
+        target, "binary_cross_entropy_with_logits", "target", 2, True
+    )
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(
+            weight, "binary_cross_entropy_with_logits", "weight", 3, True
+        )
+    )
+    pos_weight = (
+        None
+        if pos_weight is None
+        else tensor_argument(
+            pos_weight, "binary_cross_entropy_with_logits", "pos_weight", 4, True
+        )
+    )
+    return operators.binary_cross_entropy_with_logits.call(
+        input, target, weight, pos_weight, reduction
+    )
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    *,
+    log_target: bool = False,
+) -> Tensor:
+    """``kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor``"""
+    input = tensor_argument(input, "kl_div", "input", 1, False)
+    target = tensor_argument(target, "kl_div", "target", 2, True)
+    return composites.kl_div(input, target, reduction, log_target)
+
+
+def layer_norm(
+    input: Tensor | Number,
+    normalized_shape: Sequence[int],
+    weight: Tensor | Number | None = None,
+    bias: Tensor | Number | None = None,
+    eps: float = 1e-05,
+    cudnn_enable: bool = True,
+) -> Tensor:
+    """``layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor``"""
+    input = tensor_argument(input, "layer_norm", "input", 1, False)
+    normalized_shape = int_list_argument(
+        normalized_shape, "layer_norm", "normalized_shape"
+    )
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "layer_norm", "weight", 3, True)
+    )
+    bias = (
+        None if bias is None else tensor_argument(bias, "layer_norm", "bias", 4, True)
+    )
+    return composites.layer_norm(
+        input, normalized_shape, weight, bias, eps, cudnn_enable
+    )
+
+
+def native_layer_norm(
+    input: Tensor | Number,
+    normalized_shape: Sequence[int],
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    eps: float,
+) -> Tensor:
+    """``native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "native_layer_norm", "input", 1, False)
+    normalized_shape = int_list_argument(
+        normalized_shape, "native_layer_norm", "normalized_shape"
+    )
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "native_layer_norm", "weight", 3, True)
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "native_layer_norm", "bias", 4, True)
+    )
+    return operators.native_layer_norm.call(input, normalized_shape, weight, bias, eps)
+
+
+def native_layer_norm_backward(
+    grad_out: Tensor | Number,
+    input: Tensor | Number,
+    normalized_shape: Sequence[int],
+    mean: Tensor | Number,
+    rstd: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
+    grad_out = tensor_argument(
+        grad_out, "native_layer_norm_backward", "grad_out", 1, True
+    )
+    input = tensor_argument(input, "native_layer_norm_backward", "input", 2, False)
+    normalized_shape = int_list_argument(
+        normalized_shape, "native_layer_norm_backward", "normalized_shape"
+    )
+    mean = tensor_argument(mean, "native_layer_norm_backward", "mean", 4, True)
+    rstd = tensor_argument(rstd, "native_layer_norm_backward", "rstd", 5, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "native_layer_norm_backward", "weight", 6, True)
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "native_layer_norm_backward", "bias", 7, True)
+    )
+    return operators.native_layer_norm_backward.call(
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
+    )
+
+
+def embedding(
+    weight: Tensor | Number,
+    indices: Tensor | Number,
+    padding_idx: int = -1,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``"""
+    weight = tensor_argument(weight, "embedding", "weight", 1, True)
+    indices = tensor_argument(indices, "embedding", "indices", 2, True)
+    return operators.embedding.call(
+        weight, indices, padding_idx, scale_grad_by_freq, sparse
+    )
+
+
+def embedding_backward(
+    grad: Tensor | Number,
+    indices: Tensor | Number,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+) -> Tensor:
+    """``embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor``"""
+    grad = tensor_argument(grad, "embedding_backward", "grad", 1, True)
+    indices = tensor_argument(indices, "embedding_backward", "indices", 2, True)
+    return composites.embedding_backward(
+        grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse
+    )
+
+
+def embedding_dense_backward(
+    grad_output: Tensor | Number,
+    indices: Tensor | Number,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> Tensor:
+    """``embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "embedding_dense_backward", "grad_output", 1, True
+    )
+    indices = tensor_argument(indices, "embedding_dense_backward", "indices", 2, True)
+    return operators.embedding_dense_backward.call(
+        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq
+    )
+
+
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
+    """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
+    input = tensor_argument(input, "one_hot", "input", 1, False)
+    return operators.one_hot.call(input, num_classes)
+
+
+def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Tensor:
+    """``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``"""
+    input = tensor_argument(input, "constant_pad_nd", "input", 1, False)
+    pad = int_list_argument(pad, "constant_pad_nd", "pad")
+    return operators.constant_pad_nd.call(input, pad, value)
+
+
+def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
+    """``dropout(Tensor input, float p, bool train) -> Tensor``"""
+    input = tensor_argument(input, "dropout", "input", 1, False)
+    return composites.dropout(input, p, train)
 
 
 pow = Overloads(

@@ -4643,6 +4643,1018 @@ def binary_cross_entropy_backward(
     return result
 
 
+def leaky_relu(ks: int, self: Tensor, negative_slope: Number) -> Any:
+    """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LeakyReluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LeakyReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.negative_slope = negative_slope
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.leaky_relu, ks & AFTER_AUTOGRAD_KEYSET, self, negative_slope
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.leaky_relu_jvp(
+                    self, tangent_or_zeros(self), negative_slope, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def leaky_relu_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    negative_slope: Number,
+    self_is_result: bool,
+) -> Any:
+    """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.LeakyReluBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LeakyReluBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.negative_slope = negative_slope
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.leaky_relu_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        negative_slope,
+        self_is_result,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.leaky_relu_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    negative_slope,
+                    self_is_result,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Any:
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LeakyReluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LeakyReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.negative_slope = negative_slope
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.leaky_relu_, ks & AFTER_AUTOGRAD_KEYSET, self, negative_slope
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.leaky_relu__jvp(
+                    original_self, tangent_or_zeros(self), negative_slope, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def elu(
+    ks: int, self: Tensor, alpha: Number, scale: Number, input_scale: Number
+) -> Any:
+    """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.EluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.EluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.alpha = alpha
+        grad_fn.input_scale = input_scale
+        grad_fn.scale = scale
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.elu, ks & AFTER_AUTOGRAD_KEYSET, self, alpha, scale, input_scale
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.elu_jvp(
+                    self, tangent_or_zeros(self), alpha, scale, input_scale, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def elu_backward(
+    ks: int,
+    grad_output: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    is_result: bool,
+    self_or_result: Tensor,
+) -> Any:
+    """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self_or_result._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self_or_result)
+    grad_fn: functions.EluBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.EluBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self_or_result))
+        grad_fn.alpha = alpha
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_scale = input_scale
+        grad_fn.is_result = is_result
+        grad_fn.scale = scale
+        grad_fn.self_or_result_ = SavedVariable(self_or_result, False)
+    result = redispatch(
+        operators.elu_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        alpha,
+        scale,
+        input_scale,
+        is_result,
+        self_or_result,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.elu_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    alpha,
+                    scale,
+                    input_scale,
+                    is_result,
+                    self_or_result,
+                    tangent_or_zeros(self_or_result),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def elu_(
+    ks: int, self: Tensor, alpha: Number, scale: Number, input_scale: Number
+) -> Any:
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.EluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.EluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.alpha = alpha
+        grad_fn.input_scale = input_scale
+        grad_fn.scale = scale
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.elu_, ks & AFTER_AUTOGRAD_KEYSET, self, alpha, scale, input_scale
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.elu__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    alpha,
+                    scale,
+                    input_scale,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def softplus(ks: int, self: Tensor, beta: Number, threshold: Number) -> Any:
+    """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SoftplusBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftplusBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.beta = beta
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.threshold = threshold
+    result = redispatch(
+        operators.softplus, ks & AFTER_AUTOGRAD_KEYSET, self, beta, threshold
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.softplus_jvp(
+                    self, tangent_or_zeros(self), beta, threshold, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def softplus_backward(
+    ks: int, grad_output: Tensor, self: Tensor, beta: Number, threshold: Number
+) -> Any:
+    """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.SoftplusBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftplusBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.beta = beta
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.threshold = threshold
+    result = redispatch(
+        operators.softplus_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        beta,
+        threshold,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.softplus_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    beta,
+                    threshold,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def log_sigmoid_forward(ks: int, self: Tensor) -> Any:
+    """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LogSigmoidBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogSigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.log_sigmoid_forward, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.buffer_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.log_sigmoid_forward_jvp_output(
+                    self, tangent_or_zeros(self), result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def log_sigmoid_backward(
+    ks: int, grad_output: Tensor, self: Tensor, buffer: Tensor
+) -> Any:
+    """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"""
+    check_no_requires_grad(buffer, "buffer", "log_sigmoid_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.LogSigmoidBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogSigmoidBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.buffer_ = SavedVariable(buffer, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.log_sigmoid_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        buffer,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.log_sigmoid_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    buffer,
+                    tangent_or_zeros(buffer),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hardtanh(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
+    """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.HardtanhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HardtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.max_val = max_val
+        grad_fn.min_val = min_val
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.hardtanh, ks & AFTER_AUTOGRAD_KEYSET, self, min_val, max_val
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hardtanh_jvp(
+                    self, tangent_or_zeros(self), min_val, max_val, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hardtanh_backward(
+    ks: int, grad_output: Tensor, self: Tensor, min_val: Number, max_val: Number
+) -> Any:
+    """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.HardtanhBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HardtanhBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.max_val = max_val
+        grad_fn.min_val = min_val
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.hardtanh_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        min_val,
+        max_val,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hardtanh_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    min_val,
+                    max_val,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Any:
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.HardtanhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HardtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.max_val = max_val
+        grad_fn.min_val = min_val
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.hardtanh_, ks & AFTER_AUTOGRAD_KEYSET, self, min_val, max_val
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hardtanh__jvp(
+                    original_self, tangent_or_zeros(self), min_val, max_val, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def mish(ks: int, self: Tensor) -> Any:
+    """mish(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MishBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.mish, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.mish_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """mish_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("mish_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("mish_backward")
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+    result = redispatch(
+        operators.mish_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def mish_(ks: int, self: Tensor) -> Any:
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MishBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.mish_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mish__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def smooth_l1_loss(
+    ks: int, self: Tensor, target: Tensor, reduction: int, beta: float
+) -> Any:
+    """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, target)
+    grad_fn: functions.SmoothL1LossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SmoothL1LossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.beta = beta
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.smooth_l1_loss,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        reduction,
+        beta,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.smooth_l1_loss_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    reduction,
+                    beta,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def smooth_l1_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    reduction: int,
+    beta: float,
+) -> Any:
+    """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    grad_fn: functions.SmoothL1LossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SmoothL1LossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.beta = beta
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.smooth_l1_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        reduction,
+        beta,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.smooth_l1_loss_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    reduction,
+                    beta,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def huber_loss(
+    ks: int, self: Tensor, target: Tensor, reduction: int, delta: float
+) -> Any:
+    """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, target)
+    grad_fn: functions.HuberLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HuberLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.delta = delta
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.huber_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction, delta
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.huber_loss_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    reduction,
+                    delta,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def huber_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    reduction: int,
+    delta: float,
+) -> Any:
+    """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or target._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("huber_loss_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    grad_fn: functions.HuberLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HuberLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.delta = delta
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.huber_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        reduction,
+        delta,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy_with_logits(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    pos_weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "binary_cross_entropy_with_logits")
+    check_no_requires_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    _any_has_forward_grad = (
+        self._fw_grad is not None or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, target)
+    grad_fn: functions.BinaryCrossEntropyWithLogitsBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BinaryCrossEntropyWithLogitsBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.pos_weight_ = (
+            None if pos_weight is None else SavedVariable(pos_weight, False)
+        )
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.binary_cross_entropy_with_logits,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        weight,
+        pos_weight,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.binary_cross_entropy_with_logits_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    weight,
+                    tangent_or_zeros(weight),
+                    pos_weight,
+                    tangent_or_zeros(pos_weight),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def native_layer_norm(
+    ks: int,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None,
+    bias: Tensor | None,
+    eps: float,
+) -> Any:
+    """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.NativeLayerNormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeLayerNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.bias_ = None if bias is None else SavedVariable(bias, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.normalized_shape = normalized_shape
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.native_layer_norm,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        normalized_shape,
+        weight,
+        bias,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.native_layer_norm_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    normalized_shape,
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def native_layer_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    mean: Tensor,
+    rstd: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    output_mask: Sequence[bool],
+) -> Any:
+    """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        grad_out._fw_grad is not None
+        or input._fw_grad is not None
+        or mean._fw_grad is not None
+        or rstd._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("native_layer_norm_backward")
+    _any_requires_grad = compute_requires_grad(grad_out, input, mean, rstd, weight)
+    grad_fn: functions.NativeLayerNormBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeLayerNormBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight))
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.mean_ = SavedVariable(mean, False)
+        grad_fn.normalized_shape = normalized_shape
+        grad_fn.rstd_ = SavedVariable(rstd, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.native_layer_norm_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_out,
+        input,
+        normalized_shape,
+        mean,
+        rstd,
+        weight,
+        bias,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    return result
+
+
+def embedding(
+    ks: int,
+    weight: Tensor,
+    indices: Tensor,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+) -> Any:
+    """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
+    _any_has_forward_grad = (weight._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(weight)
+    grad_fn: functions.EmbeddingBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.EmbeddingBackward0()
+        grad_fn.set_next_edges(collect_next_edges(weight))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.padding_idx = padding_idx
+        grad_fn.scale_grad_by_freq = scale_grad_by_freq
+        grad_fn.sparse = sparse
+        grad_fn.weight_sym_sizes = tuple(weight.shape)
+    result = redispatch(
+        operators.embedding,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        weight,
+        indices,
+        padding_idx,
+        scale_grad_by_freq,
+        sparse,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.embedding_jvp(
+                    weight,
+                    tangent_or_zeros(weight),
+                    indices,
+                    padding_idx,
+                    scale_grad_by_freq,
+                    sparse,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def embedding_dense_backward(
+    ks: int,
+    grad_output: Tensor,
+    indices: Tensor,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> Any:
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.EmbeddingDenseBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.EmbeddingDenseBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.padding_idx = padding_idx
+        grad_fn.scale_grad_by_freq = scale_grad_by_freq
+    result = redispatch(
+        operators.embedding_dense_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        indices,
+        num_weights,
+        padding_idx,
+        scale_grad_by_freq,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.embedding_dense_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    indices,
+                    num_weights,
+                    padding_idx,
+                    scale_grad_by_freq,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def one_hot(ks: int, self: Tensor, num_classes: int) -> Any:
+    """one_hot(Tensor self, int num_classes=-1) -> Tensor"""
+    return redispatch(operators.one_hot, ks & AFTER_AUTOGRAD_KEYSET, self, num_classes)
+
+
+def constant_pad_nd(ks: int, self: Tensor, pad: Sequence[int], value: Number) -> Any:
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ConstantPadNdBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConstantPadNdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.pad = pad
+    result = redispatch(
+        operators.constant_pad_nd, ks & AFTER_AUTOGRAD_KEYSET, self, pad, value
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.constant_pad_nd_jvp(
+                    self, tangent_or_zeros(self), pad, value, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -4829,3 +5841,38 @@ operators.binary_cross_entropy.register(DispatchKey.Autograd, binary_cross_entro
 operators.binary_cross_entropy_backward.register(
     DispatchKey.Autograd, binary_cross_entropy_backward
 )
+operators.leaky_relu.register(DispatchKey.Autograd, leaky_relu)
+operators.leaky_relu_backward.register(DispatchKey.Autograd, leaky_relu_backward)
+operators.leaky_relu_.register(DispatchKey.Autograd, leaky_relu_)
+operators.elu.register(DispatchKey.Autograd, elu)
+operators.elu_backward.register(DispatchKey.Autograd, elu_backward)
+operators.elu_.register(DispatchKey.Autograd, elu_)
+operators.softplus.register(DispatchKey.Autograd, softplus)
+operators.softplus_backward.register(DispatchKey.Autograd, softplus_backward)
+operators.log_sigmoid_forward.register(DispatchKey.Autograd, log_sigmoid_forward)
+operators.log_sigmoid_backward.register(DispatchKey.Autograd, log_sigmoid_backward)
+operators.hardtanh.register(DispatchKey.Autograd, hardtanh)
+operators.hardtanh_backward.register(DispatchKey.Autograd, hardtanh_backward)
+operators.hardtanh_.register(DispatchKey.Autograd, hardtanh_)
+operators.mish.register(DispatchKey.Autograd, mish)
+operators.mish_backward.register(DispatchKey.Autograd, mish_backward)
+operators.mish_.register(DispatchKey.Autograd, mish_)
+operators.smooth_l1_loss.register(DispatchKey.Autograd, smooth_l1_loss)
+operators.smooth_l1_loss_backward.register(
+    DispatchKey.Autograd, smooth_l1_loss_backward
+)
+operators.huber_loss.register(DispatchKey.Autograd, huber_loss)
+operators.huber_loss_backward.register(DispatchKey.Autograd, huber_loss_backward)
+operators.binary_cross_entropy_with_logits.register(
+    DispatchKey.Autograd, binary_cross_entropy_with_logits
+)
+operators.native_layer_norm.register(DispatchKey.Autograd, native_layer_norm)
+operators.native_layer_norm_backward.register(
+    DispatchKey.Autograd, native_layer_norm_backward
+)
+operators.embedding.register(DispatchKey.Autograd, embedding)
+operators.embedding_dense_backward.register(
+    DispatchKey.Autograd, embedding_dense_backward
+)
+operators.one_hot.register(DispatchKey.Autograd, one_hot)
+operators.constant_pad_nd.register(DispatchKey.Autograd, constant_pad_nd)

@@ -426,7 +426,9 @@ def test_load_state_dict_reports_like_torch(torch: Any) -> None:
         with pytest.raises(RuntimeError) as error:
             model.load_state_dict(bad)
         messages.append(str(error.value).replace("torch.Size", "gradgen.Size"))
-        loose = model.load_state_dict({"0.bias": lib.zeros(4), "extra": lib.ones(1)}, strict=False)
+        loose = model.load_state_dict(
+            {"0.bias": lib.zeros(4), "extra": lib.ones(1)}, strict=False
+        )
         assert list(loose.missing_keys) == ["0.weight", "2.weight", "2.bias"]
         assert list(loose.unexpected_keys) == ["extra"]
     assert messages[0] == messages[1]
@@ -451,3 +453,239 @@ def test_apply_visits_children_first() -> None:
     seen: list[str] = []
     model.apply(lambda m: seen.append(type(m).__name__))
     assert seen == ["Linear", "Tanh", "Linear", "Sequential"]
+
+
+# -- batch F: LeakyReLU, ELU, Softplus, Dropout, LayerNorm, Embedding -------------------
+
+
+def test_batch_f_activation_modules() -> None:
+    x_np = np.array([-2.0, -0.5, 0.0, 0.5, 25.0])
+    x = f64(x_np)
+    np.testing.assert_allclose(
+        nn.LeakyReLU(0.2)(x).numpy(), np.where(x_np > 0, x_np, 0.2 * x_np)
+    )
+    np.testing.assert_allclose(
+        nn.ELU(0.5)(x).numpy(),
+        np.where(x_np > 0, x_np, 0.5 * np.expm1(x_np)),
+        rtol=1e-12,
+    )
+    softplus = np.where(2 * x_np > 10, x_np, np.log1p(np.exp(2 * x_np)) / 2)
+    np.testing.assert_allclose(nn.Softplus(2, 10)(x).numpy(), softplus, rtol=1e-12)
+    for module in (nn.LeakyReLU(inplace=True), nn.ELU(inplace=True)):
+        y = f64(x_np)
+        assert module(y) is y and y.numpy()[0] < 0
+    a = gradgen.tensor(x_np, requires_grad=True)
+    nn.LeakyReLU(0.1)(a).sum().backward()
+    assert a.grad.tolist() == [0.1, 0.1, 0.1, 1.0, 1.0]
+
+
+def test_batch_f_modules_print_and_register_as_torch(torch: Any) -> None:
+    tnn = torch.nn
+    pairs = [
+        (nn.LeakyReLU(), tnn.LeakyReLU()),
+        (nn.LeakyReLU(0.2, inplace=True), tnn.LeakyReLU(0.2, inplace=True)),
+        (nn.ELU(), tnn.ELU()),
+        (nn.ELU(0.5, True), tnn.ELU(0.5, True)),
+        (nn.Softplus(), tnn.Softplus()),
+        (nn.Softplus(2, 10), tnn.Softplus(2, 10)),
+        (nn.Dropout(), tnn.Dropout()),
+        (nn.Dropout(0.2, True), tnn.Dropout(0.2, True)),
+        (nn.LayerNorm(4), tnn.LayerNorm(4)),
+        (
+            nn.LayerNorm([3, 4], eps=1e-3, elementwise_affine=False),
+            tnn.LayerNorm([3, 4], eps=1e-3, elementwise_affine=False),
+        ),
+        (nn.LayerNorm(4, bias=False), tnn.LayerNorm(4, bias=False)),
+        (nn.Embedding(5, 3), tnn.Embedding(5, 3)),
+        (
+            nn.Embedding(5, 3, padding_idx=-1, max_norm=2.0, scale_grad_by_freq=True),
+            tnn.Embedding(5, 3, padding_idx=-1, max_norm=2.0, scale_grad_by_freq=True),
+        ),
+        (
+            nn.Embedding(5, 3, max_norm=1, norm_type=1.0),
+            tnn.Embedding(5, 3, max_norm=1, norm_type=1.0),
+        ),
+    ]
+    for ours, theirs in pairs:
+        assert repr(ours) == repr(theirs)
+        assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == [
+            (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+        ]
+    model = nn.Sequential(
+        nn.Linear(3, 4), nn.LayerNorm(4), nn.LeakyReLU(), nn.Dropout(0.1)
+    )
+    reference = tnn.Sequential(
+        tnn.Linear(3, 4), tnn.LayerNorm(4), tnn.LeakyReLU(), tnn.Dropout(0.1)
+    )
+    assert repr(model) == repr(reference)
+
+
+def test_dropout_module_follows_train_and_eval() -> None:
+    gradgen.manual_seed(1)
+    layer = nn.Dropout(0.5)
+    x = gradgen.ones(40, 50, dtype=gradgen.float64)
+    assert layer.training
+    out = layer(x).numpy()
+    assert set(np.unique(out)) == {0.0, 2.0} and 0.4 < (out == 0).mean() < 0.6
+    model = nn.Sequential(nn.Linear(50, 2), layer)
+    model.eval()
+    assert not layer.training and layer(x) is x
+    model.train()
+    assert layer.training and layer(x) is not x
+    assert nn.Dropout(0.0)(x) is x
+    inplace = nn.Dropout(0.5, inplace=True)
+    y = gradgen.ones(3, 4)
+    assert inplace(y) is y
+    for p in (-0.1, 1.1):
+        with pytest.raises(
+            ValueError, match="^dropout probability has to be between 0 and 1, but got"
+        ):
+            nn.Dropout(p)
+
+
+def test_layer_norm_module_matches_torch(torch: Any) -> None:
+    ours = nn.LayerNorm((3, 4), dtype=gradgen.float64)
+    theirs = torch.nn.LayerNorm((3, 4), dtype=torch.float64)
+    assert ours.normalized_shape == theirs.normalized_shape == (3, 4)
+    assert ours.weight.tolist() == theirs.weight.tolist()  # ones
+    assert ours.bias.tolist() == theirs.bias.tolist()  # zeros
+    rng = np.random.default_rng(0)
+    weight, bias = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    from gradgen.nn.modules import _overwrite_
+
+    with gradgen.no_grad():
+        _overwrite_(ours.weight, weight)
+        _overwrite_(ours.bias, bias)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(weight))
+        theirs.bias.copy_(torch.tensor(bias))
+    x = rng.normal(size=(2, 3, 4))
+    a, a_t = gradgen.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, out_t = ours(a), theirs(a_t)
+    np.testing.assert_allclose(out.detach().numpy(), out_t.detach().numpy(), rtol=1e-12)
+    assert out.grad_fn.name() == out_t.grad_fn.name() == "NativeLayerNormBackward0"
+    cotangent = rng.normal(size=(2, 3, 4))
+    out.backward(gradgen.tensor(cotangent))
+    out_t.backward(torch.tensor(cotangent))
+    for p, p_t in ((a, a_t), (ours.weight, theirs.weight), (ours.bias, theirs.bias)):
+        np.testing.assert_allclose(p.grad.numpy(), p_t.grad.numpy(), rtol=1e-10)
+    plain = nn.LayerNorm(4, elementwise_affine=False)
+    assert (
+        list(plain.parameters()) == [] and plain.weight is None and plain.bias is None
+    )
+    np.testing.assert_allclose(
+        plain(gradgen.tensor(x[0], dtype=gradgen.float32)).numpy(),
+        torch.nn.LayerNorm(4, elementwise_affine=False)(
+            torch.tensor(x[0], dtype=torch.float32)
+        )
+        .detach()
+        .numpy(),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    no_bias = nn.LayerNorm(4, bias=False)
+    assert no_bias.bias is None and [n for n, _ in no_bias.named_parameters()] == [
+        "weight"
+    ]
+    version = ours.weight._version
+    ours.reset_parameters()
+    assert (
+        ours.weight._version > version
+        and ours.weight.tolist() == theirs.weight.new_ones((3, 4)).tolist()
+    )
+
+
+def test_embedding_module_init_padding_and_gradients() -> None:
+    gradgen.manual_seed(4)
+    first = nn.Embedding(1000, 16, padding_idx=2)
+    gradgen.manual_seed(4)
+    second = nn.Embedding(1000, 16, padding_idx=2)
+    values = first.weight.detach().numpy()
+    np.testing.assert_array_equal(values, second.weight.detach().numpy())
+    assert first.weight.dtype == gradgen.float32 and first.weight.shape == (1000, 16)
+    assert (
+        not np.any(values[2])
+        and abs(values.std() - 1.0) < 0.02
+        and abs(values.mean()) < 0.02
+    )
+    indices = gradgen.tensor([[0, 2], [5, 0]])
+    out = first(indices)
+    assert out.shape == (2, 2, 16) and out.grad_fn.name() == "EmbeddingBackward0"
+    out.sum().backward()
+    grad = first.weight.grad.numpy()
+    assert grad[0].tolist() == [2.0] * 16 and grad[5].tolist() == [1.0] * 16
+    assert not np.any(grad[2])  # padding_idx gets no gradient
+    assert nn.Embedding(5, 3, padding_idx=-2).padding_idx == 3
+
+
+def test_embedding_module_matches_torch(torch: Any) -> None:
+    rng = np.random.default_rng(5)
+    weight = rng.normal(size=(6, 3)) * 2
+    for kwargs in (
+        {},
+        {"padding_idx": 1, "scale_grad_by_freq": True},
+        {"max_norm": 1.0},
+    ):
+        ours = nn.Embedding.from_pretrained(
+            gradgen.tensor(weight), freeze=False, **kwargs
+        )
+        theirs = torch.nn.Embedding.from_pretrained(
+            torch.tensor(weight), freeze=False, **kwargs
+        )
+        assert repr(ours) == repr(theirs)
+        indices = np.array([[1, 4, 1], [0, 1, 5]])
+        out, out_t = ours(gradgen.tensor(indices)), theirs(torch.tensor(indices))
+        np.testing.assert_allclose(
+            out.detach().numpy(), out_t.detach().numpy(), rtol=1e-12
+        )
+        (out * out).sum().backward()
+        (out_t * out_t).sum().backward()
+        np.testing.assert_allclose(
+            ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12
+        )
+        np.testing.assert_allclose(
+            ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-12
+        )
+    frozen = nn.Embedding.from_pretrained(gradgen.tensor(weight))
+    assert (
+        not frozen.weight.requires_grad and frozen(gradgen.tensor([0])).grad_fn is None
+    )
+
+
+def test_embedding_module_errors() -> None:
+    for padding_idx in (5, -6):
+        with pytest.raises(
+            AssertionError, match="^Padding_idx must be within num_embeddings$"
+        ):
+            nn.Embedding(5, 3, padding_idx=padding_idx)
+    with pytest.raises(
+        AssertionError,
+        match="^Shape of weight does not match num_embeddings and embedding_dim$",
+    ):
+        nn.Embedding(5, 3, _weight=gradgen.ones(3, 2))
+    with pytest.raises(AssertionError, match="2-dimensional"):
+        nn.Embedding.from_pretrained(gradgen.ones(3))
+    with pytest.raises(NotImplementedError, match="sparse"):
+        nn.Embedding(5, 3, sparse=True)(gradgen.tensor([1]))
+    with pytest.raises(IndexError, match="^index out of range in self$"):
+        nn.Embedding(5, 3)(gradgen.tensor([5]))
+
+
+def test_small_transformer_style_block_trains() -> None:
+    """Embedding -> LayerNorm -> Linear -> cross entropy, a few SGD steps."""
+    from gradgen.optim import SGD
+
+    gradgen.manual_seed(0)
+    embedding, norm = nn.Embedding(10, 8), nn.LayerNorm(8)
+    head = nn.Linear(8, 10)
+    model = nn.Sequential(embedding, norm, nn.LeakyReLU(), nn.Dropout(0.1), head)
+    optimizer = SGD(model.parameters(), lr=0.5)
+    tokens = gradgen.tensor([1, 2, 3, 4, 5])
+    losses = []
+    for _ in range(30):
+        optimizer.zero_grad()
+        loss = nn.CrossEntropyLoss()(model(tokens), tokens)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0] * 0.5

@@ -708,6 +708,192 @@ TABLE.update(
 )
 
 
+# ---- batch F: activations, losses, normalization, embedding ----
+def _nn_or_aten(lib: Any, name: str) -> Callable[..., Any]:
+    """Batch F's operators: torch._C._nn.NAME (the activations and losses PyTorch binds
+    there), else torch.NAME, else torch.ops.aten.NAME; gradgen.NAME."""
+    if lib.__name__ != "torch":
+        return getattr(lib, name)  # type: ignore[no-any-return]
+    for namespace in (lib._C._nn, lib):
+        if hasattr(namespace, name):
+            return getattr(namespace, name)  # type: ignore[no-any-return]
+    return getattr(lib.ops.aten, name)  # type: ignore[no-any-return]
+
+
+def _f(name: str) -> Callable[..., Callable[..., Any]]:
+    return lambda lib: _nn_or_aten(lib, name)
+
+
+def _f64(lib: Any, values: Any) -> Any:
+    return lib.tensor(values, dtype=lib.float64)
+
+
+def _layer_norm_backward(lib: Any, g: Any, a: Any, w: Any) -> Any:
+    """native_layer_norm_backward of (a, w) with the statistics of a itself (which do
+    not require grad: its formulas treat them as functions of a, as PyTorch's do)."""
+    b = _f64(lib, [0.5, -1.0, 0.25])
+    _, mean, rstd = _f("native_layer_norm")(lib)(a, (3,), w, b, 1e-5)
+    grad_input, grad_weight, grad_bias = _f("native_layer_norm_backward")(lib)(
+        g, a, (3,), mean, rstd, w, b, [True, True, True]
+    )
+    return grad_input + grad_weight * 2.0 + grad_bias * grad_weight
+
+
+TABLE.update(
+    {
+        "leaky_relu": Line(
+            lambda lib, a: _f("leaky_relu")(lib)(a) * _f("leaky_relu")(lib)(a, -0.5),
+            ((6,),),
+        ),
+        "leaky_relu_backward": Line(
+            lambda lib, g, a: _f("leaky_relu_backward")(lib)(g, a * a - 1, 0.2, False),
+            ((6,), (6,)),
+        ),
+        "leaky_relu_": Line(
+            lambda lib, a: _f("leaky_relu_")(lib)(a * 1.0, 0.3) * a, ((6,),)
+        ),
+        "elu": Line(
+            lambda lib, a: _f("elu")(lib)(a) * _f("elu")(lib)(a, 2.0, 1.5, 0.5),
+            ((6,),),
+        ),
+        "elu_backward": Line(
+            lambda lib, g, a: _f("elu_backward")(lib)(g, 1.5, 2.0, 0.5, False, a)
+            * _f("elu_backward")(lib)(g, 1.5, 2.0, 0.5, True, a * 0.1 - 0.5),
+            ((6,), (6,)),
+        ),
+        "elu_": Line(lambda lib, a: _f("elu_")(lib)(a * 1.0, 0.7) * a, ((6,),)),
+        "softplus": Line(
+            lambda lib, a: _f("softplus")(lib)(a) * _f("softplus")(lib)(a, 2.0, 1.0),
+            ((6,),),
+        ),
+        "softplus_backward": Line(
+            lambda lib, g, a: _f("softplus_backward")(lib)(g, a, 2.0, 1.0), ((6,), (6,))
+        ),
+        "log_sigmoid": Line(lambda lib, a: _f("log_sigmoid")(lib)(a * 3.0), ((6,),)),
+        "log_sigmoid_forward": Line(
+            lambda lib, a: _f("log_sigmoid_forward")(lib)(a * 3.0)[0], ((6,),)
+        ),
+        "log_sigmoid_backward": Line(
+            lambda lib, g, a: _f("log_sigmoid_backward")(lib)(
+                g, a, _f("log_sigmoid_forward")(lib)(a)[1]
+            ),
+            ((6,), (6,)),
+        ),
+        "hardtanh": Line(
+            lambda lib, a: _f("hardtanh")(lib)(a) * _f("hardtanh")(lib)(a, -0.5, 1.25),
+            ((6,),),
+        ),
+        "hardtanh_backward": Line(
+            lambda lib, g, a: _f("hardtanh_backward")(lib)(g * g, a, -0.5, 1.25),
+            ((6,), (6,)),
+        ),
+        "hardtanh_": Line(
+            lambda lib, a: _f("hardtanh_")(lib)(a * 1.0, -0.5, 1.25) * a, ((6,),)
+        ),
+        "mish": Line(lambda lib, a: _f("mish")(lib)(a * 2.0) * a, ((6,),)),
+        # PyTorch's mish_backward has no derivative (grad_fn NotImplemented, as here):
+        # the line checks its values on constants; the gradient flows through `* a`.
+        "mish_backward": Line(
+            lambda lib, a: _f("mish_backward")(lib)(
+                lib.tensor(_GRID + 1.0), lib.tensor(_GRID * 2.0)
+            )
+            * a,
+            ((5,),),
+        ),
+        "mish_": Line(lambda lib, a: _f("mish_")(lib)(a * 1.0) * a, ((6,),)),
+        "l1_loss": Line(
+            lambda lib, a, b: _f("l1_loss")(lib)(a, b, 1)
+            + _f("l1_loss")(lib)(a, b * 2.0, 0).sum(),
+            ((3, 4), (3, 4)),
+        ),
+        "smooth_l1_loss": Line(
+            lambda lib, a, b: _f("smooth_l1_loss")(lib)(a, b, 1, 0.5)
+            + _f("smooth_l1_loss")(lib)(a, b * 2.0, 0, 1.5) * a,
+            ((3, 4), (3, 4)),
+        ),
+        "smooth_l1_loss_backward": Line(
+            lambda lib, g, a, b: _f("smooth_l1_loss_backward")(lib)(g, a, b, 0, 0.5)
+            + _f("smooth_l1_loss_backward")(lib)(g.sum(), a, b * 2.0, 1, 1.5),
+            ((3, 4), (3, 4), (3, 4)),
+        ),
+        "huber_loss": Line(
+            lambda lib, a, b: _f("huber_loss")(lib)(a, b, 2, 0.5)
+            + _f("huber_loss")(lib)(a, b * 2.0, 0, 1.5) * a,
+            ((3, 4), (3, 4)),
+        ),
+        "huber_loss_backward": Line(
+            lambda lib, g, a, b: _f("huber_loss_backward")(lib)(g, a, b, 0, 0.5)
+            + _f("huber_loss_backward")(lib)(g.sum(), a, b * 2.0, 1, 1.5),
+            ((3, 4), (3, 4), (3, 4)),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+        "binary_cross_entropy_with_logits": Line(
+            lambda lib, a, b: _f("binary_cross_entropy_with_logits")(lib)(
+                a,
+                _probabilities(b),
+                _f64(lib, [0.5, 1.0, 2.0]),
+                _f64(lib, [[3.0, 0.5, 1.0]]),
+                1,
+            )
+            + _f("binary_cross_entropy_with_logits")(lib)(a, b, None, None, 0) * a,
+            ((2, 3), (2, 3)),
+        ),
+        "kl_div": Line(
+            lambda lib, a, b: _f("kl_div")(lib)(a, _probabilities(b), 1)
+            + _f("kl_div")(lib)(a, b, 0, log_target=True) * a,
+            ((2, 3), (2, 3)),
+        ),
+        "layer_norm": Line(
+            lambda lib, a, w, b: _f("layer_norm")(lib)(a, (3, 4), w, b, 1e-5)
+            + _f("layer_norm")(lib)(a, (4,)),
+            ((2, 3, 4), (3, 4), (3, 4)),
+        ),
+        "native_layer_norm": Line(
+            lambda lib, a, w, b: _f("native_layer_norm")(lib)(a, (3,), w, b, 1e-5)[0],
+            ((2, 3), (3,), (3,)),
+        ),
+        "native_layer_norm_backward": Line(
+            _layer_norm_backward,
+            ((2, 3), (2, 3), (3,)),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+        "embedding": Line(
+            lambda lib, w: _f("embedding")(lib)(w, lib.tensor([[0, 2], [3, 0]]), 1)
+            * w[0],
+            ((4, 3),),
+        ),
+        "embedding_backward": Line(
+            lambda lib, g: _f("embedding_backward")(lib)(
+                g * g, lib.tensor([[0, 1], [3, 1]]), 5, 1, False, False
+            ),
+            ((2, 2, 3),),
+        ),
+        # scale_grad_by_freq=True is in tests/test_ops_f.py: PyTorch's double backward
+        # ignores it, so gradients against torch only agree without it.
+        "embedding_dense_backward": Line(
+            lambda lib, g: _f("embedding_dense_backward")(lib)(
+                g * g, lib.tensor([[0, 1], [3, 1]]), 5, 3, False
+            ),
+            ((2, 2, 3),),
+        ),
+        "one_hot": Line(
+            lambda lib, a: a * _f("one_hot")(lib)(lib.tensor([0, 2, 1]), 3), ((3, 3),)
+        ),
+        "constant_pad_nd": Line(
+            lambda lib, a: _f("constant_pad_nd")(lib)(a * a, (1, -1, 2, 0), 0.5),
+            ((3, 4),),
+        ),
+        # Deterministic cases only (the mask is random): p == 0, train=False, p == 1.
+        "dropout": Line(
+            lambda lib, a: _f("dropout")(lib)(a, 0.0, True)
+            * _f("dropout")(lib)(a * 2.0, 0.3, False)
+            + _f("dropout")(lib)(a, 1.0, True),
+            ((5,),),
+        ),
+    }
+)
+
+
 def declared_operators() -> set[str]:
     entries = yaml.safe_load((ROOT / "native_functions.yaml").read_text())
     return {entry["func"].split("(", 1)[0] for entry in entries}

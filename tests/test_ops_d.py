@@ -708,7 +708,7 @@ def test_functional_messages(torch) -> None:  # type: ignore[no-untyped-def]
 def test_functional_exports_the_activations_and_losses(torch) -> None:  # type: ignore[no-untyped-def]
     activations = {"relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax"}
     losses = {"linear", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy"}
-    assert set(GF.__all__) == losses | activations
+    assert losses | activations <= set(GF.__all__)  # other batches add more
     x = np.linspace(-2.0, 2.0, 12).reshape(3, 4)
     for name in sorted(activations):
         kwargs = {"dim": 1} if "softmax" in name else {}

@@ -664,3 +664,107 @@ def _cross_entropy_loss_label_smoothing(
             f"Invalid reduction type encountered in cross_entropy: {reduction}"
         )
     return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)  # type: ignore[no-any-return]
+
+
+# ---- batch F: activations, losses, normalization, embedding ----
+# (functions of this group go here)
+#
+
+
+def log_sigmoid(self: Tensor) -> Tensor:
+    """log(sigmoid(self)): the first output of log_sigmoid_forward (whose node is
+    LogSigmoidBackward0, as in PyTorch)."""
+    return _ops().log_sigmoid_forward(self)[0]  # type: ignore[no-any-return]
+
+
+def l1_loss(self: Tensor, target: Tensor, reduction: int = _REDUCTION_MEAN) -> Tensor:
+    """|self - target|, averaged, summed or unreduced (PyTorch's l1_loss: the nodes
+    are SubBackward0, AbsBackward0 and MeanBackward0 or SumBackward0)."""
+    loss = (self - target).abs()  # type: ignore[attr-defined]
+    if reduction == _REDUCTION_MEAN:
+        return loss.mean()  # type: ignore[no-any-return]
+    if reduction == _REDUCTION_SUM:
+        return loss.sum()  # type: ignore[no-any-return]
+    return loss  # type: ignore[no-any-return]
+
+
+def kl_div(
+    self: Tensor,
+    target: Tensor,
+    reduction: int = _REDUCTION_MEAN,
+    log_target: bool = False,
+) -> Tensor:
+    """The pointwise KL divergence of log-probabilities `self` from `target`:
+    exp(target) * (target - self) for log_target, else xlogy(target, target) -
+    target * self (0 * log 0 taken as 0), then reduced."""
+    if self.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not self.is_floating_point() or not target.is_floating_point():
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    ops = _ops()
+    if log_target:
+        output = target.exp() * (target - self)  # type: ignore[attr-defined]
+    else:
+        # xlogy(target, target), which gradgen lacks: where(target == 0, 0, t * log t).
+        xlogy = ops.where(target == 0, 0.0, target * target.log())  # type: ignore[attr-defined]
+        output = xlogy - target * self
+    if reduction == _REDUCTION_MEAN:
+        return output.mean()  # type: ignore[no-any-return]
+    if reduction == _REDUCTION_SUM:
+        return output.sum()  # type: ignore[no-any-return]
+    return output  # type: ignore[no-any-return]
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: tuple[int, ...],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-05,
+    cudnn_enable: bool = True,
+) -> Tensor:
+    """The first output of native_layer_norm (NativeLayerNormBackward0)."""
+    return _ops().native_layer_norm(input, normalized_shape, weight, bias, eps)[0]  # type: ignore[no-any-return]
+
+
+def embedding_backward(
+    grad: Tensor,
+    indices: Tensor,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+) -> Tensor:
+    """embedding's weight gradient: embedding_dense_backward (gradgen has no sparse
+    tensors, so sparse=True is NotImplementedError)."""
+    if sparse:
+        raise NotImplementedError(
+            "embedding(sparse=True): gradgen has no sparse tensors for the gradient"
+        )
+    return _ops().embedding_dense_backward(  # type: ignore[no-any-return]
+        grad, indices, num_weights, padding_idx, scale_grad_by_freq
+    )
+
+
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:
+    """input * mask / (1 - p), the mask drawn from gradgen's generator with P(1) = 1 - p
+    (PyTorch's CPU dropout, MulBackward0); the input itself when p == 0, when not
+    training or when it is empty; input * 0 when p == 1."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(
+            f"dropout probability has to be between 0 and 1, but got {p}"
+        )
+    if p == 0 or not train or input.numel() == 0:
+        return input
+    if p == 1:
+        return input * Tensor(np.zeros((), input._data.dtype))
+    return input * _dropout_noise(input, p)
+
+
+def _dropout_noise(input: Tensor, p: float) -> Tensor:
+    """A tensor of input's shape and dtype: 1 / (1 - p) with probability 1 - p, else 0,
+    from gradgen's generator (gradgen.rand, so gradgen.manual_seed applies)."""
+    from .factories import rand
+
+    keep = rand(*input.shape, dtype="float64")._data < 1 - p
+    return Tensor((keep / (1 - p)).astype(input._data.dtype))

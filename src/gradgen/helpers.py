@@ -879,3 +879,302 @@ def binary_cross_entropy_double_backward_target(
     if reduction == _REDUCTION_MEAN:
         result = _divide_by_numel(result, target.numel())
     return result
+
+
+# ---- batch F: activations, losses, normalization, embedding ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+__all__ += [
+    "elu_double_backward",
+    "softplus_double_backward",
+    "log_sigmoid_double_backward",
+    "infinitely_differentiable_mish_backward",
+    "smooth_l1_loss_double_backward",
+    "huber_loss_double_backward",
+    "huber_loss_double_backward_grad_output",
+    "binary_cross_entropy_with_logits_backward",
+    "binary_cross_entropy_with_logits_target_backward",
+    "layer_norm_jvp",
+    "layer_norm_double_backward",
+    "embedding_dense_double_backward",
+]
+
+from .generated.ops import (  # noqa: E402
+    elu_backward as _elu_backward,
+    huber_loss_backward as _huber_loss_backward,
+    log_sigmoid as _log_sigmoid,
+    sigmoid_backward as _sigmoid_backward,
+    softplus as _softplus,
+)
+
+
+def elu_double_backward(
+    grad: Tensor,
+    grad_output: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    is_result: bool,
+    self_or_result: Tensor,
+) -> Tensor:
+    """The derivative of elu_backward with respect to self_or_result, applied to grad:
+    where the input is negative, elu'' = input_scale * elu' (from the input) or
+    d(input_scale * (y + alpha * scale))/dy = input_scale (from the result)."""
+    negative: Tensor = self_or_result < 0
+    scaled = grad * grad_output * input_scale
+    if is_result:
+        return scaled * negative
+    derivative: Tensor = _elu_backward(
+        scaled, alpha, scale, input_scale, is_result, self_or_result
+    )
+    return derivative * negative
+
+
+def softplus_double_backward(
+    grad: Tensor, input: Tensor, beta: Number, threshold: Number
+) -> Tensor:
+    """d(sigmoid(beta * x))/dx applied to grad: beta * sigmoid'(beta * x), 0 where
+    beta * x is past the threshold (softplus is x there)."""
+    x = input * beta
+    return _sigmoid_backward(grad, x.sigmoid()) * (x < threshold) * beta  # type: ignore[attr-defined,no-any-return]
+
+
+def log_sigmoid_double_backward(grad: Tensor, input: Tensor) -> Tensor:
+    """d(1 - sigmoid(x))/dx applied to grad: (sigmoid(x) - 1) * sigmoid(x) * grad."""
+    z = input.sigmoid()  # type: ignore[attr-defined]
+    return grad * (z - 1) * z  # type: ignore[no-any-return]
+
+
+def infinitely_differentiable_mish_backward(
+    grad_output: Tensor, input: Tensor
+) -> Tensor:
+    """grad_output * mish'(input) with operators (so it can be differentiated):
+    tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x))^2)."""
+    sigmoid = input.sigmoid()  # type: ignore[attr-defined]
+    tanh_softplus = _softplus(input).tanh()
+    return grad_output * (  # type: ignore[no-any-return]
+        tanh_softplus + input * sigmoid * (1 - tanh_softplus * tanh_softplus)
+    )
+
+
+def smooth_l1_loss_double_backward(
+    grad: Tensor, input: Tensor, target: Tensor, reduction: int, beta: float
+) -> Tensor:
+    """The derivative of smooth_l1_loss_backward with respect to self: grad / beta
+    where |self - target| < beta, else 0 (all 0 for beta == 0), / numel for the mean."""
+    if beta == 0:
+        return _zeros(grad.shape, grad.dtype)
+    inside = (input - target).abs() < beta  # type: ignore[attr-defined]
+    grad_input = grad * inside * (1.0 / beta)
+    if reduction == _REDUCTION_MEAN:
+        grad_input = _divide_by_numel(grad_input, input.numel())
+    return grad_input  # type: ignore[no-any-return]
+
+
+def huber_loss_double_backward(
+    grad: Tensor, input: Tensor, target: Tensor, reduction: int, delta: float
+) -> Tensor:
+    """The derivative of huber_loss_backward with respect to self: grad where
+    |self - target| < delta, else 0, / numel for the mean."""
+    grad_input = grad * ((input - target).abs() < delta)  # type: ignore[attr-defined]
+    if reduction == _REDUCTION_MEAN:
+        grad_input = _divide_by_numel(grad_input, input.numel())
+    return grad_input  # type: ignore[no-any-return]
+
+
+def huber_loss_double_backward_grad_output(
+    grad: Tensor,
+    grad_output: Tensor,
+    input: Tensor,
+    target: Tensor,
+    reduction: int,
+    delta: float,
+) -> Tensor:
+    """The derivative of huber_loss_backward with respect to grad_output: the backward
+    applied to grad itself (unreduced), or, for a reduced (0-d) grad_output, the sum of
+    grad times the backward of a unit grad_output."""
+    if reduction == 0:
+        return _huber_loss_backward(grad, input, target, reduction, delta)  # type: ignore[no-any-return]
+    ones = Tensor(np.ones_like(grad_output._data))
+    unit = _huber_loss_backward(ones, input, target, reduction, delta)
+    return (unit * grad).sum()  # type: ignore[no-any-return]
+
+
+def binary_cross_entropy_with_logits_backward(
+    grad: Tensor,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    pos_weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """d(binary_cross_entropy_with_logits)/d(self) applied to grad: sigmoid(x) - y, or
+    with pos_weight p: (p * y + 1 - y) * sigmoid(x) - p * y; times weight, / numel
+    of self for the mean."""
+    if pos_weight is not None:
+        t = pos_weight * target
+        grad_input = (t + 1 - target) * input.sigmoid() - t  # type: ignore[attr-defined]
+    else:
+        grad_input = input.sigmoid() - target  # type: ignore[attr-defined]
+    grad_input = grad_input * grad
+    if weight is not None:
+        grad_input = grad_input * weight
+    if reduction == _REDUCTION_MEAN:
+        grad_input = _divide_by_numel(grad_input, input.numel())
+    return grad_input  # type: ignore[no-any-return]
+
+
+def binary_cross_entropy_with_logits_target_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    pos_weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """d(binary_cross_entropy_with_logits)/d(target) applied to grad_output: -x, or
+    with pos_weight p: log_sigmoid(-x) - p * log_sigmoid(x); times weight, / numel of
+    target for the mean."""
+    if pos_weight is not None:
+        grad_target = _log_sigmoid(-self) - _log_sigmoid(self) * pos_weight
+    else:
+        grad_target = -self
+    grad_target = grad_target * grad_output
+    if weight is not None:
+        grad_target = grad_target * weight
+    if reduction == _REDUCTION_MEAN:
+        grad_target = _divide_by_numel(grad_target, target.numel())
+    return grad_target  # type: ignore[no-any-return]
+
+
+def _normalized_dims(input: Tensor, normalized_shape: Sequence[int]) -> tuple[int, ...]:
+    return tuple(range(input.dim() - len(normalized_shape), input.dim()))
+
+
+def layer_norm_jvp(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor | None,
+    weight_t: Tensor | None,
+    bias_p: Tensor | None,
+    bias_t: Tensor | None,
+    saved_mean: Tensor,
+    saved_invstd: Tensor,
+    normalized_shape: Sequence[int],
+) -> Tensor:
+    """The tangent of native_layer_norm's output. With x_hat = (x - mean) * rstd, the
+    tangent of x_hat is rstd * (t - mean(t) - x_hat * mean(x_hat * t)) over the
+    normalized dimensions; the affine part adds x_hat * weight_t + bias_t."""
+    dims = _normalized_dims(input_p, normalized_shape)
+    x_hat = (input_p - saved_mean) * saved_invstd
+    x_hat_t = saved_invstd * (
+        input_t
+        - input_t.mean(dims, True)  # type: ignore[attr-defined]
+        - x_hat * (x_hat * input_t).mean(dims, True)  # type: ignore[attr-defined]
+    )
+    out_t = x_hat_t if weight_p is None else x_hat_t * weight_p
+    if weight_t is not None:
+        out_t = out_t + x_hat * weight_t
+    if bias_t is not None:
+        out_t = out_t + bias_t
+    return out_t  # type: ignore[no-any-return]
+
+
+def layer_norm_double_backward(
+    input: Tensor,
+    gamma: Tensor | None,
+    ggI: Tensor | None,
+    ggG: Tensor | None,
+    ggB: Tensor | None,
+    gO: Tensor,
+    save_mean: Tensor,
+    save_invstd: Tensor,
+    normalized_shape: Sequence[int],
+    output_mask: Sequence[bool],
+) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    """The gradients of native_layer_norm_backward (grad_input, grad_weight, grad_bias)
+    for input, weight and grad_out, given the gradients ggI, ggG, ggB of its outputs
+    (None when an output got none).
+
+    Per row, with m() the mean over the normalized dimensions, r = rstd, x_hat =
+    (x - mean) * r and a = gO * gamma, grad_input = r * (a - m(a) - x_hat * m(a * x_hat)),
+    grad_weight = sum over rows of gO * x_hat, grad_bias = sum over rows of gO. mean
+    and rstd are functions of x, differentiated as such: under grad mode (a third
+    derivative) they are recomputed from `input` with operators, with the eps the saved
+    rstd implies, so that the result is a differentiable function of `input`."""
+    dims = _normalized_dims(input, normalized_shape)
+    rows = tuple(range(input.dim() - len(normalized_shape)))
+    if is_grad_enabled():
+        x = input._data.astype(np.float64)
+        variance = ((x - x.mean(axis=dims, keepdims=True)) ** 2).mean(
+            axis=dims, keepdims=True
+        )
+        eps = save_invstd._data.astype(np.float64) ** -2 - variance
+        mean = input.mean(dims, True)  # type: ignore[attr-defined]
+        centered = input - mean
+        invstd = (
+            (centered * centered).mean(dims, True)
+            + Tensor(eps.astype(input._data.dtype))
+        ).rsqrt()
+    else:
+        mean, invstd = save_mean, save_invstd
+    x_hat = (input - mean) * invstd
+
+    def m(t: Tensor) -> Tensor:
+        return t.mean(dims, True)  # type: ignore[attr-defined,no-any-return]
+
+    def row_sum(t: Tensor) -> Tensor:
+        return t.sum(rows) if rows else t  # type: ignore[attr-defined]
+
+    a = gO if gamma is None else gO * gamma
+    g_input: Tensor | None = None
+    g_gamma: Tensor | None = None
+    gg_out: Tensor | None = None
+    if ggI is not None:
+        # grad_input = r * P(a), P self-adjoint: the gradient for a is r * P(ggI).
+        g_a = invstd * (ggI - m(ggI) - x_hat * m(x_hat * ggI))
+        gg_out = g_a if gamma is None else g_a * gamma
+        if gamma is not None:
+            g_gamma = row_sum(g_a * gO)
+        # grad_input's dependence on x through mean and r (a fixed).
+        a_x_hat, c_x_hat = m(a * x_hat), m(ggI * x_hat)
+        g_input = (invstd * invstd) * (
+            -x_hat * (m(ggI * a) - m(ggI) * m(a))
+            + 3 * x_hat * a_x_hat * c_x_hat
+            - a_x_hat * (ggI - m(ggI))
+            - (a - m(a)) * c_x_hat
+        )
+    if ggG is not None:
+        # grad_weight = sum of gO * x_hat: through x_hat for x, directly for gO.
+        c = gO * ggG
+        through_x_hat = invstd * (c - m(c) - x_hat * m(c * x_hat))
+        g_input = through_x_hat if g_input is None else g_input + through_x_hat
+        term = ggG * x_hat
+        gg_out = term if gg_out is None else gg_out + term
+    if ggB is not None:
+        term = ggB.expand(tuple(gO.shape))  # type: ignore[attr-defined]
+        gg_out = term if gg_out is None else gg_out + term
+    return (
+        g_input if output_mask[0] else None,
+        g_gamma if output_mask[1] else None,
+        gg_out if output_mask[2] else None,
+    )
+
+
+def embedding_dense_double_backward(
+    grad: Tensor, indices: Tensor, padding_idx: int, scale_grad_by_freq: bool = False
+) -> Tensor:
+    """The derivative of embedding_dense_backward with respect to grad_output: the rows
+    of grad that the indices name (zero for padding_idx), scaled by 1 / count when
+    scale_grad_by_freq, as the kernel scales them."""
+    flat = indices.reshape(-1)  # type: ignore[attr-defined]
+    rows = grad.index_select(0, flat)  # type: ignore[attr-defined]
+    if scale_grad_by_freq:
+        values = flat._data.astype(np.int64)
+        counts = np.bincount(values, minlength=grad.shape[0])
+        scale = (1.0 / counts[values]).astype(grad._data.dtype).reshape(-1, 1)
+        rows = rows * Tensor(scale)
+    if padding_idx >= 0:
+        rows = rows.masked_fill((flat == padding_idx).reshape(-1, 1), 0)
+    return rows.view(tuple(indices.shape) + (-1,))  # type: ignore[no-any-return]

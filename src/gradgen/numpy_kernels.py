@@ -2125,3 +2125,595 @@ def binary_cross_entropy_backward(
     if reduction == _MEAN and self.size:
         grad_input = grad_input / self.size
     return np.broadcast_to(grad_input, self.shape).astype(self.dtype)
+
+
+# ---- batch F: activations, losses, normalization, embedding ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+__all__ += [
+    "leaky_relu",
+    "leaky_relu_backward",
+    "elu",
+    "elu_backward",
+    "softplus",
+    "softplus_backward",
+    "log_sigmoid_forward",
+    "log_sigmoid_backward",
+    "hardtanh",
+    "hardtanh_backward",
+    "mish",
+    "mish_backward",
+    "smooth_l1_loss",
+    "smooth_l1_loss_backward",
+    "huber_loss",
+    "huber_loss_backward",
+    "binary_cross_entropy_with_logits",
+    "native_layer_norm",
+    "native_layer_norm_backward",
+    "embedding",
+    "embedding_dense_backward",
+    "one_hot",
+    "constant_pad_nd",
+]
+
+
+def _same_dtype(result: Any, like: np.ndarray) -> np.ndarray:
+    """`result` as an array of `like`'s dtype (Python scalars in the formulas must not
+    widen a float32 computation)."""
+    return np.asarray(result).astype(like.dtype, copy=False)
+
+
+def leaky_relu(self: np.ndarray, negative_slope: Any) -> np.ndarray:
+    """x where x > 0, else x * negative_slope (NaN stays NaN)."""
+    _check_floating("leaky_relu_cpu", self)
+    return _same_dtype(np.where(self > 0, self, self * negative_slope), self)
+
+
+_LEAKY_RELU_INPLACE_NEGATIVE_SLOPE = (
+    "In-place leakyReLu backward calculation is triggered with a negative slope which "
+    "is not supported. This is caused by calling in-place forward function with a "
+    "negative slope, please call out-of-place version instead. File an issue at "
+    "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+    "backward calculation with negative slope"
+)
+
+
+def leaky_relu_backward(
+    grad_output: np.ndarray, self: np.ndarray, negative_slope: Any, self_is_result: bool
+) -> np.ndarray:
+    """grad_output where self > 0, else grad_output * negative_slope. With
+    `self_is_result` (after leaky_relu_) the slope must be positive, as PyTorch checks.
+    """
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(_LEAKY_RELU_INPLACE_NEGATIVE_SLOPE)
+    _check_floating("leaky_relu_backward_cpu", self)
+    return _same_dtype(
+        np.where(self > 0, grad_output, grad_output * negative_slope), grad_output
+    )
+
+
+def elu(self: np.ndarray, alpha: Any, scale: Any, input_scale: Any) -> np.ndarray:
+    """scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1)."""
+    _check_floating("elu_cpu", self)
+    negative = np.expm1(np.minimum(self, 0) * input_scale) * (alpha * scale)
+    return _same_dtype(np.where(self <= 0, negative, self * scale), self)
+
+
+_ELU_INPLACE_NEGATIVE_SLOPE = (
+    "In-place elu backward calculation is triggered with a negative slope which is not "
+    "supported. This is caused by calling in-place forward function with a negative "
+    "slope, please call out-of-place version instead."
+)
+
+
+def elu_backward(
+    grad_output: np.ndarray,
+    alpha: Any,
+    scale: Any,
+    input_scale: Any,
+    is_result: bool,
+    self_or_result: np.ndarray,
+) -> np.ndarray:
+    """grad_output * elu'(x), from the input x or (is_result) from the result y:
+    input_scale * (y + alpha * scale) where y <= 0, scale elsewhere."""
+    if is_result and alpha < 0:
+        raise RuntimeError(_ELU_INPLACE_NEGATIVE_SLOPE)
+    _check_floating("elu_backward_cpu", self_or_result)
+    x = self_or_result
+    negative_coefficient = alpha * scale
+    if is_result:
+        negative = grad_output * input_scale * (x + negative_coefficient)
+    else:
+        negative = (
+            grad_output
+            * (input_scale * negative_coefficient)
+            * np.exp(np.minimum(x, 0) * input_scale)
+        )
+    return _same_dtype(np.where(x <= 0, negative, grad_output * scale), grad_output)
+
+
+def softplus(self: np.ndarray, beta: Any, threshold: Any) -> np.ndarray:
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
+    _check_floating("softplus_cpu", self)
+    scaled = self * beta
+    smooth = np.log1p(np.exp(np.minimum(scaled, threshold))) / beta
+    return _same_dtype(np.where(scaled > threshold, self, smooth), self)
+
+
+def softplus_backward(
+    grad_output: np.ndarray, self: np.ndarray, beta: Any, threshold: Any
+) -> np.ndarray:
+    """grad_output * sigmoid(beta * x), and grad_output where beta * x > threshold."""
+    _check_floating("softplus_backward_cpu", self)
+    scaled = self * beta
+    z = np.exp(np.minimum(scaled, threshold))
+    return _same_dtype(
+        np.where(scaled > threshold, grad_output, grad_output * z / (z + 1)),
+        grad_output,
+    )
+
+
+def log_sigmoid_forward(self: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log(sigmoid(x)), buffer) computed stably as min(x, 0) - log1p(exp(-|x|)); the
+    buffer holds exp(-|x|) for the backward, as PyTorch's CPU kernel keeps it."""
+    _check_floating("log_sigmoid_cpu", self)
+    buffer = _same_dtype(np.exp(-np.abs(self)), self)
+    return _same_dtype(np.minimum(self, 0) - np.log1p(buffer), self), buffer
+
+
+def log_sigmoid_backward(
+    grad_output: np.ndarray, self: np.ndarray, buffer: np.ndarray
+) -> np.ndarray:
+    """grad_output * (1 - sigmoid(x)), from the forward's buffer exp(-|x|) (recomputed
+    when the buffer is empty, as PyTorch's CUDA kernel leaves it)."""
+    _check_floating("log_sigmoid_backward_cpu", self)
+    z = np.exp(-np.abs(self)) if buffer.size == 0 else buffer
+    negative = self < 0
+    derivative = np.where(negative, 1 - z / (1 + z), z / (1 + z))
+    return _same_dtype(derivative * grad_output, grad_output)
+
+
+def hardtanh(self: np.ndarray, min_val: Any, max_val: Any) -> np.ndarray:
+    """x clamped to [min_val, max_val], in x's dtype (integers too)."""
+    if self.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if self.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    return _same_dtype(np.minimum(np.maximum(self, min_val), max_val), self)
+
+
+def hardtanh_backward(
+    grad_output: np.ndarray, self: np.ndarray, min_val: Any, max_val: Any
+) -> np.ndarray:
+    """grad_output, except 0 where x <= min_val or x >= max_val (NaN lets it through)."""
+    _check_floating("hardtanh_backward_cpu", self)
+    outside = (self <= min_val) | (self >= max_val)
+    return np.where(outside, np.zeros((), grad_output.dtype), grad_output)
+
+
+def _softplus_unit(x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)) without overflow."""
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def mish(self: np.ndarray) -> np.ndarray:
+    """x * tanh(softplus(x))."""
+    _check_floating("mish_cpu", self)
+    return _same_dtype(self * np.tanh(_softplus_unit(self)), self)
+
+
+def mish_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
+    """grad_output * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2)), sp = softplus(x)."""
+    _check_floating("mish_backward_cpu", self)
+    sigmoid_x = 1 / (1 + np.exp(-self))
+    tanh_softplus = np.tanh(_softplus_unit(self))
+    derivative = tanh_softplus + self * sigmoid_x * (1 - tanh_softplus * tanh_softplus)
+    return _same_dtype(grad_output * derivative, grad_output)
+
+
+def _loss_norm(self: np.ndarray, reduction: int) -> float:
+    """The mean's 1 / numel (of self, as PyTorch), or 1."""
+    if reduction == _MEAN:
+        return 1.0 / self.size if self.size else math.nan
+    return 1.0
+
+
+def smooth_l1_loss(
+    self: np.ndarray, target: np.ndarray, reduction: int, beta: float
+) -> np.ndarray:
+    """0.5 * d^2 / beta where d = |x - y| < beta, else d - 0.5 * beta; reduced."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_floating("smooth_l1_cpu", self)
+    z = np.abs(self - target)
+    loss = np.where(z < beta, 0.5 * z * z / (beta if beta else 1.0), z - 0.5 * beta)
+    return _reduce_loss(_same_dtype(loss, self), reduction)
+
+
+def smooth_l1_loss_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    target: np.ndarray,
+    reduction: int,
+    beta: float,
+) -> np.ndarray:
+    """norm * grad * clamp((x - y) / beta, -1, 1) (norm = 1 / numel for the mean)."""
+    _check_floating("smooth_l1_backward_cpu_out", self)
+    norm = _loss_norm(self, reduction)
+    x = self - target
+    inside = norm * x * grad_output / (beta if beta else 1.0)
+    grad = np.where(
+        x <= -beta, -norm * grad_output, np.where(x >= beta, norm * grad_output, inside)
+    )
+    return _same_dtype(grad, self)
+
+
+def _check_reduction(reduction: int) -> None:
+    if reduction not in (_NONE, _MEAN, _SUM):
+        raise RuntimeError(
+            "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
+            "FAILED"
+        )
+
+
+def huber_loss(
+    self: np.ndarray, target: np.ndarray, reduction: int, delta: float
+) -> np.ndarray:
+    """0.5 * d^2 where d = |x - y| < delta, else delta * (d - 0.5 * delta); reduced."""
+    if not delta > 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_floating("huber_cpu", self)
+    _check_reduction(reduction)
+    if not _broadcasts(self.shape, target.shape):
+        raise _broadcast_error(self.shape, target.shape)
+    z = np.abs(self - target)
+    loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+    return _reduce_loss(_same_dtype(loss, self), reduction)
+
+
+def huber_loss_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    target: np.ndarray,
+    reduction: int,
+    delta: float,
+) -> np.ndarray:
+    """norm * grad * clamp(x - y, -delta, delta) (norm = 1 / numel for the mean)."""
+    _check_floating("huber_backward_cpu_out", self)
+    for other in (target, grad_output):
+        if not _broadcasts(self.shape, other.shape):
+            raise _broadcast_error(self.shape, other.shape)
+    norm = _loss_norm(self, reduction)
+    x = self - target
+    grad = np.where(
+        x < -delta,
+        -norm * grad_output * delta,
+        np.where(x > delta, norm * grad_output * delta, norm * x * grad_output),
+    )
+    return _same_dtype(grad, self)
+
+
+def _check_in_place_broadcast(output: tuple[int, ...], other: tuple[int, ...]) -> None:
+    """PyTorch's error for an in-place operation whose operand broadcasts its output."""
+    if not _broadcasts(output, other):
+        raise _broadcast_error(output, other)
+    shape = np.broadcast_shapes(output, other)
+    if shape != output:
+        raise RuntimeError(
+            f"output with shape {list(output)} doesn't match the broadcast shape "
+            f"{list(shape)}"
+        )
+
+
+def binary_cross_entropy_with_logits(
+    self: np.ndarray,
+    target: np.ndarray,
+    weight: np.ndarray | None,
+    pos_weight: np.ndarray | None,
+    reduction: int,
+) -> np.ndarray:
+    """(1 - y) * x - log_sigmoid(x) * (1 + (pos_weight - 1) * y), times weight, reduced.
+
+    PyTorch computes it in place in 1 - target, whence the result's shape and dtype
+    (target's) and its broadcasting and casting errors."""
+    _check_floating("log_sigmoid_cpu", self)
+    if target.dtype.kind == "b":
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
+            "the `^` or `logical_xor()` operator instead."
+        )
+    if target.dtype.kind != "f":
+        raise RuntimeError(
+            f"result type {_scalar_type(self)} can't be cast to the desired output type "
+            f"{_scalar_type(target)}"
+        )
+    dtype = target.dtype
+    log_sigmoid_input = np.minimum(self, 0) - np.log1p(np.exp(-np.abs(self)))
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        _check_in_place_broadcast(self.shape, log_weight.shape)
+        log_sigmoid_input = log_sigmoid_input * log_weight
+    _check_in_place_broadcast(target.shape, self.shape)
+    loss = (1 - target) * self - log_sigmoid_input
+    if weight is not None:
+        _check_in_place_broadcast(target.shape, weight.shape)
+        loss = loss * weight
+    return _reduce_loss(np.asarray(loss).astype(dtype, copy=False), reduction)
+
+
+def _layer_norm_axis(
+    input: np.ndarray,
+    normalized_shape: Sequence[int],
+    weight: np.ndarray | None,
+    bias: np.ndarray | None,
+) -> int:
+    """PyTorch's checks of layer_norm's arguments; the first normalized dimension."""
+    normalized = list(normalized_shape)
+    if not normalized:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+            f"least one element, but got normalized_shape = {normalized}"
+        )
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if parameter is not None and list(parameter.shape) != normalized:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got "
+                f"{name} of shape {list(parameter.shape)} and normalized_shape = "
+                f"{normalized}"
+            )
+    axis = input.ndim - len(normalized)
+    if axis < 0 or list(input.shape[axis:]) != normalized:
+        expected = ", ".join(["*"] + [str(n) for n in normalized])
+        raise RuntimeError(
+            f"Given normalized_shape={normalized}, expected input with shape [{expected}], "
+            f"but got input of size{list(input.shape)}"
+        )
+    _check_floating("LayerNormKernelImpl", input)
+    parameters = [p for p in (weight, bias) if p is not None]
+    if any(p.dtype != input.dtype for p in parameters):
+        if input.dtype == np.float32:
+            raise RuntimeError(
+                "mixed dtype (CPU): expect parameter to have scalar type of Float"
+            )
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    return axis
+
+
+def native_layer_norm(
+    input: np.ndarray,
+    normalized_shape: Sequence[int],
+    weight: np.ndarray | None,
+    bias: np.ndarray | None,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(out, mean, rstd): each row over the normalized (last) dimensions minus its mean,
+    times rstd = 1 / sqrt(biased variance + eps), then times weight plus bias. mean and
+    rstd keep the normalized dimensions with size 1."""
+    axis = _layer_norm_axis(input, normalized_shape, weight, bias)
+    dims = tuple(range(axis, input.ndim))
+    stats_shape = input.shape[:axis] + (1,) * len(dims)
+    x = input.astype(np.float64)
+    if 0 in input.shape[axis:]:  # rows of no elements: mean 0, variance 0 / 0
+        mean = np.zeros(stats_shape)
+        variance = np.full(stats_shape, np.nan)
+    else:
+        mean = x.mean(axis=dims, keepdims=True)
+        variance = ((x - mean) ** 2).mean(axis=dims, keepdims=True)
+    rstd = 1.0 / np.sqrt(variance + eps)
+    out = (x - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    dtype = input.dtype
+    return out.astype(dtype), mean.astype(dtype), rstd.astype(dtype)
+
+
+def native_layer_norm_backward(
+    grad_out: np.ndarray,
+    input: np.ndarray,
+    normalized_shape: Sequence[int],
+    mean: np.ndarray,
+    rstd: np.ndarray,
+    weight: np.ndarray | None,
+    bias: np.ndarray | None,
+    output_mask: Sequence[bool],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(grad_input, grad_weight, grad_bias) of native_layer_norm. With x_hat = (x - mean)
+    * rstd and g = grad_out * weight, per row: grad_input = rstd * (g - mean(g) - x_hat *
+    mean(g * x_hat)); grad_weight = sum over rows of grad_out * x_hat; grad_bias = sum
+    over rows of grad_out. An output output_mask leaves out is zeros (PyTorch's is
+    undefined)."""
+    axis = _layer_norm_axis(input, normalized_shape, weight, None)
+    dims = tuple(range(axis, input.ndim))
+    rows = tuple(range(axis))
+    dtype = np.result_type(grad_out, input)
+    parameter_shape = tuple(normalized_shape)
+    x_hat = (input - mean) * rstd
+    if output_mask[0]:
+        g = grad_out if weight is None else grad_out * weight
+        if input.size:
+            grad_input = rstd * (
+                g
+                - g.mean(axis=dims, keepdims=True)
+                - x_hat * (g * x_hat).mean(axis=dims, keepdims=True)
+            )
+        else:
+            grad_input = np.zeros(input.shape)
+    else:
+        grad_input = np.zeros(input.shape)
+    grad_weight = (
+        np.sum(grad_out * x_hat, axis=rows).reshape(parameter_shape)
+        if output_mask[1]
+        else np.zeros(parameter_shape)
+    )
+    grad_bias = (
+        np.sum(np.broadcast_to(grad_out, input.shape), axis=rows).reshape(
+            parameter_shape
+        )
+        if output_mask[2]
+        else np.zeros(parameter_shape)
+    )
+    return (
+        np.asarray(grad_input).astype(dtype),
+        np.asarray(grad_weight).astype(dtype),
+        np.asarray(grad_bias).astype(dtype),
+    )
+
+
+_LEGACY_TENSOR_TYPES = {
+    "bool": "CPUBoolType",
+    "float32": "torch.FloatTensor",
+    "float64": "torch.DoubleTensor",
+    "complex64": "CPUComplexFloatType",
+    "complex128": "CPUComplexDoubleType",
+}
+
+
+def _check_indices(indices: np.ndarray, argument: int, function: str) -> None:
+    """PyTorch's checkScalarTypes: embedding indices are int64 or int32."""
+    if indices.dtype not in (np.int64, np.int32):
+        name = _LEGACY_TENSOR_TYPES.get(indices.dtype.name, indices.dtype.name)
+        raise RuntimeError(
+            f"Expected tensor for argument #{argument} 'indices' to have one of the "
+            f"following scalar types: Long, Int; but got {name} instead (while checking "
+            f"arguments for {function})"
+        )
+
+
+def embedding(
+    weight: np.ndarray,
+    indices: np.ndarray,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+) -> np.ndarray:
+    """The rows of `weight` that `indices` pick: shape indices.shape + (dim,)."""
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    _check_indices(indices, 1, "embedding")
+    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    return np.take(weight, indices.astype(np.int64), axis=0)
+
+
+def embedding_dense_backward(
+    grad_output: np.ndarray,
+    indices: np.ndarray,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+) -> np.ndarray:
+    """The gradient of `embedding` for its weight: each row of grad_output added into
+    the row its index names (none for padding_idx), divided by how often that index
+    occurs when scale_grad_by_freq."""
+    _check_indices(indices, 2, "embedding_backward")
+    flat = indices.reshape(-1).astype(np.int64)
+    if flat.size and (flat.min() < 0 or flat.max() >= num_weights):
+        raise IndexError("index out of range in self")
+    rows = grad_output.reshape((flat.size,) + grad_output.shape[indices.ndim :])
+    result = np.zeros((num_weights,) + rows.shape[1:], grad_output.dtype)
+    if scale_grad_by_freq:
+        counts = np.bincount(flat, minlength=num_weights)
+        scale = 1.0 / counts[flat]
+        rows = rows * scale.reshape((-1,) + (1,) * (rows.ndim - 1)).astype(rows.dtype)
+    keep = flat != padding_idx
+    np.add.at(result, flat[keep], rows[keep])
+    return result
+
+
+def one_hot(self: np.ndarray, num_classes: int) -> np.ndarray:
+    """int64 zeros of shape self.shape + (num_classes,) with a 1 at each value;
+    num_classes=-1 means one more than the largest value."""
+    if self.dtype != np.int64:
+        raise RuntimeError(
+            "one_hot is only applicable to index tensor of type LongTensor."
+        )
+    if self.size == 0:
+        if num_classes <= 0:
+            raise RuntimeError(
+                "Can not infer total number of classes from empty tensor."
+            )
+        return np.zeros(self.shape + (num_classes,), np.int64)
+    if self.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(self.max()) + 1
+    elif not num_classes > self.max():
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (self[..., None] == np.arange(num_classes)).astype(np.int64)
+
+
+_CPP_VALUE_TYPES = {
+    "bool": "bool",
+    "int32": "int",
+    "int64": "int64_t",
+    "float32": "float",
+    "float64": "double",
+}
+
+
+def constant_pad_nd(self: np.ndarray, pad: Sequence[int], value: Any) -> np.ndarray:
+    """`self` padded with `value`: pad = (before, after) pairs for the last dimension
+    first, then the one before it, ...; a negative amount removes elements."""
+    if len(pad) % 2:
+        raise RuntimeError(
+            f"Length of pad must be even but instead it equals {len(pad)}"
+        )
+    pairs = len(pad) // 2
+    if self.ndim < pairs:
+        raise RuntimeError(
+            "Length of pad should be no more than twice the number of dimensions of the "
+            f"input. Pad length is {len(pad)}while the input has {self.ndim}dimensions."
+        )
+    if isinstance(value, complex) and self.dtype.kind != "c":
+        raise RuntimeError(
+            f"value cannot be converted to type {_CPP_VALUE_TYPES[self.dtype.name]} "
+            "without overflow"
+        )
+    cropped = self
+    index: list[slice] = [slice(None)] * self.ndim
+    positive = False
+    for dim in range(self.ndim - pairs, self.ndim):
+        before, after = (
+            pad[2 * (self.ndim - dim - 1)],
+            pad[2 * (self.ndim - dim - 1) + 1],
+        )
+        start, size = 0, self.shape[dim]
+        for amount, at_start in ((before, True), (after, False)):
+            if amount < 0:
+                if size + amount < 0:
+                    raise RuntimeError("narrow(): length must be non-negative.")
+                if at_start:
+                    start -= amount
+                size += amount
+            elif amount:
+                positive = True
+        index[dim] = slice(start, start + size)
+    cropped = self[tuple(index)]
+    if not positive:
+        return cropped.copy()
+    shape = list(self.shape)
+    placed: list[slice] = [slice(None)] * self.ndim
+    for dim in range(self.ndim - pairs, self.ndim):
+        before, after = (
+            pad[2 * (self.ndim - dim - 1)],
+            pad[2 * (self.ndim - dim - 1) + 1],
+        )
+        shape[dim] = self.shape[dim] + before + after
+        if shape[dim] < 0:
+            raise RuntimeError(
+                f"The input size {self.shape[dim]}, plus negative padding {before} and "
+                f"{after} resulted in a negative output size, which is invalid. Check "
+                f"dimension {dim} of your input."
+            )
+        start = max(before, 0)
+        placed[dim] = slice(start, start + cropped.shape[dim])
+    result = np.full(
+        shape,
+        np.array(value).astype(self.dtype) if self.dtype.kind != "c" else value,
+        self.dtype,
+    )
+    result[tuple(placed)] = cropped
+    return result

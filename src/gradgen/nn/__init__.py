@@ -1,6 +1,7 @@
 """gradgen.nn: PyTorch's torch.nn namespace, for the part gradgen has: `functional`,
-`Parameter`, `Module` and a few layers (Linear, ReLU, Tanh, Sigmoid, Sequential) and
-loss modules (CrossEntropyLoss, MSELoss)."""
+`Parameter`, `Module` and a few layers (Linear, ReLU, Tanh, Sigmoid, Sequential,
+LeakyReLU, ELU, Softplus, Dropout, LayerNorm, Embedding) and loss modules
+(CrossEntropyLoss, MSELoss)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from .modules import (
     Sigmoid,
     Tanh,
 )
+from .modules import ELU, Dropout, Embedding, LayerNorm, LeakyReLU, Softplus
 from .parameter import Parameter
 
 __all__ = [
@@ -28,4 +30,10 @@ __all__ = [
     "Sequential",
     "CrossEntropyLoss",
     "MSELoss",
+    "LeakyReLU",
+    "ELU",
+    "Softplus",
+    "Dropout",
+    "LayerNorm",
+    "Embedding",
 ]

@@ -243,3 +243,384 @@ softmax = _softmax_like("softmax")
 log_softmax = _softmax_like("log_softmax")
 
 __all__ += ["gelu", "log_softmax", "relu", "sigmoid", "silu", "softmax", "tanh"]
+
+
+# ---- batch F: activations, losses, normalization, embedding ----
+
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from gradgen.grad_mode import no_grad  # noqa: E402
+from gradgen.variable_type_utils import copy_into, increment_version  # noqa: E402
+
+__all__ += [
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "logsigmoid",
+    "hardtanh",
+    "mish",
+    "softsign",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+    "layer_norm",
+    "embedding",
+    "one_hot",
+    "pad",
+    "dropout",
+    "normalize",
+]
+
+
+def leaky_relu(
+    input: Tensor, negative_slope: float = 0.01, inplace: bool = False
+) -> Tensor:
+    """x where x > 0, else negative_slope * x."""
+    if inplace:
+        return gradgen.leaky_relu_(input, negative_slope)  # type: ignore[attr-defined,no-any-return]
+    return gradgen.leaky_relu(input, negative_slope)  # type: ignore[attr-defined,no-any-return]
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    if inplace:
+        return gradgen.elu_(input, alpha)  # type: ignore[attr-defined,no-any-return]
+    return gradgen.elu(input, alpha)  # type: ignore[attr-defined,no-any-return]
+
+
+def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, and x where beta * x > threshold."""
+    return gradgen.softplus(input, beta, threshold)  # type: ignore[attr-defined,no-any-return]
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(1 / (1 + exp(-x))), computed without overflow."""
+    return gradgen.log_sigmoid(input)  # type: ignore[attr-defined,no-any-return]
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """x clamped to [min_val, max_val]."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return gradgen.hardtanh_(input, min_val, max_val)  # type: ignore[attr-defined,no-any-return]
+    return gradgen.hardtanh(input, min_val, max_val)  # type: ignore[attr-defined,no-any-return]
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    if inplace:
+        return gradgen.mish_(input)  # type: ignore[attr-defined,no-any-return]
+    return gradgen.mish(input)  # type: ignore[attr-defined,no-any-return]
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|) (torch.nn.functional's own composite: DivBackward0)."""
+    return input / (input.abs() + 1)  # type: ignore[attr-defined,no-any-return]
+
+
+def _warn_target_size(input: Tensor, target: Tensor) -> None:
+    if target.size() != input.size():
+        warnings.warn(
+            f"Using a target size ({target.size()}) that is different to the input size "
+            f"({input.size()}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _weighted_reduction(
+    loss: Tensor, reduction: str, mean_over: Tensor | None
+) -> Tensor:
+    """The `weight=` path of l1_loss / huber_loss: unreduced, summed, or the sum divided
+    by `mean_over`'s sum (l1_loss) or averaged (huber_loss, mean_over None)."""
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()  # type: ignore[attr-defined,no-any-return]
+    if reduction == "mean":
+        if mean_over is None:
+            return loss.mean()  # type: ignore[attr-defined,no-any-return]
+        return loss.sum() / mean_over.sum()  # type: ignore[attr-defined,no-any-return]
+    raise ValueError(
+        f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
+    )
+
+
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """The mean (or sum) absolute error, optionally weighted per element."""
+    _warn_target_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    expanded_input, expanded_target = _broadcast_tensors(input, target)
+    if weight is not None:
+        if weight.size() != input.size():
+            raise ValueError("Weights and input must have the same size.")
+        absolute_errors = (expanded_input - expanded_target).abs()  # type: ignore[attr-defined]
+        return _weighted_reduction(absolute_errors * weight, reduction, weight)
+    return gradgen.l1_loss(  # type: ignore[attr-defined,no-any-return]
+        expanded_input, expanded_target, _get_enum(reduction)
+    )
+
+
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """0.5 * d^2 / beta where d = |input - target| < beta, else d - 0.5 * beta
+    (the L1 loss for beta == 0)."""
+    _warn_target_size(input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_get_string(size_average, reduce)
+    expanded_input, expanded_target = _broadcast_tensors(input, target)
+    if beta == 0.0:
+        return gradgen.l1_loss(  # type: ignore[attr-defined,no-any-return]
+            expanded_input, expanded_target, _get_enum(reduction)
+        )
+    return gradgen.smooth_l1_loss(  # type: ignore[attr-defined,no-any-return]
+        expanded_input, expanded_target, _get_enum(reduction), beta
+    )
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """0.5 * d^2 where d = |input - target| < delta, else delta * (d - 0.5 * delta),
+    optionally weighted per element."""
+    _warn_target_size(input, target)
+    expanded_input, expanded_target = _broadcast_tensors(input, target)
+    if weight is None:
+        return gradgen.huber_loss(  # type: ignore[attr-defined,no-any-return]
+            expanded_input, expanded_target, _get_enum(reduction), delta
+        )
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    unweighted = gradgen.huber_loss(  # type: ignore[attr-defined]
+        expanded_input, expanded_target, _get_enum("none"), delta
+    )
+    return _weighted_reduction(unweighted * weight, reduction, None)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """The binary cross entropy of sigmoid(input) against target, computed from the
+    logits without overflow; pos_weight weighs the positive examples."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _get_enum(_legacy_get_string(size_average, reduce))
+    else:
+        reduction_enum = _get_enum(reduction)
+    if not target.size() == input.size():
+        raise ValueError(
+            f"Target size ({target.size()}) must be the same as input size "
+            f"({input.size()})"
+        )
+    return gradgen.binary_cross_entropy_with_logits(  # type: ignore[attr-defined,no-any-return]
+        input, target, weight, pos_weight, reduction_enum
+    )
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """The KL divergence of log-probabilities `input` from `target` (probabilities, or
+    log-probabilities with log_target); reduction="batchmean" divides the sum by the
+    batch size."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _get_enum(_legacy_get_string(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the "
+                "support size.'batchmean' divides only by the batch size, and aligns "
+                "with the KL div math definition.'mean' will be changed to behave the "
+                "same as 'batchmean' in the next major release.",
+                stacklevel=2,
+            )
+        if reduction == "batchmean":
+            reduction_enum = _get_enum("sum")
+        else:
+            reduction_enum = _get_enum(reduction)
+    reduced = gradgen.kl_div(  # type: ignore[attr-defined]
+        input, target, reduction_enum, log_target=log_target
+    )
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.shape[0]
+    return reduced  # type: ignore[no-any-return]
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the last len(normalized_shape) dimensions (mean 0, variance 1),
+    then scale by weight and shift by bias."""
+    return gradgen.layer_norm(  # type: ignore[attr-defined,no-any-return]
+        input, normalized_shape, weight, bias, eps
+    )
+
+
+def _no_grad_embedding_renorm_(
+    weight: Tensor, input: Tensor, max_norm: float, norm_type: float
+) -> None:
+    """Scale, in place and outside autograd, the rows of `weight` that `input` picks and
+    whose norm exceeds max_norm, to norm max_norm (PyTorch's embedding_renorm_)."""
+    with no_grad():
+        rows = np.unique(input._data.reshape(-1))
+        if rows.size == 0:
+            return
+        if rows.min() < 0 or rows.max() >= weight.shape[0]:
+            raise IndexError("index out of range in self")
+        data = weight._data.copy()
+        picked = data[rows]
+        norms = np.linalg.norm(picked.reshape(rows.size, -1), ord=norm_type, axis=1)
+        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        data[rows] = picked * scale.reshape((-1,) + (1,) * (picked.ndim - 1))
+        copy_into(weight, data)
+        increment_version(weight)
+
+
+def embedding(
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
+    """The rows of `weight` that the indices `input` name. The row padding_idx gets no
+    gradient; max_norm renormalizes the rows used, in place."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.shape[0]:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.shape[0] + padding_idx
+    else:
+        padding_idx = -1
+    if sparse:
+        raise NotImplementedError(
+            "embedding(sparse=True): gradgen has no sparse tensors for the gradient"
+        )
+    if max_norm is not None:
+        _no_grad_embedding_renorm_(weight, input, max_norm, norm_type)
+    return gradgen.embedding(  # type: ignore[attr-defined,no-any-return]
+        weight, input, padding_idx, scale_grad_by_freq, sparse
+    )
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot vectors: shape tensor.shape + (num_classes,)."""
+    return gradgen.one_hot(tensor, num_classes)  # type: ignore[attr-defined,no-any-return]
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(
+    input: Tensor, pad: Any, mode: str = "constant", value: float | None = None
+) -> Tensor:
+    """Pad (or, with negative amounts, crop) the last dimensions: `pad` holds (before,
+    after) pairs, last dimension first. Only mode="constant" is implemented."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode == "constant":
+        return gradgen.constant_pad_nd(  # type: ignore[attr-defined,no-any-return]
+            input, pad, 0.0 if value is None else value
+        )
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    raise NotImplementedError(
+        f"pad: mode='{mode}' is not implemented in gradgen (only mode='constant' is)"
+    )
+
+
+def dropout(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
+    """Zero each element with probability p and scale the others by 1 / (1 - p) while
+    training; the input itself otherwise. The mask comes from gradgen's generator
+    (gradgen.manual_seed)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not inplace:
+        return gradgen.dropout(input, p, training)  # type: ignore[attr-defined,no-any-return]
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    from gradgen.composites import _dropout_noise
+
+    if p == 1:
+        return input.mul_(gradgen.zeros((), dtype=input.dtype))  # type: ignore[attr-defined,no-any-return]
+    return input.mul_(_dropout_noise(input, p))  # type: ignore[attr-defined,no-any-return]
+
+
+def _vector_norm(input: Tensor, p: float, dim: int) -> Tensor:
+    """The p-norm of `input` along `dim`, kept as a dimension of size 1, written with
+    gradgen's operators (it has no norm operator). A zero norm gets a zero gradient
+    (not the 0 * inf of pow's derivative), as PyTorch's norm backward gives."""
+    magnitude = input.abs()  # type: ignore[attr-defined]
+    if p == math.inf:
+        return magnitude.amax(dim, True)  # type: ignore[no-any-return]
+    if p == -math.inf:
+        return magnitude.amin(dim, True)  # type: ignore[no-any-return]
+    if p == 0:
+        count = (magnitude != 0).sum(dim, True)
+        return count.to(magnitude.dtype)  # type: ignore[no-any-return]
+    if p == 1:
+        return magnitude.sum(dim, True)  # type: ignore[no-any-return]
+    total = magnitude.pow(p).sum(dim, True)
+    positive = Tensor(total._data > 0)
+    safe = gradgen.where(positive, total, 1.0)  # type: ignore[attr-defined]
+    return gradgen.where(positive, safe.pow(1.0 / p), 0.0)  # type: ignore[attr-defined,no-any-return]
+
+
+def normalize(
+    input: Tensor,
+    p: float = 2.0,
+    dim: int = 1,
+    eps: float = 1e-12,
+    out: Tensor | None = None,
+) -> Tensor:
+    """input / max(||input||_p, eps) along `dim`."""
+    if out is not None:
+        raise NotImplementedError("normalize(out=...): gradgen has no out= arguments")
+    denom = _vector_norm(input, p, dim).clamp_min(eps).expand_as(input)  # type: ignore[attr-defined]
+    return input / denom  # type: ignore[no-any-return]
