@@ -2021,13 +2021,9 @@ def numpy_linalg_vector_norm(
 
 def numpy_dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
     """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
-    common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
-    try:
-        return wrap_result(dist(self, other, p), common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, self, other) from None
+    self = self._data
+    other = other._data
+    return wrap_result(dist(self, other, p))
 
 
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)

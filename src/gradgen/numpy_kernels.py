@@ -2489,7 +2489,10 @@ def vector_norm(
 
 
 def dist(self: np.ndarray, other: np.ndarray, p: Any) -> np.ndarray:
-    """The p-norm of self - other (broadcast), in their common (floating) dtype."""
+    """The p-norm of self - other (broadcast), in their common (floating) dtype; the
+    result is real."""
+    common = _common_dtype(self, other)
+    self, other = self.astype(common, copy=False), other.astype(common, copy=False)
     if self.dtype.kind == "b" and other.dtype.kind == "b":
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
