@@ -523,6 +523,7 @@ def test_detach_in_place_cuts_the_tensor_from_the_graph() -> None:
 def test_detach_in_place_refuses_views(torch) -> None:  # type: ignore[no-untyped-def]
     same_error(torch, lambda lib: lib.ones(3, requires_grad=True)[0:2].detach_())
     same_error(torch, lambda lib: (lib.ones(3, requires_grad=True) * 1)[1].detach_())
+    same_error(torch, lambda lib: lib.ones(3)[1:].detach_())
 
 
 def test_detach_in_place_clears_the_tangent() -> None:

@@ -675,7 +675,7 @@ def detach_(self: Tensor) -> Tensor:
     """Cut `self` from the graph in place: no grad_fn, no longer requiring grad, no
     tangent (PyTorch resets the same autograd metadata and keeps hooks). A view
     cannot be detached in place."""
-    if self._base is not None and (self._base.requires_grad or self.requires_grad):
+    if self._base is not None:
         raise RuntimeError(
             "Can't detach views in-place. Use detach() instead. If you are using "
             "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
