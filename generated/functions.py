@@ -49,6 +49,7 @@ from gradgen.helpers import (
     is_grad_enabled,
     layer_norm_double_backward,
     layer_norm_jvp,
+    linalg_vector_norm_backward,
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_backward,
@@ -59,6 +60,8 @@ from gradgen.helpers import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mul_tensor_backward,
+    norm_backward,
+    norm_jvp,
     permute_backwards,
     pow_backward,
     pow_backward_exponent,
@@ -81,6 +84,7 @@ from gradgen.helpers import (
     std_backward,
     sum_backward,
     sum_to,
+    trace_backward,
     unbind_backward,
     unsqueeze_to,
     var_backward,
@@ -102,7 +106,10 @@ from .ops import (
     abs_,
     acos,
     add,
+    addcdiv,
+    addcmul,
     addmm,
+    allclose,
     amax,
     amin,
     angle,
@@ -126,6 +133,8 @@ from .ops import (
     clamp_,
     clamp_max,
     clamp_min,
+    clip,
+    clip_,
     clone,
     conj,
     constant_pad_nd,
@@ -134,6 +143,13 @@ from .ops import (
     cross_entropy_loss,
     cumprod,
     cumsum,
+    detach_,
+    diag,
+    diag_embed,
+    diagonal,
+    diagonal_backward,
+    diagonal_copy,
+    dist,
     div,
     dot,
     dropout,
@@ -144,11 +160,14 @@ from .ops import (
     embedding_backward,
     embedding_dense_backward,
     eq,
+    equal,
     erf,
     exp,
     exp2,
     exp_,
     expm1,
+    fill,
+    fill_,
     flatten,
     flip,
     floor,
@@ -186,6 +205,7 @@ from .ops import (
     leaky_relu,
     leaky_relu_,
     leaky_relu_backward,
+    lerp,
     linear,
     log,
     log10,
@@ -217,6 +237,8 @@ from .ops import (
     mse_loss_backward,
     mul,
     mv,
+    nan_to_num,
+    nan_to_num_,
     narrow,
     native_layer_norm,
     native_layer_norm_backward,
@@ -230,6 +252,7 @@ from .ops import (
     nll_loss_backward,
     nll_loss_forward,
     nll_loss_nd,
+    norm,
     one_hot,
     outer,
     permute,
@@ -265,6 +288,7 @@ from .ops import (
     softmax,
     softplus,
     softplus_backward,
+    sort,
     split,
     split_with_sizes,
     sqrt,
@@ -281,7 +305,11 @@ from .ops import (
     tanh_,
     tanh_backward,
     threshold_backward,
+    topk,
+    trace,
     transpose,
+    tril,
+    triu,
     true_divide,
     trunc,
     unbind,
@@ -292,6 +320,7 @@ from .ops import (
     view_as_complex,
     view_as_real,
     where,
+    zero_,
 )
 
 
@@ -9293,6 +9322,1169 @@ def constant_pad_nd_backward0_apply(
     return grad_inputs
 
 
+class CopyBackward0(Node):
+    """Backward of ``copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor``.
+
+    self: zeros_like(grad)
+    src: _to_copy_backward(grad, src.options())
+    """
+
+    __slots__ = ("src_options",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return copy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            src_options=self.src_options,
+        )
+
+
+def copy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    src_options: dtype,
+) -> list[Any]:
+    """The formulas of CopyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = (
+            _to_copy_backward(grad, src_options) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ZeroBackward0(Node):
+    """Backward of ``zero(Tensor self) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return zero_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def zero_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ZeroBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class FillBackward0(Node):
+    """Backward of ``fill.Scalar(Tensor self, Scalar value) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fill_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def fill_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class FillBackward1(Node):
+    """Backward of ``fill.Tensor(Tensor self, Tensor value) -> Tensor``.
+
+    self: zeros_like(grad)
+    value: grad.sum()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fill_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def fill_backward1_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = grad.sum() if any_grad_defined else None
+    return grad_inputs
+
+
+class FillBackward2(Node):
+    """Backward of ``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fill_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def fill_backward2_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class FillBackward3(Node):
+    """Backward of ``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``.
+
+    self: zeros_like(grad)
+    value: grad.sum()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fill_backward3_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def fill_backward3_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward3, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = grad.sum() if any_grad_defined else None
+    return grad_inputs
+
+
+class LerpBackward0(Node):
+    """Backward of ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``.
+
+    end: grad * weight.conj()
+    self: grad * (1 - weight.conj())
+    """
+
+    __slots__ = ("weight",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lerp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            weight=self.weight,
+        )
+
+    @property
+    def _saved_weight(self) -> Number:
+        return self.weight
+
+
+def lerp_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], weight: Number
+) -> list[Any]:
+    """The formulas of LerpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # end
+        grad_inputs[1] = grad * scalar_conj(weight) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * (1 - scalar_conj(weight)) if any_grad_defined else None
+    return grad_inputs
+
+
+class LerpBackward1(Node):
+    """Backward of ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``.
+
+    end: grad * weight.conj()
+    self: grad * (1 - weight).conj()
+    weight: grad * (end - self).conj()
+    """
+
+    __slots__ = (
+        "end_",
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.end_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lerp_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            end=unpack_saved(self.end_, self),
+            self=unpack_saved(self.self_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.end_ is not None:
+            self.end_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_end(self) -> Tensor | None:
+        return unpack_saved(self.end_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def lerp_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    end: Tensor | None,
+    self: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of LerpBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # end
+        grad_inputs[1] = grad * weight.conj() if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * (1 - weight).conj() if any_grad_defined else None
+    if needs_input_grad[2]:  # weight
+        grad_inputs[2] = grad * (end - self).conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class AddcmulBackward0(Node):
+    """Backward of ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
+
+    self: handle_r_to_c(self.scalar_type(), grad)
+    tensor1: handle_r_to_c(tensor1.scalar_type(), grad * (tensor2 * value).conj())
+    tensor2: handle_r_to_c(tensor2.scalar_type(), grad * (tensor1 * value).conj())
+    """
+
+    __slots__ = (
+        "self_scalar_type",
+        "tensor1_",
+        "tensor1_scalar_type",
+        "tensor2_",
+        "tensor2_scalar_type",
+        "value",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tensor1_: SavedVariable | SavedVariableList | None = None
+        self.tensor2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addcmul_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_scalar_type=self.self_scalar_type,
+            tensor1=unpack_saved(self.tensor1_, self),
+            tensor1_scalar_type=self.tensor1_scalar_type,
+            tensor2=unpack_saved(self.tensor2_, self),
+            tensor2_scalar_type=self.tensor2_scalar_type,
+            value=self.value,
+        )
+
+    def release_variables(self) -> None:
+        if self.tensor1_ is not None:
+            self.tensor1_.reset_data()
+        if self.tensor2_ is not None:
+            self.tensor2_.reset_data()
+
+    @property
+    def _saved_tensor1(self) -> Tensor | None:
+        return unpack_saved(self.tensor1_, self)
+
+    @property
+    def _saved_tensor2(self) -> Tensor | None:
+        return unpack_saved(self.tensor2_, self)
+
+    @property
+    def _saved_value(self) -> Number:
+        return self.value
+
+
+def addcmul_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    tensor1: Tensor | None,
+    tensor1_scalar_type: dtype,
+    tensor2: Tensor | None,
+    tensor2_scalar_type: dtype,
+    value: Number,
+) -> list[Any]:
+    """The formulas of AddcmulBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # tensor1
+        grad_inputs[1] = (
+            handle_r_to_c(tensor1_scalar_type, grad * (tensor2 * value).conj())
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # tensor2
+        grad_inputs[2] = (
+            handle_r_to_c(tensor2_scalar_type, grad * (tensor1 * value).conj())
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AddcdivBackward0(Node):
+    """Backward of ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
+
+    self: handle_r_to_c(self.scalar_type(), grad)
+    tensor1: handle_r_to_c(tensor1.scalar_type(), grad * (value / tensor2).conj())
+    tensor2: handle_r_to_c(tensor2.scalar_type(), -grad * (value * tensor1 / (tensor2 * tensor2)).conj())
+    """
+
+    __slots__ = (
+        "self_scalar_type",
+        "tensor1_",
+        "tensor1_scalar_type",
+        "tensor2_",
+        "tensor2_scalar_type",
+        "value",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tensor1_: SavedVariable | SavedVariableList | None = None
+        self.tensor2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addcdiv_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_scalar_type=self.self_scalar_type,
+            tensor1=unpack_saved(self.tensor1_, self),
+            tensor1_scalar_type=self.tensor1_scalar_type,
+            tensor2=unpack_saved(self.tensor2_, self),
+            tensor2_scalar_type=self.tensor2_scalar_type,
+            value=self.value,
+        )
+
+    def release_variables(self) -> None:
+        if self.tensor1_ is not None:
+            self.tensor1_.reset_data()
+        if self.tensor2_ is not None:
+            self.tensor2_.reset_data()
+
+    @property
+    def _saved_tensor1(self) -> Tensor | None:
+        return unpack_saved(self.tensor1_, self)
+
+    @property
+    def _saved_tensor2(self) -> Tensor | None:
+        return unpack_saved(self.tensor2_, self)
+
+    @property
+    def _saved_value(self) -> Number:
+        return self.value
+
+
+def addcdiv_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    tensor1: Tensor | None,
+    tensor1_scalar_type: dtype,
+    tensor2: Tensor | None,
+    tensor2_scalar_type: dtype,
+    value: Number,
+) -> list[Any]:
+    """The formulas of AddcdivBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # tensor1
+        grad_inputs[1] = (
+            handle_r_to_c(tensor1_scalar_type, grad * (value / tensor2).conj())
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # tensor2
+        grad_inputs[2] = (
+            handle_r_to_c(
+                tensor2_scalar_type,
+                -grad * (value * tensor1 / (tensor2 * tensor2)).conj(),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NanToNumBackward0(Node):
+    """Backward of ``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``.
+
+    self: grad * isfinite(self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nan_to_num_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def nan_to_num_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of NanToNumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * isfinite(self) if any_grad_defined else None
+    return grad_inputs
+
+
+class TrilBackward0(Node):
+    """Backward of ``tril(Tensor self, SymInt diagonal=0) -> Tensor``.
+
+    self: grad.tril(diagonal)
+    """
+
+    __slots__ = ("diagonal",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return tril_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            diagonal=self.diagonal,
+        )
+
+    @property
+    def _saved_diagonal(self) -> int:
+        return self.diagonal
+
+
+def tril_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], diagonal: int
+) -> list[Any]:
+    """The formulas of TrilBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.tril(diagonal) if any_grad_defined else None
+    return grad_inputs
+
+
+class TriuBackward0(Node):
+    """Backward of ``triu(Tensor self, SymInt diagonal=0) -> Tensor``.
+
+    self: grad.triu(diagonal)
+    """
+
+    __slots__ = ("diagonal",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return triu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            diagonal=self.diagonal,
+        )
+
+    @property
+    def _saved_diagonal(self) -> int:
+        return self.diagonal
+
+
+def triu_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], diagonal: int
+) -> list[Any]:
+    """The formulas of TriuBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.triu(diagonal) if any_grad_defined else None
+    return grad_inputs
+
+
+class DiagonalBackward0(Node):
+    """Backward of ``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``.
+
+    self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "dim1",
+        "dim2",
+        "offset",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return diagonal_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+    @property
+    def _saved_dim2(self) -> int:
+        return self.dim2
+
+    @property
+    def _saved_offset(self) -> int:
+        return self.offset
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def diagonal_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of DiagonalBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class DiagonalBackwardBackward0(Node):
+    """Backward of ``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``.
+
+    grad_output: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "dim1",
+        "dim2",
+        "offset",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return diagonal_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
+        )
+
+    @property
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+    @property
+    def _saved_dim2(self) -> int:
+        return self.dim2
+
+    @property
+    def _saved_offset(self) -> int:
+        return self.offset
+
+
+def diagonal_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+) -> list[Any]:
+    """The formulas of DiagonalBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+class DiagonalCopyBackward0(Node):
+    """Backward of ``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``.
+
+    self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "dim1",
+        "dim2",
+        "offset",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return diagonal_copy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+    @property
+    def _saved_dim2(self) -> int:
+        return self.dim2
+
+    @property
+    def _saved_offset(self) -> int:
+        return self.offset
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def diagonal_copy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of DiagonalCopyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class DiagEmbedBackward0(Node):
+    """Backward of ``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``.
+
+    self: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "dim1",
+        "dim2",
+        "offset",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return diag_embed_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
+        )
+
+    @property
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+    @property
+    def _saved_dim2(self) -> int:
+        return self.dim2
+
+    @property
+    def _saved_offset(self) -> int:
+        return self.offset
+
+
+def diag_embed_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+) -> list[Any]:
+    """The formulas of DiagEmbedBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+class TraceBackward0(Node):
+    """Backward of ``trace(Tensor self) -> Tensor``.
+
+    self: trace_backward(grad, self.sym_sizes())
+    """
+
+    __slots__ = ("self_sym_sizes",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return trace_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def trace_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of TraceBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            trace_backward(grad, self_sym_sizes) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SortBackward0(Node):
+    """Backward of ``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return sort_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def sort_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of SortBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SortBackward1(Node):
+    """Backward of ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return sort_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def sort_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of SortBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class TopkBackward0(Node):
+    """Backward of ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return topk_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def topk_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of TopkBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgVectorNormBackward0(Node):
+    """Backward of ``linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "ord",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_vector_norm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            ord=self.ord,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_ord(self) -> Number:
+        return self.ord
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_vector_norm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    ord: Number,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgVectorNormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class DistBackward0(Node):
+    """Backward of ``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``.
+
+    other: norm_backward(-grad, self - other, p, result)
+    self: norm_backward(grad, self - other, p, result)
+    """
+
+    __slots__ = (
+        "other_",
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return dist_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def dist_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    p: Number,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of DistBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            norm_backward(-grad, self - other, p, result) if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self - other, p, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
 def add_Tensor_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -10873,3 +12065,364 @@ def constant_pad_nd_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: constant_pad_nd(self_t, pad, 0)``."""
     return constant_pad_nd(self_t, pad, 0)
+
+
+def copy_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    non_blocking: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: handle_r_to_c(result.scalar_type(), src_t).to(result.scalar_type()).expand_as(result).clone()``."""
+    return handle_r_to_c(result.dtype, src_t).to(result.dtype).expand_as(result).clone()
+
+
+def copy__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    non_blocking: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: handle_r_to_c(result.scalar_type(), src_t).to(result.scalar_type()).expand_as(result).clone()``."""
+    return handle_r_to_c(result.dtype, src_t).to(result.dtype).expand_as(result).clone()
+
+
+def zero_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: zeros_like(self_t)``."""
+    return zeros_like(self_t)
+
+
+def zero__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: zeros_like(self_t)``."""
+    return zeros_like(self_t)
+
+
+def fill_Scalar_jvp(self_p: Tensor, self_t: Tensor, value: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: fill(self_t, 0)``."""
+    return fill(self_t, 0)
+
+
+def fill_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, value_p: Tensor, value_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: fill(self_t, value_t)``."""
+    return fill(self_t, value_t)
+
+
+def masked_fill__Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
+    return self_t.masked_fill(mask, 0)
+
+
+def masked_fill__Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mask: Tensor,
+    value_p: Tensor,
+    value_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
+    return self_t.masked_fill(mask, value_t)
+
+
+def lerp_Scalar_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    end_p: Tensor,
+    end_t: Tensor,
+    weight: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: lerp(self_t, end_t, weight)``."""
+    return lerp(self_t, end_t, weight)
+
+
+def lerp_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    end_p: Tensor,
+    end_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
+    return lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+
+
+def lerp__Scalar_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    end_p: Tensor,
+    end_t: Tensor,
+    weight: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: lerp(self_t, end_t, weight)``."""
+    return lerp(self_t, end_t, weight)
+
+
+def lerp__Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    end_p: Tensor,
+    end_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
+    return lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+
+
+def addcmul_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    tensor1_p: Tensor,
+    tensor1_t: Tensor,
+    tensor2_p: Tensor,
+    tensor2_t: Tensor,
+    value: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t + maybe_multiply(tensor1_t * tensor2_p, value) + maybe_multiply(tensor2_t * tensor1_p, value)``."""
+    return (
+        self_t
+        + maybe_multiply(tensor1_t * tensor2_p, value)
+        + maybe_multiply(tensor2_t * tensor1_p, value)
+    )
+
+
+def addcmul__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    tensor1_p: Tensor,
+    tensor1_t: Tensor,
+    tensor2_p: Tensor,
+    tensor2_t: Tensor,
+    value: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t + maybe_multiply(tensor1_t * tensor2_p, value) + maybe_multiply(tensor2_t * tensor1_p, value)``."""
+    return (
+        self_t
+        + maybe_multiply(tensor1_t * tensor2_p, value)
+        + maybe_multiply(tensor2_t * tensor1_p, value)
+    )
+
+
+def addcdiv_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    tensor1_p: Tensor,
+    tensor1_t: Tensor,
+    tensor2_p: Tensor,
+    tensor2_t: Tensor,
+    value: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t + maybe_multiply(tensor1_t / tensor2_p, value) - maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)``."""
+    return (
+        self_t
+        + maybe_multiply(tensor1_t / tensor2_p, value)
+        - maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)
+    )
+
+
+def addcdiv__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    tensor1_p: Tensor,
+    tensor1_t: Tensor,
+    tensor2_p: Tensor,
+    tensor2_t: Tensor,
+    value: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t + maybe_multiply(tensor1_t / tensor2_p, value) - maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)``."""
+    return (
+        self_t
+        + maybe_multiply(tensor1_t / tensor2_p, value)
+        - maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)
+    )
+
+
+def clamp__Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    min_p: Tensor,
+    min_t: Tensor,
+    max_p: Tensor,
+    max_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: (where(min_p > max_p, max_t, where(self_p < min_p, min_t, where(self_p > max_p, max_t, self_t))) if min_p is not None and max_p is not None else where(self_p > min_p, self_t, min_t) if min_p is not None else where(self_p < max_p, self_t, max_t) if max_p is not None else self_t)``."""
+    return (
+        where(
+            min_p > max_p,
+            max_t,
+            where(self_p < min_p, min_t, where(self_p > max_p, max_t, self_t)),
+        )
+        if min_p is not None and max_p is not None
+        else (
+            where(self_p > min_p, self_t, min_t)
+            if min_p is not None
+            else where(self_p < max_p, self_t, max_t) if max_p is not None else self_t
+        )
+    )
+
+
+def nan_to_num_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    nan: float | None,
+    posinf: float | None,
+    neginf: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * isfinite(self_p)).conj()
+
+
+def nan_to_num__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    nan: float | None,
+    posinf: float | None,
+    neginf: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * isfinite(self_p)).conj()
+
+
+def tril_jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.tril.call(self_t, diagonal)
+
+
+def triu_jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.triu.call(self_t, diagonal)
+
+
+def tril__jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.tril.call(self_t, diagonal)
+
+
+def triu__jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.triu.call(self_t, diagonal)
+
+
+def diagonal_jvp(
+    self_p: Tensor, self_t: Tensor, offset: int, dim1: int, dim2: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.diagonal.call(self_t, offset, dim1, dim2)
+
+
+def diagonal_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    input_sizes: Sequence[int],
+    offset: int,
+    dim1: int,
+    dim2: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.diagonal_backward.call(
+        grad_output_t, input_sizes, offset, dim1, dim2
+    )
+
+
+def diagonal_copy_jvp(
+    self_p: Tensor, self_t: Tensor, offset: int, dim1: int, dim2: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.diagonal_copy.call(self_t, offset, dim1, dim2)
+
+
+def diag_embed_jvp(
+    self_p: Tensor, self_t: Tensor, offset: int, dim1: int, dim2: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.diag_embed.call(self_t, offset, dim1, dim2)
+
+
+def trace_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.trace.call(self_t)
+
+
+def sort_jvp_values(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    descending: bool,
+    values: Any,
+    indices: Any,
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()``."""
+    return self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()
+
+
+def sort_stable_jvp_values(
+    self_p: Tensor,
+    self_t: Tensor,
+    stable: bool | None,
+    dim: int,
+    descending: bool,
+    values: Any,
+    indices: Any,
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()``."""
+    return self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()
+
+
+def topk_jvp_values(
+    self_p: Tensor,
+    self_t: Tensor,
+    k: int,
+    dim: int,
+    largest: bool,
+    sorted: bool,
+    values: Any,
+    indices: Any,
+) -> Any:
+    """Forward-mode derivative: ``values: gather(self_t, dim, indices)``."""
+    return gather(self_t, dim, indices)
+
+
+def linalg_vector_norm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    ord: Number,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, ord, result, dim, keepdim)``."""
+    return norm_jvp(self_p, self_t, ord, result, dim, keepdim)
+
+
+def dist_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    p: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)``."""
+    return norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)

@@ -350,6 +350,174 @@ def mish_(ks: int, self: Tensor) -> Tensor:
     return result
 
 
+def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Tensor:
+    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+    result = redispatch(
+        operators.copy_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, src, non_blocking
+    )
+    increment_version(self)
+    return result
+
+
+def zero_(ks: int, self: Tensor) -> Tensor:
+    """zero_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.zero_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def fill__Scalar(ks: int, self: Tensor, value: Number) -> Tensor:
+    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
+    result = redispatch(
+        operators.fill__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, value
+    )
+    increment_version(self)
+    return result
+
+
+def fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Tensor:
+    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
+    result = redispatch(
+        operators.fill__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, value
+    )
+    increment_version(self)
+    return result
+
+
+def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Tensor:
+    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
+    result = redispatch(
+        operators.masked_fill__Scalar,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        mask,
+        value,
+    )
+    increment_version(self)
+    return result
+
+
+def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> Tensor:
+    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
+    result = redispatch(
+        operators.masked_fill__Tensor,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        mask,
+        value,
+    )
+    increment_version(self)
+    return result
+
+
+def lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Tensor:
+    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
+    result = redispatch(
+        operators.lerp__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, end, weight
+    )
+    increment_version(self)
+    return result
+
+
+def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Tensor:
+    """lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
+    result = redispatch(
+        operators.lerp__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, end, weight
+    )
+    increment_version(self)
+    return result
+
+
+def addcmul_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Tensor:
+    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.addcmul_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        tensor1,
+        tensor2,
+        value,
+    )
+    increment_version(self)
+    return result
+
+
+def addcdiv_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Tensor:
+    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.addcdiv_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        tensor1,
+        tensor2,
+        value,
+    )
+    increment_version(self)
+    return result
+
+
+def clamp__Tensor(
+    ks: int, self: Tensor, min: Tensor | None, max: Tensor | None
+) -> Tensor:
+    """clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, min, max
+    )
+    increment_version(self)
+    return result
+
+
+def nan_to_num_(
+    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Tensor:
+    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.nan_to_num_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        nan,
+        posinf,
+        neginf,
+    )
+    increment_version(self)
+    return result
+
+
+def tril_(ks: int, self: Tensor, diagonal: int) -> Tensor:
+    """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    result = redispatch(
+        operators.tril_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, diagonal
+    )
+    increment_version(self)
+    return result
+
+
+def triu_(ks: int, self: Tensor, diagonal: int) -> Tensor:
+    """triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    result = redispatch(
+        operators.triu_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, diagonal
+    )
+    increment_version(self)
+    return result
+
+
+def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Tensor:
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    result = redispatch(
+        operators.diagonal,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        offset,
+        dim1,
+        dim2,
+    )
+    return as_view(self, result)
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
@@ -386,3 +554,18 @@ operators.leaky_relu_.register(DispatchKey.ADInplaceOrView, leaky_relu_)
 operators.elu_.register(DispatchKey.ADInplaceOrView, elu_)
 operators.hardtanh_.register(DispatchKey.ADInplaceOrView, hardtanh_)
 operators.mish_.register(DispatchKey.ADInplaceOrView, mish_)
+operators.copy_.register(DispatchKey.ADInplaceOrView, copy_)
+operators.zero_.register(DispatchKey.ADInplaceOrView, zero_)
+operators.fill__Scalar.register(DispatchKey.ADInplaceOrView, fill__Scalar)
+operators.fill__Tensor.register(DispatchKey.ADInplaceOrView, fill__Tensor)
+operators.masked_fill__Scalar.register(DispatchKey.ADInplaceOrView, masked_fill__Scalar)
+operators.masked_fill__Tensor.register(DispatchKey.ADInplaceOrView, masked_fill__Tensor)
+operators.lerp__Scalar.register(DispatchKey.ADInplaceOrView, lerp__Scalar)
+operators.lerp__Tensor.register(DispatchKey.ADInplaceOrView, lerp__Tensor)
+operators.addcmul_.register(DispatchKey.ADInplaceOrView, addcmul_)
+operators.addcdiv_.register(DispatchKey.ADInplaceOrView, addcdiv_)
+operators.clamp__Tensor.register(DispatchKey.ADInplaceOrView, clamp__Tensor)
+operators.nan_to_num_.register(DispatchKey.ADInplaceOrView, nan_to_num_)
+operators.tril_.register(DispatchKey.ADInplaceOrView, tril_)
+operators.triu_.register(DispatchKey.ADInplaceOrView, triu_)
+operators.diagonal.register(DispatchKey.ADInplaceOrView, diagonal)

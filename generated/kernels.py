@@ -17,8 +17,11 @@ from gradgen.dtypes import dtype, integer_to_float, result_type
 from gradgen.numpy_kernels import (
     absolute,
     absolute_,
+    addcdiv,
+    addcmul,
     addmm,
     advanced_index,
+    allclose,
     amax,
     angle,
     argmax,
@@ -32,8 +35,13 @@ from gradgen.numpy_kernels import (
     clamp_tensors,
     compare,
     constant_pad_nd,
+    copy_from,
     cumprod,
     cumsum,
+    diag_embed,
+    diagonal,
+    diagonal_backward,
+    dist,
     div_floor,
     div_mode,
     div_true,
@@ -45,6 +53,7 @@ from gradgen.numpy_kernels import (
     erf,
     expand,
     extremum,
+    fill,
     flip,
     gather,
     gelu,
@@ -61,9 +70,11 @@ from gradgen.numpy_kernels import (
     into,
     leaky_relu,
     leaky_relu_backward,
+    lerp,
     log_sigmoid_backward,
     log_sigmoid_forward,
     logical,
+    logical_reduction,
     logsumexp,
     masked_fill,
     max_all,
@@ -75,6 +86,7 @@ from gradgen.numpy_kernels import (
     mse_loss,
     mse_loss_backward,
     mv,
+    nan_to_num,
     native_layer_norm,
     native_layer_norm_backward,
     nll_loss2d_backward,
@@ -110,19 +122,26 @@ from gradgen.numpy_kernels import (
     softmax_backward_data,
     softplus,
     softplus_backward,
+    sort,
     split,
     split_with_sizes,
     squeeze,
     sum_to_size,
     t,
     tanh_backward,
+    tensor_equal,
     threshold_backward,
     to_copy,
+    topk,
+    trace,
     transpose,
+    tril,
+    triu,
     unbind,
     unsafe_view,
     unsqueeze,
     vdot,
+    vector_norm,
     view,
     view_as_complex,
     view_as_real,
@@ -192,6 +211,33 @@ log_sigmoid_forward_return = namedtuple(
     [
         "output",
         "buffer",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.sort
+sort_return = namedtuple(
+    "sort",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.sort
+sort_stable_return = namedtuple(
+    "sort",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.topk
+topk_return = namedtuple(
+    "topk",
+    [
+        "values",
+        "indices",
     ],
 )
 
@@ -2050,6 +2096,346 @@ def numpy_constant_pad_nd(
     return wrap_result(constant_pad_nd(self, pad, value))
 
 
+def numpy_copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(copy_from(self, src))
+
+
+def numpy_copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    src = src._data
+    return copy_into(self_tensor, copy_from(self, src))
+
+
+def numpy_zero(ks: int, self: Tensor) -> Any:
+    """zero(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.zeros_like(self))
+
+
+def numpy_zero_(ks: int, self: Tensor) -> Any:
+    """zero_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.zeros_like(self))
+
+
+def numpy_fill_Scalar(ks: int, self: Tensor, value: Number) -> Any:
+    """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
+    self = self._data
+    return wrap_result(fill(self, value))
+
+
+def numpy_fill_Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
+    """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
+    self = self._data
+    value = value._data
+    return wrap_result(fill(self, value))
+
+
+def numpy_fill__Scalar(ks: int, self: Tensor, value: Number) -> Any:
+    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, fill(self, value))
+
+
+def numpy_fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
+    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    value = value._data
+    return copy_into(self_tensor, fill(self, value))
+
+
+def numpy_masked_fill__Scalar(
+    ks: int, self: Tensor, mask: Tensor, value: Number
+) -> Any:
+    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    mask = mask._data
+    return copy_into(self_tensor, masked_fill(self, mask, value))
+
+
+def numpy_masked_fill__Tensor(
+    ks: int, self: Tensor, mask: Tensor, value: Tensor
+) -> Any:
+    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    mask = mask._data
+    value = value._data
+    return copy_into(self_tensor, masked_fill(self, mask, value))
+
+
+def numpy_lerp_Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
+    self = self._data
+    end = end._data
+    return wrap_result(lerp(self, end, weight))
+
+
+def numpy_lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
+    self = self._data
+    end = end._data
+    weight = weight._data
+    return wrap_result(lerp(self, end, weight))
+
+
+def numpy_lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
+    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    end = end._data
+    return copy_into(self_tensor, lerp(self, end, weight))
+
+
+def numpy_lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
+    """lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    end = end._data
+    weight = weight._data
+    return copy_into(self_tensor, lerp(self, end, weight))
+
+
+def numpy_addcmul(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    common_dtype = result_type(self, tensor1, tensor2)
+    self = promoted_array(self, common_dtype)
+    tensor1 = promoted_array(tensor1, common_dtype)
+    tensor2 = promoted_array(tensor2, common_dtype)
+    try:
+        return wrap_result(addcmul(self, tensor1, tensor2, value), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, tensor1, tensor2) from None
+
+
+def numpy_addcmul_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    common_dtype = result_type(self, tensor1, tensor2)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    tensor1 = promoted_array(tensor1, common_dtype)
+    tensor2 = promoted_array(tensor2, common_dtype)
+    return copy_into(self_tensor, addcmul(self, tensor1, tensor2, value))
+
+
+def numpy_addcdiv(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    self = self._data
+    tensor1 = tensor1._data
+    tensor2 = tensor2._data
+    return wrap_result(addcdiv(self, tensor1, tensor2, value))
+
+
+def numpy_addcdiv_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    tensor1 = tensor1._data
+    tensor2 = tensor2._data
+    return copy_into(self_tensor, addcdiv(self, tensor1, tensor2, value))
+
+
+def numpy_clamp__Tensor(
+    ks: int, self: Tensor, min: Tensor | None, max: Tensor | None
+) -> Any:
+    """clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    min = None if min is None else min._data
+    max = None if max is None else max._data
+    return copy_into(self_tensor, clamp_tensors(self, min, max))
+
+
+def numpy_nan_to_num(
+    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+    self = self._data
+    return wrap_result(nan_to_num(self, nan, posinf, neginf))
+
+
+def numpy_nan_to_num_(
+    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, nan_to_num(self, nan, posinf, neginf))
+
+
+def numpy_tril(ks: int, self: Tensor, diagonal: int) -> Any:
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+    self = self._data
+    return wrap_result(tril(self, diagonal))
+
+
+def numpy_triu(ks: int, self: Tensor, diagonal: int) -> Any:
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+    self = self._data
+    return wrap_result(triu(self, diagonal))
+
+
+def numpy_tril_(ks: int, self: Tensor, diagonal: int) -> Any:
+    """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, tril(self, diagonal))
+
+
+def numpy_triu_(ks: int, self: Tensor, diagonal: int) -> Any:
+    """triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, triu(self, diagonal))
+
+
+def numpy_diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(diagonal(self, offset, dim1, dim2))
+
+
+def numpy_diagonal_backward(
+    ks: int,
+    grad_output: Tensor,
+    input_sizes: Sequence[int],
+    offset: int,
+    dim1: int,
+    dim2: int,
+) -> Any:
+    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(diagonal_backward(grad_output, input_sizes, offset, dim1, dim2))
+
+
+def numpy_diagonal_copy(
+    ks: int, self: Tensor, offset: int, dim1: int, dim2: int
+) -> Any:
+    """diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    self = self._data
+    return wrap_result(np.copy(diagonal(self, offset, dim1, dim2)))
+
+
+def numpy_diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+    self = self._data
+    return wrap_result(diag_embed(self, offset, dim1, dim2))
+
+
+def numpy_trace(ks: int, self: Tensor) -> Any:
+    """trace(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(trace(self))
+
+
+def numpy_any_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(logical_reduction(self, dim, keepdim, "any"))
+
+
+def numpy_any_dims(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool
+) -> Any:
+    """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(logical_reduction(self, dim, keepdim, "any"))
+
+
+def numpy_all_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(logical_reduction(self, dim, keepdim, "all"))
+
+
+def numpy_all_dims(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool
+) -> Any:
+    """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(logical_reduction(self, dim, keepdim, "all"))
+
+
+def numpy_allclose(
+    ks: int, self: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: bool
+) -> Any:
+    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"""
+    self = self._data
+    other = other._data
+    value = allclose(self, other, rtol, atol, equal_nan)
+    return bool(value)
+
+
+def numpy_equal(ks: int, self: Tensor, other: Tensor) -> Any:
+    """equal(Tensor self, Tensor other) -> bool"""
+    self = self._data
+    other = other._data
+    value = tensor_equal(self, other)
+    return bool(value)
+
+
+def numpy_sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = sort(self, dim, descending)
+    return sort_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_sort_stable(
+    ks: int, self: Tensor, stable: bool | None, dim: int, descending: bool
+) -> Any:
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = sort(self, dim, descending, stable)
+    return sort_stable_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_topk(
+    ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool
+) -> Any:
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = topk(self, k, dim, largest, sorted)
+    return topk_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_linalg_vector_norm(
+    ks: int,
+    self: Tensor,
+    ord: Number,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+) -> Any:
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(vector_norm(self, ord, dim, keepdim, dtype))
+
+
+def numpy_dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(dist(self, other, p))
+
+
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -2273,3 +2659,44 @@ operators.embedding_dense_backward.register(
 )
 operators.one_hot.register(DispatchKey.NumPy, numpy_one_hot)
 operators.constant_pad_nd.register(DispatchKey.NumPy, numpy_constant_pad_nd)
+operators.copy.register(DispatchKey.NumPy, numpy_copy)
+operators.copy_.register(DispatchKey.NumPy, numpy_copy_)
+operators.zero.register(DispatchKey.NumPy, numpy_zero)
+operators.zero_.register(DispatchKey.NumPy, numpy_zero_)
+operators.fill_Scalar.register(DispatchKey.NumPy, numpy_fill_Scalar)
+operators.fill_Tensor.register(DispatchKey.NumPy, numpy_fill_Tensor)
+operators.fill__Scalar.register(DispatchKey.NumPy, numpy_fill__Scalar)
+operators.fill__Tensor.register(DispatchKey.NumPy, numpy_fill__Tensor)
+operators.masked_fill__Scalar.register(DispatchKey.NumPy, numpy_masked_fill__Scalar)
+operators.masked_fill__Tensor.register(DispatchKey.NumPy, numpy_masked_fill__Tensor)
+operators.lerp_Scalar.register(DispatchKey.NumPy, numpy_lerp_Scalar)
+operators.lerp_Tensor.register(DispatchKey.NumPy, numpy_lerp_Tensor)
+operators.lerp__Scalar.register(DispatchKey.NumPy, numpy_lerp__Scalar)
+operators.lerp__Tensor.register(DispatchKey.NumPy, numpy_lerp__Tensor)
+operators.addcmul.register(DispatchKey.NumPy, numpy_addcmul)
+operators.addcmul_.register(DispatchKey.NumPy, numpy_addcmul_)
+operators.addcdiv.register(DispatchKey.NumPy, numpy_addcdiv)
+operators.addcdiv_.register(DispatchKey.NumPy, numpy_addcdiv_)
+operators.clamp__Tensor.register(DispatchKey.NumPy, numpy_clamp__Tensor)
+operators.nan_to_num.register(DispatchKey.NumPy, numpy_nan_to_num)
+operators.nan_to_num_.register(DispatchKey.NumPy, numpy_nan_to_num_)
+operators.tril.register(DispatchKey.NumPy, numpy_tril)
+operators.triu.register(DispatchKey.NumPy, numpy_triu)
+operators.tril_.register(DispatchKey.NumPy, numpy_tril_)
+operators.triu_.register(DispatchKey.NumPy, numpy_triu_)
+operators.diagonal.register(DispatchKey.NumPy, numpy_diagonal)
+operators.diagonal_backward.register(DispatchKey.NumPy, numpy_diagonal_backward)
+operators.diagonal_copy.register(DispatchKey.NumPy, numpy_diagonal_copy)
+operators.diag_embed.register(DispatchKey.NumPy, numpy_diag_embed)
+operators.trace.register(DispatchKey.NumPy, numpy_trace)
+operators.any_dim.register(DispatchKey.NumPy, numpy_any_dim)
+operators.any_dims.register(DispatchKey.NumPy, numpy_any_dims)
+operators.all_dim.register(DispatchKey.NumPy, numpy_all_dim)
+operators.all_dims.register(DispatchKey.NumPy, numpy_all_dims)
+operators.allclose.register(DispatchKey.NumPy, numpy_allclose)
+operators.equal.register(DispatchKey.NumPy, numpy_equal)
+operators.sort.register(DispatchKey.NumPy, numpy_sort)
+operators.sort_stable.register(DispatchKey.NumPy, numpy_sort_stable)
+operators.topk.register(DispatchKey.NumPy, numpy_topk)
+operators.linalg_vector_norm.register(DispatchKey.NumPy, numpy_linalg_vector_norm)
+operators.dist.register(DispatchKey.NumPy, numpy_dist)

@@ -543,3 +543,132 @@ constant_pad_nd = OperatorHandle(
     "constant_pad_nd",
     "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
 )
+copy = OperatorHandle(
+    "copy", "copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"
+)
+copy_ = OperatorHandle(
+    "copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"
+)
+zero = OperatorHandle("zero", "zero(Tensor self) -> Tensor")
+zero_ = OperatorHandle("zero_", "zero_(Tensor(a!) self) -> Tensor(a!)")
+fill_Scalar = OperatorHandle(
+    "fill.Scalar", "fill.Scalar(Tensor self, Scalar value) -> Tensor"
+)
+fill_Tensor = OperatorHandle(
+    "fill.Tensor", "fill.Tensor(Tensor self, Tensor value) -> Tensor"
+)
+fill__Scalar = OperatorHandle(
+    "fill_.Scalar", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"
+)
+fill__Tensor = OperatorHandle(
+    "fill_.Tensor", "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"
+)
+masked_fill__Scalar = OperatorHandle(
+    "masked_fill_.Scalar",
+    "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+)
+masked_fill__Tensor = OperatorHandle(
+    "masked_fill_.Tensor",
+    "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+)
+lerp_Scalar = OperatorHandle(
+    "lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"
+)
+lerp_Tensor = OperatorHandle(
+    "lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"
+)
+lerp__Scalar = OperatorHandle(
+    "lerp_.Scalar",
+    "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+)
+lerp__Tensor = OperatorHandle(
+    "lerp_.Tensor",
+    "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
+)
+addcmul = OperatorHandle(
+    "addcmul",
+    "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+)
+addcmul_ = OperatorHandle(
+    "addcmul_",
+    "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+)
+addcdiv = OperatorHandle(
+    "addcdiv",
+    "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+)
+addcdiv_ = OperatorHandle(
+    "addcdiv_",
+    "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+)
+clamp__Tensor = OperatorHandle(
+    "clamp_.Tensor",
+    "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+)
+nan_to_num = OperatorHandle(
+    "nan_to_num",
+    "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+)
+nan_to_num_ = OperatorHandle(
+    "nan_to_num_",
+    "nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)",
+)
+tril = OperatorHandle("tril", "tril(Tensor self, SymInt diagonal=0) -> Tensor")
+triu = OperatorHandle("triu", "triu(Tensor self, SymInt diagonal=0) -> Tensor")
+tril_ = OperatorHandle(
+    "tril_", "tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"
+)
+triu_ = OperatorHandle(
+    "triu_", "triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"
+)
+diagonal = OperatorHandle(
+    "diagonal",
+    "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+)
+diagonal_backward = OperatorHandle(
+    "diagonal_backward",
+    "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor",
+)
+diagonal_copy = OperatorHandle(
+    "diagonal_copy",
+    "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+)
+diag_embed = OperatorHandle(
+    "diag_embed",
+    "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
+)
+trace = OperatorHandle("trace", "trace(Tensor self) -> Tensor")
+any_dim = OperatorHandle(
+    "any.dim", "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"
+)
+any_dims = OperatorHandle(
+    "any.dims", "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"
+)
+all_dim = OperatorHandle(
+    "all.dim", "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"
+)
+all_dims = OperatorHandle(
+    "all.dims", "all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"
+)
+allclose = OperatorHandle(
+    "allclose",
+    "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool",
+)
+equal = OperatorHandle("equal", "equal(Tensor self, Tensor other) -> bool")
+sort = OperatorHandle(
+    "sort",
+    "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+)
+sort_stable = OperatorHandle(
+    "sort.stable",
+    "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+)
+topk = OperatorHandle(
+    "topk",
+    "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
+)
+linalg_vector_norm = OperatorHandle(
+    "linalg_vector_norm",
+    "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+)
+dist = OperatorHandle("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")

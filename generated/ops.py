@@ -103,7 +103,6 @@ __all__ = [
     "fmin",
     "atan2",
     "hypot",
-    "clamp_",
     "clamp_min",
     "clamp_max",
     "logical_and",
@@ -198,6 +197,24 @@ __all__ = [
     "one_hot",
     "constant_pad_nd",
     "dropout",
+    "zero_",
+    "addcmul",
+    "addcdiv",
+    "detach_",
+    "nan_to_num",
+    "nan_to_num_",
+    "tril",
+    "triu",
+    "diagonal",
+    "diagonal_backward",
+    "diagonal_copy",
+    "diag_embed",
+    "diag",
+    "trace",
+    "allclose",
+    "equal",
+    "topk",
+    "dist",
     "pow",
     "squeeze",
     "split",
@@ -209,6 +226,7 @@ __all__ = [
     "rsub",
     "where",
     "clamp",
+    "clamp_",
     "fmod",
     "remainder",
     "eq",
@@ -224,6 +242,13 @@ __all__ = [
     "std",
     "scatter",
     "masked_fill",
+    "fill",
+    "fill_",
+    "lerp",
+    "clip",
+    "clip_",
+    "sort",
+    "norm",
 ]
 
 
@@ -764,14 +789,6 @@ def hypot(input: Tensor, other: Tensor | Number) -> Tensor:
     input = tensor_argument(input, "hypot", "input", 1, False)
     other = tensor_argument(other, "hypot", "other", 2, True)
     return operators.hypot.call(input, other)
-
-
-def clamp_(
-    input: Tensor, min: Number | None = None, max: Number | None = None
-) -> Tensor:
-    """``clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
-    input = tensor_argument(input, "clamp_", "input", 1, False)
-    return operators.clamp_.call(input, min, max)
 
 
 def clamp_min(input: Tensor, min: Number) -> Tensor:
@@ -1811,6 +1828,166 @@ def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
     return composites.dropout(input, p, train)
 
 
+def zero_(input: Tensor) -> Tensor:
+    """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "zero_", "input", 1, False)
+    return operators.zero_.call(input)
+
+
+def addcmul(
+    input: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+    input = tensor_argument(input, "addcmul", "input", 1, False)
+    tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
+    return operators.addcmul.call(input, tensor1, tensor2, value)
+
+
+def addcdiv(
+    input: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+    input = tensor_argument(input, "addcdiv", "input", 1, False)
+    tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
+    return operators.addcdiv.call(input, tensor1, tensor2, value)
+
+
+def detach_(input: Tensor) -> Tensor:
+    """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "detach_", "input", 1, False)
+    return composites.detach_(input)
+
+
+def nan_to_num(
+    input: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
+    input = tensor_argument(input, "nan_to_num", "input", 1, False)
+    return operators.nan_to_num.call(input, nan, posinf, neginf)
+
+
+def nan_to_num_(
+    input: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
+    input = tensor_argument(input, "nan_to_num_", "input", 1, False)
+    return operators.nan_to_num_.call(input, nan, posinf, neginf)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
+    input = tensor_argument(input, "tril", "input", 1, False)
+    return operators.tril.call(input, diagonal)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
+    input = tensor_argument(input, "triu", "input", 1, False)
+    return operators.triu.call(input, diagonal)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
+    input = tensor_argument(input, "diagonal", "input", 1, False)
+    return operators.diagonal.call(input, offset, dim1, dim2)
+
+
+def diagonal_backward(
+    grad_output: Tensor | Number,
+    input_sizes: Sequence[int],
+    offset: int,
+    dim1: int,
+    dim2: int,
+) -> Tensor:
+    """``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "diagonal_backward", "grad_output", 1, True
+    )
+    input_sizes = int_list_argument(input_sizes, "diagonal_backward", "input_sizes")
+    return operators.diagonal_backward.call(
+        grad_output, input_sizes, offset, dim1, dim2
+    )
+
+
+def diagonal_copy(
+    input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+    input = tensor_argument(input, "diagonal_copy", "input", 1, False)
+    return operators.diagonal_copy.call(input, offset, dim1, dim2)
+
+
+def diag_embed(
+    input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1
+) -> Tensor:
+    """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
+    input = tensor_argument(input, "diag_embed", "input", 1, False)
+    return operators.diag_embed.call(input, offset, dim1, dim2)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+    input = tensor_argument(input, "diag", "input", 1, False)
+    return composites.diag(input, diagonal)
+
+
+def trace(input: Tensor) -> Tensor:
+    """``trace(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "trace", "input", 1, False)
+    return operators.trace.call(input)
+
+
+def allclose(
+    input: Tensor,
+    other: Tensor | Number,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
+) -> Tensor:
+    """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
+    input = tensor_argument(input, "allclose", "input", 1, False)
+    other = tensor_argument(other, "allclose", "other", 2, True)
+    return operators.allclose.call(input, other, rtol, atol, equal_nan)
+
+
+def equal(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``equal(Tensor self, Tensor other) -> bool``"""
+    input = tensor_argument(input, "equal", "input", 1, False)
+    other = tensor_argument(other, "equal", "other", 2, True)
+    return operators.equal.call(input, other)
+
+
+def topk(
+    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> Tensor:
+    """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "topk", "input", 1, False)
+    return operators.topk.call(input, k, dim, largest, sorted)
+
+
+def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
+    """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
+    input = tensor_argument(input, "dist", "input", 1, False)
+    other = tensor_argument(other, "dist", "other", 2, True)
+    return operators.dist.call(input, other, p)
+
+
 pow = Overloads(
     "pow",
     (
@@ -2142,6 +2319,33 @@ clamp = Overloads(
                 Param("input", "Tensor"),
                 Param("min", "Scalar?", has_default=True, default=None),
                 Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+clamp_ = Overloads(
+    "clamp_",
+    (
+        # clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+        Signature(
+            operators.clamp_.call,
+            "Tensor input, Number? min=None, Number? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+        # clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+        Signature(
+            operators.clamp__Tensor.call,
+            "Tensor input, Tensor? min=None, Tensor? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
             ),
         ),
     ),
@@ -2583,6 +2787,198 @@ masked_fill = Overloads(
                 Param("input", "Tensor"),
                 Param("mask", "Tensor"),
                 Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+fill = Overloads(
+    "fill",
+    (
+        # fill.Scalar(Tensor self, Scalar value) -> Tensor
+        Signature(
+            operators.fill_Scalar.call,
+            "Tensor input, Number value",
+            (
+                Param("input", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # fill.Tensor(Tensor self, Tensor value) -> Tensor
+        Signature(
+            operators.fill_Tensor.call,
+            "Tensor input, Tensor value",
+            (
+                Param("input", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+fill_ = Overloads(
+    "fill_",
+    (
+        # fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.fill__Scalar.call,
+            "Tensor input, Number value",
+            (
+                Param("input", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+        Signature(
+            operators.fill__Tensor.call,
+            "Tensor input, Tensor value",
+            (
+                Param("input", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+lerp = Overloads(
+    "lerp",
+    (
+        # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+        Signature(
+            operators.lerp_Scalar.call,
+            "Tensor input, Tensor end, Number weight",
+            (
+                Param("input", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Scalar"),
+            ),
+        ),
+        # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+        Signature(
+            operators.lerp_Tensor.call,
+            "Tensor input, Tensor end, Tensor weight",
+            (
+                Param("input", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+clip = Overloads(
+    "clip",
+    (
+        # clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+        Signature(
+            composites.clip_tensor,
+            "Tensor input, Tensor? min=None, Tensor? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+        Signature(
+            composites.clip,
+            "Tensor input, Number? min=None, Number? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+clip_ = Overloads(
+    "clip_",
+    (
+        # clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+        Signature(
+            composites.clip_tensor_,
+            "Tensor input, Tensor? min=None, Tensor? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+        Signature(
+            composites.clip_,
+            "Tensor input, Number? min=None, Number? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+sort = Overloads(
+    "sort",
+    (
+        # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.sort.call,
+            "Tensor input, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int", has_default=True, default=-1),
+                Param("descending", "bool", has_default=True, default=False),
+            ),
+        ),
+        # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.sort_stable.call,
+            "Tensor input, *, bool? stable, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("stable", "bool?", keyword_only=True),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param(
+                    "descending",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+norm = Overloads(
+    "norm",
+    (
+        # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
+        Signature(
+            composites.norm,
+            "Tensor input, Number p=2",
+            (
+                Param("input", "Tensor"),
+                Param("p", "Scalar", has_default=True, default=2),
+            ),
+        ),
+        # norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
+        Signature(
+            composites.norm_dim,
+            "Tensor input, Number? p, int[] dim, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dim", "int[]"),
+                Param("keepdim", "bool", has_default=True, default=False),
             ),
         ),
     ),

@@ -420,13 +420,6 @@ def hypot(self: Tensor, other: Tensor | Number) -> Tensor:
     return operators.hypot.call(self, other)
 
 
-def clamp_(
-    self: Tensor, min: Number | None = None, max: Number | None = None
-) -> Tensor:
-    """``clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
-    return operators.clamp_.call(self, min, max)
-
-
 def clamp_min(self: Tensor, min: Number) -> Tensor:
     """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
     return operators.clamp_min.call(self, min)
@@ -714,6 +707,165 @@ def addmm(
     mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
     mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
     return operators.addmm.call(self, mat1, mat2, beta, alpha)
+
+
+def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Tensor:
+    """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
+    src = tensor_argument(src, "copy_", "src", 2, True)
+    return operators.copy_.call(self, src, non_blocking)
+
+
+def zero_(self: Tensor) -> Tensor:
+    """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.zero_.call(self)
+
+
+def addcmul(
+    self: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+    tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
+    return operators.addcmul.call(self, tensor1, tensor2, value)
+
+
+def addcmul_(
+    self: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
+    tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 3, True)
+    return operators.addcmul_.call(self, tensor1, tensor2, value)
+
+
+def addcdiv(
+    self: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+    tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
+    return operators.addcdiv.call(self, tensor1, tensor2, value)
+
+
+def addcdiv_(
+    self: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
+    tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 3, True)
+    return operators.addcdiv_.call(self, tensor1, tensor2, value)
+
+
+def detach_(self: Tensor) -> Tensor:
+    """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.detach_(self)
+
+
+def nan_to_num(
+    self: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
+    return operators.nan_to_num.call(self, nan, posinf, neginf)
+
+
+def nan_to_num_(
+    self: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
+    return operators.nan_to_num_.call(self, nan, posinf, neginf)
+
+
+def tril(self: Tensor, diagonal: int = 0) -> Tensor:
+    """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
+    return operators.tril.call(self, diagonal)
+
+
+def triu(self: Tensor, diagonal: int = 0) -> Tensor:
+    """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
+    return operators.triu.call(self, diagonal)
+
+
+def tril_(self: Tensor, diagonal: int = 0) -> Tensor:
+    """``tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
+    return operators.tril_.call(self, diagonal)
+
+
+def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
+    """``triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
+    return operators.triu_.call(self, diagonal)
+
+
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
+    return operators.diagonal.call(self, offset, dim1, dim2)
+
+
+def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
+    return operators.diag_embed.call(self, offset, dim1, dim2)
+
+
+def diag(self: Tensor, diagonal: int = 0) -> Tensor:
+    """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+    return composites.diag(self, diagonal)
+
+
+def trace(self: Tensor) -> Tensor:
+    """``trace(Tensor self) -> Tensor``"""
+    return operators.trace.call(self)
+
+
+def allclose(
+    self: Tensor,
+    other: Tensor | Number,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
+) -> Tensor:
+    """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
+    other = tensor_argument(other, "allclose", "other", 2, True)
+    return operators.allclose.call(self, other, rtol, atol, equal_nan)
+
+
+def equal(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``equal(Tensor self, Tensor other) -> bool``"""
+    other = tensor_argument(other, "equal", "other", 2, True)
+    return operators.equal.call(self, other)
+
+
+def topk(
+    self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> Tensor:
+    """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
+    return operators.topk.call(self, k, dim, largest, sorted)
+
+
+def dist(self: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
+    """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
+    other = tensor_argument(other, "dist", "other", 2, True)
+    return operators.dist.call(self, other, p)
 
 
 _pow_overloads = Overloads(
@@ -1012,6 +1164,38 @@ def floor_divide(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _floor_divide_overloads(*args, self=self, **kwargs)
 
 
+_where_overloads = Overloads(
+    "where",
+    (
+        # where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.where_self.call,
+            "Tensor condition, Tensor other",
+            (
+                Param("condition", "Tensor"),
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.where_scalar_other,
+            "Tensor condition, Number other",
+            (
+                Param("condition", "Tensor"),
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def where(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`` or ``where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor``"""
+    return _where_overloads(*args, self=self, **kwargs)
+
+
 _clamp_overloads = Overloads(
     "clamp",
     (
@@ -1042,6 +1226,38 @@ _clamp_overloads = Overloads(
 def clamp(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`` or ``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
     return _clamp_overloads(*args, self=self, **kwargs)
+
+
+_clamp__overloads = Overloads(
+    "clamp_",
+    (
+        # clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+        Signature(
+            operators.clamp_.call,
+            "Number? min=None, Number? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+        # clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+        Signature(
+            operators.clamp__Tensor.call,
+            "Tensor? min=None, Tensor? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+def clamp_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`` or ``clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
+    return _clamp__overloads(*args, self=self, **kwargs)
 
 
 _fmod_overloads = Overloads(
@@ -1560,6 +1776,343 @@ def masked_fill(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _masked_fill_overloads(*args, self=self, **kwargs)
 
 
+_fill__overloads = Overloads(
+    "fill_",
+    (
+        # fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.fill__Scalar.call,
+            "Number value",
+            (
+                Param("self", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+        Signature(
+            operators.fill__Tensor.call,
+            "Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`` or ``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``"""
+    return _fill__overloads(*args, self=self, **kwargs)
+
+
+_masked_fill__overloads = Overloads(
+    "masked_fill_",
+    (
+        # masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.masked_fill__Scalar.call,
+            "Tensor mask, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
+        Signature(
+            operators.masked_fill__Tensor.call,
+            "Tensor mask, Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def masked_fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`` or ``masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)``"""
+    return _masked_fill__overloads(*args, self=self, **kwargs)
+
+
+_lerp_overloads = Overloads(
+    "lerp",
+    (
+        # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+        Signature(
+            operators.lerp_Scalar.call,
+            "Tensor end, Number weight",
+            (
+                Param("self", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Scalar"),
+            ),
+        ),
+        # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+        Signature(
+            operators.lerp_Tensor.call,
+            "Tensor end, Tensor weight",
+            (
+                Param("self", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def lerp(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`` or ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
+    return _lerp_overloads(*args, self=self, **kwargs)
+
+
+_lerp__overloads = Overloads(
+    "lerp_",
+    (
+        # lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
+        Signature(
+            operators.lerp__Scalar.call,
+            "Tensor end, Number weight",
+            (
+                Param("self", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Scalar"),
+            ),
+        ),
+        # lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
+        Signature(
+            operators.lerp__Tensor.call,
+            "Tensor end, Tensor weight",
+            (
+                Param("self", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def lerp_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`` or ``lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)``"""
+    return _lerp__overloads(*args, self=self, **kwargs)
+
+
+_clip_overloads = Overloads(
+    "clip",
+    (
+        # clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+        Signature(
+            composites.clip_tensor,
+            "Tensor? min=None, Tensor? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+        Signature(
+            composites.clip,
+            "Number? min=None, Number? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+def clip(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`` or ``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
+    return _clip_overloads(*args, self=self, **kwargs)
+
+
+_clip__overloads = Overloads(
+    "clip_",
+    (
+        # clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+        Signature(
+            composites.clip_tensor_,
+            "Tensor? min=None, Tensor? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+        Signature(
+            composites.clip_,
+            "Number? min=None, Number? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+def clip_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`` or ``clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
+    return _clip__overloads(*args, self=self, **kwargs)
+
+
+_any_overloads = Overloads(
+    "any",
+    (
+        # any(Tensor self) -> Tensor
+        Signature(
+            composites.any_elements,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+        Signature(
+            operators.any_dim.call,
+            "int dim, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
+        Signature(
+            operators.any_dims.call,
+            "int[]? dim=None, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+def any(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``any(Tensor self) -> Tensor`` or ``any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` or ``any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor``"""
+    return _any_overloads(*args, self=self, **kwargs)
+
+
+_all_overloads = Overloads(
+    "all",
+    (
+        # all(Tensor self) -> Tensor
+        Signature(
+            composites.all_elements,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
+        Signature(
+            operators.all_dim.call,
+            "int dim, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
+        Signature(
+            operators.all_dims.call,
+            "int[]? dim=None, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+def all(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``all(Tensor self) -> Tensor`` or ``all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` or ``all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor``"""
+    return _all_overloads(*args, self=self, **kwargs)
+
+
+_sort_overloads = Overloads(
+    "sort",
+    (
+        # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.sort.call,
+            "int dim=-1, bool descending=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int", has_default=True, default=-1),
+                Param("descending", "bool", has_default=True, default=False),
+            ),
+        ),
+        # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.sort_stable.call,
+            "*, bool? stable, int dim=-1, bool descending=False",
+            (
+                Param("self", "Tensor"),
+                Param("stable", "bool?", keyword_only=True),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param(
+                    "descending",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def sort(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`` or ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
+    return _sort_overloads(*args, self=self, **kwargs)
+
+
+_norm_overloads = Overloads(
+    "norm",
+    (
+        # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
+        Signature(
+            composites.norm,
+            "Number p=2",
+            (
+                Param("self", "Tensor"),
+                Param("p", "Scalar", has_default=True, default=2),
+            ),
+        ),
+        # norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
+        Signature(
+            composites.norm_dim,
+            "Number? p, int[] dim, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dim", "int[]"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+def norm(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor`` or ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
+    return _norm_overloads(*args, self=self, **kwargs)
+
+
 METHODS: dict[str, Callable[..., Any]] = {
     "add": add,
     "sub": sub,
@@ -1633,7 +2186,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "fmin": fmin,
     "atan2": atan2,
     "hypot": hypot,
-    "clamp_": clamp_,
     "clamp_min": clamp_min,
     "clamp_max": clamp_max,
     "logical_and": logical_and,
@@ -1678,6 +2230,27 @@ METHODS: dict[str, Callable[..., Any]] = {
     "ger": ger,
     "matmul": matmul,
     "addmm": addmm,
+    "copy_": copy_,
+    "zero_": zero_,
+    "addcmul": addcmul,
+    "addcmul_": addcmul_,
+    "addcdiv": addcdiv,
+    "addcdiv_": addcdiv_,
+    "detach_": detach_,
+    "nan_to_num": nan_to_num,
+    "nan_to_num_": nan_to_num_,
+    "tril": tril,
+    "triu": triu,
+    "tril_": tril_,
+    "triu_": triu_,
+    "diagonal": diagonal,
+    "diag_embed": diag_embed,
+    "diag": diag,
+    "trace": trace,
+    "allclose": allclose,
+    "equal": equal,
+    "topk": topk,
+    "dist": dist,
     "pow": pow,
     "squeeze": squeeze,
     "split": split,
@@ -1687,7 +2260,9 @@ METHODS: dict[str, Callable[..., Any]] = {
     "div": div,
     "div_": div_,
     "floor_divide": floor_divide,
+    "where": where,
     "clamp": clamp,
+    "clamp_": clamp_,
     "fmod": fmod,
     "remainder": remainder,
     "eq": eq,
@@ -1703,4 +2278,14 @@ METHODS: dict[str, Callable[..., Any]] = {
     "std": std,
     "scatter": scatter,
     "masked_fill": masked_fill,
+    "fill_": fill_,
+    "masked_fill_": masked_fill_,
+    "lerp": lerp,
+    "lerp_": lerp_,
+    "clip": clip,
+    "clip_": clip_,
+    "any": any,
+    "all": all,
+    "sort": sort,
+    "norm": norm,
 }

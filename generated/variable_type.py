@@ -5655,6 +5655,1169 @@ def constant_pad_nd(ks: int, self: Tensor, pad: Sequence[int], value: Number) ->
     return result
 
 
+def copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
+    _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.CopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.src_options = src.dtype
+    result = redispatch(
+        operators.copy, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copy_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    non_blocking,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+    _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.src_options = src.dtype
+    result = redispatch(
+        operators.copy_, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copy__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    non_blocking,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def zero(ks: int, self: Tensor) -> Any:
+    """zero(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ZeroBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ZeroBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.zero, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.zero_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def zero_(ks: int, self: Tensor) -> Any:
+    """zero_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ZeroBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ZeroBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.zero_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.zero__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def fill_Scalar(ks: int, self: Tensor, value: Number) -> Any:
+    """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FillBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fill_Scalar_jvp(self, tangent_or_zeros(self), value, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fill_Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
+    """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, value)
+    grad_fn: functions.FillBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+    result = redispatch(operators.fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fill_Tensor_jvp(
+                    self, tangent_or_zeros(self), value, tangent_or_zeros(value), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fill__Scalar(ks: int, self: Tensor, value: Number) -> Any:
+    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("fill_.Scalar")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FillBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FillBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
+    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("fill_.Tensor")
+    _any_requires_grad = compute_requires_grad(self, value)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FillBackward3 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FillBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+    result = redispatch(operators.fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Any:
+    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MaskedFillBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.mask_ = SavedVariable(mask, False)
+    result = redispatch(
+        operators.masked_fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_fill__Scalar_jvp(
+                    original_self, tangent_or_zeros(self), mask, value, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> Any:
+    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, value)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MaskedFillBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.mask_ = SavedVariable(mask, False)
+    result = redispatch(
+        operators.masked_fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_fill__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    mask,
+                    value,
+                    tangent_or_zeros(value),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def lerp_Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or end._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, end)
+    grad_fn: functions.LerpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LerpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn.weight = weight
+    result = redispatch(
+        operators.lerp_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lerp_Scalar_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    end,
+                    tangent_or_zeros(end),
+                    weight,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or end._fw_grad is not None
+        or weight._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, end, weight)
+    grad_fn: functions.LerpBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LerpBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
+        if grad_fn.should_compute_output(2):
+            grad_fn.end_ = SavedVariable(end, False)
+        if grad_fn.should_compute_output(2):
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.lerp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lerp_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    end,
+                    tangent_or_zeros(end),
+                    weight,
+                    tangent_or_zeros(weight),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
+    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or end._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, end)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LerpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LerpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn.weight = weight
+    result = redispatch(
+        operators.lerp__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lerp__Scalar_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    end,
+                    tangent_or_zeros(end),
+                    weight,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
+    """lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or end._fw_grad is not None
+        or weight._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, end, weight)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LerpBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LerpBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
+        if grad_fn.should_compute_output(2):
+            grad_fn.end_ = SavedVariable(end, False)
+        if grad_fn.should_compute_output(2):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.lerp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lerp__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    end,
+                    tangent_or_zeros(end),
+                    weight,
+                    tangent_or_zeros(weight),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def addcmul(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or tensor1._fw_grad is not None
+        or tensor2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    grad_fn: functions.AddcmulBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddcmulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.self_scalar_type = self.dtype
+        if grad_fn.should_compute_output(2):
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        grad_fn.tensor1_scalar_type = tensor1.dtype
+        if grad_fn.should_compute_output(1):
+            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.value = value
+    result = redispatch(
+        operators.addcmul, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addcmul_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    tensor1,
+                    tangent_or_zeros(tensor1),
+                    tensor2,
+                    tangent_or_zeros(tensor2),
+                    value,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addcmul_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or tensor1._fw_grad is not None
+        or tensor2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddcmulBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddcmulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.self_scalar_type = self.dtype
+        if grad_fn.should_compute_output(2):
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        grad_fn.tensor1_scalar_type = tensor1.dtype
+        if grad_fn.should_compute_output(1):
+            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.value = value
+    result = redispatch(
+        operators.addcmul_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addcmul__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    tensor1,
+                    tangent_or_zeros(tensor1),
+                    tensor2,
+                    tangent_or_zeros(tensor2),
+                    value,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def addcdiv(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or tensor1._fw_grad is not None
+        or tensor2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    grad_fn: functions.AddcdivBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddcdivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.self_scalar_type = self.dtype
+        if grad_fn.should_compute_output(2):
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        grad_fn.tensor1_scalar_type = tensor1.dtype
+        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.value = value
+    result = redispatch(
+        operators.addcdiv, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addcdiv_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    tensor1,
+                    tangent_or_zeros(tensor1),
+                    tensor2,
+                    tangent_or_zeros(tensor2),
+                    value,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addcdiv_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or tensor1._fw_grad is not None
+        or tensor2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddcdivBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddcdivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.self_scalar_type = self.dtype
+        if grad_fn.should_compute_output(2):
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        grad_fn.tensor1_scalar_type = tensor1.dtype
+        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.value = value
+    result = redispatch(
+        operators.addcdiv_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addcdiv__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    tensor1,
+                    tangent_or_zeros(tensor1),
+                    tensor2,
+                    tangent_or_zeros(tensor2),
+                    value,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def clamp__Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) -> Any:
+    """clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or (min is not None and min._fw_grad is not None)
+        or (max is not None and max._fw_grad is not None)
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, min, max)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, min, max))
+        grad_fn.max_ = None if max is None else SavedVariable(max, False)
+        grad_fn.min_ = None if min is None else SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.clamp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min, max
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    min,
+                    tangent_or_zeros(min),
+                    max,
+                    tangent_or_zeros(max),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def nan_to_num(
+    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NanToNumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NanToNumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.nan_to_num, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nan_to_num_jvp(
+                    self, tangent_or_zeros(self), nan, posinf, neginf, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def nan_to_num_(
+    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.NanToNumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NanToNumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.nan_to_num_, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nan_to_num__jvp(
+                    original_self, tangent_or_zeros(self), nan, posinf, neginf, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def tril(ks: int, self: Tensor, diagonal: int) -> Any:
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TrilBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TrilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.diagonal = diagonal
+    result = redispatch(operators.tril, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.tril_jvp(self, tangent_or_zeros(self), diagonal, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def triu(ks: int, self: Tensor, diagonal: int) -> Any:
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TriuBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TriuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.diagonal = diagonal
+    result = redispatch(operators.triu, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.triu_jvp(self, tangent_or_zeros(self), diagonal, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def tril_(ks: int, self: Tensor, diagonal: int) -> Any:
+    """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.TrilBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TrilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.diagonal = diagonal
+    result = redispatch(operators.tril_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.tril__jvp(
+                    original_self, tangent_or_zeros(self), diagonal, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def triu_(ks: int, self: Tensor, diagonal: int) -> Any:
+    """triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.TriuBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TriuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.diagonal = diagonal
+    result = redispatch(operators.triu_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.triu__jvp(
+                    original_self, tangent_or_zeros(self), diagonal, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.DiagonalBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DiagonalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.diagonal, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.diagonal_jvp(
+                    self, tangent_or_zeros(self), offset, dim1, dim2, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def diagonal_backward(
+    ks: int,
+    grad_output: Tensor,
+    input_sizes: Sequence[int],
+    offset: int,
+    dim1: int,
+    dim2: int,
+) -> Any:
+    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.DiagonalBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DiagonalBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
+    result = redispatch(
+        operators.diagonal_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        input_sizes,
+        offset,
+        dim1,
+        dim2,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.diagonal_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    input_sizes,
+                    offset,
+                    dim1,
+                    dim2,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def diagonal_copy(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.DiagonalCopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DiagonalCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.diagonal_copy, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.diagonal_copy_jvp(
+                    self, tangent_or_zeros(self), offset, dim1, dim2, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.DiagEmbedBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DiagEmbedBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
+    result = redispatch(
+        operators.diag_embed, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.diag_embed_jvp(
+                    self, tangent_or_zeros(self), offset, dim1, dim2, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def trace(ks: int, self: Tensor) -> Any:
+    """trace(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TraceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TraceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.trace, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.trace_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def any_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    return redispatch(operators.any_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+
+
+def any_dims(ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool) -> Any:
+    """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
+    return redispatch(
+        operators.any_dims, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+
+
+def all_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    return redispatch(operators.all_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+
+
+def all_dims(ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool) -> Any:
+    """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
+    return redispatch(
+        operators.all_dims, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+
+
+def allclose(
+    ks: int, self: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: bool
+) -> Any:
+    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"""
+    return redispatch(
+        operators.allclose,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        other,
+        rtol,
+        atol,
+        equal_nan,
+    )
+
+
+def equal(ks: int, self: Tensor, other: Tensor) -> Any:
+    """equal(Tensor self, Tensor other) -> bool"""
+    return redispatch(operators.equal, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SortBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SortBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.sort, ks & AFTER_AUTOGRAD_KEYSET, self, dim, descending
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sort_jvp_values(
+                    self, tangent_or_zeros(self), dim, descending, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def sort_stable(
+    ks: int, self: Tensor, stable: bool | None, dim: int, descending: bool
+) -> Any:
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SortBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SortBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.sort_stable, ks & AFTER_AUTOGRAD_KEYSET, self, stable, dim, descending
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sort_stable_jvp_values(
+                    self,
+                    tangent_or_zeros(self),
+                    stable,
+                    dim,
+                    descending,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> Any:
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TopkBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TopkBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.topk, ks & AFTER_AUTOGRAD_KEYSET, self, k, dim, largest, sorted
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.topk_jvp_values(
+                    self,
+                    tangent_or_zeros(self),
+                    k,
+                    dim,
+                    largest,
+                    sorted,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def linalg_vector_norm(
+    ks: int,
+    self: Tensor,
+    ord: Number,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+) -> Any:
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LinalgVectorNormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgVectorNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.ord = ord
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.linalg_vector_norm,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        ord,
+        dim,
+        keepdim,
+        dtype,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_vector_norm_jvp(
+                    self, tangent_or_zeros(self), ord, dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.DistBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.dist, ks & AFTER_AUTOGRAD_KEYSET, self, other, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.dist_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    p,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -5876,3 +7039,44 @@ operators.embedding_dense_backward.register(
 )
 operators.one_hot.register(DispatchKey.Autograd, one_hot)
 operators.constant_pad_nd.register(DispatchKey.Autograd, constant_pad_nd)
+operators.copy.register(DispatchKey.Autograd, copy)
+operators.copy_.register(DispatchKey.Autograd, copy_)
+operators.zero.register(DispatchKey.Autograd, zero)
+operators.zero_.register(DispatchKey.Autograd, zero_)
+operators.fill_Scalar.register(DispatchKey.Autograd, fill_Scalar)
+operators.fill_Tensor.register(DispatchKey.Autograd, fill_Tensor)
+operators.fill__Scalar.register(DispatchKey.Autograd, fill__Scalar)
+operators.fill__Tensor.register(DispatchKey.Autograd, fill__Tensor)
+operators.masked_fill__Scalar.register(DispatchKey.Autograd, masked_fill__Scalar)
+operators.masked_fill__Tensor.register(DispatchKey.Autograd, masked_fill__Tensor)
+operators.lerp_Scalar.register(DispatchKey.Autograd, lerp_Scalar)
+operators.lerp_Tensor.register(DispatchKey.Autograd, lerp_Tensor)
+operators.lerp__Scalar.register(DispatchKey.Autograd, lerp__Scalar)
+operators.lerp__Tensor.register(DispatchKey.Autograd, lerp__Tensor)
+operators.addcmul.register(DispatchKey.Autograd, addcmul)
+operators.addcmul_.register(DispatchKey.Autograd, addcmul_)
+operators.addcdiv.register(DispatchKey.Autograd, addcdiv)
+operators.addcdiv_.register(DispatchKey.Autograd, addcdiv_)
+operators.clamp__Tensor.register(DispatchKey.Autograd, clamp__Tensor)
+operators.nan_to_num.register(DispatchKey.Autograd, nan_to_num)
+operators.nan_to_num_.register(DispatchKey.Autograd, nan_to_num_)
+operators.tril.register(DispatchKey.Autograd, tril)
+operators.triu.register(DispatchKey.Autograd, triu)
+operators.tril_.register(DispatchKey.Autograd, tril_)
+operators.triu_.register(DispatchKey.Autograd, triu_)
+operators.diagonal.register(DispatchKey.Autograd, diagonal)
+operators.diagonal_backward.register(DispatchKey.Autograd, diagonal_backward)
+operators.diagonal_copy.register(DispatchKey.Autograd, diagonal_copy)
+operators.diag_embed.register(DispatchKey.Autograd, diag_embed)
+operators.trace.register(DispatchKey.Autograd, trace)
+operators.any_dim.register(DispatchKey.Autograd, any_dim)
+operators.any_dims.register(DispatchKey.Autograd, any_dims)
+operators.all_dim.register(DispatchKey.Autograd, all_dim)
+operators.all_dims.register(DispatchKey.Autograd, all_dims)
+operators.allclose.register(DispatchKey.Autograd, allclose)
+operators.equal.register(DispatchKey.Autograd, equal)
+operators.sort.register(DispatchKey.Autograd, sort)
+operators.sort_stable.register(DispatchKey.Autograd, sort_stable)
+operators.topk.register(DispatchKey.Autograd, topk)
+operators.linalg_vector_norm.register(DispatchKey.Autograd, linalg_vector_norm)
+operators.dist.register(DispatchKey.Autograd, dist)

@@ -894,6 +894,238 @@ TABLE.update(
 )
 
 
+# ---- batch E: in-place, masks, triangles, sorting, norms ----
+def _dispatcher(lib: Any, name: str) -> Callable[..., Any]:
+    """An operator without a Python binding (copy, zero, linalg_vector_norm): torch's
+    torch.ops.aten.NAME, or gradgen's dispatcher entry (every argument given)."""
+    if lib is gradgen:
+        return getattr(gradgen.generated.operators, name).call  # type: ignore[no-any-return]
+    return getattr(lib.ops.aten, name)  # type: ignore[no-any-return]
+
+
+def _mask(lib: Any) -> Any:
+    return lib.tensor([[True, False, True], [False, False, True]])
+
+
+def _vector_norm(lib: Any, a: Any, ord: float, dim: Any, keepdim: bool) -> Any:
+    """linalg_vector_norm (torch.ops.aten's takes dtype as a keyword, the dispatcher
+    entry every argument positionally)."""
+    if lib is gradgen:
+        return _dispatcher(lib, "linalg_vector_norm")(a, ord, dim, keepdim, None)
+    return lib.ops.aten.linalg_vector_norm(a, ord, dim, keepdim)
+
+
+def _vector_norms(lib: Any, a: Any) -> Any:
+    def norm(ord: float, dim: Any, keepdim: bool) -> Any:
+        return _vector_norm(lib, a, ord, dim, keepdim)
+
+    inf = float("inf")
+    return (
+        norm(3, [1], True) * a
+        + norm(2, None, False)
+        + norm(1, [0], False).sum()
+        + norm(inf, [1], False).sum()
+        + norm(-inf, [0, 1], True) * 2.0
+        + norm(0.5, None, False)
+        + norm(1.5, [1], True)
+        + norm(0, [0], False)
+    )
+
+
+TABLE.update(
+    {
+        "copy": Line(
+            lambda lib, a, b: _dispatcher(lib, "copy")(a * 1.0, b * b, False) * a,
+            ((2, 3), (3,)),
+            compare=False,  # PyTorch has no formula for the functional copy
+        ),
+        "copy_": Line(
+            lambda lib, a, b: (a * 1.0).copy_(b * b) * a, ((2, 3), (3,)), complex=True
+        ),
+        "zero": Line(
+            lambda lib, a: _dispatcher(lib, "zero")(a * a) + a * a, ((2, 3),)
+        ),
+        "zero_": Line(
+            lambda lib, a: lib.zero_(a * 1.0) + (a * a).zero_() * a + a * a, ((2, 3),)
+        ),
+        "fill.Scalar": Line(lambda lib, a: lib.fill(a * a, 2.5) * a, ((2, 3),)),
+        "fill.Tensor": Line(
+            lambda lib, a, v: lib.fill(a * a, v * v) * a, ((2, 3), ())
+        ),
+        # No forward formula: an in-place entry's `result:` key is not available here
+        # (see derivatives.yaml); PyTorch has one.
+        "fill_.Scalar": Line(
+            lambda lib, a: (a * 1.0).fill_(2.5) * a + lib.fill_(a * a, -1.0),
+            ((2, 3),),
+            forward=False,
+        ),
+        "fill_.Tensor": Line(
+            lambda lib, a, v: (a * 1.0).fill_(v * v) * a + lib.fill_(a * a, v),
+            ((2, 3), ()),
+            forward=False,
+        ),
+        "masked_fill_.Scalar": Line(
+            lambda lib, a: (a * 1.0).masked_fill_(_mask(lib), 2.5) * a, ((2, 3),)
+        ),
+        "masked_fill_.Tensor": Line(
+            lambda lib, a, v: (a * a).masked_fill_(_mask(lib), v * v) * a,
+            ((2, 3), ()),
+        ),
+        "lerp.Scalar": Line(
+            lambda lib, a, b: lib.lerp(a, b, 0.3) * a.lerp(b * b, 0.8),
+            ((2, 3), (3,)),
+            complex=True,
+        ),
+        "lerp.Tensor": Line(
+            lambda lib, a, b, w: lib.lerp(a, b, w) * a.lerp(b, w * 0.2),
+            ((2, 3), (3,), (2, 1)),
+            complex=True,
+        ),
+        "lerp_.Scalar": Line(
+            lambda lib, a, b: (a * 1.0).lerp_(b * b, 0.6), ((2, 3), (3,))
+        ),
+        "lerp_.Tensor": Line(
+            lambda lib, a, b, w: (a * a).lerp_(b, w), ((2, 3), (2, 3), (3,))
+        ),
+        "addcmul": Line(
+            lambda lib, a, b, c: lib.addcmul(a, b, c, value=0.5) + a.addcmul(b, c),
+            ((2, 3), (3,), (2, 1)),
+            complex=True,
+        ),
+        "addcmul_": Line(
+            lambda lib, a, b, c: (a * 1.0).addcmul_(b, c * c, value=-2.0),
+            ((2, 3), (2, 3), (3,)),
+        ),
+        "addcdiv": Line(
+            lambda lib, a, b, c: lib.addcdiv(a, b, c, value=0.5) + a.addcdiv(b, c),
+            ((2, 3), (3,), (2, 1)),
+            complex=True,
+            positive=True,
+        ),
+        "addcdiv_": Line(
+            lambda lib, a, b, c: (a * 1.0).addcdiv_(b, c * c, value=-2.0),
+            ((2, 3), (2, 3), (3,)),
+            positive=True,
+        ),
+        # sign() and floor() have zero derivatives: detached or not, the same function.
+        "detach_": Line(
+            lambda lib, a: a * lib.detach_(a.sign() * 2.0) + (a.floor() * 1.0).detach_(),
+            ((5,),),
+        ),
+        "clip.Tensor": Line(
+            lambda lib, a, b, c: lib.clip(a, b, c) * a.clip(c, b),
+            ((3, 4), (4,), (3, 1)),
+        ),
+        "clip": Line(lambda lib, a: lib.clip(a, -0.5, 0.7) * a.clip(max=0.2), ((6,),)),
+        "clamp_.Tensor": Line(
+            lambda lib, a, b, c: lib.clamp_(a * 1.0, b, c) * (a * a).clamp_(min=b),
+            ((3, 4), (4,), (3, 1)),
+        ),
+        "clip_.Tensor": Line(
+            lambda lib, a, b: lib.clip_(a * 1.0, max=b) * (a * a).clip_(b),
+            ((3, 4), (4,)),
+        ),
+        "clip_": Line(
+            lambda lib, a: lib.clip_(a * 1.0, min=-0.5) * (a * a).clip_(0.3, 1.5),
+            ((6,),),
+        ),
+        "nan_to_num": Line(
+            lambda lib, a: lib.nan_to_num(a) * a.nan_to_num(1.0, 2.0, -3.0),
+            ((2, 3),),
+        ),
+        "nan_to_num_": Line(
+            lambda lib, a: lib.nan_to_num_(a * 1.0) * (a * a).nan_to_num_(0.0),
+            ((2, 3),),
+        ),
+        "tril": Line(lambda lib, a: lib.tril(a) * a.tril(-1) + a.tril(2), ((3, 4),)),
+        "triu": Line(
+            lambda lib, a: lib.triu(a, 1) * a.triu() + a.triu(-1), ((2, 3, 4),)
+        ),
+        "tril_": Line(lambda lib, a: (a * a).tril_(1) * a, ((4, 3),)),
+        "triu_": Line(lambda lib, a: (a * 1.0).triu_(-1) * a, ((4, 3),)),
+        "diagonal": Line(
+            lambda lib, a: lib.diagonal(a, -1, 1, 2) * a.diagonal(1, 2, 1)
+            + a.diagonal(0, 0, -1).sum(),
+            ((2, 3, 3),),
+        ),
+        "diagonal_backward": Line(
+            lambda lib, a: _aten_namespace(lib).diagonal_backward(
+                a * a, (2, 3, 4), 1, 1, 2
+            ),
+            ((2, 3),),
+        ),
+        "diagonal_copy": Line(
+            lambda lib, a: lib.diagonal_copy(a, -1) * a.diagonal(-1), ((3, 4),)
+        ),
+        "diag_embed": Line(
+            lambda lib, a: lib.diag_embed(a * a, 1, 0, 2) + a.diag_embed().sum(),
+            ((2, 3),),
+        ),
+        "diag": Line(
+            lambda lib, a: lib.diag(a, 1).sum() * lib.diag(a[0], -1) + a.diag().sum(),
+            ((3, 3),),
+        ),
+        "trace": Line(lambda lib, a: lib.trace(a) * a + a.trace(), ((3, 4),)),
+        # Methods only (gradgen.any and gradgen.all wait for a generator fix, see
+        # native_functions.yaml).
+        "any": Line(lambda lib, a: a * (a > 1.5).any() + a.any(), ((2, 3),)),
+        "any.dim": Line(
+            lambda lib, a: a * (a > 0).any(1, keepdim=True) + a * a.any(dim=0),
+            ((2, 3),),
+        ),
+        "any.dims": Line(
+            lambda lib, a: a * (a > 0).any((0,), True) + a * a.any(dim=None),
+            ((2, 3),),
+        ),
+        "all": Line(lambda lib, a: a * (a > -1.5).all() + a.all(), ((2, 3),)),
+        "all.dim": Line(
+            lambda lib, a: a * (a > 0).all(1, keepdim=True) + a * a.all(dim=0),
+            ((2, 3),),
+        ),
+        "all.dims": Line(
+            lambda lib, a: a * (a > -1).all((0, 1), True) + a * a.all(dim=None),
+            ((2, 3),),
+        ),
+        "allclose": Line(
+            lambda lib, a, b: a * lib.allclose(a, a * 1.0) + b * a.allclose(b),
+            ((2, 3), (2, 3)),
+        ),
+        "equal": Line(
+            lambda lib, a, b: a * lib.equal(a, a * 1.0) + b * a.equal(b),
+            ((2, 3), (2, 3)),
+        ),
+        "sort": Line(
+            lambda lib, a: lib.sort(a, 1).values * a.sort(0, descending=True)[0],
+            ((3, 3),),
+        ),
+        "sort.stable": Line(
+            lambda lib, a: lib.sort(a, stable=True, dim=0).values * 2.0
+            + a.sort(stable=False, descending=True)[0],
+            ((3, 3),),
+        ),
+        "topk": Line(
+            lambda lib, a: lib.topk(a, 2, 1).values * a.topk(2, 1, largest=False)[0],
+            ((3, 4),),
+        ),
+        "linalg_vector_norm": Line(_vector_norms, ((2, 3),)),
+        "norm.Scalar": Line(
+            lambda lib, a: lib.norm(a) * a + a.norm(1) + a.norm(float("inf")),
+            ((2, 3),),
+        ),
+        "norm.ScalarOpt_dim": Line(
+            lambda lib, a: lib.norm(a, 2, 1)
+            * a.norm(p=float("inf"), dim=0, keepdim=True).sum()
+            + lib.norm(a, 3, (0, 1)),
+            ((3, 4),),
+        ),
+        "dist": Line(
+            lambda lib, a, b: lib.dist(a, b) * a.dist(b, 3) + lib.dist(a, b, float("inf")),
+            ((3, 1), (4,)),
+        ),
+    }
+)
+
+
 def declared_operators() -> set[str]:
     entries = yaml.safe_load((ROOT / "native_functions.yaml").read_text())
     return {entry["func"].split("(", 1)[0] for entry in entries}

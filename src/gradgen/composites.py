@@ -768,3 +768,92 @@ def _dropout_noise(input: Tensor, p: float) -> Tensor:
 
     keep = rand(*input.shape, dtype="float64")._data < 1 - p
     return Tensor((keep / (1 - p)).astype(input._data.dtype))
+# ---- batch E: in-place, masks, triangles, sorting, norms ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+
+def detach_(self: Tensor) -> Tensor:
+    """Cut `self` from the graph in place: no grad_fn, no longer requiring grad, no
+    tangent (PyTorch resets the same autograd metadata and keeps hooks). A view
+    cannot be detached in place."""
+    if self._base is not None:
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using "
+            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+            "set as True, gradients are views of DDP buckets, and hence detach_() "
+            "cannot be called on these gradients. To fix this error, please refer to "
+            "the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
+            "solution."
+        )
+    self._requires_grad = False
+    self._grad_fn = None
+    self._output_nr = 0
+    self._fw_grad = None
+    return self
+
+
+def any_elements(self: Tensor) -> Tensor:
+    """any(): whether any element is non-zero (any.dims over every dim)."""
+    return self.any(None)  # type: ignore[attr-defined,no-any-return]
+
+
+def all_elements(self: Tensor) -> Tensor:
+    """all(): whether every element is non-zero (all.dims over every dim)."""
+    return self.all(None)  # type: ignore[attr-defined,no-any-return]
+
+
+def clip(self: Tensor, min: Number | None = None, max: Number | None = None) -> Tensor:
+    """clip is clamp (ClampBackward1)."""
+    return self.clamp(min, max)  # type: ignore[attr-defined,no-any-return]
+
+
+def clip_tensor(
+    self: Tensor, min: Tensor | None = None, max: Tensor | None = None
+) -> Tensor:
+    """clip.Tensor is clamp.Tensor (ClampBackward0)."""
+    return self.clamp(min, max)  # type: ignore[attr-defined,no-any-return]
+
+
+def clip_(self: Tensor, min: Number | None = None, max: Number | None = None) -> Tensor:
+    """clip_ is clamp_."""
+    return self.clamp_(min, max)  # type: ignore[attr-defined,no-any-return]
+
+
+def clip_tensor_(
+    self: Tensor, min: Tensor | None = None, max: Tensor | None = None
+) -> Tensor:
+    """clip_.Tensor is clamp_.Tensor."""
+    return self.clamp_(min, max)  # type: ignore[attr-defined,no-any-return]
+
+
+def diag(self: Tensor, diagonal: int = 0) -> Tensor:
+    """A vector's diagonal matrix (diag_embed), or a matrix's diagonal as a new
+    vector (diagonal_copy)."""
+    ndim = self.dim()
+    if ndim == 1:
+        return self.diag_embed(diagonal)  # type: ignore[attr-defined,no-any-return]
+    if ndim == 2:
+        return _ops().diagonal_copy(self, diagonal)  # type: ignore[no-any-return]
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+
+
+def _linalg_vector_norm(
+    self: Tensor, ord: Number, dim: tuple[int, ...] | None, keepdim: bool
+) -> Tensor:
+    """linalg_vector_norm, through the dispatcher (it has no Python binding)."""
+    from .generated import operators
+
+    return operators.linalg_vector_norm.call(self, ord, dim, keepdim, None)  # type: ignore[no-any-return]
+
+
+def norm(self: Tensor, p: Number = 2) -> Tensor:
+    """The p-norm of every element: linalg_vector_norm (as torch.norm calls it)."""
+    return _linalg_vector_norm(self, p, None, False)
+
+
+def norm_dim(
+    self: Tensor, p: Number | None, dim: tuple[int, ...], keepdim: bool = False
+) -> Tensor:
+    """The p-norm (2 when p is None) over `dim`: linalg_vector_norm."""
+    return _linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)

@@ -2717,3 +2717,479 @@ def constant_pad_nd(self: np.ndarray, pad: Sequence[int], value: Any) -> np.ndar
     )
     result[tuple(placed)] = cropped
     return result
+
+
+# ---- batch E: in-place, masks, triangles, sorting, norms ----
+# (functions of this group go here; add their names with `__all__ += [...]`)
+#
+
+__all__ += [
+    "copy_from",
+    "fill",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "nan_to_num",
+    "tril",
+    "triu",
+    "diagonal",
+    "diagonal_backward",
+    "diag_embed",
+    "trace",
+    "logical_reduction",
+    "allclose",
+    "tensor_equal",
+    "sort",
+    "topk",
+    "vector_norm",
+    "dist",
+]
+
+# c10's names in "value cannot be converted to type ... without overflow".
+_OVERFLOW_TYPE_NAMES = {
+    "bool": "bool",
+    "int32": "int",
+    "int64": "int64_t",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _checked_scalar(value: Any, dtype: np.dtype) -> Any:
+    """A Scalar converted to `dtype` as c10's checked_convert does: an error when the
+    value does not fit (a complex into a real type, inf or an out-of-range value into
+    an integer, a finite value that overflows a float)."""
+    kind = dtype.kind
+    if kind == "b":
+        return bool(value)
+    overflow = RuntimeError(
+        f"value cannot be converted to type {_OVERFLOW_TYPE_NAMES[dtype.name]} "
+        "without overflow"
+    )
+    if isinstance(value, complex) and kind != "c":
+        if value.imag != 0:
+            raise overflow
+        value = value.real
+    if kind in "iu":
+        if isinstance(value, float) and not math.isfinite(value):
+            raise overflow
+        info = np.iinfo(dtype)
+        if not info.min <= int(value) <= info.max:
+            raise overflow
+        return int(value)
+    if kind == "f":
+        finite = math.isfinite(float(value))
+        converted = dtype.type(value)
+        if finite and not np.isfinite(converted):
+            raise overflow
+        return converted
+    return dtype.type(value)
+
+
+def _scalar_dtype_name(array: np.ndarray) -> str:
+    """`float`, `double`, `long int`: the dtype as lerp's messages print it."""
+    return _CPP_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+
+
+def copy_from(self: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """copy_: `src` broadcast to self's shape and converted to self's dtype (any
+    conversion; a complex source into a real tensor keeps the real part, with
+    PyTorch's warning)."""
+    if src.shape != self.shape:
+        _check_broadcast(self, src)
+        shape = np.broadcast_shapes(self.shape, src.shape)
+        if shape != self.shape:
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast "
+                f"shape {list(shape)}"
+            )
+        src = np.broadcast_to(src, self.shape)
+    if src.dtype.kind == "c" and self.dtype.kind != "c":
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            UserWarning,
+            stacklevel=2,
+        )
+        src = src.real
+    with np.errstate(invalid="ignore", over="ignore"):
+        return src.astype(self.dtype)
+
+
+def fill(self: np.ndarray, value: Any) -> np.ndarray:
+    """A tensor of self's shape and dtype holding `value` (a Scalar, or a 0-d tensor
+    whose value is converted like a copy)."""
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions."
+            )
+        with np.errstate(invalid="ignore", over="ignore"):
+            source = value.real if value.dtype.kind == "c" and self.dtype.kind != "c" else value
+            return np.full(self.shape, source.astype(self.dtype), self.dtype)
+    return np.full(self.shape, _checked_scalar(value, self.dtype), self.dtype)
+
+
+@_silently
+def lerp(self: np.ndarray, end: np.ndarray, weight: Any) -> np.ndarray:
+    """self + weight * (end - self), computed as PyTorch's kernel does it (from `end`
+    when |weight| >= 0.5, for accuracy near weight 1). All tensors share self's dtype;
+    a 0-d weight is taken as a number."""
+    scalar_weight = not isinstance(weight, np.ndarray)
+    if end.dtype != self.dtype:
+        raise RuntimeError(
+            f"expected dtype {_scalar_dtype_name(self)} for `end` but got dtype "
+            f"{_scalar_dtype_name(end)}"
+        )
+    if not scalar_weight and weight.ndim and weight.dtype != self.dtype:
+        raise RuntimeError(
+            f"expected dtype {_scalar_dtype_name(self)} for `weight` but got dtype "
+            f"{_scalar_dtype_name(weight)}"
+        )
+    if self.dtype.kind not in "fc":
+        kernel = "lerp_kernel_scalar" if scalar_weight else "lerp_kernel_tensor"
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_scalar_type_name(self)}'"
+        )
+    if scalar_weight:
+        weight = _checked_scalar(weight, self.dtype)
+    else:
+        _check_broadcast(self, end, weight)
+        weight = weight.astype(self.dtype, copy=False)
+    _check_broadcast(self, end)
+    diff = end - self
+    small = np.abs(weight) < 0.5
+    result = np.where(small, self + weight * diff, end - diff * (1 - weight))
+    return np.asarray(result, self.dtype)
+
+
+def _pointwise_common(kernel: str, *operands: np.ndarray) -> list[np.ndarray]:
+    """The operands in their common dtype (bool has no kernel here)."""
+    _check_broadcast(*operands)
+    common = _common_dtype(*operands)
+    if common.kind == "b":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+    return [o.astype(common, copy=False) for o in operands]
+
+
+def addcmul(
+    self: np.ndarray, tensor1: np.ndarray, tensor2: np.ndarray, value: Any
+) -> np.ndarray:
+    """self + value * tensor1 * tensor2 in the operands' common dtype."""
+    self, tensor1, tensor2 = _pointwise_common("addcmul_cpu_out", self, tensor1, tensor2)
+    scale = _checked_scalar(value, self.dtype)
+    return np.asarray(self + scale * tensor1 * tensor2, self.dtype)
+
+
+_ADDCDIV_INTEGER_ERROR = (
+    "Integer division with addcdiv is no longer supported, and in a future  release "
+    "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+    "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
+    ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+    "for float inputs. The future addcdiv behavior is just the latter implementation: "
+    "(input + value * tensor1 / tensor2), for all dtypes."
+)
+
+
+@_silently
+def addcdiv(
+    self: np.ndarray, tensor1: np.ndarray, tensor2: np.ndarray, value: Any
+) -> np.ndarray:
+    """self + value * tensor1 / tensor2 in the operands' common dtype; an error when
+    both tensor1 and tensor2 are integral (PyTorch's)."""
+    if _is_integral(tensor1) and _is_integral(tensor2):
+        raise RuntimeError(_ADDCDIV_INTEGER_ERROR)
+    self, tensor1, tensor2 = _pointwise_common("addcdiv_cpu_out", self, tensor1, tensor2)
+    scale = _checked_scalar(value, self.dtype)
+    return np.asarray(self + scale * tensor1 / tensor2, self.dtype)
+
+
+def nan_to_num(
+    self: np.ndarray, nan: float | None, posinf: float | None, neginf: float | None
+) -> np.ndarray:
+    """NaN, +inf and -inf replaced (by 0 and the dtype's largest and lowest finite
+    values unless given); integral tensors are copied unchanged."""
+    if self.dtype.kind not in "fc":
+        return self.copy()
+    info = np.finfo(self.dtype)
+    with np.errstate(over="ignore"):
+        return np.nan_to_num(
+            self,
+            copy=True,
+            nan=0.0 if nan is None else nan,
+            posinf=info.max if posinf is None else posinf,
+            neginf=info.min if neginf is None else neginf,
+        )
+
+
+def _check_matrices(self: np.ndarray, name: str) -> None:
+    if self.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
+def tril(self: np.ndarray, diagonal: int) -> np.ndarray:
+    """The lower triangle of the last two dims (on and below `diagonal`), zeros above."""
+    _check_matrices(self, "tril")
+    return np.tril(self, diagonal)
+
+
+def triu(self: np.ndarray, diagonal: int) -> np.ndarray:
+    """The upper triangle of the last two dims (on and above `diagonal`), zeros below."""
+    _check_matrices(self, "triu")
+    return np.triu(self, diagonal)
+
+
+def _diagonal_dims(ndim: int, dim1: int, dim2: int) -> tuple[int, int]:
+    first, second = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+    if first == second:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return first, second
+
+
+def diagonal(self: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    """A view of the diagonal `offset` of the (dim1, dim2) planes, as a last dim (the
+    other dims keep their order). Written through when the input is writable."""
+    first, second = _diagonal_dims(self.ndim, dim1, dim2)
+    if offset >= 0:
+        start = _along(second, self.ndim, slice(min(offset, self.shape[second]), None))
+    else:
+        start = _along(first, self.ndim, slice(min(-offset, self.shape[first]), None))
+    base = self[start]
+    length = min(base.shape[first], base.shape[second])
+    kept = [d for d in range(self.ndim) if d not in (first, second)]
+    shape = tuple(base.shape[d] for d in kept) + (length,)
+    strides = tuple(base.strides[d] for d in kept) + (
+        base.strides[first] + base.strides[second],
+    )
+    return np.lib.stride_tricks.as_strided(
+        base, shape, strides, writeable=bool(base.flags.writeable)
+    )
+
+
+def diagonal_backward(
+    grad_output: np.ndarray,
+    input_sizes: Sequence[int],
+    offset: int,
+    dim1: int,
+    dim2: int,
+) -> np.ndarray:
+    """Zeros of the input's shape with `grad_output` written on the diagonal."""
+    result = np.zeros(tuple(input_sizes), grad_output.dtype)
+    diagonal(result, offset, dim1, dim2)[...] = grad_output
+    return result
+
+
+def diag_embed(self: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarray:
+    """A tensor with self's last dim on the diagonal `offset` of new (dim1, dim2)
+    planes, zeros elsewhere."""
+    ndim = self.ndim + 1
+    first, second = _diagonal_dims(ndim, dim1, dim2)
+    size = self.shape[-1] + abs(offset)
+    leading = list(self.shape[:-1])
+    shape = []
+    for d in range(ndim):
+        shape.append(size if d in (first, second) else leading.pop(0))
+    result = np.zeros(tuple(shape), self.dtype)
+    diagonal(result, offset, first, second)[...] = self
+    return result
+
+
+def trace(self: np.ndarray) -> np.ndarray:
+    """The sum of a matrix's diagonal; integral input gives int64."""
+    if self.ndim != 2:
+        raise RuntimeError(
+            f"trace: expected a matrix, but got tensor with dim {self.ndim}"
+        )
+    if self.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    dtype = np.int64 if self.dtype.kind in "iu" else self.dtype
+    return np.asarray(np.trace(self, dtype=dtype))
+
+
+def logical_reduction(
+    self: np.ndarray, dim: int | Sequence[int] | None, keepdim: bool, name: str
+) -> np.ndarray:
+    """any/all ('any' or 'all') over every element (dim None), one dim, or a list of
+    dims (an empty list reduces nothing); a bool result."""
+    reduce = np.any if name == "any" else np.all
+    if dim is None:
+        axes: tuple[int, ...] = tuple(range(self.ndim))
+    elif isinstance(dim, int):
+        axes = (_wrap_dim(dim, self.ndim),) if self.ndim else ()
+    else:
+        axes = _reduction_dims(dim, self.ndim) if len(dim) else ()
+        if not self.ndim:
+            axes = ()
+    return np.asarray(reduce(self, axis=axes, keepdims=keepdim), np.bool_)
+
+
+def allclose(
+    self: np.ndarray, other: np.ndarray, rtol: float, atol: float, equal_nan: bool
+) -> bool:
+    """Whether |self - other| <= atol + rtol * |other| everywhere (broadcast); both
+    tensors must have the same dtype."""
+    if self.dtype != other.dtype:
+        raise RuntimeError(
+            f"{_scalar_type_name(self)} did not match {_scalar_type_name(other)}"
+        )
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if tolerance < 0:
+            raise RuntimeError(
+                f"{name} must be greater than or equal to zero, but got "
+                f"{tolerance:g}"
+            )
+    _check_broadcast(self, other)
+    if self.dtype.kind == "b":
+        return bool(np.all(self == other))
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.isclose(self, other, rtol, atol, equal_nan)))
+
+
+def tensor_equal(self: np.ndarray, other: np.ndarray) -> bool:
+    """Whether both tensors have the same shape and the same values (NaN is never
+    equal)."""
+    return self.shape == other.shape and bool(np.all(self == other))
+
+
+def _stable_order(self: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """The indices that sort `self` along `axis`, ties in their original order and NaN
+    counted as the largest value."""
+    if not descending:
+        return np.argsort(self, axis=axis, kind="stable")
+    size = self.shape[axis]
+    flipped = np.argsort(np.flip(self, axis), axis=axis, kind="stable")
+    return np.flip(size - 1 - flipped, axis)
+
+
+def sort(
+    self: np.ndarray, dim: int, descending: bool, stable: bool | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) sorted along `dim`; ties keep their order (always stable)."""
+    if self.dtype.kind == "c":
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return self.copy(), np.zeros((), np.int64)
+    indices = _stable_order(self, axis, descending).astype(np.int64)
+    return np.take_along_axis(self, indices, axis), indices
+
+
+def topk(
+    self: np.ndarray, k: int, dim: int, largest: bool, sorted: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """(values, indices) of the k largest (or smallest) along `dim`, sorted (also
+    when `sorted` is False, which allows any order); NaN counts as the largest."""
+    if self.dtype.kind == "c":
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
+    if self.dtype.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    axis = _wrap_dim(dim, self.ndim)
+    size = self.shape[axis] if self.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    if self.ndim == 0:
+        return self.copy(), np.zeros((), np.int64)
+    order = _stable_order(self, axis, largest).astype(np.int64)
+    indices = np.ascontiguousarray(order[_along(axis, self.ndim, slice(0, k))])
+    return np.take_along_axis(self, indices, axis), indices
+
+
+def _check_vector_norm_dtype(self: np.ndarray, dtype: Any) -> np.ndarray:
+    """linalg.vector_norm's checks of the input and `dtype`; the input converted."""
+    if self.dtype.kind not in "fc":
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+            f"Got {_scalar_type_name(self)}"
+        )
+    if dtype is None:
+        return self
+    wanted = np.dtype(dtype.numpy)
+    if wanted.kind not in "fc":
+        raise RuntimeError(
+            "linalg.vector_norm: dtype should be floating point or complex, but got "
+            f"{_SCALAR_TYPE_NAMES.get(wanted.name, wanted.name)}"
+        )
+    if (self.dtype.kind == "c") != (wanted.kind == "c"):
+        kind = "complex" if self.dtype.kind == "c" else "real"
+        raise RuntimeError(
+            f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got "
+            f"{_SCALAR_TYPE_NAMES.get(wanted.name, wanted.name)}"
+        )
+    if wanted.itemsize < self.dtype.itemsize:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({_scalar_type_name(self)}) "
+            "should be convertible without narrowing to the specified dtype "
+            f"({_SCALAR_TYPE_NAMES.get(wanted.name, wanted.name)})"
+        )
+    return self.astype(wanted)
+
+
+@_silently
+def vector_norm(
+    self: np.ndarray,
+    ord: Any,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: Any,
+) -> np.ndarray:
+    """The `ord`-norm of the elements over `dim` (every dim when None or empty): the
+    count of non-zeros for 0, the largest (smallest) magnitude for inf (-inf), else
+    sum(|x|^ord)^(1/ord). The result is real."""
+    self = _check_vector_norm_dtype(self, dtype)
+    if isinstance(ord, complex):
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a non-complex scalar as the order of norm."
+        )
+    axes = _reduction_dims(dim, self.ndim)
+    p = float(ord)
+    if math.isinf(p):
+        name = "inf" if p > 0 else "-inf"
+        if self.size == 0 and (dim is None or len(dim) == 0):
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty tensor "
+                "because the operation does not have an identity"
+            )
+        for d in axes:
+            if self.shape[d] == 0:
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the {name} norm on the "
+                    f"dimension {d}because this dimension is empty and the operation "
+                    "does not have an identity"
+                )
+    magnitude = np.abs(self)
+    real = magnitude.dtype
+    if p == 0:
+        result = np.sum(magnitude != 0, axis=axes, keepdims=keepdim, dtype=real)
+    elif p == math.inf:
+        result = np.max(magnitude, axis=axes, keepdims=keepdim)
+    elif p == -math.inf:
+        result = np.min(magnitude, axis=axes, keepdims=keepdim)
+    elif p == 1:
+        result = np.sum(magnitude, axis=axes, keepdims=keepdim)
+    elif p == 2:
+        result = np.sqrt(np.sum(magnitude * magnitude, axis=axes, keepdims=keepdim))
+    else:
+        powered = np.sum(magnitude**p, axis=axes, keepdims=keepdim)
+        result = powered ** (1.0 / p)
+    return np.asarray(result, real)
+
+
+def dist(self: np.ndarray, other: np.ndarray, p: Any) -> np.ndarray:
+    """The p-norm of self - other (broadcast), in their common (floating) dtype; the
+    result is real."""
+    common = _common_dtype(self, other)
+    self, other = self.astype(common, copy=False), other.astype(common, copy=False)
+    if self.dtype.kind == "b" and other.dtype.kind == "b":
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if self.dtype.kind not in "fc":
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{_scalar_type_name(self)} instead."
+        )
+    _check_broadcast(self, other)
+    return vector_norm(self - other, p, None, False, None)
