@@ -108,6 +108,26 @@ FUNCTION_CASES: dict[str, Callable[[Any], Any]] = {
     "amax axis": lambda x: np.amax(x, axis=1),
     "min axes keepdims": lambda x: np.min(x, axis=(0, 1), keepdims=True),
     "amin": lambda x: np.amin(x),
+    "sort": lambda x: np.sort(x),
+    "sort axis None": lambda x: np.sort(x, axis=None),
+    "sort stable axis": lambda x: np.sort(x, axis=0, kind="stable"),
+    "any": lambda x: np.any(x > 1.5),
+    "all axis keepdims": lambda x: np.all(x > -1.5, axis=(0, 2), keepdims=True),
+    "tril": lambda x: np.tril(x[0], 1),
+    "triu": lambda x: np.triu(x[1]),
+    "diag of a matrix": lambda x: np.diag(x[0], -1),
+    "diag of a vector": lambda x: np.diag(x[0, 0]),
+    "trace": lambda x: np.trace(x[0]),
+    "linalg.norm": lambda x: np.linalg.norm(x),
+    "linalg.norm axis": lambda x: np.linalg.norm(x, axis=2),
+    "linalg.norm ord inf keepdims": lambda x: np.linalg.norm(
+        x, np.inf, axis=0, keepdims=True
+    ),
+    "linalg.norm 1-d ord 1": lambda x: np.linalg.norm(x[0, 0], 1),
+    "allclose": lambda x: np.allclose(x, x + 1e-9),
+    "array_equal": lambda x: np.array_equal(x, x),
+    "array_equal shapes": lambda x: np.array_equal(x, x[0]),
+    "nan_to_num": lambda x: np.nan_to_num(x, nan=1.0),
     "argmax": lambda x: np.argmax(x),
     "argmin axis": lambda x: np.argmin(x, axis=2),
     "argmax keepdims": lambda x: np.argmax(x, keepdims=True),
@@ -242,6 +262,12 @@ GRADIENT_CASES: dict[str, Callable[[Any], Any]] = {
     "split": lambda x: np.split(x, 2, axis=2)[1],
     "tile": lambda x: np.tile(x, (1, 2, 1)),
     "broadcast_to": lambda x: np.broadcast_to(x[0], (5, 3, 4)),
+    "sort": lambda x: np.sort(x, axis=1),
+    "tril triu": lambda x: np.tril(x[0], -1) + np.triu(x[1], 1),
+    "diag": lambda x: np.diag(x[0], 1),
+    "trace": lambda x: np.trace(x[1]),
+    "norm": lambda x: np.linalg.norm(x),
+    "norm axis ord": lambda x: np.linalg.norm(x, 3, axis=1),
 }
 
 
@@ -272,9 +298,14 @@ def test_ndarray_and_tensor_arguments_mix() -> None:
 
 def test_a_function_without_an_operator_is_numpys_type_error() -> None:
     x = gradgen.tensor([3.0, 1.0, 2.0])
-    for call in (lambda: np.sort(x), lambda: np.median(x), lambda: np.where(x > 1)):
+    for call in (
+        lambda: np.median(x),
+        lambda: np.where(x > 1),
+        lambda: np.linalg.norm(x[None], "fro"),
+    ):
         with pytest.raises(
-            TypeError, match="no implementation found for 'numpy.(sort|median|where)'"
+            TypeError,
+            match="no implementation found for 'numpy.(median|where|linalg.norm)'",
         ):
             call()
 

@@ -709,3 +709,131 @@ def _vdot(a: Any, b: Any) -> Tensor:
 def _outer(a: Any, b: Any, out: Any = None) -> Tensor:
     _refuse("outer", out=out)
     return ops.outer(_flat(_tensor(a)), _flat(_tensor(b)))
+
+
+# -- sorting, masks, triangles, norms, comparisons ------------------------------------------
+
+
+@_implements(np.sort, operators=("sort",))
+def _sort(
+    a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None
+) -> Tensor:
+    if order is not None:
+        raise TypeError(
+            "numpy.sort() on gradgen Tensors takes no order= (no structured dtypes)"
+        )
+    self = _tensor(a)
+    if axis is None:
+        self, axis = _flat(self), 0
+    is_stable = bool(stable) or kind == "stable" or kind == "mergesort"
+    return ops.sort(self, stable=is_stable, dim=_axis(axis, max(self.ndim, 1))).values
+
+
+def _truth(name: str) -> Callable[..., Any]:
+    def translation(
+        a: Any,
+        axis: Any = None,
+        out: Any = None,
+        keepdims: Any = _NO_VALUE,
+        *,
+        where: Any = _NO_VALUE,
+    ) -> Tensor:
+        _refuse(name, out=out, where=where)
+        self = _tensor(a)
+        method = getattr(self, name)
+        if axis is None and not _keepdims(keepdims):
+            return method()
+        dims = tuple(range(self.ndim)) if axis is None else _axes(axis, self.ndim)
+        return method(dims, _keepdims(keepdims))
+
+    return translation
+
+
+_implements(np.any, operators=("any",))(_truth("any"))
+_implements(np.all, operators=("all",))(_truth("all"))
+
+
+@_implements(np.tril, operators=("tril",))
+def _tril(m: Any, k: int = 0) -> Tensor:
+    return ops.tril(_tensor(m), operator.index(k))
+
+
+@_implements(np.triu, operators=("triu",))
+def _triu(m: Any, k: int = 0) -> Tensor:
+    return ops.triu(_tensor(m), operator.index(k))
+
+
+@_implements(np.diag, operators=("diag",))
+def _diag(v: Any, k: int = 0) -> Tensor:
+    return ops.diag(_tensor(v), operator.index(k))
+
+
+@_implements(np.trace, operators=("trace",))
+def _trace(
+    a: Any,
+    offset: int = 0,
+    axis1: int = 0,
+    axis2: int = 1,
+    dtype: Any = None,
+    out: Any = None,
+) -> Tensor:
+    _refuse("trace", out=out)
+    self = _tensor(a)
+    if (
+        self.ndim != 2
+        or offset != 0
+        or (axis1, axis2) not in ((0, 1), (1, 0))
+        or dtype is not None
+    ):
+        return NotImplemented
+    return ops.trace(self)
+
+
+@_implements(np.linalg.norm, operators=("norm",))
+def _norm(
+    x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False
+) -> Any:  # noqa: A002
+    """Vector norms (numpy's ord None/0/1/2/inf/-inf/p over an axis or the flattened
+    array); matrix norms (ord 'fro', 'nuc', 2 over two axes) have no gradgen operator.
+    """
+    self = _tensor(x)
+    if isinstance(ord, str) or (
+        axis is not None and not isinstance(axis, (int, np.integer))
+    ):
+        return NotImplemented
+    if axis is None and self.ndim > 1 and ord is not None:
+        return NotImplemented  # numpy's matrix norm of a 2-D array
+    p = 2.0 if ord is None else float(ord)
+    if axis is None:
+        result = ops.norm(_flat(self), p)
+        return ops.reshape(result, (1,) * self.ndim) if keepdims else result
+    return ops.norm(self, p, _axis(axis, self.ndim), bool(keepdims))
+
+
+@_implements(np.allclose, operators=("allclose",))
+def _allclose(
+    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    left, right = _tensor(a), _tensor(b)
+    return bool(ops.allclose(left, right.to(left.dtype), rtol, atol, equal_nan))
+
+
+@_implements(np.array_equal, operators=("equal",))
+def _array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
+    if equal_nan:
+        return NotImplemented
+    left, right = _tensor(a1), _tensor(a2)
+    if tuple(left.shape) != tuple(right.shape):
+        return False
+    return bool(ops.equal(left, right.to(left.dtype)))
+
+
+@_implements(np.nan_to_num, operators=("nan_to_num",))
+def _nan_to_num(
+    x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None, neginf: Any = None
+) -> Tensor:
+    if not copy:
+        raise TypeError(
+            "numpy.nan_to_num(copy=False) on gradgen Tensors: use Tensor.nan_to_num_()"
+        )
+    return ops.nan_to_num(_tensor(x), nan, posinf, neginf)
