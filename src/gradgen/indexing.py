@@ -17,20 +17,17 @@ every index. Without anything to record, a basic index writes straight into memo
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import grad_mode
-
-if TYPE_CHECKING:
-    from .tensor import Tensor
+from .dtypes import int64
+from .tensor import Tensor, _is_integer_index
 
 
 def _is_advanced(item: Any) -> bool:
-    """A tensor (not a 0-d integer one), a list, an array or a bool: advanced indexing."""
-    from .tensor import Tensor, _is_integer_index
-
+    """A tensor (not a 0-d integer one), a list or an array: advanced indexing."""
     if isinstance(item, (list, np.ndarray)):
         return True
     return isinstance(item, Tensor) and not _is_integer_index(item)
@@ -39,19 +36,10 @@ def _is_advanced(item: Any) -> bool:
 def _index_tensor(item: Any) -> Tensor:
     """An advanced index as an integer or bool tensor."""
     from .factories import tensor
-    from .tensor import Tensor
 
     if isinstance(item, Tensor):
         return item
-    if isinstance(item, list) and not item:
-        return tensor([], dtype=_int64())
-    return tensor(item)
-
-
-def _int64() -> Any:
-    from .dtypes import int64
-
-    return int64
+    return tensor(item, dtype=int64 if isinstance(item, list) and not item else None)
 
 
 def getitem(self: Tensor, index: Any) -> Tensor:
@@ -90,7 +78,7 @@ def getitem(self: Tensor, index: Any) -> Tensor:
                 result = result.slice(dim, start, stop, step)  # type: ignore[attr-defined]
             gathered.append(None)
             dim += 1
-        elif not _is_advanced(item) and _is_integer(item):
+        elif not _is_advanced(item) and _is_integer_index(item):
             result = result.select(dim, operator.index(item))  # type: ignore[attr-defined]
         elif _is_advanced(item):
             gathered.append(item)
@@ -107,15 +95,8 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     return result
 
 
-def _is_integer(item: Any) -> bool:
-    from .tensor import _is_integer_index
-
-    return _is_integer_index(item)
-
-
 def setitem(self: Tensor, index: Any, value: Any) -> None:
     from .factories import tensor
-    from .tensor import Tensor
 
     items = index if isinstance(index, tuple) else (index,)
     basic = not any(_is_advanced(item) for item in items)
@@ -152,7 +133,7 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
 def _write_basic(self: Tensor, items: tuple[Any, ...], source: Tensor) -> None:
     """A basic-index write with nothing to record: straight into memory, as a view's
     copy_ would, counted as an in-place change."""
-    key = tuple(operator.index(i) if _is_integer(i) else i for i in items)
+    key = tuple(operator.index(i) if _is_integer_index(i) else i for i in items)
     try:
         self._data[key] = source._data
     except ValueError as error:

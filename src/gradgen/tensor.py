@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import devices, dtypes, indexing
+from . import devices, dtypes
 from .dtypes import dtype
 from .formatting import format_tensor
 from .graph import AccumulateGrad, Node, RemovableHandle
@@ -858,3 +858,8 @@ def make_edge(tensor: Tensor) -> Edge:
 def is_tensor(obj: Any) -> builtins.bool:
     """Whether `obj` is a gradgen Tensor (PyTorch's torch.is_tensor)."""
     return isinstance(obj, Tensor)
+
+
+# Indexing is a module of its own that builds on Tensor, so it is imported once Tensor
+# exists.
+from . import indexing  # noqa: E402
