@@ -227,3 +227,38 @@ def test_in_place_chain_matches_pytorch(torch) -> None:  # type: ignore[no-untyp
         )
     for ours, theirs in zip(results[0], results[1]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_a_base_in_any_memory_layout_is_found(torch) -> None:  # type: ignore[no-untyped-def]
+    def run(L):  # type: ignore[no-untyped-def]
+        x = L.tensor(np.arange(1.0, 7.0).reshape(2, 3), requires_grad=True)
+        w = L.tensor([2.0, -1.0], dtype=L.float64, requires_grad=True)
+        y = x.t() * 1.0  # numpy keeps the transposed (column-major) layout
+        y[1].mul_(w)
+        (y * y).sum().backward()
+        return x.grad.tolist(), w.grad.tolist()
+
+    assert not (gradgen.ones(2, 3, dtype=gradgen.float64).t() * 1.0)._data.flags.c_contiguous
+    assert run(gradgen) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        lambda a: a,
+        lambda a: np.asfortranarray(a),
+        lambda a: a[::-1, ::-1],
+        lambda a: a.T,
+    ],
+    ids=["C", "Fortran", "reversed", "transposed"],
+)
+def test_view_positions_index_the_base_in_c_order(layout) -> None:  # type: ignore[no-untyped-def]
+    from gradgen.view_history import view_positions
+
+    base = layout(np.arange(24.0).reshape(4, 6))
+    views = [base[1], base[:, 2], base[1:3, ::2], base.T[2:4], base[::-1][0], base[1:, 1:][::2]]
+    for view in views:
+        positions = view_positions(base, view)
+        assert positions is not None and positions.shape == view.shape
+        np.testing.assert_array_equal(base.reshape(-1)[positions], view)
+    assert view_positions(np.broadcast_to(np.ones(3), (2, 3)), np.ones(3)) is None

@@ -88,7 +88,9 @@ def sum_to_size(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
         if s == 1 and self.shape[leading + i] != 1
     )
     if not axes:
-        return self
+        # Nothing to sum; a new tensor must not share memory (and not its version
+        # counter) with its input, so this is a copy.
+        return self.reshape(size).copy()
     return np.sum(self, axis=axes, keepdims=True).reshape(size)
 
 

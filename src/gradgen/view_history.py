@@ -25,20 +25,46 @@ from .graph import Node, new_edge
 from .tensor import Tensor, make_edge
 
 
+def _extent(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
+    """The lowest and highest element offsets an array of this layout reaches."""
+    low = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0 and n > 0)
+    high = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0 and n > 0)
+    return low, high
+
+
 def view_positions(base: np.ndarray, view: np.ndarray) -> np.ndarray | None:
-    """The flat positions in `base` of the elements of `view` (shaped like `view`), or
-    None when the base's layout does not allow working them out."""
-    if not base.flags.c_contiguous or base.dtype != view.dtype:
-        return None
+    """The flat (C-order) positions in `base` of the elements of `view`, shaped like
+    `view`; None when the layouts do not allow working them out (a base whose
+    elements overlap in memory, strides that are not whole elements)."""
     itemsize = base.itemsize
-    offset = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    if offset % itemsize or any(stride % itemsize for stride in view.strides):
+    if view.dtype != base.dtype or any(s % itemsize for s in base.strides + view.strides):
         return None
-    flat = np.arange(base.size, dtype=np.int64)
-    strides = tuple(stride // itemsize * flat.itemsize for stride in view.strides)
+    if base.size == 0:
+        return np.zeros(view.shape, dtype=np.int64)
+    base_strides = tuple(s // itemsize for s in base.strides)
+    low, high = _extent(base.shape, base_strides)
+    if high - low + 1 < base.size:
+        return None  # elements share memory (a broadcast base)
+    # Label base's memory with each element's C-order position, written through
+    # base's own layout; then read the labels through the view's layout.
+    labels = np.full(high - low + 1, -1, dtype=np.int64)
+    word = labels.itemsize
+    np.lib.stride_tricks.as_strided(
+        labels[-low:], base.shape, tuple(s * word for s in base_strides)
+    )[...] = np.arange(base.size).reshape(base.shape)
+    distance = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if distance % itemsize:
+        return None
+    start = distance // itemsize - low
+    view_strides = tuple(s // itemsize for s in view.strides)
+    view_low, view_high = _extent(view.shape, view_strides)
+    if start + view_low < 0 or start + view_high >= labels.size:
+        return None
     positions: np.ndarray = np.lib.stride_tricks.as_strided(
-        flat[offset // itemsize :], view.shape, strides
+        labels[start:], view.shape, tuple(s * word for s in view_strides)
     ).copy()
+    if view.size and positions.min() < 0:
+        return None
     return positions
 
 
