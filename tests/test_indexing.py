@@ -243,3 +243,12 @@ def test_index_put_accumulates_repeated_indices(torch: Any) -> None:
         x.index_put_((lib.tensor([0, 0, 2]),), lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64), accumulate=True)
         results.append(x.tolist())
     assert results[0] == results[1] == [3.0, 0.0, 3.0]
+
+
+def test_writing_into_an_expanded_tensor_is_refused() -> None:
+    expanded = gradgen.zeros(1, 3).expand(2, 3)
+    message = "more than one element of the written-to tensor refers to a single memory location"
+    with pytest.raises(RuntimeError, match=message):
+        expanded[gradgen.tensor([0])] = 1.0
+    with pytest.raises(RuntimeError, match=message):
+        expanded[0] = 1.0

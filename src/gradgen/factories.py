@@ -274,8 +274,9 @@ def eye(
 ) -> Tensor:
     """The n x m identity (ones on the diagonal)."""
     check_device(device)
-    if n < 0 or (m is not None and m < 0):
-        raise RuntimeError(f"n must be greater or equal to 0, got {n if n < 0 else m}")
+    for name, value in (("n", n), ("m", m)):
+        if value is not None and value < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
     return _finish(np.eye(n, m, dtype=_float_dtype(dtype).numpy), requires_grad)
 
 

@@ -1312,6 +1312,12 @@ def index_put(
             f"{_scalar_type_name(values)} for the source."
         )
     key = _advanced_key(self, indices)
+    if out is not None and not out.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers "
+            "to a single memory location. Please clone() the tensor before performing the "
+            "operation."
+        )
     result = self.copy() if out is None else out
     target_shape = np.empty(self.shape, dtype=np.bool_)[key].shape
     try:

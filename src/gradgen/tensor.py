@@ -477,6 +477,7 @@ class Tensor:
             raise RuntimeError(
                 "tensor.H is only supported on matrices (2-D tensors). Got "
                 f"{self._data.ndim}-D tensor."
+                + (" For batches of matrices, consider using tensor.mH" if self._data.ndim > 2 else "")
             )
         return self.T.conj()  # type: ignore[attr-defined,no-any-return]
 

@@ -208,8 +208,9 @@ def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
         if not rebase_view_history(tensor, grad_fn):
             raise RuntimeError(
                 "gradgen cannot record an in-place operation on this view "
-                f"({grad_fn.name()}): its base's memory layout does not show where the "
-                "view's elements are; clone() the base first"
+                f"({grad_fn.name()}): its elements cannot be located in its base (a view "
+                "of another dtype, such as .real or .imag of a complex tensor); compute "
+                "the new tensor out of place instead"
             )
         return
     set_history(tensor, grad_fn)

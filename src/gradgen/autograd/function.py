@@ -82,8 +82,9 @@ SAVED_INPUT_RETURNED_ERROR = (
 )
 DIRTY_VIEW_ERROR = (
     "gradgen does not support ctx.mark_dirty() on an input that is a view of another "
-    "Tensor (PyTorch rebases the base's history with CopySlices, which gradgen does not "
-    "implement); clone() the input before passing it to the Function"
+    "Tensor (PyTorch rebases the base's history with CopySlices, which gradgen does for "
+    "its own operators but not for custom Functions); clone() the input before passing "
+    "it to the Function"
 )
 
 
