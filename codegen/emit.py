@@ -136,7 +136,7 @@ class BlackCache:
 
 
 # Batches of about this many lines: enough of them to keep every CPU busy.
-_BATCH_LINES = 1500
+_BATCH_LINES = 600
 
 
 def _blocks(text: str) -> list[str]:
