@@ -289,7 +289,8 @@ def reduce_sum(
     self: np.ndarray, dim: Sequence[int] | None, keepdim: bool, dtype: Any
 ) -> np.ndarray:
     axes = _dims(dim, self.ndim)
-    return np.sum(self, axis=axes, keepdims=keepdim, dtype=_reduced_dtype(self, dtype))
+    # np.sum on an ndarray is this reduction behind two Python-level wrappers.
+    return np.add.reduce(self, axis=axes, dtype=_reduced_dtype(self, dtype), keepdims=keepdim)  # type: ignore[call-overload]  # numpy's stubs miss this valid call
 
 
 def reduce_mean(

@@ -143,32 +143,47 @@ class Signature:
     text: str  # as shown in errors: "Tensor input, Scalar exponent"
     params: tuple[Param, ...]
 
+    def __post_init__(self) -> None:
+        # What binding asks on every call, worked out once.
+        positional = sum(1 for p in self.params if not p.keyword_only)
+        object.__setattr__(self, "_positional", positional)
+        object.__setattr__(self, "_names", frozenset(p.name for p in self.params))
+
     def bind(self, args: Sequence[Any], kwargs: dict[str, Any], numbers_as_tensors: bool) -> list[Any] | None:
         """The converted arguments in parameter order, or None when they do not fit."""
         # A method passes its tensor as self=..., wherever `self` stands in the schema
         # (where.self(Tensor condition, Tensor self, Tensor other)).
-        positional = [
-            p for p in self.params if not p.keyword_only and not (p.name == "self" and "self" in kwargs)
-        ]
-        if len(args) > len(positional):
+        self_by_keyword = "self" in kwargs
+        positional: int = self._positional - self_by_keyword  # type: ignore[attr-defined]
+        if len(args) > positional:
             return None
-        values: dict[str, Any] = {p.name: a for p, a in zip(positional, args)}
-        for name, value in kwargs.items():
-            if name in values:
+        names: frozenset[str] = self._names  # type: ignore[attr-defined]
+        for name in kwargs:
+            if name not in names:
                 return None
-            values[name] = value
         bound = []
+        taken = 0  # positional arguments used so far
         try:
             for param in self.params:
-                if param.name in values:
-                    bound.append(param.convert(values.pop(param.name), numbers_as_tensors))
+                name = param.name
+                if (
+                    taken < len(args)
+                    and not param.keyword_only
+                    and not (self_by_keyword and name == "self")
+                ):
+                    if name in kwargs:
+                        return None  # given twice
+                    bound.append(param.convert(args[taken], numbers_as_tensors))
+                    taken += 1
+                elif name in kwargs:
+                    bound.append(param.convert(kwargs[name], numbers_as_tensors))
                 elif param.has_default:
                     bound.append(param.default)
                 else:
                     return None
         except _NoMatch:
             return None
-        return None if values else bound
+        return bound
 
 
 class Overloads:
