@@ -91,7 +91,8 @@ def sum_to_size(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
         # Nothing to sum; a new tensor must not share memory (and not its version
         # counter) with its input, so this is a copy.
         return self.reshape(size).copy()
-    return np.sum(self, axis=axes, keepdims=True).reshape(size)
+    summed: np.ndarray = np.add.reduce(self, axis=axes, keepdims=True)
+    return summed.reshape(size)
 
 
 def to_copy(self: np.ndarray, dtype: Any) -> np.ndarray:
@@ -303,7 +304,14 @@ def reduce_mean(
         )
     axes = _dims(dim, self.ndim)
     target = self.dtype if dtype is None else dtype.numpy
-    return np.mean(self, axis=axes, keepdims=keepdim, dtype=target)
+    count = self.size if axes is None else math.prod(self.shape[a] for a in axes)
+    # np.mean's arithmetic (a sum in `target`, divided by the count), without its
+    # Python-level wrappers; an empty reduction is nan, as PyTorch's.
+    total = np.add.reduce(self, axis=axes, dtype=target, keepdims=keepdim)  # type: ignore[call-overload]  # numpy's stubs miss this valid call
+    if count:
+        return np.true_divide(total, count, dtype=target)
+    with np.errstate(invalid="ignore"):
+        return np.true_divide(total, 0.0).astype(target)
 
 
 _TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool"}
