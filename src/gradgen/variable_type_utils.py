@@ -18,7 +18,7 @@ from .dtypes import dtype
 from .grad_mode import _state as _grad_mode_state
 from .graph import NO_EDGE, Edge, Node, new_edge
 from .tensor import Tensor
-from .view_history import refresh_view
+from .view_history import rebase_view_history, refresh_view
 from .dtypes import SCALAR_TYPE_NAMES as _PYTORCH_TYPE_NAMES
 
 
@@ -203,8 +203,6 @@ def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
     """Make `tensor`, just modified in place, the output of `grad_fn`."""
     if tensor._base is not None:
         # Changed through a view: the base's history continues through CopySlices.
-        from .view_history import rebase_view_history
-
         if not rebase_view_history(tensor, grad_fn):
             raise RuntimeError(
                 "gradgen cannot record an in-place operation on this view "
