@@ -151,6 +151,8 @@ def test_a_write_is_an_in_place_change() -> None:
     y = gradgen.tensor([1.0, 2.0], requires_grad=True) * 1.0
     z = y * y  # saves y
     y[0] = 0.0
+    assert type(y.grad_fn).__name__ == "CopySlices"  # a copy_ into the view y[0]
+    y[gradgen.tensor([1])] = 0.0
     assert type(y.grad_fn).__name__ == "IndexPutBackward0"
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()

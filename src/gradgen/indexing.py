@@ -8,10 +8,11 @@ its backward adds the gradient back at the indexed places). As in PyTorch, an in
 next to an advanced index is a select applied first, so `x[0, :, [0, 1]]` has shape
 (3, 2) for a (2, 3, 4) x, where numpy gives (2, 3).
 
-Writing: `index_put_` on the tensor itself, so the graph records the write
-(IndexPutBackward0) and version counters see it. The positions written are found by
-indexing a tensor of flat positions with the same index, so reads and writes agree on
-every index. Without anything to record, a basic index writes straight into memory.
+Writing, as PyTorch: a basic index is a `copy_` into the view it selects (recorded
+through CopySlices when anything requires grad; without anything to record, straight
+into memory). An advanced index is `index_put_` on the tensor itself
+(IndexPutBackward0); the positions written are found by indexing a tensor of flat
+positions with the same index, so reads and writes agree on every index.
 """
 
 from __future__ import annotations
@@ -110,15 +111,13 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     recording = grad_mode.is_grad_enabled() and (
         self.requires_grad or source.requires_grad
     )
-    if basic and not recording:
-        _write_basic(self, items, source)
+    if basic:
+        if recording:
+            # As PyTorch: a copy_ into the view (recorded through CopySlices).
+            getitem(self, index).copy_(source)  # type: ignore[attr-defined]
+        else:
+            _write_basic(self, items, source)
         return
-    if basic and self._grad_fn is None and self._requires_grad:
-        # x[0] = v writes through a view of x (PyTorch's wording for that case).
-        raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an "
-            "in-place operation."
-        )
     # The flat positions `index` selects, in the layout reading would give them.
     positions = Tensor(np.arange(self._data.size).reshape(self._data.shape))
     with grad_mode.no_grad():
