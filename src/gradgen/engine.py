@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from . import anomaly_mode, grad_mode
+from . import anomaly_mode, dtypes, grad_mode
 from .graph import AccumulateGrad, Edge, GraphRoot, Node, is_stealable, task_state
 from .tensor import Tensor
 
@@ -104,15 +104,15 @@ def validate_outputs(
                     f"but got {type(grad).__name__}"
                 )
             )
-        metadata = function._input_metadata[input_nr]
+        expected_shape, expected_dtype = function._input_metadata[input_nr]
         shape = grad._data.shape
-        if shape != metadata.shape:
-            if not is_expandable_to(metadata.shape, shape):
-                raise RuntimeError(_error(node, _shape_error(index, shape, metadata.shape)))
-            grad = grad.sum_to_size(metadata.shape)  # type: ignore[attr-defined]
-        if grad._data.dtype != metadata.dtype.numpy:
+        if shape != expected_shape:
+            if not is_expandable_to(expected_shape, shape):
+                raise RuntimeError(_error(node, _shape_error(index, shape, expected_shape)))
+            grad = grad.sum_to_size(expected_shape)  # type: ignore[attr-defined]
+        if expected_dtype is not None and grad._data.dtype != expected_dtype:
             grad_is_complex = grad._data.dtype.kind == "c"
-            if grad._data.dtype.kind != "f" and grad_is_complex != metadata.dtype.is_complex:
+            if grad._data.dtype.kind != "f" and grad_is_complex != (expected_dtype.kind == "c"):
                 raise RuntimeError(
                     _error(
                         node,
@@ -120,7 +120,7 @@ def validate_outputs(
                         "== grad_is_complex) to be true, but got false."
                     )
                 )
-            grad = grad._to_copy(dtype=metadata.dtype)  # type: ignore[union-attr]
+            grad = grad._to_copy(dtype=dtypes._FROM_NUMPY[expected_dtype])  # type: ignore[union-attr]
         grads[index] = grad
 
 

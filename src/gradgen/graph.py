@@ -25,12 +25,11 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 import numpy as np
 
 from . import anomaly_mode, grad_mode
-from .dtypes import _FROM_NUMPY
 
 if TYPE_CHECKING:
     from .dtypes import dtype
@@ -72,11 +71,11 @@ def new_edge(function: Node | None, input_nr: int) -> Edge:
 _tuple_new = tuple.__new__
 
 
-class InputMetadata(NamedTuple):
-    """Shape and dtype of one forward output, checked against its incoming gradient."""
-
-    shape: tuple[int, ...]
-    dtype: dtype
+# Shape and numpy dtype of one forward output, checked against its incoming gradient
+# (dtype None: an output that takes no gradient). A plain tuple of a tuple of ints and a
+# numpy dtype, so Python's garbage collector stops tracking it: a graph of 100,000 nodes
+# then has 100,000 fewer objects for each full collection to walk.
+InputMetadata: TypeAlias = "tuple[tuple[int, ...], np.dtype[Any] | None]"
 
 
 class RemovableHandle:
@@ -164,7 +163,7 @@ class Node:
         """Record one forward output; returns its output number."""
         metadata = self._input_metadata
         data = tensor._data
-        metadata.append(_tuple_new(InputMetadata, (data.shape, _FROM_NUMPY[data.dtype])))
+        metadata.append((data.shape, data.dtype))
         return len(metadata) - 1
 
     @property
@@ -271,7 +270,7 @@ class AccumulateGrad(Node):
         super().__init__()
         self._sequence_number = MAX_SEQUENCE_NR
         self.variable = variable
-        self._input_metadata.append(InputMetadata(variable._data.shape, variable.dtype))
+        self._input_metadata.append((variable._data.shape, variable._data.dtype))
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         new_grad = grads[0]

@@ -90,7 +90,7 @@ DIRTY_VIEW_ERROR = (
 
 def _placeholder_metadata() -> InputMetadata:
     """Metadata of an output that has no gradient (PyTorch's undefined_input)."""
-    return InputMetadata((), None)  # type: ignore[arg-type]  # no dtype: the placeholder
+    return ((), None)  # no dtype: the placeholder
 
 
 class FunctionCtx:
