@@ -24,6 +24,7 @@ import numpy as np
 
 from . import grad_mode
 from .dtypes import int64
+from .numpy_kernels import OVERLAPPING_WRITE_ERROR
 from .tensor import Tensor, _is_integer_index
 
 
@@ -137,11 +138,7 @@ def _write_basic(self: Tensor, items: tuple[Any, ...], source: Tensor) -> None:
         self._data[key] = source._data
     except ValueError as error:
         if not self._data.flags.writeable:
-            raise RuntimeError(
-                "unsupported operation: more than one element of the written-to tensor "
-                "refers to a single memory location. Please clone() the tensor before "
-                "performing the operation."
-            ) from None
+            raise RuntimeError(OVERLAPPING_WRITE_ERROR) from None
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {list(source._data.shape)} cannot be "
             f"broadcast to indexing result of shape {list(self._data[key].shape)}"

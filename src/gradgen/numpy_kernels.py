@@ -41,6 +41,23 @@ __all__ = [
 ]
 
 
+# PyTorch's refusal to write into memory that several elements share (an expanded
+# tensor): in-place kernels, copy_into and Tensor.__setitem__ all say it this way.
+OVERLAPPING_WRITE_ERROR = (
+    "unsupported operation: more than one element of the written-to tensor refers to a "
+    "single memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether shapes `a` and `b` broadcast together."""
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True
+
+
 def permute(self: np.ndarray, dims: Sequence[int]) -> np.ndarray:
     """A view with the dimensions reordered (PyTorch's checks and messages)."""
     if len(dims) != self.ndim:
@@ -1322,11 +1339,7 @@ def index_put(
         )
     key = _advanced_key(self, indices)
     if out is not None and not out.flags.writeable:
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers "
-            "to a single memory location. Please clone() the tensor before performing the "
-            "operation."
-        )
+        raise RuntimeError(OVERLAPPING_WRITE_ERROR)
     result = self.copy() if out is None else out
     target_shape = np.empty(self.shape, dtype=np.bool_)[key].shape
     try:
@@ -2071,7 +2084,7 @@ def _check_bce(
     if weight is not None:
         shape = (
             np.broadcast_shapes(self.shape, weight.shape)
-            if _broadcasts(self.shape, weight.shape)
+            if broadcastable(self.shape, weight.shape)
             else None
         )
         if shape is None:
@@ -2083,14 +2096,6 @@ def _check_bce(
             )
         weight = np.broadcast_to(weight.astype(self.dtype, copy=False), self.shape)
     return target, weight
-
-
-def _broadcasts(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    try:
-        np.broadcast_shapes(a, b)
-    except ValueError:
-        return False
-    return True
 
 
 def _broadcast_error(a: tuple[int, ...], b: tuple[int, ...]) -> RuntimeError:
@@ -2382,7 +2387,7 @@ def huber_loss(
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_floating("huber_cpu", self)
     _check_reduction(reduction)
-    if not _broadcasts(self.shape, target.shape):
+    if not broadcastable(self.shape, target.shape):
         raise _broadcast_error(self.shape, target.shape)
     z = np.abs(self - target)
     loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
@@ -2399,7 +2404,7 @@ def huber_loss_backward(
     """norm * grad * clamp(x - y, -delta, delta) (norm = 1 / numel for the mean)."""
     _check_floating("huber_backward_cpu_out", self)
     for other in (target, grad_output):
-        if not _broadcasts(self.shape, other.shape):
+        if not broadcastable(self.shape, other.shape):
             raise _broadcast_error(self.shape, other.shape)
     norm = _loss_norm(self, reduction)
     x = self - target
@@ -2413,7 +2418,7 @@ def huber_loss_backward(
 
 def _check_in_place_broadcast(output: tuple[int, ...], other: tuple[int, ...]) -> None:
     """PyTorch's error for an in-place operation whose operand broadcasts its output."""
-    if not _broadcasts(output, other):
+    if not broadcastable(output, other):
         raise _broadcast_error(output, other)
     shape = np.broadcast_shapes(output, other)
     if shape != output:

@@ -17,6 +17,7 @@ from . import dtypes
 from .dtypes import dtype
 from .grad_mode import _state as _grad_mode_state
 from .graph import NO_EDGE, Edge, Node, new_edge
+from .numpy_kernels import OVERLAPPING_WRITE_ERROR, broadcastable
 from .tensor import Tensor
 from .view_history import rebase_view_history, refresh_view
 from .dtypes import SCALAR_TYPE_NAMES as _PYTORCH_TYPE_NAMES
@@ -231,24 +232,12 @@ def copy_into(destination: Tensor, value: Any) -> Tensor:
     if array.shape != target.shape:
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape "
-            f"{list(np.broadcast_shapes(array.shape, target.shape)) if _broadcastable(array.shape, target.shape) else list(array.shape)}"
+            f"{list(np.broadcast_shapes(array.shape, target.shape)) if broadcastable(array.shape, target.shape) else list(array.shape)}"
         )
     if not target.flags.writeable:
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor "
-            "refers to a single memory location. Please clone() the tensor before "
-            "performing the operation."
-        )
+        raise RuntimeError(OVERLAPPING_WRITE_ERROR)
     np.copyto(target, array, casting="same_kind")
     return destination
-
-
-def _broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    try:
-        np.broadcast_shapes(a, b)
-    except ValueError:
-        return False
-    return True
 
 
 def broadcast_error(error: ValueError, *arrays: Any) -> Exception:
