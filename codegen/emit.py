@@ -22,6 +22,7 @@ import jinja2
 
 from .errors import CodegenError
 from .ir import PackageIR
+from .literals import FILTERS
 
 # Explicit target versions: black must not infer them from each block it is given.
 _BLACK_MODE = black.Mode(line_length=88, target_versions={black.TargetVersion.PY310})
@@ -56,7 +57,9 @@ def templates_directory() -> Path:
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    """Templates print input text only through the filters of literals.py: `py`
+    (a string literal), `docstring`, `comment` and `identifier`."""
+    environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_directory()),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -64,6 +67,8 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
+    environment.filters.update(FILTERS)
+    return environment
 
 
 # A block starts at a top-level def, class or decorator; statements stay with the block

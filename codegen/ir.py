@@ -4,6 +4,13 @@ Templates only loop and branch; each piece of Python they emit (a signature, a c
 a formula, a save statement) is built by this module, so the rules that decide the
 generated code are Python you can test and step through.
 
+Code is built from data, never from text: expressions are `ast.unparse` of checked
+trees, names are checked identifiers, and every other string (a schema, a default, an
+operator name in an error message) enters code as a literal made by repr(). Text that
+the templates print into docstrings and comments (schemas, formulas as written) stays
+text here: the templates print it only through the `docstring` and `comment` filters
+of literals.py, and string literals through `py`.
+
 The names in generated code follow PyTorch's: `grad_fn`, `_any_requires_grad`,
 `compute_requires_grad`, `collect_next_edges`, `set_history`, `needs_input_grad`,
 `grad_inputs`, `any_grad_defined`, `grad_input_mask`; saved inputs `self_`, saved
@@ -76,7 +83,7 @@ class ForwardIR:
     """One generated JVP function (from a `result:` formula) and how the wrapper calls it."""
 
     function_name: str  # e.g. "add_Tensor_jvp", in functions.py
-    formula: str  # as written in derivatives.yaml (for the docstring)
+    formula: str  # as written in derivatives.yaml (text for the docstring filter)
     parameters: str  # "self_p: Tensor, self_t: Tensor, ..., result: Tensor"
     expression: str
     call_arguments: str  # in the wrapper: "self, tangent_or_zeros(self), ..., result"
@@ -138,6 +145,11 @@ class OverloadedIR:
     python_name: str
     overloads: tuple[BindingIR, ...]
 
+    @property
+    def doc(self) -> str:
+        """The method's docstring text: its schemas."""
+        return " or ".join(f"``{overload.schema}``" for overload in self.overloads)
+
 
 # -- Backward nodes ---------------------------------------------------------------------
 
@@ -147,7 +159,7 @@ class FormulaIR:
     """One formula block of a node's functional apply."""
 
     indices: tuple[int, ...]  # edge indices of the formula's inputs
-    var_names: str  # "self" or "self, other", for the comment
+    var_names: str  # "self" or "self, other", text for the comment filter
     expression: str
     wrap_any_grad_defined: bool
 
@@ -157,7 +169,9 @@ class BackwardIR:
     class_name: str
     function_name: str  # the functional apply, e.g. "sub_backward0_apply"
     schema: str
-    formula_lines: tuple[str, ...]  # "self: handle_r_to_c(...)" as in the YAML
+    # The docstring's lines (text for the docstring filter): the schema, then each
+    # formula as written in the YAML, "self: handle_r_to_c(...)".
+    doc_lines: tuple[str, ...]
     slots: tuple[str, ...]
     saved_variable_slots: tuple[str, ...]
     getters: tuple[tuple[str, str, str], ...]  # (property name, expression, type)
@@ -447,7 +461,7 @@ def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
         return None
     return AutogradIR(
         node_class="NotImplementedBackward",
-        node_constructor=f'NotImplementedBackward("{function.schema.name.name.base}")',
+        node_constructor=f"NotImplementedBackward({function.schema.name.name.base!r})",
         differentiable_inputs=", ".join(inputs),
         input_saves=(),
         output_histories=histories,
@@ -668,7 +682,11 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
         class_name=info.op,
         function_name=f"{info.op[0].lower()}{_snake(info.op[1:])}_apply",
         schema=str(info.function.schema),
-        formula_lines=tuple(f"{', '.join(d.var_names)}: {d.original}" for d in info.derivatives),
+        doc_lines=(
+            f"Backward of ``{info.function.schema}``.",
+            "",
+            *(f"{', '.join(d.var_names)}: {d.original}" for d in info.derivatives),
+        ),
         slots=slots,
         saved_variable_slots=saved_variable_slots,
         getters=tuple(getters),
@@ -711,20 +729,20 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         position += 1
         if argument.type.is_tensor_like() and argument.type.is_list_like() is None:
             allow = "False" if public == "input" else "True"
-            conversion = f'tensor_argument({public}, "{op}", "{public}", {position}, {allow})'
+            conversion = f"tensor_argument({public}, {op!r}, {public!r}, {position}, {allow})"
             if argument.type.is_nullable():
                 conversion = f"None if {public} is None else {conversion}"
             conversions.append(f"{public} = {conversion}")
         elif argument.type.is_tensor_like():  # Tensor[] or Tensor?[]
             allow_none = ", True" if argument.type.is_nullable() else ""
             conversions.append(
-                f'{public} = tensor_list_argument({public}, "{op}", "{public}", {position}{allow_none})'
+                f"{public} = tensor_list_argument({public}, {op!r}, {public!r}, {position}{allow_none})"
             )
         elif _is_int_list(argument):
             if varargs and argument in positional:
-                conversions.append(f'{public} = int_list_varargs({public}, "{op}", "{public}")')
+                conversions.append(f"{public} = int_list_varargs({public}, {op!r}, {public!r})")
             else:
-                conversions.append(f'{public} = int_list_argument({public}, "{op}", "{public}")')
+                conversions.append(f"{public} = int_list_argument({public}, {op!r}, {public!r})")
         elif argument.type.is_base_ty_like(BaseTy.ScalarType):
             conversions.append(f"{public} = dtype_argument({public})")
         call_names.append(public)
@@ -802,7 +820,7 @@ def _public_arguments(function: NativeFunction, method: bool) -> list[tuple[str,
 def _overload_params(function: NativeFunction, method: bool) -> tuple[str, ...]:
     params = []
     for name, argument, keyword_only in _public_arguments(function, method):
-        fields = [f'"{name}"', f'"{_param_kind(argument)}"']
+        fields = [repr(name), repr(_param_kind(argument))]
         if keyword_only:
             fields.append("keyword_only=True")
         if argument.default is not None:
