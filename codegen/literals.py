@@ -47,7 +47,9 @@ def _escape(text: str, in_string: bool) -> str:
         elif in_string and char == '"' and (previous == '"' or index == len(text) - 1):
             out.append('\\"')
         elif not char.isprintable():
-            out.append(char.encode("unicode_escape", "backslashreplace").decode("ascii"))
+            out.append(
+                char.encode("unicode_escape", "backslashreplace").decode("ascii")
+            )
         else:
             out.append(char)
         previous = char
