@@ -8,6 +8,7 @@ The stages, each a module with one job:
     kernels_module.py  a user's own kernels module (--kernels): its __all__, read with ast
     load.py         validate both files and join them into the Model (model.py)
     ir.py           every string the templates print
+    literals.py     input text as Python: repr() literals, docstrings, comments, names
     emit.py         render the jinja2 templates, black, write what changed
 The generator never imports the gradgen runtime or the generated package, so it runs
 even when generated code is stale or broken.
@@ -48,6 +49,7 @@ def generate(
     user_module = load_kernels_module(Path(kernels)) if kernels is not None else None
     model = load.load(Path(native_functions), Path(derivatives), user_module)
     package = ir.build(model, load.exported_names("numpy_kernels"), load.exported_names("helpers"))
+    # Text, not code: the header prints it through the `docstring` filter (literals.py).
     sources = f"{Path(native_functions).name} and {Path(derivatives).name}"
     if user_module is not None:
         sources = f"{Path(native_functions).name}, {Path(derivatives).name} and {user_module.file_name}"

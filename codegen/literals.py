@@ -24,15 +24,26 @@ from collections.abc import Sequence
 from .errors import CodegenError
 
 
+def _excerpt(value: object) -> str:
+    """A short repr() of a value for an error message."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _bug(value: object, what: str) -> CodegenError:
+    return CodegenError(
+        f"cannot print {_excerpt(value)} as {what} (a generator bug: input is "
+        "checked when the YAML is loaded)"
+    )
+
+
 def python_literal(value: object) -> str:
     """A Python literal for a string (or a tuple/list of strings), made by repr()."""
     if isinstance(value, str):
         return repr(value)
     if isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value):
         return repr(tuple(value))
-    raise CodegenError(
-        f"the generator printed a {type(value).__name__} as a string literal (a generator bug)"
-    )
+    raise _bug(value, "a string literal")
 
 
 def _escape(text: str, in_string: bool) -> str:
@@ -63,7 +74,7 @@ def docstring(lines: str | Sequence[str], indent: int = 0) -> str:
     if isinstance(lines, str):
         lines = [lines]
     if not lines or not all(isinstance(line, str) for line in lines):
-        raise CodegenError("a docstring needs lines of text (a generator bug)")
+        raise _bug(lines, "a docstring")
     pad = " " * indent
     body = [_escape(line, in_string=True) for line in lines]
     value_lines = list(lines)
@@ -79,7 +90,7 @@ def docstring(lines: str | Sequence[str], indent: int = 0) -> str:
     except (ValueError, SyntaxError):
         value = None
     if value != expected:
-        raise CodegenError(f"cannot print {lines!r} as a docstring (a generator bug)")
+        raise _bug(lines, "a docstring")
     return literal
 
 
@@ -87,17 +98,14 @@ def comment(text: str) -> str:
     """`text` for after a ``#``: the newlines and other control characters it holds
     are escaped, so it stays one comment line."""
     if not isinstance(text, str):
-        raise CodegenError("a comment needs text (a generator bug)")
+        raise _bug(text, "a comment")
     return _escape(text, in_string=False)
 
 
 def identifier(name: str) -> str:
     """A name printed as code: an identifier and not a keyword, or a CodegenError."""
     if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-        raise CodegenError(
-            f"the generated code would use {name!r} as a Python name; it is not an "
-            "identifier (a generator bug: names are checked when the YAML is loaded)"
-        )
+        raise _bug(name, "a Python name (not an identifier, or a keyword)")
     return name
 
 
