@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -29,6 +30,8 @@ import pytest
 
 from gradgen.codegen import CodegenError, generate
 from gradgen.codegen.literals import comment, docstring, identifier, python_literal
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # A payload that runs when printed raw into a literal of the matching quote.
 RUN = '__import__("os").system("touch CANARY")'
@@ -156,8 +159,8 @@ def test_the_filters_give_back_the_text(text: str) -> None:
     assert ast.literal_eval(several) == f"first\n    {text}\n\n    {text}\n    "
     assert several.count("\n") == 4  # one source line per line of text
     line = comment(text)
-    tokens = [t for t in ast.parse(f"x = 1  # {line}\n").body]
-    assert len(tokens) == 1  # the comment stayed a comment
+    statements = ast.parse(f"x = 1  # {line}\n").body
+    assert len(statements) == 1  # the comment stayed a comment
     assert line.isprintable()
 
 
@@ -181,6 +184,61 @@ def test_identifier_refuses_what_is_not_a_name(name: str) -> None:
 def test_python_literal_refuses_what_is_not_text() -> None:
     with pytest.raises(CodegenError, match="generator bug"):
         python_literal(3)
+
+
+# Everything a template prints without a filter: Python code that ir.py builds from
+# checked names, `ast.unparse` of checked trees and repr() literals, or an int.
+CODE_FIELDS = {
+    "binding.call",
+    "binding.signature",
+    "expression",
+    "formula.expression",
+    "formula.indices[0]",
+    "index",
+    "jvp.call_arguments",
+    "jvp.expression",
+    "jvp.output",
+    "jvp.parameters",
+    "line",
+    "loop.index0",
+    "node.num_inputs",
+    "node.parameters",
+    "op.arguments",
+    "op.autograd.differentiable_inputs",
+    "op.autograd.history_function",
+    "op.autograd.node_class",
+    "op.autograd.node_constructor",
+    "op.forward_ad.condition",
+    "op.parameters",
+    "op.promoted",
+    "output",
+    "overload.target",
+    "param",
+    "save.guard",
+    "save.target",
+    "save.value",
+    "size",
+    "type",
+}
+FILTERED = re.compile(r"\| (py|docstring|comment|identifier)(\(\d+\))?$")
+
+
+def test_templates_print_text_only_through_the_filters() -> None:
+    templates = sorted((ROOT / "templates").glob("*.j2"))
+    assert len(templates) == 9
+    seen = set()
+    for path in templates:
+        for expression in re.findall(r"{{(.*?)}}", path.read_text(), flags=re.S):
+            expression = expression.strip()
+            if FILTERED.search(expression) or expression.endswith(
+                'map("identifier") | join(", ")'
+            ):
+                continue
+            assert (
+                expression in CODE_FIELDS
+            ), f"{path.name}: {{{{ {expression} }}}} is unfiltered"
+            seen.add(expression)
+    assert seen == CODE_FIELDS  # the list stays exact
 
 
 # -- hostile text through every template --------------------------------------------------
