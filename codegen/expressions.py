@@ -113,34 +113,41 @@ class Unknowns:
     `{word}` where the names go: one name reads as ever (``unknown name 'slf' in a numpy
     expression; did you mean 'self'?``); several read ``unknown names 'slf' (did you mean
     'self'?) and 'othr' (did you mean 'other'?) in a numpy expression``, and kinds are
-    joined with ``; ``.
+    joined with ``; ``, all in the order of the expression's text.
     """
 
     def __init__(self, templates: dict[str, tuple[str, str]]) -> None:
         self.templates = templates
-        self.found: dict[str, dict[str, list[str]]] = {}  # kind -> word -> candidates
+        # (line, column, count) -> (kind, word, candidates); each word is named once
+        self.found: dict[tuple[int, int, int], tuple[str, str, list[str]]] = {}
 
-    def add(self, kind: str, word: str, candidates: Iterable[str]) -> None:
-        self.found.setdefault(kind, {}).setdefault(word, sorted(set(candidates)))
+    def add(
+        self, kind: str, word: str, candidates: Iterable[str], node: ast.AST
+    ) -> None:
+        if all((k, w) != (kind, word) for k, w, _ in self.found.values()):
+            line, column = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+            if isinstance(node, ast.Attribute):  # where the attribute's name stands
+                line = node.end_lineno or line
+                column = (node.end_col_offset or column) - len(node.attr)
+            position = (line, column, len(self.found))
+            self.found[position] = (kind, word, sorted(set(candidates)))
 
     def raise_if_any(self) -> None:
-        entries = [
-            (k, w, c) for k, words in self.found.items() for w, c in words.items()
-        ]
+        entries = [self.found[position] for position in sorted(self.found)]
         if not entries:
             return
         if len(entries) == 1:
             kind, word, candidates = entries[0]
             message = self.templates[kind][0].replace("{word}", f"'{word}'")
             raise CodegenError(message + did_you_mean(word, candidates))
+        kinds: dict[str, list[str]] = {}
+        for kind, word, candidates in entries:
+            kinds.setdefault(kind, []).append(f"'{word}'{_hint(word, candidates)}")
         parts = []
-        for kind, words in self.found.items():
-            listed = [f"'{w}'{_hint(w, c)}" for w, c in words.items()]
-            text = (
-                listed[0]
-                if len(listed) == 1
-                else ", ".join(listed[:-1]) + " and " + listed[-1]
-            )
+        for kind, listed in kinds.items():
+            text = listed[0]
+            if len(listed) > 1:
+                text = ", ".join(listed[:-1]) + " and " + listed[-1]
             parts.append(self.templates[kind][len(listed) > 1].replace("{word}", text))
         raise CodegenError("; ".join(parts))
 
@@ -258,7 +265,7 @@ class _KernelChecker(ast.NodeVisitor):
         function = node.func
         if isinstance(function, ast.Name):
             if function.id not in self.helpers:
-                self.unknowns.add("helper", function.id, self.helpers)
+                self.unknowns.add("helper", function.id, self.helpers, function)
         elif isinstance(function, ast.Attribute):
             if any(k.arg == "out" for k in node.keywords):
                 raise CodegenError(
@@ -311,7 +318,7 @@ class _KernelChecker(ast.NodeVisitor):
             second = chain[1].attr
             if second not in NUMPY_SUBMODULES[first]:
                 candidates = (f"np.{first}.{n}" for n in NUMPY_SUBMODULES[first])
-                self.unknowns.add("numpy", f"np.{first}.{second}", candidates)
+                self.unknowns.add("numpy", f"np.{first}.{second}", candidates, chain[1])
                 return
             rest = chain[2:]
         elif first in NUMPY_NAMES:
@@ -320,7 +327,7 @@ class _KernelChecker(ast.NodeVisitor):
             candidates = {f"np.{n}" for n in NUMPY_NAMES} | {
                 f"np.{m}.{n}" for m, names in NUMPY_SUBMODULES.items() for n in names
             }
-            self.unknowns.add("numpy", f"np.{first}", candidates)
+            self.unknowns.add("numpy", f"np.{first}", candidates, chain[0])
             return
         for attribute in rest:
             self._member(attribute)
@@ -329,9 +336,11 @@ class _KernelChecker(ast.NodeVisitor):
         """`value.NAME(...)` or `value.NAME` on whatever value: from the lists only."""
         if id(node) in self.called:
             if node.attr not in VALUE_METHODS:
-                self.unknowns.add("method", node.attr, VALUE_METHODS)
+                self.unknowns.add("method", node.attr, VALUE_METHODS, node)
         elif node.attr not in VALUE_METHODS and node.attr not in VALUE_ATTRIBUTES:
-            self.unknowns.add("attribute", node.attr, VALUE_METHODS | VALUE_ATTRIBUTES)
+            self.unknowns.add(
+                "attribute", node.attr, VALUE_METHODS | VALUE_ATTRIBUTES, node
+            )
 
     def visit_Name(self, node: ast.Name) -> None:
         # Reached for names that are not the root of an np.NAME chain.
@@ -340,4 +349,6 @@ class _KernelChecker(ast.NodeVisitor):
                 f"a numpy expression may use np only as np.NAME ({_SEE_LIST}), not alone"
             )
         if node.id not in self.arguments and node.id not in self.helpers:
-            self.unknowns.add("name", node.id, self.arguments | {"np"} | self.helpers)
+            self.unknowns.add(
+                "name", node.id, self.arguments | {"np"} | self.helpers, node
+            )

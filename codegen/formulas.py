@@ -223,7 +223,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                 return ast.copy_location(call, node)
             _check_receiver(receiver, "a formula", self.non_tensors)
             function.value = self.visit(receiver)
-            _check_method(method, "a formula", self.unknowns, self.methods)
+            _check_method(function, "a formula", self.unknowns, self.methods)
             self._visit_arguments(node)
             return node
         if isinstance(function, ast.Name):
@@ -231,7 +231,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                 known = self.arguments.get(function.id)
                 if known is not None or function.id in ("grad", "grads", *self.outputs):
                     raise CodegenError(f"'{function.id}' is not callable")
-                self.unknowns.add("helper", function.id, self.names.callables)
+                self.unknowns.add("helper", function.id, self.names.callables, function)
                 self._visit_arguments(node)
                 return node
             if function.id in self.names.user:
@@ -380,7 +380,7 @@ class _BackwardRewriter(ast.NodeTransformer):
         elif name in self.names.callables:
             raise CodegenError(f"'{name}' must be called, not used as a value")
         else:
-            self.unknowns.add("name", name, self._allowed_names())
+            self.unknowns.add("name", name, self._allowed_names(), node)
         return node
 
 
@@ -409,14 +409,17 @@ def _formula_methods(names: FormulaNames) -> frozenset[str]:
     return (names.methods - FORMULA_FORBIDDEN_METHODS) | FORMULA_HAND_METHODS
 
 
-def _check_method(method: str, what: str, unknowns: Unknowns, allowed: frozenset[str]) -> None:
+def _check_method(
+    function: ast.Attribute, what: str, unknowns: Unknowns, allowed: frozenset[str]
+) -> None:
+    method = function.attr
     if method in FORMULA_FORBIDDEN_METHODS:
         raise CodegenError(
             f"{what} may not call the method '{method}' (see 'What an expression may "
             "call' in docs/yaml-reference.md)"
         )
     if method not in allowed:
-        unknowns.add("method", method, allowed)
+        unknowns.add("method", method, allowed, function)
 
 
 def _check_receiver(receiver: ast.expr, what: str, non_tensors: dict[str, str]) -> None:
@@ -508,7 +511,7 @@ def check_forward_formula(
         if isinstance(node, ast.Call):
             function = node.func
             if isinstance(function, ast.Name) and function.id not in names.callables:
-                unknowns.add("helper", function.id, names.callables)
+                unknowns.add("helper", function.id, names.callables, function)
             elif (
                 isinstance(function, ast.Name)
                 and function.id in names.user
@@ -529,7 +532,7 @@ def check_forward_formula(
                         )
                     continue
                 _check_receiver(receiver, "a forward formula", non_tensors)
-                _check_method(method, "a forward formula", unknowns, frozenset(methods))
+                _check_method(function, "a forward formula", unknowns, frozenset(methods))
             elif not isinstance(function, ast.Name):
                 raise CodegenError(
                     "only helpers, operators and tensor methods may be called, not "
@@ -552,7 +555,7 @@ def check_forward_formula(
                 )
             if name in names.callables:
                 raise CodegenError(f"'{name}' must be called, not used as a value")
-            unknowns.add("name", name, allowed_values | names.callables)
+            unknowns.add("name", name, allowed_values | names.callables, node)
     unknowns.raise_if_any()
 
 
