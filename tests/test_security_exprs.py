@@ -585,10 +585,10 @@ def _reference_section() -> str:
 def test_the_reference_lists_every_family() -> None:
     section = _reference_section()
     families = {
-        **{f"np.{k}": v for k, v in NUMPY_FAMILIES.items()},
+        **{f"np.NAME, {k}": v for k, v in NUMPY_FAMILIES.items()},
         **{f"np.{k}.NAME": v for k, v in NUMPY_SUBMODULES.items()},
-        **{f"methods, {k}": v for k, v in VALUE_METHOD_FAMILIES.items()},
-        **{f"attributes, {k}": v for k, v in VALUE_ATTRIBUTE_FAMILIES.items()},
+        **{f"value.NAME(...), {k}": v for k, v in VALUE_METHOD_FAMILIES.items()},
+        **{f"value.NAME, {k}": v for k, v in VALUE_ATTRIBUTE_FAMILIES.items()},
         "formulas never call": FORMULA_FORBIDDEN_METHODS,
     }
     for family, names in families.items():
