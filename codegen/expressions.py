@@ -317,8 +317,8 @@ class _KernelChecker(ast.NodeVisitor):
                 )
             second = chain[1].attr
             if second not in NUMPY_SUBMODULES[first]:
-                candidates = (f"np.{first}.{n}" for n in NUMPY_SUBMODULES[first])
-                self.unknowns.add("numpy", f"np.{first}.{second}", candidates, chain[1])
+                inside = {f"np.{first}.{n}" for n in NUMPY_SUBMODULES[first]}
+                self.unknowns.add("numpy", f"np.{first}.{second}", inside, chain[1])
                 return
             rest = chain[2:]
         elif first in NUMPY_NAMES:

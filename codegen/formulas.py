@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from .allowed import FORMULA_FORBIDDEN_METHODS, FORMULA_HAND_METHODS
 from .allowed import HAND_WRITTEN_METHODS as HAND_WRITTEN_METHODS
 from .allowed import TENSOR_QUERY_METHODS as TENSOR_QUERY_METHODS
-from .errors import CodegenError, did_you_mean
+from .errors import CodegenError
 from .expressions import QualifyUserNames, Unknowns, user_function
 from .expressions import check_kernel_expression as check_kernel_expression
 from .expressions import check_node_types as check_node_types
