@@ -1,11 +1,13 @@
-"""Parse and check derivative formulas and kernel expressions with `ast`.
+"""Parse and check derivative formulas with `ast` (kernel expressions: expressions.py).
 
 A formula is one Python expression. Before anything is generated, it is parsed and
-walked node by node against a whitelist: only the node types in `_ALLOWED_NODES`,
-only the names the formula's context allows (arguments, cotangents, outputs, helpers,
-operators), only calls of helpers, operators and tensor methods, and never a dunder
-attribute. Whatever is not allowed is a CodegenError naming what and, where there is
-one, the close candidate. So `grad.__class__` or `__import__('os')` never reach the
+walked node by node against a whitelist: only the node types in `_ALLOWED_NODES`
+(expressions.py), only the names the formula's context allows (arguments, cotangents,
+outputs, helpers, operators), only calls of helpers, operators and tensor methods, the
+methods only on tensors and from the lists of allowed.py, no attribute reads, and never
+a dunder. Whatever is not allowed is a CodegenError naming what and, where there is
+one, the close candidate; all unknown names of a formula are named in one error. So
+`grad.__class__`, `__import__('os')` or `"{0.__class__}".format(grad)` never reach the
 generated code.
 
 Analysis also decides what a Backward node saves, as PyTorch's load_derivatives does:
@@ -29,7 +31,14 @@ import keyword
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .errors import CodegenError, did_you_mean
+from .allowed import FORMULA_FORBIDDEN_METHODS, FORMULA_HAND_METHODS
+from .allowed import HAND_WRITTEN_METHODS as HAND_WRITTEN_METHODS
+from .allowed import TENSOR_QUERY_METHODS as TENSOR_QUERY_METHODS
+from .errors import CodegenError
+from .expressions import QualifyUserNames, Unknowns, user_function
+from .expressions import check_kernel_expression as check_kernel_expression
+from .expressions import check_node_types as check_node_types
+from .expressions import parse_expression as parse_expression
 
 
 class SavedKind(enum.Enum):
@@ -70,90 +79,12 @@ LIST_METADATA_SUGAR: dict[str, tuple[str, str, str]] = {
     "to_args_scalartypes": ("args_scalartypes", "[t.dtype for t in {x}]", "list[dtype]"),
 }
 
-# Methods of any tensor that answer a question and create no graph.
-TENSOR_QUERY_METHODS = frozenset({"is_complex", "is_floating_point", "dim", "numel"})
-# Differentiable Tensor methods written by hand in the runtime, as PyTorch writes them
-# in its Python bindings (Tensor.to takes a dtype, a device or a tensor).
-HAND_WRITTEN_METHODS = frozenset({"to"})
-# What a formula may call on a tensor besides the YAML's method variants.
-_RUNTIME_METHODS = TENSOR_QUERY_METHODS | HAND_WRITTEN_METHODS
+# The methods a formula may call on a tensor besides the YAML's method variants, and the
+# method names it may never call: explicit lists in allowed.py.
+_RUNTIME_METHODS = FORMULA_HAND_METHODS
 # Methods of PyTorch's at::Scalar allowed on Scalar arguments. Python numbers lack
 # them, so `alpha.conj()` becomes a call of the runtime helper named here.
 SCALAR_METHODS = {"conj": "scalar_conj"}
-
-_ALLOWED_NODES: tuple[type[ast.AST], ...] = (
-    ast.Expression,
-    ast.Call,
-    ast.keyword,
-    ast.Name,
-    ast.Load,
-    ast.Constant,
-    ast.Attribute,
-    ast.Subscript,
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.BoolOp,
-    ast.Compare,
-    ast.IfExp,
-    ast.Tuple,
-    ast.List,
-    ast.Slice,
-    ast.operator,
-    ast.unaryop,
-    ast.boolop,
-    ast.cmpop,
-)
-
-_NODE_DESCRIPTIONS = {
-    ast.Lambda: "a lambda",
-    ast.ListComp: "a comprehension",
-    ast.SetComp: "a comprehension",
-    ast.DictComp: "a comprehension",
-    ast.GeneratorExp: "a generator expression",
-    ast.NamedExpr: "an assignment (:=)",
-    ast.Starred: "*-unpacking",
-    ast.JoinedStr: "an f-string",
-    ast.Dict: "a dict",
-    ast.Set: "a set",
-    ast.Await: "await",
-    ast.Yield: "yield",
-    ast.YieldFrom: "yield",
-}
-
-
-def parse_expression(text: str, what: str) -> ast.Expression:
-    """Parse one Python expression; a statement or bad syntax is a CodegenError."""
-    if not isinstance(text, str):
-        raise CodegenError(f"{what} must be a string, got {type(text).__name__}: {text!r}")
-    source = text.strip()
-    if not source:
-        raise CodegenError(f"{what} is empty")
-    try:
-        return ast.parse(source, mode="eval")
-    except SyntaxError as error:
-        detail = error.msg
-        if error.offset:
-            detail += f" at column {error.offset}"
-        raise CodegenError(
-            f"{what} is not a Python expression ({detail}): {source}"
-        ) from None
-
-
-def check_node_types(tree: ast.AST, what: str) -> None:
-    """Reject any syntax outside the whitelist, and every dunder attribute."""
-    for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED_NODES):
-            description = _NODE_DESCRIPTIONS.get(type(node), type(node).__name__)
-            raise CodegenError(f"{what} may not contain {description}")
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and node.attr.endswith("__"):
-            raise CodegenError(f"{what} may not use the attribute '{node.attr}'")
-        if isinstance(node, ast.Name) and node.id.startswith("__"):
-            raise CodegenError(f"{what} may not use the name '{node.id}'")
-        if isinstance(node, ast.keyword) and node.arg is None:
-            raise CodegenError(f"{what} may not contain **-unpacking")
-        if isinstance(node, ast.Constant) and isinstance(node.value, bytes):
-            raise CodegenError(f"{what} may not contain bytes literals")
-
 
 @dataclass(frozen=True)
 class FormulaNames:
@@ -226,6 +157,12 @@ class _BackwardRewriter(ast.NodeTransformer):
             for index, name in enumerate(outputs)
             if not name.startswith("result") and len(outputs) > 1
         }
+        self.unknowns = _formula_unknowns()
+        self.methods = _formula_methods(names)
+        self.non_tensors = {
+            **{n: f"an argument of type {a.python_type}" for n, a in arguments.items() if not a.is_tensor},
+            **_NON_TENSOR_NAMES,
+        }
 
     def _save(self, attribute: SavedAttribute) -> None:
         self.saved.setdefault(attribute.name, attribute)
@@ -284,12 +221,9 @@ class _BackwardRewriter(ast.NodeTransformer):
                     keywords=[],
                 )
                 return ast.copy_location(call, node)
-            if method not in self.names.methods and method not in _RUNTIME_METHODS:
-                raise CodegenError(
-                    f"no tensor method named '{method}'"
-                    + did_you_mean(method, self.names.methods | _RUNTIME_METHODS)
-                )
+            _check_receiver(receiver, "a formula", self.non_tensors)
             function.value = self.visit(receiver)
+            _check_method(function, "a formula", self.unknowns, self.methods)
             self._visit_arguments(node)
             return node
         if isinstance(function, ast.Name):
@@ -297,10 +231,9 @@ class _BackwardRewriter(ast.NodeTransformer):
                 known = self.arguments.get(function.id)
                 if known is not None or function.id in ("grad", "grads", *self.outputs):
                     raise CodegenError(f"'{function.id}' is not callable")
-                raise CodegenError(
-                    f"no helper or operator named '{function.id}'"
-                    + did_you_mean(function.id, self.names.callables)
-                )
+                self.unknowns.add("helper", function.id, self.names.callables, function)
+                self._visit_arguments(node)
+                return node
             if function.id in self.names.user:
                 if function.id in self.names.functions:
                     raise CodegenError(
@@ -309,7 +242,7 @@ class _BackwardRewriter(ast.NodeTransformer):
                         "ambiguous; rename the function"
                     )
                 self._visit_arguments(node)
-                node.func = _user_function(function)
+                node.func = user_function(function)
                 return node
             if function.id == "not_implemented":
                 self._check_not_implemented(node)
@@ -447,10 +380,65 @@ class _BackwardRewriter(ast.NodeTransformer):
         elif name in self.names.callables:
             raise CodegenError(f"'{name}' must be called, not used as a value")
         else:
-            raise CodegenError(
-                f"unknown name '{name}'" + did_you_mean(name, self._allowed_names())
-            )
+            self.unknowns.add("name", name, self._allowed_names(), node)
         return node
+
+
+# Names of a backward formula that are not tensors, so have no methods.
+_NON_TENSOR_NAMES = {
+    "grads": "the list of gradients",
+    "grad_input_mask": "a tuple of booleans",
+    "retain_variables": "a bool",
+}
+
+
+def _formula_unknowns(where: str = "") -> Unknowns:
+    """The collector of a formula's unknown names, helpers and methods (one error)."""
+    return Unknowns(
+        {
+            "name": (f"unknown name {{word}}{where}", f"unknown names {{word}}{where}"),
+            "helper": ("no helper or operator named {word}", "no helpers or operators named {word}"),
+            "method": ("no tensor method named {word}", "no tensor methods named {word}"),
+        }
+    )
+
+
+def _formula_methods(names: FormulaNames) -> frozenset[str]:
+    """What a formula may call on a tensor: the YAML's method variants and the hand-written
+    methods of allowed.py, never one of its FORMULA_FORBIDDEN_METHODS."""
+    return (names.methods - FORMULA_FORBIDDEN_METHODS) | FORMULA_HAND_METHODS
+
+
+def _check_method(
+    function: ast.Attribute, what: str, unknowns: Unknowns, allowed: frozenset[str]
+) -> None:
+    method = function.attr
+    if method in FORMULA_FORBIDDEN_METHODS:
+        raise CodegenError(
+            f"{what} may not call the method '{method}' (see 'What an expression may "
+            "call' in docs/yaml-reference.md)"
+        )
+    if method not in allowed:
+        unknowns.add("method", method, allowed, function)
+
+
+def _check_receiver(receiver: ast.expr, what: str, non_tensors: dict[str, str]) -> None:
+    """A method is called on a tensor, or on an expression that computes one: never on a
+    constant, a list or tuple display, or a name that is not a tensor (an int, a str, a
+    Tensor[] list), whose Python methods (str.format, list.pop) are no tensor's."""
+    if isinstance(receiver, ast.Constant):
+        kind = type(receiver.value).__name__
+        raise CodegenError(
+            f"{what} may call methods of tensors only, not of a {kind} constant"
+        )
+    if isinstance(receiver, (ast.List, ast.Tuple)):
+        kind = "list" if isinstance(receiver, ast.List) else "tuple"
+        raise CodegenError(f"{what} may call methods of tensors only, not of a {kind}")
+    if isinstance(receiver, ast.Name) and receiver.id in non_tensors:
+        raise CodegenError(
+            f"'{receiver.id}' is {non_tensors[receiver.id]}, not a tensor: {what} "
+            "may call methods of tensors only"
+        )
 
 
 def _saved_whole(name: str, kind: SavedKind, python_type: str) -> SavedAttribute:
@@ -478,6 +466,7 @@ def analyse_backward(
     result = AnalysedFormula(expression="")
     rewriter = _BackwardRewriter(arguments, outputs, names, result)
     rewritten = rewriter.visit(tree)
+    rewriter.unknowns.raise_if_any()
     ast.fix_missing_locations(rewritten)
     result.expression = ast.unparse(rewritten)
     result.saved = list(rewriter.saved.values())
@@ -504,15 +493,26 @@ def check_forward_formula(
             allowed_values.add(name)
             if info.is_tensor or info.is_tensor_list:
                 allowed_values.add(f"{name}_p")
+    # Names that are not tensors, so have no methods (Scalars have conj() only).
+    non_tensors = {}
+    scalars = set()
+    for name, info in arguments.items():
+        if info.is_scalar:
+            scalars.add(name)
+        elif info.is_tensor_list:
+            kind = f"an argument of type {info.python_type}"
+            non_tensors.update({name: kind, f"{name}_p": kind, f"{name}_t": kind})
+        elif not info.is_tensor:
+            non_tensors[name] = f"an argument of type {info.python_type}"
+    methods = _formula_methods(names) | set(SCALAR_METHODS) | set(METADATA_SUGAR)
+    unknowns = _formula_unknowns(" in a forward formula")
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             function = node.func
             if isinstance(function, ast.Name) and function.id not in names.callables:
-                raise CodegenError(
-                    f"no helper or operator named '{function.id}'"
-                    + did_you_mean(function.id, names.callables)
-                )
-            if (
+                unknowns.add("helper", function.id, names.callables, function)
+            elif (
                 isinstance(function, ast.Name)
                 and function.id in names.user
                 and function.id in names.functions
@@ -522,19 +522,28 @@ def check_forward_formula(
                     f"function in {names.user_file}'s __all__, so the call is "
                     "ambiguous; rename the function"
                 )
-            if isinstance(function, ast.Attribute):
-                method = function.attr
-                if (
-                    method not in names.methods
-                    and method not in _RUNTIME_METHODS
-                    and method not in SCALAR_METHODS
-                    and method not in METADATA_SUGAR
-                ):
-                    raise CodegenError(
-                        f"no tensor method named '{method}'"
-                        + did_you_mean(method, names.methods)
-                    )
-        elif isinstance(node, ast.Name):
+            elif isinstance(function, ast.Attribute):
+                receiver, method = function.value, function.attr
+                if isinstance(receiver, ast.Name) and receiver.id in scalars:
+                    if method not in SCALAR_METHODS or node.args or node.keywords:
+                        raise CodegenError(
+                            f"'{receiver.id}' is a Scalar; the only method allowed on it is "
+                            + ", ".join(f"{m}()" for m in sorted(SCALAR_METHODS))
+                        )
+                    continue
+                _check_receiver(receiver, "a forward formula", non_tensors)
+                _check_method(function, "a forward formula", unknowns, frozenset(methods))
+            elif not isinstance(function, ast.Name):
+                raise CodegenError(
+                    "only helpers, operators and tensor methods may be called, not "
+                    f"'{ast.unparse(function)}'"
+                )
+        elif isinstance(node, ast.Attribute) and id(node) not in called:
+            raise CodegenError(
+                f"attribute access '{ast.unparse(node)}' is not allowed; call a method "
+                "(e.g. x.dim()) or a helper"
+            )
+        elif isinstance(node, ast.Name) and id(node) not in called:
             name = node.id
             if name in allowed_values:
                 continue
@@ -545,106 +554,9 @@ def check_forward_formula(
                     "access the tangent."
                 )
             if name in names.callables:
-                if not _is_called(tree, node):
-                    raise CodegenError(f"'{name}' must be called, not used as a value")
-                continue
-            raise CodegenError(
-                f"unknown name '{name}' in a forward formula"
-                + did_you_mean(name, allowed_values | names.callables)
-            )
-
-
-def _is_called(tree: ast.AST, name_node: ast.Name) -> bool:
-    return any(isinstance(n, ast.Call) and n.func is name_node for n in ast.walk(tree))
-
-
-def check_kernel_expression(
-    text: str,
-    arguments: Iterable[str],
-    kernel_helpers: frozenset[str],
-    user: frozenset[str] = frozenset(),
-    user_file: str = "",
-) -> str:
-    """Check a native_functions.yaml `numpy:` expression; return it normalised, with
-    the functions of the user's kernels module (`user`, the `__all__` of `user_file`)
-    called through it."""
-    tree = parse_expression(text, "numpy expression")
-    check_node_types(tree, "a numpy expression")
-    allowed = set(arguments)
-    # An argument of the operator hides a helper of the same name, as in Python.
-    user = frozenset(user - allowed)
-    kernel_helpers = kernel_helpers | user
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            function = node.func
-            if isinstance(function, ast.Name):
-                if function.id not in kernel_helpers:
-                    where = "gradgen.numpy_kernels.__all__"
-                    if user_file:
-                        where += f" and {user_file}'s __all__"
-                    raise CodegenError(
-                        f"no kernel helper named '{function.id}'; a numpy expression may "
-                        f"call np.NAME(...) and the functions in {where}"
-                        + did_you_mean(function.id, kernel_helpers)
-                    )
-            elif isinstance(function, ast.Attribute):
-                if not _rooted_at_numpy(function):
-                    if not isinstance(function.value, ast.Name) or function.value.id not in allowed:
-                        raise CodegenError(
-                            f"a numpy expression may call np.NAME(...), kernel helpers and "
-                            f"methods of its arguments, not '{ast.unparse(function)}'"
-                        )
-            else:
-                raise CodegenError(
-                    f"a numpy expression may not call '{ast.unparse(function)}'"
-                )
-        elif isinstance(node, ast.Name):
-            if node.id in allowed or node.id == "np" or node.id in kernel_helpers:
-                continue
-            raise CodegenError(
-                f"unknown name '{node.id}' in a numpy expression"
-                + did_you_mean(node.id, allowed | {"np"} | kernel_helpers)
-            )
-    if user:
-        tree = _QualifyUserNames(user, calls_only=False).visit(tree)
-        ast.fix_missing_locations(tree)
-    return ast.unparse(tree)
-
-
-def _user_function(name: ast.Name) -> ast.Attribute:
-    """`f` as `user_kernels.f`: the user's function, reached through its module."""
-    from .kernels_module import MODULE_NAME
-
-    module = ast.copy_location(ast.Name(id=MODULE_NAME, ctx=ast.Load()), name)
-    return ast.copy_location(ast.Attribute(value=module, attr=name.id, ctx=ast.Load()), name)
-
-
-class _QualifyUserNames(ast.NodeTransformer):
-    """Names of the user's kernels module -> `user_kernels.NAME` (in call position only,
-    for formulas, where a bare helper name is an error and a bare name is a value)."""
-
-    def __init__(self, names: frozenset[str], calls_only: bool) -> None:
-        self.names = names
-        self.calls_only = calls_only
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id in self.names:
-            node.func = _user_function(node.func)
-        return node
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if not self.calls_only and node.id in self.names:
-            return _user_function(node)
-        return node
-
-
-def _rooted_at_numpy(node: ast.Attribute) -> bool:
-    """`np.sum`, `np.linalg.norm`: an attribute chain that starts at the name `np`."""
-    value: ast.expr = node.value
-    while isinstance(value, ast.Attribute):
-        value = value.value
-    return isinstance(value, ast.Name) and value.id == "np"
+                raise CodegenError(f"'{name}' must be called, not used as a value")
+            unknowns.add("name", name, allowed_values | names.callables, node)
+    unknowns.raise_if_any()
 
 
 def python_identifier(name: str) -> str:
@@ -715,7 +627,7 @@ def forward_expression(
     tree = parse_expression(text, "forward formula")
     rewritten = _LiveRewriter(scalars, renames or {}).visit(tree)
     if user:
-        rewritten = _QualifyUserNames(user, calls_only=True).visit(rewritten)
+        rewritten = QualifyUserNames(user, calls_only=True).visit(rewritten)
     ast.fix_missing_locations(rewritten)
     return ast.unparse(rewritten)
 
