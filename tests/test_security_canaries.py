@@ -173,16 +173,11 @@ def _with_str_default(literal: str) -> tuple[str, str]:
     return native, derivatives
 
 
-_ITEM_1 = pytest.mark.xfail(
-    strict=True, reason="issue 11 item 1: fixed on branch sec-emit"
-)
-
-
 @pytest.mark.parametrize(
     "template",
     [
         # the issue's: a double quote in a single-quoted default
-        pytest.param("'\"+{touch}+\"'", marks=_ITEM_1),
+        "'\"+{touch}+\"'",
         '\'"""+{touch}+"""\'',  # a triple quote (schemas are also printed in docstrings)
         "\"'+{touch}+'\"",  # the other quote
     ],
@@ -195,7 +190,6 @@ def test_1_a_str_default_stays_a_string(tmp_path: Path, template: str) -> None:
     assert_closed(tmp_path, generate_here(tmp_path, native, derivatives))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 item 1: fixed on branch sec-emit")
 def test_1_pytorchs_double_quoted_defaults_generate(tmp_path: Path) -> None:
     # PyTorch writes `pad(..., str mode="constant", ...)`; it must generate, and the
     # default must be the string, unchanged.
@@ -215,7 +209,6 @@ def test_1_pytorchs_double_quoted_defaults_generate(tmp_path: Path) -> None:
 # -- 2. formulas printed in docstrings --------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 item 2: fixed on branch sec-emit")
 @pytest.mark.parametrize("key", ["self", "result"])
 def test_2_a_triple_quote_in_a_formula_string_stays_in_the_string(
     tmp_path: Path, key: str
@@ -266,7 +259,6 @@ NUMPY_PATHS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 item 3: fixed on branch sec-exprs")
 @pytest.mark.parametrize("path", sorted(NUMPY_PATHS))
 def test_3_a_kernel_expression_cannot_reach_the_system(
     tmp_path: Path, path: str
@@ -327,7 +319,6 @@ def test_3_the_refusals_are_located(tmp_path: Path) -> None:
 HOSTILE_NAME = 'x"""+' + touch(CANARY) + '+""".yaml'
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 item 4: fixed on branch sec-emit")
 @pytest.mark.parametrize("which", ["native_functions", "derivatives", "kernels"])
 def test_4_a_file_name_stays_a_string(tmp_path: Path, which: str) -> None:
     kernels = None
