@@ -63,8 +63,17 @@ _NODE_DESCRIPTIONS = {
 }
 
 
+# Every expression of the YAML is bounded here, where it is parsed, so that nothing that
+# walks it afterwards (the checks, the rewriters, ast.unparse, black) recurses deeper than
+# Python allows. Real formulas are short and shallow: PyTorch's longest are a few hundred
+# characters, nested some 15 levels deep.
+MAX_EXPRESSION_LENGTH = 10_000  # characters
+MAX_EXPRESSION_DEPTH = 100  # levels of the syntax tree
+
+
 def parse_expression(text: str, what: str) -> ast.Expression:
-    """Parse one Python expression; a statement or bad syntax is a CodegenError."""
+    """Parse one Python expression; a statement, bad syntax, or an expression longer or
+    deeper than the bounds above is a CodegenError."""
     if not isinstance(text, str):
         raise CodegenError(
             f"{what} must be a string, got {type(text).__name__}: {text!r}"
@@ -72,15 +81,51 @@ def parse_expression(text: str, what: str) -> ast.Expression:
     source = text.strip()
     if not source:
         raise CodegenError(f"{what} is empty")
+    if len(source) > MAX_EXPRESSION_LENGTH:
+        raise CodegenError(
+            f"{what} is {len(source):,} characters long; at most "
+            f"{MAX_EXPRESSION_LENGTH:,} are allowed: {_SPLIT_IT_UP}"
+        )
     try:
-        return ast.parse(source, mode="eval")
+        tree = ast.parse(source, mode="eval")
     except SyntaxError as error:
+        if error.msg.startswith("too many nested"):  # parentheses, brackets
+            raise CodegenError(_too_deep(what, None)) from None
         detail = error.msg
         if error.offset:
             detail += f" at column {error.offset}"
         raise CodegenError(
             f"{what} is not a Python expression ({detail}): {source}"
         ) from None
+    except (RecursionError, MemoryError):  # how Python's parser gives up on depth
+        raise CodegenError(_too_deep(what, None)) from None
+    depth = expression_depth(tree)
+    if depth > MAX_EXPRESSION_DEPTH:
+        raise CodegenError(_too_deep(what, depth))
+    return tree
+
+
+_SPLIT_IT_UP = "split it up, e.g. into a function of your kernels module"
+
+
+def _too_deep(what: str, depth: int | None) -> str:
+    found = "too deeply for Python's parser" if depth is None else f"{depth:,} levels deep"
+    return (
+        f"{what} is nested {found}; at most {MAX_EXPRESSION_DEPTH} levels are allowed: "
+        f"{_SPLIT_IT_UP}"
+    )
+
+
+def expression_depth(tree: ast.AST) -> int:
+    """The depth of a syntax tree, found without recursion: `a + b` is 4 levels (the
+    Expression, the BinOp, the names, their Load contexts)."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def check_node_types(tree: ast.AST, what: str) -> None:

@@ -162,6 +162,9 @@ class FormulaIR:
     var_names: str  # "self" or "self, other", text for the comment filter
     expression: str
     wrap_any_grad_defined: bool
+    # A one-input formula that reads grad_input_mask gets it defined, (needs_input_grad[i],)
+    # (a formula of several inputs always has it).
+    uses_grad_input_mask: bool = False
 
 
 @dataclass(frozen=True)
@@ -665,6 +668,7 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
                 var_names=", ".join(derivative.var_names),
                 expression=derivative.formula.expression,
                 wrap_any_grad_defined=single and not derivative.formula.is_not_implemented,
+                uses_grad_input_mask=derivative.formula.uses_grad_input_mask,
             )
         )
     parameters = [

@@ -22,6 +22,7 @@ from .formulas import (
     analyse_backward,
     check_forward_formula,
     check_kernel_expression,
+    element_wise_forward,
 )
 from .kernels_module import MODULE_NAME, KernelsModule, read_all
 from .model import (
@@ -404,6 +405,7 @@ def _differentiability_info(
         return None
     _check_grads_use(backward, function, output_differentiability)
     _check_forward_count(forward, function)
+    _check_element_wise(forward, backward, function, arguments, names)
     op = None
     if backward:
         prefix = _op_prefix(function)
@@ -561,6 +563,41 @@ def _check_grads_use(
                 f"Out of bounds grads access: derivative formula for {function.name} used "
                 f"grads[{index}], but the forward only returns {count} outputs."
             )
+
+
+def _check_element_wise(
+    forward: list[ForwardDerivative],
+    backward: list[Derivative],
+    function: NativeFunction,
+    arguments: dict[str, ArgumentInfo],
+    names: FormulaNames,
+) -> None:
+    """`result: auto_element_wise` derives the JVP from the backward formula of the single
+    differentiable input (PyTorch's rule): that formula must exist, and what it derives
+    must be a valid forward formula (no grad_input_mask, grads, retain_variables)."""
+    for derived in forward:
+        if derived.kind is not ForwardKind.auto_element_wise:
+            continue
+        if len(backward) != 1:
+            raise CodegenError(
+                f"Derivative definition of {function.name} in derivatives.yaml defines the "
+                "forward definition of gradient as element_wise but it does not defines the "
+                "gradient formula for its argument which is required. (auto_element_wise "
+                "derives the forward formula from that backward formula.)"
+            ).located(derived.location, function.name)
+        (derivative,) = backward
+        name = derivative.var_names[0]
+        text = element_wise_forward(derivative.original, name)
+        try:
+            check_forward_formula(
+                text, arguments, derivative.var_names, function.output_names, names
+            )
+        except CodegenError as error:
+            raise CodegenError(
+                f"auto_element_wise derives the forward formula from the backward formula "
+                f"of {name} ({name} -> {name}_p, grad -> {name}_t.conj()), and "
+                f"{error.message}"
+            ).located(derived.location, function.name) from None
 
 
 def _check_forward_count(forward: list[ForwardDerivative], function: NativeFunction) -> None:

@@ -928,18 +928,11 @@ def test_long_run_whole_generator_and_import(full_fuzzer: Fuzzer) -> None:
 
 # -- defects the fuzzer found beyond issue 11 (minimal reproducers) -----------------------
 
-NEW_DEFECT = "found while fuzzing, not in issue 11, not assigned to a branch yet"
-
 
 @pytest.mark.parametrize(
     "kind",
     [
-        pytest.param(
-            "auto_element_wise",
-            marks=pytest.mark.xfail(
-                strict=True, reason=NEW_DEFECT + ": ValueError in ir._jvp_ir"
-            ),
-        ),
+        "auto_element_wise",
         "auto_linear",
     ],
 )
@@ -956,9 +949,6 @@ def test_an_auto_result_without_a_backward_formula_is_a_located_error(
         assert "derivatives.yaml:" in str(error)
 
 
-@pytest.mark.xfail(
-    strict=True, reason=NEW_DEFECT + ": NameError in backward, not a CodegenError"
-)
 def test_grad_input_mask_in_a_single_input_formula_is_refused_or_works(
     tmp_path: Path,
 ) -> None:
