@@ -109,7 +109,9 @@ _SPLIT_IT_UP = "split it up, e.g. into a function of your kernels module"
 
 
 def _too_deep(what: str, depth: int | None) -> str:
-    found = "too deeply for Python's parser" if depth is None else f"{depth:,} levels deep"
+    found = (
+        "too deeply for Python's parser" if depth is None else f"{depth:,} levels deep"
+    )
     return (
         f"{what} is nested {found}; at most {MAX_EXPRESSION_DEPTH} levels are allowed: "
         f"{_SPLIT_IT_UP}"
