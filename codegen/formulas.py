@@ -29,7 +29,7 @@ import keyword
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .errors import CodegenError, did_you_mean
+from .errors import CodegenError, did_you_mean, excerpt
 
 
 class SavedKind(enum.Enum):
@@ -124,7 +124,7 @@ _NODE_DESCRIPTIONS = {
 def parse_expression(text: str, what: str) -> ast.Expression:
     """Parse one Python expression; a statement or bad syntax is a CodegenError."""
     if not isinstance(text, str):
-        raise CodegenError(f"{what} must be a string, got {type(text).__name__}: {text!r}")
+        raise CodegenError(f"{what} must be a string, got {type(text).__name__}: {excerpt(text)}")
     source = text.strip()
     if not source:
         raise CodegenError(f"{what} is empty")
