@@ -138,7 +138,7 @@ class ErrorCollector:
             self.errors.extend(e.located(location, operator) for e in many.errors)
         except CodegenError as error:
             self.errors.append(error.located(location, operator))
-        except RecursionError:
+        except (RecursionError, MemoryError):  # Python's parser gives up with either
             self.errors.append(CodegenError(NESTED_TOO_DEEPLY, location, operator))
 
     def add(self, error: CodegenError) -> None:

@@ -29,7 +29,7 @@ import keyword
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .errors import CodegenError, did_you_mean, excerpt
+from .errors import CodegenError, did_you_mean, excerpt, shorten
 
 
 class SavedKind(enum.Enum):
@@ -135,7 +135,7 @@ def parse_expression(text: str, what: str) -> ast.Expression:
         if error.offset:
             detail += f" at column {error.offset}"
         raise CodegenError(
-            f"{what} is not a Python expression ({detail}): {source}"
+            f"{what} is not a Python expression ({detail}): {shorten(source, 200)}"
         ) from None
 
 
