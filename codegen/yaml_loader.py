@@ -49,8 +49,8 @@ class _StrictLoader(yaml.SafeLoader):
 
     _depth = 0
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
-        event = self.peek_event()
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         location = Location(self.name, event.start_mark.line + 1)
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise CodegenError(
@@ -63,7 +63,7 @@ class _StrictLoader(yaml.SafeLoader):
             )
         self._depth += 1
         try:
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
