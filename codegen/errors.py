@@ -33,8 +33,11 @@ def excerpt(value: object, limit: int = EXCERPT_LIMIT) -> str:
     The repr() of a deeply nested or enormous container is never built in full: it is
     quoted through reprlib, which stops after a few items and a few levels.
     """
-    if isinstance(value, str) and len(value) <= limit:
-        return repr(value)
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        half = max(limit // 2 - 10, 8)  # both ends, without repr() of the whole
+        return f"{repr(value[:half])[:-1]} ... {repr(value[-half:])[1:]} ({len(value):,} characters)"
     if isinstance(value, (list, tuple, dict, set, frozenset)):
         text = _short_repr(value)
     else:
@@ -54,6 +57,7 @@ def _short_repr(value: object) -> str:
 
 
 def shorten(text: str, limit: int) -> str:
+    """`text`, or its two ends and its length when it is longer than `limit`."""
     if len(text) <= limit:
         return text
     half = max(limit // 2 - 10, 8)
