@@ -42,7 +42,9 @@ def read_existing(out: Path) -> dict[str, bytes] | None:
     except FileNotFoundError:
         return None
     except OSError as error:
-        raise CodegenError(f"cannot use --out: {error.strerror}", Location(str(out))) from None
+        raise CodegenError(
+            f"cannot use --out: {error.strerror}", Location(str(out))
+        ) from None
     if stat.S_ISLNK(status.st_mode):
         raise CodegenError(
             "--out is a symbolic link; give the directory it points to, or another path",
@@ -71,7 +73,9 @@ def read_existing(out: Path) -> dict[str, bytes] | None:
             with open(entry.path, "rb") as stream:
                 files[entry.name] = stream.read()
     except OSError as error:
-        raise CodegenError(f"cannot read --out: {error.strerror}", Location(str(out))) from None
+        raise CodegenError(
+            f"cannot read --out: {error.strerror}", Location(str(out))
+        ) from None
     generated_package = MARKER in files.get("__init__.py", b"")[:_MARKER_BYTES]
     for name, content in files.items():
         if MARKER in content[:_MARKER_BYTES]:
@@ -90,7 +94,9 @@ def read_existing(out: Path) -> dict[str, bytes] | None:
     return files
 
 
-def changed_names(files: dict[str, str], existing: dict[str, bytes] | None) -> list[str]:
+def changed_names(
+    files: dict[str, str], existing: dict[str, bytes] | None
+) -> list[str]:
     """The files whose content differs from what is in the output directory."""
     return sorted(
         name
@@ -99,14 +105,20 @@ def changed_names(files: dict[str, str], existing: dict[str, bytes] | None) -> l
     )
 
 
-def stale_files(out: Path, files: dict[str, str], existing: dict[str, bytes] | None) -> list[Path]:
+def stale_files(
+    out: Path, files: dict[str, str], existing: dict[str, bytes] | None
+) -> list[Path]:
     """The paths that would change (for `--check`): different, missing, or generated
     files that are no longer generated (they would be removed)."""
-    removed = [] if existing is None else [name for name in existing if name not in files]
+    removed = (
+        [] if existing is None else [name for name in existing if name not in files]
+    )
     return [out / name for name in sorted(changed_names(files, existing) + removed)]
 
 
-def write_package(out: Path, files: dict[str, str], existing: dict[str, bytes] | None) -> list[Path]:
+def write_package(
+    out: Path, files: dict[str, str], existing: dict[str, bytes] | None
+) -> list[Path]:
     """Make `out` hold exactly `files`; return the paths whose content changed.
 
     `existing` is `read_existing(out)`; it is read again just before the swap, so a
@@ -120,7 +132,9 @@ def write_package(out: Path, files: dict[str, str], existing: dict[str, bytes] |
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise CodegenError(f"cannot create {parent}: {error.strerror}", Location(str(out))) from None
+        raise CodegenError(
+            f"cannot create {parent}: {error.strerror}", Location(str(out))
+        ) from None
     new = _fresh_name(parent, out.name, "new")
     try:
         os.mkdir(new)
@@ -131,7 +145,9 @@ def write_package(out: Path, files: dict[str, str], existing: dict[str, bytes] |
             _swap(new, out, parent)
     except OSError as error:
         shutil.rmtree(new, ignore_errors=True)
-        raise CodegenError(f"cannot write the package: {error.strerror}", Location(str(out))) from None
+        raise CodegenError(
+            f"cannot write the package: {error.strerror}", Location(str(out))
+        ) from None
     except BaseException:
         shutil.rmtree(new, ignore_errors=True)
         raise

@@ -32,7 +32,9 @@ DERIVATIVES = """\
 CANARY = "__import__('os').system('touch CANARY')"
 
 
-def _inputs(directory: Path, native: str = NATIVE, derivatives: str = DERIVATIVES) -> tuple[Path, Path]:
+def _inputs(
+    directory: Path, native: str = NATIVE, derivatives: str = DERIVATIVES
+) -> tuple[Path, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "native_functions.yaml").write_text(native)
     (directory / "derivatives.yaml").write_text(derivatives)
@@ -130,7 +132,9 @@ def test_check_does_not_trust_a_cache_matching_a_tampered_file(
     path = _cache_file(cache_directory)
     entries = json.loads(path.read_text())
     ops = (out / "ops.py").read_text()
-    key, value = next((k, v) for k, v in entries.items() if v in ops and v.startswith("def "))
+    key, value = next(
+        (k, v) for k, v in entries.items() if v in ops and v.startswith("def ")
+    )
     entries[key] = value + "\n" + CANARY
     path.write_text(json.dumps(entries))
     (out / "ops.py").write_text(ops.replace(value, value + "\n" + CANARY))
@@ -152,9 +156,21 @@ def test_check_does_not_trust_a_cache_matching_a_tampered_file(
         b'{"' + b"a" * 64 + b'": "x = ',  # truncated
         b"\xff\xfe\x00",
     ],
-    ids=["list", "string", "null", "int value", "list value", "bad key", "deep", "truncated", "binary"],
+    ids=[
+        "list",
+        "string",
+        "null",
+        "int value",
+        "list value",
+        "bad key",
+        "deep",
+        "truncated",
+        "binary",
+    ],
 )
-def test_cache_files_of_the_wrong_shape_are_ignored(cache_directory: Path, content: bytes) -> None:
+def test_cache_files_of_the_wrong_shape_are_ignored(
+    cache_directory: Path, content: bytes
+) -> None:
     cache_directory.mkdir()
     _cache_file(cache_directory).write_bytes(content)
     assert emit.BlackCache(cache_directory).entries == {}
@@ -173,7 +189,9 @@ def test_truncated_cache_file_costs_only_time(
     assert json.loads(path.read_text())  # rewritten whole
 
 
-def test_cache_save_does_not_write_through_a_link(tmp_path: Path, cache_directory: Path) -> None:
+def test_cache_save_does_not_write_through_a_link(
+    tmp_path: Path, cache_directory: Path
+) -> None:
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     cache_directory.mkdir()
@@ -221,11 +239,15 @@ def test_the_committed_package_verifies_from_a_warm_cache(
 
 
 def _alias_bomb(levels: int) -> str:
-    lines = ['  a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines = [
+        '  a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'
+    ]
     for level in range(1, levels):
         items = ", ".join([f"*a{level - 1}"] * 9)
         lines.append(f"  a{level}: &a{level} [{items}]")
-    return "- func: cube(Tensor self) -> Tensor\n  numpy: self\n" + "\n".join(lines) + "\n"
+    return (
+        "- func: cube(Tensor self) -> Tensor\n  numpy: self\n" + "\n".join(lines) + "\n"
+    )
 
 
 def test_yaml_alias_bomb_is_refused_quickly_with_a_short_error(tmp_path: Path) -> None:
@@ -255,12 +277,16 @@ def test_huge_values_are_quoted_as_short_excerpts(tmp_path: Path) -> None:
     """A 100,000-item list where a string belongs: the message quotes a few items."""
     items = ", ".join(["function"] * 100_000)
     native, derivatives = _inputs(
-        tmp_path, native=f"- func: cube(Tensor self) -> Tensor\n  numpy: self\n  variants: [{items}]\n", derivatives=""
+        tmp_path,
+        native=f"- func: cube(Tensor self) -> Tensor\n  numpy: self\n  variants: [{items}]\n",
+        derivatives="",
     )
     with pytest.raises(CodegenError) as raised:
         generate(native, derivatives, tmp_path / "out")
     message = str(raised.value)
-    assert message.startswith("native_functions.yaml:1: cube: variants must be a string")
+    assert message.startswith(
+        "native_functions.yaml:1: cube: variants must be a string"
+    )
     assert "['function', 'function'," in message and len(message) < 300
 
 
@@ -280,7 +306,9 @@ def test_excerpt_bounds_every_kind_of_value() -> None:
 @pytest.mark.parametrize("opening", ["[", "{a: "])
 def test_deep_yaml_is_a_clean_error(tmp_path: Path, opening: str) -> None:
     path = tmp_path / "native_functions.yaml"
-    path.write_text("- func: cube(Tensor self) -> Tensor\n  numpy: " + opening * 10_000 + "\n")
+    path.write_text(
+        "- func: cube(Tensor self) -> Tensor\n  numpy: " + opening * 10_000 + "\n"
+    )
     with pytest.raises(CodegenError) as raised:
         load_entries(path)
     assert str(raised.value) == (
@@ -293,9 +321,13 @@ def test_deep_yaml_is_a_clean_error(tmp_path: Path, opening: str) -> None:
     [" + ".join(["self"] * 100_000), "-" * 100_000 + "self"],
     ids=["long sum", "deep unary"],
 )
-def test_expressions_beyond_the_recursion_limit_are_clean_errors(tmp_path: Path, expression: str) -> None:
+def test_expressions_beyond_the_recursion_limit_are_clean_errors(
+    tmp_path: Path, expression: str
+) -> None:
     native, derivatives = _inputs(
-        tmp_path, native=f"- func: cube(Tensor self) -> Tensor\n  numpy: {expression}\n", derivatives=""
+        tmp_path,
+        native=f"- func: cube(Tensor self) -> Tensor\n  numpy: {expression}\n",
+        derivatives="",
     )
     with pytest.raises(CodegenError) as raised:
         generate(native, derivatives, tmp_path / "out")
@@ -307,9 +339,15 @@ def test_expressions_beyond_the_recursion_limit_are_clean_errors(tmp_path: Path,
 
 def test_type_with_thousands_of_suffixes_is_a_clean_error(tmp_path: Path) -> None:
     native, derivatives = _inputs(
-        tmp_path, native="- func: cube(Tensor" + "[]" * 5000 + " self) -> Tensor\n  numpy: self\n", derivatives=""
+        tmp_path,
+        native="- func: cube(Tensor"
+        + "[]" * 5000
+        + " self) -> Tensor\n  numpy: self\n",
+        derivatives="",
     )
-    with pytest.raises(CodegenError, match=r"^native_functions\.yaml:1: cube: too deeply nested"):
+    with pytest.raises(
+        CodegenError, match=r"^native_functions\.yaml:1: cube: too deeply nested"
+    ):
         generate(native, derivatives, tmp_path / "out")
 
 
@@ -322,7 +360,9 @@ def test_non_utf8_file_is_an_error_with_its_line(tmp_path: Path, which: str) -> 
     line = text.count(b"\n") + 1
     with pytest.raises(CodegenError) as raised:
         generate(native, derivatives, tmp_path / "out")
-    assert str(raised.value) == f"{which}:{line}: the file is not UTF-8 text (byte 0xe9)"
+    assert (
+        str(raised.value) == f"{which}:{line}: the file is not UTF-8 text (byte 0xe9)"
+    )
 
 
 def test_non_utf8_kernels_module_is_an_error_with_its_line(tmp_path: Path) -> None:
@@ -330,13 +370,19 @@ def test_non_utf8_kernels_module_is_an_error_with_its_line(tmp_path: Path) -> No
     kernels.write_bytes(b"__all__ = []\n\n# caf\xe9\n")
     with pytest.raises(CodegenError) as raised:
         generate(*_inputs(tmp_path), tmp_path / "out", kernels=kernels)
-    assert str(raised.value) == "my_kernels.py:3: the file is not UTF-8 text (byte 0xe9)"
+    assert (
+        str(raised.value) == "my_kernels.py:3: the file is not UTF-8 text (byte 0xe9)"
+    )
 
 
 @pytest.mark.parametrize("character", ["\x00", "\x01", "\x1b", "\x7f", "\ufffe"])
-def test_control_characters_are_errors_with_their_line(tmp_path: Path, character: str) -> None:
+def test_control_characters_are_errors_with_their_line(
+    tmp_path: Path, character: str
+) -> None:
     path = tmp_path / "derivatives.yaml"
-    path.write_text(DERIVATIVES.replace("grad *", f"grad{character} *"), encoding="utf-8")
+    path.write_text(
+        DERIVATIVES.replace("grad *", f"grad{character} *"), encoding="utf-8"
+    )
     with pytest.raises(CodegenError) as raised:
         load_entries(path)
     assert str(raised.value) == (
@@ -345,7 +391,18 @@ def test_control_characters_are_errors_with_their_line(tmp_path: Path, character
     )
 
 
-WRONG_VALUES = ["[a, b]", "{a: 1}", "3", "true", "null", "1.5", "2020-01-01", "!!binary aGk=", "[[1]]", '""']
+WRONG_VALUES = [
+    "[a, b]",
+    "{a: 1}",
+    "3",
+    "true",
+    "null",
+    "1.5",
+    "2020-01-01",
+    "!!binary aGk=",
+    "[[1]]",
+    '""',
+]
 
 
 def test_a_key_of_the_wrong_type_is_a_clean_error(tmp_path: Path) -> None:
@@ -354,29 +411,50 @@ def test_a_key_of_the_wrong_type_is_a_clean_error(tmp_path: Path) -> None:
     TypeError)."""
     from gradgen.codegen import load
 
-    native_keys = ["func", "variants", "numpy", "composite", "type_promotion",
-                   "promote_integer_inputs_to_float", "python_binding"]
+    native_keys = [
+        "func",
+        "variants",
+        "numpy",
+        "composite",
+        "type_promotion",
+        "promote_integer_inputs_to_float",
+        "python_binding",
+    ]
     derivative_keys = ["name", "self", "result", "output_differentiability", "dispatch"]
     clean = 0
     for file, keys in (("native", native_keys), ("derivatives", derivative_keys)):
         for key in keys:
             for value in WRONG_VALUES:
-                native_entry = {"func": "foo(Tensor self) -> Tensor", "numpy": "self * 2"}
-                derivative_entry = {"name": "foo(Tensor self) -> Tensor", "self": "grad * 2"}
+                native_entry = {
+                    "func": "foo(Tensor self) -> Tensor",
+                    "numpy": "self * 2",
+                }
+                derivative_entry = {
+                    "name": "foo(Tensor self) -> Tensor",
+                    "self": "grad * 2",
+                }
                 (native_entry if file == "native" else derivative_entry)[key] = value
                 native, derivatives = _inputs(
                     tmp_path,
-                    native="- " + "\n  ".join(f"{k}: {v}" for k, v in native_entry.items()) + "\n",
-                    derivatives="- " + "\n  ".join(f"{k}: {v}" for k, v in derivative_entry.items()) + "\n",
+                    native="- "
+                    + "\n  ".join(f"{k}: {v}" for k, v in native_entry.items())
+                    + "\n",
+                    derivatives="- "
+                    + "\n  ".join(f"{k}: {v}" for k, v in derivative_entry.items())
+                    + "\n",
                 )
                 try:
                     load.load(native, derivatives, None)
                 except CodegenError as error:
-                    assert str(error).startswith(("native_functions.yaml:", "derivatives.yaml:")), str(error)
+                    assert str(error).startswith(
+                        ("native_functions.yaml:", "derivatives.yaml:")
+                    ), str(error)
                     clean += 1
     assert clean >= 60  # most of the 120 cases are errors; none is a crash
     native, derivatives = _inputs(
-        tmp_path, native="- func: foo(Tensor self) -> Tensor\n  composite: [a, b]\n", derivatives=""
+        tmp_path,
+        native="- func: foo(Tensor self) -> Tensor\n  composite: [a, b]\n",
+        derivatives="",
     )
     with pytest.raises(CodegenError) as raised:
         load.load(native, derivatives, None)
@@ -412,7 +490,9 @@ def test_a_failure_while_writing_leaves_the_old_package(
     before = _contents(package)
     calls = []
 
-    def failing_open(path: object, mode: str = "r", *args: object, **kwargs: object) -> object:
+    def failing_open(
+        path: object, mode: str = "r", *args: object, **kwargs: object
+    ) -> object:
         if "x" in mode:  # a file of the new package
             calls.append(path)
         if len(calls) == 3:
@@ -422,7 +502,10 @@ def test_a_failure_while_writing_leaves_the_old_package(
     monkeypatch.setattr(output, "open", failing_open, raising=False)
     with pytest.raises(CodegenError) as raised:
         generate(*_inputs(tmp_path / "in", native=SECOND_OPERATOR), package)
-    assert str(raised.value) == f"{package}: cannot write the package: No space left on device"
+    assert (
+        str(raised.value)
+        == f"{package}: cannot write the package: No space left on device"
+    )
     assert _contents(package) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]  # no leftovers
 
@@ -470,7 +553,9 @@ def test_a_change_swaps_in_a_new_directory(tmp_path: Path, package: Path) -> Non
     assert generate(*inputs, package, kernels=kernels) == [package / "user_kernels.py"]
     assert (package / "user_kernels.py").read_text() == "__all__ = []\n# changed\n"
     assert (package / "ops.py").stat().st_mtime_ns == ops_time
-    assert sorted(p.name for p in (package / "__pycache__").iterdir()) == ["ops.cpython-311.pyc"]
+    assert sorted(p.name for p in (package / "__pycache__").iterdir()) == [
+        "ops.cpython-311.pyc"
+    ]
     # Without --kernels the copy goes: the package holds exactly what is generated.
     generate(*inputs, package)
     assert not (package / "user_kernels.py").exists()
@@ -506,7 +591,9 @@ def test_user_kernels_copy_counts_only_in_a_generated_package(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("kind", ["file", "directory"])
-def test_links_in_the_output_directory_are_refused(tmp_path: Path, package: Path, kind: str) -> None:
+def test_links_in_the_output_directory_are_refused(
+    tmp_path: Path, package: Path, kind: str
+) -> None:
     outside = tmp_path / "outside"
     if kind == "file":
         outside.write_text('"""@generated, but elsewhere."""\n')
@@ -549,23 +636,36 @@ def test_out_naming_a_file_is_a_clean_error(tmp_path: Path) -> None:
 # -- the command line ------------------------------------------------------------------
 
 
-def _cli(*arguments: str, cwd: Path, prelude: str = "") -> subprocess.CompletedProcess[str]:
+def _cli(
+    *arguments: str, cwd: Path, prelude: str = ""
+) -> subprocess.CompletedProcess[str]:
     code = (
         "import runpy, sys\n" + prelude + "\n"
         "sys.argv = ['gradgen-codegen', *sys.argv[1:]]\n"
         "runpy.run_module('gradgen.codegen', run_name='__main__')\n"
     )
     return subprocess.run(
-        [sys.executable, "-c", code, *arguments], cwd=cwd, capture_output=True, text=True
+        [sys.executable, "-c", code, *arguments],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
     )
 
 
 @pytest.mark.parametrize("module", ["black", "jinja2", "yaml"])
-def test_missing_codegen_extra_names_what_to_install(tmp_path: Path, module: str) -> None:
+def test_missing_codegen_extra_names_what_to_install(
+    tmp_path: Path, module: str
+) -> None:
     _inputs(tmp_path)
     result = _cli(
-        "--native-functions", "native_functions.yaml", "--derivatives", "derivatives.yaml",
-        "--out", "out", cwd=tmp_path, prelude=f"sys.modules[{module!r}] = None",
+        "--native-functions",
+        "native_functions.yaml",
+        "--derivatives",
+        "derivatives.yaml",
+        "--out",
+        "out",
+        cwd=tmp_path,
+        prelude=f"sys.modules[{module!r}] = None",
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
@@ -578,7 +678,14 @@ def test_missing_codegen_extra_names_what_to_install(tmp_path: Path, module: str
 
 @pytest.mark.parametrize(
     "case",
-    ["out is a file", "non-UTF-8", "control character", "deep", "alias bomb", "composite list"],
+    [
+        "out is a file",
+        "non-UTF-8",
+        "control character",
+        "deep",
+        "alias bomb",
+        "composite list",
+    ],
 )
 def test_cli_reports_bad_input_without_a_traceback(tmp_path: Path, case: str) -> None:
     native = NATIVE
@@ -593,12 +700,21 @@ def test_cli_reports_bad_input_without_a_traceback(tmp_path: Path, case: str) ->
         native = _alias_bomb(9)
     elif case == "control character":
         native = NATIVE.replace("self ** 3", "self ** 3\x07")
-    _inputs(tmp_path, native=native, derivatives="" if case == "composite list" else DERIVATIVES)
+    _inputs(
+        tmp_path,
+        native=native,
+        derivatives="" if case == "composite list" else DERIVATIVES,
+    )
     if case == "non-UTF-8":
         (tmp_path / "derivatives.yaml").write_bytes(b"- name: \xff\n")
     result = _cli(
-        "--native-functions", "native_functions.yaml", "--derivatives", "derivatives.yaml",
-        "--out", out, cwd=tmp_path,
+        "--native-functions",
+        "native_functions.yaml",
+        "--derivatives",
+        "derivatives.yaml",
+        "--out",
+        out,
+        cwd=tmp_path,
     )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
@@ -617,10 +733,19 @@ def test_a_generator_bug_is_a_short_message_and_a_traceback_only_with_verbose(
         raise KeyError("x" * 10_000)
 
     monkeypatch.setattr(cli, "generate", broken)
-    argv = ["--native-functions", "n.yaml", "--derivatives", "d.yaml", "--out", str(tmp_path / "o")]
+    argv = [
+        "--native-functions",
+        "n.yaml",
+        "--derivatives",
+        "d.yaml",
+        "--out",
+        str(tmp_path / "o"),
+    ]
     assert cli.main(argv) == 3
     error = capsys.readouterr().err
-    assert error.startswith("gradgen-codegen: internal error, a bug in the generator: KeyError: ")
+    assert error.startswith(
+        "gradgen-codegen: internal error, a bug in the generator: KeyError: "
+    )
     assert "Traceback" not in error and len(error) < 600
     assert cli.main([*argv, "--verbose"]) == 3
     assert "Traceback (most recent call last)" in capsys.readouterr().err
