@@ -21,7 +21,7 @@ import ast
 from collections.abc import Iterable
 
 from .allowed import NUMPY_NAMES, NUMPY_SUBMODULES, VALUE_ATTRIBUTES, VALUE_METHODS
-from .errors import CodegenError, did_you_mean
+from .errors import CodegenError, did_you_mean, excerpt, shorten
 
 _ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     ast.Expression,
@@ -67,7 +67,7 @@ def parse_expression(text: str, what: str) -> ast.Expression:
     """Parse one Python expression; a statement or bad syntax is a CodegenError."""
     if not isinstance(text, str):
         raise CodegenError(
-            f"{what} must be a string, got {type(text).__name__}: {text!r}"
+            f"{what} must be a string, got {type(text).__name__}: {excerpt(text)}"
         )
     source = text.strip()
     if not source:
@@ -79,7 +79,7 @@ def parse_expression(text: str, what: str) -> ast.Expression:
         if error.offset:
             detail += f" at column {error.offset}"
         raise CodegenError(
-            f"{what} is not a Python expression ({detail}): {source}"
+            f"{what} is not a Python expression ({detail}): {shorten(source, 200)}"
         ) from None
 
 
