@@ -25,6 +25,10 @@ from .dtypes import (
     int64 as int64,
     set_default_dtype as set_default_dtype,
 )
+from .anomaly_mode import (
+    is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled,
+    is_anomaly_enabled as is_anomaly_enabled,
+)
 from .grad_mode import (
     enable_grad as enable_grad,
     inference_mode as inference_mode,

@@ -19,6 +19,7 @@ Gradients of non-leaves live only in the engine's input buffers.
 from __future__ import annotations
 
 import heapq
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -214,6 +215,10 @@ def init_to_execute(
     task.exec_info = dict.fromkeys(needed | task.captures.keys(), True)
 
 
+# Guards the `.grad` of non-leaves that retain it (leaves have their AccumulateGrad's).
+_RETAIN_GRAD_LOCK = threading.Lock()
+
+
 def _call_tensor_pre_hooks(node: Node, inputs: list[Tensor | None]) -> None:
     """Tensor hooks of the node's outputs, then retain_grad, as PyTorch orders them."""
     if isinstance(node, AccumulateGrad):
@@ -228,10 +233,11 @@ def _call_tensor_pre_hooks(node: Node, inputs: list[Tensor | None]) -> None:
             tensor, grad = ref(), inputs[output_nr]
             if tensor is None or grad is None:
                 continue
-            if tensor._grad is None:
-                tensor._grad = grad.clone()  # type: ignore[attr-defined]
-            else:
-                tensor._grad = tensor._grad + grad
+            with _RETAIN_GRAD_LOCK:  # backward passes on other threads may share it
+                if tensor._grad is None:
+                    tensor._grad = grad.clone()  # type: ignore[attr-defined]
+                else:
+                    tensor._grad = tensor._grad + grad
 
 
 def _run_tensor_hooks(

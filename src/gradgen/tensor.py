@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
     from .graph import Edge
 
 Number = int | float | complex | bool
+
+
+# Guards the creation of a leaf's AccumulateGrad (PyTorch's autograd-meta mutex).
+_ACCUMULATOR_LOCK = threading.Lock()
 
 
 class VersionCounter:
@@ -262,8 +267,13 @@ class Tensor:
             return None
         accumulator = self._grad_accumulator() if self._grad_accumulator else None
         if accumulator is None:
-            accumulator = AccumulateGrad(self)
-            self._grad_accumulator = weakref.ref(accumulator)
+            # Two threads recording on this leaf at once must get the same node (its
+            # mutex guards `.grad`): create it under a lock, checking again inside.
+            with _ACCUMULATOR_LOCK:
+                accumulator = self._grad_accumulator() if self._grad_accumulator else None
+                if accumulator is None:
+                    accumulator = AccumulateGrad(self)
+                    self._grad_accumulator = weakref.ref(accumulator)
         return accumulator
 
     def _shallow_copy(self) -> Tensor:
