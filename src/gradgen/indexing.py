@@ -24,6 +24,8 @@ import numpy as np
 
 from . import grad_mode
 from .dtypes import int64
+from .graph import _legacy_type_name
+from .scalars import checked_value, python_type_name
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR
 from .tensor import Tensor, _is_integer_index
 
@@ -97,13 +99,27 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     return result
 
 
-def setitem(self: Tensor, index: Any, value: Any) -> None:
-    from .factories import tensor
+def _scalar_value(self: Tensor, value: Any) -> Any:
+    """A number written with `t[index] = value`, converted to t's dtype as PyTorch
+    does (an int beyond int64, a complex or out-of-range value are errors). As in
+    PyTorch the value is a Tensor or a Python number (numpy's ints, float64 and
+    complex128 count as such); lists, arrays and other numpy scalars are refused."""
+    number = isinstance(value, (bool, int, float, complex, np.integer))
+    if not number or (
+        isinstance(value, np.generic)
+        and not isinstance(value, (np.integer, float, complex))
+    ):
+        raise TypeError(
+            f"can't assign a {python_type_name(value)} to a {_legacy_type_name(self)}"
+        )
+    return checked_value(value, self._data.dtype)
 
+
+def setitem(self: Tensor, index: Any, value: Any) -> None:
     items = index if isinstance(index, tuple) else (index,)
     basic = not any(_is_advanced(item) for item in items)
     if not isinstance(value, Tensor):
-        source = tensor(value, dtype=self.dtype)
+        source = Tensor(np.asarray(_scalar_value(self, value), dtype=self._data.dtype))
     elif basic and value.dtype is not self.dtype:
         # A basic write is a copy_ into a view, which casts; index_put_ does not.
         source = value.to(self.dtype)

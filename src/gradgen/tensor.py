@@ -252,6 +252,19 @@ class Tensor:
                     f"assigned grad expected to be a Tensor or None but got grad of "
                     f"type {type(value).__name__}"
                 )
+            if value._data.dtype != self._data.dtype:
+                from .numpy_kernels import _C10_TYPE_NAMES
+
+                raise RuntimeError(
+                    "attempting to assign a gradient with dtype "
+                    f"'{_C10_TYPE_NAMES[value._data.dtype.name]}' to a tensor with "
+                    f"grad_dtype '{dtypes.SCALAR_TYPE_NAMES[self._data.dtype.name]}'. "
+                    "The gradient must match the tensor's grad_dtype (defaults to the "
+                    "tensor's dtype). You can set the tensor's grad_dtype attribute with "
+                    "a specific dtype, or None to allow any dtype. Set grad_dtype with "
+                    "caution. Diverging the dtypes of a tensor and its gradient may break "
+                    "downstream systems that assume they match."
+                )
             if value._data.shape != self._data.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a "
