@@ -128,6 +128,11 @@ def _normalise_dtype(array: np.ndarray) -> np.ndarray:
         "f": np.float64,
         "c": np.complex128,
     }
+    if kind not in target:
+        raise TypeError(
+            f"a kernel returned a numpy array of dtype {array.dtype.name}, which no "
+            "gradgen dtype holds (expected bool, integer, floating or complex values)"
+        )
     return array.astype(target[kind])
 
 
