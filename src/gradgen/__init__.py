@@ -46,6 +46,11 @@ from .generated.ops import *  # noqa: E402,F401,F403
 
 install_methods(Tensor, generated.METHODS)
 
+# PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
+from .norms import norm as norm, tensor_norm as _tensor_norm  # noqa: E402
+
+setattr(Tensor, "norm", _tensor_norm)
+
 from . import autograd, nn, optim, viz  # noqa: E402
 from .factories import (  # noqa: E402
     arange as arange,

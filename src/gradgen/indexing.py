@@ -112,8 +112,8 @@ def getitem(self: Tensor, index: Any) -> Tensor:
             dim += item._data.ndim if item._data.dtype.kind == "b" else 1
         else:
             raise IndexError(
-                "only integers, slices (`:`), ellipsis (`...`), None and long, int, bool "
-                f"or byte tensors are valid indices (got {type(item).__name__})"
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                f"Variables are valid indices (got {type(item).__name__})"
             )
     if advanced:
         return result.index(gathered)  # type: ignore[attr-defined,no-any-return]

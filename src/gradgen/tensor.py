@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .graph import Edge
 
 Number = int | float | complex | bool
+_NDARRAY = np.ndarray
 
 
 # Guards the creation of a leaf's AccumulateGrad (PyTorch's autograd-meta mutex).
@@ -104,11 +105,16 @@ class Tensor:
 
     def __init__(
         self,
-        data: np.ndarray,
+        data: np.ndarray | Any = None,
         requires_grad: bool = False,
-        *,
+        *sizes: Any,
         version_counter: VersionCounter | None = None,
     ) -> None:
+        if data.__class__ is not _NDARRAY:
+            # PyTorch's legacy constructor: `Tensor([1, 2])`, `Tensor(2, 3)`, `Tensor()`
+            # (gradgen's own calls always pass an array, and requires_grad by keyword).
+            data = _legacy_data(data, requires_grad, sizes)
+            requires_grad = False
         self._data = data
         self._requires_grad = requires_grad
         self._grad_fn: Node | None = None
@@ -781,6 +787,42 @@ class Tensor:
 
     def cdouble(self) -> Tensor:
         return self.to(dtypes.complex128)
+
+
+def _legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
+    """What `Tensor(...)` (PyTorch's legacy constructor) holds, in the default dtype:
+    `Tensor()` an empty tensor, `Tensor(2, 3)` or `Tensor(Size([2, 3]))` zeros of
+    that shape (PyTorch leaves them uninitialised), `Tensor([1, 2])` the data. A numpy
+    array is wrapped as it is (gradgen's internal form), keeping its dtype."""
+    from .factories import _size
+    from .scalars import array_from_data, python_type_name
+
+    default = dtypes.get_default_dtype()
+    # `second` is the second positional argument, a size in `Tensor(2, 3)`.
+    more = sizes if second is False else (second, *sizes)
+    if data is None and not more:
+        return np.zeros(0, default.numpy)
+    if isinstance(data, (builtins.int, np.integer)) and not isinstance(data, builtins.bool):
+        return np.zeros(_size("new", (data, *more)), default.numpy)
+    if more:
+        raise TypeError(
+            "new() received an invalid combination of arguments: the legacy constructor "
+            "takes sizes (`Tensor(2, 3)`) or one sequence of data (`Tensor([1, 2])`)"
+        )
+    if isinstance(data, Size):
+        return np.zeros(_size("new", (data,)), default.numpy)
+    if isinstance(data, Tensor):
+        if data._data.dtype != default.numpy:
+            raise TypeError(
+                f"expected {dtypes.SCALAR_TYPE_NAMES[default.name]} (got "
+                f"{dtypes.SCALAR_TYPE_NAMES[data.dtype.name]})"
+            )
+        return data._data
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not isinstance(data, (list, tuple, range)):
+        raise TypeError(f"new(): data must be a sequence (got {python_type_name(data)})")
+    return array_from_data(data, default)
 
 
 def _size_argument(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
