@@ -106,5 +106,7 @@ def power(self: Any, exponent: Any) -> Any:
         return self**exponent
     powers = np.power(self, np.where(negative_exponent, 0, exponent))
     base = np.asarray(self)
-    inverse = np.where(base == 1, 1, np.where(base == -1, np.where(exponent % 2 == 0, 1, -1), 0))
+    inverse = np.where(
+        base == 1, 1, np.where(base == -1, np.where(exponent % 2 == 0, 1, -1), 0)
+    )
     return np.where(negative_exponent, inverse, powers).astype(powers.dtype)

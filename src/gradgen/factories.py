@@ -124,6 +124,11 @@ def _size(function: str, size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
     for position, item in enumerate(items, 1):
         # Inside a sequence PyTorch takes a bool as an int.
         if not (_is_int(item) or isinstance(item, builtins.bool)):
+            if position == 1:
+                raise TypeError(
+                    f"{function}(): argument 'size' (position 1) must be tuple of ints, "
+                    f"but found element of type {python_type_name(item)} at pos 0"
+                )
             raise TypeError(
                 f"{function}(): argument 'size' failed to unpack the object at pos "
                 f"{position} with error \"type must be tuple of ints,but got "

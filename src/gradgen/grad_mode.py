@@ -224,7 +224,8 @@ class inference_mode(DecoratorContext):
     ``@inference_mode``: no graph is recorded, as under `no_grad`. PyTorch also marks
     the tensors made inside as inference tensors that autograd later refuses; gradgen
     does not mark them, so code that PyTorch accepts runs the same here.
-    `inference_mode(False)` leaves inference mode and enables grad mode, as PyTorch's."""
+    `inference_mode(False)` leaves inference mode and enables grad mode, as PyTorch's.
+    """
 
     def __new__(cls, mode: Any = True) -> Any:
         if isinstance(mode, bool):

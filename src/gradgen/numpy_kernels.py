@@ -135,6 +135,14 @@ def to_copy(self: np.ndarray, dtype: Any) -> np.ndarray:
     """A copy, converted to `dtype` (a gradgen dtype) when one is given."""
     if dtype is None:
         return self.copy()
+    if self.dtype.kind == "c" and dtype.numpy.kind != "c":
+        # PyTorch's warning (a UserWarning), not numpy's ComplexWarning.
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            UserWarning,
+            stacklevel=2,
+        )
+        self = self.real
     return self.astype(dtype.numpy)
 
 

@@ -48,7 +48,9 @@ def python_type_name(value: object) -> str:
 
 
 def _overflow(type_name: str) -> RuntimeError:
-    return RuntimeError(f"value cannot be converted to type {type_name} without overflow")
+    return RuntimeError(
+        f"value cannot be converted to type {type_name} without overflow"
+    )
 
 
 def unpack_int(value: Any) -> int:
@@ -191,7 +193,9 @@ def _is_sequence(value: Any) -> bool:
 def _collect(data: Any, shape: list[int], depth: int, values: list[Any]) -> None:
     if depth == len(shape):
         if _is_sequence(data):
-            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
+            raise TypeError(
+                f"'{type(data).__name__}' object cannot be interpreted as an integer"
+            )
         values.append(data)
         return
     if not _is_sequence(data):
