@@ -1200,3 +1200,19 @@ def test_accumulator_is_one_per_leaf_across_threads() -> None:
     for thread in threads:
         thread.join()
     assert len({id(node) for node in found}) == 1
+
+
+# -- what a kernel returns ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "result",
+    [np.array([1, "a"], dtype=object), np.array(["a"]), np.array([None]), [1, "a"]],
+    ids=["object", "str", "None", "mixed list"],
+)
+@pytest.mark.parametrize("result_dtype", [None, gradgen.float32], ids=["no dtype", "float32"])
+def test_kernel_results_gradgen_cannot_hold_are_a_clear_error(result: Any, result_dtype: Any) -> None:
+    from gradgen.variable_type_utils import wrap_result
+
+    with pytest.raises(TypeError, match="a kernel returned a numpy array of dtype"):
+        wrap_result(result, result_dtype)

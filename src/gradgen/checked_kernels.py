@@ -11,8 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import warnings
+
 import numpy as np
 
+# Like the generated kernels, these produce inf and nan silently (PyTorch does):
+# numpy's floating-point warnings raised in this module are ignored.
+warnings.filterwarnings(
+    "ignore",
+    message="(divide by zero|invalid value|overflow|underflow) encountered",
+    category=RuntimeWarning,
+    module=__name__,
+)
 
 def _wrap_dim(dim: int, ndim: int) -> int:
     from .numpy_kernels import _wrap_dim as wrap
@@ -72,7 +82,8 @@ def negative(self: np.ndarray) -> np.ndarray:
             "Negation, the `-` operator, on a bool tensor is not supported. If you are "
             "trying to invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    return np.negative(self)
+    result: np.ndarray = np.negative(self)
+    return result
 
 
 def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
@@ -83,7 +94,8 @@ def subtract(self: np.ndarray, other: np.ndarray, alpha: Any) -> np.ndarray:
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
-    return self - other if alpha == 1 else self - alpha * other
+    result: np.ndarray = self - other if alpha == 1 else self - alpha * other
+    return result
 
 
 NEGATIVE_POWER_ERROR = "Integers to negative integer powers are not allowed."
