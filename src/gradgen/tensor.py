@@ -797,6 +797,10 @@ def _legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
     from .factories import _size
     from .scalars import array_from_data, python_type_name
 
+    if isinstance(data, np.ndarray):  # a subclass (memmap, ...): its memory, as is
+        return data.view(np.ndarray)
+    if isinstance(data, np.generic):  # a numpy scalar: a 0-d array of its dtype
+        return np.asarray(data)
     default = dtypes.get_default_dtype()
     # `second` is the second positional argument, a size in `Tensor(2, 3)`.
     more = sizes if second is False else (second, *sizes)
