@@ -1210,9 +1210,31 @@ def test_accumulator_is_one_per_leaf_across_threads() -> None:
     [np.array([1, "a"], dtype=object), np.array(["a"]), np.array([None]), [1, "a"]],
     ids=["object", "str", "None", "mixed list"],
 )
-@pytest.mark.parametrize("result_dtype", [None, gradgen.float32], ids=["no dtype", "float32"])
-def test_kernel_results_gradgen_cannot_hold_are_a_clear_error(result: Any, result_dtype: Any) -> None:
+@pytest.mark.parametrize(
+    "result_dtype", [None, gradgen.float32], ids=["no dtype", "float32"]
+)
+def test_kernel_results_gradgen_cannot_hold_are_a_clear_error(
+    result: Any, result_dtype: Any
+) -> None:
     from gradgen.variable_type_utils import wrap_result
 
     with pytest.raises(TypeError, match="a kernel returned a numpy array of dtype"):
         wrap_result(result, result_dtype)
+
+
+def test_unsigned_numpy_data_beyond_int64_is_refused_not_wrapped() -> None:
+    # gradgen has no uint64 (PyTorch keeps such an array as uint64): converting it to
+    # int64 would wrap 2**63 to -2**63, so it is an error; values that fit convert.
+    with pytest.raises(
+        RuntimeError, match="value cannot be converted to type int64 without overflow"
+    ):
+        gradgen.tensor(np.array([2**63], dtype=np.uint64))
+    with pytest.raises(
+        RuntimeError, match="value cannot be converted to type int32 without overflow"
+    ):
+        gradgen.tensor(np.array([2**31], dtype=np.uint32), dtype=gradgen.int32)
+    fits = gradgen.tensor(np.array([2**63 - 1, 0], dtype=np.uint64))
+    assert fits.tolist() == [2**63 - 1, 0] and fits.dtype is gradgen.int64
+    assert gradgen.tensor(
+        np.array([2**63], dtype=np.uint64), dtype=gradgen.float64
+    ).tolist() == [2.0**63]

@@ -95,6 +95,12 @@ def tensor(
         return _finish(array_from_data(data, None if dtype is None else as_dtype(dtype)), requires_grad)
     array = np.array(data)
     target = as_dtype(dtype) if dtype is not None else _infer_dtype(data, array)
+    if array.dtype.kind == "u" and target.numpy.kind in "iu" and array.size:
+        # gradgen has no uint64: a value above the target's range must not wrap around.
+        if int(array.max()) > np.iinfo(target.numpy).max:
+            raise RuntimeError(
+                f"value cannot be converted to type {target.numpy.name} without overflow"
+            )
     if isinstance(data, np.ndarray) and array.dtype.kind == "c" and target.numpy.kind != "c":
         warnings.warn(COMPLEX_DISCARDED, UserWarning, stacklevel=2)
         array = array.real
