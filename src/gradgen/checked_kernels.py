@@ -24,6 +24,7 @@ warnings.filterwarnings(
     module=__name__,
 )
 
+
 def _wrap_dim(dim: int, ndim: int) -> int:
     from .numpy_kernels import _wrap_dim as wrap
 

@@ -259,3 +259,48 @@ def _convert(value: Any, wanted: np.dtype[Any]) -> Any:
             raise TypeError(_complex_error(wanted))
         return float(value)  # an int too large: OverflowError, as PyTorch's
     return complex(value)
+
+
+# -- Tensor(...), the legacy constructor --------------------------------------------------
+
+
+def legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
+    """What `Tensor(...)` (PyTorch's legacy constructor) holds, in the default dtype:
+    `Tensor()` an empty tensor, `Tensor(2, 3)` or `Tensor(Size([2, 3]))` zeros of
+    that shape (PyTorch leaves them uninitialised), `Tensor([1, 2])` the data. A numpy
+    array is wrapped as it is (gradgen's internal form), keeping its dtype."""
+    from .factories import _size
+    from .tensor import Size, Tensor
+
+    if isinstance(data, np.ndarray):  # a subclass (memmap, ...): its memory, as is
+        return data.view(np.ndarray)
+    if isinstance(data, np.generic):  # a numpy scalar: a 0-d array of its dtype
+        return np.asarray(data)
+    default = dtypes.get_default_dtype()
+    # `second` is the second positional argument, a size in `Tensor(2, 3)`.
+    more = sizes if second is False else (second, *sizes)
+    if data is None and not more:
+        return np.zeros(0, default.numpy)
+    if isinstance(data, (int, np.integer)) and not isinstance(data, bool):
+        return np.zeros(_size("new", (data, *more)), default.numpy)
+    if more:
+        raise TypeError(
+            "new() received an invalid combination of arguments: the legacy constructor "
+            "takes sizes (`Tensor(2, 3)`) or one sequence of data (`Tensor([1, 2])`)"
+        )
+    if isinstance(data, Size):
+        return np.zeros(_size("new", (data,)), default.numpy)
+    if isinstance(data, Tensor):
+        if data._data.dtype != default.numpy:
+            raise TypeError(
+                f"expected {dtypes.SCALAR_TYPE_NAMES[default.name]} (got "
+                f"{dtypes.SCALAR_TYPE_NAMES[data.dtype.name]})"
+            )
+        return data._data
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not isinstance(data, (list, tuple, range)):
+        raise TypeError(
+            f"new(): data must be a sequence (got {python_type_name(data)})"
+        )
+    return array_from_data(data, default)

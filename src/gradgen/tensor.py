@@ -113,7 +113,9 @@ class Tensor:
         if data.__class__ is not _NDARRAY:
             # PyTorch's legacy constructor: `Tensor([1, 2])`, `Tensor(2, 3)`, `Tensor()`
             # (gradgen's own calls always pass an array, and requires_grad by keyword).
-            data = _legacy_data(data, requires_grad, sizes)
+            from .scalars import legacy_data
+
+            data = legacy_data(data, requires_grad, sizes)
             requires_grad = False
         self._data = data
         self._requires_grad = requires_grad
@@ -787,46 +789,6 @@ class Tensor:
 
     def cdouble(self) -> Tensor:
         return self.to(dtypes.complex128)
-
-
-def _legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
-    """What `Tensor(...)` (PyTorch's legacy constructor) holds, in the default dtype:
-    `Tensor()` an empty tensor, `Tensor(2, 3)` or `Tensor(Size([2, 3]))` zeros of
-    that shape (PyTorch leaves them uninitialised), `Tensor([1, 2])` the data. A numpy
-    array is wrapped as it is (gradgen's internal form), keeping its dtype."""
-    from .factories import _size
-    from .scalars import array_from_data, python_type_name
-
-    if isinstance(data, np.ndarray):  # a subclass (memmap, ...): its memory, as is
-        return data.view(np.ndarray)
-    if isinstance(data, np.generic):  # a numpy scalar: a 0-d array of its dtype
-        return np.asarray(data)
-    default = dtypes.get_default_dtype()
-    # `second` is the second positional argument, a size in `Tensor(2, 3)`.
-    more = sizes if second is False else (second, *sizes)
-    if data is None and not more:
-        return np.zeros(0, default.numpy)
-    if isinstance(data, (builtins.int, np.integer)) and not isinstance(data, builtins.bool):
-        return np.zeros(_size("new", (data, *more)), default.numpy)
-    if more:
-        raise TypeError(
-            "new() received an invalid combination of arguments: the legacy constructor "
-            "takes sizes (`Tensor(2, 3)`) or one sequence of data (`Tensor([1, 2])`)"
-        )
-    if isinstance(data, Size):
-        return np.zeros(_size("new", (data,)), default.numpy)
-    if isinstance(data, Tensor):
-        if data._data.dtype != default.numpy:
-            raise TypeError(
-                f"expected {dtypes.SCALAR_TYPE_NAMES[default.name]} (got "
-                f"{dtypes.SCALAR_TYPE_NAMES[data.dtype.name]})"
-            )
-        return data._data
-    if isinstance(data, str):
-        raise TypeError("new(): invalid data type 'str'")
-    if not isinstance(data, (list, tuple, range)):
-        raise TypeError(f"new(): data must be a sequence (got {python_type_name(data)})")
-    return array_from_data(data, default)
 
 
 def _size_argument(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
