@@ -155,7 +155,7 @@ def test_inference_mode_records_nothing_and_restores() -> None:
         assert not gradgen.is_grad_enabled()
         assert (x * 2).requires_grad is False
         with gradgen.inference_mode(False):
-            assert not gradgen.is_grad_enabled()  # False changes nothing
+            assert gradgen.is_grad_enabled()  # False leaves it and enables grad, as PyTorch
     assert gradgen.is_grad_enabled() and not gradgen.is_inference_mode_enabled()
 
     @gradgen.inference_mode()
