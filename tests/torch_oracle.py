@@ -209,7 +209,8 @@ def same_answer(recorded: Any, live: Any) -> bool:
 _loaded: dict[str, dict[str, dict[str, Any]]] = {}
 _recorded: dict[str, dict[str, dict[str, Any]]] = {}
 _current: list[Any] = [None]  # (module name, test id); set by conftest for each test
-_used: set[tuple[str, str, str]] = set()
+_used: set[str] = set()  # the keys the running test asked for
+_counters: dict[str, int] = {}
 
 
 def set_current_test(node: Any) -> None:
@@ -217,6 +218,16 @@ def set_current_test(node: Any) -> None:
     module = Path(str(node.path)).stem
     test_id = node.nodeid.split("::", 1)[1] if "::" in node.nodeid else node.name
     _current[0] = (module, test_id)
+    _used.clear()
+    _counters.clear()
+
+
+def numbered(prefix: str) -> str:
+    """`prefix`, then `prefix 2`, `prefix 3`... within one test: keys for a helper that
+    a test may call several times (in a fixed order)."""
+    count = _counters.get(prefix, 0) + 1
+    _counters[prefix] = count
+    return prefix if count == 1 else f"{prefix} {count}"
 
 
 def _golden(module: str) -> dict[str, dict[str, Any]]:
@@ -231,9 +242,9 @@ def oracle(key: str, compute: Callable[[Any], Any]) -> Any:
     if _current[0] is None:
         raise RuntimeError("oracle() is only for use inside a test")
     module, test_id = _current[0]
-    if (module, test_id, key) in _used:
+    if key in _used:
         raise RuntimeError(f"oracle key {key!r} used twice in {test_id}")
-    _used.add((module, test_id, key))
+    _used.add(key)
     recorded = _golden(module).get(test_id, {}).get(key)
     if _torch is None:
         if RECORD:
