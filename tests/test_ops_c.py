@@ -22,7 +22,8 @@ import pytest
 
 import gradgen
 from gradgen.autograd import gradcheck, gradgradcheck
-from torch_oracle import numbered, oracle, outcome
+from torch_compare import compare, same_error
+from torch_oracle import numbered, oracle
 
 NAN = float("nan")
 INF = float("inf")
@@ -32,110 +33,6 @@ INF = float("inf")
 pytestmark = pytest.mark.filterwarnings(
     "ignore:(divide by zero|invalid value|overflow) encountered:RuntimeWarning"
 )
-
-
-def _leaves(lib: Any, arrays: Sequence[np.ndarray]) -> list[Any]:
-    return [
-        (
-            lib.tensor(a, requires_grad=a.dtype.kind in "fc")
-            if isinstance(a, np.ndarray)
-            else a
-        )
-        for a in arrays
-    ]
-
-
-def _numpy(tensor: Any) -> np.ndarray:
-    detached = tensor.detach()
-    if hasattr(detached, "resolve_conj"):  # torch's lazy conjugation
-        detached = detached.resolve_conj().resolve_neg()
-    return np.asarray(detached.numpy())
-
-
-def _dtype_name(tensor: Any) -> str:
-    return str(tensor.dtype).replace("torch.", "").replace("gradgen.", "")
-
-
-def _run(
-    lib: Any,
-    fn: Callable[..., Any],
-    arrays: Sequence[np.ndarray],
-    create_graph: bool,
-    second: Sequence[bool] | None = None,
-) -> dict[str, Any]:
-    """fn(lib, *leaves): value, dtype, shape, and the gradients for one fixed cotangent
-    (with `create_graph`, the gradients of the squared norm of the gradients `second`
-    selects: by default those that require grad)."""
-    leaves = _leaves(lib, arrays)
-    out = fn(lib, *leaves)
-    answer: dict[str, Any] = {
-        "dtype": _dtype_name(out),
-        "shape": tuple(out.shape),
-        "out": _numpy(out),
-        "requires_grad": out.requires_grad,
-    }
-    wrt = [leaf for leaf in leaves if getattr(leaf, "requires_grad", False)]
-    if not out.requires_grad or not wrt:
-        return answer
-    cotangent = np.random.default_rng(7).uniform(0.5, 1.5, tuple(out.shape))
-    grads = lib.autograd.grad(
-        out,
-        wrt,
-        lib.tensor(cotangent).to(out.dtype),
-        create_graph=create_graph,
-        allow_unused=True,
-    )
-    answer["grads"] = [None if g is None else _numpy(g) for g in grads]
-    answer["grad_dtypes"] = [None if g is None else _dtype_name(g) for g in grads]
-    answer["second"] = [g is not None and g.requires_grad for g in grads]
-    chosen = [g for g, s in zip(grads, second or answer["second"]) if s]
-    if create_graph and chosen:
-        total = sum((g * g.conj()).real.sum() for g in chosen)
-        again = lib.autograd.grad(total, wrt, allow_unused=True)
-        answer["again"] = [None if g is None else _numpy(g) for g in again]
-    return answer
-
-
-def _assert_same_or_zero(got: Any, want: Any, **tolerances: Any) -> None:
-    for g, w in zip(got, want, strict=True):
-        if w is None:
-            assert g is None or not np.any(g)
-            continue
-        assert g is not None
-        np.testing.assert_allclose(g, w, equal_nan=True, **tolerances)
-
-
-def compare(
-    fn: Callable[..., Any],
-    *arrays: np.ndarray,
-    create_graph: bool = False,
-) -> None:
-    """Run `fn(lib, *leaves)` on gradgen and torch (recorded, see torch_oracle): same
-    values (NaN where torch has NaN), dtypes and shapes, and the same gradients for one
-    fixed cotangent; with `create_graph`, the same gradients of those gradients too."""
-    theirs = oracle(numbered("compare"), lambda t: _run(t, fn, arrays, create_graph))
-    ours = _run(gradgen, fn, arrays, create_graph, theirs.get("second"))
-    assert ours["dtype"] == theirs["dtype"]
-    assert ours["shape"] == theirs["shape"]
-    rtol = 1e-6 if ours["dtype"] in ("float32", "complex64") else 1e-12
-    np.testing.assert_allclose(ours["out"], theirs["out"], rtol=rtol, equal_nan=True)
-    if "grads" not in theirs:
-        assert not ours["requires_grad"]
-        return
-    assert "grads" in ours, "torch's result requires grad, gradgen's does not"
-    _assert_same_or_zero(ours["grads"], theirs["grads"], rtol=1e-10, atol=1e-12)
-    for g, w in zip(ours["grad_dtypes"], theirs["grad_dtypes"]):
-        assert w is None or g == w
-    if "again" in theirs:
-        _assert_same_or_zero(ours["again"], theirs["again"], rtol=1e-9, atol=1e-12)
-
-
-def same_error(fn: Callable[[Any], Any]) -> None:
-    """fn(gradgen) raises what fn(torch) raises: the same type and message."""
-    theirs = oracle(numbered("error"), lambda t: outcome(lambda: fn(t)))
-    assert isinstance(theirs, Exception), theirs
-    with pytest.raises(type(theirs), match=re.escape(str(theirs))):
-        fn(gradgen)
 
 
 # -- ties and NaN ------------------------------------------------------------------------
