@@ -21,6 +21,7 @@ import pytest
 import gradgen
 import gradgen.nn.functional as GF
 from gradgen.autograd import forward_ad, gradcheck, gradgradcheck
+from torch_oracle import numbered, oracle, outcome
 
 # torch.autograd.forward_ad's first use scripts a function with torch.jit (deprecated).
 pytestmark = pytest.mark.filterwarnings(
@@ -49,87 +50,110 @@ def _dtype_name(t: Any) -> str:
     return str(t.dtype).rsplit(".", 1)[-1]
 
 
+def _flags(arrays: list[Any], requires_grad: Any) -> list[bool]:
+    if isinstance(requires_grad, (list, tuple)):
+        return list(requires_grad)
+    return [requires_grad] * len(arrays)
+
+
+def _run(
+    lib: Any, fn: Callable[..., Any], arrays: list[Any], flags: list[bool], seed: int
+) -> dict[str, Any]:
+    """fn(*tensors of lib): value, dtype, shape, grad_fn name and, when it requires
+    grad, the gradients of the inputs that require grad for one seeded cotangent."""
+    inputs = [lib.tensor(a, requires_grad=f) for a, f in zip(arrays, flags)]
+    out = fn(*inputs)
+    answer: dict[str, Any] = {
+        "dtype": _dtype_name(out),
+        "shape": tuple(out.shape),
+        "out": out.detach().numpy(),
+        "grad_fn": None if out.grad_fn is None else out.grad_fn.name(),
+    }
+    grad_inputs = [i for i, t in enumerate(inputs) if t.requires_grad]
+    if out.requires_grad and grad_inputs:
+        cotangent = np.random.default_rng(seed).uniform(-1, 1, tuple(out.shape))
+        cotangent = cotangent.astype(arrays[grad_inputs[0]].dtype)
+        grads = lib.autograd.grad(
+            out, [inputs[i] for i in grad_inputs], lib.tensor(cotangent)
+        )
+        answer["grads"] = [g.numpy() for g in grads]
+    return answer
+
+
 def _check_against_torch(
-    torch: Any,
     ours_fn: Callable[..., Any],
-    theirs_fn: Callable[..., Any],
+    theirs_fn: Callable[[Any], Callable[..., Any]],
     arrays: list[Any],
     requires_grad: Any = True,
     seed: int = 7,
     rtol: float | None = None,
-) -> tuple[Any, Any]:
-    """Values, dtype, shape, grad_fn name and (for inputs requiring grad) gradients
-    equal torch's."""
-    flags = (
-        requires_grad
-        if isinstance(requires_grad, (list, tuple))
-        else [requires_grad] * len(arrays)
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Values, dtype, shape, grad_fn name and (for inputs requiring grad) gradients of
+    ours_fn equal those of theirs_fn(torch) (recorded, see torch_oracle). Returns both
+    answers (see _run)."""
+    flags = _flags(arrays, requires_grad)
+    expected = oracle(
+        numbered("check"),
+        lambda torch: _run(torch, theirs_fn(torch), arrays, flags, seed),
     )
-    ours = [gradgen.tensor(a, requires_grad=f) for a, f in zip(arrays, flags)]
-    theirs = [torch.tensor(a, requires_grad=f) for a, f in zip(arrays, flags)]
-    out, expected = ours_fn(*ours), theirs_fn(*theirs)
-    assert _dtype_name(out) == _dtype_name(expected)
-    assert tuple(out.shape) == tuple(expected.shape)
-    tolerance = rtol if rtol is not None else TOLERANCE.get(_dtype_name(out), 0)
+    out = _run(gradgen, ours_fn, arrays, flags, seed)
+    assert out["dtype"] == expected["dtype"]
+    assert out["shape"] == expected["shape"]
+    tolerance = rtol if rtol is not None else TOLERANCE.get(out["dtype"], 0)
     np.testing.assert_allclose(
-        out.detach().numpy(), expected.detach().numpy(), rtol=tolerance, atol=tolerance
+        out["out"], expected["out"], rtol=tolerance, atol=tolerance
     )
-    grad_inputs = [i for i, t in enumerate(theirs) if t.requires_grad]
-    if expected.requires_grad and grad_inputs:
-        assert out.grad_fn.name() == expected.grad_fn.name()
-        cotangent = np.random.default_rng(seed).uniform(-1, 1, tuple(expected.shape))
-        cotangent = cotangent.astype(arrays[grad_inputs[0]].dtype)
-        got = gradgen.autograd.grad(
-            out, [ours[i] for i in grad_inputs], gradgen.tensor(cotangent)
-        )
-        want = torch.autograd.grad(
-            expected, [theirs[i] for i in grad_inputs], torch.tensor(cotangent)
-        )
-        for g, w in zip(got, want):
-            assert _dtype_name(g) == _dtype_name(w)
-            np.testing.assert_allclose(
-                g.numpy(), w.numpy(), rtol=10 * tolerance, atol=10 * tolerance
-            )
+    if "grads" in expected:
+        assert out["grad_fn"] == expected["grad_fn"]
+        assert "grads" in out and len(out["grads"]) == len(expected["grads"])
+        for g, w in zip(out["grads"], expected["grads"]):
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=10 * tolerance, atol=10 * tolerance)
     return out, expected
 
 
+def _second(
+    lib: Any, fn: Callable[..., Any], arrays: list[Any], seed: int
+) -> list[Any]:
+    """d/dx <w, d f/dx . v> (create_graph=True, then a second grad)."""
+    rng = np.random.default_rng(seed)
+    inputs = [lib.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(*inputs)
+    cotangent = rng.uniform(-1, 1, tuple(out.shape))
+    first = lib.autograd.grad(out, inputs, lib.tensor(cotangent), create_graph=True)
+    weights = [rng.uniform(-1, 1, a.shape) for a in arrays]
+    total = sum((g * lib.tensor(w)).sum() for g, w in zip(first, weights))
+    second = lib.autograd.grad(total, inputs, allow_unused=True)
+    return [None if g is None else g.numpy() for g in second]
+
+
 def _second_derivatives_match(
-    torch: Any,
     ours_fn: Callable[..., Any],
-    theirs_fn: Callable[..., Any],
+    theirs_fn: Callable[[Any], Callable[..., Any]],
     arrays: list[Any],
     seed: int = 11,
 ) -> None:
-    """d/dx <v, d f/dx . u> against torch's (create_graph=True, then a second grad)."""
-    rng = np.random.default_rng(seed)
-    ours = [gradgen.tensor(a, requires_grad=True) for a in arrays]
-    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
-    out, expected = ours_fn(*ours), theirs_fn(*theirs)
-    cotangent = rng.uniform(-1, 1, tuple(expected.shape))
-    first = gradgen.autograd.grad(
-        out, ours, gradgen.tensor(cotangent), create_graph=True
+    """d/dx <w, d f/dx . v> against torch's (recorded, see torch_oracle)."""
+    expected = oracle(
+        numbered("second"), lambda torch: _second(torch, theirs_fn(torch), arrays, seed)
     )
-    first_t = torch.autograd.grad(
-        expected, theirs, torch.tensor(cotangent), create_graph=True
-    )
-    weights = [rng.uniform(-1, 1, a.shape) for a in arrays]
-    total = sum((g * gradgen.tensor(w)).sum() for g, w in zip(first, weights))
-    total_t = sum((g * torch.tensor(w)).sum() for g, w in zip(first_t, weights))
-    second = gradgen.autograd.grad(total, ours, allow_unused=True)
-    second_t = torch.autograd.grad(total_t, theirs, allow_unused=True)
-    for g, w in zip(second, second_t):
+    got = _second(gradgen, ours_fn, arrays, seed)
+    for g, w in zip(got, expected, strict=True):
         if w is None:
-            assert g is None or not np.any(g.numpy())
+            assert g is None or not np.any(g)
             continue
-        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
 
 
-def _same_error(torch: Any, ours: Callable[[], Any], theirs: Callable[[], Any]) -> None:
-    with pytest.raises(Exception) as expected:
-        theirs()
-    with pytest.raises(type(expected.value)) as got:
+def _same_error(
+    ours: Callable[[], Any], theirs: Callable[[Any], Callable[[], Any]]
+) -> None:
+    """ours() raises the error theirs(torch)() raises (recorded): type and message."""
+    expected = oracle(numbered("error"), lambda torch: outcome(theirs(torch)))
+    assert isinstance(expected, Exception), f"torch raised nothing: {expected!r}"
+    with pytest.raises(type(expected)) as got:
         ours()
-    assert str(got.value) == str(expected.value)
+    assert str(got.value) == str(expected)
 
 
 # -- activations -------------------------------------------------------------------------
@@ -153,24 +177,22 @@ ACTIVATIONS: list[tuple[str, tuple[Any, ...]]] = [
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name, args", ACTIVATIONS)
-def test_activations_match_torch(torch, name, args, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_activations_match_torch(name, args, dtype) -> None:  # type: ignore[no-untyped-def]
     (x,) = _arrays(1, (4, 5), dtype=dtype)
     x.flat[:3] = [0.0, -0.0, 1.0]  # the kinks
     _check_against_torch(
-        torch,
         lambda a: getattr(gradgen, name)(a, *args),
-        lambda a: _nn(torch, name)(a, *args),
+        lambda torch: lambda a: _nn(torch, name)(a, *args),
         [x],
     )
 
 
 @pytest.mark.parametrize("name, args", ACTIVATIONS)
-def test_activations_second_derivatives_match_torch(torch, name, args) -> None:  # type: ignore[no-untyped-def]
+def test_activations_second_derivatives_match_torch(name, args) -> None:  # type: ignore[no-untyped-def]
     (x,) = _arrays(2, (7,))
     _second_derivatives_match(
-        torch,
         lambda a: getattr(gradgen, name)(a, *args) * a,
-        lambda a: _nn(torch, name)(a, *args) * a,
+        lambda torch: lambda a: _nn(torch, name)(a, *args) * a,
         [x],
     )
 
@@ -198,13 +220,12 @@ def test_activations_extreme_values_match_torch(torch) -> None:  # type: ignore[
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, err_msg=f"{name}{args}")
 
 
-def test_activation_gradients_at_extremes_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_activation_gradients_at_extremes_match_torch() -> None:  # type: ignore[no-untyped-def]
     x = np.array([-800.0, -30.0, 0.0, 30.0, 800.0, np.nan])
     for name, args in ACTIVATIONS:
         _check_against_torch(
-            torch,
             lambda a: getattr(gradgen, name)(a, *args),
-            lambda a: _nn(torch, name)(a, *args),
+            lambda torch: lambda a: _nn(torch, name)(a, *args),
             [x],
         )
 
@@ -213,12 +234,11 @@ def test_activation_gradients_at_extremes_match_torch(torch) -> None:  # type: i
     "name", ["leaky_relu", "elu", "softplus", "log_sigmoid", "mish"]
 )
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "complex128"])
-def test_activation_dtype_errors_match_torch(torch, name, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_activation_dtype_errors_match_torch(name, dtype) -> None:  # type: ignore[no-untyped-def]
     x = np.ones(3, dtype=dtype)
     _same_error(
-        torch,
         lambda: getattr(gradgen, name)(gradgen.tensor(x)),
-        lambda: _nn(torch, name)(torch.tensor(x)),
+        lambda torch: lambda: _nn(torch, name)(torch.tensor(x)),
     )
 
 
@@ -233,9 +253,8 @@ def test_hardtanh_dtypes_match_torch(torch) -> None:  # type: ignore[no-untyped-
     for dtype in ("bool", "complex64"):
         x = np.ones(2, dtype=dtype)
         _same_error(
-            torch,
             lambda: gradgen.hardtanh(gradgen.tensor(x)),
-            lambda: torch._C._nn.hardtanh(torch.tensor(x)),
+            lambda torch: lambda: torch._C._nn.hardtanh(torch.tensor(x)),
         )
     # min_val > max_val: the operator clamps to max_val; F.hardtanh refuses.
     x = np.array([-3.0, 0.0, 3.0])
@@ -295,18 +314,20 @@ def test_log_sigmoid_forward_and_backward_match_torch(torch) -> None:  # type: i
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
 
 
-def test_backward_operators_double_backward_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_backward_operators_double_backward_match_torch() -> None:  # type: ignore[no-untyped-def]
     g, x = _arrays(6, (5,), (5,))
     for name, arguments in BACKWARD_OPERATORS[:-1]:  # mish_backward has no derivative
         _second_derivatives_match(
-            torch,
             lambda a, b: getattr(gradgen, name)(*arguments(gradgen, a, b)) * b,
-            lambda a, b: getattr(torch.ops.aten, name)(*arguments(torch, a, b)) * b,
+            lambda torch: lambda a, b: getattr(torch.ops.aten, name)(
+                *arguments(torch, a, b)
+            )
+            * b,
             [g, x],
         )
 
 
-def test_mish_backward_has_no_derivative_and_mish_double_backward_works(torch) -> None:  # type: ignore[no-untyped-def]
+def test_mish_backward_has_no_derivative_and_mish_double_backward_works() -> None:  # type: ignore[no-untyped-def]
     g, x = _arrays(7, (4,), (4,))
     out = gradgen.mish_backward(
         gradgen.tensor(g, requires_grad=True), gradgen.tensor(x)
@@ -333,7 +354,7 @@ def test_inplace_backward_with_negative_slope_errors_match_torch(torch) -> None:
             theirs = lambda: torch.ops.aten.leaky_relu_backward(
                 torch.tensor(g), torch.tensor(x), *args
             )  # noqa: E731
-        _same_error(torch, ours, theirs)
+        _same_error(ours, lambda torch: theirs)
 
 
 INPLACE = [
@@ -397,12 +418,11 @@ def test_inplace_activations_in_forward_mode(torch) -> None:  # type: ignore[no-
         ("huber_loss", (0.3,)),
     ],
 )
-def test_regression_losses_match_torch(torch, name, args, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_regression_losses_match_torch(name, args, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
     x, y = _arrays(12, (4, 3), (4, 3), dtype=dtype)
     _check_against_torch(
-        torch,
         lambda a, b: getattr(gradgen, name)(a, b, reduction, *args),
-        lambda a, b: _nn(torch, name)(a, b, reduction, *args),
+        lambda torch: lambda a, b: _nn(torch, name)(a, b, reduction, *args),
         [x, y],
     )
 
@@ -411,12 +431,12 @@ def test_regression_losses_match_torch(torch, name, args, reduction, dtype) -> N
 @pytest.mark.parametrize(
     "name, args", [("smooth_l1_loss", (0.7,)), ("huber_loss", (0.7,)), ("l1_loss", ())]
 )
-def test_regression_losses_second_derivatives_match_torch(torch, name, args, reduction) -> None:  # type: ignore[no-untyped-def]
+def test_regression_losses_second_derivatives_match_torch(name, args, reduction) -> None:  # type: ignore[no-untyped-def]
     x, y = _arrays(13, (3, 2), (3, 2))
     _second_derivatives_match(
-        torch,
         lambda a, b: getattr(gradgen, name)(a, b, reduction, *args) * (a * b).sum(),
-        lambda a, b: _nn(torch, name)(a, b, reduction, *args) * (a * b).sum(),
+        lambda torch: lambda a, b: _nn(torch, name)(a, b, reduction, *args)
+        * (a * b).sum(),
         [x, y],
     )
 
@@ -441,21 +461,22 @@ def test_loss_backward_operators_match_torch(torch) -> None:  # type: ignore[no-
             )
 
 
-def test_loss_backward_operators_second_derivatives_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_loss_backward_operators_second_derivatives_match_torch() -> None:  # type: ignore[no-untyped-def]
     g, x, y = _arrays(15, (3, 2), (3, 2), (3, 2))
     for reduction in REDUCTIONS:
         grad = g if reduction == NONE else g[0, :1].reshape(())
         for name in ("smooth_l1_loss_backward", "huber_loss_backward"):
             _second_derivatives_match(
-                torch,
                 lambda gg, a, b: getattr(gradgen, name)(gg, a, b, reduction, 0.8) * a,
-                lambda gg, a, b: getattr(torch.ops.aten, name)(gg, a, b, reduction, 0.8)
+                lambda torch: lambda gg, a, b: getattr(torch.ops.aten, name)(
+                    gg, a, b, reduction, 0.8
+                )
                 * a,
                 [grad, x, y],
             )
 
 
-def test_loss_errors_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_loss_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
     x, y = np.ones(3), np.zeros(3)
     cases = [
         ("smooth_l1_loss", (x, y, MEAN, -1.0)),
@@ -469,11 +490,10 @@ def test_loss_errors_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
     ]
     for name, args in cases:
         _same_error(
-            torch,
             lambda: getattr(gradgen, name)(
                 *[gradgen.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
             ),
-            lambda: _nn(torch, name)(
+            lambda torch: lambda: _nn(torch, name)(
                 *[torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
             ),
         )
@@ -514,7 +534,7 @@ BCE_CASES = [
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("case, weight_shape, pos_weight_shape", BCE_CASES)
-def test_binary_cross_entropy_with_logits_matches_torch(torch, case, weight_shape, pos_weight_shape, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_with_logits_matches_torch(case, weight_shape, pos_weight_shape, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(16)
     x = (rng.normal(size=(4, 3)) * 4).astype(dtype)
     x[0, 0], x[0, 1] = 60.0, -60.0
@@ -533,7 +553,10 @@ def test_binary_cross_entropy_with_logits_matches_torch(torch, case, weight_shap
         return lib.binary_cross_entropy_with_logits(a, b, weight, pos_weight, reduction)
 
     _check_against_torch(
-        torch, lambda *t: call(gradgen, *t), lambda *t: call(torch, *t), arrays, flags
+        lambda *t: call(gradgen, *t),
+        lambda torch: lambda *t: call(torch, *t),
+        arrays,
+        flags,
     )
 
 
@@ -567,7 +590,7 @@ def test_binary_cross_entropy_with_logits_second_derivatives_match_torch(torch, 
                 * a.sum()
             )
 
-        _second_derivatives_match(torch, ours, theirs, [x, y])
+        _second_derivatives_match(ours, lambda torch: theirs, [x, y])
 
 
 def test_binary_cross_entropy_with_logits_dtypes_and_errors_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
@@ -601,7 +624,6 @@ def test_binary_cross_entropy_with_logits_dtypes_and_errors_match_torch(torch) -
     ]
     for a, b, w, p in cases:
         _same_error(
-            torch,
             lambda: gradgen.binary_cross_entropy_with_logits(
                 gradgen.tensor(a),
                 gradgen.tensor(b),
@@ -609,7 +631,7 @@ def test_binary_cross_entropy_with_logits_dtypes_and_errors_match_torch(torch) -
                 None if p is None else gradgen.tensor(p),
                 NONE,
             ),
-            lambda: torch.binary_cross_entropy_with_logits(
+            lambda torch: lambda: torch.binary_cross_entropy_with_logits(
                 torch.tensor(a),
                 torch.tensor(b),
                 None if w is None else torch.tensor(w),
@@ -630,22 +652,21 @@ def test_binary_cross_entropy_with_logits_dtypes_and_errors_match_torch(torch) -
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("log_target", [False, True])
-def test_kl_div_matches_torch(torch, log_target, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_kl_div_matches_torch(log_target, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(18)
     x = np.log(rng.dirichlet(np.ones(4), 3)).astype(dtype)
     y = rng.dirichlet(np.ones(4), 3).astype(dtype)
     if log_target:
         y = np.log(y)
     _check_against_torch(
-        torch,
         lambda a, b: gradgen.kl_div(a, b, reduction, log_target=log_target),
-        lambda a, b: torch.kl_div(a, b, reduction, log_target=log_target),
+        lambda torch: lambda a, b: torch.kl_div(a, b, reduction, log_target=log_target),
         [x, y],
     )
     _second_derivatives_match(
-        torch,
         lambda a, b: gradgen.kl_div(a, b, reduction, log_target=log_target) * a.sum(),
-        lambda a, b: torch.kl_div(a, b, reduction, log_target=log_target) * a.sum(),
+        lambda torch: lambda a, b: torch.kl_div(a, b, reduction, log_target=log_target)
+        * a.sum(),
         [x.astype("float64"), y.astype("float64")],
     )
 
@@ -671,9 +692,8 @@ def test_kl_div_zero_and_negative_targets_and_errors_match_torch(torch) -> None:
         (np.ones(2, np.complex128), np.ones(2)),
     ):
         _same_error(
-            torch,
             lambda: gradgen.kl_div(gradgen.tensor(a), gradgen.tensor(b), MEAN),
-            lambda: torch.kl_div(torch.tensor(a), torch.tensor(b), MEAN),
+            lambda torch: lambda: torch.kl_div(torch.tensor(a), torch.tensor(b), MEAN),
         )
 
 
@@ -691,7 +711,7 @@ LAYER_NORM_CASES = [
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("shape, normalized, has_weight, has_bias", LAYER_NORM_CASES)
-def test_layer_norm_matches_torch(torch, shape, normalized, has_weight, has_bias, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_layer_norm_matches_torch(shape, normalized, has_weight, has_bias, dtype) -> None:  # type: ignore[no-untyped-def]
     x, w, b = _arrays(19, shape, normalized, normalized, dtype=dtype)
     arrays, flags = [x], [True]
     if has_weight:
@@ -709,9 +729,8 @@ def test_layer_norm_matches_torch(torch, shape, normalized, has_weight, has_bias
 
     rtol = 1e-5 if dtype == "float32" else None
     _check_against_torch(
-        torch,
         lambda *t: call(gradgen, *t),
-        lambda *t: call(torch, *t),
+        lambda torch: lambda *t: call(torch, *t),
         arrays,
         flags,
         rtol=rtol,
@@ -754,7 +773,7 @@ def test_native_layer_norm_statistics_match_torch(torch, shape, normalized, has_
     "shape, normalized, has_weight, has_bias",
     [case for case in LAYER_NORM_CASES if case[2] or not case[3]],
 )
-def test_layer_norm_second_derivatives_match_torch(torch, shape, normalized, has_weight, has_bias) -> None:  # type: ignore[no-untyped-def]
+def test_layer_norm_second_derivatives_match_torch(shape, normalized, has_weight, has_bias) -> None:  # type: ignore[no-untyped-def]
     x, w, b = _arrays(21, shape, normalized, normalized)
     arrays = [x] + ([w] if has_weight else []) + ([b] if has_bias else [])
 
@@ -765,7 +784,7 @@ def test_layer_norm_second_derivatives_match_torch(torch, shape, normalized, has
         return lib.layer_norm(a, normalized, weight, bias, 1e-5) * a
 
     _second_derivatives_match(
-        torch, lambda *t: call(gradgen, *t), lambda *t: call(torch, *t), arrays
+        lambda *t: call(gradgen, *t), lambda torch: lambda *t: call(torch, *t), arrays
     )
 
 
@@ -870,7 +889,7 @@ def test_layer_norm_third_derivative_through_native_layer_norm_backward() -> Non
     assert gradcheck(second, inputs)
 
 
-def test_layer_norm_errors_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_layer_norm_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
     x = np.ones((2, 3, 4), np.float32)
     cases: list[tuple[Any, Any, Any, Any]] = [
         (x, [], None, None),
@@ -886,14 +905,13 @@ def test_layer_norm_errors_match_torch(torch) -> None:  # type: ignore[no-untype
     ]
     for a, shape, w, b in cases:
         _same_error(
-            torch,
             lambda: gradgen.layer_norm(
                 gradgen.tensor(a),
                 shape,
                 None if w is None else gradgen.tensor(w),
                 None if b is None else gradgen.tensor(b),
             ),
-            lambda: torch.layer_norm(
+            lambda torch: lambda: torch.layer_norm(
                 torch.tensor(a),
                 shape,
                 None if w is None else torch.tensor(w),
@@ -922,27 +940,25 @@ EMBEDDING_INDICES = np.array([[0, 2, 4], [2, 2, 1]])
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
 @pytest.mark.parametrize("padding_idx", [-1, 2, 3])
 @pytest.mark.parametrize("scale_grad_by_freq", [False, True])
-def test_embedding_matches_torch(torch, padding_idx, scale_grad_by_freq, index_dtype) -> None:  # type: ignore[no-untyped-def]
+def test_embedding_matches_torch(padding_idx, scale_grad_by_freq, index_dtype) -> None:  # type: ignore[no-untyped-def]
     (w,) = _arrays(26, (5, 3))
     indices = EMBEDDING_INDICES.astype(index_dtype)
     _check_against_torch(
-        torch,
         lambda a: gradgen.embedding(
             a, gradgen.tensor(indices), padding_idx, scale_grad_by_freq
         ),
-        lambda a: torch.embedding(
+        lambda torch: lambda a: torch.embedding(
             a, torch.tensor(indices), padding_idx, scale_grad_by_freq
         ),
         [w],
     )
 
 
-def test_embedding_scalar_index_float32_and_forward_mode(torch) -> None:  # type: ignore[no-untyped-def]
+def test_embedding_scalar_index_float32_and_forward_mode() -> None:  # type: ignore[no-untyped-def]
     (w,) = _arrays(27, (5, 3), dtype="float32")
     _check_against_torch(
-        torch,
         lambda a: gradgen.embedding(a, gradgen.tensor(3)),
-        lambda a: torch.embedding(a, torch.tensor(3)),
+        lambda torch: lambda a: torch.embedding(a, torch.tensor(3)),
         [w],
     )
     (w,) = _arrays(28, (5, 3))
@@ -996,7 +1012,7 @@ def test_embedding_dense_backward_double_backward_scales_by_frequency() -> None:
         assert gradgradcheck(function, inputs)
 
 
-def test_embedding_errors_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_embedding_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
     w = np.ones((5, 3))
     cases = [
         (w, np.array([0.0, 1.0])),
@@ -1009,22 +1025,22 @@ def test_embedding_errors_match_torch(torch) -> None:  # type: ignore[no-untyped
     ]
     for weight, indices in cases:
         _same_error(
-            torch,
             lambda: gradgen.embedding(gradgen.tensor(weight), gradgen.tensor(indices)),
-            lambda: torch.embedding(torch.tensor(weight), torch.tensor(indices)),
+            lambda torch: lambda: torch.embedding(
+                torch.tensor(weight), torch.tensor(indices)
+            ),
         )
     _same_error(
-        torch,
         lambda: gradgen.embedding_dense_backward(
             gradgen.ones(2, 3), gradgen.tensor([0.0, 1.0]), 4, -1, False
         ),
-        lambda: torch.ops.aten.embedding_dense_backward(
+        lambda torch: lambda: torch.ops.aten.embedding_dense_backward(
             torch.ones(2, 3), torch.tensor([0.0, 1.0]), 4, -1, False
         ),
     )
 
 
-def test_functional_embedding_matches_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_functional_embedding_matches_torch() -> None:  # type: ignore[no-untyped-def]
     (w,) = _arrays(31, (6, 3))
     indices = np.array([[1, 5, 0], [5, 5, 2]])
     for kwargs in (
@@ -1034,9 +1050,10 @@ def test_functional_embedding_matches_torch(torch) -> None:  # type: ignore[no-u
         {"scale_grad_by_freq": True},
     ):
         _check_against_torch(
-            torch,
             lambda a: GF.embedding(gradgen.tensor(indices), a, **kwargs),
-            lambda a: torch.nn.functional.embedding(torch.tensor(indices), a, **kwargs),
+            lambda torch: lambda a: torch.nn.functional.embedding(
+                torch.tensor(indices), a, **kwargs
+            ),
             [w],
         )
     for padding_idx in (6, -7):
@@ -1103,12 +1120,11 @@ def test_one_hot_matches_torch(torch) -> None:  # type: ignore[no-untyped-def]
         ([0, 1], None, -2),
     ):
         _same_error(
-            torch,
             lambda: gradgen.one_hot(
                 gradgen.tensor(np.array(values, dtype=dtype) if dtype else values),
                 num_classes,
             ),
-            lambda: torch.nn.functional.one_hot(
+            lambda torch: lambda: torch.nn.functional.one_hot(
                 torch.tensor(np.array(values, dtype=dtype) if dtype else values),
                 num_classes,
             ),
@@ -1138,12 +1154,11 @@ PAD_CASES = [
 
 @pytest.mark.parametrize("shape, pad", PAD_CASES)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_constant_pad_nd_matches_torch(torch, shape, pad, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_constant_pad_nd_matches_torch(shape, pad, dtype) -> None:  # type: ignore[no-untyped-def]
     (x,) = _arrays(33, shape, dtype=dtype)
     _check_against_torch(
-        torch,
         lambda a: gradgen.constant_pad_nd(a * 1.0, pad, 1.5),
-        lambda a: torch.constant_pad_nd(a * 1.0, pad, 1.5),
+        lambda torch: lambda a: torch.constant_pad_nd(a * 1.0, pad, 1.5),
         [x],
     )
 
@@ -1173,7 +1188,7 @@ def test_constant_pad_nd_dtypes_match_torch(torch) -> None:  # type: ignore[no-u
         assert ours.tolist() == theirs.tolist()
 
 
-def test_constant_pad_nd_errors_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_constant_pad_nd_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
     x = np.ones((2, 3))
     for array, pad, value in (
         (x, (1,), 0),
@@ -1185,19 +1200,19 @@ def test_constant_pad_nd_errors_match_torch(torch) -> None:  # type: ignore[no-u
         (x, (1, 1), 2 + 1j),
     ):
         _same_error(
-            torch,
             lambda: gradgen.constant_pad_nd(gradgen.tensor(array), pad, value),
-            lambda: torch.constant_pad_nd(torch.tensor(array), pad, value),
+            lambda torch: lambda: torch.constant_pad_nd(
+                torch.tensor(array), pad, value
+            ),
         )
 
 
-def test_functional_pad(torch) -> None:  # type: ignore[no-untyped-def]
+def test_functional_pad() -> None:  # type: ignore[no-untyped-def]
     (x,) = _arrays(35, (2, 3))
     for kwargs in ({}, {"value": 2.5}, {"mode": "constant", "value": -1.0}):
         _check_against_torch(
-            torch,
             lambda a: GF.pad(a, (1, 2, 0, 1), **kwargs),
-            lambda a: torch.nn.functional.pad(a, (1, 2, 0, 1), **kwargs),
+            lambda torch: lambda a: torch.nn.functional.pad(a, (1, 2, 0, 1), **kwargs),
             [x],
         )
     ints = GF.pad(gradgen.tensor([1, 2]), (1, 0))
@@ -1206,16 +1221,16 @@ def test_functional_pad(torch) -> None:  # type: ignore[no-untyped-def]
         with pytest.raises(NotImplementedError, match=f"mode='{mode}'"):
             GF.pad(gradgen.tensor(x), (1, 1), mode=mode)
         _same_error(
-            torch,
             lambda: GF.pad(gradgen.tensor(x), (1, 1), mode=mode, value=2.0),
-            lambda: torch.nn.functional.pad(
+            lambda torch: lambda: torch.nn.functional.pad(
                 torch.tensor(x), (1, 1), mode=mode, value=2.0
             ),
         )
     _same_error(
-        torch,
         lambda: GF.pad(gradgen.tensor(x), (1, 1), mode="foo"),
-        lambda: torch.nn.functional.pad(torch.tensor(x), (1, 1), mode="foo"),
+        lambda torch: lambda: torch.nn.functional.pad(
+            torch.tensor(x), (1, 1), mode="foo"
+        ),
     )
 
 
@@ -1261,14 +1276,12 @@ def test_dropout_edge_cases_match_torch(torch) -> None:  # type: ignore[no-untyp
     assert gradgen.dropout(empty, 0.5, True) is empty
     for p in (-0.1, 1.5):
         _same_error(
-            torch,
             lambda: gradgen.dropout(gradgen.ones(2), p, True),
-            lambda: torch.dropout(torch.ones(2), p, True),
+            lambda torch: lambda: torch.dropout(torch.ones(2), p, True),
         )
         _same_error(
-            torch,
             lambda: GF.dropout(gradgen.ones(2), p),
-            lambda: torch.nn.functional.dropout(torch.ones(2), p),
+            lambda torch: lambda: torch.nn.functional.dropout(torch.ones(2), p),
         )
 
 
@@ -1300,36 +1313,32 @@ def test_dropout_in_place() -> None:
     "p, dim",
     [(2.0, 1), (2.0, 0), (1.0, -1), (3.0, 1), (0.5, 1), (math.inf, 1), (-math.inf, 0)],
 )
-def test_normalize_matches_torch(torch, p, dim) -> None:  # type: ignore[no-untyped-def]
+def test_normalize_matches_torch(p, dim) -> None:  # type: ignore[no-untyped-def]
     (x,) = _arrays(36, (4, 3))
     _check_against_torch(
-        torch,
         lambda a: GF.normalize(a, p=p, dim=dim),
-        lambda a: torch.nn.functional.normalize(a, p=p, dim=dim),
+        lambda torch: lambda a: torch.nn.functional.normalize(a, p=p, dim=dim),
         [x],
     )
 
 
-def test_normalize_zero_rows_tiny_eps_and_float32_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_normalize_zero_rows_tiny_eps_and_float32_match_torch() -> None:  # type: ignore[no-untyped-def]
     (x,) = _arrays(37, (3, 4))
     x[1] = 0.0
     _check_against_torch(
-        torch,
         lambda a: GF.normalize(a),
-        lambda a: torch.nn.functional.normalize(a),
+        lambda torch: lambda a: torch.nn.functional.normalize(a),
         [x],
     )
     _check_against_torch(
-        torch,
         lambda a: GF.normalize(a, eps=10.0),
-        lambda a: torch.nn.functional.normalize(a, eps=10.0),
+        lambda torch: lambda a: torch.nn.functional.normalize(a, eps=10.0),
         [x],
     )
     (y,) = _arrays(38, (2, 3, 2), dtype="float32")
     _check_against_torch(
-        torch,
         lambda a: GF.normalize(a, dim=2),
-        lambda a: torch.nn.functional.normalize(a, dim=2),
+        lambda torch: lambda a: torch.nn.functional.normalize(a, dim=2),
         [y],
     )
     inputs = [gradgen.tensor(_arrays(39, (3, 4))[0], requires_grad=True)]
@@ -1368,7 +1377,7 @@ def test_functional_signatures_match_torch(torch, name) -> None:  # type: ignore
     ]
 
 
-def test_functional_builtin_signatures_match_torch_docs(torch) -> None:  # type: ignore[no-untyped-def]
+def test_functional_builtin_signatures_match_torch_docs() -> None:  # type: ignore[no-untyped-def]
     """softplus, logsigmoid and one_hot are C functions in torch: their documented
     signatures."""
     assert str(inspect.signature(GF.softplus)).startswith(
@@ -1418,7 +1427,7 @@ def test_functional_losses_match_torch(torch, reduction) -> None:  # type: ignor
                 )
 
         _check_against_torch(
-            torch, lambda *t: call(GF, *t), lambda *t: call(F, *t), arrays, flags
+            lambda *t: call(GF, *t), lambda torch: lambda *t: call(F, *t), arrays, flags
         )
 
 
@@ -1426,9 +1435,10 @@ def test_functional_kl_div_batchmean_and_warnings_match_torch(torch) -> None:  #
     rng = np.random.default_rng(41)
     x, y = np.log(rng.dirichlet(np.ones(3), 4)), rng.dirichlet(np.ones(3), 4)
     _check_against_torch(
-        torch,
         lambda a, b: GF.kl_div(a, b, reduction="batchmean"),
-        lambda a, b: torch.nn.functional.kl_div(a, b, reduction="batchmean"),
+        lambda torch: lambda a, b: torch.nn.functional.kl_div(
+            a, b, reduction="batchmean"
+        ),
         [x, y],
     )
     with warnings.catch_warnings(record=True) as ours:
@@ -1536,9 +1546,8 @@ def test_functional_activations_match_torch(torch) -> None:  # type: ignore[no-u
         ("softsign", {}),
     ):
         _check_against_torch(
-            torch,
             lambda a: getattr(GF, name)(a, **kwargs),
-            lambda a: getattr(torch.nn.functional, name)(a, **kwargs),
+            lambda torch: lambda a: getattr(torch.nn.functional, name)(a, **kwargs),
             [x],
         )
     for name in ("leaky_relu", "elu", "hardtanh", "mish"):
