@@ -198,16 +198,20 @@ def test_activations_second_derivatives_match_torch(name, args) -> None:  # type
 
 
 @pytest.mark.parametrize("name, args", ACTIVATIONS)
-def test_activations_forward_mode_matches_torch(torch, name, args) -> None:  # type: ignore[no-untyped-def]
+def test_activations_forward_mode_matches_torch(name, args) -> None:  # type: ignore[no-untyped-def]
     x, v = _arrays(3, (6,), (6,))
     with forward_ad.dual_level():
         dual = forward_ad.make_dual(gradgen.tensor(x), gradgen.tensor(v))
         ours = forward_ad.unpack_dual(getattr(gradgen, name)(dual, *args)).tangent
-    fwAD = torch.autograd.forward_ad
-    with fwAD.dual_level():
-        dual_t = fwAD.make_dual(torch.tensor(x), torch.tensor(v))
-        theirs = fwAD.unpack_dual(_nn(torch, name)(dual_t, *args)).tangent
-    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
+
+    def tangent(torch: Any) -> Any:
+        fwAD = torch.autograd.forward_ad
+        with fwAD.dual_level():
+            dual_t = fwAD.make_dual(torch.tensor(x), torch.tensor(v))
+            return fwAD.unpack_dual(_nn(torch, name)(dual_t, *args)).tangent
+
+    theirs = oracle("tangent", tangent)
+    np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-12, atol=1e-14)
 
 
 def test_activations_extreme_values_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
@@ -277,17 +281,20 @@ BACKWARD_OPERATORS: list[tuple[str, Callable[[Any, Any, Any], tuple[Any, ...]]]]
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name, arguments", BACKWARD_OPERATORS)
-def test_backward_operators_match_torch(torch, name, arguments, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_backward_operators_match_torch(name, arguments, dtype) -> None:  # type: ignore[no-untyped-def]
     g, x = _arrays(4, (3, 4), (3, 4), dtype=dtype)
     ours = getattr(gradgen, name)(
         *arguments(gradgen, gradgen.tensor(g), gradgen.tensor(x))
     )
-    theirs = getattr(torch.ops.aten, name)(
-        *arguments(torch, torch.tensor(g), torch.tensor(x))
+    theirs = oracle(
+        "result",
+        lambda torch: getattr(torch.ops.aten, name)(
+            *arguments(torch, torch.tensor(g), torch.tensor(x))
+        ),
     )
-    assert _dtype_name(ours) == _dtype_name(theirs)
+    assert _dtype_name(ours) == theirs.dtype.name
     np.testing.assert_allclose(
-        ours.numpy(), theirs.numpy(), rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype]
+        ours.numpy(), theirs, rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype]
     )
 
 
@@ -366,21 +373,31 @@ INPLACE = [
 
 
 @pytest.mark.parametrize("name, args, torch_node, our_node", INPLACE)
-def test_inplace_activations_match_torch(torch, name, args, torch_node, our_node) -> None:  # type: ignore[no-untyped-def]
+def test_inplace_activations_match_torch(name, args, torch_node, our_node) -> None:  # type: ignore[no-untyped-def]
     """Values and gradients equal torch's. leaky_relu_ and elu_ record the functional
     node (LeakyReluBackward0, EluBackward0) with the input saved before it is
     overwritten: PyTorch's own entries differentiate from the result, which an in-place
     entry of gradgen's derivatives.yaml cannot name."""
     (x,) = _arrays(9, (6,))
-    a, a_t = gradgen.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    y, y_t = a * 1.0, a_t * 1.0
-    out, out_t = getattr(gradgen, name)(y, *args), _nn(torch, name)(y_t, *args)
-    assert out is y and out_t is y_t
-    assert out.grad_fn.name() == our_node and out_t.grad_fn.name() == torch_node
-    np.testing.assert_allclose(y.detach().numpy(), y_t.detach().numpy(), rtol=1e-12)
+
+    def run(torch: Any) -> tuple[Any, ...]:
+        a_t = torch.tensor(x, requires_grad=True)
+        y_t = a_t * 1.0
+        out_t = _nn(torch, name)(y_t, *args)
+        assert out_t is y_t
+        node = out_t.grad_fn.name()
+        (out_t * out_t).sum().backward()
+        return node, y_t.detach(), a_t.grad
+
+    torch_node_name, y_t, grad_t = oracle("node, value, grad", run)
+    a = gradgen.tensor(x, requires_grad=True)
+    y = a * 1.0
+    out = getattr(gradgen, name)(y, *args)
+    assert out is y
+    assert out.grad_fn.name() == our_node and torch_node_name == torch_node
+    np.testing.assert_allclose(y.detach().numpy(), y_t, rtol=1e-12)
     (out * out).sum().backward()
-    (out_t * out_t).sum().backward()
-    np.testing.assert_allclose(a.grad.numpy(), a_t.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), grad_t, rtol=1e-12)
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         getattr(gradgen, name)(a, *args)
 
@@ -738,7 +755,7 @@ def test_layer_norm_matches_torch(shape, normalized, has_weight, has_bias, dtype
 
 
 @pytest.mark.parametrize("shape, normalized, has_weight, has_bias", LAYER_NORM_CASES)
-def test_native_layer_norm_statistics_match_torch(torch, shape, normalized, has_weight, has_bias) -> None:  # type: ignore[no-untyped-def]
+def test_native_layer_norm_statistics_match_torch(shape, normalized, has_weight, has_bias) -> None:  # type: ignore[no-untyped-def]
     x, w, b = _arrays(20, shape, normalized, normalized)
     weight = w if has_weight else None
     bias = b if has_bias else None
@@ -749,21 +766,23 @@ def test_native_layer_norm_statistics_match_torch(torch, shape, normalized, has_
         None if bias is None else gradgen.tensor(bias),
         1e-3,
     )
-    theirs = torch.native_layer_norm(
-        torch.tensor(x, requires_grad=True),
-        normalized,
-        None if weight is None else torch.tensor(weight),
-        None if bias is None else torch.tensor(bias),
-        1e-3,
-    )
-    for o, t in zip(ours, theirs):
-        assert o.shape == tuple(t.shape)
-        assert (o.grad_fn is None) == (
-            t.grad_fn is None
-        ) and o.requires_grad == t.requires_grad
-        np.testing.assert_allclose(
-            o.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-12
+
+    def outputs(torch: Any) -> list[Any]:
+        results = torch.native_layer_norm(
+            torch.tensor(x, requires_grad=True),
+            normalized,
+            None if weight is None else torch.tensor(weight),
+            None if bias is None else torch.tensor(bias),
+            1e-3,
         )
+        return [(t.grad_fn is None, t.requires_grad, t) for t in results]
+
+    theirs = oracle("outputs", outputs)
+    assert len(ours) == len(theirs)
+    for o, (no_grad_fn, requires_grad, t) in zip(ours, theirs):
+        assert o.shape == t.shape
+        assert (o.grad_fn is None) == no_grad_fn and o.requires_grad == requires_grad
+        np.testing.assert_allclose(o.detach().numpy(), t, rtol=1e-12, atol=1e-12)
     assert ours[0].grad_fn.name() == "NativeLayerNormBackward0"
 
 
@@ -1369,12 +1388,18 @@ FUNCTIONS = [
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
-def test_functional_signatures_match_torch(torch, name) -> None:  # type: ignore[no-untyped-def]
-    ours = inspect.signature(getattr(GF, name))
-    theirs = inspect.signature(getattr(torch.nn.functional, name))
-    assert [(p.name, p.default, p.kind) for p in ours.parameters.values()] == [
-        (p.name, p.default, p.kind) for p in theirs.parameters.values()
-    ]
+def test_functional_signatures_match_torch(name) -> None:  # type: ignore[no-untyped-def]
+    def parameters(function: Any) -> list[tuple[str, str, str]]:
+        signature = inspect.signature(function)
+        return [
+            (p.name, repr(p.default), str(p.kind))
+            for p in signature.parameters.values()
+        ]
+
+    theirs = oracle(
+        "parameters", lambda torch: parameters(getattr(torch.nn.functional, name))
+    )
+    assert parameters(getattr(GF, name)) == theirs
 
 
 def test_functional_builtin_signatures_match_torch_docs() -> None:  # type: ignore[no-untyped-def]
@@ -1456,24 +1481,24 @@ def test_functional_kl_div_batchmean_and_warnings_match_torch(torch) -> None:  #
 @pytest.mark.parametrize(
     "name", ["l1_loss", "smooth_l1_loss", "binary_cross_entropy_with_logits", "kl_div"]
 )
-def test_functional_legacy_flags_match_torch(torch, name, size_average, reduce) -> None:  # type: ignore[no-untyped-def]
+def test_functional_legacy_flags_match_torch(name, size_average, reduce) -> None:  # type: ignore[no-untyped-def]
     a, b = _arrays(42, (4, 3), (4, 3))
     b = (b + 2) / 4
-    ours_inputs, theirs_inputs = [gradgen.tensor(v) for v in (a, b)], [
-        torch.tensor(v) for v in (a, b)
-    ]
-    with warnings.catch_warnings(record=True) as ours_warnings:
-        warnings.simplefilter("always")
-        out = getattr(GF, name)(*ours_inputs, size_average=size_average, reduce=reduce)
-    with warnings.catch_warnings(record=True) as theirs_warnings:
-        warnings.simplefilter("always")
-        expected = getattr(torch.nn.functional, name)(
-            *theirs_inputs, size_average=size_average, reduce=reduce
-        )
-    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-12)
-    assert [str(w.message) for w in ours_warnings] == [
-        str(w.message) for w in theirs_warnings
-    ]
+
+    def run(lib: Any, functional: Any) -> tuple[Any, list[str]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(functional, name)(
+                lib.tensor(a), lib.tensor(b), size_average=size_average, reduce=reduce
+            )
+        return out.numpy(), [str(w.message) for w in caught]
+
+    out, messages = run(gradgen, GF)
+    expected, expected_messages = oracle(
+        "result", lambda torch: run(torch, torch.nn.functional)
+    )
+    np.testing.assert_allclose(out, expected, rtol=1e-12)
+    assert messages == expected_messages
 
 
 def test_functional_messages_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
