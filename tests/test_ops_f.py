@@ -1087,35 +1087,37 @@ def test_functional_embedding_matches_torch() -> None:  # type: ignore[no-untype
 
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf])
-def test_functional_embedding_max_norm_renormalizes_rows_as_torch(torch, norm_type) -> None:  # type: ignore[no-untyped-def]
+def test_functional_embedding_max_norm_renormalizes_rows_as_torch(norm_type) -> None:  # type: ignore[no-untyped-def]
     (w,) = _arrays(32, (6, 3))
     w = w * 3
     indices = np.array([[1, 4, 0], [4, 4, 2]])
+
+    def theirs(torch: Any) -> list[Any]:
+        theirs_w = torch.tensor(w, requires_grad=True)
+        expected = torch.nn.functional.embedding(
+            torch.tensor(indices), theirs_w, max_norm=1.5, norm_type=norm_type
+        )
+        renormed = theirs_w.detach().clone()
+        expected.sum().backward()
+        return [renormed, expected.detach(), theirs_w.grad]
+
+    theirs_w, expected, theirs_grad = oracle("weight, out, grad", theirs)
     ours_w = gradgen.tensor(w, requires_grad=True)
-    theirs_w = torch.tensor(w, requires_grad=True)
     version = ours_w._version
     out = GF.embedding(
         gradgen.tensor(indices), ours_w, max_norm=1.5, norm_type=norm_type
     )
-    expected = torch.nn.functional.embedding(
-        torch.tensor(indices), theirs_w, max_norm=1.5, norm_type=norm_type
-    )
     assert ours_w._version == version + 1
-    np.testing.assert_allclose(
-        ours_w.detach().numpy(), theirs_w.detach().numpy(), rtol=1e-12
-    )
-    np.testing.assert_allclose(
-        out.detach().numpy(), expected.detach().numpy(), rtol=1e-12
-    )
+    np.testing.assert_allclose(ours_w.detach().numpy(), theirs_w, rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-12)
     out.sum().backward()
-    expected.sum().backward()
-    np.testing.assert_allclose(ours_w.grad.numpy(), theirs_w.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours_w.grad.numpy(), theirs_grad, rtol=1e-12)
 
 
 # -- one_hot -----------------------------------------------------------------------------
 
 
-def test_one_hot_matches_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_one_hot_matches_torch() -> None:  # type: ignore[no-untyped-def]
     for values, num_classes in (
         ([0, 2, 1], -1),
         ([[0, 3], [1, 1]], 5),
@@ -1123,11 +1125,14 @@ def test_one_hot_matches_torch(torch) -> None:  # type: ignore[no-untyped-def]
         ([], 3),
     ):
         ours = GF.one_hot(gradgen.tensor(values, dtype=gradgen.int64), num_classes)
-        theirs = torch.nn.functional.one_hot(
-            torch.tensor(values, dtype=torch.int64), num_classes
+        theirs = oracle(
+            f"{values} {num_classes}",
+            lambda torch: torch.nn.functional.one_hot(
+                torch.tensor(values, dtype=torch.int64), num_classes
+            ),
         )
-        assert ours.dtype == gradgen.int64 and ours.shape == tuple(theirs.shape)
-        assert ours.tolist() == theirs.tolist()
+        assert ours.dtype == gradgen.int64 and ours.shape == theirs.shape
+        assert theirs.dtype == np.int64 and ours.tolist() == theirs.tolist()
     for values, dtype, num_classes in (
         ([0.0, 1.0], None, -1),
         ([0, 1], "int32", -1),
@@ -1415,8 +1420,7 @@ def test_functional_builtin_signatures_match_torch_docs() -> None:  # type: igno
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-def test_functional_losses_match_torch(torch, reduction) -> None:  # type: ignore[no-untyped-def]
-    F = torch.nn.functional
+def test_functional_losses_match_torch(reduction) -> None:  # type: ignore[no-untyped-def]
     a, b = _arrays(40, (4, 3), (4, 3))
     w = np.abs(a) + 0.5
     probabilities = (b + 2) / 4
@@ -1452,7 +1456,10 @@ def test_functional_losses_match_torch(torch, reduction) -> None:  # type: ignor
                 )
 
         _check_against_torch(
-            lambda *t: call(GF, *t), lambda torch: lambda *t: call(F, *t), arrays, flags
+            lambda *t: call(GF, *t),
+            lambda torch: lambda *t: call(torch.nn.functional, *t),
+            arrays,
+            flags,
         )
 
 
@@ -1559,7 +1566,7 @@ def test_functional_messages_match_torch(torch) -> None:  # type: ignore[no-unty
         assert out.shape == ()
 
 
-def test_functional_activations_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_functional_activations_match_torch() -> None:  # type: ignore[no-untyped-def]
     (x,) = _arrays(43, (3, 4))
     for name, kwargs in (
         ("leaky_relu", {"negative_slope": 0.2}),
@@ -1576,15 +1583,21 @@ def test_functional_activations_match_torch(torch) -> None:  # type: ignore[no-u
             [x],
         )
     for name in ("leaky_relu", "elu", "hardtanh", "mish"):
-        ours, theirs = gradgen.tensor(x), torch.tensor(x)
-        assert getattr(GF, name)(ours, inplace=True) is ours
-        getattr(torch.nn.functional, name)(theirs, inplace=True)
-        np.testing.assert_allclose(
-            ours.numpy(), theirs.numpy(), rtol=1e-12, err_msg=name
+
+        def inplace(lib: Any, functional: Any) -> Any:
+            tensor = lib.tensor(x)
+            assert functional(tensor, inplace=True) is tensor
+            return tensor.numpy()
+
+        theirs = oracle(
+            f"{name}(inplace=True)",
+            lambda torch: inplace(torch, getattr(torch.nn.functional, name)),
         )
+        ours = inplace(gradgen, getattr(GF, name))
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, err_msg=name)
 
 
-def test_grad_fn_names_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_grad_fn_names_match_torch() -> None:  # type: ignore[no-untyped-def]
     x, y = _arrays(44, (2, 3), (2, 3))
     cases: list[tuple[Callable[..., Any], Callable[..., Any]]] = [
         (lambda lib, a, b: _f(lib, "l1_loss")(a, b, MEAN), lambda lib, a, b: None),
@@ -1607,26 +1620,23 @@ def test_grad_fn_names_match_torch(torch) -> None:  # type: ignore[no-untyped-de
             lambda lib, a, b: None,
         ),
     ]
-    for make, _ in cases:
-        ours = make(
-            gradgen,
-            gradgen.tensor(x, requires_grad=True),
-            gradgen.tensor(y, requires_grad=True),
-        )
-        theirs = make(
-            torch,
-            torch.tensor(x, requires_grad=True),
-            torch.tensor(y, requires_grad=True),
-        )
-        assert ours.grad_fn.name() == theirs.grad_fn.name()
-        ours_next = [
-            type(n).__name__ if n is not None else None
-            for n, _ in ours.grad_fn.next_functions
-        ]
-        theirs_next = [
-            type(n).__name__ if n is not None else None
-            for n, _ in theirs.grad_fn.next_functions
-        ]
+    for number, (make, _) in enumerate(cases):
+
+        def names(lib: Any) -> tuple[str, list[Any]]:
+            out = make(
+                lib,
+                lib.tensor(x, requires_grad=True),
+                lib.tensor(y, requires_grad=True),
+            )
+            following = [
+                type(n).__name__ if n is not None else None
+                for n, _ in out.grad_fn.next_functions
+            ]
+            return out.grad_fn.name(), following
+
+        ours_name, ours_next = names(gradgen)
+        theirs_name, theirs_next = oracle(str(number), names)
+        assert ours_name == theirs_name
         # gradgen has no xlogy: kl_div writes xlogy(target, target) with where.
         assert ours_next == [{"XlogyBackward0": "WhereBackward0"}.get(n, n) for n in theirs_next]  # type: ignore[arg-type]
 
