@@ -410,21 +410,23 @@ def test_inplace_activations_match_torch(name, args, torch_node, our_node) -> No
         getattr(gradgen, name)(a, *args)
 
 
-def test_inplace_activations_in_forward_mode(torch) -> None:  # type: ignore[no-untyped-def]
+def test_inplace_activations_in_forward_mode() -> None:  # type: ignore[no-untyped-def]
     x, v = _arrays(10, (5,), (5,))
-    fwAD = torch.autograd.forward_ad
     for name, args, _, _ in INPLACE:
         with forward_ad.dual_level():
             dual = forward_ad.make_dual(gradgen.tensor(x), gradgen.tensor(v))
             ours = forward_ad.unpack_dual(
                 getattr(gradgen, name)(dual * 1.0, *args)
             ).tangent
-        with fwAD.dual_level():
-            dual_t = fwAD.make_dual(torch.tensor(x), torch.tensor(v))
-            theirs = fwAD.unpack_dual(_nn(torch, name)(dual_t * 1.0, *args)).tangent
-        np.testing.assert_allclose(
-            ours.numpy(), theirs.numpy(), rtol=1e-12, err_msg=name
-        )
+
+        def tangent(torch: Any) -> Any:
+            fwAD = torch.autograd.forward_ad
+            with fwAD.dual_level():
+                dual_t = fwAD.make_dual(torch.tensor(x), torch.tensor(v))
+                return fwAD.unpack_dual(_nn(torch, name)(dual_t * 1.0, *args)).tangent
+
+        theirs = oracle(name, tangent)
+        np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-12, err_msg=name)
 
 
 # -- losses ------------------------------------------------------------------------------
@@ -466,7 +468,7 @@ def test_regression_losses_second_derivatives_match_torch(name, args, reduction)
     )
 
 
-def test_loss_backward_operators_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_loss_backward_operators_match_torch() -> None:  # type: ignore[no-untyped-def]
     g, x, y = _arrays(14, (3, 4), (3, 4), (3, 4))
     for reduction in REDUCTIONS:
         grad = g if reduction == NONE else g[0, :1].reshape(())
@@ -478,12 +480,13 @@ def test_loss_backward_operators_match_torch(torch) -> None:  # type: ignore[no-
             ours = getattr(gradgen, name)(
                 *(gradgen.tensor(a) for a in (grad, x, y)), reduction, extra
             )
-            theirs = getattr(torch.ops.aten, name)(
-                *(torch.tensor(a) for a in (grad, x, y)), reduction, extra
+            theirs = oracle(
+                f"{name} {reduction} {extra}",
+                lambda torch: getattr(torch.ops.aten, name)(
+                    *(torch.tensor(a) for a in (grad, x, y)), reduction, extra
+                ),
             )
-            np.testing.assert_allclose(
-                ours.numpy(), theirs.numpy(), rtol=1e-12, err_msg=name
-            )
+            np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-12, err_msg=name)
 
 
 def test_loss_backward_operators_second_derivatives_match_torch() -> None:  # type: ignore[no-untyped-def]
@@ -526,7 +529,7 @@ def test_loss_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
         gradgen.huber_loss(gradgen.tensor(x), gradgen.tensor(y), 3)
 
 
-def test_losses_promote_and_broadcast_as_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_losses_promote_and_broadcast_as_torch() -> None:  # type: ignore[no-untyped-def]
     x = np.array([1.0, -2.0, 0.5], np.float32)
     y = np.array([0.5], np.float64)
     for name, args in (
@@ -538,13 +541,18 @@ def test_losses_promote_and_broadcast_as_torch(torch) -> None:  # type: ignore[n
             ours = getattr(gradgen, name)(
                 gradgen.tensor(a), gradgen.tensor(b), NONE, *args
             )
-            with warnings.catch_warnings():  # torch: "An output ... was resized"
-                warnings.simplefilter("ignore")
-                theirs = _nn(torch, name)(torch.tensor(a), torch.tensor(b), NONE, *args)
-            assert _dtype_name(ours) == _dtype_name(theirs) and ours.shape == tuple(
-                theirs.shape
-            )
-            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+            def loss(torch: Any) -> Any:
+                with warnings.catch_warnings():  # torch: "An output ... was resized"
+                    warnings.simplefilter("ignore")
+                    return _nn(torch, name)(
+                        torch.tensor(a), torch.tensor(b), NONE, *args
+                    )
+
+            theirs = oracle(numbered(name), loss)
+            assert _dtype_name(ours) == theirs.dtype.name
+            assert ours.shape == theirs.shape
+            np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-6)
 
 
 BCE_CASES = [
