@@ -14,8 +14,6 @@ import re
 import subprocess
 import sys
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 import pytest

@@ -11,9 +11,8 @@ from torch (recorded in tests/golden/, see torch_oracle.py) or from hand math.
 from __future__ import annotations
 
 import functools
-import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
