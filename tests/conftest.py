@@ -12,7 +12,9 @@ from torch_oracle import require_torch
 
 @pytest.fixture()
 def torch() -> Any:
-    """The torch module (skips, or fails in CI, when it is not installed)."""
+    """The torch module (skips, or fails in CI, when it is not installed). Prefer
+    torch_oracle.oracle(key, compute): its answers are recorded (`make golden`), so the
+    test also runs where torch is not installed."""
     return require_torch()
 
 
