@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 # never imports the gradgen package it is about to regenerate.
 CODEGEN := $(PY) -m codegen --native-functions native_functions.yaml --derivatives derivatives.yaml --out generated
 
-.PHONY: all install generate check-generated test demo bench bench-quick bench-memory clean
+.PHONY: all install generate check-generated test golden demo bench bench-quick bench-memory clean
 
 all: generate
 
@@ -28,6 +28,13 @@ check-generated: install
 
 test: install
 	$(PY) -m pytest -q
+
+# Record PyTorch's answers to the comparison tests into tests/golden/ (one JSON file per
+# test module), which `make test` uses where torch is not installed. Needs torch.
+golden: install
+	@$(PY) -c "import torch" 2>/dev/null || { echo "make golden needs torch: $(PY) -m pip install torch"; exit 1; }
+	rm -f tests/golden/*.json
+	GRADGEN_RECORD_GOLDEN=1 $(PY) -m pytest -q -p no:cacheprovider
 
 demo: generate
 	$(PY) -m gradgen.demo

@@ -4,12 +4,15 @@ derivatives.yaml.
 The stages, each a module with one job:
     schema.py       parse_schema(): PyTorch's schema grammar as frozen dataclasses
     yaml_loader.py  safe YAML with line numbers and duplicate-key errors
-    formulas.py     check formulas and kernel expressions with `ast`; what to save
+    allowed.py      the explicit lists of what expressions and formulas may call
+    expressions.py  parse and check expressions with `ast`; kernel (`numpy:`) expressions
+    formulas.py     check derivative formulas; what the Backward node must save
     kernels_module.py  a user's own kernels module (--kernels): its __all__, read with ast
     load.py         validate both files and join them into the Model (model.py)
     ir.py           every string the templates print
     literals.py     input text as Python: repr() literals, docstrings, comments, names
-    emit.py         render the jinja2 templates, black, write what changed
+    emit.py         render the jinja2 templates, black (with a checked cache)
+    output.py       replace the output directory at once, only over generated files
 The generator never imports the gradgen runtime or the generated package, so it runs
 even when generated code is stale or broken.
 """
@@ -41,11 +44,14 @@ def generate(
     gradgen's; it is read without being run and copied into the package as
     `user_kernels.py`, which the generated code imports (see kernels_module.py).
     Raises CodegenError (or CodegenErrors with every problem found) on bad input; in that
-    case nothing is written.
+    case nothing is written. The package is written into a new directory that then
+    replaces `out_directory` (see output.py), which must be a directory of generated
+    files only (or not exist).
     """
-    from . import emit, ir, load
+    from . import emit, ir, load, output
     from .kernels_module import MODULE_NAME, load_kernels_module
 
+    output.read_existing(Path(out_directory))  # a bad --out fails before the work
     user_module = load_kernels_module(Path(kernels)) if kernels is not None else None
     model = load.load(Path(native_functions), Path(derivatives), user_module)
     package = ir.build(model, load.exported_names("numpy_kernels"), load.exported_names("helpers"))
@@ -57,6 +63,11 @@ def generate(
     files = emit.render(package, sources, black_cache)
     if user_module is not None:
         files[f"{MODULE_NAME}.py"] = user_module.source  # verbatim: tracebacks match the original
+    existing = output.read_existing(Path(out_directory))
+    # Formatted code taken from the cache is checked before it is written or compared.
+    checked = files if check else output.changed_names(files, existing)
+    files = black_cache.verified(files, checked)
+    black_cache.save()
     if check:
-        return emit.stale_files(Path(out_directory), files)
-    return emit.write_changed(Path(out_directory), files)
+        return output.stale_files(Path(out_directory), files, existing)
+    return output.write_package(Path(out_directory), files, existing)

@@ -1,7 +1,9 @@
 """python -m gradgen.codegen --native-functions F --derivatives F --out DIR [--kernels F.py]
 
 Exit status: 0 done (or, with --check, nothing stale); 1 errors in the input (printed
-as file:line: operator: message, all of them) or stale files with --check; 2 usage.
+as file:line: operator: message, all of them) or stale files with --check; 2 usage (or
+the codegen extra not installed); 3 a bug in the generator (a short message; the
+traceback with --verbose). Bad input never prints a traceback.
 """
 
 from __future__ import annotations
@@ -13,7 +15,25 @@ import traceback
 from pathlib import Path
 
 from . import generate
-from .errors import CodegenError
+from .errors import NESTED_TOO_DEEPLY, CodegenError, shorten
+
+# What the generator needs beyond the runtime: the `codegen` extra of gradgen.
+_EXTRA_MODULES = {"yaml": "pyyaml", "jinja2": "jinja2", "black": "black"}
+
+
+def _missing_extra() -> str | None:
+    """A message naming the extra to install when a module of it cannot be imported."""
+    import importlib
+
+    for module, project in _EXTRA_MODULES.items():
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return (
+                f"gradgen-codegen: the generator needs {project}, which is not installed; "
+                "install gradgen's codegen extra: pip install 'gradgen[codegen]'"
+            )
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         "--no-cache", action="store_true", help="format everything anew (no ~/.cache)"
     )
     arguments = parser.parse_args(argv)
+    missing = _missing_extra()
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
     started = time.perf_counter()
     try:
         paths = generate(
@@ -55,6 +79,25 @@ def main(argv: list[str] | None = None) -> int:
         count = len(getattr(error, "errors", [error]))
         print(f"gradgen-codegen: {count} error(s); nothing was written", file=sys.stderr)
         return 1
+    except RecursionError:
+        if arguments.verbose:
+            traceback.print_exc()
+        print(f"gradgen-codegen: the input is {NESTED_TOO_DEEPLY}", file=sys.stderr)
+        print("gradgen-codegen: 1 error(s); nothing was written", file=sys.stderr)
+        return 1
+    except Exception as error:  # noqa: BLE001 - anything else is the generator's fault
+        if arguments.verbose:
+            traceback.print_exc()
+        print(
+            f"gradgen-codegen: internal error, a bug in the generator: "
+            f"{type(error).__name__}: {shorten(str(error), 300)}; nothing was written "
+            "(run with --verbose for the traceback, and please report it)",
+            file=sys.stderr,
+        )
+        return 3
+    except KeyboardInterrupt:
+        print("gradgen-codegen: interrupted; nothing was written", file=sys.stderr)
+        return 130
     elapsed = time.perf_counter() - started
     if arguments.check:
         for path in paths:

@@ -14,9 +14,54 @@ problem. `ErrorCollector.raise_if_any()` ends the run with all of them.
 from __future__ import annotations
 
 import difflib
+import reprlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+# Errors quote what they complain about, but never more than this many characters of
+# it: a value built from YAML can be huge (a list of a million items), and a message
+# of 100 MB is itself a failure. A message as a whole is capped too (MESSAGE_LIMIT).
+EXCERPT_LIMIT = 120
+MESSAGE_LIMIT = 2000
+
+
+def excerpt(value: object, limit: int = EXCERPT_LIMIT) -> str:
+    """A short quotation of `value` for an error message: its repr(), cut in the middle
+    to at most about `limit` characters (``'aaaa' ... 'zzzz' (1,234,567 characters)``).
+
+    The repr() of a deeply nested or enormous container is never built in full: it is
+    quoted through reprlib, which stops after a few items and a few levels.
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        half = max(limit // 2 - 10, 8)  # both ends, without repr() of the whole
+        return f"{repr(value[:half])[:-1]} ... {repr(value[-half:])[1:]} ({len(value):,} characters)"
+    if isinstance(value, (list, tuple, dict, set, frozenset)):
+        text = _short_repr(value)
+    else:
+        try:
+            text = repr(value)
+        except Exception:  # a value's repr() should not take the error message down
+            return f"<{type(value).__name__}>"
+    return shorten(text, limit)
+
+
+def _short_repr(value: object) -> str:
+    short = reprlib.Repr()
+    short.maxlevel = 3
+    short.maxlist = short.maxtuple = short.maxdict = short.maxset = 6
+    short.maxstring = short.maxother = 60
+    return short.repr(value)
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text`, or its two ends and its length when it is longer than `limit`."""
+    if len(text) <= limit:
+        return text
+    half = max(limit // 2 - 10, 8)
+    return f"{text[:half]} ... {text[-half:]} ({len(text):,} characters)"
 
 
 @dataclass(frozen=True)
@@ -42,7 +87,7 @@ class CodegenError(Exception):
         location: Location | None = None,
         operator: str | None = None,
     ) -> None:
-        self.message = message
+        self.message = shorten(message, MESSAGE_LIMIT)
         self.location = location
         self.operator = operator
         super().__init__(self._render())
@@ -75,6 +120,13 @@ class CodegenErrors(CodegenError):
         return "\n".join(str(e) for e in self.errors)
 
 
+# The message for input that Python's recursion limit stops (an expression of 10,000
+# nested parentheses or terms, a type with thousands of suffixes).
+NESTED_TOO_DEEPLY = (
+    "too deeply nested or too long to process (Python's recursion limit); split it up"
+)
+
+
 class ErrorCollector:
     """Collects the errors of one run so that all of them are reported at once."""
 
@@ -90,6 +142,8 @@ class ErrorCollector:
             self.errors.extend(e.located(location, operator) for e in many.errors)
         except CodegenError as error:
             self.errors.append(error.located(location, operator))
+        except (RecursionError, MemoryError):  # Python's parser gives up with either
+            self.errors.append(CodegenError(NESTED_TOO_DEEPLY, location, operator))
 
     def add(self, error: CodegenError) -> None:
         self.errors.append(error)

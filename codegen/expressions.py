@@ -21,7 +21,7 @@ import ast
 from collections.abc import Iterable
 
 from .allowed import NUMPY_NAMES, NUMPY_SUBMODULES, VALUE_ATTRIBUTES, VALUE_METHODS
-from .errors import CodegenError, did_you_mean
+from .errors import CodegenError, did_you_mean, excerpt, shorten
 
 _ALLOWED_NODES: tuple[type[ast.AST], ...] = (
     ast.Expression,
@@ -76,7 +76,7 @@ def parse_expression(text: str, what: str) -> ast.Expression:
     deeper than the bounds above is a CodegenError."""
     if not isinstance(text, str):
         raise CodegenError(
-            f"{what} must be a string, got {type(text).__name__}: {text!r}"
+            f"{what} must be a string, got {type(text).__name__}: {excerpt(text)}"
         )
     source = text.strip()
     if not source:
@@ -95,7 +95,7 @@ def parse_expression(text: str, what: str) -> ast.Expression:
         if error.offset:
             detail += f" at column {error.offset}"
         raise CodegenError(
-            f"{what} is not a Python expression ({detail}): {source}"
+            f"{what} is not a Python expression ({detail}): {shorten(source, 200)}"
         ) from None
     except (RecursionError, MemoryError):  # how Python's parser gives up on depth
         raise CodegenError(_too_deep(what, None)) from None

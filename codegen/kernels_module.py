@@ -20,7 +20,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import CodegenError, Location, did_you_mean
+from .errors import CodegenError, Location, did_you_mean, excerpt
+from .yaml_loader import read_text
 
 # The copy's file name in the generated package, and how generated code refers to it.
 MODULE_NAME = "user_kernels"
@@ -150,6 +151,8 @@ def load_kernels_module(path: Path) -> KernelsModule:
         raise CodegenError(
             f"cannot read the kernels module: {error.strerror}", Location(str(path))
         ) from None
+    except UnicodeDecodeError:
+        source = read_text(path)  # raises the error with the line of the first bad byte
     name = path.name
     try:
         tree = ast.parse(source, filename=name)
@@ -157,6 +160,11 @@ def load_kernels_module(path: Path) -> KernelsModule:
         raise CodegenError(
             f"the kernels module is not valid Python: {error.msg}",
             Location(name, error.lineno or 0),
+        ) from None
+    except (ValueError, RecursionError, MemoryError) as error:  # null bytes; nesting
+        raise CodegenError(
+            f"the kernels module cannot be parsed: {excerpt(str(error) or type(error).__name__)}",
+            Location(name),
         ) from None
     exports = read_all(tree, name)
     if exports is None:
@@ -172,7 +180,7 @@ def load_kernels_module(path: Path) -> KernelsModule:
         location = Location(name, line)
         if not exported.isidentifier():
             raise CodegenError(
-                f"__all__ lists {exported!r}, which is not a Python name", location
+                f"__all__ lists {excerpt(exported)}, which is not a Python name", location
             )
         if exported.startswith("__"):
             raise CodegenError(

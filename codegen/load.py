@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import CodegenError, ErrorCollector, Location, did_you_mean
+from .errors import CodegenError, ErrorCollector, Location, did_you_mean, excerpt
 from .formulas import (
     ArgumentInfo,
     FormulaNames,
@@ -117,7 +117,7 @@ def _pop_unknown(values: dict[str, Any], known: Iterable[str]) -> None:
 
 def _parse_variants(text: Any) -> frozenset[Variant]:
     if not isinstance(text, str):
-        raise CodegenError(f"variants must be a string like 'function, method', got {text!r}")
+        raise CodegenError(f"variants must be a string like 'function, method', got {excerpt(text)}")
     variants = set()
     for word in (w.strip() for w in text.split(",")):
         try:
@@ -132,7 +132,7 @@ def _parse_variants(text: Any) -> frozenset[Variant]:
 
 def _parse_name_list(text: Any, what: str) -> tuple[str, ...]:
     if not isinstance(text, str):
-        raise CodegenError(f"{what} must be a comma-separated string of names, got {text!r}")
+        raise CodegenError(f"{what} must be a comma-separated string of names, got {excerpt(text)}")
     return tuple(w.strip() for w in text.split(",") if w.strip())
 
 
@@ -165,12 +165,12 @@ def _native_function(
         raise CodegenError("missing key 'func'")
     schema = parse_schema(values["func"]) if isinstance(values["func"], str) else None
     if schema is None:
-        raise CodegenError(f"func must be a schema string, got {values['func']!r}")
+        raise CodegenError(f"func must be a schema string, got {excerpt(values['func'])}")
     _check_defaults(schema)
     variants = _parse_variants(values.get("variants", "function"))
     binding = values.get("python_binding", True)
     if not isinstance(binding, bool):
-        raise CodegenError(f"python_binding must be true or false, got {binding!r}")
+        raise CodegenError(f"python_binding must be true or false, got {excerpt(binding)}")
     if not binding:
         variants = frozenset()  # dispatcher only: neither gradgen.NAME nor tensor.NAME
     argument_names = [a.name for a in schema.arguments.flat_all]
@@ -200,6 +200,11 @@ def _native_function(
             kernels.names if kernels is not None else frozenset(),
             kernels.file_name if kernels is not None else "",
         )
+    if composite is not None and not isinstance(composite, str):
+        raise CodegenError(
+            f"composite must be the name of a function in gradgen.composites, got "
+            f"{type(composite).__name__}: {excerpt(composite)}"
+        )
     if composite is not None and composite not in composites:
         raise CodegenError(
             f"no composite named '{composite}' in gradgen.composites"
@@ -209,7 +214,7 @@ def _native_function(
     integer_to_float = values.get("promote_integer_inputs_to_float", False)
     if not isinstance(integer_to_float, bool):
         raise CodegenError(
-            f"promote_integer_inputs_to_float must be true or false, got {integer_to_float!r}"
+            f"promote_integer_inputs_to_float must be true or false, got {excerpt(integer_to_float)}"
         )
     if integer_to_float and not promotion:
         raise CodegenError("promote_integer_inputs_to_float needs type_promotion")
@@ -475,7 +480,7 @@ def _output_differentiability(value: Any, function: NativeFunction) -> tuple[boo
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, bool) for v in value):
-        raise CodegenError(f"output_differentiability must be a list of booleans, got {value!r}")
+        raise CodegenError(f"output_differentiability must be a list of booleans, got {excerpt(value)}")
     if len(value) != len(function.schema.returns):
         count = len(function.schema.returns)
         raise CodegenError(
@@ -502,7 +507,7 @@ def _forward_derivative(
                 + did_you_mean(name, [*arguments, *outputs])
             ).located(location, function.name)
     if not isinstance(formula, str):
-        raise CodegenError(f"formula must be a string, got {formula!r}").located(location, function.name)
+        raise CodegenError(f"formula must be a string, got {excerpt(formula)}").located(location, function.name)
     text = formula.strip()
     differentiable = [
         n

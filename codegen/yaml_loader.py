@@ -1,9 +1,13 @@
 """Read a YAML file of operator entries, keeping line numbers.
 
 The files are a list of mappings. The loader is yaml's SafeLoader (no tags that build
-Python objects) with two additions: a mapping key that appears twice is an error, and
+Python objects) with these additions: a mapping key that appears twice is an error;
 every mapping remembers the line where it and each of its keys start, so that errors
-can point at ``file:line``.
+can point at ``file:line``; and the input is bounded. Anchors and aliases (``&a``,
+``*a``) are refused (an alias repeats a value without copying it, so a file of a few
+hundred bytes can stand for billions of items), and so is nesting deeper than
+MAX_DEPTH levels (the files need about four). A file that is not UTF-8 or holds a
+control character is an error with its line.
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ from typing import Any
 
 import yaml
 
-from .errors import CodegenError, Location
+from .errors import CodegenError, Location, excerpt
+
+# How deep lists and mappings may nest (an entry's values are at depth 3).
+MAX_DEPTH = 50
 
 
 @dataclass(frozen=True)
@@ -37,7 +44,28 @@ class _LineMapping(dict[str, Any]):
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys and records line numbers."""
+    """SafeLoader that rejects duplicate keys, anchors, aliases and deep nesting, and
+    records line numbers."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        location = Location(self.name, event.start_mark.line + 1)
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise CodegenError(
+                "YAML anchors and aliases (&name, *name) are not allowed; write the value out",
+                location,
+            )
+        if self._depth >= MAX_DEPTH:
+            raise CodegenError(
+                f"lists and mappings nested more than {MAX_DEPTH} deep", location
+            )
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
         mapping = _LineMapping()
@@ -48,7 +76,7 @@ class _StrictLoader(yaml.SafeLoader):
             line = key_node.start_mark.line + 1
             if not isinstance(key, str):
                 raise CodegenError(
-                    f"keys must be strings, got {key!r}",
+                    f"keys must be strings, got {excerpt(key)}",
                     Location(self.name, line),
                 )
             if key in mapping:
@@ -70,11 +98,11 @@ _StrictLoader.add_constructor(
 def load_entries(path: Path) -> list[Entry]:
     """The top-level list of mappings in `path`, each with its line numbers."""
     name = path.name
+    text = read_text(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise CodegenError(f"cannot read file: {error.strerror}", Location(str(path))) from None
-    loader = _StrictLoader(text)
+        loader = _StrictLoader(text)
+    except yaml.reader.ReaderError as error:  # the reader checks every character first
+        raise _reader_error(error, text, name) from None
     loader.name = name
     try:
         root = loader.get_single_node()
@@ -92,13 +120,15 @@ def load_entries(path: Path) -> list[Entry]:
             if not isinstance(item, _LineMapping):
                 raise CodegenError(
                     f"expected each entry to be a mapping, got {type(item).__name__}: "
-                    f"{item!r}",
+                    f"{excerpt(item)}",
                     Location(name, line),
                 )
             entries.append(Entry(dict(item), Location(name, line), dict(item.key_lines)))
         return entries
     except CodegenError:
         raise
+    except yaml.reader.ReaderError as error:
+        raise _reader_error(error, text, name) from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         line = mark.line + 1 if mark is not None else 0
@@ -106,5 +136,37 @@ def load_entries(path: Path) -> list[Entry]:
         raise CodegenError(f"invalid YAML: {problem}", Location(name, line)) from None
     except yaml.YAMLError as error:
         raise CodegenError(f"invalid YAML: {error}", Location(name)) from None
+    except RecursionError:  # MAX_DEPTH keeps well below the limit; this is a backstop
+        raise CodegenError("invalid YAML: nested too deeply", Location(name)) from None
     finally:
         loader.dispose()
+
+
+def read_text(path: Path) -> str:
+    """The text of an input file, which must be UTF-8: a CodegenError with the line of
+    the first bad byte otherwise, or when the file cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CodegenError(
+            f"cannot read file: {error.strerror}", Location(str(path))
+        ) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise CodegenError(
+            f"the file is not UTF-8 text (byte 0x{data[error.start]:02x})",
+            Location(path.name, line),
+        ) from None
+
+
+def _reader_error(error: yaml.reader.ReaderError, text: str, name: str) -> CodegenError:
+    """A character YAML does not allow (a control character), with its line."""
+    line = text.count("\n", 0, max(error.position, 0)) + 1
+    character = error.character
+    code = f"U+{character:04X}" if isinstance(character, int) else excerpt(character)
+    return CodegenError(
+        f"invalid YAML: the control character {code} is not allowed",
+        Location(name, line),
+    )

@@ -31,6 +31,7 @@ from gradgen.numpy_kernels import (
     binary_cross_entropy_with_logits,
     bitwise,
     bmm,
+    cat_arrays,
     clamp_scalars,
     clamp_tensors,
     compare,
@@ -89,12 +90,14 @@ from gradgen.numpy_kernels import (
     nan_to_num,
     native_layer_norm,
     native_layer_norm_backward,
+    negative,
     nll_loss2d_backward,
     nll_loss2d_forward,
     nll_loss_backward,
     nll_loss_forward,
     one_hot,
     permute,
+    power,
     reduce_mean,
     reduce_prod,
     reduce_sum,
@@ -126,6 +129,8 @@ from gradgen.numpy_kernels import (
     split,
     split_with_sizes,
     squeeze,
+    stack_arrays,
+    subtract,
     sum_to_size,
     t,
     tanh_backward,
@@ -261,9 +266,7 @@ def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
     try:
-        return wrap_result(
-            self - other if alpha == 1 else self - alpha * other, common_dtype
-        )
+        return wrap_result(subtract(self, other, alpha), common_dtype)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
 
@@ -284,7 +287,7 @@ def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
     common_dtype = result_type(self, exponent)
     self = promoted_array(self, common_dtype)
     try:
-        return wrap_result(self**exponent, common_dtype)
+        return wrap_result(power(self, exponent), common_dtype)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
 
@@ -298,7 +301,7 @@ def numpy_permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
 def numpy_neg(ks: int, self: Tensor) -> Any:
     """neg(Tensor self) -> Tensor"""
     self = self._data
-    return wrap_result(np.negative(self))
+    return wrap_result(negative(self))
 
 
 def numpy__conj(ks: int, self: Tensor) -> Any:
@@ -437,14 +440,14 @@ def numpy_cat(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     """cat(Tensor[] tensors, int dim=0) -> Tensor"""
     common_dtype = result_type(*tensors)
     tensors = [promoted_array(t, common_dtype) for t in tensors]
-    return wrap_result(np.concatenate(tensors, axis=dim), common_dtype)
+    return wrap_result(cat_arrays(tensors, dim), common_dtype)
 
 
 def numpy_stack(ks: int, tensors: Sequence[Tensor], dim: int) -> Any:
     """stack(Tensor[] tensors, int dim=0) -> Tensor"""
     common_dtype = result_type(*tensors)
     tensors = [promoted_array(t, common_dtype) for t in tensors]
-    return wrap_result(np.stack(tensors, axis=dim), common_dtype)
+    return wrap_result(stack_arrays(tensors, dim), common_dtype)
 
 
 def numpy_split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
@@ -813,7 +816,7 @@ def numpy_neg_(ks: int, self: Tensor) -> Any:
     """neg_(Tensor(a!) self) -> Tensor(a!)"""
     self_tensor = self
     self = self._data
-    return copy_into(self_tensor, np.negative(self))
+    return copy_into(self_tensor, negative(self))
 
 
 def numpy_abs_(ks: int, self: Tensor) -> Any:
@@ -850,7 +853,7 @@ def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
     self = promoted_array(self, common_dtype)
     exponent = promoted_array(exponent, common_dtype)
     try:
-        return wrap_result(self**exponent, common_dtype)
+        return wrap_result(power(self, exponent), common_dtype)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
 
@@ -860,7 +863,7 @@ def numpy_pow_Scalar(ks: int, self: Number, exponent: Tensor) -> Any:
     common_dtype = result_type(self, exponent)
     exponent = promoted_array(exponent, common_dtype)
     try:
-        return wrap_result(self**exponent, common_dtype)
+        return wrap_result(power(self, exponent), common_dtype)
     except ValueError as error:
         raise broadcast_error(error, self, exponent) from None
 

@@ -1,4 +1,4 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the recording of PyTorch's answers (see torch_oracle.py)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,27 @@ from typing import Any
 
 import pytest
 
+import torch_oracle
 from torch_oracle import require_torch
 
 
 @pytest.fixture()
 def torch() -> Any:
-    """The torch module (skips, or fails in CI, when it is not installed)."""
+    """The torch module (skips, or fails in CI, when it is not installed). Prefer
+    torch_oracle.oracle(key, compute): its answers are recorded (`make golden`), so the
+    test also runs where torch is not installed."""
     return require_torch()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """oracle() files PyTorch's answers under the running test's id."""
+    torch_oracle.set_current_test(item)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if torch_oracle.RECORD:
+        for path in torch_oracle.write_goldens():
+            print(f"\nwrote {path}")
 
 
 @pytest.fixture(autouse=True, scope="session")

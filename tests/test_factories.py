@@ -1,6 +1,6 @@
 """PyTorch's factories beyond tensor/zeros/ones: the device= keyword, empty, eye,
-linspace, logspace, *_like, randint, from_numpy, as_tensor. Compared with torch (the
-`torch` fixture) where values are deterministic, with the definition elsewhere."""
+linspace, logspace, *_like, randint, from_numpy, as_tensor. Compared with torch (recorded
+in tests/golden/, see torch_oracle.py) where values are deterministic, with the definition elsewhere."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 import gradgen
+from torch_oracle import oracle
 
 
-def _same(got: gradgen.Tensor, expected: Any) -> None:
-    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
-    assert tuple(got.shape) == tuple(expected.shape)
-    np.testing.assert_allclose(np.asarray(got.tolist()), np.asarray(expected.tolist()), rtol=1e-6)
+def _same(got: gradgen.Tensor, expected: np.ndarray) -> None:
+    assert str(got.dtype).split(".")[-1] == expected.dtype.name
+    assert tuple(got.shape) == expected.shape
+    np.testing.assert_allclose(np.asarray(got.tolist()), expected, rtol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -40,23 +41,28 @@ def _same(got: gradgen.Tensor, expected: Any) -> None:
          "empty", "full_like", "full_like dtype", "zeros device", "ones device",
          "tensor device", "arange device", "empty_like"],
 )
-def test_factories_match_torch(torch: Any, make: Any) -> None:
-    _same(make(gradgen), make(torch))
+def test_factories_match_torch(make: Any) -> None:
+    _same(make(gradgen), oracle("made", make))
 
 
-def test_random_factories_have_torchs_shapes_dtypes_and_ranges(torch: Any) -> None:
+def test_random_factories_have_torchs_shapes_dtypes_and_ranges() -> None:
     gradgen.manual_seed(1)
-    for lib in (gradgen, torch):
-        a = lib.randint(3, 7, (1000,))
-        b = lib.randint(5, (2, 3))
-        c = lib.rand_like(lib.ones(2, 3, dtype=lib.float64))
-        d = lib.randn_like(lib.ones(4))
-        facts = [(tuple(t.shape), str(t.dtype).split(".")[-1]) for t in (a, b, c, d)]
-        if lib is gradgen:
-            ours = facts
-            assert int(a.min()) == 3 and int(a.max()) == 6  # 1000 draws reach both ends
-            assert 0 <= int(b.min()) and int(b.max()) < 5
-    assert ours == facts
+
+    def made(lib: Any) -> list[Any]:
+        return [
+            lib.randint(3, 7, (1000,)),
+            lib.randint(5, (2, 3)),
+            lib.rand_like(lib.ones(2, 3, dtype=lib.float64)),
+            lib.randn_like(lib.ones(4)),
+        ]
+
+    def facts(lib: Any) -> list[tuple[tuple[int, ...], str]]:
+        return [(tuple(t.shape), str(t.dtype).split(".")[-1]) for t in made(lib)]
+
+    a, b, _, _ = made(gradgen)
+    assert int(a.min()) == 3 and int(a.max()) == 6  # 1000 draws reach both ends
+    assert 0 <= int(b.min()) and int(b.max()) < 5
+    assert facts(gradgen) == oracle("shapes and dtypes", facts)
     with pytest.raises(RuntimeError, match="expects 'from' to be less than 'to'"):
         gradgen.randint(3, 3, (2,))
 

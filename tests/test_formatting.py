@@ -1,18 +1,17 @@
 """Tests for ``gradgen.formatting.format_tensor`` against PyTorch's own ``repr``.
 
 The module is loaded straight from its file path so that these tests do not
-depend on the rest of the ``gradgen`` package being importable.  Comparisons
-against torch are skipped (with a visible reason) when torch is not installed,
-unless ``GRADGEN_REQUIRE_TORCH=1`` is set, in which case they fail.  A set of
-hand-written expectations runs without torch.
+depend on the rest of the ``gradgen`` package being importable.  PyTorch's reprs
+are recorded in tests/golden/ (see torch_oracle.py): without torch the comparisons
+use them, with torch they are also checked against live torch.  A set of
+hand-written expectations needs no torch at all.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
@@ -20,13 +19,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pytest
 
-try:
-    import torch
-except ImportError:  # pragma: no cover - depends on the environment
-    torch = None
+from torch_oracle import oracle
 
 _MODULE_PATH = Path(__file__).resolve().parents[1] / "src" / "gradgen" / "formatting.py"
-_REQUIRE_TORCH = os.environ.get("GRADGEN_REQUIRE_TORCH") == "1"
 
 
 def _load_formatting() -> ModuleType:
@@ -41,14 +36,6 @@ def _load_formatting() -> ModuleType:
 
 formatting = _load_formatting()
 format_tensor = formatting.format_tensor
-
-
-def _require_torch() -> None:
-    if torch is not None:
-        return
-    if _REQUIRE_TORCH:
-        pytest.fail("GRADGEN_REQUIRE_TORCH=1 but torch cannot be imported")
-    pytest.skip("torch is not installed: cannot compare against torch's repr")
 
 
 class Case(NamedTuple):
@@ -180,36 +167,33 @@ TORCH_CASES: dict[str, Case] = {
 }
 
 
-@pytest.fixture
-def default_dtype() -> Iterator[Callable[[str], None]]:
-    """Lets a test switch torch's default dtype; restores it afterwards."""
-    assert torch is not None
+def _data(case: Case) -> np.ndarray:
+    """The values as the tensor holds them (numpy casts as torch does here)."""
+    return np.asarray(case.make()).astype(case.dtype)
+
+
+def _torch_reference(torch: Any, case: Case) -> tuple[str | None, str]:
+    """Build the torch tensor (under the case's default dtype); return its autograd
+    suffix and its repr (spelled gradgen.)."""
     saved = torch.get_default_dtype()
-
-    def set_default(name: str) -> None:
-        torch.set_default_dtype(getattr(torch, name))
-
-    yield set_default
-    torch.set_default_dtype(saved)
-
-
-def _torch_reference(case: Case) -> tuple[np.ndarray, str | None, str]:
-    """Build the torch tensor; return its data, autograd suffix and repr."""
-    assert torch is not None
-    values = np.asarray(case.make())
-    tensor = torch.from_numpy(values.copy()).to(getattr(torch, case.dtype))
-    if case.autograd is not None:
-        tensor.requires_grad_()
-        if case.autograd == "mul":
-            tensor = tensor * 1
-    if tensor.grad_fn is not None:
-        suffix: str | None = f"grad_fn=<{type(tensor.grad_fn).__name__}>"
-    elif tensor.requires_grad:
-        suffix = "requires_grad=True"
-    else:
-        suffix = None
-    expected = repr(tensor).replace("torch.", "gradgen.")
-    return tensor.detach().numpy(), suffix, expected
+    torch.set_default_dtype(getattr(torch, case.default))
+    try:
+        values = np.asarray(case.make())
+        tensor = torch.from_numpy(values.copy()).to(getattr(torch, case.dtype))
+        np.testing.assert_array_equal(tensor.numpy(), _data(case))
+        if case.autograd is not None:
+            tensor.requires_grad_()
+            if case.autograd == "mul":
+                tensor = tensor * 1
+        if tensor.grad_fn is not None:
+            suffix: str | None = f"grad_fn=<{type(tensor.grad_fn).__name__}>"
+        elif tensor.requires_grad:
+            suffix = "requires_grad=True"
+        else:
+            suffix = None
+        return suffix, repr(tensor).replace("torch.", "gradgen.")
+    finally:
+        torch.set_default_dtype(saved)
 
 
 def test_enough_torch_cases() -> None:
@@ -217,13 +201,10 @@ def test_enough_torch_cases() -> None:
 
 
 @pytest.mark.parametrize("case", TORCH_CASES.values(), ids=TORCH_CASES.keys())
-def test_matches_torch_repr(case: Case, request: pytest.FixtureRequest) -> None:
-    _require_torch()
-    set_default = request.getfixturevalue("default_dtype")
-    set_default(case.default)
-    data, suffix, expected = _torch_reference(case)
+def test_matches_torch_repr(case: Case) -> None:
+    suffix, expected = oracle("suffix and repr", lambda t: _torch_reference(t, case))
     actual = format_tensor(
-        data,
+        _data(case),
         dtype_name=case.dtype,
         default_dtype_name=case.default,
         suffix=suffix,
@@ -245,45 +226,40 @@ def test_torch_repr_spelling_edge_case_really_is_an_edge() -> None:
 
 def test_fuzz_against_torch() -> None:
     """Many random tensors of assorted shapes, magnitudes and dtypes."""
-    _require_torch()
-    assert torch is not None
     rng = np.random.default_rng(1234)
     dtypes = ["float32", "float64", "int64", "int32", "bool"]
     dtypes += ["complex64", "complex128"]
-    saved = torch.get_default_dtype()
-    try:
-        for trial in range(400):
-            ndim = int(rng.integers(0, 4))
-            shape = tuple(int(rng.choice([0, 1, 2, 3, 7, 12, 35])) for _ in range(ndim))
-            dtype = dtypes[int(rng.integers(len(dtypes)))]
-            default = "float64" if rng.random() < 0.3 else "float32"
-            scale = 10.0 ** int(rng.integers(-9, 11))
-            values = rng.standard_normal(shape) * scale
-            if rng.random() < 0.3:
-                values = np.round(values)
-            if rng.random() < 0.3:
-                values = values * 10.0 ** rng.integers(-5, 5, size=shape)
-            if values.size and rng.random() < 0.3:
-                flat = values.reshape(-1)
-                for special in (np.nan, np.inf, -np.inf, 0.0, -0.0):
-                    if rng.random() < 0.4:
-                        flat[rng.integers(flat.size)] = special
-            if dtype.startswith("complex"):
-                values = values + 1j * rng.standard_normal(shape) * scale
-            elif dtype.startswith("int"):
-                values = np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
-                values = np.clip(values, -(2.0**31), 2.0**31 - 1).astype(np.int64)
-            elif dtype == "bool":
-                values = values > 0
-            case = Case(_const(values), dtype, default)
-            torch.set_default_dtype(getattr(torch, default))
-            data, suffix, expected = _torch_reference(case)
-            actual = format_tensor(
-                data, dtype_name=dtype, default_dtype_name=default, suffix=suffix
-            )
-            assert actual == expected, (trial, dtype, shape, default)
-    finally:
-        torch.set_default_dtype(saved)
+    for trial in range(400):
+        ndim = int(rng.integers(0, 4))
+        shape = tuple(int(rng.choice([0, 1, 2, 3, 7, 12, 35])) for _ in range(ndim))
+        dtype = dtypes[int(rng.integers(len(dtypes)))]
+        default = "float64" if rng.random() < 0.3 else "float32"
+        scale = 10.0 ** int(rng.integers(-9, 11))
+        values = rng.standard_normal(shape) * scale
+        if rng.random() < 0.3:
+            values = np.round(values)
+        if rng.random() < 0.3:
+            values = values * 10.0 ** rng.integers(-5, 5, size=shape)
+        if values.size and rng.random() < 0.3:
+            flat = values.reshape(-1)
+            for special in (np.nan, np.inf, -np.inf, 0.0, -0.0):
+                if rng.random() < 0.4:
+                    flat[rng.integers(flat.size)] = special
+        if dtype.startswith("complex"):
+            values = values + 1j * rng.standard_normal(shape) * scale
+        elif dtype.startswith("int"):
+            values = np.nan_to_num(values, nan=0.0, posinf=0.0, neginf=0.0)
+            values = np.clip(values, -(2.0**31), 2.0**31 - 1).astype(np.int64)
+        elif dtype == "bool":
+            values = values > 0
+        case = Case(_const(values), dtype, default)
+        suffix, expected = oracle(
+            str(trial), lambda t: _torch_reference(t, case)  # noqa: B023
+        )
+        actual = format_tensor(
+            _data(case), dtype_name=dtype, default_dtype_name=default, suffix=suffix
+        )
+        assert actual == expected, (trial, dtype, shape, default)
 
 
 # Hand-written expectations: these run without torch.

@@ -3,6 +3,7 @@
 The torch comparisons define each Function once, in a factory taking the library and
 its ``Function`` base, so the same code runs on both; the forwards compute with numpy
 (``lib.tensor(np.exp(...))``) and the backwards with operators both libraries have.
+PyTorch's answers are recorded in tests/golden/ (see torch_oracle.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from gradgen.autograd.function import (
 )
 from gradgen.autograd.gradcheck import gradcheck
 from gradgen.graph import AccumulateGrad, Node
+from torch_oracle import oracle
 
 F64 = gradgen.float64
 
@@ -266,8 +268,7 @@ def test_keyword_arguments_are_bound_to_positions() -> None:
 # -- against torch ----------------------------------------------------------------------
 
 
-def test_same_functions_match_torch(torch: Any) -> None:
-    T = torch_functions(torch)
+def test_same_functions_match_torch() -> None:
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(4), rng.standard_normal(4)
     cot = rng.standard_normal(4)
@@ -284,14 +285,13 @@ def test_same_functions_match_torch(torch: Any) -> None:
         out.backward(lib.tensor(cot))
         return [as_numpy(out), as_numpy(x.grad), as_numpy(y.grad)]
 
-    for ours, theirs in zip(run(gradgen, G), run(torch, T)):
-        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    theirs = oracle("out and grads", lambda torch: run(torch, torch_functions(torch)))
+    for got, want in zip(run(gradgen, G), theirs, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
-def test_non_differentiable_outputs_match_torch(torch: Any) -> None:
-    T = torch_functions(torch)
-    results = []
-    for lib, fns in ((gradgen, G), (torch, T)):
+def test_non_differentiable_outputs_match_torch() -> None:
+    def run(lib: Any, fns: dict[str, Any]) -> tuple[Any, ...]:
         x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
         a, marked, index, label = fns["WithIndex"].apply(x)
         node = a.grad_fn
@@ -299,10 +299,10 @@ def test_non_differentiable_outputs_match_torch(torch: Any) -> None:
         assert marked.grad_fn is None and index.grad_fn is None
         a.backward(lib.ones(3, dtype=lib.float64))
         ga, gm, gi, gs = node.seen
-        results.append(
-            (flags, as_numpy(ga), as_numpy(gm), as_numpy(gi), str(gi.dtype), gs)
-        )
-    ours, theirs = results
+        return (flags, as_numpy(ga), as_numpy(gm), as_numpy(gi), str(gi.dtype), gs)
+
+    ours = run(gradgen, G)
+    theirs = oracle("results", lambda torch: run(torch, torch_functions(torch)))
     assert ours[0] == theirs[0] == (True, False, False, "label")
     np.testing.assert_array_equal(ours[2], theirs[2])  # zeros for the marked output
     np.testing.assert_array_equal(ours[3], theirs[3])  # integer zeros
@@ -310,17 +310,20 @@ def test_non_differentiable_outputs_match_torch(torch: Any) -> None:
     assert ours[5] is None and theirs[5] is None
 
 
-def test_second_order_matches_torch(torch: Any) -> None:
-    T = torch_functions(torch)
-    outs = []
-    for lib, fns in ((gradgen, G), (torch, T)):
+def test_second_order_matches_torch() -> None:
+    def run(lib: Any, fns: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         x = lib.tensor([0.5, -1.5, 2.0], dtype=lib.float64, requires_grad=True)
         y = fns["Cube"].apply(x)
         (gx,) = lib.autograd.grad(
             y, x, grad_outputs=lib.ones(3, dtype=lib.float64), create_graph=True
         )
         (ggx,) = lib.autograd.grad(gx, x, grad_outputs=lib.ones(3, dtype=lib.float64))
-        outs.append((as_numpy(gx), as_numpy(ggx)))
+        return as_numpy(gx), as_numpy(ggx)
+
+    outs = [
+        run(gradgen, G),
+        oracle("g, gg", lambda torch: run(torch, torch_functions(torch))),
+    ]
     np.testing.assert_allclose(outs[0][0], outs[1][0])
     np.testing.assert_allclose(outs[0][1], outs[1][1])
     np.testing.assert_allclose(outs[0][1], 6.0 * np.array([0.5, -1.5, 2.0]))

@@ -798,10 +798,6 @@ DOCUMENT_DEFECTS = (
     "issue 11 lows (UnicodeDecodeError on non-UTF-8 files, yaml ReaderError on control "
     "characters, RecursionError on deep YAML: sec-output)"
 )
-WHOLE_GENERATOR_DEFECTS = (
-    "issue 11 item 2 (triple quotes in formula strings: sec-emit); item 3 (np attribute "
-    "chains, np.save: sec-exprs)"
-)
 ALL_DEFECTS = "; ".join([SCHEMA_DEFECTS, FORMULA_DEFECTS, DOCUMENT_DEFECTS])
 
 
@@ -868,7 +864,6 @@ def test_mutated_entries_generate_or_are_refused_with_a_location(
     fuzzer(*pair)
 
 
-@pytest.mark.xfail(strict=True, reason=DOCUMENT_DEFECTS)
 @_fast(100)
 @given(pair=_document_mutation())
 def test_mutated_documents_generate_or_are_refused_with_a_location(
@@ -907,7 +902,6 @@ def test_long_run_every_mutation(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=WHOLE_GENERATOR_DEFECTS)
 def test_long_run_whole_generator_and_import(full_fuzzer: Fuzzer) -> None:
     @_long(120)
     @given(pair=st.one_of(_schema_mutation(), _formula_mutation(), _entry_mutation()))

@@ -2,9 +2,9 @@
 
 Every case builds the same function for a library ``lib`` (gradgen or torch) so that,
 where torch is installed, gradgen's verdict and its error message can be compared
-with PyTorch's own gradcheck on the very same function and inputs. Comparisons with
-torch are skipped (visibly) when torch cannot be imported, unless
-``GRADGEN_REQUIRE_TORCH=1`` is set, in which case they fail.
+with PyTorch's own gradcheck on the very same function and inputs. PyTorch's verdicts
+and messages are recorded in tests/golden/ (torch_oracle.oracle): without torch the
+comparisons use them, with torch they are also checked against live torch.
 
 The failing cases make a deliberately wrong gradient with a tensor hook on an
 intermediate result, so the forward stays correct and only backward is wrong.
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import gradgen
-from torch_oracle import require_torch
+from torch_oracle import oracle
 from gradgen.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 Builder = Callable[[Any], Callable[..., Any]]
@@ -50,9 +50,20 @@ def outcome(check: Callable[..., bool], *args: Any, **kwargs: Any) -> str:
         return text.replace("torch.", "gradgen.")
 
 
-def torch_checks() -> tuple[Callable[..., bool], Callable[..., bool]]:
-    lib = require_torch()
-    return lib.autograd.gradcheck, lib.autograd.gradgradcheck
+def torch_outcome(
+    key: str, check: str, build: Builder, *arrays: Any, **kwargs: Any
+) -> str:
+    """PyTorch's `outcome` of torch.autograd.<check>(build(torch), *inputs, **kwargs),
+    each of `arrays` made a tensor (a tuple of arrays: a tuple of tensors)."""
+
+    def compute(lib: Any) -> str:
+        inputs = [
+            make_all(lib, a) if isinstance(a, tuple) else make(lib, a) for a in arrays
+        ]
+        return outcome(getattr(lib.autograd, check), build(lib), *inputs, **kwargs)
+
+    answer: str = oracle(key, compute)
+    return answer
 
 
 rng = np.random.default_rng(20240611)
@@ -126,12 +137,10 @@ def test_correct_function_passes_gradcheck_and_gradgradcheck(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_function_passes_in_torch_too(torch: Any, name: str) -> None:
-    torch_gradcheck, torch_gradgradcheck = torch_checks()
+def test_correct_function_passes_in_torch_too(name: str) -> None:
     build, arrays = CORRECT[name]
-    inputs = make_all(torch, arrays)
-    assert torch_gradcheck(build(torch), inputs) is True
-    assert torch_gradgradcheck(build(torch), inputs) is True
+    assert torch_outcome("gradcheck", "gradcheck", build, arrays) == "True"
+    assert torch_outcome("gradgradcheck", "gradgradcheck", build, arrays) == "True"
 
 
 def test_inputs_may_be_a_tensor_a_list_or_hold_non_tensors() -> None:
@@ -205,13 +214,12 @@ def test_wrong_gradient_raises_with_indices_and_values() -> None:
     )
 
 
-def test_wrong_gradient_message_is_torchs(torch: Any) -> None:
-    torch_gradcheck, _ = torch_checks()
+def test_wrong_gradient_message_is_torchs() -> None:
     ours = outcome(
         gradcheck, doubled_second_output(gradgen), make_all(gradgen, (HOOK_X, HOOK_Y))
     )
-    theirs = outcome(
-        torch_gradcheck, doubled_second_output(torch), make_all(torch, (HOOK_X, HOOK_Y))
+    theirs = torch_outcome(
+        "outcome", "gradcheck", doubled_second_output, (HOOK_X, HOOK_Y)
     )
     assert ours == theirs
 
@@ -272,12 +280,9 @@ def test_wrong_complex_gradient_reports_the_imaginary_part_first() -> None:
     ],
     ids=["complex_output", "real_output_of_complex_inputs"],
 )
-def test_wrong_complex_gradient_message_is_torchs(
-    torch: Any, build: Builder, arrays: Any
-) -> None:
-    torch_gradcheck, _ = torch_checks()
+def test_wrong_complex_gradient_message_is_torchs(build: Builder, arrays: Any) -> None:
     ours = outcome(gradcheck, build(gradgen), make_all(gradgen, arrays))
-    theirs = outcome(torch_gradcheck, build(torch), make_all(torch, arrays))
+    theirs = torch_outcome("outcome", "gradcheck", build, arrays)
     assert ours == theirs
     assert "Jacobian mismatch for output 0 with respect to input 0" in ours
 
@@ -315,8 +320,7 @@ def test_gradgradcheck_random_grad_outputs_are_deterministic() -> None:
     assert first == second
 
 
-def test_gradgradcheck_failure_message_is_torchs(torch: Any) -> None:
-    _, torch_gradgradcheck = torch_checks()
+def test_gradgradcheck_failure_message_is_torchs() -> None:
     grad_output = np.array([0.75, -0.5])
     ours = outcome(
         gradgradcheck,
@@ -324,16 +328,13 @@ def test_gradgradcheck_failure_message_is_torchs(torch: Any) -> None:
         make(gradgen, HOOK_X),
         (make(gradgen, grad_output),),
     )
-    theirs = outcome(
-        torch_gradgradcheck,
-        detached_grad_output(torch),
-        make(torch, HOOK_X),
-        (make(torch, grad_output),),
+    theirs = torch_outcome(
+        "outcome", "gradgradcheck", detached_grad_output, HOOK_X, (grad_output,)
     )
     assert ours == theirs
 
 
-def test_backward_not_multiplied_by_grad_output(torch: Any) -> None:
+def test_backward_not_multiplied_by_grad_output() -> None:
     def build(lib: Any) -> Callable[..., Any]:
         def func(x: Any) -> Any:
             square = x * x
@@ -347,10 +348,9 @@ def test_backward_not_multiplied_by_grad_output(torch: Any) -> None:
         GradcheckError, match="^backward not multiplied by grad_output$"
     ):
         gradcheck(build(gradgen), x)
-    if torch is not None:
-        assert outcome(gradcheck, build(gradgen), x) == outcome(
-            torch.autograd.gradcheck, build(torch), make(torch, HOOK_X)
-        )
+    assert outcome(gradcheck, build(gradgen), x) == torch_outcome(
+        "outcome", "gradcheck", build, HOOK_X
+    )
 
 
 def test_non_deterministic_backward_is_reported() -> None:
@@ -384,15 +384,15 @@ def test_no_differentiable_output_must_have_zero_numerical_gradient() -> None:
     assert gradcheck(lambda a: (a.detach() * 2, a * 3), x)
 
 
-def test_outputs_that_do_not_require_grad_agree_with_torch(torch: Any) -> None:
-    torch_gradcheck, _ = torch_checks()
-    for build in (
+def test_outputs_that_do_not_require_grad_agree_with_torch() -> None:
+    builds: list[Builder] = [
         lambda lib: lambda a: a.detach() * 2,
         lambda lib: lambda a: (a * 0).detach(),
         lambda lib: lambda a: (a.detach() * 2, a * 3),
-    ):
+    ]
+    for number, build in enumerate(builds):
         ours = outcome(gradcheck, build(gradgen), make(gradgen, HOOK_X))
-        theirs = outcome(torch_gradcheck, build(torch), make(torch, HOOK_X))
+        theirs = torch_outcome(str(number), "gradcheck", build, HOOK_X)
         assert ours == theirs
 
 
@@ -458,19 +458,25 @@ FLOAT32_WARNING = (
 )
 
 
-def test_single_precision_input_warns_and_likely_fails(torch: Any) -> None:
+def test_single_precision_input_warns_and_likely_fails() -> None:
     x = gradgen.tensor(HOOK_X.astype(np.float32), requires_grad=True)
     with pytest.warns(UserWarning, match=re.escape(FLOAT32_WARNING)) as caught:
         result = gradcheck(lambda a: a * 2, x, raise_exception=False)
     assert result is False  # float32 finite differences are too coarse, as in torch
     assert [str(w.message).strip() for w in caught] == [FLOAT32_WARNING]
-    if torch is not None:
+
+    def theirs(torch: Any) -> tuple[Any, list[str]]:
         t = torch.tensor(HOOK_X.astype(np.float32), requires_grad=True)
-        with pytest.warns(UserWarning, match=re.escape(FLOAT32_WARNING)):
-            assert (
-                torch.autograd.gradcheck(lambda a: a * 2, t, raise_exception=False)
-                is False
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            verdict = torch.autograd.gradcheck(
+                lambda a: a * 2, t, raise_exception=False
             )
+        return verdict, [str(w.message).strip() for w in warned]
+
+    verdict, messages = oracle("verdict and warnings", theirs)
+    assert verdict is False
+    assert FLOAT32_WARNING in messages
 
 
 def test_warning_names_the_input_index_and_ignores_inputs_without_grad() -> None:

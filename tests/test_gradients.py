@@ -35,7 +35,7 @@ import numpy as np
 import pytest
 
 import gradgen
-from torch_oracle import require_torch
+from torch_oracle import oracle
 
 EPS = 1e-6
 NUMERIC_RTOL = 1e-6
@@ -238,6 +238,26 @@ def _as_numpy(t: Any) -> np.ndarray:
     if hasattr(t, "resolve_conj"):  # torch: a lazily conjugated tensor
         t = t.resolve_conj()
     return np.asarray(t.numpy())
+
+
+def torch_vjp(
+    arrays: Sequence[np.ndarray],
+    fn: Callable[..., Any],
+    cotangent: Callable[[tuple[int, ...]], np.ndarray],
+    key: str = "value and grads",
+) -> dict[str, Any]:
+    """PyTorch's answer (see torch_oracle.oracle): `out` = fn(torch ops, *leaves) and
+    `grads` = the VJP with cotangent(out.shape) (None for an unused input)."""
+
+    def compute(t: Any) -> dict[str, Any]:
+        leaves = [t.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(ModuleOps(t), *leaves)
+        v = t.tensor(cotangent(tuple(out.shape)))
+        grads = t.autograd.grad(out, leaves, grad_outputs=v, allow_unused=True)
+        return {"out": out, "grads": list(grads)}
+
+    answer: dict[str, Any] = oracle(key, compute)
+    return answer
 
 
 def reverse_grads(
@@ -505,25 +525,20 @@ def _torch_params() -> list[Any]:
 
 @pytest.mark.parametrize("case", _torch_params())
 def test_first_order_matches_torch(case: Case) -> None:
-    t = require_torch()
     arrays = _case_inputs(case)
-    t_leaves = [t.tensor(a, requires_grad=True) for a in arrays]
-    t_out = case.fn(ModuleOps(t), *t_leaves)
-    v_np = _rng("v", case.name).standard_normal(tuple(t_out.shape))
-    t_grads = t.autograd.grad(
-        t_out, t_leaves, grad_outputs=t.tensor(v_np), allow_unused=True
-    )
+    cotangent = lambda shape: _rng("v", case.name).standard_normal(shape)  # noqa: E731
+    theirs = torch_vjp(arrays, case.fn, cotangent)
 
     leaves = [gradgen.tensor(a, requires_grad=True) for a in arrays]
     out = case.fn(GRADGEN_OPS, *leaves)
-    np.testing.assert_allclose(_as_numpy(out), _as_numpy(t_out), rtol=1e-12, atol=1e-12)
-    grads = reverse_grads(out, leaves, gradgen.tensor(v_np), "backward")
-    for got, want in zip(grads, t_grads):
+    np.testing.assert_allclose(_as_numpy(out), theirs["out"], rtol=1e-12, atol=1e-12)
+    v = gradgen.tensor(cotangent(tuple(out.shape)))
+    grads = reverse_grads(out, leaves, v, "backward")
+    assert len(grads) == len(theirs["grads"])
+    for got, want in zip(grads, theirs["grads"]):
         assert (got is None) == (want is None)
         if want is not None:
-            np.testing.assert_allclose(
-                _as_numpy(got), _as_numpy(want), rtol=1e-10, atol=1e-10
-            )
+            np.testing.assert_allclose(_as_numpy(got), want, rtol=1e-10, atol=1e-10)
 
 
 def test_backward_accumulates_into_grad_across_calls() -> None:
@@ -747,25 +762,23 @@ def test_float32_stays_float32(case: Float32Case) -> None:
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in _FLOAT32_CASES])
 def test_float32_matches_torch(case: Float32Case) -> None:
-    t = require_torch()
     arrays = _float32_inputs(case)
-    t_leaves = [t.tensor(a, requires_grad=True) for a in arrays]
-    t_out = case.fn(ModuleOps(t), *t_leaves)
-    v_np = (
-        _rng("f32-v", case.name).standard_normal(tuple(t_out.shape)).astype(np.float32)
-    )
-    t_grads = t.autograd.grad(t_out, t_leaves, grad_outputs=t.tensor(v_np))
+
+    def cotangent(shape: tuple[int, ...]) -> np.ndarray:
+        return _rng("f32-v", case.name).standard_normal(shape).astype(np.float32)
+
+    theirs = torch_vjp(arrays, case.fn, cotangent)
 
     leaves = [gradgen.tensor(a, requires_grad=True) for a in arrays]
     out = case.fn(GRADGEN_OPS, *leaves)
-    assert str(out.dtype).split(".")[-1] == str(t_out.dtype).split(".")[-1]
-    np.testing.assert_allclose(_as_numpy(out), _as_numpy(t_out), rtol=1e-6, atol=1e-6)
-    grads = reverse_grads(out, leaves, gradgen.tensor(v_np), "backward")
-    for got, want in zip(grads, t_grads):
-        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-        np.testing.assert_allclose(
-            _as_numpy(got), _as_numpy(want), rtol=1e-5, atol=1e-6
-        )
+    assert str(out.dtype).split(".")[-1] == theirs["out"].dtype.name
+    np.testing.assert_allclose(_as_numpy(out), theirs["out"], rtol=1e-6, atol=1e-6)
+    v = gradgen.tensor(cotangent(tuple(out.shape)))
+    grads = reverse_grads(out, leaves, v, "backward")
+    assert len(grads) == len(theirs["grads"])
+    for got, want in zip(grads, theirs["grads"]):
+        assert str(got.dtype).split(".")[-1] == want.dtype.name
+        np.testing.assert_allclose(_as_numpy(got), want, rtol=1e-5, atol=1e-6)
 
 
 class PromotionCase(NamedTuple):
@@ -836,13 +849,10 @@ def test_type_promotion(case: PromotionCase) -> None:
     "case", [pytest.param(c, id=c.name) for c in _promotion_cases()]
 )
 def test_type_promotion_matches_torch(case: PromotionCase) -> None:
-    t = require_torch()
-    t_out = case.fn(t, lambda a: t.tensor(a))
-    assert (
-        str(t_out.dtype) == f"torch.{case.expected_dtype}"
-    )  # the table above is PyTorch's
+    t_out = oracle("result", lambda t: case.fn(t, lambda a: t.tensor(a)))
+    assert t_out.dtype.name == case.expected_dtype  # the table above is PyTorch's
     out = case.fn(gradgen, gradgen.tensor)
-    np.testing.assert_allclose(out.numpy(), t_out.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), t_out, rtol=1e-6)
 
 
 def test_float32_leaf_times_float64_leaf_gets_float32_grad() -> None:
@@ -1066,26 +1076,22 @@ def test_complex_gradients_hand_derived(case: ComplexCase, mode: str) -> None:
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in COMPLEX_CASES])
 def test_complex_gradients_match_torch(case: ComplexCase) -> None:
-    t = require_torch()
     arrays = _complex_inputs(case)
-    t_leaves = [t.tensor(a, requires_grad=True) for a in arrays]
-    t_out = case.fn(ModuleOps(t), *t_leaves)
-    v_np = _complex_v(case, tuple(t_out.shape))
-    t_out.backward(t.tensor(v_np))
+    theirs = torch_vjp(arrays, case.fn, lambda shape: _complex_v(case, shape))
+    t_grads = theirs["grads"]
+    v_np = _complex_v(case, theirs["out"].shape)
     # The hand-derived formulas are PyTorch's convention ...
-    for t_leaf, want in zip(t_leaves, case.expected(v_np, *arrays)):
-        np.testing.assert_allclose(_as_numpy(t_leaf.grad), want, rtol=1e-12, atol=1e-12)
+    expected = case.expected(v_np, *arrays)
+    assert len(t_grads) == len(arrays)
+    for t_grad, want in zip(t_grads, expected):
+        np.testing.assert_allclose(t_grad, want, rtol=1e-12, atol=1e-12)
     # ... and gradgen agrees with torch, dtype included.
     leaves = [gradgen.tensor(a, requires_grad=True) for a in arrays]
     out = case.fn(GRADGEN_OPS, *leaves)
     out.backward(gradgen.tensor(v_np))
-    for leaf, t_leaf in zip(leaves, t_leaves):
-        assert (
-            str(leaf.grad.dtype).split(".")[-1] == str(t_leaf.grad.dtype).split(".")[-1]
-        )
-        np.testing.assert_allclose(
-            _as_numpy(leaf.grad), _as_numpy(t_leaf.grad), rtol=1e-12, atol=1e-12
-        )
+    for leaf, t_grad in zip(leaves, t_grads):
+        assert str(leaf.grad.dtype).split(".")[-1] == t_grad.dtype.name
+        np.testing.assert_allclose(_as_numpy(leaf.grad), t_grad, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
@@ -1106,14 +1112,17 @@ def test_complex_second_derivative_of_square() -> None:
 
 
 def test_complex_second_derivative_of_square_torch_agrees() -> None:
-    t = require_torch()
     x_np = np.array([1 + 2j, -0.5 + 0.25j])
     v_np = np.array([0.5 - 1j, 2 + 0.5j])
     w_np = np.array([1.5, -2.0])
-    tx = t.tensor(x_np, requires_grad=True)
-    (tg1,) = t.autograd.grad(tx**2, tx, t.tensor(v_np), create_graph=True)
-    (tg2,) = t.autograd.grad(t.real(tg1), tx, t.tensor(w_np))
-    np.testing.assert_allclose(tg2.numpy(), 2 * w_np * v_np, rtol=1e-12)
+
+    def second(t: Any) -> Any:
+        tx = t.tensor(x_np, requires_grad=True)
+        (tg1,) = t.autograd.grad(tx**2, tx, t.tensor(v_np), create_graph=True)
+        (tg2,) = t.autograd.grad(t.real(tg1), tx, t.tensor(w_np))
+        return tg2
+
+    np.testing.assert_allclose(oracle("g2", second), 2 * w_np * v_np, rtol=1e-12)
 
 
 class MixedCase(NamedTuple):
@@ -1186,7 +1195,6 @@ _MIXED_CASES = [
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in _MIXED_CASES])
 def test_mixed_dtype_gradients_match_torch(case: MixedCase) -> None:
-    t = require_torch()
     rng = _rng("mixed-dtype", case.name)
     arrays = []
     for name in case.dtypes:
@@ -1202,17 +1210,14 @@ def test_mixed_dtype_gradients_match_torch(case: MixedCase) -> None:
     )
     v_np = np.asarray(v_np, dtype=case.out_dtype)
     out.backward(gradgen.tensor(v_np))
-    t_leaves = [t.tensor(a, requires_grad=True) for a in arrays]
-    t_out = case.fn(ModuleOps(t), *t_leaves)
-    assert str(t_out.dtype) == f"torch.{case.out_dtype}"
-    t_out.backward(t.tensor(v_np))
+    theirs = torch_vjp(arrays, case.fn, lambda shape: v_np)
+    assert theirs["out"].dtype.name == case.out_dtype
     tol = 1e-5 if "complex64" in case.dtypes or "float32" in case.dtypes else 1e-12
-    for leaf, t_leaf, want_dtype in zip(leaves, t_leaves, case.grad_dtypes):
+    assert len(theirs["grads"]) == len(leaves) == len(case.grad_dtypes)
+    for leaf, t_grad, want_dtype in zip(leaves, theirs["grads"], case.grad_dtypes):
         assert leaf.grad.dtype == getattr(gradgen, want_dtype)
-        assert str(t_leaf.grad.dtype) == f"torch.{want_dtype}"
-        np.testing.assert_allclose(
-            _as_numpy(leaf.grad), _as_numpy(t_leaf.grad), rtol=tol, atol=tol
-        )
+        assert t_grad.dtype.name == want_dtype
+        np.testing.assert_allclose(_as_numpy(leaf.grad), t_grad, rtol=tol, atol=tol)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1333,28 +1338,33 @@ _PROGRAMS = [
     [pytest.param(p, id=f"{family}-{seed}") for seed, family, p in _PROGRAMS],
 )
 def test_random_composition_matches_torch(program: Program) -> None:
-    t = require_torch()
-    rng = np.random.default_rng(zlib.crc32(repr(program.steps).encode()))
+    seed = zlib.crc32(repr(program.steps).encode())
+    rng = np.random.default_rng(seed)
     arrays = [rng.uniform(-1.5, 1.5, s) for s in program.shapes]
+    state = rng.bit_generator.state  # the cotangent is drawn next
 
-    t_leaves = [t.tensor(a, requires_grad=True) for a in arrays]
-    t_out = run_program(program, ModuleOps(t), t_leaves)
-    v_np = rng.standard_normal(tuple(t_out.shape))
-    t_grads = t.autograd.grad(
-        t_out, t_leaves, grad_outputs=t.tensor(v_np), allow_unused=True
+    def cotangent(shape: tuple[int, ...]) -> np.ndarray:
+        draw = np.random.default_rng()
+        draw.bit_generator.state = state
+        return draw.standard_normal(shape)
+
+    theirs = torch_vjp(
+        arrays, lambda ops, *xs: run_program(program, ops, list(xs)), cotangent
     )
 
     leaves = [gradgen.tensor(a, requires_grad=True) for a in arrays]
     out = run_program(program, GRADGEN_OPS, leaves)
     assert out.dtype == gradgen.float64
-    np.testing.assert_allclose(_as_numpy(out), _as_numpy(t_out), rtol=1e-10, atol=1e-10)
-    grads = reverse_grads(out, leaves, gradgen.tensor(v_np), "backward")
-    for index, (got, want) in enumerate(zip(grads, t_grads)):
+    np.testing.assert_allclose(_as_numpy(out), theirs["out"], rtol=1e-10, atol=1e-10)
+    v = gradgen.tensor(cotangent(tuple(out.shape)))
+    grads = reverse_grads(out, leaves, v, "backward")
+    assert len(grads) == len(theirs["grads"])
+    for index, (got, want) in enumerate(zip(grads, theirs["grads"])):
         assert (got is None) == (want is None), f"input {index}"
         if want is not None:
             np.testing.assert_allclose(
                 _as_numpy(got),
-                _as_numpy(want),
+                want,
                 rtol=1e-10,
                 atol=1e-10,
                 err_msg=f"input {index}",

@@ -1,7 +1,7 @@
 """`t[index]` and `t[index] = value` (gradgen.indexing, the index / index_put operators).
 
-Values, shapes, gradients and error messages are compared with torch (the `torch`
-fixture); gradients also by gradcheck. Hand-made expectations cover what torch is not
+Values, shapes, gradients and error messages are compared with torch (recorded in
+tests/golden/, see torch_oracle.py); gradients also by gradcheck. Hand-made expectations cover what torch is not
 needed for (version counters, the no-grad fast path).
 """
 
@@ -15,6 +15,7 @@ import pytest
 
 import gradgen
 from gradgen.autograd import gradcheck, gradgradcheck
+from torch_oracle import oracle
 
 # Indexes as functions of the library, so the same one builds torch or gradgen tensors.
 READS: dict[str, Callable[[Any], Any]] = {
@@ -44,15 +45,15 @@ def _base(lib: Any, shape: tuple[int, ...] = (3, 4, 2)) -> Any:
 
 
 @pytest.mark.parametrize("name", sorted(READS))
-def test_reading_matches_torch(torch: Any, name: str) -> None:
-    expected = _base(torch)[READS[name](torch)]
+def test_reading_matches_torch(name: str) -> None:
+    expected = oracle("read", lambda torch: _base(torch)[READS[name](torch)])
     got = _base(gradgen)[READS[name](gradgen)]
-    assert tuple(got.shape) == tuple(expected.shape)
-    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    assert tuple(got.shape) == expected.shape
+    np.testing.assert_array_equal(got.numpy(), expected)
 
 
 @pytest.mark.parametrize("name", sorted(READS))
-def test_reading_gradient_matches_torch(torch: Any, name: str) -> None:
+def test_reading_gradient_matches_torch(name: str) -> None:
     def gradient(lib: Any) -> np.ndarray:
         x = _base(lib).requires_grad_()
         y = x[READS[name](lib)]
@@ -60,7 +61,7 @@ def test_reading_gradient_matches_torch(torch: Any, name: str) -> None:
         (y * weights).sum().backward()
         return np.asarray(x.grad.tolist())
 
-    np.testing.assert_array_equal(gradient(gradgen), gradient(torch))
+    np.testing.assert_array_equal(gradient(gradgen), oracle("gradient", gradient))
 
 
 def test_advanced_reads_are_differentiable_twice() -> None:
@@ -96,7 +97,7 @@ WRITES: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
 
 
 @pytest.mark.parametrize("name", sorted(WRITES))
-def test_writing_without_grad_matches_torch(torch: Any, name: str) -> None:
+def test_writing_without_grad_matches_torch(name: str) -> None:
     index, value = WRITES[name]
 
     def written(lib: Any) -> np.ndarray:
@@ -104,11 +105,11 @@ def test_writing_without_grad_matches_torch(torch: Any, name: str) -> None:
         x[index(lib)] = value(lib)
         return np.asarray(x.tolist())
 
-    np.testing.assert_array_equal(written(gradgen), written(torch))
+    np.testing.assert_array_equal(written(gradgen), oracle("written", written))
 
 
 @pytest.mark.parametrize("name", sorted(WRITES))
-def test_writing_records_the_gradient_of_base_and_value(torch: Any, name: str) -> None:
+def test_writing_records_the_gradient_of_base_and_value(name: str) -> None:
     index, value = WRITES[name]
 
     def gradients(lib: Any) -> tuple[np.ndarray, np.ndarray | None]:
@@ -121,7 +122,7 @@ def test_writing_records_the_gradient_of_base_and_value(torch: Any, name: str) -
         (y * weights).sum().backward()
         return np.asarray(x.grad.tolist()), np.asarray(v.grad.tolist())
 
-    (gx, gv), (tx, tv) = gradients(gradgen), gradients(torch)
+    (gx, gv), (tx, tv) = gradients(gradgen), oracle("gradients", gradients)
     np.testing.assert_array_equal(gx, tx)
     if name != "list with repeats":  # torch leaves which repeated write wins open
         np.testing.assert_array_equal(gv, tv)
@@ -166,18 +167,20 @@ def test_a_write_through_a_view_changes_the_base() -> None:
     assert x._version == row._version == 1
 
 
-def test_numbers_and_basic_writes_take_the_tensor_dtype(torch: Any) -> None:
-    raised = []
-    for lib in (gradgen, torch):
+def test_numbers_and_basic_writes_take_the_tensor_dtype() -> None:
+    def run(lib: Any) -> tuple[list[int], str]:
         x = lib.zeros(3, dtype=lib.int64)
         x[0] = 2.7
         x[lib.tensor([1])] = 5.9
         x[2:] = lib.tensor([3.5])
-        assert x.tolist() == [2, 5, 3]
+        values = x.tolist()
         with pytest.raises(RuntimeError) as error:  # index_put_ itself does not cast
             x[lib.tensor([1])] = lib.tensor([5.9])
-        raised.append(str(error.value))
-    assert raised[0] == raised[1]
+        return values, str(error.value)
+
+    ours, theirs = run(gradgen), oracle("values and error", run)
+    assert ours[0] == theirs[0] == [2, 5, 3]
+    assert ours[1] == theirs[1]
 
 
 @pytest.mark.parametrize(
@@ -185,14 +188,14 @@ def test_numbers_and_basic_writes_take_the_tensor_dtype(torch: Any) -> None:
     [lambda L: 0, lambda L: L.tensor([0]), lambda L: L.tensor([True, False, False])],
     ids=["basic", "tensor", "mask"],
 )
-def test_writing_into_a_leaf_that_requires_grad_is_refused(torch: Any, index: Any) -> None:
-    messages = []
-    for lib in (torch, gradgen):
+def test_writing_into_a_leaf_that_requires_grad_is_refused(index: Any) -> None:
+    def message(lib: Any) -> str:
         x = lib.zeros(3, requires_grad=True)
         with pytest.raises(RuntimeError) as error:
             x[index(lib)] = 1.0
-        messages.append(str(error.value))
-    assert messages[0] == messages[1]
+        return str(error.value)
+
+    assert message(gradgen) == oracle("message", message)
     x = gradgen.zeros(3, requires_grad=True)
     with gradgen.no_grad():
         x[index(gradgen)] = 1.0  # allowed without grad mode, as in PyTorch
@@ -210,41 +213,41 @@ ERRORS: dict[str, Callable[[Any, Any], Any]] = {
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
-def test_bad_reads_raise_torchs_error(torch: Any, name: str) -> None:
-    raised = []
-    for lib in (torch, gradgen):
+def test_bad_reads_raise_torchs_error(name: str) -> None:
+    def raised(lib: Any) -> tuple[str, str]:
         with pytest.raises((IndexError, RuntimeError)) as error:
             ERRORS[name](lib, lib.zeros(3, 4))
-        raised.append((type(error.value), str(error.value).splitlines()[0]))
-    assert raised[0] == raised[1]
+        return type(error.value).__name__, str(error.value).splitlines()[0]
+
+    assert raised(gradgen) == oracle("error", raised)
 
 
-def test_a_value_of_the_wrong_shape_is_refused(torch: Any) -> None:
-    raised = []
-    for lib in (torch, gradgen):
+def test_a_value_of_the_wrong_shape_is_refused() -> None:
+    def raised(lib: Any) -> str:
         x = lib.zeros(3, 4)
         with pytest.raises(RuntimeError) as error:
             x[lib.tensor([0, 1])] = lib.ones(3)
-        raised.append(str(error.value))
-    assert raised[0] == raised[1]
+        return str(error.value)
+
+    assert raised(gradgen) == oracle("error", raised)
 
 
-def test_index_put_requires_matching_dtypes(torch: Any) -> None:
-    raised = []
-    for lib in (torch, gradgen):
+def test_index_put_requires_matching_dtypes() -> None:
+    def raised(lib: Any) -> str:
         with pytest.raises(RuntimeError) as error:
             lib.zeros(3).index_put_((lib.tensor([0]),), lib.ones(1, dtype=lib.float64))
-        raised.append(str(error.value))
-    assert raised[0] == raised[1]
+        return str(error.value)
+
+    assert raised(gradgen) == oracle("error", raised)
 
 
-def test_index_put_accumulates_repeated_indices(torch: Any) -> None:
-    results = []
-    for lib in (torch, gradgen):
+def test_index_put_accumulates_repeated_indices() -> None:
+    def result(lib: Any) -> list[float]:
         x = lib.zeros(3, dtype=lib.float64)
         x.index_put_((lib.tensor([0, 0, 2]),), lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64), accumulate=True)
-        results.append(x.tolist())
-    assert results[0] == results[1] == [3.0, 0.0, 3.0]
+        return x.tolist()  # type: ignore[no-any-return]
+
+    assert result(gradgen) == oracle("result", result) == [3.0, 0.0, 3.0]
 
 
 def test_writing_into_an_expanded_tensor_is_refused() -> None:

@@ -1,5 +1,6 @@
 """gradgen.nn: Parameter, Module registration, Linear (values, gradients, init) and
-the small layers, checked against numpy computations and, when installed, torch.nn."""
+the small layers, checked against numpy computations and torch.nn (recorded in
+tests/golden/, see torch_oracle.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import gradgen
 from gradgen import nn
 from gradgen.nn import functional as F
+from torch_oracle import oracle
 
 
 def f64(values: Any) -> gradgen.Tensor:
@@ -98,36 +100,42 @@ def test_named_parameters_in_registration_order() -> None:
     ] == "tied.weight"
 
 
-def test_named_parameters_match_torch(torch: Any) -> None:
-    tnn = torch.nn
+def test_named_parameters_match_torch() -> None:
+    def theirs(torch: Any) -> dict[str, Any]:
+        tnn = torch.nn
 
-    class TorchBlock(tnn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.fc = tnn.Linear(3, 4)
-            self.scale = tnn.Parameter(torch.ones(4))
-            self.act = tnn.ReLU()
+        class TorchBlock(tnn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.fc = tnn.Linear(3, 4)
+                self.scale = tnn.Parameter(torch.ones(4))
+                self.act = tnn.ReLU()
 
-    class TorchNet(tnn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.first = tnn.Parameter(torch.zeros(1))
-            self.block = TorchBlock()
-            self.head = tnn.Linear(4, 2, bias=False)
-            self.tied = self.head
+        class TorchNet(tnn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.first = tnn.Parameter(torch.zeros(1))
+                self.block = TorchBlock()
+                self.head = tnn.Linear(4, 2, bias=False)
+                self.tied = self.head
 
+        reference = tnn.Sequential(
+            tnn.Linear(2, 8), tnn.Tanh(), tnn.Linear(8, 1), tnn.Sigmoid()
+        )
+        return {
+            "net": [(n, tuple(p.shape)) for n, p in TorchNet().named_parameters()],
+            "sequential": [n for n, _ in reference.named_parameters()],
+            "repr": repr(reference),
+            "relu repr": repr(tnn.ReLU(inplace=True)),
+        }
+
+    expected = oracle("names and reprs", theirs)
     ours = [(n, tuple(p.shape)) for n, p in Net().named_parameters()]
-    theirs = [(n, tuple(p.shape)) for n, p in TorchNet().named_parameters()]
-    assert ours == theirs
+    assert ours == expected["net"]
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1), nn.Sigmoid())
-    reference = tnn.Sequential(
-        tnn.Linear(2, 8), tnn.Tanh(), tnn.Linear(8, 1), tnn.Sigmoid()
-    )
-    assert [n for n, _ in model.named_parameters()] == [
-        n for n, _ in reference.named_parameters()
-    ]
-    assert repr(model) == repr(reference)
-    assert repr(nn.ReLU(inplace=True)) == repr(tnn.ReLU(inplace=True))
+    assert [n for n, _ in model.named_parameters()] == expected["sequential"]
+    assert repr(model) == expected["repr"]
+    assert repr(nn.ReLU(inplace=True)) == expected["relu repr"]
     assert repr(Net().block) != ""  # custom modules print their children
 
 
@@ -245,32 +253,30 @@ def test_linear_without_bias_and_batch_dimensions() -> None:
     )
 
 
-def test_linear_matches_torch(torch: Any) -> None:
+def test_linear_matches_torch() -> None:
     rng = np.random.default_rng(2)
+    gradgen.manual_seed(2)  # the same weights in every run: they go to torch too
     ours = linear64(6, 3)
-    theirs = torch.nn.Linear(6, 3, dtype=torch.float64)
-    with torch.no_grad():
-        theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
-        theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
+    weight, bias = ours.weight.detach().numpy(), ours.bias.detach().numpy()
     x_np = rng.standard_normal((7, 6))
+
+    def theirs(torch: Any) -> tuple[Any, ...]:
+        layer = torch.nn.Linear(6, 3, dtype=torch.float64)
+        with torch.no_grad():
+            layer.weight.copy_(torch.tensor(weight))
+            layer.bias.copy_(torch.tensor(bias))
+        y = layer(torch.tensor(x_np))
+        node = type(y.grad_fn).__name__
+        y.tanh().sum().backward()
+        return node, y.detach(), layer.weight.grad, layer.bias.grad
+
+    node, y_theirs, weight_grad, bias_grad = oracle("node, value, grads", theirs)
     y_ours = ours(f64(x_np))
-    y_theirs = theirs(torch.tensor(x_np))
-    assert (
-        type(y_ours.grad_fn).__name__
-        == type(y_theirs.grad_fn).__name__
-        == "AddmmBackward0"
-    )
-    np.testing.assert_allclose(
-        y_ours.detach().numpy(), y_theirs.detach().numpy(), rtol=1e-12
-    )
+    assert type(y_ours.grad_fn).__name__ == node == "AddmmBackward0"
+    np.testing.assert_allclose(y_ours.detach().numpy(), y_theirs, rtol=1e-12)
     y_ours.tanh().sum().backward()
-    y_theirs.tanh().sum().backward()
-    np.testing.assert_allclose(
-        ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12
-    )
-    np.testing.assert_allclose(
-        ours.bias.grad.numpy(), theirs.bias.grad.numpy(), rtol=1e-12
-    )
+    np.testing.assert_allclose(ours.weight.grad.numpy(), weight_grad, rtol=1e-12)
+    np.testing.assert_allclose(ours.bias.grad.numpy(), bias_grad, rtol=1e-12)
 
 
 def test_linear_wrong_input_width() -> None:
@@ -320,14 +326,18 @@ def test_linear_init_is_reproducible_with_manual_seed() -> None:
     assert not np.array_equal(b.weight.detach().numpy(), c.weight.detach().numpy())
 
 
-def test_linear_init_statistics_match_torch(torch: Any) -> None:
+def test_linear_init_statistics_match_torch() -> None:
     # The generators differ; the distributions must not.
     ours = nn.Linear(64, 2000).weight.detach().numpy()
-    theirs = torch.nn.Linear(64, 2000).weight.detach().numpy()
-    assert (
-        abs(ours.max() - theirs.max()) < 1e-3 and abs(ours.min() - theirs.min()) < 1e-3
-    )
-    assert abs(ours.std() - theirs.std()) < 1e-3
+
+    def statistics(torch: Any) -> list[float]:
+        torch.manual_seed(0)  # a reproducible answer to record
+        theirs = torch.nn.Linear(64, 2000).weight.detach().numpy()
+        return [float(theirs.max()), float(theirs.min()), float(theirs.std())]
+
+    high, low, std = oracle("max, min, std", statistics)
+    assert abs(ours.max() - high) < 1e-3 and abs(ours.min() - low) < 1e-3
+    assert abs(ours.std() - std) < 1e-3
 
 
 def test_reset_parameters_keeps_the_same_tensors() -> None:
@@ -402,12 +412,12 @@ def _mlp(lib: Any) -> Any:
     return lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
 
 
-def test_state_dict_round_trips_and_matches_torch_keys(torch: Any) -> None:
+def test_state_dict_round_trips_and_matches_torch_keys() -> None:
     model, other = _mlp(gradgen), gradgen.nn.Sequential(
         gradgen.nn.Linear(3, 4), gradgen.nn.Tanh(), gradgen.nn.Linear(4, 2)
     )
     state = model.state_dict()
-    assert list(state) == list(_mlp(torch).state_dict())
+    assert list(state) == oracle("keys", lambda torch: list(_mlp(torch).state_dict()))
     assert all(not t.requires_grad for t in state.values())
     versions = [p._version for p in other.parameters()]
     result = other.load_state_dict(state)
@@ -418,20 +428,21 @@ def test_state_dict_round_trips_and_matches_torch_keys(torch: Any) -> None:
     assert all(p.is_leaf and p.requires_grad for p in other.parameters())
 
 
-def test_load_state_dict_reports_like_torch(torch: Any) -> None:
-    messages = []
-    for lib in (gradgen, torch):
+def test_load_state_dict_reports_like_torch() -> None:
+    def run(lib: Any) -> tuple[str, list[str], list[str]]:
         model = _mlp(lib)
         bad = {"0.weight": lib.ones(2, 2), "extra": lib.ones(1)}
         with pytest.raises(RuntimeError) as error:
             model.load_state_dict(bad)
-        messages.append(str(error.value).replace("torch.Size", "gradgen.Size"))
+        message = str(error.value).replace("torch.Size", "gradgen.Size")
         loose = model.load_state_dict(
             {"0.bias": lib.zeros(4), "extra": lib.ones(1)}, strict=False
         )
-        assert list(loose.missing_keys) == ["0.weight", "2.weight", "2.bias"]
-        assert list(loose.unexpected_keys) == ["extra"]
-    assert messages[0] == messages[1]
+        return message, list(loose.missing_keys), list(loose.unexpected_keys)
+
+    ours, theirs = run(gradgen), oracle("message and keys", run)
+    assert ours == theirs
+    assert ours[1:] == (["0.weight", "2.weight", "2.bias"], ["extra"])
 
 
 def test_module_to_converts_parameters_in_place() -> None:
@@ -479,45 +490,35 @@ def test_batch_f_activation_modules() -> None:
     assert a.grad.tolist() == [0.1, 0.1, 0.1, 1.0, 1.0]
 
 
-def test_batch_f_modules_print_and_register_as_torch(torch: Any) -> None:
-    tnn = torch.nn
-    pairs = [
-        (nn.LeakyReLU(), tnn.LeakyReLU()),
-        (nn.LeakyReLU(0.2, inplace=True), tnn.LeakyReLU(0.2, inplace=True)),
-        (nn.ELU(), tnn.ELU()),
-        (nn.ELU(0.5, True), tnn.ELU(0.5, True)),
-        (nn.Softplus(), tnn.Softplus()),
-        (nn.Softplus(2, 10), tnn.Softplus(2, 10)),
-        (nn.Dropout(), tnn.Dropout()),
-        (nn.Dropout(0.2, True), tnn.Dropout(0.2, True)),
-        (nn.LayerNorm(4), tnn.LayerNorm(4)),
-        (
-            nn.LayerNorm([3, 4], eps=1e-3, elementwise_affine=False),
+def test_batch_f_modules_print_and_register_as_torch() -> None:
+    def modules(tnn: Any) -> list[Any]:
+        return [
+            tnn.LeakyReLU(),
+            tnn.LeakyReLU(0.2, inplace=True),
+            tnn.ELU(),
+            tnn.ELU(0.5, True),
+            tnn.Softplus(),
+            tnn.Softplus(2, 10),
+            tnn.Dropout(),
+            tnn.Dropout(0.2, True),
+            tnn.LayerNorm(4),
             tnn.LayerNorm([3, 4], eps=1e-3, elementwise_affine=False),
-        ),
-        (nn.LayerNorm(4, bias=False), tnn.LayerNorm(4, bias=False)),
-        (nn.Embedding(5, 3), tnn.Embedding(5, 3)),
-        (
-            nn.Embedding(5, 3, padding_idx=-1, max_norm=2.0, scale_grad_by_freq=True),
+            tnn.LayerNorm(4, bias=False),
+            tnn.Embedding(5, 3),
             tnn.Embedding(5, 3, padding_idx=-1, max_norm=2.0, scale_grad_by_freq=True),
-        ),
-        (
-            nn.Embedding(5, 3, max_norm=1, norm_type=1.0),
             tnn.Embedding(5, 3, max_norm=1, norm_type=1.0),
-        ),
-    ]
-    for ours, theirs in pairs:
-        assert repr(ours) == repr(theirs)
-        assert [(n, tuple(p.shape)) for n, p in ours.named_parameters()] == [
-            (n, tuple(p.shape)) for n, p in theirs.named_parameters()
+            tnn.Sequential(
+                tnn.Linear(3, 4), tnn.LayerNorm(4), tnn.LeakyReLU(), tnn.Dropout(0.1)
+            ),
         ]
-    model = nn.Sequential(
-        nn.Linear(3, 4), nn.LayerNorm(4), nn.LeakyReLU(), nn.Dropout(0.1)
-    )
-    reference = tnn.Sequential(
-        tnn.Linear(3, 4), tnn.LayerNorm(4), tnn.LeakyReLU(), tnn.Dropout(0.1)
-    )
-    assert repr(model) == repr(reference)
+
+    def facts(tnn: Any) -> list[Any]:
+        return [
+            (repr(m), [(n, tuple(p.shape)) for n, p in m.named_parameters()])
+            for m in modules(tnn)
+        ]
+
+    assert facts(nn) == oracle("reprs and parameters", lambda torch: facts(torch.nn))
 
 
 def test_dropout_module_follows_train_and_eval() -> None:
@@ -543,43 +544,55 @@ def test_dropout_module_follows_train_and_eval() -> None:
             nn.Dropout(p)
 
 
-def test_layer_norm_module_matches_torch(torch: Any) -> None:
-    ours = nn.LayerNorm((3, 4), dtype=gradgen.float64)
-    theirs = torch.nn.LayerNorm((3, 4), dtype=torch.float64)
-    assert ours.normalized_shape == theirs.normalized_shape == (3, 4)
-    assert ours.weight.tolist() == theirs.weight.tolist()  # ones
-    assert ours.bias.tolist() == theirs.bias.tolist()  # zeros
+def test_layer_norm_module_matches_torch() -> None:
     rng = np.random.default_rng(0)
     weight, bias = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    x = rng.normal(size=(2, 3, 4))
+    cotangent = rng.normal(size=(2, 3, 4))
+
+    def theirs(torch: Any) -> dict[str, Any]:
+        module = torch.nn.LayerNorm((3, 4), dtype=torch.float64)
+        initial = (module.weight.tolist(), module.bias.tolist())
+        with torch.no_grad():
+            module.weight.copy_(torch.tensor(weight))
+            module.bias.copy_(torch.tensor(bias))
+        a_t = torch.tensor(x, requires_grad=True)
+        out_t = module(a_t)
+        node = out_t.grad_fn.name()
+        out_t.backward(torch.tensor(cotangent))
+        plain = torch.nn.LayerNorm(4, elementwise_affine=False)
+        return {
+            "normalized_shape": module.normalized_shape,
+            "initial": initial,
+            "out": out_t.detach(),
+            "node": node,
+            "grads": [a_t.grad, module.weight.grad, module.bias.grad],
+            "plain": plain(torch.tensor(x[0], dtype=torch.float32)).detach(),
+        }
+
+    expected = oracle("layer norm", theirs)
+    ours = nn.LayerNorm((3, 4), dtype=gradgen.float64)
+    assert ours.normalized_shape == expected["normalized_shape"] == (3, 4)
+    assert (ours.weight.tolist(), ours.bias.tolist()) == expected["initial"]
     from gradgen.nn.modules import _overwrite_
 
     with gradgen.no_grad():
         _overwrite_(ours.weight, weight)
         _overwrite_(ours.bias, bias)
-    with torch.no_grad():
-        theirs.weight.copy_(torch.tensor(weight))
-        theirs.bias.copy_(torch.tensor(bias))
-    x = rng.normal(size=(2, 3, 4))
-    a, a_t = gradgen.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    out, out_t = ours(a), theirs(a_t)
-    np.testing.assert_allclose(out.detach().numpy(), out_t.detach().numpy(), rtol=1e-12)
-    assert out.grad_fn.name() == out_t.grad_fn.name() == "NativeLayerNormBackward0"
-    cotangent = rng.normal(size=(2, 3, 4))
+    a = gradgen.tensor(x, requires_grad=True)
+    out = ours(a)
+    np.testing.assert_allclose(out.detach().numpy(), expected["out"], rtol=1e-12)
+    assert out.grad_fn.name() == expected["node"] == "NativeLayerNormBackward0"
     out.backward(gradgen.tensor(cotangent))
-    out_t.backward(torch.tensor(cotangent))
-    for p, p_t in ((a, a_t), (ours.weight, theirs.weight), (ours.bias, theirs.bias)):
-        np.testing.assert_allclose(p.grad.numpy(), p_t.grad.numpy(), rtol=1e-10)
+    for p, p_t in zip((a, ours.weight, ours.bias), expected["grads"], strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), p_t, rtol=1e-10)
     plain = nn.LayerNorm(4, elementwise_affine=False)
     assert (
         list(plain.parameters()) == [] and plain.weight is None and plain.bias is None
     )
     np.testing.assert_allclose(
         plain(gradgen.tensor(x[0], dtype=gradgen.float32)).numpy(),
-        torch.nn.LayerNorm(4, elementwise_affine=False)(
-            torch.tensor(x[0], dtype=torch.float32)
-        )
-        .detach()
-        .numpy(),
+        expected["plain"],
         rtol=1e-5,
         atol=1e-6,
     )
@@ -589,10 +602,7 @@ def test_layer_norm_module_matches_torch(torch: Any) -> None:
     ]
     version = ours.weight._version
     ours.reset_parameters()
-    assert (
-        ours.weight._version > version
-        and ours.weight.tolist() == theirs.weight.new_ones((3, 4)).tolist()
-    )
+    assert ours.weight._version > version and ours.weight.tolist() == [[1.0] * 4] * 3
 
 
 def test_embedding_module_init_padding_and_gradients() -> None:
@@ -618,34 +628,34 @@ def test_embedding_module_init_padding_and_gradients() -> None:
     assert nn.Embedding(5, 3, padding_idx=-2).padding_idx == 3
 
 
-def test_embedding_module_matches_torch(torch: Any) -> None:
+def test_embedding_module_matches_torch() -> None:
     rng = np.random.default_rng(5)
     weight = rng.normal(size=(6, 3)) * 2
+    indices = np.array([[1, 4, 1], [0, 1, 5]])
     for kwargs in (
         {},
         {"padding_idx": 1, "scale_grad_by_freq": True},
         {"max_norm": 1.0},
     ):
-        ours = nn.Embedding.from_pretrained(
-            gradgen.tensor(weight), freeze=False, **kwargs
-        )
-        theirs = torch.nn.Embedding.from_pretrained(
-            torch.tensor(weight), freeze=False, **kwargs
-        )
-        assert repr(ours) == repr(theirs)
-        indices = np.array([[1, 4, 1], [0, 1, 5]])
-        out, out_t = ours(gradgen.tensor(indices)), theirs(torch.tensor(indices))
-        np.testing.assert_allclose(
-            out.detach().numpy(), out_t.detach().numpy(), rtol=1e-12
-        )
-        (out * out).sum().backward()
-        (out_t * out_t).sum().backward()
-        np.testing.assert_allclose(
-            ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12
-        )
-        np.testing.assert_allclose(
-            ours.weight.detach().numpy(), theirs.weight.detach().numpy(), rtol=1e-12
-        )
+
+        def run(lib: Any, module: Any) -> tuple[Any, ...]:
+            embedding = module.Embedding.from_pretrained(
+                lib.tensor(weight), freeze=False, **kwargs
+            )
+            out = embedding(lib.tensor(indices))
+            (out * out).sum().backward()
+            return (
+                repr(embedding),
+                out.detach().numpy(),
+                embedding.weight.grad.numpy(),
+                embedding.weight.detach().numpy(),
+            )
+
+        ours = run(gradgen, nn)
+        theirs = oracle(str(kwargs), lambda torch: run(torch, torch.nn))
+        assert ours[0] == theirs[0]
+        for got, want in zip(ours[1:], theirs[1:]):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
     frozen = nn.Embedding.from_pretrained(gradgen.tensor(weight))
     assert (
         not frozen.weight.requires_grad and frozen(gradgen.tensor([0])).grad_fn is None

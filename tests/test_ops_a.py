@@ -19,6 +19,7 @@ import pytest
 
 import gradgen
 from gradgen.autograd import gradcheck, gradgradcheck
+from torch_oracle import oracle, outcome
 
 INF, NAN = float("inf"), float("nan")
 REAL_VALUES = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.5, -2.5, 1.5, 3.0, 1e-3, INF, -INF, NAN]
@@ -84,13 +85,14 @@ def _assert_same_values(ours: np.ndarray, theirs: np.ndarray, rtol: float, atol:
 
 @pytest.mark.parametrize("dtype_name", DTYPES)
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_values_dtypes_and_errors_match_torch(torch, name: str, dtype_name: str) -> None:  # type: ignore[no-untyped-def]
+def test_values_dtypes_and_errors_match_torch(name: str, dtype_name: str) -> None:
     data = np.array(_values(dtype_name), dtype=dtype_name)
     if name == "gelu" and dtype_name == "float32":
         # torch's vectorised float32 gelu gives NaN at +inf (its scalar path: inf).
         data = data[~np.isinf(data)]
     function = FUNCTIONS[name]
-    ours, theirs = _outcome(gradgen, function, data), _outcome(torch, function, data)
+    ours = _outcome(gradgen, function, data)
+    theirs = oracle("outcome", lambda torch: _outcome(torch, function, data))
     if isinstance(theirs, Exception):
         assert isinstance(ours, Exception), f"torch raised {theirs!r}, gradgen returned {ours!r}"
         assert type(ours).__name__ == type(theirs).__name__
@@ -101,11 +103,11 @@ def test_values_dtypes_and_errors_match_torch(torch, name: str, dtype_name: str)
     # torch computes float32 with its own vectorised approximations: a few ulps apart.
     single = dtype_name in ("float32", "complex64") or dtype_name in ("int64", "int32", "bool")
     _assert_same_values(
-        ours.numpy(), theirs.numpy(), rtol=3e-6 if single else 1e-13, atol=1e-6 if single else 0
+        ours.numpy(), theirs, rtol=3e-6 if single else 1e-13, atol=1e-6 if single else 0
     )
 
 
-def test_int_inputs_follow_the_default_dtype(torch) -> None:  # type: ignore[no-untyped-def]
+def test_int_inputs_follow_the_default_dtype() -> None:
     previous = gradgen.get_default_dtype()
     gradgen.set_default_dtype(gradgen.float64)
     try:
@@ -207,12 +209,12 @@ def _second_derivatives(lib: Any, function: Callable[..., Any], x: Any) -> tuple
 
 
 @pytest.mark.parametrize("name", sorted(REAL_LINES))
-def test_second_derivatives_match_torch(torch, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_second_derivatives_match_torch(name: str) -> None:
     function, positive = REAL_LINES[name]
     ours = _second_derivatives(gradgen, function, _input(gradgen, positive, 5))
-    theirs = _second_derivatives(torch, function, _input(torch, positive, 5))
-    for a, b in zip(ours, theirs):
-        np.testing.assert_allclose(_numpy(a), _numpy(b), rtol=1e-10, atol=1e-12)
+    theirs = oracle("g, gg", lambda torch: [_numpy(t) for t in _second_derivatives(torch, function, _input(torch, positive, 5))])
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(_numpy(a), b, rtol=1e-10, atol=1e-12)
 
 
 COMPLEX_LINES = {
@@ -227,16 +229,16 @@ COMPLEX_LINES = {
 
 
 @pytest.mark.parametrize("name", sorted(COMPLEX_LINES))
-def test_complex_second_derivatives_match_torch(torch, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_complex_second_derivatives_match_torch(name: str) -> None:
     function = COMPLEX_LINES[name]
     ours = _second_derivatives(gradgen, function, _input(gradgen, False, 6, True))
-    theirs = _second_derivatives(torch, function, _input(torch, False, 6, True))
-    for a, b in zip(ours, theirs):
-        np.testing.assert_allclose(_numpy(a), _numpy(b), rtol=1e-10, atol=1e-12)
+    theirs = oracle("g, gg", lambda torch: [_numpy(t) for t in _second_derivatives(torch, function, _input(torch, False, 6, True))])
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(_numpy(a), b, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["sgn", "angle", "abs"])
-def test_masked_points_at_zero_match_torch(torch, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_masked_points_at_zero_match_torch(name: str) -> None:
     """sgn_backward and angle_backward are 0 where z == 0 (PyTorch masks them there),
     to the second order, and with a NaN cotangent elsewhere unaffected."""
     data = np.array([0j, 1 + 2j, 0j, -3 + 0.5j])
@@ -249,11 +251,11 @@ def test_masked_points_at_zero_match_torch(torch, name: str) -> None:  # type: i
         (gg,) = lib.autograd.grad(g, x, lib.tensor(np.array([1.0, -1j, 2.0, 0.5 + 1j])))
         return [_numpy(g.detach()), _numpy(gg)]
 
-    for ours, theirs in zip(run(gradgen), run(torch)):
+    for ours, theirs in zip(run(gradgen), oracle("g, gg", run), strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14, equal_nan=True)
 
 
-def test_special_value_gradients_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_special_value_gradients_match_torch() -> None:
     """Gradients at 0, 1, -1 and inf (infinite and NaN gradients included)."""
     data = np.array([0.0, -0.0, 1.0, -1.0, INF, -INF, NAN])
     for name in ("log", "sqrt", "rsqrt", "reciprocal", "abs", "relu", "sign", "sigmoid", "tanh", "asin", "acos", "exp", "log1p", "angle", "sgn"):
@@ -263,7 +265,7 @@ def test_special_value_gradients_match_torch(torch) -> None:  # type: ignore[no-
             (g,) = lib.autograd.grad(getattr(lib, name)(x).sum(), x)
             return _numpy(g)
 
-        np.testing.assert_allclose(run(gradgen), run(torch), rtol=1e-12, equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(run(gradgen), oracle(name, run), rtol=1e-12, equal_nan=True, err_msg=name)
 
 
 # -- in-place variants -----------------------------------------------------------------
@@ -272,7 +274,7 @@ INPLACE = ["exp_", "log_", "sqrt_", "neg_", "abs_", "sigmoid_", "tanh_", "relu_"
 
 
 @pytest.mark.parametrize("name", INPLACE)
-def test_inplace_matches_torch(torch, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_inplace_matches_torch(name: str) -> None:
     data = np.array([0.5, 1.5, -0.25, 2.0])
 
     def run(lib: Any, as_function: bool) -> tuple[Any, ...]:
@@ -285,7 +287,8 @@ def test_inplace_matches_torch(torch, name: str) -> None:  # type: ignore[no-unt
         return type(y.grad_fn).__name__, y.detach().numpy(), g.numpy()
 
     for as_function in (False, True):
-        ours, theirs = run(gradgen, as_function), run(torch, as_function)
+        ours = run(gradgen, as_function)
+        theirs = oracle(f"as_function={as_function}", lambda torch: run(torch, as_function))
         assert ours[0] == theirs[0]
         np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-13, equal_nan=True)
         np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-13, equal_nan=True)
@@ -302,12 +305,12 @@ def test_inplace_matches_torch(torch, name: str) -> None:  # type: ignore[no-unt
         ("abs_", [True]),
     ],
 )
-def test_inplace_errors_match_torch(torch, name: str, data: list[Any]) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(Exception) as expected:
-        getattr(torch.tensor(data), name)()
-    with pytest.raises(type(expected.value)) as got:
+def test_inplace_errors_match_torch(name: str, data: list[Any]) -> None:
+    expected = oracle("error", lambda torch: outcome(lambda: getattr(torch.tensor(data), name)()))
+    assert isinstance(expected, Exception)
+    with pytest.raises(type(expected)) as got:
         getattr(gradgen.tensor(data), name)()
-    assert str(got.value) == str(expected.value).splitlines()[0]
+    assert str(got.value) == str(expected).splitlines()[0]
 
 
 def test_inplace_on_a_leaf_that_requires_grad_is_refused() -> None:
@@ -316,17 +319,17 @@ def test_inplace_on_a_leaf_that_requires_grad_is_refused() -> None:
         x.exp_()
 
 
-def test_abs_dunder_is_abs(torch) -> None:  # type: ignore[no-untyped-def]
+def test_abs_dunder_is_abs() -> None:
     x = gradgen.tensor([-1.5, 2.0, -0.0], requires_grad=True)
     y = abs(x)
     assert type(y.grad_fn).__name__ == "AbsBackward0"
-    assert y.tolist() == abs(torch.tensor([-1.5, 2.0, -0.0])).tolist()
+    assert y.tolist() == oracle("abs", lambda torch: abs(torch.tensor([-1.5, 2.0, -0.0])).tolist())
 
 
 # -- imag, view_as_real, view_as_complex ------------------------------------------------
 
 
-def test_imag_is_a_view_as_in_torch(torch) -> None:  # type: ignore[no-untyped-def]
+def test_imag_is_a_view_as_in_torch() -> None:
     def run(lib: Any) -> tuple[Any, ...]:
         z = lib.tensor([1 + 2j, 3 - 4j])
         im = lib.imag(z)
@@ -338,7 +341,7 @@ def test_imag_is_a_view_as_in_torch(torch) -> None:  # type: ignore[no-untyped-d
         (g,) = lib.autograd.grad(y, x, lib.tensor([1.0, -2.0]))
         return shares, z.tolist(), names, g.tolist()
 
-    assert run(gradgen) == run(torch)
+    assert run(gradgen) == oracle("result", run)
 
 
 def test_imag_of_a_real_tensor_is_an_error() -> None:
@@ -346,14 +349,15 @@ def test_imag_of_a_real_tensor_is_an_error() -> None:
         gradgen.imag(gradgen.tensor([1.0]))
 
 
-def test_view_as_real_and_complex_share_memory(torch) -> None:  # type: ignore[no-untyped-def]
+def test_view_as_real_and_complex_share_memory() -> None:
     z = gradgen.tensor(np.array([[1 + 2j, 3 - 4j], [5j, -1.0 + 0j]]))
     r = gradgen.view_as_real(z.t())
     assert r.shape == (2, 2, 2) and r._base is z
     c = gradgen.view_as_complex(r)
     assert c._base is z and c.tolist() == z.t().tolist()
-    expected = torch.view_as_real(torch.tensor(z.numpy()).t())
-    assert r.tolist() == expected.tolist()
+    data = z.numpy()
+    expected = oracle("view_as_real", lambda torch: torch.view_as_real(torch.tensor(data).t()).tolist())
+    assert r.tolist() == expected
 
 
 @pytest.mark.parametrize(
@@ -369,10 +373,11 @@ def test_view_as_real_and_complex_share_memory(torch) -> None:  # type: ignore[n
         lambda lib: lib.tensor(1.0),
     ],
 )
-def test_view_as_complex_checks_match_torch(torch, make: Callable[[Any], Any]) -> None:  # type: ignore[no-untyped-def]
-    try:
-        expected: Any = torch.view_as_complex(make(torch)).tolist()
-    except RuntimeError as error:
+def test_view_as_complex_checks_match_torch(make: Callable[[Any], Any]) -> None:
+    expected = oracle("outcome", lambda torch: outcome(lambda: torch.view_as_complex(make(torch)).tolist()))
+    if isinstance(expected, Exception):
+        error = expected
+        assert isinstance(error, RuntimeError)
         with pytest.raises(RuntimeError) as got:
             gradgen.view_as_complex(make(gradgen))
         assert str(got.value) == str(error).splitlines()[0]
@@ -388,10 +393,10 @@ def test_view_as_real_of_a_real_tensor_is_an_error() -> None:
 # -- gelu, silu and the backward operators ----------------------------------------------
 
 
-def test_gelu_rejects_unknown_approximations(torch) -> None:  # type: ignore[no-untyped-def]
+def test_gelu_rejects_unknown_approximations() -> None:
     message = "approximate argument must be either none or tanh."
-    with pytest.raises(RuntimeError, match=message):
-        torch._C._nn.gelu(torch.ones(2), approximate="erf")
+    expected = oracle("error", lambda torch: outcome(lambda: torch._C._nn.gelu(torch.ones(2), approximate="erf")))
+    assert isinstance(expected, RuntimeError) and str(expected) == message
     with pytest.raises(RuntimeError, match=message):
         gradgen.gelu(gradgen.ones(2), approximate="erf")
     with pytest.raises(RuntimeError, match=message):
@@ -408,43 +413,49 @@ def test_silu_backward_takes_the_kernel_without_create_graph() -> None:
     np.testing.assert_allclose(plain.numpy(), graph.detach().numpy(), rtol=1e-15)
 
 
-def test_silu_backward_has_no_derivative_as_in_torch(torch) -> None:  # type: ignore[no-untyped-def]
-    for lib in (gradgen, torch):
+def test_silu_backward_has_no_derivative_as_in_torch() -> None:
+    def run(lib: Any) -> tuple[bool, Any]:
         y = _aten(lib, "silu_backward")(lib.ones(2, requires_grad=True), lib.ones(2))
-        assert repr(y).endswith("grad_fn=<NotImplemented>)")
-        with pytest.raises(RuntimeError, match="^derivative for aten::silu_backward is not implemented$"):
-            y.sum().backward()
+        return repr(y).endswith("grad_fn=<NotImplemented>)"), outcome(lambda: y.sum().backward())
+
+    for repr_ends_so, error in (run(gradgen), oracle("result", run)):
+        assert repr_ends_so
+        assert isinstance(error, RuntimeError)
+        assert str(error) == "derivative for aten::silu_backward is not implemented"
 
 
 @pytest.mark.parametrize(
     "name", ["sigmoid_backward", "tanh_backward", "threshold_backward", "gelu_backward", "silu_backward"]
 )
-def test_backward_operators_promote_and_refuse_ints_as_torch(torch, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_backward_operators_promote_and_refuse_ints_as_torch(name: str) -> None:
     extra = (0.5,) if name == "threshold_backward" else ()
     for dtypes in (("float32", "float64"), ("float64", "float32"), ("int64", "int64"), ("bool", "bool")):
         if name == "gelu_backward" and dtypes == ("float64", "float32"):
             continue  # torch sends float32 `self` to oneDNN, which refuses a double grad
         a = np.array([1, 0, 1], dtype=dtypes[0])
         b = np.array([1, 0, 1], dtype=dtypes[1])
-        try:
-            expected: Any = _aten(torch, name)(torch.tensor(a), torch.tensor(b), *extra)
-        except Exception as error:
+        expected = oracle(str(dtypes), lambda torch: outcome(lambda: _aten(torch, name)(torch.tensor(a), torch.tensor(b), *extra)))
+        if isinstance(expected, Exception):
+            error = expected
             with pytest.raises(type(error)) as got:
                 _aten(gradgen, name)(gradgen.tensor(a), gradgen.tensor(b), *extra)
             assert str(got.value) == str(error).splitlines()[0]
             continue
         ours = _aten(gradgen, name)(gradgen.tensor(a), gradgen.tensor(b), *extra)
         assert ours.dtype.name == str(expected.dtype).removeprefix("torch.")
-        np.testing.assert_allclose(ours.numpy(), expected.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(ours.numpy(), expected, rtol=1e-6)
 
 
-def test_backward_operator_grad_fn_names_match_torch(torch) -> None:  # type: ignore[no-untyped-def]
-    for lib in (gradgen, torch):
+def test_backward_operator_grad_fn_names_match_torch() -> None:
+    def run(lib: Any) -> list[str]:
         x = lib.tensor([-1.0, 0.5, 2.0], requires_grad=True)
         names = []
         for function in (lib.relu, lib.sigmoid, lib.tanh, _nn(lib, "gelu")):
             (g,) = lib.autograd.grad(function(x).sum(), x, create_graph=True)
             names.append(type(g.grad_fn).__name__)
+        return names
+
+    for names in (run(gradgen), oracle("names", run)):
         assert names == [
             "ThresholdBackwardBackward0",
             "SigmoidBackwardBackward0",
@@ -458,7 +469,7 @@ def test_backward_operator_grad_fn_names_match_torch(torch) -> None:  # type: ig
 
 @pytest.mark.parametrize("shape", [(), (0,), (2, 0, 3), (1, 3, 1)])
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
-def test_shapes_match_torch(torch, name: str, shape: tuple[int, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_shapes_match_torch(name: str, shape: tuple[int, ...]) -> None:
     """0-d, empty and size-1 shapes, forward and backward."""
     rng = np.random.default_rng(8)
     data = rng.uniform(0.5, 2.0, shape)
@@ -472,7 +483,7 @@ def test_shapes_match_torch(torch, name: str, shape: tuple[int, ...]) -> None:  
         (g,) = lib.autograd.grad(y, x, lib.ones_like(y))
         return tuple(y.shape), _numpy(y.detach()), _numpy(g)
 
-    ours, theirs = run(gradgen), run(torch)
+    ours, theirs = run(gradgen), oracle("result", run)
     assert ours[0] == theirs[0]
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-13)
     np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-13)

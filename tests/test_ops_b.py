@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import gradgen
+from torch_oracle import oracle
 
 # -- helpers -------------------------------------------------------------------------
 
@@ -26,14 +27,10 @@ SAMPLES = {
 }
 
 
-def both(
-    torch: Any, data: Any, dtype: str, requires_grad: bool = False
-) -> tuple[Any, Any]:
-    """The same tensor in gradgen and in torch."""
+def make(lib: Any, data: Any, dtype: str, requires_grad: bool = False) -> Any:
+    """The tensor in gradgen or in torch (`lib`)."""
     array = np.array(data, dtype=np.dtype(dtype))
-    ours = gradgen.tensor(array.copy(), requires_grad=requires_grad)
-    theirs = torch.tensor(array.copy(), requires_grad=requires_grad)
-    return ours, theirs
+    return lib.tensor(array, requires_grad=requires_grad)
 
 
 def outcome(function: Callable[[], Any]) -> tuple[str, Any]:
@@ -47,11 +44,15 @@ def outcome(function: Callable[[], Any]) -> tuple[str, Any]:
 
 
 def assert_same_outcome(
-    ours: Callable[[], Any], theirs: Callable[[], Any], rtol: float = 0.0
+    key: str,
+    ours: Callable[[], Any],
+    theirs: Callable[[Any], Any],
+    rtol: float = 0.0,
 ) -> None:
-    """Same error (type and message), or same dtype and values (exactly, unless rtol)."""
+    """Same error (type and message), or same dtype and values (exactly, unless rtol)
+    as `theirs(torch)` (recorded under `key`)."""
     kind, got = outcome(ours)
-    expected_kind, expected = outcome(theirs)
+    expected_kind, expected = oracle(key, lambda torch: outcome(lambda: theirs(torch)))
     assert kind == expected_kind, (got, expected)
     if kind == "error":
         assert got == expected
@@ -106,34 +107,39 @@ EXPRESSIONS: dict[str, Callable[[Any, Any, Any], Any]] = {
 
 
 @pytest.mark.parametrize("expression", sorted(EXPRESSIONS))
-def test_grad_fn_names_and_requires_grad_match_torch(
-    torch: Any, expression: str
-) -> None:
+def test_grad_fn_names_and_requires_grad_match_torch(expression: str) -> None:
     function = EXPRESSIONS[expression]
-    x, tx = both(torch, [1.5, -2.0, 3.0], "float64", requires_grad=True)
-    y, ty = both(torch, [0.5, 2.0, -1.0], "float64", requires_grad=True)
-    ours, theirs = function(gradgen, x, y), function(torch, tx, ty)
-    assert name(ours) == name(theirs)
-    assert ours.requires_grad == theirs.requires_grad
-    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
-    np.testing.assert_allclose(
-        ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12
-    )
+
+    def run(lib: Any) -> tuple[Any, ...]:
+        x = make(lib, [1.5, -2.0, 3.0], "float64", requires_grad=True)
+        y = make(lib, [0.5, 2.0, -1.0], "float64", requires_grad=True)
+        out = function(lib, x, y)
+        dtype = str(out.dtype).split(".")[-1]
+        return name(out), out.requires_grad, dtype, out.detach().numpy()
+
+    ours, theirs = run(gradgen), oracle("result", run)
+    assert ours[:3] == theirs[:3]
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-12)
 
 
 @pytest.mark.parametrize(
     "overload", ["add.Scalar", "sub.Scalar", "mul.Scalar", "div.Scalar", "rsub.Scalar"]
 )
-def test_scalar_overloads_record_their_own_node(torch: Any, overload: str) -> None:
+def test_scalar_overloads_record_their_own_node(overload: str) -> None:
     """The hidden Scalar overloads are reachable through the dispatcher and record
     PyTorch's class (AddBackward1, ...); `x + 2` still records add.Tensor's."""
-    x, tx = both(torch, [1.5, -2.0], "float64", requires_grad=True)
+    x = make(gradgen, [1.5, -2.0], "float64", requires_grad=True)
     ours = getattr(gradgen.generated.operators, overload.replace(".", "_"))
     base, overload_name = overload.split(".")
-    theirs = getattr(getattr(torch.ops.aten, base), overload_name)
     arguments = (2.5,) if base in ("mul", "div") else (2.5, 1)
-    assert name(ours.call(x, *arguments)) == name(theirs(tx, *arguments))
-    assert name(x + 2) == name(tx + 2) == "AddBackward0"
+
+    def theirs(torch: Any) -> list[Any]:
+        tx = make(torch, [1.5, -2.0], "float64", requires_grad=True)
+        function = getattr(getattr(torch.ops.aten, base), overload_name)
+        return [name(function(tx, *arguments)), name(tx + 2)]
+
+    assert [name(ours.call(x, *arguments)), name(x + 2)] == oracle("names", theirs)
+    assert name(x + 2) == "AddBackward0"
 
 
 def test_python_binding_false_hides_the_scalar_overloads() -> None:
@@ -143,43 +149,53 @@ def test_python_binding_false_hides_the_scalar_overloads() -> None:
     assert "mul.Scalar" not in (gradgen.mul.__doc__ or "")
 
 
-def test_inplace_variants_record_the_functional_node(torch: Any) -> None:
-    for function in (
+def test_inplace_variants_record_the_functional_node() -> None:
+    functions: list[Callable[[Any], Any]] = [
         lambda x: x.__itruediv__(2),
         lambda x: x.div_(x.detach() + 3, rounding_mode="floor"),
         lambda x: x.clamp_(0, 1),
-    ):
-        x, tx = both(torch, [1.5, -2.0, 3.0], "float64", requires_grad=True)
-        ours, theirs = function(x * 1.0), function(tx * 1.0)
-        assert name(ours) == name(theirs)
-        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy())
+    ]
+
+    def run(lib: Any) -> list[Any]:
+        results = []
+        for function in functions:
+            x = make(lib, [1.5, -2.0, 3.0], "float64", requires_grad=True)
+            out = function(x * 1.0)
+            results.append((name(out), out.detach().numpy()))
+        return results
+
+    for ours, theirs in zip(run(gradgen), oracle("results", run)):
+        assert ours[0] == theirs[0]
+        np.testing.assert_allclose(ours[1], theirs[1])
 
 
-def test_floor_divide_is_not_differentiable_like_pytorch(torch: Any) -> None:
-    x, tx = both(torch, [1.5, -2.0], "float64", requires_grad=True)
-    ours, theirs = x // 2, tx // 2
-    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
-    with pytest.raises(RuntimeError) as expected:
-        theirs.sum().backward()
-    with pytest.raises(RuntimeError) as got:
-        ours.sum().backward()
-    assert str(got.value) == str(expected.value)
+def test_floor_divide_is_not_differentiable_like_pytorch() -> None:
+    def run(lib: Any) -> tuple[Any, Any]:
+        out = make(lib, [1.5, -2.0], "float64", requires_grad=True) // 2
+        error = outcome(lambda: out.sum().backward())
+        return out.detach().numpy(), error
+
+    ours, theirs = run(gradgen), oracle("result", run)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    assert ours[1][0] == theirs[1][0] == "error"
+    assert ours[1] == theirs[1]
 
 
 # -- comparisons ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
-def test_comparisons_are_bool_and_never_require_grad(torch: Any, op: str) -> None:
-    x, tx = both(torch, [1.5, -2.0, 3.0], "float64", requires_grad=True)
-    y, ty = both(torch, [1.5, 2.0, -1.0], "float64", requires_grad=True)
-    for ours, theirs in (
-        (getattr(x, op)(y), getattr(tx, op)(ty)),
-        (getattr(gradgen, op)(x, 1.5), getattr(torch, op)(tx, 1.5)),
-    ):
+def test_comparisons_are_bool_and_never_require_grad(op: str) -> None:
+    def run(lib: Any) -> list[Any]:
+        x = make(lib, [1.5, -2.0, 3.0], "float64", requires_grad=True)
+        y = make(lib, [1.5, 2.0, -1.0], "float64", requires_grad=True)
+        return [getattr(x, op)(y), getattr(lib, op)(x, 1.5)]
+
+    theirs = oracle("results", lambda torch: [t.numpy() for t in run(torch)])
+    for ours, expected in zip(run(gradgen), theirs):
         assert ours.dtype == gradgen.bool
         assert not ours.requires_grad and ours.grad_fn is None
-        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        np.testing.assert_array_equal(ours.numpy(), expected)
 
 
 COMPARISON_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
@@ -198,21 +214,28 @@ COMPARISON_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
     "right", ["int64", "float32", "complex64", "number", "0-d float64"]
 )
 def test_comparison_operators_match_torch_across_dtypes(
-    torch: Any, symbol: str, left: str, right: str
+    symbol: str, left: str, right: str
 ) -> None:
     compare = COMPARISON_OPERATORS[symbol]
-    a, ta = both(torch, SAMPLES[left][0], left)
-    if right == "number":
-        b = tb = 0.5 if left != "bool" else True
-    elif right == "0-d float64":
-        b, tb = both(torch, 1.0, "float64")
-    else:
-        b, tb = both(torch, SAMPLES[right][1], right)
-    assert_same_outcome(lambda: compare(a, b), lambda: compare(ta, tb))
-    assert_same_outcome(lambda: compare(b, a), lambda: compare(tb, ta))
+
+    def operands(lib: Any) -> tuple[Any, Any]:
+        a = make(lib, SAMPLES[left][0], left)
+        if right == "number":
+            return a, 0.5 if left != "bool" else True
+        if right == "0-d float64":
+            return a, make(lib, 1.0, "float64")
+        return a, make(lib, SAMPLES[right][1], right)
+
+    a, b = operands(gradgen)
+    assert_same_outcome(
+        "a op b", lambda: compare(a, b), lambda t: compare(*operands(t))
+    )
+    assert_same_outcome(
+        "b op a", lambda: compare(b, a), lambda t: compare(*operands(t)[::-1])
+    )
 
 
-def test_comparisons_use_the_common_dtype(torch: Any) -> None:
+def test_comparisons_use_the_common_dtype() -> None:
     """Computed in PyTorch's common dtype, not numpy's: a float32 tensor against a 0-d
     float64 tensor compares in float32, an int64 tensor against a float in float32."""
     cases = [
@@ -221,15 +244,24 @@ def test_comparisons_use_the_common_dtype(torch: Any) -> None:
         (lambda lib: lib.tensor([16777217]) > 16777216.0),
         (lambda lib: lib.tensor([0.1]) == 0.1),
     ]
-    for case in cases:
-        np.testing.assert_array_equal(case(gradgen).numpy(), case(torch).numpy())
+    theirs = oracle("results", lambda torch: [case(torch).numpy() for case in cases])
+    for case, expected in zip(cases, theirs, strict=True):
+        np.testing.assert_array_equal(case(gradgen).numpy(), expected)
     assert bool(gradgen.tensor([0.1]) == gradgen.tensor(0.1, dtype=gradgen.float64))
 
 
-def test_comparing_with_none_or_a_string_follows_python(torch: Any) -> None:
-    x, tx = both(torch, [1.0, 2.0], "float32")
-    assert (x == None) is (tx == None) is False  # noqa: E711
-    assert (x != None) is (tx != None) is True  # noqa: E711
+def test_comparing_with_none_or_a_string_follows_python() -> None:
+    x = make(gradgen, [1.0, 2.0], "float32")
+    tx = oracle(
+        "== None, != None",
+        lambda torch: [
+            make(torch, [1.0, 2.0], "float32") == None,  # noqa: E711
+            make(torch, [1.0, 2.0], "float32") != None,  # noqa: E711
+        ],
+    )
+    assert [x == None, x != None] == tx == [False, True]  # noqa: E711
+    assert (x == None) is False  # noqa: E711
+    assert (x != None) is True  # noqa: E711
     assert (x == "a") is False
     with pytest.raises(
         TypeError, match="'<' not supported between instances of 'Tensor'"
@@ -304,52 +336,74 @@ RTOL = {"3 / a": 1e-6}
 @pytest.mark.parametrize("left", DTYPES)
 @pytest.mark.parametrize("right", ["bool", "int64", "float32", "float64", "complex128"])
 def test_values_dtypes_and_errors_match_torch(
-    torch: Any, expression: str, left: str, right: str
+    expression: str, left: str, right: str
 ) -> None:
     """Every (dtype, dtype) pair gives torch's result dtype and values, or torch's error
     type and message (unsupported dtypes, integer division by zero, ...)."""
     function = BINARY[expression]
-    a, ta = both(torch, SAMPLES[left][0], left)
-    b, tb = both(torch, SAMPLES[right][1], right)
+
+    def run(lib: Any) -> Any:
+        a, b = make(lib, SAMPLES[left][0], left), make(lib, SAMPLES[right][1], right)
+        return function(lib, a, b)
+
     with np.errstate(all="ignore"):
         assert_same_outcome(
-            lambda: function(gradgen, a, b),
-            lambda: function(torch, ta, tb),
-            rtol=RTOL.get(expression, 0.0),
+            "outcome", lambda: run(gradgen), run, rtol=RTOL.get(expression, 0.0)
         )
 
 
-def test_true_division_of_floats_keeps_their_dtype(torch: Any) -> None:
+def test_true_division_of_floats_keeps_their_dtype() -> None:
     for dtype in ("float32", "float64", "complex64"):
-        a, ta = both(torch, SAMPLES[dtype][0], dtype)
+        a = make(gradgen, SAMPLES[dtype][0], dtype)
         for other in (2, 2.5, 1j):
-            assert_same_outcome(lambda: a / other, lambda: ta / other)
+            assert_same_outcome(
+                f"{dtype} / {other}",
+                lambda: a / other,
+                lambda t: make(t, SAMPLES[dtype][0], dtype) / other,
+            )
             # torch: a.reciprocal() * other, so equal up to rounding
-            assert_same_outcome(lambda: other / a, lambda: other / ta, rtol=1e-6)
-    a, ta = both(torch, 3.0, "float32")  # a 0-d tensor outranks a Python number
-    assert_same_outcome(lambda: a / 2.5, lambda: ta / 2.5)
-    i, ti = both(torch, [3, 4], "int64")
-    assert_same_outcome(lambda: i / a, lambda: ti / ta)
+            assert_same_outcome(
+                f"{other} / {dtype}",
+                lambda: other / a,
+                lambda t: other / make(t, SAMPLES[dtype][0], dtype),
+                rtol=1e-6,
+            )
+    a = make(gradgen, 3.0, "float32")  # a 0-d tensor outranks a Python number
+    assert_same_outcome(
+        "0-d / 2.5", lambda: a / 2.5, lambda t: make(t, 3.0, "float32") / 2.5
+    )
+    i = make(gradgen, [3, 4], "int64")
+    assert_same_outcome(
+        "int64 / 0-d",
+        lambda: i / a,
+        lambda t: make(t, [3, 4], "int64") / make(t, 3.0, "float32"),
+    )
 
 
-def test_true_division_of_integers_gives_the_default_float_dtype(torch: Any) -> None:
-    a, ta = both(torch, [3, 4], "int64")
-    ours = a / 2
+def test_true_division_of_integers_gives_the_default_float_dtype() -> None:
+    ours = make(gradgen, [3, 4], "int64") / 2
     assert ours.dtype == gradgen.float32
-    np.testing.assert_array_equal(ours.numpy(), (ta / 2).numpy())
+    theirs = oracle("a / 2", lambda t: make(t, [3, 4], "int64") / 2)
+    np.testing.assert_array_equal(ours.numpy(), theirs)
 
 
-def test_atan2_of_integers_gives_the_default_float_dtype(torch: Any) -> None:
-    a, ta = both(torch, [3, 4], "int64")
+def test_atan2_of_integers_gives_the_default_float_dtype() -> None:
+    a = make(gradgen, [3, 4], "int64")
     ours = gradgen.atan2(a, a)
     assert ours.dtype == gradgen.float32
-    np.testing.assert_allclose(ours.numpy(), torch.atan2(ta, ta).numpy(), rtol=1e-6)  # libm ulps
+    theirs = oracle("atan2", lambda t: t.atan2(*[make(t, [3, 4], "int64")] * 2))
+    np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-6)  # libm ulps
 
 
-def test_where_with_numbers_promotes_as_wrapped_numbers(torch: Any) -> None:
-    condition, tcondition = both(torch, [True, False, True], "bool")
-    i, ti = both(torch, [1, 2, 3], "int64")
-    f, tf = both(torch, [1.0, 2.0, 3.0], "float32")
+def test_where_with_numbers_promotes_as_wrapped_numbers() -> None:
+    def operands(lib: Any) -> tuple[Any, Any, Any]:
+        condition = make(lib, [True, False, True], "bool")
+        return (
+            condition,
+            make(lib, [1, 2, 3], "int64"),
+            make(lib, [1.0, 2.0, 3.0], "float32"),
+        )
+
     cases: list[Callable[[Any, Any, Any, Any], Any]] = [
         lambda lib, c, i, f: lib.where(c, i, 2.5),
         lambda lib, c, i, f: lib.where(c, 2.5, i),
@@ -358,10 +412,11 @@ def test_where_with_numbers_promotes_as_wrapped_numbers(torch: Any) -> None:
         lambda lib, c, i, f: lib.where(c, f, 2),
         lambda lib, c, i, f: lib.where(c, 1j, f),
     ]
-    for case in cases:
+    for number, case in enumerate(cases):
         assert_same_outcome(
-            lambda: case(gradgen, condition, i, f),
-            lambda: case(torch, tcondition, ti, tf),
+            str(number),
+            lambda: case(gradgen, *operands(gradgen)),
+            lambda t: case(t, *operands(t)),
         )
 
 
@@ -390,11 +445,14 @@ SPECIAL: dict[str, Callable[[Any, Any, Any], Any]] = {
 
 
 @pytest.mark.parametrize("op", sorted(SPECIAL))
-def test_zeros_infinities_and_nans_match_torch(torch: Any, op: str) -> None:
+def test_zeros_infinities_and_nans_match_torch(op: str) -> None:
     function = SPECIAL[op]
-    a, ta = both(torch, SPECIAL_NUMERATORS, "float64")
-    b, tb = both(torch, SPECIAL_DENOMINATORS, "float64")
-    ours, theirs = function(gradgen, a, b).numpy(), function(torch, ta, tb).numpy()
+
+    def run(lib: Any) -> Any:
+        a = make(lib, SPECIAL_NUMERATORS, "float64")
+        return function(lib, a, make(lib, SPECIAL_DENOMINATORS, "float64")).numpy()
+
+    ours, theirs = run(gradgen), oracle("values", run)
     # atan2 and hypot are libm functions: numpy's and torch's may differ in the last bit
     np.testing.assert_allclose(
         ours, theirs, rtol=1e-15 if op in ("atan2", "hypot") else 0
@@ -405,18 +463,23 @@ def test_zeros_infinities_and_nans_match_torch(torch: Any, op: str) -> None:
     )
 
 
-def test_integer_division_by_zero_is_pytorchs_error(torch: Any) -> None:
-    a, ta = both(torch, [3, -3], "int64")
-    zero, tzero = both(torch, [1, 0], "int64")
-    for function in (
+def test_integer_division_by_zero_is_pytorchs_error() -> None:
+    def operands(lib: Any) -> tuple[Any, Any]:
+        return make(lib, [3, -3], "int64"), make(lib, [1, 0], "int64")
+
+    a, zero = operands(gradgen)
+    functions: list[Callable[[Any, Any, Any], Any]] = [
         lambda lib, a, b: a // b,
         lambda lib, a, b: a // 0,
         lambda lib, a, b: lib.div(a, b, rounding_mode="trunc"),
         lambda lib, a, b: lib.fmod(a, b),
         lambda lib, a, b: a % 0,
-    ):
+    ]
+    for number, function in enumerate(functions):
         assert_same_outcome(
-            lambda: function(gradgen, a, zero), lambda: function(torch, ta, tzero)
+            str(number),
+            lambda: function(gradgen, a, zero),
+            lambda t: function(t, *operands(t)),
         )
         assert outcome(lambda: function(gradgen, a, zero)) == (
             "error",
@@ -424,15 +487,15 @@ def test_integer_division_by_zero_is_pytorchs_error(torch: Any) -> None:
         )
 
 
-def test_integer_rounded_division_is_exact_for_large_values(torch: Any) -> None:
+def test_integer_rounded_division_is_exact_for_large_values() -> None:
     big = [2**62 + 1, -(2**62) - 3, 9, -9]
-    a, ta = both(torch, big, "int64")
-    d, td = both(torch, [7, 7, -2, -2], "int64")
+
+    def run(lib: Any, mode: str) -> Any:
+        a, d = make(lib, big, "int64"), make(lib, [7, 7, -2, -2], "int64")
+        return lib.div(a, d, rounding_mode=mode)
+
     for mode in ("trunc", "floor"):
-        assert_same_outcome(
-            lambda: gradgen.div(a, d, rounding_mode=mode),
-            lambda: torch.div(ta, td, rounding_mode=mode),
-        )
+        assert_same_outcome(mode, lambda: run(gradgen, mode), lambda t: run(t, mode))
 
 
 # -- gradients at ties and bounds (subgradients) -------------------------------------------
@@ -458,56 +521,68 @@ TIES: dict[str, Callable[[Any, Any, Any], Any]] = {
 
 
 @pytest.mark.parametrize("op", sorted(TIES))
-def test_gradients_at_ties_bounds_and_nans_match_torch(torch: Any, op: str) -> None:
+def test_gradients_at_ties_bounds_and_nans_match_torch(op: str) -> None:
     """Values where the function is not differentiable (a == b, self at a bound, NaN
     operands) get PyTorch's subgradients: grad / 2 for maximum ties, 1 at clamp's
     bounds, the non-NaN operand for fmax."""
     function = TIES[op]
     left = [1.0, -1.0, 2.0, 0.5, np.nan, 3.0, -2.0]
     right = [1.0, -1.0, -2.0, 1.5, 1.0, np.nan, 2.0]
-    a, ta = both(torch, left, "float64", requires_grad=True)
-    b, tb = both(torch, right, "float64", requires_grad=True)
-    ours, theirs = function(gradgen, a, b), function(torch, ta, tb)
-    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
     cotangent = np.linspace(0.5, 2.0, len(left))
-    got = gradgen.autograd.grad(
-        ours, (a, b), gradgen.tensor(cotangent), allow_unused=True
-    )
-    want = torch.autograd.grad(
-        theirs, (ta, tb), torch.tensor(cotangent), allow_unused=True
-    )
-    for g, w in zip(got, want):
+
+    def run(lib: Any) -> tuple[Any, list[Any]]:
+        a = make(lib, left, "float64", requires_grad=True)
+        b = make(lib, right, "float64", requires_grad=True)
+        out = function(lib, a, b)
+        grads = lib.autograd.grad(out, (a, b), lib.tensor(cotangent), allow_unused=True)
+        return out.detach().numpy(), [None if g is None else g.numpy() for g in grads]
+
+    ours, theirs = run(gradgen), oracle("value and grads", run)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    for g, w in zip(ours[1], theirs[1], strict=True):
         if w is None:
             assert g is None
         else:
-            np.testing.assert_array_equal(g.numpy(), w.numpy())
+            np.testing.assert_array_equal(g, w)
 
 
-def test_where_gradient_flows_to_the_chosen_operand_only(torch: Any) -> None:
-    a, ta = both(torch, [1.0, 2.0, 3.0], "float64", requires_grad=True)
-    b, tb = both(
-        torch, [[3.0, 2.0, 1.0], [0.0, 5.0, 1.0]], "float64", requires_grad=True
+def test_where_gradient_flows_to_the_chosen_operand_only() -> None:
+    def run(lib: Any) -> list[Any]:
+        a = make(lib, [1.0, 2.0, 3.0], "float64", requires_grad=True)
+        b = make(lib, [[3.0, 2.0, 1.0], [0.0, 5.0, 1.0]], "float64", requires_grad=True)
+        lib.where(a > b, a * a, b).sum().backward()
+        return [a.grad.numpy(), b.grad.numpy()]
+
+    for got, want in zip(run(gradgen), oracle("grads", run), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_clamp_with_one_tensor_bound_is_differentiable() -> None:
+    def run(lib: Any) -> Any:
+        a = make(lib, [1.0, -2.0], "float64", requires_grad=True)
+        out = lib.clamp(a, make(lib, [0.0, 0.0], "float64"))
+        return out.requires_grad, out.detach().numpy()
+
+    ours, theirs = run(gradgen), oracle("result", run)
+    assert ours[0] is theirs[0] is True
+    np.testing.assert_array_equal(ours[1], theirs[1])
+
+
+def test_clamp_with_one_tensor_bound_works_without_grad() -> None:
+    def operands(lib: Any) -> tuple[Any, Any]:
+        return make(lib, [1.0, -2.0, 0.5], "float64"), make(
+            lib, [0.0, 0.0, 1.0], "float64"
+        )
+
+    a, low = operands(gradgen)
+    assert_same_outcome(
+        "clamp", lambda: gradgen.clamp(a, low), lambda t: t.clamp(*operands(t))
     )
-    ours = gradgen.where(a > b, a * a, b).sum()
-    theirs = torch.where(ta > tb, ta * ta, tb).sum()
-    ours.backward()
-    theirs.backward()
-    np.testing.assert_array_equal(a.grad.numpy(), ta.grad.numpy())
-    np.testing.assert_array_equal(b.grad.numpy(), tb.grad.numpy())
-
-
-def test_clamp_with_one_tensor_bound_is_differentiable(torch: Any) -> None:
-    a, ta = both(torch, [1.0, -2.0], "float64", requires_grad=True)
-    low, tlow = both(torch, [0.0, 0.0], "float64")
-    ours, theirs = gradgen.clamp(a, low), torch.clamp(ta, tlow)
-    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
-
-
-def test_clamp_with_one_tensor_bound_works_without_grad(torch: Any) -> None:
-    a, ta = both(torch, [1.0, -2.0, 0.5], "float64")
-    low, tlow = both(torch, [0.0, 0.0, 1.0], "float64")
-    assert_same_outcome(lambda: gradgen.clamp(a, low), lambda: torch.clamp(ta, tlow))
-    assert_same_outcome(lambda: a.clamp(max=low), lambda: ta.clamp(max=tlow))
+    assert_same_outcome(
+        "clamp max",
+        lambda: a.clamp(max=low),
+        lambda t: (lambda a, low: a.clamp(max=low))(*operands(t)),
+    )
 
 
 # -- errors -------------------------------------------------------------------------------
@@ -553,10 +628,10 @@ ERRORS: dict[str, Callable[[Any], Any]] = {
 
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
-def test_errors_match_torch(torch: Any, case: str) -> None:
+def test_errors_match_torch(case: str) -> None:
     function = ERRORS[case]
     kind, got = outcome(lambda: function(gradgen))
-    expected_kind, expected = outcome(lambda: function(torch))
+    expected_kind, expected = oracle("outcome", lambda t: outcome(lambda: function(t)))
     assert kind == expected_kind == "error", (got, expected)
     assert got == expected
 

@@ -3,8 +3,8 @@
 The table checks each operator at random inputs; this file checks what random inputs
 never reach: ties and NaN in max/min/amax, zeros in prod/cumprod, degrees of freedom
 <= 0 in var/std, empty and 0-d inputs, result dtypes, PyTorch's error messages, named
-returns, grad_fn names and double backward. Expected values come from torch (the
-`torch` fixture) or from hand math.
+returns, grad_fn names and double backward. Expected values come from torch (recorded
+in tests/golden/, see torch_oracle.py) or from hand math.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import re
 import subprocess
 import sys
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 import pytest
 
 import gradgen
 from gradgen.autograd import gradcheck, gradgradcheck
+from torch_compare import compare, same_error
+from torch_oracle import numbered, oracle
 
 NAN = float("nan")
 INF = float("inf")
@@ -31,93 +31,6 @@ INF = float("inf")
 pytestmark = pytest.mark.filterwarnings(
     "ignore:(divide by zero|invalid value|overflow) encountered:RuntimeWarning"
 )
-
-
-def _leaves(lib: Any, arrays: Sequence[np.ndarray]) -> list[Any]:
-    return [
-        (
-            lib.tensor(a, requires_grad=a.dtype.kind in "fc")
-            if isinstance(a, np.ndarray)
-            else a
-        )
-        for a in arrays
-    ]
-
-
-def _numpy(tensor: Any) -> np.ndarray:
-    detached = tensor.detach()
-    if hasattr(detached, "resolve_conj"):  # torch's lazy conjugation
-        detached = detached.resolve_conj().resolve_neg()
-    return np.asarray(detached.numpy())
-
-
-def compare(
-    torch: Any,
-    fn: Callable[..., Any],
-    *arrays: np.ndarray,
-    create_graph: bool = False,
-) -> None:
-    """Run `fn(lib, *leaves)` on gradgen and torch: same values (NaN where torch has
-    NaN), dtypes and shapes, and the same gradients for one fixed cotangent; with
-    `create_graph`, the same gradients of those gradients too."""
-    ours, theirs = _leaves(gradgen, arrays), _leaves(torch, arrays)
-    out, expected = fn(gradgen, *ours), fn(torch, *theirs)
-    assert out.dtype.name == str(expected.dtype).replace("torch.", "")
-    assert tuple(out.shape) == tuple(expected.shape)
-    rtol = 1e-6 if out.dtype in (gradgen.float32, gradgen.complex64) else 1e-12
-    np.testing.assert_allclose(_numpy(out), _numpy(expected), rtol=rtol, equal_nan=True)
-    wrt = [(o, t) for o, t in zip(ours, theirs) if getattr(o, "requires_grad", False)]
-    if not expected.requires_grad or not wrt:
-        assert not out.requires_grad
-        return
-    cotangent = np.random.default_rng(7).uniform(0.5, 1.5, tuple(expected.shape))
-    got = gradgen.autograd.grad(
-        out,
-        [o for o, _ in wrt],
-        gradgen.tensor(cotangent).to(out.dtype),
-        create_graph=create_graph,
-        allow_unused=True,
-    )
-    want = torch.autograd.grad(
-        expected,
-        [t for _, t in wrt],
-        torch.tensor(cotangent).to(expected.dtype),
-        create_graph=create_graph,
-        allow_unused=True,
-    )
-    for g, w in zip(got, want):
-        if w is None:
-            assert g is None or not np.any(_numpy(g))
-            continue
-        assert g.dtype.name == str(w.dtype).replace("torch.", "")
-        np.testing.assert_allclose(
-            _numpy(g), _numpy(w), rtol=1e-10, atol=1e-12, equal_nan=True
-        )
-    pairs = [(g, w) for g, w in zip(got, want) if w is not None and w.requires_grad]
-    if create_graph and pairs:
-        total_ours = sum((g * g.conj()).real.sum() for g, _ in pairs)
-        total_theirs = sum((w * w.conj()).real.sum() for _, w in pairs)
-        again = gradgen.autograd.grad(
-            total_ours, [o for o, _ in wrt], allow_unused=True
-        )
-        again_torch = torch.autograd.grad(
-            total_theirs, [t for _, t in wrt], allow_unused=True
-        )
-        for g, w in zip(again, again_torch):
-            if w is None:
-                assert g is None or not np.any(_numpy(g))
-                continue
-            np.testing.assert_allclose(
-                _numpy(g), _numpy(w), rtol=1e-9, atol=1e-12, equal_nan=True
-            )
-
-
-def same_error(torch: Any, fn: Callable[[Any], Any]) -> None:
-    """fn(gradgen) raises what fn(torch) raises: the same type and message."""
-    with pytest.raises(Exception) as theirs:
-        fn(torch)
-    with pytest.raises(type(theirs.value), match=re.escape(str(theirs.value))):
-        fn(gradgen)
 
 
 # -- ties and NaN ------------------------------------------------------------------------
@@ -152,8 +65,8 @@ TIES = np.array([[1.0, 3.0, 3.0, 2.0], [5.0, 5.0, 5.0, -1.0], [0.0, 4.0, 0.0, 4.
         "min.dim-keepdim",
     ],
 )
-def test_ties_share_or_select_the_gradient_as_torch(torch, fn) -> None:  # type: ignore[no-untyped-def]
-    compare(torch, fn, TIES)
+def test_ties_share_or_select_the_gradient_as_torch(fn) -> None:  # type: ignore[no-untyped-def]
+    compare(fn, TIES)
 
 
 def test_ties_by_hand() -> None:
@@ -181,14 +94,14 @@ def test_ties_by_hand() -> None:
         lambda lib, x: x.logsumexp(1),
     ],
 )
-def test_nan_propagates_as_in_torch(torch, fn) -> None:  # type: ignore[no-untyped-def]
-    compare(torch, fn, np.array([[1.0, NAN, 3.0, NAN], [2.0, 2.0, -1.0, 0.5]]))
+def test_nan_propagates_as_in_torch(fn) -> None:  # type: ignore[no-untyped-def]
+    compare(fn, np.array([[1.0, NAN, 3.0, NAN], [2.0, 2.0, -1.0, 0.5]]))
 
 
-def test_infinite_rows_in_logsumexp(torch) -> None:  # type: ignore[no-untyped-def]
+def test_infinite_rows_in_logsumexp() -> None:  # type: ignore[no-untyped-def]
     rows = np.array([[-INF, -INF], [INF, 1.0], [0.0, -INF]])
-    compare(torch, lambda lib, x: x.logsumexp(1), rows)
-    compare(torch, lambda lib, x: lib.softmax(x, 1), rows)
+    compare(lambda lib, x: x.logsumexp(1), rows)
+    compare(lambda lib, x: lib.softmax(x, 1), rows)
 
 
 # -- named returns, grad_fn names, non-differentiable results ----------------------------
@@ -250,11 +163,14 @@ GRAD_FNS = {
 
 
 @pytest.mark.parametrize("name", sorted(GRAD_FNS))
-def test_grad_fn_names_are_torchs(torch, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_grad_fn_names_are_torchs(name: str) -> None:  # type: ignore[no-untyped-def]
     data = np.array([[1.0, 2.0, 0.5], [3.0, 0.25, 4.0]])
     ours = GRAD_FNS[name](gradgen, gradgen.tensor(data, requires_grad=True))
-    theirs = GRAD_FNS[name](torch, torch.tensor(data, requires_grad=True))
-    assert ours.grad_fn.name() == theirs.grad_fn.name()
+    theirs = oracle(
+        "name",
+        lambda t: GRAD_FNS[name](t, t.tensor(data, requires_grad=True)).grad_fn.name(),
+    )
+    assert ours.grad_fn.name() == theirs
 
 
 def test_argmax_and_argmin_never_require_grad() -> None:
@@ -305,20 +221,20 @@ INT = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int64)
         (lambda lib, x: x.to(lib.float64), INT),
     ],
 )
-def test_result_dtypes_are_torchs(torch, fn, data) -> None:  # type: ignore[no-untyped-def]
-    compare(torch, fn, data)
+def test_result_dtypes_are_torchs(fn, data) -> None:  # type: ignore[no-untyped-def]
+    compare(fn, data)
 
 
-def test_float32_stays_float32(torch) -> None:  # type: ignore[no-untyped-def]
+def test_float32_stays_float32() -> None:  # type: ignore[no-untyped-def]
     data = np.array([[0.5, 2.0, 1.5], [1.0, 3.0, 0.25]], dtype=np.float32)
     for fn in (
         lambda lib, x: x.prod(1) + x.amax() + x.logsumexp(0).sum() + x.var(0).sum(),
         lambda lib, x: x.cumprod(1) * x.softmax(0) + x.log_softmax(1) + x.std(),
     ):
         ours = fn(gradgen, gradgen.tensor(data))
-        theirs = fn(torch, torch.tensor(data))
-        assert ours.dtype == gradgen.float32
-        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5)
+        theirs = oracle(numbered("value"), lambda t: fn(t, t.tensor(data)))
+        assert ours.dtype == gradgen.float32 and theirs.dtype == np.float32
+        np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-5)
 
 
 # -- prod and cumprod with zeros ----------------------------------------------------------
@@ -342,8 +258,8 @@ ZEROS = {
     ],
     ids=["prod", "prod-dim", "prod-keepdim", "cumprod-1", "cumprod-0"],
 )
-def test_zeros_in_prod_and_cumprod(torch, fn, case: str) -> None:  # type: ignore[no-untyped-def]
-    compare(torch, fn, ZEROS[case], create_graph=True)
+def test_zeros_in_prod_and_cumprod(fn, case: str) -> None:  # type: ignore[no-untyped-def]
+    compare(fn, ZEROS[case], create_graph=True)
 
 
 @pytest.mark.parametrize(
@@ -365,10 +281,10 @@ def test_prod_of_two_zeros_without_grad_mode_is_zero() -> None:
     assert x.grad.tolist() == [0.0, 0.0, 0.0]
 
 
-def test_complex_cumprod_with_a_zero(torch) -> None:  # type: ignore[no-untyped-def]
+def test_complex_cumprod_with_a_zero() -> None:  # type: ignore[no-untyped-def]
     data = np.array([1.0 + 1.0j, 0.0, 2.0 - 0.5j, 0.5j])
-    compare(torch, lambda lib, x: x.cumprod(0), data, create_graph=True)
-    compare(torch, lambda lib, x: x.prod(), data, create_graph=True)
+    compare(lambda lib, x: x.cumprod(0), data, create_graph=True)
+    compare(lambda lib, x: x.prod(), data, create_graph=True)
 
 
 # -- var and std --------------------------------------------------------------------------
@@ -392,8 +308,8 @@ VAR_DATA = np.array([[1.0, 2.0, 4.0], [0.5, -3.0, 2.5]])
         lambda lib, x: lib.std(x, dim=(0,), correction=0),
     ],
 )
-def test_var_and_std_overloads(torch, fn) -> None:  # type: ignore[no-untyped-def]
-    compare(torch, fn, VAR_DATA, create_graph=True)
+def test_var_and_std_overloads(fn) -> None:  # type: ignore[no-untyped-def]
+    compare(fn, VAR_DATA, create_graph=True)
 
 
 @pytest.mark.parametrize(
@@ -407,10 +323,10 @@ def test_var_and_std_overloads(torch, fn) -> None:  # type: ignore[no-untyped-de
         (lambda lib, x: x.var(), np.array(2.0)),
     ],
 )
-def test_degrees_of_freedom_at_most_zero(torch, fn, data) -> None:  # type: ignore[no-untyped-def]
+def test_degrees_of_freedom_at_most_zero(fn, data) -> None:  # type: ignore[no-untyped-def]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        compare(torch, fn, data)
+        compare(fn, data)
 
 
 def test_degrees_of_freedom_warning() -> None:
@@ -428,16 +344,14 @@ def test_degrees_of_freedom_warning() -> None:
         gradgen.tensor([2.0, 3.0]).std(correction=2)
 
 
-def test_std_of_a_constant_has_zero_gradient(torch) -> None:  # type: ignore[no-untyped-def]
-    compare(
-        torch, lambda lib, x: x.std(1), np.array([[2.0, 2.0, 2.0], [1.0, 3.0, 2.0]])
-    )
+def test_std_of_a_constant_has_zero_gradient() -> None:  # type: ignore[no-untyped-def]
+    compare(lambda lib, x: x.std(1), np.array([[2.0, 2.0, 2.0], [1.0, 3.0, 2.0]]))
 
 
-def test_complex_var_is_real(torch) -> None:  # type: ignore[no-untyped-def]
+def test_complex_var_is_real() -> None:  # type: ignore[no-untyped-def]
     data = np.array([[1.0 + 2.0j, -1.0j, 0.5], [2.0, 1.0 + 1.0j, -0.5j]])
-    compare(torch, lambda lib, x: x.var(1), data, create_graph=True)
-    compare(torch, lambda lib, x: x.std(), data, create_graph=True)
+    compare(lambda lib, x: x.var(1), data, create_graph=True)
+    compare(lambda lib, x: x.std(), data, create_graph=True)
 
 
 @pytest.mark.parametrize(
@@ -452,9 +366,9 @@ def test_complex_var_is_real(torch) -> None:  # type: ignore[no-untyped-def]
         lambda lib, x: x.scatter_add(1, lib.tensor([[0, 0, 1]]), x[:1] * 1j),
     ],
 )
-def test_complex_inputs_match_torch(torch, fn) -> None:  # type: ignore[no-untyped-def]
+def test_complex_inputs_match_torch(fn) -> None:  # type: ignore[no-untyped-def]
     data = np.array([[1.0 + 1.0j, 2.0, -0.5j], [0.5, 1j, 2 - 1j]])
-    compare(torch, fn, data, create_graph=True)
+    compare(fn, data, create_graph=True)
 
 
 # -- softmax family -----------------------------------------------------------------------
@@ -474,10 +388,8 @@ def test_complex_inputs_match_torch(torch, fn) -> None:  # type: ignore[no-untyp
         ),
     ],
 )
-def test_softmax_family_double_backward_matches_torch(torch, fn) -> None:  # type: ignore[no-untyped-def]
-    compare(
-        torch, fn, np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]), create_graph=True
-    )
+def test_softmax_family_double_backward_matches_torch(fn) -> None:  # type: ignore[no-untyped-def]
+    compare(fn, np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]), create_graph=True)
 
 
 # -- empty and 0-d inputs -----------------------------------------------------------------
@@ -503,8 +415,8 @@ def test_softmax_family_double_backward_matches_torch(torch, fn) -> None:  # typ
         lambda lib, x: x.gather(1, lib.zeros(2, 0, dtype=lib.int64)),
     ],
 )
-def test_empty_inputs(torch, fn) -> None:  # type: ignore[no-untyped-def]
-    compare(torch, fn, np.zeros((2, 0)))
+def test_empty_inputs(fn) -> None:  # type: ignore[no-untyped-def]
+    compare(fn, np.zeros((2, 0)))
 
 
 @pytest.mark.parametrize(
@@ -534,8 +446,8 @@ def test_empty_inputs(torch, fn) -> None:  # type: ignore[no-untyped-def]
         lambda lib, x: x.masked_fill(lib.tensor([True, False]), 5.0),
     ],
 )
-def test_zero_dim_inputs(torch, fn) -> None:  # type: ignore[no-untyped-def]
-    compare(torch, fn, np.array(1.5))
+def test_zero_dim_inputs(fn) -> None:  # type: ignore[no-untyped-def]
+    compare(fn, np.array(1.5))
 
 
 @pytest.mark.parametrize(
@@ -556,8 +468,8 @@ def test_zero_dim_inputs(torch, fn) -> None:  # type: ignore[no-untyped-def]
         lambda lib: lib.zeros(2, 3).softmax(2),
     ],
 )
-def test_empty_and_dim_errors_are_torchs(torch, fn) -> None:  # type: ignore[no-untyped-def]
-    same_error(torch, fn)
+def test_empty_and_dim_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+    same_error(fn)
 
 
 # -- error messages -----------------------------------------------------------------------
@@ -622,8 +534,8 @@ def test_empty_and_dim_errors_are_torchs(torch, fn) -> None:  # type: ignore[no-
         lambda lib: lib.ones(2, requires_grad=True).cumsum(0, dtype=lib.int64),
     ],
 )
-def test_error_messages_are_torchs(torch, fn) -> None:  # type: ignore[no-untyped-def]
-    same_error(torch, fn)
+def test_error_messages_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+    same_error(fn)
 
 
 # -- indexing, masking and the rest -------------------------------------------------------
@@ -670,8 +582,8 @@ def test_error_messages_are_torchs(torch, fn) -> None:  # type: ignore[no-untype
         ),
     ],
 )
-def test_indexing_and_masking_match_torch(torch, fn, arrays) -> None:  # type: ignore[no-untyped-def]
-    compare(torch, fn, *arrays, create_graph=True)
+def test_indexing_and_masking_match_torch(fn, arrays) -> None:  # type: ignore[no-untyped-def]
+    compare(fn, *arrays, create_graph=True)
 
 
 def test_gather_backward_is_a_scatter_add_and_refuses_sparse_grad() -> None:

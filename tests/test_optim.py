@@ -1,5 +1,5 @@
 """gradgen.optim: SGD and Adam against updates worked out by hand (and in closed
-form), and against torch.optim when torch is installed."""
+form), and against torch.optim (recorded in tests/golden/, see torch_oracle.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 import gradgen
 from gradgen import nn
 from gradgen.optim import SGD, Adam, Optimizer
+from torch_oracle import oracle
 
 
 def leaf(values: list[float]) -> gradgen.Tensor:
@@ -142,14 +143,14 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize(("name", "options"), CONFIGS)
-def test_optimizers_match_torch(torch: Any, name: str, options: dict[str, Any]) -> None:
+def test_optimizers_match_torch(name: str, options: dict[str, Any]) -> None:
     rng = np.random.default_rng(0)
     weight0 = rng.standard_normal((4, 3))
     bias0 = rng.standard_normal(4)
     x = rng.standard_normal((6, 3))
     target = rng.standard_normal((6, 4))
-    results = []
-    for lib in (gradgen, torch):
+
+    def run(lib: Any) -> tuple[np.ndarray, np.ndarray]:
         weight = lib.tensor(weight0, requires_grad=True)
         bias = lib.tensor(bias0, requires_grad=True)
         optimizer = getattr(lib.optim, name)([weight, bias], **options)
@@ -158,30 +159,34 @@ def test_optimizers_match_torch(torch: Any, name: str, options: dict[str, Any]) 
             out = (lib.tensor(x) @ weight.t() + bias).tanh()
             ((out - lib.tensor(target)) ** 2).sum().backward()
             optimizer.step()
-        results.append((weight.detach().numpy(), bias.detach().numpy()))
-    (w_ours, b_ours), (w_theirs, b_theirs) = results
+        return weight.detach().numpy(), bias.detach().numpy()
+
+    (w_ours, b_ours), (w_theirs, b_theirs) = run(gradgen), oracle("weights", run)
     assert not np.allclose(w_ours, weight0)
     np.testing.assert_allclose(w_ours, w_theirs, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(b_ours, b_theirs, rtol=1e-10, atol=1e-12)
 
 
-def test_param_groups_match_torch(torch: Any) -> None:
+def test_param_groups_match_torch() -> None:
     rng = np.random.default_rng(3)
     w0, b0 = rng.standard_normal((2, 2)), rng.standard_normal(2)
-    finals = []
-    for lib in (gradgen, torch):
+
+    def run(lib: Any) -> tuple[list[float], np.ndarray]:
         w = lib.tensor(w0, requires_grad=True)
         b = lib.tensor(b0, requires_grad=True)
         optimizer = lib.optim.SGD(
             [{"params": [w]}, {"params": [b], "lr": 0.5, "momentum": 0.5}], lr=0.1
         )
-        assert [g["lr"] for g in optimizer.param_groups] == [0.1, 0.5]
+        rates = [g["lr"] for g in optimizer.param_groups]
         for _ in range(3):
             optimizer.zero_grad()
             ((w @ b).sin() ** 2).sum().backward()
             optimizer.step()
-        finals.append(np.concatenate([w.detach().numpy().ravel(), b.detach().numpy()]))
-    np.testing.assert_allclose(finals[0], finals[1], rtol=1e-10)
+        return rates, np.concatenate([w.detach().numpy().ravel(), b.detach().numpy()])
+
+    ours, theirs = run(gradgen), oracle("rates and weights", run)
+    assert ours[0] == theirs[0] == [0.1, 0.5]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-10)
 
 
 # -- the Optimizer protocol ------------------------------------------------------------

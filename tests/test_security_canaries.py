@@ -386,7 +386,6 @@ def _contents(package: Path) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(package.glob("*.py"))}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 item 5: fixed on branch sec-output")
 def test_5_a_poisoned_black_cache_does_not_change_the_output(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     clean = _generate_with_cache(tmp_path, cache, "clean")
@@ -402,18 +401,13 @@ def test_5_a_poisoned_black_cache_does_not_change_the_output(tmp_path: Path) -> 
     assert_closed(tmp_path, package)
 
 
-_WRONG_TYPE = pytest.mark.xfail(
-    strict=True, reason="issue 11 item 5: fixed on branch sec-output"
-)
-
-
 @pytest.mark.parametrize(
     "content",
     [
-        pytest.param("[]", marks=_WRONG_TYPE),
-        pytest.param("42", marks=_WRONG_TYPE),
-        pytest.param('"text"', marks=_WRONG_TYPE),
-        pytest.param("null", marks=_WRONG_TYPE),
+        "[]",
+        "42",
+        '"text"',
+        "null",
         '{"key": 1}',
         "{not json",
     ],

@@ -1,6 +1,7 @@
 """The everyday Tensor API PyTorch has in its Python bindings: to(), the dtype
 shorthands, devices, .data, .T / .mT / .H / .mH, new_*, strides, inference_mode.
-Expected values come from torch (the `torch` fixture) or from the definitions."""
+Expected values come from torch (recorded in tests/golden/, see torch_oracle.py) or
+from the definitions."""
 
 from __future__ import annotations
 
@@ -12,12 +13,7 @@ import pytest
 
 import gradgen
 from gradgen.autograd import gradcheck
-
-
-def _pair(torch: Any, data: Any, **kwargs: Any) -> tuple[Any, Any]:
-    return gradgen.tensor(data, **kwargs), torch.tensor(data, **{
-        k: (getattr(torch, v.name.split(".")[-1]) if k == "dtype" else v) for k, v in kwargs.items()
-    })
+from torch_oracle import oracle
 
 
 @pytest.mark.parametrize(
@@ -39,11 +35,12 @@ def _pair(torch: Any, data: Any, **kwargs: Any) -> tuple[Any, Any]:
     ids=["double", "float", "long", "int", "bool", "cdouble", "to dtype", "to device",
          "to device dtype", "to keywords", "to other", "type_as"],
 )
-def test_conversions_match_torch(torch: Any, call: Any) -> None:
+def test_conversions_match_torch(call: Any) -> None:
     data = [[1.5, -2.0, 0.0], [3.25, 4.0, -0.5]]
-    got, expected = call(gradgen, gradgen.tensor(data)), call(torch, torch.tensor(data))
-    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
-    np.testing.assert_array_equal(np.asarray(got.tolist()), np.asarray(expected.tolist()))
+    got = call(gradgen, gradgen.tensor(data))
+    expected = oracle("converted", lambda torch: call(torch, torch.tensor(data)))
+    assert str(got.dtype).split(".")[-1] == expected.dtype.name
+    np.testing.assert_array_equal(np.asarray(got.tolist()), expected)
 
 
 def test_to_returns_the_tensor_itself_unless_something_changes() -> None:
@@ -79,17 +76,13 @@ def test_other_devices_are_refused_and_cpu_accepted() -> None:
         x.to(gradgen.float64, False, False, "extra")
 
 
-def test_transposes_match_torch(torch: Any) -> None:
+def test_transposes_match_torch() -> None:
     data = np.arange(24.0).reshape(2, 3, 4)
-    for name in ("mT", "mH"):
-        got = getattr(gradgen.tensor(data), name)
-        expected = getattr(torch.tensor(data), name)
-        np.testing.assert_array_equal(got.numpy(), expected.numpy())
     matrix = data[0] + 1j * data[1]
-    for name in ("T", "H"):
-        got = getattr(gradgen.tensor(matrix), name)
-        expected = getattr(torch.tensor(matrix), name)
-        np.testing.assert_array_equal(got.numpy(), expected.resolve_conj().numpy())
+    for name, source in (("mT", data), ("mH", data), ("T", matrix), ("H", matrix)):
+        got = getattr(gradgen.tensor(source), name)
+        expected = oracle(name, lambda torch: getattr(torch.tensor(source), name))
+        np.testing.assert_array_equal(got.numpy(), expected)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(UserWarning, match="deprecated"):
@@ -118,34 +111,32 @@ def test_data_shares_memory_but_not_history_or_version() -> None:
     assert x.tolist() == [5.0, 6.0, 7.0] and x.requires_grad
 
 
-def test_new_factories_match_torch(torch: Any) -> None:
-    for lib in (gradgen, torch):
+def test_new_factories_match_torch() -> None:
+    def result(lib: Any) -> list[Any]:
         x = lib.ones(2, dtype=lib.float64)
         made = [
             x.new_zeros(2, 3),
             x.new_ones((1, 2)),
             x.new_full((2,), 7),
-            x.new_empty(3).zero_() if lib is torch else x.new_empty(3),
+            x.new_empty(3) if lib is gradgen else x.new_empty(3).zero_(),
             x.new_tensor([1, 2]),
             x.new_zeros(2, dtype=lib.int64),
         ]
-        result = [(tuple(t.shape), str(t.dtype).split(".")[-1], t.tolist()) for t in made]
-        if lib is gradgen:
-            first = result
-    assert first == result
+        return [(tuple(t.shape), str(t.dtype).split(".")[-1], t.tolist()) for t in made]
+
+    assert result(gradgen) == oracle("made", result)
     y = gradgen.ones(2).new_zeros(3, requires_grad=True)
     assert y.requires_grad and y.is_leaf
 
 
-def test_strides_and_contiguity_match_torch(torch: Any) -> None:
-    for lib in (gradgen, torch):
+def test_strides_and_contiguity_match_torch() -> None:
+    def facts(lib: Any) -> tuple[Any, ...]:
         x = lib.zeros(2, 3, 4)
-        facts = (x.stride(), x.stride(-1), x.transpose(0, 2).stride(), x.is_contiguous(),
-                 x.transpose(0, 1).is_contiguous(), x.element_size(),
-                 x.to(lib.float64).element_size())
-        if lib is gradgen:
-            first = facts
-    assert first == facts
+        return (x.stride(), x.stride(-1), x.transpose(0, 2).stride(), x.is_contiguous(),
+                x.transpose(0, 1).is_contiguous(), x.element_size(),
+                x.to(lib.float64).element_size())
+
+    assert facts(gradgen) == oracle("facts", facts)
 
 
 def test_inference_mode_records_nothing_and_restores() -> None:
@@ -155,7 +146,7 @@ def test_inference_mode_records_nothing_and_restores() -> None:
         assert not gradgen.is_grad_enabled()
         assert (x * 2).requires_grad is False
         with gradgen.inference_mode(False):
-            assert not gradgen.is_grad_enabled()  # False changes nothing
+            assert gradgen.is_grad_enabled()  # False leaves it and enables grad, as PyTorch
     assert gradgen.is_grad_enabled() and not gradgen.is_inference_mode_enabled()
 
     @gradgen.inference_mode()

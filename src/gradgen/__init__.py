@@ -25,6 +25,10 @@ from .dtypes import (
     int64 as int64,
     set_default_dtype as set_default_dtype,
 )
+from .anomaly_mode import (
+    is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled,
+    is_anomaly_enabled as is_anomaly_enabled,
+)
 from .grad_mode import (
     enable_grad as enable_grad,
     inference_mode as inference_mode,
@@ -41,6 +45,11 @@ from . import generated  # noqa: E402  (after Tensor, which generated code impor
 from .generated.ops import *  # noqa: E402,F401,F403
 
 install_methods(Tensor, generated.METHODS)
+
+# PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
+from .norms import norm as norm, tensor_norm as _tensor_norm  # noqa: E402
+
+setattr(Tensor, "norm", _tensor_norm)
 
 from . import autograd, nn, optim, viz  # noqa: E402
 from .factories import (  # noqa: E402

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import traceback
 import warnings
-from collections.abc import Callable
-from typing import Any, TypeVar
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+from .grad_mode import DecoratorContext, check_bool_argument
 
 _enabled = False
 _check_nan = True
@@ -34,32 +32,54 @@ def is_anomaly_check_nan_enabled() -> bool:
     return _check_nan
 
 
-def set_detect_anomaly(mode: bool, check_nan: bool = True) -> None:
-    """Turn anomaly detection on or off (also usable as a context manager, as PyTorch)."""
+def _set(mode: bool, check_nan: bool) -> None:
     global _enabled, _check_nan
-    _enabled, _check_nan = bool(mode), bool(check_nan)
+    _enabled, _check_nan = mode, check_nan
 
 
-class detect_anomaly:
-    """``with gradgen.autograd.detect_anomaly(): ...`` or as a decorator."""
+class set_detect_anomaly:
+    """Turn anomaly detection on or off, at once (PyTorch's `set_detect_anomaly`).
+
+    Also a context manager: ``with set_detect_anomaly(True): ...`` restores at the
+    end of the block the mode from before the call. Not a decorator (nor PyTorch's).
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        check_bool_argument("set_anomaly_enabled", "enabled", 1, mode)
+        check_bool_argument("set_anomaly_enabled", "check_nan", 2, check_nan)
+        self._previous = (_enabled, _check_nan)
+        _set(mode, check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc_info: object) -> None:
+        _set(*self._previous)
+
+
+class detect_anomaly(DecoratorContext):
+    """``with gradgen.autograd.detect_anomaly(): ...``; also a decorator (gradgen's
+    addition: PyTorch's is a context manager only), each call of the decorated
+    function under anomaly detection and the previous mode restored after it."""
 
     def __init__(self, check_nan: bool = True) -> None:
         self.check_nan = check_nan
+        self._previous: list[tuple[bool, bool]] = []
         warnings.warn(ENABLED_WARNING, UserWarning, stacklevel=2)
 
+    def clone(self) -> detect_anomaly:
+        # The same context without the warning again on every call.
+        context = detect_anomaly.__new__(detect_anomaly)
+        context.check_nan = self.check_nan
+        context._previous = []
+        return context
+
     def __enter__(self) -> None:
-        self._previous = (_enabled, _check_nan)
-        set_detect_anomaly(True, self.check_nan)
+        self._previous.append((_enabled, _check_nan))
+        _set(True, self.check_nan)
 
     def __exit__(self, *exc_info: object) -> None:
-        set_detect_anomaly(*self._previous)
-
-    def __call__(self, function: _F) -> _F:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with self:
-                return function(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]  # takes and returns what F does
+        _set(*self._previous.pop())
 
 
 def forward_stack() -> list[str]:

@@ -33,6 +33,15 @@ def tensor_argument(
     )
 
 
+# The operators PyTorch refuses an empty Tensor[] for, with its errors.
+_EMPTY_LIST_ERRORS: dict[str, tuple[type[Exception], str]] = {
+    "cat": (ValueError, "torch.cat(): expected a non-empty list of Tensors"),
+    "concat": (ValueError, "torch.cat(): expected a non-empty list of Tensors"),
+    "concatenate": (ValueError, "torch.cat(): expected a non-empty list of Tensors"),
+    "stack": (RuntimeError, "stack expects a non-empty TensorList"),
+}
+
+
 def tensor_list_argument(
     value: Any, function: str, argument: str, position: int, allow_none: bool = False
 ) -> list[Any]:
@@ -42,6 +51,9 @@ def tensor_list_argument(
             f"{function}(): argument '{argument}' (position {position}) must be tuple of "
             f"Tensors, not {type(value).__name__}"
         )
+    if not value and function in _EMPTY_LIST_ERRORS:
+        error, message = _EMPTY_LIST_ERRORS[function]
+        raise error(message)
     for index, item in enumerate(value):
         if not (isinstance(item, Tensor) or (allow_none and item is None)):
             raise TypeError(

@@ -168,6 +168,10 @@ def to_dtype(
     asked for), else a converted copy (_to_copy, so differentiable)."""
     if self.dtype is dtype and not copy:
         return self
+    if not (dtype.is_floating_point or dtype.is_complex):  # type: ignore[attr-defined]
+        # An integer or bool result has no gradient: no graph, as PyTorch's _to_copy
+        # (its output is differentiable only for a differentiable dtype).
+        self = self.detach()
     return self._to_copy(dtype=dtype, non_blocking=non_blocking, memory_format=memory_format)  # type: ignore[attr-defined,no-any-return]
 
 

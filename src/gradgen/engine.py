@@ -19,13 +19,23 @@ Gradients of non-leaves live only in the engine's input buffers.
 from __future__ import annotations
 
 import heapq
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from . import anomaly_mode, dtypes, grad_mode
-from .graph import AccumulateGrad, Edge, GraphRoot, Node, is_stealable, task_state
+from .graph import (
+    AccumulateGrad,
+    Edge,
+    GraphRoot,
+    Node,
+    _legacy_type_name,
+    is_stealable,
+    task_state,
+)
+from .scalars import python_type_name
 from .tensor import Tensor
 
 class InputBuffer:
@@ -214,6 +224,10 @@ def init_to_execute(
     task.exec_info = dict.fromkeys(needed | task.captures.keys(), True)
 
 
+# Guards the `.grad` of non-leaves that retain it (leaves have their AccumulateGrad's).
+_RETAIN_GRAD_LOCK = threading.Lock()
+
+
 def _call_tensor_pre_hooks(node: Node, inputs: list[Tensor | None]) -> None:
     """Tensor hooks of the node's outputs, then retain_grad, as PyTorch orders them."""
     if isinstance(node, AccumulateGrad):
@@ -228,10 +242,11 @@ def _call_tensor_pre_hooks(node: Node, inputs: list[Tensor | None]) -> None:
             tensor, grad = ref(), inputs[output_nr]
             if tensor is None or grad is None:
                 continue
-            if tensor._grad is None:
-                tensor._grad = grad.clone()  # type: ignore[attr-defined]
-            else:
-                tensor._grad = tensor._grad + grad
+            with _RETAIN_GRAD_LOCK:  # backward passes on other threads may share it
+                if tensor._grad is None:
+                    tensor._grad = grad.clone()  # type: ignore[attr-defined]
+                else:
+                    tensor._grad = tensor._grad + grad
 
 
 def _run_tensor_hooks(
@@ -243,36 +258,56 @@ def _run_tensor_hooks(
             grad = inputs[output_nr]
             replaced = hook(grad)  # called with None for an undefined gradient, as PyTorch
             if replaced is not None:
-                if grad is None:
-                    raise RuntimeError(NONE_REPLACED_ERROR)
-                if replaced._data.shape != grad._data.shape:
-                    raise RuntimeError(
-                        f"hook '{getattr(hook, '__name__', hook)}' has changed the size "
-                        "of value"
-                    )
-                inputs[output_nr] = replaced
+                inputs[output_nr] = _checked_replacement(hook, grad, replaced)
 
 
 NONE_REPLACED_ERROR = "can't replace a None gradient with a non-None value"
 
 
+def _checked_replacement(hook: object, grad: Tensor | None, replaced: object) -> Tensor:
+    """A gradient a hook returned instead of `grad`: a Tensor of the same dtype and
+    shape (PyTorch's check_single_result, with its messages)."""
+    if not isinstance(replaced, Tensor):
+        raise TypeError(
+            f"expected Variable, but hook returned '{python_type_name(replaced)}'"
+        )
+    if grad is None:
+        raise RuntimeError(NONE_REPLACED_ERROR)
+    name = getattr(hook, "__name__", hook)
+    if replaced._data.dtype != grad._data.dtype:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was "
+            f"{_legacy_type_name(grad)} got {_legacy_type_name(replaced)})"
+        )
+    if replaced._data.shape != grad._data.shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return replaced
+
+
 def _replace_gradients(
-    old: Sequence[Tensor | None], new: Sequence[Tensor | None] | None
+    hook: object, old: Sequence[Tensor | None], new: object
 ) -> list[Tensor | None]:
-    """What a node hook returned, checked: it may not fill in an undefined gradient."""
+    """What a node hook returned, checked: None (no change) or a tuple with one
+    gradient per value, each None or a Tensor like the one it replaces."""
     if new is None:
         return list(old)
-    new = list(new)
-    for before, after in zip(old, new):
-        if before is None and after is not None:
-            raise RuntimeError(NONE_REPLACED_ERROR)
-    return new
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{python_type_name(new)}'")
+    if len(new) != len(old):
+        raise RuntimeError(
+            f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number "
+            f"of values (got {len(new)}, but expected {len(old)})"
+        )
+    return [
+        None if after is None else _checked_replacement(hook, before, after)
+        for before, after in zip(old, new)
+    ]
 
 
 def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> list[Tensor | None]:
     if node._pre_hooks:
         for hook in list(node._pre_hooks):
-            inputs = _replace_gradients(inputs, hook(tuple(inputs)))
+            inputs = _replace_gradients(hook, inputs, hook(tuple(inputs)))
     if not task.keep_graph:
         node.will_release_variables()
     if anomaly_mode._enabled:
@@ -283,7 +318,7 @@ def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> 
     validate_outputs(node._next_edges, outputs, node)
     if node._post_hooks:
         for hook in list(node._post_hooks):
-            outputs = _replace_gradients(outputs, hook(tuple(outputs), tuple(inputs)))
+            outputs = _replace_gradients(hook, outputs, hook(tuple(outputs), tuple(inputs)))
     return outputs
 
 

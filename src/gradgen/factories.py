@@ -9,6 +9,9 @@ require grad.
 from __future__ import annotations
 
 import builtins
+import math
+import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
@@ -17,6 +20,7 @@ import numpy as np
 from . import dtypes
 from .dtypes import as_dtype, dtype
 from .devices import check_device
+from .scalars import COMPLEX_DISCARDED, python_type_name, array_from_data, checked_value
 from .tensor import Number, Tensor
 
 # What `dtype=` accepts (dtypes.as_dtype): a gradgen dtype, a numpy dtype, a scalar
@@ -86,17 +90,84 @@ def tensor(
     if isinstance(data, Tensor):
         data = data._data
     _check_numpy_data(data)
+    if not isinstance(data, (np.ndarray, np.generic)):
+        # Python data: PyTorch's checks (no silent overflow, no dropped imaginary part).
+        return _finish(array_from_data(data, None if dtype is None else as_dtype(dtype)), requires_grad)
     array = np.array(data)
-    if array.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     target = as_dtype(dtype) if dtype is not None else _infer_dtype(data, array)
-    return _finish(np.array(array, dtype=target.numpy), requires_grad)
+    if array.dtype.kind == "u" and target.numpy.kind in "iu" and array.size:
+        # gradgen has no uint64: a value above the target's range must not wrap around.
+        if int(array.max()) > np.iinfo(target.numpy).max:
+            raise RuntimeError(
+                f"value cannot be converted to type {target.numpy.name} without overflow"
+            )
+    if isinstance(data, np.ndarray) and array.dtype.kind == "c" and target.numpy.kind != "c":
+        warnings.warn(COMPLEX_DISCARDED, UserWarning, stacklevel=2)
+        array = array.real
+    with np.errstate(over="ignore"):
+        return _finish(np.array(array, dtype=target.numpy), requires_grad)
 
 
-def _size(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
+def _is_int(value: Any) -> builtins.bool:
+    """An int as a size: Python and numpy ints, 0-d integer tensors (not bools)."""
+    if isinstance(value, Tensor):
+        return value._data.ndim == 0 and value._data.dtype.kind in "iu"
+    return isinstance(value, (builtins.int, np.integer)) and not isinstance(value, builtins.bool)
+
+
+def _size(function: str, size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
+    """A factory's `*size` (``zeros(2, 3)`` or ``zeros((2, 3))``) as PyTorch's binding
+    reads it: ints only (TypeError otherwise), none negative (RuntimeError)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    return tuple(builtins.int(s) for s in size)
+        items = tuple(size[0])
+    elif size and not _is_int(size[0]):
+        raise TypeError(
+            f"{function}(): argument 'size' (position 1) must be tuple of ints, not "
+            f"{python_type_name(size[0])}"
+        )
+    else:
+        items = size
+    for position, item in enumerate(items, 1):
+        # Inside a sequence PyTorch takes a bool as an int.
+        if not (_is_int(item) or isinstance(item, builtins.bool)):
+            if position == 1:
+                raise TypeError(
+                    f"{function}(): argument 'size' (position 1) must be tuple of ints, "
+                    f"but found element of type {python_type_name(item)} at pos 0"
+                )
+            raise TypeError(
+                f"{function}(): argument 'size' failed to unpack the object at pos "
+                f"{position} with error \"type must be tuple of ints,but got "
+                f"{python_type_name(item)}\""
+            )
+    return _non_negative(function, tuple(operator.index(item) for item in items))
+
+
+def _non_negative(function: str, shape: tuple[builtins.int, ...]) -> tuple[builtins.int, ...]:
+    for extent in shape:
+        if extent < 0:
+            if function == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {extent}: {list(shape)}"
+            )
+    return shape
+
+
+def _size_sequence(function: str, size: Any) -> tuple[builtins.int, ...]:
+    """A `size` that must be a sequence of ints (full, randint)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(
+            f"{function}(): argument 'size' (position 1) must be tuple of ints, not "
+            f"{python_type_name(size)}"
+        )
+    for position, item in enumerate(size):
+        if not (_is_int(item) or isinstance(item, builtins.bool)):
+            raise TypeError(
+                f"{function}(): argument 'size' (position 1) must be tuple of ints, but "
+                f"found element of type {python_type_name(item)} at pos {position}"
+            )
+    return _non_negative(function, tuple(operator.index(item) for item in size))
 
 
 def _float_dtype(dtype: DTypeArgument) -> dtype:
@@ -107,14 +178,14 @@ def zeros(
     *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
     check_device(device)
-    return _finish(np.zeros(_size(size), _float_dtype(dtype).numpy), requires_grad)
+    return _finish(np.zeros(_size("zeros", size), _float_dtype(dtype).numpy), requires_grad)
 
 
 def ones(
     *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
 ) -> Tensor:
     check_device(device)
-    return _finish(np.ones(_size(size), _float_dtype(dtype).numpy), requires_grad)
+    return _finish(np.ones(_size("ones", size), _float_dtype(dtype).numpy), requires_grad)
 
 
 def full(
@@ -131,7 +202,8 @@ def full(
         target = _infer_dtype(fill_value, inferred)
     else:
         target = as_dtype(dtype)
-    return _finish(np.full(_size((size,)), fill_value, target.numpy), requires_grad)
+    fill = checked_value(fill_value, target.numpy, unpack=False)
+    return _finish(np.full(_size_sequence("full", size), fill, target.numpy), requires_grad)
 
 
 def zeros_like(
@@ -163,13 +235,41 @@ def arange(
     if end is None:
         start, end = 0, start
     values = (start, end, step)
+    size = _arange_size(start, end, step)
     if dtype is not None:
         target = as_dtype(dtype)
-    elif all(isinstance(v, builtins.int) for v in values):
+    elif all(isinstance(v, (builtins.int, np.integer)) for v in values):
         target = dtypes.int64
     else:
         target = dtypes.get_default_dtype()
-    return _finish(np.arange(start, end, step).astype(target.numpy), requires_grad)
+    return _finish(np.arange(start, end, step)[:size].astype(target.numpy), requires_grad)
+
+
+def _arange_size(start: Any, end: Any, step: Any) -> builtins.int:
+    """How many values arange gives, with PyTorch's checks of its arguments."""
+    for value in (start, end, step):
+        if isinstance(value, (complex, np.complexfloating)):
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        if isinstance(value, (builtins.int, np.integer)) and not -(2**63) <= value < 2**63:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    start_d, end_d, step_d = builtins.float(start), builtins.float(end), builtins.float(step)
+    if not (step_d > 0 or step_d < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start_d) and math.isfinite(end_d)):
+        raise RuntimeError(f"unsupported range: {_scalar_text(start)} -> {_scalar_text(end)}")
+    if (step_d > 0 and end_d < start_d) or (step_d < 0 and end_d > start_d):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    size = math.ceil((end_d - start_d) / step_d)
+    if size > 2**63 - 1:
+        raise RuntimeError("invalid size, possible overflow?")
+    return size
+
+
+def _scalar_text(value: Any) -> str:
+    """A number as c10 prints a Scalar: ints in full, floats with 6 significant digits."""
+    if isinstance(value, (builtins.int, np.integer)):
+        return str(builtins.int(value))
+    return f"{builtins.float(value):g}"
 
 
 def manual_seed(seed: builtins.int) -> None:
@@ -183,7 +283,7 @@ def rand(
 ) -> Tensor:
     check_device(device)
     target = _float_dtype(dtype)
-    return _finish(_generator.random(_size(size)).astype(target.numpy), requires_grad)
+    return _finish(_generator.random(_size("rand", size)).astype(target.numpy), requires_grad)
 
 
 def randn(
@@ -191,7 +291,7 @@ def randn(
 ) -> Tensor:
     check_device(device)
     target = _float_dtype(dtype)
-    return _finish(_generator.standard_normal(_size(size)).astype(target.numpy), requires_grad)
+    return _finish(_generator.standard_normal(_size("randn", size)).astype(target.numpy), requires_grad)
 
 
 # -- more of PyTorch's factories ----------------------------------------------------------
@@ -202,7 +302,7 @@ def empty(
 ) -> Tensor:
     """Zeros: gradgen never hands out uninitialised memory (PyTorch's values are
     whatever the memory held, so no program can rely on them)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(_size("empty", size), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def empty_like(
@@ -221,7 +321,8 @@ def full_like(
 ) -> Tensor:
     check_device(device)
     target = as_dtype(dtype).numpy if dtype is not None else input._data.dtype
-    return _finish(np.full(input._data.shape, fill_value, target), requires_grad)
+    fill = checked_value(fill_value, target, unpack=False)
+    return _finish(np.full(input._data.shape, fill, target), requires_grad)
 
 
 def rand_like(
@@ -260,7 +361,7 @@ def randint(
             f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
         )
     target = as_dtype(dtype) if dtype is not None else dtypes.int64
-    values = _generator.integers(low, high, _size((size,)))
+    values = _generator.integers(low, high, _size_sequence("randint", size))
     return _finish(values.astype(target.numpy), requires_grad)
 
 

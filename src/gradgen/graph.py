@@ -262,43 +262,56 @@ class GraphRoot(Node):
 
 
 class AccumulateGrad(Node):
-    """The sink of a leaf's gradients: adds what arrives into `variable.grad`."""
+    """The sink of a leaf's gradients: adds what arrives into `variable.grad`.
 
-    __slots__ = ("variable",)
+    Backward passes on several threads may reach the same leaf at once (PyTorch's Note
+    [Thread Safety on Autograd Node]): the read-add-write of `.grad` and the
+    post-accumulate hooks run under this node's own mutex, as PyTorch's. A leaf has at
+    most one live AccumulateGrad (see Tensor._get_grad_accumulator), so the mutex
+    guards its `.grad`.
+    """
+
+    __slots__ = ("variable", "_mutex")
 
     def __init__(self, variable: Tensor) -> None:
         super().__init__()
         self._sequence_number = MAX_SEQUENCE_NR
         self.variable = variable
+        self._mutex = threading.RLock()  # reentrant: a hook may run backward again
         self._input_metadata.append((variable._data.shape, variable._data.dtype))
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
         new_grad = grads[0]
         variable = self.variable
-        if new_grad is None or not variable.requires_grad:
+        if new_grad is None:
             return []
         if variable._grad_fn is not None:
             raise RuntimeError("leaf variable has been moved into the graph interior")
-        old_grad = variable._grad
+        if not variable.requires_grad:
+            return []
         recording = grad_mode._state.enabled  # create_graph: the sum must be recorded
-        if old_grad is None:
-            # Take the engine's gradient when nobody else can see it, else copy it, so
-            # `.grad` never aliases a tensor the user holds (e.g. `x.backward(g)`).
-            if not recording and is_stealable(new_grad, extra_refs=_APPLY_REFS):
-                variable._grad = new_grad
+        with self._mutex:
+            old_grad = variable._grad
+            if old_grad is None:
+                # Take the engine's gradient when nobody else can see it, else copy
+                # it, so `.grad` never aliases a tensor the user holds (e.g.
+                # `x.backward(g)`).
+                if not recording and is_stealable(new_grad, extra_refs=_APPLY_REFS):
+                    variable._grad = new_grad
+                else:
+                    variable._grad = new_grad.clone()  # type: ignore[attr-defined]
+            elif recording:
+                variable._grad = old_grad + new_grad
+            elif old_grad._data.flags.writeable:
+                # In place, as PyTorch: the same `.grad` object survives across
+                # backwards.
+                np.add(old_grad._data, new_grad._data, out=old_grad._data)
+                old_grad._counter().version += 1
             else:
-                variable._grad = new_grad.clone()  # type: ignore[attr-defined]
-        elif recording:
-            variable._grad = old_grad + new_grad
-        elif old_grad._data.flags.writeable:
-            # In place, as PyTorch: the same `.grad` object survives across backwards.
-            np.add(old_grad._data, new_grad._data, out=old_grad._data)
-            old_grad._counter().version += 1
-        else:
-            variable._grad = old_grad + new_grad
-        if variable._post_accumulate_grad_hooks:
-            for hook in list(variable._post_accumulate_grad_hooks):
-                hook(variable)
+                variable._grad = old_grad + new_grad
+            if variable._post_accumulate_grad_hooks:
+                for hook in list(variable._post_accumulate_grad_hooks):
+                    hook(variable)
         return []
 
 

@@ -24,13 +24,21 @@ import numpy as np
 
 from . import grad_mode
 from .dtypes import int64
+from .graph import _legacy_type_name
+from .scalars import checked_value, python_type_name
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR
 from .tensor import Tensor, _is_integer_index
 
 
+def _is_bool(item: Any) -> bool:
+    return isinstance(item, (bool, np.bool_))
+
+
 def _is_advanced(item: Any) -> bool:
-    """A tensor (not a 0-d integer one), a list or an array: advanced indexing."""
-    if isinstance(item, (list, np.ndarray)):
+    """A tensor (not a 0-d integer one), a list, an array or a bool: advanced
+    indexing (`t[True]` adds a dimension of size 1 and indexes it with [0], `t[False]`
+    with [], as PyTorch)."""
+    if isinstance(item, (list, np.ndarray, bool, np.bool_)):
         return True
     return isinstance(item, Tensor) and not _is_integer_index(item)
 
@@ -49,14 +57,22 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     if sum(item is Ellipsis for item in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     advanced = any(_is_advanced(item) for item in items)
-    indexes = [_index_tensor(item) if _is_advanced(item) else item for item in items]
+    indexes = [
+        _index_tensor(item) if _is_advanced(item) and not _is_bool(item) else item
+        for item in items
+    ]
     specified = 0
     for item in indexes:
-        if item is None or item is Ellipsis:
+        if item is None or item is Ellipsis or _is_bool(item):
             continue
         data = getattr(item, "_data", None)
         specified += data.ndim if data is not None and data.dtype.kind == "b" else 1
     ndim = self._data.ndim
+    if ndim == 0 and any(_is_integer_index(item) for item in indexes):
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+            "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+        )
     if specified > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     result = self
@@ -66,6 +82,10 @@ def getitem(self: Tensor, index: Any) -> Tensor:
         if item is None:
             result = result.unsqueeze(dim)  # type: ignore[attr-defined]
             gathered.append(None)
+            dim += 1
+        elif _is_bool(item):
+            result = result.unsqueeze(dim)  # type: ignore[attr-defined]
+            gathered.append(Tensor(np.zeros(1 if item else 0, np.int64)))
             dim += 1
         elif item is Ellipsis:
             gathered += [None] * (ndim - specified)
@@ -81,14 +101,19 @@ def getitem(self: Tensor, index: Any) -> Tensor:
             gathered.append(None)
             dim += 1
         elif not _is_advanced(item) and _is_integer_index(item):
-            result = result.select(dim, operator.index(item))  # type: ignore[attr-defined]
+            position, size = operator.index(item), result._data.shape[dim]
+            if not -size <= position < size:
+                raise IndexError(
+                    f"index {position} is out of bounds for dimension {dim} with size {size}"
+                )
+            result = result.select(dim, position)  # type: ignore[attr-defined]
         elif _is_advanced(item):
             gathered.append(item)
             dim += item._data.ndim if item._data.dtype.kind == "b" else 1
         else:
             raise IndexError(
-                "only integers, slices (`:`), ellipsis (`...`), None and long, int, bool "
-                f"or byte tensors are valid indices (got {type(item).__name__})"
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                f"Variables are valid indices (got {type(item).__name__})"
             )
     if advanced:
         return result.index(gathered)  # type: ignore[attr-defined,no-any-return]
@@ -97,13 +122,27 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     return result
 
 
-def setitem(self: Tensor, index: Any, value: Any) -> None:
-    from .factories import tensor
+def _scalar_value(self: Tensor, value: Any) -> Any:
+    """A number written with `t[index] = value`, converted to t's dtype as PyTorch
+    does (an int beyond int64, a complex or out-of-range value are errors). As in
+    PyTorch the value is a Tensor or a Python number (numpy's ints, float64 and
+    complex128 count as such); lists, arrays and other numpy scalars are refused."""
+    number = isinstance(value, (bool, int, float, complex, np.integer))
+    if not number or (
+        isinstance(value, np.generic)
+        and not isinstance(value, (np.integer, float, complex))
+    ):
+        raise TypeError(
+            f"can't assign a {python_type_name(value)} to a {_legacy_type_name(self)}"
+        )
+    return checked_value(value, self._data.dtype)
 
+
+def setitem(self: Tensor, index: Any, value: Any) -> None:
     items = index if isinstance(index, tuple) else (index,)
     basic = not any(_is_advanced(item) for item in items)
     if not isinstance(value, Tensor):
-        source = tensor(value, dtype=self.dtype)
+        source = Tensor(np.asarray(_scalar_value(self, value), dtype=self._data.dtype))
     elif basic and value.dtype is not self.dtype:
         # A basic write is a copy_ into a view, which casts; index_put_ does not.
         source = value.to(self.dtype)
@@ -136,6 +175,8 @@ def _write_basic(self: Tensor, items: tuple[Any, ...], source: Tensor) -> None:
     key = tuple(operator.index(i) if _is_integer_index(i) else i for i in items)
     try:
         self._data[key] = source._data
+    except IndexError as error:  # numpy's "for axis 0": PyTorch says dimension
+        raise IndexError(str(error).replace(" for axis ", " for dimension ")) from None
     except ValueError as error:
         if not self._data.flags.writeable:
             raise RuntimeError(OVERLAPPING_WRITE_ERROR) from None

@@ -40,7 +40,7 @@ import numpy as np
 from . import dtypes
 from .factories import tensor as _new_tensor
 from .generated import ops
-from .tensor import Tensor
+from .tensor import Tensor, wrap_number
 
 __all__ = ["UFUNC_OPERATORS", "FUNCTIONS", "array_ufunc", "array_function"]
 
@@ -121,6 +121,11 @@ def array_ufunc(
     if function is None:
         return NotImplemented
     arguments = [_new_tensor(x) if isinstance(x, np.ndarray) else x for x in inputs]
+    if arguments and isinstance(arguments[0], (np.generic, bool, int, float, complex)):
+        # `np.float64(2) + t`: numpy hands the reflected operation to us with its
+        # scalar first, where the operator wants a Tensor: a wrapped number, as
+        # PyTorch makes of `2.0 + t`.
+        arguments[0] = wrap_number(arguments[0])
     return function(*arguments)
 
 

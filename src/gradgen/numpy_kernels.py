@@ -82,10 +82,29 @@ def expand(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
             f"tensor ({self.ndim})"
         )
     leading = len(size) - self.ndim
-    target = [
-        self.shape[i - leading] if extent == -1 and i >= leading else extent
-        for i, extent in enumerate(size)
-    ]
+    target = []
+    for i, extent in enumerate(size):
+        if i < leading:
+            if extent == -1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
+        else:
+            existing = self.shape[i - leading]
+            if extent == -1:
+                extent = existing
+            elif extent != existing and existing != 1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({extent}) must match the existing "
+                    f"size ({existing}) at non-singleton dimension {i}.  Target sizes: "
+                    f"{list(size)}.  Tensor sizes: {list(self.shape)}"
+                )
+        if extent < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {extent}: {list(size)}"
+            )
+        target.append(extent)
     return np.broadcast_to(self, target)
 
 
@@ -116,6 +135,14 @@ def to_copy(self: np.ndarray, dtype: Any) -> np.ndarray:
     """A copy, converted to `dtype` (a gradgen dtype) when one is given."""
     if dtype is None:
         return self.copy()
+    if self.dtype.kind == "c" and dtype.numpy.kind != "c":
+        # PyTorch's warning (a UserWarning), not numpy's ComplexWarning.
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            UserWarning,
+            stacklevel=2,
+        )
+        self = self.real
     return self.astype(dtype.numpy)
 
 
@@ -258,6 +285,8 @@ def split_with_sizes(
 
 
 def unbind(self: np.ndarray, dim: int) -> list[np.ndarray]:
+    if self.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     dim = _wrap_dim(dim, self.ndim)
     return [self[(slice(None),) * dim + (i,)] for i in range(self.shape[dim])]
 
@@ -3215,3 +3244,15 @@ def dist(self: np.ndarray, other: np.ndarray, p: Any) -> np.ndarray:
         )
     _check_broadcast(self, other)
     return vector_norm(self - other, p, None, False, None)
+
+
+# ---- kernels that check their arguments as PyTorch does (see checked_kernels) ----
+from .checked_kernels import (  # noqa: E402  (re-exported for kernel expressions)
+    cat_arrays,
+    negative,
+    power,
+    stack_arrays,
+    subtract,
+)
+
+__all__ += ["cat_arrays", "stack_arrays", "negative", "subtract", "power"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -40,6 +41,11 @@ if TYPE_CHECKING:
     from .graph import Edge
 
 Number = int | float | complex | bool
+_NDARRAY = np.ndarray
+
+
+# Guards the creation of a leaf's AccumulateGrad (PyTorch's autograd-meta mutex).
+_ACCUMULATOR_LOCK = threading.Lock()
 
 
 class VersionCounter:
@@ -99,11 +105,18 @@ class Tensor:
 
     def __init__(
         self,
-        data: np.ndarray,
+        data: np.ndarray | Any = None,
         requires_grad: bool = False,
-        *,
+        *sizes: Any,
         version_counter: VersionCounter | None = None,
     ) -> None:
+        if data.__class__ is not _NDARRAY:
+            # PyTorch's legacy constructor: `Tensor([1, 2])`, `Tensor(2, 3)`, `Tensor()`
+            # (gradgen's own calls always pass an array, and requires_grad by keyword).
+            from .scalars import legacy_data
+
+            data = legacy_data(data, requires_grad, sizes)
+            requires_grad = False
         self._data = data
         self._requires_grad = requires_grad
         self._grad_fn: Node | None = None
@@ -247,6 +260,19 @@ class Tensor:
                     f"assigned grad expected to be a Tensor or None but got grad of "
                     f"type {type(value).__name__}"
                 )
+            if value._data.dtype != self._data.dtype:
+                from .numpy_kernels import _C10_TYPE_NAMES
+
+                raise RuntimeError(
+                    "attempting to assign a gradient with dtype "
+                    f"'{_C10_TYPE_NAMES[value._data.dtype.name]}' to a tensor with "
+                    f"grad_dtype '{dtypes.SCALAR_TYPE_NAMES[self._data.dtype.name]}'. "
+                    "The gradient must match the tensor's grad_dtype (defaults to the "
+                    "tensor's dtype). You can set the tensor's grad_dtype attribute with "
+                    "a specific dtype, or None to allow any dtype. Set grad_dtype with "
+                    "caution. Diverging the dtypes of a tensor and its gradient may break "
+                    "downstream systems that assume they match."
+                )
             if value._data.shape != self._data.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a "
@@ -262,8 +288,13 @@ class Tensor:
             return None
         accumulator = self._grad_accumulator() if self._grad_accumulator else None
         if accumulator is None:
-            accumulator = AccumulateGrad(self)
-            self._grad_accumulator = weakref.ref(accumulator)
+            # Two threads recording on this leaf at once must get the same node (its
+            # mutex guards `.grad`): create it under a lock, checking again inside.
+            with _ACCUMULATOR_LOCK:
+                accumulator = self._grad_accumulator() if self._grad_accumulator else None
+                if accumulator is None:
+                    accumulator = AccumulateGrad(self)
+                    self._grad_accumulator = weakref.ref(accumulator)
         return accumulator
 
     def _shallow_copy(self) -> Tensor:

@@ -112,6 +112,8 @@ def wrap_result(value: Any, result_dtype: dtype | None = None) -> Tensor:
     if result_dtype is not None:
         wanted = result_dtype.numpy
         if array.dtype is not wanted and array.dtype != wanted:
+            if array.dtype.kind not in "biufc":
+                raise _unsupported_result(array)
             array = array.astype(wanted)
     elif array.dtype not in dtypes._FROM_NUMPY:
         array = _normalise_dtype(array)
@@ -128,7 +130,16 @@ def _normalise_dtype(array: np.ndarray) -> np.ndarray:
         "f": np.float64,
         "c": np.complex128,
     }
+    if kind not in target:
+        raise _unsupported_result(array)
     return array.astype(target[kind])
+
+
+def _unsupported_result(array: np.ndarray) -> TypeError:
+    return TypeError(
+        f"a kernel returned a numpy array of dtype {array.dtype.name}, which no gradgen "
+        "dtype holds (expected bool, integer, floating or complex values)"
+    )
 
 
 _LEGACY_SCALAR_NAMES = {

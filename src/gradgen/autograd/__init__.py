@@ -138,8 +138,9 @@ def backward(
     if inputs is not None:
         input_edges = []
         for tensor in _as_tuple(inputs):
-            if tensor._grad_fn is not None:
-                tensor.retain_grad()
+            # As PyTorch: every input retains its grad (a no-op for a leaf), so one
+            # that does not require grad is refused.
+            tensor.retain_grad()
             input_edges.append(make_edge(tensor))
     engine.execute(
         roots, grads, retain_graph, create_graph, accumulate_grad=True, outputs=input_edges

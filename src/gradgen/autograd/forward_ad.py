@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..dispatch import forward_ad_levels
+from ..grad_mode import DecoratorContext
 from ..tensor import Tensor
 
 
@@ -67,14 +68,15 @@ def exit_dual_level(*, level: int | None = None) -> None:
     forward_ad_levels.open -= 1
 
 
-@contextmanager
-def dual_level() -> Iterator[int]:
-    """Open a forward-AD level for the duration of the block."""
-    level = enter_dual_level()
-    try:
-        yield level
-    finally:
-        exit_dual_level(level=level)
+class dual_level(DecoratorContext):
+    """Open a forward-AD level for the duration of the block (``with dual_level():``
+    gives the level) or of each call of a decorated function, as PyTorch's."""
+
+    def __enter__(self) -> int:
+        return enter_dual_level()
+
+    def __exit__(self, *exc_info: object) -> None:
+        exit_dual_level()
 
 
 def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> Tensor:
