@@ -1,0 +1,392 @@
+"""The names generated code uses for itself, found by generating a probe package.
+
+A YAML name (an operator's function or method, an argument, a return) becomes a name in
+generated code, beside the names the templates and ir.py choose: imports, module-level
+helpers, locals such as `grad_fn`, `result` or `any_grad_defined`, and builtins such as
+`len`. When the two meet, one shadows the other: a wrong gradient, or every other
+operator of the package broken. load.py refuses such a YAML name, with the reason.
+
+The generator's own names are not a hand-kept list. `generated_names()` loads a small
+probe package (below) through the real load, ir and templates, whose every YAML name
+contains the marker `zq`, renders it (without black) and reads the result with `ast`:
+every name of a generated module or function without the marker is the generator's.
+The probe has an operator of each shape the templates distinguish (in-place, view,
+list and named returns, scalar returns, Tensor[] inputs, multi-input formulas, forward
+formulas, overloads, composites, int-list varargs, not-implemented autograd);
+tests/test_security_names.py checks that every name in the committed package's
+functions is a YAML name or one found here.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .errors import CodegenError
+
+if TYPE_CHECKING:
+    from . import emit
+    from .model import NativeFunction
+
+_MARKER = "zq"
+
+_PROBE_NATIVE = """\
+- func: zqa.zqb(Tensor self, Tensor zqo, *, Scalar zqs=1) -> Tensor
+  variants: function, method
+  numpy: self * zqo * zqs
+  type_promotion: self, zqo
+
+- func: zqa.zqc(Tensor self, Scalar zqo) -> Tensor
+  variants: function, method
+  numpy: self * zqo
+
+- func: zqa_.zqb(Tensor(a!) self, Tensor zqo, *, Scalar zqs=1) -> Tensor(a!)
+  variants: method
+  numpy: np.multiply(self, zqo, out=out)
+
+- func: zqd(Tensor(a -> *) self, int zqi) -> Tensor(a)[]
+  variants: function, method
+  numpy: np.split(self, zqi)
+
+- func: zqe(Tensor(a) self, int[] zql) -> Tensor(a)
+  variants: function, method
+  numpy: np.transpose(self, zql)
+
+- func: zqf(Tensor self, Tensor zqo) -> (Tensor zqv, Tensor zqw)
+  variants: function
+  numpy: self + zqo, self - zqo
+
+- func: zqg(Tensor self) -> int
+  variants: function
+  numpy: self.ndim
+
+- func: zqh(Tensor self) -> int[]
+  variants: function
+  numpy: self.shape
+
+- func: zqj(Tensor[] zqt, int zqi=0) -> Tensor
+  variants: function
+  numpy: np.concatenate(zqt, axis=zqi)
+  type_promotion: zqt
+
+- func: zqk(Tensor self, Tensor? zqn, Tensor?[] zqm, ScalarType? zqy=None) -> Tensor
+  variants: function
+  numpy: self
+
+- func: zqp(Tensor self) -> Tensor
+  variants: function, method
+  composite: conj
+
+- func: zqr(Tensor self, Tensor zqo) -> (Tensor, Tensor)
+  variants: function
+  numpy: self, zqo
+
+- func: zqu(Tensor self, Tensor zqo) -> Tensor
+  variants: function
+  numpy: self + zqo
+"""
+
+_PROBE_DERIVATIVES = """\
+- name: zqa.zqb(Tensor self, Tensor zqo, *, Scalar zqs=1) -> Tensor
+  self: grad * zqs
+  zqo: grad * self.scalar_type() if retain_variables else grad
+  result: self_t * zqo_p + zqo_t * self_p
+
+- name: zqd(Tensor(a -> *) self, int zqi) -> Tensor(a)[]
+  self: not_implemented("zqd")
+  result: auto_linear
+
+- name: zqe(Tensor(a) self, int[] zql) -> Tensor(a)
+  self: zqe(grad, zql)
+  result: auto_linear
+
+- name: zqf(Tensor self, Tensor zqo) -> (Tensor zqv, Tensor zqw)
+  self, zqo: zqr(grad_zqv, grad_zqw)
+  zqv: self_t + zqo_t
+  zqw: self_t - zqo_t
+
+- name: zqj(Tensor[] zqt, int zqi=0) -> Tensor
+  zqt: zqj(grad, zqi)
+
+- name: zqu(Tensor self, Tensor zqo) -> Tensor
+  self: grad
+  zqo: non_differentiable
+"""
+
+
+@dataclass(frozen=True)
+class GeneratedNames:
+    """The generator's own names in a generated package, by generated file."""
+
+    # Names bound at module level (imports, helpers, METHODS ...), by file name.
+    module_level: dict[str, frozenset[str]]
+    # Every name in the generated functions (parameters, locals, and the globals and
+    # builtins they read), by file name; annotations are not counted.
+    in_functions: dict[str, frozenset[str]]
+
+    def in_file(self, name: str) -> frozenset[str]:
+        return self.module_level.get(name, frozenset()) | self.in_functions.get(
+            name, frozenset()
+        )
+
+    @property
+    def all_in_functions(self) -> frozenset[str]:
+        return frozenset().union(*self.in_functions.values())
+
+
+class _Collector(ast.NodeVisitor):
+    """Names read or bound in a function, annotations left out."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.names.add(node.id)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        self.names.add(node.arg)  # not the annotation
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.visit(node.target)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def _comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> None:
+        # A comprehension's variables are its own: they hide nothing outside it.
+        inner = _Collector()
+        inner.generic_visit(node)
+        targets = {
+            name.id
+            for generator in node.generators
+            for name in ast.walk(generator.target)
+            if isinstance(name, ast.Name)
+        }
+        self.names |= inner.names - targets
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.visit(node.args)
+        for statement in node.body:
+            self.visit(statement)
+
+
+def _module_level(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def names_in_source(source: str) -> tuple[set[str], set[str]]:
+    """(module-level names, names in top-level functions) of a module's source."""
+    tree = ast.parse(source)
+    collector = _Collector()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            collector.visit(node)
+    return _module_level(tree), collector.names
+
+
+def _mine(names: set[str]) -> frozenset[str]:
+    return frozenset(n for n in names if _MARKER not in n)
+
+
+def _unformatted_cache() -> emit.BlackCache:
+    """A BlackCache that leaves the text as rendered: the probe is only parsed."""
+    from . import emit
+
+    class Unformatted(emit.BlackCache):
+        def format_modules(self, texts: dict[str, str]) -> dict[str, str]:
+            return dict(texts)
+
+    return Unformatted(None)
+
+
+@functools.cache
+def generated_names() -> GeneratedNames:
+    """The generator's own names, from the probe package (computed once a process)."""
+    from . import emit, ir, load
+
+    with tempfile.TemporaryDirectory(prefix="gradgen-probe-") as directory:
+        native = Path(directory) / "native_functions.yaml"
+        derivatives = Path(directory) / "derivatives.yaml"
+        native.write_text(_PROBE_NATIVE, encoding="utf-8")
+        derivatives.write_text(_PROBE_DERIVATIVES, encoding="utf-8")
+        model = load.load(native, derivatives, check_names=False)
+    package = ir.build(
+        model, load.exported_names("numpy_kernels"), load.exported_names("helpers")
+    )
+    texts = emit.render(package, "probe", _unformatted_cache())
+    module_level: dict[str, frozenset[str]] = {}
+    in_functions: dict[str, frozenset[str]] = {}
+    for file_name, text in texts.items():
+        top, inside = names_in_source(text)
+        module_level[file_name] = _mine(top)
+        in_functions[file_name] = _mine(inside)
+    return GeneratedNames(module_level, in_functions)
+
+
+# Builtins: a module-level name of a generated file that is a builtin hides it from
+# every function of that file; `generated_names()` lists those the functions read.
+BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
+
+
+
+def _where(name: str, files: list[str]) -> str | None:
+    """The first generated file whose own names include `name`."""
+    names = generated_names()
+    for file_name in files:
+        if name in names.in_file(file_name):
+            return file_name
+    return None
+
+
+def _reason(name: str, file_name: str) -> str:
+    if name in BUILTINS and name not in generated_names().module_level.get(file_name, ()):
+        return f"generated code in {file_name} calls the builtin '{name}'"
+    return f"generated code in {file_name} uses the name itself"
+
+
+# Where each kind of YAML name becomes a Python name.
+_OPERATOR_FILES = ["operators.py", "inplace_or_view.py", "variable_type.py"]
+_FUNCTION_FILES = ["ops.py", "functions.py"]
+_METHOD_FILES = ["tensor_methods.py"]
+_ALL_FILES = [
+    "kernels.py",
+    "variable_type.py",
+    "inplace_or_view.py",
+    "functions.py",
+    "ops.py",
+    "tensor_methods.py",
+]
+
+
+def _single_value_return(function: NativeFunction) -> bool:
+    returns = function.schema.returns
+    return len(returns) == 1 and not returns[0].type.is_tensor_like()
+
+
+def _list_return(function: NativeFunction) -> bool:
+    returns = function.schema.returns
+    return len(returns) == 1 and returns[0].type.is_list_like() is not None
+
+
+# Names the generator uses only in the code of operators of some shape: reserved only
+# for those (PyTorch's own schemas name arguments `input`, `output`, `value`, `out`).
+# Each is one of generated_names()' (a test checks it).
+CONDITIONAL: dict[str, tuple[Callable[[NativeFunction], bool], str]] = {
+    "input": (
+        lambda f: f.schema.arguments.self_arg is not None,
+        "next to 'self': gradgen.NAME takes 'self' as its argument 'input' (as torch.NAME)",
+    ),
+    "output": (
+        _list_return,
+        "in an operator that returns a list: its autograd kernel loops over the list "
+        "with that name",
+    ),
+    "value": (
+        _single_value_return,
+        "in an operator that returns a non-Tensor: its kernel converts the value "
+        "under that name",
+    ),
+    "out": (
+        lambda f: f.schema.name.name.inplace,
+        "in an in-place operator: its kernel expression names the memory of self 'out'",
+    ),
+}
+
+
+def check_operator_names(function: NativeFunction, has_method: bool, has_function: bool) -> None:
+    """Refuse an operator whose names would meet the generator's own (see the module
+    docstring); the error names the name, and the generated file that uses it."""
+    from .formulas import python_identifier
+
+    names = generated_names()
+    identifier = function.identifier
+    derived: list[tuple[str, list[str]]] = []
+    if function.composite is None:  # a kernel: functions named after the operator
+        derived += [
+            (identifier, _OPERATOR_FILES),
+            (f"numpy_{identifier}", ["kernels.py"]),
+            (f"{identifier}_return", ["kernels.py"]),
+        ]
+    if has_function:
+        derived.append((function.python_name, _FUNCTION_FILES))
+    if has_method:
+        derived.append((function.python_name, _METHOD_FILES))
+        derived.append((f"_{function.python_name}_overloads", _METHOD_FILES))
+    for name, files in derived:
+        file_name = _where(name, files)
+        if file_name is not None:
+            raise CodegenError(
+                f"operator name '{function.name}' is reserved: the generated "
+                f"'{name}' would hide a name {file_name} uses ("
+                + _reason(name, file_name)
+                + ")"
+            )
+    # Backward functions (functions.py) exist for operators with formulas only: see
+    # check_backward_names.
+    reserved = (
+        frozenset().union(
+            *(v for k, v in names.in_functions.items() if k != "functions.py")
+        )
+        - {"self"}
+    )
+    seen: dict[str, str] = {}
+    for argument in function.arguments:
+        local = python_identifier(argument.name)
+        if local in seen:
+            raise CodegenError(
+                f"argument names '{seen[local]}' and '{argument.name}' are both "
+                f"'{local}' in generated code"
+            )
+        seen[local] = argument.name
+        if local in CONDITIONAL:
+            applies, why = CONDITIONAL[local]
+            if applies(function):
+                raise CodegenError(f"argument name '{local}' is reserved {why}")
+        elif local in reserved:
+            file_name = _where(local, _ALL_FILES) or "?"
+            raise CodegenError(
+                f"argument name '{argument.name}' is reserved: "
+                f"{_reason(local, file_name)}"
+            )
+    for output in function.schema.returns:
+        if output.name is not None and output.name in reserved - CONDITIONAL.keys():
+            file_name = _where(output.name, _ALL_FILES) or "?"
+            raise CodegenError(
+                f"return name '{output.name}' is reserved: "
+                f"{_reason(output.name, file_name)}"
+            )
+
+
+def check_backward_names(function: NativeFunction) -> None:
+    """An operator with derivatives.yaml formulas also gets a Backward function and
+    JVPs in functions.py, whose own names (`grad`, `grads`, `any_grad_defined` ...) its
+    arguments must not take: `grad` would be the incoming gradient, not the argument."""
+    from .formulas import python_identifier
+
+    reserved = generated_names().in_functions.get("functions.py", frozenset())
+    for argument in function.arguments:
+        local = python_identifier(argument.name)
+        if local != "self" and local in reserved:
+            raise CodegenError(
+                f"argument name '{argument.name}' is reserved in an operator with "
+                "derivatives.yaml formulas: the generated Backward function in "
+                f"functions.py uses '{local}' itself"
+            )
