@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .errors import CodegenError
+from .kernels_module import MODULE_NAME
 
 if TYPE_CHECKING:
     from . import emit
@@ -70,6 +71,18 @@ _PROBE_NATIVE = """\
   variants: function
   numpy: self.shape
 
+- func: zqh.zqb(Tensor self) -> bool
+  variants: function
+  numpy: self.size > 0
+
+- func: zqh.zqc(Tensor self) -> float
+  variants: function
+  numpy: self.sum()
+
+- func: zqh.zqd(Tensor self) -> Scalar
+  variants: function
+  numpy: self.sum()
+
 - func: zqj(Tensor[] zqt, int zqi=0) -> Tensor
   variants: function
   numpy: np.concatenate(zqt, axis=zqi)
@@ -94,7 +107,7 @@ _PROBE_NATIVE = """\
 
 _PROBE_DERIVATIVES = """\
 - name: zqa.zqb(Tensor self, Tensor zqo, *, Scalar zqs=1) -> Tensor
-  self: grad * zqs
+  self: grad * zqo * zqs
   zqo: grad * self.scalar_type() if retain_variables else grad
   result: self_t * zqo_p + zqo_t * self_p
 
@@ -112,11 +125,16 @@ _PROBE_DERIVATIVES = """\
   zqw: self_t - zqo_t
 
 - name: zqj(Tensor[] zqt, int zqi=0) -> Tensor
-  zqt: zqj(grad, zqi)
+  zqt: zqj(zqt, zqi) if retain_variables else grad
 
 - name: zqu(Tensor self, Tensor zqo) -> Tensor
-  self: grad
+  self: zqe(grad, self.sym_sizes()) * result
   zqo: non_differentiable
+
+- name: zqk(Tensor self, Tensor? zqn, Tensor?[] zqm, ScalarType? zqy=None) -> Tensor
+  self: grad * zqn
+  zqn: non_differentiable
+  zqm: non_differentiable
 """
 
 
@@ -129,9 +147,13 @@ class GeneratedNames:
     # Every name in the generated functions (parameters, locals, and the globals and
     # builtins they read), by file name; annotations are not counted.
     in_functions: dict[str, frozenset[str]]
+    # The names generated functions and methods read from their module or the
+    # builtins, by file name.
+    free: dict[str, frozenset[str]]
 
     def in_file(self, name: str) -> frozenset[str]:
-        return self.module_level.get(name, frozenset()) | self.in_functions.get(
+        """The names a module-level name of the file must not hide."""
+        return self.module_level.get(name, frozenset()) | self.free.get(
             name, frozenset()
         )
 
@@ -141,16 +163,22 @@ class GeneratedNames:
 
 
 class _Collector(ast.NodeVisitor):
-    """Names read or bound in a function, annotations left out."""
+    """The names one function reads and binds, annotations left out."""
 
     def __init__(self) -> None:
-        self.names: set[str] = set()
+        self.loaded: set[str] = set()
+        self.bound: set[str] = set()
 
     def visit_Name(self, node: ast.Name) -> None:
-        self.names.add(node.id)
+        (self.loaded if isinstance(node.ctx, ast.Load) else self.bound).add(node.id)
 
     def visit_arg(self, node: ast.arg) -> None:
-        self.names.add(node.arg)  # not the annotation
+        self.bound.add(node.arg)  # not the annotation
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name is not None:
+            self.bound.add(node.name)
+        self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.visit(node.target)
@@ -163,15 +191,11 @@ class _Collector(ast.NodeVisitor):
         # A comprehension's variables are its own: they hide nothing outside it.
         inner = _Collector()
         inner.generic_visit(node)
-        targets = {
-            name.id
-            for generator in node.generators
-            for name in ast.walk(generator.target)
-            if isinstance(name, ast.Name)
-        }
-        self.names |= inner.names - targets
+        self.loaded |= inner.loaded - inner.bound
 
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = (
+        _comprehension
+    )
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self.visit(node.args)
@@ -179,27 +203,61 @@ class _Collector(ast.NodeVisitor):
             self.visit(statement)
 
 
+def _function_names(node: ast.FunctionDef) -> tuple[set[str], set[str]]:
+    """(every name of the function, the names it reads from outside)."""
+    collector = _Collector()
+    collector.visit(node)
+    return collector.loaded | collector.bound, collector.loaded - collector.bound
+
+
 def _module_level(tree: ast.Module) -> set[str]:
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            names |= {
+                (a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"
+            }
         elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            names |= {
+                n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)
+            }
     return names
 
 
-def names_in_source(source: str) -> tuple[set[str], set[str]]:
-    """(module-level names, names in top-level functions) of a module's source."""
+def names_in_source(source: str) -> tuple[set[str], set[str], set[str]]:
+    """(module-level names, every name of its top-level functions, the names its
+    functions and methods read from the module or the builtins) of a module's source."""
     tree = ast.parse(source)
-    collector = _Collector()
+    in_functions: set[str] = set()
+    free: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            collector.visit(node)
-    return _module_level(tree), collector.names
+            every, outside = _function_names(node)
+            in_functions |= every
+            free |= outside
+        elif isinstance(node, ast.ClassDef):
+            free |= _loads([*node.bases, *node.decorator_list])
+            for statement in node.body:
+                if isinstance(statement, ast.FunctionDef):
+                    free |= _function_names(statement)[1]
+                    free |= _loads(statement.decorator_list)  # @property
+                else:
+                    free |= _loads([statement])  # __slots__ = ...
+        else:
+            free |= _loads([node])  # registrations, METHODS = {...}, ...
+    return _module_level(tree), in_functions, free
+
+
+def _loads(nodes: list[ast.expr] | list[ast.stmt]) -> set[str]:
+    return {
+        n.id
+        for node in nodes
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
 
 
 def _mine(names: set[str]) -> frozenset[str]:
@@ -234,11 +292,19 @@ def generated_names() -> GeneratedNames:
     texts = emit.render(package, "probe", _unformatted_cache())
     module_level: dict[str, frozenset[str]] = {}
     in_functions: dict[str, frozenset[str]] = {}
+    free: dict[str, frozenset[str]] = {}
     for file_name, text in texts.items():
-        top, inside = names_in_source(text)
+        top, inside, outside = names_in_source(text)
         module_level[file_name] = _mine(top)
         in_functions[file_name] = _mine(inside)
-    return GeneratedNames(module_level, in_functions)
+        free[file_name] = _mine(outside)
+    # The package's submodules are attributes of the package, beside what
+    # `from .ops import *` puts there.
+    submodules = {Path(f).stem for f in texts if f != "__init__.py"} | {MODULE_NAME}
+    module_level["__init__.py"] = (
+        module_level.get("__init__.py", frozenset()) | submodules
+    )
+    return GeneratedNames(module_level, in_functions, free)
 
 
 # Builtins: a module-level name of a generated file that is a builtin hides it from
@@ -246,25 +312,30 @@ def generated_names() -> GeneratedNames:
 BUILTINS = frozenset(n for n in dir(builtins) if not n.startswith("_"))
 
 
-
-def _where(name: str, files: list[str]) -> str | None:
-    """The first generated file whose own names include `name`."""
+def _where(name: str, files: list[str], in_functions: bool = False) -> str | None:
+    """The first generated file whose own names include `name`: its module-level
+    names and what its functions read, or (`in_functions`) every name of its
+    functions."""
     names = generated_names()
     for file_name in files:
-        if name in names.in_file(file_name):
+        found = names.in_functions if in_functions else None
+        if name in (found[file_name] if found else names.in_file(file_name)):
             return file_name
     return None
 
 
 def _reason(name: str, file_name: str) -> str:
-    if name in BUILTINS and name not in generated_names().module_level.get(file_name, ()):
-        return f"generated code in {file_name} calls the builtin '{name}'"
-    return f"generated code in {file_name} uses the name itself"
+    """Why `name` is taken in `file_name`, for the error message."""
+    if name in generated_names().module_level.get(file_name, ()):
+        return f"the generated {file_name} imports or defines '{name}' itself"
+    if name in BUILTINS:
+        return f"the generated {file_name} calls the builtin '{name}'"
+    return f"the functions of the generated {file_name} use '{name}' themselves"
 
 
 # Where each kind of YAML name becomes a Python name.
 _OPERATOR_FILES = ["operators.py", "inplace_or_view.py", "variable_type.py"]
-_FUNCTION_FILES = ["ops.py", "functions.py"]
+_FUNCTION_FILES = ["ops.py", "functions.py", "__init__.py"]
 _METHOD_FILES = ["tensor_methods.py"]
 _ALL_FILES = [
     "kernels.py",
@@ -311,7 +382,9 @@ CONDITIONAL: dict[str, tuple[Callable[[NativeFunction], bool], str]] = {
 }
 
 
-def check_operator_names(function: NativeFunction, has_method: bool, has_function: bool) -> None:
+def check_operator_names(
+    function: NativeFunction, has_method: bool, has_function: bool
+) -> None:
     """Refuse an operator whose names would meet the generator's own (see the module
     docstring); the error names the name, and the generated file that uses it."""
     from .formulas import python_identifier
@@ -334,19 +407,14 @@ def check_operator_names(function: NativeFunction, has_method: bool, has_functio
         file_name = _where(name, files)
         if file_name is not None:
             raise CodegenError(
-                f"operator name '{function.name}' is reserved: the generated "
-                f"'{name}' would hide a name {file_name} uses ("
-                + _reason(name, file_name)
-                + ")"
+                f"operator name '{function.name}' is reserved: generated code "
+                f"would define '{name}', and {_reason(name, file_name)}"
             )
     # Backward functions (functions.py) exist for operators with formulas only: see
     # check_backward_names.
-    reserved = (
-        frozenset().union(
-            *(v for k, v in names.in_functions.items() if k != "functions.py")
-        )
-        - {"self"}
-    )
+    reserved = frozenset().union(
+        *(v for k, v in names.in_functions.items() if k != "functions.py")
+    ) - {"self"}
     seen: dict[str, str] = {}
     for argument in function.arguments:
         local = python_identifier(argument.name)
@@ -361,14 +429,14 @@ def check_operator_names(function: NativeFunction, has_method: bool, has_functio
             if applies(function):
                 raise CodegenError(f"argument name '{local}' is reserved {why}")
         elif local in reserved:
-            file_name = _where(local, _ALL_FILES) or "?"
+            file_name = _where(local, _ALL_FILES, in_functions=True) or "?"
             raise CodegenError(
                 f"argument name '{argument.name}' is reserved: "
                 f"{_reason(local, file_name)}"
             )
     for output in function.schema.returns:
         if output.name is not None and output.name in reserved - CONDITIONAL.keys():
-            file_name = _where(output.name, _ALL_FILES) or "?"
+            file_name = _where(output.name, _ALL_FILES, in_functions=True) or "?"
             raise CodegenError(
                 f"return name '{output.name}' is reserved: "
                 f"{_reason(output.name, file_name)}"

@@ -284,6 +284,13 @@ class ListType(Type):
     def __post_init__(self) -> None:
         if self.size is not None and self.size < 1:
             raise CodegenError(f"list size {self.size} is not a positive integer")
+        inner = self.elem.elem if isinstance(self.elem, OptionalType) else self.elem
+        if isinstance(inner, ListType) and inner.size is not None:
+            # PyTorch: "expected ident but found '['" after `int[2]`
+            raise CodegenError(
+                f"a list of the sized list '{inner}': only the outermost list may "
+                "have a size"
+            )
         if self.size is not None and self.size > MAX_LIST_SIZE:
             raise CodegenError(
                 f"list size {self.size} is larger than {MAX_LIST_SIZE}, the largest "
