@@ -33,6 +33,7 @@ from .kernels_module import MODULE_NAME
 
 if TYPE_CHECKING:
     from . import emit
+    from .load import Model
     from .model import NativeFunction
 
 _MARKER = "zq"
@@ -49,15 +50,15 @@ _PROBE_NATIVE = """\
 
 - func: zqa_.zqb(Tensor(a!) self, Tensor zqo, *, Scalar zqs=1) -> Tensor(a!)
   variants: method
-  numpy: np.multiply(self, zqo, out=out)
+  numpy: into(out, np.multiply, self, zqo)
 
 - func: zqd(Tensor(a -> *) self, int zqi) -> Tensor(a)[]
   variants: function, method
-  numpy: np.split(self, zqi)
+  numpy: split(self, zqi, 0)
 
 - func: zqe(Tensor(a) self, int[] zql) -> Tensor(a)
   variants: function, method
-  numpy: np.transpose(self, zql)
+  numpy: permute(self, zql)
 
 - func: zqf(Tensor self, Tensor zqo) -> (Tensor zqv, Tensor zqw)
   variants: function
@@ -65,23 +66,23 @@ _PROBE_NATIVE = """\
 
 - func: zqg(Tensor self) -> int
   variants: function
-  numpy: self.ndim
+  numpy: "1"
 
 - func: zqh(Tensor self) -> int[]
   variants: function
-  numpy: self.shape
+  numpy: "[1, 2]"
 
 - func: zqh.zqb(Tensor self) -> bool
   variants: function
-  numpy: self.size > 0
+  numpy: "True"
 
 - func: zqh.zqc(Tensor self) -> float
   variants: function
-  numpy: self.sum()
+  numpy: "1.5"
 
 - func: zqh.zqd(Tensor self) -> Scalar
   variants: function
-  numpy: self.sum()
+  numpy: "2"
 
 - func: zqj(Tensor[] zqt, int zqi=0) -> Tensor
   variants: function
@@ -275,6 +276,18 @@ def _unformatted_cache() -> emit.BlackCache:
     return Unformatted(None)
 
 
+def _called_by_probe(model: Model) -> frozenset[str]:
+    """The helpers the probe's kernel expressions and formulas name."""
+    from . import load
+    from .formulas import names_used
+
+    texts = [f.numpy for f in model.native_functions if f.numpy is not None]
+    texts += [d.original for i in model.infos for d in i.derivatives]
+    names = frozenset().union(*(names_used(t) for t in texts))
+    helpers = load.exported_names("numpy_kernels") | load.exported_names("helpers")
+    return names & helpers
+
+
 @functools.cache
 def generated_names() -> GeneratedNames:
     """The generator's own names, from the probe package (computed once a process)."""
@@ -285,18 +298,27 @@ def generated_names() -> GeneratedNames:
         derivatives = Path(directory) / "derivatives.yaml"
         native.write_text(_PROBE_NATIVE, encoding="utf-8")
         derivatives.write_text(_PROBE_DERIVATIVES, encoding="utf-8")
-        model = load.load(native, derivatives, check_names=False)
+        try:
+            model = load.load(native, derivatives, check_names=False)
+        except CodegenError as error:
+            raise CodegenError(
+                "the probe package of codegen/names.py does not load (a bug in the "
+                f"generator: update the probe with the rules): {error}"
+            ) from None
     package = ir.build(
         model, load.exported_names("numpy_kernels"), load.exported_names("helpers")
     )
     texts = emit.render(package, "probe", _unformatted_cache())
+    # What the probe's expressions and formulas call is the YAML's choice, not a name
+    # of the generator's (unless a template uses it too: then it is found there).
+    called = _called_by_probe(model)
     module_level: dict[str, frozenset[str]] = {}
     in_functions: dict[str, frozenset[str]] = {}
     free: dict[str, frozenset[str]] = {}
     for file_name, text in texts.items():
         top, inside, outside = names_in_source(text)
         module_level[file_name] = _mine(top)
-        in_functions[file_name] = _mine(inside)
+        in_functions[file_name] = _mine(inside) - called
         free[file_name] = _mine(outside)
     # The package's submodules are attributes of the package, beside what
     # `from .ops import *` puts there.
@@ -411,10 +433,12 @@ def check_operator_names(
                 f"would define '{name}', and {_reason(name, file_name)}"
             )
     # Backward functions (functions.py) exist for operators with formulas only: see
-    # check_backward_names.
+    # check_backward_names. An argument `result` is refused with PyTorch's message for
+    # those too (load.py); without formulas, the autograd kernel reads its arguments
+    # only before it assigns `result`.
     reserved = frozenset().union(
         *(v for k, v in names.in_functions.items() if k != "functions.py")
-    ) - {"self"}
+    ) - {"self", "result"}
     seen: dict[str, str] = {}
     for argument in function.arguments:
         local = python_identifier(argument.name)
@@ -457,4 +481,12 @@ def check_backward_names(function: NativeFunction) -> None:
                 f"argument name '{argument.name}' is reserved in an operator with "
                 "derivatives.yaml formulas: the generated Backward function in "
                 f"functions.py uses '{local}' itself"
+            )
+    for output in function.schema.returns:
+        # a saved output is a parameter of the Backward function, named as the output
+        if output.name is not None and output.name in reserved - {"result"}:
+            raise CodegenError(
+                f"return name '{output.name}' is reserved in an operator with "
+                "derivatives.yaml formulas: the generated Backward function in "
+                f"functions.py uses '{output.name}' itself"
             )

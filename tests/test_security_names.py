@@ -573,3 +573,20 @@ def test_the_probe_is_parsed_once_and_quickly() -> None:
     assert {"ks", "grad_fn", "result"} <= first.in_functions["variable_type.py"]
     assert "redispatch" in first.module_level["inplace_or_view.py"]
     assert ast.parse("x")  # (ast is what reads them)
+
+
+def test_backward_function_names_are_refused_only_with_formulas(tmp_path: Path) -> None:
+    for schema, name in (
+        ("foo(Tensor self) -> (Tensor grads, Tensor b)", "return name 'grads'"),
+        ("foo(Tensor self, Tensor grad) -> Tensor", "argument name 'grad'"),
+        ("foo(Tensor self, Tensor needs_input_grad) -> Tensor", "argument name 'needs_input_grad'"),
+    ):
+        returns = schema.count("Tensor b") + 1
+        native = f"- func: {schema}\n  numpy: {', '.join(['self'] * returns)}\n"
+        assert _errors(native, "", tmp_path) == []  # no Backward function: no collision
+        derivative = f"- name: {schema}\n  self: grads[0] + grads[1]\n" if returns == 2 else (
+            f"- name: {schema}\n  self: grad\n"
+        )
+        errors = _errors(native, derivative, tmp_path)
+        assert len(errors) == 1, errors
+        assert str(errors[0]).startswith(f"derivatives.yaml:1: foo: {name} is reserved"), errors
