@@ -95,7 +95,11 @@ def _split(
     refused: dict[str, CodegenError] = {}
     for error in errors:
         assert error.location is not None, str(error)
-        lines = native_lines if error.location.file == "native_functions.yaml" else derivative_lines
+        lines = (
+            native_lines
+            if error.location.file == "native_functions.yaml"
+            else derivative_lines
+        )
         # the entry the line is in: the last one starting at or before it
         start = max(line for line in lines if line <= error.location.line)
         refused.setdefault(lines[start], error)
@@ -112,9 +116,7 @@ def _assert_refusals_name_the_name(refused: dict[str, CodegenError]) -> None:
 
 
 @pytest.fixture()
-def package_in(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Any]:
+def package_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Generates a package from (native, derivatives) text and imports it."""
     loaded: list[str] = []
 
@@ -132,7 +134,9 @@ def package_in(
 
     yield make
     for package in loaded:
-        for module in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+        for module in [
+            m for m in sys.modules if m == package or m.startswith(package + ".")
+        ]:
             del sys.modules[module]
 
 
@@ -206,7 +210,9 @@ def _check_witnesses(package: ModuleType) -> None:
     assert [c.tolist() for c in package.wit_chunks(z, 2)] == [[2.0], [4.0]]
     with forward_ad.dual_level():
         primal = gradgen.tensor([1.0, 2.0], dtype=gradgen.float64)
-        dual = forward_ad.make_dual(primal, gradgen.tensor([1.0, 0.5], dtype=gradgen.float64))
+        dual = forward_ad.make_dual(
+            primal, gradgen.tensor([1.0, 0.5], dtype=gradgen.float64)
+        )
         tangent = forward_ad.unpack_dual(package.wit_cat([dual, dual])).tangent
         assert tangent.tolist() == [1.0, 0.5, 1.0, 0.5]
         other = gradgen.tensor([3.0, 4.0], dtype=gradgen.float64)
@@ -234,8 +240,21 @@ def test_every_candidate_operator_name_is_refused_or_works(
     accepted, refused = _split(_operator_entries(CANDIDATES), tmp_path)
     _assert_refusals_name_the_name(refused)
     # The issue's examples, and every name another operator's code reads, are refused.
-    for name in ["redispatch", "functions", "operators", "set_history", "Node", "None",
-                 "True", "len", "zip", "any", "tuple", "composites", "tensor_argument"]:
+    for name in [
+        "redispatch",
+        "functions",
+        "operators",
+        "set_history",
+        "Node",
+        "None",
+        "True",
+        "len",
+        "zip",
+        "any",
+        "tuple",
+        "composites",
+        "tensor_argument",
+    ]:
         assert name in refused, name
     assert "keyword" in str(refused["None"]) and "PyTorch" in str(refused["None"])
     # ... while PyTorch's names that shadow unused builtins still generate.
@@ -244,7 +263,9 @@ def test_every_candidate_operator_name_is_refused_or_works(
     native = "\n".join(n for _, n, _ in _operator_entries(accepted))
     derivatives = "\n".join(d for _, _, d in _operator_entries(accepted))
     package = package_in(
-        WITNESS_NATIVE + "\n" + native, WITNESS_DERIVATIVES + "\n" + derivatives, "opnames"
+        WITNESS_NATIVE + "\n" + native,
+        WITNESS_DERIVATIVES + "\n" + derivatives,
+        "opnames",
     )
     _check_witnesses(package)
     for name in accepted:
@@ -276,7 +297,9 @@ def _argument_entries(names: list[str]) -> list[tuple[str, str, str]]:
                 derivative = f"- name: {schema}\n  self: grad * 2\n"
         else:
             native = f"- func: {schema}\n  numpy: self * {name}\n  type_promotion: self, {name}\n"
-            derivative = f"- name: {schema}\n  self: grad * {name}\n  {name}: grad * self\n"
+            derivative = (
+                f"- name: {schema}\n  self: grad * {name}\n  {name}: grad * self\n"
+            )
             if name != "result":  # (a second key 'result' would be a YAML error)
                 derivative += f"  result: self_t * {name}_p + {name}_t * self_p\n"
         entries.append((name, native, derivative))
@@ -289,9 +312,24 @@ def test_every_candidate_argument_name_is_refused_or_works(
     entries = _argument_entries(CANDIDATES)
     accepted, refused = _split(entries, tmp_path)
     _assert_refusals_name_the_name(refused)
-    for name in ["grad", "any_grad_defined", "ks", "needs_input_grad", "input", "grads",
-                 "grad_fn", "result", "operators", "np", "len", "def", "None",
-                 "common_dtype", "tangents", "original_self"]:
+    for name in [
+        "grad",
+        "any_grad_defined",
+        "ks",
+        "needs_input_grad",
+        "input",
+        "grads",
+        "grad_fn",
+        "result",
+        "operators",
+        "np",
+        "len",
+        "def",
+        "None",
+        "common_dtype",
+        "tangents",
+        "original_self",
+    ]:
         assert name in refused, name
     assert "reserved" in str(refused["grad"]) and "functions.py" in str(refused["grad"])
     # PyTorch's own argument names, and keywords PyTorch accepts (`Tensor from`)
@@ -300,7 +338,9 @@ def test_every_candidate_argument_name_is_refused_or_works(
     index = {name: i for i, name in enumerate(CANDIDATES)}
     chosen = [(n, nat, der) for n, nat, der in entries if n in accepted]
     package = package_in(
-        "\n".join(nat for _, nat, _ in chosen), "\n".join(der for _, _, der in chosen), "argnames"
+        "\n".join(nat for _, nat, _ in chosen),
+        "\n".join(der for _, _, der in chosen),
+        "argnames",
     )
     for name, _, _ in chosen:
         function = getattr(package, f"arg{index[name]}")
@@ -329,9 +369,17 @@ def test_conditional_names_are_generated_names() -> None:
 
 def test_conditional_names_are_refused_only_where_they_collide(tmp_path: Path) -> None:
     cases = [
-        ("foo(Tensor self, Tensor input) -> Tensor", "self", "'input' is reserved next to 'self'"),
+        (
+            "foo(Tensor self, Tensor input) -> Tensor",
+            "self",
+            "'input' is reserved next to 'self'",
+        ),
         ("foo(Tensor input, Tensor other) -> Tensor", "input", None),
-        ("foo(Tensor self, int output) -> Tensor[]", "np.split(self, output)", "returns a list"),
+        (
+            "foo(Tensor self, int output) -> Tensor[]",
+            "np.split(self, output)",
+            "returns a list",
+        ),
         ("foo(Tensor self, int value) -> int", "value", "returns a non-Tensor"),
         ("foo(Tensor self, int value) -> Tensor", "self", None),
         ("foo_(Tensor(a!) self, Tensor out) -> Tensor(a!)", "self", "in-place"),
@@ -345,8 +393,14 @@ def test_conditional_names_are_refused_only_where_they_collide(tmp_path: Path) -
             assert str(errors[0]).startswith("native_functions.yaml:1: foo"), errors
 
 
-def test_arguments_that_meet_after_renaming_a_keyword_are_refused(tmp_path: Path) -> None:
-    errors = _errors("- func: foo(Tensor self, int from, int from_) -> Tensor\n  numpy: self\n", "", tmp_path)
+def test_arguments_that_meet_after_renaming_a_keyword_are_refused(
+    tmp_path: Path,
+) -> None:
+    errors = _errors(
+        "- func: foo(Tensor self, int from, int from_) -> Tensor\n  numpy: self\n",
+        "",
+        tmp_path,
+    )
     assert len(errors) == 1
     assert "'from' and 'from_' are both 'from_'" in str(errors[0])
 
@@ -385,12 +439,24 @@ def test_every_candidate_return_name_is_refused_or_works(
     entries = _return_entries(CANDIDATES)
     accepted, refused = _split(entries, tmp_path)
     _assert_refusals_name_the_name(refused)
-    for name in ["def", "from", "None", "_a" if "_a" in refused else "def", "wrap_result",
-                 "np", "ks", "common_dtype"]:
+    for name in [
+        "def",
+        "from",
+        "None",
+        "_a" if "_a" in refused else "def",
+        "wrap_result",
+        "np",
+        "ks",
+        "common_dtype",
+    ]:
         assert name in refused, name
-    assert "starts with '_'" in str(_errors(
-        "- func: foo(Tensor self) -> (Tensor _a, Tensor b)\n  numpy: self, self\n", "", tmp_path
-    )[0])
+    assert "starts with '_'" in str(
+        _errors(
+            "- func: foo(Tensor self) -> (Tensor _a, Tensor b)\n  numpy: self, self\n",
+            "",
+            tmp_path,
+        )[0]
+    )
     for name in ["values", "indices", "output", "max", "min"]:
         assert name in accepted, name
     index = {name: i for i, name in enumerate(CANDIDATES)}
@@ -407,9 +473,32 @@ def test_every_candidate_return_name_is_refused_or_works(
 # What torch._C.parse_schema (torch 2.13) answers, recorded: a Python keyword it reads
 # as a token, never a name (`Tensor from` is one of PyTorch's own arguments).
 TORCH_REFUSED_KEYWORDS = [
-    "False", "None", "True", "and", "as", "assert", "break", "class", "continue", "def",
-    "del", "elif", "else", "for", "global", "if", "import", "in", "is", "not", "or",
-    "pass", "raise", "return", "while", "with",
+    "False",
+    "None",
+    "True",
+    "and",
+    "as",
+    "assert",
+    "break",
+    "class",
+    "continue",
+    "def",
+    "del",
+    "elif",
+    "else",
+    "for",
+    "global",
+    "if",
+    "import",
+    "in",
+    "is",
+    "not",
+    "or",
+    "pass",
+    "raise",
+    "return",
+    "while",
+    "with",
 ]
 # schema -> the start of PyTorch's error, or None where PyTorch accepts it
 TORCH_ANSWERS = {
@@ -442,7 +531,9 @@ def _torch_answer(schema: str) -> str | None:
 def test_recorded_pytorch_answers_match_live_pytorch() -> None:
     pytest.importorskip("torch")
     refused = [
-        k for k in keyword.kwlist if _torch_answer(f"foo(Tensor self, int {k}) -> Tensor")
+        k
+        for k in keyword.kwlist
+        if _torch_answer(f"foo(Tensor self, int {k}) -> Tensor")
     ]
     assert refused == TORCH_REFUSED_KEYWORDS
     for schema, answer in TORCH_ANSWERS.items():
@@ -462,10 +553,14 @@ def test_keywords_are_refused_as_pytorch_refuses_them() -> None:
             f"foo(Tensor self, int {word}) -> Tensor",
             f"foo(Tensor self) -> (Tensor {word}, Tensor b)",
         ):
-            with pytest.raises(CodegenError, match=f"expected ident but found '{word}'"):
+            with pytest.raises(
+                CodegenError, match=f"expected ident but found '{word}'"
+            ):
                 parse_schema(schema)
     for word in sorted(set(keyword.kwlist) - set(TORCH_REFUSED_KEYWORDS)):
-        assert str(parse_schema(f"foo(Tensor self, int {word}) -> Tensor"))  # as PyTorch
+        assert str(
+            parse_schema(f"foo(Tensor self, int {word}) -> Tensor")
+        )  # as PyTorch
         # but generated code calls an operator's function by its name
         with pytest.raises(CodegenError, match="Python keyword"):
             parse_schema(f"{word}(Tensor self) -> Tensor")
@@ -486,8 +581,14 @@ def test_bool_default_maybe_is_a_located_error(tmp_path: Path) -> None:
     schema = "foo(Tensor self, bool x=maybe) -> Tensor"
     if importlib.util.find_spec("torch") is not None:
         assert answer in str(_torch_answer(schema))
-    errors = _errors("- func: foo(Tensor self, bool x=maybe) -> Tensor\n  numpy: self\n", "", tmp_path)
-    assert str(errors[0]).startswith("native_functions.yaml:1: foo: unrecognized default 'maybe'")
+    errors = _errors(
+        "- func: foo(Tensor self, bool x=maybe) -> Tensor\n  numpy: self\n",
+        "",
+        tmp_path,
+    )
+    assert str(errors[0]).startswith(
+        "native_functions.yaml:1: foo: unrecognized default 'maybe'"
+    )
 
 
 # -- bounds ------------------------------------------------------------------------------
@@ -498,11 +599,20 @@ def test_bool_default_maybe_is_a_located_error(tmp_path: Path) -> None:
     [
         ("foo(Tensor self, int" + "?" * 100_000 + " x) -> Tensor", "nests more than 4"),
         ("foo(Tensor self, int?? x) -> Tensor", "optional of an optional type 'int??'"),
-        ("foo(Tensor self, Tensor" + "[]" * 100_000 + " x) -> Tensor", "nests more than 4"),
-        ("foo(Tensor self, int" + "[]?" * 50_000 + " x) -> Tensor", "nests more than 4"),
+        (
+            "foo(Tensor self, Tensor" + "[]" * 100_000 + " x) -> Tensor",
+            "nests more than 4",
+        ),
+        (
+            "foo(Tensor self, int" + "[]?" * 50_000 + " x) -> Tensor",
+            "nests more than 4",
+        ),
         ("foo(Tensor self, int[999999999] x=0) -> Tensor", "larger than 64"),
         (f"foo(Tensor self, int[{MAX_LIST_SIZE + 1}] x=0) -> Tensor", "larger than 64"),
-        ("foo(Tensor self, int[] x=[" + ",".join(["1"] * 100) + "]) -> Tensor", "more than 64"),
+        (
+            "foo(Tensor self, int[] x=[" + ",".join(["1"] * 100) + "]) -> Tensor",
+            "more than 64",
+        ),
     ],
 )
 def test_types_and_list_sizes_are_bounded(schema: str, message: str) -> None:
@@ -547,7 +657,8 @@ def test_the_probe_finds_every_name_of_the_committed_package() -> None:
             for n in inside
             if n not in names.in_file(path.name) | names.in_functions[path.name]
             and not any(
-                n.startswith(f"{y}_") or n.endswith(f"_{y}") or n == y for y in yaml_names
+                n.startswith(f"{y}_") or n.endswith(f"_{y}") or n == y
+                for y in yaml_names
             )
             # one per operator: Backward classes, their functions, overload tables
             and not re.fullmatch(r"\w+Backward\d+|\w+_apply|_\w+_overloads", n)
@@ -560,7 +671,10 @@ def test_the_probe_finds_every_name_of_the_committed_package() -> None:
     for path in sorted((ROOT / "generated").glob("*.py")):
         _, _, free = names_in_source(path.read_text())
         called = {n for n in free if hasattr(builtins, n) and n not in yaml_names}
-        assert called <= names.in_file(path.name), (path.name, called - names.in_file(path.name))
+        assert called <= names.in_file(path.name), (
+            path.name,
+            called - names.in_file(path.name),
+        )
 
 
 def test_the_probe_is_parsed_once_and_quickly() -> None:
@@ -569,7 +683,9 @@ def test_the_probe_is_parsed_once_and_quickly() -> None:
     first = generated_names()
     assert time.perf_counter() - started < 10
     assert generated_names() is first
-    assert {"grad", "any_grad_defined", "needs_input_grad"} <= first.in_functions["functions.py"]
+    assert {"grad", "any_grad_defined", "needs_input_grad"} <= first.in_functions[
+        "functions.py"
+    ]
     assert {"ks", "grad_fn", "result"} <= first.in_functions["variable_type.py"]
     assert "redispatch" in first.module_level["inplace_or_view.py"]
     assert ast.parse("x")  # (ast is what reads them)
@@ -579,14 +695,21 @@ def test_backward_function_names_are_refused_only_with_formulas(tmp_path: Path) 
     for schema, name in (
         ("foo(Tensor self) -> (Tensor grads, Tensor b)", "return name 'grads'"),
         ("foo(Tensor self, Tensor grad) -> Tensor", "argument name 'grad'"),
-        ("foo(Tensor self, Tensor needs_input_grad) -> Tensor", "argument name 'needs_input_grad'"),
+        (
+            "foo(Tensor self, Tensor needs_input_grad) -> Tensor",
+            "argument name 'needs_input_grad'",
+        ),
     ):
         returns = schema.count("Tensor b") + 1
         native = f"- func: {schema}\n  numpy: {', '.join(['self'] * returns)}\n"
         assert _errors(native, "", tmp_path) == []  # no Backward function: no collision
-        derivative = f"- name: {schema}\n  self: grads[0] + grads[1]\n" if returns == 2 else (
-            f"- name: {schema}\n  self: grad\n"
+        derivative = (
+            f"- name: {schema}\n  self: grads[0] + grads[1]\n"
+            if returns == 2
+            else (f"- name: {schema}\n  self: grad\n")
         )
         errors = _errors(native, derivative, tmp_path)
         assert len(errors) == 1, errors
-        assert str(errors[0]).startswith(f"derivatives.yaml:1: foo: {name} is reserved"), errors
+        assert str(errors[0]).startswith(
+            f"derivatives.yaml:1: foo: {name} is reserved"
+        ), errors
