@@ -25,6 +25,7 @@ from .formulas import (
     element_wise_forward,
 )
 from .kernels_module import MODULE_NAME, KernelsModule, read_all
+from .names import check_backward_names, check_operator_names
 from .model import (
     Derivative,
     DifferentiabilityInfo,
@@ -248,12 +249,17 @@ def load_native_functions(
     errors: ErrorCollector,
     attempted: set[str],
     kernels: KernelsModule | None = None,
+    check_names: bool = True,
 ) -> list[NativeFunction]:
-    """The valid entries; every `func:` text seen is added to `attempted`."""
+    """The valid entries; every `func:` text seen is added to `attempted`.
+
+    `check_names` refuses names that meet the generator's own (names.py); only the
+    probe package that finds those names is loaded without."""
     kernel_helpers = exported_names("numpy_kernels")
     composites = defined_functions("composites")
     functions: list[NativeFunction] = []
     seen: dict[str, NativeFunction] = {}
+    identifiers: dict[str, NativeFunction] = {}
     for entry in load_entries(path):
         func = entry.values.get("func")
         if isinstance(func, str):
@@ -266,6 +272,20 @@ def load_native_functions(
                     f"{seen[function.name].location})"
                 )
             seen[function.name] = function
+            if check_names:
+                check_operator_names(
+                    function,
+                    has_method=Variant.method in function.variants,
+                    has_function=Variant.function in function.variants,
+                )
+            other = identifiers.get(function.identifier)
+            if other is not None:
+                raise CodegenError(
+                    f"operators '{other.name}' and '{function.name}' are both "
+                    f"'{function.identifier}' in generated code (first at "
+                    f"{other.location}); rename one"
+                )
+            identifiers[function.identifier] = function
             functions.append(function)
     functions = [_derive_inplace(f, functions, errors) for f in functions]
     return functions
@@ -366,6 +386,7 @@ def _differentiability_info(
     names: FormulaNames,
     op_counters: dict[str, int],
     errors: ErrorCollector,
+    check_names: bool = True,
 ) -> DifferentiabilityInfo | None:
     """The analysed entry, or None when a key had errors (each recorded in `errors`)."""
     values = dict(entry.values)
@@ -385,6 +406,8 @@ def _differentiability_info(
             f"Schema for {function.name} has an argument named result, but this is only "
             "allowed for outputs. Please use a different name in native_functions.yaml."
         )
+    if check_names:
+        check_backward_names(function)
     backward: list[Derivative] = []
     forward: list[ForwardDerivative] = []
     non_differentiable: list[str] = []
@@ -618,6 +641,7 @@ def load_derivatives(
     errors: ErrorCollector,
     broken_operators: frozenset[str] = frozenset(),
     kernels: KernelsModule | None = None,
+    check_names: bool = True,
 ) -> list[DifferentiabilityInfo]:
     """The entries joined to `functions`; entries for `broken_operators` (whose native
     entries already failed and were reported) are skipped, not reported again."""
@@ -652,7 +676,9 @@ def load_derivatives(
             if name in claimed:
                 raise CodegenError(f"a second entry for this operator (first at {claimed[name]})")
             claimed[name] = entry.location
-            info = _differentiability_info(entry, function, names, op_counters, errors)
+            info = _differentiability_info(
+                entry, function, names, op_counters, errors, check_names
+            )
             if info is not None:
                 infos.append(info)
     return infos + _inplace_infos(functions, infos)
@@ -676,7 +702,10 @@ def _inplace_infos(
 
 
 def load(
-    native_functions: Path, derivatives: Path, kernels: KernelsModule | None = None
+    native_functions: Path,
+    derivatives: Path,
+    kernels: KernelsModule | None = None,
+    check_names: bool = True,
 ) -> Model:
     """Both files as a Model; all errors of both files at once as CodegenError(s).
 
@@ -687,7 +716,9 @@ def load(
     infos: list[DifferentiabilityInfo] = []
     attempted: set[str] = set()
     try:
-        functions = load_native_functions(native_functions, errors, attempted, kernels)
+        functions = load_native_functions(
+            native_functions, errors, attempted, kernels, check_names
+        )
     except CodegenError as error:
         # The file itself is unreadable: joining derivatives to it would only report
         # every entry as missing, so check derivatives.yaml's syntax alone.
@@ -701,7 +732,9 @@ def load(
         f.name for f in functions
     }
     try:
-        infos = load_derivatives(derivatives, functions, errors, broken, kernels)
+        infos = load_derivatives(
+            derivatives, functions, errors, broken, kernels, check_names
+        )
     except CodegenError as error:
         errors.add(error)
     errors.raise_if_any()

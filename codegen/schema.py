@@ -33,6 +33,7 @@ than two letters (``a|b|c``) and an unnamed return ``Tensor(a -> *)``.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 import warnings
 from collections.abc import Iterator, Sequence
@@ -45,6 +46,11 @@ from .errors import CodegenError
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OVERLOAD_NAME = re.compile(r"[A-Za-z0-9_]+")
 _LIST_SIZE = re.compile(r"[1-9][0-9]*")
+# Fixed list sizes are small (PyTorch's own schemas go up to 6: `SymInt[6] padding`);
+# a sized default is expanded into a tuple of that many elements.
+MAX_LIST_SIZE = 64
+# Optionals and lists around a base type (`Tensor?[]` is 2); PyTorch's schemas need 2.
+MAX_TYPE_NESTING = 4
 _CUSTOM_CLASS_PREFIX = "__torch__.torch.classes."
 _CUSTOM_CLASS_NAME = re.compile(r"[A-Za-z0-9_.]+")
 _ALIAS_LETTER = re.compile(r"[a-z]")
@@ -67,6 +73,44 @@ _ANNOTATION_RULE = "alias annotations are only allowed on Tensor, Tensor? and Te
 
 def _is_identifier(text: str) -> bool:
     return _IDENTIFIER.fullmatch(text) is not None
+
+
+# The Python keywords that PyTorch's schema lexer (TorchScript's) reads as tokens,
+# never as names. PyTorch's own schemas use the others as argument names
+# (`Tensor from`); generated code spells such an argument `from_`.
+TORCH_KEYWORDS = frozenset(keyword.kwlist) - {
+    "async",
+    "await",
+    "except",
+    "finally",
+    "from",
+    "lambda",
+    "nonlocal",
+    "try",
+    "yield",
+}
+
+
+def _check_not_keyword(what: str, name: str, python_name: bool = False) -> None:
+    """Refuse what PyTorch's parser refuses ("expected ident but found 'None'"), and,
+    for a name generated code uses as is (`python_name`: an operator's function, a
+    named tuple's field), every Python keyword."""
+    if name in TORCH_KEYWORDS:
+        raise CodegenError(
+            f"{what} '{name}' is a keyword (PyTorch: expected ident but found "
+            f"'{name}')"
+        )
+    if python_name and keyword.iskeyword(name):
+        raise CodegenError(
+            f"{what} '{name}' is a Python keyword: generated code uses the name as is"
+        )
+
+
+def _excerpt(text: str, limit: int = 60) -> str:
+    """`text`, or its start and a count of what was left out, for error messages."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters)"
 
 
 def _check_round_trip(what: str, parsed: object, text: str) -> None:
@@ -123,6 +167,11 @@ class Type:
         rest = text
         wrappers: list[int | None | str] = []  # "?" or a list size (None: unsized)
         while rest.endswith(("?", "]")):
+            if len(wrappers) == MAX_TYPE_NESTING:
+                raise CodegenError(
+                    f"type '{_excerpt(text)}' nests more than {MAX_TYPE_NESTING} "
+                    "optionals and lists"
+                )
             if rest.endswith("?"):
                 wrappers.append("?")
                 rest = rest[:-1]
@@ -205,6 +254,13 @@ class BaseType(Type):
 class OptionalType(Type):
     elem: Type
 
+    def __post_init__(self) -> None:
+        if isinstance(self.elem, OptionalType):
+            # PyTorch reads `int??` as `int?`; a lossless parser cannot.
+            raise CodegenError(
+                f"optional of an optional type '{self}': write '{self.elem}'"
+            )
+
     def __str__(self) -> str:
         return f"{self.elem}?"
 
@@ -228,6 +284,18 @@ class ListType(Type):
     def __post_init__(self) -> None:
         if self.size is not None and self.size < 1:
             raise CodegenError(f"list size {self.size} is not a positive integer")
+        inner = self.elem.elem if isinstance(self.elem, OptionalType) else self.elem
+        if isinstance(inner, ListType) and inner.size is not None:
+            # PyTorch: "expected ident but found '['" after `int[2]`
+            raise CodegenError(
+                f"a list of the sized list '{inner}': only the outermost list may "
+                "have a size"
+            )
+        if self.size is not None and self.size > MAX_LIST_SIZE:
+            raise CodegenError(
+                f"list size {self.size} is larger than {MAX_LIST_SIZE}, the largest "
+                "fixed list size a schema may declare"
+            )
 
     def __str__(self) -> str:
         return f"{self.elem}[{'' if self.size is None else self.size}]"
@@ -385,6 +453,7 @@ class Argument:
     def __post_init__(self) -> None:
         if not _is_identifier(self.name):
             raise CodegenError(f"argument name '{self.name}' is not an identifier")
+        _check_not_keyword("argument name", self.name)
         _check_annotation_placement(self.type, self.annotation)
         if self.default is not None:
             _check_default_text(self.default)
@@ -404,7 +473,7 @@ class Argument:
         type_text, name = _split_declaration(declaration)
         if name is None:
             raise CodegenError(f"argument '{text}' has no name")
-        with _in(f"in argument '{text}'"):
+        with _in(f"in argument '{_excerpt(text)}'"):
             type_, annotation = _parse_annotated_type(type_text)
             argument = Argument(name, type_, default if equals else None, annotation)
         _check_round_trip("argument", argument, text)
@@ -440,8 +509,44 @@ def _check_default_text(default: str) -> None:
         inner = default[1:-1]
         if inner and not all(_BARE_DEFAULT.fullmatch(e) for e in inner.split(",")):
             raise CodegenError(f"malformed list default '{default}'")
+        if inner and inner.count(",") >= MAX_LIST_SIZE:
+            raise CodegenError(
+                f"list default '{_excerpt(default)}' has more than {MAX_LIST_SIZE} "
+                "elements"
+            )
+        for element in inner.split(",") if inner else ():
+            _check_number_range(element)
     elif _BARE_DEFAULT.fullmatch(default) is None:
         raise CodegenError(f"malformed default '{default}'")
+    else:
+        _check_number_range(default)
+
+
+_INT64_DIGITS = len(str(2**63))
+
+
+def _check_number_range(text: str) -> None:
+    """A numeric default fits PyTorch's types: an int is an int64 (PyTorch's parser
+    fails in `stoll` beyond it), a float a finite double that is not rounded to zero
+    (`stod`). The length is checked before any conversion: Python refuses to convert
+    an int of more than 4,300 digits, and such a literal would not compile."""
+    if _INT_LITERAL.fullmatch(text):
+        digits = text.lstrip("-")
+        if len(digits) > _INT64_DIGITS or not -(2**63) <= int(text) < 2**63:
+            raise CodegenError(
+                f"integer default '{_excerpt(text)}' is out of range for a 64-bit int"
+            )
+    elif _FLOAT_LITERAL.fullmatch(text):
+        if len(text) > 400:
+            raise CodegenError(f"float default '{_excerpt(text)}' is too long")
+        value = float(text)
+        mantissa = text.lower().partition("e")[0]
+        if value in (float("inf"), float("-inf")) or (
+            value == 0.0 and mantissa.strip("-0.") != ""
+        ):
+            raise CodegenError(
+                f"float default '{_excerpt(text)}' is out of range for a double"
+            )
 
 
 def _is_string_literal(text: str) -> bool:
@@ -562,6 +667,17 @@ class Arguments:
                 raise CodegenError(
                     f"mutable argument '{argument.name}' cannot come before self"
                 )
+        with_default = None
+        for argument in self.positional:
+            if argument.default is not None:
+                with_default = with_default or argument
+            elif with_default is not None:
+                # PyTorch: "!seen_default_arg || arg.kwarg_only() INTERNAL ASSERT FAILED"
+                raise CodegenError(
+                    f"argument '{argument.name}' without a default follows argument "
+                    f"'{with_default.name}' with a default; give it a default or put "
+                    "it after '*' (keyword-only)"
+                )
 
     @staticmethod
     def parse(text: str) -> Arguments:
@@ -678,11 +794,19 @@ class Return:
     def __post_init__(self) -> None:
         if self.name is not None and not _is_identifier(self.name):
             raise CodegenError(f"return name '{self.name}' is not an identifier")
+        if self.name is not None:
+            _check_not_keyword("return name", self.name, python_name=True)
+            if self.name.startswith("_"):
+                raise CodegenError(
+                    f"return name '{self.name}' starts with '_': named returns are the "
+                    "fields of a named tuple (as torch.return_types), which cannot "
+                    "start with '_'"
+                )
         _check_annotation_placement(self.type, self.annotation)
 
     @staticmethod
     def parse(text: str) -> Return:
-        with _in(f"in return '{text}'"):
+        with _in(f"in return '{_excerpt(text)}'"):
             if text != text.strip(" ") or "  " in text:
                 raise CodegenError("unexpected spaces")
             type_text, name = _split_declaration(text)
@@ -752,6 +876,8 @@ class BaseOperatorName:
             _is_identifier(part) for part in self.namespace.split("::")
         ):
             raise CodegenError(f"invalid namespace '{self.namespace}'")
+        for part in (self.namespace or "").split("::"):
+            _check_not_keyword("namespace", part)
         if self.dunder_method:
             if _IDENTIFIER.fullmatch(self.base) is None or "_" in self.base:
                 raise CodegenError(f"invalid dunder method name '{self}'")
@@ -766,6 +892,7 @@ class BaseOperatorName:
         else:
             if not _is_identifier(self.base):
                 raise CodegenError(f"operator name '{self}' is not an identifier")
+            _check_not_keyword("operator name", self.base, python_name=True)
             # A base that ends like a suffix would print as that suffix.
             if self.base.endswith("_") and not (
                 self.inplace or self.functional_overload
@@ -847,6 +974,7 @@ class OperatorName:
                 f"overload name '{self.overload_name}' is not made of letters, "
                 "digits and '_'"
             )
+        _check_not_keyword("overload name", self.overload_name)
 
     @staticmethod
     def parse(text: str) -> OperatorName:

@@ -780,27 +780,6 @@ def _document_mutation(draw: st.DrawFn) -> tuple[str | bytes, str | bytes]:
     return native_text, draw(_mutated_document(derivatives_text))
 
 
-# -- what the properties find today ------------------------------------------------------
-# Each property that fails on main is marked xfail(strict=True) with the defects it finds
-# and the branch fixing them; the markers go when the fixes are merged (strict: a fixed
-# property that still carries its marker fails the suite).
-
-SCHEMA_DEFECTS = (
-    "issue 11 item 1 (str defaults with quotes: sec-emit); item 7 and the schema lows "
-    "(keywords and generated names as operator, argument and return names, 4,300-digit "
-    "defaults: sec-names); item 10 (errors quoting whole values, int[999999999]: sec-output)"
-)
-FORMULA_DEFECTS = (
-    "issue 11 item 2 (triple quotes in formula strings: sec-emit); item 3 (np attribute "
-    "chains, np.save, self.tofile: sec-exprs); the lows (RecursionError on long expressions)"
-)
-DOCUMENT_DEFECTS = (
-    "issue 11 lows (UnicodeDecodeError on non-UTF-8 files, yaml ReaderError on control "
-    "characters, RecursionError on deep YAML: sec-output)"
-)
-ALL_DEFECTS = "; ".join([SCHEMA_DEFECTS, FORMULA_DEFECTS, DOCUMENT_DEFECTS])
-
-
 # -- the seeds generate (the oracle is not vacuous) --------------------------------------
 
 
@@ -839,7 +818,6 @@ def test_a_bounded_example_turns_a_runaway_allocation_into_memory_error() -> Non
 # -- the fast properties (CI) -------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=SCHEMA_DEFECTS)
 @_fast(120)
 @given(pair=_schema_mutation())
 def test_mutated_schemas_generate_or_are_refused_with_a_location(
@@ -888,7 +866,6 @@ def test_the_whole_generator_with_black_and_the_packages_import(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=ALL_DEFECTS)
 @_long(2000)
 @given(
     pair=st.one_of(
