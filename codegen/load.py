@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import CodegenError, ErrorCollector, Location, did_you_mean, excerpt
+from .errors import CodegenError, ErrorCollector, Location, did_you_mean, excerpt, shorten
 from .formulas import (
     ArgumentInfo,
     FormulaNames,
@@ -106,7 +106,7 @@ def defined_functions(module: str) -> frozenset[str]:
 
 def _operator_label(text: object) -> str | None:
     """``mul.Tensor`` from a schema string, for error messages."""
-    return text.split("(", 1)[0].strip() if isinstance(text, str) else None
+    return shorten(text.split("(", 1)[0].strip(), 120) if isinstance(text, str) else None
 
 
 def _pop_unknown(values: dict[str, Any], known: Iterable[str]) -> None:
@@ -660,7 +660,7 @@ def load_derivatives(
                 continue
             if function is None:
                 raise CodegenError(
-                    f"could not find ATen function for schema: {name}"
+                    f"could not find ATen function for schema: {shorten(name, 300)}"
                     + did_you_mean(name, by_schema)
                     + " (the name must repeat a native_functions.yaml func: exactly)"
                 )
