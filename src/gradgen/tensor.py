@@ -547,10 +547,10 @@ class Tensor:
         return int(self._data.shape[0])
 
     def __iter__(self) -> Iterator[Tensor]:
+        """The rows along dim 0, as PyTorch: `unbind(0)`, so they keep the graph."""
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        # Without `select` generated yet, iteration gives detached rows.
-        return (Tensor(row) for row in self._data)
+        return iter(self.unbind(0))  # type: ignore[attr-defined]
 
     def __getitem__(self, index: Any) -> Tensor:
         """Basic indexing gives a differentiable view, advanced indexing (tensors,
