@@ -585,7 +585,7 @@ def dropout(
         return gradgen.dropout(input, p, training)  # type: ignore[attr-defined,no-any-return]
     if p == 0 or not training or input.numel() == 0:
         return input
-    from gradgen.composites import _dropout_noise
+    from gradgen.composites.dropout import _dropout_noise
 
     if p == 1:
         return input.mul_(gradgen.zeros((), dtype=input.dtype))  # type: ignore[attr-defined,no-any-return]
