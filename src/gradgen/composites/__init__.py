@@ -13,77 +13,16 @@ checks that they agree).
 from __future__ import annotations
 
 
-from .activation import (
-    softmax,
-    log_softmax,
-    log_sigmoid,
-)
-from .dropout import (
-    dropout,
-)
-from .elementwise import (
-    conj,
-    square,
-    imag,
-    true_divide,
-    where_scalar_other,
-    where_scalar_self,
-    where_scalar,
-    isfinite,
-    to_dtype,
-    clip,
-    clip_tensor,
-    clip_,
-    clip_tensor_,
-)
-from .indexing import (
-    index_select_backward,
-    gather_backward,
-)
-from .linalg import (
-    outer,
-    ger,
-    matmul,
-    linear,
-    norm,
-    norm_dim,
-)
-from .loss import (
-    nll_loss,
-    nll_loss2d,
-    nll_loss_nd,
-    cross_entropy_loss,
-    l1_loss,
-    kl_div,
-)
-from .normalization import (
-    layer_norm,
-)
-from .reduction import (
-    var,
-    var_dim,
-    std,
-    std_dim,
-    any_elements,
-    all_elements,
-    value_selecting_reduction_backward,
-)
-from .shape import (
-    reshape,
-    flatten,
-    contiguous,
-    narrow,
-    split_sizes,
-    chunk,
-    expand_as,
-    view_as,
-    reshape_as,
-    diag,
-    detach_,
-)
-from .sparse import (
-    embedding_backward,
-)
+from .activation import *  # noqa: F403  (the names of its __all__)
+from .dropout import *  # noqa: F403  (the names of its __all__)
+from .elementwise import *  # noqa: F403  (the names of its __all__)
+from .indexing import *  # noqa: F403  (the names of its __all__)
+from .linalg import *  # noqa: F403  (the names of its __all__)
+from .loss import *  # noqa: F403  (the names of its __all__)
+from .normalization import *  # noqa: F403  (the names of its __all__)
+from .reduction import *  # noqa: F403  (the names of its __all__)
+from .shape import *  # noqa: F403  (the names of its __all__)
+from .sparse import *  # noqa: F403  (the names of its __all__)
 
 __all__ = [
     # shape
