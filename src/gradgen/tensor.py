@@ -657,13 +657,12 @@ class Tensor:
         return self.div(other)  # type: ignore[attr-defined,no-any-return]
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        # PyTorch's is `self.reciprocal() * other`; gradgen has no reciprocal yet, so
-        # this is div with `other` as a wrapped number (same values and dtype).
+        # PyTorch's: `self.reciprocal() * other` (MulBackward0, and its rounding).
         try:
             wrapped = wrap_number(other)
         except TypeError:
             return NotImplemented
-        return wrapped.div(self)  # type: ignore[attr-defined,no-any-return]
+        return self.reciprocal().mul(wrapped)  # type: ignore[attr-defined,no-any-return]
 
     def __itruediv__(self, other: Any) -> Tensor:
         return self.div_(other)  # type: ignore[attr-defined,no-any-return]
