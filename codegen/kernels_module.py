@@ -3,7 +3,7 @@ package's kernel expressions and derivative formulas.
 
 The module is read with `ast` and never run by the generator (it may import the very
 package being generated). What it offers is exactly its `__all__`, as for gradgen's own
-numpy_kernels.py and helpers.py.
+numpy_kernels and helpers packages.
 
 The generated package carries a byte-for-byte copy of the file as `user_kernels.py`
 (`MODULE_NAME`), so the output directory is a self-contained package: it imports on any

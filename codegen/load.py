@@ -71,11 +71,13 @@ class Model:
 
 
 def _runtime_source(module: str) -> Path:
-    """The source of a gradgen runtime module, in a checkout or an installed package."""
+    """The source of a gradgen runtime module, in a checkout or an installed package:
+    its file, or a package's `__init__.py` (which lists its family modules' names)."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "src" / "gradgen" / f"{module}.py", here.parent / f"{module}.py"):
-        if candidate.is_file():
-            return candidate
+    for root in (here.parent / "src" / "gradgen", here.parent):
+        for candidate in (root / f"{module}.py", root / module / "__init__.py"):
+            if candidate.is_file():
+                return candidate
     raise CodegenError(f"cannot find the gradgen runtime module '{module}.py'")
 
 
@@ -92,8 +94,12 @@ def exported_names(module: str) -> frozenset[str]:
 
 
 def defined_functions(module: str) -> frozenset[str]:
-    """The public top-level functions of a runtime module, read with ast."""
-    tree = ast.parse(_runtime_source(module).read_text(encoding="utf-8"))
+    """The public top-level functions of a runtime module, read with ast; for a
+    package, the `__all__` of its `__init__.py` (the functions are in its families)."""
+    path = _runtime_source(module)
+    if path.name == "__init__.py":
+        return exported_names(module)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     return frozenset(
         node.name
         for node in tree.body

@@ -547,10 +547,10 @@ class Tensor:
         return int(self._data.shape[0])
 
     def __iter__(self) -> Iterator[Tensor]:
+        """The rows along dim 0, as PyTorch: `unbind(0)`, so they keep the graph."""
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        # Without `select` generated yet, iteration gives detached rows.
-        return (Tensor(row) for row in self._data)
+        return iter(self.unbind(0))  # type: ignore[attr-defined]
 
     def __getitem__(self, index: Any) -> Tensor:
         """Basic indexing gives a differentiable view, advanced indexing (tensors,
@@ -657,13 +657,12 @@ class Tensor:
         return self.div(other)  # type: ignore[attr-defined,no-any-return]
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        # PyTorch's is `self.reciprocal() * other`; gradgen has no reciprocal yet, so
-        # this is div with `other` as a wrapped number (same values and dtype).
+        # PyTorch's: `self.reciprocal() * other` (MulBackward0, and its rounding).
         try:
             wrapped = wrap_number(other)
         except TypeError:
             return NotImplemented
-        return wrapped.div(self)  # type: ignore[attr-defined,no-any-return]
+        return self.reciprocal().mul(wrapped)  # type: ignore[attr-defined,no-any-return]
 
     def __itruediv__(self, other: Any) -> Tensor:
         return self.div_(other)  # type: ignore[attr-defined,no-any-return]

@@ -123,8 +123,7 @@ def mse_loss(
     if reduction == "sum":
         return weighted_squared_errors.sum()  # type: ignore[no-any-return]
     if reduction == "mean":
-        # torch divides by weight.sum(); gradgen's `/` comes with another batch.
-        return weighted_squared_errors.sum() * weight.sum().pow(-1)  # type: ignore[attr-defined,no-any-return]
+        return weighted_squared_errors.sum() / weight.sum()  # type: ignore[attr-defined,no-any-return]
     raise ValueError(
         f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
     )
@@ -585,7 +584,7 @@ def dropout(
         return gradgen.dropout(input, p, training)  # type: ignore[attr-defined,no-any-return]
     if p == 0 or not training or input.numel() == 0:
         return input
-    from gradgen.composites import _dropout_noise
+    from gradgen.composites.dropout import _dropout_noise
 
     if p == 1:
         return input.mul_(gradgen.zeros((), dtype=input.dtype))  # type: ignore[attr-defined,no-any-return]

@@ -356,22 +356,16 @@ def _reset_grad(param: Tensor, set_to_none: bool) -> None:
 
 
 def _overwrite_(tensor: Tensor, values: Any) -> None:
-    """`tensor.copy_(values)` for a tensor outside autograd (a parameter being
-    initialised, a gradient being zeroed).
-
-    gradgen has no copy_ / zero_ / uniform_ operator (and `mul_(0)` would keep NaN
-    and inf), so the values are written into the tensor's memory and its version
-    counter is bumped, as an in-place operator does.
-    """
+    """`tensor.copy_(values)` outside autograd, as PyTorch writes a parameter being
+    initialised (`uniform_` of values drawn by gradgen's generator) or a gradient
+    being zeroed: a number or an array broadcast to the tensor, one version bump."""
     if tensor.requires_grad and is_grad_enabled():
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation."
         )
-    array = np.broadcast_to(
-        np.asarray(values, dtype=tensor._data.dtype), tensor._data.shape
-    )
-    copy_into(tensor, array)
-    increment_version(tensor)
+    source = Tensor(np.asarray(values, dtype=tensor._data.dtype))
+    with no_grad():
+        tensor.copy_(source)  # type: ignore[attr-defined]
 
 
 # -- layers ----------------------------------------------------------------------------

@@ -1,0 +1,251 @@
+"""Composites of the loss family: nll_loss (any rank), cross_entropy, l1_loss, kl_div."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..tensor import Tensor
+from ._common import _ops, _reshape
+
+__all__ = [
+    "nll_loss",
+    "nll_loss2d",
+    "nll_loss_nd",
+    "cross_entropy_loss",
+    "l1_loss",
+    "kl_div",
+]
+
+
+_REDUCTION_NONE, _REDUCTION_MEAN, _REDUCTION_SUM = 0, 1, 2
+
+
+def nll_loss(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: int = _REDUCTION_MEAN,
+    ignore_index: int = -100,
+) -> Tensor:
+    """The loss output of nll_loss_forward."""
+    return _ops().nll_loss_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
+
+
+def nll_loss2d(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: int = _REDUCTION_MEAN,
+    ignore_index: int = -100,
+) -> Tensor:
+    """The loss output of nll_loss2d_forward."""
+    return _ops().nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
+
+
+def nll_loss_nd(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: int = _REDUCTION_MEAN,
+    ignore_index: int = -100,
+) -> Tensor:
+    """nll_loss for inputs of any rank >= 1, class dimension 1 (PyTorch's nll_loss_nd:
+    (C,) and (N, C) go to nll_loss, the rest to nll_loss2d)."""
+    ops = _ops()
+    ndim = self.dim()
+    if ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
+    # PyTorch reads size 0 for the batch of a 0-d target.
+    target_batch = target.shape[0] if target.dim() > 0 else 0
+    if ndim != 1 and self.shape[0] != target_batch:
+        raise ValueError(
+            f"Expected input batch_size ({self.shape[0]}) to match target batch_size "
+            f"({target_batch})."
+        )
+    if ndim in (1, 2):
+        return ops.nll_loss(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+    if ndim == 4:
+        return ops.nll_loss2d(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+    n, c = self.shape[0], self.shape[1]
+    out_size = (n,) + tuple(self.shape[2:])
+    if tuple(target.shape[1:]) != tuple(self.shape[2:]):
+        raise RuntimeError(
+            f"Expected target size {list(out_size)}, got {list(target.shape)}"
+        )
+    # PyTorch: contiguous() then view(). gradgen's contiguous() clones keeping a
+    # transposed layout, which view() cannot take: reshape instead (the same for a
+    # contiguous input; UnsafeViewBackward0 <- CloneBackward0 for another).
+    input_ = _reshape(self, (n, c, 1, -1) if self.numel() > 0 else (n, c, 0, 0))
+    target_ = _reshape(target, (n, 1, -1) if target.numel() > 0 else (n, 0, 0))
+    out = ops.nll_loss2d(input_, target_, weight, reduction, ignore_index)
+    if reduction != _REDUCTION_NONE:
+        return out  # type: ignore[no-any-return]
+    return out.view(out_size)  # type: ignore[no-any-return]
+
+
+def cross_entropy_loss(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    reduction: int = _REDUCTION_MEAN,
+    ignore_index: int = -100,
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """log_softmax over the class dimension, then nll_loss_nd; or, for a target of
+    class probabilities (the input's shape), -sum(target * log_softmax(input))
+    (PyTorch's cross_entropy_loss, with its label smoothing)."""
+    if tuple(self.shape) == tuple(target.shape):
+        if not target.is_floating_point():
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                + _SCALAR_TYPE_NAMES.get(target.dtype.name, target.dtype.name)
+            )
+        if ignore_index >= 0:
+            raise RuntimeError(
+                "ignore_index is not supported for floating point target"
+            )
+        return _cross_entropy_loss_prob_target(
+            self, target, weight, reduction, label_smoothing
+        )
+    if label_smoothing > 0.0:
+        _check_label_smoothing(label_smoothing)
+        return _cross_entropy_loss_label_smoothing(
+            self, target, weight, reduction, ignore_index, label_smoothing
+        )
+    class_dim = 0 if self.dim() == 1 else 1
+    log_probabilities = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    return _ops().nll_loss_nd(log_probabilities, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+
+
+def _check_label_smoothing(label_smoothing: float) -> None:
+    if label_smoothing > 1.0:
+        raise RuntimeError(
+            f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}"
+        )
+
+
+def _class_weight(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
+    """The class weights viewed to broadcast along `class_dim` of an ndim-d input."""
+    if ndim <= 1:
+        return weight
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return weight.view(tuple(shape))  # type: ignore[attr-defined,no-any-return]
+
+
+def _cross_entropy_loss_prob_target(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    label_smoothing: float,
+) -> Tensor:
+    class_dim = 0 if self.dim() == 1 else 1
+    n_classes = self.shape[class_dim]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(
+            f"cross_entropy: weight tensor should be defined either for all {n_classes} "
+            "classes or no classes but got weight tensor of shape: "
+            f"{list(weight.shape)}"
+        )
+    input: Any = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    if label_smoothing > 0.0:
+        _check_label_smoothing(label_smoothing)
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    terms = input * target
+    if weight is not None:
+        terms = terms * _class_weight(weight, input.dim(), 1)
+    if reduction == _REDUCTION_MEAN:
+        if input.numel() == 0:
+            return -terms.sum() * float("nan")  # type: ignore[no-any-return]
+        return -terms.sum() * (1.0 / (input.numel() // n_classes))  # type: ignore[no-any-return]
+    if reduction == _REDUCTION_SUM:
+        return -terms.sum()  # type: ignore[no-any-return]
+    if reduction == _REDUCTION_NONE:
+        return -terms.sum(class_dim)  # type: ignore[no-any-return]
+    raise RuntimeError(
+        f"Invalid reduction type encountered in cross_entropy: {reduction}"
+    )
+
+
+def _cross_entropy_loss_label_smoothing(
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    label_smoothing: float,
+) -> Tensor:
+    """(1 - s) * nll_loss + s / C * (the loss against uniform targets), ignored targets
+    contributing nothing. The ignored mask is data of the (integer, never
+    differentiable) target, applied as a 0/1 factor where PyTorch uses masked_fill_."""
+    class_dim = 0 if self.dim() == 1 else 1
+    input: Any = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    nll = _ops().nll_loss_nd(input, target, weight, reduction, ignore_index)
+    n_classes = input.shape[class_dim]
+    if weight is not None:
+        smooth_loss = -(input * _class_weight(weight, input.dim(), class_dim)).sum(
+            class_dim
+        )
+    else:
+        smooth_loss = -input.sum(class_dim)
+    ignored = target._data == ignore_index
+    smooth_loss = smooth_loss * Tensor((~ignored).astype(smooth_loss._data.dtype))
+    if reduction == _REDUCTION_MEAN:
+        if weight is not None:
+            counted = target._data[~ignored].reshape(-1)
+            denominator = float(np.sum(weight._data[counted]))
+        else:
+            denominator = float(np.sum(~ignored))
+        scale = 1.0 / denominator if denominator else float("nan")
+        ret = smooth_loss.sum() * scale
+    elif reduction == _REDUCTION_SUM:
+        ret = smooth_loss.sum()
+    elif reduction == _REDUCTION_NONE:
+        ret = smooth_loss
+    else:
+        raise RuntimeError(
+            f"Invalid reduction type encountered in cross_entropy: {reduction}"
+        )
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)  # type: ignore[no-any-return]
+
+
+def l1_loss(self: Tensor, target: Tensor, reduction: int = _REDUCTION_MEAN) -> Tensor:
+    """|self - target|, averaged, summed or unreduced (PyTorch's l1_loss: the nodes
+    are SubBackward0, AbsBackward0 and MeanBackward0 or SumBackward0)."""
+    loss = (self - target).abs()  # type: ignore[attr-defined]
+    if reduction == _REDUCTION_MEAN:
+        return loss.mean()  # type: ignore[no-any-return]
+    if reduction == _REDUCTION_SUM:
+        return loss.sum()  # type: ignore[no-any-return]
+    return loss  # type: ignore[no-any-return]
+
+
+def kl_div(
+    self: Tensor,
+    target: Tensor,
+    reduction: int = _REDUCTION_MEAN,
+    log_target: bool = False,
+) -> Tensor:
+    """The pointwise KL divergence of log-probabilities `self` from `target`:
+    exp(target) * (target - self) for log_target, else xlogy(target, target) -
+    target * self (0 * log 0 taken as 0), then reduced."""
+    if self.is_complex() or target.is_complex():
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not self.is_floating_point() or not target.is_floating_point():
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    ops = _ops()
+    if log_target:
+        output = target.exp() * (target - self)  # type: ignore[attr-defined]
+    else:
+        # xlogy(target, target), which gradgen lacks: where(target == 0, 0, t * log t).
+        xlogy = ops.where(target == 0, 0.0, target * target.log())  # type: ignore[attr-defined]
+        output = xlogy - target * self
+    if reduction == _REDUCTION_MEAN:
+        return output.mean()  # type: ignore[no-any-return]
+    if reduction == _REDUCTION_SUM:
+        return output.sum()  # type: ignore[no-any-return]
+    return output  # type: ignore[no-any-return]

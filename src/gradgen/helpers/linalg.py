@@ -1,0 +1,159 @@
+"""Formula helpers of the linalg family: matrix products, trace, norms."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..generated.ops import real
+from ..tensor import Tensor
+from ._common import (
+    Number,
+    _unsqueeze_multiple,
+    maybe_multiply,
+    scalar_conj,
+    zeros_like,
+)
+
+__all__ = [
+    "mm_mat1_backward",
+    "mm_mat2_backward",
+    "trace_backward",
+    "norm_backward",
+    "norm_jvp",
+    "linalg_vector_norm_backward",
+]
+
+
+def mm_mat1_backward(
+    grad: Tensor, mat2: Tensor, mat1_sizes: tuple[int, ...], alpha: Number
+) -> Tensor:
+    """d(alpha * mat1 @ mat2)/d(mat1) applied to grad: grad @ mat2^H * conj(alpha).
+
+    PyTorch's helper also takes mat1's strides and layout, only to return a
+    column-major gradient for a column-major mat1; the values are the same."""
+    return maybe_multiply(grad.mm(mat2.t().conj()), scalar_conj(alpha))  # type: ignore[attr-defined]
+
+
+def mm_mat2_backward(
+    grad: Tensor, mat1: Tensor, mat2_sizes: tuple[int, ...], alpha: Number
+) -> Tensor:
+    """d(alpha * mat1 @ mat2)/d(mat2) applied to grad: mat1^H @ grad * conj(alpha)."""
+    return maybe_multiply(mat1.t().conj().mm(grad), scalar_conj(alpha))  # type: ignore[attr-defined]
+
+
+def trace_backward(grad: Tensor, sizes: Sequence[int]) -> Tensor:
+    """The gradient of trace: grad on the diagonal of a matrix of `sizes`, zeros
+    elsewhere (PyTorch's trace_backward_symint)."""
+    if len(sizes) != 2:
+        raise RuntimeError("expected matrix input")
+    eye = Tensor(np.eye(sizes[0], sizes[1], dtype=grad._data.dtype))
+    return grad * eye
+
+
+def _norm_order(p: Number | None) -> float:
+    """The order of a norm as a double (2 when None, PyTorch's p.value_or(2))."""
+    if p is None:
+        return 2.0
+    return float(p.real if isinstance(p, complex) else p)
+
+
+def _reduced_dims(dim: Sequence[int] | None) -> Sequence[int]:
+    return () if dim is None else dim
+
+
+def norm_backward(
+    grad: Tensor | None,
+    self: Tensor,
+    p: Number | None,
+    norm: Tensor,
+    dim: Sequence[int] = (),
+    keepdim: bool = False,
+) -> Tensor | None:
+    """The gradient of the p-norm of `self` over `dim` (every dim when empty), with
+    PyTorch's cases: none for p = 0 (a count), sgn(self) for p = 1, self / norm for
+    p = 2 (0 where the norm is 0), the elements of largest magnitude sharing it for
+    p = inf, and sgn(self) |self|^(p-1) / norm^(p-1) otherwise."""
+    if grad is None:
+        return None
+    ndim = self.dim()
+    order = _norm_order(p)
+    if not keepdim and ndim != 0:
+        grad = _unsqueeze_multiple(grad, dim, ndim)
+        norm = _unsqueeze_multiple(norm, dim, ndim)
+    if order == 0.0:
+        return None
+    if order == 1.0:
+        return self.sgn() * grad  # type: ignore[attr-defined,no-any-return]
+    if order == 2.0:
+        return grad * (self / norm).masked_fill(norm.eq(0), 0)  # type: ignore[attr-defined,no-any-return]
+    if np.isinf(order):
+        self_abs = self.abs()  # type: ignore[attr-defined]
+        mask = self_abs.eq(norm).logical_or(self_abs.isnan())
+        return self.sgn() * ((grad / mask.sum(dim, True)) * mask)  # type: ignore[attr-defined,no-any-return]
+    if order < 1.0:
+        self_scaled = self.sgn() * self.abs().pow(order - 1).masked_fill(self.eq(0), 0)  # type: ignore[attr-defined]
+        return self_scaled * grad * norm.pow(1 - order)  # type: ignore[attr-defined,no-any-return]
+    if order < 2.0:
+        self_scaled = self.sgn() * self.abs().pow(order - 1)  # type: ignore[attr-defined]
+    else:
+        self_scaled = self * self.abs().pow(order - 2)  # type: ignore[attr-defined]
+    scale_v = (grad / norm.pow(order - 1)).masked_fill(norm.eq(0), 0)  # type: ignore[attr-defined]
+    return self_scaled * scale_v  # type: ignore[no-any-return]
+
+
+def norm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    p: Number | None,
+    norm: Tensor,
+    dim: Sequence[int] | None = (),
+    keepdim: bool = False,
+) -> Tensor:
+    """The tangent of the p-norm of `self_p` over `dim` (every dim when None or empty)
+    for the tangent `self_t`. (PyTorch's linalg_vector_norm_jvp is this with `dim`
+    optional; a helper of that name would shadow the generated JVP function of
+    linalg_vector_norm.)"""
+    dim = _reduced_dims(dim)
+    ndim = self_p.dim()
+    order = _norm_order(p)
+    if order == 0.0:
+        return zeros_like(norm)
+    if order == 1.0:
+        return real(self_p.sgn() * self_t.conj()).sum(dim, keepdim)  # type: ignore[attr-defined,no-any-return]
+    if order == 2.0:
+        total = real(self_p * self_t.conj()).sum(dim, keepdim)  # type: ignore[attr-defined]
+        return total.div(norm).masked_fill(norm.eq(0), 0)  # type: ignore[attr-defined,no-any-return]
+    if np.isinf(order):
+        if not keepdim and ndim != 0:
+            norm = _unsqueeze_multiple(norm, dim, ndim)
+        both_nan = self_p.isnan().logical_and(norm.isnan())  # type: ignore[attr-defined]
+        is_eq_max = self_p.abs().eq(norm).logical_or(both_nan).to(norm.dtype)  # type: ignore[attr-defined]
+        nb_max = is_eq_max.sum(dim, True)
+        sgn_t = real(self_p.sgn() * self_t.conj())  # type: ignore[attr-defined]
+        return (sgn_t * is_eq_max / nb_max).sum(dim, keepdim)  # type: ignore[no-any-return]
+    if order < 1.0:
+        weights = self_p.abs().pow(order - 1).masked_fill(self_p.eq(0), 0)  # type: ignore[attr-defined]
+        total = (weights * real(self_p.sgn() * self_t.conj())).sum(dim, keepdim)  # type: ignore[attr-defined]
+        return total * norm.pow(1 - order)  # type: ignore[attr-defined,no-any-return]
+    if order < 2.0:
+        weights = self_p.abs().pow(order - 1)  # type: ignore[attr-defined]
+        total = (weights * real(self_p.sgn() * self_t.conj())).sum(dim, keepdim)  # type: ignore[attr-defined]
+    else:
+        weights = self_p.abs().pow(order - 2)  # type: ignore[attr-defined]
+        total = (weights * real(self_p * self_t.conj())).sum(dim, keepdim)  # type: ignore[attr-defined]
+    return (total / norm.pow(order - 1)).masked_fill(norm.eq(0), 0)  # type: ignore[attr-defined,no-any-return]
+
+
+def linalg_vector_norm_backward(
+    grad: Tensor | None,
+    self: Tensor,
+    ord: Number,
+    norm: Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+) -> Tensor | None:
+    """norm_backward over `dim` (every dim when None); `dtype` needs nothing: the
+    engine converts the gradient to self's dtype."""
+    return norm_backward(grad, self, ord, norm, _reduced_dims(dim), keepdim)

@@ -1,0 +1,225 @@
+"""Formula helpers of the loss family: reductions of a loss, double backwards."""
+
+from __future__ import annotations
+
+
+import numpy as np
+
+from ..generated.ops import huber_loss_backward as _huber_loss_backward
+from ..generated.ops import log_sigmoid as _log_sigmoid
+from ..tensor import Tensor
+from ._common import _zeros
+
+__all__ = [
+    "apply_loss_reduction",
+    "mse_loss_double_backward",
+    "binary_cross_entropy_target_backward",
+    "binary_cross_entropy_double_backward",
+    "binary_cross_entropy_double_backward_target",
+    "binary_cross_entropy_double_backward_grad_output",
+    "smooth_l1_loss_double_backward",
+    "huber_loss_double_backward",
+    "huber_loss_double_backward_grad_output",
+    "binary_cross_entropy_with_logits_backward",
+    "binary_cross_entropy_with_logits_target_backward",
+]
+
+
+_REDUCTION_MEAN, _REDUCTION_SUM = 1, 2  # at::Reduction (None is 0)
+
+
+_BCE_EPS = 1e-12  # binary_cross_entropy's epsilon, for all dtypes (as PyTorch)
+
+
+def apply_loss_reduction(unreduced: Tensor, reduction: int) -> Tensor:
+    """The mean, the sum, or the loss unreduced, as `reduction` says."""
+    if reduction == _REDUCTION_MEAN:
+        return unreduced.mean()  # type: ignore[attr-defined,no-any-return]
+    if reduction == _REDUCTION_SUM:
+        return unreduced.sum()  # type: ignore[attr-defined,no-any-return]
+    return unreduced
+
+
+def _divide_by_numel(tensor: Tensor, numel: int) -> Tensor:
+    """`tensor / numel` (a mean's scale; an empty input gives nan as 0/0 does)."""
+    return tensor * (1.0 / numel if numel else float("nan"))
+
+
+def mse_loss_double_backward(grad: Tensor, input: Tensor, reduction: int) -> Tensor:
+    """The derivative of mse_loss_backward with respect to self: 2 * grad (/ numel)."""
+    grad_input = 2 * grad
+    if reduction == _REDUCTION_MEAN:
+        grad_input = _divide_by_numel(grad_input, input.numel())
+    return grad_input
+
+
+def binary_cross_entropy_target_backward(
+    grad: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """d(binary_cross_entropy)/d(target) applied to grad: -logit(self) * grad, with
+    logit(p) = log(p) - log1p(-p) (gradgen has no logit operator)."""
+    logit = self.log() - self.neg().log1p()  # type: ignore[attr-defined]
+    grad_target = logit.neg() * grad
+    if weight is not None:
+        grad_target = grad_target * weight
+    if reduction == _REDUCTION_MEAN:
+        grad_target = _divide_by_numel(grad_target, target.numel())
+    return grad_target  # type: ignore[no-any-return]
+
+
+def binary_cross_entropy_double_backward(
+    grad_output: Tensor,
+    grad: Tensor,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """The derivative of binary_cross_entropy_backward with respect to self."""
+    eps = _BCE_EPS
+    input_plus_eps = input + eps
+    one_minus_input_plus_eps = 1 - input + eps
+    numerator = input * input - 2 * input * target + target
+    denominator = input_plus_eps.pow(2) * one_minus_input_plus_eps.pow(2)  # type: ignore[attr-defined]
+    grad_input = numerator * denominator.pow(-1) * (grad * grad_output)
+    if weight is not None:
+        grad_input = grad_input * weight
+    if reduction == _REDUCTION_MEAN:
+        return _divide_by_numel(grad_input, input.numel())
+    return grad_input  # type: ignore[no-any-return]
+
+
+def binary_cross_entropy_double_backward_grad_output(
+    grad: Tensor,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """The derivative of binary_cross_entropy_backward with respect to grad_output."""
+    eps = _BCE_EPS
+    grad_grad_output = (input - target) * ((input + eps) * (1 - input + eps)).pow(-1) * grad  # type: ignore[attr-defined]
+    if weight is not None:
+        grad_grad_output = grad_grad_output * weight
+    if reduction == _REDUCTION_MEAN:
+        return _divide_by_numel(grad_grad_output, input.numel())
+    return grad_grad_output  # type: ignore[no-any-return]
+
+
+def binary_cross_entropy_double_backward_target(
+    grad: Tensor,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """The derivative of binary_cross_entropy_backward with respect to target:
+    -grad * grad_output / max((1 - self) * self, eps).
+
+    PyTorch clamps the denominator in place under no_grad, so the clamp changes its
+    value but not its gradient; adding the (constant) difference does the same."""
+    result = -grad * grad_output
+    if weight is not None:
+        result = result * weight
+    denominator = (1 - self) * self
+    clamped = np.maximum(denominator._data, _BCE_EPS)
+    denominator = denominator + Tensor(clamped - denominator._data)
+    result = result * denominator.pow(-1)  # type: ignore[attr-defined]
+    if reduction == _REDUCTION_MEAN:
+        result = _divide_by_numel(result, target.numel())
+    return result
+
+
+def smooth_l1_loss_double_backward(
+    grad: Tensor, input: Tensor, target: Tensor, reduction: int, beta: float
+) -> Tensor:
+    """The derivative of smooth_l1_loss_backward with respect to self: grad / beta
+    where |self - target| < beta, else 0 (all 0 for beta == 0), / numel for the mean."""
+    if beta == 0:
+        return _zeros(grad.shape, grad.dtype)
+    inside = (input - target).abs() < beta  # type: ignore[attr-defined]
+    grad_input = grad * inside * (1.0 / beta)
+    if reduction == _REDUCTION_MEAN:
+        grad_input = _divide_by_numel(grad_input, input.numel())
+    return grad_input  # type: ignore[no-any-return]
+
+
+def huber_loss_double_backward(
+    grad: Tensor, input: Tensor, target: Tensor, reduction: int, delta: float
+) -> Tensor:
+    """The derivative of huber_loss_backward with respect to self: grad where
+    |self - target| < delta, else 0, / numel for the mean."""
+    grad_input = grad * ((input - target).abs() < delta)  # type: ignore[attr-defined]
+    if reduction == _REDUCTION_MEAN:
+        grad_input = _divide_by_numel(grad_input, input.numel())
+    return grad_input  # type: ignore[no-any-return]
+
+
+def huber_loss_double_backward_grad_output(
+    grad: Tensor,
+    grad_output: Tensor,
+    input: Tensor,
+    target: Tensor,
+    reduction: int,
+    delta: float,
+) -> Tensor:
+    """The derivative of huber_loss_backward with respect to grad_output: the backward
+    applied to grad itself (unreduced), or, for a reduced (0-d) grad_output, the sum of
+    grad times the backward of a unit grad_output."""
+    if reduction == 0:
+        return _huber_loss_backward(grad, input, target, reduction, delta)  # type: ignore[no-any-return]
+    ones = Tensor(np.ones_like(grad_output._data))
+    unit = _huber_loss_backward(ones, input, target, reduction, delta)
+    return (unit * grad).sum()  # type: ignore[no-any-return]
+
+
+def binary_cross_entropy_with_logits_backward(
+    grad: Tensor,
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    pos_weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """d(binary_cross_entropy_with_logits)/d(self) applied to grad: sigmoid(x) - y, or
+    with pos_weight p: (p * y + 1 - y) * sigmoid(x) - p * y; times weight, / numel
+    of self for the mean."""
+    if pos_weight is not None:
+        t = pos_weight * target
+        grad_input = (t + 1 - target) * input.sigmoid() - t  # type: ignore[attr-defined]
+    else:
+        grad_input = input.sigmoid() - target  # type: ignore[attr-defined]
+    grad_input = grad_input * grad
+    if weight is not None:
+        grad_input = grad_input * weight
+    if reduction == _REDUCTION_MEAN:
+        grad_input = _divide_by_numel(grad_input, input.numel())
+    return grad_input  # type: ignore[no-any-return]
+
+
+def binary_cross_entropy_with_logits_target_backward(
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    pos_weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """d(binary_cross_entropy_with_logits)/d(target) applied to grad_output: -x, or
+    with pos_weight p: log_sigmoid(-x) - p * log_sigmoid(x); times weight, / numel of
+    target for the mean."""
+    if pos_weight is not None:
+        grad_target = _log_sigmoid(-self) - _log_sigmoid(self) * pos_weight
+    else:
+        grad_target = -self
+    grad_target = grad_target * grad_output
+    if weight is not None:
+        grad_target = grad_target * weight
+    if reduction == _REDUCTION_MEAN:
+        grad_target = _divide_by_numel(grad_target, target.numel())
+    return grad_target  # type: ignore[no-any-return]

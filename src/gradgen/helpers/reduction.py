@@ -1,0 +1,243 @@
+"""Formula helpers of the reduction family: sums, means, products, variance, scans."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..grad_mode import is_grad_enabled
+from ..generated.ops import cat
+from ..generated.ops import stack
+from ..generated.ops import where
+from ..numpy_kernels import _wrap_dim
+from ..tensor import Tensor
+from ._common import Number, _full, _unsqueeze_multiple, zeros_like
+
+__all__ = [
+    "sum_backward",
+    "mean_backward",
+    "prod_backward",
+    "restore_reduced_dims",
+    "scale_grad_by_count",
+    "evenly_distribute_backward",
+    "logsumexp_backward",
+    "var_backward",
+    "std_backward",
+    "cumsum_backward",
+    "cumprod_backward",
+]
+
+
+def sum_backward(
+    grad: Tensor, sizes: tuple[int, ...], dims: Sequence[int] | None, keepdim: bool
+) -> Tensor:
+    """Broadcast the gradient of a sum back over the summed dimensions."""
+    if not keepdim and len(sizes) > 0:
+        if dims is None or len(dims) == 0:
+            return grad.expand(sizes)  # type: ignore[attr-defined,no-any-return]
+        for dim in sorted(_wrap_dim(d, len(sizes)) for d in dims):
+            grad = grad.unsqueeze(dim)  # type: ignore[attr-defined]
+    return grad.expand(sizes)  # type: ignore[attr-defined,no-any-return]
+
+
+def mean_backward(
+    grad: Tensor,
+    sizes: tuple[int, ...],
+    dims: Sequence[int] | None,
+    numel: int,
+    keepdim: bool,
+) -> Tensor:
+    """The gradient of a mean: the sum's, divided by how many were averaged."""
+    if dims is None or len(dims) == 0 or len(sizes) == 0:
+        count = numel
+    else:
+        count = int(np.prod([sizes[_wrap_dim(d, len(sizes))] for d in dims]))
+    return sum_backward(grad, sizes, dims, keepdim) * (
+        1.0 / count if count else float("nan")
+    )
+
+
+def _isnan(tensor: Tensor) -> Tensor:
+    """NaN is the only value unequal to itself (eq is all this branch has of isnan)."""
+    return tensor.eq(tensor).eq(False)  # type: ignore[attr-defined,no-any-return]
+
+
+def _any_zero(tensor: Tensor) -> bool:
+    """Whether any element is zero (PyTorch reads this off the data, as here)."""
+    return bool(tensor.eq(0).sum().item())  # type: ignore[attr-defined]
+
+
+def _prod_safe_zeros_backward(grad: Tensor, inp: Tensor, dim: int) -> Tensor:
+    """d prod / d x_i as the product of the others, by an exclusive cumprod from each
+    side, which needs no division and so is right where inputs are zero."""
+    if inp.numel() == 0:
+        return grad.expand_as(inp)  # type: ignore[attr-defined,no-any-return]
+    size = inp.shape[dim]
+    if size == 1:
+        return grad
+    ones_size = list(inp.shape)
+    ones_size[dim] = 1
+    ones = _full(ones_size, 1, grad.dtype)
+    exclusive_normal = cat([ones, inp.narrow(dim, 0, size - 1)], dim).cumprod(dim)  # type: ignore[attr-defined]
+    narrow_reverse = inp.narrow(dim, 1, size - 1).flip([dim])  # type: ignore[attr-defined]
+    exclusive_reverse = cat([ones, narrow_reverse], dim).cumprod(dim).flip([dim])
+    return grad * (exclusive_normal * exclusive_reverse).conj()  # type: ignore[no-any-return]
+
+
+def prod_backward(
+    grad: Tensor,
+    input: Tensor,
+    result: Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+) -> Tensor:
+    """The gradient of prod (over everything, or over `dim`): result / input where no
+    input is zero, else the product of the other elements."""
+    if input.dim() == 0:
+        return grad
+    if dim is None:
+        zeros = int(input.eq(0).sum().item())  # type: ignore[attr-defined]
+        if zeros == 0:
+            return grad * result.div(input).conj()  # type: ignore[attr-defined,no-any-return]
+        if not is_grad_enabled() and zeros > 1:
+            return zeros_like(input)
+        flat = input.contiguous().view(-1)  # type: ignore[attr-defined]
+        return _prod_safe_zeros_backward(grad, flat, 0).view_as(input)  # type: ignore[attr-defined,no-any-return]
+    dim = _wrap_dim(dim, input.dim())
+    if not keepdim:
+        grad = grad.unsqueeze(dim)  # type: ignore[attr-defined]
+        result = result.unsqueeze(dim)  # type: ignore[attr-defined]
+    if not _any_zero(input):
+        return grad * result.div(input).conj()  # type: ignore[attr-defined,no-any-return]
+    return _prod_safe_zeros_backward(grad, input, dim)
+
+
+def restore_reduced_dims(output: Tensor, dims: Sequence[int], keepdim: bool) -> Tensor:
+    """`output` of a reduction over `dims` without keepdim, reshaped as with keepdim."""
+    if keepdim:
+        return output
+    total = output.dim() + len(dims)
+    target = [0] * total
+    for dim in dims:
+        target[dim + total if dim < 0 else dim] = 1
+    position = 0
+    for size in output.shape:
+        while target[position] > 0:
+            position += 1
+        target[position] = size
+        position += 1
+    return output.reshape(target)  # type: ignore[attr-defined,no-any-return]
+
+
+def scale_grad_by_count(grad: Tensor, mask: Tensor, dims: Sequence[int]) -> Tensor:
+    """Share the gradient evenly among the positions `mask` marks in each reduced slice."""
+    return grad.div(mask.sum(dims, True)) * mask  # type: ignore[attr-defined,no-any-return]
+
+
+def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Tensor:
+    """The gradient of a full max/min: split evenly among every element equal to the
+    result (every NaN when the result is NaN)."""
+    mask = _isnan(input) if bool(_isnan(value).item()) else input.eq(value)  # type: ignore[attr-defined]
+    zeros = _full(input.shape, 0, input.dtype)
+    return zeros.masked_fill(mask, grad.div(mask.sum()))  # type: ignore[attr-defined,union-attr,no-any-return]
+
+
+def logsumexp_backward(
+    grad: Tensor, self: Tensor, result: Tensor, dim: Sequence[int], keepdim: bool
+) -> Tensor:
+    """grad * softmax(self) over the reduced dims."""
+    if not keepdim and self.dim() != 0:
+        grad = _unsqueeze_multiple(grad, dim, self.dim())
+        result = _unsqueeze_multiple(result, dim, self.dim())
+    return grad * (self - result).exp().conj()  # type: ignore[attr-defined,no-any-return]
+
+
+def _double_division(numerator: float, denominator: float) -> float:
+    """C++ double division: by zero gives inf (or nan for 0 / 0), never an error."""
+    if denominator == 0:
+        return float("nan") if numerator == 0 else float("inf") * numerator
+    return numerator / denominator
+
+
+def var_backward(
+    grad: Tensor,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Tensor:
+    """The gradient of var: 2 / (n - correction) * grad * (self - mean)."""
+    correction = 1.0 if correction is None else float(correction.real)
+    if self.dim() == 0 or dim is None:
+        dof = self.numel() - correction
+        if dof <= 0:
+            # 2 / dof is infinite: nan where self == mean (inf * 0), else inf.
+            where = _full(self.shape, float("inf"), grad.dtype.to_real())
+            return grad * where.masked_fill(self.eq(self.mean()), float("nan"))  # type: ignore[attr-defined,no-any-return]
+        return _double_division(2.0, dof) * grad * (self - self.mean())  # type: ignore[attr-defined,no-any-return]
+    if not keepdim and self.dim() > 1:
+        grad = _unsqueeze_multiple(grad, dim, self.dim())
+    count = 1
+    for d in dim:
+        count *= self.shape[_wrap_dim(d, self.dim())]
+    scale = _double_division(2.0, count - correction)
+    return scale * grad * (self - self.mean(dim, True))  # type: ignore[attr-defined,no-any-return]
+
+
+def std_backward(
+    result: Tensor,
+    grad: Tensor,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Tensor:
+    """The gradient of std = sqrt(var): var's, scaled by 1 / (2 std) (0 where std is 0)."""
+    grad_var = grad.div(result * 2).masked_fill(result.eq(0), 0)  # type: ignore[attr-defined]
+    return var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def _reversed_cumsum(tensor: Tensor, dim: int) -> Tensor:
+    return tensor.flip([dim]).cumsum(dim).flip([dim])  # type: ignore[attr-defined,no-any-return]
+
+
+def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
+    """The gradient of cumsum: a cumsum from the other end."""
+    if grad.numel() <= 1 or grad.shape[_wrap_dim(dim, grad.dim())] == 1:
+        return grad
+    return _reversed_cumsum(grad, dim)
+
+
+def cumprod_backward(grad: Tensor, input: Tensor, dim: int, output: Tensor) -> Tensor:
+    """The gradient of cumprod. Without zeros in the input it is a reversed cumsum of
+    output * grad divided by the input; with zeros, each input's gradient is built from
+    the products that omit it (PyTorch's differentiable O(n^2) formulation, which it
+    uses under grad mode; its O(n) shortcut otherwise gives the same values)."""
+    if input.numel() <= 1:
+        return grad
+    dim = _wrap_dim(dim, input.dim())
+    dim_size = input.shape[dim]
+    if dim_size == 1:
+        return grad
+    input_conj = input.conj()  # type: ignore[attr-defined]
+    output_conj = output.conj()  # type: ignore[attr-defined]
+    if not _any_zero(input):
+        return _reversed_cumsum(output_conj * grad, dim).div(input_conj)  # type: ignore[attr-defined,no-any-return]
+    ones_size = list(input.shape)
+    ones_size[dim] = 1
+    ones = _full(ones_size, 1, grad.dtype)
+    slices = []
+    for k in range(dim_size):
+        if k == 0:
+            omitted = cat([ones, input_conj.slice(dim, 1).cumprod(dim)], dim)
+        elif k == dim_size - 1:
+            omitted = input_conj.slice(dim, 0, k).prod(dim, True)
+        else:
+            until_k = input_conj.slice(dim, 0, k).prod(dim, True)
+            from_k_plus_1 = input_conj.slice(dim, k + 1).cumprod(dim)
+            omitted = cat(
+                [until_k, until_k.expand_as(from_k_plus_1) * from_k_plus_1], dim
+            )
+        slices.append((grad.slice(dim, k) * omitted).sum(dim))  # type: ignore[attr-defined]
+    return stack(slices, dim)  # type: ignore[no-any-return]

@@ -1,0 +1,163 @@
+"""Pieces the kernel families share: dimension wrapping, broadcast checks, PyTorch's
+type names and error texts."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+
+# PyTorch's refusal to write into memory that several elements share (an expanded
+# tensor): in-place kernels, copy_into and Tensor.__setitem__ all say it this way.
+OVERLAPPING_WRITE_ERROR = (
+    "unsupported operation: more than one element of the written-to tensor refers to a "
+    "single memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether shapes `a` and `b` broadcast together."""
+    try:
+        np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return True
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """PyTorch's maybe_wrap_dim, with its error (a 0-d tensor accepts 0 and -1)."""
+    low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not low <= dim <= high:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{low}, {high}], but "
+            f"got {dim})"
+        )
+    return dim + ndim if dim < 0 and ndim else (0 if dim < 0 else dim)
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _erf_float64(x: np.ndarray) -> np.ndarray:
+    """erf in float64, element by element (0-d arrays and empty arrays included)."""
+    return np.asarray(_ERF(np.asarray(x, np.float64)), dtype=np.float64)
+
+
+def _check_broadcast(*operands: Any) -> None:
+    """PyTorch's error when the (array) operands of an elementwise kernel do not
+    broadcast; numbers and None are skipped."""
+    arrays = [a for a in operands if isinstance(a, np.ndarray)]
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays))
+    except ValueError as error:
+        from ..variable_type_utils import broadcast_error
+
+        raise broadcast_error(error, *arrays) from None
+
+
+class _Operand:
+    """An array as `dtypes.result_type` sees a tensor: a genuine (not wrapped) tensor."""
+
+    __slots__ = ("_data", "_is_wrapped_number")
+
+    def __init__(self, data: np.ndarray) -> None:
+        self._data = data
+        self._is_wrapped_number = False
+
+
+def _common_dtype(*operands: Any) -> np.dtype:
+    """PyTorch's result_type of arrays (tensors) and Python numbers (wrapped numbers),
+    for kernels whose result dtype is not the common dtype (comparisons, clamp with
+    optional bounds). None operands are skipped."""
+    from ..dtypes import result_type
+
+    present = [
+        _Operand(o) if isinstance(o, np.ndarray) else o
+        for o in operands
+        if o is not None
+    ]
+    return result_type(*present).numpy
+
+
+_C10_TYPE_NAMES = {
+    "bool": "bool",
+    "int32": "int",
+    "int64": "long int",
+    "uint8": "unsigned char",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _silently(kernel: Any) -> Any:
+    """Run `kernel` with numpy's floating-point warnings off: like PyTorch, these
+    kernels make inf and nan (log of 0, inf - inf, overflow) without a word."""
+
+    def silent(*args: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return kernel(*args)
+
+    silent.__name__ = kernel.__name__
+    silent.__doc__ = kernel.__doc__
+    return silent
+
+
+def _along(dim: int, ndim: int, item: Any) -> tuple[Any, ...]:
+    """An index tuple selecting `item` along `dim` and everything elsewhere."""
+    return (slice(None),) * dim + (item,) + (slice(None),) * (ndim - dim - 1)
+
+
+def _reduction_dims(dim: Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+    """The wrapped dims of a reduction; None or [] is every dim (PyTorch's rule)."""
+    if dim is None or len(dim) == 0:
+        return tuple(range(ndim))
+    seen: set[int] = set()
+    for d in dim:
+        wrapped = _wrap_dim(d, ndim)
+        if wrapped in seen:
+            raise RuntimeError(
+                f"dim {wrapped} appears multiple times in the list of dims"
+            )
+        seen.add(wrapped)
+    return tuple(sorted(seen)) if ndim else ()
+
+
+# PyTorch's C++ names of the scalar types, as its error messages spell them.
+_CPP_TYPE_NAMES = {
+    "bool": "bool",
+    "int32": "int",
+    "int64": "long int",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def _scalar_type(array: np.ndarray) -> str:
+    return _SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+
+
+def _not_implemented_for(kernel: str, array: np.ndarray) -> NotImplementedError:
+    """PyTorch's error for a dtype a kernel is not compiled for."""
+    return NotImplementedError(
+        f"\"{kernel}\" not implemented for '{_scalar_type(array)}'"
+    )
+
+
+def _check_floating(kernel: str, array: np.ndarray) -> None:
+    """PyTorch's AT_DISPATCH_FLOATING_TYPES: anything else is not implemented."""
+    if array.dtype.kind != "f":
+        raise _not_implemented_for(kernel, array)
+
+
+def _same_dtype(result: Any, like: np.ndarray) -> np.ndarray:
+    """`result` as an array of `like`'s dtype (Python scalars in the formulas must not
+    widen a float32 computation)."""
+    return np.asarray(result).astype(like.dtype, copy=False)

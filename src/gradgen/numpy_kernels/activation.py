@@ -1,0 +1,319 @@
+"""Activation kernels (torch.nn.functional's activations) and softmax, with their backwards."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import scalar_type_name as _scalar_type_name
+from ._common import (
+    _check_floating,
+    _erf_float64,
+    _not_implemented_for,
+    _same_dtype,
+    _silently,
+    _wrap_dim,
+)
+
+__all__ = [
+    "relu",
+    "gelu",
+    "silu",
+    "threshold_backward",
+    "gelu_backward",
+    "silu_backward",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "elu",
+    "elu_backward",
+    "softplus",
+    "softplus_backward",
+    "log_sigmoid_forward",
+    "log_sigmoid_backward",
+    "hardtanh",
+    "hardtanh_backward",
+    "mish",
+    "mish_backward",
+    "softmax",
+    "softmax_backward_data",
+]
+
+
+_M_SQRT1_2 = 0.70710678118654752440  # 1/sqrt(2)
+
+
+_M_2_SQRTPI = 1.12837916709551257390  # 2/sqrt(pi)
+
+
+_GELU_BETA = 2.0**0.5 * _M_2_SQRTPI * 0.5  # sqrt(2/pi), PyTorch's kBeta for 'tanh'
+
+
+_GELU_KAPPA = 0.044715
+
+
+def relu(self: np.ndarray) -> np.ndarray:
+    """max(x, 0), keeping NaN and -0.0 (PyTorch's clamp_min(0)); dtype kept."""
+    if self.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if self.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    return np.where(self < 0, np.zeros((), self.dtype), self)
+
+
+def _check_gelu(self: np.ndarray, approximate: str, kernel: str) -> None:
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    if self.dtype.kind not in "f":
+        raise _not_implemented_for(kernel, self)
+
+
+def gelu(self: np.ndarray, approximate: str) -> np.ndarray:
+    """x * Phi(x), or its tanh approximation (PyTorch's GeluKernelImpl)."""
+    _check_gelu(self, approximate, "GeluKernelImpl")
+    x = self
+    if approximate == "tanh":
+        inner = _GELU_BETA * (x + _GELU_KAPPA * (x * x * x))
+        return (0.5 * x * (1 + np.tanh(inner))).astype(x.dtype)
+    return (x * 0.5 * (1 + _erf_float64(x * _M_SQRT1_2))).astype(x.dtype)
+
+
+def gelu_backward(
+    grad_output: np.ndarray, self: np.ndarray, approximate: str
+) -> np.ndarray:
+    """grad_output * gelu'(self) (PyTorch's GeluBackwardKernelImpl)."""
+    _check_gelu(self, approximate, "GeluBackwardKernelImpl")
+    x = self
+    if approximate == "tanh":
+        x_sq = x * x
+        inner = _GELU_BETA * (x + _GELU_KAPPA * x_sq * x)
+        tanh_inner = np.tanh(inner)
+        left_derivative = 0.5 * (1 + tanh_inner)
+        right_derivative = (
+            0.5
+            * x
+            * (1 - tanh_inner * tanh_inner)
+            * _GELU_BETA
+            * (1 + 3 * _GELU_KAPPA * x_sq)
+        )
+        return grad_output * (left_derivative + right_derivative)
+    cdf = 0.5 * (1 + _erf_float64(x * _M_SQRT1_2)).astype(x.dtype)
+    pdf = _M_2_SQRTPI * _M_SQRT1_2 * 0.5 * np.exp(-0.5 * x * x)
+    return grad_output * (cdf + x * pdf)
+
+
+def silu(self: np.ndarray) -> np.ndarray:
+    """x * sigmoid(x), as PyTorch computes it: x / (1 + exp(-x))."""
+    if self.dtype.kind not in "fc":
+        raise _not_implemented_for("silu_cpu", self)
+    return self / (1 + np.exp(-self))
+
+
+def silu_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
+    """grad_output * silu'(self) (PyTorch's silu_backward kernel)."""
+    if self.dtype.kind not in "fc":
+        raise _not_implemented_for("silu_backward_cpu", self)
+    sigmoid_x = np.reciprocal(1 + np.exp(-self))
+    return grad_output * sigmoid_x * (1 + self * (1 - sigmoid_x))
+
+
+def threshold_backward(
+    grad_output: np.ndarray, self: np.ndarray, threshold: Any
+) -> np.ndarray:
+    """grad_output where self > threshold, else 0 (NaN in self lets the gradient
+    through, as PyTorch's `self <= threshold ? 0 : grad`)."""
+    if self.dtype.kind in "bc":
+        raise _not_implemented_for("threshold_cpu", self)
+    return np.where(self <= threshold, np.zeros((), grad_output.dtype), grad_output)
+
+
+@_silently
+def softmax(self: np.ndarray, dim: int, half_to_float: bool, log: bool) -> np.ndarray:
+    """_softmax / _log_softmax along dim, shifted by the max (floating input only)."""
+    name = "log_softmax" if log else "softmax"
+    if half_to_float:
+        raise RuntimeError(
+            "softmax with half to float conversion is not supported on CPU"
+        )
+    axis = _wrap_dim(dim, self.ndim)
+    if self.dtype.kind != "f":
+        kernel = "lastdim_kernel_impl" if axis >= self.ndim - 1 else "kernel_impl"
+        raise NotImplementedError(
+            f"\"{name}_{kernel}\" not implemented for '{_scalar_type_name(self)}'"
+        )
+    x = self.reshape(1) if self.ndim == 0 else self
+    if x.size == 0:
+        return self.copy()
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    exps = np.exp(shifted)
+    sums = np.sum(exps, axis=axis, keepdims=True)
+    result = shifted - np.log(sums) if log else exps / sums
+    return result.reshape(self.shape)
+
+
+@_silently
+def softmax_backward_data(
+    grad_output: np.ndarray, output: np.ndarray, dim: int, log: bool
+) -> np.ndarray:
+    """The gradient of _softmax (`log` False) or _log_softmax from its output."""
+    if grad_output.shape != output.shape:
+        raise RuntimeError(
+            f"Expected size {list(grad_output.shape)} but got size {list(output.shape)} "
+            "for argument #2 'output' (while checking arguments for softmax_backward)"
+        )
+    axis = _wrap_dim(dim, grad_output.ndim)
+    g = grad_output.reshape(1) if grad_output.ndim == 0 else grad_output
+    y = output.reshape(g.shape)
+    if log:
+        result = g - np.exp(y) * np.sum(g, axis=axis, keepdims=True)
+    else:
+        result = y * (g - np.sum(g * y, axis=axis, keepdims=True))
+    return result.reshape(grad_output.shape).astype(grad_output.dtype, copy=False)
+
+
+def leaky_relu(self: np.ndarray, negative_slope: Any) -> np.ndarray:
+    """x where x > 0, else x * negative_slope (NaN stays NaN)."""
+    _check_floating("leaky_relu_cpu", self)
+    return _same_dtype(np.where(self > 0, self, self * negative_slope), self)
+
+
+_LEAKY_RELU_INPLACE_NEGATIVE_SLOPE = (
+    "In-place leakyReLu backward calculation is triggered with a negative slope which "
+    "is not supported. This is caused by calling in-place forward function with a "
+    "negative slope, please call out-of-place version instead. File an issue at "
+    "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+    "backward calculation with negative slope"
+)
+
+
+def leaky_relu_backward(
+    grad_output: np.ndarray, self: np.ndarray, negative_slope: Any, self_is_result: bool
+) -> np.ndarray:
+    """grad_output where self > 0, else grad_output * negative_slope. With
+    `self_is_result` (after leaky_relu_) the slope must be positive, as PyTorch checks.
+    """
+    if self_is_result and negative_slope < 0:
+        raise RuntimeError(_LEAKY_RELU_INPLACE_NEGATIVE_SLOPE)
+    _check_floating("leaky_relu_backward_cpu", self)
+    return _same_dtype(
+        np.where(self > 0, grad_output, grad_output * negative_slope), grad_output
+    )
+
+
+def elu(self: np.ndarray, alpha: Any, scale: Any, input_scale: Any) -> np.ndarray:
+    """scale * x for x > 0, else scale * alpha * (exp(input_scale * x) - 1)."""
+    _check_floating("elu_cpu", self)
+    negative = np.expm1(np.minimum(self, 0) * input_scale) * (alpha * scale)
+    return _same_dtype(np.where(self <= 0, negative, self * scale), self)
+
+
+_ELU_INPLACE_NEGATIVE_SLOPE = (
+    "In-place elu backward calculation is triggered with a negative slope which is not "
+    "supported. This is caused by calling in-place forward function with a negative "
+    "slope, please call out-of-place version instead."
+)
+
+
+def elu_backward(
+    grad_output: np.ndarray,
+    alpha: Any,
+    scale: Any,
+    input_scale: Any,
+    is_result: bool,
+    self_or_result: np.ndarray,
+) -> np.ndarray:
+    """grad_output * elu'(x), from the input x or (is_result) from the result y:
+    input_scale * (y + alpha * scale) where y <= 0, scale elsewhere."""
+    if is_result and alpha < 0:
+        raise RuntimeError(_ELU_INPLACE_NEGATIVE_SLOPE)
+    _check_floating("elu_backward_cpu", self_or_result)
+    x = self_or_result
+    negative_coefficient = alpha * scale
+    if is_result:
+        negative = grad_output * input_scale * (x + negative_coefficient)
+    else:
+        negative = (
+            grad_output
+            * (input_scale * negative_coefficient)
+            * np.exp(np.minimum(x, 0) * input_scale)
+        )
+    return _same_dtype(np.where(x <= 0, negative, grad_output * scale), grad_output)
+
+
+def softplus(self: np.ndarray, beta: Any, threshold: Any) -> np.ndarray:
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
+    _check_floating("softplus_cpu", self)
+    scaled = self * beta
+    smooth = np.log1p(np.exp(np.minimum(scaled, threshold))) / beta
+    return _same_dtype(np.where(scaled > threshold, self, smooth), self)
+
+
+def softplus_backward(
+    grad_output: np.ndarray, self: np.ndarray, beta: Any, threshold: Any
+) -> np.ndarray:
+    """grad_output * sigmoid(beta * x), and grad_output where beta * x > threshold."""
+    _check_floating("softplus_backward_cpu", self)
+    scaled = self * beta
+    z = np.exp(np.minimum(scaled, threshold))
+    return _same_dtype(
+        np.where(scaled > threshold, grad_output, grad_output * z / (z + 1)),
+        grad_output,
+    )
+
+
+def log_sigmoid_forward(self: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log(sigmoid(x)), buffer) computed stably as min(x, 0) - log1p(exp(-|x|)); the
+    buffer holds exp(-|x|) for the backward, as PyTorch's CPU kernel keeps it."""
+    _check_floating("log_sigmoid_cpu", self)
+    buffer = _same_dtype(np.exp(-np.abs(self)), self)
+    return _same_dtype(np.minimum(self, 0) - np.log1p(buffer), self), buffer
+
+
+def log_sigmoid_backward(
+    grad_output: np.ndarray, self: np.ndarray, buffer: np.ndarray
+) -> np.ndarray:
+    """grad_output * (1 - sigmoid(x)), from the forward's buffer exp(-|x|) (recomputed
+    when the buffer is empty, as PyTorch's CUDA kernel leaves it)."""
+    _check_floating("log_sigmoid_backward_cpu", self)
+    z = np.exp(-np.abs(self)) if buffer.size == 0 else buffer
+    negative = self < 0
+    derivative = np.where(negative, 1 - z / (1 + z), z / (1 + z))
+    return _same_dtype(derivative * grad_output, grad_output)
+
+
+def hardtanh(self: np.ndarray, min_val: Any, max_val: Any) -> np.ndarray:
+    """x clamped to [min_val, max_val], in x's dtype (integers too)."""
+    if self.dtype.kind == "b":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if self.dtype.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    return _same_dtype(np.minimum(np.maximum(self, min_val), max_val), self)
+
+
+def hardtanh_backward(
+    grad_output: np.ndarray, self: np.ndarray, min_val: Any, max_val: Any
+) -> np.ndarray:
+    """grad_output, except 0 where x <= min_val or x >= max_val (NaN lets it through)."""
+    _check_floating("hardtanh_backward_cpu", self)
+    outside = (self <= min_val) | (self >= max_val)
+    return np.where(outside, np.zeros((), grad_output.dtype), grad_output)
+
+
+def _softplus_unit(x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)) without overflow."""
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def mish(self: np.ndarray) -> np.ndarray:
+    """x * tanh(softplus(x))."""
+    _check_floating("mish_cpu", self)
+    return _same_dtype(self * np.tanh(_softplus_unit(self)), self)
+
+
+def mish_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
+    """grad_output * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2)), sp = softplus(x)."""
+    _check_floating("mish_backward_cpu", self)
+    sigmoid_x = 1 / (1 + np.exp(-self))
+    tanh_softplus = np.tanh(_softplus_unit(self))
+    derivative = tanh_softplus + self * sigmoid_x * (1 - tanh_softplus * tanh_softplus)
+    return _same_dtype(grad_output * derivative, grad_output)

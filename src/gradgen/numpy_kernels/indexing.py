@@ -1,0 +1,325 @@
+"""Indexing kernels: advanced indexing, index_put/add/select, gather, scatter, masks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import scalar_type_name as _scalar_type_name
+from ._common import OVERLAPPING_WRITE_ERROR, _C10_TYPE_NAMES, _wrap_dim
+from .elementwise import fill
+
+__all__ = [
+    "index_select",
+    "advanced_index",
+    "index_put",
+    "index_add",
+    "gather",
+    "scatter",
+    "masked_fill",
+]
+
+
+def _check_index_dtype(index: np.ndarray, message: str) -> None:
+    if index.dtype.name not in ("int32", "int64"):
+        raise RuntimeError(message)
+
+
+def _check_bounds(index: np.ndarray, size: int, dim: int) -> None:
+    """PyTorch's scatter/gather bounds check (negative indices are out of bounds)."""
+    bad = (index < 0) | (index >= size)
+    if bad.any():
+        value = int(index[bad].reshape(-1)[0])
+        raise RuntimeError(
+            f"index {value} is out of bounds for dimension {dim} with size {size}"
+        )
+
+
+def _advanced_key(
+    self: np.ndarray, indices: Sequence[np.ndarray | None]
+) -> tuple[Any, ...]:
+    """PyTorch's `index` indices as a numpy key (None takes its whole dimension), with
+    PyTorch's checks and messages; numpy places the result's dimensions the same way."""
+    if not indices:
+        raise IndexError("at least one index must be provided")
+    consumed = sum(1 if i is None or i.dtype.kind != "b" else i.ndim for i in indices)
+    if consumed > self.ndim:
+        raise IndexError(
+            f"too many indices for tensor of dimension {self.ndim} (got {consumed})"
+        )
+    key: list[Any] = []
+    dim = 0
+    position = 0  # among the index tensors (PyTorch counts dimensions this way)
+    shapes = []
+    for index in indices:
+        if index is None:
+            key.append(slice(None))
+            dim += 1
+            continue
+        if index.dtype.kind == "b":
+            extent = self.shape[dim : dim + index.ndim]
+            for offset, (got, wanted) in enumerate(zip(index.shape, extent)):
+                if got != wanted:
+                    raise IndexError(
+                        f"The shape of the mask {list(index.shape)} at index {offset} does "
+                        f"not match the shape of the indexed tensor {list(self.shape)} at "
+                        f"index {dim + offset}"
+                    )
+            key.append(index)
+            shapes.append([int(np.count_nonzero(index))])
+            dim += index.ndim
+        elif index.dtype.kind in "iu":
+            size = self.shape[dim]
+            bad = (index < -size) | (index >= size)
+            if bad.any():
+                value = int(index[bad].reshape(-1)[0])
+                raise IndexError(
+                    f"index {value} is out of bounds for dimension {position} with size {size}"
+                )
+            key.append(index)
+            shapes.append(list(index.shape))
+            dim += 1
+        else:
+            raise IndexError(
+                "tensors used as indices must be long, int, byte or bool tensors"
+            )
+        position += 1
+    try:
+        np.broadcast_shapes(*(tuple(shape) for shape in shapes))
+    except ValueError:
+        raise IndexError(
+            "shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(str(shape) for shape in shapes)
+        ) from None
+    return tuple(key)
+
+
+def advanced_index(
+    self: np.ndarray, indices: Sequence[np.ndarray | None]
+) -> np.ndarray:
+    """`self[indices]` with tensors, as PyTorch's `index` (always a copy)."""
+    return np.array(self[_advanced_key(self, indices)])
+
+
+def index_put(
+    self: np.ndarray,
+    indices: Sequence[np.ndarray | None],
+    values: np.ndarray,
+    accumulate: bool,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """self with `values` written (or, with accumulate, added: repeated indices add up)
+    at `indices`; into `out` (self's memory) for index_put_, else into a copy."""
+    if values.dtype != self.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_scalar_type_name(self)} for the destination and "
+            f"{_scalar_type_name(values)} for the source."
+        )
+    key = _advanced_key(self, indices)
+    if out is not None and not out.flags.writeable:
+        raise RuntimeError(OVERLAPPING_WRITE_ERROR)
+    result = self.copy() if out is None else out
+    target_shape = np.empty(self.shape, dtype=np.bool_)[key].shape
+    try:
+        fits = np.broadcast_shapes(values.shape, target_shape) == target_shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast "
+            f"to indexing result of shape {list(target_shape)}"
+        )
+    if accumulate:
+        np.add.at(result, key, values)
+    else:
+        result[key] = values
+    return result
+
+
+def index_select(self: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """The slices at `index` (a vector or a single index) along dim."""
+    _check_index_dtype(index, "index_select(): Expected dtype int32 or int64 for index")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    axis = _wrap_dim(dim, self.ndim)
+    flat = index.reshape(-1)
+    if self.ndim == 0:
+        if flat.size != 1:
+            raise RuntimeError(
+                "index_select(): Index to scalar can have only 1 value, got "
+                f"{flat.size} value(s)"
+            )
+        if flat[0] != 0:
+            raise IndexError("index out of range in self")
+        return self.copy()
+    if ((flat < 0) | (flat >= self.shape[axis])).any():
+        raise IndexError("index out of range in self")
+    return np.take(self, flat, axis=axis)
+
+
+def index_add(
+    self: np.ndarray, dim: int, index: np.ndarray, source: np.ndarray, alpha: Any
+) -> np.ndarray:
+    """A copy of self with alpha * source's slices added at `index` along dim."""
+    axis = _wrap_dim(dim, self.ndim)
+    if index.dtype.name not in ("int32", "int64"):
+        raise RuntimeError(
+            "index_add_(): Expected dtype int32/int64 for index but got: "
+            f"{_scalar_type_name(index)}"
+        )
+    if index.ndim > 1:
+        raise IndexError(
+            f"index_add_(): Index is supposed to be a vector, but got dim: {index.ndim} "
+            f"with type: {_scalar_type_name(index)} and size: {list(index.shape)}"
+        )
+    if self.dtype != source.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({_scalar_type_name(self)}) and source "
+            f"({_scalar_type_name(source)}) must have the same scalar type"
+        )
+    flat = index.reshape(-1)
+    result = self.copy()
+    if self.ndim == 0:
+        source_slices = source.reshape(-1)
+        if flat.size != source_slices.size:
+            raise RuntimeError(
+                f"index_add_(): Number of indices ({flat.size}) should be equal to "
+                f"source.size(dim): ({source_slices.size}), for dim: {axis}"
+            )
+        if ((flat != 0)).any():
+            raise IndexError("index out of range in self")
+        result += alpha * source_slices.sum() if flat.size else 0
+        return result
+    if source.ndim != self.ndim or any(
+        s != n for d, (s, n) in enumerate(zip(self.shape, source.shape)) if d != axis
+    ):
+        raise RuntimeError(
+            "source tensor shape must match self tensor shape, excluding the specified "
+            f"dimension. Got self.shape = {list(self.shape)} source.shape = "
+            f"{list(source.shape)}"
+        )
+    if flat.size != source.shape[axis]:
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({flat.size}) should be equal to "
+            f"source.size(dim): ({source.shape[axis]}), for dim: {axis}"
+        )
+    if ((flat < 0) | (flat >= self.shape[axis])).any():
+        raise IndexError("index out of range in self")
+    scaled = source if alpha == 1 else source * np.asarray(alpha).astype(source.dtype)
+    np.add.at(np.moveaxis(result, axis, 0), flat, np.moveaxis(scaled, axis, 0))
+    return result
+
+
+def _scatter_gather_index(
+    self: np.ndarray, dim: int, index: np.ndarray, name: str
+) -> tuple[int, tuple[np.ndarray, ...]]:
+    """Check `index` against self as gather/scatter do; return the wrapped dim and the
+    full advanced index that addresses self at index's positions."""
+    _check_index_dtype(index, f"{name}(): Expected dtype int32/int64 for index")
+    axis = _wrap_dim(dim, self.ndim)
+    if index.ndim != self.ndim and not (self.ndim <= 1 and index.ndim <= 1):
+        what = "input" if name == "gather" else "self"
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as {what} tensor"
+        )
+    if self.ndim == 0:
+        _check_bounds(index, 1, axis)
+        return axis, (np.zeros(index.shape, np.intp),)
+    _check_bounds(index, self.shape[axis], axis)
+    grid = np.indices(index.shape, sparse=True) if index.ndim else ()
+    positions = tuple(
+        index.astype(np.intp) if d == axis else grid[d]
+        for d in range(max(index.ndim, 1))
+    )
+    return axis, positions
+
+
+def gather(self: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
+    """Elements of self picked along dim by `index` (result has index's shape)."""
+    axis = _wrap_dim(dim, self.ndim)
+    if index.ndim == self.ndim and self.ndim:
+        for d in range(self.ndim):
+            if d != axis and index.shape[d] > self.shape[d]:
+                raise RuntimeError(
+                    f"Size does not match at dimension {d} expected index "
+                    f"{list(index.shape)} to be no larger than self {list(self.shape)} "
+                    f"apart from dimension {axis}"
+                )
+    axis, positions = _scatter_gather_index(self, dim, index, "gather")
+    if self.ndim == 0:
+        return np.broadcast_to(self, index.shape).copy()
+    return self[positions]
+
+
+def scatter(
+    self: np.ndarray, dim: int, index: np.ndarray, src: Any, reduce: str | None
+) -> np.ndarray:
+    """A copy of self with src (a tensor or a number) written (reduce None) or added
+    (reduce "add") at index's positions along dim."""
+    if isinstance(src, np.ndarray) and src.dtype != self.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    axis, positions = _scatter_gather_index(self, dim, index, "scatter")
+    if isinstance(src, np.ndarray) and index.ndim == self.ndim and self.ndim:
+        for d in range(self.ndim):
+            if index.shape[d] > src.shape[d] or (
+                d != axis and index.shape[d] > self.shape[d]
+            ):
+                raise RuntimeError(
+                    f"Expected index {list(index.shape)} to be no larger than self "
+                    f"{list(self.shape)} apart from dimension {axis} and to be no larger "
+                    f"size than src {list(src.shape)}"
+                )
+    result = self.copy()
+    if isinstance(src, np.ndarray):
+        values = src[tuple(slice(0, n) for n in index.shape)] if src.ndim else src
+    else:
+        values = np.asarray(src).astype(self.dtype)
+    target = result.reshape(1) if self.ndim == 0 else result
+    if reduce == "add":
+        np.add.at(target, positions, values)
+    else:
+        target[positions] = values
+    return result
+
+
+def masked_fill(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
+    """self (broadcast with mask) with `value` where mask is True."""
+    if mask.dtype != np.bool_:
+        raise RuntimeError(
+            "masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{_C10_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)}"
+        )
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise RuntimeError(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                f"with {value.ndim} dimension(s)."
+            )
+        value = value.item()
+    if isinstance(value, complex) and self.dtype.kind != "c":
+        raise RuntimeError(
+            f"value cannot be converted to type {_C10_TYPE_NAMES[self.dtype.name]} "
+            "without overflow"
+        )
+    fill = np.asarray(value).astype(self.dtype)
+    try:
+        shape = np.broadcast_shapes(self.shape, mask.shape)
+    except ValueError:
+        raise _size_mismatch(mask.shape, self.shape) from None
+    return np.where(mask, fill, np.broadcast_to(self, shape))
+
+
+def _size_mismatch(a: tuple[int, ...], b: tuple[int, ...]) -> RuntimeError:
+    """PyTorch's broadcast error for shapes a and b (the first mismatch from the end)."""
+    for offset in range(1, max(len(a), len(b)) + 1):
+        sa = a[-offset] if offset <= len(a) else 1
+        sb = b[-offset] if offset <= len(b) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            return RuntimeError(
+                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                f"non-singleton dimension {max(len(a), len(b)) - offset}"
+            )
+    return RuntimeError("shapes cannot be broadcast")

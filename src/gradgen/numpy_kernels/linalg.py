@@ -1,0 +1,333 @@
+"""Linear algebra kernels: matrix products, triangles, trace, norms."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..dtypes import scalar_type_name as _scalar_type_name
+from ._common import (
+    _CPP_TYPE_NAMES,
+    _check_broadcast,
+    _common_dtype,
+    _not_implemented_for,
+    _reduction_dims,
+    _scalar_type,
+    _silently,
+)
+from .shape import diagonal, expand
+
+__all__ = [
+    "mm",
+    "bmm",
+    "dot",
+    "vdot",
+    "mv",
+    "addmm",
+    "tril",
+    "triu",
+    "trace",
+    "vector_norm",
+    "dist",
+]
+
+
+def _check_not_bool(kernel: str, array: np.ndarray) -> None:
+    if array.dtype.kind == "b":
+        raise _not_implemented_for(kernel, array)
+
+
+def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
+    """A matrix product of two matrices of one dtype (PyTorch's checks and messages)."""
+    if self.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if self.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} "
+            f"and {mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    if self.dtype != mat2.dtype:
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{_CPP_TYPE_NAMES[self.dtype.name]} != {_CPP_TYPE_NAMES[mat2.dtype.name]}"
+        )
+    _check_not_bool("addmm_impl_cpu_", self)
+    return np.matmul(self, mat2)
+
+
+def bmm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
+    """Matrix products of two batches of matrices, batch by batch."""
+    if self.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if mat2.shape[0] != self.shape[0] or mat2.shape[1] != self.shape[2]:
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{self.shape[0]}, {self.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+        )
+    if self.dtype != mat2.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_scalar_type(self)} but found {_scalar_type(mat2)}"
+        )
+    _check_not_bool("bmm", self)
+    return np.matmul(self, mat2)
+
+
+def _check_dot(self: np.ndarray, other: np.ndarray) -> None:
+    if self.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {self.ndim}D and {other.ndim}D tensors"
+        )
+    if self.dtype != other.dtype:
+        raise RuntimeError(
+            "dot : expected both vectors to have same dtype, but found "
+            f"{_scalar_type(self)} and {_scalar_type(other)}"
+        )
+    if self.shape[0] != other.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{self.shape[0]}] and src "
+            f"[{other.shape[0]}] to have the same number of elements, but got "
+            f"{self.shape[0]} and {other.shape[0]} elements respectively"
+        )
+    _check_not_bool("dot", self)
+
+
+def dot(self: np.ndarray, tensor: np.ndarray) -> np.ndarray:
+    """The inner product of two vectors, without conjugation; a 0-d result."""
+    _check_dot(self, tensor)
+    return np.asarray(np.dot(self, tensor), dtype=self.dtype)
+
+
+def vdot(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """The inner product conjugating the first vector; a 0-d result."""
+    _check_dot(self, other)
+    return np.asarray(np.vdot(self, other), dtype=self.dtype)
+
+
+def mv(self: np.ndarray, vec: np.ndarray) -> np.ndarray:
+    """A matrix times a vector (PyTorch computes it as addmv, hence its messages)."""
+    if self.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got 1, {self.ndim}, {vec.ndim}"
+        )
+    if self.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({self.shape[0]}), mat "
+            f"({self.shape[0]}x{self.shape[1]}), vec ({vec.shape[0]})"
+        )
+    if self.dtype != vec.dtype:
+        raise RuntimeError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{_scalar_type(vec)}, {_scalar_type(self)}, and {_scalar_type(vec)}"
+        )
+    _check_not_bool("addmv_impl_cpu", self)
+    return np.matmul(self, vec)
+
+
+def _scalar_as(value: Any, array: np.ndarray) -> Any:
+    """A Scalar argument converted to the tensor's type, as the kernel reads it."""
+    if array.dtype.kind in "iu":
+        return int(value.real if isinstance(value, complex) else value)
+    if array.dtype.kind == "f":
+        if isinstance(value, complex):
+            if value.imag != 0:
+                raise RuntimeError(
+                    f"value cannot be converted to type {_CPP_TYPE_NAMES[array.dtype.name]} "
+                    "without overflow"
+                )
+            value = value.real
+        return array.dtype.type(value)
+    return array.dtype.type(value)
+
+
+def addmm(
+    self: np.ndarray, mat1: np.ndarray, mat2: np.ndarray, beta: Any, alpha: Any
+) -> np.ndarray:
+    """beta * self + alpha * (mat1 @ mat2), `self` broadcast to the product's shape.
+
+    As in BLAS, beta == 0 ignores `self` (nan and inf included) and alpha == 0 the
+    product."""
+    if self.dtype != mat2.dtype:
+        raise RuntimeError(
+            "self and mat2 must have the same dtype, but got "
+            f"{_scalar_type(self)} and {_scalar_type(mat2)}"
+        )
+    if mat1.dtype != mat2.dtype:
+        raise RuntimeError(
+            "mat1 and mat2 must have the same dtype, but got "
+            f"{_scalar_type(mat1)} and {_scalar_type(mat2)}"
+        )
+    for name, mat in (("mat1", mat1), ("mat2", mat2)):
+        if mat.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {mat.ndim}-D tensor")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x{mat1.shape[1]} "
+            f"and {mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    _check_not_bool("addmm_impl_cpu_", mat1)
+    shape = (mat1.shape[0], mat2.shape[1])
+    base = _expand_size(self, shape)
+    beta, alpha = _scalar_as(beta, self), _scalar_as(alpha, self)
+    if alpha == 0:
+        product = np.zeros(shape, self.dtype)
+    else:
+        product = np.matmul(mat1, mat2)
+        if alpha != 1:
+            product = product * alpha
+    if beta == 0:
+        return product.astype(self.dtype, copy=False)
+    return (base * beta + product if beta != 1 else base + product).astype(
+        self.dtype, copy=False
+    )
+
+
+def _expand_size(self: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`self` broadcast to `shape` (PyTorch's expand_size, with its messages)."""
+    if self.ndim > len(shape):
+        expand(self, shape)  # raises PyTorch's "number of sizes provided" error
+    leading = len(shape) - self.ndim
+    for i, extent in enumerate(self.shape):
+        target = shape[leading + i]
+        if extent != 1 and extent != target:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target}) must match the existing size "
+                f"({extent}) at non-singleton dimension {leading + i}.  Target sizes: "
+                f"{list(shape)}.  Tensor sizes: {list(self.shape)}"
+            )
+    return np.broadcast_to(self, shape)
+
+
+def _check_matrices(self: np.ndarray, name: str) -> None:
+    if self.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+
+
+def tril(self: np.ndarray, diagonal: int) -> np.ndarray:
+    """The lower triangle of the last two dims (on and below `diagonal`), zeros above."""
+    _check_matrices(self, "tril")
+    return np.tril(self, diagonal)
+
+
+def triu(self: np.ndarray, diagonal: int) -> np.ndarray:
+    """The upper triangle of the last two dims (on and above `diagonal`), zeros below."""
+    _check_matrices(self, "triu")
+    return np.triu(self, diagonal)
+
+
+def trace(self: np.ndarray) -> np.ndarray:
+    """The sum of a matrix's diagonal; integral input gives int64."""
+    if self.ndim != 2:
+        raise RuntimeError(
+            f"trace: expected a matrix, but got tensor with dim {self.ndim}"
+        )
+    if self.dtype.kind == "b":
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    dtype = np.int64 if self.dtype.kind in "iu" else self.dtype
+    return np.asarray(np.trace(self, dtype=dtype))
+
+
+def _check_vector_norm_dtype(self: np.ndarray, dtype: Any) -> np.ndarray:
+    """linalg.vector_norm's checks of the input and `dtype`; the input converted."""
+    if self.dtype.kind not in "fc":
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. "
+            f"Got {_scalar_type_name(self)}"
+        )
+    if dtype is None:
+        return self
+    wanted = np.dtype(dtype.numpy)
+    if wanted.kind not in "fc":
+        raise RuntimeError(
+            "linalg.vector_norm: dtype should be floating point or complex, but got "
+            f"{_SCALAR_TYPE_NAMES.get(wanted.name, wanted.name)}"
+        )
+    if (self.dtype.kind == "c") != (wanted.kind == "c"):
+        kind = "complex" if self.dtype.kind == "c" else "real"
+        raise RuntimeError(
+            f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got "
+            f"{_SCALAR_TYPE_NAMES.get(wanted.name, wanted.name)}"
+        )
+    if wanted.itemsize < self.dtype.itemsize:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({_scalar_type_name(self)}) "
+            "should be convertible without narrowing to the specified dtype "
+            f"({_SCALAR_TYPE_NAMES.get(wanted.name, wanted.name)})"
+        )
+    return self.astype(wanted)
+
+
+@_silently
+def vector_norm(
+    self: np.ndarray,
+    ord: Any,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: Any,
+) -> np.ndarray:
+    """The `ord`-norm of the elements over `dim` (every dim when None or empty): the
+    count of non-zeros for 0, the largest (smallest) magnitude for inf (-inf), else
+    sum(|x|^ord)^(1/ord). The result is real."""
+    self = _check_vector_norm_dtype(self, dtype)
+    if isinstance(ord, complex):
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a non-complex scalar as the order of norm."
+        )
+    axes = _reduction_dims(dim, self.ndim)
+    p = float(ord)
+    if math.isinf(p):
+        name = "inf" if p > 0 else "-inf"
+        if self.size == 0 and (dim is None or len(dim) == 0):
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty tensor "
+                "because the operation does not have an identity"
+            )
+        for d in axes:
+            if self.shape[d] == 0:
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the {name} norm on the "
+                    f"dimension {d}because this dimension is empty and the operation "
+                    "does not have an identity"
+                )
+    magnitude = np.abs(self)
+    real = magnitude.dtype
+    if p == 0:
+        result = np.sum(magnitude != 0, axis=axes, keepdims=keepdim, dtype=real)
+    elif p == math.inf:
+        result = np.max(magnitude, axis=axes, keepdims=keepdim)
+    elif p == -math.inf:
+        result = np.min(magnitude, axis=axes, keepdims=keepdim)
+    elif p == 1:
+        result = np.sum(magnitude, axis=axes, keepdims=keepdim)
+    elif p == 2:
+        result = np.sqrt(np.sum(magnitude * magnitude, axis=axes, keepdims=keepdim))
+    else:
+        powered = np.sum(magnitude**p, axis=axes, keepdims=keepdim)
+        result = powered ** (1.0 / p)
+    return np.asarray(result, real)
+
+
+def dist(self: np.ndarray, other: np.ndarray, p: Any) -> np.ndarray:
+    """The p-norm of self - other (broadcast), in their common (floating) dtype; the
+    result is real."""
+    common = _common_dtype(self, other)
+    self, other = self.astype(common, copy=False), other.astype(common, copy=False)
+    if self.dtype.kind == "b" and other.dtype.kind == "b":
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if self.dtype.kind not in "fc":
+        raise RuntimeError(
+            "norm(): input dtype should be either floating point or complex. Got "
+            f"{_scalar_type_name(self)} instead."
+        )
+    _check_broadcast(self, other)
+    return vector_norm(self - other, p, None, False, None)

@@ -1,0 +1,536 @@
+"""Loss kernels (torch.nn.functional's losses) and their backwards."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._common import _check_floating, _same_dtype, _scalar_type, broadcastable
+
+__all__ = [
+    "mse_loss",
+    "mse_loss_backward",
+    "nll_loss_forward",
+    "nll_loss_backward",
+    "nll_loss2d_forward",
+    "nll_loss2d_backward",
+    "binary_cross_entropy",
+    "binary_cross_entropy_backward",
+    "smooth_l1_loss",
+    "smooth_l1_loss_backward",
+    "huber_loss",
+    "huber_loss_backward",
+    "binary_cross_entropy_with_logits",
+]
+
+
+# at::Reduction
+_NONE, _MEAN, _SUM = 0, 1, 2
+
+
+_BCE_EPSILON = float(np.float32(1e-12))
+
+
+def _reduce_loss(loss: np.ndarray, reduction: int) -> np.ndarray:
+    """PyTorch's apply_loss_reduction: mean, sum, or the loss unreduced."""
+    if reduction == _MEAN:
+        if loss.size == 0:
+            return np.asarray(np.nan, loss.dtype)
+        return np.asarray(np.sum(loss) / loss.size, loss.dtype)
+    if reduction == _SUM:
+        return np.asarray(np.sum(loss), loss.dtype)
+    return loss
+
+
+def mse_loss(self: np.ndarray, target: np.ndarray, reduction: int) -> np.ndarray:
+    """(self - target) ** 2, reduced (inputs already promoted to one dtype)."""
+    _check_floating("mse_cpu", self)
+    if reduction not in (_NONE, _MEAN, _SUM):
+        raise RuntimeError(
+            "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
+            "FAILED"
+        )
+    difference = self - target
+    return _reduce_loss(difference * difference, reduction)
+
+
+def mse_loss_backward(
+    grad_output: np.ndarray, self: np.ndarray, target: np.ndarray, reduction: int
+) -> np.ndarray:
+    """2 * (self - target) * grad_output, divided by self's numel for the mean (as
+    PyTorch: self's own numel, even when target broadcasts it to more elements)."""
+    _check_floating("mse_backward_cpu_out", self)
+    norm = 2.0 / self.size if reduction == _MEAN and self.size else 2.0
+    return (norm * (self - target) * grad_output).astype(self.dtype, copy=False)
+
+
+def _check_nll_dtypes(
+    kernel: str, self: np.ndarray, target: np.ndarray, weight: np.ndarray | None
+) -> None:
+    if target.dtype != np.int64:
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {_scalar_type(target)}"
+        )
+    _check_floating(kernel, self)
+    if weight is not None and weight.dtype != self.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_scalar_type(self)} but found {_scalar_type(weight)}"
+        )
+
+
+def _nll_rows(
+    rows: np.ndarray, targets: np.ndarray, weight: np.ndarray | None, ignore_index: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For (N, C) rows and N targets: the ignored mask, the targets made safe to index
+    with, and each row's weight (0 where ignored); out-of-range targets raise."""
+    ignored = targets == ignore_index
+    n_classes = rows.shape[-1]
+    bad = ~ignored & ((targets < 0) | (targets >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {targets[bad][0]} is out of bounds.")
+    safe = np.where(ignored, 0, targets)
+    if weight is None:
+        weights = np.ones(targets.shape, rows.dtype)
+    else:
+        weights = weight[safe]
+    return ignored, safe, np.where(ignored, 0, weights).astype(rows.dtype, copy=False)
+
+
+def _nll_reduced(
+    rows: np.ndarray,
+    targets: np.ndarray,
+    weight: np.ndarray | None,
+    reduction: int,
+    ignore_index: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The reduced loss and the total weight of (N, C) rows."""
+    dtype = rows.dtype
+    if targets.size == 0:
+        output = np.nan if reduction == _MEAN else 0.0
+        return np.asarray(output, dtype), np.asarray(0.0, dtype)
+    ignored, safe, weights = _nll_rows(rows, targets, weight, ignore_index)
+    picked = rows[np.arange(len(safe)), safe]
+    loss = -np.sum(np.where(ignored, 0, picked * weights))
+    total_weight = np.sum(weights)
+    if reduction == _MEAN:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = loss / total_weight
+    return np.asarray(loss, dtype), np.asarray(total_weight, dtype)
+
+
+def _nll_unreduced(
+    rows: np.ndarray, targets: np.ndarray, weight: np.ndarray | None, ignore_index: int
+) -> np.ndarray:
+    """-weight[t] * row[t] per row, 0 for ignored rows."""
+    ignored, safe, weights = _nll_rows(rows, targets, weight, ignore_index)
+    picked = rows[np.arange(len(safe)), safe]
+    return np.where(ignored, 0, -picked * weights).astype(rows.dtype, copy=False)
+
+
+def nll_loss_forward(
+    self: np.ndarray,
+    target: np.ndarray,
+    weight: np.ndarray | None,
+    reduction: int,
+    ignore_index: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The negative log likelihood of 1-d or (N, C) log-probabilities, and the total
+    weight of the targets counted (PyTorch's nll_loss_forward)."""
+    _check_nll_shapes(self, target, weight)
+    _check_nll_dtypes("nll_loss_out_frame", self, target, weight)
+    rows, targets = (
+        (self[None], target.reshape(1)) if self.ndim == 1 else (self, target)
+    )
+    if reduction == _NONE and self.ndim == 2:
+        return _nll_unreduced(rows, targets, weight, ignore_index), np.zeros(
+            (), self.dtype
+        )
+    return _nll_reduced(rows, targets, weight, reduction, ignore_index)
+
+
+def _check_nll_shapes(
+    self: np.ndarray, target: np.ndarray, weight: np.ndarray | None
+) -> None:
+    if not 0 < self.ndim <= 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if target.ndim > 1:
+        raise RuntimeError(
+            "0D or 1D target tensor expected, multi-target not supported"
+        )
+    if self.ndim == 1 and target.ndim == 1 and target.shape[0] != 1:
+        raise ValueError(
+            "For 1D input, 1D target must have size 1, but got target size: "
+            f"{target.shape[0]}"
+        )
+    if self.ndim == 2:
+        if target.ndim == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if self.shape[0] != target.shape[0]:
+            raise RuntimeError(
+                f"size mismatch (got input: {list(self.shape)}, target: "
+                f"{list(target.shape)})"
+            )
+    n_classes = self.shape[-1]
+    if weight is not None and (weight.ndim != 1 or weight.size != n_classes):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no "
+            f"classes but got weight tensor of shape: {list(weight.shape)}"
+        )
+
+
+def nll_loss_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    target: np.ndarray,
+    weight: np.ndarray | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: np.ndarray,
+) -> np.ndarray:
+    """Zeros of self's shape with -weight[t] * grad (over the total weight for the
+    mean) at each counted target."""
+    _check_nll_shapes(self, target, weight)
+    _check_nll_dtypes("nll_loss_backward_out_frame", self, target, weight)
+    rows, targets = (
+        (self[None], target.reshape(1)) if self.ndim == 1 else (self, target)
+    )
+    grad_rows = _nll_grad_rows(
+        grad_output,
+        rows,
+        targets,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+        unreduced=reduction == _NONE and self.ndim == 2,
+    )
+    return grad_rows.reshape(self.shape)
+
+
+def _nll_grad_rows(
+    grad_output: np.ndarray,
+    rows: np.ndarray,
+    targets: np.ndarray,
+    weight: np.ndarray | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: np.ndarray,
+    unreduced: bool,
+) -> np.ndarray:
+    """The gradient of the loss of (N, C) rows: -weight[t] * grad at each counted
+    target (grad over the total weight for the mean), zeros elsewhere."""
+    if total_weight.size != 1:
+        raise RuntimeError(
+            "expected total_weight to be a  single element tensor, got: "
+            f"{list(total_weight.shape)} ({total_weight.size} elements)"
+        )
+    if unreduced:
+        if grad_output.size != len(targets):
+            raise RuntimeError(
+                f"Expected a tensor of {len(targets)} elements for grad_output, but got: "
+                f"{list(grad_output.shape)}"
+            )
+    elif grad_output.size != 1:
+        raise RuntimeError(
+            "Expected a single element grad_output tensor, but got: "
+            f"{list(grad_output.shape)}"
+        )
+    grad_rows = np.zeros(rows.shape, rows.dtype)
+    if targets.size == 0:
+        return grad_rows
+    ignored, safe, weights = _nll_rows(rows, targets, weight, ignore_index)
+    kept = ~ignored
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if unreduced:
+            values = -weights[kept] * grad_output.reshape(-1)[kept]
+        else:
+            scale = grad_output.reshape(())
+            if reduction == _MEAN:
+                scale = scale / total_weight.reshape(())
+            values = weights[kept] * -scale
+    grad_rows[np.arange(len(safe))[kept], safe[kept]] = values
+    return grad_rows
+
+
+def _check_nll2d(
+    self: np.ndarray, target: np.ndarray, weight: np.ndarray | None
+) -> None:
+    if target.ndim != 3:
+        raise RuntimeError(
+            "only batches of spatial targets supported (3D tensors) but got targets of "
+            f"dimension: {target.ndim}"
+        )
+    if self.ndim != 4:
+        raise RuntimeError(
+            "only batches of spatial inputs supported (4D tensors), but got input of "
+            f"dimension: {self.ndim}"
+        )
+    if weight is not None and weight.size != self.shape[1]:
+        raise RuntimeError(
+            "weight tensor should be defined either for all or no classes"
+        )
+    if (self.shape[0], self.shape[2], self.shape[3]) != target.shape:
+        raise RuntimeError(
+            f"size mismatch (got input: {list(self.shape)} , target: {list(target.shape)}"
+        )
+
+
+def _nll2d_rows(self: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(N, C, H, W) as (N*H*W, C) rows and (N, H, W) targets as N*H*W targets."""
+    return np.moveaxis(self, 1, -1).reshape(-1, self.shape[1]), target.reshape(-1)
+
+
+def nll_loss2d_forward(
+    self: np.ndarray,
+    target: np.ndarray,
+    weight: np.ndarray | None,
+    reduction: int,
+    ignore_index: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """nll_loss_forward for (N, C, H, W) inputs and (N, H, W) targets."""
+    _check_nll2d(self, target, weight)
+    _check_nll_dtypes("nll_loss2d_forward_out_frame", self, target, weight)
+    rows, targets = _nll2d_rows(self, target)
+    if reduction == _NONE:
+        loss = _nll_unreduced(rows, targets, weight, ignore_index)
+        return loss.reshape(target.shape), np.zeros((), self.dtype)
+    return _nll_reduced(rows, targets, weight, reduction, ignore_index)
+
+
+def nll_loss2d_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    target: np.ndarray,
+    weight: np.ndarray | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: np.ndarray,
+) -> np.ndarray:
+    _check_nll2d(self, target, weight)
+    _check_nll_dtypes("nll_loss2d_backward_out_frame", self, target, weight)
+    rows, targets = _nll2d_rows(self, target)
+    grad_rows = _nll_grad_rows(
+        grad_output,
+        rows,
+        targets,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+        unreduced=reduction == _NONE,
+    )
+    n, c, h, w = self.shape
+    return np.moveaxis(grad_rows.reshape(n, h, w, c), -1, 1).copy()
+
+
+def _check_bce(
+    self: np.ndarray, target: np.ndarray, weight: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """PyTorch's checks of binary_cross_entropy's inputs; target and weight broadcast
+    to self's shape (weight in self's dtype)."""
+    _check_floating("binary_cross_entropy", self)
+    if target.dtype != self.dtype:
+        raise RuntimeError(
+            f"Found dtype {_scalar_type(target)} but expected {_scalar_type(self)}"
+        )
+    try:
+        target = np.broadcast_to(target, self.shape)
+    except ValueError:
+        raise _broadcast_error(self.shape, target.shape) from None
+    if weight is not None:
+        shape = (
+            np.broadcast_shapes(self.shape, weight.shape)
+            if broadcastable(self.shape, weight.shape)
+            else None
+        )
+        if shape is None:
+            raise _broadcast_error(self.shape, weight.shape)
+        if shape != self.shape:
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(shape)}"
+            )
+        weight = np.broadcast_to(weight.astype(self.dtype, copy=False), self.shape)
+    return target, weight
+
+
+def _broadcast_error(a: tuple[int, ...], b: tuple[int, ...]) -> RuntimeError:
+    for offset in range(1, min(len(a), len(b)) + 1):
+        size_a, size_b = a[-offset], b[-offset]
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            return RuntimeError(
+                f"The size of tensor a ({size_a}) must match the size of tensor b "
+                f"({size_b}) at non-singleton dimension {max(len(a), len(b)) - offset}"
+            )
+    return RuntimeError(f"shapes {list(a)} and {list(b)} do not broadcast")
+
+
+def binary_cross_entropy(
+    self: np.ndarray, target: np.ndarray, weight: np.ndarray | None, reduction: int
+) -> np.ndarray:
+    """-weight * (target * log(self) + (1 - target) * log(1 - self)), each logarithm
+    clamped at -100 as PyTorch does, reduced."""
+    target, weight = _check_bce(self, target, weight)
+    if not np.all((self >= 0) & (self <= 1)):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if not np.all((target >= 0) & (target <= 1)):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    with np.errstate(divide="ignore"):
+        log_self = np.maximum(np.log(self), -100)
+        log_one_minus_self = np.maximum(np.log1p(-self), -100)
+    loss = (target - 1) * log_one_minus_self - target * log_self
+    if weight is not None:
+        loss = loss * weight
+    return _reduce_loss(loss.astype(self.dtype, copy=False), reduction)
+
+
+def binary_cross_entropy_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    target: np.ndarray,
+    weight: np.ndarray | None,
+    reduction: int,
+) -> np.ndarray:
+    """grad * (self - target) / max((1 - self) * self, 1e-12), times weight, divided by
+    the number of elements for the mean."""
+    target, weight = _check_bce(self, target, weight)
+    # PyTorch's EPSILON is the float 1e-12, also in double kernels.
+    grad_input = (
+        grad_output * (self - target) / np.maximum((1 - self) * self, _BCE_EPSILON)
+    )
+    if weight is not None:
+        grad_input = grad_input * weight
+    if reduction == _MEAN and self.size:
+        grad_input = grad_input / self.size
+    return np.broadcast_to(grad_input, self.shape).astype(self.dtype)
+
+
+def _loss_norm(self: np.ndarray, reduction: int) -> float:
+    """The mean's 1 / numel (of self, as PyTorch), or 1."""
+    if reduction == _MEAN:
+        return 1.0 / self.size if self.size else math.nan
+    return 1.0
+
+
+def smooth_l1_loss(
+    self: np.ndarray, target: np.ndarray, reduction: int, beta: float
+) -> np.ndarray:
+    """0.5 * d^2 / beta where d = |x - y| < beta, else d - 0.5 * beta; reduced."""
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_floating("smooth_l1_cpu", self)
+    z = np.abs(self - target)
+    loss = np.where(z < beta, 0.5 * z * z / (beta if beta else 1.0), z - 0.5 * beta)
+    return _reduce_loss(_same_dtype(loss, self), reduction)
+
+
+def smooth_l1_loss_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    target: np.ndarray,
+    reduction: int,
+    beta: float,
+) -> np.ndarray:
+    """norm * grad * clamp((x - y) / beta, -1, 1) (norm = 1 / numel for the mean)."""
+    _check_floating("smooth_l1_backward_cpu_out", self)
+    norm = _loss_norm(self, reduction)
+    x = self - target
+    inside = norm * x * grad_output / (beta if beta else 1.0)
+    grad = np.where(
+        x <= -beta, -norm * grad_output, np.where(x >= beta, norm * grad_output, inside)
+    )
+    return _same_dtype(grad, self)
+
+
+def _check_reduction(reduction: int) -> None:
+    if reduction not in (_NONE, _MEAN, _SUM):
+        raise RuntimeError(
+            "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
+            "FAILED"
+        )
+
+
+def huber_loss(
+    self: np.ndarray, target: np.ndarray, reduction: int, delta: float
+) -> np.ndarray:
+    """0.5 * d^2 where d = |x - y| < delta, else delta * (d - 0.5 * delta); reduced."""
+    if not delta > 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_floating("huber_cpu", self)
+    _check_reduction(reduction)
+    if not broadcastable(self.shape, target.shape):
+        raise _broadcast_error(self.shape, target.shape)
+    z = np.abs(self - target)
+    loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+    return _reduce_loss(_same_dtype(loss, self), reduction)
+
+
+def huber_loss_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    target: np.ndarray,
+    reduction: int,
+    delta: float,
+) -> np.ndarray:
+    """norm * grad * clamp(x - y, -delta, delta) (norm = 1 / numel for the mean)."""
+    _check_floating("huber_backward_cpu_out", self)
+    for other in (target, grad_output):
+        if not broadcastable(self.shape, other.shape):
+            raise _broadcast_error(self.shape, other.shape)
+    norm = _loss_norm(self, reduction)
+    x = self - target
+    grad = np.where(
+        x < -delta,
+        -norm * grad_output * delta,
+        np.where(x > delta, norm * grad_output * delta, norm * x * grad_output),
+    )
+    return _same_dtype(grad, self)
+
+
+def _check_in_place_broadcast(output: tuple[int, ...], other: tuple[int, ...]) -> None:
+    """PyTorch's error for an in-place operation whose operand broadcasts its output."""
+    if not broadcastable(output, other):
+        raise _broadcast_error(output, other)
+    shape = np.broadcast_shapes(output, other)
+    if shape != output:
+        raise RuntimeError(
+            f"output with shape {list(output)} doesn't match the broadcast shape "
+            f"{list(shape)}"
+        )
+
+
+def binary_cross_entropy_with_logits(
+    self: np.ndarray,
+    target: np.ndarray,
+    weight: np.ndarray | None,
+    pos_weight: np.ndarray | None,
+    reduction: int,
+) -> np.ndarray:
+    """(1 - y) * x - log_sigmoid(x) * (1 + (pos_weight - 1) * y), times weight, reduced.
+
+    PyTorch computes it in place in 1 - target, whence the result's shape and dtype
+    (target's) and its broadcasting and casting errors."""
+    _check_floating("log_sigmoid_cpu", self)
+    if target.dtype.kind == "b":
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use "
+            "the `^` or `logical_xor()` operator instead."
+        )
+    if target.dtype.kind != "f":
+        raise RuntimeError(
+            f"result type {_scalar_type(self)} can't be cast to the desired output type "
+            f"{_scalar_type(target)}"
+        )
+    dtype = target.dtype
+    log_sigmoid_input = np.minimum(self, 0) - np.log1p(np.exp(-np.abs(self)))
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        _check_in_place_broadcast(self.shape, log_weight.shape)
+        log_sigmoid_input = log_sigmoid_input * log_weight
+    _check_in_place_broadcast(target.shape, self.shape)
+    loss = (1 - target) * self - log_sigmoid_input
+    if weight is not None:
+        _check_in_place_broadcast(target.shape, weight.shape)
+        loss = loss * weight
+    return _reduce_loss(np.asarray(loss).astype(dtype, copy=False), reduction)
