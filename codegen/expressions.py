@@ -18,6 +18,7 @@ run to fix, not two. formulas.py checks derivative formulas with the same pieces
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterable
 
 from .allowed import NUMPY_NAMES, NUMPY_SUBMODULES, VALUE_ATTRIBUTES, VALUE_METHODS
@@ -86,8 +87,26 @@ def parse_expression(text: str, what: str) -> ast.Expression:
             f"{what} is {len(source):,} characters long; at most "
             f"{MAX_EXPRESSION_LENGTH:,} are allowed: {_SPLIT_IT_UP}"
         )
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        tree = _parse(source, what)
+        depth = expression_depth(tree)
+        if depth > MAX_EXPRESSION_DEPTH:
+            raise CodegenError(_too_deep(what, depth))
+        try:  # for the compiler's warnings (`x is 1`)
+            compile(tree, "<expression>", "eval", dont_inherit=True)
+        except SyntaxError:  # `await`, `yield`: refused by name in check_node_types
+            pass
+    if warned:  # `1if x`, `"\\d"`, `x is 1`: Python would warn on every import
+        raise CodegenError(
+            f"{what} makes Python warn ({warned[0].message}): {shorten(source, 200)}"
+        )
+    return tree
+
+
+def _parse(source: str, what: str) -> ast.Expression:
     try:
-        tree = ast.parse(source, mode="eval")
+        return ast.parse(source, mode="eval")
     except SyntaxError as error:
         if error.msg.startswith("too many nested"):  # parentheses, brackets
             raise CodegenError(_too_deep(what, None)) from None
@@ -99,10 +118,6 @@ def parse_expression(text: str, what: str) -> ast.Expression:
         ) from None
     except (RecursionError, MemoryError):  # how Python's parser gives up on depth
         raise CodegenError(_too_deep(what, None)) from None
-    depth = expression_depth(tree)
-    if depth > MAX_EXPRESSION_DEPTH:
-        raise CodegenError(_too_deep(what, depth))
-    return tree
 
 
 _SPLIT_IT_UP = "split it up, e.g. into a function of your kernels module"

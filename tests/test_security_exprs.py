@@ -595,3 +595,31 @@ def test_the_reference_lists_every_family() -> None:
         line = re.search(rf"^- \*\*{re.escape(family)}\*\*: (.*)$", section, re.M)
         assert line, f"no line for {family}"
         assert set(re.findall(r"`([^`]+)`", line.group(1))) == set(names), family
+
+
+# -- expressions Python warns about -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("where", "expression", "warning"),
+    [
+        ("numpy", r"self if '\d' else self", r"invalid escape sequence '\d'"),
+        ("numpy", "self if self is 1 else self", "literal"),
+        ("numpy", "self if 1if 1 else self", None),  # 3.11 warns, 3.12 refuses
+        ("formula", "grad if grad is () else grad", "literal"),
+    ],
+)
+def test_an_expression_python_warns_about_is_refused(
+    tmp_path: Path, where: str, expression: str, warning: str | None
+) -> None:
+    schema = "fz(Tensor self) -> Tensor"
+    kernel = expression if where == "numpy" else "self * 2"
+    native = f"- func: {schema}\n  numpy: {kernel}\n"
+    derivatives = ""
+    if where == "formula":
+        derivatives = f"- name: {schema}\n  self: {expression}\n"
+    message = _refused(tmp_path, native, derivatives)
+    line = "derivatives.yaml:2" if where == "formula" else "native_functions.yaml:1"
+    assert message.startswith(f"{line}: fz: ")
+    if warning is not None:
+        assert "makes Python warn (" in message and warning in message
