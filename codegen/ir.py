@@ -30,11 +30,12 @@ from .formulas import (
     python_identifier,
 )
 from .kernels_module import MODULE_NAME
-from .load import INPLACE_OUT, Model
 from .model import (
+    INPLACE_OUT,
     DifferentiabilityInfo,
     ForwardDerivative,
     ForwardKind,
+    Model,
     NativeFunction,
     Variant,
 )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,12 @@ from .formulas import (
 from .kernels_module import MODULE_NAME, KernelsModule, read_all
 from .names import check_backward_names, check_operator_names
 from .model import (
+    INPLACE_OUT,
     Derivative,
     DifferentiabilityInfo,
     ForwardDerivative,
     ForwardKind,
+    Model,
     NativeFunction,
     Variant,
 )
@@ -48,23 +49,6 @@ NATIVE_KEYS = (
     "python_binding",
 )
 DERIVATIVE_CONTROL_KEYS = ("name", "output_differentiability", "dispatch")
-
-
-@dataclass(frozen=True)
-class Model:
-    """Everything the templates are rendered from."""
-
-    native_functions: tuple[NativeFunction, ...]
-    infos: tuple[DifferentiabilityInfo, ...]
-    kernels: KernelsModule | None = None  # the user's kernels module (--kernels)
-
-    @property
-    def user_names(self) -> frozenset[str]:
-        """The names the user's kernels module lends to expressions and formulas."""
-        return self.kernels.names if self.kernels is not None else frozenset()
-
-    def info_for(self, function: NativeFunction) -> DifferentiabilityInfo | None:
-        return next((i for i in self.infos if i.function is function), None)
 
 
 # -- names the runtime exports, read from its source without importing it ------------
@@ -154,10 +138,6 @@ def _check_defaults(schema: FunctionSchema) -> None:
             default_to_python(argument.default, argument.type)
         except CodegenError as error:
             raise CodegenError(f"{error.message} in argument '{argument}'") from None
-
-
-# The name an in-place kernel expression uses for the array it writes into (self's).
-INPLACE_OUT = "out"
 
 
 def _native_function(

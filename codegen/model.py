@@ -2,8 +2,8 @@
 
 `NativeFunction` is one native_functions.yaml entry; `DifferentiabilityInfo` is one
 derivatives.yaml entry joined to its NativeFunction, with every formula analysed and
-the list of what its Backward node saves. Both are frozen; derived facts are
-properties.
+the list of what its Backward node saves; `Model` is both files, what the generator
+renders from. All are frozen; derived facts are properties. load.py builds them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,12 @@ from dataclasses import dataclass
 
 from .errors import Location
 from .formulas import AnalysedFormula, SavedAttribute, SavedKind, python_identifier
+from .kernels_module import KernelsModule
 from .schema import Argument, FunctionSchema
+
+
+# The name an in-place kernel expression uses for the array it writes into (self's).
+INPLACE_OUT = "out"
 
 
 class Variant(enum.Enum):
@@ -139,3 +144,20 @@ class DifferentiabilityInfo:
 
     def python_local(self, name: str) -> str:
         return python_identifier(name)
+
+
+@dataclass(frozen=True)
+class Model:
+    """Everything the templates are rendered from."""
+
+    native_functions: tuple[NativeFunction, ...]
+    infos: tuple[DifferentiabilityInfo, ...]
+    kernels: KernelsModule | None = None  # the user's kernels module (--kernels)
+
+    @property
+    def user_names(self) -> frozenset[str]:
+        """The names the user's kernels module lends to expressions and formulas."""
+        return self.kernels.names if self.kernels is not None else frozenset()
+
+    def info_for(self, function: NativeFunction) -> DifferentiabilityInfo | None:
+        return next((i for i in self.infos if i.function is function), None)

@@ -33,8 +33,7 @@ from .kernels_module import MODULE_NAME
 
 if TYPE_CHECKING:
     from . import emit
-    from .load import Model
-    from .model import NativeFunction
+    from .model import Model, NativeFunction
 
 _MARKER = "zq"
 
