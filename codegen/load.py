@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -405,15 +406,17 @@ def _differentiability_info(
         if value == "non_differentiable"
         for name in key.split(",")
     )
+    context = _EntryContext(function, arguments, names, declared)
     failed = False
     for key in sorted(values):
         location = entry.location_of(key)
         before = len(errors.errors)
         with errors.context(location, function.name):
-            _load_key(
-                key, values[key], function, arguments, names, location,
-                backward, forward, non_differentiable, claimed, declared,
-            )
+            found = _load_key(key, values[key], context, location, claimed)
+            backward.extend(found.backward)
+            forward.extend(found.forward)
+            non_differentiable.extend(found.non_differentiable)
+            claimed.update(found.claims)
         failed = failed or len(errors.errors) > before
     if failed:
         return None
@@ -436,28 +439,69 @@ def _differentiability_info(
     )
 
 
+@dataclass(frozen=True)
+class _EntryContext:
+    """What every key of one derivatives.yaml entry is read against."""
+
+    function: NativeFunction
+    arguments: dict[str, ArgumentInfo]
+    names: FormulaNames
+    declared_non_differentiable: frozenset[str]  # names of `x: non_differentiable` keys
+
+
+@dataclass(frozen=True)
+class _KeyResult:
+    """What one formula key of an entry holds: a backward formula, a forward formula
+    or a non_differentiable mark, and the inputs it claims (name -> key, or
+    "non_differentiable")."""
+
+    backward: tuple[Derivative, ...] = ()
+    forward: tuple[ForwardDerivative, ...] = ()
+    non_differentiable: tuple[str, ...] = ()
+    claims: tuple[tuple[str, str], ...] = ()
+
+
 def _load_key(
     key: str,
     formula: Any,
-    function: NativeFunction,
-    arguments: dict[str, ArgumentInfo],
-    names: FormulaNames,
+    context: _EntryContext,
     location: Location,
-    backward: list[Derivative],
-    forward: list[ForwardDerivative],
-    non_differentiable: list[str],
-    claimed: dict[str, str],
-    non_differentiable_names: frozenset[str],
-) -> None:
-    """One formula key of a derivatives.yaml entry: backward, forward or control."""
+    claimed: Mapping[str, str],
+) -> _KeyResult:
+    """One formula key of a derivatives.yaml entry: backward, forward or control.
+    `claimed` holds the inputs earlier keys gave a formula (or marked)."""
+    function, arguments = context.function, context.arguments
     var_names = tuple(n.strip() for n in key.split(","))
     if var_names[0] not in arguments:
-        forward.append(
-            _forward_derivative(
-                var_names, formula, function, arguments, names, location, non_differentiable_names
-            )
+        forward = _forward_derivative(
+            var_names,
+            formula,
+            function,
+            arguments,
+            context.names,
+            location,
+            context.declared_non_differentiable,
         )
-        return
+        return _KeyResult(forward=(forward,))
+    claims = _claims(key, var_names, formula, function, arguments, claimed)
+    if formula == "non_differentiable":
+        return _KeyResult(non_differentiable=var_names, claims=claims)
+    analysed = analyse_backward(formula, arguments, function.output_names, context.names)
+    derivative = Derivative(var_names, str(formula).strip(), analysed, location)
+    return _KeyResult(backward=(derivative,), claims=claims)
+
+
+def _claims(
+    key: str,
+    var_names: tuple[str, ...],
+    formula: Any,
+    function: NativeFunction,
+    arguments: dict[str, ArgumentInfo],
+    claimed: Mapping[str, str],
+) -> tuple[tuple[str, str], ...]:
+    """The inputs a backward key claims; each must be a Tensor argument not claimed by
+    an earlier key (or earlier in this key)."""
+    mine: dict[str, str] = {}
     for name in var_names:
         if name not in arguments:
             raise CodegenError(
@@ -470,19 +514,16 @@ def _load_key(
                 f"'{name}' is not a Tensor argument, so it has no gradient; remove it "
                 "or mark it non_differentiable"
             )
-        if name in claimed:
-            if "non_differentiable" in (formula, claimed[name]):
+        previous = mine.get(name, claimed.get(name))
+        if previous is not None:
+            if "non_differentiable" in (formula, previous):
                 raise CodegenError(
                     f"Derivative definition of {function.name} in derivatives.yaml have "
                     f"overlapped non_differentiable and differentiable variables: {{'{name}'}}"
                 )
-            raise CodegenError(f"'{name}' has two formulas (keys '{claimed[name]}' and '{key}')")
-        claimed[name] = "non_differentiable" if formula == "non_differentiable" else key
-    if formula == "non_differentiable":
-        non_differentiable.extend(var_names)
-        return
-    analysed = analyse_backward(formula, arguments, function.output_names, names)
-    backward.append(Derivative(var_names, str(formula).strip(), analysed, location))
+            raise CodegenError(f"'{name}' has two formulas (keys '{previous}' and '{key}')")
+        mine[name] = "non_differentiable" if formula == "non_differentiable" else key
+    return tuple(mine.items())
 
 
 def _output_differentiability(value: Any, function: NativeFunction) -> tuple[bool, ...] | None:
