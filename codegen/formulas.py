@@ -30,6 +30,7 @@ import enum
 import keyword
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from .allowed import FORMULA_FORBIDDEN_METHODS, FORMULA_HAND_METHODS
 from .allowed import HAND_WRITTEN_METHODS as HAND_WRITTEN_METHODS
@@ -180,101 +181,159 @@ class _BackwardRewriter(ast.NodeTransformer):
         ]
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
+        """The first handler of the call's kind that takes the call rewrites it; the
+        last of each kind takes every call."""
         function = node.func
         if isinstance(function, ast.Attribute):
-            receiver = function.value
-            method = function.attr
-            if (
-                isinstance(receiver, ast.Name)
-                and method in METADATA_SUGAR
-                and not node.args
-                and not node.keywords
-                and self._is_tensor_name(receiver.id)
-            ):
-                suffix, expression, has_getter, python_type = METADATA_SUGAR[method]
-                local = f"{receiver.id}_{suffix}"
-                self._save(
-                    SavedAttribute(
-                        name=local,
-                        local=local,
-                        kind=SavedKind.VALUE,
-                        source=receiver.id,
-                        save_expression=expression.format(x=python_identifier(receiver.id)),
-                        has_getter=has_getter,
-                        python_type=python_type,
-                    )
-                )
-                return ast.copy_location(ast.Name(id=local, ctx=ast.Load()), node)
-            if (
-                isinstance(receiver, ast.Name)
-                and receiver.id in self.arguments
-                and self.arguments[receiver.id].is_scalar
-            ):
-                if method not in SCALAR_METHODS or node.args or node.keywords:
-                    raise CodegenError(
-                        f"'{receiver.id}' is a Scalar; the only method allowed on it is "
-                        + ", ".join(f"{m}()" for m in sorted(SCALAR_METHODS))
-                    )
-                call = ast.Call(
-                    func=ast.Name(id=SCALAR_METHODS[method], ctx=ast.Load()),
-                    args=[self.visit(receiver)],
-                    keywords=[],
-                )
-                return ast.copy_location(call, node)
-            _check_receiver(receiver, "a formula", self.non_tensors)
-            function.value = self.visit(receiver)
-            _check_method(function, "a formula", self.unknowns, self.methods)
-            self._visit_arguments(node)
-            return node
-        if isinstance(function, ast.Name):
-            if function.id not in self.names.callables:
-                known = self.arguments.get(function.id)
-                if known is not None or function.id in ("grad", "grads", *self.outputs):
-                    raise CodegenError(f"'{function.id}' is not callable")
-                self.unknowns.add("helper", function.id, self.names.callables, function)
-                self._visit_arguments(node)
-                return node
-            if function.id in self.names.user:
-                if function.id in self.names.functions:
-                    raise CodegenError(
-                        f"'{function.id}' is both an operator of this package and a "
-                        f"function in {self.names.user_file}'s __all__, so the call is "
-                        "ambiguous; rename the function"
-                    )
-                self._visit_arguments(node)
-                node.func = user_function(function)
-                return node
-            if function.id == "not_implemented":
-                self._check_not_implemented(node)
-                return node
-            if (
-                function.id in LIST_METADATA_SUGAR
-                and len(node.args) == 1
-                and not node.keywords
-                and isinstance(node.args[0], ast.Name)
-                and node.args[0].id in self.arguments
-                and self.arguments[node.args[0].id].is_tensor_list
-            ):
-                return self._list_metadata(node, function.id, node.args[0].id)
-            if function.id in LIST_METADATA_SUGAR:
-                raise CodegenError(
-                    f"{function.id}() takes one Tensor[] argument of the operator, e.g. "
-                    f"{function.id}(tensors)"
-                )
-            if (
-                function.id == "zeros_like"
-                and len(node.args) == 1
-                and not node.keywords
-                and isinstance(node.args[0], ast.Name)
-                and self._is_tensor_name(node.args[0].id)
-            ):
-                return self._zeros_like(node, node.args[0].id)
-            self._visit_arguments(node)
-            return node
+            for method_handler in self._METHOD_CALLS:
+                rewritten = method_handler(self, node, function)
+                if rewritten is not None:
+                    return rewritten
+        elif isinstance(function, ast.Name):
+            for name_handler in self._NAME_CALLS:
+                rewritten = name_handler(self, node, function)
+                if rewritten is not None:
+                    return rewritten
         raise CodegenError(
             "only helpers, operators and tensor methods may be called, not "
             f"'{ast.unparse(function)}'"
         )
+
+    # -- x.method(...) ----------------------------------------------------------------
+
+    def _metadata_sugar_call(self, node: ast.Call, function: ast.Attribute) -> ast.AST | None:
+        """`x.sym_sizes()` and the like on a Tensor argument save the value, not x."""
+        receiver, method = function.value, function.attr
+        if not (
+            isinstance(receiver, ast.Name)
+            and method in METADATA_SUGAR
+            and not node.args
+            and not node.keywords
+            and self._is_tensor_name(receiver.id)
+        ):
+            return None
+        suffix, expression, has_getter, python_type = METADATA_SUGAR[method]
+        local = f"{receiver.id}_{suffix}"
+        self._save(
+            SavedAttribute(
+                name=local,
+                local=local,
+                kind=SavedKind.VALUE,
+                source=receiver.id,
+                save_expression=expression.format(x=python_identifier(receiver.id)),
+                has_getter=has_getter,
+                python_type=python_type,
+            )
+        )
+        return ast.copy_location(ast.Name(id=local, ctx=ast.Load()), node)
+
+    def _scalar_method_call(self, node: ast.Call, function: ast.Attribute) -> ast.AST | None:
+        """A method of a Scalar argument becomes the helper that computes it."""
+        receiver, method = function.value, function.attr
+        if not (
+            isinstance(receiver, ast.Name)
+            and receiver.id in self.arguments
+            and self.arguments[receiver.id].is_scalar
+        ):
+            return None
+        if method not in SCALAR_METHODS or node.args or node.keywords:
+            raise CodegenError(
+                f"'{receiver.id}' is a Scalar; the only method allowed on it is "
+                + ", ".join(f"{m}()" for m in sorted(SCALAR_METHODS))
+            )
+        call = ast.Call(
+            func=ast.Name(id=SCALAR_METHODS[method], ctx=ast.Load()),
+            args=[self.visit(receiver)],
+            keywords=[],
+        )
+        return ast.copy_location(call, node)
+
+    def _tensor_method_call(self, node: ast.Call, function: ast.Attribute) -> ast.AST:
+        """Any other method: a checked receiver and an allowed Tensor method."""
+        _check_receiver(function.value, "a formula", self.non_tensors)
+        function.value = self.visit(function.value)
+        _check_method(function, "a formula", self.unknowns, self.methods)
+        self._visit_arguments(node)
+        return node
+
+    # -- name(...) --------------------------------------------------------------------
+
+    def _unknown_call(self, node: ast.Call, function: ast.Name) -> ast.AST | None:
+        """A name that is no helper, operator or user function: an error, recorded."""
+        if function.id in self.names.callables:
+            return None
+        if function.id in self.arguments or function.id in ("grad", "grads", *self.outputs):
+            raise CodegenError(f"'{function.id}' is not callable")
+        self.unknowns.add("helper", function.id, self.names.callables, function)
+        self._visit_arguments(node)
+        return node
+
+    def _user_call(self, node: ast.Call, function: ast.Name) -> ast.AST | None:
+        """A function of the user's kernels module, reached through the module."""
+        if function.id not in self.names.user:
+            return None
+        if function.id in self.names.functions:
+            raise CodegenError(
+                f"'{function.id}' is both an operator of this package and a "
+                f"function in {self.names.user_file}'s __all__, so the call is "
+                "ambiguous; rename the function"
+            )
+        self._visit_arguments(node)
+        node.func = user_function(function)
+        return node
+
+    def _not_implemented_call(self, node: ast.Call, function: ast.Name) -> ast.AST | None:
+        if function.id != "not_implemented":
+            return None
+        self._check_not_implemented(node)
+        return node
+
+    def _list_metadata_call(self, node: ast.Call, function: ast.Name) -> ast.AST | None:
+        """`sizes(tensors)` and the like on a Tensor[] argument save the values."""
+        if function.id not in LIST_METADATA_SUGAR:
+            return None
+        (argument,) = node.args if len(node.args) == 1 else (None,)
+        if (
+            node.keywords
+            or not isinstance(argument, ast.Name)
+            or argument.id not in self.arguments
+            or not self.arguments[argument.id].is_tensor_list
+        ):
+            raise CodegenError(
+                f"{function.id}() takes one Tensor[] argument of the operator, e.g. "
+                f"{function.id}(tensors)"
+            )
+        return self._list_metadata(node, function.id, argument.id)
+
+    def _zeros_like_call(self, node: ast.Call, function: ast.Name) -> ast.AST | None:
+        if (
+            function.id == "zeros_like"
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.Name)
+            and self._is_tensor_name(node.args[0].id)
+        ):
+            return self._zeros_like(node, node.args[0].id)
+        return None
+
+    def _helper_call(self, node: ast.Call, function: ast.Name) -> ast.AST:
+        """A helper or an operator of the package: only its arguments are rewritten."""
+        self._visit_arguments(node)
+        return node
+
+    _METHOD_CALLS: ClassVar[
+        tuple[Callable[[_BackwardRewriter, ast.Call, ast.Attribute], ast.AST | None], ...]
+    ] = (_metadata_sugar_call, _scalar_method_call, _tensor_method_call)
+    _NAME_CALLS: ClassVar[
+        tuple[Callable[[_BackwardRewriter, ast.Call, ast.Name], ast.AST | None], ...]
+    ] = (
+        _unknown_call,
+        _user_call,
+        _not_implemented_call,
+        _list_metadata_call,
+        _zeros_like_call,
+        _helper_call,
+    )
 
     def _list_metadata(self, node: ast.Call, function: str, name: str) -> ast.AST:
         suffix, expression, python_type = LIST_METADATA_SUGAR[function]
