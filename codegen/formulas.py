@@ -26,6 +26,7 @@ formulas; the rewritten expressions call them as `user_kernels.NAME(...)`.
 from __future__ import annotations
 
 import ast
+import copy
 import enum
 import keyword
 from collections.abc import Callable, Iterable
@@ -532,16 +533,38 @@ def analyse_backward(
     return result
 
 
-def check_forward_formula(
+@dataclass(frozen=True)
+class AnalysedForward:
+    """A checked forward (JVP) formula, parsed once at load: its text, its tree (never
+    changed: rendering rewrites a copy) and the names it uses."""
+
+    text: str
+    tree: ast.Expression = field(compare=False, repr=False)
+    names: frozenset[str] = frozenset()
+
+
+def analyse_forward(
     text: str,
     arguments: dict[str, ArgumentInfo],
     differentiable: Iterable[str],
     outputs: tuple[str, ...],
     names: FormulaNames,
-) -> None:
+) -> AnalysedForward:
     """Check a forward (JVP) formula: differentiable inputs as x_p / x_t, never the bare
     name; a non-differentiable tensor (an index, a mask) as x or x_p."""
     tree = parse_expression(text, "forward formula")
+    _check_forward_tree(tree, arguments, differentiable, outputs, names)
+    used = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
+    return AnalysedForward(text, tree, used)
+
+
+def _check_forward_tree(
+    tree: ast.Expression,
+    arguments: dict[str, ArgumentInfo],
+    differentiable: Iterable[str],
+    outputs: tuple[str, ...],
+    names: FormulaNames,
+) -> None:
     check_node_types(tree, "a forward formula")
     differentiable = set(differentiable)
     allowed_values = set(outputs)
@@ -676,14 +699,14 @@ class _LiveRewriter(ast.NodeTransformer):
 
 
 def forward_expression(
-    text: str,
+    formula: AnalysedForward,
     scalars: set[str],
     renames: dict[str, str] | None = None,
     user: frozenset[str] = frozenset(),
 ) -> str:
     """A checked forward formula as Python over the JVP function's parameters; calls of
     the user's kernels module's functions (`user`) go through the module."""
-    tree = parse_expression(text, "forward formula")
+    tree = copy.deepcopy(formula.tree)
     rewritten = _LiveRewriter(scalars, renames or {}).visit(tree)
     if user:
         rewritten = QualifyUserNames(user, calls_only=True).visit(rewritten)

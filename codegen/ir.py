@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from .formulas import (
     SavedAttribute,
     SavedKind,
-    element_wise_forward,
     forward_expression,
     names_used,
     python_identifier,
@@ -583,10 +582,8 @@ def _jvp_ir(
         expression = f"operators.{_functional_identifier(function)}.call({arguments})"
         used = dict(differentiable)
     else:
-        text = forward.original
-        if forward.kind is ForwardKind.auto_element_wise:
-            (derivative,) = info.derivatives
-            text = element_wise_forward(derivative.original, derivative.var_names[0])
+        formula = forward.formula  # auto_element_wise's is derived at load
+        assert formula is not None, "forward formulas are analysed at load"
         # A non-differentiable tensor argument (an index, a mask) is passed as itself;
         # formulas may call it `x` or, as PyTorch's do, `x_p`.
         plain_tensors = {
@@ -594,9 +591,8 @@ def _jvp_ir(
             for a in function.arguments
             if a.type.is_tensor_like() and a.name not in differentiable
         }
-        expression = forward_expression(text, scalars, plain_tensors, user)
-        names = names_used(text)
-        used = {n: a for n, a in differentiable.items() if f"{n}_t" in names}
+        expression = forward_expression(formula, scalars, plain_tensors, user)
+        used = {n: a for n, a in differentiable.items() if f"{n}_t" in formula.names}
     parameters, call = [], []
     for argument in function.arguments:
         name = python_identifier(argument.name)

@@ -20,7 +20,7 @@ from .formulas import (
     ArgumentInfo,
     FormulaNames,
     analyse_backward,
-    check_forward_formula,
+    analyse_forward,
     check_kernel_expression,
     element_wise_forward,
 )
@@ -422,7 +422,7 @@ def _differentiability_info(
         return None
     _check_grads_use(backward, function, output_differentiability)
     _check_forward_count(forward, function)
-    _check_element_wise(forward, backward, function, arguments, names)
+    forward = _derive_element_wise(forward, backward, function, arguments, names)
     op = None
     if backward:
         prefix = _op_prefix(function)
@@ -575,10 +575,10 @@ def _forward_derivative(
             ).located(location, function.name)
         return ForwardDerivative(var_names, text, kind, location)
     try:
-        check_forward_formula(text, arguments, differentiable, outputs, names)
+        analysed = analyse_forward(text, arguments, differentiable, outputs, names)
     except CodegenError as error:
         raise error.located(location, function.name) from None
-    return ForwardDerivative(var_names, text, ForwardKind.formula, location)
+    return ForwardDerivative(var_names, text, ForwardKind.formula, location, analysed)
 
 
 def _check_grads_use(
@@ -620,39 +620,53 @@ def _check_grads_use(
             )
 
 
-def _check_element_wise(
+def _derive_element_wise(
     forward: list[ForwardDerivative],
     backward: list[Derivative],
     function: NativeFunction,
     arguments: dict[str, ArgumentInfo],
     names: FormulaNames,
-) -> None:
+) -> list[ForwardDerivative]:
     """`result: auto_element_wise` derives the JVP from the backward formula of the single
     differentiable input (PyTorch's rule): that formula must exist, and what it derives
-    must be a valid forward formula (no grad_input_mask, grads, retain_variables)."""
-    for derived in forward:
-        if derived.kind is not ForwardKind.auto_element_wise:
-            continue
-        if len(backward) != 1:
-            raise CodegenError(
-                f"Derivative definition of {function.name} in derivatives.yaml defines the "
-                "forward definition of gradient as element_wise but it does not defines the "
-                "gradient formula for its argument which is required. (auto_element_wise "
-                "derives the forward formula from that backward formula.)"
-            ).located(derived.location, function.name)
-        (derivative,) = backward
-        name = derivative.var_names[0]
-        text = element_wise_forward(derivative.original, name)
-        try:
-            check_forward_formula(
-                text, arguments, derivative.var_names, function.output_names, names
-            )
-        except CodegenError as error:
-            raise CodegenError(
-                f"auto_element_wise derives the forward formula from the backward formula "
-                f"of {name} ({name} -> {name}_p, grad -> {name}_t.conj()), and "
-                f"{error.message}"
-            ).located(derived.location, function.name) from None
+    must be a valid forward formula (no grad_input_mask, grads, retain_variables).
+    `forward` with each auto_element_wise formula derived and analysed."""
+    return [
+        _element_wise(derived, backward, function, arguments, names)
+        if derived.kind is ForwardKind.auto_element_wise
+        else derived
+        for derived in forward
+    ]
+
+
+def _element_wise(
+    derived: ForwardDerivative,
+    backward: list[Derivative],
+    function: NativeFunction,
+    arguments: dict[str, ArgumentInfo],
+    names: FormulaNames,
+) -> ForwardDerivative:
+    if len(backward) != 1:
+        raise CodegenError(
+            f"Derivative definition of {function.name} in derivatives.yaml defines the "
+            "forward definition of gradient as element_wise but it does not defines the "
+            "gradient formula for its argument which is required. (auto_element_wise "
+            "derives the forward formula from that backward formula.)"
+        ).located(derived.location, function.name)
+    (derivative,) = backward
+    name = derivative.var_names[0]
+    text = element_wise_forward(derivative.original, name)
+    try:
+        analysed = analyse_forward(
+            text, arguments, derivative.var_names, function.output_names, names
+        )
+    except CodegenError as error:
+        raise CodegenError(
+            f"auto_element_wise derives the forward formula from the backward formula "
+            f"of {name} ({name} -> {name}_p, grad -> {name}_t.conj()), and "
+            f"{error.message}"
+        ).located(derived.location, function.name) from None
+    return dataclasses.replace(derived, formula=analysed)
 
 
 def _check_forward_count(forward: list[ForwardDerivative], function: NativeFunction) -> None:

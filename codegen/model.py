@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass
 
 from .errors import Location
-from .formulas import AnalysedFormula, SavedAttribute, SavedKind, python_identifier
+from .formulas import AnalysedFormula, AnalysedForward, SavedAttribute, SavedKind, python_identifier
 from .kernels_module import KernelsModule
 from .schema import Argument, FunctionSchema
 
@@ -92,6 +92,9 @@ class ForwardDerivative:
     original: str
     kind: ForwardKind
     location: Location
+    # The formula, or for auto_element_wise the one derived from the backward formula,
+    # analysed at load; None for auto_linear (which re-runs the operator).
+    formula: AnalysedForward | None = None
 
 
 @dataclass(frozen=True)
