@@ -381,18 +381,7 @@ def _differentiability_info(
     if "dispatch" in values:
         raise CodegenError("per-dispatch-key formulas ('dispatch:') are not supported")
     output_differentiability = _output_differentiability(values.pop("output_differentiability", None), function)
-    arguments = _argument_infos(function)
-    if "grad_input_mask" in arguments:
-        raise CodegenError(
-            f"Schema for {function.name} has an argument named grad_input_mask, but that "
-            "name would be shadowed by our codegen. Please use a different name in "
-            "native_functions.yaml."
-        )
-    if "result" in arguments:
-        raise CodegenError(
-            f"Schema for {function.name} has an argument named result, but this is only "
-            "allowed for outputs. Please use a different name in native_functions.yaml."
-        )
+    arguments = _formula_arguments(function)
     if check_names:
         check_backward_names(function)
     backward: list[Derivative] = []
@@ -423,20 +412,42 @@ def _differentiability_info(
     _check_grads_use(backward, function, output_differentiability)
     _check_forward_count(forward, function)
     forward = _derive_element_wise(forward, backward, function, arguments, names)
-    op = None
-    if backward:
-        prefix = _op_prefix(function)
-        op = f"{prefix}{op_counters.get(prefix, 0)}"
-        op_counters[prefix] = op_counters.get(prefix, 0) + 1
     return DifferentiabilityInfo(
         function=function,
-        op=op,
+        op=_next_op(function, op_counters) if backward else None,
         derivatives=tuple(backward),
         forward_derivatives=tuple(forward),
         non_differentiable=tuple(non_differentiable),
         output_differentiability=output_differentiability,
         location=entry.location,
     )
+
+
+def _formula_arguments(function: NativeFunction) -> dict[str, ArgumentInfo]:
+    """The operator's arguments as formulas see them; two names are refused, as
+    PyTorch does: generated code uses them for its own values."""
+    arguments = _argument_infos(function)
+    if "grad_input_mask" in arguments:
+        raise CodegenError(
+            f"Schema for {function.name} has an argument named grad_input_mask, but that "
+            "name would be shadowed by our codegen. Please use a different name in "
+            "native_functions.yaml."
+        )
+    if "result" in arguments:
+        raise CodegenError(
+            f"Schema for {function.name} has an argument named result, but this is only "
+            "allowed for outputs. Please use a different name in native_functions.yaml."
+        )
+    return arguments
+
+
+def _next_op(function: NativeFunction, op_counters: dict[str, int]) -> str:
+    """The Backward class name: the prefix and how many classes had it before
+    (AddBackward0, AddBackward1, ...)."""
+    prefix = _op_prefix(function)
+    op = f"{prefix}{op_counters.get(prefix, 0)}"
+    op_counters[prefix] = op_counters.get(prefix, 0) + 1
+    return op
 
 
 @dataclass(frozen=True)
