@@ -33,7 +33,7 @@ test: install
 # test module), which `make test` uses where torch is not installed. Needs torch.
 golden: install
 	@$(PY) -c "import torch" 2>/dev/null || { echo "make golden needs torch: $(PY) -m pip install torch"; exit 1; }
-	rm -f tests/golden/*.json
+	find tests/golden -name "*.json" -delete
 	GRADGEN_RECORD_GOLDEN=1 $(PY) -m pytest -q -p no:cacheprovider
 
 demo: generate

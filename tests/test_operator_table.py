@@ -479,7 +479,7 @@ TABLE.update(
         ),
         # Leading new dims only: the double backward of a repeat along an existing dim
         # goes through reshape of an expanded gradient, which the core reshape cannot
-        # do yet (see test_ops_c.py::test_repeat_double_backward_along_existing_dims).
+        # do yet (see ops/test_shape.py::test_repeat_double_backward_along_existing_dims).
         "repeat": Line(lambda lib, a: a.repeat(2, 1, 1) * a, ((2, 3),), complex=True),
         "index_select": Line(
             lambda lib, a: lib.index_select(a, 0, lib.tensor([2, 0, 2]))
@@ -581,7 +581,7 @@ def _targets(lib: Any, *values: int) -> Any:
 
 def _class_weight(lib: Any) -> Any:
     # An explicit weight: gradgen cannot yet save an undefined `Tensor? weight` for
-    # backward (see tests/test_ops_d.py); weight=None is tested there.
+    # backward (see tests/ops/test_loss.py); weight=None is tested there.
     return lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64)
 
 
@@ -610,7 +610,7 @@ TABLE.update(
         "mv": Line(lambda lib, a, b: lib.mv(a, b), ((2, 3), (3,)), complex=True),
         "outer": Line(lambda lib, a, b: lib.outer(a, b * b), ((3,), (2,))),
         "ger": Line(lambda lib, a, b: a.ger(b) * a.ger(b), ((3,), (2,))),
-        # Batch-broadcasting cases are in tests/test_ops_d.py (their double backward
+        # Batch-broadcasting cases are in tests/ops/test_linalg.py (their double backward
         # needs the shared reshape to copy non-contiguous gradients).
         "matmul": Line(
             lambda lib, a, b: lib.matmul(a, b), ((2, 2, 3), (2, 3, 2)), complex=True
@@ -869,7 +869,7 @@ TABLE.update(
             ),
             ((2, 2, 3),),
         ),
-        # scale_grad_by_freq=True is in tests/test_ops_f.py: PyTorch's double backward
+        # scale_grad_by_freq=True is in tests/ops/test_sparse.py: PyTorch's double backward
         # ignores it, so gradients against torch only agree without it.
         "embedding_dense_backward": Line(
             lambda lib, g: _f("embedding_dense_backward")(lib)(

@@ -5,7 +5,8 @@ Two ways for a test to ask PyTorch:
 - `oracle(key, compute)` (preferred): `compute(torch)` returns PyTorch's answer as plain
   data (see `encode`: None, bool, int, float, complex, str, lists, tuples, str-keyed
   dicts, numpy arrays and scalars, torch tensors, exception objects). The answer is
-  recorded in tests/golden/<test module>.json under the test's id and `key`, so:
+  recorded in tests/golden/<test module>.json (its path under tests/, e.g.
+  ops/test_loss) under the test's id and `key`, so:
   * with torch installed, it is computed live and, when a golden is recorded, checked
     against it (a stale golden fails, as CI runs with torch);
   * with GRADGEN_RECORD_GOLDEN=1 (`make golden`), the answers are written to the files;
@@ -215,7 +216,15 @@ _counters: dict[str, int] = {}
 
 def set_current_test(node: Any) -> None:
     """Called by conftest before each test: answers are filed under its id."""
-    module = Path(str(node.path)).stem
+    # The path under tests/ without .py ("test_nn", "ops/test_loss"): unique, while two
+    # directories may hold modules of the same name.
+    path = Path(str(node.path)).resolve()
+    tests = GOLDEN_DIR.parent
+    module = (
+        path.relative_to(tests).with_suffix("").as_posix()
+        if path.is_relative_to(tests)
+        else path.stem
+    )
     test_id = node.nodeid.split("::", 1)[1] if "::" in node.nodeid else node.name
     _current[0] = (module, test_id)
     _used.clear()
@@ -300,6 +309,7 @@ def write_goldens() -> list[Path]:
             for test_id, answers in sorted(merged.items())
         ]
         path = GOLDEN_DIR / f"{module}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{\n" + ",\n".join(lines) + "\n}\n")
         written.append(path)
     return written

@@ -1,6 +1,6 @@
-"""Batch B (binary, comparison and logical operators) beyond the operator table:
-grad_fn names, result dtypes, special values, subgradients at ties and bounds, error
-messages and the Python operators, each checked against PyTorch."""
+"""Binary, comparison and logical elementwise operators beyond the operator table:
+grad_fn names, comparisons, dtype promotion, special values, subgradients at ties, errors.
+"""
 
 from __future__ import annotations
 

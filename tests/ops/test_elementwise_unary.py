@@ -1,12 +1,5 @@
-"""Batch A (unary elementwise operators): what the operator table does not cover.
-
-- dtypes, values and special values (inf, nan, -0.0) against torch for every dtype,
-  and PyTorch's errors (type and text) where torch refuses a dtype;
-- real-input gradcheck/gradgradcheck for the operators whose table line is complex;
-- second derivatives against torch (the table compares first derivatives only), also
-  at the points where PyTorch masks a formula (sgn and angle at 0);
-- in-place variants, `abs()`, imag as a view, view_as_complex's checks, silu's two
-  backward paths, silu_backward's missing derivative, gelu's `approximate`.
+"""Unary elementwise operators beyond the operator table: values, dtypes and errors
+across dtypes, derivatives, in-place variants, imag and view_as_real/complex, shapes.
 """
 
 from __future__ import annotations
@@ -20,9 +13,25 @@ import pytest
 import gradgen
 from gradgen.autograd import gradcheck, gradgradcheck
 from torch_oracle import oracle, outcome
+from ops.unary_functions import _aten, _nn
 
 INF, NAN = float("inf"), float("nan")
-REAL_VALUES = [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.5, -2.5, 1.5, 3.0, 1e-3, INF, -INF, NAN]
+REAL_VALUES = [
+    0.0,
+    -0.0,
+    0.5,
+    -0.5,
+    1.0,
+    -1.0,
+    2.5,
+    -2.5,
+    1.5,
+    3.0,
+    1e-3,
+    INF,
+    -INF,
+    NAN,
+]
 INT_VALUES = [0, 1, -1, 2, -3, 7]
 COMPLEX_VALUES = [0j, 1 + 1j, -2 + 0.5j, 0.5 - 3j, -1 - 1j, 3 + 0j, -0.25j]
 
@@ -35,16 +44,11 @@ UNARY = [
 ]  # fmt: skip
 
 
-def _nn(lib: Any, name: str) -> Callable[..., Any]:
-    return getattr(lib._C._nn if lib.__name__ == "torch" else lib, name)
-
-
-def _aten(lib: Any, name: str) -> Callable[..., Any]:
-    return getattr(lib.ops.aten if lib.__name__ == "torch" else lib, name)
-
-
 FUNCTIONS: dict[str, Callable[[Any, Any], Any]] = {
-    **{name: (lambda name: lambda lib, x: getattr(lib, name)(x))(name) for name in UNARY},
+    **{
+        name: (lambda name: lambda lib, x: getattr(lib, name)(x))(name)
+        for name in UNARY
+    },
     "round.decimals": lambda lib, x: lib.round(x, decimals=1),
     "round.decimals-2": lambda lib, x: lib.round(x, decimals=-1),
     "gelu": lambda lib, x: _nn(lib, "gelu")(x),
@@ -72,13 +76,17 @@ def _outcome(lib: Any, function: Callable[..., Any], data: np.ndarray) -> Any:
         return error
 
 
-def _assert_same_values(ours: np.ndarray, theirs: np.ndarray, rtol: float, atol: float) -> None:
+def _assert_same_values(
+    ours: np.ndarray, theirs: np.ndarray, rtol: float, atol: float
+) -> None:
     assert ours.dtype == theirs.dtype
     if ours.dtype.kind in "fc":
         np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, equal_nan=True)
         if ours.dtype.kind == "f":
             zeros = theirs == 0
-            assert (np.signbit(ours[zeros]) == np.signbit(theirs[zeros])).all(), "sign of zero"
+            assert (
+                np.signbit(ours[zeros]) == np.signbit(theirs[zeros])
+            ).all(), "sign of zero"
     else:
         np.testing.assert_array_equal(ours, theirs)
 
@@ -94,14 +102,20 @@ def test_values_dtypes_and_errors_match_torch(name: str, dtype_name: str) -> Non
     ours = _outcome(gradgen, function, data)
     theirs = oracle("outcome", lambda torch: _outcome(torch, function, data))
     if isinstance(theirs, Exception):
-        assert isinstance(ours, Exception), f"torch raised {theirs!r}, gradgen returned {ours!r}"
+        assert isinstance(
+            ours, Exception
+        ), f"torch raised {theirs!r}, gradgen returned {ours!r}"
         assert type(ours).__name__ == type(theirs).__name__
         assert str(ours) == str(theirs).splitlines()[0]
         return
     assert not isinstance(ours, Exception), f"gradgen raised {ours!r}"
     assert ours.dtype.name == str(theirs.dtype).removeprefix("torch.")
     # torch computes float32 with its own vectorised approximations: a few ulps apart.
-    single = dtype_name in ("float32", "complex64") or dtype_name in ("int64", "int32", "bool")
+    single = dtype_name in ("float32", "complex64") or dtype_name in (
+        "int64",
+        "int32",
+        "bool",
+    )
     _assert_same_values(
         ours.numpy(), theirs, rtol=3e-6 if single else 1e-13, atol=1e-6 if single else 0
     )
@@ -112,7 +126,9 @@ def test_int_inputs_follow_the_default_dtype() -> None:
     gradgen.set_default_dtype(gradgen.float64)
     try:
         for name in ("exp", "sqrt", "sigmoid", "angle", "erf"):
-            assert getattr(gradgen, name)(gradgen.tensor([1, 2])).dtype == gradgen.float64
+            assert (
+                getattr(gradgen, name)(gradgen.tensor([1, 2])).dtype == gradgen.float64
+            )
     finally:
         gradgen.set_default_dtype(previous)
     assert gradgen.exp(gradgen.tensor([1])).dtype == gradgen.float32
@@ -155,7 +171,10 @@ REAL_LINES: dict[str, tuple[Callable[..., Any], bool]] = {
         lambda lib, a: _aten(lib, "sigmoid_backward")(a * a, a.sigmoid()),
         False,
     ),
-    "tanh_backward": (lambda lib, a: _aten(lib, "tanh_backward")(a * a, a.tanh()), False),
+    "tanh_backward": (
+        lambda lib, a: _aten(lib, "tanh_backward")(a * a, a.tanh()),
+        False,
+    ),
     "threshold_backward": (
         lambda lib, a: _aten(lib, "threshold_backward")(a * a, a, 0.1),
         False,
@@ -197,13 +216,21 @@ def _numpy(tensor: Any) -> np.ndarray:
     return tensor.numpy()  # type: ignore[no-any-return]
 
 
-def _second_derivatives(lib: Any, function: Callable[..., Any], x: Any) -> tuple[Any, Any]:
+def _second_derivatives(
+    lib: Any, function: Callable[..., Any], x: Any
+) -> tuple[Any, Any]:
     """y and d/dx <dy/dx . v, w> for fixed v, w: a second derivative against torch."""
     y = function(lib, x)
     rng = np.random.default_rng(7)
-    v = lib.tensor(rng.uniform(-1, 1, tuple(y.shape)) + (1j * rng.uniform(-1, 1, tuple(y.shape)) if y.is_complex() else 0))
+    v = lib.tensor(
+        rng.uniform(-1, 1, tuple(y.shape))
+        + (1j * rng.uniform(-1, 1, tuple(y.shape)) if y.is_complex() else 0)
+    )
     (g,) = lib.autograd.grad(y, x, v, create_graph=True)
-    w = lib.tensor(rng.uniform(-1, 1, tuple(x.shape)) + (1j * rng.uniform(-1, 1, tuple(x.shape)) if x.is_complex() else 0))
+    w = lib.tensor(
+        rng.uniform(-1, 1, tuple(x.shape))
+        + (1j * rng.uniform(-1, 1, tuple(x.shape)) if x.is_complex() else 0)
+    )
     (gg,) = lib.autograd.grad(g, x, w)
     return g.detach(), gg
 
@@ -212,7 +239,13 @@ def _second_derivatives(lib: Any, function: Callable[..., Any], x: Any) -> tuple
 def test_second_derivatives_match_torch(name: str) -> None:
     function, positive = REAL_LINES[name]
     ours = _second_derivatives(gradgen, function, _input(gradgen, positive, 5))
-    theirs = oracle("g, gg", lambda torch: [_numpy(t) for t in _second_derivatives(torch, function, _input(torch, positive, 5))])
+    theirs = oracle(
+        "g, gg",
+        lambda torch: [
+            _numpy(t)
+            for t in _second_derivatives(torch, function, _input(torch, positive, 5))
+        ],
+    )
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(_numpy(a), b, rtol=1e-10, atol=1e-12)
 
@@ -232,7 +265,13 @@ COMPLEX_LINES = {
 def test_complex_second_derivatives_match_torch(name: str) -> None:
     function = COMPLEX_LINES[name]
     ours = _second_derivatives(gradgen, function, _input(gradgen, False, 6, True))
-    theirs = oracle("g, gg", lambda torch: [_numpy(t) for t in _second_derivatives(torch, function, _input(torch, False, 6, True))])
+    theirs = oracle(
+        "g, gg",
+        lambda torch: [
+            _numpy(t)
+            for t in _second_derivatives(torch, function, _input(torch, False, 6, True))
+        ],
+    )
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(_numpy(a), b, rtol=1e-10, atol=1e-12)
 
@@ -258,14 +297,32 @@ def test_masked_points_at_zero_match_torch(name: str) -> None:
 def test_special_value_gradients_match_torch() -> None:
     """Gradients at 0, 1, -1 and inf (infinite and NaN gradients included)."""
     data = np.array([0.0, -0.0, 1.0, -1.0, INF, -INF, NAN])
-    for name in ("log", "sqrt", "rsqrt", "reciprocal", "abs", "relu", "sign", "sigmoid", "tanh", "asin", "acos", "exp", "log1p", "angle", "sgn"):
+    for name in (
+        "log",
+        "sqrt",
+        "rsqrt",
+        "reciprocal",
+        "abs",
+        "relu",
+        "sign",
+        "sigmoid",
+        "tanh",
+        "asin",
+        "acos",
+        "exp",
+        "log1p",
+        "angle",
+        "sgn",
+    ):
 
         def run(lib: Any) -> np.ndarray:
             x = lib.tensor(data, requires_grad=True)
             (g,) = lib.autograd.grad(getattr(lib, name)(x).sum(), x)
             return _numpy(g)
 
-        np.testing.assert_allclose(run(gradgen), oracle(name, run), rtol=1e-12, equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(
+            run(gradgen), oracle(name, run), rtol=1e-12, equal_nan=True, err_msg=name
+        )
 
 
 # -- in-place variants -----------------------------------------------------------------
@@ -288,7 +345,9 @@ def test_inplace_matches_torch(name: str) -> None:
 
     for as_function in (False, True):
         ours = run(gradgen, as_function)
-        theirs = oracle(f"as_function={as_function}", lambda torch: run(torch, as_function))
+        theirs = oracle(
+            f"as_function={as_function}", lambda torch: run(torch, as_function)
+        )
         assert ours[0] == theirs[0]
         np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-13, equal_nan=True)
         np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-13, equal_nan=True)
@@ -306,7 +365,9 @@ def test_inplace_matches_torch(name: str) -> None:
     ],
 )
 def test_inplace_errors_match_torch(name: str, data: list[Any]) -> None:
-    expected = oracle("error", lambda torch: outcome(lambda: getattr(torch.tensor(data), name)()))
+    expected = oracle(
+        "error", lambda torch: outcome(lambda: getattr(torch.tensor(data), name)())
+    )
     assert isinstance(expected, Exception)
     with pytest.raises(type(expected)) as got:
         getattr(gradgen.tensor(data), name)()
@@ -323,7 +384,9 @@ def test_abs_dunder_is_abs() -> None:
     x = gradgen.tensor([-1.5, 2.0, -0.0], requires_grad=True)
     y = abs(x)
     assert type(y.grad_fn).__name__ == "AbsBackward0"
-    assert y.tolist() == oracle("abs", lambda torch: abs(torch.tensor([-1.5, 2.0, -0.0])).tolist())
+    assert y.tolist() == oracle(
+        "abs", lambda torch: abs(torch.tensor([-1.5, 2.0, -0.0])).tolist()
+    )
 
 
 # -- imag, view_as_real, view_as_complex ------------------------------------------------
@@ -337,7 +400,10 @@ def test_imag_is_a_view_as_in_torch() -> None:
         im.mul_(2.0)
         x = lib.tensor([1 + 2j, 3 - 4j], requires_grad=True)
         y = lib.imag(x)
-        names = (type(y.grad_fn).__name__, type(y.grad_fn.next_functions[0][0]).__name__)
+        names = (
+            type(y.grad_fn).__name__,
+            type(y.grad_fn.next_functions[0][0]).__name__,
+        )
         (g,) = lib.autograd.grad(y, x, lib.tensor([1.0, -2.0]))
         return shares, z.tolist(), names, g.tolist()
 
@@ -345,7 +411,10 @@ def test_imag_is_a_view_as_in_torch() -> None:
 
 
 def test_imag_of_a_real_tensor_is_an_error() -> None:
-    with pytest.raises(RuntimeError, match="^imag is not implemented for tensors with non-complex dtypes.$"):
+    with pytest.raises(
+        RuntimeError,
+        match="^imag is not implemented for tensors with non-complex dtypes.$",
+    ):
         gradgen.imag(gradgen.tensor([1.0]))
 
 
@@ -356,7 +425,10 @@ def test_view_as_real_and_complex_share_memory() -> None:
     c = gradgen.view_as_complex(r)
     assert c._base is z and c.tolist() == z.t().tolist()
     data = z.numpy()
-    expected = oracle("view_as_real", lambda torch: torch.view_as_real(torch.tensor(data).t()).tolist())
+    expected = oracle(
+        "view_as_real",
+        lambda torch: torch.view_as_real(torch.tensor(data).t()).tolist(),
+    )
     assert r.tolist() == expected
 
 
@@ -374,7 +446,10 @@ def test_view_as_real_and_complex_share_memory() -> None:
     ],
 )
 def test_view_as_complex_checks_match_torch(make: Callable[[Any], Any]) -> None:
-    expected = oracle("outcome", lambda torch: outcome(lambda: torch.view_as_complex(make(torch)).tolist()))
+    expected = oracle(
+        "outcome",
+        lambda torch: outcome(lambda: torch.view_as_complex(make(torch)).tolist()),
+    )
     if isinstance(expected, Exception):
         error = expected
         assert isinstance(error, RuntimeError)
@@ -386,82 +461,10 @@ def test_view_as_complex_checks_match_torch(make: Callable[[Any], Any]) -> None:
 
 
 def test_view_as_real_of_a_real_tensor_is_an_error() -> None:
-    with pytest.raises(RuntimeError, match="^view_as_real is only supported for complex tensors$"):
+    with pytest.raises(
+        RuntimeError, match="^view_as_real is only supported for complex tensors$"
+    ):
         gradgen.view_as_real(gradgen.ones(2))
-
-
-# -- gelu, silu and the backward operators ----------------------------------------------
-
-
-def test_gelu_rejects_unknown_approximations() -> None:
-    message = "approximate argument must be either none or tanh."
-    expected = oracle("error", lambda torch: outcome(lambda: torch._C._nn.gelu(torch.ones(2), approximate="erf")))
-    assert isinstance(expected, RuntimeError) and str(expected) == message
-    with pytest.raises(RuntimeError, match=message):
-        gradgen.gelu(gradgen.ones(2), approximate="erf")
-    with pytest.raises(RuntimeError, match=message):
-        gradgen.gelu_backward(gradgen.ones(2), gradgen.ones(2), approximate="erf")
-
-
-def test_silu_backward_takes_the_kernel_without_create_graph() -> None:
-    """silu's formula: silu_backward (no graph) unless grad mode is on in the backward,
-    then the infinitely differentiable form (MulBackward0, as PyTorch)."""
-    x = gradgen.tensor([-1.0, 0.5, 2.0], requires_grad=True)
-    (plain,) = gradgen.autograd.grad(gradgen.silu(x).sum(), x)
-    (graph,) = gradgen.autograd.grad(gradgen.silu(x).sum(), x, create_graph=True)
-    assert plain.grad_fn is None and type(graph.grad_fn).__name__ == "MulBackward0"
-    np.testing.assert_allclose(plain.numpy(), graph.detach().numpy(), rtol=1e-15)
-
-
-def test_silu_backward_has_no_derivative_as_in_torch() -> None:
-    def run(lib: Any) -> tuple[bool, Any]:
-        y = _aten(lib, "silu_backward")(lib.ones(2, requires_grad=True), lib.ones(2))
-        return repr(y).endswith("grad_fn=<NotImplemented>)"), outcome(lambda: y.sum().backward())
-
-    for repr_ends_so, error in (run(gradgen), oracle("result", run)):
-        assert repr_ends_so
-        assert isinstance(error, RuntimeError)
-        assert str(error) == "derivative for aten::silu_backward is not implemented"
-
-
-@pytest.mark.parametrize(
-    "name", ["sigmoid_backward", "tanh_backward", "threshold_backward", "gelu_backward", "silu_backward"]
-)
-def test_backward_operators_promote_and_refuse_ints_as_torch(name: str) -> None:
-    extra = (0.5,) if name == "threshold_backward" else ()
-    for dtypes in (("float32", "float64"), ("float64", "float32"), ("int64", "int64"), ("bool", "bool")):
-        if name == "gelu_backward" and dtypes == ("float64", "float32"):
-            continue  # torch sends float32 `self` to oneDNN, which refuses a double grad
-        a = np.array([1, 0, 1], dtype=dtypes[0])
-        b = np.array([1, 0, 1], dtype=dtypes[1])
-        expected = oracle(str(dtypes), lambda torch: outcome(lambda: _aten(torch, name)(torch.tensor(a), torch.tensor(b), *extra)))
-        if isinstance(expected, Exception):
-            error = expected
-            with pytest.raises(type(error)) as got:
-                _aten(gradgen, name)(gradgen.tensor(a), gradgen.tensor(b), *extra)
-            assert str(got.value) == str(error).splitlines()[0]
-            continue
-        ours = _aten(gradgen, name)(gradgen.tensor(a), gradgen.tensor(b), *extra)
-        assert ours.dtype.name == str(expected.dtype).removeprefix("torch.")
-        np.testing.assert_allclose(ours.numpy(), expected, rtol=1e-6)
-
-
-def test_backward_operator_grad_fn_names_match_torch() -> None:
-    def run(lib: Any) -> list[str]:
-        x = lib.tensor([-1.0, 0.5, 2.0], requires_grad=True)
-        names = []
-        for function in (lib.relu, lib.sigmoid, lib.tanh, _nn(lib, "gelu")):
-            (g,) = lib.autograd.grad(function(x).sum(), x, create_graph=True)
-            names.append(type(g.grad_fn).__name__)
-        return names
-
-    for names in (run(gradgen), oracle("names", run)):
-        assert names == [
-            "ThresholdBackwardBackward0",
-            "SigmoidBackwardBackward0",
-            "TanhBackwardBackward0",
-            "GeluBackwardBackward0",
-        ]
 
 
 # -- shapes ----------------------------------------------------------------------------
