@@ -12,6 +12,7 @@ dtype, where numpy would give float64 in both cases.
 from __future__ import annotations
 
 import threading
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -247,19 +248,45 @@ def integer_to_float(common: dtype) -> dtype:
     return common if common.is_floating_point or common.is_complex else _default.value
 
 
-# PyTorch's names of scalar types, as its error messages print them ("Float", "Long").
-SCALAR_TYPE_NAMES = {
-    "bool": "Bool",
-    "int32": "Int",
-    "int64": "Long",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
+class Spelling(NamedTuple):
+    """How PyTorch's messages spell one dtype; the one home of these names."""
+
+    scalar_type: str  # c10::ScalarType's name: "Float", "Long"
+    typeid: str  # the C++ type as typeid demangles it: "float", "long int"
+    cpp: str  # the C++ type as c10's checked_convert names it: "float", "int64_t"
+    legacy_tensor: str  # the legacy tensor class: "FloatTensor", "LongTensor"
+
+
+def _spelling(scalar_type: str, typeid: str, cpp: str) -> Spelling:
+    return Spelling(scalar_type, typeid, cpp, scalar_type + "Tensor")
+
+
+# Keyed by numpy's name of the dtype (gradgen's names are numpy's). uint8 is no gradgen
+# dtype, but a mask of numpy's uint8 is named in masked_fill's error.
+PYTORCH_SPELLINGS: dict[str, Spelling] = {
+    "bool": _spelling("Bool", "bool", "bool"),
+    "uint8": _spelling("Byte", "unsigned char", "uint8_t"),
+    "int32": _spelling("Int", "int", "int"),
+    "int64": _spelling("Long", "long int", "int64_t"),
+    "float32": _spelling("Float", "float", "float"),
+    "float64": _spelling("Double", "double", "double"),
+    "complex64": _spelling(
+        "ComplexFloat", "c10::complex<float>", "c10::complex<float>"
+    ),
+    "complex128": _spelling(
+        "ComplexDouble", "c10::complex<double>", "c10::complex<double>"
+    ),
 }
+
+
+def spelling(of: Any) -> Spelling:
+    """PyTorch's spellings of the dtype of `of`: a gradgen dtype, a numpy dtype, or an
+    array (or tensor). A dtype PyTorch has no name for keeps numpy's name everywhere."""
+    name: str = getattr(of, "dtype", of).name
+    found = PYTORCH_SPELLINGS.get(name)
+    return Spelling(name, name, name, name) if found is None else found
 
 
 def scalar_type_name(array: np.ndarray) -> str:
     """PyTorch's name for an array's dtype ("Float" for float32)."""
-    name: str = array.dtype.name
-    return SCALAR_TYPE_NAMES.get(name, name)
+    return spelling(array).scalar_type

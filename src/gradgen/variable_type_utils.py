@@ -20,7 +20,7 @@ from .graph import NO_EDGE, Edge, Node, new_edge
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR, broadcastable
 from .tensor import Tensor
 from .view_history import rebase_view_history, refresh_view
-from .dtypes import SCALAR_TYPE_NAMES as _PYTORCH_TYPE_NAMES
+from .dtypes import spelling
 
 
 def compute_requires_grad(*tensors: Tensor | None) -> bool:
@@ -59,7 +59,7 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     """Make `result` the next output of `grad_fn`."""
     if result._data.dtype.kind not in "fc":
         raise RuntimeError(
-            f"Autograd not support dtype: {_legacy_scalar_name(result.dtype)}"
+            f"Autograd not support dtype: {spelling(result).scalar_type}"
         )
     result._output_nr = grad_fn.add_input_metadata(result)
     result._grad_fn = grad_fn
@@ -140,17 +140,6 @@ def _unsupported_result(array: np.ndarray) -> TypeError:
         f"a kernel returned a numpy array of dtype {array.dtype.name}, which no gradgen "
         "dtype holds (expected bool, integer, floating or complex values)"
     )
-
-
-_LEGACY_SCALAR_NAMES = {
-    "bool": "Bool",
-    "int32": "Int",
-    "int64": "Long",
-}
-
-
-def _legacy_scalar_name(d: dtype) -> str:
-    return _LEGACY_SCALAR_NAMES.get(d.name, d.name)
 
 
 class NotImplementedBackward(Node):
@@ -236,9 +225,9 @@ def copy_into(destination: Tensor, value: Any) -> Tensor:
         array.dtype, target.dtype, "same_kind"
     ):
         raise RuntimeError(
-            f"result type {_PYTORCH_TYPE_NAMES.get(array.dtype.name, array.dtype.name)} "
+            f"result type {spelling(array).scalar_type} "
             "can't be cast to the desired output type "
-            f"{_PYTORCH_TYPE_NAMES.get(target.dtype.name, target.dtype.name)}"
+            f"{spelling(target).scalar_type}"
         )
     if array.shape != target.shape:
         raise RuntimeError(

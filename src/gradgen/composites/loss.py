@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..dtypes import spelling
 from ..tensor import Tensor
 from ._common import _ops, _reshape
 
@@ -101,7 +101,7 @@ def cross_entropy_loss(
         if not target.is_floating_point():
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, got "
-                + _SCALAR_TYPE_NAMES.get(target.dtype.name, target.dtype.name)
+                + spelling(target).scalar_type
             )
         if ignore_index >= 0:
             raise RuntimeError(

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..dtypes import spelling
 
 # PyTorch's refusal to write into memory that several elements share (an expanded
 # tensor): in-place kernels, copy_into and Tensor.__setitem__ all say it this way.
@@ -83,18 +83,6 @@ def _common_dtype(*operands: Any) -> np.dtype:
     return result_type(*present).numpy
 
 
-_C10_TYPE_NAMES = {
-    "bool": "bool",
-    "int32": "int",
-    "int64": "long int",
-    "uint8": "unsigned char",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
 def _silently(kernel: Any) -> Any:
     """Run `kernel` with numpy's floating-point warnings off: like PyTorch, these
     kernels make inf and nan (log of 0, inf - inf, overflow) without a word."""
@@ -128,20 +116,8 @@ def _reduction_dims(dim: Sequence[int] | None, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(seen)) if ndim else ()
 
 
-# PyTorch's C++ names of the scalar types, as its error messages spell them.
-_CPP_TYPE_NAMES = {
-    "bool": "bool",
-    "int32": "int",
-    "int64": "long int",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
 def _scalar_type(array: np.ndarray) -> str:
-    return _SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+    return spelling(array).scalar_type
 
 
 def _not_implemented_for(kernel: str, array: np.ndarray) -> NotImplementedError:

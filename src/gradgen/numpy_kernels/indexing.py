@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import scalar_type_name as _scalar_type_name
-from ._common import OVERLAPPING_WRITE_ERROR, _C10_TYPE_NAMES, _wrap_dim
+from ..dtypes import spelling
+from ._common import OVERLAPPING_WRITE_ERROR, _wrap_dim
 from .elementwise import fill
 
 __all__ = [
@@ -290,7 +291,7 @@ def masked_fill(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
     if mask.dtype != np.bool_:
         raise RuntimeError(
             "masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{_C10_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)}"
+            f"{spelling(mask).typeid}"
         )
     if isinstance(value, np.ndarray):
         if value.ndim != 0:
@@ -301,7 +302,7 @@ def masked_fill(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
         value = value.item()
     if isinstance(value, complex) and self.dtype.kind != "c":
         raise RuntimeError(
-            f"value cannot be converted to type {_C10_TYPE_NAMES[self.dtype.name]} "
+            f"value cannot be converted to type {spelling(self).typeid} "
             "without overflow"
         )
     fill = np.asarray(value).astype(self.dtype)
