@@ -248,6 +248,15 @@ def integer_to_float(common: dtype) -> dtype:
     return common if common.is_floating_point or common.is_complex else _default.value
 
 
+class Reduction:
+    """at::Reduction, how a loss reduces over its elements. Plain ints rather than an
+    enum.Enum: operators take, save and print a reduction as an int, as PyTorch's do."""
+
+    NONE = 0
+    MEAN = 1
+    SUM = 2
+
+
 class Spelling(NamedTuple):
     """How PyTorch's messages spell one dtype; the one home of these names."""
 

@@ -14,6 +14,7 @@ import warnings
 from typing import Any
 
 import gradgen
+from gradgen.dtypes import Reduction
 from gradgen.tensor import Tensor
 
 __all__ = ["linear", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy"]
@@ -25,18 +26,18 @@ __all__ = ["linear", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entr
 def _get_enum(reduction: str) -> int:
     """A reduction name as at::Reduction."""
     if reduction == "none":
-        return 0
+        return Reduction.NONE
     if reduction == "mean":
-        return 1
+        return Reduction.MEAN
     if reduction == "elementwise_mean":
         warnings.warn(
             "reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
             "instead.",
             stacklevel=3,
         )
-        return 1
+        return Reduction.MEAN
     if reduction == "sum":
-        return 2
+        return Reduction.SUM
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..dtypes import Reduction
 from ._common import _check_floating, _same_dtype, _scalar_type, broadcastable
 
 __all__ = [
@@ -25,20 +26,16 @@ __all__ = [
 ]
 
 
-# at::Reduction
-_NONE, _MEAN, _SUM = 0, 1, 2
-
-
 _BCE_EPSILON = float(np.float32(1e-12))
 
 
 def _reduce_loss(loss: np.ndarray, reduction: int) -> np.ndarray:
     """PyTorch's apply_loss_reduction: mean, sum, or the loss unreduced."""
-    if reduction == _MEAN:
+    if reduction == Reduction.MEAN:
         if loss.size == 0:
             return np.asarray(np.nan, loss.dtype)
         return np.asarray(np.sum(loss) / loss.size, loss.dtype)
-    if reduction == _SUM:
+    if reduction == Reduction.SUM:
         return np.asarray(np.sum(loss), loss.dtype)
     return loss
 
@@ -46,7 +43,7 @@ def _reduce_loss(loss: np.ndarray, reduction: int) -> np.ndarray:
 def mse_loss(self: np.ndarray, target: np.ndarray, reduction: int) -> np.ndarray:
     """(self - target) ** 2, reduced (inputs already promoted to one dtype)."""
     _check_floating("mse_cpu", self)
-    if reduction not in (_NONE, _MEAN, _SUM):
+    if reduction not in (Reduction.NONE, Reduction.MEAN, Reduction.SUM):
         raise RuntimeError(
             "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
             "FAILED"
@@ -61,7 +58,7 @@ def mse_loss_backward(
     """2 * (self - target) * grad_output, divided by self's numel for the mean (as
     PyTorch: self's own numel, even when target broadcasts it to more elements)."""
     _check_floating("mse_backward_cpu_out", self)
-    norm = 2.0 / self.size if reduction == _MEAN and self.size else 2.0
+    norm = 2.0 / self.size if reduction == Reduction.MEAN and self.size else 2.0
     return (norm * (self - target) * grad_output).astype(self.dtype, copy=False)
 
 
@@ -107,13 +104,13 @@ def _nll_reduced(
     """The reduced loss and the total weight of (N, C) rows."""
     dtype = rows.dtype
     if targets.size == 0:
-        output = np.nan if reduction == _MEAN else 0.0
+        output = np.nan if reduction == Reduction.MEAN else 0.0
         return np.asarray(output, dtype), np.asarray(0.0, dtype)
     ignored, safe, weights = _nll_rows(rows, targets, weight, ignore_index)
     picked = rows[np.arange(len(safe)), safe]
     loss = -np.sum(np.where(ignored, 0, picked * weights))
     total_weight = np.sum(weights)
-    if reduction == _MEAN:
+    if reduction == Reduction.MEAN:
         with np.errstate(divide="ignore", invalid="ignore"):
             loss = loss / total_weight
     return np.asarray(loss, dtype), np.asarray(total_weight, dtype)
@@ -142,7 +139,7 @@ def nll_loss_forward(
     rows, targets = (
         (self[None], target.reshape(1)) if self.ndim == 1 else (self, target)
     )
-    if reduction == _NONE and self.ndim == 2:
+    if reduction == Reduction.NONE and self.ndim == 2:
         return _nll_unreduced(rows, targets, weight, ignore_index), np.zeros(
             (), self.dtype
         )
@@ -203,7 +200,7 @@ def nll_loss_backward(
         reduction,
         ignore_index,
         total_weight,
-        unreduced=reduction == _NONE and self.ndim == 2,
+        unreduced=reduction == Reduction.NONE and self.ndim == 2,
     )
     return grad_rows.reshape(self.shape)
 
@@ -246,7 +243,7 @@ def _nll_grad_rows(
             values = -weights[kept] * grad_output.reshape(-1)[kept]
         else:
             scale = grad_output.reshape(())
-            if reduction == _MEAN:
+            if reduction == Reduction.MEAN:
                 scale = scale / total_weight.reshape(())
             values = weights[kept] * -scale
     grad_rows[np.arange(len(safe))[kept], safe[kept]] = values
@@ -292,7 +289,7 @@ def nll_loss2d_forward(
     _check_nll2d(self, target, weight)
     _check_nll_dtypes("nll_loss2d_forward_out_frame", self, target, weight)
     rows, targets = _nll2d_rows(self, target)
-    if reduction == _NONE:
+    if reduction == Reduction.NONE:
         loss = _nll_unreduced(rows, targets, weight, ignore_index)
         return loss.reshape(target.shape), np.zeros((), self.dtype)
     return _nll_reduced(rows, targets, weight, reduction, ignore_index)
@@ -318,7 +315,7 @@ def nll_loss2d_backward(
         reduction,
         ignore_index,
         total_weight,
-        unreduced=reduction == _NONE,
+        unreduced=reduction == Reduction.NONE,
     )
     n, c, h, w = self.shape
     return np.moveaxis(grad_rows.reshape(n, h, w, c), -1, 1).copy()
@@ -401,14 +398,14 @@ def binary_cross_entropy_backward(
     )
     if weight is not None:
         grad_input = grad_input * weight
-    if reduction == _MEAN and self.size:
+    if reduction == Reduction.MEAN and self.size:
         grad_input = grad_input / self.size
     return np.broadcast_to(grad_input, self.shape).astype(self.dtype)
 
 
 def _loss_norm(self: np.ndarray, reduction: int) -> float:
     """The mean's 1 / numel (of self, as PyTorch), or 1."""
-    if reduction == _MEAN:
+    if reduction == Reduction.MEAN:
         return 1.0 / self.size if self.size else math.nan
     return 1.0
 
@@ -444,7 +441,7 @@ def smooth_l1_loss_backward(
 
 
 def _check_reduction(reduction: int) -> None:
-    if reduction not in (_NONE, _MEAN, _SUM):
+    if reduction not in (Reduction.NONE, Reduction.MEAN, Reduction.SUM):
         raise RuntimeError(
             "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
             "FAILED"
