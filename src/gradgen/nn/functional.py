@@ -101,13 +101,7 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """The mean (or sum) squared error, optionally weighted per element."""
-    if target.size() != input.size():
-        warnings.warn(
-            f"Using a target size ({target.size()}) that is different to the input size "
-            f"({input.size()}). This will likely lead to incorrect results due to "
-            "broadcasting. Please ensure they have the same size.",
-            stacklevel=2,
-        )
+    _warn_target_size(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
     expanded_input, expanded_target = _broadcast_tensors(input, target)
@@ -117,17 +111,8 @@ def mse_loss(
         )
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
-    difference = expanded_input - expanded_target
-    weighted_squared_errors = difference.pow(2) * weight  # type: ignore[attr-defined]
-    if reduction == "none":
-        return weighted_squared_errors  # type: ignore[no-any-return]
-    if reduction == "sum":
-        return weighted_squared_errors.sum()  # type: ignore[no-any-return]
-    if reduction == "mean":
-        return weighted_squared_errors.sum() / weight.sum()  # type: ignore[attr-defined,no-any-return]
-    raise ValueError(
-        f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
-    )
+    squared_errors = (expanded_input - expanded_target).pow(2)  # type: ignore[attr-defined]
+    return _weighted_reduction(squared_errors * weight, reduction, weight)
 
 
 def nll_loss(
@@ -338,8 +323,9 @@ def _warn_target_size(input: Tensor, target: Tensor) -> None:
 def _weighted_reduction(
     loss: Tensor, reduction: str, mean_over: Tensor | None
 ) -> Tensor:
-    """The `weight=` path of l1_loss / huber_loss: unreduced, summed, or the sum divided
-    by `mean_over`'s sum (l1_loss) or averaged (huber_loss, mean_over None)."""
+    """The `weight=` path of mse_loss / l1_loss / huber_loss: unreduced, summed, or the
+    sum divided by `mean_over`'s sum (mse_loss, l1_loss) or averaged (huber_loss,
+    mean_over None)."""
     if reduction == "none":
         return loss
     if reduction == "sum":
