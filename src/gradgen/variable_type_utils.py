@@ -18,6 +18,7 @@ from .dtypes import dtype
 from .grad_mode import _state as _grad_mode_state
 from .graph import NO_EDGE, Edge, Node, new_edge
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR, broadcastable
+from .numpy_kernels import broadcast_error as broadcast_error  # generated kernels
 from .tensor import Tensor
 from .view_history import rebase_view_history, refresh_view
 from .dtypes import spelling
@@ -238,21 +239,3 @@ def copy_into(destination: Tensor, value: Any) -> Tensor:
         raise RuntimeError(OVERLAPPING_WRITE_ERROR)
     np.copyto(target, array, casting="same_kind")
     return destination
-
-
-def broadcast_error(error: ValueError, *arrays: Any) -> Exception:
-    """PyTorch's message for operands that do not broadcast; other errors unchanged."""
-    shapes = [np.shape(a) for a in arrays]
-    names = "abcdefgh"
-    for i in range(len(shapes)):
-        for j in range(i + 1, len(shapes)):
-            a, b = shapes[i], shapes[j]
-            for offset in range(1, min(len(a), len(b)) + 1):
-                size_a, size_b = a[-offset], b[-offset]
-                if size_a != size_b and size_a != 1 and size_b != 1:
-                    return RuntimeError(
-                        f"The size of tensor {names[i]} ({size_a}) must match the size of "
-                        f"tensor {names[j]} ({size_b}) at non-singleton dimension "
-                        f"{max(len(a), len(b)) - offset}"
-                    )
-    return error

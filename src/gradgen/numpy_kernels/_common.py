@@ -28,6 +28,36 @@ def broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     return True
 
 
+def broadcast_shape_error(
+    *shapes: tuple[int, ...], otherwise: Exception | None = None
+) -> Exception:
+    """PyTorch's error for shapes that do not broadcast (infer_size's): "The size of
+    tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1",
+    for the first pair of shapes that disagrees (named a, b, c, ... in order) at its
+    last disagreeing dimension. `otherwise` when no pair disagrees (they broadcast)."""
+    names = "abcdefgh"
+    for i in range(len(shapes)):
+        for j in range(i + 1, len(shapes)):
+            a, b = shapes[i], shapes[j]
+            for offset in range(1, min(len(a), len(b)) + 1):
+                size_a, size_b = a[-offset], b[-offset]
+                if size_a != size_b and size_a != 1 and size_b != 1:
+                    return RuntimeError(
+                        f"The size of tensor {names[i]} ({size_a}) must match the size of "
+                        f"tensor {names[j]} ({size_b}) at non-singleton dimension "
+                        f"{max(len(a), len(b)) - offset}"
+                    )
+    if otherwise is not None:
+        return otherwise
+    return RuntimeError(f"shapes {[list(s) for s in shapes]} do not broadcast")
+
+
+def broadcast_error(error: ValueError, *arrays: Any) -> Exception:
+    """PyTorch's message for operands (arrays or numbers) that do not broadcast, where
+    numpy raised `error`; other errors unchanged."""
+    return broadcast_shape_error(*(np.shape(a) for a in arrays), otherwise=error)
+
+
 def _wrap_dim(dim: int, ndim: int) -> int:
     """PyTorch's maybe_wrap_dim, with its error (a 0-d tensor accepts 0 and -1)."""
     low, high = (-ndim, ndim - 1) if ndim else (-1, 0)
@@ -54,8 +84,6 @@ def _check_broadcast(*operands: Any) -> None:
     try:
         np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError as error:
-        from ..variable_type_utils import broadcast_error
-
         raise broadcast_error(error, *arrays) from None
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ..dtypes import spelling
-from ._common import OVERLAPPING_WRITE_ERROR, _wrap_dim
+from ._common import OVERLAPPING_WRITE_ERROR, _wrap_dim, broadcast_shape_error
 from .elementwise import fill
 
 __all__ = [
@@ -309,18 +309,5 @@ def masked_fill(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
     try:
         shape = np.broadcast_shapes(self.shape, mask.shape)
     except ValueError:
-        raise _size_mismatch(mask.shape, self.shape) from None
+        raise broadcast_shape_error(mask.shape, self.shape) from None
     return np.where(mask, fill, np.broadcast_to(self, shape))
-
-
-def _size_mismatch(a: tuple[int, ...], b: tuple[int, ...]) -> RuntimeError:
-    """PyTorch's broadcast error for shapes a and b (the first mismatch from the end)."""
-    for offset in range(1, max(len(a), len(b)) + 1):
-        sa = a[-offset] if offset <= len(a) else 1
-        sb = b[-offset] if offset <= len(b) else 1
-        if sa != sb and sa != 1 and sb != 1:
-            return RuntimeError(
-                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                f"non-singleton dimension {max(len(a), len(b)) - offset}"
-            )
-    return RuntimeError("shapes cannot be broadcast")

@@ -7,7 +7,13 @@ import math
 import numpy as np
 
 from ..dtypes import Reduction
-from ._common import _check_floating, _same_dtype, _scalar_type, broadcastable
+from ._common import (
+    _check_floating,
+    _same_dtype,
+    _scalar_type,
+    broadcast_shape_error,
+    broadcastable,
+)
 
 __all__ = [
     "mse_loss",
@@ -334,7 +340,7 @@ def _check_bce(
     try:
         target = np.broadcast_to(target, self.shape)
     except ValueError:
-        raise _broadcast_error(self.shape, target.shape) from None
+        raise broadcast_shape_error(self.shape, target.shape) from None
     if weight is not None:
         shape = (
             np.broadcast_shapes(self.shape, weight.shape)
@@ -342,7 +348,7 @@ def _check_bce(
             else None
         )
         if shape is None:
-            raise _broadcast_error(self.shape, weight.shape)
+            raise broadcast_shape_error(self.shape, weight.shape)
         if shape != self.shape:
             raise RuntimeError(
                 f"output with shape {list(self.shape)} doesn't match the broadcast shape "
@@ -350,17 +356,6 @@ def _check_bce(
             )
         weight = np.broadcast_to(weight.astype(self.dtype, copy=False), self.shape)
     return target, weight
-
-
-def _broadcast_error(a: tuple[int, ...], b: tuple[int, ...]) -> RuntimeError:
-    for offset in range(1, min(len(a), len(b)) + 1):
-        size_a, size_b = a[-offset], b[-offset]
-        if size_a != size_b and size_a != 1 and size_b != 1:
-            return RuntimeError(
-                f"The size of tensor a ({size_a}) must match the size of tensor b "
-                f"({size_b}) at non-singleton dimension {max(len(a), len(b)) - offset}"
-            )
-    return RuntimeError(f"shapes {list(a)} and {list(b)} do not broadcast")
 
 
 def binary_cross_entropy(
@@ -457,7 +452,7 @@ def huber_loss(
     _check_floating("huber_cpu", self)
     _check_reduction(reduction)
     if not broadcastable(self.shape, target.shape):
-        raise _broadcast_error(self.shape, target.shape)
+        raise broadcast_shape_error(self.shape, target.shape)
     z = np.abs(self - target)
     loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
     return _reduce_loss(_same_dtype(loss, self), reduction)
@@ -474,7 +469,7 @@ def huber_loss_backward(
     _check_floating("huber_backward_cpu_out", self)
     for other in (target, grad_output):
         if not broadcastable(self.shape, other.shape):
-            raise _broadcast_error(self.shape, other.shape)
+            raise broadcast_shape_error(self.shape, other.shape)
     norm = _loss_norm(self, reduction)
     x = self - target
     grad = np.where(
@@ -488,7 +483,7 @@ def huber_loss_backward(
 def _check_in_place_broadcast(output: tuple[int, ...], other: tuple[int, ...]) -> None:
     """PyTorch's error for an in-place operation whose operand broadcasts its output."""
     if not broadcastable(output, other):
-        raise _broadcast_error(output, other)
+        raise broadcast_shape_error(output, other)
     shape = np.broadcast_shapes(output, other)
     if shape != output:
         raise RuntimeError(
