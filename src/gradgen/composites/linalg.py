@@ -8,7 +8,8 @@ import numpy as np
 
 from ..tensor import Tensor
 from ..tensor import Number
-from ._common import _ops, _reshape
+from ._common import _ops
+from .shape import reshape as _reshape
 
 __all__ = ["outer", "ger", "matmul", "linear", "norm", "norm_dim"]
 

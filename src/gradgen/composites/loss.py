@@ -8,7 +8,8 @@ import numpy as np
 
 from ..dtypes import Reduction, spelling
 from ..tensor import Tensor
-from ._common import _ops, _reshape
+from ._common import _ops
+from .shape import reshape as _reshape
 
 __all__ = [
     "nll_loss",
