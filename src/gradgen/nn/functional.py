@@ -13,8 +13,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
 import gradgen
 from gradgen.dtypes import Reduction
+from gradgen.numpy_kernels import broadcast_shape_error
 from gradgen.tensor import Tensor
 
 __all__ = ["linear", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy"]
@@ -66,21 +69,10 @@ def _broadcast_tensors(*tensors: Tensor) -> list[Tensor]:
     """torch.broadcast_tensors for two tensors: each expanded to the common shape
     (a tensor already of that shape is returned as it is)."""
     shapes = [tuple(t.shape) for t in tensors]
-    ndim = max(len(s) for s in shapes)
-    common = []
-    for i in range(ndim):
-        sizes = [s[len(s) - ndim + i] if len(s) - ndim + i >= 0 else 1 for s in shapes]
-        size = max(sizes, default=1)
-        if 0 in sizes:
-            size = 0
-        for which, extent in enumerate(sizes):
-            if extent != 1 and extent != size:
-                raise RuntimeError(
-                    f"The size of tensor a ({sizes[0]}) must match the size of tensor b "
-                    f"({sizes[1]}) at non-singleton dimension {i}"
-                )
-        common.append(size)
-    shape = tuple(common)
+    try:
+        shape = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise broadcast_shape_error(*shapes) from None
     return [t if tuple(t.shape) == shape else t.expand(shape) for t in tensors]  # type: ignore[attr-defined]
 
 
@@ -234,7 +226,6 @@ __all__ += ["gelu", "log_softmax", "relu", "sigmoid", "silu", "softmax", "tanh"]
 
 import math  # noqa: E402
 
-import numpy as np  # noqa: E402
 
 from gradgen.grad_mode import no_grad  # noqa: E402
 from gradgen.variable_type_utils import copy_into, increment_version  # noqa: E402
