@@ -3,6 +3,8 @@ dtypes.py, one broadcast-error builder, one reshape; each checked against PyTorc
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -80,3 +82,21 @@ def test_reshape_of_a_transposed_tensor_records_pytorchs_graph() -> None:
     (y * gradgen.arange(12.0)).sum().backward()
     # y[k] = x.t().flatten()[k] = x[k % 3, k // 3]: x[i, j] receives 3 * j + i.
     assert x.grad.tolist() == [[3.0 * j + i for j in range(4)] for i in range(3)]
+
+
+_DTYPE_NAMES = [d.name for d in ALL_DTYPES]
+
+
+@pytest.mark.parametrize("name", _DTYPE_NAMES)
+def test_expand_error_names_the_tensor_type_as_pytorch(name: str) -> None:
+    def call(m: Any) -> Any:
+        return m.ones(2, 3, dtype=getattr(m, name)).expand(3)
+
+    theirs = oracle("error", lambda torch: outcome(lambda: call(torch)))
+    assert isinstance(theirs, RuntimeError)
+    with pytest.raises(RuntimeError) as ours:
+        call(gradgen)
+    assert str(ours.value) == str(theirs)
+    assert str(theirs).startswith(
+        f"expand({spelling(getattr(gradgen, name)).tensor_type}"
+    )

@@ -7,6 +7,10 @@ outrank wrapped Python numbers, and a category (bool < integer < floating < comp
 only taken from a lower-ranked operand when it is a higher category. So
 ``float32 tensor * 2.5`` stays float32 and ``int64 tensor + 1.5`` is the default float
 dtype, where numpy would give float64 in both cases.
+
+This module is also the one home of two facts every layer uses: PyTorch's spellings of
+each dtype in its messages (`spelling()`: "Float", "long int", "int64_t",
+"torch.FloatTensor") and at::Reduction (`Reduction.MEAN` is 1).
 """
 
 from __future__ import annotations
@@ -264,10 +268,16 @@ class Spelling(NamedTuple):
     typeid: str  # the C++ type as typeid demangles it: "float", "long int"
     cpp: str  # the C++ type as c10's checked_convert names it: "float", "int64_t"
     legacy_tensor: str  # the legacy tensor class: "FloatTensor", "LongTensor"
+    # A tensor's type as ATen's checks print it: the legacy class where Python has one
+    # in its old list (integer and floating types), else dispatch key + ScalarType.
+    tensor_type: str  # "torch.FloatTensor", "CPUBoolType"
 
 
 def _spelling(scalar_type: str, typeid: str, cpp: str) -> Spelling:
-    return Spelling(scalar_type, typeid, cpp, scalar_type + "Tensor")
+    legacy = scalar_type + "Tensor"
+    old_class = scalar_type != "Bool" and not scalar_type.startswith("Complex")
+    tensor_type = "torch." + legacy if old_class else f"CPU{scalar_type}Type"
+    return Spelling(scalar_type, typeid, cpp, legacy, tensor_type)
 
 
 # Keyed by numpy's name of the dtype (gradgen's names are numpy's). uint8 is no gradgen
@@ -293,7 +303,7 @@ def spelling(of: Any) -> Spelling:
     array (or tensor). A dtype PyTorch has no name for keeps numpy's name everywhere."""
     name: str = getattr(of, "dtype", of).name
     found = PYTORCH_SPELLINGS.get(name)
-    return Spelling(name, name, name, name) if found is None else found
+    return Spelling(name, name, name, name, name) if found is None else found
 
 
 def scalar_type_name(array: np.ndarray) -> str:

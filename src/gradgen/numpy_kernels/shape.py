@@ -57,7 +57,8 @@ def expand(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
     """A read-only broadcast view of `self` at `size`; -1 keeps a dimension's size."""
     if len(size) < self.ndim:
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{{list(self.shape)}}}, size={list(size)}): the "
+            f"expand({spelling(self).tensor_type}{{{list(self.shape)}}}, "
+            f"size={list(size)}): the "
             "number of sizes provided "
             f"({len(size)}) must be greater or equal to the number of dimensions in the "
             f"tensor ({self.ndim})"

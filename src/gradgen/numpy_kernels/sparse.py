@@ -10,19 +10,10 @@ from ..dtypes import spelling
 __all__ = ["embedding", "embedding_dense_backward", "one_hot"]
 
 
-def _tensor_type_name(array: np.ndarray) -> str:
-    """How checkScalarTypes names a tensor's type: "torch.FloatTensor" for a floating
-    tensor, "CPUBoolType" (dispatch key, ScalarType, "Type") for the others."""
-    names = spelling(array)
-    if array.dtype.kind == "f":
-        return "torch." + names.legacy_tensor
-    return f"CPU{names.scalar_type}Type"
-
-
 def _check_indices(indices: np.ndarray, argument: int, function: str) -> None:
     """PyTorch's checkScalarTypes: embedding indices are int64 or int32."""
     if indices.dtype not in (np.int64, np.int32):
-        name = _tensor_type_name(indices)
+        name = spelling(indices).tensor_type
         raise RuntimeError(
             f"Expected tensor for argument #{argument} 'indices' to have one of the "
             f"following scalar types: Long, Int; but got {name} instead (while checking "
