@@ -7,11 +7,16 @@ outrank wrapped Python numbers, and a category (bool < integer < floating < comp
 only taken from a lower-ranked operand when it is a higher category. So
 ``float32 tensor * 2.5`` stays float32 and ``int64 tensor + 1.5`` is the default float
 dtype, where numpy would give float64 in both cases.
+
+This module is also the one home of two facts every layer uses: PyTorch's spellings of
+each dtype in its messages (`spelling()`: "Float", "long int", "int64_t",
+"torch.FloatTensor") and at::Reduction (`Reduction.MEAN` is 1).
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -247,19 +252,60 @@ def integer_to_float(common: dtype) -> dtype:
     return common if common.is_floating_point or common.is_complex else _default.value
 
 
-# PyTorch's names of scalar types, as its error messages print them ("Float", "Long").
-SCALAR_TYPE_NAMES = {
-    "bool": "Bool",
-    "int32": "Int",
-    "int64": "Long",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
+class Reduction:
+    """at::Reduction, how a loss reduces over its elements. Plain ints rather than an
+    enum.Enum: operators take, save and print a reduction as an int, as PyTorch's do."""
+
+    NONE = 0
+    MEAN = 1
+    SUM = 2
+
+
+class Spelling(NamedTuple):
+    """How PyTorch's messages spell one dtype; the one home of these names."""
+
+    scalar_type: str  # c10::ScalarType's name: "Float", "Long"
+    typeid: str  # the C++ type as typeid demangles it: "float", "long int"
+    cpp: str  # the C++ type as c10's checked_convert names it: "float", "int64_t"
+    legacy_tensor: str  # the legacy tensor class: "FloatTensor", "LongTensor"
+    # A tensor's type as ATen's checks print it: the legacy class where Python has one
+    # in its old list (integer and floating types), else dispatch key + ScalarType.
+    tensor_type: str  # "torch.FloatTensor", "CPUBoolType"
+
+
+def _spelling(scalar_type: str, typeid: str, cpp: str) -> Spelling:
+    legacy = scalar_type + "Tensor"
+    old_class = scalar_type != "Bool" and not scalar_type.startswith("Complex")
+    tensor_type = "torch." + legacy if old_class else f"CPU{scalar_type}Type"
+    return Spelling(scalar_type, typeid, cpp, legacy, tensor_type)
+
+
+# Keyed by numpy's name of the dtype (gradgen's names are numpy's). uint8 is no gradgen
+# dtype, but a mask of numpy's uint8 is named in masked_fill's error.
+PYTORCH_SPELLINGS: dict[str, Spelling] = {
+    "bool": _spelling("Bool", "bool", "bool"),
+    "uint8": _spelling("Byte", "unsigned char", "uint8_t"),
+    "int32": _spelling("Int", "int", "int"),
+    "int64": _spelling("Long", "long int", "int64_t"),
+    "float32": _spelling("Float", "float", "float"),
+    "float64": _spelling("Double", "double", "double"),
+    "complex64": _spelling(
+        "ComplexFloat", "c10::complex<float>", "c10::complex<float>"
+    ),
+    "complex128": _spelling(
+        "ComplexDouble", "c10::complex<double>", "c10::complex<double>"
+    ),
 }
+
+
+def spelling(of: Any) -> Spelling:
+    """PyTorch's spellings of the dtype of `of`: a gradgen dtype, a numpy dtype, or an
+    array (or tensor). A dtype PyTorch has no name for keeps numpy's name everywhere."""
+    name: str = getattr(of, "dtype", of).name
+    found = PYTORCH_SPELLINGS.get(name)
+    return Spelling(name, name, name, name, name) if found is None else found
 
 
 def scalar_type_name(array: np.ndarray) -> str:
     """PyTorch's name for an array's dtype ("Float" for float32)."""
-    name: str = array.dtype.name
-    return SCALAR_TYPE_NAMES.get(name, name)
+    return spelling(array).scalar_type

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 import numpy as np
 
 from . import anomaly_mode, grad_mode
+from .dtypes import spelling
 
 if TYPE_CHECKING:
     from .dtypes import dtype
@@ -425,20 +426,9 @@ def unpack_saved(saved: SavedVariable | SavedVariableList | None, saved_for: Nod
     return None if saved is None else saved.unpack(saved_for)
 
 
-_LEGACY_TYPE_NAMES = {
-    "float32": "FloatTensor",
-    "float64": "DoubleTensor",
-    "int32": "IntTensor",
-    "int64": "LongTensor",
-    "bool": "BoolTensor",
-    "complex64": "ComplexFloatTensor",
-    "complex128": "ComplexDoubleTensor",
-}
-
-
 def _legacy_type_name(tensor: Tensor) -> str:
     """PyTorch's ``torch.FloatTensor`` style names, with gradgen's prefix."""
-    return "gradgen." + _LEGACY_TYPE_NAMES[tensor.dtype.name]
+    return "gradgen." + spelling(tensor).legacy_tensor
 
 
 class SavedVariableList:

@@ -26,20 +26,6 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 OVERFLOW_UNPACK = "Overflow when unpacking long long"
 COMPLEX_DISCARDED = "Casting complex values to real discards the imaginary part"
 
-# c10's type names in "value cannot be converted to type X without overflow", as a
-# Scalar written into a tensor names them ...
-_SCALAR_TYPE_NAMES = {
-    "bool": "bool",
-    "int32": "int",
-    "int64": "int64_t",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-# ... and as `tensor(data, dtype=...)` names them.
-_DATA_TYPE_NAMES = {"int32": "int32", "int64": "int64"}
-
 
 def python_type_name(value: object) -> str:
     """A type as PyTorch's errors print it: `int`, `Tensor`, `numpy.float32`."""
@@ -75,7 +61,7 @@ def checked_value(value: Any, target: np.dtype[Any], unpack: bool = True) -> Any
         value = unpack_int(value) if unpack else int(value)
     if kind == "b":
         return bool(value)
-    overflow = _overflow(_SCALAR_TYPE_NAMES[target.name])
+    overflow = _overflow(dtypes.spelling(target).cpp)
     if isinstance(value, complex):
         if kind != "c":
             if value.imag != 0:
@@ -154,7 +140,8 @@ def _check_narrowing(array: np.ndarray, target: dtype) -> None:
         low, high = array.min(), array.max()
         finite = kind != "f" or bool(np.isfinite(array).all())
         if not finite or low < info.min or high > info.max:
-            raise _overflow(_DATA_TYPE_NAMES[wanted.name])
+            # `tensor(data, dtype=...)` names the type as numpy does (int64, int32).
+            raise _overflow(wanted.name)
 
 
 def _complex_error(wanted: np.dtype[Any]) -> str:
@@ -247,12 +234,12 @@ def _convert(value: Any, wanted: np.dtype[Any]) -> Any:
             raise TypeError(_complex_error(wanted))
         if isinstance(value, float):
             if not math.isfinite(value) or not INT64_MIN <= value < 2.0**63:
-                raise _overflow(_DATA_TYPE_NAMES[wanted.name])
+                raise _overflow(wanted.name)
             value = int(value)
         number = unpack_int(value)
         info = np.iinfo(wanted)
         if not info.min <= number <= info.max:
-            raise _overflow(_DATA_TYPE_NAMES[wanted.name])
+            raise _overflow(wanted.name)
         return number
     if kind == "f":
         if isinstance(value, complex):
@@ -293,8 +280,8 @@ def legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
     if isinstance(data, Tensor):
         if data._data.dtype != default.numpy:
             raise TypeError(
-                f"expected {dtypes.SCALAR_TYPE_NAMES[default.name]} (got "
-                f"{dtypes.SCALAR_TYPE_NAMES[data.dtype.name]})"
+                f"expected {dtypes.spelling(default).scalar_type} (got "
+                f"{dtypes.spelling(data).scalar_type})"
             )
         return data._data
     if isinstance(data, str):

@@ -261,12 +261,10 @@ class Tensor:
                     f"type {type(value).__name__}"
                 )
             if value._data.dtype != self._data.dtype:
-                from .numpy_kernels import _C10_TYPE_NAMES
-
                 raise RuntimeError(
                     "attempting to assign a gradient with dtype "
-                    f"'{_C10_TYPE_NAMES[value._data.dtype.name]}' to a tensor with "
-                    f"grad_dtype '{dtypes.SCALAR_TYPE_NAMES[self._data.dtype.name]}'. "
+                    f"'{dtypes.spelling(value).typeid}' to a tensor with "
+                    f"grad_dtype '{dtypes.spelling(self).scalar_type}'. "
                     "The gradient must match the tensor's grad_dtype (defaults to the "
                     "tensor's dtype). You can set the tensor's grad_dtype attribute with "
                     "a specific dtype, or None to allow any dtype. Set grad_dtype with "

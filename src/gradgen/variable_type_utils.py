@@ -18,9 +18,10 @@ from .dtypes import dtype
 from .grad_mode import _state as _grad_mode_state
 from .graph import NO_EDGE, Edge, Node, new_edge
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR, broadcastable
+from .numpy_kernels import broadcast_error as broadcast_error  # generated kernels
 from .tensor import Tensor
 from .view_history import rebase_view_history, refresh_view
-from .dtypes import SCALAR_TYPE_NAMES as _PYTORCH_TYPE_NAMES
+from .dtypes import spelling
 
 
 def compute_requires_grad(*tensors: Tensor | None) -> bool:
@@ -59,7 +60,7 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
     """Make `result` the next output of `grad_fn`."""
     if result._data.dtype.kind not in "fc":
         raise RuntimeError(
-            f"Autograd not support dtype: {_legacy_scalar_name(result.dtype)}"
+            f"Autograd not support dtype: {spelling(result).scalar_type}"
         )
     result._output_nr = grad_fn.add_input_metadata(result)
     result._grad_fn = grad_fn
@@ -140,17 +141,6 @@ def _unsupported_result(array: np.ndarray) -> TypeError:
         f"a kernel returned a numpy array of dtype {array.dtype.name}, which no gradgen "
         "dtype holds (expected bool, integer, floating or complex values)"
     )
-
-
-_LEGACY_SCALAR_NAMES = {
-    "bool": "Bool",
-    "int32": "Int",
-    "int64": "Long",
-}
-
-
-def _legacy_scalar_name(d: dtype) -> str:
-    return _LEGACY_SCALAR_NAMES.get(d.name, d.name)
 
 
 class NotImplementedBackward(Node):
@@ -236,9 +226,9 @@ def copy_into(destination: Tensor, value: Any) -> Tensor:
         array.dtype, target.dtype, "same_kind"
     ):
         raise RuntimeError(
-            f"result type {_PYTORCH_TYPE_NAMES.get(array.dtype.name, array.dtype.name)} "
+            f"result type {spelling(array).scalar_type} "
             "can't be cast to the desired output type "
-            f"{_PYTORCH_TYPE_NAMES.get(target.dtype.name, target.dtype.name)}"
+            f"{spelling(target).scalar_type}"
         )
     if array.shape != target.shape:
         raise RuntimeError(
@@ -249,21 +239,3 @@ def copy_into(destination: Tensor, value: Any) -> Tensor:
         raise RuntimeError(OVERLAPPING_WRITE_ERROR)
     np.copyto(target, array, casting="same_kind")
     return destination
-
-
-def broadcast_error(error: ValueError, *arrays: Any) -> Exception:
-    """PyTorch's message for operands that do not broadcast; other errors unchanged."""
-    shapes = [np.shape(a) for a in arrays]
-    names = "abcdefgh"
-    for i in range(len(shapes)):
-        for j in range(i + 1, len(shapes)):
-            a, b = shapes[i], shapes[j]
-            for offset in range(1, min(len(a), len(b)) + 1):
-                size_a, size_b = a[-offset], b[-offset]
-                if size_a != size_b and size_a != 1 and size_b != 1:
-                    return RuntimeError(
-                        f"The size of tensor {names[i]} ({size_a}) must match the size of "
-                        f"tensor {names[j]} ({size_b}) at non-singleton dimension "
-                        f"{max(len(a), len(b)) - offset}"
-                    )
-    return error

@@ -6,9 +6,11 @@ from typing import Any
 
 import numpy as np
 
+from ..numpy_kernels import broadcast_shape_error
 from ..tensor import Tensor
 from ..tensor import Number
-from ._common import _ops, _reshape
+from ._common import _ops
+from .shape import reshape as _reshape
 
 __all__ = ["outer", "ger", "matmul", "linear", "norm", "norm_dim"]
 
@@ -94,21 +96,10 @@ def _matmul_folded(tensor1: Tensor, tensor2: Tensor) -> Tensor:
 
 def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """PyTorch's infer_size of two batch shapes, with its error."""
-    ndim = max(len(a), len(b))
-    shape = []
-    for i in range(ndim):
-        offset = ndim - 1 - i
-        dim_a = len(a) - 1 - offset
-        dim_b = len(b) - 1 - offset
-        size_a = a[dim_a] if dim_a >= 0 else 1
-        size_b = b[dim_b] if dim_b >= 0 else 1
-        if size_a != size_b and size_a != 1 and size_b != 1:
-            raise RuntimeError(
-                f"The size of tensor a ({size_a}) must match the size of tensor b "
-                f"({size_b}) at non-singleton dimension {i}"
-            )
-        shape.append(size_b if size_a == 1 else size_a)
-    return tuple(shape)
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        raise broadcast_shape_error(a, b) from None
 
 
 def _matmul_batched(tensor1: Tensor, tensor2: Tensor) -> Tensor:

@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..dtypes import Reduction, spelling
 from ..tensor import Tensor
-from ._common import _ops, _reshape
+from ._common import _ops
+from .shape import reshape as _reshape
 
 __all__ = [
     "nll_loss",
@@ -20,14 +21,11 @@ __all__ = [
 ]
 
 
-_REDUCTION_NONE, _REDUCTION_MEAN, _REDUCTION_SUM = 0, 1, 2
-
-
 def nll_loss(
     self: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
-    reduction: int = _REDUCTION_MEAN,
+    reduction: int = Reduction.MEAN,
     ignore_index: int = -100,
 ) -> Tensor:
     """The loss output of nll_loss_forward."""
@@ -38,7 +36,7 @@ def nll_loss2d(
     self: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
-    reduction: int = _REDUCTION_MEAN,
+    reduction: int = Reduction.MEAN,
     ignore_index: int = -100,
 ) -> Tensor:
     """The loss output of nll_loss2d_forward."""
@@ -49,7 +47,7 @@ def nll_loss_nd(
     self: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
-    reduction: int = _REDUCTION_MEAN,
+    reduction: int = Reduction.MEAN,
     ignore_index: int = -100,
 ) -> Tensor:
     """nll_loss for inputs of any rank >= 1, class dimension 1 (PyTorch's nll_loss_nd:
@@ -81,7 +79,7 @@ def nll_loss_nd(
     input_ = _reshape(self, (n, c, 1, -1) if self.numel() > 0 else (n, c, 0, 0))
     target_ = _reshape(target, (n, 1, -1) if target.numel() > 0 else (n, 0, 0))
     out = ops.nll_loss2d(input_, target_, weight, reduction, ignore_index)
-    if reduction != _REDUCTION_NONE:
+    if reduction != Reduction.NONE:
         return out  # type: ignore[no-any-return]
     return out.view(out_size)  # type: ignore[no-any-return]
 
@@ -90,7 +88,7 @@ def cross_entropy_loss(
     self: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
-    reduction: int = _REDUCTION_MEAN,
+    reduction: int = Reduction.MEAN,
     ignore_index: int = -100,
     label_smoothing: float = 0.0,
 ) -> Tensor:
@@ -101,7 +99,7 @@ def cross_entropy_loss(
         if not target.is_floating_point():
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, got "
-                + _SCALAR_TYPE_NAMES.get(target.dtype.name, target.dtype.name)
+                + spelling(target).scalar_type
             )
         if ignore_index >= 0:
             raise RuntimeError(
@@ -158,13 +156,13 @@ def _cross_entropy_loss_prob_target(
     terms = input * target
     if weight is not None:
         terms = terms * _class_weight(weight, input.dim(), 1)
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         if input.numel() == 0:
             return -terms.sum() * float("nan")  # type: ignore[no-any-return]
         return -terms.sum() * (1.0 / (input.numel() // n_classes))  # type: ignore[no-any-return]
-    if reduction == _REDUCTION_SUM:
+    if reduction == Reduction.SUM:
         return -terms.sum()  # type: ignore[no-any-return]
-    if reduction == _REDUCTION_NONE:
+    if reduction == Reduction.NONE:
         return -terms.sum(class_dim)  # type: ignore[no-any-return]
     raise RuntimeError(
         f"Invalid reduction type encountered in cross_entropy: {reduction}"
@@ -194,7 +192,7 @@ def _cross_entropy_loss_label_smoothing(
         smooth_loss = -input.sum(class_dim)
     ignored = target._data == ignore_index
     smooth_loss = smooth_loss * Tensor((~ignored).astype(smooth_loss._data.dtype))
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         if weight is not None:
             counted = target._data[~ignored].reshape(-1)
             denominator = float(np.sum(weight._data[counted]))
@@ -202,9 +200,9 @@ def _cross_entropy_loss_label_smoothing(
             denominator = float(np.sum(~ignored))
         scale = 1.0 / denominator if denominator else float("nan")
         ret = smooth_loss.sum() * scale
-    elif reduction == _REDUCTION_SUM:
+    elif reduction == Reduction.SUM:
         ret = smooth_loss.sum()
-    elif reduction == _REDUCTION_NONE:
+    elif reduction == Reduction.NONE:
         ret = smooth_loss
     else:
         raise RuntimeError(
@@ -213,13 +211,13 @@ def _cross_entropy_loss_label_smoothing(
     return (1 - label_smoothing) * nll + ret * (label_smoothing / n_classes)  # type: ignore[no-any-return]
 
 
-def l1_loss(self: Tensor, target: Tensor, reduction: int = _REDUCTION_MEAN) -> Tensor:
+def l1_loss(self: Tensor, target: Tensor, reduction: int = Reduction.MEAN) -> Tensor:
     """|self - target|, averaged, summed or unreduced (PyTorch's l1_loss: the nodes
     are SubBackward0, AbsBackward0 and MeanBackward0 or SumBackward0)."""
     loss = (self - target).abs()  # type: ignore[attr-defined]
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         return loss.mean()  # type: ignore[no-any-return]
-    if reduction == _REDUCTION_SUM:
+    if reduction == Reduction.SUM:
         return loss.sum()  # type: ignore[no-any-return]
     return loss  # type: ignore[no-any-return]
 
@@ -227,7 +225,7 @@ def l1_loss(self: Tensor, target: Tensor, reduction: int = _REDUCTION_MEAN) -> T
 def kl_div(
     self: Tensor,
     target: Tensor,
-    reduction: int = _REDUCTION_MEAN,
+    reduction: int = Reduction.MEAN,
     log_target: bool = False,
 ) -> Tensor:
     """The pointwise KL divergence of log-probabilities `self` from `target`:
@@ -244,8 +242,8 @@ def kl_div(
         # xlogy(target, target), which gradgen lacks: where(target == 0, 0, t * log t).
         xlogy = ops.where(target == 0, 0.0, target * target.log())  # type: ignore[attr-defined]
         output = xlogy - target * self
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         return output.mean()  # type: ignore[no-any-return]
-    if reduction == _REDUCTION_SUM:
+    if reduction == Reduction.SUM:
         return output.sum()  # type: ignore[no-any-return]
     return output  # type: ignore[no-any-return]

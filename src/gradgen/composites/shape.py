@@ -23,7 +23,8 @@ __all__ = [
 
 
 def reshape(self: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """A view when the memory allows one, else a contiguous copy viewed (PyTorch)."""
+    """PyTorch's reshape: a view when the memory allows one, else _unsafe_view of a
+    contiguous clone (UnsafeViewBackward0 <- CloneBackward0, as PyTorch records it)."""
     data = self._data
     if data.flags.c_contiguous or data.ndim < 2:
         return self.view(shape)  # type: ignore[attr-defined,no-any-return]
@@ -31,7 +32,7 @@ def reshape(self: Tensor, shape: tuple[int, ...]) -> Tensor:
         return self.view(shape)  # type: ignore[attr-defined,no-any-return]
     except RuntimeError:
         contiguous = self.clone(memory_format="contiguous_format")  # type: ignore[attr-defined]
-        return contiguous.view(shape)  # type: ignore[no-any-return]
+        return _ops()._unsafe_view(contiguous, shape)  # type: ignore[no-any-return]
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:

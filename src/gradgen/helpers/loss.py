@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import Reduction
 from ..generated.ops import huber_loss_backward as _huber_loss_backward
 from ..generated.ops import log_sigmoid as _log_sigmoid
 from ..tensor import Tensor
@@ -25,17 +26,14 @@ __all__ = [
 ]
 
 
-_REDUCTION_MEAN, _REDUCTION_SUM = 1, 2  # at::Reduction (None is 0)
-
-
 _BCE_EPS = 1e-12  # binary_cross_entropy's epsilon, for all dtypes (as PyTorch)
 
 
 def apply_loss_reduction(unreduced: Tensor, reduction: int) -> Tensor:
     """The mean, the sum, or the loss unreduced, as `reduction` says."""
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         return unreduced.mean()  # type: ignore[attr-defined,no-any-return]
-    if reduction == _REDUCTION_SUM:
+    if reduction == Reduction.SUM:
         return unreduced.sum()  # type: ignore[attr-defined,no-any-return]
     return unreduced
 
@@ -48,7 +46,7 @@ def _divide_by_numel(tensor: Tensor, numel: int) -> Tensor:
 def mse_loss_double_backward(grad: Tensor, input: Tensor, reduction: int) -> Tensor:
     """The derivative of mse_loss_backward with respect to self: 2 * grad (/ numel)."""
     grad_input = 2 * grad
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         grad_input = _divide_by_numel(grad_input, input.numel())
     return grad_input
 
@@ -66,7 +64,7 @@ def binary_cross_entropy_target_backward(
     grad_target = logit.neg() * grad
     if weight is not None:
         grad_target = grad_target * weight
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         grad_target = _divide_by_numel(grad_target, target.numel())
     return grad_target  # type: ignore[no-any-return]
 
@@ -88,7 +86,7 @@ def binary_cross_entropy_double_backward(
     grad_input = numerator * denominator.pow(-1) * (grad * grad_output)
     if weight is not None:
         grad_input = grad_input * weight
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         return _divide_by_numel(grad_input, input.numel())
     return grad_input  # type: ignore[no-any-return]
 
@@ -105,7 +103,7 @@ def binary_cross_entropy_double_backward_grad_output(
     grad_grad_output = (input - target) * ((input + eps) * (1 - input + eps)).pow(-1) * grad  # type: ignore[attr-defined]
     if weight is not None:
         grad_grad_output = grad_grad_output * weight
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         return _divide_by_numel(grad_grad_output, input.numel())
     return grad_grad_output  # type: ignore[no-any-return]
 
@@ -130,7 +128,7 @@ def binary_cross_entropy_double_backward_target(
     clamped = np.maximum(denominator._data, _BCE_EPS)
     denominator = denominator + Tensor(clamped - denominator._data)
     result = result * denominator.pow(-1)  # type: ignore[attr-defined]
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         result = _divide_by_numel(result, target.numel())
     return result
 
@@ -144,7 +142,7 @@ def smooth_l1_loss_double_backward(
         return _zeros(grad.shape, grad.dtype)
     inside = (input - target).abs() < beta  # type: ignore[attr-defined]
     grad_input = grad * inside * (1.0 / beta)
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         grad_input = _divide_by_numel(grad_input, input.numel())
     return grad_input  # type: ignore[no-any-return]
 
@@ -155,7 +153,7 @@ def huber_loss_double_backward(
     """The derivative of huber_loss_backward with respect to self: grad where
     |self - target| < delta, else 0, / numel for the mean."""
     grad_input = grad * ((input - target).abs() < delta)  # type: ignore[attr-defined]
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         grad_input = _divide_by_numel(grad_input, input.numel())
     return grad_input  # type: ignore[no-any-return]
 
@@ -171,7 +169,7 @@ def huber_loss_double_backward_grad_output(
     """The derivative of huber_loss_backward with respect to grad_output: the backward
     applied to grad itself (unreduced), or, for a reduced (0-d) grad_output, the sum of
     grad times the backward of a unit grad_output."""
-    if reduction == 0:
+    if reduction == Reduction.NONE:
         return _huber_loss_backward(grad, input, target, reduction, delta)  # type: ignore[no-any-return]
     ones = Tensor(np.ones_like(grad_output._data))
     unit = _huber_loss_backward(ones, input, target, reduction, delta)
@@ -197,7 +195,7 @@ def binary_cross_entropy_with_logits_backward(
     grad_input = grad_input * grad
     if weight is not None:
         grad_input = grad_input * weight
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         grad_input = _divide_by_numel(grad_input, input.numel())
     return grad_input  # type: ignore[no-any-return]
 
@@ -220,6 +218,6 @@ def binary_cross_entropy_with_logits_target_backward(
     grad_target = grad_target * grad_output
     if weight is not None:
         grad_target = grad_target * weight
-    if reduction == _REDUCTION_MEAN:
+    if reduction == Reduction.MEAN:
         grad_target = _divide_by_numel(grad_target, target.numel())
     return grad_target  # type: ignore[no-any-return]

@@ -13,7 +13,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
 import gradgen
+from gradgen.dtypes import Reduction
+from gradgen.numpy_kernels import broadcast_shape_error
 from gradgen.tensor import Tensor
 
 __all__ = ["linear", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy"]
@@ -25,18 +29,18 @@ __all__ = ["linear", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entr
 def _get_enum(reduction: str) -> int:
     """A reduction name as at::Reduction."""
     if reduction == "none":
-        return 0
+        return Reduction.NONE
     if reduction == "mean":
-        return 1
+        return Reduction.MEAN
     if reduction == "elementwise_mean":
         warnings.warn(
             "reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
             "instead.",
             stacklevel=3,
         )
-        return 1
+        return Reduction.MEAN
     if reduction == "sum":
-        return 2
+        return Reduction.SUM
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
@@ -65,21 +69,10 @@ def _broadcast_tensors(*tensors: Tensor) -> list[Tensor]:
     """torch.broadcast_tensors for two tensors: each expanded to the common shape
     (a tensor already of that shape is returned as it is)."""
     shapes = [tuple(t.shape) for t in tensors]
-    ndim = max(len(s) for s in shapes)
-    common = []
-    for i in range(ndim):
-        sizes = [s[len(s) - ndim + i] if len(s) - ndim + i >= 0 else 1 for s in shapes]
-        size = max(sizes, default=1)
-        if 0 in sizes:
-            size = 0
-        for which, extent in enumerate(sizes):
-            if extent != 1 and extent != size:
-                raise RuntimeError(
-                    f"The size of tensor a ({sizes[0]}) must match the size of tensor b "
-                    f"({sizes[1]}) at non-singleton dimension {i}"
-                )
-        common.append(size)
-    shape = tuple(common)
+    try:
+        shape = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise broadcast_shape_error(*shapes) from None
     return [t if tuple(t.shape) == shape else t.expand(shape) for t in tensors]  # type: ignore[attr-defined]
 
 
@@ -100,13 +93,7 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """The mean (or sum) squared error, optionally weighted per element."""
-    if target.size() != input.size():
-        warnings.warn(
-            f"Using a target size ({target.size()}) that is different to the input size "
-            f"({input.size()}). This will likely lead to incorrect results due to "
-            "broadcasting. Please ensure they have the same size.",
-            stacklevel=2,
-        )
+    _warn_target_size(input, target)
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
     expanded_input, expanded_target = _broadcast_tensors(input, target)
@@ -116,17 +103,8 @@ def mse_loss(
         )
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
-    difference = expanded_input - expanded_target
-    weighted_squared_errors = difference.pow(2) * weight  # type: ignore[attr-defined]
-    if reduction == "none":
-        return weighted_squared_errors  # type: ignore[no-any-return]
-    if reduction == "sum":
-        return weighted_squared_errors.sum()  # type: ignore[no-any-return]
-    if reduction == "mean":
-        return weighted_squared_errors.sum() / weight.sum()  # type: ignore[attr-defined,no-any-return]
-    raise ValueError(
-        f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
-    )
+    squared_errors = (expanded_input - expanded_target).pow(2)  # type: ignore[attr-defined]
+    return _weighted_reduction(squared_errors * weight, reduction, weight)
 
 
 def nll_loss(
@@ -248,7 +226,6 @@ __all__ += ["gelu", "log_softmax", "relu", "sigmoid", "silu", "softmax", "tanh"]
 
 import math  # noqa: E402
 
-import numpy as np  # noqa: E402
 
 from gradgen.grad_mode import no_grad  # noqa: E402
 from gradgen.variable_type_utils import copy_into, increment_version  # noqa: E402
@@ -337,8 +314,9 @@ def _warn_target_size(input: Tensor, target: Tensor) -> None:
 def _weighted_reduction(
     loss: Tensor, reduction: str, mean_over: Tensor | None
 ) -> Tensor:
-    """The `weight=` path of l1_loss / huber_loss: unreduced, summed, or the sum divided
-    by `mean_over`'s sum (l1_loss) or averaged (huber_loss, mean_over None)."""
+    """The `weight=` path of mse_loss / l1_loss / huber_loss: unreduced, summed, or the
+    sum divided by `mean_over`'s sum (mse_loss, l1_loss) or averaged (huber_loss,
+    mean_over None)."""
     if reduction == "none":
         return loss
     if reduction == "sum":

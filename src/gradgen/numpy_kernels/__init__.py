@@ -16,7 +16,8 @@ import warnings
 from ..checked_kernels import cat_arrays, negative, power, stack_arrays, subtract
 from ._common import OVERLAPPING_WRITE_ERROR as OVERLAPPING_WRITE_ERROR
 from ._common import broadcastable as broadcastable
-from ._common import _C10_TYPE_NAMES as _C10_TYPE_NAMES  # for tensor.py
+from ._common import broadcast_error as broadcast_error
+from ._common import broadcast_shape_error as broadcast_shape_error
 from ._common import _wrap_dim as _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
 from .activation import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)

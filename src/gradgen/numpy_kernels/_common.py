@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..dtypes import spelling
 
 # PyTorch's refusal to write into memory that several elements share (an expanded
 # tensor): in-place kernels, copy_into and Tensor.__setitem__ all say it this way.
@@ -26,6 +26,36 @@ def broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     except ValueError:
         return False
     return True
+
+
+def broadcast_shape_error(
+    *shapes: tuple[int, ...], otherwise: Exception | None = None
+) -> Exception:
+    """PyTorch's error for shapes that do not broadcast (infer_size's): "The size of
+    tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1",
+    for the first pair of shapes that disagrees (named a, b, c, ... in order) at its
+    last disagreeing dimension. `otherwise` when no pair disagrees (they broadcast)."""
+    names = "abcdefgh"
+    for i in range(len(shapes)):
+        for j in range(i + 1, len(shapes)):
+            a, b = shapes[i], shapes[j]
+            for offset in range(1, min(len(a), len(b)) + 1):
+                size_a, size_b = a[-offset], b[-offset]
+                if size_a != size_b and size_a != 1 and size_b != 1:
+                    return RuntimeError(
+                        f"The size of tensor {names[i]} ({size_a}) must match the size of "
+                        f"tensor {names[j]} ({size_b}) at non-singleton dimension "
+                        f"{max(len(a), len(b)) - offset}"
+                    )
+    if otherwise is not None:
+        return otherwise
+    return RuntimeError(f"shapes {[list(s) for s in shapes]} do not broadcast")
+
+
+def broadcast_error(error: ValueError, *arrays: Any) -> Exception:
+    """PyTorch's message for operands (arrays or numbers) that do not broadcast, where
+    numpy raised `error`; other errors unchanged."""
+    return broadcast_shape_error(*(np.shape(a) for a in arrays), otherwise=error)
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:
@@ -54,8 +84,6 @@ def _check_broadcast(*operands: Any) -> None:
     try:
         np.broadcast_shapes(*(a.shape for a in arrays))
     except ValueError as error:
-        from ..variable_type_utils import broadcast_error
-
         raise broadcast_error(error, *arrays) from None
 
 
@@ -81,18 +109,6 @@ def _common_dtype(*operands: Any) -> np.dtype:
         if o is not None
     ]
     return result_type(*present).numpy
-
-
-_C10_TYPE_NAMES = {
-    "bool": "bool",
-    "int32": "int",
-    "int64": "long int",
-    "uint8": "unsigned char",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
 
 
 def _silently(kernel: Any) -> Any:
@@ -128,20 +144,8 @@ def _reduction_dims(dim: Sequence[int] | None, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(seen)) if ndim else ()
 
 
-# PyTorch's C++ names of the scalar types, as its error messages spell them.
-_CPP_TYPE_NAMES = {
-    "bool": "bool",
-    "int32": "int",
-    "int64": "long int",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
 def _scalar_type(array: np.ndarray) -> str:
-    return _SCALAR_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+    return spelling(array).scalar_type
 
 
 def _not_implemented_for(kernel: str, array: np.ndarray) -> NotImplementedError:

@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import get_default_dtype
-from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..dtypes import spelling
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ._common import (
-    _CPP_TYPE_NAMES,
     _check_broadcast,
     _common_dtype,
     _erf_float64,
@@ -359,7 +358,7 @@ def clamp_tensors(
     common = _common_dtype(self, min, max)
     if common.kind == "c":  # a complex bound: the kernel's dispatch error
         raise NotImplementedError(
-            f"\"clamp_cpu\" not implemented for '{_SCALAR_TYPE_NAMES[common.name]}'"
+            f"\"clamp_cpu\" not implemented for '{spelling(common).scalar_type}'"
         )
     _check_broadcast(self, min, max)
     result = self.astype(common, copy=False)
@@ -389,7 +388,7 @@ def compare(name: str, ufunc: Any, self: np.ndarray, other: Any) -> np.ndarray:
     common = _common_dtype(self, other)
     if common.kind == "c" and name not in ("eq", "ne"):
         raise NotImplementedError(
-            f"\"{name}_cpu\" not implemented for '{_SCALAR_TYPE_NAMES[common.name]}'"
+            f"\"{name}_cpu\" not implemented for '{spelling(common).scalar_type}'"
         )
     _check_broadcast(self, other)
     return ufunc(
@@ -410,18 +409,6 @@ def bitwise(name: str, ufunc: Any, *operands: np.ndarray) -> np.ndarray:
     return ufunc(*operands)
 
 
-# c10's names in "value cannot be converted to type ... without overflow".
-_OVERFLOW_TYPE_NAMES = {
-    "bool": "bool",
-    "int32": "int",
-    "int64": "int64_t",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
-
-
 def _checked_scalar(value: Any, dtype: np.dtype) -> Any:
     """A Scalar converted to `dtype` as c10's checked_convert does: an error when the
     value does not fit (a complex into a real type, inf or an out-of-range value into
@@ -430,8 +417,7 @@ def _checked_scalar(value: Any, dtype: np.dtype) -> Any:
     if kind == "b":
         return bool(value)
     overflow = RuntimeError(
-        f"value cannot be converted to type {_OVERFLOW_TYPE_NAMES[dtype.name]} "
-        "without overflow"
+        f"value cannot be converted to type {spelling(dtype).cpp} " "without overflow"
     )
     if isinstance(value, complex) and kind != "c":
         if value.imag != 0:
@@ -455,7 +441,7 @@ def _checked_scalar(value: Any, dtype: np.dtype) -> Any:
 
 def _scalar_dtype_name(array: np.ndarray) -> str:
     """`float`, `double`, `long int`: the dtype as lerp's messages print it."""
-    return _CPP_TYPE_NAMES.get(array.dtype.name, array.dtype.name)
+    return spelling(array).typeid
 
 
 def copy_from(self: np.ndarray, src: np.ndarray) -> np.ndarray:

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import scalar_type_name as _scalar_type_name
-from ._common import OVERLAPPING_WRITE_ERROR, _C10_TYPE_NAMES, _wrap_dim
+from ..dtypes import spelling
+from ._common import OVERLAPPING_WRITE_ERROR, _wrap_dim, broadcast_shape_error
 from .elementwise import fill
 
 __all__ = [
@@ -290,7 +291,7 @@ def masked_fill(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
     if mask.dtype != np.bool_:
         raise RuntimeError(
             "masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{_C10_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name)}"
+            f"{spelling(mask).typeid}"
         )
     if isinstance(value, np.ndarray):
         if value.ndim != 0:
@@ -301,25 +302,12 @@ def masked_fill(self: np.ndarray, mask: np.ndarray, value: Any) -> np.ndarray:
         value = value.item()
     if isinstance(value, complex) and self.dtype.kind != "c":
         raise RuntimeError(
-            f"value cannot be converted to type {_C10_TYPE_NAMES[self.dtype.name]} "
+            f"value cannot be converted to type {spelling(self).typeid} "
             "without overflow"
         )
     fill = np.asarray(value).astype(self.dtype)
     try:
         shape = np.broadcast_shapes(self.shape, mask.shape)
     except ValueError:
-        raise _size_mismatch(mask.shape, self.shape) from None
+        raise broadcast_shape_error(mask.shape, self.shape) from None
     return np.where(mask, fill, np.broadcast_to(self, shape))
-
-
-def _size_mismatch(a: tuple[int, ...], b: tuple[int, ...]) -> RuntimeError:
-    """PyTorch's broadcast error for shapes a and b (the first mismatch from the end)."""
-    for offset in range(1, max(len(a), len(b)) + 1):
-        sa = a[-offset] if offset <= len(a) else 1
-        sb = b[-offset] if offset <= len(b) else 1
-        if sa != sb and sa != 1 and sb != 1:
-            return RuntimeError(
-                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
-                f"non-singleton dimension {max(len(a), len(b)) - offset}"
-            )
-    return RuntimeError("shapes cannot be broadcast")

@@ -8,10 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..dtypes import spelling
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ._common import (
-    _CPP_TYPE_NAMES,
     _check_broadcast,
     _common_dtype,
     _not_implemented_for,
@@ -55,7 +54,7 @@ def mm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
     if self.dtype != mat2.dtype:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
-            f"{_CPP_TYPE_NAMES[self.dtype.name]} != {_CPP_TYPE_NAMES[mat2.dtype.name]}"
+            f"{spelling(self).typeid} != {spelling(mat2).typeid}"
         )
     _check_not_bool("addmm_impl_cpu_", self)
     return np.matmul(self, mat2)
@@ -139,7 +138,7 @@ def _scalar_as(value: Any, array: np.ndarray) -> Any:
         if isinstance(value, complex):
             if value.imag != 0:
                 raise RuntimeError(
-                    f"value cannot be converted to type {_CPP_TYPE_NAMES[array.dtype.name]} "
+                    f"value cannot be converted to type {spelling(array).typeid} "
                     "without overflow"
                 )
             value = value.real
@@ -247,19 +246,19 @@ def _check_vector_norm_dtype(self: np.ndarray, dtype: Any) -> np.ndarray:
     if wanted.kind not in "fc":
         raise RuntimeError(
             "linalg.vector_norm: dtype should be floating point or complex, but got "
-            f"{_SCALAR_TYPE_NAMES.get(wanted.name, wanted.name)}"
+            f"{spelling(wanted).scalar_type}"
         )
     if (self.dtype.kind == "c") != (wanted.kind == "c"):
         kind = "complex" if self.dtype.kind == "c" else "real"
         raise RuntimeError(
             f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got "
-            f"{_SCALAR_TYPE_NAMES.get(wanted.name, wanted.name)}"
+            f"{spelling(wanted).scalar_type}"
         )
     if wanted.itemsize < self.dtype.itemsize:
         raise RuntimeError(
             f"linalg.vector_norm: the dtype of the input ({_scalar_type_name(self)}) "
             "should be convertible without narrowing to the specified dtype "
-            f"({_SCALAR_TYPE_NAMES.get(wanted.name, wanted.name)})"
+            f"({spelling(wanted).scalar_type})"
         )
     return self.astype(wanted)
 

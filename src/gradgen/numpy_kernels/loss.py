@@ -6,7 +6,14 @@ import math
 
 import numpy as np
 
-from ._common import _check_floating, _same_dtype, _scalar_type, broadcastable
+from ..dtypes import Reduction
+from ._common import (
+    _check_floating,
+    _same_dtype,
+    _scalar_type,
+    broadcast_shape_error,
+    broadcastable,
+)
 
 __all__ = [
     "mse_loss",
@@ -25,20 +32,16 @@ __all__ = [
 ]
 
 
-# at::Reduction
-_NONE, _MEAN, _SUM = 0, 1, 2
-
-
 _BCE_EPSILON = float(np.float32(1e-12))
 
 
 def _reduce_loss(loss: np.ndarray, reduction: int) -> np.ndarray:
     """PyTorch's apply_loss_reduction: mean, sum, or the loss unreduced."""
-    if reduction == _MEAN:
+    if reduction == Reduction.MEAN:
         if loss.size == 0:
             return np.asarray(np.nan, loss.dtype)
         return np.asarray(np.sum(loss) / loss.size, loss.dtype)
-    if reduction == _SUM:
+    if reduction == Reduction.SUM:
         return np.asarray(np.sum(loss), loss.dtype)
     return loss
 
@@ -46,7 +49,7 @@ def _reduce_loss(loss: np.ndarray, reduction: int) -> np.ndarray:
 def mse_loss(self: np.ndarray, target: np.ndarray, reduction: int) -> np.ndarray:
     """(self - target) ** 2, reduced (inputs already promoted to one dtype)."""
     _check_floating("mse_cpu", self)
-    if reduction not in (_NONE, _MEAN, _SUM):
+    if reduction not in (Reduction.NONE, Reduction.MEAN, Reduction.SUM):
         raise RuntimeError(
             "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
             "FAILED"
@@ -61,7 +64,7 @@ def mse_loss_backward(
     """2 * (self - target) * grad_output, divided by self's numel for the mean (as
     PyTorch: self's own numel, even when target broadcasts it to more elements)."""
     _check_floating("mse_backward_cpu_out", self)
-    norm = 2.0 / self.size if reduction == _MEAN and self.size else 2.0
+    norm = 2.0 / self.size if reduction == Reduction.MEAN and self.size else 2.0
     return (norm * (self - target) * grad_output).astype(self.dtype, copy=False)
 
 
@@ -107,13 +110,13 @@ def _nll_reduced(
     """The reduced loss and the total weight of (N, C) rows."""
     dtype = rows.dtype
     if targets.size == 0:
-        output = np.nan if reduction == _MEAN else 0.0
+        output = np.nan if reduction == Reduction.MEAN else 0.0
         return np.asarray(output, dtype), np.asarray(0.0, dtype)
     ignored, safe, weights = _nll_rows(rows, targets, weight, ignore_index)
     picked = rows[np.arange(len(safe)), safe]
     loss = -np.sum(np.where(ignored, 0, picked * weights))
     total_weight = np.sum(weights)
-    if reduction == _MEAN:
+    if reduction == Reduction.MEAN:
         with np.errstate(divide="ignore", invalid="ignore"):
             loss = loss / total_weight
     return np.asarray(loss, dtype), np.asarray(total_weight, dtype)
@@ -142,7 +145,7 @@ def nll_loss_forward(
     rows, targets = (
         (self[None], target.reshape(1)) if self.ndim == 1 else (self, target)
     )
-    if reduction == _NONE and self.ndim == 2:
+    if reduction == Reduction.NONE and self.ndim == 2:
         return _nll_unreduced(rows, targets, weight, ignore_index), np.zeros(
             (), self.dtype
         )
@@ -203,7 +206,7 @@ def nll_loss_backward(
         reduction,
         ignore_index,
         total_weight,
-        unreduced=reduction == _NONE and self.ndim == 2,
+        unreduced=reduction == Reduction.NONE and self.ndim == 2,
     )
     return grad_rows.reshape(self.shape)
 
@@ -246,7 +249,7 @@ def _nll_grad_rows(
             values = -weights[kept] * grad_output.reshape(-1)[kept]
         else:
             scale = grad_output.reshape(())
-            if reduction == _MEAN:
+            if reduction == Reduction.MEAN:
                 scale = scale / total_weight.reshape(())
             values = weights[kept] * -scale
     grad_rows[np.arange(len(safe))[kept], safe[kept]] = values
@@ -292,7 +295,7 @@ def nll_loss2d_forward(
     _check_nll2d(self, target, weight)
     _check_nll_dtypes("nll_loss2d_forward_out_frame", self, target, weight)
     rows, targets = _nll2d_rows(self, target)
-    if reduction == _NONE:
+    if reduction == Reduction.NONE:
         loss = _nll_unreduced(rows, targets, weight, ignore_index)
         return loss.reshape(target.shape), np.zeros((), self.dtype)
     return _nll_reduced(rows, targets, weight, reduction, ignore_index)
@@ -318,7 +321,7 @@ def nll_loss2d_backward(
         reduction,
         ignore_index,
         total_weight,
-        unreduced=reduction == _NONE,
+        unreduced=reduction == Reduction.NONE,
     )
     n, c, h, w = self.shape
     return np.moveaxis(grad_rows.reshape(n, h, w, c), -1, 1).copy()
@@ -337,7 +340,7 @@ def _check_bce(
     try:
         target = np.broadcast_to(target, self.shape)
     except ValueError:
-        raise _broadcast_error(self.shape, target.shape) from None
+        raise broadcast_shape_error(self.shape, target.shape) from None
     if weight is not None:
         shape = (
             np.broadcast_shapes(self.shape, weight.shape)
@@ -345,7 +348,7 @@ def _check_bce(
             else None
         )
         if shape is None:
-            raise _broadcast_error(self.shape, weight.shape)
+            raise broadcast_shape_error(self.shape, weight.shape)
         if shape != self.shape:
             raise RuntimeError(
                 f"output with shape {list(self.shape)} doesn't match the broadcast shape "
@@ -353,17 +356,6 @@ def _check_bce(
             )
         weight = np.broadcast_to(weight.astype(self.dtype, copy=False), self.shape)
     return target, weight
-
-
-def _broadcast_error(a: tuple[int, ...], b: tuple[int, ...]) -> RuntimeError:
-    for offset in range(1, min(len(a), len(b)) + 1):
-        size_a, size_b = a[-offset], b[-offset]
-        if size_a != size_b and size_a != 1 and size_b != 1:
-            return RuntimeError(
-                f"The size of tensor a ({size_a}) must match the size of tensor b "
-                f"({size_b}) at non-singleton dimension {max(len(a), len(b)) - offset}"
-            )
-    return RuntimeError(f"shapes {list(a)} and {list(b)} do not broadcast")
 
 
 def binary_cross_entropy(
@@ -401,14 +393,14 @@ def binary_cross_entropy_backward(
     )
     if weight is not None:
         grad_input = grad_input * weight
-    if reduction == _MEAN and self.size:
+    if reduction == Reduction.MEAN and self.size:
         grad_input = grad_input / self.size
     return np.broadcast_to(grad_input, self.shape).astype(self.dtype)
 
 
 def _loss_norm(self: np.ndarray, reduction: int) -> float:
     """The mean's 1 / numel (of self, as PyTorch), or 1."""
-    if reduction == _MEAN:
+    if reduction == Reduction.MEAN:
         return 1.0 / self.size if self.size else math.nan
     return 1.0
 
@@ -444,7 +436,7 @@ def smooth_l1_loss_backward(
 
 
 def _check_reduction(reduction: int) -> None:
-    if reduction not in (_NONE, _MEAN, _SUM):
+    if reduction not in (Reduction.NONE, Reduction.MEAN, Reduction.SUM):
         raise RuntimeError(
             "reduction == Reduction::Mean || reduction == Reduction::Sum INTERNAL ASSERT "
             "FAILED"
@@ -460,7 +452,7 @@ def huber_loss(
     _check_floating("huber_cpu", self)
     _check_reduction(reduction)
     if not broadcastable(self.shape, target.shape):
-        raise _broadcast_error(self.shape, target.shape)
+        raise broadcast_shape_error(self.shape, target.shape)
     z = np.abs(self - target)
     loss = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
     return _reduce_loss(_same_dtype(loss, self), reduction)
@@ -477,7 +469,7 @@ def huber_loss_backward(
     _check_floating("huber_backward_cpu_out", self)
     for other in (target, grad_output):
         if not broadcastable(self.shape, other.shape):
-            raise _broadcast_error(self.shape, other.shape)
+            raise broadcast_shape_error(self.shape, other.shape)
     norm = _loss_norm(self, reduction)
     x = self - target
     grad = np.where(
@@ -491,7 +483,7 @@ def huber_loss_backward(
 def _check_in_place_broadcast(output: tuple[int, ...], other: tuple[int, ...]) -> None:
     """PyTorch's error for an in-place operation whose operand broadcasts its output."""
     if not broadcastable(output, other):
-        raise _broadcast_error(output, other)
+        raise broadcast_shape_error(output, other)
     shape = np.broadcast_shapes(output, other)
     if shape != output:
         raise RuntimeError(

@@ -65,7 +65,7 @@ def reduce_mean(
     if dtype is None and self.dtype.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
-            f"point or complex dtype. Got: {_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}"
+            f"point or complex dtype. Got: {_scalar_type_name(self)}"
         )
     axes = _dims(dim, self.ndim)
     target = self.dtype if dtype is None else dtype.numpy
@@ -77,9 +77,6 @@ def reduce_mean(
         return np.true_divide(total, count, dtype=target)
     with np.errstate(invalid="ignore"):
         return np.true_divide(total, 0.0).astype(target)
-
-
-_TYPE_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool"}
 
 
 @_silently

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import SCALAR_TYPE_NAMES as _SCALAR_TYPE_NAMES
+from ..dtypes import spelling
 from ._common import _along, _reduction_dims, _wrap_dim
 
 __all__ = [
@@ -57,7 +57,8 @@ def expand(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
     """A read-only broadcast view of `self` at `size`; -1 keeps a dimension's size."""
     if len(size) < self.ndim:
         raise RuntimeError(
-            f"expand(torch.FloatTensor{{{list(self.shape)}}}, size={list(size)}): the "
+            f"expand({spelling(self).tensor_type}{{{list(self.shape)}}}, "
+            f"size={list(size)}): the "
             "number of sizes provided "
             f"({len(size)}) must be greater or equal to the number of dimensions in the "
             f"tensor ({self.ndim})"
@@ -288,7 +289,7 @@ def view_as_complex(self: np.ndarray) -> np.ndarray:
     """A complex view of a float array whose last dimension is [real, imag], with
     PyTorch's checks (strides and offset in whole complex elements)."""
     if self.dtype.kind != "f":
-        name = _SCALAR_TYPE_NAMES.get(self.dtype.name, self.dtype.name)
+        name = spelling(self).scalar_type
         raise RuntimeError(
             "view_as_complex is only supported for half, float and double tensors, but "
             f"got a tensor of scalar type: {name}"
@@ -366,15 +367,6 @@ def unsafe_view(self: np.ndarray, size: Sequence[int]) -> np.ndarray:
     return view(np.ascontiguousarray(self), size)
 
 
-_CPP_VALUE_TYPES = {
-    "bool": "bool",
-    "int32": "int",
-    "int64": "int64_t",
-    "float32": "float",
-    "float64": "double",
-}
-
-
 def constant_pad_nd(self: np.ndarray, pad: Sequence[int], value: Any) -> np.ndarray:
     """`self` padded with `value`: pad = (before, after) pairs for the last dimension
     first, then the one before it, ...; a negative amount removes elements."""
@@ -390,7 +382,7 @@ def constant_pad_nd(self: np.ndarray, pad: Sequence[int], value: Any) -> np.ndar
         )
     if isinstance(value, complex) and self.dtype.kind != "c":
         raise RuntimeError(
-            f"value cannot be converted to type {_CPP_VALUE_TYPES[self.dtype.name]} "
+            f"value cannot be converted to type {spelling(self).cpp} "
             "without overflow"
         )
     cropped = self

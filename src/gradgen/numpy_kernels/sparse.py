@@ -5,22 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import spelling
+
 __all__ = ["embedding", "embedding_dense_backward", "one_hot"]
-
-
-_LEGACY_TENSOR_TYPES = {
-    "bool": "CPUBoolType",
-    "float32": "torch.FloatTensor",
-    "float64": "torch.DoubleTensor",
-    "complex64": "CPUComplexFloatType",
-    "complex128": "CPUComplexDoubleType",
-}
 
 
 def _check_indices(indices: np.ndarray, argument: int, function: str) -> None:
     """PyTorch's checkScalarTypes: embedding indices are int64 or int32."""
     if indices.dtype not in (np.int64, np.int32):
-        name = _LEGACY_TENSOR_TYPES.get(indices.dtype.name, indices.dtype.name)
+        name = spelling(indices).tensor_type
         raise RuntimeError(
             f"Expected tensor for argument #{argument} 'indices' to have one of the "
             f"following scalar types: Long, Int; but got {name} instead (while checking "
