@@ -49,6 +49,7 @@ import math  # noqa: E402
 import platform  # noqa: E402
 import pstats  # noqa: E402
 import re  # noqa: E402
+
 try:  # POSIX: the generator's CPU time, which machine load disturbs far less than wall time
     import resource  # noqa: E402
 except ImportError:  # pragma: no cover - Windows
@@ -248,7 +249,9 @@ def measure(
         except Exception as error:  # pragma: no cover - reported, not fatal
             results[name] = failure(error)
             continue
-        repeats[name] = max(min(repeat, 3), min(repeat, int(budget / (per_call * number))))
+        repeats[name] = max(
+            min(repeat, 3), min(repeat, int(budget / (per_call * number)))
+        )
         results[name] = Timing([], number)
     for index in range(max(repeats.values(), default=0)):
         for name, run in runners.items():
@@ -278,7 +281,9 @@ _STARTED = perf_counter()
 
 
 def log(message: str) -> None:
-    print(f"  [{perf_counter() - _STARTED:6.1f} s] {message}", file=sys.stderr, flush=True)
+    print(
+        f"  [{perf_counter() - _STARTED:6.1f} s] {message}", file=sys.stderr, flush=True
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -306,8 +311,23 @@ def make_config(quick: bool, seed_mode: str) -> Config:
     if seed_mode == "auto":
         seed_mode = "sum" if hasattr(gradgen, "sum") else "ones"
     if quick:
-        return Config(True, 5, 0.02, 0.5, 100_000, 10_000, 3, 3, 0.01, 1, (10, 20, 40), seed_mode)
-    return Config(False, 11, 0.2, 8.0, 1_000_000, 100_000, 5, 9, 0.05, 3, (250, 500, 1000), seed_mode)
+        return Config(
+            True, 5, 0.02, 0.5, 100_000, 10_000, 3, 3, 0.01, 1, (10, 20, 40), seed_mode
+        )
+    return Config(
+        False,
+        11,
+        0.2,
+        8.0,
+        1_000_000,
+        100_000,
+        5,
+        9,
+        0.05,
+        3,
+        (250, 500, 1000),
+        seed_mode,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -720,7 +740,9 @@ def _w4_torchlike(lib: Any) -> Prepared:
 @implementation("W4", "gradgen")
 def w4_gradgen(config: Config) -> Prepared:
     # The torch code runs unchanged once gradgen has these operators.
-    missing = [name for name in ("matmul", "relu", "mean") if not hasattr(gradgen, name)]
+    missing = [
+        name for name in ("matmul", "relu", "mean") if not hasattr(gradgen, name)
+    ]
     if missing:
         raise Unavailable(f"n/a (needs {', '.join(missing)})")
     return _w4_torchlike(gradgen)
@@ -967,12 +989,25 @@ def check_grads(got: Sequence[Any], want: Sequence[Any]) -> bool:
     if len(got) != len(want):
         return False
     return all(
-        np.allclose(np.asarray(g, dtype=np.float64), np.asarray(w, dtype=np.float64), rtol=1e-6, atol=1e-9)
+        np.allclose(
+            np.asarray(g, dtype=np.float64),
+            np.asarray(w, dtype=np.float64),
+            rtol=1e-6,
+            atol=1e-9,
+        )
         for g, w in zip(got, want)
     )
 
 
-def run_workload(name: str, config: Config, *, repeat: int, target: float, budget: float, collect: bool) -> Outcome:
+def run_workload(
+    name: str,
+    config: Config,
+    *,
+    repeat: int,
+    target: float,
+    budget: float,
+    collect: bool,
+) -> Outcome:
     cells: dict[str, Timing | str] = {}
     prepared: dict[str, Prepared] = {}
     notes: list[str] = []
@@ -1034,14 +1069,28 @@ def run_workload(name: str, config: Config, *, repeat: int, target: float, budge
 
 OPS: dict[str, tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]] = {
     # name: (library op, numpy forward, numpy hand-derived backward)
-    "add": (lambda lib, a, b: lib.add(a, b), lambda a, b: a + b, lambda g, a, b: (g, g)),
-    "mul": (lambda lib, a, b: lib.mul(a, b), lambda a, b: a * b, lambda g, a, b: (g * b, g * a)),
-    "pow": (lambda lib, a, b: lib.pow(a, 3), lambda a, b: a**3, lambda g, a, b: (g * (3 * a**2),)),
+    "add": (
+        lambda lib, a, b: lib.add(a, b),
+        lambda a, b: a + b,
+        lambda g, a, b: (g, g),
+    ),
+    "mul": (
+        lambda lib, a, b: lib.mul(a, b),
+        lambda a, b: a * b,
+        lambda g, a, b: (g * b, g * a),
+    ),
+    "pow": (
+        lambda lib, a, b: lib.pow(a, 3),
+        lambda a, b: a**3,
+        lambda g, a, b: (g * (3 * a**2),),
+    ),
 }
 OPS_SHAPES = {"0-d": (), "1000": (1000,)}
 
 
-def _forward_runner(call: Callable[[], Any], context: Callable[[], Any] | None = None) -> Runner:
+def _forward_runner(
+    call: Callable[[], Any], context: Callable[[], Any] | None = None
+) -> Runner:
     def run(n: int) -> float:
         if context is None:
             started = perf_counter()
@@ -1057,7 +1106,9 @@ def _forward_runner(call: Callable[[], Any], context: Callable[[], Any] | None =
     return run
 
 
-def _backward_runner(lib: Any, op: Callable[..., Any], a: Any, b: Any, seed: Any) -> Runner:
+def _backward_runner(
+    lib: Any, op: Callable[..., Any], a: Any, b: Any, seed: Any
+) -> Runner:
     """Time n backward calls, building the graphs (untimed) in chunks of at most 2000."""
 
     def run(n: int) -> float:
@@ -1103,7 +1154,9 @@ def run_ops(config: Config) -> list[dict[str, Any]]:
                     runners["gradgen fwd no_grad"] = _forward_runner(
                         lambda la=la, lb=lb: op(gradgen, la, lb), gradgen.no_grad
                     )
-                runners[f"{label} fwd"] = _forward_runner(lambda lib=lib, la=la, lb=lb: op(lib, la, lb))
+                runners[f"{label} fwd"] = _forward_runner(
+                    lambda lib=lib, la=la, lb=lb: op(lib, la, lb)
+                )
                 runners[f"{label} bwd"] = _backward_runner(lib, op, la, lb, seed)
             timings = measure(
                 runners,
@@ -1169,13 +1222,24 @@ def _codegen_subprocess(
         cpu_before = _children_cpu()
         started = perf_counter()
         done = subprocess.run(
-            command, cwd=ROOT, env=environment, capture_output=True, text=True, timeout=900
+            command,
+            cwd=ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
         wall = perf_counter() - started
         cpu_after = _children_cpu()
-    cpu = cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None
+    cpu = (
+        cpu_after - cpu_before
+        if cpu_before is not None and cpu_after is not None
+        else None
+    )
     if done.returncode != 0:
-        message = (done.stderr.strip().splitlines() or ["exit status %d" % done.returncode])[-1]
+        message = (
+            done.stderr.strip().splitlines() or ["exit status %d" % done.returncode]
+        )[-1]
         raise RuntimeError(message)
     match = GENERATOR_TIME.search(done.stdout.strip())
     return wall, float(match.group(1)) if match else None, cpu
@@ -1183,11 +1247,19 @@ def _codegen_subprocess(
 
 def synthetic_yaml(directory: Path, n: int) -> tuple[Path, Path]:
     """N unary elementwise operators, plus the `neg` their formula calls."""
-    native = ["- func: neg(Tensor self) -> Tensor\n  variants: function, method\n  numpy: np.negative(self)\n"]
-    derivatives = ["- name: neg(Tensor self) -> Tensor\n  self: grad.neg()\n  result: auto_linear\n"]
+    native = [
+        "- func: neg(Tensor self) -> Tensor\n  variants: function, method\n  numpy: np.negative(self)\n"
+    ]
+    derivatives = [
+        "- name: neg(Tensor self) -> Tensor\n  self: grad.neg()\n  result: auto_linear\n"
+    ]
     for i in range(n):
-        native.append(f"- func: op{i}(Tensor self) -> Tensor\n  variants: function\n  numpy: np.negative(self)\n")
-        derivatives.append(f"- name: op{i}(Tensor self) -> Tensor\n  self: grad.neg()\n  result: auto_linear\n")
+        native.append(
+            f"- func: op{i}(Tensor self) -> Tensor\n  variants: function\n  numpy: np.negative(self)\n"
+        )
+        derivatives.append(
+            f"- name: op{i}(Tensor self) -> Tensor\n  self: grad.neg()\n  result: auto_linear\n"
+        )
     native_path = directory / f"native_functions_{n}.yaml"
     derivatives_path = directory / f"derivatives_{n}.yaml"
     native_path.write_text("\n".join(native))
@@ -1197,7 +1269,9 @@ def synthetic_yaml(directory: Path, n: int) -> tuple[Path, Path]:
 
 def _median_or_none(values: list[float | None]) -> float | None:
     present = [v for v in values if v is not None]
-    return statistics.median(present) if present and len(present) == len(values) else None
+    return (
+        statistics.median(present) if present and len(present) == len(values) else None
+    )
 
 
 def run_codegen(config: Config) -> dict[str, Any]:
@@ -1212,7 +1286,9 @@ def run_codegen(config: Config) -> dict[str, Any]:
     try:
         cold, warm = [], []
         for index in range(config.codegen_repeat):
-            log(f"CODEGEN: repository YAML, run {index + 1}/{config.codegen_repeat} (cold, then warm)")
+            log(
+                f"CODEGEN: repository YAML, run {index + 1}/{config.codegen_repeat} (cold, then warm)"
+            )
             with tempfile.TemporaryDirectory(prefix="gradgen-bench-cache-") as cache:
                 files = (ROOT / "native_functions.yaml", ROOT / "derivatives.yaml")
                 cold.append(run_codegen_once(*files, Path(cache)))
@@ -1225,12 +1301,18 @@ def run_codegen(config: Config) -> dict[str, Any]:
             log(f"CODEGEN: {n} synthetic operators (cold)")
             native, derivatives = synthetic_yaml(Path(directory), n)
             try:
-                with tempfile.TemporaryDirectory(prefix="gradgen-bench-cache-") as cache:
-                    wall, generator, cpu = run_codegen_once(native, derivatives, Path(cache))
+                with tempfile.TemporaryDirectory(
+                    prefix="gradgen-bench-cache-"
+                ) as cache:
+                    wall, generator, cpu = run_codegen_once(
+                        native, derivatives, Path(cache)
+                    )
             except Exception as error:
                 result["synthetic"].append({"n": n, "error": failure(error)})
                 continue
-            result["synthetic"].append({"n": n, "wall": wall, "generator": generator, "cpu": cpu})
+            result["synthetic"].append(
+                {"n": n, "wall": wall, "generator": generator, "cpu": cpu}
+            )
     points = [s for s in result["synthetic"] if "wall" in s]
     if len(points) >= 3:
         # CPU time of the whole subprocess: start-up is a constant that the marginal
@@ -1245,7 +1327,11 @@ def run_codegen(config: Config) -> dict[str, Any]:
         growth = marginal[-1] / marginal[0] if marginal[0] > 0 else float("inf")
         # CPU time repeats within a few percent on a quiet machine: a marginal cost per
         # operator that moves by more than 15% from the first to the last step is growth.
-        shape = "linear" if 0.85 <= growth <= 1.15 else ("superlinear" if growth > 1.15 else "sublinear")
+        shape = (
+            "linear"
+            if 0.85 <= growth <= 1.15
+            else ("superlinear" if growth > 1.15 else "sublinear")
+        )
         result["verdict"] = (
             ("(quick: sizes too small to judge) " if config.quick else "")
             + f"{shape}: the marginal cost per operator went from {marginal[0] * 1e3:.1f} ms "
@@ -1269,7 +1355,9 @@ def profile_gradgen(config: Config, lines: int = 18) -> str:
         for _ in range(calls):
             item.step()
         profiler.disable()
-        report.write(f"\n### cProfile of gradgen {name} ({calls} iteration(s)), by own time\n\n")
+        report.write(
+            f"\n### cProfile of gradgen {name} ({calls} iteration(s)), by own time\n\n"
+        )
         stats = pstats.Stats(profiler, stream=report)
         stats.strip_dirs().sort_stats("tottime").print_stats(lines)
     return report.getvalue()
@@ -1300,7 +1388,9 @@ def verdict(ok: bool | None) -> str:
     return "" if ok is None else (": met" if ok else ": MISSED")
 
 
-def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]], list[str]]:
+def main_rows(
+    config: Config, outcomes: dict[str, Any]
+) -> tuple[list[list[str]], list[str]]:
     """The main table's rows and the notes under it."""
     rows: list[list[str]] = []
     notes: list[str] = []
@@ -1311,7 +1401,9 @@ def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]]
             for value in (outcome.cells[library] for library in LIBRARIES)
         ]
 
-    def gradgen_value(outcome: Outcome, convert: Callable[[Timing], float]) -> float | None:
+    def gradgen_value(
+        outcome: Outcome, convert: Callable[[Timing], float]
+    ) -> float | None:
         value = outcome.cells["gradgen"]
         return convert(value) if isinstance(value, Timing) else None
 
@@ -1350,7 +1442,11 @@ def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]]
         )
     for name, title, limit in (
         ("W3", f"W3 sum((a*b - c)^2), n={config.w3_size:.0e} [x numpy]", 1.20),
-        ("W4", f"W4 MLP {W4_BATCH}x{W4_IN}->{W4_HIDDEN}->{W4_OUT} step [x numpy]", 1.30),
+        (
+            "W4",
+            f"W4 MLP {W4_BATCH}x{W4_IN}->{W4_HIDDEN}->{W4_OUT} step [x numpy]",
+            1.30,
+        ),
     ):
         if name not in outcomes:
             continue
@@ -1358,12 +1454,16 @@ def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]]
         base = out.cells["numpy"]
         if isinstance(base, Timing):
             ratio = lambda t, base=base: t.median / base.median  # noqa: E731
-            rendered = cells(out, lambda t: f"{ratio(t):.2f}x ({fmt(t.median * 1e3)} ms)")
+            rendered = cells(
+                out, lambda t: f"{ratio(t):.2f}x ({fmt(t.median * 1e3)} ms)"
+            )
             value = gradgen_value(out, ratio)
         else:
             rendered = cells(out, lambda t: f"{fmt(t.median * 1e3)} ms")
             value = None
-        rows.append([title] + rendered + [f"<= {limit:.2f}x" + verdict(check(value, limit))])
+        rows.append(
+            [title] + rendered + [f"<= {limit:.2f}x" + verdict(check(value, limit))]
+        )
     if "W3" in outcomes:
         notes.append(f"W3: {seed_note}.")
     if "W4" in outcomes:
@@ -1378,11 +1478,16 @@ def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]]
         rows.append(
             [f"W5 chain of {config.w5_length:,} mul, fwd+bwd [s]"]
             + cells(out, lambda t: f"{t.median:.3f} s")
-            + [f"< {limit:g} s" + verdict(check(gradgen_value(out, seconds), limit, strict=True))]
+            + [
+                f"< {limit:g} s"
+                + verdict(check(gradgen_value(out, seconds), limit, strict=True))
+            ]
         )
         for library, phases in out.extra["phases"].items():
             if phases:
-                forward, backward, free = (statistics.median(p[i] for p in phases) for i in range(3))
+                forward, backward, free = (
+                    statistics.median(p[i] for p in phases) for i in range(3)
+                )
                 notes.append(
                     f"W5 {library}: forward {forward:.3f} s, backward {backward:.3f} s, "
                     f"freeing the graph {free:.3f} s (medians; all three are in the table)."
@@ -1419,14 +1524,18 @@ def main_rows(config: Config, outcomes: dict[str, Any]) -> tuple[list[list[str]]
             wall, generator, cpu = result["repo"]
             # Judged on wall time: black's batches run on every CPU at once, so the CPU
             # time (all processes) is more than a user waits on an idle machine.
-            text = f"cold {wall:.2f} s" + (f" (CPU {cpu:.2f} s)" if cpu is not None else "")
+            text = f"cold {wall:.2f} s" + (
+                f" (CPU {cpu:.2f} s)" if cpu is not None else ""
+            )
             if result["repo_warm"] is not None:
                 text += f"; warm cache {result['repo_warm'][0]:.2f} s"
             ok: bool | None = wall < 5
         else:
             text, ok = result["repo_error"], None
         rows.append(
-            ["codegen, repository YAML [s]", text] + ["-"] * (len(LIBRARIES) - 1) + ["< 5 s" + verdict(ok)]
+            ["codegen, repository YAML [s]", text]
+            + ["-"] * (len(LIBRARIES) - 1)
+            + ["< 5 s" + verdict(ok)]
         )
         if result["repo"] is not None and result["repo"][1] is not None:
             notes.append(
@@ -1466,9 +1575,17 @@ def ops_rows(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     for row in rows:
         body.append(
             [row["op"], row["shape"]]
-            + [cell(row, "numpy fwd"), cell(row, "gradgen fwd no_grad"), cell(row, "gradgen fwd")]
+            + [
+                cell(row, "numpy fwd"),
+                cell(row, "gradgen fwd no_grad"),
+                cell(row, "gradgen fwd"),
+            ]
             + [overhead(row, "gradgen fwd", "numpy fwd")]
-            + [cell(row, "numpy bwd"), cell(row, "gradgen bwd"), overhead(row, "gradgen bwd", "numpy bwd")]
+            + [
+                cell(row, "numpy bwd"),
+                cell(row, "gradgen bwd"),
+                overhead(row, "gradgen bwd", "numpy bwd"),
+            ]
             + [cell(row, "torch fwd"), cell(row, "torch bwd")]
         )
     return header, body
@@ -1482,13 +1599,20 @@ def codegen_rows(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     body = []
     if result["repo_error"]:
         body.append(["repository YAML", result["repo_error"], "", "", "", ""])
-    for key, label in (("repo", "repository YAML, cold"), ("repo_warm", "repository YAML, warm cache")):
+    for key, label in (
+        ("repo", "repository YAML, cold"),
+        ("repo_warm", "repository YAML, warm cache"),
+    ):
         if result[key] is not None:
             wall, generator, cpu = result[key]
-            body.append([label, f"{wall:.2f}", optional(generator), optional(cpu), "-", "-"])
+            body.append(
+                [label, f"{wall:.2f}", optional(generator), optional(cpu), "-", "-"]
+            )
     for point in result["synthetic"]:
         if "error" in point:
-            body.append([f"{point['n']} synthetic, cold", point["error"], "", "", "", ""])
+            body.append(
+                [f"{point['n']} synthetic, cold", point["error"], "", "", "", ""]
+            )
             continue
         cpu = point["cpu"]
         body.append(
@@ -1506,8 +1630,12 @@ def codegen_rows(result: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 def text_table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    line = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+    line = lambda r: "  ".join(
+        str(c).ljust(w) for c, w in zip(r, widths)
+    ).rstrip()  # noqa: E731
+    return "\n".join(
+        [line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows]
+    )
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -1531,7 +1659,11 @@ def cpu_model() -> str:
 def git_commit() -> str:
     try:
         commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
@@ -1554,9 +1686,12 @@ def process_cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def environment(config: Config, started: float, load_start: str, share: float) -> list[str]:
+def environment(
+    config: Config, started: float, load_start: str, share: float
+) -> list[str]:
     peers = ", ".join(
-        f"{name} {peer.version}" if not peer.missing else f"{name} {peer.missing}" for name, peer in PEER.items()
+        f"{name} {peer.version}" if not peer.missing else f"{name} {peer.missing}"
+        for name, peer in PEER.items()
     )
     return [
         f"- date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}; "
@@ -1608,7 +1743,9 @@ def main(argv: list[str] | None = None) -> int:
         "(torch, HIPS autograd, mygrad, micrograd).",
     )
     parser.add_argument(
-        "--quick", action="store_true", help="few repetitions and smaller sizes (< 60 s, for CI)"
+        "--quick",
+        action="store_true",
+        help="few repetitions and smaller sizes (< 60 s, for CI)",
     )
     parser.add_argument(
         "--only", type=parse_only, default=list(SECTIONS), metavar="LIST",
@@ -1624,11 +1761,17 @@ def main(argv: list[str] | None = None) -> int:
         help="W2/W3: reduce with sum() or seed backward with ones (default: sum if "
         "gradgen has it, else ones)",
     )  # fmt: skip
-    parser.add_argument("--profile", action="store_true", help="also cProfile gradgen's W1 and W5")
-    parser.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
+    parser.add_argument(
+        "--profile", action="store_true", help="also cProfile gradgen's W1 and W5"
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="print tracebacks of failures"
+    )
     args = parser.parse_args(argv)
     VERBOSE = args.verbose
-    output = args.output or BENCH_DIR / ("results-quick.md" if args.quick else "results.md")
+    output = args.output or BENCH_DIR / (
+        "results-quick.md" if args.quick else "results.md"
+    )
     if args.seed_mode == "sum" and not hasattr(gradgen, "sum"):
         parser.error("--seed-mode sum: gradgen has no sum yet")
 
@@ -1657,11 +1800,21 @@ def main(argv: list[str] | None = None) -> int:
             # collect=True: micrograd's and autograd's graphs hold reference cycles;
             # their garbage must not be collected while someone else is being timed.
             outcome = run_workload(
-                name, config, repeat=config.repeat, target=config.target, budget=config.budget, collect=True
+                name,
+                config,
+                repeat=config.repeat,
+                target=config.target,
+                budget=config.budget,
+                collect=True,
             )
         else:
             outcome = run_workload(
-                name, config, repeat=config.w5_repeat, target=0.0, budget=w5_budget, collect=True
+                name,
+                config,
+                repeat=config.w5_repeat,
+                target=0.0,
+                budget=w5_budget,
+                collect=True,
             )
             if isinstance(outcome.cells.get("gradgen"), Timing):
                 log("W5: gradgen memory (tracemalloc)")
@@ -1673,7 +1826,11 @@ def main(argv: list[str] | None = None) -> int:
     profile = profile_gradgen(config) if args.profile else ""
 
     # -- report ------------------------------------------------------------------------
-    header = ["workload"] + [HEADERS[library] for library in LIBRARIES] + ["target (gradgen)"]
+    header = (
+        ["workload"]
+        + [HEADERS[library] for library in LIBRARIES]
+        + ["target (gradgen)"]
+    )
     rows, notes = main_rows(config, outcomes)
     for outcome in outcomes.values():
         if isinstance(outcome, Outcome):
@@ -1689,7 +1846,11 @@ def main(argv: list[str] | None = None) -> int:
     markdown = ["# gradgen benchmark results", "", *env, ""]
     if rows:
         text += [text_table(header, rows), ""] + [f"* {note}" for note in notes] + [""]
-        markdown += ["## Workloads", "", markdown_table(header, rows), ""] + [f"- {note}" for note in notes] + [""]
+        markdown += (
+            ["## Workloads", "", markdown_table(header, rows), ""]
+            + [f"- {note}" for note in notes]
+            + [""]
+        )
     if ops is not None:
         ops_header, ops_body = ops_rows(ops)
         title = "Per-operator cost, microseconds per call (fwd: with inputs that require grad)"
@@ -1719,7 +1880,9 @@ def main(argv: list[str] | None = None) -> int:
         for library in LIBRARIES:
             value = outcome.cells[library]
             if isinstance(value, Timing):
-                details.append(f"- {name} {library}: median {value.median:.4g} s/call; {value.spread()}")
+                details.append(
+                    f"- {name} {library}: median {value.median:.4g} s/call; {value.spread()}"
+                )
     if details:
         markdown += ["## Raw timings", "", *details, ""]
     if profile:

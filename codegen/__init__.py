@@ -24,7 +24,14 @@ from pathlib import Path
 from .errors import CodegenError, CodegenErrors, Location
 from .schema import FunctionSchema, parse_schema
 
-__all__ = ["CodegenError", "CodegenErrors", "Location", "FunctionSchema", "parse_schema", "generate"]
+__all__ = [
+    "CodegenError",
+    "CodegenErrors",
+    "Location",
+    "FunctionSchema",
+    "parse_schema",
+    "generate",
+]
 
 
 def generate(
@@ -54,7 +61,9 @@ def generate(
     output.read_existing(Path(out_directory))  # a bad --out fails before the work
     user_module = load_kernels_module(Path(kernels)) if kernels is not None else None
     model = load.load(Path(native_functions), Path(derivatives), user_module)
-    package = ir.build(model, load.exported_names("numpy_kernels"), load.exported_names("helpers"))
+    package = ir.build(
+        model, load.exported_names("numpy_kernels"), load.exported_names("helpers")
+    )
     # Text, not code: the header prints it through the `docstring` filter (literals.py).
     sources = f"{Path(native_functions).name} and {Path(derivatives).name}"
     if user_module is not None:
@@ -62,7 +71,9 @@ def generate(
     black_cache = emit.BlackCache(emit.default_cache_directory() if cache else None)
     files = emit.render(package, sources, black_cache)
     if user_module is not None:
-        files[f"{MODULE_NAME}.py"] = user_module.source  # verbatim: tracebacks match the original
+        files[f"{MODULE_NAME}.py"] = (
+            user_module.source
+        )  # verbatim: tracebacks match the original
     existing = output.read_existing(Path(out_directory))
     # Formatted code taken from the cache is checked before it is written or compared.
     checked = files if check else output.changed_names(files, existing)

@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         help="your own kernels module: the functions in its __all__ may be called by "
         "kernel expressions and formulas; it is copied into the package as user_kernels.py",
     )
-    parser.add_argument("--check", action="store_true", help="write nothing; fail if any file is stale")
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; fail if any file is stale"
+    )
     parser.add_argument("--verbose", action="store_true", help="show tracebacks")
     parser.add_argument(
         "--no-cache", action="store_true", help="format everything anew (no ~/.cache)"
@@ -77,7 +79,9 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(error, file=sys.stderr)
         count = len(getattr(error, "errors", [error]))
-        print(f"gradgen-codegen: {count} error(s); nothing was written", file=sys.stderr)
+        print(
+            f"gradgen-codegen: {count} error(s); nothing was written", file=sys.stderr
+        )
         return 1
     except RecursionError:
         if arguments.verbose:
@@ -103,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             print(f"stale: {path}", file=sys.stderr)
         if paths:
-            print("gradgen-codegen: generated files are stale; run `make generate`", file=sys.stderr)
+            print(
+                "gradgen-codegen: generated files are stale; run `make generate`",
+                file=sys.stderr,
+            )
             return 1
         print(f"gradgen-codegen: {arguments.out} is up to date ({elapsed:.2f} s)")
         return 0

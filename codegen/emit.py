@@ -39,14 +39,42 @@ class OutputFile:
 
 
 OUTPUT_FILES = (
-    OutputFile("__init__.py", "package_init.py.j2", "The generated operators; importing it registers their kernels."),
-    OutputFile("operators.py", "operators.py.j2", "One dispatcher entry (OperatorHandle) per operator."),
-    OutputFile("kernels.py", "kernels.py.j2", "The NumPy backend: one kernel per operator, from its `numpy:` expression."),
-    OutputFile("inplace_or_view.py", "inplace_or_view.py.j2", "ADInplaceOrView kernels: view operators share their input's version counter."),
-    OutputFile("functions.py", "functions.py.j2", "One Backward Node per derivatives.yaml entry, with its formulas."),
-    OutputFile("variable_type.py", "variable_type.py.j2", "Autograd kernels: record the graph, then redispatch to the kernel."),
+    OutputFile(
+        "__init__.py",
+        "package_init.py.j2",
+        "The generated operators; importing it registers their kernels.",
+    ),
+    OutputFile(
+        "operators.py",
+        "operators.py.j2",
+        "One dispatcher entry (OperatorHandle) per operator.",
+    ),
+    OutputFile(
+        "kernels.py",
+        "kernels.py.j2",
+        "The NumPy backend: one kernel per operator, from its `numpy:` expression.",
+    ),
+    OutputFile(
+        "inplace_or_view.py",
+        "inplace_or_view.py.j2",
+        "ADInplaceOrView kernels: view operators share their input's version counter.",
+    ),
+    OutputFile(
+        "functions.py",
+        "functions.py.j2",
+        "One Backward Node per derivatives.yaml entry, with its formulas.",
+    ),
+    OutputFile(
+        "variable_type.py",
+        "variable_type.py.j2",
+        "Autograd kernels: record the graph, then redispatch to the kernel.",
+    ),
     OutputFile("ops.py", "ops.py.j2", "The public functions, gradgen.NAME(...)."),
-    OutputFile("tensor_methods.py", "tensor_methods.py.j2", "The Tensor methods, tensor.NAME(...)."),
+    OutputFile(
+        "tensor_methods.py",
+        "tensor_methods.py.j2",
+        "The Tensor methods, tensor.NAME(...).",
+    ),
 )
 
 
@@ -338,7 +366,11 @@ _R = TypeVar("_R")
 def _map(function: Callable[[_T], _R], items: list[_T]) -> list[_R]:
     """`function` applied to each item, in forked worker processes when there are
     several items and several CPUs; the results in the order of `items`."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpus = (
+        len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else os.cpu_count()
+    )
     workers = min(len(items), cpus or 1)
     if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
         context = multiprocessing.get_context("fork")
@@ -364,10 +396,15 @@ def default_cache_directory() -> Path:
     configured = os.environ.get("GRADGEN_CODEGEN_CACHE")
     if configured:
         return Path(configured)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gradgen-codegen"
+    return (
+        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+        / "gradgen-codegen"
+    )
 
 
-def render(ir: PackageIR, sources: str, cache: BlackCache | None = None) -> dict[str, str]:
+def render(
+    ir: PackageIR, sources: str, cache: BlackCache | None = None
+) -> dict[str, str]:
     """The content of every generated file, formatted."""
     environment = _environment()
     cache = cache if cache is not None else BlackCache(None)

@@ -134,7 +134,9 @@ class ErrorCollector:
         self.errors: list[CodegenError] = []
 
     @contextmanager
-    def context(self, location: Location, operator: str | None = None) -> Iterator[None]:
+    def context(
+        self, location: Location, operator: str | None = None
+    ) -> Iterator[None]:
         """Run one entry's work; a CodegenError inside is recorded with `location`."""
         try:
             yield
@@ -155,7 +157,9 @@ class ErrorCollector:
         if self.errors:
             files: dict[str, int] = {}
             for error in self.errors:
-                files.setdefault(error.location.file if error.location else "", len(files))
+                files.setdefault(
+                    error.location.file if error.location else "", len(files)
+                )
 
             def position(error: CodegenError) -> tuple[int, int]:
                 location = error.location

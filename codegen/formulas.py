@@ -76,9 +76,21 @@ METADATA_SUGAR: dict[str, tuple[str, str, bool, str]] = {
 # f(xs) sugar on a Tensor[] argument that saves metadata of each tensor instead of the
 # tensors: function -> (suffix of the saved name, expression at save time, Python type)
 LIST_METADATA_SUGAR: dict[str, tuple[str, str, str]] = {
-    "to_args_sizes": ("args_sizes", "[tuple(t.shape) for t in {x}]", "list[tuple[int, ...]]"),
-    "to_args_sizes_symint": ("args_sizes", "[tuple(t.shape) for t in {x}]", "list[tuple[int, ...]]"),
-    "to_args_scalartypes": ("args_scalartypes", "[t.dtype for t in {x}]", "list[dtype]"),
+    "to_args_sizes": (
+        "args_sizes",
+        "[tuple(t.shape) for t in {x}]",
+        "list[tuple[int, ...]]",
+    ),
+    "to_args_sizes_symint": (
+        "args_sizes",
+        "[tuple(t.shape) for t in {x}]",
+        "list[tuple[int, ...]]",
+    ),
+    "to_args_scalartypes": (
+        "args_scalartypes",
+        "[t.dtype for t in {x}]",
+        "list[dtype]",
+    ),
 }
 
 # The methods a formula may call on a tensor besides the YAML's method variants, and the
@@ -87,6 +99,7 @@ _RUNTIME_METHODS = FORMULA_HAND_METHODS
 # Methods of PyTorch's at::Scalar allowed on Scalar arguments. Python numbers lack
 # them, so `alpha.conj()` becomes a call of the runtime helper named here.
 SCALAR_METHODS = {"conj": "scalar_conj"}
+
 
 @dataclass(frozen=True)
 class FormulaNames:
@@ -162,7 +175,11 @@ class _BackwardRewriter(ast.NodeTransformer):
         self.unknowns = _formula_unknowns()
         self.methods = _formula_methods(names)
         self.non_tensors = {
-            **{n: f"an argument of type {a.python_type}" for n, a in arguments.items() if not a.is_tensor},
+            **{
+                n: f"an argument of type {a.python_type}"
+                for n, a in arguments.items()
+                if not a.is_tensor
+            },
             **_NON_TENSOR_NAMES,
         }
 
@@ -202,7 +219,9 @@ class _BackwardRewriter(ast.NodeTransformer):
 
     # -- x.method(...) ----------------------------------------------------------------
 
-    def _metadata_sugar_call(self, node: ast.Call, function: ast.Attribute) -> ast.AST | None:
+    def _metadata_sugar_call(
+        self, node: ast.Call, function: ast.Attribute
+    ) -> ast.AST | None:
         """`x.sym_sizes()` and the like on a Tensor argument save the value, not x."""
         receiver, method = function.value, function.attr
         if not (
@@ -228,7 +247,9 @@ class _BackwardRewriter(ast.NodeTransformer):
         )
         return ast.copy_location(ast.Name(id=local, ctx=ast.Load()), node)
 
-    def _scalar_method_call(self, node: ast.Call, function: ast.Attribute) -> ast.AST | None:
+    def _scalar_method_call(
+        self, node: ast.Call, function: ast.Attribute
+    ) -> ast.AST | None:
         """A method of a Scalar argument becomes the helper that computes it."""
         receiver, method = function.value, function.attr
         if not (
@@ -263,7 +284,11 @@ class _BackwardRewriter(ast.NodeTransformer):
         """A name that is no helper, operator or user function: an error, recorded."""
         if function.id in self.names.callables:
             return None
-        if function.id in self.arguments or function.id in ("grad", "grads", *self.outputs):
+        if function.id in self.arguments or function.id in (
+            "grad",
+            "grads",
+            *self.outputs,
+        ):
             raise CodegenError(f"'{function.id}' is not callable")
         self.unknowns.add("helper", function.id, self.names.callables, function)
         self._visit_arguments(node)
@@ -283,7 +308,9 @@ class _BackwardRewriter(ast.NodeTransformer):
         node.func = user_function(function)
         return node
 
-    def _not_implemented_call(self, node: ast.Call, function: ast.Name) -> ast.AST | None:
+    def _not_implemented_call(
+        self, node: ast.Call, function: ast.Name
+    ) -> ast.AST | None:
         if function.id != "not_implemented":
             return None
         self._check_not_implemented(node)
@@ -323,7 +350,9 @@ class _BackwardRewriter(ast.NodeTransformer):
         return node
 
     _METHOD_CALLS: ClassVar[
-        tuple[Callable[[_BackwardRewriter, ast.Call, ast.Attribute], ast.AST | None], ...]
+        tuple[
+            Callable[[_BackwardRewriter, ast.Call, ast.Attribute], ast.AST | None], ...
+        ]
     ] = (_metadata_sugar_call, _scalar_method_call, _tensor_method_call)
     _NAME_CALLS: ClassVar[
         tuple[Callable[[_BackwardRewriter, ast.Call, ast.Name], ast.AST | None], ...]
@@ -367,7 +396,9 @@ class _BackwardRewriter(ast.NodeTransformer):
             )
         )
         call = ast.Call(
-            func=ast.Attribute(value=ast.Name(id=local, ctx=ast.Load()), attr="zeros", ctx=ast.Load()),
+            func=ast.Attribute(
+                value=ast.Name(id=local, ctx=ast.Load()), attr="zeros", ctx=ast.Load()
+            ),
             args=[],
             keywords=[],
         )
@@ -382,9 +413,14 @@ class _BackwardRewriter(ast.NodeTransformer):
         if (
             len(node.args) not in (1, 2)
             or node.keywords
-            or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+            or not all(
+                isinstance(a, ast.Constant) and isinstance(a.value, str)
+                for a in node.args
+            )
         ):
-            raise CodegenError('not_implemented takes a string: not_implemented("name")')
+            raise CodegenError(
+                'not_implemented takes a string: not_implemented("name")'
+            )
         self.result.is_not_implemented = True
 
     def _is_tensor_name(self, name: str) -> bool:
@@ -395,7 +431,9 @@ class _BackwardRewriter(ast.NodeTransformer):
         if isinstance(node.value, ast.Name) and node.value.id == "grads":
             index = node.slice
             if not (isinstance(index, ast.Constant) and type(index.value) is int):
-                raise CodegenError("grads may only be indexed with a constant: grads[0]")
+                raise CodegenError(
+                    "grads may only be indexed with a constant: grads[0]"
+                )
             self.result.grads_indices.add(index.value)
             self.result.uses_indexed_grads = True
             return node
@@ -457,8 +495,14 @@ def _formula_unknowns(where: str = "") -> Unknowns:
     return Unknowns(
         {
             "name": (f"unknown name {{word}}{where}", f"unknown names {{word}}{where}"),
-            "helper": ("no helper or operator named {word}", "no helpers or operators named {word}"),
-            "method": ("no tensor method named {word}", "no tensor methods named {word}"),
+            "helper": (
+                "no helper or operator named {word}",
+                "no helpers or operators named {word}",
+            ),
+            "method": (
+                "no tensor method named {word}",
+                "no tensor methods named {word}",
+            ),
         }
     )
 
@@ -614,7 +658,9 @@ def _check_forward_tree(
                         )
                     continue
                 _check_receiver(receiver, "a forward formula", non_tensors)
-                _check_method(function, "a forward formula", unknowns, frozenset(methods))
+                _check_method(
+                    function, "a forward formula", unknowns, frozenset(methods)
+                )
             elif not isinstance(function, ast.Name):
                 raise CodegenError(
                     "only helpers, operators and tensor methods may be called, not "
@@ -672,7 +718,9 @@ class _LiveRewriter(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.renames:
-            return ast.copy_location(ast.Name(id=self.renames[node.id], ctx=ast.Load()), node)
+            return ast.copy_location(
+                ast.Name(id=self.renames[node.id], ctx=ast.Load()), node
+            )
         return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -723,19 +771,31 @@ def element_wise_forward(backward: str, input_name: str) -> str:
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if node.id == "grad":
                 conj = ast.Attribute(
-                    value=ast.Name(id=f"{input_name}_t", ctx=ast.Load()), attr="conj", ctx=ast.Load()
+                    value=ast.Name(id=f"{input_name}_t", ctx=ast.Load()),
+                    attr="conj",
+                    ctx=ast.Load(),
                 )
-                return ast.copy_location(ast.Call(func=conj, args=[], keywords=[]), node)
+                return ast.copy_location(
+                    ast.Call(func=conj, args=[], keywords=[]), node
+                )
             if node.id == input_name:
-                return ast.copy_location(ast.Name(id=f"{input_name}_p", ctx=ast.Load()), node)
+                return ast.copy_location(
+                    ast.Name(id=f"{input_name}_p", ctx=ast.Load()), node
+                )
             return node
 
     body = Substitute().visit(tree).body
     wrapped = ast.Call(
-        func=ast.Attribute(value=body, attr="conj", ctx=ast.Load()), args=[], keywords=[]
+        func=ast.Attribute(value=body, attr="conj", ctx=ast.Load()),
+        args=[],
+        keywords=[],
     )
     return ast.unparse(ast.fix_missing_locations(ast.Expression(body=wrapped)))
 
 
 def names_used(text: str) -> set[str]:
-    return {n.id for n in ast.walk(parse_expression(text, "formula")) if isinstance(n, ast.Name)}
+    return {
+        n.id
+        for n in ast.walk(parse_expression(text, "formula"))
+        if isinstance(n, ast.Name)
+    }

@@ -232,7 +232,8 @@ def _is_tensor(argument: Argument) -> bool:
 def _is_int_list(argument: Argument) -> bool:
     listed = argument.type.is_list_like()
     return listed is not None and (
-        listed.elem.is_base_ty_like(BaseTy.int) or listed.elem.is_base_ty_like(BaseTy.SymInt)
+        listed.elem.is_base_ty_like(BaseTy.int)
+        or listed.elem.is_base_ty_like(BaseTy.SymInt)
     )
 
 
@@ -255,7 +256,11 @@ def _tensor_unwraps(function: NativeFunction) -> tuple[str, ...]:
     # An in-place kernel keeps the Tensor it writes into before `self` becomes an array
     # (and names that tensor's memory `out` when its expression computes into it).
     lines = ["self_tensor = self"] if _is_inplace(function) else []
-    if lines and function.numpy is not None and INPLACE_OUT in names_used(function.numpy):
+    if (
+        lines
+        and function.numpy is not None
+        and INPLACE_OUT in names_used(function.numpy)
+    ):
         lines.append(f"{INPLACE_OUT} = self._data")
     promoted = set(function.type_promotion)
     for argument in function.arguments:
@@ -306,11 +311,18 @@ def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
         if type_.is_tensor_like():
             return (f"return wrap_result({function.numpy}{dtype})",)
         if _python_value("value", type_) != "value":
-            return (f"value = {function.numpy}", f"return {_python_value('value', type_)}")
+            return (
+                f"value = {function.numpy}",
+                f"return {_python_value('value', type_)}",
+            )
         return (f"return {function.numpy}",)
     names = [python_identifier(n) for n in function.output_names]
     wrapped = [
-        f"wrap_result({name})" if r.type.is_tensor_like() else _python_value(name, r.type)
+        (
+            f"wrap_result({name})"
+            if r.type.is_tensor_like()
+            else _python_value(name, r.type)
+        )
         for name, r in zip(names, returns)
     ]
     if all(r.name for r in returns):
@@ -334,7 +346,8 @@ _PYTHON_SCALARS = {
 def _python_value(name: str, type_: Type) -> str:
     """The value of the variable `name`, a kernel's result for a non-Tensor return of
     type `type_`, as PyTorch returns it: `-> int` gives a Python int, not numpy.int64
-    (`-> Scalar` a Python number, `-> int[]` a list of ints, `-> int?` an int or None)."""
+    (`-> Scalar` a Python number, `-> int[]` a list of ints, `-> int?` an int or None).
+    """
     if isinstance(type_, BaseType):
         if type_.name in _PYTHON_SCALARS:
             return f"{_PYTHON_SCALARS[type_.name]}({name})"
@@ -361,13 +374,23 @@ def _guard_for(
     """Save a tensor only if the one formula that uses it will run (PyTorch's guard)."""
     if attribute.kind is not SavedKind.TENSOR or len(info.args_with_derivatives) < 2:
         return None
-    users = [d for d in info.derivatives if any(s.name == attribute.name for s in d.formula.saved)]
-    if len(users) != 1 or len(users[0].var_names) != 1 or "backward" in info.function.name:
+    users = [
+        d
+        for d in info.derivatives
+        if any(s.name == attribute.name for s in d.formula.saved)
+    ]
+    if (
+        len(users) != 1
+        or len(users[0].var_names) != 1
+        or "backward" in info.function.name
+    ):
         return None
     return f"grad_fn.should_compute_output({edge_index[users[0].var_names[0]]})"
 
 
-def _output_expressions(function: NativeFunction, info_outputs: tuple[str, ...]) -> dict[str, str]:
+def _output_expressions(
+    function: NativeFunction, info_outputs: tuple[str, ...]
+) -> dict[str, str]:
     """How the wrapper refers to each output: `result`, `result[i]`, or for an
     in-place operator `self` under the functional operator's output names."""
     if _is_inplace(function):
@@ -389,13 +412,21 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
         if _is_tensor_list(function, name):
             # How many edges the list took: the node needs it to find each input's range.
             identifier = python_identifier(name)
-            input_saves.append(SaveStatement(f"grad_fn.{name}_size_", f"len({identifier})", None))
+            input_saves.append(
+                SaveStatement(f"grad_fn.{name}_size_", f"len({identifier})", None)
+            )
     for attribute in info.saved:
         source = python_identifier(attribute.source)
-        if attribute.kind is SavedKind.TENSOR and inplace and attribute.source == "self":
+        if (
+            attribute.kind is SavedKind.TENSOR
+            and inplace
+            and attribute.source == "self"
+        ):
             # The formula means self before the kernel overwrote it (original_self).
             value = "SavedVariable(self.clone(), False)"
-        elif attribute.kind is SavedKind.TENSOR and _is_optional(function, attribute.source):
+        elif attribute.kind is SavedKind.TENSOR and _is_optional(
+            function, attribute.source
+        ):
             value = f"None if {source} is None else SavedVariable({source}, False)"
         elif attribute.kind is SavedKind.TENSOR:
             value = f"SavedVariable({source}, False)"
@@ -405,11 +436,17 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
             value = f"SavedVariable({outputs[attribute.source]}, True)"
         else:
             value = attribute.save_expression
-        statement = SaveStatement(f"grad_fn.{attribute.name}", value, _guard_for(attribute, info, edge_index))
-        (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(statement)
+        statement = SaveStatement(
+            f"grad_fn.{attribute.name}", value, _guard_for(attribute, info, edge_index)
+        )
+        (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(
+            statement
+        )
     histories = tuple(
         expression
-        for (name, expression), differentiable in zip(outputs.items(), info.differentiable_outputs)
+        for (name, expression), differentiable in zip(
+            outputs.items(), info.differentiable_outputs
+        )
         if differentiable
     )
     return AutogradIR(
@@ -443,7 +480,12 @@ def _returns_list(function: NativeFunction) -> bool:
 
 def _formula_outputs(info: DifferentiabilityInfo) -> tuple[str, ...]:
     """The output names the formulas use (the functional operator's, for in-place)."""
-    names = {a.source for d in info.derivatives for a in d.formula.saved if a.kind is SavedKind.OUTPUT}
+    names = {
+        a.source
+        for d in info.derivatives
+        for a in d.formula.saved
+        if a.kind is SavedKind.OUTPUT
+    }
     return tuple(sorted(names)) or info.function.output_names
 
 
@@ -516,10 +558,16 @@ def _operator_ir(
     )
 
 
-def _forward_inputs(function: NativeFunction, info: DifferentiabilityInfo | None) -> list[Argument]:
+def _forward_inputs(
+    function: NativeFunction, info: DifferentiabilityInfo | None
+) -> list[Argument]:
     """The tensor inputs that can carry a tangent."""
     skipped = set(info.non_differentiable) if info else set()
-    return [a for a in function.arguments if a.type.is_tensor_like() and a.name not in skipped]
+    return [
+        a
+        for a in function.arguments
+        if a.type.is_tensor_like() and a.name not in skipped
+    ]
 
 
 def _has_tangent(argument: Argument) -> str:
@@ -547,7 +595,11 @@ def _forward_ad_ir(
         return ForwardADIR(" or ".join(_has_tangent(a) for a in inputs), (), False)
     inplace = _is_inplace(function)
     # An in-place operator's formulas are its functional operator's: `result` is self.
-    outputs = {"result": "self"} if inplace else _output_expressions(function, function.output_names)
+    outputs = (
+        {"result": "self"}
+        if inplace
+        else _output_expressions(function, function.output_names)
+    )
     jvps = []
     required: dict[str, Argument] = {}
     keeps_original_self = False
@@ -576,7 +628,11 @@ def _jvp_ir(
     differentiable = {a.name: a for a in inputs}
     if forward.kind is ForwardKind.auto_linear:
         arguments = ", ".join(
-            f"{python_identifier(a.name)}_t" if a.name in differentiable else python_identifier(a.name)
+            (
+                f"{python_identifier(a.name)}_t"
+                if a.name in differentiable
+                else python_identifier(a.name)
+            )
             for a in function.arguments
         )
         expression = f"operators.{_functional_identifier(function)}.call({arguments})"
@@ -597,9 +653,15 @@ def _jvp_ir(
     for argument in function.arguments:
         name = python_identifier(argument.name)
         if argument.name in differentiable:
-            annotation = "list[Tensor]" if argument.type.is_list_like() is not None else "Tensor"
+            annotation = (
+                "list[Tensor]" if argument.type.is_list_like() is not None else "Tensor"
+            )
             parameters += [f"{name}_p: {annotation}", f"{name}_t: {annotation}"]
-            primal = "original_self" if _is_inplace(function) and argument.name == "self" else name
+            primal = (
+                "original_self"
+                if _is_inplace(function) and argument.name == "self"
+                else name
+            )
             if argument.type.is_list_like() is not None:
                 tangent = f"[tangent_or_zeros(t) for t in {name}]"
             else:
@@ -613,7 +675,8 @@ def _jvp_ir(
         call.append(expression_in_wrapper)
     target = forward.var_names[0]
     ir = ForwardIR(
-        function_name=f"{function.identifier}_jvp" + ("" if target in ("result", "self") else f"_{target}"),
+        function_name=f"{function.identifier}_jvp"
+        + ("" if target in ("result", "self") else f"_{target}"),
         formula=f"{target}: {forward.original}",
         parameters=", ".join(parameters),
         expression=expression,
@@ -629,14 +692,20 @@ def _functional_identifier(function: NativeFunction) -> str:
     if not _is_inplace(function):
         return function.identifier
     name = function.schema.name
-    return f"{name.name.base}_{name.overload_name}" if name.overload_name else name.name.base
+    return (
+        f"{name.name.base}_{name.overload_name}"
+        if name.overload_name
+        else name.name.base
+    )
 
 
 def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
     assert info.op is not None
     edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
     saved = info.saved
-    list_inputs = [n for n in info.args_with_derivatives if _is_tensor_list(info.function, n)]
+    list_inputs = [
+        n for n in info.args_with_derivatives if _is_tensor_list(info.function, n)
+    ]
     slots = tuple(a.name for a in saved) + tuple(f"{n}_size_" for n in list_inputs)
     saved_variable_slots = tuple(a.name for a in saved if a.kind is not SavedKind.VALUE)
     getters = []
@@ -654,7 +723,9 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
         if attribute.kind is SavedKind.VALUE:
             apply_arguments.append((local, f"self.{attribute.name}"))
         else:
-            apply_arguments.append((local, f"unpack_saved(self.{attribute.name}, self)"))
+            apply_arguments.append(
+                (local, f"unpack_saved(self.{attribute.name}, self)")
+            )
     formulas = []
     for derivative in info.derivatives:
         indices = tuple(edge_index[n] for n in derivative.var_names)
@@ -664,7 +735,8 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
                 indices=indices,
                 var_names=", ".join(derivative.var_names),
                 expression=derivative.formula.expression,
-                wrap_any_grad_defined=single and not derivative.formula.is_not_implemented,
+                wrap_any_grad_defined=single
+                and not derivative.formula.is_not_implemented,
                 uses_grad_input_mask=derivative.formula.uses_grad_input_mask,
             )
         )
@@ -673,7 +745,9 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
         "needs_input_grad: tuple[bool, ...]",
         *(f"{python_identifier(a.local)}: {a.python_type}" for a in saved),
     ]
-    uses_retain_variables = any(d.formula.uses_retain_variables for d in info.derivatives)
+    uses_retain_variables = any(
+        d.formula.uses_retain_variables for d in info.derivatives
+    )
     if uses_retain_variables:
         # False when the engine frees the graph after this node (retain_graph=False).
         slots += ("retain_variables",)
@@ -697,7 +771,8 @@ def _backward_ir(info: DifferentiabilityInfo) -> BackwardIR:
         uses_grad=any(d.formula.uses_grad for d in info.derivatives),
         uses_retain_variables=uses_retain_variables,
         input_sizes=tuple(
-            f"self.{n}_size_" if n in list_inputs else "1" for n in info.args_with_derivatives
+            f"self.{n}_size_" if n in list_inputs else "1"
+            for n in info.args_with_derivatives
         ),
         formulas=tuple(formulas),
     )
@@ -711,7 +786,9 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
     """The public function (`gradgen.NAME`) or method (`tensor.NAME`) of an operator."""
     op = function.python_name
     positional = list(function.schema.arguments.positional)
-    kwarg_only = list(function.schema.arguments.kwarg_only) + list(function.schema.arguments.out)
+    kwarg_only = list(function.schema.arguments.kwarg_only) + list(
+        function.schema.arguments.out
+    )
     if method:
         positional = [a for a in positional if a.name != "self"]
     conversions: list[str] = []
@@ -730,7 +807,9 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         position += 1
         if argument.type.is_tensor_like() and argument.type.is_list_like() is None:
             allow = "False" if public == "input" else "True"
-            conversion = f"tensor_argument({public}, {op!r}, {public!r}, {position}, {allow})"
+            conversion = (
+                f"tensor_argument({public}, {op!r}, {public!r}, {position}, {allow})"
+            )
             if argument.type.is_nullable():
                 conversion = f"None if {public} is None else {conversion}"
             conversions.append(f"{public} = {conversion}")
@@ -741,9 +820,13 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
             )
         elif _is_int_list(argument):
             if varargs and argument in positional:
-                conversions.append(f"{public} = int_list_varargs({public}, {op!r}, {public!r})")
+                conversions.append(
+                    f"{public} = int_list_varargs({public}, {op!r}, {public!r})"
+                )
             else:
-                conversions.append(f"{public} = int_list_argument({public}, {op!r}, {public!r})")
+                conversions.append(
+                    f"{public} = int_list_argument({public}, {op!r}, {public!r})"
+                )
         elif argument.type.is_base_ty_like(BaseTy.ScalarType):
             conversions.append(f"{public} = dtype_argument({public})")
         call_names.append(public)
@@ -759,7 +842,9 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
     if kwarg_only:
         if not (varargs and positional):
             params.append("*")
-        params.extend(_parameter(python_identifier(a.name), a, True) for a in kwarg_only)
+        params.extend(
+            _parameter(python_identifier(a.name), a, True) for a in kwarg_only
+        )
     if function.composite is not None:
         target = f"composites.{function.composite}"
     else:
@@ -803,7 +888,9 @@ def _param_kind(argument: Argument) -> str:
     return "any"
 
 
-def _public_arguments(function: NativeFunction, method: bool) -> list[tuple[str, Argument, bool]]:
+def _public_arguments(
+    function: NativeFunction, method: bool
+) -> list[tuple[str, Argument, bool]]:
     """(public name, argument, keyword-only) in schema order; `self` is `input` in
     functions."""
     kwarg_only = {a.name for a in function.schema.arguments.kwarg_only} | {
@@ -875,12 +962,16 @@ def _group(
         by_name.setdefault(binding.python_name, []).append(binding)
     single = tuple(group[0] for group in by_name.values() if len(group) == 1)
     several = tuple(
-        OverloadedIR(name, tuple(group)) for name, group in by_name.items() if len(group) > 1
+        OverloadedIR(name, tuple(group))
+        for name, group in by_name.items()
+        if len(group) > 1
     )
     return single, several
 
 
-def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]) -> PackageIR:
+def build(
+    model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]
+) -> PackageIR:
     infos = {id(i.function): i for i in model.infos}
     operators = tuple(
         _operator_ir(f, infos.get(id(f)), model.user_names)
@@ -889,12 +980,22 @@ def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozens
     )
     # In-place variants share their functional operator's class: one class per op.
     unique = {i.op: i for i in reversed(model.infos) if i.op is not None}
-    nodes = tuple(_backward_ir(i) for i in model.infos if i.op is not None and unique[i.op] is i)
+    nodes = tuple(
+        _backward_ir(i) for i in model.infos if i.op is not None and unique[i.op] is i
+    )
     functions, overloaded_functions = _group(
-        [_binding(f, method=False) for f in model.native_functions if Variant.function in f.variants]
+        [
+            _binding(f, method=False)
+            for f in model.native_functions
+            if Variant.function in f.variants
+        ]
     )
     methods, overloaded_methods = _group(
-        [_binding(f, method=True) for f in model.native_functions if Variant.method in f.variants]
+        [
+            _binding(f, method=True)
+            for f in model.native_functions
+            if Variant.method in f.variants
+        ]
     )
     return PackageIR(
         operators=operators,
@@ -917,7 +1018,10 @@ def build(model: Model, kernel_helpers: frozenset[str], formula_helpers: frozens
         kernel_helpers=tuple(sorted(kernel_helpers)),
         formula_helpers=tuple(sorted(formula_helpers)),
         formula_functions=tuple(
-            sorted({f.python_name for f in functions} | {o.python_name for o in overloaded_functions})
+            sorted(
+                {f.python_name for f in functions}
+                | {o.python_name for o in overloaded_functions}
+            )
         ),
         user_module=MODULE_NAME if model.kernels is not None else None,
     )

@@ -180,7 +180,8 @@ def load_kernels_module(path: Path) -> KernelsModule:
         location = Location(name, line)
         if not exported.isidentifier():
             raise CodegenError(
-                f"__all__ lists {excerpt(exported)}, which is not a Python name", location
+                f"__all__ lists {excerpt(exported)}, which is not a Python name",
+                location,
             )
         if exported.startswith("__"):
             raise CodegenError(

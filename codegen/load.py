@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import CodegenError, ErrorCollector, Location, did_you_mean, excerpt, shorten
+from .errors import (
+    CodegenError,
+    ErrorCollector,
+    Location,
+    did_you_mean,
+    excerpt,
+    shorten,
+)
 from .formulas import (
     ArgumentInfo,
     FormulaNames,
@@ -97,7 +104,9 @@ def defined_functions(module: str) -> frozenset[str]:
 
 def _operator_label(text: object) -> str | None:
     """``mul.Tensor`` from a schema string, for error messages."""
-    return shorten(text.split("(", 1)[0].strip(), 120) if isinstance(text, str) else None
+    return (
+        shorten(text.split("(", 1)[0].strip(), 120) if isinstance(text, str) else None
+    )
 
 
 def _pop_unknown(values: dict[str, Any], known: Iterable[str]) -> None:
@@ -109,7 +118,9 @@ def _pop_unknown(values: dict[str, Any], known: Iterable[str]) -> None:
 
 def _parse_variants(text: Any) -> frozenset[Variant]:
     if not isinstance(text, str):
-        raise CodegenError(f"variants must be a string like 'function, method', got {excerpt(text)}")
+        raise CodegenError(
+            f"variants must be a string like 'function, method', got {excerpt(text)}"
+        )
     variants = set()
     for word in (w.strip() for w in text.split(",")):
         try:
@@ -124,7 +135,9 @@ def _parse_variants(text: Any) -> frozenset[Variant]:
 
 def _parse_name_list(text: Any, what: str) -> tuple[str, ...]:
     if not isinstance(text, str):
-        raise CodegenError(f"{what} must be a comma-separated string of names, got {excerpt(text)}")
+        raise CodegenError(
+            f"{what} must be a comma-separated string of names, got {excerpt(text)}"
+        )
     return tuple(w.strip() for w in text.split(",") if w.strip())
 
 
@@ -153,12 +166,16 @@ def _native_function(
         raise CodegenError("missing key 'func'")
     schema = parse_schema(values["func"]) if isinstance(values["func"], str) else None
     if schema is None:
-        raise CodegenError(f"func must be a schema string, got {excerpt(values['func'])}")
+        raise CodegenError(
+            f"func must be a schema string, got {excerpt(values['func'])}"
+        )
     _check_defaults(schema)
     variants = _parse_variants(values.get("variants", "function"))
     binding = values.get("python_binding", True)
     if not isinstance(binding, bool):
-        raise CodegenError(f"python_binding must be true or false, got {excerpt(binding)}")
+        raise CodegenError(
+            f"python_binding must be true or false, got {excerpt(binding)}"
+        )
     if not binding:
         variants = frozenset()  # dispatcher only: neither gradgen.NAME nor tensor.NAME
     argument_names = [a.name for a in schema.arguments.flat_all]
@@ -176,7 +193,11 @@ def _native_function(
     if (numpy is None) == (composite is None):
         raise CodegenError(
             "needs exactly one of 'numpy' (a kernel expression) or 'composite'"
-            + ("" if not inplace else "; an in-place operator may omit both to reuse its functional operator's kernel")
+            + (
+                ""
+                if not inplace
+                else "; an in-place operator may omit both to reuse its functional operator's kernel"
+            )
         )
     if numpy is not None:
         # An in-place kernel may compute straight into `out`, the memory of `self`.
@@ -302,7 +323,9 @@ def _derive_inplace(
                 f"numpy expression to derive one from (looked for '{_functional_name(function)}')"
             )
         return dataclasses.replace(
-            function, numpy=functional.numpy, type_promotion=functional.type_promotion,
+            function,
+            numpy=functional.numpy,
+            type_promotion=functional.type_promotion,
             integer_to_float=functional.integer_to_float,
         )
     return function
@@ -341,7 +364,8 @@ def _argument_infos(function: NativeFunction) -> dict[str, ArgumentInfo]:
             name=a.name,
             is_tensor=a.type.is_tensor_like() and a.type.is_list_like() is None,
             is_scalar=a.type.is_base_ty_like(BaseTy.Scalar),
-            is_tensor_list=a.type.is_tensor_like() and a.type.is_list_like() is not None,
+            is_tensor_list=a.type.is_tensor_like()
+            and a.type.is_list_like() is not None,
             python_type=python_type(a),
         )
         for a in function.arguments
@@ -360,8 +384,12 @@ def _formula_names(
 ) -> FormulaNames:
     return FormulaNames(
         helpers=exported_names("helpers"),
-        functions=frozenset(f.python_name for f in functions if Variant.function in f.variants),
-        methods=frozenset(f.python_name for f in functions if Variant.method in f.variants),
+        functions=frozenset(
+            f.python_name for f in functions if Variant.function in f.variants
+        ),
+        methods=frozenset(
+            f.python_name for f in functions if Variant.method in f.variants
+        ),
         user=kernels.names if kernels is not None else frozenset(),
         user_file=kernels.file_name if kernels is not None else "",
     )
@@ -380,7 +408,9 @@ def _differentiability_info(
     values.pop("name")
     if "dispatch" in values:
         raise CodegenError("per-dispatch-key formulas ('dispatch:') are not supported")
-    output_differentiability = _output_differentiability(values.pop("output_differentiability", None), function)
+    output_differentiability = _output_differentiability(
+        values.pop("output_differentiability", None), function
+    )
     arguments = _formula_arguments(function)
     if check_names:
         check_backward_names(function)
@@ -497,7 +527,9 @@ def _load_key(
     claims = _claims(key, var_names, formula, function, arguments, claimed)
     if formula == "non_differentiable":
         return _KeyResult(non_differentiable=var_names, claims=claims)
-    analysed = analyse_backward(formula, arguments, function.output_names, context.names)
+    analysed = analyse_backward(
+        formula, arguments, function.output_names, context.names
+    )
     derivative = Derivative(var_names, str(formula).strip(), analysed, location)
     return _KeyResult(backward=(derivative,), claims=claims)
 
@@ -532,16 +564,22 @@ def _claims(
                     f"Derivative definition of {function.name} in derivatives.yaml have "
                     f"overlapped non_differentiable and differentiable variables: {{'{name}'}}"
                 )
-            raise CodegenError(f"'{name}' has two formulas (keys '{previous}' and '{key}')")
+            raise CodegenError(
+                f"'{name}' has two formulas (keys '{previous}' and '{key}')"
+            )
         mine[name] = "non_differentiable" if formula == "non_differentiable" else key
     return tuple(mine.items())
 
 
-def _output_differentiability(value: Any, function: NativeFunction) -> tuple[bool, ...] | None:
+def _output_differentiability(
+    value: Any, function: NativeFunction
+) -> tuple[bool, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(v, bool) for v in value):
-        raise CodegenError(f"output_differentiability must be a list of booleans, got {excerpt(value)}")
+        raise CodegenError(
+            f"output_differentiability must be a list of booleans, got {excerpt(value)}"
+        )
     if len(value) != len(function.schema.returns):
         count = len(function.schema.returns)
         raise CodegenError(
@@ -568,7 +606,9 @@ def _forward_derivative(
                 + did_you_mean(name, [*arguments, *outputs])
             ).located(location, function.name)
     if not isinstance(formula, str):
-        raise CodegenError(f"formula must be a string, got {excerpt(formula)}").located(location, function.name)
+        raise CodegenError(f"formula must be a string, got {excerpt(formula)}").located(
+            location, function.name
+        )
     text = formula.strip()
     differentiable = [
         n
@@ -578,7 +618,9 @@ def _forward_derivative(
     if text in ("auto_element_wise", "auto_linear"):
         kind = ForwardKind(text)
         if len(outputs) != 1:
-            raise CodegenError(f"{text} is only allowed for functions with a single output").located(location, function.name)
+            raise CodegenError(
+                f"{text} is only allowed for functions with a single output"
+            ).located(location, function.name)
         if kind is ForwardKind.auto_element_wise and len(differentiable) != 1:
             raise CodegenError(
                 "auto_element_wise only works for functions with a single differentiable "
@@ -601,7 +643,9 @@ def _check_grads_use(
     uses_named_grads = any(d.formula.uses_named_grads for d in derivatives)
     # grads, or grads[i] as written (a grad_<name> is rewritten to grads[i], but does
     # not count: as torchgen, which looks for the word `grads` in the formula's text).
-    uses_grads = any(d.formula.uses_grads or d.formula.uses_indexed_grads for d in derivatives)
+    uses_grads = any(
+        d.formula.uses_grads or d.formula.uses_indexed_grads for d in derivatives
+    )
     if uses_named_grads and (uses_grad or uses_grads):
         raise CodegenError(
             f"Derivative definition of {function.name} in derivatives.yaml illegally mixes "
@@ -614,8 +658,16 @@ def _check_grads_use(
             "use of 'grad' and 'grads'. Consider replacing occurrences of 'grad' with "
             "'grads[0]'"
         )
-    indices = set().union(*(d.formula.grads_indices for d in derivatives)) if derivatives else set()
-    if indices == {0} and not uses_named_grads and not any(d.formula.uses_grads for d in derivatives):
+    indices = (
+        set().union(*(d.formula.grads_indices for d in derivatives))
+        if derivatives
+        else set()
+    )
+    if (
+        indices == {0}
+        and not uses_named_grads
+        and not any(d.formula.uses_grads for d in derivatives)
+    ):
         raise CodegenError(
             f"Derivative definition of {function.name} in derivatives.yaml solely refers "
             "to 'grads[0]'.  If the first output is indeed the only differentiable "
@@ -643,9 +695,11 @@ def _derive_element_wise(
     must be a valid forward formula (no grad_input_mask, grads, retain_variables).
     `forward` with each auto_element_wise formula derived and analysed."""
     return [
-        _element_wise(derived, backward, function, arguments, names)
-        if derived.kind is ForwardKind.auto_element_wise
-        else derived
+        (
+            _element_wise(derived, backward, function, arguments, names)
+            if derived.kind is ForwardKind.auto_element_wise
+            else derived
+        )
         for derived in forward
     ]
 
@@ -680,7 +734,9 @@ def _element_wise(
     return dataclasses.replace(derived, formula=analysed)
 
 
-def _check_forward_count(forward: list[ForwardDerivative], function: NativeFunction) -> None:
+def _check_forward_count(
+    forward: list[ForwardDerivative], function: NativeFunction
+) -> None:
     covered = [n for f in forward for n in f.var_names]
     duplicates = {n for n in covered if covered.count(n) > 1}
     if duplicates:
@@ -726,7 +782,9 @@ def load_derivatives(
                     "operator a numpy: kernel instead of composite: to use them"
                 )
             if name in claimed:
-                raise CodegenError(f"a second entry for this operator (first at {claimed[name]})")
+                raise CodegenError(
+                    f"a second entry for this operator (first at {claimed[name]})"
+                )
             claimed[name] = entry.location
             info = _differentiability_info(
                 entry, function, names, op_counters, errors, check_names

@@ -12,10 +12,15 @@ import enum
 from dataclasses import dataclass
 
 from .errors import Location
-from .formulas import AnalysedFormula, AnalysedForward, SavedAttribute, SavedKind, python_identifier
+from .formulas import (
+    AnalysedFormula,
+    AnalysedForward,
+    SavedAttribute,
+    SavedKind,
+    python_identifier,
+)
 from .kernels_module import KernelsModule
 from .schema import Argument, FunctionSchema
-
 
 # The name an in-place kernel expression uses for the array it writes into (self's).
 INPLACE_OUT = "out"
@@ -138,7 +143,8 @@ class DifferentiabilityInfo:
         if self.output_differentiability is not None:
             return self.output_differentiability
         uses_only_grad = all(
-            not d.formula.uses_grads and not d.formula.grads_indices for d in self.derivatives
+            not d.formula.uses_grads and not d.formula.grads_indices
+            for d in self.derivatives
         )
         if uses_only_grad and count > 1:
             # `grad` alone means only the first output is differentiable (PyTorch).

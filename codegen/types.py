@@ -41,5 +41,3 @@ def _element_annotation(type_: Type) -> str:
         if type_.is_base_ty_like(base):
             return name
     return "Any"
-
-

@@ -123,7 +123,9 @@ def load_entries(path: Path) -> list[Entry]:
                     f"{excerpt(item)}",
                     Location(name, line),
                 )
-            entries.append(Entry(dict(item), Location(name, line), dict(item.key_lines)))
+            entries.append(
+                Entry(dict(item), Location(name, line), dict(item.key_lines))
+            )
         return entries
     except CodegenError:
         raise

@@ -668,7 +668,13 @@ def test_generated_files_are_exactly_what_black_makes_of_them() -> None:
     for path in sorted(GENERATED.glob("*.py")):
         text = path.read_text()
         assert (
-            black.format_str(text, mode=black.Mode(line_length=88, target_versions={black.TargetVersion.PY310})) == text
+            black.format_str(
+                text,
+                mode=black.Mode(
+                    line_length=88, target_versions={black.TargetVersion.PY310}
+                ),
+            )
+            == text
         ), path.name
 
 
@@ -708,7 +714,9 @@ def scalar_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ig
     monkeypatch.syspath_prepend(str(tmp_path))
     module = importlib.import_module("scalarops")
     yield module
-    for name in [n for n in sys.modules if n == "scalarops" or n.startswith("scalarops.")]:
+    for name in [
+        n for n in sys.modules if n == "scalarops" or n.startswith("scalarops.")
+    ]:
         del sys.modules[name]
 
 

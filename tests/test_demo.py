@@ -156,7 +156,9 @@ def _need_matplotlib() -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         if os.environ.get("GRADGEN_REQUIRE_MATPLOTLIB") == "1":
-            pytest.fail("matplotlib is not installed (GRADGEN_REQUIRE_MATPLOTLIB=1 requires it)")
+            pytest.fail(
+                "matplotlib is not installed (GRADGEN_REQUIRE_MATPLOTLIB=1 requires it)"
+            )
         pytest.skip("matplotlib is not installed")
 
 

@@ -1,6 +1,7 @@
 """PyTorch's factories beyond tensor/zeros/ones: the device= keyword, empty, eye,
 linspace, logspace, *_like, randint, from_numpy, as_tensor. Compared with torch (recorded
-in tests/golden/, see torch_oracle.py) where values are deterministic, with the definition elsewhere."""
+in tests/golden/, see torch_oracle.py) where values are deterministic, with the definition elsewhere.
+"""
 
 from __future__ import annotations
 
@@ -35,11 +36,28 @@ def _same(got: gradgen.Tensor, expected: np.ndarray) -> None:
         lambda L: L.ones(2, device=L.device("cpu")),
         lambda L: L.tensor([1.0], device="cpu"),
         lambda L: L.arange(3, device="cpu"),
-        lambda L: L.empty_like(L.ones(2, 2)).zero_() if L is not gradgen else L.empty_like(L.ones(2, 2)),
+        lambda L: (
+            L.empty_like(L.ones(2, 2)).zero_()
+            if L is not gradgen
+            else L.empty_like(L.ones(2, 2))
+        ),
     ],
-    ids=["eye", "eye n m", "linspace", "linspace 1", "logspace", "logspace base",
-         "empty", "full_like", "full_like dtype", "zeros device", "ones device",
-         "tensor device", "arange device", "empty_like"],
+    ids=[
+        "eye",
+        "eye n m",
+        "linspace",
+        "linspace 1",
+        "logspace",
+        "logspace base",
+        "empty",
+        "full_like",
+        "full_like dtype",
+        "zeros device",
+        "ones device",
+        "tensor device",
+        "arange device",
+        "empty_like",
+    ],
 )
 def test_factories_match_torch(make: Any) -> None:
     _same(make(gradgen), oracle("made", make))
@@ -86,7 +104,10 @@ def test_from_numpy_and_as_tensor_share_memory() -> None:
 
 
 def test_other_devices_are_refused() -> None:
-    for make in (lambda: gradgen.zeros(2, device="cuda"), lambda: gradgen.eye(2, device="cuda:0"),
-                 lambda: gradgen.tensor([1.0], device="mps")):
+    for make in (
+        lambda: gradgen.zeros(2, device="cuda"),
+        lambda: gradgen.eye(2, device="cuda:0"),
+        lambda: gradgen.tensor([1.0], device="mps"),
+    ):
         with pytest.raises(RuntimeError, match="is not available"):
             make()

@@ -82,7 +82,10 @@ def test_errors_inside_a_level() -> None:
         assert str(raised.value) == (
             "Expected primal to be floating point or complex, but got: gradgen.int64"
         )
-        with pytest.raises(RuntimeError, match="^Nested forward mode AD is not supported at the moment$"):
+        with pytest.raises(
+            RuntimeError,
+            match="^Nested forward mode AD is not supported at the moment$",
+        ):
             with fwAD.dual_level():
                 pass
 
@@ -94,7 +97,11 @@ def test_operator_without_a_forward_formula_refuses(tmp_path, monkeypatch) -> No
     from gradgen.codegen import generate
 
     fixtures = Path(__file__).resolve().parent / "fixtures" / "features"
-    generate(fixtures / "native_functions.yaml", fixtures / "derivatives.yaml", tmp_path / "fwfeatures")
+    generate(
+        fixtures / "native_functions.yaml",
+        fixtures / "derivatives.yaml",
+        tmp_path / "fwfeatures",
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     ops = importlib.import_module("fwfeatures")
     with fwAD.dual_level():

@@ -87,12 +87,24 @@ def test_a_read_records_index_backward_and_copies() -> None:
 
 WRITES: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "int, number": (lambda L: 1, lambda L: 5.0),
-    "slice, row": (lambda L: (slice(None), 0), lambda L: L.tensor([1.0, 2.0, 3.0], dtype=L.float64)),
+    "slice, row": (
+        lambda L: (slice(None), 0),
+        lambda L: L.tensor([1.0, 2.0, 3.0], dtype=L.float64),
+    ),
     "mask, number": (lambda L: L.arange(12).reshape(3, 4) > 6, lambda L: -1.0),
-    "list with repeats": (lambda L: [0, 2, 0], lambda L: L.tensor([[1.0], [2.0], [3.0]], dtype=L.float64)),
-    "int and list": (lambda L: (1, [0, 3]), lambda L: L.tensor([7.0, 8.0], dtype=L.float64)),
+    "list with repeats": (
+        lambda L: [0, 2, 0],
+        lambda L: L.tensor([[1.0], [2.0], [3.0]], dtype=L.float64),
+    ),
+    "int and list": (
+        lambda L: (1, [0, 3]),
+        lambda L: L.tensor([7.0, 8.0], dtype=L.float64),
+    ),
     "ellipsis": (lambda L: Ellipsis, lambda L: 0.5),
-    "broadcast value": (lambda L: slice(0, 2), lambda L: L.tensor([1.0, 2.0, 3.0, 4.0], dtype=L.float64)),
+    "broadcast value": (
+        lambda L: slice(0, 2),
+        lambda L: L.tensor([1.0, 2.0, 3.0, 4.0], dtype=L.float64),
+    ),
 }
 
 
@@ -115,7 +127,9 @@ def test_writing_records_the_gradient_of_base_and_value(name: str) -> None:
     def gradients(lib: Any) -> tuple[np.ndarray, np.ndarray | None]:
         x = lib.arange(12.0, dtype=lib.float64).reshape(3, 4).requires_grad_()
         v = value(lib)
-        v = (v if isinstance(v, lib.Tensor) else lib.tensor(v, dtype=lib.float64)).requires_grad_()
+        v = (
+            v if isinstance(v, lib.Tensor) else lib.tensor(v, dtype=lib.float64)
+        ).requires_grad_()
         y = x * 2.0
         y[index(lib)] = v * 3.0
         weights = lib.arange(12.0, dtype=lib.float64).reshape(3, 4) + 1
@@ -208,7 +222,9 @@ ERRORS: dict[str, Callable[[Any, Any], Any]] = {
     "mask of the wrong shape": lambda L, x: x[L.tensor([True, False])],
     "float index": lambda L, x: x[L.tensor([0.0])],
     "too many indices": lambda L, x: x[L.tensor([0]), L.tensor([0]), L.tensor([0])],
-    "indices that do not broadcast": lambda L, x: x[L.tensor([0, 1]), L.tensor([0, 1, 2])],
+    "indices that do not broadcast": lambda L, x: x[
+        L.tensor([0, 1]), L.tensor([0, 1, 2])
+    ],
 }
 
 
@@ -244,7 +260,11 @@ def test_index_put_requires_matching_dtypes() -> None:
 def test_index_put_accumulates_repeated_indices() -> None:
     def result(lib: Any) -> list[float]:
         x = lib.zeros(3, dtype=lib.float64)
-        x.index_put_((lib.tensor([0, 0, 2]),), lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64), accumulate=True)
+        x.index_put_(
+            (lib.tensor([0, 0, 2]),),
+            lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64),
+            accumulate=True,
+        )
         return x.tolist()  # type: ignore[no-any-return]
 
     assert result(gradgen) == oracle("result", result) == [3.0, 0.0, 3.0]

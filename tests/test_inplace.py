@@ -238,7 +238,9 @@ def test_a_base_in_any_memory_layout_is_found() -> None:  # type: ignore[no-unty
         (y * y).sum().backward()
         return x.grad.tolist(), w.grad.tolist()
 
-    assert not (gradgen.ones(2, 3, dtype=gradgen.float64).t() * 1.0)._data.flags.c_contiguous
+    assert not (
+        gradgen.ones(2, 3, dtype=gradgen.float64).t() * 1.0
+    )._data.flags.c_contiguous
     assert run(gradgen) == oracle("grads", run)
 
 
@@ -256,7 +258,14 @@ def test_view_positions_index_the_base_in_c_order(layout) -> None:  # type: igno
     from gradgen.view_history import view_positions
 
     base = layout(np.arange(24.0).reshape(4, 6))
-    views = [base[1], base[:, 2], base[1:3, ::2], base.T[2:4], base[::-1][0], base[1:, 1:][::2]]
+    views = [
+        base[1],
+        base[:, 2],
+        base[1:3, ::2],
+        base.T[2:4],
+        base[::-1][0],
+        base[1:, 1:][::2],
+    ]
     for view in views:
         positions = view_positions(base, view)
         assert positions is not None and positions.shape == view.shape

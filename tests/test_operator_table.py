@@ -553,7 +553,8 @@ TABLE.update(
             lambda lib, a: a.to(lib.complex128) * a + a.to(lib.float64), ((3,),)
         ),
         "index.Tensor": Line(
-            lambda lib, a: a[lib.tensor([2, 0, 2])] * a[:, lib.tensor([True, False, True])].sum(),
+            lambda lib, a: a[lib.tensor([2, 0, 2])]
+            * a[:, lib.tensor([True, False, True])].sum(),
             ((3, 3),),
         ),
         "index_put": Line(
@@ -943,16 +944,12 @@ TABLE.update(
         "copy_": Line(
             lambda lib, a, b: (a * 1.0).copy_(b * b) * a, ((2, 3), (3,)), complex=True
         ),
-        "zero": Line(
-            lambda lib, a: _dispatcher(lib, "zero")(a * a) + a * a, ((2, 3),)
-        ),
+        "zero": Line(lambda lib, a: _dispatcher(lib, "zero")(a * a) + a * a, ((2, 3),)),
         "zero_": Line(
             lambda lib, a: lib.zero_(a * 1.0) + (a * a).zero_() * a + a * a, ((2, 3),)
         ),
         "fill.Scalar": Line(lambda lib, a: lib.fill(a * a, 2.5) * a, ((2, 3),)),
-        "fill.Tensor": Line(
-            lambda lib, a, v: lib.fill(a * a, v * v) * a, ((2, 3), ())
-        ),
+        "fill.Tensor": Line(lambda lib, a, v: lib.fill(a * a, v * v) * a, ((2, 3), ())),
         # No forward formula: an in-place entry's `result:` key is not available here
         # (see derivatives.yaml); PyTorch has one.
         "fill_.Scalar": Line(
@@ -1010,7 +1007,8 @@ TABLE.update(
         ),
         # sign() and floor() have zero derivatives: detached or not, the same function.
         "detach_": Line(
-            lambda lib, a: a * lib.detach_(a.sign() * 2.0) + (a.floor() * 1.0).detach_(),
+            lambda lib, a: a * lib.detach_(a.sign() * 2.0)
+            + (a.floor() * 1.0).detach_(),
             ((5,),),
         ),
         "clip.Tensor": Line(
@@ -1120,7 +1118,8 @@ TABLE.update(
             ((3, 4),),
         ),
         "dist": Line(
-            lambda lib, a, b: lib.dist(a, b) * a.dist(b, 3) + lib.dist(a, b, float("inf")),
+            lambda lib, a, b: lib.dist(a, b) * a.dist(b, 3)
+            + lib.dist(a, b, float("inf")),
             ((3, 1), (4,)),
         ),
     }

@@ -227,7 +227,16 @@ def test_factories() -> None:
         lambda: np.array([1.0], dtype=np.longdouble),
         lambda: np.datetime64("2020"),
     ],
-    ids=["str", "bytes", "object", "datetime64", "timedelta64", "void", "longdouble", "scalar"],
+    ids=[
+        "str",
+        "bytes",
+        "object",
+        "datetime64",
+        "timedelta64",
+        "void",
+        "longdouble",
+        "scalar",
+    ],
 )
 def test_a_numpy_dtype_torch_cannot_hold_is_a_type_error_as_in_pytorch(make) -> None:  # type: ignore[no-untyped-def]
     data = make()
@@ -257,7 +266,10 @@ def test_result_type_fast_path_agrees_with_the_general_algorithm(monkeypatch) ->
 
     operands: list[object] = []
     for d in dtypes.ALL_DTYPES:
-        operands += [gradgen.Tensor(np.zeros(3, d.numpy)), gradgen.Tensor(np.zeros((), d.numpy))]
+        operands += [
+            gradgen.Tensor(np.zeros(3, d.numpy)),
+            gradgen.Tensor(np.zeros((), d.numpy)),
+        ]
     numbers = [True, 2, 2.5, 1j]
     operands += numbers + [wrap_number(n) for n in numbers]
     fast_path = dtypes._same_dtype_result

@@ -32,8 +32,20 @@ from torch_oracle import oracle
         lambda L, x: x.to(L.zeros(1, dtype=L.int32)),
         lambda L, x: x.type_as(L.zeros(1, dtype=L.float64)),
     ],
-    ids=["double", "float", "long", "int", "bool", "cdouble", "to dtype", "to device",
-         "to device dtype", "to keywords", "to other", "type_as"],
+    ids=[
+        "double",
+        "float",
+        "long",
+        "int",
+        "bool",
+        "cdouble",
+        "to dtype",
+        "to device",
+        "to device dtype",
+        "to keywords",
+        "to other",
+        "type_as",
+    ],
 )
 def test_conversions_match_torch(call: Any) -> None:
     data = [[1.5, -2.0, 0.0], [3.25, 4.0, -0.5]]
@@ -132,9 +144,15 @@ def test_new_factories_match_torch() -> None:
 def test_strides_and_contiguity_match_torch() -> None:
     def facts(lib: Any) -> tuple[Any, ...]:
         x = lib.zeros(2, 3, 4)
-        return (x.stride(), x.stride(-1), x.transpose(0, 2).stride(), x.is_contiguous(),
-                x.transpose(0, 1).is_contiguous(), x.element_size(),
-                x.to(lib.float64).element_size())
+        return (
+            x.stride(),
+            x.stride(-1),
+            x.transpose(0, 2).stride(),
+            x.is_contiguous(),
+            x.transpose(0, 1).is_contiguous(),
+            x.element_size(),
+            x.to(lib.float64).element_size(),
+        )
 
     assert facts(gradgen) == oracle("facts", facts)
 
@@ -146,7 +164,9 @@ def test_inference_mode_records_nothing_and_restores() -> None:
         assert not gradgen.is_grad_enabled()
         assert (x * 2).requires_grad is False
         with gradgen.inference_mode(False):
-            assert gradgen.is_grad_enabled()  # False leaves it and enables grad, as PyTorch
+            assert (
+                gradgen.is_grad_enabled()
+            )  # False leaves it and enables grad, as PyTorch
     assert gradgen.is_grad_enabled() and not gradgen.is_inference_mode_enabled()
 
     @gradgen.inference_mode()

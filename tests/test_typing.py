@@ -35,9 +35,9 @@ def test_mypy_reports_no_errors() -> None:
     )
     report = result.stdout + result.stderr
     errors = [line for line in report.splitlines() if re.search(r": error: ", line)]
-    assert result.returncode == 0 and not errors, (
-        f"mypy found {len(errors)} error(s) (exit status {result.returncode}):\n{report}"
-    )
+    assert (
+        result.returncode == 0 and not errors
+    ), f"mypy found {len(errors)} error(s) (exit status {result.returncode}):\n{report}"
     assert "Success: no issues found" in result.stdout, report
 
 

@@ -11,6 +11,7 @@ runtime.
 from __future__ import annotations
 
 from . import dtypes
+
 # `name as name`: the explicit re-exports of a typed package (PEP 484), so that type
 # checkers in strict mode accept `gradgen.tensor`, `gradgen.no_grad`, ...
 from .dtypes import (
@@ -37,7 +38,12 @@ from .grad_mode import (
     no_grad as no_grad,
     set_grad_enabled as set_grad_enabled,
 )
-from .tensor import Size as Size, Tensor as Tensor, install_methods, is_tensor as is_tensor
+from .tensor import (
+    Size as Size,
+    Tensor as Tensor,
+    install_methods,
+    is_tensor as is_tensor,
+)
 from .devices import cuda as cuda, device as device
 
 # The generated operators: importing them registers their kernels with the dispatcher.

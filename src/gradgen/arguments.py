@@ -20,7 +20,11 @@ _NUMBER_TYPES = (bool, int, float, complex, np.number, np.bool_)
 
 
 def tensor_argument(
-    value: Any, function: str, argument: str, position: int, accepts_numbers: bool = True
+    value: Any,
+    function: str,
+    argument: str,
+    position: int,
+    accepts_numbers: bool = True,
 ) -> Tensor:
     """A Tensor argument; a Python number becomes a wrapped number where allowed."""
     if isinstance(value, Tensor):
@@ -85,7 +89,9 @@ def int_list_argument(value: Any, function: str, argument: str) -> tuple[int, ..
     return tuple(int(item) for item in items)
 
 
-def int_list_varargs(values: Sequence[Any], function: str, argument: str) -> tuple[int, ...]:
+def int_list_varargs(
+    values: Sequence[Any], function: str, argument: str
+) -> tuple[int, ...]:
     """Varargs of a method whose int[] may be spread: ``(2, 0, 1)`` or ``((2, 0, 1),)``."""
     if len(values) == 1 and not isinstance(values[0], (int, np.integer)):
         return int_list_argument(values[0], function, argument)

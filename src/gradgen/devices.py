@@ -16,13 +16,17 @@ class device:  # noqa: N801  (PyTorch's name)
 
     __slots__ = ("type", "index")
 
-    def __init__(self, type: str | device, index: int | None = None) -> None:  # noqa: A002
+    def __init__(
+        self, type: str | device, index: int | None = None
+    ) -> None:  # noqa: A002
         if isinstance(type, device):
             self.type: str = type.type
             self.index: int | None = type.index
             return
         if not isinstance(type, str):
-            raise TypeError(f"device() expected a string, got {type.__class__.__name__}")
+            raise TypeError(
+                f"device() expected a string, got {type.__class__.__name__}"
+            )
         name, colon, number = type.partition(":")
         if colon:
             if index is not None:

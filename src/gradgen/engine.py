@@ -38,6 +38,7 @@ from .graph import (
 from .scalars import python_type_name
 from .tensor import Tensor
 
+
 class InputBuffer:
     """The gradients arriving at one node, summed per input slot."""
 
@@ -111,23 +112,27 @@ def validate_outputs(
                 _error(
                     node,
                     f"invalid gradient at index {index} - expected a Tensor or None, "
-                    f"but got {type(grad).__name__}"
+                    f"but got {type(grad).__name__}",
                 )
             )
         expected_shape, expected_dtype = function._input_metadata[input_nr]
         shape = grad._data.shape
         if shape != expected_shape:
             if not is_expandable_to(expected_shape, shape):
-                raise RuntimeError(_error(node, _shape_error(index, shape, expected_shape)))
+                raise RuntimeError(
+                    _error(node, _shape_error(index, shape, expected_shape))
+                )
             grad = grad.sum_to_size(expected_shape)  # type: ignore[attr-defined]
         if expected_dtype is not None and grad._data.dtype != expected_dtype:
             grad_is_complex = grad._data.dtype.kind == "c"
-            if grad._data.dtype.kind != "f" and grad_is_complex != (expected_dtype.kind == "c"):
+            if grad._data.dtype.kind != "f" and grad_is_complex != (
+                expected_dtype.kind == "c"
+            ):
                 raise RuntimeError(
                     _error(
                         node,
                         "Expected isFloatingType(grad.scalar_type()) || (input_is_complex "
-                        "== grad_is_complex) to be true, but got false."
+                        "== grad_is_complex) to be true, but got false.",
                     )
                 )
             grad = grad._to_copy(dtype=dtypes._FROM_NUMPY[expected_dtype])  # type: ignore[union-attr]
@@ -256,7 +261,9 @@ def _run_tensor_hooks(
     for output_nr, hooks in hooks_by_output.items():
         for hook in list(hooks):
             grad = inputs[output_nr]
-            replaced = hook(grad)  # called with None for an undefined gradient, as PyTorch
+            replaced = hook(
+                grad
+            )  # called with None for an undefined gradient, as PyTorch
             if replaced is not None:
                 inputs[output_nr] = _checked_replacement(hook, grad, replaced)
 
@@ -304,7 +311,9 @@ def _replace_gradients(
     ]
 
 
-def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> list[Tensor | None]:
+def _call_function(
+    task: GraphTask, node: Node, inputs: list[Tensor | None]
+) -> list[Tensor | None]:
     if node._pre_hooks:
         for hook in list(node._pre_hooks):
             inputs = _replace_gradients(hook, inputs, hook(tuple(inputs)))
@@ -318,16 +327,22 @@ def _call_function(task: GraphTask, node: Node, inputs: list[Tensor | None]) -> 
     validate_outputs(node._next_edges, outputs, node)
     if node._post_hooks:
         for hook in list(node._post_hooks):
-            outputs = _replace_gradients(hook, outputs, hook(tuple(outputs), tuple(inputs)))
+            outputs = _replace_gradients(
+                hook, outputs, hook(tuple(outputs), tuple(inputs))
+            )
     return outputs
 
 
-def _apply_with_anomaly_checks(node: Node, inputs: list[Tensor | None]) -> list[Tensor | None]:
+def _apply_with_anomaly_checks(
+    node: Node, inputs: list[Tensor | None]
+) -> list[Tensor | None]:
     """`node.apply` that names the forward call behind a failure, and checks for NaN."""
     try:
         outputs = list(node.apply(inputs))
     except Exception:
-        stack = "".join((node._metadata or {}).get("traceback_", ["(no forward stack recorded)\n"]))
+        stack = "".join(
+            (node._metadata or {}).get("traceback_", ["(no forward stack recorded)\n"])
+        )
         warnings.warn(
             f"Error detected in {node.name()}. Traceback of forward call that caused the "
             f"error:\n{stack}",
@@ -388,7 +403,9 @@ def execute(
 
 def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
     # Heap entries: (-sequence_nr, tie-breaker, node, buffer). Later nodes pop first.
-    ready: list[tuple[int, int, Node, InputBuffer]] = [(-root._sequence_number, 0, root, root_buffer)]
+    ready: list[tuple[int, int, Node, InputBuffer]] = [
+        (-root._sequence_number, 0, root, root_buffer)
+    ]
     pushes = 1
     dependencies = task.dependencies
     not_ready = task.not_ready
@@ -424,7 +441,9 @@ def _run(task: GraphTask, root: Node, root_buffer: InputBuffer) -> None:
             next_buffer.add(input_nr, gradient)
             if remaining == 0:
                 del dependencies[function]
-                heapq.heappush(ready, (-function._sequence_number, pushes, function, next_buffer))
+                heapq.heappush(
+                    ready, (-function._sequence_number, pushes, function, next_buffer)
+                )
                 pushes += 1
             else:
                 not_ready[function] = next_buffer

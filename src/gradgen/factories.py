@@ -41,7 +41,9 @@ NUMPY_CONVERTIBLE = (
     "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
     "uint64, uint32, uint16, uint8, and bool"
 )
-_CONVERTIBLE = frozenset(np.dtype(name) for name in NUMPY_CONVERTIBLE.replace("and ", "").split(", "))
+_CONVERTIBLE = frozenset(
+    np.dtype(name) for name in NUMPY_CONVERTIBLE.replace("and ", "").split(", ")
+)
 
 
 def _check_numpy_data(data: Any) -> None:
@@ -79,11 +81,20 @@ def _infer_dtype(data: Any, array: np.ndarray) -> dtype:
 
 
 def _closest(np_dtype: np.dtype) -> dtype:
-    return {"b": dtypes.bool, "i": dtypes.int64, "u": dtypes.int64, "f": dtypes.float64, "c": dtypes.complex128}[np_dtype.kind]
+    return {
+        "b": dtypes.bool,
+        "i": dtypes.int64,
+        "u": dtypes.int64,
+        "f": dtypes.float64,
+        "c": dtypes.complex128,
+    }[np_dtype.kind]
 
 
 def tensor(
-    data: Any, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    data: Any,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A new leaf tensor holding a copy of `data` (number, nested lists, array, Tensor)."""
     check_device(device)
@@ -92,7 +103,10 @@ def tensor(
     _check_numpy_data(data)
     if not isinstance(data, (np.ndarray, np.generic)):
         # Python data: PyTorch's checks (no silent overflow, no dropped imaginary part).
-        return _finish(array_from_data(data, None if dtype is None else as_dtype(dtype)), requires_grad)
+        return _finish(
+            array_from_data(data, None if dtype is None else as_dtype(dtype)),
+            requires_grad,
+        )
     array = np.array(data)
     target = as_dtype(dtype) if dtype is not None else _infer_dtype(data, array)
     if array.dtype.kind == "u" and target.numpy.kind in "iu" and array.size:
@@ -101,7 +115,11 @@ def tensor(
             raise RuntimeError(
                 f"value cannot be converted to type {target.numpy.name} without overflow"
             )
-    if isinstance(data, np.ndarray) and array.dtype.kind == "c" and target.numpy.kind != "c":
+    if (
+        isinstance(data, np.ndarray)
+        and array.dtype.kind == "c"
+        and target.numpy.kind != "c"
+    ):
         warnings.warn(COMPLEX_DISCARDED, UserWarning, stacklevel=2)
         array = array.real
     with np.errstate(over="ignore"):
@@ -112,7 +130,9 @@ def _is_int(value: Any) -> builtins.bool:
     """An int as a size: Python and numpy ints, 0-d integer tensors (not bools)."""
     if isinstance(value, Tensor):
         return value._data.ndim == 0 and value._data.dtype.kind in "iu"
-    return isinstance(value, (builtins.int, np.integer)) and not isinstance(value, builtins.bool)
+    return isinstance(value, (builtins.int, np.integer)) and not isinstance(
+        value, builtins.bool
+    )
 
 
 def _size(function: str, size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
@@ -137,13 +157,15 @@ def _size(function: str, size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
                 )
             raise TypeError(
                 f"{function}(): argument 'size' failed to unpack the object at pos "
-                f"{position} with error \"type must be tuple of ints,but got "
-                f"{python_type_name(item)}\""
+                f'{position} with error "type must be tuple of ints,but got '
+                f'{python_type_name(item)}"'
             )
     return _non_negative(function, tuple(operator.index(item) for item in items))
 
 
-def _non_negative(function: str, shape: tuple[builtins.int, ...]) -> tuple[builtins.int, ...]:
+def _non_negative(
+    function: str, shape: tuple[builtins.int, ...]
+) -> tuple[builtins.int, ...]:
     for extent in shape:
         if extent < 0:
             if function == "zeros":
@@ -175,17 +197,27 @@ def _float_dtype(dtype: DTypeArgument) -> dtype:
 
 
 def zeros(
-    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    *size: SizeArgument,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     check_device(device)
-    return _finish(np.zeros(_size("zeros", size), _float_dtype(dtype).numpy), requires_grad)
+    return _finish(
+        np.zeros(_size("zeros", size), _float_dtype(dtype).numpy), requires_grad
+    )
 
 
 def ones(
-    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    *size: SizeArgument,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     check_device(device)
-    return _finish(np.ones(_size("ones", size), _float_dtype(dtype).numpy), requires_grad)
+    return _finish(
+        np.ones(_size("ones", size), _float_dtype(dtype).numpy), requires_grad
+    )
 
 
 def full(
@@ -203,11 +235,17 @@ def full(
     else:
         target = as_dtype(dtype)
     fill = checked_value(fill_value, target.numpy, unpack=False)
-    return _finish(np.full(_size_sequence("full", size), fill, target.numpy), requires_grad)
+    return _finish(
+        np.full(_size_sequence("full", size), fill, target.numpy), requires_grad
+    )
 
 
 def zeros_like(
-    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    input: Tensor,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     check_device(device)
     target = as_dtype(dtype).numpy if dtype is not None else input._data.dtype
@@ -215,7 +253,11 @@ def zeros_like(
 
 
 def ones_like(
-    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    input: Tensor,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     check_device(device)
     target = as_dtype(dtype).numpy if dtype is not None else input._data.dtype
@@ -242,21 +284,36 @@ def arange(
         target = dtypes.int64
     else:
         target = dtypes.get_default_dtype()
-    return _finish(np.arange(start, end, step)[:size].astype(target.numpy), requires_grad)
+    return _finish(
+        np.arange(start, end, step)[:size].astype(target.numpy), requires_grad
+    )
 
 
 def _arange_size(start: Any, end: Any, step: Any) -> builtins.int:
     """How many values arange gives, with PyTorch's checks of its arguments."""
     for value in (start, end, step):
         if isinstance(value, (complex, np.complexfloating)):
-            raise RuntimeError("value cannot be converted to type double without overflow")
-        if isinstance(value, (builtins.int, np.integer)) and not -(2**63) <= value < 2**63:
-            raise RuntimeError("value cannot be converted to type int64_t without overflow")
-    start_d, end_d, step_d = builtins.float(start), builtins.float(end), builtins.float(step)
+            raise RuntimeError(
+                "value cannot be converted to type double without overflow"
+            )
+        if (
+            isinstance(value, (builtins.int, np.integer))
+            and not -(2**63) <= value < 2**63
+        ):
+            raise RuntimeError(
+                "value cannot be converted to type int64_t without overflow"
+            )
+    start_d, end_d, step_d = (
+        builtins.float(start),
+        builtins.float(end),
+        builtins.float(step),
+    )
     if not (step_d > 0 or step_d < 0):
         raise RuntimeError("step must be nonzero")
     if not (math.isfinite(start_d) and math.isfinite(end_d)):
-        raise RuntimeError(f"unsupported range: {_scalar_text(start)} -> {_scalar_text(end)}")
+        raise RuntimeError(
+            f"unsupported range: {_scalar_text(start)} -> {_scalar_text(end)}"
+        )
     if (step_d > 0 and end_d < start_d) or (step_d < 0 and end_d > start_d):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     size = math.ceil((end_d - start_d) / step_d)
@@ -279,34 +336,54 @@ def manual_seed(seed: builtins.int) -> None:
 
 
 def rand(
-    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    *size: SizeArgument,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     check_device(device)
     target = _float_dtype(dtype)
-    return _finish(_generator.random(_size("rand", size)).astype(target.numpy), requires_grad)
+    return _finish(
+        _generator.random(_size("rand", size)).astype(target.numpy), requires_grad
+    )
 
 
 def randn(
-    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    *size: SizeArgument,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     check_device(device)
     target = _float_dtype(dtype)
-    return _finish(_generator.standard_normal(_size("randn", size)).astype(target.numpy), requires_grad)
+    return _finish(
+        _generator.standard_normal(_size("randn", size)).astype(target.numpy),
+        requires_grad,
+    )
 
 
 # -- more of PyTorch's factories ----------------------------------------------------------
 
 
 def empty(
-    *size: SizeArgument, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    *size: SizeArgument,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """Zeros: gradgen never hands out uninitialised memory (PyTorch's values are
     whatever the memory held, so no program can rely on them)."""
-    return zeros(_size("empty", size), dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(
+        _size("empty", size), dtype=dtype, device=device, requires_grad=requires_grad
+    )
 
 
 def empty_like(
-    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    input: Tensor,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -326,17 +403,33 @@ def full_like(
 
 
 def rand_like(
-    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    input: Tensor,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
-    return rand(*input._data.shape, dtype=input.dtype if dtype is None else dtype,
-                device=device, requires_grad=requires_grad)
+    return rand(
+        *input._data.shape,
+        dtype=input.dtype if dtype is None else dtype,
+        device=device,
+        requires_grad=requires_grad,
+    )
 
 
 def randn_like(
-    input: Tensor, *, dtype: DTypeArgument = None, device: Any = None, requires_grad: builtins.bool = False
+    input: Tensor,
+    *,
+    dtype: DTypeArgument = None,
+    device: Any = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
-    return randn(*input._data.shape, dtype=input.dtype if dtype is None else dtype,
-                 device=device, requires_grad=requires_grad)
+    return randn(
+        *input._data.shape,
+        dtype=input.dtype if dtype is None else dtype,
+        device=device,
+        requires_grad=requires_grad,
+    )
 
 
 def randint(
@@ -394,7 +487,9 @@ def linspace(
     check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(np.linspace(start, end, steps).astype(_float_dtype(dtype).numpy), requires_grad)
+    return _finish(
+        np.linspace(start, end, steps).astype(_float_dtype(dtype).numpy), requires_grad
+    )
 
 
 def logspace(
@@ -433,7 +528,11 @@ def as_tensor(data: Any, dtype: DTypeArgument = None, device: Any = None) -> Ten
     already has the dtype is not copied."""
     check_device(device)
     if isinstance(data, Tensor):
-        return data if dtype is None or as_dtype(dtype) is data.dtype else data.to(as_dtype(dtype))
+        return (
+            data
+            if dtype is None or as_dtype(dtype) is data.dtype
+            else data.to(as_dtype(dtype))
+        )
     if isinstance(data, np.ndarray) and data.dtype in dtypes._FROM_NUMPY:
         if dtype is None or as_dtype(dtype).numpy == data.dtype:
             return from_numpy(data)

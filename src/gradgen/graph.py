@@ -189,7 +189,10 @@ class Node:
         if exec_info is None:
             return tuple([function is not None for function, _ in self._next_edges])
         return tuple(
-            [function is not None and exec_info.get(function, False) for function, _ in self._next_edges]
+            [
+                function is not None and exec_info.get(function, False)
+                for function, _ in self._next_edges
+            ]
         )
 
     # -- identity ---------------------------------------------------------------------
@@ -212,7 +215,9 @@ class Node:
     def apply(self, grads: Sequence[Tensor | None]) -> Sequence[Tensor | None]:
         raise NotImplementedError(f"{self.name()} does not implement apply")
 
-    def __call__(self, *grads: Tensor | None) -> tuple[Tensor | None, ...] | Tensor | None:
+    def __call__(
+        self, *grads: Tensor | None
+    ) -> tuple[Tensor | None, ...] | Tensor | None:
         """Run this node directly, as PyTorch's ``y.grad_fn(grad)`` does."""
         result = tuple(self.apply(list(grads)))
         return result if len(result) != 1 else result[0]
@@ -387,7 +392,9 @@ class SavedVariable:
     def _version_error(self, saved_for: Node | None) -> str:
         data = self._data
         type_name = _legacy_type_name(data)
-        producer = saved_for if (self._is_output and self._requires_grad) else data._grad_fn
+        producer = (
+            saved_for if (self._is_output and self._requires_grad) else data._grad_fn
+        )
         clause = ""
         if producer is not None:
             # PyTorch names the forward operation: MulBackward0 -> Mul, EBackward -> E.
@@ -421,7 +428,9 @@ class SavedVariable:
         self._data = None  # type: ignore[assignment]
 
 
-def unpack_saved(saved: SavedVariable | SavedVariableList | None, saved_for: Node) -> Any:
+def unpack_saved(
+    saved: SavedVariable | SavedVariableList | None, saved_for: Node
+) -> Any:
     """Unpack an optional SavedVariable or list (None when nothing was saved)."""
     return None if saved is None else saved.unpack(saved_for)
 
@@ -444,7 +453,9 @@ class SavedVariableList:
     def unpack(self, saved_for: Node | None = None) -> list[Any]:
         if self._released:
             raise RuntimeError(ERR_BACKWARD_TWICE)
-        return [None if saved is None else saved.unpack(saved_for) for saved in self._saved]
+        return [
+            None if saved is None else saved.unpack(saved_for) for saved in self._saved
+        ]
 
     def reset_data(self) -> None:
         self._released = True

@@ -82,7 +82,9 @@ def _dtype(value: Any) -> dtype:
 
 
 def _float(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (float, int, np.floating, np.integer)):
+    if isinstance(value, bool) or not isinstance(
+        value, (float, int, np.floating, np.integer)
+    ):
         raise _NoMatch
     return float(value)
 
@@ -149,7 +151,9 @@ class Signature:
         object.__setattr__(self, "_positional", positional)
         object.__setattr__(self, "_names", frozenset(p.name for p in self.params))
 
-    def bind(self, args: Sequence[Any], kwargs: dict[str, Any], numbers_as_tensors: bool) -> list[Any] | None:
+    def bind(
+        self, args: Sequence[Any], kwargs: dict[str, Any], numbers_as_tensors: bool
+    ) -> list[Any] | None:
         """The converted arguments in parameter order, or None when they do not fit."""
         # A method passes its tensor as self=..., wherever `self` stands in the schema
         # (where.self(Tensor condition, Tensor self, Tensor other)).
@@ -205,8 +209,13 @@ class Overloads:
         raise TypeError(self._mismatch(args, kwargs))
 
     def _mismatch(self, args: Sequence[Any], kwargs: dict[str, Any]) -> str:
-        got = [type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args]
-        got += [f"{k}={type(v).__name__ if not isinstance(v, Tensor) else 'Tensor'}" for k, v in kwargs.items()]
+        got = [
+            type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args
+        ]
+        got += [
+            f"{k}={type(v).__name__ if not isinstance(v, Tensor) else 'Tensor'}"
+            for k, v in kwargs.items()
+        ]
         expected = "\n".join(f" * ({s.text})" for s in self.signatures)
         return (
             f"{self.__name__}() received an invalid combination of arguments - got "

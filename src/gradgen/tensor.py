@@ -289,7 +289,9 @@ class Tensor:
             # Two threads recording on this leaf at once must get the same node (its
             # mutex guards `.grad`): create it under a lock, checking again inside.
             with _ACCUMULATOR_LOCK:
-                accumulator = self._grad_accumulator() if self._grad_accumulator else None
+                accumulator = (
+                    self._grad_accumulator() if self._grad_accumulator else None
+                )
                 if accumulator is None:
                     accumulator = AccumulateGrad(self)
                     self._grad_accumulator = weakref.ref(accumulator)
@@ -417,7 +419,9 @@ class Tensor:
     def element_size(self) -> builtins.int:
         return builtins.int(self._data.itemsize)
 
-    def stride(self, dim: builtins.int | None = None) -> tuple[builtins.int, ...] | builtins.int:
+    def stride(
+        self, dim: builtins.int | None = None
+    ) -> tuple[builtins.int, ...] | builtins.int:
         """Strides in elements (numpy counts bytes)."""
         itemsize = self._data.itemsize
         strides = tuple(s // itemsize for s in self._data.strides)
@@ -443,12 +447,20 @@ class Tensor:
 
     # -- new tensors like this one (dtype from self unless given) ---------------------
     def new_tensor(
-        self, data: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False
+        self,
+        data: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: builtins.bool = False,
     ) -> Tensor:
         from .factories import tensor
 
         devices.check_device(device)
-        return tensor(data, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+        return tensor(
+            data,
+            dtype=self.dtype if dtype is None else dtype,
+            requires_grad=requires_grad,
+        )
 
     def new_full(
         self,
@@ -462,17 +474,54 @@ class Tensor:
         from .factories import full
 
         devices.check_device(device)
-        return full(size, fill_value, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+        return full(
+            size,
+            fill_value,
+            dtype=self.dtype if dtype is None else dtype,
+            requires_grad=requires_grad,
+        )
 
-    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
-        return self.new_full(_size_argument(size), 0, dtype=dtype, device=device, requires_grad=requires_grad)
+    def new_zeros(
+        self,
+        *size: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: builtins.bool = False,
+    ) -> Tensor:
+        return self.new_full(
+            _size_argument(size),
+            0,
+            dtype=dtype,
+            device=device,
+            requires_grad=requires_grad,
+        )
 
-    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
-        return self.new_full(_size_argument(size), 1, dtype=dtype, device=device, requires_grad=requires_grad)
+    def new_ones(
+        self,
+        *size: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: builtins.bool = False,
+    ) -> Tensor:
+        return self.new_full(
+            _size_argument(size),
+            1,
+            dtype=dtype,
+            device=device,
+            requires_grad=requires_grad,
+        )
 
-    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+    def new_empty(
+        self,
+        *size: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: builtins.bool = False,
+    ) -> Tensor:
         """Zeros: gradgen never hands out uninitialised memory."""
-        return self.new_zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+        return self.new_zeros(
+            *size, dtype=dtype, device=device, requires_grad=requires_grad
+        )
 
     # -- transposes as properties ------------------------------------------------------
     @property
@@ -506,7 +555,11 @@ class Tensor:
             raise RuntimeError(
                 "tensor.H is only supported on matrices (2-D tensors). Got "
                 f"{self._data.ndim}-D tensor."
-                + (" For batches of matrices, consider using tensor.mH" if self._data.ndim > 2 else "")
+                + (
+                    " For batches of matrices, consider using tensor.mH"
+                    if self._data.ndim > 2
+                    else ""
+                )
             )
         return self.T.conj()  # type: ignore[attr-defined,no-any-return]
 
@@ -527,7 +580,9 @@ class Tensor:
             return data.astype(dtype)
         return data.copy() if copy else data
 
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    def __array_ufunc__(
+        self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
+    ) -> Any:
         """`np.exp(t)`, `array * t`: the gradgen operator (see numpy_interop)."""
         from .numpy_interop import array_ufunc
 
@@ -561,7 +616,9 @@ class Tensor:
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an index")
+            raise TypeError(
+                "only integer tensors of a single element can be converted to an index"
+            )
         return int(self._data.reshape(()))
 
     def __bool__(self) -> bool:
@@ -817,7 +874,9 @@ def _to_arguments(
     memory_format = kwargs.pop("memory_format", None)
     if args or kwargs:
         unexpected = [type(a).__name__ for a in args] + [f"{k}=" for k in kwargs]
-        raise TypeError(f"to() received an invalid combination of arguments: {', '.join(unexpected)}")
+        raise TypeError(
+            f"to() received an invalid combination of arguments: {', '.join(unexpected)}"
+        )
     devices.check_device(device)
     return (
         self.dtype if target is None else dtypes.as_dtype(target),
@@ -832,7 +891,11 @@ def _is_integer_index(item: Any) -> bool:
         return False
     if isinstance(item, (int, np.integer)):
         return True
-    return isinstance(item, Tensor) and item._data.dtype.kind in "iu" and item._data.ndim == 0
+    return (
+        isinstance(item, Tensor)
+        and item._data.dtype.kind in "iu"
+        and item._data.ndim == 0
+    )
 
 
 # Wrapped numbers never require grad and are never written to, so the same one serves
@@ -853,11 +916,17 @@ def wrap_number(value: Any) -> Tensor:
     if cached is not None:
         return cached
     if isinstance(value, (bool, int, float, complex, np.number, np.bool_)):
-        wrapped = Tensor(np.asarray(value, dtype=dtypes.python_scalar_dtype(value).numpy))
+        wrapped = Tensor(
+            np.asarray(value, dtype=dtypes.python_scalar_dtype(value).numpy)
+        )
         wrapped._is_wrapped_number = True
         wrapped._data.flags.writeable = False
         # nan != nan, and -0.0 == 0.0 with the same hash: neither is cached.
-        if len(_WRAPPED) < _WRAPPED_LIMIT and value == value and (value != 0 or type(value) in (int, bool)):
+        if (
+            len(_WRAPPED) < _WRAPPED_LIMIT
+            and value == value
+            and (value != 0 or type(value) in (int, bool))
+        ):
             _WRAPPED[key] = wrapped
         return wrapped
     raise TypeError(f"expected a Tensor or a number, but got {type(value).__name__}")

@@ -37,7 +37,9 @@ def view_positions(base: np.ndarray, view: np.ndarray) -> np.ndarray | None:
     `view`; None when the layouts do not allow working them out (a base whose
     elements overlap in memory, strides that are not whole elements)."""
     itemsize = base.itemsize
-    if view.dtype != base.dtype or any(s % itemsize for s in base.strides + view.strides):
+    if view.dtype != base.dtype or any(
+        s % itemsize for s in base.strides + view.strides
+    ):
         return None
     if base.size == 0:
         return np.zeros(view.shape, dtype=np.int64)
@@ -73,7 +75,9 @@ class CopySlices(Node):
 
     __slots__ = ("_fn", "_positions", "_base_shape")
 
-    def __init__(self, base: Tensor, view: Tensor, fn: Node, positions: np.ndarray) -> None:
+    def __init__(
+        self, base: Tensor, view: Tensor, fn: Node, positions: np.ndarray
+    ) -> None:
         super().__init__()
         self._fn = fn
         self._positions = Tensor(positions)

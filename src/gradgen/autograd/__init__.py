@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .. import engine
+
 # `name as name`: explicit re-exports (PEP 484) of torch.autograd's public names.
 from ..anomaly_mode import (
     detect_anomaly as detect_anomaly,
@@ -77,7 +78,9 @@ def _make_grads(
         elif grad is None:
             if output.requires_grad:
                 if output._data.size != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                    raise RuntimeError(
+                        "grad can be implicitly created only for scalar outputs"
+                    )
                 if not output.is_floating_point():
                     raise RuntimeError(
                         "grad can be implicitly created only for real scalar outputs but "
@@ -143,7 +146,12 @@ def backward(
             tensor.retain_grad()
             input_edges.append(make_edge(tensor))
     engine.execute(
-        roots, grads, retain_graph, create_graph, accumulate_grad=True, outputs=input_edges
+        roots,
+        grads,
+        retain_graph,
+        create_graph,
+        accumulate_grad=True,
+        outputs=input_edges,
     )
 
 
@@ -172,12 +180,19 @@ def grad(
         retain_graph = create_graph
     for tensor in inputs_:
         if not tensor.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
+            raise RuntimeError(
+                "One of the differentiated Tensors does not require grad"
+            )
     grads = _grads_for(outputs_, grad_outputs)
     roots = _root_edges(outputs_)
     input_edges = [make_edge(tensor) for tensor in inputs_]
     results = engine.execute(
-        roots, grads, retain_graph, create_graph, accumulate_grad=False, outputs=input_edges
+        roots,
+        grads,
+        retain_graph,
+        create_graph,
+        accumulate_grad=False,
+        outputs=input_edges,
     )
     for index, result in enumerate(results):
         if result is None:

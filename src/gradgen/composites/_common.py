@@ -20,5 +20,3 @@ def _ops() -> Any:
     from ..generated import ops
 
     return ops
-
-
