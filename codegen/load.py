@@ -76,13 +76,30 @@ def _runtime_source(module: str) -> Path:
 def exported_names(module: str) -> frozenset[str]:
     """The `__all__` of a runtime module, read with ast (the module is not run).
 
-    `__all__ = [...]` and later `__all__ += [...]` (one per section of the file) count.
+    `__all__ = [...]` and later `__all__ += [...]` (one per section of the file) count;
+    a package's are its `__init__.py`'s plus those of the modules it star-imports.
     """
     path = _runtime_source(module)
-    exports = read_all(ast.parse(path.read_text(encoding="utf-8")), path.name)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    exports = read_all(tree, path.name)
     if exports is None:
         raise CodegenError(f"{path} has no __all__")
-    return exports[0]
+    if path.name != "__init__.py":
+        return exports[0]
+    # A package: its own names and the `__all__` of every family module it
+    # star-imports (the runtime adds the same lists when it is imported).
+    names = set(exports[0])
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            if [alias.name for alias in node.names] == ["*"]:
+                family = path.parent / f"{node.module}.py"
+                listed = read_all(
+                    ast.parse(family.read_text(encoding="utf-8")), family.name
+                )
+                if listed is None:
+                    raise CodegenError(f"{family} has no __all__")
+                names |= listed[0]
+    return frozenset(names)
 
 
 def defined_functions(module: str) -> frozenset[str]:
