@@ -3,6 +3,7 @@ the trained weights), the progress bar, the pictures and the command line."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import pathlib
@@ -152,9 +153,7 @@ def small_result() -> demo.TrainResult:
 def _need_matplotlib() -> None:
     """Skip without matplotlib, or fail when GRADGEN_REQUIRE_MATPLOTLIB=1 (CI installs it,
     so the picture tests run there)."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("matplotlib") is None:
         if os.environ.get("GRADGEN_REQUIRE_MATPLOTLIB") == "1":
             pytest.fail(
                 "matplotlib is not installed (GRADGEN_REQUIRE_MATPLOTLIB=1 requires it)"
@@ -262,9 +261,7 @@ def test_make_demo_run(tmp_path: pathlib.Path) -> None:
     assert float(match.group(1)) > 95.0 and float(match.group(2)) > 90.0
     assert seconds < 60, f"the demo took {seconds:.1f} s"
     assert "epoch 500/500" in out and "\r" not in out  # not a terminal: plain lines
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("matplotlib") is None:
         assert "matplotlib is not installed" in out
     else:
         assert (tmp_path / "decision-boundary.png").stat().st_size > 10_000

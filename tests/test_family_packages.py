@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from codegen.load import defined_functions, exported_names
+from codegen.load import exported_names
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "src" / "gradgen"

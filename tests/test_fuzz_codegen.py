@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import json
-import os
 import re
 import signal
 import subprocess

@@ -13,7 +13,6 @@ intermediate result, so the forward stays correct and only backward is wrong.
 from __future__ import annotations
 
 import itertools
-import os
 import re
 import warnings
 from collections.abc import Callable

@@ -25,7 +25,6 @@ so the marker fails (XPASS strict) as soon as the bug is fixed. None is open at 
 from __future__ import annotations
 
 import itertools
-import os
 import warnings
 import zlib
 from collections.abc import Callable, Sequence

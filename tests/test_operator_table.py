@@ -8,7 +8,6 @@ installed) and the shapes and dtype of its inputs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path

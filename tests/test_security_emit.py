@@ -44,7 +44,7 @@ PAYLOADS = [
     f"\n{RUN}  #",  # out of a comment
     f"\r{RUN}  #",  # a lone CR ends a line for Python's tokenizer
     f"\u2028{RUN}",
-    f"tail\\",  # a backslash before the closing quotes
+    "tail\\",  # a backslash before the closing quotes
     '\\"""',
     'end"',
     "end'",

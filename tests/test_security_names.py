@@ -27,7 +27,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import numpy as np
 import pytest
 
 import gradgen
