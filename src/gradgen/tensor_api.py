@@ -488,7 +488,7 @@ def install(cls: type[Tensor]) -> None:
     for name, method in methods.items():
         if name in cls.__dict__:
             raise RuntimeError(
-                f"Tensor method '{name}' of tensor_api clashes with one already there"
+                f"generated Tensor method '{name}' clashes with a hand-written one"
             )
         setattr(cls, name, method)
     for name, method in REPLACES_GENERATED.items():
