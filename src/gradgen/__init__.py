@@ -10,10 +10,11 @@ runtime.
 
 from __future__ import annotations
 
-from . import dtypes
-
+# Imported floor by floor (docs/architecture.md, "Floors"): every module below imports
+# only from its own floor or lower ones, so this order is the order they load in.
 # `name as name`: the explicit re-exports of a typed package (PEP 484), so that type
 # checkers in strict mode accept `gradgen.tensor`, `gradgen.no_grad`, ...
+from . import dtypes
 from .dtypes import (
     bool as bool,
     complex64 as complex64,
@@ -38,27 +39,14 @@ from .grad_mode import (
     no_grad as no_grad,
     set_grad_enabled as set_grad_enabled,
 )
+from .devices import cuda as cuda, device as device
 from .tensor import (
     Size as Size,
     Tensor as Tensor,
     install_methods,
     is_tensor as is_tensor,
 )
-from .devices import cuda as cuda, device as device
-
-# The generated operators: importing them registers their kernels with the dispatcher.
-from . import generated  # noqa: E402  (after Tensor, which generated code imports)
-from .generated.ops import *  # noqa: E402,F401,F403
-
-install_methods(Tensor, generated.METHODS)
-
-# PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
-from .norms import norm as norm, tensor_norm as _tensor_norm  # noqa: E402
-
-setattr(Tensor, "norm", _tensor_norm)
-
-from . import autograd, nn, optim, viz  # noqa: E402
-from .factories import (  # noqa: E402
+from .factories import (
     arange as arange,
     as_tensor as as_tensor,
     empty as empty,
@@ -81,6 +69,21 @@ from .factories import (  # noqa: E402
     zeros as zeros,
     zeros_like as zeros_like,
 )
+from . import autograd
+
+# The generated operators: importing them registers their kernels with the dispatcher.
+from . import generated
+from .generated.ops import *  # noqa: F401,F403
+
+# PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
+from .norms import norm as norm
+from . import tensor_api
+from . import nn, optim, viz
+
+# The Tensor methods: the generated operators', then the hand-written ones that call
+# them (the Python operators of tensor_api look the generated methods up once).
+install_methods(Tensor, generated.METHODS)
+tensor_api.install(Tensor)
 
 # PyTorch's dtype aliases.
 float = float32  # noqa: A001

@@ -21,7 +21,7 @@ from . import dtypes
 from .dtypes import as_dtype, dtype
 from .devices import check_device
 from .scalars import COMPLEX_DISCARDED, python_type_name, array_from_data, checked_value
-from .tensor import Number, Tensor
+from .tensor import Number, Size, Tensor
 
 # What `dtype=` accepts (dtypes.as_dtype): a gradgen dtype, a numpy dtype, a scalar
 # type (np.float64, float) or a dtype name; None means the factory's default.
@@ -537,3 +537,45 @@ def as_tensor(data: Any, dtype: DTypeArgument = None, device: Any = None) -> Ten
         if dtype is None or as_dtype(dtype).numpy == data.dtype:
             return from_numpy(data)
     return tensor(data, dtype=dtype)
+
+
+# -- Tensor(...), the legacy constructor --------------------------------------------------
+
+
+def legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
+    """What `Tensor(...)` (PyTorch's legacy constructor) holds, in the default dtype:
+    `Tensor()` an empty tensor, `Tensor(2, 3)` or `Tensor(Size([2, 3]))` zeros of
+    that shape (PyTorch leaves them uninitialised), `Tensor([1, 2])` the data. A numpy
+    array is wrapped as it is (gradgen's internal form), keeping its dtype."""
+    if isinstance(data, np.ndarray):  # a subclass (memmap, ...): its memory, as is
+        return data.view(np.ndarray)
+    if isinstance(data, np.generic):  # a numpy scalar: a 0-d array of its dtype
+        return np.asarray(data)
+    default = dtypes.get_default_dtype()
+    # `second` is the second positional argument, a size in `Tensor(2, 3)`.
+    more = sizes if second is False else (second, *sizes)
+    if data is None and not more:
+        return np.zeros(0, default.numpy)
+    if isinstance(data, (int, np.integer)) and not isinstance(data, bool):
+        return np.zeros(_size("new", (data, *more)), default.numpy)
+    if more:
+        raise TypeError(
+            "new() received an invalid combination of arguments: the legacy constructor "
+            "takes sizes (`Tensor(2, 3)`) or one sequence of data (`Tensor([1, 2])`)"
+        )
+    if isinstance(data, Size):
+        return np.zeros(_size("new", (data,)), default.numpy)
+    if isinstance(data, Tensor):
+        if data._data.dtype != default.numpy:
+            raise TypeError(
+                f"expected {dtypes.spelling(default).scalar_type} (got "
+                f"{dtypes.spelling(data).scalar_type})"
+            )
+        return data._data
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not isinstance(data, (list, tuple, range)):
+        raise TypeError(
+            f"new(): data must be a sequence (got {python_type_name(data)})"
+        )
+    return array_from_data(data, default)

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import grad_mode
 from .dtypes import int64
+from .factories import tensor
 from .graph import _legacy_type_name
 from .scalars import checked_value, python_type_name
 from .numpy_kernels import OVERLAPPING_WRITE_ERROR
@@ -45,8 +46,6 @@ def _is_advanced(item: Any) -> bool:
 
 def _index_tensor(item: Any) -> Tensor:
     """An advanced index as an integer or bool tensor."""
-    from .factories import tensor
-
     if isinstance(item, Tensor):
         return item
     return tensor(item, dtype=int64 if isinstance(item, list) and not item else None)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .dtypes import as_dtype
+from .generated import operators
 from .tensor import Tensor
 
 
@@ -24,8 +25,6 @@ def norm(
 ) -> Tensor:
     """The p-norm of `input` over `dim` (all elements when None); `p` a number, None
     (2) or "fro" (the 2-norm over at most two dimensions)."""
-    from .generated import operators
-
     if not isinstance(input, Tensor):
         raise TypeError(
             f"norm(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import dtypes
 from .dtypes import dtype
+from .tensor import Tensor
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 OVERFLOW_UNPACK = "Overflow when unpacking long long"
@@ -170,8 +171,6 @@ def _array_by_elements(data: Any, target: dtype | None) -> np.ndarray:
 
 
 def _is_sequence(value: Any) -> bool:
-    from .tensor import Tensor
-
     if isinstance(value, Tensor):
         return value._data.ndim > 0
     return isinstance(value, (list, tuple, range, np.ndarray))
@@ -197,8 +196,6 @@ def _collect(data: Any, shape: list[int], depth: int, values: list[Any]) -> None
 
 def _infer(values: list[Any]) -> dtype:
     """bool < int < float < complex over the elements, as PyTorch infers."""
-    from .tensor import Tensor
-
     rank = 0
     for value in values:
         if isinstance(value, Tensor):
@@ -220,8 +217,6 @@ def _infer(values: list[Any]) -> dtype:
 
 def _convert(value: Any, wanted: np.dtype[Any]) -> Any:
     """One element of `tensor(data)` converted to `wanted` (PyTorch's store_scalar)."""
-    from .tensor import Tensor
-
     if isinstance(value, Tensor):
         value = value._data.reshape(()).item()
     kind = wanted.kind
@@ -246,48 +241,3 @@ def _convert(value: Any, wanted: np.dtype[Any]) -> Any:
             raise TypeError(_complex_error(wanted))
         return float(value)  # an int too large: OverflowError, as PyTorch's
     return complex(value)
-
-
-# -- Tensor(...), the legacy constructor --------------------------------------------------
-
-
-def legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
-    """What `Tensor(...)` (PyTorch's legacy constructor) holds, in the default dtype:
-    `Tensor()` an empty tensor, `Tensor(2, 3)` or `Tensor(Size([2, 3]))` zeros of
-    that shape (PyTorch leaves them uninitialised), `Tensor([1, 2])` the data. A numpy
-    array is wrapped as it is (gradgen's internal form), keeping its dtype."""
-    from .factories import _size
-    from .tensor import Size, Tensor
-
-    if isinstance(data, np.ndarray):  # a subclass (memmap, ...): its memory, as is
-        return data.view(np.ndarray)
-    if isinstance(data, np.generic):  # a numpy scalar: a 0-d array of its dtype
-        return np.asarray(data)
-    default = dtypes.get_default_dtype()
-    # `second` is the second positional argument, a size in `Tensor(2, 3)`.
-    more = sizes if second is False else (second, *sizes)
-    if data is None and not more:
-        return np.zeros(0, default.numpy)
-    if isinstance(data, (int, np.integer)) and not isinstance(data, bool):
-        return np.zeros(_size("new", (data, *more)), default.numpy)
-    if more:
-        raise TypeError(
-            "new() received an invalid combination of arguments: the legacy constructor "
-            "takes sizes (`Tensor(2, 3)`) or one sequence of data (`Tensor([1, 2])`)"
-        )
-    if isinstance(data, Size):
-        return np.zeros(_size("new", (data,)), default.numpy)
-    if isinstance(data, Tensor):
-        if data._data.dtype != default.numpy:
-            raise TypeError(
-                f"expected {dtypes.spelling(default).scalar_type} (got "
-                f"{dtypes.spelling(data).scalar_type})"
-            )
-        return data._data
-    if isinstance(data, str):
-        raise TypeError("new(): invalid data type 'str'")
-    if not isinstance(data, (list, tuple, range)):
-        raise TypeError(
-            f"new(): data must be a sequence (got {python_type_name(data)})"
-        )
-    return array_from_data(data, default)

@@ -15,18 +15,21 @@ Invariants:
   for an operator argument; it never requires grad and ranks lowest in promotion.
 
 The operator methods (`add`, `mul`, `permute`, ...) are generated from
-native_functions.yaml and installed by `install_methods`; this file holds the
-hand-written rest of PyTorch's Tensor API.
+native_functions.yaml and installed by `install_methods`; the hand-written methods that
+call operators (`to`, `new_*`, `.T`, Python's operators, `t[i]`, `backward`, ...) are in
+tensor_api.py, installed by its `install` and declared at the end of the class for type
+checkers. This file is floor 3 (docs/architecture.md): it imports nothing above it; what
+it needs from above (remaking a view's grad_fn, the legacy constructor) reaches it
+through `HOOKS`, filled when gradgen is imported.
 """
 
 from __future__ import annotations
 
 import builtins
-import operator
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,15 +37,30 @@ import numpy as np
 from . import devices, dtypes
 from .dtypes import dtype
 from .formatting import format_tensor
-from .graph import AccumulateGrad, Node, RemovableHandle
+from .graph import NO_EDGE, AccumulateGrad, Edge, Node, RemovableHandle
 from .numpy_kernels import _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
 
-if TYPE_CHECKING:
-    from .graph import Edge
+if TYPE_CHECKING:  # types only: tensor_api sits above this module (floor 5)
+    from . import tensor_api as _api
+    from .indexing import getitem as _getitem, setitem as _setitem
+    from .norms import tensor_norm as _tensor_norm
 
 Number = int | float | complex | bool
 _NDARRAY = np.ndarray
 
+
+class Hooks:
+    """What the Tensor core takes from higher floors, filled by `tensor_api.install`
+    when gradgen is imported (as PyTorch's autograd registers its VariableHooks with
+    the tensor core): calling them from here costs an attribute read, not an import."""
+
+    # A view whose base changed in place remakes its grad_fn (view_history).
+    refresh_view: Callable[[Tensor], None]
+    # PyTorch's legacy constructor `Tensor([1, 2])`, `Tensor(2, 3)` (factories).
+    legacy_data: Callable[[Any, Any, tuple[Any, ...]], np.ndarray]
+
+
+HOOKS = Hooks()
 
 # Guards the creation of a leaf's AccumulateGrad (PyTorch's autograd-meta mutex).
 _ACCUMULATOR_LOCK = threading.Lock()
@@ -113,9 +131,7 @@ class Tensor:
         if data.__class__ is not _NDARRAY:
             # PyTorch's legacy constructor: `Tensor([1, 2])`, `Tensor(2, 3)`, `Tensor()`
             # (gradgen's own calls always pass an array, and requires_grad by keyword).
-            from .scalars import legacy_data
-
-            data = legacy_data(data, requires_grad, sizes)
+            data = HOOKS.legacy_data(data, requires_grad, sizes)
             requires_grad = False
         self._data = data
         self._requires_grad = requires_grad
@@ -186,30 +202,12 @@ class Tensor:
     @property
     def grad_fn(self) -> Node | None:
         if self._base is not None:
-            from .view_history import refresh_view
-
-            refresh_view(self)
+            HOOKS.refresh_view(self)
         return self._grad_fn
 
     @property
     def output_nr(self) -> int:
         return self._output_nr
-
-    @property
-    def real(self) -> Tensor:
-        """The real part (a view for complex tensors; the tensor itself otherwise)."""
-        if not self.is_complex():
-            return self
-        from .generated.ops import real
-
-        return real(self)  # type: ignore[no-any-return]
-
-    @property
-    def imag(self) -> Tensor:
-        """The imaginary part, a view (an error for real tensors, as PyTorch)."""
-        from .generated.ops import imag
-
-        return imag(self)  # type: ignore[no-any-return]
 
     @property
     def _is_view(self) -> bool:
@@ -358,18 +356,6 @@ class Tensor:
         ref = node._retains_grad.get(self._output_nr)
         return ref is not None and ref() is self
 
-    def backward(
-        self,
-        gradient: Tensor | None = None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
-        inputs: Tensor | Sequence[Tensor] | None = None,
-    ) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's `.grad` (see autograd.backward)."""
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     # -- conversion -------------------------------------------------------------------
     def item(self) -> Number:
         if self._data.size != 1:
@@ -388,18 +374,6 @@ class Tensor:
                 "tensor.detach().numpy() instead."
             )
         return self._data
-
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """PyTorch's Tensor.to: `to(dtype)`, `to(device, dtype=None)`, `to(other)`, with
-        `non_blocking`, `copy` and `memory_format`. The tensor itself when nothing
-        changes (and no copy is asked for), else a differentiable converted copy."""
-        target, non_blocking, copy, memory_format = _to_arguments(self, args, kwargs)
-        from .composites import to_dtype
-
-        return to_dtype(self, target, non_blocking, copy, memory_format)
-
-    def type_as(self, other: Tensor) -> Tensor:
-        return self.to(other.dtype)
 
     @property
     def device(self) -> devices.device:
@@ -445,134 +419,6 @@ class Tensor:
             )
         self._data = value._data
 
-    # -- new tensors like this one (dtype from self unless given) ---------------------
-    def new_tensor(
-        self,
-        data: Any,
-        dtype: Any = None,
-        device: Any = None,
-        requires_grad: builtins.bool = False,
-    ) -> Tensor:
-        from .factories import tensor
-
-        devices.check_device(device)
-        return tensor(
-            data,
-            dtype=self.dtype if dtype is None else dtype,
-            requires_grad=requires_grad,
-        )
-
-    def new_full(
-        self,
-        size: Sequence[builtins.int],
-        fill_value: Number,
-        *,
-        dtype: Any = None,
-        device: Any = None,
-        requires_grad: builtins.bool = False,
-    ) -> Tensor:
-        from .factories import full
-
-        devices.check_device(device)
-        return full(
-            size,
-            fill_value,
-            dtype=self.dtype if dtype is None else dtype,
-            requires_grad=requires_grad,
-        )
-
-    def new_zeros(
-        self,
-        *size: Any,
-        dtype: Any = None,
-        device: Any = None,
-        requires_grad: builtins.bool = False,
-    ) -> Tensor:
-        return self.new_full(
-            _size_argument(size),
-            0,
-            dtype=dtype,
-            device=device,
-            requires_grad=requires_grad,
-        )
-
-    def new_ones(
-        self,
-        *size: Any,
-        dtype: Any = None,
-        device: Any = None,
-        requires_grad: builtins.bool = False,
-    ) -> Tensor:
-        return self.new_full(
-            _size_argument(size),
-            1,
-            dtype=dtype,
-            device=device,
-            requires_grad=requires_grad,
-        )
-
-    def new_empty(
-        self,
-        *size: Any,
-        dtype: Any = None,
-        device: Any = None,
-        requires_grad: builtins.bool = False,
-    ) -> Tensor:
-        """Zeros: gradgen never hands out uninitialised memory."""
-        return self.new_zeros(
-            *size, dtype=dtype, device=device, requires_grad=requires_grad
-        )
-
-    # -- transposes as properties ------------------------------------------------------
-    @property
-    def T(self) -> Tensor:  # noqa: N802  (PyTorch's name)
-        """The dimensions reversed (a transpose for a matrix)."""
-        if self._data.ndim not in (0, 2):
-            warnings.warn(
-                "The use of `x.T` on tensors of dimension other than 2 to reverse their "
-                "shape is deprecated and it will throw an error in a future release. "
-                "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
-                "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
-                UserWarning,
-                stacklevel=2,
-            )
-        return self.permute(tuple(range(self._data.ndim - 1, -1, -1)))  # type: ignore[attr-defined,no-any-return]
-
-    @property
-    def mT(self) -> Tensor:  # noqa: N802
-        """The last two dimensions swapped (a transpose of each matrix in a batch)."""
-        if self._data.ndim < 2:
-            raise RuntimeError(
-                "tensor.mT is only supported on matrices or batches of matrices. Got "
-                f"{self._data.ndim}-D tensor."
-            )
-        return self.transpose(-2, -1)  # type: ignore[attr-defined,no-any-return]
-
-    @property
-    def H(self) -> Tensor:  # noqa: N802
-        """The conjugate transpose of a matrix."""
-        if self._data.ndim not in (0, 2):
-            raise RuntimeError(
-                "tensor.H is only supported on matrices (2-D tensors). Got "
-                f"{self._data.ndim}-D tensor."
-                + (
-                    " For batches of matrices, consider using tensor.mH"
-                    if self._data.ndim > 2
-                    else ""
-                )
-            )
-        return self.T.conj()  # type: ignore[attr-defined,no-any-return]
-
-    @property
-    def mH(self) -> Tensor:  # noqa: N802
-        """The conjugate transpose of each matrix in a batch."""
-        if self._data.ndim < 2:
-            raise RuntimeError(
-                "tensor.mH is only supported on matrices or batches of matrices. Got "
-                f"{self._data.ndim}-D tensor."
-            )
-        return self.mT.conj()  # type: ignore[attr-defined,no-any-return]
-
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """`np.asarray(t)`: the data, as `numpy()` (RuntimeError if it requires grad)."""
         data = self.numpy()
@@ -580,39 +426,10 @@ class Tensor:
             return data.astype(dtype)
         return data.copy() if copy else data
 
-    def __array_ufunc__(
-        self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any
-    ) -> Any:
-        """`np.exp(t)`, `array * t`: the gradgen operator (see numpy_interop)."""
-        from .numpy_interop import array_ufunc
-
-        return array_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        """`np.sum(t, axis=0)`: gradgen operators, or NotImplemented (see numpy_interop)."""
-        from .numpy_interop import array_function
-
-        return array_function(func, types, args, kwargs)
-
     def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return int(self._data.shape[0])
-
-    def __iter__(self) -> Iterator[Tensor]:
-        """The rows along dim 0, as PyTorch: `unbind(0)`, so they keep the graph."""
-        if self._data.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))  # type: ignore[attr-defined]
-
-    def __getitem__(self, index: Any) -> Tensor:
-        """Basic indexing gives a differentiable view, advanced indexing (tensors,
-        lists, masks) a differentiable copy; see gradgen.indexing."""
-        return indexing.getitem(self, index)
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        """`t[index] = value`, recorded as index_put_ when it needs to be."""
-        indexing.setitem(self, index, value)
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iu" or self._data.size != 1:
@@ -624,7 +441,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
             )
         return bool(self._data)
 
@@ -654,236 +471,81 @@ class Tensor:
             suffix=suffix,
         )
 
-    # -- Python operators (route to the generated operators) --------------------------
-    def __add__(self, other: Any) -> Tensor:
-        return self.add(other)  # type: ignore[attr-defined,no-any-return]
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> Tensor:
-        return self.sub(other)  # type: ignore[attr-defined,no-any-return]
-
-    def __rsub__(self, other: Any) -> Tensor:
-        from .generated.ops import rsub
-
-        return rsub(self, other)  # type: ignore[no-any-return]
-
-    def __mul__(self, other: Any) -> Tensor:
-        return self.mul(other)  # type: ignore[attr-defined,no-any-return]
-
-    __rmul__ = __mul__
-
-    def __pow__(self, exponent: Any) -> Tensor:
-        # Straight to the overload (x ** 2 is pow.Tensor_Scalar, x ** y pow.Tensor_Tensor)
-        # rather than through overload resolution: this is on every `x ** n`.
-        from .generated import operators
-
-        if isinstance(exponent, Tensor):
-            return operators.pow_Tensor_Tensor.call(self, exponent)  # type: ignore[no-any-return]
-        if isinstance(exponent, (bool, int, float, complex, np.number)):
-            return operators.pow_Tensor_Scalar.call(self, exponent)  # type: ignore[no-any-return]
-        return self.pow(exponent)  # type: ignore[attr-defined,no-any-return]
-
-    def __rpow__(self, base: Any) -> Tensor:
-        from .generated.ops import pow  # pow.Scalar: a number base
-
-        return pow(base, self)  # type: ignore[no-any-return]
-
-    def __matmul__(self, other: Any) -> Tensor:
-        if not isinstance(other, Tensor):
-            return NotImplemented
-        return self.matmul(other)  # type: ignore[attr-defined,no-any-return]
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        if not isinstance(other, Tensor):
-            return NotImplemented
-        return other.matmul(self)  # type: ignore[attr-defined,no-any-return]
-
-    def __iadd__(self, other: Any) -> Tensor:
-        return self.add_(other)  # type: ignore[attr-defined,no-any-return]
-
-    def __isub__(self, other: Any) -> Tensor:
-        return self.sub_(other)  # type: ignore[attr-defined,no-any-return]
-
-    def __imul__(self, other: Any) -> Tensor:
-        return self.mul_(other)  # type: ignore[attr-defined,no-any-return]
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return self.div(other)  # type: ignore[attr-defined,no-any-return]
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        # PyTorch's: `self.reciprocal() * other` (MulBackward0, and its rounding).
-        try:
-            wrapped = wrap_number(other)
-        except TypeError:
-            return NotImplemented
-        return self.reciprocal().mul(wrapped)  # type: ignore[attr-defined,no-any-return]
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return self.div_(other)  # type: ignore[attr-defined,no-any-return]
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        try:
-            return self.floor_divide(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        from .generated.ops import floor_divide
-
-        try:
-            return floor_divide(other, self)  # type: ignore[no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    def __mod__(self, other: Any) -> Tensor:
-        try:
-            return self.remainder(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    # Comparisons give bool tensors (never requiring grad); a value that is neither a
-    # Tensor nor a number gives NotImplemented, so `t == None` is False as in PyTorch.
-    # __hash__ stays identity-based (above), so tensors remain usable as dict keys.
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        try:
-            return self.eq(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        try:
-            return self.ne(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    def __lt__(self, other: Any) -> Tensor:
-        try:
-            return self.lt(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    def __le__(self, other: Any) -> Tensor:
-        try:
-            return self.le(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    def __gt__(self, other: Any) -> Tensor:
-        try:
-            return self.gt(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    def __ge__(self, other: Any) -> Tensor:
-        try:
-            return self.ge(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    # & | ^ ~ are PyTorch's bitwise operators (logical ones on bool tensors).
-    def __and__(self, other: Any) -> Tensor:
-        try:
-            return self.bitwise_and(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    __rand__ = __and__
-
-    def __or__(self, other: Any) -> Tensor:
-        try:
-            return self.bitwise_or(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    __ror__ = __or__
-
-    def __xor__(self, other: Any) -> Tensor:
-        try:
-            return self.bitwise_xor(other)  # type: ignore[attr-defined,no-any-return]
-        except TypeError:
-            return NotImplemented
-
-    __rxor__ = __xor__
-
-    def __invert__(self) -> Tensor:
-        if self._data.dtype.kind not in "biu":
-            raise TypeError(
-                "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
-            )
-        return self.bitwise_not()  # type: ignore[attr-defined,no-any-return]
-
-    def __neg__(self) -> Tensor:
-        return self.neg()  # type: ignore[attr-defined,no-any-return]
-
-    def __abs__(self) -> Tensor:
-        return self.abs()  # type: ignore[attr-defined,no-any-return]
-
     def __pos__(self) -> Tensor:
         return self
 
-    # -- dtype conversions (last in the class: their names shadow the builtins) ------
-    def double(self) -> Tensor:
-        return self.to(dtypes.float64)
+    # -- installed by tensor_api.install, declared here for type checkers (last in the
+    # class: `float`, `int` and `bool` shadow the builtins) ------------------------------
+    if TYPE_CHECKING:
+        to = _api.to
+        type_as = _api.type_as
+        new_tensor = _api.new_tensor
+        new_full = _api.new_full
+        new_zeros = _api.new_zeros
+        new_ones = _api.new_ones
+        new_empty = _api.new_empty
+        backward = _api.backward
+        norm = _tensor_norm
+        __iter__ = _api.iterate
+        __getitem__ = _getitem
+        __setitem__ = _setitem
+        __array_ufunc__ = _api.array_ufunc
+        __array_function__ = _api.array_function
 
-    def float(self) -> Tensor:
-        return self.to(dtypes.float32)
+        @property
+        def T(self) -> Tensor: ...  # noqa: N802
+        @property
+        def mT(self) -> Tensor: ...  # noqa: N802
+        @property
+        def H(self) -> Tensor: ...  # noqa: N802
+        @property
+        def mH(self) -> Tensor: ...  # noqa: N802
+        @property
+        def real(self) -> Tensor: ...
+        @property
+        def imag(self) -> Tensor: ...
 
-    def long(self) -> Tensor:
-        return self.to(dtypes.int64)
-
-    def int(self) -> Tensor:
-        return self.to(dtypes.int32)
-
-    def bool(self) -> Tensor:
-        return self.to(dtypes.bool)
-
-    def cfloat(self) -> Tensor:
-        return self.to(dtypes.complex64)
-
-    def cdouble(self) -> Tensor:
-        return self.to(dtypes.complex128)
-
-
-def _size_argument(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
-    """`new_zeros(2, 3)` and `new_zeros((2, 3))` alike."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = tuple(size[0])
-    return tuple(operator.index(extent) for extent in size)
-
-
-def _to_arguments(
-    self: Tensor, arguments: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[dtype, builtins.bool, builtins.bool, Any]:
-    """Tensor.to's three signatures (PyTorch's Python binding), as what to_dtype takes."""
-    args = list(arguments)
-    target = kwargs.pop("dtype", None)
-    device = kwargs.pop("device", None)
-    if args:
-        first = args.pop(0)
-        if isinstance(first, Tensor):
-            target = first.dtype
-        elif isinstance(first, (str, devices.device)):
-            device = first
-            if args and not isinstance(args[0], builtins.bool):
-                target = args.pop(0)
-        else:
-            target = first
-    non_blocking = kwargs.pop("non_blocking", args.pop(0) if args else False)
-    copy = kwargs.pop("copy", args.pop(0) if args else False)
-    memory_format = kwargs.pop("memory_format", None)
-    if args or kwargs:
-        unexpected = [type(a).__name__ for a in args] + [f"{k}=" for k in kwargs]
-        raise TypeError(
-            f"to() received an invalid combination of arguments: {', '.join(unexpected)}"
-        )
-    devices.check_device(device)
-    return (
-        self.dtype if target is None else dtypes.as_dtype(target),
-        builtins.bool(non_blocking),
-        builtins.bool(copy),
-        memory_format,
-    )
+        __add__: _api.Binary
+        __radd__: _api.Binary
+        __sub__: _api.Binary
+        __rsub__ = _api.reversed_sub
+        __mul__: _api.Binary
+        __rmul__: _api.Binary
+        __pow__ = _api.power
+        __rpow__: _api.Binary
+        __matmul__ = _api.matmul
+        __rmatmul__ = _api.reversed_matmul
+        __iadd__: _api.Binary
+        __isub__: _api.Binary
+        __imul__: _api.Binary
+        __truediv__: _api.Binary
+        __rtruediv__ = _api.reversed_true_divide
+        __itruediv__: _api.Binary
+        __floordiv__: _api.Binary
+        __rfloordiv__: _api.Binary
+        __mod__: _api.Binary
+        __eq__: _api.Binary  # type: ignore[assignment]
+        __ne__: _api.Binary  # type: ignore[assignment]
+        __lt__: _api.Binary
+        __le__: _api.Binary
+        __gt__: _api.Binary
+        __ge__: _api.Binary
+        __and__: _api.Binary
+        __rand__: _api.Binary
+        __or__: _api.Binary
+        __ror__: _api.Binary
+        __xor__: _api.Binary
+        __rxor__: _api.Binary
+        __invert__ = _api.invert
+        __neg__: _api.Unary
+        __abs__: _api.Unary
+        double: _api.Unary
+        float: _api.Unary
+        long: _api.Unary
+        int: _api.Unary
+        bool: _api.Unary
+        cfloat: _api.Unary
+        cdouble: _api.Unary
 
 
 def _is_integer_index(item: Any) -> bool:
@@ -944,8 +606,6 @@ def install_methods(cls: type, methods: dict[str, Callable[..., Any]]) -> None:
 
 def make_edge(tensor: Tensor) -> Edge:
     """Where `tensor`'s gradient goes (PyTorch's gradient_edge)."""
-    from .graph import NO_EDGE, Edge
-
     grad_fn = tensor.grad_fn
     if grad_fn is not None:
         return Edge(grad_fn, tensor._output_nr)
@@ -956,8 +616,3 @@ def make_edge(tensor: Tensor) -> Edge:
 def is_tensor(obj: Any) -> builtins.bool:
     """Whether `obj` is a gradgen Tensor (PyTorch's torch.is_tensor)."""
     return isinstance(obj, Tensor)
-
-
-# Indexing is a module of its own that builds on Tensor, so it is imported once Tensor
-# exists.
-from . import indexing  # noqa: E402

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..generated import ops as _generated_ops
 from ..tensor import Tensor
 
 
@@ -14,9 +15,9 @@ def _zeros(shape: tuple[int, ...], like: Tensor) -> Tensor:
 
 
 def _ops() -> Any:
-    """The generated function namespace (imported late: it imports this module).
+    """The generated function namespace. It imports the composites (the documented
+    generated <-> composites tie), so it may be only partly run when this module is
+    imported: the module object is taken here and its functions read at call time.
 
     `Any`: mypy does not follow gradgen.generated (see pyproject.toml)."""
-    from ..generated import ops
-
-    return ops
+    return _generated_ops

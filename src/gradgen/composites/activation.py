@@ -11,18 +11,14 @@ __all__ = ["softmax", "log_softmax", "log_sigmoid"]
 
 def softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
     """_softmax of the input converted to `dtype` first when one is given."""
-    from ..generated.ops import _softmax
-
     converted = self if dtype is None else self.to(dtype)
-    return _softmax(converted, dim, False)  # type: ignore[no-any-return]
+    return _ops()._softmax(converted, dim, False)  # type: ignore[no-any-return]
 
 
 def log_softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
     """_log_softmax of the input converted to `dtype` first when one is given."""
-    from ..generated.ops import _log_softmax
-
     converted = self if dtype is None else self.to(dtype)
-    return _log_softmax(converted, dim, False)  # type: ignore[no-any-return]
+    return _ops()._log_softmax(converted, dim, False)  # type: ignore[no-any-return]
 
 
 def log_sigmoid(self: Tensor) -> Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..factories import rand
 from ..tensor import Tensor
 
 __all__ = ["dropout"]
@@ -28,7 +29,5 @@ def dropout(input: Tensor, p: float, train: bool) -> Tensor:
 def _dropout_noise(input: Tensor, p: float) -> Tensor:
     """A tensor of input's shape and dtype: 1 / (1 - p) with probability 1 - p, else 0,
     from gradgen's generator (gradgen.rand, so gradgen.manual_seed applies)."""
-    from ..factories import rand
-
     keep = rand(*input.shape, dtype="float64")._data < 1 - p
     return Tensor((keep / (1 - p)).astype(input._data.dtype))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from ..tensor import Number
 from ..tensor import wrap_number
+from ._common import _ops
 
 __all__ = [
     "conj",
@@ -42,9 +43,7 @@ def imag(self: Tensor) -> Tensor:
         raise RuntimeError(
             "imag is not implemented for tensors with non-complex dtypes."
         )
-    from ..generated.ops import view_as_real
-
-    return view_as_real(self).select(-1, 1)  # type: ignore[no-any-return]
+    return _ops().view_as_real(self).select(-1, 1)  # type: ignore[no-any-return]
 
 
 def true_divide(self: Tensor, other: Tensor) -> Tensor:
@@ -54,23 +53,17 @@ def true_divide(self: Tensor, other: Tensor) -> Tensor:
 
 def where_scalar_other(condition: Tensor, self: Tensor, other: Number) -> Tensor:
     """where(condition, self, number): the number as a wrapped-number tensor."""
-    from ..generated.ops import where
-
-    return where(condition, self, wrap_number(other))  # type: ignore[no-any-return]
+    return _ops().where(condition, self, wrap_number(other))  # type: ignore[no-any-return]
 
 
 def where_scalar_self(condition: Tensor, self: Number, other: Tensor) -> Tensor:
     """where(condition, number, other): the number as a wrapped-number tensor."""
-    from ..generated.ops import where
-
-    return where(condition, wrap_number(self), other)  # type: ignore[no-any-return]
+    return _ops().where(condition, wrap_number(self), other)  # type: ignore[no-any-return]
 
 
 def where_scalar(condition: Tensor, self: Number, other: Number) -> Tensor:
     """where(condition, number, number): both numbers as wrapped-number tensors."""
-    from ..generated.ops import where
-
-    return where(condition, wrap_number(self), wrap_number(other))  # type: ignore[no-any-return]
+    return _ops().where(condition, wrap_number(self), wrap_number(other))  # type: ignore[no-any-return]
 
 
 def isfinite(self: Tensor) -> Tensor:

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..generated import operators
 from ..numpy_kernels import broadcast_shape_error
 from ..tensor import Tensor
 from ..tensor import Number
@@ -189,8 +190,6 @@ def _linalg_vector_norm(
     self: Tensor, ord: Number, dim: tuple[int, ...] | None, keepdim: bool
 ) -> Tensor:
     """linalg_vector_norm, through the dispatcher (it has no Python binding)."""
-    from ..generated import operators
-
     return operators.linalg_vector_norm.call(self, ord, dim, keepdim, None)  # type: ignore[no-any-return]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import cmath
+import math
 from collections.abc import Sequence
 
 from ..dtypes import dtype
@@ -117,9 +119,6 @@ def pow_backward_exponent(
 
 def _scalar_log(value: Number) -> Number:
     """log of a Scalar base; the log of 0 is -inf (the case handled by `where` above)."""
-    import cmath
-    import math
-
     if isinstance(value, complex):
         return cmath.log(value) if value != 0 else complex(-math.inf, 0)
     if value > 0:

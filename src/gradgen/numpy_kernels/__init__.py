@@ -14,7 +14,7 @@ from importlib import import_module
 
 import warnings
 
-from ..checked_kernels import cat_arrays, negative, power, stack_arrays, subtract
+from ._checked import cat_arrays, negative, power, stack_arrays, subtract
 from ._common import OVERLAPPING_WRITE_ERROR as OVERLAPPING_WRITE_ERROR
 from ._common import broadcastable as broadcastable
 from ._common import broadcast_error as broadcast_error

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import spelling
+from ..dtypes import result_type, spelling
 
 # PyTorch's refusal to write into memory that several elements share (an expanded
 # tensor): in-place kernels, copy_into and Tensor.__setitem__ all say it this way.
@@ -101,8 +101,6 @@ def _common_dtype(*operands: Any) -> np.dtype:
     """PyTorch's result_type of arrays (tensors) and Python numbers (wrapped numbers),
     for kernels whose result dtype is not the common dtype (comparisons, clamp with
     optional bounds). None operands are skipped."""
-    from ..dtypes import result_type
-
     present = [
         _Operand(o) if isinstance(o, np.ndarray) else o
         for o in operands

@@ -227,8 +227,6 @@ def reduce_var(
     count = int(np.prod([self.shape[d] for d in dims]))
     dof = max(0, count - correction)
     if dof <= 0:
-        import warnings
-
         warnings.warn(
             f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
             "than the reduction factor (input numel divided by output numel).",

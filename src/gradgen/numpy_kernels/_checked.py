@@ -15,6 +15,8 @@ import warnings
 
 import numpy as np
 
+from ._common import _wrap_dim
+
 # Like the generated kernels, these produce inf and nan silently (PyTorch does):
 # numpy's floating-point warnings raised in this module are ignored.
 warnings.filterwarnings(
@@ -23,12 +25,6 @@ warnings.filterwarnings(
     category=RuntimeWarning,
     module=__name__,
 )
-
-
-def _wrap_dim(dim: int, ndim: int) -> int:
-    from .numpy_kernels import _wrap_dim as wrap
-
-    return wrap(dim, ndim)
 
 
 def cat_arrays(tensors: Sequence[np.ndarray], dim: int) -> np.ndarray:
