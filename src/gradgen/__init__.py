@@ -52,8 +52,9 @@ from .generated.ops import *  # noqa: E402,F401,F403
 
 install_methods(Tensor, generated.METHODS)
 
-# PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
-from .norms import norm as norm, tensor_norm as _tensor_norm  # noqa: E402
+# PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads
+# (it replaces the generated `norm` on purpose, hence the ignore).
+from .norms import norm as norm, tensor_norm as _tensor_norm  # type: ignore[no-redef]  # noqa: E402
 
 setattr(Tensor, "norm", _tensor_norm)
 

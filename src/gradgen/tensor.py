@@ -38,7 +38,11 @@ from .graph import AccumulateGrad, Node, RemovableHandle
 from .numpy_kernels import _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
 
 if TYPE_CHECKING:
+    # The generated methods, typed (generated/tensor_base.pyi, a stub only).
+    from .generated.tensor_base import TensorBase
     from .graph import Edge
+else:
+    TensorBase = object  # the methods are attached at import (install_methods)
 
 Number = int | float | complex | bool
 _NDARRAY = np.ndarray
@@ -80,7 +84,7 @@ NON_LEAF_GRAD_WARNING = (
 )
 
 
-class Tensor:
+class Tensor(TensorBase):
     """A multi-dimensional array that records the operations applied to it."""
 
     __slots__ = (

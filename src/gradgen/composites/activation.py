@@ -14,7 +14,7 @@ def softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
     from ..generated.ops import _softmax
 
     converted = self if dtype is None else self.to(dtype)
-    return _softmax(converted, dim, False)  # type: ignore[no-any-return]
+    return _softmax(converted, dim, False)
 
 
 def log_softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
@@ -22,7 +22,7 @@ def log_softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
     from ..generated.ops import _log_softmax
 
     converted = self if dtype is None else self.to(dtype)
-    return _log_softmax(converted, dim, False)  # type: ignore[no-any-return]
+    return _log_softmax(converted, dim, False)
 
 
 def log_sigmoid(self: Tensor) -> Tensor:

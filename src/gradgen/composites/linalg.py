@@ -77,11 +77,11 @@ def _matmul_folded(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     into the rows of a matrix and use mm or mv."""
     ops = _ops()
     transpose = tensor2.dim() > tensor1.dim()
-    t1: Any = tensor2.transpose(-2, -1) if transpose else tensor1  # type: ignore[attr-defined]
+    t1: Any = tensor2.transpose(-2, -1) if transpose else tensor1
     if not transpose:
         t2: Any = tensor2
     else:
-        t2 = tensor1.t() if tensor1.dim() == 2 else tensor1  # type: ignore[attr-defined]
+        t2 = tensor1.t() if tensor1.dim() == 2 else tensor1
     sizes = tuple(t1.shape)
     output_shape = sizes[:-1]
     folded = 1
@@ -114,9 +114,9 @@ def _matmul_batched(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     batch2 = shape2[: max(dim2 - 2, 0)]
     if dim1 == 3 and dim2 == 3 and batch1[0] != batch2[0]:
         if batch1[0] == 1 and tensor1.requires_grad:
-            return matmul(tensor1.squeeze(0), tensor2)  # type: ignore[attr-defined]
+            return matmul(tensor1.squeeze(0), tensor2)
         if batch2[0] == 1 and tensor2.requires_grad:
-            return matmul(tensor1, tensor2.squeeze(0))  # type: ignore[attr-defined]
+            return matmul(tensor1, tensor2.squeeze(0))
     output_shape = _broadcast_batch(batch1, batch2)
     product = 1
     for extent in output_shape:
@@ -181,7 +181,7 @@ def _flatten_nd_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     for extent in sizes[:-1]:
         flattened *= extent
     folded: Any = _reshape(input, (flattened, sizes[-1]))
-    result: Any = _ops().addmm(bias, folded, weight.t())  # type: ignore[attr-defined]
+    result: Any = _ops().addmm(bias, folded, weight.t())
     return result.view(sizes[:-1] + (result.shape[1],))  # type: ignore[no-any-return]
 
 

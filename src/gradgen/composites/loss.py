@@ -114,7 +114,7 @@ def cross_entropy_loss(
             self, target, weight, reduction, ignore_index, label_smoothing
         )
     class_dim = 0 if self.dim() == 1 else 1
-    log_probabilities = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    log_probabilities = self.log_softmax(class_dim)
     return _ops().nll_loss_nd(log_probabilities, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
 
 
@@ -131,7 +131,7 @@ def _class_weight(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
         return weight
     shape = [1] * ndim
     shape[class_dim] = weight.shape[0]
-    return weight.view(tuple(shape))  # type: ignore[attr-defined,no-any-return]
+    return weight.view(tuple(shape))
 
 
 def _cross_entropy_loss_prob_target(
@@ -149,7 +149,7 @@ def _cross_entropy_loss_prob_target(
             "classes or no classes but got weight tensor of shape: "
             f"{list(weight.shape)}"
         )
-    input: Any = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    input: Any = self.log_softmax(class_dim)
     if label_smoothing > 0.0:
         _check_label_smoothing(label_smoothing)
         target = target * (1 - label_smoothing) + label_smoothing / n_classes
@@ -181,7 +181,7 @@ def _cross_entropy_loss_label_smoothing(
     contributing nothing. The ignored mask is data of the (integer, never
     differentiable) target, applied as a 0/1 factor where PyTorch uses masked_fill_."""
     class_dim = 0 if self.dim() == 1 else 1
-    input: Any = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    input: Any = self.log_softmax(class_dim)
     nll = _ops().nll_loss_nd(input, target, weight, reduction, ignore_index)
     n_classes = input.shape[class_dim]
     if weight is not None:
@@ -214,12 +214,12 @@ def _cross_entropy_loss_label_smoothing(
 def l1_loss(self: Tensor, target: Tensor, reduction: int = Reduction.MEAN) -> Tensor:
     """|self - target|, averaged, summed or unreduced (PyTorch's l1_loss: the nodes
     are SubBackward0, AbsBackward0 and MeanBackward0 or SumBackward0)."""
-    loss = (self - target).abs()  # type: ignore[attr-defined]
+    loss = (self - target).abs()
     if reduction == Reduction.MEAN:
-        return loss.mean()  # type: ignore[no-any-return]
+        return loss.mean()
     if reduction == Reduction.SUM:
-        return loss.sum()  # type: ignore[no-any-return]
-    return loss  # type: ignore[no-any-return]
+        return loss.sum()
+    return loss
 
 
 def kl_div(
@@ -237,13 +237,13 @@ def kl_div(
         raise RuntimeError("kl_div: Integral inputs not supported.")
     ops = _ops()
     if log_target:
-        output = target.exp() * (target - self)  # type: ignore[attr-defined]
+        output = target.exp() * (target - self)
     else:
         # xlogy(target, target), which gradgen lacks: where(target == 0, 0, t * log t).
-        xlogy = ops.where(target == 0, 0.0, target * target.log())  # type: ignore[attr-defined]
+        xlogy = ops.where(target == 0, 0.0, target * target.log())
         output = xlogy - target * self
     if reduction == Reduction.MEAN:
-        return output.mean()  # type: ignore[no-any-return]
+        return output.mean()
     if reduction == Reduction.SUM:
-        return output.sum()  # type: ignore[no-any-return]
-    return output  # type: ignore[no-any-return]
+        return output.sum()
+    return output
