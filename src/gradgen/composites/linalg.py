@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..numpy_kernels import broadcast_shape_error
@@ -57,16 +55,15 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
             "both arguments to matmul need to be at least 1D, but they are "
             f"{dim1}D and {dim2}D"
         )
-    t: Any = self  # the generated methods are attached at import time
     if dim1 == 1 and dim2 == 1:
-        return t.dot(other)  # type: ignore[no-any-return]
+        return self.dot(other)
     if dim1 == 2 and dim2 == 1:
-        return t.mv(other)  # type: ignore[no-any-return]
+        return self.mv(other)
     if dim1 == 1 and dim2 == 2:
         # PyTorch squeezes in place (squeeze_, SqueezeBackward4); gradgen has no squeeze_.
-        return t.unsqueeze(0).mm(other).squeeze(0)  # type: ignore[no-any-return]
+        return self.unsqueeze(0).mm(other).squeeze(0)
     if dim1 == 2 and dim2 == 2:
-        return t.mm(other)  # type: ignore[no-any-return]
+        return self.mm(other)
     if _should_fold(self, other):
         return _matmul_folded(self, other)
     return _matmul_batched(self, other)
@@ -77,9 +74,9 @@ def _matmul_folded(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     into the rows of a matrix and use mm or mv."""
     ops = _ops()
     transpose = tensor2.dim() > tensor1.dim()
-    t1: Any = tensor2.transpose(-2, -1) if transpose else tensor1
+    t1 = tensor2.transpose(-2, -1) if transpose else tensor1
     if not transpose:
-        t2: Any = tensor2
+        t2 = tensor2
     else:
         t2 = tensor1.t() if tensor1.dim() == 2 else tensor1
     sizes = tuple(t1.shape)
@@ -87,7 +84,7 @@ def _matmul_folded(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     folded = 1
     for extent in output_shape:
         folded *= extent
-    t1_folded: Any = _reshape(t1, (folded, sizes[-1]))
+    t1_folded = _reshape(t1, (folded, sizes[-1]))
     if t2.dim() == 2:
         output = ops._unsafe_view(t1_folded.mm(t2), output_shape + (t2.shape[1],))
         return output.transpose(-2, -1).contiguous() if transpose else output  # type: ignore[no-any-return]
@@ -121,15 +118,13 @@ def _matmul_batched(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     product = 1
     for extent in output_shape:
         product *= extent
-    t1: Any = tensor1
-    t2: Any = tensor2
-    expanded1: Any = _reshape(t1.expand(output_shape + (n, m1)), (product, n, m1))
+    expanded1 = _reshape(tensor1.expand(output_shape + (n, m1)), (product, n, m1))
     vector_rhs = dim2 == 1
     if vector_rhs:
-        expanded2: Any = _reshape(t2.expand(output_shape + (m2,)), (product, m2))
+        expanded2 = _reshape(tensor2.expand(output_shape + (m2,)), (product, m2))
         expanded2 = expanded2.unsqueeze(2)
     else:
-        expanded2 = _reshape(t2.expand(output_shape + (m2, p)), (product, m2, p))
+        expanded2 = _reshape(tensor2.expand(output_shape + (m2, p)), (product, m2, p))
     if dim1 > 1:
         output_shape += (n,)
     if dim2 > 1:
@@ -149,9 +144,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             "both arguments to linear need to be at least 1D, but they are "
             f"{input_dim}D and {weight_dim}D"
         )
-    w: Any = weight
     if input_dim == 2 and bias is not None:
-        return ops.addmm(bias, input, w.t())  # type: ignore[no-any-return]
+        return ops.addmm(bias, input, weight.t())  # type: ignore[no-any-return]
     if (
         bias is not None
         and input._data.flags.c_contiguous
@@ -159,11 +153,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and bias.numel() == bias.shape[-1]
     ):
         return _flatten_nd_linear(input, weight, bias)
-    output: Any = matmul(input, w.t())
+    output = matmul(input, weight.t())
     if bias is None:
-        return output  # type: ignore[no-any-return]
+        return output
     if output._base is None:
-        return output.add_(bias)  # type: ignore[no-any-return]
+        return output.add_(bias)
     # A view (1-d input): add out of place, with add_'s shape check.
     shape = _broadcast_batch(tuple(output.shape), tuple(bias.shape))
     if shape != tuple(output.shape):
@@ -171,7 +165,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"output with shape {list(output.shape)} doesn't match the broadcast shape "
             f"{list(shape)}"
         )
-    return output + bias  # type: ignore[no-any-return]
+    return output + bias
 
 
 def _flatten_nd_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
@@ -180,9 +174,9 @@ def _flatten_nd_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     flattened = 1
     for extent in sizes[:-1]:
         flattened *= extent
-    folded: Any = _reshape(input, (flattened, sizes[-1]))
-    result: Any = _ops().addmm(bias, folded, weight.t())
-    return result.view(sizes[:-1] + (result.shape[1],))  # type: ignore[no-any-return]
+    folded = _reshape(input, (flattened, sizes[-1]))
+    result: Tensor = _ops().addmm(bias, folded, weight.t())
+    return result.view(sizes[:-1] + (result.shape[1],))
 
 
 def _linalg_vector_norm(

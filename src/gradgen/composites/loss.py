@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..dtypes import Reduction, spelling
@@ -149,7 +147,7 @@ def _cross_entropy_loss_prob_target(
             "classes or no classes but got weight tensor of shape: "
             f"{list(weight.shape)}"
         )
-    input: Any = self.log_softmax(class_dim)
+    input = self.log_softmax(class_dim)
     if label_smoothing > 0.0:
         _check_label_smoothing(label_smoothing)
         target = target * (1 - label_smoothing) + label_smoothing / n_classes
@@ -158,12 +156,12 @@ def _cross_entropy_loss_prob_target(
         terms = terms * _class_weight(weight, input.dim(), 1)
     if reduction == Reduction.MEAN:
         if input.numel() == 0:
-            return -terms.sum() * float("nan")  # type: ignore[no-any-return]
+            return -terms.sum() * float("nan")
         return -terms.sum() * (1.0 / (input.numel() // n_classes))  # type: ignore[no-any-return]
     if reduction == Reduction.SUM:
-        return -terms.sum()  # type: ignore[no-any-return]
+        return -terms.sum()
     if reduction == Reduction.NONE:
-        return -terms.sum(class_dim)  # type: ignore[no-any-return]
+        return -terms.sum(class_dim)
     raise RuntimeError(
         f"Invalid reduction type encountered in cross_entropy: {reduction}"
     )
@@ -181,7 +179,7 @@ def _cross_entropy_loss_label_smoothing(
     contributing nothing. The ignored mask is data of the (integer, never
     differentiable) target, applied as a 0/1 factor where PyTorch uses masked_fill_."""
     class_dim = 0 if self.dim() == 1 else 1
-    input: Any = self.log_softmax(class_dim)
+    input = self.log_softmax(class_dim)
     nll = _ops().nll_loss_nd(input, target, weight, reduction, ignore_index)
     n_classes = input.shape[class_dim]
     if weight is not None:
