@@ -10,6 +10,7 @@ The stages, each a module with one job:
     kernels_module.py  a user's own kernels module (--kernels): its __all__, read with ast
     load.py         validate both files and join them into the Model (model.py)
     ir.py           every string the templates print
+    stubs.py        the type stubs (.pyi) of the generated operators and methods
     literals.py     input text as Python: repr() literals, docstrings, comments, names
     emit.py         render the jinja2 templates, black (with a checked cache)
     output.py       replace the output directory at once, only over generated files
@@ -55,7 +56,7 @@ def generate(
     replaces `out_directory` (see output.py), which must be a directory of generated
     files only (or not exist).
     """
-    from . import emit, ir, load, output
+    from . import emit, ir, load, output, stubs
     from .kernels_module import MODULE_NAME, load_kernels_module
 
     output.read_existing(Path(out_directory))  # a bad --out fails before the work
@@ -69,7 +70,7 @@ def generate(
     if user_module is not None:
         sources = f"{Path(native_functions).name}, {Path(derivatives).name} and {user_module.file_name}"
     black_cache = emit.BlackCache(emit.default_cache_directory() if cache else None)
-    files = emit.render(package, sources, black_cache)
+    files = emit.render(package, sources, black_cache, stubs.build(model))
     if user_module is not None:
         files[f"{MODULE_NAME}.py"] = (
             user_module.source

@@ -26,6 +26,7 @@ import jinja2
 from .errors import CodegenError
 from .ir import PackageIR
 from .literals import FILTERS
+from .stubs import STUB_FILES, StubIR
 
 # Explicit target versions: black must not infer them from each block it is given.
 _BLACK_MODE = black.Mode(line_length=88, target_versions={black.TargetVersion.PY310})
@@ -327,7 +328,13 @@ _BATCH_LINES = 600
 
 
 def _blocks(text: str) -> list[str]:
-    return [b.strip("\n") for b in _TOP_LEVEL.split(text) if b.strip()]
+    blocks: list[str] = []
+    for block in (b.strip("\n") for b in _TOP_LEVEL.split(text) if b.strip()):
+        if blocks and all(line.startswith("@") for line in blocks[-1].splitlines()):
+            blocks[-1] += "\n" + block  # a decorator stays with what it decorates
+        else:
+            blocks.append(block)
+    return blocks
 
 
 def _format_batch(job: tuple[str, list[str]]) -> list[str] | str:
@@ -403,9 +410,13 @@ def default_cache_directory() -> Path:
 
 
 def render(
-    ir: PackageIR, sources: str, cache: BlackCache | None = None
+    ir: PackageIR,
+    sources: str,
+    cache: BlackCache | None = None,
+    stubs: StubIR | None = None,
 ) -> dict[str, str]:
-    """The content of every generated file, formatted."""
+    """The content of every generated file, formatted (with the type stubs, stubs.py,
+    when `stubs` is given)."""
     environment = _environment()
     cache = cache if cache is not None else BlackCache(None)
     texts = {}
@@ -427,6 +438,10 @@ def render(
             formula_helpers=ir.formula_helpers,
             formula_functions=ir.formula_functions,
             user_module=ir.user_module,
+        )
+    for name, template, purpose in STUB_FILES if stubs is not None else ():
+        texts[name] = environment.get_template(template).render(
+            sources=sources, purpose=purpose, **vars(stubs)
         )
     files = cache.format_modules(texts)
     cache.save()

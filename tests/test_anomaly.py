@@ -55,7 +55,7 @@ def test_nan_check_can_be_turned_off() -> None:
 
 
 class FailingBackward(Node):
-    def apply(self, grads):  # type: ignore[no-untyped-def]
+    def apply(self, grads):
         raise ValueError("broken formula")
 
 

@@ -21,7 +21,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "features"
 
 
 @pytest.fixture(scope="module")
-def ops(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def ops(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("features")
     generate(
         FIXTURES / "native_functions.yaml",
@@ -39,7 +39,7 @@ def ops(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-de
             del sys.modules[name]
 
 
-def leaf(values):  # type: ignore[no-untyped-def]
+def leaf(values):
     return gradgen.tensor(values, dtype=gradgen.float64, requires_grad=True)
 
 
@@ -47,7 +47,7 @@ def ones(n: int) -> gradgen.Tensor:
     return gradgen.ones(n, dtype=gradgen.float64)
 
 
-def test_named_outputs_and_named_cotangents(ops) -> None:  # type: ignore[no-untyped-def]
+def test_named_outputs_and_named_cotangents(ops) -> None:
     x, y = leaf([1.0, 2.0]), leaf([5.0, 7.0])
     total, difference = ops.sum_and_difference(x, y)
     assert total.grad_fn is difference.grad_fn
@@ -57,7 +57,7 @@ def test_named_outputs_and_named_cotangents(ops) -> None:  # type: ignore[no-unt
     np.testing.assert_array_equal(gy.numpy(), [-9.0, -9.0])  # 1 - 10
 
 
-def test_an_unused_output_reaches_the_formula_as_none(ops) -> None:  # type: ignore[no-untyped-def]
+def test_an_unused_output_reaches_the_formula_as_none(ops) -> None:
     x, y = leaf([1.0, 2.0]), leaf([5.0, 7.0])
     _, difference = ops.sum_and_difference(x, y)
     gx, gy = autograd.grad(difference, (x, y), ones(2))
@@ -65,7 +65,7 @@ def test_an_unused_output_reaches_the_formula_as_none(ops) -> None:  # type: ign
     np.testing.assert_array_equal(gy.numpy(), [-1.0, -1.0])
 
 
-def test_grads_by_index(ops) -> None:  # type: ignore[no-untyped-def]
+def test_grads_by_index(ops) -> None:
     x = leaf([2.0])
     low, high = ops.halves(x)
     (gx,) = autograd.grad((low, high), x, (ones(1) * 2.0, ones(1) * 4.0))
@@ -74,7 +74,9 @@ def test_grads_by_index(ops) -> None:  # type: ignore[no-untyped-def]
     assert gx.item() == 1.5
 
 
-def test_non_differentiable_input_is_ignored_and_uncovered_input_is_refused(ops) -> None:  # type: ignore[no-untyped-def]
+def test_non_differentiable_input_is_ignored_and_uncovered_input_is_refused(
+    ops,
+) -> None:
     x, weight = leaf([2.0]), leaf([3.0])
     other = gradgen.tensor([5.0], dtype=gradgen.float64)
     out = ops.weighted(x, other, weight)  # weight requires grad: silently ignored
@@ -89,7 +91,7 @@ def test_non_differentiable_input_is_ignored_and_uncovered_input_is_refused(ops)
     )
 
 
-def test_multi_input_formula_with_grad_input_mask(ops) -> None:  # type: ignore[no-untyped-def]
+def test_multi_input_formula_with_grad_input_mask(ops) -> None:
     x, y = leaf([2.0]), leaf([3.0])
     gx, gy = autograd.grad(ops.product(x, y), (x, y), ones(1))
     assert (gx.item(), gy.item()) == (3.0, 2.0)
@@ -98,7 +100,7 @@ def test_multi_input_formula_with_grad_input_mask(ops) -> None:  # type: ignore[
     assert gx.item() == 3.0
 
 
-def test_not_implemented_raises_at_backward(ops) -> None:  # type: ignore[no-untyped-def]
+def test_not_implemented_raises_at_backward(ops) -> None:
     out = ops.zeta_like(leaf([1.0]))  # the forward works
     assert out.item() == 2.0
     with pytest.raises(NotImplementedError) as raised:
@@ -106,7 +108,7 @@ def test_not_implemented_raises_at_backward(ops) -> None:  # type: ignore[no-unt
     assert str(raised.value) == "the derivative for 'zeta_like' is not implemented."
 
 
-def test_zeros_like_saves_shape_and_dtype_not_the_tensor(ops) -> None:  # type: ignore[no-untyped-def]
+def test_zeros_like_saves_shape_and_dtype_not_the_tensor(ops) -> None:
     x, y = leaf([1.0, 2.0, 3.0]), leaf([4.0, 5.0, 6.0])
     out = ops.plus_other_shape(x, y)
     assert not hasattr(out.grad_fn, "self_")
@@ -116,14 +118,14 @@ def test_zeros_like_saves_shape_and_dtype_not_the_tensor(ops) -> None:  # type: 
     np.testing.assert_array_equal(gy.numpy(), [1.0, 1.0, 1.0])
 
 
-def test_output_differentiability(ops) -> None:  # type: ignore[no-untyped-def]
+def test_output_differentiability(ops) -> None:
     values, indices = ops.value_and_index(leaf([1.0, 2.0]))
     assert values.requires_grad and values.grad_fn.name() == "ValueAndIndexBackward0"
     assert not indices.requires_grad and indices.grad_fn is None
     assert indices.dtype == gradgen.int64
 
 
-def test_retain_variables_tells_whether_the_graph_is_kept(ops) -> None:  # type: ignore[no-untyped-def]
+def test_retain_variables_tells_whether_the_graph_is_kept(ops) -> None:
     x = leaf([1.0])
     out = ops.retaining(x)
     out.backward(gradient=ones(1), retain_graph=True)
@@ -132,7 +134,7 @@ def test_retain_variables_tells_whether_the_graph_is_kept(ops) -> None:  # type:
     assert x.grad.item() == 1.0 + 2.0
 
 
-def test_operator_without_entry_records_a_node_that_refuses_backward(ops) -> None:  # type: ignore[no-untyped-def]
+def test_operator_without_entry_records_a_node_that_refuses_backward(ops) -> None:
     out = ops.no_formula(leaf([1.0]))
     assert out.grad_fn.name() == "NotImplemented"
     with pytest.raises(RuntimeError) as raised:
@@ -140,11 +142,11 @@ def test_operator_without_entry_records_a_node_that_refuses_backward(ops) -> Non
     assert str(raised.value) == "derivative for aten::no_formula is not implemented"
 
 
-def test_non_tensor_return(ops) -> None:  # type: ignore[no-untyped-def]
+def test_non_tensor_return(ops) -> None:
     assert ops.count_positive(leaf([1.0, -2.0, 3.0])) == 2
 
 
-def test_overloads_are_chosen_by_argument_types(ops) -> None:  # type: ignore[no-untyped-def]
+def test_overloads_are_chosen_by_argument_types(ops) -> None:
     x = gradgen.tensor([1.0, 2.0], dtype=gradgen.float64)
     y = gradgen.tensor([3.0, 4.0], dtype=gradgen.float64)
     assert ops.scale(x, y).tolist() == [3.0, 8.0]  # scale.Tensor
@@ -156,7 +158,7 @@ def test_overloads_are_chosen_by_argument_types(ops) -> None:  # type: ignore[no
     assert ops.scale(m, dim=(0, 1), dtype=gradgen.float32).dtype == gradgen.float32
 
 
-def test_overloaded_methods_bind_self(ops) -> None:  # type: ignore[no-untyped-def]
+def test_overloaded_methods_bind_self(ops) -> None:
     from gradgen.tensor import install_methods
 
     class Probe(gradgen.Tensor):
@@ -169,7 +171,7 @@ def test_overloaded_methods_bind_self(ops) -> None:  # type: ignore[no-untyped-d
     assert x.scale(0).tolist() == [0.0, 0.0]
 
 
-def test_no_matching_overload_lists_the_signatures(ops) -> None:  # type: ignore[no-untyped-def]
+def test_no_matching_overload_lists_the_signatures(ops) -> None:
     x = gradgen.tensor([1.0])
     with pytest.raises(TypeError) as raised:
         ops.scale(x, "two")

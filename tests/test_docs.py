@@ -323,7 +323,7 @@ def run_python(block: Block) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _clean_global_state():  # type: ignore[no-untyped-def]
+def _clean_global_state():
     """A block that fails half-way may leave a mode switched on; switch it off."""
     yield
     from gradgen import anomaly_mode
@@ -345,7 +345,7 @@ def _appended(files: dict[str, str], name: str) -> str:
     return (ROOT / name).read_text(encoding="utf-8") + "\n" + files.get(name, "")
 
 
-def _generated_package(files: dict[str, str], tmp_root: Path):  # type: ignore[no-untyped-def]
+def _generated_package(files: dict[str, str], tmp_root: Path):
     """The repository's operators plus the documents' ones, as an imported package."""
     key = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:12]
     if key not in _PACKAGES:
@@ -399,10 +399,12 @@ def test_python_block_runs_and_shows_what_it_says(
 ) -> None:
     if block.info[1:] == ["generated"]:
         package = _generated_package(_example_files(block), generated_root)
-        for name in package.ops.__all__:  # type: ignore[attr-defined]
+        for name in package.ops.__all__:
             if not hasattr(gradgen, name):
-                monkeypatch.setattr(gradgen, name, getattr(package.ops, name), raising=False)  # type: ignore[attr-defined]
-        for name, method in package.METHODS.items():  # type: ignore[attr-defined]
+                monkeypatch.setattr(
+                    gradgen, name, getattr(package.ops, name), raising=False
+                )
+        for name, method in package.METHODS.items():
             if name not in gradgen.Tensor.__dict__:
                 monkeypatch.setattr(gradgen.Tensor, name, method, raising=False)
     else:

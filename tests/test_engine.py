@@ -16,7 +16,7 @@ from gradgen.graph import Node
 from gradgen.variable_type_utils import collect_next_edges, set_history
 
 
-def leaf(values, dtype=gradgen.float64):  # type: ignore[no-untyped-def]
+def leaf(values, dtype=gradgen.float64):
     return gradgen.tensor(values, dtype=dtype, requires_grad=True)
 
 
@@ -315,7 +315,7 @@ def test_backward_with_inputs_accumulates_only_there() -> None:
         ),
     ],
 )
-def test_error_messages(call, error, message) -> None:  # type: ignore[no-untyped-def]
+def test_error_messages(call, error, message) -> None:
     with pytest.raises(error) as raised:
         call()
     assert str(raised.value) == message
@@ -324,7 +324,7 @@ def test_error_messages(call, error, message) -> None:  # type: ignore[no-untype
 class WrongShapeBackward(Node):
     """A node whose gradient cannot be reduced to its input's shape."""
 
-    def apply(self, grads):  # type: ignore[no-untyped-def]
+    def apply(self, grads):
         return [gradgen.ones(4, dtype=gradgen.float64)]
 
 
@@ -550,13 +550,13 @@ def test_backward_inputs_retains_a_non_leaf_gradient() -> None:
     assert h.grad.item() == 12.0 and x.grad is None
 
 
-def test_leaf_gradients_are_not_copied_when_nobody_else_holds_them(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_leaf_gradients_are_not_copied_when_nobody_else_holds_them(monkeypatch) -> None:
     # PyTorch steals the engine's gradient for .grad when it is not shared; copying
     # it would double the memory traffic of every training step.
     copies = []
     original = gradgen.Tensor.clone
 
-    def counting_clone(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def counting_clone(self, *args, **kwargs):
         copies.append(self)
         return original(self, *args, **kwargs)
 

@@ -9,7 +9,7 @@ import gradgen
 from gradgen.autograd import forward_ad as fwAD
 
 
-def t(values):  # type: ignore[no-untyped-def]
+def t(values):
     return gradgen.tensor(values, dtype=gradgen.float64)
 
 
@@ -62,7 +62,7 @@ def test_forward_over_reverse_and_reverse_through_dual() -> None:
         ),
     ],
 )
-def test_errors_outside_a_level(call, error, message) -> None:  # type: ignore[no-untyped-def]
+def test_errors_outside_a_level(call, error, message) -> None:
     with pytest.raises(error) as raised:
         call()
     assert str(raised.value) == message
@@ -90,7 +90,7 @@ def test_errors_inside_a_level() -> None:
                 pass
 
 
-def test_operator_without_a_forward_formula_refuses(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_operator_without_a_forward_formula_refuses(tmp_path, monkeypatch) -> None:
     import importlib
     from pathlib import Path
 

@@ -42,7 +42,7 @@ def ones(n: int, dtype: Any = F64) -> gradgen.Tensor:
 def make_functions(lib: Any, base: Any) -> dict[str, Any]:
     """The same custom Functions for gradgen (lib=gradgen) and torch (lib=torch)."""
 
-    class Exp(base):  # type: ignore[misc,valid-type]
+    class Exp(base):
         @staticmethod
         def forward(ctx: Any, x: Any) -> Any:
             result = lib.tensor(np.exp(x.detach().numpy()))
@@ -54,7 +54,7 @@ def make_functions(lib: Any, base: Any) -> dict[str, Any]:
             (result,) = ctx.saved_tensors
             return grad * result
 
-    class Mul(base):  # type: ignore[misc,valid-type]
+    class Mul(base):
         @staticmethod
         def forward(ctx: Any, x: Any, y: Any) -> Any:
             ctx.save_for_backward(x, y)
@@ -65,7 +65,7 @@ def make_functions(lib: Any, base: Any) -> dict[str, Any]:
             x, y = ctx.saved_tensors
             return grad * y, grad * x
 
-    class Cube(base):  # type: ignore[misc,valid-type]
+    class Cube(base):
         """Differentiable backward: second order works through it."""
 
         @staticmethod
@@ -78,7 +78,7 @@ def make_functions(lib: Any, base: Any) -> dict[str, Any]:
             (x,) = ctx.saved_tensors
             return grad * 3.0 * x**2
 
-    class ScaleShift(base):  # type: ignore[misc,valid-type]
+    class ScaleShift(base):
         """Non-Tensor arguments in the middle and at the end."""
 
         @staticmethod
@@ -91,7 +91,7 @@ def make_functions(lib: Any, base: Any) -> dict[str, Any]:
         def backward(ctx: Any, grad: Any) -> Any:
             return grad * ctx.k, None, grad, None
 
-    class SplitScale(base):  # type: ignore[misc,valid-type]
+    class SplitScale(base):
         """Two outputs: 2x and 3x."""
 
         @staticmethod
@@ -102,7 +102,7 @@ def make_functions(lib: Any, base: Any) -> dict[str, Any]:
         def backward(ctx: Any, ga: Any, gb: Any) -> Any:
             return ga * 2.0 + gb * 3.0
 
-    class WithIndex(base):  # type: ignore[misc,valid-type]
+    class WithIndex(base):
         """A differentiable output, a marked one, an integer one and a string."""
 
         @staticmethod
@@ -117,7 +117,7 @@ def make_functions(lib: Any, base: Any) -> dict[str, Any]:
             ctx.seen = (ga, gm, gi, gs)
             return ga * 2.0
 
-    class SetupMul(base):  # type: ignore[misc,valid-type]
+    class SetupMul(base):
         """The forward-without-ctx style, with a defaulted non-Tensor argument."""
 
         @staticmethod

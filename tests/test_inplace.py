@@ -11,7 +11,7 @@ from torch_oracle import oracle
 from gradgen.autograd import gradcheck, gradgradcheck
 
 
-def leaf(values):  # type: ignore[no-untyped-def]
+def leaf(values):
     return gradgen.tensor(values, dtype=gradgen.float64, requires_grad=True)
 
 
@@ -143,7 +143,7 @@ def test_modifying_a_saved_leaf_under_no_grad_is_still_reported() -> None:
         ),
     ],
 )
-def test_in_place_kernel_errors(make, message) -> None:  # type: ignore[no-untyped-def]
+def test_in_place_kernel_errors(make, message) -> None:
     with pytest.raises(RuntimeError) as raised:
         make()
     assert str(raised.value) == message
@@ -162,8 +162,8 @@ THROUGH_VIEWS = {
 
 
 @pytest.mark.parametrize("name", sorted(THROUGH_VIEWS))
-def test_in_place_through_a_view_matches_pytorch(name) -> None:  # type: ignore[no-untyped-def]
-    def run(L):  # type: ignore[no-untyped-def]
+def test_in_place_through_a_view_matches_pytorch(name) -> None:
+    def run(L):
         x = L.tensor(np.arange(1.0, 7.0).reshape(2, 3), requires_grad=True)
         w = L.tensor([2.0, -1.0, 0.5, 3.0], dtype=L.float64, requires_grad=True)
         y = x * 1.0
@@ -179,7 +179,7 @@ def test_in_place_through_a_view_matches_pytorch(name) -> None:  # type: ignore[
 
 
 def test_in_place_through_a_view_is_differentiable_twice() -> None:
-    def function(x, w):  # type: ignore[no-untyped-def]
+    def function(x, w):
         y = x * x
         y[:, 1].mul_(w)
         y.view(-1)[3:].add_(w.sum() ** 2)
@@ -209,11 +209,11 @@ def test_views_made_under_no_grad_do_not_follow_their_base() -> None:
     assert y.detach().grad_fn is None
 
 
-def test_in_place_chain_matches_pytorch() -> None:  # type: ignore[no-untyped-def]
+def test_in_place_chain_matches_pytorch() -> None:
     data = np.array([0.5, -1.5, 2.0])
     weight = np.array([2.0, 3.0, -1.0])
 
-    def run(module):  # type: ignore[no-untyped-def]
+    def run(module):
         x = module.tensor(data, requires_grad=True)
         w = module.tensor(weight, requires_grad=True)
         y = x * 1.0
@@ -228,8 +228,8 @@ def test_in_place_chain_matches_pytorch() -> None:  # type: ignore[no-untyped-de
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
 
 
-def test_a_base_in_any_memory_layout_is_found() -> None:  # type: ignore[no-untyped-def]
-    def run(L):  # type: ignore[no-untyped-def]
+def test_a_base_in_any_memory_layout_is_found() -> None:
+    def run(L):
         x = L.tensor(np.arange(1.0, 7.0).reshape(2, 3), requires_grad=True)
         w = L.tensor([2.0, -1.0], dtype=L.float64, requires_grad=True)
         y = x.t() * 1.0  # numpy keeps the transposed (column-major) layout
@@ -253,7 +253,7 @@ def test_a_base_in_any_memory_layout_is_found() -> None:  # type: ignore[no-unty
     ],
     ids=["C", "Fortran", "reversed", "transposed"],
 )
-def test_view_positions_index_the_base_in_c_order(layout) -> None:  # type: ignore[no-untyped-def]
+def test_view_positions_index_the_base_in_c_order(layout) -> None:
     from gradgen.view_history import view_positions
 
     base = layout(np.arange(24.0).reshape(4, 6))

@@ -17,7 +17,7 @@ from gradgen.numpy_interop import FUNCTION_OPERATORS, UFUNC_OPERATORS
 from torch_oracle import oracle, outcome
 
 
-def leaf(values):  # type: ignore[no-untyped-def]
+def leaf(values):
     return gradgen.tensor(values, dtype=gradgen.float64, requires_grad=True)
 
 

@@ -261,12 +261,12 @@ def test_bad_arguments() -> None:
     with pytest.raises(
         TypeError, match="should be an iterable of Tensors or dicts, but got Tensor"
     ):
-        Adam(p)  # type: ignore[arg-type]
+        Adam(p)
     with pytest.raises(
         TypeError,
         match="optimizer can only optimize Tensors, but one of the params is list",
     ):
-        Adam([[1.0]])  # type: ignore[list-item]
+        Adam([[1.0]])
     with pytest.raises(ValueError, match="can't optimize a non-leaf Tensor"):
         Adam([p * 2])
     with pytest.raises(ValueError, match="more than one parameter group"):

@@ -186,12 +186,14 @@ def test_python_literal_refuses_what_is_not_text() -> None:
         python_literal(3)
 
 
-# Everything a template prints without a filter: Python code that ir.py builds from
-# checked names, `ast.unparse` of checked trees and repr() literals, or an int.
+# Everything a template prints without a filter: Python code that ir.py (or stubs.py)
+# builds from checked names, `ast.unparse` of checked trees and repr() literals, an int,
+# or a macro's output (_stub_def.j2, itself checked here).
 CODE_FIELDS = {
     "binding.call",
     "binding.signature",
     "expression",
+    "field.annotation",
     "formula.expression",
     "formula.indices[0]",
     "index",
@@ -214,10 +216,14 @@ CODE_FIELDS = {
     "output",
     "overload.target",
     "param",
+    "param.annotation",
     "save.guard",
     "save.target",
     "save.value",
+    "signature.returns",
     "size",
+    "stub_def(function, False)",
+    "stub_def(method, True)",
     "type",
 }
 FILTERED = re.compile(r"\| (py|docstring|comment|identifier)(\(\d+\))?$")
@@ -225,7 +231,7 @@ FILTERED = re.compile(r"\| (py|docstring|comment|identifier)(\(\d+\))?$")
 
 def test_templates_print_text_only_through_the_filters() -> None:
     templates = sorted((ROOT / "templates").glob("*.j2"))
-    assert len(templates) == 9
+    assert len(templates) == 13
     seen = set()
     for path in templates:
         for expression in re.findall(r"{{(.*?)}}", path.read_text(), flags=re.S):

@@ -23,7 +23,7 @@ from torch_oracle import oracle
         (np.array([1, 2], dtype=np.int32), gradgen.int32),
     ],
 )
-def test_default_dtypes(data, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_default_dtypes(data, dtype) -> None:
     assert gradgen.tensor(data).dtype == dtype
 
 
@@ -56,7 +56,7 @@ def test_default_dtype_can_be_changed() -> None:
         ),
     ],
 )
-def test_repr(make, expected) -> None:  # type: ignore[no-untyped-def]
+def test_repr(make, expected) -> None:
     assert repr(make()) == expected
 
 
@@ -167,8 +167,8 @@ def test_wrong_argument_types_name_the_function_and_argument() -> None:
         (("int64", 3), 2.5),
     ],
 )
-def test_type_promotion_matches_pytorch(left, right) -> None:  # type: ignore[no-untyped-def]
-    def make(module, spec):  # type: ignore[no-untyped-def]
+def test_type_promotion_matches_pytorch(left, right) -> None:
+    def make(module, spec):
         if not isinstance(spec, tuple):
             return spec
         name, data = spec
@@ -237,12 +237,12 @@ def test_factories() -> None:
         "scalar",
     ],
 )
-def test_a_numpy_dtype_torch_cannot_hold_is_a_type_error_as_in_pytorch(make) -> None:  # type: ignore[no-untyped-def]
+def test_a_numpy_dtype_torch_cannot_hold_is_a_type_error_as_in_pytorch(make) -> None:
     data = make()
     if data.dtype == np.float64:  # long double is double on this platform
         pytest.skip("numpy's longdouble is float64 here")
 
-    def error(torch):  # type: ignore[no-untyped-def]
+    def error(torch):
         with pytest.raises(TypeError) as theirs:
             torch.tensor(data)
         return str(theirs.value)
@@ -257,7 +257,7 @@ def test_a_numpy_dtype_torch_cannot_hold_is_a_type_error_as_in_pytorch(make) -> 
     assert gradgen.tensor(np.array([1.0], dtype=np.float32)).dtype == gradgen.float32
 
 
-def test_result_type_fast_path_agrees_with_the_general_algorithm(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_result_type_fast_path_agrees_with_the_general_algorithm(monkeypatch) -> None:
     import itertools
 
     from gradgen import dtypes

@@ -357,7 +357,7 @@ def test_custom_function_drawn_as_pytorch_draws_it() -> None:
     function = pytest.importorskip("gradgen.autograd.function")
 
     def graph(module: Any, base: type) -> tuple[Any, dict[str, Any]]:
-        class Scale(base):  # type: ignore[misc]
+        class Scale(base):
             @staticmethod
             def forward(ctx: Any, x: Any, y: Any) -> Any:
                 ctx.save_for_backward(x, None, y)

@@ -109,7 +109,7 @@ def make_model(hidden: int = 64) -> nn.Sequential:
 
 def accuracy(logits: gradgen.Tensor, labels: gradgen.Tensor) -> float:
     """The fraction of rows whose largest logit is at the label."""
-    correct = (gradgen.argmax(logits, 1) == labels).sum().item()  # type: ignore[attr-defined]
+    correct = (gradgen.argmax(logits, 1) == labels).sum()
     return float(correct) / len(labels)
 
 
@@ -234,7 +234,7 @@ def plot_decision_boundary(result: TrainResult, path: pathlib.Path) -> pathlib.P
     grid_x, grid_y = np.meshgrid(axis, axis)
     grid = np.stack([grid_x.ravel(), grid_y.ravel()], axis=1)
     with gradgen.no_grad():
-        probability = gradgen.softmax(result.model(gradgen.tensor(grid)), 1)  # type: ignore[attr-defined]
+        probability = gradgen.softmax(result.model(gradgen.tensor(grid)), 1)
     p1 = probability.numpy()[:, 1].reshape(grid_x.shape)
 
     figure, ax = plt.subplots(figsize=(6, 6), dpi=100)

@@ -122,7 +122,7 @@ def validate_outputs(
                 raise RuntimeError(
                     _error(node, _shape_error(index, shape, expected_shape))
                 )
-            grad = grad.sum_to_size(expected_shape)  # type: ignore[attr-defined]
+            grad = grad.sum_to_size(expected_shape)
         if expected_dtype is not None and grad._data.dtype != expected_dtype:
             grad_is_complex = grad._data.dtype.kind == "c"
             if grad._data.dtype.kind != "f" and grad_is_complex != (
@@ -135,7 +135,7 @@ def validate_outputs(
                         "== grad_is_complex) to be true, but got false.",
                     )
                 )
-            grad = grad._to_copy(dtype=dtypes._FROM_NUMPY[expected_dtype])  # type: ignore[union-attr]
+            grad = grad._to_copy(dtype=dtypes._FROM_NUMPY[expected_dtype])
         grads[index] = grad
 
 
@@ -249,7 +249,7 @@ def _call_tensor_pre_hooks(node: Node, inputs: list[Tensor | None]) -> None:
                 continue
             with _RETAIN_GRAD_LOCK:  # backward passes on other threads may share it
                 if tensor._grad is None:
-                    tensor._grad = grad.clone()  # type: ignore[attr-defined]
+                    tensor._grad = grad.clone()
                 else:
                     tensor._grad = tensor._grad + grad
 

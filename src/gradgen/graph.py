@@ -305,7 +305,7 @@ class AccumulateGrad(Node):
                 if not recording and is_stealable(new_grad, extra_refs=_APPLY_REFS):
                     variable._grad = new_grad
                 else:
-                    variable._grad = new_grad.clone()  # type: ignore[attr-defined]
+                    variable._grad = new_grad.clone()
             elif recording:
                 variable._grad = old_grad + new_grad
             elif old_grad._data.flags.writeable:

@@ -79,11 +79,11 @@ def getitem(self: Tensor, index: Any) -> Tensor:
     gathered: list[Tensor | None] = []  # the `index` operator's indices, per dimension
     for item in indexes:
         if item is None:
-            result = result.unsqueeze(dim)  # type: ignore[attr-defined]
+            result = result.unsqueeze(dim)
             gathered.append(None)
             dim += 1
         elif _is_bool(item):
-            result = result.unsqueeze(dim)  # type: ignore[attr-defined]
+            result = result.unsqueeze(dim)
             gathered.append(Tensor(np.zeros(1 if item else 0, np.int64)))
             dim += 1
         elif item is Ellipsis:
@@ -96,7 +96,7 @@ def getitem(self: Tensor, index: Any) -> Tensor:
             start = None if item.start is None else operator.index(item.start)
             stop = None if item.stop is None else operator.index(item.stop)
             if not (start in (None, 0) and stop is None and step == 1):
-                result = result.slice(dim, start, stop, step)  # type: ignore[attr-defined]
+                result = result.slice(dim, start, stop, step)
             gathered.append(None)
             dim += 1
         elif not _is_advanced(item) and _is_integer_index(item):
@@ -105,7 +105,7 @@ def getitem(self: Tensor, index: Any) -> Tensor:
                 raise IndexError(
                     f"index {position} is out of bounds for dimension {dim} with size {size}"
                 )
-            result = result.select(dim, position)  # type: ignore[attr-defined]
+            result = result.select(dim, position)
         elif _is_advanced(item):
             gathered.append(item)
             dim += item._data.ndim if item._data.dtype.kind == "b" else 1
@@ -115,9 +115,9 @@ def getitem(self: Tensor, index: Any) -> Tensor:
                 f"Variables are valid indices (got {type(item).__name__})"
             )
     if advanced:
-        return result.index(gathered)  # type: ignore[attr-defined,no-any-return]
+        return result.index(gathered)
     if result is self:
-        return self.view(self._data.shape)  # type: ignore[attr-defined,no-any-return]
+        return self.view(self._data.shape)
     return result
 
 
@@ -153,7 +153,7 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
     if basic:
         if recording:
             # As PyTorch: a copy_ into the view (recorded through CopySlices).
-            getitem(self, index).copy_(source)  # type: ignore[attr-defined]
+            getitem(self, index).copy_(source)
         else:
             _write_basic(self, items, source)
         return
@@ -165,7 +165,7 @@ def setitem(self: Tensor, index: Any, value: Any) -> None:
         Tensor(np.asarray(c, dtype=np.int64))
         for c in np.unravel_index(selected, self._data.shape)
     ]
-    self.index_put_(coordinates, source)  # type: ignore[attr-defined]
+    self.index_put_(coordinates, source)
 
 
 def _write_basic(self: Tensor, items: tuple[Any, ...], source: Tensor) -> None:

@@ -575,7 +575,7 @@ def _split(ary: Any, indices_or_sections: Any, axis: Any = 0) -> list[Tensor]:
 def _broadcast_to(array: Any, shape: Any, subok: bool = False) -> Tensor:
     _refuse("broadcast_to", subok=subok)
     size = (shape,) if not isinstance(shape, Sequence) else tuple(shape)
-    return _tensor(array).expand(tuple(operator.index(n) for n in size))  # type: ignore[attr-defined]
+    return _tensor(array).expand(tuple(operator.index(n) for n in size))
 
 
 @_implements(np.tile, operators=("repeat",))
@@ -583,7 +583,7 @@ def _tile(A: Any, reps: Any) -> Tensor:  # noqa: N803 - numpy's name
     self = _tensor(A)
     repeats = (reps,) if not isinstance(reps, Sequence) else tuple(reps)
     repeats = (1,) * (self.ndim - len(repeats)) + repeats  # numpy pads reps with 1s
-    return self.repeat(tuple(operator.index(n) for n in repeats))  # type: ignore[attr-defined]
+    return self.repeat(tuple(operator.index(n) for n in repeats))
 
 
 @_implements(np.copy, operators=("clone",))

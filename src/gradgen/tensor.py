@@ -40,10 +40,15 @@ from .formatting import format_tensor
 from .graph import NO_EDGE, AccumulateGrad, Edge, Node, RemovableHandle
 from .numpy_kernels import _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
 
-if TYPE_CHECKING:  # types only: tensor_api sits above this module (floor 5)
+if TYPE_CHECKING:
+    # types only: tensor_api sits above this module (floor 5), and the generated
+    # methods are typed by generated/tensor_base.pyi, a stub only.
     from . import tensor_api as _api
+    from .generated.tensor_base import TensorBase
     from .indexing import getitem as _getitem, setitem as _setitem
     from .norms import tensor_norm as _tensor_norm
+else:
+    TensorBase = object  # the methods are attached at import (install_methods)
 
 Number = int | float | complex | bool
 _NDARRAY = np.ndarray
@@ -98,7 +103,7 @@ NON_LEAF_GRAD_WARNING = (
 )
 
 
-class Tensor:
+class Tensor(TensorBase):
     """A multi-dimensional array that records the operations applied to it."""
 
     __slots__ = (

@@ -28,8 +28,8 @@ def _nn(torch: Any, name: str) -> Callable[..., Any]:
     """torch._C._nn.NAME, else torch.NAME, else torch.ops.aten.NAME."""
     for namespace in (torch._C._nn, torch):
         if hasattr(namespace, name):
-            return getattr(namespace, name)  # type: ignore[no-any-return]
-    return getattr(torch.ops.aten, name)  # type: ignore[no-any-return]
+            return getattr(namespace, name)
+    return getattr(torch.ops.aten, name)
 
 
 def _dtype_name(t: Any) -> str:

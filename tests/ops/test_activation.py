@@ -51,7 +51,7 @@ ACTIVATIONS: list[tuple[str, tuple[Any, ...]]] = [
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name, args", ACTIVATIONS)
-def test_activations_match_torch(name, args, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_activations_match_torch(name, args, dtype) -> None:
     (x,) = _arrays(1, (4, 5), dtype=dtype)
     x.flat[:3] = [0.0, -0.0, 1.0]  # the kinks
     _check_against_torch(
@@ -62,7 +62,7 @@ def test_activations_match_torch(name, args, dtype) -> None:  # type: ignore[no-
 
 
 @pytest.mark.parametrize("name, args", ACTIVATIONS)
-def test_activations_second_derivatives_match_torch(name, args) -> None:  # type: ignore[no-untyped-def]
+def test_activations_second_derivatives_match_torch(name, args) -> None:
     (x,) = _arrays(2, (7,))
     _second_derivatives_match(
         lambda a: getattr(gradgen, name)(a, *args) * a,
@@ -72,7 +72,7 @@ def test_activations_second_derivatives_match_torch(name, args) -> None:  # type
 
 
 @pytest.mark.parametrize("name, args", ACTIVATIONS)
-def test_activations_forward_mode_matches_torch(name, args) -> None:  # type: ignore[no-untyped-def]
+def test_activations_forward_mode_matches_torch(name, args) -> None:
     x, v = _arrays(3, (6,), (6,))
     with forward_ad.dual_level():
         dual = forward_ad.make_dual(gradgen.tensor(x), gradgen.tensor(v))
@@ -88,7 +88,7 @@ def test_activations_forward_mode_matches_torch(name, args) -> None:  # type: ig
     np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-12, atol=1e-14)
 
 
-def test_activations_extreme_values_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_activations_extreme_values_match_torch() -> None:
     x = np.array(
         [-1000.0, -50.0, -20.0, 0.0, 19.9, 20.1, 50.0, 1000.0, np.nan, np.inf, -np.inf]
     )
@@ -100,7 +100,7 @@ def test_activations_extreme_values_match_torch() -> None:  # type: ignore[no-un
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, err_msg=f"{name}{args}")
 
 
-def test_activation_gradients_at_extremes_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_activation_gradients_at_extremes_match_torch() -> None:
     x = np.array([-800.0, -30.0, 0.0, 30.0, 800.0, np.nan])
     for name, args in ACTIVATIONS:
         _check_against_torch(
@@ -114,7 +114,7 @@ def test_activation_gradients_at_extremes_match_torch() -> None:  # type: ignore
     "name", ["leaky_relu", "elu", "softplus", "log_sigmoid", "mish"]
 )
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "complex128"])
-def test_activation_dtype_errors_match_torch(name, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_activation_dtype_errors_match_torch(name, dtype) -> None:
     x = np.ones(3, dtype=dtype)
     _same_error(
         lambda: getattr(gradgen, name)(gradgen.tensor(x)),
@@ -122,7 +122,7 @@ def test_activation_dtype_errors_match_torch(name, dtype) -> None:  # type: igno
     )
 
 
-def test_hardtanh_dtypes_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_hardtanh_dtypes_match_torch() -> None:
     for values, dtype in (([1, -2, 5, 0], "int64"), ([3, -3], "int32")):
         x = np.array(values, dtype=dtype)
         ours = gradgen.hardtanh(gradgen.tensor(x), -1.5, 2.5)
@@ -161,7 +161,7 @@ BACKWARD_OPERATORS: list[tuple[str, Callable[[Any, Any, Any], tuple[Any, ...]]]]
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name, arguments", BACKWARD_OPERATORS)
-def test_backward_operators_match_torch(name, arguments, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_backward_operators_match_torch(name, arguments, dtype) -> None:
     g, x = _arrays(4, (3, 4), (3, 4), dtype=dtype)
     ours = getattr(gradgen, name)(
         *arguments(gradgen, gradgen.tensor(g), gradgen.tensor(x))
@@ -178,7 +178,7 @@ def test_backward_operators_match_torch(name, arguments, dtype) -> None:  # type
     )
 
 
-def test_log_sigmoid_forward_and_backward_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_log_sigmoid_forward_and_backward_match_torch() -> None:
     (x,) = _arrays(5, (2, 5))
     g = np.linspace(-1, 1, 10).reshape(2, 5)
 
@@ -203,7 +203,7 @@ def test_log_sigmoid_forward_and_backward_match_torch() -> None:  # type: ignore
         np.testing.assert_allclose(ours.numpy(), backward_t, rtol=1e-12)
 
 
-def test_backward_operators_double_backward_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_backward_operators_double_backward_match_torch() -> None:
     g, x = _arrays(6, (5,), (5,))
     for name, arguments in BACKWARD_OPERATORS[:-1]:  # mish_backward has no derivative
         _second_derivatives_match(
@@ -216,7 +216,7 @@ def test_backward_operators_double_backward_match_torch() -> None:  # type: igno
         )
 
 
-def test_mish_backward_has_no_derivative_and_mish_double_backward_works() -> None:  # type: ignore[no-untyped-def]
+def test_mish_backward_has_no_derivative_and_mish_double_backward_works() -> None:
     g, x = _arrays(7, (4,), (4,))
     out = gradgen.mish_backward(
         gradgen.tensor(g, requires_grad=True), gradgen.tensor(x)
@@ -226,7 +226,7 @@ def test_mish_backward_has_no_derivative_and_mish_double_backward_works() -> Non
     assert gradgradcheck(gradgen.mish, inputs)
 
 
-def test_inplace_backward_with_negative_slope_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_inplace_backward_with_negative_slope_errors_match_torch() -> None:
     g, x = _arrays(8, (3,), (3,))
     for name, args in (("leaky_relu_backward", (-0.5, True)), ("elu_backward", None)):
         if name == "elu_backward":
@@ -255,7 +255,7 @@ INPLACE = [
 
 
 @pytest.mark.parametrize("name, args, torch_node, our_node", INPLACE)
-def test_inplace_activations_match_torch(name, args, torch_node, our_node) -> None:  # type: ignore[no-untyped-def]
+def test_inplace_activations_match_torch(name, args, torch_node, our_node) -> None:
     """Values and gradients equal torch's. leaky_relu_ and elu_ record the functional
     node (LeakyReluBackward0, EluBackward0) with the input saved before it is
     overwritten: PyTorch's own entries differentiate from the result, which an in-place
@@ -284,7 +284,7 @@ def test_inplace_activations_match_torch(name, args, torch_node, our_node) -> No
         getattr(gradgen, name)(a, *args)
 
 
-def test_inplace_activations_in_forward_mode() -> None:  # type: ignore[no-untyped-def]
+def test_inplace_activations_in_forward_mode() -> None:
     x, v = _arrays(10, (5,), (5,))
     for name, args, _, _ in INPLACE:
         with forward_ad.dual_level():
@@ -331,7 +331,7 @@ def test_dropout_is_reproducible_with_manual_seed() -> None:
     assert first.dtype == np.float32
 
 
-def test_dropout_edge_cases_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_dropout_edge_cases_match_torch() -> None:
     x = np.array([1.0, -2.0, np.nan, np.inf])
     for p, train in ((0.0, True), (0.5, False), (1.0, False)):
         a = gradgen.tensor(x, requires_grad=True)

@@ -31,5 +31,5 @@ pytestmark = pytest.mark.filterwarnings(
         ),
     ],
 )
-def test_softmax_family_double_backward_matches_torch(fn) -> None:  # type: ignore[no-untyped-def]
+def test_softmax_family_double_backward_matches_torch(fn) -> None:
     compare(fn, np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]), create_graph=True)

@@ -213,7 +213,7 @@ def _numpy(tensor: Any) -> np.ndarray:
     """A result as an array (torch may give zero tensors and conjugate views)."""
     if hasattr(tensor, "resolve_conj"):
         tensor = tensor.detach().resolve_conj() + 0
-    return tensor.numpy()  # type: ignore[no-any-return]
+    return tensor.numpy()
 
 
 def _second_derivatives(

@@ -66,7 +66,7 @@ GRAD_FNS: dict[str, Callable[[Any, Any], Any]] = {
 
 
 @pytest.mark.parametrize("name", sorted(GRAD_FNS))
-def test_grad_fn_names_are_torchs(name: str) -> None:  # type: ignore[no-untyped-def]
+def test_grad_fn_names_are_torchs(name: str) -> None:
     ours = GRAD_FNS[name](gradgen, gradgen.tensor(M, requires_grad=True))
     theirs = oracle(
         "name",
@@ -100,7 +100,7 @@ def test_grad_fn_names_that_differ_from_torchs() -> None:
         ("complex128", M[1:2]),
     ],
 )
-def test_copy_casts_and_broadcasts_as_torch(self_dtype: str, src: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+def test_copy_casts_and_broadcasts_as_torch(self_dtype: str, src: np.ndarray) -> None:
     def fn(lib: Any, s: Any) -> Any:
         base = lib.zeros(3, 4, dtype=getattr(lib, self_dtype))
         if base.is_floating_point() or base.is_complex():
@@ -121,7 +121,7 @@ def test_copy_of_a_tensor_requiring_grad_into_an_integer_tensor() -> None:
     assert out.tolist() == [1, 2] and not out.requires_grad
 
 
-def test_copy_gradient_goes_to_src_in_its_dtype_and_shape() -> None:  # type: ignore[no-untyped-def]
+def test_copy_gradient_goes_to_src_in_its_dtype_and_shape() -> None:
     compare(
         lambda lib, s, x: (x * 2.0).copy_(s) * x,
         M[0].astype(np.float32),
@@ -130,7 +130,7 @@ def test_copy_gradient_goes_to_src_in_its_dtype_and_shape() -> None:  # type: ig
     )
 
 
-def test_copy_of_complex_into_real_warns_and_drops_the_imaginary_gradient() -> None:  # type: ignore[no-untyped-def]
+def test_copy_of_complex_into_real_warns_and_drops_the_imaginary_gradient() -> None:
     src = gradgen.tensor(M[0] + 1j * M[1], requires_grad=True)
     with pytest.warns(UserWarning, match="Casting complex values to real discards"):
         out = gradgen.zeros(4, dtype=gradgen.float64).copy_(src)
@@ -155,7 +155,7 @@ def test_copy_of_complex_into_real_warns_and_drops_the_imaginary_gradient() -> N
     ],
     ids=["mismatch", "src-larger", "leaf"],
 )
-def test_copy_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_copy_errors_are_torchs(fn) -> None:
     same_error(fn)
 
 
@@ -203,11 +203,11 @@ def test_copy_forward_mode() -> None:
         ),
     ],
 )
-def test_writes_match_torch(fn, data) -> None:  # type: ignore[no-untyped-def]
+def test_writes_match_torch(fn, data) -> None:
     compare(fn, data)
 
 
-def test_fill_and_masked_fill_send_the_value_its_gradient() -> None:  # type: ignore[no-untyped-def]
+def test_fill_and_masked_fill_send_the_value_its_gradient() -> None:
     value = np.array(0.75)
     compare(lambda lib, x, v: (x * 1).fill_(v * v) * x, M, value, create_graph=True)
     compare(lambda lib, x, v: lib.fill(x, v * v) * x, M, value, create_graph=True)
@@ -242,11 +242,11 @@ def test_fill_and_masked_fill_send_the_value_its_gradient() -> None:  # type: ig
         "leaf",
     ],
 )
-def test_write_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_write_errors_are_torchs(fn) -> None:
     same_error(fn)
 
 
-def test_in_place_writes_bump_the_version_as_torch() -> None:  # type: ignore[no-untyped-def]
+def test_in_place_writes_bump_the_version_as_torch() -> None:
     def steps(lib: Any) -> int:
         a = lib.ones(3, dtype=lib.float64)
         before = a._version
@@ -259,7 +259,7 @@ def test_in_place_writes_bump_the_version_as_torch() -> None:  # type: ignore[no
         a.clip_(0, 1)
         a.nan_to_num_()
         a.masked_fill_(lib.tensor([True, False, True]), 0.5)
-        return a._version - before  # type: ignore[no-any-return]
+        return a._version - before
 
     assert steps(gradgen) == oracle("steps", steps) == 9
 
@@ -315,7 +315,7 @@ def test_a_saved_tensor_overwritten_in_place_is_detected() -> None:
         ),
     ],
 )
-def test_pointwise_combinations_match_torch(fn, arrays) -> None:  # type: ignore[no-untyped-def]
+def test_pointwise_combinations_match_torch(fn, arrays) -> None:
     compare(fn, *arrays, create_graph=True)
 
 
@@ -364,7 +364,7 @@ def test_pointwise_combinations_match_torch(fn, arrays) -> None:  # type: ignore
         "addcdiv_-broadcast",
     ],
 )
-def test_pointwise_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_pointwise_errors_are_torchs(fn) -> None:
     same_error(fn)
 
 
@@ -391,7 +391,7 @@ def test_detach_in_place_cuts_the_tensor_from_the_graph() -> None:
     assert not leaf.requires_grad and leaf.is_leaf
 
 
-def test_detach_in_place_refuses_views() -> None:  # type: ignore[no-untyped-def]
+def test_detach_in_place_refuses_views() -> None:
     same_error(lambda lib: lib.ones(3, requires_grad=True)[0:2].detach_())
     same_error(lambda lib: (lib.ones(3, requires_grad=True) * 1)[1].detach_())
     same_error(lambda lib: lib.ones(3)[1:].detach_())
@@ -426,11 +426,11 @@ def test_detach_in_place_clears_the_tangent() -> None:
         (lambda lib, x, lo: (x * 1).clamp_(lo), (M, M[2])),
     ],
 )
-def test_where_method_and_clip_match_torch(fn, arrays) -> None:  # type: ignore[no-untyped-def]
+def test_where_method_and_clip_match_torch(fn, arrays) -> None:
     compare(fn, *arrays, create_graph=True)
 
 
-def test_clip_without_bounds_is_clamps_error() -> None:  # type: ignore[no-untyped-def]
+def test_clip_without_bounds_is_clamps_error() -> None:
     same_error(lambda lib: lib.clip(lib.ones(2)))
     same_error(lambda lib: lib.ones(2).clip_())
 
@@ -453,5 +453,5 @@ SPECIAL = np.array([1.5, NAN, INF, -INF, -0.0, 3e38])
         (lambda lib, x: lib.nan_to_num_(x.clone()), INT),
     ],
 )
-def test_nan_to_num_matches_torch(fn, data) -> None:  # type: ignore[no-untyped-def]
+def test_nan_to_num_matches_torch(fn, data) -> None:
     compare(fn, data)

@@ -45,7 +45,7 @@ FUNCTIONS = [
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)
-def test_functional_signatures_match_torch(name) -> None:  # type: ignore[no-untyped-def]
+def test_functional_signatures_match_torch(name) -> None:
     def parameters(function: Any) -> list[tuple[str, str, str]]:
         signature = inspect.signature(function)
         return [
@@ -59,7 +59,7 @@ def test_functional_signatures_match_torch(name) -> None:  # type: ignore[no-unt
     assert parameters(getattr(GF, name)) == theirs
 
 
-def test_functional_builtin_signatures_match_torch_docs() -> None:  # type: ignore[no-untyped-def]
+def test_functional_builtin_signatures_match_torch_docs() -> None:
     """softplus, logsigmoid and one_hot are C functions in torch: their documented
     signatures."""
     assert str(inspect.signature(GF.softplus)).startswith(
@@ -72,7 +72,7 @@ def test_functional_builtin_signatures_match_torch_docs() -> None:  # type: igno
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-def test_functional_losses_match_torch(reduction) -> None:  # type: ignore[no-untyped-def]
+def test_functional_losses_match_torch(reduction) -> None:
     a, b = _arrays(40, (4, 3), (4, 3))
     w = np.abs(a) + 0.5
     probabilities = (b + 2) / 4
@@ -115,7 +115,7 @@ def test_functional_losses_match_torch(reduction) -> None:  # type: ignore[no-un
         )
 
 
-def test_functional_kl_div_batchmean_and_warnings_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_functional_kl_div_batchmean_and_warnings_match_torch() -> None:
     rng = np.random.default_rng(41)
     x, y = np.log(rng.dirichlet(np.ones(3), 4)), rng.dirichlet(np.ones(3), 4)
     _check_against_torch(
@@ -142,7 +142,7 @@ def test_functional_kl_div_batchmean_and_warnings_match_torch() -> None:  # type
 @pytest.mark.parametrize(
     "name", ["l1_loss", "smooth_l1_loss", "binary_cross_entropy_with_logits", "kl_div"]
 )
-def test_functional_legacy_flags_match_torch(name, size_average, reduce) -> None:  # type: ignore[no-untyped-def]
+def test_functional_legacy_flags_match_torch(name, size_average, reduce) -> None:
     a, b = _arrays(42, (4, 3), (4, 3))
     b = (b + 2) / 4
 
@@ -162,7 +162,7 @@ def test_functional_legacy_flags_match_torch(name, size_average, reduce) -> None
     assert messages == expected_messages
 
 
-def test_functional_messages_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_functional_messages_match_torch() -> None:
     checks: list[tuple[Callable[[], Any], Callable[[Any], Any]]] = [
         (
             lambda: GF.l1_loss(
@@ -227,7 +227,7 @@ def test_functional_messages_match_torch() -> None:  # type: ignore[no-untyped-d
         assert out.shape == ()
 
 
-def test_functional_activations_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_functional_activations_match_torch() -> None:
     (x,) = _arrays(43, (3, 4))
     for name, kwargs in (
         ("leaky_relu", {"negative_slope": 0.2}),
@@ -258,7 +258,7 @@ def test_functional_activations_match_torch() -> None:  # type: ignore[no-untype
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, err_msg=name)
 
 
-def test_grad_fn_names_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_grad_fn_names_match_torch() -> None:
     x, y = _arrays(44, (2, 3), (2, 3))
     cases: list[tuple[Callable[..., Any], Callable[..., Any]]] = [
         (lambda lib, a, b: _f(lib, "l1_loss")(a, b, MEAN), lambda lib, a, b: None),
@@ -299,7 +299,9 @@ def test_grad_fn_names_match_torch() -> None:  # type: ignore[no-untyped-def]
         theirs_name, theirs_next = oracle(str(number), names)
         assert ours_name == theirs_name
         # gradgen has no xlogy: kl_div writes xlogy(target, target) with where.
-        assert ours_next == [{"XlogyBackward0": "WhereBackward0"}.get(n, n) for n in theirs_next]  # type: ignore[arg-type]
+        assert ours_next == [
+            {"XlogyBackward0": "WhereBackward0"}.get(n, n) for n in theirs_next
+        ]
 
 
 def _f(lib: Any, name: str) -> Callable[..., Any]:

@@ -62,7 +62,7 @@ pytestmark = pytest.mark.filterwarnings(
         ),
     ],
 )
-def test_indexing_and_masking_match_torch(fn, arrays) -> None:  # type: ignore[no-untyped-def]
+def test_indexing_and_masking_match_torch(fn, arrays) -> None:
     compare(fn, *arrays, create_graph=True)
 
 

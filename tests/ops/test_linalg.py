@@ -59,7 +59,7 @@ def _matmul_params() -> list[Any]:
 
 
 @pytest.mark.parametrize("case, pattern, dtype", _matmul_params())
-def test_matmul_rank_cases_match_torch(case, pattern, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_matmul_rank_cases_match_torch(case, pattern, dtype) -> None:
     arrays = _arrays(0, *case, dtype=dtype)
     _check_against_torch(
         gradgen.matmul, lambda torch: torch.matmul, arrays, list(pattern)
@@ -68,7 +68,7 @@ def test_matmul_rank_cases_match_torch(case, pattern, dtype) -> None:  # type: i
 
 @pytest.mark.parametrize("case", RANK_CASES)
 @pytest.mark.parametrize("pattern", GRAD_PATTERNS)
-def test_matmul_graph_follows_torch(case, pattern) -> None:  # type: ignore[no-untyped-def]
+def test_matmul_graph_follows_torch(case, pattern) -> None:
     """The same nodes as torch's _matmul_impl records, except SqueezeBackward4:
     PyTorch squeezes the 1-d @ 2-d result in place (squeeze_), gradgen has no
     squeeze_ and records squeeze.dim's SqueezeBackward1."""
@@ -90,13 +90,13 @@ def _second_order_params() -> list[Any]:
 
 
 @pytest.mark.parametrize("case", _second_order_params())
-def test_matmul_gradcheck_and_gradgradcheck(case) -> None:  # type: ignore[no-untyped-def]
+def test_matmul_gradcheck_and_gradgradcheck(case) -> None:
     inputs = [gradgen.tensor(a, requires_grad=True) for a in _arrays(2, *case)]
     assert gradcheck(gradgen.matmul, inputs)
     assert gradgradcheck(gradgen.matmul, inputs)
 
 
-def test_matmul_complex_batched_gradcheck() -> None:  # type: ignore[no-untyped-def]
+def test_matmul_complex_batched_gradcheck() -> None:
     rng = np.random.default_rng(3)
     arrays = [rng.normal(size=s) + 1j * rng.normal(size=s) for s in ((4, 2, 3), (3, 2))]
     inputs = [gradgen.tensor(a, requires_grad=True) for a in arrays]
@@ -104,7 +104,7 @@ def test_matmul_complex_batched_gradcheck() -> None:  # type: ignore[no-untyped-
     _check_against_torch(gradgen.matmul, lambda torch: torch.matmul, arrays)
 
 
-def test_matmul_method_and_int_dtype() -> None:  # type: ignore[no-untyped-def]
+def test_matmul_method_and_int_dtype() -> None:
     a = np.arange(24).reshape(2, 3, 4)
     b = np.arange(8).reshape(4, 2)
     out = gradgen.tensor(a).matmul(gradgen.tensor(b))
@@ -128,7 +128,7 @@ PRODUCTS = [
 
 @pytest.mark.parametrize("name, shapes", PRODUCTS)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_products_match_torch(name, shapes, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_products_match_torch(name, shapes, dtype) -> None:
     arrays = _arrays(4, *shapes, dtype=dtype)
     _check_against_torch(
         getattr(gradgen, name), lambda torch: getattr(torch, name), arrays
@@ -145,7 +145,7 @@ def test_products_match_torch(name, shapes, dtype) -> None:  # type: ignore[no-u
 
 
 @pytest.mark.parametrize("name, shapes", PRODUCTS)
-def test_products_of_integers_stay_integers(name, shapes) -> None:  # type: ignore[no-untyped-def]
+def test_products_of_integers_stay_integers(name, shapes) -> None:
     rng = np.random.default_rng(5)
     for dtype in ("int64", "int32"):
         arrays = [rng.integers(-5, 5, s).astype(dtype) for s in shapes]
@@ -161,7 +161,7 @@ def test_products_of_integers_stay_integers(name, shapes) -> None:  # type: igno
 @pytest.mark.parametrize(
     "name, shapes", [p for p in PRODUCTS if p[0] not in ("outer", "ger")]
 )
-def test_complex_products_conjugate_as_torch(name, shapes) -> None:  # type: ignore[no-untyped-def]
+def test_complex_products_conjugate_as_torch(name, shapes) -> None:
     rng = np.random.default_rng(6)
     arrays = [rng.normal(size=s) + 1j * rng.normal(size=s) for s in shapes]
     _check_against_torch(
@@ -180,7 +180,7 @@ ADDMM_CASES = [
 
 
 @pytest.mark.parametrize("dtype, beta, alpha, self_shape", ADDMM_CASES)
-def test_addmm_matches_torch(dtype, beta, alpha, self_shape) -> None:  # type: ignore[no-untyped-def]
+def test_addmm_matches_torch(dtype, beta, alpha, self_shape) -> None:
     arrays = _arrays(8, self_shape, (2, 3), (3, 4), dtype=dtype)
     _check_against_torch(
         lambda s, a, b: gradgen.addmm(s, a, b, beta=beta, alpha=alpha),
@@ -189,7 +189,7 @@ def test_addmm_matches_torch(dtype, beta, alpha, self_shape) -> None:  # type: i
     )
 
 
-def test_addmm_beta_zero_ignores_nan_and_alpha_zero_ignores_inf() -> None:  # type: ignore[no-untyped-def]
+def test_addmm_beta_zero_ignores_nan_and_alpha_zero_ignores_inf() -> None:
     nan_self = np.full(4, np.nan)
     inf_mat = np.full((2, 3), np.inf)
     for s, m1, beta, alpha in (
@@ -207,7 +207,7 @@ def test_addmm_beta_zero_ignores_nan_and_alpha_zero_ignores_inf() -> None:  # ty
         assert out.tolist() == expected.tolist()
 
 
-def test_grad_fn_names() -> None:  # type: ignore[no-untyped-def]
+def test_grad_fn_names() -> None:
     for name, shapes in PRODUCTS + [("addmm", ((4,), (2, 3), (3, 4)))]:
         arrays = _arrays(9, *shapes)
 
@@ -256,7 +256,7 @@ ERROR_CASES: list[tuple[str, tuple[Any, ...]]] = [
 
 
 @pytest.mark.parametrize("name, specs", ERROR_CASES)
-def test_errors_match_torch(name, specs) -> None:  # type: ignore[no-untyped-def]
+def test_errors_match_torch(name, specs) -> None:
     arrays = [np.ones(shape, dtype=dtype) for shape, dtype in specs]
     theirs = oracle(
         "error",
@@ -288,7 +288,7 @@ LINEAR_CASES = [
 
 @pytest.mark.parametrize("input_shape, bias_shape", LINEAR_CASES)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_linear_matches_torch(input_shape, bias_shape, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_linear_matches_torch(input_shape, bias_shape, dtype) -> None:
     shapes = [input_shape, (4, 3)] + ([] if bias_shape is None else [bias_shape])
     arrays = _arrays(10, *shapes, dtype=dtype)
     out, expected = _check_against_torch(
@@ -298,7 +298,7 @@ def test_linear_matches_torch(input_shape, bias_shape, dtype) -> None:  # type: 
     assert out.grad_fn.name() == expected["grad_fn"].replace("Backward4", "Backward1")
 
 
-def test_linear_transposed_input_and_bad_bias() -> None:  # type: ignore[no-untyped-def]
+def test_linear_transposed_input_and_bad_bias() -> None:
     array = _arrays(11, (3, 5, 2))[0]
     weight, bias = _arrays(12, (4, 3), (4,))
     _check_against_torch(

@@ -71,7 +71,7 @@ def _vector_norm(lib: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         (lambda lib, x: x.trace(), M[:2] * (1 + 2j)),
     ],
 )
-def test_triangles_and_diagonals_match_torch(fn, data) -> None:  # type: ignore[no-untyped-def]
+def test_triangles_and_diagonals_match_torch(fn, data) -> None:
     compare(fn, data, create_graph=True)
 
 
@@ -104,11 +104,11 @@ def test_triangles_and_diagonals_match_torch(fn, data) -> None:  # type: ignore[
         "trace-bool",
     ],
 )
-def test_triangle_and_diagonal_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_triangle_and_diagonal_errors_are_torchs(fn) -> None:
     same_error(fn)
 
 
-def test_diagonal_is_a_view_that_writes_through() -> None:  # type: ignore[no-untyped-def]
+def test_diagonal_is_a_view_that_writes_through() -> None:
     def run(lib: Any) -> tuple[Any, ...]:
         x = lib.tensor(M)
         d = x.diagonal(1)
@@ -120,7 +120,7 @@ def test_diagonal_is_a_view_that_writes_through() -> None:  # type: ignore[no-un
     y.fill_(9.0)  # a transposed (non-contiguous) base is written too
 
 
-def test_diagonal_backward_matches_torch() -> None:  # type: ignore[no-untyped-def]
+def test_diagonal_backward_matches_torch() -> None:
     compare(
         lambda lib, g: (
             lib.ops.aten if lib.__name__ == "torch" else lib
@@ -140,7 +140,7 @@ ORDERS = [2, 1, 3, 0.5, 1.5, INF, -INF, 0, -1]
     "dim, keepdim",
     [(None, False), ((1,), False), ((0,), True), ((0, 1), False), ((), True)],
 )
-def test_vector_norms_match_torch(ord, dim, keepdim: bool) -> None:  # type: ignore[no-untyped-def]
+def test_vector_norms_match_torch(ord, dim, keepdim: bool) -> None:
     compare(
         lambda lib, x: _vector_norm(lib, x, ord, dim, keepdim),
         M,
@@ -149,7 +149,7 @@ def test_vector_norms_match_torch(ord, dim, keepdim: bool) -> None:  # type: ign
 
 
 @pytest.mark.parametrize("ord", ORDERS)
-def test_vector_norms_of_complex_tensors_match_torch(ord) -> None:  # type: ignore[no-untyped-def]
+def test_vector_norms_of_complex_tensors_match_torch(ord) -> None:
     compare(
         lambda lib, x: _vector_norm(lib, x, ord, (1,)),
         M + 1j * M[::-1],
@@ -158,12 +158,12 @@ def test_vector_norms_of_complex_tensors_match_torch(ord) -> None:  # type: igno
 
 
 @pytest.mark.parametrize("ord", [2, 1, 3, 0.5, 1.5, INF])
-def test_vector_norm_gradients_at_zero_and_ties(ord) -> None:  # type: ignore[no-untyped-def]
+def test_vector_norm_gradients_at_zero_and_ties(ord) -> None:
     data = np.array([[0.0, 0.0, 0.0], [3.0, -3.0, 1.0], [0.0, 2.0, -2.0]])
     compare(lambda lib, x: _vector_norm(lib, x, ord, (1,)), data)
 
 
-def test_vector_norm_dtypes_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_vector_norm_dtypes_match_torch() -> None:
     compare(lambda lib, x: _vector_norm(lib, x), M.astype(np.float32))
     compare(lambda lib, x: _vector_norm(lib, x, 1, (0,)), M.astype(np.complex64))
     compare(
@@ -209,11 +209,11 @@ def test_vector_norm_dtypes_match_torch() -> None:  # type: ignore[no-untyped-de
         "norm-dim-int",
     ],
 )
-def test_vector_norm_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_vector_norm_errors_are_torchs(fn) -> None:
     same_error(fn)
 
 
-def test_vector_norm_of_an_empty_tensor() -> None:  # type: ignore[no-untyped-def]
+def test_vector_norm_of_an_empty_tensor() -> None:
     compare(lambda lib, x: _vector_norm(lib, x[:0]), M)
     compare(lambda lib, x: _vector_norm(lib, x[:, :0], INF, 0), M)
 
@@ -232,7 +232,7 @@ def test_vector_norm_of_an_empty_tensor() -> None:  # type: ignore[no-untyped-de
         lambda lib, x: x[0, 0].norm(2, 0),
     ],
 )
-def test_norm_matches_torch(fn) -> None:  # type: ignore[no-untyped-def]
+def test_norm_matches_torch(fn) -> None:
     compare(fn, M, create_graph=True)
     compare(fn, M.astype(np.float32))
 
@@ -249,7 +249,7 @@ def test_norm_matches_torch(fn) -> None:  # type: ignore[no-untyped-def]
         (lambda lib, a, b: lib.dist(a, b, 1), (M + 1j, M * 1j)),
     ],
 )
-def test_dist_matches_torch(fn, arrays) -> None:  # type: ignore[no-untyped-def]
+def test_dist_matches_torch(fn, arrays) -> None:
     compare(fn, *arrays, create_graph=True)
 
 
@@ -272,7 +272,7 @@ def test_dist_with_p_zero_counts_and_has_no_gradient() -> None:
     ],
     ids=["int", "bool", "shapes"],
 )
-def test_dist_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_dist_errors_are_torchs(fn) -> None:
     same_error(fn)
 
 

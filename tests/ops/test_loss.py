@@ -25,7 +25,7 @@ REDUCTIONS = [NONE, MEAN, SUM]
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_mse_loss_matches_torch(reduction, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_mse_loss_matches_torch(reduction, dtype) -> None:
     arrays = _arrays(13, (3, 4), (3, 4), dtype=dtype)
     out, expected = _check_against_torch(
         lambda a, b: gradgen.mse_loss(a, b, reduction),
@@ -35,7 +35,7 @@ def test_mse_loss_matches_torch(reduction, dtype) -> None:  # type: ignore[no-un
     assert out.grad_fn.name() == expected["grad_fn"] == "MseLossBackward0"
 
 
-def test_mse_loss_default_is_mean_and_promotes() -> None:  # type: ignore[no-untyped-def]
+def test_mse_loss_default_is_mean_and_promotes() -> None:
     a, b = _arrays(14, (3,), (3,))
     out = gradgen.mse_loss(gradgen.tensor(a.astype("float32")), gradgen.tensor(b))
     expected = oracle(
@@ -57,7 +57,7 @@ def test_mse_loss_default_is_mean_and_promotes() -> None:  # type: ignore[no-unt
 
 
 @pytest.mark.filterwarnings("ignore:An output with one or more elements was resized")
-def test_mse_loss_broadcasting_gradients_follow_aten() -> None:  # type: ignore[no-untyped-def]
+def test_mse_loss_broadcasting_gradients_follow_aten() -> None:
     """ATen's mse_loss broadcasts but scales each input's gradient by its own numel
     (F.mse_loss broadcasts before calling it, so only direct calls see this)."""
     _check_against_torch(
@@ -68,7 +68,7 @@ def test_mse_loss_broadcasting_gradients_follow_aten() -> None:  # type: ignore[
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_mse_loss_backward_double_backward(reduction) -> None:  # type: ignore[no-untyped-def]
+def test_mse_loss_backward_double_backward(reduction) -> None:
     grad_shape = (3, 4) if reduction == NONE else ()
     arrays = _arrays(16, grad_shape, (3, 4), (3, 4))
     _check_against_torch(
@@ -106,7 +106,7 @@ NLL_ND_CASES = [
 
 
 @pytest.mark.parametrize("case, reduction, dtype", NLL_ND_CASES)
-def test_nll_loss_nd_matches_torch(case, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_nll_loss_nd_matches_torch(case, reduction, dtype) -> None:
     shape, target = NLL_CASES[case]
     x = _arrays(17, shape, dtype=dtype)[0]
     weight = WEIGHT.astype(dtype)
@@ -124,7 +124,7 @@ def test_nll_loss_nd_matches_torch(case, reduction, dtype) -> None:  # type: ign
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_nll_loss_forward_total_weight_and_ignore_index(reduction) -> None:  # type: ignore[no-untyped-def]
+def test_nll_loss_forward_total_weight_and_ignore_index(reduction) -> None:
     x = _arrays(18, (4, 3))[0]
     target = np.array([0, 2, 1, 2])
     for ignore_index in (2, -100, 7):
@@ -152,7 +152,7 @@ def test_nll_loss_forward_total_weight_and_ignore_index(reduction) -> None:  # t
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
 
 
-def test_nll_loss_all_ignored_and_empty() -> None:  # type: ignore[no-untyped-def]
+def test_nll_loss_all_ignored_and_empty() -> None:
     for x, target in (
         (np.ones((2, 3)), np.array([-100, -100])),
         (np.ones((0, 3)), np.zeros(0, dtype=np.int64)),
@@ -173,7 +173,7 @@ def test_nll_loss_all_ignored_and_empty() -> None:  # type: ignore[no-untyped-de
                 np.testing.assert_array_equal(got.numpy(), want)
 
 
-def test_nll_loss_without_weight_forward() -> None:  # type: ignore[no-untyped-def]
+def test_nll_loss_without_weight_forward() -> None:
     x = _arrays(19, (4, 3))[0]
     target = np.array([0, 2, -100, 1])
     for reduction in REDUCTIONS:
@@ -189,7 +189,7 @@ def test_nll_loss_without_weight_forward() -> None:  # type: ignore[no-untyped-d
         np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
 
 
-def test_nll_loss_without_weight_backward() -> None:  # type: ignore[no-untyped-def]
+def test_nll_loss_without_weight_backward() -> None:
     x = _arrays(20, (4, 3))[0]
     target = np.array([0, 2, -100, 1])
     _check_against_torch(
@@ -199,7 +199,7 @@ def test_nll_loss_without_weight_backward() -> None:  # type: ignore[no-untyped-
     )
 
 
-def test_nll_loss_node_names() -> None:  # type: ignore[no-untyped-def]
+def test_nll_loss_node_names() -> None:
     for shape, target in (NLL_CASES["2d"], NLL_CASES["4d"]):
         x, w = _arrays(21, shape)[0], WEIGHT
 
@@ -269,7 +269,7 @@ NLL_ERRORS = [
 
 
 @pytest.mark.parametrize("name, args", NLL_ERRORS)
-def test_nll_loss_errors_match_torch(name, args) -> None:  # type: ignore[no-untyped-def]
+def test_nll_loss_errors_match_torch(name, args) -> None:
     def call(lib: Any, namespace: Any) -> Any:
         converted = [lib.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
         return getattr(namespace, name)(*converted)
@@ -281,7 +281,7 @@ def test_nll_loss_errors_match_torch(name, args) -> None:  # type: ignore[no-unt
     assert str(ours.value) == str(theirs)
 
 
-def test_nll_loss_weight_cannot_require_grad() -> None:  # type: ignore[no-untyped-def]
+def test_nll_loss_weight_cannot_require_grad() -> None:
     args = (np.ones((2, 3)), np.array([0, 1]))
     theirs = oracle(
         "error",
@@ -317,7 +317,7 @@ def _bce_arrays(dtype: str = "float64") -> list[Any]:
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("weight_shape", [(3,), (2, 3)])
-def test_binary_cross_entropy_matches_torch(reduction, dtype, weight_shape) -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_matches_torch(reduction, dtype, weight_shape) -> None:
     x, y = _bce_arrays(dtype)
     w = np.random.default_rng(23).uniform(0.5, 2, weight_shape).astype(dtype)
     out, expected = _check_against_torch(
@@ -331,7 +331,7 @@ def test_binary_cross_entropy_matches_torch(reduction, dtype, weight_shape) -> N
     assert out.grad_fn.name() == expected["grad_fn"] == "BinaryCrossEntropyBackward0"
 
 
-def test_binary_cross_entropy_clamps_log_at_minus_100() -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_clamps_log_at_minus_100() -> None:
     x, y = np.array([0.0, 1.0, 0.0, 1.0]), np.array([0.0, 1.0, 1.0, 0.0])
     _check_against_torch(
         lambda a, b, c: gradgen.binary_cross_entropy(a, b, c, NONE),
@@ -344,7 +344,7 @@ def test_binary_cross_entropy_clamps_log_at_minus_100() -> None:  # type: ignore
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_binary_cross_entropy_backward_matches_torch(reduction) -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_backward_matches_torch(reduction) -> None:
     x, y = _bce_arrays()
     grad = _arrays(24, (2, 3) if reduction == NONE else ())[0]
     _check_against_torch(
@@ -358,7 +358,7 @@ def test_binary_cross_entropy_backward_matches_torch(reduction) -> None:  # type
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_binary_cross_entropy_target_gradient(reduction) -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_target_gradient(reduction) -> None:
     x, y = _bce_arrays()
     _check_against_torch(
         lambda a, b, c: gradgen.binary_cross_entropy(a, b, c, reduction),
@@ -377,7 +377,7 @@ def test_binary_cross_entropy_target_gradient(reduction) -> None:  # type: ignor
     )
 
 
-def test_binary_cross_entropy_without_weight_backward() -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_without_weight_backward() -> None:
     x, y = _bce_arrays()
     _check_against_torch(
         lambda a, b: gradgen.binary_cross_entropy(a, b),
@@ -400,7 +400,7 @@ BCE_ERRORS = [
 
 
 @pytest.mark.parametrize("x, y, w", BCE_ERRORS)
-def test_binary_cross_entropy_errors_match_torch(x, y, w) -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_errors_match_torch(x, y, w) -> None:
     def call(lib: Any, namespace: Any) -> Any:
         weight = None if w is None else lib.tensor(w)
         return namespace.binary_cross_entropy(
@@ -420,7 +420,7 @@ def test_binary_cross_entropy_errors_match_torch(x, y, w) -> None:  # type: igno
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("label_smoothing", [0.0, 0.2])
 @pytest.mark.parametrize("case", ["2d", "1d", "3d", "probabilities"])
-def test_cross_entropy_matches_torch(reduction, label_smoothing, case) -> None:  # type: ignore[no-untyped-def]
+def test_cross_entropy_matches_torch(reduction, label_smoothing, case) -> None:
     rng = np.random.default_rng(25)
     if case == "probabilities":
         x, target = rng.normal(size=(4, 3)), rng.dirichlet(np.ones(3), 4)
@@ -447,7 +447,7 @@ def test_cross_entropy_matches_torch(reduction, label_smoothing, case) -> None: 
         )
 
 
-def test_cross_entropy_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_cross_entropy_errors_match_torch() -> None:
     cases = [
         (np.ones((2, 3)), np.array([[0, 1, 0], [1, 0, 0]]), {}),
         (np.ones((2, 3)), np.full((2, 3), 1 / 3), {"ignore_index": 1}),
@@ -472,7 +472,7 @@ def test_cross_entropy_errors_match_torch() -> None:  # type: ignore[no-untyped-
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-def test_functional_losses_match_torch(reduction) -> None:  # type: ignore[no-untyped-def]
+def test_functional_losses_match_torch(reduction) -> None:
     a, b = _arrays(26, (4, 3), (4, 3))
     _check_against_torch(
         lambda x, y: GF.mse_loss(x, y, reduction=reduction),
@@ -512,7 +512,7 @@ def test_functional_losses_match_torch(reduction) -> None:  # type: ignore[no-un
 @pytest.mark.parametrize(
     "size_average, reduce", [(None, False), (False, None), (True, True), (False, False)]
 )
-def test_functional_legacy_flags_match_torch(size_average, reduce) -> None:  # type: ignore[no-untyped-def]
+def test_functional_legacy_flags_match_torch(size_average, reduce) -> None:
     a, b = _arrays(27, (4, 3), (4, 3))
 
     def run(lib: Any, mse_loss: Any) -> tuple[Any, list[str]]:
@@ -531,7 +531,7 @@ def test_functional_legacy_flags_match_torch(size_average, reduce) -> None:  # t
     assert messages == expected_messages
 
 
-def test_functional_messages() -> None:  # type: ignore[no-untyped-def]
+def test_functional_messages() -> None:
     with pytest.raises(ValueError, match="^bad is not a valid value for reduction$"):
         GF.nll_loss(gradgen.ones(2, 3), gradgen.tensor([0, 1]), reduction="bad")
     with pytest.raises(
@@ -558,7 +558,7 @@ def test_functional_messages() -> None:  # type: ignore[no-untyped-def]
             GF.mse_loss(gradgen.ones(3), gradgen.ones(4))
 
 
-def test_functional_exports_the_activations_and_losses() -> None:  # type: ignore[no-untyped-def]
+def test_functional_exports_the_activations_and_losses() -> None:
     activations = {"relu", "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax"}
     losses = {"linear", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy"}
     assert losses | activations <= set(GF.__all__)  # other batches add more

@@ -50,7 +50,7 @@ REDUCTIONS = [NONE, MEAN, SUM]
         ("huber_loss", (0.3,)),
     ],
 )
-def test_regression_losses_match_torch(name, args, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_regression_losses_match_torch(name, args, reduction, dtype) -> None:
     x, y = _arrays(12, (4, 3), (4, 3), dtype=dtype)
     _check_against_torch(
         lambda a, b: getattr(gradgen, name)(a, b, reduction, *args),
@@ -63,7 +63,9 @@ def test_regression_losses_match_torch(name, args, reduction, dtype) -> None:  #
 @pytest.mark.parametrize(
     "name, args", [("smooth_l1_loss", (0.7,)), ("huber_loss", (0.7,)), ("l1_loss", ())]
 )
-def test_regression_losses_second_derivatives_match_torch(name, args, reduction) -> None:  # type: ignore[no-untyped-def]
+def test_regression_losses_second_derivatives_match_torch(
+    name, args, reduction
+) -> None:
     x, y = _arrays(13, (3, 2), (3, 2))
     _second_derivatives_match(
         lambda a, b: getattr(gradgen, name)(a, b, reduction, *args) * (a * b).sum(),
@@ -73,7 +75,7 @@ def test_regression_losses_second_derivatives_match_torch(name, args, reduction)
     )
 
 
-def test_loss_backward_operators_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_loss_backward_operators_match_torch() -> None:
     g, x, y = _arrays(14, (3, 4), (3, 4), (3, 4))
     for reduction in REDUCTIONS:
         grad = g if reduction == NONE else g[0, :1].reshape(())
@@ -94,7 +96,7 @@ def test_loss_backward_operators_match_torch() -> None:  # type: ignore[no-untyp
             np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-12, err_msg=name)
 
 
-def test_loss_backward_operators_second_derivatives_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_loss_backward_operators_second_derivatives_match_torch() -> None:
     g, x, y = _arrays(15, (3, 2), (3, 2), (3, 2))
     for reduction in REDUCTIONS:
         grad = g if reduction == NONE else g[0, :1].reshape(())
@@ -109,7 +111,7 @@ def test_loss_backward_operators_second_derivatives_match_torch() -> None:  # ty
             )
 
 
-def test_loss_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_loss_errors_match_torch() -> None:
     x, y = np.ones(3), np.zeros(3)
     cases = [
         ("smooth_l1_loss", (x, y, MEAN, -1.0)),
@@ -134,7 +136,7 @@ def test_loss_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
         gradgen.huber_loss(gradgen.tensor(x), gradgen.tensor(y), 3)
 
 
-def test_losses_promote_and_broadcast_as_torch() -> None:  # type: ignore[no-untyped-def]
+def test_losses_promote_and_broadcast_as_torch() -> None:
     x = np.array([1.0, -2.0, 0.5], np.float32)
     y = np.array([0.5], np.float64)
     for name, args in (
@@ -172,7 +174,9 @@ BCE_CASES = [
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("case, weight_shape, pos_weight_shape", BCE_CASES)
-def test_binary_cross_entropy_with_logits_matches_torch(case, weight_shape, pos_weight_shape, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_with_logits_matches_torch(
+    case, weight_shape, pos_weight_shape, reduction, dtype
+) -> None:
     rng = np.random.default_rng(16)
     x = (rng.normal(size=(4, 3)) * 4).astype(dtype)
     x[0, 0], x[0, 1] = 60.0, -60.0
@@ -199,7 +203,9 @@ def test_binary_cross_entropy_with_logits_matches_torch(case, weight_shape, pos_
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-def test_binary_cross_entropy_with_logits_second_derivatives_match_torch(reduction) -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_with_logits_second_derivatives_match_torch(
+    reduction,
+) -> None:
     x, y = _arrays(17, (3, 2), (3, 2))
     w, p = np.array([0.5, 2.0]), np.array([3.0, 0.25])
     for weight, pos_weight in ((None, None), (w, p)):
@@ -234,7 +240,7 @@ def test_binary_cross_entropy_with_logits_second_derivatives_match_torch(reducti
         _second_derivatives_match(ours, theirs, [x, y])
 
 
-def test_binary_cross_entropy_with_logits_dtypes_and_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_binary_cross_entropy_with_logits_dtypes_and_errors_match_torch() -> None:
     x32, x64 = np.array([0.5, -1.0, 2.0], np.float32), np.array([0.5, -1.0, 2.0])
     for a, b, w in (
         (x32, x64, None),
@@ -297,7 +303,7 @@ def test_binary_cross_entropy_with_logits_dtypes_and_errors_match_torch() -> Non
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("log_target", [False, True])
-def test_kl_div_matches_torch(log_target, reduction, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_kl_div_matches_torch(log_target, reduction, dtype) -> None:
     rng = np.random.default_rng(18)
     x = np.log(rng.dirichlet(np.ones(4), 3)).astype(dtype)
     y = rng.dirichlet(np.ones(4), 3).astype(dtype)
@@ -316,7 +322,7 @@ def test_kl_div_matches_torch(log_target, reduction, dtype) -> None:  # type: ig
     )
 
 
-def test_kl_div_zero_and_negative_targets_and_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_kl_div_zero_and_negative_targets_and_errors_match_torch() -> None:
     x = np.array([-1.0, -2.0, -0.5])
     y = np.array([0.0, -1.0, 2.0])
     ours = gradgen.kl_div(

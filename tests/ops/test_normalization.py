@@ -39,7 +39,9 @@ LAYER_NORM_CASES = [
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("shape, normalized, has_weight, has_bias", LAYER_NORM_CASES)
-def test_layer_norm_matches_torch(shape, normalized, has_weight, has_bias, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_layer_norm_matches_torch(
+    shape, normalized, has_weight, has_bias, dtype
+) -> None:
     x, w, b = _arrays(19, shape, normalized, normalized, dtype=dtype)
     arrays, flags = [x], [True]
     if has_weight:
@@ -66,7 +68,9 @@ def test_layer_norm_matches_torch(shape, normalized, has_weight, has_bias, dtype
 
 
 @pytest.mark.parametrize("shape, normalized, has_weight, has_bias", LAYER_NORM_CASES)
-def test_native_layer_norm_statistics_match_torch(shape, normalized, has_weight, has_bias) -> None:  # type: ignore[no-untyped-def]
+def test_native_layer_norm_statistics_match_torch(
+    shape, normalized, has_weight, has_bias
+) -> None:
     x, w, b = _arrays(20, shape, normalized, normalized)
     weight = w if has_weight else None
     bias = b if has_bias else None
@@ -103,7 +107,9 @@ def test_native_layer_norm_statistics_match_torch(shape, normalized, has_weight,
     "shape, normalized, has_weight, has_bias",
     [case for case in LAYER_NORM_CASES if case[2] or not case[3]],
 )
-def test_layer_norm_second_derivatives_match_torch(shape, normalized, has_weight, has_bias) -> None:  # type: ignore[no-untyped-def]
+def test_layer_norm_second_derivatives_match_torch(
+    shape, normalized, has_weight, has_bias
+) -> None:
     x, w, b = _arrays(21, shape, normalized, normalized)
     arrays = [x] + ([w] if has_weight else []) + ([b] if has_bias else [])
 
@@ -119,7 +125,9 @@ def test_layer_norm_second_derivatives_match_torch(shape, normalized, has_weight
 
 
 @pytest.mark.parametrize("shape, normalized, has_weight, has_bias", LAYER_NORM_CASES)
-def test_layer_norm_gradcheck_gradgradcheck_and_forward_mode(shape, normalized, has_weight, has_bias) -> None:  # type: ignore[no-untyped-def]
+def test_layer_norm_gradcheck_gradgradcheck_and_forward_mode(
+    shape, normalized, has_weight, has_bias
+) -> None:
     x, w, b = _arrays(22, shape, normalized, normalized)
     inputs = [gradgen.tensor(x, requires_grad=True)]
     if has_weight:
@@ -137,7 +145,7 @@ def test_layer_norm_gradcheck_gradgradcheck_and_forward_mode(shape, normalized, 
     assert gradgradcheck(call, inputs)
 
 
-def test_layer_norm_forward_mode_matches_torch() -> None:  # type: ignore[no-untyped-def]
+def test_layer_norm_forward_mode_matches_torch() -> None:
     x, w, b, tx, tw, tb = _arrays(23, (3, 4), (4,), (4,), (3, 4), (4,), (4,))
     with forward_ad.dual_level():
         duals = [
@@ -163,7 +171,7 @@ def test_layer_norm_forward_mode_matches_torch() -> None:  # type: ignore[no-unt
     np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-10, atol=1e-12)
 
 
-def test_native_layer_norm_backward_matches_torch() -> None:  # type: ignore[no-untyped-def]
+def test_native_layer_norm_backward_matches_torch() -> None:
     g, x, w, b = _arrays(24, (2, 3, 4), (2, 3, 4), (3, 4), (3, 4))
 
     def theirs_of(torch: Any) -> list[Any]:
@@ -229,7 +237,7 @@ def test_layer_norm_third_derivative_through_native_layer_norm_backward() -> Non
     assert gradcheck(second, inputs)
 
 
-def test_layer_norm_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_layer_norm_errors_match_torch() -> None:
     x = np.ones((2, 3, 4), np.float32)
     cases: list[tuple[Any, Any, Any, Any]] = [
         (x, [], None, None),
@@ -260,7 +268,7 @@ def test_layer_norm_errors_match_torch() -> None:  # type: ignore[no-untyped-def
         )
 
 
-def test_layer_norm_empty_inputs_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_layer_norm_empty_inputs_match_torch() -> None:
     for shape, normalized in (((0, 4), (4,)), ((2, 0), (0,))):
         x = np.ones(shape)
         ours = gradgen.native_layer_norm(
@@ -285,7 +293,7 @@ def test_layer_norm_empty_inputs_match_torch() -> None:  # type: ignore[no-untyp
     "p, dim",
     [(2.0, 1), (2.0, 0), (1.0, -1), (3.0, 1), (0.5, 1), (math.inf, 1), (-math.inf, 0)],
 )
-def test_normalize_matches_torch(p, dim) -> None:  # type: ignore[no-untyped-def]
+def test_normalize_matches_torch(p, dim) -> None:
     (x,) = _arrays(36, (4, 3))
     _check_against_torch(
         lambda a: GF.normalize(a, p=p, dim=dim),
@@ -294,7 +302,7 @@ def test_normalize_matches_torch(p, dim) -> None:  # type: ignore[no-untyped-def
     )
 
 
-def test_normalize_zero_rows_tiny_eps_and_float32_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_normalize_zero_rows_tiny_eps_and_float32_match_torch() -> None:
     (x,) = _arrays(37, (3, 4))
     x[1] = 0.0
     _check_against_torch(

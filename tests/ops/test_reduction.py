@@ -58,7 +58,7 @@ TIES = np.array([[1.0, 3.0, 3.0, 2.0], [5.0, 5.0, 5.0, -1.0], [0.0, 4.0, 0.0, 4.
         "min.dim-keepdim",
     ],
 )
-def test_ties_share_or_select_the_gradient_as_torch(fn) -> None:  # type: ignore[no-untyped-def]
+def test_ties_share_or_select_the_gradient_as_torch(fn) -> None:
     compare(fn, TIES)
 
 
@@ -87,11 +87,11 @@ def test_ties_by_hand() -> None:
         lambda lib, x: x.logsumexp(1),
     ],
 )
-def test_nan_propagates_as_in_torch(fn) -> None:  # type: ignore[no-untyped-def]
+def test_nan_propagates_as_in_torch(fn) -> None:
     compare(fn, np.array([[1.0, NAN, 3.0, NAN], [2.0, 2.0, -1.0, 0.5]]))
 
 
-def test_infinite_rows_in_logsumexp() -> None:  # type: ignore[no-untyped-def]
+def test_infinite_rows_in_logsumexp() -> None:
     rows = np.array([[-INF, -INF], [INF, 1.0], [0.0, -INF]])
     compare(lambda lib, x: x.logsumexp(1), rows)
     compare(lambda lib, x: lib.softmax(x, 1), rows)
@@ -156,7 +156,7 @@ GRAD_FNS = {
 
 
 @pytest.mark.parametrize("name", sorted(GRAD_FNS))
-def test_grad_fn_names_are_torchs(name: str) -> None:  # type: ignore[no-untyped-def]
+def test_grad_fn_names_are_torchs(name: str) -> None:
     data = np.array([[1.0, 2.0, 0.5], [3.0, 0.25, 4.0]])
     ours = GRAD_FNS[name](gradgen, gradgen.tensor(data, requires_grad=True))
     theirs = oracle(
@@ -214,11 +214,11 @@ INT = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int64)
         (lambda lib, x: x.to(lib.float64), INT),
     ],
 )
-def test_result_dtypes_are_torchs(fn, data) -> None:  # type: ignore[no-untyped-def]
+def test_result_dtypes_are_torchs(fn, data) -> None:
     compare(fn, data)
 
 
-def test_float32_stays_float32() -> None:  # type: ignore[no-untyped-def]
+def test_float32_stays_float32() -> None:
     data = np.array([[0.5, 2.0, 1.5], [1.0, 3.0, 0.25]], dtype=np.float32)
     for fn in (
         lambda lib, x: x.prod(1) + x.amax() + x.logsumexp(0).sum() + x.var(0).sum(),
@@ -251,14 +251,14 @@ ZEROS = {
     ],
     ids=["prod", "prod-dim", "prod-keepdim", "cumprod-1", "cumprod-0"],
 )
-def test_zeros_in_prod_and_cumprod(fn, case: str) -> None:  # type: ignore[no-untyped-def]
+def test_zeros_in_prod_and_cumprod(fn, case: str) -> None:
     compare(fn, ZEROS[case], create_graph=True)
 
 
 @pytest.mark.parametrize(
     "fn", [lambda x: x.prod(1), lambda x: x.cumprod(1), lambda x: x.prod()]
 )
-def test_gradcheck_at_zeros(fn) -> None:  # type: ignore[no-untyped-def]
+def test_gradcheck_at_zeros(fn) -> None:
     x = gradgen.tensor(
         [[2.0, 0.0, 3.0, 0.5], [0.0, -1.0, 0.0, 1.5]],
         dtype=gradgen.float64,
@@ -274,7 +274,7 @@ def test_prod_of_two_zeros_without_grad_mode_is_zero() -> None:
     assert x.grad.tolist() == [0.0, 0.0, 0.0]
 
 
-def test_complex_cumprod_with_a_zero() -> None:  # type: ignore[no-untyped-def]
+def test_complex_cumprod_with_a_zero() -> None:
     data = np.array([1.0 + 1.0j, 0.0, 2.0 - 0.5j, 0.5j])
     compare(lambda lib, x: x.cumprod(0), data, create_graph=True)
     compare(lambda lib, x: x.prod(), data, create_graph=True)
@@ -301,7 +301,7 @@ VAR_DATA = np.array([[1.0, 2.0, 4.0], [0.5, -3.0, 2.5]])
         lambda lib, x: lib.std(x, dim=(0,), correction=0),
     ],
 )
-def test_var_and_std_overloads(fn) -> None:  # type: ignore[no-untyped-def]
+def test_var_and_std_overloads(fn) -> None:
     compare(fn, VAR_DATA, create_graph=True)
 
 
@@ -316,7 +316,7 @@ def test_var_and_std_overloads(fn) -> None:  # type: ignore[no-untyped-def]
         (lambda lib, x: x.var(), np.array(2.0)),
     ],
 )
-def test_degrees_of_freedom_at_most_zero(fn, data) -> None:  # type: ignore[no-untyped-def]
+def test_degrees_of_freedom_at_most_zero(fn, data) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         compare(fn, data)
@@ -337,11 +337,11 @@ def test_degrees_of_freedom_warning() -> None:
         gradgen.tensor([2.0, 3.0]).std(correction=2)
 
 
-def test_std_of_a_constant_has_zero_gradient() -> None:  # type: ignore[no-untyped-def]
+def test_std_of_a_constant_has_zero_gradient() -> None:
     compare(lambda lib, x: x.std(1), np.array([[2.0, 2.0, 2.0], [1.0, 3.0, 2.0]]))
 
 
-def test_complex_var_is_real() -> None:  # type: ignore[no-untyped-def]
+def test_complex_var_is_real() -> None:
     data = np.array([[1.0 + 2.0j, -1.0j, 0.5], [2.0, 1.0 + 1.0j, -0.5j]])
     compare(lambda lib, x: x.var(1), data, create_graph=True)
     compare(lambda lib, x: x.std(), data, create_graph=True)
@@ -359,7 +359,7 @@ def test_complex_var_is_real() -> None:  # type: ignore[no-untyped-def]
         lambda lib, x: x.scatter_add(1, lib.tensor([[0, 0, 1]]), x[:1] * 1j),
     ],
 )
-def test_complex_inputs_match_torch(fn) -> None:  # type: ignore[no-untyped-def]
+def test_complex_inputs_match_torch(fn) -> None:
     data = np.array([[1.0 + 1.0j, 2.0, -0.5j], [0.5, 1j, 2 - 1j]])
     compare(fn, data, create_graph=True)
 
@@ -387,7 +387,7 @@ def test_complex_inputs_match_torch(fn) -> None:  # type: ignore[no-untyped-def]
         lambda lib, x: x.gather(1, lib.zeros(2, 0, dtype=lib.int64)),
     ],
 )
-def test_empty_inputs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_empty_inputs(fn) -> None:
     compare(fn, np.zeros((2, 0)))
 
 
@@ -418,7 +418,7 @@ def test_empty_inputs(fn) -> None:  # type: ignore[no-untyped-def]
         lambda lib, x: x.masked_fill(lib.tensor([True, False]), 5.0),
     ],
 )
-def test_zero_dim_inputs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_zero_dim_inputs(fn) -> None:
     compare(fn, np.array(1.5))
 
 
@@ -440,7 +440,7 @@ def test_zero_dim_inputs(fn) -> None:  # type: ignore[no-untyped-def]
         lambda lib: lib.zeros(2, 3).softmax(2),
     ],
 )
-def test_empty_and_dim_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_empty_and_dim_errors_are_torchs(fn) -> None:
     same_error(fn)
 
 
@@ -506,5 +506,5 @@ def test_empty_and_dim_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped
         lambda lib: lib.ones(2, requires_grad=True).cumsum(0, dtype=lib.int64),
     ],
 )
-def test_error_messages_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_error_messages_are_torchs(fn) -> None:
     same_error(fn)

@@ -38,11 +38,11 @@ pytestmark = pytest.mark.filterwarnings(
         (lambda lib, x: x[0, 0].all(0), M),
     ],
 )
-def test_any_and_all_match_torch(fn, data) -> None:  # type: ignore[no-untyped-def]
+def test_any_and_all_match_torch(fn, data) -> None:
     compare(fn, data)
 
 
-def test_any_and_all_errors_are_torchs() -> None:  # type: ignore[no-untyped-def]
+def test_any_and_all_errors_are_torchs() -> None:
     same_error(lambda lib: lib.ones(2, 3).all(3))
     same_error(lambda lib: lib.ones(2, 3).any((0, 0)))
 
@@ -68,7 +68,7 @@ def test_any_and_all_errors_are_torchs() -> None:  # type: ignore[no-untyped-def
         lambda lib, x: lib.equal(x > 0, x > 0),
     ],
 )
-def test_allclose_and_equal_return_torchs_bool(fn) -> None:  # type: ignore[no-untyped-def]
+def test_allclose_and_equal_return_torchs_bool(fn) -> None:
     ours = fn(gradgen, gradgen.tensor(M, requires_grad=True))
     theirs = oracle("result", lambda t: fn(t, t.tensor(M, requires_grad=True)))
     assert type(ours) is bool and type(theirs) is bool and ours == theirs
@@ -85,7 +85,7 @@ def test_allclose_and_equal_return_torchs_bool(fn) -> None:  # type: ignore[no-u
     ],
     ids=["dtypes", "int-float", "shapes", "rtol", "atol"],
 )
-def test_allclose_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_allclose_errors_are_torchs(fn) -> None:
     same_error(fn)
 
 
@@ -121,12 +121,12 @@ TIES = np.array(
     ],
 )
 @pytest.mark.parametrize("output", ["values", "indices"])
-def test_sort_and_topk_match_torch(fn, data, output: str) -> None:  # type: ignore[no-untyped-def]
+def test_sort_and_topk_match_torch(fn, data, output: str) -> None:
     compare(lambda lib, x: getattr(fn(lib, x), output), data, create_graph=True)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 5])
-def test_topk_values_with_ties_and_nan_match_torch(k: int) -> None:  # type: ignore[no-untyped-def]
+def test_topk_values_with_ties_and_nan_match_torch(k: int) -> None:
     """Which of equal elements topk picks is unspecified in PyTorch (its CPU kernel
     partially sorts); the values are not, nor is NaN being the largest."""
     compare(lambda lib, x: x.detach().topk(k, 1).values, TIES)
@@ -143,7 +143,7 @@ def test_sort_and_topk_return_named_tuples() -> None:
     assert top.indices.dtype == gradgen.int64
 
 
-def test_topk_unsorted_selects_the_same_elements() -> None:  # type: ignore[no-untyped-def]
+def test_topk_unsorted_selects_the_same_elements() -> None:
     data = np.random.default_rng(0).normal(size=(3, 10))
     ours = gradgen.tensor(data).topk(4, sorted=False)
     theirs = oracle(
@@ -175,5 +175,5 @@ def test_topk_unsorted_selects_the_same_elements() -> None:  # type: ignore[no-u
         "topk-dim",
     ],
 )
-def test_sort_and_topk_errors_are_torchs(fn) -> None:  # type: ignore[no-untyped-def]
+def test_sort_and_topk_errors_are_torchs(fn) -> None:
     same_error(fn)

@@ -37,7 +37,7 @@ PAD_CASES = [
 
 @pytest.mark.parametrize("shape, pad", PAD_CASES)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_constant_pad_nd_matches_torch(shape, pad, dtype) -> None:  # type: ignore[no-untyped-def]
+def test_constant_pad_nd_matches_torch(shape, pad, dtype) -> None:
     (x,) = _arrays(33, shape, dtype=dtype)
     _check_against_torch(
         lambda a: gradgen.constant_pad_nd(a * 1.0, pad, 1.5),
@@ -47,7 +47,7 @@ def test_constant_pad_nd_matches_torch(shape, pad, dtype) -> None:  # type: igno
 
 
 @pytest.mark.parametrize("shape, pad", [c for c in PAD_CASES[:8] if c[1] != (-3, 0)])
-def test_constant_pad_nd_gradgradcheck_and_forward_mode(shape, pad) -> None:  # type: ignore[no-untyped-def]
+def test_constant_pad_nd_gradgradcheck_and_forward_mode(shape, pad) -> None:
     (x,) = _arrays(34, shape)
     inputs = [gradgen.tensor(x, requires_grad=True)]
     function = lambda a: gradgen.constant_pad_nd(a * a, pad, -2.0)  # noqa: E731
@@ -55,7 +55,7 @@ def test_constant_pad_nd_gradgradcheck_and_forward_mode(shape, pad) -> None:  # 
     assert gradgradcheck(function, inputs)
 
 
-def test_constant_pad_nd_dtypes_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_constant_pad_nd_dtypes_match_torch() -> None:
     cases = [
         (np.array([1, 2]), 2.5),
         (np.array([1, 2], np.int32), -1),
@@ -74,7 +74,7 @@ def test_constant_pad_nd_dtypes_match_torch() -> None:  # type: ignore[no-untype
         assert ours.tolist() == theirs.tolist()
 
 
-def test_constant_pad_nd_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_constant_pad_nd_errors_match_torch() -> None:
     x = np.ones((2, 3))
     for array, pad, value in (
         (x, (1,), 0),
@@ -93,7 +93,7 @@ def test_constant_pad_nd_errors_match_torch() -> None:  # type: ignore[no-untype
         )
 
 
-def test_functional_pad() -> None:  # type: ignore[no-untyped-def]
+def test_functional_pad() -> None:
     (x,) = _arrays(35, (2, 3))
     for kwargs in ({}, {"value": 2.5}, {"mode": "constant", "value": -1.0}):
         _check_against_torch(

@@ -28,7 +28,7 @@ EMBEDDING_INDICES = np.array([[0, 2, 4], [2, 2, 1]])
 @pytest.mark.parametrize("index_dtype", ["int64", "int32"])
 @pytest.mark.parametrize("padding_idx", [-1, 2, 3])
 @pytest.mark.parametrize("scale_grad_by_freq", [False, True])
-def test_embedding_matches_torch(padding_idx, scale_grad_by_freq, index_dtype) -> None:  # type: ignore[no-untyped-def]
+def test_embedding_matches_torch(padding_idx, scale_grad_by_freq, index_dtype) -> None:
     (w,) = _arrays(26, (5, 3))
     indices = EMBEDDING_INDICES.astype(index_dtype)
     _check_against_torch(
@@ -42,7 +42,7 @@ def test_embedding_matches_torch(padding_idx, scale_grad_by_freq, index_dtype) -
     )
 
 
-def test_embedding_scalar_index_float32_and_forward_mode() -> None:  # type: ignore[no-untyped-def]
+def test_embedding_scalar_index_float32_and_forward_mode() -> None:
     (w,) = _arrays(27, (5, 3), dtype="float32")
     _check_against_torch(
         lambda a: gradgen.embedding(a, gradgen.tensor(3)),
@@ -57,7 +57,7 @@ def test_embedding_scalar_index_float32_and_forward_mode() -> None:  # type: ign
     )
 
 
-def test_embedding_dense_backward_matches_torch() -> None:  # type: ignore[no-untyped-def]
+def test_embedding_dense_backward_matches_torch() -> None:
     (g,) = _arrays(29, (2, 3, 4))
     for padding_idx in (-1, 2):
         for scale in (False, True):
@@ -110,7 +110,7 @@ def test_embedding_dense_backward_double_backward_scales_by_frequency() -> None:
         assert gradgradcheck(function, inputs)
 
 
-def test_embedding_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
+def test_embedding_errors_match_torch() -> None:
     w = np.ones((5, 3))
     cases = [
         (w, np.array([0.0, 1.0])),
@@ -138,7 +138,7 @@ def test_embedding_errors_match_torch() -> None:  # type: ignore[no-untyped-def]
     )
 
 
-def test_functional_embedding_matches_torch() -> None:  # type: ignore[no-untyped-def]
+def test_functional_embedding_matches_torch() -> None:
     (w,) = _arrays(31, (6, 3))
     indices = np.array([[1, 5, 0], [5, 5, 2]])
     for kwargs in (
@@ -166,7 +166,7 @@ def test_functional_embedding_matches_torch() -> None:  # type: ignore[no-untype
 
 
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf])
-def test_functional_embedding_max_norm_renormalizes_rows_as_torch(norm_type) -> None:  # type: ignore[no-untyped-def]
+def test_functional_embedding_max_norm_renormalizes_rows_as_torch(norm_type) -> None:
     (w,) = _arrays(32, (6, 3))
     w = w * 3
     indices = np.array([[1, 4, 0], [4, 4, 2]])
@@ -196,7 +196,7 @@ def test_functional_embedding_max_norm_renormalizes_rows_as_torch(norm_type) -> 
 # -- one_hot -----------------------------------------------------------------------------
 
 
-def test_one_hot_matches_torch() -> None:  # type: ignore[no-untyped-def]
+def test_one_hot_matches_torch() -> None:
     for values, num_classes in (
         ([0, 2, 1], -1),
         ([[0, 3], [1, 1]], 5),

@@ -3,7 +3,7 @@
 `mypy` checks this file with src/ and codegen/ (pyproject.toml's [tool.mypy] `files`),
 so each `assert_type` pins a public signature and each use pins a re-export; it is not
 a test module (pytest collects only test_*.py). Operators generated into
-gradgen.generated (`gradgen.add`, `t.mul`, ...) are not here: mypy skips that package.
+gradgen.generated (`gradgen.add`, `t.mul`, ...) are in operators.py, beside it.
 """
 
 from __future__ import annotations

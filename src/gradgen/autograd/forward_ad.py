@@ -98,9 +98,9 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"{list(tensor._data.shape)} while the given forward gradient is of size "
             f"{list(tangent._data.shape)}."
         )
-    dual = tensor.view(tensor._data.shape)  # type: ignore[attr-defined]
+    dual = tensor.view(tensor._data.shape)
     set_fw_grad(dual, tangent)
-    return dual  # type: ignore[no-any-return]
+    return dual
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:
@@ -110,7 +110,7 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
         return UnpackedDualTensor(tensor, None)
     previous, _state.computing_jvp = _state.computing_jvp, True
     try:
-        primal = tensor.view(tensor._data.shape)  # type: ignore[attr-defined]
+        primal = tensor.view(tensor._data.shape)
     finally:
         _state.computing_jvp = previous
     return UnpackedDualTensor(primal, tangent)
@@ -151,7 +151,7 @@ def set_fw_grad(tensor: Tensor, tangent: Any) -> None:
     if not isinstance(tangent, Tensor):
         raise RuntimeError("a forward formula must return a Tensor")
     if tangent._data.shape != tensor._data.shape:
-        tangent = tangent.expand(tensor._data.shape)  # type: ignore[attr-defined]
+        tangent = tangent.expand(tensor._data.shape)
     if tangent._data.dtype != tensor._data.dtype:
         if tangent.is_complex() and not tensor.is_complex():
             tangent = tangent.real

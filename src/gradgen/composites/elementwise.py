@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from ..tensor import Number
 from ..tensor import wrap_number
-from ._common import _ops
+from ..generated import ops  # functions read at call time (the generated tie)
 
 __all__ = [
     "conj",
@@ -43,7 +43,7 @@ def imag(self: Tensor) -> Tensor:
         raise RuntimeError(
             "imag is not implemented for tensors with non-complex dtypes."
         )
-    return _ops().view_as_real(self).select(-1, 1)  # type: ignore[no-any-return]
+    return ops.view_as_real(self).select(-1, 1)  # type: ignore[no-any-return]
 
 
 def true_divide(self: Tensor, other: Tensor) -> Tensor:
@@ -53,17 +53,17 @@ def true_divide(self: Tensor, other: Tensor) -> Tensor:
 
 def where_scalar_other(condition: Tensor, self: Tensor, other: Number) -> Tensor:
     """where(condition, self, number): the number as a wrapped-number tensor."""
-    return _ops().where(condition, self, wrap_number(other))  # type: ignore[no-any-return]
+    return ops.where(condition, self, wrap_number(other))  # type: ignore[no-any-return]
 
 
 def where_scalar_self(condition: Tensor, self: Number, other: Tensor) -> Tensor:
     """where(condition, number, other): the number as a wrapped-number tensor."""
-    return _ops().where(condition, wrap_number(self), other)  # type: ignore[no-any-return]
+    return ops.where(condition, wrap_number(self), other)  # type: ignore[no-any-return]
 
 
 def where_scalar(condition: Tensor, self: Number, other: Number) -> Tensor:
     """where(condition, number, number): both numbers as wrapped-number tensors."""
-    return _ops().where(condition, wrap_number(self), wrap_number(other))  # type: ignore[no-any-return]
+    return ops.where(condition, wrap_number(self), wrap_number(other))  # type: ignore[no-any-return]
 
 
 def isfinite(self: Tensor) -> Tensor:

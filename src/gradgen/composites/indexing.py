@@ -13,7 +13,7 @@ def index_select_backward(
     grad: Tensor, self_sizes: tuple[int, ...], dim: int, index: Tensor
 ) -> Tensor:
     """Zeros of the input's shape with the selected slices' gradients added back."""
-    return _zeros(self_sizes, grad).index_add(dim, index, grad)  # type: ignore[attr-defined,no-any-return]
+    return _zeros(self_sizes, grad).index_add(dim, index, grad)
 
 
 def gather_backward(
@@ -25,4 +25,4 @@ def gather_backward(
             "gather(..., sparse_grad=True) needs a sparse gradient, and gradgen has no "
             "sparse tensors; use sparse_grad=False"
         )
-    return _zeros(tuple(self.shape), grad).scatter_add(dim, index, grad)  # type: ignore[attr-defined,no-any-return]
+    return _zeros(tuple(self.shape), grad).scatter_add(dim, index, grad)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..generated import operators
 from ..numpy_kernels import broadcast_shape_error
 from ..tensor import Tensor
 from ..tensor import Number
-from ._common import _ops
+from ..generated import ops  # functions read at call time (the generated tie)
 from .shape import reshape as _reshape
 
 __all__ = ["outer", "ger", "matmul", "linear", "norm", "norm_dim"]
@@ -58,16 +56,15 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
             "both arguments to matmul need to be at least 1D, but they are "
             f"{dim1}D and {dim2}D"
         )
-    t: Any = self  # the generated methods are attached at import time
     if dim1 == 1 and dim2 == 1:
-        return t.dot(other)  # type: ignore[no-any-return]
+        return self.dot(other)
     if dim1 == 2 and dim2 == 1:
-        return t.mv(other)  # type: ignore[no-any-return]
+        return self.mv(other)
     if dim1 == 1 and dim2 == 2:
         # PyTorch squeezes in place (squeeze_, SqueezeBackward4); gradgen has no squeeze_.
-        return t.unsqueeze(0).mm(other).squeeze(0)  # type: ignore[no-any-return]
+        return self.unsqueeze(0).mm(other).squeeze(0)
     if dim1 == 2 and dim2 == 2:
-        return t.mm(other)  # type: ignore[no-any-return]
+        return self.mm(other)
     if _should_fold(self, other):
         return _matmul_folded(self, other)
     return _matmul_batched(self, other)
@@ -76,19 +73,18 @@ def matmul(self: Tensor, other: Tensor) -> Tensor:
 def _matmul_folded(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     """One operand has >= 3 dimensions and the other <= 2: fold the larger one's batch
     into the rows of a matrix and use mm or mv."""
-    ops = _ops()
     transpose = tensor2.dim() > tensor1.dim()
-    t1: Any = tensor2.transpose(-2, -1) if transpose else tensor1  # type: ignore[attr-defined]
+    t1 = tensor2.transpose(-2, -1) if transpose else tensor1
     if not transpose:
-        t2: Any = tensor2
+        t2 = tensor2
     else:
-        t2 = tensor1.t() if tensor1.dim() == 2 else tensor1  # type: ignore[attr-defined]
+        t2 = tensor1.t() if tensor1.dim() == 2 else tensor1
     sizes = tuple(t1.shape)
     output_shape = sizes[:-1]
     folded = 1
     for extent in output_shape:
         folded *= extent
-    t1_folded: Any = _reshape(t1, (folded, sizes[-1]))
+    t1_folded = _reshape(t1, (folded, sizes[-1]))
     if t2.dim() == 2:
         output = ops._unsafe_view(t1_folded.mm(t2), output_shape + (t2.shape[1],))
         return output.transpose(-2, -1).contiguous() if transpose else output  # type: ignore[no-any-return]
@@ -115,22 +111,20 @@ def _matmul_batched(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     batch2 = shape2[: max(dim2 - 2, 0)]
     if dim1 == 3 and dim2 == 3 and batch1[0] != batch2[0]:
         if batch1[0] == 1 and tensor1.requires_grad:
-            return matmul(tensor1.squeeze(0), tensor2)  # type: ignore[attr-defined]
+            return matmul(tensor1.squeeze(0), tensor2)
         if batch2[0] == 1 and tensor2.requires_grad:
-            return matmul(tensor1, tensor2.squeeze(0))  # type: ignore[attr-defined]
+            return matmul(tensor1, tensor2.squeeze(0))
     output_shape = _broadcast_batch(batch1, batch2)
     product = 1
     for extent in output_shape:
         product *= extent
-    t1: Any = tensor1
-    t2: Any = tensor2
-    expanded1: Any = _reshape(t1.expand(output_shape + (n, m1)), (product, n, m1))
+    expanded1 = _reshape(tensor1.expand(output_shape + (n, m1)), (product, n, m1))
     vector_rhs = dim2 == 1
     if vector_rhs:
-        expanded2: Any = _reshape(t2.expand(output_shape + (m2,)), (product, m2))
+        expanded2 = _reshape(tensor2.expand(output_shape + (m2,)), (product, m2))
         expanded2 = expanded2.unsqueeze(2)
     else:
-        expanded2 = _reshape(t2.expand(output_shape + (m2, p)), (product, m2, p))
+        expanded2 = _reshape(tensor2.expand(output_shape + (m2, p)), (product, m2, p))
     if dim1 > 1:
         output_shape += (n,)
     if dim2 > 1:
@@ -138,21 +132,19 @@ def _matmul_batched(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     result = expanded1.bmm(expanded2)
     if vector_rhs:
         result = result.squeeze(-1)
-    return _ops()._unsafe_view(result, output_shape)  # type: ignore[no-any-return]
+    return ops._unsafe_view(result, output_shape)  # type: ignore[no-any-return]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias, through addmm where PyTorch's linear uses it."""
-    ops = _ops()
     input_dim, weight_dim = input.dim(), weight.dim()
     if input_dim == 0 or weight_dim == 0:
         raise RuntimeError(
             "both arguments to linear need to be at least 1D, but they are "
             f"{input_dim}D and {weight_dim}D"
         )
-    w: Any = weight
     if input_dim == 2 and bias is not None:
-        return ops.addmm(bias, input, w.t())  # type: ignore[no-any-return]
+        return ops.addmm(bias, input, weight.t())  # type: ignore[no-any-return]
     if (
         bias is not None
         and input._data.flags.c_contiguous
@@ -160,11 +152,11 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and bias.numel() == bias.shape[-1]
     ):
         return _flatten_nd_linear(input, weight, bias)
-    output: Any = matmul(input, w.t())
+    output = matmul(input, weight.t())
     if bias is None:
-        return output  # type: ignore[no-any-return]
+        return output
     if output._base is None:
-        return output.add_(bias)  # type: ignore[no-any-return]
+        return output.add_(bias)
     # A view (1-d input): add out of place, with add_'s shape check.
     shape = _broadcast_batch(tuple(output.shape), tuple(bias.shape))
     if shape != tuple(output.shape):
@@ -172,7 +164,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"output with shape {list(output.shape)} doesn't match the broadcast shape "
             f"{list(shape)}"
         )
-    return output + bias  # type: ignore[no-any-return]
+    return output + bias
 
 
 def _flatten_nd_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
@@ -181,9 +173,9 @@ def _flatten_nd_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     flattened = 1
     for extent in sizes[:-1]:
         flattened *= extent
-    folded: Any = _reshape(input, (flattened, sizes[-1]))
-    result: Any = _ops().addmm(bias, folded, weight.t())  # type: ignore[attr-defined]
-    return result.view(sizes[:-1] + (result.shape[1],))  # type: ignore[no-any-return]
+    folded = _reshape(input, (flattened, sizes[-1]))
+    result: Tensor = ops.addmm(bias, folded, weight.t())
+    return result.view(sizes[:-1] + (result.shape[1],))
 
 
 def _linalg_vector_norm(

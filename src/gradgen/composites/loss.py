@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..dtypes import Reduction, spelling
 from ..tensor import Tensor
-from ._common import _ops
+from ..generated import ops  # functions read at call time (the generated tie)
 from .shape import reshape as _reshape
 
 __all__ = [
@@ -29,7 +27,7 @@ def nll_loss(
     ignore_index: int = -100,
 ) -> Tensor:
     """The loss output of nll_loss_forward."""
-    return _ops().nll_loss_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
+    return ops.nll_loss_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
 
 
 def nll_loss2d(
@@ -40,7 +38,7 @@ def nll_loss2d(
     ignore_index: int = -100,
 ) -> Tensor:
     """The loss output of nll_loss2d_forward."""
-    return _ops().nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
+    return ops.nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
 
 
 def nll_loss_nd(
@@ -52,7 +50,6 @@ def nll_loss_nd(
 ) -> Tensor:
     """nll_loss for inputs of any rank >= 1, class dimension 1 (PyTorch's nll_loss_nd:
     (C,) and (N, C) go to nll_loss, the rest to nll_loss2d)."""
-    ops = _ops()
     ndim = self.dim()
     if ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
@@ -114,8 +111,8 @@ def cross_entropy_loss(
             self, target, weight, reduction, ignore_index, label_smoothing
         )
     class_dim = 0 if self.dim() == 1 else 1
-    log_probabilities = self.log_softmax(class_dim)  # type: ignore[attr-defined]
-    return _ops().nll_loss_nd(log_probabilities, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+    log_probabilities = self.log_softmax(class_dim)
+    return ops.nll_loss_nd(log_probabilities, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
 
 
 def _check_label_smoothing(label_smoothing: float) -> None:
@@ -131,7 +128,7 @@ def _class_weight(weight: Tensor, ndim: int, class_dim: int) -> Tensor:
         return weight
     shape = [1] * ndim
     shape[class_dim] = weight.shape[0]
-    return weight.view(tuple(shape))  # type: ignore[attr-defined,no-any-return]
+    return weight.view(tuple(shape))
 
 
 def _cross_entropy_loss_prob_target(
@@ -149,7 +146,7 @@ def _cross_entropy_loss_prob_target(
             "classes or no classes but got weight tensor of shape: "
             f"{list(weight.shape)}"
         )
-    input: Any = self.log_softmax(class_dim)  # type: ignore[attr-defined]
+    input = self.log_softmax(class_dim)
     if label_smoothing > 0.0:
         _check_label_smoothing(label_smoothing)
         target = target * (1 - label_smoothing) + label_smoothing / n_classes
@@ -158,12 +155,12 @@ def _cross_entropy_loss_prob_target(
         terms = terms * _class_weight(weight, input.dim(), 1)
     if reduction == Reduction.MEAN:
         if input.numel() == 0:
-            return -terms.sum() * float("nan")  # type: ignore[no-any-return]
+            return -terms.sum() * float("nan")
         return -terms.sum() * (1.0 / (input.numel() // n_classes))  # type: ignore[no-any-return]
     if reduction == Reduction.SUM:
-        return -terms.sum()  # type: ignore[no-any-return]
+        return -terms.sum()
     if reduction == Reduction.NONE:
-        return -terms.sum(class_dim)  # type: ignore[no-any-return]
+        return -terms.sum(class_dim)
     raise RuntimeError(
         f"Invalid reduction type encountered in cross_entropy: {reduction}"
     )
@@ -181,8 +178,8 @@ def _cross_entropy_loss_label_smoothing(
     contributing nothing. The ignored mask is data of the (integer, never
     differentiable) target, applied as a 0/1 factor where PyTorch uses masked_fill_."""
     class_dim = 0 if self.dim() == 1 else 1
-    input: Any = self.log_softmax(class_dim)  # type: ignore[attr-defined]
-    nll = _ops().nll_loss_nd(input, target, weight, reduction, ignore_index)
+    input = self.log_softmax(class_dim)
+    nll = ops.nll_loss_nd(input, target, weight, reduction, ignore_index)
     n_classes = input.shape[class_dim]
     if weight is not None:
         smooth_loss = -(input * _class_weight(weight, input.dim(), class_dim)).sum(
@@ -214,12 +211,12 @@ def _cross_entropy_loss_label_smoothing(
 def l1_loss(self: Tensor, target: Tensor, reduction: int = Reduction.MEAN) -> Tensor:
     """|self - target|, averaged, summed or unreduced (PyTorch's l1_loss: the nodes
     are SubBackward0, AbsBackward0 and MeanBackward0 or SumBackward0)."""
-    loss = (self - target).abs()  # type: ignore[attr-defined]
+    loss = (self - target).abs()
     if reduction == Reduction.MEAN:
-        return loss.mean()  # type: ignore[no-any-return]
+        return loss.mean()
     if reduction == Reduction.SUM:
-        return loss.sum()  # type: ignore[no-any-return]
-    return loss  # type: ignore[no-any-return]
+        return loss.sum()
+    return loss
 
 
 def kl_div(
@@ -235,15 +232,14 @@ def kl_div(
         raise RuntimeError("kl_div: Complex inputs not supported.")
     if not self.is_floating_point() or not target.is_floating_point():
         raise RuntimeError("kl_div: Integral inputs not supported.")
-    ops = _ops()
     if log_target:
-        output = target.exp() * (target - self)  # type: ignore[attr-defined]
+        output = target.exp() * (target - self)
     else:
         # xlogy(target, target), which gradgen lacks: where(target == 0, 0, t * log t).
-        xlogy = ops.where(target == 0, 0.0, target * target.log())  # type: ignore[attr-defined]
+        xlogy = ops.where(target == 0, 0.0, target * target.log())
         output = xlogy - target * self
     if reduction == Reduction.MEAN:
-        return output.mean()  # type: ignore[no-any-return]
+        return output.mean()
     if reduction == Reduction.SUM:
-        return output.sum()  # type: ignore[no-any-return]
-    return output  # type: ignore[no-any-return]
+        return output.sum()
+    return output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from ..tensor import Tensor
-from ._common import _ops
+from ..generated import ops  # functions read at call time (the generated tie)
 
 __all__ = ["layer_norm"]
 
@@ -18,4 +18,4 @@ def layer_norm(
     cudnn_enable: bool = True,
 ) -> Tensor:
     """The first output of native_layer_norm (NativeLayerNormBackward0)."""
-    return _ops().native_layer_norm(input, normalized_shape, weight, bias, eps)[0]  # type: ignore[no-any-return]
+    return ops.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]  # type: ignore[no-any-return]

@@ -19,7 +19,7 @@ __all__ = [
 
 def var(self: Tensor, unbiased: bool = True) -> Tensor:
     """var(unbiased) is var.correction with correction 1 (unbiased) or 0."""
-    return self.var(None, correction=1 if unbiased else 0)  # type: ignore[attr-defined,no-any-return]
+    return self.var(None, correction=1 if unbiased else 0)
 
 
 def var_dim(
@@ -28,12 +28,12 @@ def var_dim(
     unbiased: bool = True,
     keepdim: bool = False,
 ) -> Tensor:
-    return self.var(dim, correction=1 if unbiased else 0, keepdim=keepdim)  # type: ignore[attr-defined,no-any-return]
+    return self.var(dim, correction=1 if unbiased else 0, keepdim=keepdim)
 
 
 def std(self: Tensor, unbiased: bool = True) -> Tensor:
     """std(unbiased) is std.correction with correction 1 (unbiased) or 0."""
-    return self.std(None, correction=1 if unbiased else 0)  # type: ignore[attr-defined,no-any-return]
+    return self.std(None, correction=1 if unbiased else 0)
 
 
 def std_dim(
@@ -42,7 +42,7 @@ def std_dim(
     unbiased: bool = True,
     keepdim: bool = False,
 ) -> Tensor:
-    return self.std(dim, correction=1 if unbiased else 0, keepdim=keepdim)  # type: ignore[attr-defined,no-any-return]
+    return self.std(dim, correction=1 if unbiased else 0, keepdim=keepdim)
 
 
 def value_selecting_reduction_backward(
@@ -51,16 +51,16 @@ def value_selecting_reduction_backward(
     """The gradient of max.dim, min.dim, ...: each slice's gradient goes to the one
     position `indices` selected."""
     if not keepdim and len(sizes) > 0:
-        grad = grad.unsqueeze(dim)  # type: ignore[attr-defined]
-        indices = indices.unsqueeze(dim)  # type: ignore[attr-defined]
-    return _zeros(sizes, grad).scatter(dim, indices, grad)  # type: ignore[attr-defined,no-any-return]
+        grad = grad.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    return _zeros(sizes, grad).scatter(dim, indices, grad)
 
 
 def any_elements(self: Tensor) -> Tensor:
     """any(): whether any element is non-zero (any.dims over every dim)."""
-    return self.any(None)  # type: ignore[attr-defined,no-any-return]
+    return self.any(None)
 
 
 def all_elements(self: Tensor) -> Tensor:
     """all(): whether every element is non-zero (all.dims over every dim)."""
-    return self.all(None)  # type: ignore[attr-defined,no-any-return]
+    return self.all(None)

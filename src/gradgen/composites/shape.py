@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..numpy_kernels import _wrap_dim
 from ..tensor import Tensor
-from ._common import _ops
+from ..generated import ops  # functions read at call time (the generated tie)
 
 __all__ = [
     "reshape",
@@ -27,19 +27,19 @@ def reshape(self: Tensor, shape: tuple[int, ...]) -> Tensor:
     contiguous clone (UnsafeViewBackward0 <- CloneBackward0, as PyTorch records it)."""
     data = self._data
     if data.flags.c_contiguous or data.ndim < 2:
-        return self.view(shape)  # type: ignore[attr-defined,no-any-return]
+        return self.view(shape)
     try:
-        return self.view(shape)  # type: ignore[attr-defined,no-any-return]
+        return self.view(shape)
     except RuntimeError:
-        contiguous = self.clone(memory_format="contiguous_format")  # type: ignore[attr-defined]
-        return _ops()._unsafe_view(contiguous, shape)  # type: ignore[no-any-return]
+        contiguous = self.clone(memory_format="contiguous_format")
+        return ops._unsafe_view(contiguous, shape)  # type: ignore[no-any-return]
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions start_dim..end_dim into one."""
     ndim = self.dim()
     if ndim == 0:
-        return self.reshape((1,))  # type: ignore[attr-defined,no-any-return]
+        return self.reshape((1,))
     start, end = _wrap_dim(start_dim, ndim), _wrap_dim(end_dim, ndim)
     if start > end:
         raise RuntimeError(
@@ -51,14 +51,14 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     merged = 1
     for extent in shape[start : end + 1]:
         merged *= extent
-    return self.reshape(shape[:start] + (merged,) + shape[end + 1 :])  # type: ignore[attr-defined,no-any-return]
+    return self.reshape(shape[:start] + (merged,) + shape[end + 1 :])
 
 
 def contiguous(self: Tensor, memory_format: object = None) -> Tensor:
     """The tensor itself if its memory is C-contiguous, else a contiguous copy."""
     if self._data.flags.c_contiguous:
         return self
-    return self.clone(memory_format="contiguous_format")  # type: ignore[attr-defined,no-any-return]
+    return self.clone(memory_format="contiguous_format")
 
 
 def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
@@ -74,14 +74,14 @@ def narrow(self: Tensor, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError(
             f"start ({start}) + length ({length}) exceeds dimension size ({size})."
         )
-    return self.slice(dim, start, start + length)  # type: ignore[attr-defined,no-any-return]
+    return self.slice(dim, start, start + length)
 
 
 def split_sizes(
     self: Tensor, split_size: tuple[int, ...], dim: int = 0
 ) -> list[Tensor]:
     """`split` with a list of sizes is split_with_sizes."""
-    return self.split_with_sizes(split_size, dim)  # type: ignore[attr-defined,no-any-return]
+    return self.split_with_sizes(split_size, dim)
 
 
 def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
@@ -93,20 +93,20 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     size = self.shape[_wrap_dim(dim, self.dim())]
     split_size = (size + chunks - 1) // chunks
     if split_size == 0 and size == 0:
-        return self.split_with_sizes([0] * chunks, dim)  # type: ignore[attr-defined,no-any-return]
-    return self.split(split_size, dim)  # type: ignore[attr-defined,no-any-return]
+        return self.split_with_sizes([0] * chunks, dim)
+    return self.split(split_size, dim)
 
 
 def expand_as(self: Tensor, other: Tensor) -> Tensor:
-    return self.expand(tuple(other.shape))  # type: ignore[attr-defined,no-any-return]
+    return self.expand(tuple(other.shape))
 
 
 def view_as(self: Tensor, other: Tensor) -> Tensor:
-    return self.view(tuple(other.shape))  # type: ignore[attr-defined,no-any-return]
+    return self.view(tuple(other.shape))
 
 
 def reshape_as(self: Tensor, other: Tensor) -> Tensor:
-    return self.reshape(tuple(other.shape))  # type: ignore[attr-defined,no-any-return]
+    return self.reshape(tuple(other.shape))
 
 
 def detach_(self: Tensor) -> Tensor:
@@ -134,7 +134,7 @@ def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     vector (diagonal_copy)."""
     ndim = self.dim()
     if ndim == 1:
-        return self.diag_embed(diagonal)  # type: ignore[attr-defined,no-any-return]
+        return self.diag_embed(diagonal)
     if ndim == 2:
-        return _ops().diagonal_copy(self, diagonal)  # type: ignore[no-any-return]
+        return ops.diagonal_copy(self, diagonal)  # type: ignore[no-any-return]
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from ..tensor import Tensor
-from ._common import _ops
+from ..generated import ops  # functions read at call time (the generated tie)
 
 __all__ = ["embedding_backward"]
 
@@ -23,6 +23,6 @@ def embedding_backward(
         raise NotImplementedError(
             "embedding(sparse=True): gradgen has no sparse tensors for the gradient"
         )
-    return _ops().embedding_dense_backward(  # type: ignore[no-any-return]
+    return ops.embedding_dense_backward(  # type: ignore[no-any-return]
         grad, indices, num_weights, padding_idx, scale_grad_by_freq
     )

@@ -28,7 +28,7 @@ def handle_r_to_c(
         else self_type.is_complex
     )
     if not is_complex and gradient_result.is_complex():
-        return real(gradient_result)  # type: ignore[no-any-return]
+        return real(gradient_result)
     return gradient_result
 
 
@@ -43,7 +43,7 @@ def sum_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum `grad` down to `shape` (the reverse of broadcasting `shape` up to grad's)."""
     if tuple(grad.shape) == tuple(shape):
         return grad
-    return grad.sum_to_size(shape)  # type: ignore[attr-defined,no-any-return]
+    return grad.sum_to_size(shape)
 
 
 def zeros_like(tensor: Tensor) -> Tensor:
@@ -73,5 +73,5 @@ def _unsqueeze_multiple(
         return tensor
     wanted = range(ndim) if dims is None else sorted(_wrap_dim(d, ndim) for d in dims)
     for dim in wanted:
-        tensor = tensor.unsqueeze(dim)  # type: ignore[attr-defined]
+        tensor = tensor.unsqueeze(dim)
     return tensor

@@ -28,7 +28,7 @@ def gelu_double_backward(
     if approximate == "tanh":
         beta = 2.0**0.5 * _M_2_SQRTPI * 0.5
         kappa = 0.044715
-        inner = beta * (input + kappa * input.pow(3))  # type: ignore[attr-defined]
+        inner = beta * (input + kappa * input.pow(3))
         tanh_inner = inner.tanh()
         sech_inner = inner.cosh().reciprocal()
 
@@ -48,17 +48,17 @@ def gelu_double_backward(
         return ggI * gO * (f_prime_gh + f_prime_gh + g_prime_fh + h_prime_fg)  # type: ignore[no-any-return]
     beta = _M_2_SQRTPI * _M_SQRT1_2 * 0.5
     input_sq = input * input
-    pdf = beta * (-0.5 * input_sq).exp()  # type: ignore[attr-defined]
+    pdf = beta * (-0.5 * input_sq).exp()
     dgrad_dinput = 2 * pdf - input_sq * pdf
-    return ggI * gO * dgrad_dinput  # type: ignore[no-any-return]
+    return ggI * gO * dgrad_dinput
 
 
 def infinitely_differentiable_silu_backward(
     grad_output: Tensor, input: Tensor
 ) -> Tensor:
     """grad_output * silu'(input), written with operators so it can be differentiated."""
-    sigmoid = input.sigmoid()  # type: ignore[attr-defined]
-    return grad_output * sigmoid * (1.0 + input * (1.0 - sigmoid))  # type: ignore[no-any-return]
+    sigmoid = input.sigmoid()
+    return grad_output * sigmoid * (1.0 + input * (1.0 - sigmoid))
 
 
 _M_SQRT1_2 = 0.70710678118654752440  # 1/sqrt(2)
@@ -71,10 +71,10 @@ def softmax_double_backward(
     grad: Tensor, grad_output: Tensor, dim: int, output: Tensor
 ) -> Tensor:
     """The gradient of _softmax_backward_data with respect to the softmax output."""
-    return (  # type: ignore[no-any-return]
+    return (
         grad_output * grad
-        - (output * grad_output).sum(dim, True) * grad  # type: ignore[attr-defined]
-        - grad_output * (output * grad).sum(dim, True)  # type: ignore[attr-defined]
+        - (output * grad_output).sum(dim, True) * grad
+        - grad_output * (output * grad).sum(dim, True)
     )
 
 
@@ -106,13 +106,13 @@ def softplus_double_backward(
     """d(sigmoid(beta * x))/dx applied to grad: beta * sigmoid'(beta * x), 0 where
     beta * x is past the threshold (softplus is x there)."""
     x = input * beta
-    return _sigmoid_backward(grad, x.sigmoid()) * (x < threshold) * beta  # type: ignore[attr-defined,no-any-return]
+    return _sigmoid_backward(grad, x.sigmoid()) * (x < threshold) * beta
 
 
 def log_sigmoid_double_backward(grad: Tensor, input: Tensor) -> Tensor:
     """d(1 - sigmoid(x))/dx applied to grad: (sigmoid(x) - 1) * sigmoid(x) * grad."""
-    z = input.sigmoid()  # type: ignore[attr-defined]
-    return grad * (z - 1) * z  # type: ignore[no-any-return]
+    z = input.sigmoid()
+    return grad * (z - 1) * z
 
 
 def infinitely_differentiable_mish_backward(
@@ -120,8 +120,8 @@ def infinitely_differentiable_mish_backward(
 ) -> Tensor:
     """grad_output * mish'(input) with operators (so it can be differentiated):
     tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x))^2)."""
-    sigmoid = input.sigmoid()  # type: ignore[attr-defined]
+    sigmoid = input.sigmoid()
     tanh_softplus = _softplus(input).tanh()
-    return grad_output * (  # type: ignore[no-any-return]
+    return grad_output * (
         tanh_softplus + input * sigmoid * (1 - tanh_softplus * tanh_softplus)
     )

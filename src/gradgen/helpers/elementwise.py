@@ -33,7 +33,7 @@ __all__ = [
 
 def mul_tensor_backward(grad: Tensor, other: Tensor, self_type: dtype) -> Tensor | None:
     """d(self * other)/d(self) applied to grad: grad * conj(other)."""
-    return handle_r_to_c(self_type, grad * other.conj())  # type: ignore[attr-defined]
+    return handle_r_to_c(self_type, grad * other.conj())
 
 
 def pow_backward(grad: Tensor, self: Tensor, exponent: Number) -> Tensor | None:
@@ -42,7 +42,7 @@ def pow_backward(grad: Tensor, self: Tensor, exponent: Number) -> Tensor | None:
         return zeros_like(self)
     # self ** 1 is self: the common square needs no power (a pass over the data) at all.
     power = self if exponent == 2 else self ** (exponent - 1)
-    derivative = (exponent * power).conj()  # type: ignore[attr-defined]
+    derivative = (exponent * power).conj()
     if (
         is_grad_enabled()
         or derivative.shape != grad.shape
@@ -58,21 +58,21 @@ def _to_copy_backward(grad: Tensor, self_options: dtype) -> Tensor:
     """Gradient of a dtype conversion: convert back (dropping an imaginary part)."""
     if grad.is_complex() and not self_options.is_complex:
         grad = real(grad)
-    return grad._to_copy(dtype=self_options)  # type: ignore[attr-defined,no-any-return]
+    return grad._to_copy(dtype=self_options)
 
 
 def log1p_backward(grad: Tensor, self: Tensor) -> Tensor:
     """grad / (self.conj() + 1)."""
-    return grad / (self.conj() + 1)  # type: ignore[attr-defined,no-any-return]
+    return grad / (self.conj() + 1)
 
 
 def sgn_backward(x: Tensor, gx: Tensor, sgn: Tensor) -> Tensor:
     """The derivative of sgn (z / |z|), which is not holomorphic: for complex x,
     (gx - sgn^2 * conj(gx)) / (2 |x|), 0 where x == 0; zero for real x."""
     if x.is_complex():
-        magnitude = x.abs()  # type: ignore[attr-defined]
-        value = (gx - (sgn * sgn) * gx.conj()) / (2.0 * magnitude)  # type: ignore[attr-defined]
-        return value.masked_fill(magnitude == 0, 0)  # type: ignore[no-any-return]
+        magnitude = x.abs()
+        value = (gx - (sgn * sgn) * gx.conj()) / (2.0 * magnitude)
+        return value.masked_fill(magnitude == 0, 0)
     return _zeros(sgn.shape, sgn.dtype)  # PyTorch's _efficientzerotensor
 
 
@@ -80,20 +80,20 @@ def angle_backward(grad: Tensor, self: Tensor) -> Tensor:
     """The derivative of angle: grad * i * z / |z|^2 for complex z (0 at z == 0),
     zero for real input."""
     if self.is_complex():
-        value = grad * self / self.abs().pow(2) * 1j  # type: ignore[attr-defined]
-        return value.masked_fill(self == 0, 0)  # type: ignore[no-any-return]
+        value = grad * self / self.abs().pow(2) * 1j
+        return value.masked_fill(self == 0, 0)
     return zeros_like(self)
 
 
 def pow_backward_self(grad: Tensor, self: Tensor, exponent: Tensor) -> Tensor | None:
     """d(self ** exponent)/d(self) for a tensor exponent (zero where exponent == 0)."""
-    derivative = grad * (exponent * self ** (exponent - 1)).conj()  # type: ignore[attr-defined]
+    derivative = grad * (exponent * self ** (exponent - 1)).conj()
     return handle_r_to_c(self, where(exponent == 0, 0.0, derivative))
 
 
 def _nonnegative_real(exponent: Tensor) -> Tensor:
     if exponent.is_complex():
-        return (imag(exponent) == 0) & (real(exponent) >= 0)  # type: ignore[no-any-return]
+        return (imag(exponent) == 0) & (real(exponent) >= 0)
     return exponent >= 0
 
 
@@ -103,7 +103,7 @@ def pow_backward_exponent(
     """d(self ** exponent)/d(exponent) = result * log(self), taken as 0 where the base
     is 0 and the exponent a nonnegative real (PyTorch's convention)."""
     if isinstance(self, Tensor):
-        derivative = (result * self.log()).conj()  # type: ignore[attr-defined]
+        derivative = (result * self.log()).conj()
         zero = (self == 0) & _nonnegative_real(exponent)
         return handle_r_to_c(exponent, grad * where(zero, 0.0, derivative))
     base = (
@@ -111,7 +111,7 @@ def pow_backward_exponent(
         if exponent.is_complex() and not isinstance(self, complex)
         else self
     )
-    derivative = (result * _scalar_log(base)).conj()  # type: ignore[attr-defined]
+    derivative = (result * _scalar_log(base)).conj()
     if base == 0:
         derivative = where(_nonnegative_real(exponent), 0.0, derivative)
     return handle_r_to_c(exponent, grad * derivative)
@@ -136,7 +136,7 @@ def div_tensor_self_backward(
     quotient is rounded (its derivative is zero almost everywhere)."""
     if rounding_mode is not None:
         return _zeros(grad.shape, self_st)
-    conj_other = other.conj() if isinstance(other, Tensor) else scalar_conj(other)  # type: ignore[attr-defined]
+    conj_other = other.conj() if isinstance(other, Tensor) else scalar_conj(other)
     return handle_r_to_c(self_st, grad / conj_other)
 
 
@@ -146,7 +146,7 @@ def div_tensor_other_backward(
     """d(self / other)/d(other) applied to grad: -grad * conj(self / other / other)."""
     if rounding_mode is not None:
         return _zeros(grad.shape, other.dtype)
-    result = -grad * ((self / other) / other).conj()  # type: ignore[attr-defined]
+    result = -grad * ((self / other) / other).conj()
     return handle_r_to_c(other, result)
 
 
@@ -171,11 +171,11 @@ def clamp_backward(
 ) -> Tensor:
     """grad where min <= self <= max, else zero (the subgradient 1 at the bounds)."""
     if max is not None and min is not None:
-        return where((self >= min).logical_and(self <= max), grad, 0.0)  # type: ignore[attr-defined,no-any-return]
+        return where((self >= min).logical_and(self <= max), grad, 0.0)
     if min is not None:
-        return where(self >= min, grad, 0.0)  # type: ignore[no-any-return]
+        return where(self >= min, grad, 0.0)
     if max is not None:
-        return where(self <= max, grad, 0.0)  # type: ignore[no-any-return]
+        return where(self <= max, grad, 0.0)
     return grad
 
 
@@ -194,9 +194,9 @@ def clamp_backward_min_max(
         return grad_min, grad_max
     if max is not None and min is not None:
         if grad_input_mask[0]:
-            grad_min = where((self < min).logical_and(min < max), grad, 0.0)  # type: ignore[attr-defined]
+            grad_min = where((self < min).logical_and(min < max), grad, 0.0)
         if grad_input_mask[1]:
-            grad_max = where((self > max).logical_or(max < min), grad, 0.0)  # type: ignore[attr-defined]
+            grad_max = where((self > max).logical_or(max < min), grad, 0.0)
     elif min is not None and grad_input_mask[0]:
         grad_min = where(self < min, grad, 0.0)
     elif max is not None and grad_input_mask[1]:

@@ -11,7 +11,7 @@ __all__ = ["index_backward", "masked_fill_backward"]
 
 def masked_fill_backward(grad: Tensor, mask: Tensor) -> Tensor:
     """The gradient of masked_fill's value: the sum of grad where mask is set."""
-    return grad.masked_fill(mask.eq(False), 0).sum()  # type: ignore[attr-defined,no-any-return]
+    return grad.masked_fill(mask.eq(False), 0).sum()
 
 
 def index_backward(
@@ -19,4 +19,4 @@ def index_backward(
 ) -> Tensor:
     """The gradient of `self[indices]`: grad added into zeros of self's shape at the
     indexed places (an element indexed twice gets both gradients)."""
-    return zeros.index_put(indices, grad, True)  # type: ignore[attr-defined,no-any-return]
+    return zeros.index_put(indices, grad, True)

@@ -33,14 +33,14 @@ def mm_mat1_backward(
 
     PyTorch's helper also takes mat1's strides and layout, only to return a
     column-major gradient for a column-major mat1; the values are the same."""
-    return maybe_multiply(grad.mm(mat2.t().conj()), scalar_conj(alpha))  # type: ignore[attr-defined]
+    return maybe_multiply(grad.mm(mat2.t().conj()), scalar_conj(alpha))
 
 
 def mm_mat2_backward(
     grad: Tensor, mat1: Tensor, mat2_sizes: tuple[int, ...], alpha: Number
 ) -> Tensor:
     """d(alpha * mat1 @ mat2)/d(mat2) applied to grad: mat1^H @ grad * conj(alpha)."""
-    return maybe_multiply(mat1.t().conj().mm(grad), scalar_conj(alpha))  # type: ignore[attr-defined]
+    return maybe_multiply(mat1.t().conj().mm(grad), scalar_conj(alpha))
 
 
 def trace_backward(grad: Tensor, sizes: Sequence[int]) -> Tensor:
@@ -85,22 +85,22 @@ def norm_backward(
     if order == 0.0:
         return None
     if order == 1.0:
-        return self.sgn() * grad  # type: ignore[attr-defined,no-any-return]
+        return self.sgn() * grad
     if order == 2.0:
-        return grad * (self / norm).masked_fill(norm.eq(0), 0)  # type: ignore[attr-defined,no-any-return]
+        return grad * (self / norm).masked_fill(norm.eq(0), 0)
     if np.isinf(order):
-        self_abs = self.abs()  # type: ignore[attr-defined]
+        self_abs = self.abs()
         mask = self_abs.eq(norm).logical_or(self_abs.isnan())
-        return self.sgn() * ((grad / mask.sum(dim, True)) * mask)  # type: ignore[attr-defined,no-any-return]
+        return self.sgn() * ((grad / mask.sum(dim, True)) * mask)
     if order < 1.0:
-        self_scaled = self.sgn() * self.abs().pow(order - 1).masked_fill(self.eq(0), 0)  # type: ignore[attr-defined]
-        return self_scaled * grad * norm.pow(1 - order)  # type: ignore[attr-defined,no-any-return]
+        self_scaled = self.sgn() * self.abs().pow(order - 1).masked_fill(self.eq(0), 0)
+        return self_scaled * grad * norm.pow(1 - order)
     if order < 2.0:
-        self_scaled = self.sgn() * self.abs().pow(order - 1)  # type: ignore[attr-defined]
+        self_scaled = self.sgn() * self.abs().pow(order - 1)
     else:
-        self_scaled = self * self.abs().pow(order - 2)  # type: ignore[attr-defined]
-    scale_v = (grad / norm.pow(order - 1)).masked_fill(norm.eq(0), 0)  # type: ignore[attr-defined]
-    return self_scaled * scale_v  # type: ignore[no-any-return]
+        self_scaled = self * self.abs().pow(order - 2)
+    scale_v = (grad / norm.pow(order - 1)).masked_fill(norm.eq(0), 0)
+    return self_scaled * scale_v
 
 
 def norm_jvp(
@@ -121,29 +121,29 @@ def norm_jvp(
     if order == 0.0:
         return zeros_like(norm)
     if order == 1.0:
-        return real(self_p.sgn() * self_t.conj()).sum(dim, keepdim)  # type: ignore[attr-defined,no-any-return]
+        return real(self_p.sgn() * self_t.conj()).sum(dim, keepdim)
     if order == 2.0:
-        total = real(self_p * self_t.conj()).sum(dim, keepdim)  # type: ignore[attr-defined]
-        return total.div(norm).masked_fill(norm.eq(0), 0)  # type: ignore[attr-defined,no-any-return]
+        total = real(self_p * self_t.conj()).sum(dim, keepdim)
+        return total.div(norm).masked_fill(norm.eq(0), 0)
     if np.isinf(order):
         if not keepdim and ndim != 0:
             norm = _unsqueeze_multiple(norm, dim, ndim)
-        both_nan = self_p.isnan().logical_and(norm.isnan())  # type: ignore[attr-defined]
-        is_eq_max = self_p.abs().eq(norm).logical_or(both_nan).to(norm.dtype)  # type: ignore[attr-defined]
+        both_nan = self_p.isnan().logical_and(norm.isnan())
+        is_eq_max = self_p.abs().eq(norm).logical_or(both_nan).to(norm.dtype)
         nb_max = is_eq_max.sum(dim, True)
-        sgn_t = real(self_p.sgn() * self_t.conj())  # type: ignore[attr-defined]
-        return (sgn_t * is_eq_max / nb_max).sum(dim, keepdim)  # type: ignore[no-any-return]
+        sgn_t = real(self_p.sgn() * self_t.conj())
+        return (sgn_t * is_eq_max / nb_max).sum(dim, keepdim)
     if order < 1.0:
-        weights = self_p.abs().pow(order - 1).masked_fill(self_p.eq(0), 0)  # type: ignore[attr-defined]
-        total = (weights * real(self_p.sgn() * self_t.conj())).sum(dim, keepdim)  # type: ignore[attr-defined]
-        return total * norm.pow(1 - order)  # type: ignore[attr-defined,no-any-return]
+        weights = self_p.abs().pow(order - 1).masked_fill(self_p.eq(0), 0)
+        total = (weights * real(self_p.sgn() * self_t.conj())).sum(dim, keepdim)
+        return total * norm.pow(1 - order)
     if order < 2.0:
-        weights = self_p.abs().pow(order - 1)  # type: ignore[attr-defined]
-        total = (weights * real(self_p.sgn() * self_t.conj())).sum(dim, keepdim)  # type: ignore[attr-defined]
+        weights = self_p.abs().pow(order - 1)
+        total = (weights * real(self_p.sgn() * self_t.conj())).sum(dim, keepdim)
     else:
-        weights = self_p.abs().pow(order - 2)  # type: ignore[attr-defined]
-        total = (weights * real(self_p * self_t.conj())).sum(dim, keepdim)  # type: ignore[attr-defined]
-    return (total / norm.pow(order - 1)).masked_fill(norm.eq(0), 0)  # type: ignore[attr-defined,no-any-return]
+        weights = self_p.abs().pow(order - 2)
+        total = (weights * real(self_p * self_t.conj())).sum(dim, keepdim)
+    return (total / norm.pow(order - 1)).masked_fill(norm.eq(0), 0)
 
 
 def linalg_vector_norm_backward(

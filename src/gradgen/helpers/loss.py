@@ -32,9 +32,9 @@ _BCE_EPS = 1e-12  # binary_cross_entropy's epsilon, for all dtypes (as PyTorch)
 def apply_loss_reduction(unreduced: Tensor, reduction: int) -> Tensor:
     """The mean, the sum, or the loss unreduced, as `reduction` says."""
     if reduction == Reduction.MEAN:
-        return unreduced.mean()  # type: ignore[attr-defined,no-any-return]
+        return unreduced.mean()
     if reduction == Reduction.SUM:
-        return unreduced.sum()  # type: ignore[attr-defined,no-any-return]
+        return unreduced.sum()
     return unreduced
 
 
@@ -60,13 +60,13 @@ def binary_cross_entropy_target_backward(
 ) -> Tensor:
     """d(binary_cross_entropy)/d(target) applied to grad: -logit(self) * grad, with
     logit(p) = log(p) - log1p(-p) (gradgen has no logit operator)."""
-    logit = self.log() - self.neg().log1p()  # type: ignore[attr-defined]
+    logit = self.log() - self.neg().log1p()
     grad_target = logit.neg() * grad
     if weight is not None:
         grad_target = grad_target * weight
     if reduction == Reduction.MEAN:
         grad_target = _divide_by_numel(grad_target, target.numel())
-    return grad_target  # type: ignore[no-any-return]
+    return grad_target
 
 
 def binary_cross_entropy_double_backward(
@@ -82,13 +82,13 @@ def binary_cross_entropy_double_backward(
     input_plus_eps = input + eps
     one_minus_input_plus_eps = 1 - input + eps
     numerator = input * input - 2 * input * target + target
-    denominator = input_plus_eps.pow(2) * one_minus_input_plus_eps.pow(2)  # type: ignore[attr-defined]
+    denominator = input_plus_eps.pow(2) * one_minus_input_plus_eps.pow(2)
     grad_input = numerator * denominator.pow(-1) * (grad * grad_output)
     if weight is not None:
         grad_input = grad_input * weight
     if reduction == Reduction.MEAN:
         return _divide_by_numel(grad_input, input.numel())
-    return grad_input  # type: ignore[no-any-return]
+    return grad_input
 
 
 def binary_cross_entropy_double_backward_grad_output(
@@ -100,12 +100,14 @@ def binary_cross_entropy_double_backward_grad_output(
 ) -> Tensor:
     """The derivative of binary_cross_entropy_backward with respect to grad_output."""
     eps = _BCE_EPS
-    grad_grad_output = (input - target) * ((input + eps) * (1 - input + eps)).pow(-1) * grad  # type: ignore[attr-defined]
+    grad_grad_output = (
+        (input - target) * ((input + eps) * (1 - input + eps)).pow(-1) * grad
+    )
     if weight is not None:
         grad_grad_output = grad_grad_output * weight
     if reduction == Reduction.MEAN:
         return _divide_by_numel(grad_grad_output, input.numel())
-    return grad_grad_output  # type: ignore[no-any-return]
+    return grad_grad_output
 
 
 def binary_cross_entropy_double_backward_target(
@@ -127,7 +129,7 @@ def binary_cross_entropy_double_backward_target(
     denominator = (1 - self) * self
     clamped = np.maximum(denominator._data, _BCE_EPS)
     denominator = denominator + Tensor(clamped - denominator._data)
-    result = result * denominator.pow(-1)  # type: ignore[attr-defined]
+    result = result * denominator.pow(-1)
     if reduction == Reduction.MEAN:
         result = _divide_by_numel(result, target.numel())
     return result
@@ -140,11 +142,11 @@ def smooth_l1_loss_double_backward(
     where |self - target| < beta, else 0 (all 0 for beta == 0), / numel for the mean."""
     if beta == 0:
         return _zeros(grad.shape, grad.dtype)
-    inside = (input - target).abs() < beta  # type: ignore[attr-defined]
+    inside = (input - target).abs() < beta
     grad_input = grad * inside * (1.0 / beta)
     if reduction == Reduction.MEAN:
         grad_input = _divide_by_numel(grad_input, input.numel())
-    return grad_input  # type: ignore[no-any-return]
+    return grad_input
 
 
 def huber_loss_double_backward(
@@ -152,10 +154,10 @@ def huber_loss_double_backward(
 ) -> Tensor:
     """The derivative of huber_loss_backward with respect to self: grad where
     |self - target| < delta, else 0, / numel for the mean."""
-    grad_input = grad * ((input - target).abs() < delta)  # type: ignore[attr-defined]
+    grad_input = grad * ((input - target).abs() < delta)
     if reduction == Reduction.MEAN:
         grad_input = _divide_by_numel(grad_input, input.numel())
-    return grad_input  # type: ignore[no-any-return]
+    return grad_input
 
 
 def huber_loss_double_backward_grad_output(
@@ -170,10 +172,10 @@ def huber_loss_double_backward_grad_output(
     applied to grad itself (unreduced), or, for a reduced (0-d) grad_output, the sum of
     grad times the backward of a unit grad_output."""
     if reduction == Reduction.NONE:
-        return _huber_loss_backward(grad, input, target, reduction, delta)  # type: ignore[no-any-return]
+        return _huber_loss_backward(grad, input, target, reduction, delta)
     ones = Tensor(np.ones_like(grad_output._data))
     unit = _huber_loss_backward(ones, input, target, reduction, delta)
-    return (unit * grad).sum()  # type: ignore[no-any-return]
+    return (unit * grad).sum()
 
 
 def binary_cross_entropy_with_logits_backward(
@@ -189,15 +191,15 @@ def binary_cross_entropy_with_logits_backward(
     of self for the mean."""
     if pos_weight is not None:
         t = pos_weight * target
-        grad_input = (t + 1 - target) * input.sigmoid() - t  # type: ignore[attr-defined]
+        grad_input = (t + 1 - target) * input.sigmoid() - t
     else:
-        grad_input = input.sigmoid() - target  # type: ignore[attr-defined]
+        grad_input = input.sigmoid() - target
     grad_input = grad_input * grad
     if weight is not None:
         grad_input = grad_input * weight
     if reduction == Reduction.MEAN:
         grad_input = _divide_by_numel(grad_input, input.numel())
-    return grad_input  # type: ignore[no-any-return]
+    return grad_input
 
 
 def binary_cross_entropy_with_logits_target_backward(
@@ -220,4 +222,4 @@ def binary_cross_entropy_with_logits_target_backward(
         grad_target = grad_target * weight
     if reduction == Reduction.MEAN:
         grad_target = _divide_by_numel(grad_target, target.numel())
-    return grad_target  # type: ignore[no-any-return]
+    return grad_target

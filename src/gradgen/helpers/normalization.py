@@ -33,16 +33,14 @@ def layer_norm_jvp(
     dims = _normalized_dims(input_p, normalized_shape)
     x_hat = (input_p - saved_mean) * saved_invstd
     x_hat_t = saved_invstd * (
-        input_t
-        - input_t.mean(dims, True)  # type: ignore[attr-defined]
-        - x_hat * (x_hat * input_t).mean(dims, True)  # type: ignore[attr-defined]
+        input_t - input_t.mean(dims, True) - x_hat * (x_hat * input_t).mean(dims, True)
     )
     out_t = x_hat_t if weight_p is None else x_hat_t * weight_p
     if weight_t is not None:
         out_t = out_t + x_hat * weight_t
     if bias_t is not None:
         out_t = out_t + bias_t
-    return out_t  # type: ignore[no-any-return]
+    return out_t
 
 
 def layer_norm_double_backward(
@@ -75,7 +73,7 @@ def layer_norm_double_backward(
             axis=dims, keepdims=True
         )
         eps = save_invstd._data.astype(np.float64) ** -2 - variance
-        mean = input.mean(dims, True)  # type: ignore[attr-defined]
+        mean = input.mean(dims, True)
         centered = input - mean
         invstd = (
             (centered * centered).mean(dims, True)
@@ -86,10 +84,10 @@ def layer_norm_double_backward(
     x_hat = (input - mean) * invstd
 
     def m(t: Tensor) -> Tensor:
-        return t.mean(dims, True)  # type: ignore[attr-defined,no-any-return]
+        return t.mean(dims, True)
 
     def row_sum(t: Tensor) -> Tensor:
-        return t.sum(rows) if rows else t  # type: ignore[attr-defined]
+        return t.sum(rows) if rows else t
 
     a = gO if gamma is None else gO * gamma
     g_input: Tensor | None = None
@@ -117,7 +115,7 @@ def layer_norm_double_backward(
         term = ggG * x_hat
         gg_out = term if gg_out is None else gg_out + term
     if ggB is not None:
-        term = ggB.expand(tuple(gO.shape))  # type: ignore[attr-defined]
+        term = ggB.expand(tuple(gO.shape))
         gg_out = term if gg_out is None else gg_out + term
     return (
         g_input if output_mask[0] else None,

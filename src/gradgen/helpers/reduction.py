@@ -35,10 +35,10 @@ def sum_backward(
     """Broadcast the gradient of a sum back over the summed dimensions."""
     if not keepdim and len(sizes) > 0:
         if dims is None or len(dims) == 0:
-            return grad.expand(sizes)  # type: ignore[attr-defined,no-any-return]
+            return grad.expand(sizes)
         for dim in sorted(_wrap_dim(d, len(sizes)) for d in dims):
-            grad = grad.unsqueeze(dim)  # type: ignore[attr-defined]
-    return grad.expand(sizes)  # type: ignore[attr-defined,no-any-return]
+            grad = grad.unsqueeze(dim)
+    return grad.expand(sizes)
 
 
 def mean_backward(
@@ -60,29 +60,29 @@ def mean_backward(
 
 def _isnan(tensor: Tensor) -> Tensor:
     """NaN is the only value unequal to itself (eq is all this branch has of isnan)."""
-    return tensor.eq(tensor).eq(False)  # type: ignore[attr-defined,no-any-return]
+    return tensor.eq(tensor).eq(False)
 
 
 def _any_zero(tensor: Tensor) -> bool:
     """Whether any element is zero (PyTorch reads this off the data, as here)."""
-    return bool(tensor.eq(0).sum().item())  # type: ignore[attr-defined]
+    return bool(tensor.eq(0).sum().item())
 
 
 def _prod_safe_zeros_backward(grad: Tensor, inp: Tensor, dim: int) -> Tensor:
     """d prod / d x_i as the product of the others, by an exclusive cumprod from each
     side, which needs no division and so is right where inputs are zero."""
     if inp.numel() == 0:
-        return grad.expand_as(inp)  # type: ignore[attr-defined,no-any-return]
+        return grad.expand_as(inp)
     size = inp.shape[dim]
     if size == 1:
         return grad
     ones_size = list(inp.shape)
     ones_size[dim] = 1
     ones = _full(ones_size, 1, grad.dtype)
-    exclusive_normal = cat([ones, inp.narrow(dim, 0, size - 1)], dim).cumprod(dim)  # type: ignore[attr-defined]
-    narrow_reverse = inp.narrow(dim, 1, size - 1).flip([dim])  # type: ignore[attr-defined]
+    exclusive_normal = cat([ones, inp.narrow(dim, 0, size - 1)], dim).cumprod(dim)
+    narrow_reverse = inp.narrow(dim, 1, size - 1).flip([dim])
     exclusive_reverse = cat([ones, narrow_reverse], dim).cumprod(dim).flip([dim])
-    return grad * (exclusive_normal * exclusive_reverse).conj()  # type: ignore[no-any-return]
+    return grad * (exclusive_normal * exclusive_reverse).conj()
 
 
 def prod_backward(
@@ -97,19 +97,19 @@ def prod_backward(
     if input.dim() == 0:
         return grad
     if dim is None:
-        zeros = int(input.eq(0).sum().item())  # type: ignore[attr-defined]
+        zeros = int(input.eq(0).sum())
         if zeros == 0:
-            return grad * result.div(input).conj()  # type: ignore[attr-defined,no-any-return]
+            return grad * result.div(input).conj()
         if not is_grad_enabled() and zeros > 1:
             return zeros_like(input)
-        flat = input.contiguous().view(-1)  # type: ignore[attr-defined]
-        return _prod_safe_zeros_backward(grad, flat, 0).view_as(input)  # type: ignore[attr-defined,no-any-return]
+        flat = input.contiguous().view(-1)
+        return _prod_safe_zeros_backward(grad, flat, 0).view_as(input)
     dim = _wrap_dim(dim, input.dim())
     if not keepdim:
-        grad = grad.unsqueeze(dim)  # type: ignore[attr-defined]
-        result = result.unsqueeze(dim)  # type: ignore[attr-defined]
+        grad = grad.unsqueeze(dim)
+        result = result.unsqueeze(dim)
     if not _any_zero(input):
-        return grad * result.div(input).conj()  # type: ignore[attr-defined,no-any-return]
+        return grad * result.div(input).conj()
     return _prod_safe_zeros_backward(grad, input, dim)
 
 
@@ -127,20 +127,20 @@ def restore_reduced_dims(output: Tensor, dims: Sequence[int], keepdim: bool) -> 
             position += 1
         target[position] = size
         position += 1
-    return output.reshape(target)  # type: ignore[attr-defined,no-any-return]
+    return output.reshape(target)
 
 
 def scale_grad_by_count(grad: Tensor, mask: Tensor, dims: Sequence[int]) -> Tensor:
     """Share the gradient evenly among the positions `mask` marks in each reduced slice."""
-    return grad.div(mask.sum(dims, True)) * mask  # type: ignore[attr-defined,no-any-return]
+    return grad.div(mask.sum(dims, True)) * mask
 
 
 def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Tensor:
     """The gradient of a full max/min: split evenly among every element equal to the
     result (every NaN when the result is NaN)."""
-    mask = _isnan(input) if bool(_isnan(value).item()) else input.eq(value)  # type: ignore[attr-defined]
+    mask = _isnan(input) if bool(_isnan(value).item()) else input.eq(value)
     zeros = _full(input.shape, 0, input.dtype)
-    return zeros.masked_fill(mask, grad.div(mask.sum()))  # type: ignore[attr-defined,union-attr,no-any-return]
+    return zeros.masked_fill(mask, grad.div(mask.sum()))
 
 
 def logsumexp_backward(
@@ -150,7 +150,7 @@ def logsumexp_backward(
     if not keepdim and self.dim() != 0:
         grad = _unsqueeze_multiple(grad, dim, self.dim())
         result = _unsqueeze_multiple(result, dim, self.dim())
-    return grad * (self - result).exp().conj()  # type: ignore[attr-defined,no-any-return]
+    return grad * (self - result).exp().conj()
 
 
 def _double_division(numerator: float, denominator: float) -> float:
@@ -174,15 +174,15 @@ def var_backward(
         if dof <= 0:
             # 2 / dof is infinite: nan where self == mean (inf * 0), else inf.
             where = _full(self.shape, float("inf"), grad.dtype.to_real())
-            return grad * where.masked_fill(self.eq(self.mean()), float("nan"))  # type: ignore[attr-defined,no-any-return]
-        return _double_division(2.0, dof) * grad * (self - self.mean())  # type: ignore[attr-defined,no-any-return]
+            return grad * where.masked_fill(self.eq(self.mean()), float("nan"))
+        return _double_division(2.0, dof) * grad * (self - self.mean())
     if not keepdim and self.dim() > 1:
         grad = _unsqueeze_multiple(grad, dim, self.dim())
     count = 1
     for d in dim:
         count *= self.shape[_wrap_dim(d, self.dim())]
     scale = _double_division(2.0, count - correction)
-    return scale * grad * (self - self.mean(dim, True))  # type: ignore[attr-defined,no-any-return]
+    return scale * grad * (self - self.mean(dim, True))
 
 
 def std_backward(
@@ -194,12 +194,12 @@ def std_backward(
     keepdim: bool,
 ) -> Tensor:
     """The gradient of std = sqrt(var): var's, scaled by 1 / (2 std) (0 where std is 0)."""
-    grad_var = grad.div(result * 2).masked_fill(result.eq(0), 0)  # type: ignore[attr-defined]
+    grad_var = grad.div(result * 2).masked_fill(result.eq(0), 0)
     return var_backward(grad_var, self, dim, correction, keepdim)
 
 
 def _reversed_cumsum(tensor: Tensor, dim: int) -> Tensor:
-    return tensor.flip([dim]).cumsum(dim).flip([dim])  # type: ignore[attr-defined,no-any-return]
+    return tensor.flip([dim]).cumsum(dim).flip([dim])
 
 
 def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
@@ -220,10 +220,10 @@ def cumprod_backward(grad: Tensor, input: Tensor, dim: int, output: Tensor) -> T
     dim_size = input.shape[dim]
     if dim_size == 1:
         return grad
-    input_conj = input.conj()  # type: ignore[attr-defined]
-    output_conj = output.conj()  # type: ignore[attr-defined]
+    input_conj = input.conj()
+    output_conj = output.conj()
     if not _any_zero(input):
-        return _reversed_cumsum(output_conj * grad, dim).div(input_conj)  # type: ignore[attr-defined,no-any-return]
+        return _reversed_cumsum(output_conj * grad, dim).div(input_conj)
     ones_size = list(input.shape)
     ones_size[dim] = 1
     ones = _full(ones_size, 1, grad.dtype)
@@ -239,5 +239,5 @@ def cumprod_backward(grad: Tensor, input: Tensor, dim: int, output: Tensor) -> T
             omitted = cat(
                 [until_k, until_k.expand_as(from_k_plus_1) * from_k_plus_1], dim
             )
-        slices.append((grad.slice(dim, k) * omitted).sum(dim))  # type: ignore[attr-defined]
-    return stack(slices, dim)  # type: ignore[no-any-return]
+        slices.append((grad.slice(dim, k) * omitted).sum(dim))
+    return stack(slices, dim)

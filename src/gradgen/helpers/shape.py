@@ -35,7 +35,7 @@ def permute_backwards(grad: Tensor, dims: tuple[int, ...]) -> Tensor:
     inverse = [0] * ndim
     for position, dim in enumerate(dims):
         inverse[_wrap_dim(dim, ndim)] = position
-    return grad.permute(inverse)  # type: ignore[attr-defined,no-any-return]
+    return grad.permute(inverse)
 
 
 def cat_tensors_backward(
@@ -55,7 +55,7 @@ def cat_tensors_backward(
             pieces.append(_zeros(shape, input_dtype))
             continue
         length = shape[dim]
-        pieces.append(handle_r_to_c(input_dtype, grad.narrow(dim, start, length)))  # type: ignore[attr-defined]
+        pieces.append(handle_r_to_c(input_dtype, grad.narrow(dim, start, length)))
         start += length
     return pieces
 
@@ -66,7 +66,7 @@ def stack_tensors_backward(
     """One slice of the gradient of `stack` per input."""
     if grad is None:
         return [None] * len(dtypes)
-    slices = grad.unbind(dim)  # type: ignore[attr-defined]
+    slices = grad.unbind(dim)
     return [handle_r_to_c(d, g) for d, g in zip(dtypes, slices)]
 
 
@@ -86,7 +86,7 @@ def split_with_sizes_backward(
             shape[dim] = length
             grad = _zeros(shape, options)
         filled.append(grad)
-    return cat(filled, dim)  # type: ignore[no-any-return]
+    return cat(filled, dim)
 
 
 def split_backward(
@@ -111,14 +111,14 @@ def unbind_backward(grads: Sequence[Tensor | None], dim: int) -> Tensor:
     filled = [
         g if g is not None else _zeros(defined.shape, defined.dtype) for g in grads
     ]
-    return stack(filled, dim)  # type: ignore[no-any-return]
+    return stack(filled, dim)
 
 
 def unsqueeze_to(grad: Tensor, *args: Any) -> Tensor:
     """`unsqueeze_to(grad, sizes)` or `unsqueeze_to(grad, dim, sizes)`: put back the
     size-1 dimensions that squeeze removed."""
     sizes = args[-1]
-    return grad.reshape(sizes)  # type: ignore[attr-defined,no-any-return]
+    return grad.reshape(sizes)
 
 
 def slice_backward_wrapper(
@@ -130,7 +130,7 @@ def slice_backward_wrapper(
     step: int,
 ) -> Tensor:
     """slice_backward with None bounds filled in, as PyTorch's wrapper does."""
-    return slice_backward(  # type: ignore[no-any-return]
+    return slice_backward(
         grad,
         input_sizes,
         dim,
@@ -149,7 +149,7 @@ def repeat_backward(
     input_dims = len(input_shape)
     num_unsqueezed = grad.dim() - input_dims
     for _ in range(num_unsqueezed):
-        grad = grad.sum(0, False)  # type: ignore[attr-defined]
+        grad = grad.sum(0, False)
     grad_size: list[int] = []
     sum_dims: list[int] = []
     for dim in range(input_dims):
@@ -159,7 +159,7 @@ def repeat_backward(
             sum_dims.append(len(grad_size) - 1)
         grad_size.append(input_shape[dim])
     if sum_dims:
-        grad = grad.reshape(grad_size).sum(sum_dims)  # type: ignore[attr-defined]
+        grad = grad.reshape(grad_size).sum(sum_dims)
     return grad
 
 

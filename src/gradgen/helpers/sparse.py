@@ -16,8 +16,8 @@ def embedding_dense_double_backward(
     """The derivative of embedding_dense_backward with respect to grad_output: the rows
     of grad that the indices name (zero for padding_idx), scaled by 1 / count when
     scale_grad_by_freq, as the kernel scales them."""
-    flat = indices.reshape(-1)  # type: ignore[attr-defined]
-    rows = grad.index_select(0, flat)  # type: ignore[attr-defined]
+    flat = indices.reshape(-1)
+    rows = grad.index_select(0, flat)
     if scale_grad_by_freq:
         values = flat._data.astype(np.int64)
         counts = np.bincount(values, minlength=grad.shape[0])
@@ -25,4 +25,4 @@ def embedding_dense_double_backward(
         rows = rows * Tensor(scale)
     if padding_idx >= 0:
         rows = rows.masked_fill((flat == padding_idx).reshape(-1, 1), 0)
-    return rows.view(tuple(indices.shape) + (-1,))  # type: ignore[no-any-return]
+    return rows.view(tuple(indices.shape) + (-1,))
