@@ -76,7 +76,7 @@ from . import generated
 from .generated.ops import *  # noqa: F401,F403
 
 # PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
-from .norms import norm as norm
+from .norms import norm as norm  # type: ignore[no-redef]  # replaces the generated norm
 from . import tensor_api
 from . import nn, optim, viz
 
