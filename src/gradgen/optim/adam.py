@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import gradgen
 from gradgen.factories import zeros_like
+from gradgen.generated import ops
 from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
 
@@ -88,7 +88,7 @@ class Adam(Optimizer):
                     exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)  # type: ignore[attr-defined]
                     exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)  # type: ignore[attr-defined]
                     if group["amsgrad"]:
-                        second = gradgen.maximum(state["max_exp_avg_sq"], exp_avg_sq)  # type: ignore[attr-defined]
+                        second = ops.maximum(state["max_exp_avg_sq"], exp_avg_sq)
                         state["max_exp_avg_sq"] = second
                     else:
                         second = exp_avg_sq

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+
 from gradgen.grad_mode import enable_grad
 from gradgen.tensor import Tensor
+from gradgen.variable_type_utils import increment_version
 
 __all__ = ["Optimizer"]
 
@@ -73,11 +76,18 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's gradient: to None (the default), or to zeros."""
-        from gradgen.nn.modules import _reset_grad
-
         for group in self.param_groups:
             for param in group["params"]:
-                _reset_grad(param, set_to_none)
+                grad = param.grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    param.grad = None
+                elif grad.grad_fn is not None:
+                    param.grad = Tensor(np.zeros_like(grad._data))
+                else:
+                    grad._data[...] = 0
+                    increment_version(grad)
 
     def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
         raise NotImplementedError
