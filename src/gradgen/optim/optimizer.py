@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from gradgen.dtypes import spelling
 from gradgen.grad_mode import enable_grad, no_grad
 from gradgen.tensor import Tensor
 from gradgen.variable_type_utils import increment_version
@@ -40,7 +41,7 @@ required: Any = _RequiredParameter()
 def _typename(value: object) -> str:
     """PyTorch's torch.typename for the values an optimizer is given."""
     if isinstance(value, Tensor):
-        return "gradgen.Tensor"
+        return "gradgen." + spelling(value).legacy_tensor
     kind = type(value)
     return kind.__qualname__ if kind.__module__ == "builtins" else str(kind)
 
