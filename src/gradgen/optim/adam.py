@@ -44,7 +44,7 @@ def apply_weight_decay(
 ) -> np.ndarray:
     """L2 penalty added to the gradient, or (decoupled, AdamW's) the parameter
     shrunk by lr * weight_decay; the gradient to use."""
-    weight_decay = group["weight_decay"]
+    weight_decay = float(group["weight_decay"])
     if weight_decay == 0:
         return grad
     if group.get("decoupled_weight_decay", False):

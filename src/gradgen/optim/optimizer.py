@@ -48,7 +48,7 @@ def _typename(value: object) -> str:
 
 def scalar(value: Any) -> float:
     """A hyper-parameter as a Python float (a one-element tensor lr is accepted)."""
-    return float(value.item()) if isinstance(value, Tensor) else float(value)
+    return float(value)
 
 
 def check_argument(label: str, value: Any, high: float | None = None) -> None:

@@ -109,7 +109,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             for base_lr in self.base_lrs
         ]
 
-    def step(self, epoch: float | None = None) -> None:  # type: ignore[override]
+    def step(self, epoch: float | None = None) -> None:
         """Advance one step, or go to `epoch` (fractional epochs allowed)."""
         if epoch is None and self.last_epoch < 0:
             epoch = 0
@@ -243,7 +243,7 @@ class CyclicLR(LRScheduler):
         if self.mode == "triangular":
             return 1.0
         if self.mode == "triangular2":
-            return 1 / (2.0 ** (x - 1))
+            return float(1 / (2.0 ** (x - 1)))
         return float(self.gamma**x)
 
     def get_lr(self) -> list[Any]:
