@@ -295,8 +295,8 @@ class LBFGS(Optimizer):
         flat_grad = self._flat_grad()
         if np.abs(flat_grad).max() <= group["tolerance_grad"]:
             return original
-        memory = {key: _unwrap(state.get(key)) for key in _HISTORY}
-        memory["al"] = _unwrap(state.get("al"))
+        # PyTorch adds "al" to the state in its second iteration, the rest at the end.
+        memory = {key: _unwrap(state.get(key)) for key in ("al", *_HISTORY)}
         memory["prev_loss"] = state.get("prev_loss")
         self._iterate(closure, group, state, memory, loss, flat_grad)
         for key, value in memory.items():

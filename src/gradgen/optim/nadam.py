@@ -92,7 +92,7 @@ class NAdam(Optimizer):
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * decay)))
         product = state["mu_product"]._data
-        product *= np.float32(mu)  # a float32 tensor times a scalar, in float32
+        product *= product.dtype.type(mu)  # in the product's dtype (float32)
         mu_product = float(product)
         exp_avg, exp_avg_sq = data(state, "exp_avg"), data(state, "exp_avg_sq")
         lerp_(exp_avg, grad, 1 - beta1)
