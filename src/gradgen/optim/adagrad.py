@@ -11,6 +11,7 @@ from gradgen.tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    add_quotient_,
     check_argument,
     count_step,
     data,
@@ -91,4 +92,4 @@ class Adagrad(Optimizer):
         total += 1 * grad * grad
         std = np.sqrt(total)
         std += group["eps"]
-        param += -clr * grad / std
+        add_quotient_(param, -clr, grad, std)

@@ -11,6 +11,7 @@ from gradgen.tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    add_quotient_,
     count_step,
     data,
     decay_mean_square_,
@@ -129,6 +130,7 @@ class Adam(Optimizer):
             np.maximum(maximum, second, out=maximum)
             second = maximum
         step_size = lr / (1 - beta1**step)
-        denom = np.sqrt(second) / (1 - beta2**step) ** 0.5
+        denom = np.sqrt(second)
+        denom /= (1 - beta2**step) ** 0.5
         denom += group["eps"]
-        param += -step_size * exp_avg / denom
+        add_quotient_(param, -step_size, exp_avg, denom)

@@ -12,6 +12,7 @@ from .adam import check_adam_arguments
 from .optimizer import (
     Optimizer,
     ParamsT,
+    add_quotient_,
     count_step,
     data,
     lerp_,
@@ -83,4 +84,4 @@ class Adamax(Optimizer):
         bound += group["eps"]
         np.maximum(exp_inf, bound, out=exp_inf)
         clr = scalar(group["lr"]) / (1 - beta1**step)
-        param += -clr * exp_avg / exp_inf
+        add_quotient_(param, -clr, exp_avg, exp_inf)

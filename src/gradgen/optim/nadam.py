@@ -12,6 +12,7 @@ from .adam import apply_weight_decay, check_adam_arguments
 from .optimizer import (
     Optimizer,
     ParamsT,
+    add_quotient_,
     check_argument,
     count_step,
     data,
@@ -100,5 +101,5 @@ class NAdam(Optimizer):
         denom = np.sqrt(exp_avg_sq / bias_correction2)
         denom += group["eps"]
         mu_product_next = mu_product * mu_next
-        param += (-lr * (1.0 - mu) / (1.0 - mu_product)) * grad / denom
-        param += ((-lr * mu_next) / (1.0 - mu_product_next)) * exp_avg / denom
+        add_quotient_(param, -lr * (1.0 - mu) / (1.0 - mu_product), grad, denom)
+        add_quotient_(param, (-lr * mu_next) / (1.0 - mu_product_next), exp_avg, denom)

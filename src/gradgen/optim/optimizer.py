@@ -91,17 +91,32 @@ def data(state: dict[str, Any], name: str) -> np.ndarray:
 
 def lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
     """start <- start + weight * (end - start), in PyTorch's two-sided form."""
+    step = end - start
     if abs(weight) < 0.5:
-        start += weight * (end - start)
+        step *= weight
+        start += step
     else:
-        np.subtract(end, (end - start) * (1 - weight), out=start)
+        step *= 1 - weight
+        np.subtract(end, step, out=start)
+
+
+def add_quotient_(
+    target: np.ndarray, value: float, numerator: np.ndarray, denominator: np.ndarray
+) -> None:
+    """target <- target + value * numerator / denominator (PyTorch's addcdiv_, in its
+    order of rounding), with one temporary."""
+    update = numerator * value
+    update /= denominator
+    target += update
 
 
 def decay_mean_square_(average: np.ndarray, grad: np.ndarray, beta: float) -> None:
     """average <- beta * average + (1 - beta) * grad * grad (PyTorch's
     `mul_(beta).addcmul_(grad, grad, value=1 - beta)`)."""
+    square = grad * (1 - beta)
+    square *= grad
     average *= beta
-    average += (1 - beta) * grad * grad
+    average += square
 
 
 class Optimizer:

@@ -11,6 +11,7 @@ from gradgen.tensor import Tensor
 from .optimizer import (
     Optimizer,
     ParamsT,
+    add_quotient_,
     check_argument,
     count_step,
     data,
@@ -101,4 +102,4 @@ class RMSprop(Optimizer):
             buffer += grad / avg
             param += -lr * buffer
         else:
-            param += -lr * grad / avg
+            add_quotient_(param, -lr, grad, avg)
