@@ -370,3 +370,71 @@ def test_no_warning_on_ordinary_use() -> None:
         optimizer = optim.NAdam([p])
         (p * 3).sum().backward()
         optimizer.step()
+
+
+# -- hooks -----------------------------------------------------------------------------
+
+
+def hook_calls(lib: Any) -> list[Any]:
+    """The order and arguments PyTorch calls an optimizer's hooks with."""
+    calls: list[Any] = []
+    module = sys.modules[lib.optim.__name__ + ".optimizer"]
+    p = lib.tensor([1.0], requires_grad=True)
+    optimizer = lib.optim.SGD([p], lr=0.5)
+
+    def pre(opt: Any, args: Any, kwargs: Any) -> Any:
+        calls.append(["pre", opt is optimizer, len(args), sorted(kwargs)])
+        return args[:1], {"closure": None}  # the optimizer, then no closure
+
+    handles = [
+        optimizer.register_step_pre_hook(pre),
+        optimizer.register_step_post_hook(
+            lambda opt, args, kwargs: calls.append(["post", sorted(kwargs)])
+        ),
+        module.register_optimizer_step_pre_hook(
+            lambda opt, args, kwargs: calls.append(["global pre"])
+        ),
+        module.register_optimizer_step_post_hook(
+            lambda opt, args, kwargs: calls.append(["global post"])
+        ),
+        optimizer.register_state_dict_pre_hook(lambda opt: calls.append(["sd pre"])),
+        optimizer.register_state_dict_post_hook(
+            lambda opt, sd: calls.append(["sd post", sorted(sd)])
+        ),
+        optimizer.register_load_state_dict_pre_hook(
+            lambda opt, sd: calls.append(["load pre"]), prepend=True
+        ),
+        optimizer.register_load_state_dict_post_hook(
+            lambda opt: calls.append(["load post"])
+        ),
+    ]
+    p.grad = lib.ones_like(p)
+    optimizer.step(lambda: None)
+    optimizer.load_state_dict(optimizer.state_dict())
+    for handle in handles:
+        handle.remove()
+    optimizer.step()
+    optimizer.state_dict()
+    calls.append(["p", float(p.detach()[0])])
+    return calls
+
+
+def test_hooks_are_called_as_in_torch() -> None:
+    assert hook_calls(gradgen) == oracle("calls", hook_calls)
+
+
+def test_a_step_calling_its_parents_step_runs_the_hooks_once() -> None:
+    class Slow(optim.SGD):
+        def step(self, closure: Any = None) -> Any:
+            return super().step(closure)
+
+    p = gradgen.tensor([1.0], requires_grad=True)
+    optimizer = Slow([p], lr=0.1)
+    calls: list[str] = []
+    optimizer.register_step_post_hook(lambda *args: calls.append("post"))
+    p.grad = gradgen.ones_like(p)
+    optimizer.step()
+    assert calls == ["post"] and p.item() == pytest.approx(0.9)
+    optimizer.register_step_pre_hook(lambda *args: "bad")
+    with pytest.raises(RuntimeError, match="must return None or a tuple"):
+        optimizer.step()

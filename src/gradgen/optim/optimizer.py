@@ -8,6 +8,7 @@ element-wise step; the state values are tensors over arrays that are updated in 
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -18,10 +19,16 @@ import numpy as np
 
 from gradgen.dtypes import spelling
 from gradgen.grad_mode import enable_grad, no_grad
+from gradgen.graph import RemovableHandle
 from gradgen.tensor import Tensor
 from gradgen.variable_type_utils import increment_version
 
-__all__ = ["Optimizer", "required"]
+__all__ = [
+    "Optimizer",
+    "required",
+    "register_optimizer_step_pre_hook",
+    "register_optimizer_step_post_hook",
+]
 
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]]
 StateDict = dict[str, Any]
@@ -119,12 +126,89 @@ def decay_mean_square_(average: np.ndarray, grad: np.ndarray, beta: float) -> No
     average += square
 
 
+# -- step hooks ------------------------------------------------------------------------
+
+Hook = Callable[..., Any]
+_GLOBAL_STEP_PRE_HOOKS: list[Hook] = []
+_GLOBAL_STEP_POST_HOOKS: list[Hook] = []
+
+
+def register_optimizer_step_pre_hook(hook: Hook) -> RemovableHandle:
+    """`hook(optimizer, args, kwargs)` before every optimizer's step; it may return
+    new (args, kwargs)."""
+    _GLOBAL_STEP_PRE_HOOKS.append(hook)
+    return RemovableHandle(_GLOBAL_STEP_PRE_HOOKS, hook)
+
+
+def register_optimizer_step_post_hook(hook: Hook) -> RemovableHandle:
+    """`hook(optimizer, args, kwargs)` after every optimizer's step."""
+    _GLOBAL_STEP_POST_HOOKS.append(hook)
+    return RemovableHandle(_GLOBAL_STEP_POST_HOOKS, hook)
+
+
+def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    """`step` running the global and the optimizer's step hooks around it (once: a
+    step that calls its parent's step runs them only at the outer call). As in
+    PyTorch, the hooks' `args` start with the optimizer."""
+
+    @functools.wraps(step)
+    def hooked(*args: Any, **kwargs: Any) -> Any:
+        self: Optimizer = args[0]
+        if self._in_step or not (
+            _GLOBAL_STEP_PRE_HOOKS
+            or _GLOBAL_STEP_POST_HOOKS
+            or self._optimizer_step_pre_hooks
+            or self._optimizer_step_post_hooks
+        ):
+            return step(*args, **kwargs)
+        for hook in [*_GLOBAL_STEP_PRE_HOOKS, *self._optimizer_step_pre_hooks]:
+            result = hook(self, args, kwargs)
+            if result is None:
+                continue
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(
+                    f"{hook} must return None or a tuple of (new_args, new_kwargs), "
+                    f"but got {result}."
+                )
+            args, kwargs = result
+        self._in_step = True
+        try:
+            out = step(*args, **kwargs)
+        finally:
+            self._in_step = False
+        for hook in [*self._optimizer_step_post_hooks, *_GLOBAL_STEP_POST_HOOKS]:
+            hook(self, args, kwargs)
+        return out
+
+    hooked._runs_step_hooks = True  # type: ignore[attr-defined]
+    return hooked
+
+
+def _register(hooks: list[Hook], hook: Hook, prepend: bool) -> RemovableHandle:
+    hooks.insert(0, hook) if prepend else hooks.append(hook)
+    return RemovableHandle(hooks, hook)
+
+
 class Optimizer:
     """Holds `param_groups` (dicts with "params" and the hyper-parameters) and
     `state` (a dict per parameter, keyed by the parameter tensor). Subclasses
     implement `step`, updating the parameters in place with grad mode off."""
 
+    _in_step = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_runs_step_hooks", False):
+            cls.step = _with_step_hooks(step)  # type: ignore[method-assign]
+
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+        self._optimizer_step_pre_hooks: list[Hook] = []
+        self._optimizer_step_post_hooks: list[Hook] = []
+        self._optimizer_state_dict_pre_hooks: list[Hook] = []
+        self._optimizer_state_dict_post_hooks: list[Hook] = []
+        self._optimizer_load_state_dict_pre_hooks: list[Hook] = []
+        self._optimizer_load_state_dict_post_hooks: list[Hook] = []
         self.defaults = defaults
         self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
@@ -255,11 +339,47 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    # -- hooks ------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Hook) -> RemovableHandle:
+        """`hook(optimizer, args, kwargs)` before each step; it may return new
+        (args, kwargs)."""
+        return _register(self._optimizer_step_pre_hooks, hook, False)
+
+    def register_step_post_hook(self, hook: Hook) -> RemovableHandle:
+        """`hook(optimizer, args, kwargs)` after each step."""
+        return _register(self._optimizer_step_post_hooks, hook, False)
+
+    def register_state_dict_pre_hook(
+        self, hook: Hook, prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(optimizer)` before `state_dict()` packs the state."""
+        return _register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(
+        self, hook: Hook, prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(optimizer, state_dict)` after; it may return a new state dict."""
+        return _register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(
+        self, hook: Hook, prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(optimizer, state_dict)` before loading; it may return a new one."""
+        return _register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(
+        self, hook: Hook, prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(optimizer)` after loading."""
+        return _register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # -- state dicts ------------------------------------------------------------------
     def state_dict(self) -> StateDict:
         """{"state": {index: state}, "param_groups": [group with "params" as
         indices]}: parameters numbered in group order, as PyTorch numbers them. The
         state values are the optimizer's own tensors (not copies), as in PyTorch."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks:
+            pre_hook(self)
         index: dict[int, int] = {}
         groups = []
         for group in self.param_groups:
@@ -272,11 +392,17 @@ class Optimizer:
             (index[id(key)] if isinstance(key, Tensor) else key): value
             for key, value in self.state.items()
         }
-        return {"state": state, "param_groups": groups}
+        state_dict: StateDict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks:
+            state_dict = post_hook(self, state_dict) or state_dict
+        return state_dict
 
     def load_state_dict(self, state_dict: StateDict) -> None:
         """Take the state and hyper-parameters of `state_dict` (from `state_dict()`,
         of an optimizer over parameters of the same shapes in the same groups)."""
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks:
+            state_dict = pre_hook(self, state_dict) or state_dict
         saved_groups = deepcopy(state_dict["param_groups"])
         if len(self.param_groups) != len(saved_groups):
             raise ValueError(
@@ -307,6 +433,8 @@ class Optimizer:
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
         self.__setstate__({"state": state, "param_groups": saved_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks:
+            post_hook(self)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -319,6 +447,9 @@ class Optimizer:
                 if key != "params":
                     text += f"    {key}: {group[key]}\n"
         return text + ")"
+
+
+Optimizer.step = _with_step_hooks(Optimizer.step)  # type: ignore[method-assign]
 
 
 def _param_list(params: Any) -> list[Any]:
