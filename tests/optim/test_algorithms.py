@@ -41,6 +41,10 @@ CONFIGS = [
     ("RAdam", dict(lr=0.02)),
     ("RAdam", dict(lr=0.02, betas=(0.5, 0.9), weight_decay=0.1, maximize=True)),
     ("RAdam", dict(lr=0.02, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("ASGD", dict(lr=0.05)),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=3, weight_decay=0.1)),
 ]
 STEPS = 8
 
@@ -98,7 +102,8 @@ def float32_trajectory(lib: Any, name: str) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam"]
+    "name",
+    ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "ASGD"],
 )
 def test_float32_parameters_stay_float32_and_match_torch(name: str) -> None:
     ours = float32_trajectory(gradgen, name)
@@ -119,7 +124,7 @@ def complex_trajectory(lib: Any, name: str) -> np.ndarray:
     return z.detach().numpy()
 
 
-@pytest.mark.parametrize("name", ["Adam", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("name", ["Adam", "RMSprop", "Adagrad", "Rprop", "ASGD"])
 def test_complex_parameters_match_torch(name: str) -> None:
     ours = complex_trajectory(gradgen, name)
     theirs = oracle("parameter", lambda torch: complex_trajectory(torch, name))

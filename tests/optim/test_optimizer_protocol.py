@@ -27,6 +27,8 @@ STATE_CONFIGS = [
     ("Adamax", dict()),
     ("NAdam", dict()),
     ("RAdam", dict()),
+    ("Rprop", dict()),
+    ("ASGD", dict(t0=1)),
     ("LBFGS", dict(max_iter=3)),
 ]
 
@@ -166,16 +168,17 @@ def test_state_dict_round_trip_continues_identically(
         for p in _params(optimizer):
             p.grad = gradgen.full_like(p, 0.5)
         optimizer.step()
-    # Equal but for NAdam, whose float32 "mu_product" becomes the parameters' float64
-    # when loaded (PyTorch casts every state tensor but "step").
-    rtol = 1e-6 if name == "NAdam" else 0.0
+    # Equal but for NAdam's "mu_product" and ASGD's "eta" and "mu", float32 tensors
+    # that become the parameters' float64 when loaded (PyTorch casts every state
+    # tensor but "step").
+    rtol = 1e-6 if name in ("NAdam", "ASGD") else 0.0
     for mine, other in zip(_params(first), _params(third)):
         np.testing.assert_allclose(
             mine.detach().numpy(), other.detach().numpy(), rtol=rtol, atol=0
         )
     # gradgen copies what it loads (PyTorch may share the tensors), so both states
     # stepped once each and still agree.
-    if name != "NAdam":  # (its mu_product is float64 after the load)
+    if name not in ("NAdam", "ASGD"):  # (float64 after the load)
         same(packed(first)["state"], packed(third)["state"])
 
 
@@ -266,7 +269,7 @@ def test_repr_matches_torch() -> None:
 
 def test_defaults_match_torch() -> None:
     names = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax"]
-    names += ["NAdam", "RAdam", "LBFGS"]
+    names += ["NAdam", "RAdam", "Rprop", "ASGD", "LBFGS"]
 
     def defaults(lib: Any) -> dict[str, Any]:
         p = lib.tensor([1.0], requires_grad=True)
@@ -296,6 +299,8 @@ BAD_ARGUMENTS = [
     ("NAdam", dict(momentum_decay=-1)),
     ("RAdam", dict(weight_decay=-1)),
     ("LBFGS", dict(lr=-1)),
+    ("Rprop", dict(etas=(0.5, 0.9))),
+    ("ASGD", dict(weight_decay=-1)),
 ]
 
 

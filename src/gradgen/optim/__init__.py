@@ -12,14 +12,17 @@ from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
+    "ASGD",
     "Adadelta",
     "Adagrad",
     "Adam",
@@ -30,6 +33,7 @@ __all__ = [
     "Optimizer",
     "RAdam",
     "RMSprop",
+    "Rprop",
     "SGD",
     "lr_scheduler",
 ]
