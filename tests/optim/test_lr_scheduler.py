@@ -285,3 +285,18 @@ def test_a_tensor_lr_is_filled_in_place() -> None:
     scheduler.step()
     assert optimizer.param_groups[0]["lr"] is lr and lr.item() == 0.25
     assert float(scheduler.get_last_lr()[0]) == 0.25
+
+
+def test_a_custom_scheduler_on_the_old_base_name() -> None:
+    class Halving(lr_scheduler._LRScheduler):
+        def get_lr(self) -> list[float]:
+            return [base / 2**self.last_epoch for base in self.base_lrs]
+
+    p = gradgen.tensor([1.0], requires_grad=True)
+    optimizer = gradgen.optim.SGD([p], lr=0.8)
+    scheduler = Halving(optimizer)
+    for _ in range(3):
+        optimizer.step()
+        scheduler.step()
+    assert scheduler.get_last_lr() == [0.1] and optimizer.param_groups[0]["lr"] == 0.1
+    assert isinstance(scheduler, lr_scheduler.LRScheduler)

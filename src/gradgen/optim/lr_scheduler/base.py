@@ -206,3 +206,7 @@ class LRScheduler:
     def _scaled(self, factor: float) -> list[Any]:
         """The groups' rates times `factor`."""
         return [group["lr"] * factor for group in self.optimizer.param_groups]
+
+
+class _LRScheduler(LRScheduler):
+    """PyTorch's old name of LRScheduler, kept for the programs that subclass it."""
