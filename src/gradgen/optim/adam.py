@@ -1,102 +1,136 @@
-"""torch.optim.Adam: adaptive moment estimation."""
+"""torch.optim.Adam: adaptive moment estimation (and AdamW's decoupled weight decay)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from typing import Any
 
-import gradgen
-from gradgen.factories import zeros_like
-from gradgen.grad_mode import no_grad
+import numpy as np
+
 from gradgen.tensor import Tensor
 
-from .optimizer import Optimizer, ParamsT
+from .optimizer import (
+    Optimizer,
+    ParamsT,
+    add_quotient_,
+    count_step,
+    data,
+    decay_mean_square_,
+    lerp_,
+    new_state,
+    new_step,
+    scalar,
+)
 
 __all__ = ["Adam"]
+
+
+def check_adam_arguments(
+    lr: Any, eps: float, betas: tuple[float, float], weight_decay: float
+) -> None:
+    """PyTorch's checks of the arguments Adam's family shares."""
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
+def apply_weight_decay(
+    param: np.ndarray, grad: np.ndarray, group: dict[str, Any], lr: float
+) -> np.ndarray:
+    """L2 penalty added to the gradient, or (decoupled, AdamW's) the parameter
+    shrunk by lr * weight_decay; the gradient to use."""
+    weight_decay = float(group["weight_decay"])
+    if weight_decay == 0:
+        return grad
+    if group.get("decoupled_weight_decay", False):
+        param *= 1 - lr * weight_decay
+        return grad
+    return grad + weight_decay * param
 
 
 class Adam(Optimizer):
     """PyTorch's update at step t, for each parameter p with gradient g:
 
-        g = g + weight_decay * p
-        m = beta1 * m + (1 - beta1) * g
-        v = beta2 * v + (1 - beta2) * g * g
-        v_hat = max(v_hat, v) (amsgrad), else v_hat = v
-        p = p - lr / (1 - beta1**t) * m / (sqrt(v_hat) / sqrt(1 - beta2**t) + eps)
-
-    PyTorch writes the moment updates with lerp_ / addcmul_ and the last line with
-    addcdiv_; gradgen has none of those, so they are composed from mul_, add_, div
-    and sqrt (the same arithmetic).
+    g = g + weight_decay * p   (or p = p * (1 - lr * weight_decay) if decoupled)
+    m = lerp(m, g, 1 - beta1)
+    v = beta2 * v + (1 - beta2) * g * g
+    v_max = max(v_max, v) (amsgrad), used in place of v below
+    p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
     """
 
     def __init__(
         self,
         params: ParamsT,
-        lr: float = 1e-3,
+        lr: float | Tensor = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0,
         amsgrad: bool = False,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_adam_arguments(lr, eps, betas, weight_decay)
         defaults = dict(
             lr=lr,
-            betas=betas,
+            betas=(scalar(betas[0]), scalar(betas[1])),
             eps=eps,
             weight_decay=weight_decay,
             amsgrad=amsgrad,
             maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
         )
         super().__init__(params, defaults)
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
-    def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
-        """One update of every parameter that has a gradient."""
-        loss = self._evaluate(closure)
-        with no_grad():
-            for group in self.param_groups:
-                beta1, beta2 = group["betas"]
-                for param in group["params"]:
-                    grad = param.grad
-                    if grad is None:
-                        continue
-                    if group["maximize"]:
-                        grad = -grad
-                    state = self.state.setdefault(param, {})
-                    if not state:
-                        state["step"] = 0
-                        state["exp_avg"] = zeros_like(param)
-                        state["exp_avg_sq"] = zeros_like(param)
-                        if group["amsgrad"]:
-                            state["max_exp_avg_sq"] = zeros_like(param)
-                    state["step"] += 1
-                    step = state["step"]
-                    if group["weight_decay"] != 0:
-                        grad = grad.add(param, alpha=group["weight_decay"])
-                    exp_avg: Tensor = state["exp_avg"]
-                    exp_avg_sq: Tensor = state["exp_avg_sq"]
-                    exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)  # type: ignore[attr-defined]
-                    exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)  # type: ignore[attr-defined]
-                    if group["amsgrad"]:
-                        second = gradgen.maximum(state["max_exp_avg_sq"], exp_avg_sq)  # type: ignore[attr-defined]
-                        state["max_exp_avg_sq"] = second
-                    else:
-                        second = exp_avg_sq
-                    bias_correction1 = 1 - beta1**step
-                    bias_correction2 = 1 - beta2**step
-                    step_size = group["lr"] / bias_correction1
-                    denom = (second.sqrt() / math.sqrt(bias_correction2)).add_(
-                        group["eps"]
-                    )
-                    param.add_(exp_avg / denom, alpha=-step_size)
-        return loss
+    def _init_state(self, param: np.ndarray, group: dict[str, Any]) -> dict[str, Any]:
+        state = {
+            "step": new_step(),
+            "exp_avg": new_state(param),
+            "exp_avg_sq": new_state(param),
+        }
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = new_state(param)
+        return state
+
+    def _update(
+        self,
+        param: np.ndarray,
+        grad: np.ndarray,
+        state: dict[str, Any],
+        group: dict[str, Any],
+    ) -> None:
+        lr = scalar(group["lr"])
+        beta1, beta2 = group["betas"]
+        step = count_step(state["step"])
+        grad = apply_weight_decay(param, grad, group, lr)
+        exp_avg, second = data(state, "exp_avg"), data(state, "exp_avg_sq")
+        lerp_(exp_avg, grad, 1 - beta1)
+        decay_mean_square_(second, grad, beta2)
+        if group["amsgrad"]:
+            maximum = data(state, "max_exp_avg_sq")
+            np.maximum(maximum, second, out=maximum)
+            second = maximum
+        step_size = lr / (1 - beta1**step)
+        denom = np.sqrt(second)
+        denom /= (1 - beta2**step) ** 0.5
+        denom += group["eps"]
+        add_quotient_(param, -step_size, exp_avg, denom)

@@ -259,7 +259,8 @@ def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         Adam([])
     with pytest.raises(
-        TypeError, match="should be an iterable of Tensors or dicts, but got Tensor"
+        TypeError,
+        match="should be an iterable of Tensors or dicts, but got gradgen.DoubleTensor",
     ):
         Adam(p)
     with pytest.raises(
