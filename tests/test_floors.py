@@ -91,7 +91,6 @@ ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 KNOWN_UNTIL_NN_OPTIM_MERGE: set[tuple[str, str]] = {
     ("gradgen.nn.functional", "gradgen"),
     ("gradgen.nn.modules", "gradgen"),
-    ("gradgen.optim.adam", "gradgen"),
 }
 
 
