@@ -331,232 +331,6 @@ def any_variable_defined(grads: Sequence[Tensor | None]) -> bool:
     return False
 
 
-class AddBackward0(Node):
-    """Backward of ``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
-
-    other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
-    self: handle_r_to_c(self.scalar_type(), grad)
-    """
-
-    __slots__ = (
-        "alpha",
-        "other_scalar_type",
-        "self_scalar_type",
-    )
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return add_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            alpha=self.alpha,
-            other_scalar_type=self.other_scalar_type,
-            self_scalar_type=self.self_scalar_type,
-        )
-
-    @property
-    def _saved_alpha(self) -> Number:
-        return self.alpha
-
-
-def add_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    other_scalar_type: dtype,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of AddBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            handle_r_to_c(other_scalar_type, maybe_multiply(grad, scalar_conj(alpha)))
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
-class SubBackward0(Node):
-    """Backward of ``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
-
-    other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
-    self: handle_r_to_c(self.scalar_type(), grad)
-    """
-
-    __slots__ = (
-        "alpha",
-        "other_scalar_type",
-        "self_scalar_type",
-    )
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return sub_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            alpha=self.alpha,
-            other_scalar_type=self.other_scalar_type,
-            self_scalar_type=self.self_scalar_type,
-        )
-
-    @property
-    def _saved_alpha(self) -> Number:
-        return self.alpha
-
-
-def sub_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    alpha: Number,
-    other_scalar_type: dtype,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of SubBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            handle_r_to_c(other_scalar_type, maybe_multiply(-grad, scalar_conj(alpha)))
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
-class MulBackward0(Node):
-    """Backward of ``mul.Tensor(Tensor self, Tensor other) -> Tensor``.
-
-    other: mul_tensor_backward(grad, self, other.scalar_type())
-    self: mul_tensor_backward(grad, other, self.scalar_type())
-    """
-
-    __slots__ = (
-        "other_",
-        "other_scalar_type",
-        "self_",
-        "self_scalar_type",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return mul_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            other_scalar_type=self.other_scalar_type,
-            self=unpack_saved(self.self_, self),
-            self_scalar_type=self.self_scalar_type,
-        )
-
-    def release_variables(self) -> None:
-        if self.other_ is not None:
-            self.other_.reset_data()
-        if self.self_ is not None:
-            self.self_.reset_data()
-
-    @property
-    def _saved_other(self) -> Tensor | None:
-        return unpack_saved(self.other_, self)
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-
-def mul_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    other: Tensor | None,
-    other_scalar_type: dtype,
-    self: Tensor | None,
-    self_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of MulBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            mul_tensor_backward(grad, self, other_scalar_type)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            mul_tensor_backward(grad, other, self_scalar_type)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class PowBackward0(Node):
-    """Backward of ``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``.
-
-    self: pow_backward(grad, self, exponent)
-    """
-
-    __slots__ = (
-        "exponent",
-        "self_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return pow_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            exponent=self.exponent,
-            self=unpack_saved(self.self_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.self_ is not None:
-            self.self_.reset_data()
-
-    @property
-    def _saved_exponent(self) -> Number:
-        return self.exponent
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-
-def pow_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    exponent: Number,
-    self: Tensor | None,
-) -> list[Any]:
-    """The formulas of PowBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            pow_backward(grad, self, exponent) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
 class PermuteBackward0(Node):
     """Backward of ``permute(Tensor(a) self, int[] dims) -> Tensor(a)``.
 
@@ -588,87 +362,6 @@ def permute_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = permute_backwards(grad, dims) if any_grad_defined else None
-    return grad_inputs
-
-
-class NegBackward0(Node):
-    """Backward of ``neg(Tensor self) -> Tensor``.
-
-    self: grad.neg()
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return neg_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def neg_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of NegBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad.neg() if any_grad_defined else None
-    return grad_inputs
-
-
-class ConjBackward0(Node):
-    """Backward of ``_conj(Tensor(a) self) -> Tensor(a)``.
-
-    self: grad.conj()
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return conj_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def conj_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of ConjBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad.conj() if any_grad_defined else None
-    return grad_inputs
-
-
-class RealBackward0(Node):
-    """Backward of ``real(Tensor(a) self) -> Tensor(a)``.
-
-    self: real(grad)
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return real_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def real_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of RealBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = real(grad) if any_grad_defined else None
     return grad_inputs
 
 
@@ -737,65 +430,6 @@ def sum_to_size_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.expand(self_sym_sizes) if any_grad_defined else None
-    return grad_inputs
-
-
-class CloneBackward0(Node):
-    """Backward of ``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``.
-
-    self: grad
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return clone_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def clone_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of CloneBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad if any_grad_defined else None
-    return grad_inputs
-
-
-class ToCopyBackward0(Node):
-    """Backward of ``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``.
-
-    self: _to_copy_backward(grad, self.options())
-    """
-
-    __slots__ = ("self_options",)
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return to_copy_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            self_options=self.self_options,
-        )
-
-
-def to_copy_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    self_options: dtype,
-) -> list[Any]:
-    """The formulas of ToCopyBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            _to_copy_backward(grad, self_options) if any_grad_defined else None
-        )
     return grad_inputs
 
 
@@ -1498,16 +1132,198 @@ def slice_backward_backward0_apply(
     return grad_inputs
 
 
-class SumBackward0(Node):
-    """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
+class ViewAsRealBackward0(Node):
+    """Backward of ``view_as_real(Tensor(a) self) -> Tensor(a)``.
 
-    self: grad.expand(self.sym_sizes())
+    self: view_as_complex(grad.contiguous())
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return view_as_real_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def view_as_real_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ViewAsRealBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            view_as_complex(grad.contiguous()) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ViewAsComplexBackward0(Node):
+    """Backward of ``view_as_complex(Tensor(a) self) -> Tensor(a)``.
+
+    self: view_as_real(grad.contiguous())
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return view_as_complex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def view_as_complex_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ViewAsComplexBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = view_as_real(grad.contiguous()) if any_grad_defined else None
+    return grad_inputs
+
+
+class FlipBackward0(Node):
+    """Backward of ``flip(Tensor self, int[] dims) -> Tensor``.
+
+    self: grad.flip(dims)
+    """
+
+    __slots__ = ("dims",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return flip_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dims=self.dims,
+        )
+
+    @property
+    def _saved_dims(self) -> Sequence[int]:
+        return self.dims
+
+
+def flip_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+) -> list[Any]:
+    """The formulas of FlipBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.flip(dims) if any_grad_defined else None
+    return grad_inputs
+
+
+class RollBackward0(Node):
+    """Backward of ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``.
+
+    self: grad.roll(fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
+    """
+
+    __slots__ = (
+        "dims",
+        "shifts",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return roll_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dims=self.dims,
+            shifts=self.shifts,
+        )
+
+    @property
+    def _saved_dims(self) -> Sequence[int]:
+        return self.dims
+
+    @property
+    def _saved_shifts(self) -> Sequence[int]:
+        return self.shifts
+
+
+def roll_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+    shifts: Sequence[int],
+) -> list[Any]:
+    """The formulas of RollBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad.roll(fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class RepeatBackward0(Node):
+    """Backward of ``repeat(Tensor self, SymInt[] repeats) -> Tensor``.
+
+    self: repeat_backward(grad, repeats, self.sym_sizes())
+    """
+
+    __slots__ = (
+        "repeats",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return repeat_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            repeats=self.repeats,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_repeats(self) -> Sequence[int]:
+        return self.repeats
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def repeat_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    repeats: Sequence[int],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of RepeatBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            repeat_backward(grad, repeats, self_sym_sizes) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class UnsafeViewBackward0(Node):
+    """Backward of ``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``.
+
+    self: grad.reshape(self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return sum_backward0_apply(
+        return unsafe_view_backward0_apply(
             grads,
             self.task_needs_input_grad(),
             self_sym_sizes=self.self_sym_sizes,
@@ -1518,178 +1334,640 @@ class SumBackward0(Node):
         return self.self_sym_sizes
 
 
-def sum_backward0_apply(
+def unsafe_view_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
-    """The formulas of SumBackward0, as a function of what it saved."""
+    """The formulas of UnsafeViewBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad.expand(self_sym_sizes) if any_grad_defined else None
+        grad_inputs[0] = grad.reshape(self_sym_sizes) if any_grad_defined else None
     return grad_inputs
 
 
-class SumBackward1(Node):
-    """Backward of ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+class ConstantPadNdBackward0(Node):
+    """Backward of ``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``.
 
-    self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
+    self: constant_pad_nd(grad, fmap_neg(pad), 0)
     """
 
-    __slots__ = (
-        "dim",
-        "keepdim",
-        "self_sym_sizes",
-    )
+    __slots__ = ("pad",)
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return sum_backward1_apply(
+        return constant_pad_nd_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            dim=self.dim,
-            keepdim=self.keepdim,
-            self_sym_sizes=self.self_sym_sizes,
+            pad=self.pad,
         )
 
     @property
-    def _saved_dim(self) -> Sequence[int] | None:
-        return self.dim
-
-    @property
-    def _saved_keepdim(self) -> bool:
-        return self.keepdim
-
-    @property
-    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
-        return self.self_sym_sizes
+    def _saved_pad(self) -> Sequence[int]:
+        return self.pad
 
 
-def sum_backward1_apply(
+def constant_pad_nd_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
-    dim: Sequence[int] | None,
-    keepdim: bool,
-    self_sym_sizes: tuple[int, ...],
+    pad: Sequence[int],
 ) -> list[Any]:
-    """The formulas of SumBackward1, as a function of what it saved."""
+    """The formulas of ConstantPadNdBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            sum_backward(grad, self_sym_sizes, dim, keepdim)
+            constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class DiagonalBackward0(Node):
+    """Backward of ``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``.
+
+    self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "dim1",
+        "dim2",
+        "offset",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return diagonal_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+    @property
+    def _saved_dim2(self) -> int:
+        return self.dim2
+
+    @property
+    def _saved_offset(self) -> int:
+        return self.offset
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def diagonal_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of DiagonalBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
             if any_grad_defined
             else None
         )
     return grad_inputs
 
 
-class MeanBackward0(Node):
-    """Backward of ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
+class DiagonalBackwardBackward0(Node):
+    """Backward of ``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``.
 
-    self: grad.expand(self.sym_sizes()) * (1.0 / self.sym_numel())
+    grad_output: grad.diagonal(offset, dim1, dim2)
     """
 
     __slots__ = (
-        "self_sym_numel",
+        "dim1",
+        "dim2",
+        "offset",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return diagonal_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
+        )
+
+    @property
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+    @property
+    def _saved_dim2(self) -> int:
+        return self.dim2
+
+    @property
+    def _saved_offset(self) -> int:
+        return self.offset
+
+
+def diagonal_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+) -> list[Any]:
+    """The formulas of DiagonalBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+class DiagonalCopyBackward0(Node):
+    """Backward of ``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``.
+
+    self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "dim1",
+        "dim2",
+        "offset",
         "self_sym_sizes",
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return mean_backward0_apply(
+        return diagonal_copy_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            self_sym_numel=self.self_sym_numel,
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
             self_sym_sizes=self.self_sym_sizes,
         )
 
     @property
-    def _saved_self_sym_numel(self) -> int:
-        return self.self_sym_numel
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+    @property
+    def _saved_dim2(self) -> int:
+        return self.dim2
+
+    @property
+    def _saved_offset(self) -> int:
+        return self.offset
 
     @property
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
         return self.self_sym_sizes
 
 
-def mean_backward0_apply(
+def diagonal_copy_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
-    self_sym_numel: int,
+    dim1: int,
+    dim2: int,
+    offset: int,
     self_sym_sizes: tuple[int, ...],
 ) -> list[Any]:
-    """The formulas of MeanBackward0, as a function of what it saved."""
+    """The formulas of DiagonalCopyBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            grad.expand(self_sym_sizes) * (1.0 / self_sym_numel)
+            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
             if any_grad_defined
             else None
         )
     return grad_inputs
 
 
-class MeanBackward1(Node):
-    """Backward of ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+class DiagEmbedBackward0(Node):
+    """Backward of ``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``.
 
-    self: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)
+    self: grad.diagonal(offset, dim1, dim2)
     """
 
     __slots__ = (
-        "dim",
-        "keepdim",
-        "self_sym_numel",
-        "self_sym_sizes",
+        "dim1",
+        "dim2",
+        "offset",
     )
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return mean_backward1_apply(
+        return diag_embed_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            dim=self.dim,
-            keepdim=self.keepdim,
-            self_sym_numel=self.self_sym_numel,
-            self_sym_sizes=self.self_sym_sizes,
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
         )
 
     @property
-    def _saved_dim(self) -> Sequence[int] | None:
-        return self.dim
+    def _saved_dim1(self) -> int:
+        return self.dim1
 
     @property
-    def _saved_keepdim(self) -> bool:
-        return self.keepdim
+    def _saved_dim2(self) -> int:
+        return self.dim2
 
     @property
-    def _saved_self_sym_numel(self) -> int:
-        return self.self_sym_numel
-
-    @property
-    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
-        return self.self_sym_sizes
+    def _saved_offset(self) -> int:
+        return self.offset
 
 
-def mean_backward1_apply(
+def diag_embed_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
-    dim: Sequence[int] | None,
-    keepdim: bool,
-    self_sym_numel: int,
-    self_sym_sizes: tuple[int, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
 ) -> list[Any]:
-    """The formulas of MeanBackward1, as a function of what it saved."""
+    """The formulas of DiagEmbedBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+class AddBackward0(Node):
+    """Backward of ``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
+
+    other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha.conj()))
+    self: handle_r_to_c(self.scalar_type(), grad)
+    """
+
+    __slots__ = (
+        "alpha",
+        "other_scalar_type",
+        "self_scalar_type",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return add_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            other_scalar_type=self.other_scalar_type,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+
+def add_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of AddBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            handle_r_to_c(other_scalar_type, maybe_multiply(grad, scalar_conj(alpha)))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SubBackward0(Node):
+    """Backward of ``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``.
+
+    other: handle_r_to_c(other.scalar_type(), maybe_multiply(-grad, alpha.conj()))
+    self: handle_r_to_c(self.scalar_type(), grad)
+    """
+
+    __slots__ = (
+        "alpha",
+        "other_scalar_type",
+        "self_scalar_type",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return sub_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            other_scalar_type=self.other_scalar_type,
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+
+def sub_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    other_scalar_type: dtype,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of SubBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            handle_r_to_c(other_scalar_type, maybe_multiply(-grad, scalar_conj(alpha)))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MulBackward0(Node):
+    """Backward of ``mul.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: mul_tensor_backward(grad, self, other.scalar_type())
+    self: mul_tensor_backward(grad, other, self.scalar_type())
+    """
+
+    __slots__ = (
+        "other_",
+        "other_scalar_type",
+        "self_",
+        "self_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mul_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            other_scalar_type=self.other_scalar_type,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def mul_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    other_scalar_type: dtype,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of MulBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            mul_tensor_backward(grad, self, other_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            mul_tensor_backward(grad, other, self_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class PowBackward0(Node):
+    """Backward of ``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``.
+
+    self: pow_backward(grad, self, exponent)
+    """
+
+    __slots__ = (
+        "exponent",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return pow_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            exponent=self.exponent,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_exponent(self) -> Number:
+        return self.exponent
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def pow_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of PowBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
-            if any_grad_defined
-            else None
+            pow_backward(grad, self, exponent) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class NegBackward0(Node):
+    """Backward of ``neg(Tensor self) -> Tensor``.
+
+    self: grad.neg()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return neg_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def neg_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of NegBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.neg() if any_grad_defined else None
+    return grad_inputs
+
+
+class ConjBackward0(Node):
+    """Backward of ``_conj(Tensor(a) self) -> Tensor(a)``.
+
+    self: grad.conj()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return conj_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def conj_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ConjBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class RealBackward0(Node):
+    """Backward of ``real(Tensor(a) self) -> Tensor(a)``.
+
+    self: real(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return real_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def real_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of RealBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = real(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class CloneBackward0(Node):
+    """Backward of ``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return clone_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def clone_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of CloneBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class ToCopyBackward0(Node):
+    """Backward of ``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``.
+
+    self: _to_copy_backward(grad, self.options())
+    """
+
+    __slots__ = ("self_options",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return to_copy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_options=self.self_options,
+        )
+
+
+def to_copy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_options: dtype,
+) -> list[Any]:
+    """The formulas of ToCopyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _to_copy_backward(grad, self_options) if any_grad_defined else None
         )
     return grad_inputs
 
@@ -2669,151 +2947,6 @@ def sigmoid_backward0_apply(
     return grad_inputs
 
 
-class ReluBackward0(Node):
-    """Backward of ``relu(Tensor self) -> Tensor``.
-
-    self: threshold_backward(grad, result, 0)
-    """
-
-    __slots__ = ("result_",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return relu_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            result=unpack_saved(self.result_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.result_ is not None:
-            self.result_.reset_data()
-
-    @property
-    def _saved_result(self) -> Tensor | None:
-        return unpack_saved(self.result_, self)
-
-
-def relu_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    result: Tensor | None,
-) -> list[Any]:
-    """The formulas of ReluBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            threshold_backward(grad, result, 0) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
-class GeluBackward0(Node):
-    """Backward of ``gelu(Tensor self, *, str approximate='none') -> Tensor``.
-
-    self: gelu_backward(grad, self, approximate=approximate)
-    """
-
-    __slots__ = (
-        "approximate",
-        "self_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return gelu_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            approximate=self.approximate,
-            self=unpack_saved(self.self_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.self_ is not None:
-            self.self_.reset_data()
-
-    @property
-    def _saved_approximate(self) -> str:
-        return self.approximate
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-
-def gelu_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    approximate: str,
-    self: Tensor | None,
-) -> list[Any]:
-    """The formulas of GeluBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            gelu_backward(grad, self, approximate=approximate)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class SiluBackward0(Node):
-    """Backward of ``silu(Tensor self) -> Tensor``.
-
-    self: infinitely_differentiable_silu_backward(grad, self) if is_grad_enabled() else silu_backward(grad, self)
-    """
-
-    __slots__ = ("self_",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return silu_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.self_ is not None:
-            self.self_.reset_data()
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-
-def silu_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    self: Tensor | None,
-) -> list[Any]:
-    """The formulas of SiluBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            infinitely_differentiable_silu_backward(grad, self)
-            if is_grad_enabled()
-            else silu_backward(grad, self) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
 class ErfBackward0(Node):
     """Backward of ``erf(Tensor self) -> Tensor``.
 
@@ -3037,62 +3170,6 @@ def angle_backward0_apply(
     return grad_inputs
 
 
-class ViewAsRealBackward0(Node):
-    """Backward of ``view_as_real(Tensor(a) self) -> Tensor(a)``.
-
-    self: view_as_complex(grad.contiguous())
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return view_as_real_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def view_as_real_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of ViewAsRealBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            view_as_complex(grad.contiguous()) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
-class ViewAsComplexBackward0(Node):
-    """Backward of ``view_as_complex(Tensor(a) self) -> Tensor(a)``.
-
-    self: view_as_real(grad.contiguous())
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return view_as_complex_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def view_as_complex_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of ViewAsComplexBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = view_as_real(grad.contiguous()) if any_grad_defined else None
-    return grad_inputs
-
-
 class SigmoidBackwardBackward0(Node):
     """Backward of ``sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor``.
 
@@ -3213,134 +3290,6 @@ def tanh_backward_backward0_apply(
     if needs_input_grad[1]:  # output
         grad_inputs[1] = (
             grad.conj() * (-2 * output.conj() * grad_output)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class ThresholdBackwardBackward0(Node):
-    """Backward of ``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``.
-
-    grad_output: threshold_backward(grad, self, threshold)
-    self: zeros_like(grad)
-    """
-
-    __slots__ = (
-        "self_",
-        "threshold",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return threshold_backward_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-            threshold=self.threshold,
-        )
-
-    def release_variables(self) -> None:
-        if self.self_ is not None:
-            self.self_.reset_data()
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-    @property
-    def _saved_threshold(self) -> Number:
-        return self.threshold
-
-
-def threshold_backward_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    self: Tensor | None,
-    threshold: Number,
-) -> list[Any]:
-    """The formulas of ThresholdBackwardBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            threshold_backward(grad, self, threshold) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-class GeluBackwardBackward0(Node):
-    """Backward of ``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``.
-
-    grad_output: gelu_backward(grad, self, approximate=approximate)
-    self: gelu_double_backward(grad, grad_output, self, approximate)
-    """
-
-    __slots__ = (
-        "approximate",
-        "grad_output_",
-        "self_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return gelu_backward_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            approximate=self.approximate,
-            grad_output=unpack_saved(self.grad_output_, self),
-            self=unpack_saved(self.self_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
-        if self.self_ is not None:
-            self.self_.reset_data()
-
-    @property
-    def _saved_approximate(self) -> str:
-        return self.approximate
-
-    @property
-    def _saved_grad_output(self) -> Tensor | None:
-        return unpack_saved(self.grad_output_, self)
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-
-def gelu_backward_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    approximate: str,
-    grad_output: Tensor | None,
-    self: Tensor | None,
-) -> list[Any]:
-    """The formulas of GeluBackwardBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            gelu_backward(grad, self, approximate=approximate)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = (
-            gelu_double_backward(grad, grad_output, self, approximate)
             if any_grad_defined
             else None
         )
@@ -4715,6 +4664,700 @@ def remainder_backward1_apply(
     return grad_inputs
 
 
+class CopyBackward0(Node):
+    """Backward of ``copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor``.
+
+    self: zeros_like(grad)
+    src: _to_copy_backward(grad, src.options())
+    """
+
+    __slots__ = ("src_options",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return copy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            src_options=self.src_options,
+        )
+
+
+def copy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    src_options: dtype,
+) -> list[Any]:
+    """The formulas of CopyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = (
+            _to_copy_backward(grad, src_options) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ZeroBackward0(Node):
+    """Backward of ``zero(Tensor self) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return zero_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def zero_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ZeroBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class FillBackward0(Node):
+    """Backward of ``fill.Scalar(Tensor self, Scalar value) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fill_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def fill_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class FillBackward1(Node):
+    """Backward of ``fill.Tensor(Tensor self, Tensor value) -> Tensor``.
+
+    self: zeros_like(grad)
+    value: grad.sum()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fill_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def fill_backward1_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = grad.sum() if any_grad_defined else None
+    return grad_inputs
+
+
+class FillBackward2(Node):
+    """Backward of ``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fill_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def fill_backward2_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class FillBackward3(Node):
+    """Backward of ``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``.
+
+    self: zeros_like(grad)
+    value: grad.sum()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fill_backward3_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def fill_backward3_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FillBackward3, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = grad.sum() if any_grad_defined else None
+    return grad_inputs
+
+
+class LerpBackward0(Node):
+    """Backward of ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``.
+
+    end: grad * weight.conj()
+    self: grad * (1 - weight.conj())
+    """
+
+    __slots__ = ("weight",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lerp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            weight=self.weight,
+        )
+
+    @property
+    def _saved_weight(self) -> Number:
+        return self.weight
+
+
+def lerp_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], weight: Number
+) -> list[Any]:
+    """The formulas of LerpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # end
+        grad_inputs[1] = grad * scalar_conj(weight) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * (1 - scalar_conj(weight)) if any_grad_defined else None
+    return grad_inputs
+
+
+class LerpBackward1(Node):
+    """Backward of ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``.
+
+    end: grad * weight.conj()
+    self: grad * (1 - weight).conj()
+    weight: grad * (end - self).conj()
+    """
+
+    __slots__ = (
+        "end_",
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.end_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lerp_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            end=unpack_saved(self.end_, self),
+            self=unpack_saved(self.self_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.end_ is not None:
+            self.end_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_end(self) -> Tensor | None:
+        return unpack_saved(self.end_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def lerp_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    end: Tensor | None,
+    self: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of LerpBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # end
+        grad_inputs[1] = grad * weight.conj() if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * (1 - weight).conj() if any_grad_defined else None
+    if needs_input_grad[2]:  # weight
+        grad_inputs[2] = grad * (end - self).conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class AddcmulBackward0(Node):
+    """Backward of ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
+
+    self: handle_r_to_c(self.scalar_type(), grad)
+    tensor1: handle_r_to_c(tensor1.scalar_type(), grad * (tensor2 * value).conj())
+    tensor2: handle_r_to_c(tensor2.scalar_type(), grad * (tensor1 * value).conj())
+    """
+
+    __slots__ = (
+        "self_scalar_type",
+        "tensor1_",
+        "tensor1_scalar_type",
+        "tensor2_",
+        "tensor2_scalar_type",
+        "value",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tensor1_: SavedVariable | SavedVariableList | None = None
+        self.tensor2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addcmul_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_scalar_type=self.self_scalar_type,
+            tensor1=unpack_saved(self.tensor1_, self),
+            tensor1_scalar_type=self.tensor1_scalar_type,
+            tensor2=unpack_saved(self.tensor2_, self),
+            tensor2_scalar_type=self.tensor2_scalar_type,
+            value=self.value,
+        )
+
+    def release_variables(self) -> None:
+        if self.tensor1_ is not None:
+            self.tensor1_.reset_data()
+        if self.tensor2_ is not None:
+            self.tensor2_.reset_data()
+
+    @property
+    def _saved_tensor1(self) -> Tensor | None:
+        return unpack_saved(self.tensor1_, self)
+
+    @property
+    def _saved_tensor2(self) -> Tensor | None:
+        return unpack_saved(self.tensor2_, self)
+
+    @property
+    def _saved_value(self) -> Number:
+        return self.value
+
+
+def addcmul_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    tensor1: Tensor | None,
+    tensor1_scalar_type: dtype,
+    tensor2: Tensor | None,
+    tensor2_scalar_type: dtype,
+    value: Number,
+) -> list[Any]:
+    """The formulas of AddcmulBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # tensor1
+        grad_inputs[1] = (
+            handle_r_to_c(tensor1_scalar_type, grad * (tensor2 * value).conj())
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # tensor2
+        grad_inputs[2] = (
+            handle_r_to_c(tensor2_scalar_type, grad * (tensor1 * value).conj())
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AddcdivBackward0(Node):
+    """Backward of ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
+
+    self: handle_r_to_c(self.scalar_type(), grad)
+    tensor1: handle_r_to_c(tensor1.scalar_type(), grad * (value / tensor2).conj())
+    tensor2: handle_r_to_c(tensor2.scalar_type(), -grad * (value * tensor1 / (tensor2 * tensor2)).conj())
+    """
+
+    __slots__ = (
+        "self_scalar_type",
+        "tensor1_",
+        "tensor1_scalar_type",
+        "tensor2_",
+        "tensor2_scalar_type",
+        "value",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tensor1_: SavedVariable | SavedVariableList | None = None
+        self.tensor2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addcdiv_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_scalar_type=self.self_scalar_type,
+            tensor1=unpack_saved(self.tensor1_, self),
+            tensor1_scalar_type=self.tensor1_scalar_type,
+            tensor2=unpack_saved(self.tensor2_, self),
+            tensor2_scalar_type=self.tensor2_scalar_type,
+            value=self.value,
+        )
+
+    def release_variables(self) -> None:
+        if self.tensor1_ is not None:
+            self.tensor1_.reset_data()
+        if self.tensor2_ is not None:
+            self.tensor2_.reset_data()
+
+    @property
+    def _saved_tensor1(self) -> Tensor | None:
+        return unpack_saved(self.tensor1_, self)
+
+    @property
+    def _saved_tensor2(self) -> Tensor | None:
+        return unpack_saved(self.tensor2_, self)
+
+    @property
+    def _saved_value(self) -> Number:
+        return self.value
+
+
+def addcdiv_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    tensor1: Tensor | None,
+    tensor1_scalar_type: dtype,
+    tensor2: Tensor | None,
+    tensor2_scalar_type: dtype,
+    value: Number,
+) -> list[Any]:
+    """The formulas of AddcdivBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # tensor1
+        grad_inputs[1] = (
+            handle_r_to_c(tensor1_scalar_type, grad * (value / tensor2).conj())
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # tensor2
+        grad_inputs[2] = (
+            handle_r_to_c(
+                tensor2_scalar_type,
+                -grad * (value * tensor1 / (tensor2 * tensor2)).conj(),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NanToNumBackward0(Node):
+    """Backward of ``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``.
+
+    self: grad * isfinite(self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nan_to_num_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def nan_to_num_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of NanToNumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * isfinite(self) if any_grad_defined else None
+    return grad_inputs
+
+
+class SumBackward0(Node):
+    """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: grad.expand(self.sym_sizes())
+    """
+
+    __slots__ = ("self_sym_sizes",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return sum_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def sum_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.expand(self_sym_sizes) if any_grad_defined else None
+    return grad_inputs
+
+
+class SumBackward1(Node):
+    """Backward of ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: sum_backward(grad, self.sym_sizes(), dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return sum_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def sum_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of SumBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            sum_backward(grad, self_sym_sizes, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MeanBackward0(Node):
+    """Backward of ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: grad.expand(self.sym_sizes()) * (1.0 / self.sym_numel())
+    """
+
+    __slots__ = (
+        "self_sym_numel",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mean_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_sym_numel=self.self_sym_numel,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_self_sym_numel(self) -> int:
+        return self.self_sym_numel
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def mean_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_numel: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MeanBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad.expand(self_sym_sizes) * (1.0 / self_sym_numel)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MeanBackward1(Node):
+    """Backward of ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: mean_backward(grad, self.sym_sizes(), dim, self.sym_numel(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_numel",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mean_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_numel=self.self_sym_numel,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_numel(self) -> int:
+        return self.self_sym_numel
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def mean_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self_sym_numel: int,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MeanBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            mean_backward(grad, self_sym_sizes, dim, self_sym_numel, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 class ProdBackward0(Node):
     """Backward of ``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -5610,408 +6253,188 @@ def cumprod_backward0_apply(
     return grad_inputs
 
 
-class SoftmaxBackward0(Node):
-    """Backward of ``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``.
+class SortBackward0(Node):
+    """Backward of ``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
 
-    self: _softmax_backward_data(grad, result, dim, self.scalar_type())
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
     """
 
     __slots__ = (
         "dim",
-        "self_scalar_type",
-        "result_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return softmax_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim=self.dim,
-            self_scalar_type=self.self_scalar_type,
-            result=unpack_saved(self.result_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.result_ is not None:
-            self.result_.reset_data()
-
-    @property
-    def _saved_dim(self) -> int:
-        return self.dim
-
-    @property
-    def _saved_result(self) -> Tensor | None:
-        return unpack_saved(self.result_, self)
-
-
-def softmax_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_scalar_type: dtype,
-    result: Tensor | None,
-) -> list[Any]:
-    """The formulas of SoftmaxBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            _softmax_backward_data(grad, result, dim, self_scalar_type)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class SoftmaxBackwardDataBackward0(Node):
-    """Backward of ``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
-
-    grad_output: _softmax_backward_data(grad.to(output.scalar_type()), output, dim, input_dtype)
-    output: softmax_double_backward(grad.to(output.scalar_type()), grad_output, dim, output).to(output.scalar_type())
-    """
-
-    __slots__ = (
-        "dim",
-        "grad_output_",
-        "input_dtype",
-        "output_",
-        "output_scalar_type",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return softmax_backward_data_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim=self.dim,
-            grad_output=unpack_saved(self.grad_output_, self),
-            input_dtype=self.input_dtype,
-            output=unpack_saved(self.output_, self),
-            output_scalar_type=self.output_scalar_type,
-        )
-
-    def release_variables(self) -> None:
-        if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
-        if self.output_ is not None:
-            self.output_.reset_data()
-
-    @property
-    def _saved_dim(self) -> int:
-        return self.dim
-
-    @property
-    def _saved_grad_output(self) -> Tensor | None:
-        return unpack_saved(self.grad_output_, self)
-
-    @property
-    def _saved_input_dtype(self) -> dtype:
-        return self.input_dtype
-
-    @property
-    def _saved_output(self) -> Tensor | None:
-        return unpack_saved(self.output_, self)
-
-
-def softmax_backward_data_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    grad_output: Tensor | None,
-    input_dtype: dtype,
-    output: Tensor | None,
-    output_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of SoftmaxBackwardDataBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            _softmax_backward_data(
-                grad.to(output_scalar_type), output, dim, input_dtype
-            )
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # output
-        grad_inputs[1] = (
-            softmax_double_backward(
-                grad.to(output_scalar_type), grad_output, dim, output
-            ).to(output_scalar_type)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class LogSoftmaxBackward0(Node):
-    """Backward of ``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``.
-
-    self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
-    """
-
-    __slots__ = (
-        "dim",
-        "self_scalar_type",
-        "result_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.result_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return log_softmax_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim=self.dim,
-            self_scalar_type=self.self_scalar_type,
-            result=unpack_saved(self.result_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.result_ is not None:
-            self.result_.reset_data()
-
-    @property
-    def _saved_dim(self) -> int:
-        return self.dim
-
-    @property
-    def _saved_result(self) -> Tensor | None:
-        return unpack_saved(self.result_, self)
-
-
-def log_softmax_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_scalar_type: dtype,
-    result: Tensor | None,
-) -> list[Any]:
-    """The formulas of LogSoftmaxBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            _log_softmax_backward_data(grad, result, dim, self_scalar_type)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class LogSoftmaxBackwardDataBackward0(Node):
-    """Backward of ``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
-
-    grad_output: grad.to(output.scalar_type()) - (grad.to(output.scalar_type()) * output.exp()).sum(dim, True)
-    output: (-grad_output.sum(dim, True) * output.exp() * grad.to(output.scalar_type())).to(output.scalar_type())
-    """
-
-    __slots__ = (
-        "dim",
-        "grad_output_",
-        "output_",
-        "output_scalar_type",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.output_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return log_softmax_backward_data_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim=self.dim,
-            grad_output=unpack_saved(self.grad_output_, self),
-            output=unpack_saved(self.output_, self),
-            output_scalar_type=self.output_scalar_type,
-        )
-
-    def release_variables(self) -> None:
-        if self.grad_output_ is not None:
-            self.grad_output_.reset_data()
-        if self.output_ is not None:
-            self.output_.reset_data()
-
-    @property
-    def _saved_dim(self) -> int:
-        return self.dim
-
-    @property
-    def _saved_grad_output(self) -> Tensor | None:
-        return unpack_saved(self.grad_output_, self)
-
-    @property
-    def _saved_output(self) -> Tensor | None:
-        return unpack_saved(self.output_, self)
-
-
-def log_softmax_backward_data_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    grad_output: Tensor | None,
-    output: Tensor | None,
-    output_scalar_type: dtype,
-) -> list[Any]:
-    """The formulas of LogSoftmaxBackwardDataBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            grad.to(output_scalar_type)
-            - (grad.to(output_scalar_type) * output.exp()).sum(dim, True)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # output
-        grad_inputs[1] = (
-            (
-                -grad_output.sum(dim, True) * output.exp() * grad.to(output_scalar_type)
-            ).to(output_scalar_type)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class FlipBackward0(Node):
-    """Backward of ``flip(Tensor self, int[] dims) -> Tensor``.
-
-    self: grad.flip(dims)
-    """
-
-    __slots__ = ("dims",)
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return flip_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dims=self.dims,
-        )
-
-    @property
-    def _saved_dims(self) -> Sequence[int]:
-        return self.dims
-
-
-def flip_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dims: Sequence[int],
-) -> list[Any]:
-    """The formulas of FlipBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad.flip(dims) if any_grad_defined else None
-    return grad_inputs
-
-
-class RollBackward0(Node):
-    """Backward of ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``.
-
-    self: grad.roll(fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
-    """
-
-    __slots__ = (
-        "dims",
-        "shifts",
-    )
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return roll_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dims=self.dims,
-            shifts=self.shifts,
-        )
-
-    @property
-    def _saved_dims(self) -> Sequence[int]:
-        return self.dims
-
-    @property
-    def _saved_shifts(self) -> Sequence[int]:
-        return self.shifts
-
-
-def roll_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dims: Sequence[int],
-    shifts: Sequence[int],
-) -> list[Any]:
-    """The formulas of RollBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            grad.roll(fmap_neg(reverse_list_symint(shifts)), reverse_list(dims))
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class RepeatBackward0(Node):
-    """Backward of ``repeat(Tensor self, SymInt[] repeats) -> Tensor``.
-
-    self: repeat_backward(grad, repeats, self.sym_sizes())
-    """
-
-    __slots__ = (
-        "repeats",
         "self_sym_sizes",
+        "indices_",
     )
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return repeat_backward0_apply(
+        return sort_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            repeats=self.repeats,
+            dim=self.dim,
             self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
         )
 
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
     @property
-    def _saved_repeats(self) -> Sequence[int]:
-        return self.repeats
+    def _saved_dim(self) -> int:
+        return self.dim
 
     @property
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
         return self.self_sym_sizes
 
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
 
-def repeat_backward0_apply(
+
+def sort_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
-    repeats: Sequence[int],
+    dim: int,
     self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
 ) -> list[Any]:
-    """The formulas of RepeatBackward0, as a function of what it saved."""
+    """The formulas of SortBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            repeat_backward(grad, repeats, self_sym_sizes) if any_grad_defined else None
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SortBackward1(Node):
+    """Backward of ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return sort_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def sort_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of SortBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class TopkBackward0(Node):
+    """Backward of ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return topk_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def topk_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of TopkBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            if any_grad_defined
+            else None
         )
     return grad_inputs
 
@@ -6912,40 +7335,6 @@ def mv_backward0_apply(
     return grad_inputs
 
 
-class UnsafeViewBackward0(Node):
-    """Backward of ``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``.
-
-    self: grad.reshape(self.sym_sizes())
-    """
-
-    __slots__ = ("self_sym_sizes",)
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return unsafe_view_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            self_sym_sizes=self.self_sym_sizes,
-        )
-
-    @property
-    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
-        return self.self_sym_sizes
-
-
-def unsafe_view_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of UnsafeViewBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad.reshape(self_sym_sizes) if any_grad_defined else None
-    return grad_inputs
-
-
 class AddmmBackward0(Node):
     """Backward of ``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
 
@@ -7044,107 +7433,489 @@ def addmm_backward0_apply(
     return grad_inputs
 
 
-class MseLossBackward0(Node):
-    """Backward of ``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``.
+class TrilBackward0(Node):
+    """Backward of ``tril(Tensor self, SymInt diagonal=0) -> Tensor``.
 
-    self: mse_loss_backward(grad, self, target, reduction)
-    target: mse_loss_backward(grad, target, self, reduction)
+    self: grad.tril(diagonal)
+    """
+
+    __slots__ = ("diagonal",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return tril_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            diagonal=self.diagonal,
+        )
+
+    @property
+    def _saved_diagonal(self) -> int:
+        return self.diagonal
+
+
+def tril_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], diagonal: int
+) -> list[Any]:
+    """The formulas of TrilBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.tril(diagonal) if any_grad_defined else None
+    return grad_inputs
+
+
+class TriuBackward0(Node):
+    """Backward of ``triu(Tensor self, SymInt diagonal=0) -> Tensor``.
+
+    self: grad.triu(diagonal)
+    """
+
+    __slots__ = ("diagonal",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return triu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            diagonal=self.diagonal,
+        )
+
+    @property
+    def _saved_diagonal(self) -> int:
+        return self.diagonal
+
+
+def triu_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], diagonal: int
+) -> list[Any]:
+    """The formulas of TriuBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.triu(diagonal) if any_grad_defined else None
+    return grad_inputs
+
+
+class TraceBackward0(Node):
+    """Backward of ``trace(Tensor self) -> Tensor``.
+
+    self: trace_backward(grad, self.sym_sizes())
+    """
+
+    __slots__ = ("self_sym_sizes",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return trace_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def trace_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of TraceBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            trace_backward(grad, self_sym_sizes) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class LinalgVectorNormBackward0(Node):
+    """Backward of ``linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
     """
 
     __slots__ = (
-        "reduction",
+        "dim",
+        "keepdim",
+        "ord",
         "self_",
-        "target_",
+        "result_",
     )
 
     def __init__(self) -> None:
         super().__init__()
         self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return mse_loss_backward0_apply(
+        return linalg_vector_norm_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            reduction=self.reduction,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            ord=self.ord,
             self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
+            result=unpack_saved(self.result_, self),
         )
 
     def release_variables(self) -> None:
         if self.self_ is not None:
             self.self_.reset_data()
-        if self.target_ is not None:
-            self.target_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
 
     @property
-    def _saved_reduction(self) -> int:
-        return self.reduction
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_ord(self) -> Number:
+        return self.ord
 
     @property
     def _saved_self(self) -> Tensor | None:
         return unpack_saved(self.self_, self)
 
     @property
-    def _saved_target(self) -> Tensor | None:
-        return unpack_saved(self.target_, self)
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
 
 
-def mse_loss_backward0_apply(
+def linalg_vector_norm_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
-    reduction: int,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    ord: Number,
     self: Tensor | None,
-    target: Tensor | None,
+    result: Tensor | None,
 ) -> list[Any]:
-    """The formulas of MseLossBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
+    """The formulas of LinalgVectorNormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            mse_loss_backward(grad, self, target, reduction)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # target
-        grad_inputs[1] = (
-            mse_loss_backward(grad, target, self, reduction)
+            linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
             if any_grad_defined
             else None
         )
     return grad_inputs
 
 
-class MseLossBackwardBackward0(Node):
-    """Backward of ``mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``.
+class DistBackward0(Node):
+    """Backward of ``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``.
 
-    grad_output: mse_loss_backward(grad, self, target, reduction)
-    self: mse_loss_double_backward(grad * grad_output, self, reduction)
-    target: -mse_loss_double_backward(grad * grad_output, target, reduction)
+    other: norm_backward(-grad, self - other, p, result)
+    self: norm_backward(grad, self - other, p, result)
     """
 
     __slots__ = (
-        "grad_output_",
-        "reduction",
+        "other_",
+        "p",
         "self_",
-        "target_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return dist_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def dist_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    p: Number,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of DistBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            norm_backward(-grad, self - other, p, result) if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self - other, p, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ReluBackward0(Node):
+    """Backward of ``relu(Tensor self) -> Tensor``.
+
+    self: threshold_backward(grad, result, 0)
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return relu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def relu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            threshold_backward(grad, result, 0) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class GeluBackward0(Node):
+    """Backward of ``gelu(Tensor self, *, str approximate='none') -> Tensor``.
+
+    self: gelu_backward(grad, self, approximate=approximate)
+    """
+
+    __slots__ = (
+        "approximate",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return gelu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            approximate=self.approximate,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_approximate(self) -> str:
+        return self.approximate
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def gelu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    approximate: str,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of GeluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            gelu_backward(grad, self, approximate=approximate)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SiluBackward0(Node):
+    """Backward of ``silu(Tensor self) -> Tensor``.
+
+    self: infinitely_differentiable_silu_backward(grad, self) if is_grad_enabled() else silu_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return silu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def silu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SiluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            infinitely_differentiable_silu_backward(grad, self)
+            if is_grad_enabled()
+            else silu_backward(grad, self) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ThresholdBackwardBackward0(Node):
+    """Backward of ``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``.
+
+    grad_output: threshold_backward(grad, self, threshold)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "self_",
+        "threshold",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return threshold_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            threshold=self.threshold,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_threshold(self) -> Number:
+        return self.threshold
+
+
+def threshold_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of ThresholdBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            threshold_backward(grad, self, threshold) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class GeluBackwardBackward0(Node):
+    """Backward of ``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``.
+
+    grad_output: gelu_backward(grad, self, approximate=approximate)
+    self: gelu_double_backward(grad, grad_output, self, approximate)
+    """
+
+    __slots__ = (
+        "approximate",
+        "grad_output_",
+        "self_",
     )
 
     def __init__(self) -> None:
         super().__init__()
         self.grad_output_: SavedVariable | SavedVariableList | None = None
         self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return mse_loss_backward_backward0_apply(
+        return gelu_backward_backward0_apply(
             grads,
             self.task_needs_input_grad(),
+            approximate=self.approximate,
             grad_output=unpack_saved(self.grad_output_, self),
-            reduction=self.reduction,
             self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
         )
 
     def release_variables(self) -> None:
@@ -7152,578 +7923,320 @@ class MseLossBackwardBackward0(Node):
             self.grad_output_.reset_data()
         if self.self_ is not None:
             self.self_.reset_data()
-        if self.target_ is not None:
-            self.target_.reset_data()
+
+    @property
+    def _saved_approximate(self) -> str:
+        return self.approximate
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
         return unpack_saved(self.grad_output_, self)
 
     @property
-    def _saved_reduction(self) -> int:
-        return self.reduction
-
-    @property
     def _saved_self(self) -> Tensor | None:
         return unpack_saved(self.self_, self)
 
-    @property
-    def _saved_target(self) -> Tensor | None:
-        return unpack_saved(self.target_, self)
 
-
-def mse_loss_backward_backward0_apply(
+def gelu_backward_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
+    approximate: str,
     grad_output: Tensor | None,
-    reduction: int,
     self: Tensor | None,
-    target: Tensor | None,
 ) -> list[Any]:
-    """The formulas of MseLossBackwardBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 3
+    """The formulas of GeluBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            mse_loss_backward(grad, self, target, reduction)
+            gelu_backward(grad, self, approximate=approximate)
             if any_grad_defined
             else None
         )
     if needs_input_grad[1]:  # self
         grad_inputs[1] = (
-            mse_loss_double_backward(grad * grad_output, self, reduction)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # target
-        grad_inputs[2] = (
-            -mse_loss_double_backward(grad * grad_output, target, reduction)
+            gelu_double_backward(grad, grad_output, self, approximate)
             if any_grad_defined
             else None
         )
     return grad_inputs
 
 
-class NllLossBackward0(Node):
-    """Backward of ``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
+class SoftmaxBackward0(Node):
+    """Backward of ``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``.
 
-    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    self: _softmax_backward_data(grad, result, dim, self.scalar_type())
     """
 
     __slots__ = (
-        "ignore_index",
-        "reduction",
-        "self_",
-        "target_",
-        "weight_",
-        "total_weight_",
+        "dim",
+        "self_scalar_type",
+        "result_",
     )
 
     def __init__(self) -> None:
         super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.total_weight_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return nll_loss_backward0_apply(
+        return softmax_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            ignore_index=self.ignore_index,
-            reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
-            total_weight=unpack_saved(self.total_weight_, self),
+            dim=self.dim,
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
         )
 
     def release_variables(self) -> None:
-        if self.self_ is not None:
-            self.self_.reset_data()
-        if self.target_ is not None:
-            self.target_.reset_data()
-        if self.weight_ is not None:
-            self.weight_.reset_data()
-        if self.total_weight_ is not None:
-            self.total_weight_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
 
     @property
-    def _saved_ignore_index(self) -> int:
-        return self.ignore_index
+    def _saved_dim(self) -> int:
+        return self.dim
 
     @property
-    def _saved_reduction(self) -> int:
-        return self.reduction
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-    @property
-    def _saved_target(self) -> Tensor | None:
-        return unpack_saved(self.target_, self)
-
-    @property
-    def _saved_weight(self) -> Tensor | None:
-        return unpack_saved(self.weight_, self)
-
-    @property
-    def _saved_total_weight(self) -> Tensor | None:
-        return unpack_saved(self.total_weight_, self)
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
 
 
-def nll_loss_backward0_apply(
+def softmax_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
-    ignore_index: int,
-    reduction: int,
-    self: Tensor | None,
-    target: Tensor | None,
-    weight: Tensor | None,
-    total_weight: Tensor | None,
+    dim: int,
+    self_scalar_type: dtype,
+    result: Tensor | None,
 ) -> list[Any]:
-    """The formulas of NllLossBackward0, as a function of what it saved."""
+    """The formulas of SoftmaxBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 1
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            nll_loss_backward(
-                grad, self, target, weight, reduction, ignore_index, total_weight
-            )
+            _softmax_backward_data(grad, result, dim, self_scalar_type)
             if any_grad_defined
             else None
         )
     return grad_inputs
 
 
-class NllLossBackwardBackward0(Node):
-    """Backward of ``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
+class SoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
 
-    grad_output: nll_loss(grad, target, weight, reduction, ignore_index)
-    self: zeros_like(grad)
+    grad_output: _softmax_backward_data(grad.to(output.scalar_type()), output, dim, input_dtype)
+    output: softmax_double_backward(grad.to(output.scalar_type()), grad_output, dim, output).to(output.scalar_type())
     """
 
     __slots__ = (
-        "ignore_index",
-        "reduction",
-        "target_",
-        "weight_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return nll_loss_backward_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            ignore_index=self.ignore_index,
-            reduction=self.reduction,
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.target_ is not None:
-            self.target_.reset_data()
-        if self.weight_ is not None:
-            self.weight_.reset_data()
-
-    @property
-    def _saved_ignore_index(self) -> int:
-        return self.ignore_index
-
-    @property
-    def _saved_reduction(self) -> int:
-        return self.reduction
-
-    @property
-    def _saved_target(self) -> Tensor | None:
-        return unpack_saved(self.target_, self)
-
-    @property
-    def _saved_weight(self) -> Tensor | None:
-        return unpack_saved(self.weight_, self)
-
-
-def nll_loss_backward_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    ignore_index: int,
-    reduction: int,
-    target: Tensor | None,
-    weight: Tensor | None,
-) -> list[Any]:
-    """The formulas of NllLossBackwardBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            nll_loss(grad, target, weight, reduction, ignore_index)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-class NllLoss2DBackward0(Node):
-    """Backward of ``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
-
-    self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
-    """
-
-    __slots__ = (
-        "ignore_index",
-        "reduction",
-        "self_",
-        "target_",
-        "weight_",
-        "total_weight_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-        self.total_weight_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return nll_loss2_d_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            ignore_index=self.ignore_index,
-            reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
-            total_weight=unpack_saved(self.total_weight_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.self_ is not None:
-            self.self_.reset_data()
-        if self.target_ is not None:
-            self.target_.reset_data()
-        if self.weight_ is not None:
-            self.weight_.reset_data()
-        if self.total_weight_ is not None:
-            self.total_weight_.reset_data()
-
-    @property
-    def _saved_ignore_index(self) -> int:
-        return self.ignore_index
-
-    @property
-    def _saved_reduction(self) -> int:
-        return self.reduction
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-    @property
-    def _saved_target(self) -> Tensor | None:
-        return unpack_saved(self.target_, self)
-
-    @property
-    def _saved_weight(self) -> Tensor | None:
-        return unpack_saved(self.weight_, self)
-
-    @property
-    def _saved_total_weight(self) -> Tensor | None:
-        return unpack_saved(self.total_weight_, self)
-
-
-def nll_loss2_d_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    ignore_index: int,
-    reduction: int,
-    self: Tensor | None,
-    target: Tensor | None,
-    weight: Tensor | None,
-    total_weight: Tensor | None,
-) -> list[Any]:
-    """The formulas of NllLoss2DBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            nll_loss2d_backward(
-                grad, self, target, weight, reduction, ignore_index, total_weight
-            )
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class NllLoss2DBackwardBackward0(Node):
-    """Backward of ``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
-
-    grad_output: nll_loss2d(grad, target, weight, reduction, ignore_index)
-    self: zeros_like(grad)
-    """
-
-    __slots__ = (
-        "ignore_index",
-        "reduction",
-        "target_",
-        "weight_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return nll_loss2_d_backward_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            ignore_index=self.ignore_index,
-            reduction=self.reduction,
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.target_ is not None:
-            self.target_.reset_data()
-        if self.weight_ is not None:
-            self.weight_.reset_data()
-
-    @property
-    def _saved_ignore_index(self) -> int:
-        return self.ignore_index
-
-    @property
-    def _saved_reduction(self) -> int:
-        return self.reduction
-
-    @property
-    def _saved_target(self) -> Tensor | None:
-        return unpack_saved(self.target_, self)
-
-    @property
-    def _saved_weight(self) -> Tensor | None:
-        return unpack_saved(self.weight_, self)
-
-
-def nll_loss2_d_backward_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    ignore_index: int,
-    reduction: int,
-    target: Tensor | None,
-    weight: Tensor | None,
-) -> list[Any]:
-    """The formulas of NllLoss2DBackwardBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = (
-            nll_loss2d(grad, target, weight, reduction, ignore_index)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # self
-        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-class BinaryCrossEntropyBackward0(Node):
-    """Backward of ``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``.
-
-    self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
-    target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
-    """
-
-    __slots__ = (
-        "reduction",
-        "self_",
-        "target_",
-        "weight_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return binary_cross_entropy_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.self_ is not None:
-            self.self_.reset_data()
-        if self.target_ is not None:
-            self.target_.reset_data()
-        if self.weight_ is not None:
-            self.weight_.reset_data()
-
-    @property
-    def _saved_reduction(self) -> int:
-        return self.reduction
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-    @property
-    def _saved_target(self) -> Tensor | None:
-        return unpack_saved(self.target_, self)
-
-    @property
-    def _saved_weight(self) -> Tensor | None:
-        return unpack_saved(self.weight_, self)
-
-
-def binary_cross_entropy_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    reduction: int,
-    self: Tensor | None,
-    target: Tensor | None,
-    weight: Tensor | None,
-) -> list[Any]:
-    """The formulas of BinaryCrossEntropyBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            binary_cross_entropy_backward(grad, self, target, weight, reduction)
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[1]:  # target
-        grad_inputs[1] = (
-            binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class BinaryCrossEntropyBackwardBackward0(Node):
-    """Backward of ``binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``.
-
-    grad_output: binary_cross_entropy_double_backward_grad_output(grad, self, target, weight, reduction)
-    self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
-    target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
-    """
-
-    __slots__ = (
+        "dim",
         "grad_output_",
-        "reduction",
-        "self_",
-        "target_",
-        "weight_",
+        "input_dtype",
+        "output_",
+        "output_scalar_type",
     )
 
     def __init__(self) -> None:
         super().__init__()
         self.grad_output_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.target_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.output_: SavedVariable | SavedVariableList | None = None
 
     def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return binary_cross_entropy_backward_backward0_apply(
+        return softmax_backward_data_backward0_apply(
             grads,
             self.task_needs_input_grad(),
+            dim=self.dim,
             grad_output=unpack_saved(self.grad_output_, self),
-            reduction=self.reduction,
-            self=unpack_saved(self.self_, self),
-            target=unpack_saved(self.target_, self),
-            weight=unpack_saved(self.weight_, self),
+            input_dtype=self.input_dtype,
+            output=unpack_saved(self.output_, self),
+            output_scalar_type=self.output_scalar_type,
         )
 
     def release_variables(self) -> None:
         if self.grad_output_ is not None:
             self.grad_output_.reset_data()
-        if self.self_ is not None:
-            self.self_.reset_data()
-        if self.target_ is not None:
-            self.target_.reset_data()
-        if self.weight_ is not None:
-            self.weight_.reset_data()
+        if self.output_ is not None:
+            self.output_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
 
     @property
     def _saved_grad_output(self) -> Tensor | None:
         return unpack_saved(self.grad_output_, self)
 
     @property
-    def _saved_reduction(self) -> int:
-        return self.reduction
+    def _saved_input_dtype(self) -> dtype:
+        return self.input_dtype
 
     @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-    @property
-    def _saved_target(self) -> Tensor | None:
-        return unpack_saved(self.target_, self)
-
-    @property
-    def _saved_weight(self) -> Tensor | None:
-        return unpack_saved(self.weight_, self)
+    def _saved_output(self) -> Tensor | None:
+        return unpack_saved(self.output_, self)
 
 
-def binary_cross_entropy_backward_backward0_apply(
+def softmax_backward_data_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
+    dim: int,
     grad_output: Tensor | None,
-    reduction: int,
-    self: Tensor | None,
-    target: Tensor | None,
-    weight: Tensor | None,
+    input_dtype: dtype,
+    output: Tensor | None,
+    output_scalar_type: dtype,
 ) -> list[Any]:
-    """The formulas of BinaryCrossEntropyBackwardBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 3
+    """The formulas of SoftmaxBackwardDataBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            binary_cross_entropy_double_backward_grad_output(
-                grad, self, target, weight, reduction
+            _softmax_backward_data(
+                grad.to(output_scalar_type), output, dim, input_dtype
             )
             if any_grad_defined
             else None
         )
-    if needs_input_grad[1]:  # self
+    if needs_input_grad[1]:  # output
         grad_inputs[1] = (
-            binary_cross_entropy_double_backward(
-                grad_output, grad, self, target, weight, reduction
-            )
+            softmax_double_backward(
+                grad.to(output_scalar_type), grad_output, dim, output
+            ).to(output_scalar_type)
             if any_grad_defined
             else None
         )
-    if needs_input_grad[2]:  # target
-        grad_inputs[2] = (
-            binary_cross_entropy_double_backward_target(
-                grad, grad_output, self, target, weight, reduction
-            )
+    return grad_inputs
+
+
+class LogSoftmaxBackward0(Node):
+    """Backward of ``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``.
+
+    self: _log_softmax_backward_data(grad, result, dim, self.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_scalar_type",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return log_softmax_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_scalar_type=self.self_scalar_type,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def log_softmax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_scalar_type: dtype,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _log_softmax_backward_data(grad, result, dim, self_scalar_type)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """Backward of ``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``.
+
+    grad_output: grad.to(output.scalar_type()) - (grad.to(output.scalar_type()) * output.exp()).sum(dim, True)
+    output: (-grad_output.sum(dim, True) * output.exp() * grad.to(output.scalar_type())).to(output.scalar_type())
+    """
+
+    __slots__ = (
+        "dim",
+        "grad_output_",
+        "output_",
+        "output_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.output_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return log_softmax_backward_data_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            grad_output=unpack_saved(self.grad_output_, self),
+            output=unpack_saved(self.output_, self),
+            output_scalar_type=self.output_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.output_ is not None:
+            self.output_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_output(self) -> Tensor | None:
+        return unpack_saved(self.output_, self)
+
+
+def log_softmax_backward_data_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    grad_output: Tensor | None,
+    output: Tensor | None,
+    output_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of LogSoftmaxBackwardDataBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            grad.to(output_scalar_type)
+            - (grad.to(output_scalar_type) * output.exp()).sum(dim, True)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # output
+        grad_inputs[1] = (
+            (
+                -grad_output.sum(dim, True) * output.exp() * grad.to(output_scalar_type)
+            ).to(output_scalar_type)
             if any_grad_defined
             else None
         )
@@ -8442,6 +8955,692 @@ def mish_backward0_apply(
             infinitely_differentiable_mish_backward(grad, self)
             if is_grad_enabled()
             else mish_backward(grad, self) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MseLossBackward0(Node):
+    """Backward of ``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``.
+
+    self: mse_loss_backward(grad, self, target, reduction)
+    target: mse_loss_backward(grad, target, self, reduction)
+    """
+
+    __slots__ = (
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mse_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def mse_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of MseLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            mse_loss_backward(grad, self, target, reduction)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            mse_loss_backward(grad, target, self, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MseLossBackwardBackward0(Node):
+    """Backward of ``mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``.
+
+    grad_output: mse_loss_backward(grad, self, target, reduction)
+    self: mse_loss_double_backward(grad * grad_output, self, reduction)
+    target: -mse_loss_double_backward(grad * grad_output, target, reduction)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mse_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def mse_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of MseLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            mse_loss_backward(grad, self, target, reduction)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            mse_loss_double_backward(grad * grad_output, self, reduction)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # target
+        grad_inputs[2] = (
+            -mse_loss_double_backward(grad * grad_output, target, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NllLossBackward0(Node):
+    """Backward of ``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
+
+    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = (
+        "ignore_index",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+        "total_weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.total_weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nll_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+            total_weight=unpack_saved(self.total_weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.total_weight_ is not None:
+            self.total_weight_.reset_data()
+
+    @property
+    def _saved_ignore_index(self) -> int:
+        return self.ignore_index
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_total_weight(self) -> Tensor | None:
+        return unpack_saved(self.total_weight_, self)
+
+
+def nll_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+    total_weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NllLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            nll_loss_backward(
+                grad, self, target, weight, reduction, ignore_index, total_weight
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NllLossBackwardBackward0(Node):
+    """Backward of ``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
+
+    grad_output: nll_loss(grad, target, weight, reduction, ignore_index)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "ignore_index",
+        "reduction",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nll_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_ignore_index(self) -> int:
+        return self.ignore_index
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def nll_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NllLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            nll_loss(grad, target, weight, reduction, ignore_index)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class NllLoss2DBackward0(Node):
+    """Backward of ``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
+
+    self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    """
+
+    __slots__ = (
+        "ignore_index",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+        "total_weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.total_weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nll_loss2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+            total_weight=unpack_saved(self.total_weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.total_weight_ is not None:
+            self.total_weight_.reset_data()
+
+    @property
+    def _saved_ignore_index(self) -> int:
+        return self.ignore_index
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_total_weight(self) -> Tensor | None:
+        return unpack_saved(self.total_weight_, self)
+
+
+def nll_loss2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+    total_weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NllLoss2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            nll_loss2d_backward(
+                grad, self, target, weight, reduction, ignore_index, total_weight
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NllLoss2DBackwardBackward0(Node):
+    """Backward of ``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
+
+    grad_output: nll_loss2d(grad, target, weight, reduction, ignore_index)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "ignore_index",
+        "reduction",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nll_loss2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_ignore_index(self) -> int:
+        return self.ignore_index
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def nll_loss2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ignore_index: int,
+    reduction: int,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NllLoss2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            nll_loss2d(grad, target, weight, reduction, ignore_index)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class BinaryCrossEntropyBackward0(Node):
+    """Backward of ``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``.
+
+    self: binary_cross_entropy_backward(grad, self, target, weight, reduction)
+    target: binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
+    """
+
+    __slots__ = (
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return binary_cross_entropy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def binary_cross_entropy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of BinaryCrossEntropyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            binary_cross_entropy_backward(grad, self, target, weight, reduction)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # target
+        grad_inputs[1] = (
+            binary_cross_entropy_target_backward(grad, self, target, weight, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class BinaryCrossEntropyBackwardBackward0(Node):
+    """Backward of ``binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``.
+
+    grad_output: binary_cross_entropy_double_backward_grad_output(grad, self, target, weight, reduction)
+    self: binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)
+    target: binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, reduction)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return binary_cross_entropy_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def binary_cross_entropy_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of BinaryCrossEntropyBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            binary_cross_entropy_double_backward_grad_output(
+                grad, self, target, weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            binary_cross_entropy_double_backward(
+                grad_output, grad, self, target, weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # target
+        grad_inputs[2] = (
+            binary_cross_entropy_double_backward_target(
+                grad, grad_output, self, target, weight, reduction
+            )
+            if any_grad_defined
+            else None
         )
     return grad_inputs
 
@@ -9286,1263 +10485,11 @@ def embedding_dense_backward_backward0_apply(
     return grad_inputs
 
 
-class ConstantPadNdBackward0(Node):
-    """Backward of ``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``.
-
-    self: constant_pad_nd(grad, fmap_neg(pad), 0)
-    """
-
-    __slots__ = ("pad",)
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return constant_pad_nd_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            pad=self.pad,
-        )
-
-    @property
-    def _saved_pad(self) -> Sequence[int]:
-        return self.pad
-
-
-def constant_pad_nd_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    pad: Sequence[int],
-) -> list[Any]:
-    """The formulas of ConstantPadNdBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            constant_pad_nd(grad, fmap_neg(pad), 0) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
-class CopyBackward0(Node):
-    """Backward of ``copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor``.
-
-    self: zeros_like(grad)
-    src: _to_copy_backward(grad, src.options())
-    """
-
-    __slots__ = ("src_options",)
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return copy_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            src_options=self.src_options,
-        )
-
-
-def copy_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    src_options: dtype,
-) -> list[Any]:
-    """The formulas of CopyBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    if needs_input_grad[1]:  # src
-        grad_inputs[1] = (
-            _to_copy_backward(grad, src_options) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
-class ZeroBackward0(Node):
-    """Backward of ``zero(Tensor self) -> Tensor``.
-
-    self: zeros_like(grad)
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return zero_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def zero_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of ZeroBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-class FillBackward0(Node):
-    """Backward of ``fill.Scalar(Tensor self, Scalar value) -> Tensor``.
-
-    self: zeros_like(grad)
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return fill_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def fill_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FillBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-class FillBackward1(Node):
-    """Backward of ``fill.Tensor(Tensor self, Tensor value) -> Tensor``.
-
-    self: zeros_like(grad)
-    value: grad.sum()
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return fill_backward1_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def fill_backward1_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FillBackward1, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    if needs_input_grad[1]:  # value
-        grad_inputs[1] = grad.sum() if any_grad_defined else None
-    return grad_inputs
-
-
-class FillBackward2(Node):
-    """Backward of ``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``.
-
-    self: zeros_like(grad)
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return fill_backward2_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def fill_backward2_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FillBackward2, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    return grad_inputs
-
-
-class FillBackward3(Node):
-    """Backward of ``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``.
-
-    self: zeros_like(grad)
-    value: grad.sum()
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return fill_backward3_apply(
-            grads,
-            self.task_needs_input_grad(),
-        )
-
-
-def fill_backward3_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
-) -> list[Any]:
-    """The formulas of FillBackward3, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
-    if needs_input_grad[1]:  # value
-        grad_inputs[1] = grad.sum() if any_grad_defined else None
-    return grad_inputs
-
-
-class LerpBackward0(Node):
-    """Backward of ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``.
-
-    end: grad * weight.conj()
-    self: grad * (1 - weight.conj())
-    """
-
-    __slots__ = ("weight",)
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return lerp_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            weight=self.weight,
-        )
-
-    @property
-    def _saved_weight(self) -> Number:
-        return self.weight
-
-
-def lerp_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], weight: Number
-) -> list[Any]:
-    """The formulas of LerpBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[1]:  # end
-        grad_inputs[1] = grad * scalar_conj(weight) if any_grad_defined else None
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad * (1 - scalar_conj(weight)) if any_grad_defined else None
-    return grad_inputs
-
-
-class LerpBackward1(Node):
-    """Backward of ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``.
-
-    end: grad * weight.conj()
-    self: grad * (1 - weight).conj()
-    weight: grad * (end - self).conj()
-    """
-
-    __slots__ = (
-        "end_",
-        "self_",
-        "weight_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.end_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.weight_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return lerp_backward1_apply(
-            grads,
-            self.task_needs_input_grad(),
-            end=unpack_saved(self.end_, self),
-            self=unpack_saved(self.self_, self),
-            weight=unpack_saved(self.weight_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.end_ is not None:
-            self.end_.reset_data()
-        if self.self_ is not None:
-            self.self_.reset_data()
-        if self.weight_ is not None:
-            self.weight_.reset_data()
-
-    @property
-    def _saved_end(self) -> Tensor | None:
-        return unpack_saved(self.end_, self)
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-    @property
-    def _saved_weight(self) -> Tensor | None:
-        return unpack_saved(self.weight_, self)
-
-
-def lerp_backward1_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    end: Tensor | None,
-    self: Tensor | None,
-    weight: Tensor | None,
-) -> list[Any]:
-    """The formulas of LerpBackward1, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[1]:  # end
-        grad_inputs[1] = grad * weight.conj() if any_grad_defined else None
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad * (1 - weight).conj() if any_grad_defined else None
-    if needs_input_grad[2]:  # weight
-        grad_inputs[2] = grad * (end - self).conj() if any_grad_defined else None
-    return grad_inputs
-
-
-class AddcmulBackward0(Node):
-    """Backward of ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
-
-    self: handle_r_to_c(self.scalar_type(), grad)
-    tensor1: handle_r_to_c(tensor1.scalar_type(), grad * (tensor2 * value).conj())
-    tensor2: handle_r_to_c(tensor2.scalar_type(), grad * (tensor1 * value).conj())
-    """
-
-    __slots__ = (
-        "self_scalar_type",
-        "tensor1_",
-        "tensor1_scalar_type",
-        "tensor2_",
-        "tensor2_scalar_type",
-        "value",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tensor1_: SavedVariable | SavedVariableList | None = None
-        self.tensor2_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return addcmul_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            self_scalar_type=self.self_scalar_type,
-            tensor1=unpack_saved(self.tensor1_, self),
-            tensor1_scalar_type=self.tensor1_scalar_type,
-            tensor2=unpack_saved(self.tensor2_, self),
-            tensor2_scalar_type=self.tensor2_scalar_type,
-            value=self.value,
-        )
-
-    def release_variables(self) -> None:
-        if self.tensor1_ is not None:
-            self.tensor1_.reset_data()
-        if self.tensor2_ is not None:
-            self.tensor2_.reset_data()
-
-    @property
-    def _saved_tensor1(self) -> Tensor | None:
-        return unpack_saved(self.tensor1_, self)
-
-    @property
-    def _saved_tensor2(self) -> Tensor | None:
-        return unpack_saved(self.tensor2_, self)
-
-    @property
-    def _saved_value(self) -> Number:
-        return self.value
-
-
-def addcmul_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    self_scalar_type: dtype,
-    tensor1: Tensor | None,
-    tensor1_scalar_type: dtype,
-    tensor2: Tensor | None,
-    tensor2_scalar_type: dtype,
-    value: Number,
-) -> list[Any]:
-    """The formulas of AddcmulBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # tensor1
-        grad_inputs[1] = (
-            handle_r_to_c(tensor1_scalar_type, grad * (tensor2 * value).conj())
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # tensor2
-        grad_inputs[2] = (
-            handle_r_to_c(tensor2_scalar_type, grad * (tensor1 * value).conj())
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class AddcdivBackward0(Node):
-    """Backward of ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``.
-
-    self: handle_r_to_c(self.scalar_type(), grad)
-    tensor1: handle_r_to_c(tensor1.scalar_type(), grad * (value / tensor2).conj())
-    tensor2: handle_r_to_c(tensor2.scalar_type(), -grad * (value * tensor1 / (tensor2 * tensor2)).conj())
-    """
-
-    __slots__ = (
-        "self_scalar_type",
-        "tensor1_",
-        "tensor1_scalar_type",
-        "tensor2_",
-        "tensor2_scalar_type",
-        "value",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tensor1_: SavedVariable | SavedVariableList | None = None
-        self.tensor2_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return addcdiv_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            self_scalar_type=self.self_scalar_type,
-            tensor1=unpack_saved(self.tensor1_, self),
-            tensor1_scalar_type=self.tensor1_scalar_type,
-            tensor2=unpack_saved(self.tensor2_, self),
-            tensor2_scalar_type=self.tensor2_scalar_type,
-            value=self.value,
-        )
-
-    def release_variables(self) -> None:
-        if self.tensor1_ is not None:
-            self.tensor1_.reset_data()
-        if self.tensor2_ is not None:
-            self.tensor2_.reset_data()
-
-    @property
-    def _saved_tensor1(self) -> Tensor | None:
-        return unpack_saved(self.tensor1_, self)
-
-    @property
-    def _saved_tensor2(self) -> Tensor | None:
-        return unpack_saved(self.tensor2_, self)
-
-    @property
-    def _saved_value(self) -> Number:
-        return self.value
-
-
-def addcdiv_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    self_scalar_type: dtype,
-    tensor1: Tensor | None,
-    tensor1_scalar_type: dtype,
-    tensor2: Tensor | None,
-    tensor2_scalar_type: dtype,
-    value: Number,
-) -> list[Any]:
-    """The formulas of AddcdivBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 3
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            handle_r_to_c(self_scalar_type, grad) if any_grad_defined else None
-        )
-    if needs_input_grad[1]:  # tensor1
-        grad_inputs[1] = (
-            handle_r_to_c(tensor1_scalar_type, grad * (value / tensor2).conj())
-            if any_grad_defined
-            else None
-        )
-    if needs_input_grad[2]:  # tensor2
-        grad_inputs[2] = (
-            handle_r_to_c(
-                tensor2_scalar_type,
-                -grad * (value * tensor1 / (tensor2 * tensor2)).conj(),
-            )
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class NanToNumBackward0(Node):
-    """Backward of ``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``.
-
-    self: grad * isfinite(self)
-    """
-
-    __slots__ = ("self_",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return nan_to_num_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            self=unpack_saved(self.self_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.self_ is not None:
-            self.self_.reset_data()
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-
-def nan_to_num_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    self: Tensor | None,
-) -> list[Any]:
-    """The formulas of NanToNumBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad * isfinite(self) if any_grad_defined else None
-    return grad_inputs
-
-
-class TrilBackward0(Node):
-    """Backward of ``tril(Tensor self, SymInt diagonal=0) -> Tensor``.
-
-    self: grad.tril(diagonal)
-    """
-
-    __slots__ = ("diagonal",)
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return tril_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            diagonal=self.diagonal,
-        )
-
-    @property
-    def _saved_diagonal(self) -> int:
-        return self.diagonal
-
-
-def tril_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], diagonal: int
-) -> list[Any]:
-    """The formulas of TrilBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad.tril(diagonal) if any_grad_defined else None
-    return grad_inputs
-
-
-class TriuBackward0(Node):
-    """Backward of ``triu(Tensor self, SymInt diagonal=0) -> Tensor``.
-
-    self: grad.triu(diagonal)
-    """
-
-    __slots__ = ("diagonal",)
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return triu_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            diagonal=self.diagonal,
-        )
-
-    @property
-    def _saved_diagonal(self) -> int:
-        return self.diagonal
-
-
-def triu_backward0_apply(
-    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], diagonal: int
-) -> list[Any]:
-    """The formulas of TriuBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad.triu(diagonal) if any_grad_defined else None
-    return grad_inputs
-
-
-class DiagonalBackward0(Node):
-    """Backward of ``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``.
-
-    self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
-    """
-
-    __slots__ = (
-        "dim1",
-        "dim2",
-        "offset",
-        "self_sym_sizes",
-    )
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return diagonal_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim1=self.dim1,
-            dim2=self.dim2,
-            offset=self.offset,
-            self_sym_sizes=self.self_sym_sizes,
-        )
-
-    @property
-    def _saved_dim1(self) -> int:
-        return self.dim1
-
-    @property
-    def _saved_dim2(self) -> int:
-        return self.dim2
-
-    @property
-    def _saved_offset(self) -> int:
-        return self.offset
-
-    @property
-    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
-        return self.self_sym_sizes
-
-
-def diagonal_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim1: int,
-    dim2: int,
-    offset: int,
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of DiagonalBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class DiagonalBackwardBackward0(Node):
-    """Backward of ``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``.
-
-    grad_output: grad.diagonal(offset, dim1, dim2)
-    """
-
-    __slots__ = (
-        "dim1",
-        "dim2",
-        "offset",
-    )
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return diagonal_backward_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim1=self.dim1,
-            dim2=self.dim2,
-            offset=self.offset,
-        )
-
-    @property
-    def _saved_dim1(self) -> int:
-        return self.dim1
-
-    @property
-    def _saved_dim2(self) -> int:
-        return self.dim2
-
-    @property
-    def _saved_offset(self) -> int:
-        return self.offset
-
-
-def diagonal_backward_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim1: int,
-    dim2: int,
-    offset: int,
-) -> list[Any]:
-    """The formulas of DiagonalBackwardBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # grad_output
-        grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
-    return grad_inputs
-
-
-class DiagonalCopyBackward0(Node):
-    """Backward of ``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``.
-
-    self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
-    """
-
-    __slots__ = (
-        "dim1",
-        "dim2",
-        "offset",
-        "self_sym_sizes",
-    )
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return diagonal_copy_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim1=self.dim1,
-            dim2=self.dim2,
-            offset=self.offset,
-            self_sym_sizes=self.self_sym_sizes,
-        )
-
-    @property
-    def _saved_dim1(self) -> int:
-        return self.dim1
-
-    @property
-    def _saved_dim2(self) -> int:
-        return self.dim2
-
-    @property
-    def _saved_offset(self) -> int:
-        return self.offset
-
-    @property
-    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
-        return self.self_sym_sizes
-
-
-def diagonal_copy_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim1: int,
-    dim2: int,
-    offset: int,
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of DiagonalCopyBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class DiagEmbedBackward0(Node):
-    """Backward of ``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``.
-
-    self: grad.diagonal(offset, dim1, dim2)
-    """
-
-    __slots__ = (
-        "dim1",
-        "dim2",
-        "offset",
-    )
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return diag_embed_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim1=self.dim1,
-            dim2=self.dim2,
-            offset=self.offset,
-        )
-
-    @property
-    def _saved_dim1(self) -> int:
-        return self.dim1
-
-    @property
-    def _saved_dim2(self) -> int:
-        return self.dim2
-
-    @property
-    def _saved_offset(self) -> int:
-        return self.offset
-
-
-def diag_embed_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim1: int,
-    dim2: int,
-    offset: int,
-) -> list[Any]:
-    """The formulas of DiagEmbedBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
-    return grad_inputs
-
-
-class TraceBackward0(Node):
-    """Backward of ``trace(Tensor self) -> Tensor``.
-
-    self: trace_backward(grad, self.sym_sizes())
-    """
-
-    __slots__ = ("self_sym_sizes",)
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return trace_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            self_sym_sizes=self.self_sym_sizes,
-        )
-
-    @property
-    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
-        return self.self_sym_sizes
-
-
-def trace_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    self_sym_sizes: tuple[int, ...],
-) -> list[Any]:
-    """The formulas of TraceBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            trace_backward(grad, self_sym_sizes) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
-class SortBackward0(Node):
-    """Backward of ``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
-
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
-    """
-
-    __slots__ = (
-        "dim",
-        "self_sym_sizes",
-        "indices_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return sort_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim=self.dim,
-            self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.indices_ is not None:
-            self.indices_.reset_data()
-
-    @property
-    def _saved_dim(self) -> int:
-        return self.dim
-
-    @property
-    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
-        return self.self_sym_sizes
-
-    @property
-    def _saved_indices(self) -> Tensor | None:
-        return unpack_saved(self.indices_, self)
-
-
-def sort_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_sym_sizes: tuple[int, ...],
-    indices: Tensor | None,
-) -> list[Any]:
-    """The formulas of SortBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class SortBackward1(Node):
-    """Backward of ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
-
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
-    """
-
-    __slots__ = (
-        "dim",
-        "self_sym_sizes",
-        "indices_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return sort_backward1_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim=self.dim,
-            self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.indices_ is not None:
-            self.indices_.reset_data()
-
-    @property
-    def _saved_dim(self) -> int:
-        return self.dim
-
-    @property
-    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
-        return self.self_sym_sizes
-
-    @property
-    def _saved_indices(self) -> Tensor | None:
-        return unpack_saved(self.indices_, self)
-
-
-def sort_backward1_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_sym_sizes: tuple[int, ...],
-    indices: Tensor | None,
-) -> list[Any]:
-    """The formulas of SortBackward1, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class TopkBackward0(Node):
-    """Backward of ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``.
-
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
-    """
-
-    __slots__ = (
-        "dim",
-        "self_sym_sizes",
-        "indices_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.indices_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return topk_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim=self.dim,
-            self_sym_sizes=self.self_sym_sizes,
-            indices=unpack_saved(self.indices_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.indices_ is not None:
-            self.indices_.reset_data()
-
-    @property
-    def _saved_dim(self) -> int:
-        return self.dim
-
-    @property
-    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
-        return self.self_sym_sizes
-
-    @property
-    def _saved_indices(self) -> Tensor | None:
-        return unpack_saved(self.indices_, self)
-
-
-def topk_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: int,
-    self_sym_sizes: tuple[int, ...],
-    indices: Tensor | None,
-) -> list[Any]:
-    """The formulas of TopkBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class LinalgVectorNormBackward0(Node):
-    """Backward of ``linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
-
-    self: linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
-    """
-
-    __slots__ = (
-        "dim",
-        "keepdim",
-        "ord",
-        "self_",
-        "result_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return linalg_vector_norm_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            dim=self.dim,
-            keepdim=self.keepdim,
-            ord=self.ord,
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.self_ is not None:
-            self.self_.reset_data()
-        if self.result_ is not None:
-            self.result_.reset_data()
-
-    @property
-    def _saved_dim(self) -> Sequence[int] | None:
-        return self.dim
-
-    @property
-    def _saved_keepdim(self) -> bool:
-        return self.keepdim
-
-    @property
-    def _saved_ord(self) -> Number:
-        return self.ord
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-    @property
-    def _saved_result(self) -> Tensor | None:
-        return unpack_saved(self.result_, self)
-
-
-def linalg_vector_norm_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    dim: Sequence[int] | None,
-    keepdim: bool,
-    ord: Number,
-    self: Tensor | None,
-    result: Tensor | None,
-) -> list[Any]:
-    """The formulas of LinalgVectorNormBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 1
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim)
-            if any_grad_defined
-            else None
-        )
-    return grad_inputs
-
-
-class DistBackward0(Node):
-    """Backward of ``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``.
-
-    other: norm_backward(-grad, self - other, p, result)
-    self: norm_backward(grad, self - other, p, result)
-    """
-
-    __slots__ = (
-        "other_",
-        "p",
-        "self_",
-        "result_",
-    )
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.other_: SavedVariable | SavedVariableList | None = None
-        self.self_: SavedVariable | SavedVariableList | None = None
-        self.result_: SavedVariable | SavedVariableList | None = None
-
-    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
-        return dist_backward0_apply(
-            grads,
-            self.task_needs_input_grad(),
-            other=unpack_saved(self.other_, self),
-            p=self.p,
-            self=unpack_saved(self.self_, self),
-            result=unpack_saved(self.result_, self),
-        )
-
-    def release_variables(self) -> None:
-        if self.other_ is not None:
-            self.other_.reset_data()
-        if self.self_ is not None:
-            self.self_.reset_data()
-        if self.result_ is not None:
-            self.result_.reset_data()
-
-    @property
-    def _saved_other(self) -> Tensor | None:
-        return unpack_saved(self.other_, self)
-
-    @property
-    def _saved_p(self) -> Number:
-        return self.p
-
-    @property
-    def _saved_self(self) -> Tensor | None:
-        return unpack_saved(self.self_, self)
-
-    @property
-    def _saved_result(self) -> Tensor | None:
-        return unpack_saved(self.result_, self)
-
-
-def dist_backward0_apply(
-    grads: Sequence[Tensor | None],
-    needs_input_grad: tuple[bool, ...],
-    other: Tensor | None,
-    p: Number,
-    self: Tensor | None,
-    result: Tensor | None,
-) -> list[Any]:
-    """The formulas of DistBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 2
-    grad = grads[0]
-    any_grad_defined = any_variable_defined(grads)
-    if needs_input_grad[1]:  # other
-        grad_inputs[1] = (
-            norm_backward(-grad, self - other, p, result) if any_grad_defined else None
-        )
-    if needs_input_grad[0]:  # self
-        grad_inputs[0] = (
-            norm_backward(grad, self - other, p, result) if any_grad_defined else None
-        )
-    return grad_inputs
-
-
-def add_Tensor_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    other_p: Tensor,
-    other_t: Tensor,
-    alpha: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: self_t + maybe_multiply(other_t, alpha)``."""
-    return self_t + maybe_multiply(other_t, alpha)
-
-
-def sub_Tensor_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    other_p: Tensor,
-    other_t: Tensor,
-    alpha: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: self_t - maybe_multiply(other_t, alpha)``."""
-    return self_t - maybe_multiply(other_t, alpha)
-
-
-def mul_Tensor_jvp(
-    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: other_t * self_p + self_t * other_p``."""
-    return other_t * self_p + self_t * other_p
-
-
-def pow_Tensor_Scalar_jvp(
-    self_p: Tensor, self_t: Tensor, exponent: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return pow_backward(self_t.conj(), self_p, exponent).conj()
-
-
 def permute_jvp(
     self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.permute.call(self_t, dims)
-
-
-def neg_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.neg.call(self_t)
-
-
-def _conj_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators._conj.call(self_t)
-
-
-def real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: real(self_t)``."""
-    return real(self_t)
 
 
 def expand_jvp(
@@ -10557,67 +10504,6 @@ def sum_to_size_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.sum_to_size.call(self_t, size)
-
-
-def clone_jvp(
-    self_p: Tensor, self_t: Tensor, memory_format: Any | None, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.clone.call(self_t, memory_format)
-
-
-def _to_copy_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    dtype: dtype | None,
-    layout: Any | None,
-    device: Any | None,
-    pin_memory: bool | None,
-    non_blocking: bool,
-    memory_format: Any | None,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: _to_copy(self_t, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)``."""
-    return _to_copy(
-        self_t,
-        dtype=dtype,
-        layout=layout,
-        device=device,
-        pin_memory=pin_memory,
-        non_blocking=non_blocking,
-        memory_format=memory_format,
-    )
-
-
-def add__Tensor_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    other_p: Tensor,
-    other_t: Tensor,
-    alpha: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: self_t + maybe_multiply(other_t, alpha)``."""
-    return self_t + maybe_multiply(other_t, alpha)
-
-
-def sub__Tensor_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    other_p: Tensor,
-    other_t: Tensor,
-    alpha: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: self_t - maybe_multiply(other_t, alpha)``."""
-    return self_t - maybe_multiply(other_t, alpha)
-
-
-def mul__Tensor_jvp(
-    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: other_t * self_p + self_t * other_p``."""
-    return other_t * self_p + self_t * other_p
 
 
 def view_jvp(self_p: Tensor, self_t: Tensor, size: Sequence[int], result: Any) -> Any:
@@ -10733,38 +10619,201 @@ def slice_backward_jvp(
     )
 
 
-def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
+def view_as_real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: view_as_real(self_t)``."""
+    return view_as_real(self_t)
+
+
+def view_as_complex_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: view_as_complex(self_t)``."""
+    return view_as_complex(self_t)
+
+
+def flip_jvp(self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.sum.call(self_t, dtype)
+    return operators.flip.call(self_t, dims)
 
 
-def sum_dim_IntList_jvp(
+def roll_jvp(
     self_p: Tensor,
     self_t: Tensor,
-    dim: Sequence[int] | None,
-    keepdim: bool,
-    dtype: dtype | None,
+    shifts: Sequence[int],
+    dims: Sequence[int],
     result: Any,
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.sum_dim_IntList.call(self_t, dim, keepdim, dtype)
+    return operators.roll.call(self_t, shifts, dims)
 
 
-def mean_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
+def repeat_jvp(
+    self_p: Tensor, self_t: Tensor, repeats: Sequence[int], result: Any
+) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.mean.call(self_t, dtype)
+    return operators.repeat.call(self_t, repeats)
 
 
-def mean_dim_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    dim: Sequence[int] | None,
-    keepdim: bool,
-    dtype: dtype | None,
+def _unsafe_view_jvp(
+    self_p: Tensor, self_t: Tensor, size: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._unsafe_view.call(self_t, size)
+
+
+def constant_pad_nd_jvp(
+    self_p: Tensor, self_t: Tensor, pad: Sequence[int], value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: constant_pad_nd(self_t, pad, 0)``."""
+    return constant_pad_nd(self_t, pad, 0)
+
+
+def diagonal_jvp(
+    self_p: Tensor, self_t: Tensor, offset: int, dim1: int, dim2: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.diagonal.call(self_t, offset, dim1, dim2)
+
+
+def diagonal_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    input_sizes: Sequence[int],
+    offset: int,
+    dim1: int,
+    dim2: int,
     result: Any,
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.mean_dim.call(self_t, dim, keepdim, dtype)
+    return operators.diagonal_backward.call(
+        grad_output_t, input_sizes, offset, dim1, dim2
+    )
+
+
+def diagonal_copy_jvp(
+    self_p: Tensor, self_t: Tensor, offset: int, dim1: int, dim2: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.diagonal_copy.call(self_t, offset, dim1, dim2)
+
+
+def diag_embed_jvp(
+    self_p: Tensor, self_t: Tensor, offset: int, dim1: int, dim2: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.diag_embed.call(self_t, offset, dim1, dim2)
+
+
+def add_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t + maybe_multiply(other_t, alpha)``."""
+    return self_t + maybe_multiply(other_t, alpha)
+
+
+def sub_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - maybe_multiply(other_t, alpha)``."""
+    return self_t - maybe_multiply(other_t, alpha)
+
+
+def mul_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: other_t * self_p + self_t * other_p``."""
+    return other_t * self_p + self_t * other_p
+
+
+def pow_Tensor_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, exponent: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return pow_backward(self_t.conj(), self_p, exponent).conj()
+
+
+def neg_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.neg.call(self_t)
+
+
+def _conj_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._conj.call(self_t)
+
+
+def real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: real(self_t)``."""
+    return real(self_t)
+
+
+def clone_jvp(
+    self_p: Tensor, self_t: Tensor, memory_format: Any | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.clone.call(self_t, memory_format)
+
+
+def _to_copy_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dtype: dtype | None,
+    layout: Any | None,
+    device: Any | None,
+    pin_memory: bool | None,
+    non_blocking: bool,
+    memory_format: Any | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: _to_copy(self_t, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)``."""
+    return _to_copy(
+        self_t,
+        dtype=dtype,
+        layout=layout,
+        device=device,
+        pin_memory=pin_memory,
+        non_blocking=non_blocking,
+        memory_format=memory_format,
+    )
+
+
+def add__Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t + maybe_multiply(other_t, alpha)``."""
+    return self_t + maybe_multiply(other_t, alpha)
+
+
+def sub__Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - maybe_multiply(other_t, alpha)``."""
+    return self_t - maybe_multiply(other_t, alpha)
+
+
+def mul__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: other_t * self_p + self_t * other_p``."""
+    return other_t * self_p + self_t * other_p
 
 
 def exp_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
@@ -10882,25 +10931,6 @@ def sigmoid_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     return sigmoid_backward(self_t.conj(), result).conj()
 
 
-def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return threshold_backward(self_t.conj(), result, 0).conj()
-
-
-def gelu_jvp(self_p: Tensor, self_t: Tensor, approximate: str, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return gelu_backward(self_t.conj(), self_p, approximate=approximate).conj()
-
-
-def silu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (
-        infinitely_differentiable_silu_backward(self_t.conj(), self_p)
-        if is_grad_enabled()
-        else silu_backward(self_t.conj(), self_p)
-    ).conj()
-
-
 def erf_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return (2.0 / 1.7724538509055159 * exp(-self_p.pow(2)) * self_t.conj()).conj()
@@ -10938,16 +10968,6 @@ def angle_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     return handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())
 
 
-def view_as_real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: view_as_real(self_t)``."""
-    return view_as_real(self_t)
-
-
-def view_as_complex_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: view_as_complex(self_t)``."""
-    return view_as_complex(self_t)
-
-
 def sigmoid_backward_jvp(
     grad_output_p: Tensor,
     grad_output_t: Tensor,
@@ -10972,32 +10992,6 @@ def tanh_backward_jvp(
     return tanh_backward(grad_output_t, output_p) + output_t.conj() * (
         -2 * output_p.conj() * grad_output_p
     )
-
-
-def threshold_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    self_p: Tensor,
-    self_t: Tensor,
-    threshold: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold)``."""
-    return zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold)
-
-
-def gelu_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    self_p: Tensor,
-    self_t: Tensor,
-    approximate: str,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)``."""
-    return gelu_backward(
-        grad_output_t, self_p, approximate=approximate
-    ) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
 
 
 def exp__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
@@ -11033,11 +11027,6 @@ def sigmoid__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 def tanh__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return tanh_backward(self_t.conj(), result).conj()
-
-
-def relu__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return threshold_backward(self_t.conj(), result, 0).conj()
 
 
 def pow_Tensor_Tensor_jvp(
@@ -11283,790 +11272,6 @@ def remainder_Scalar_jvp(
     return self_t.conj().conj()
 
 
-def prod_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
-    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result) * self_t.conj()).sum().conj()``."""
-    return (
-        (
-            prod_backward(zeros_like(result) + 1, self_p.to(result.dtype), result)
-            * self_t.conj()
-        )
-        .sum()
-        .conj()
-    )
-
-
-def prod_dim_int_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    dim: int,
-    keepdim: bool,
-    dtype: dtype | None,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result, dim, keepdim) * self_t.conj()).sum(dim, keepdim).conj()``."""
-    return (
-        (
-            prod_backward(
-                zeros_like(result) + 1, self_p.to(result.dtype), result, dim, keepdim
-            )
-            * self_t.conj()
-        )
-        .sum(dim, keepdim)
-        .conj()
-    )
-
-
-def max_dim_jvp_values(
-    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
-) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
-    return (
-        self_t.gather(dim, indices)
-        if keepdim
-        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
-    )
-
-
-def max_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
-    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
-
-
-def min_dim_jvp_values(
-    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
-) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
-    return (
-        self_t.gather(dim, indices)
-        if keepdim
-        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
-    )
-
-
-def min_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
-    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
-
-
-def amax_jvp(
-    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
-    return (
-        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
-        .sum(dim, keepdim)
-        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
-    )
-
-
-def amin_jvp(
-    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
-    return (
-        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
-        .sum(dim, keepdim)
-        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
-    )
-
-
-def logsumexp_jvp(
-    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: (self_t * (self_p - self_p.amax(dim, True)).exp()).sum(dim, keepdim).div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))``."""
-    return (
-        (self_t * (self_p - self_p.amax(dim, True)).exp())
-        .sum(dim, keepdim)
-        .div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))
-    )
-
-
-def var_correction_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    dim: Sequence[int] | None,
-    correction: Number | None,
-    keepdim: bool,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim))``."""
-    return real(
-        var_backward(self_t.conj(), self_p, dim, correction, True).sum(
-            dim if dim is not None else [], keepdim
-        )
-    )
-
-
-def std_correction_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    dim: Sequence[int] | None,
-    correction: Number | None,
-    keepdim: bool,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim)).div(2.0 * result).masked_fill(result.eq(0), 0)``."""
-    return (
-        real(
-            var_backward(self_t.conj(), self_p, dim, correction, True).sum(
-                dim if dim is not None else [], keepdim
-            )
-        )
-        .div(2.0 * result)
-        .masked_fill(result.eq(0), 0)
-    )
-
-
-def cumsum_jvp(
-    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.cumsum.call(self_t, dim, dtype)
-
-
-def cumprod_jvp(
-    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: (self_t.div(self_p).cumsum(dim) * result).to(self_p.scalar_type() if dtype is None else dtype)``."""
-    return (self_t.div(self_p).cumsum(dim) * result).to(
-        self_p.dtype if dtype is None else dtype
-    )
-
-
-def _softmax_jvp(
-    self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: result * (self_t - (self_t * result).sum(dim, True))``."""
-    return result * (self_t - (self_t * result).sum(dim, True))
-
-
-def _log_softmax_jvp(
-    self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: self_t - (self_t * result.exp()).sum(dim, True)``."""
-    return self_t - (self_t * result.exp()).sum(dim, True)
-
-
-def flip_jvp(self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.flip.call(self_t, dims)
-
-
-def roll_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    shifts: Sequence[int],
-    dims: Sequence[int],
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.roll.call(self_t, shifts, dims)
-
-
-def repeat_jvp(
-    self_p: Tensor, self_t: Tensor, repeats: Sequence[int], result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.repeat.call(self_t, repeats)
-
-
-def index_select_jvp(
-    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.index_select.call(self_t, dim, index)
-
-
-def index_add_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    dim: int,
-    index: Tensor,
-    source_p: Tensor,
-    source_t: Tensor,
-    alpha: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))``."""
-    return index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
-
-
-def gather_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    dim: int,
-    index: Tensor,
-    sparse_grad: bool,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.gather.call(self_t, dim, index, sparse_grad)
-
-
-def scatter_src_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    dim: int,
-    index: Tensor,
-    src_p: Tensor,
-    src_t: Tensor,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, src_t)``."""
-    return self_t.scatter(dim, index, src_t)
-
-
-def scatter_value_jvp(
-    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, 0)``."""
-    return self_t.scatter(dim, index, 0)
-
-
-def scatter_add_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    dim: int,
-    index: Tensor,
-    src_p: Tensor,
-    src_t: Tensor,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index_p, src_t)``."""
-    return scatter_add(self_t, dim, index, src_t)
-
-
-def masked_fill_Scalar_jvp(
-    self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
-    return self_t.masked_fill(mask, 0)
-
-
-def masked_fill_Tensor_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    mask: Tensor,
-    value_p: Tensor,
-    value_t: Tensor,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
-    return self_t.masked_fill(mask, value_t)
-
-
-def index_Tensor_jvp(
-    self_p: Tensor, self_t: Tensor, indices: Sequence[Tensor | None], result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.index_Tensor.call(self_t, indices)
-
-
-def index_put_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    indices: Sequence[Tensor | None],
-    values_p: Tensor,
-    values_t: Tensor,
-    accumulate: bool,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: self_t.index_put(indices, values_t, accumulate)``."""
-    return self_t.index_put(indices, values_t, accumulate)
-
-
-def index_put__jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    indices: Sequence[Tensor | None],
-    values_p: Tensor,
-    values_t: Tensor,
-    accumulate: bool,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: self_t.index_put(indices, values_t, accumulate)``."""
-    return self_t.index_put(indices, values_t, accumulate)
-
-
-def mm_jvp(
-    self_p: Tensor, self_t: Tensor, mat2_p: Tensor, mat2_t: Tensor, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: mm(self_t, mat2_p) + mm(self_p, mat2_t)``."""
-    return mm(self_t, mat2_p) + mm(self_p, mat2_t)
-
-
-def bmm_jvp(
-    self_p: Tensor, self_t: Tensor, mat2_p: Tensor, mat2_t: Tensor, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)``."""
-    return self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
-
-
-def dot_jvp(
-    self_p: Tensor, self_t: Tensor, tensor_p: Tensor, tensor_t: Tensor, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: dot(self_t, tensor_p) + dot(self_p, tensor_t)``."""
-    return dot(self_t, tensor_p) + dot(self_p, tensor_t)
-
-
-def vdot_jvp(
-    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: vdot(self_t, other_p) + vdot(self_p, other_t)``."""
-    return vdot(self_t, other_p) + vdot(self_p, other_t)
-
-
-def mv_jvp(
-    self_p: Tensor, self_t: Tensor, vec_p: Tensor, vec_t: Tensor, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: mv(self_t, vec_p) + mv(self_p, vec_t)``."""
-    return mv(self_t, vec_p) + mv(self_p, vec_t)
-
-
-def _unsafe_view_jvp(
-    self_p: Tensor, self_t: Tensor, size: Sequence[int], result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators._unsafe_view.call(self_t, size)
-
-
-def addmm_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    mat1_p: Tensor,
-    mat1_t: Tensor,
-    mat2_p: Tensor,
-    mat2_t: Tensor,
-    beta: Number,
-    alpha: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)``."""
-    return (
-        maybe_multiply(self_t, beta)
-        + maybe_multiply(mat1_t.mm(mat2_p), alpha)
-        + maybe_multiply(mat1_p.mm(mat2_t), alpha)
-    )
-
-
-def mse_loss_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    target_p: Tensor,
-    target_t: Tensor,
-    reduction: int,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj() + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(), reduction)``."""
-    return apply_loss_reduction(
-        mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj()
-        + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(),
-        reduction,
-    )
-
-
-def mse_loss_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    self_p: Tensor,
-    self_t: Tensor,
-    target_p: Tensor,
-    target_t: Tensor,
-    reduction: int,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: mse_loss_double_backward(self_t * grad_output_p, self_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, target_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)``."""
-    return (
-        mse_loss_double_backward(self_t * grad_output_p, self_p, reduction)
-        - mse_loss_double_backward(target_t * grad_output_p, target_p, reduction)
-        + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
-    )
-
-
-def nll_loss_forward_jvp_output(
-    self_p: Tensor,
-    self_t: Tensor,
-    target: Tensor,
-    weight_p: Tensor,
-    weight_t: Tensor,
-    reduction: int,
-    ignore_index: int,
-    output: Any,
-    total_weight: Any,
-) -> Any:
-    """Forward-mode derivative: ``output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
-    return nll_loss_forward(self_t, target, weight_p, reduction, ignore_index)[0]
-
-
-def nll_loss2d_forward_jvp_output(
-    self_p: Tensor,
-    self_t: Tensor,
-    target: Tensor,
-    weight_p: Tensor,
-    weight_t: Tensor,
-    reduction: int,
-    ignore_index: int,
-    output: Any,
-    total_weight: Any,
-) -> Any:
-    """Forward-mode derivative: ``output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
-    return nll_loss2d_forward(self_t, target, weight_p, reduction, ignore_index)[0]
-
-
-def binary_cross_entropy_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    target_p: Tensor,
-    target_t: Tensor,
-    weight_p: Tensor,
-    weight_t: Tensor,
-    reduction: int,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)``."""
-    return apply_loss_reduction(
-        binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0)
-        + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0),
-        reduction,
-    )
-
-
-def binary_cross_entropy_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    self_p: Tensor,
-    self_t: Tensor,
-    target_p: Tensor,
-    target_t: Tensor,
-    weight_p: Tensor,
-    weight_t: Tensor,
-    reduction: int,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_grad_output(grad_output_t, self_p, target_p, weight_p, reduction)``."""
-    return (
-        binary_cross_entropy_double_backward(
-            grad_output_p, self_t, self_p, target_p, weight_p, reduction
-        )
-        + binary_cross_entropy_double_backward_target(
-            target_t, grad_output_p, self_p, target_p, weight_p, reduction
-        )
-        + binary_cross_entropy_double_backward_grad_output(
-            grad_output_t, self_p, target_p, weight_p, reduction
-        )
-    )
-
-
-def leaky_relu_jvp(
-    self_p: Tensor, self_t: Tensor, negative_slope: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return leaky_relu_backward(self_t.conj(), self_p, negative_slope, False).conj()
-
-
-def leaky_relu_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    self_p: Tensor,
-    self_t: Tensor,
-    negative_slope: Number,
-    self_is_result: bool,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)``."""
-    return leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
-
-
-def leaky_relu__jvp(
-    self_p: Tensor, self_t: Tensor, negative_slope: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return leaky_relu_backward(self_t.conj(), self_p, negative_slope, False).conj()
-
-
-def elu_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    alpha: Number,
-    scale: Number,
-    input_scale: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return elu_backward(self_t.conj(), alpha, scale, input_scale, False, self_p).conj()
-
-
-def elu_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    alpha: Number,
-    scale: Number,
-    input_scale: Number,
-    is_result: bool,
-    self_or_result_p: Tensor,
-    self_or_result_t: Tensor,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)``."""
-    return elu_backward(
-        grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p
-    ) + elu_double_backward(
-        self_or_result_t,
-        grad_output_p,
-        alpha,
-        scale,
-        input_scale,
-        is_result,
-        self_or_result_p,
-    )
-
-
-def elu__jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    alpha: Number,
-    scale: Number,
-    input_scale: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return elu_backward(self_t.conj(), alpha, scale, input_scale, False, self_p).conj()
-
-
-def softplus_jvp(
-    self_p: Tensor, self_t: Tensor, beta: Number, threshold: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return softplus_backward(self_t.conj(), self_p, beta, threshold).conj()
-
-
-def softplus_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    self_p: Tensor,
-    self_t: Tensor,
-    beta: Number,
-    threshold: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: softplus_backward(grad_output_t, self_p, beta, threshold) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)``."""
-    return softplus_backward(
-        grad_output_t, self_p, beta, threshold
-    ) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
-
-
-def log_sigmoid_forward_jvp_output(
-    self_p: Tensor, self_t: Tensor, output: Any, buffer: Any
-) -> Any:
-    """Forward-mode derivative: ``output: log_sigmoid_backward(self_t.conj(), self_p, buffer).conj()``."""
-    return log_sigmoid_backward(self_t.conj(), self_p, buffer).conj()
-
-
-def log_sigmoid_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    self_p: Tensor,
-    self_t: Tensor,
-    buffer_p: Tensor,
-    buffer_t: Tensor,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: log_sigmoid_backward(grad_output_t, self_p, buffer_p) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)``."""
-    return log_sigmoid_backward(
-        grad_output_t, self_p, buffer_p
-    ) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)
-
-
-def hardtanh_jvp(
-    self_p: Tensor, self_t: Tensor, min_val: Number, max_val: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return hardtanh_backward(self_t.conj(), self_p, min_val, max_val).conj()
-
-
-def hardtanh_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    self_p: Tensor,
-    self_t: Tensor,
-    min_val: Number,
-    max_val: Number,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: hardtanh_backward(grad_output_t, self_p, min_val, max_val)``."""
-    return hardtanh_backward(grad_output_t, self_p, min_val, max_val)
-
-
-def hardtanh__jvp(
-    self_p: Tensor, self_t: Tensor, min_val: Number, max_val: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return hardtanh_backward(self_t.conj(), self_p, min_val, max_val).conj()
-
-
-def mish_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (
-        infinitely_differentiable_mish_backward(self_t.conj(), self_p)
-        if is_grad_enabled()
-        else mish_backward(self_t.conj(), self_p)
-    ).conj()
-
-
-def mish__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_element_wise``."""
-    return (
-        infinitely_differentiable_mish_backward(self_t.conj(), self_p)
-        if is_grad_enabled()
-        else mish_backward(self_t.conj(), self_p)
-    ).conj()
-
-
-def smooth_l1_loss_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    target_p: Tensor,
-    target_t: Tensor,
-    reduction: int,
-    beta: float,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj() + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(), reduction)``."""
-    return apply_loss_reduction(
-        smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj()
-        + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(),
-        reduction,
-    )
-
-
-def smooth_l1_loss_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    self_p: Tensor,
-    self_t: Tensor,
-    target_p: Tensor,
-    target_t: Tensor,
-    reduction: int,
-    beta: float,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)``."""
-    return (
-        smooth_l1_loss_double_backward(
-            self_t * grad_output_p, self_p, target_p, reduction, beta
-        )
-        - smooth_l1_loss_double_backward(
-            target_t * grad_output_p, self_p, target_p, reduction, beta
-        )
-        + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
-    )
-
-
-def huber_loss_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    target_p: Tensor,
-    target_t: Tensor,
-    reduction: int,
-    delta: float,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj() + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(), reduction)``."""
-    return apply_loss_reduction(
-        huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj()
-        + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(),
-        reduction,
-    )
-
-
-def binary_cross_entropy_with_logits_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    target_p: Tensor,
-    target_t: Tensor,
-    weight_p: Tensor,
-    weight_t: Tensor,
-    pos_weight_p: Tensor,
-    pos_weight_t: Tensor,
-    reduction: int,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)``."""
-    return apply_loss_reduction(
-        binary_cross_entropy_with_logits_backward(
-            self_t, self_p, target_p, weight_p, pos_weight_p, 0
-        )
-        + binary_cross_entropy_with_logits_target_backward(
-            target_t, self_p, target_p, weight_p, pos_weight_p, 0
-        ),
-        reduction,
-    )
-
-
-def native_layer_norm_jvp_result0(
-    input_p: Tensor,
-    input_t: Tensor,
-    normalized_shape: Sequence[int],
-    weight_p: Tensor,
-    weight_t: Tensor,
-    bias_p: Tensor,
-    bias_t: Tensor,
-    eps: float,
-    result0: Any,
-    result1: Any,
-    result2: Any,
-) -> Any:
-    """Forward-mode derivative: ``result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)``."""
-    return layer_norm_jvp(
-        input_p,
-        input_t,
-        weight_p,
-        weight_t,
-        bias_p,
-        bias_t,
-        result1,
-        result2,
-        normalized_shape,
-    )
-
-
-def embedding_jvp(
-    weight_p: Tensor,
-    weight_t: Tensor,
-    indices: Tensor,
-    padding_idx: int,
-    scale_grad_by_freq: bool,
-    sparse: bool,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.embedding.call(
-        weight_t, indices, padding_idx, scale_grad_by_freq, sparse
-    )
-
-
-def embedding_dense_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    indices: Tensor,
-    num_weights: int,
-    padding_idx: int,
-    scale_grad_by_freq: bool,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.embedding_dense_backward.call(
-        grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq
-    )
-
-
-def constant_pad_nd_jvp(
-    self_p: Tensor, self_t: Tensor, pad: Sequence[int], value: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: constant_pad_nd(self_t, pad, 0)``."""
-    return constant_pad_nd(self_t, pad, 0)
-
-
 def copy_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -12111,25 +11316,6 @@ def fill_Tensor_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: fill(self_t, value_t)``."""
     return fill(self_t, value_t)
-
-
-def masked_fill__Scalar_jvp(
-    self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
-    return self_t.masked_fill(mask, 0)
-
-
-def masked_fill__Tensor_jvp(
-    self_p: Tensor,
-    self_t: Tensor,
-    mask: Tensor,
-    value_p: Tensor,
-    value_t: Tensor,
-    result: Any,
-) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
-    return self_t.masked_fill(mask, value_t)
 
 
 def lerp_Scalar_jvp(
@@ -12303,65 +11489,188 @@ def nan_to_num__jvp(
     return (self_t.conj() * isfinite(self_p)).conj()
 
 
-def tril_jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
+def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.tril.call(self_t, diagonal)
+    return operators.sum.call(self_t, dtype)
 
 
-def triu_jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.triu.call(self_t, diagonal)
-
-
-def tril__jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.tril.call(self_t, diagonal)
-
-
-def triu__jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.triu.call(self_t, diagonal)
-
-
-def diagonal_jvp(
-    self_p: Tensor, self_t: Tensor, offset: int, dim1: int, dim2: int, result: Any
-) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.diagonal.call(self_t, offset, dim1, dim2)
-
-
-def diagonal_backward_jvp(
-    grad_output_p: Tensor,
-    grad_output_t: Tensor,
-    input_sizes: Sequence[int],
-    offset: int,
-    dim1: int,
-    dim2: int,
+def sum_dim_IntList_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
     result: Any,
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.diagonal_backward.call(
-        grad_output_t, input_sizes, offset, dim1, dim2
+    return operators.sum_dim_IntList.call(self_t, dim, keepdim, dtype)
+
+
+def mean_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.mean.call(self_t, dtype)
+
+
+def mean_dim_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.mean_dim.call(self_t, dim, keepdim, dtype)
+
+
+def prod_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
+    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result) * self_t.conj()).sum().conj()``."""
+    return (
+        (
+            prod_backward(zeros_like(result) + 1, self_p.to(result.dtype), result)
+            * self_t.conj()
+        )
+        .sum()
+        .conj()
     )
 
 
-def diagonal_copy_jvp(
-    self_p: Tensor, self_t: Tensor, offset: int, dim1: int, dim2: int, result: Any
+def prod_dim_int_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    keepdim: bool,
+    dtype: dtype | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result, dim, keepdim) * self_t.conj()).sum(dim, keepdim).conj()``."""
+    return (
+        (
+            prod_backward(
+                zeros_like(result) + 1, self_p.to(result.dtype), result, dim, keepdim
+            )
+            * self_t.conj()
+        )
+        .sum(dim, keepdim)
+        .conj()
+    )
+
+
+def max_dim_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
+    return (
+        self_t.gather(dim, indices)
+        if keepdim
+        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+    )
+
+
+def max_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
+    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
+
+
+def min_dim_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
+    return (
+        self_t.gather(dim, indices)
+        if keepdim
+        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+    )
+
+
+def min_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
+    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
+
+
+def amax_jvp(
+    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
+    return (
+        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
+        .sum(dim, keepdim)
+        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
+    )
+
+
+def amin_jvp(
+    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
+    return (
+        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
+        .sum(dim, keepdim)
+        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
+    )
+
+
+def logsumexp_jvp(
+    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t * (self_p - self_p.amax(dim, True)).exp()).sum(dim, keepdim).div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))``."""
+    return (
+        (self_t * (self_p - self_p.amax(dim, True)).exp())
+        .sum(dim, keepdim)
+        .div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))
+    )
+
+
+def var_correction_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim))``."""
+    return real(
+        var_backward(self_t.conj(), self_p, dim, correction, True).sum(
+            dim if dim is not None else [], keepdim
+        )
+    )
+
+
+def std_correction_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim)).div(2.0 * result).masked_fill(result.eq(0), 0)``."""
+    return (
+        real(
+            var_backward(self_t.conj(), self_p, dim, correction, True).sum(
+                dim if dim is not None else [], keepdim
+            )
+        )
+        .div(2.0 * result)
+        .masked_fill(result.eq(0), 0)
+    )
+
+
+def cumsum_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.diagonal_copy.call(self_t, offset, dim1, dim2)
+    return operators.cumsum.call(self_t, dim, dtype)
 
 
-def diag_embed_jvp(
-    self_p: Tensor, self_t: Tensor, offset: int, dim1: int, dim2: int, result: Any
+def cumprod_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.diag_embed.call(self_t, offset, dim1, dim2)
-
-
-def trace_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.trace.call(self_t)
+    """Forward-mode derivative: ``result: (self_t.div(self_p).cumsum(dim) * result).to(self_p.scalar_type() if dtype is None else dtype)``."""
+    return (self_t.div(self_p).cumsum(dim) * result).to(
+        self_p.dtype if dtype is None else dtype
+    )
 
 
 def sort_jvp_values(
@@ -12403,6 +11712,222 @@ def topk_jvp_values(
     return gather(self_t, dim, indices)
 
 
+def index_select_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.index_select.call(self_t, dim, index)
+
+
+def index_add_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))``."""
+    return index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
+
+
+def gather_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    sparse_grad: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.gather.call(self_t, dim, index, sparse_grad)
+
+
+def scatter_src_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, src_t)``."""
+    return self_t.scatter(dim, index, src_t)
+
+
+def scatter_value_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, 0)``."""
+    return self_t.scatter(dim, index, 0)
+
+
+def scatter_add_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index_p, src_t)``."""
+    return scatter_add(self_t, dim, index, src_t)
+
+
+def masked_fill_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
+    return self_t.masked_fill(mask, 0)
+
+
+def masked_fill_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mask: Tensor,
+    value_p: Tensor,
+    value_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
+    return self_t.masked_fill(mask, value_t)
+
+
+def index_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, indices: Sequence[Tensor | None], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.index_Tensor.call(self_t, indices)
+
+
+def index_put_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Sequence[Tensor | None],
+    values_p: Tensor,
+    values_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_put(indices, values_t, accumulate)``."""
+    return self_t.index_put(indices, values_t, accumulate)
+
+
+def index_put__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Sequence[Tensor | None],
+    values_p: Tensor,
+    values_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_put(indices, values_t, accumulate)``."""
+    return self_t.index_put(indices, values_t, accumulate)
+
+
+def masked_fill__Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
+    return self_t.masked_fill(mask, 0)
+
+
+def masked_fill__Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mask: Tensor,
+    value_p: Tensor,
+    value_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
+    return self_t.masked_fill(mask, value_t)
+
+
+def mm_jvp(
+    self_p: Tensor, self_t: Tensor, mat2_p: Tensor, mat2_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: mm(self_t, mat2_p) + mm(self_p, mat2_t)``."""
+    return mm(self_t, mat2_p) + mm(self_p, mat2_t)
+
+
+def bmm_jvp(
+    self_p: Tensor, self_t: Tensor, mat2_p: Tensor, mat2_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)``."""
+    return self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
+
+
+def dot_jvp(
+    self_p: Tensor, self_t: Tensor, tensor_p: Tensor, tensor_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: dot(self_t, tensor_p) + dot(self_p, tensor_t)``."""
+    return dot(self_t, tensor_p) + dot(self_p, tensor_t)
+
+
+def vdot_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: vdot(self_t, other_p) + vdot(self_p, other_t)``."""
+    return vdot(self_t, other_p) + vdot(self_p, other_t)
+
+
+def mv_jvp(
+    self_p: Tensor, self_t: Tensor, vec_p: Tensor, vec_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: mv(self_t, vec_p) + mv(self_p, vec_t)``."""
+    return mv(self_t, vec_p) + mv(self_p, vec_t)
+
+
+def addmm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mat1_p: Tensor,
+    mat1_t: Tensor,
+    mat2_p: Tensor,
+    mat2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + maybe_multiply(mat1_p.mm(mat2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(mat1_t.mm(mat2_p), alpha)
+        + maybe_multiply(mat1_p.mm(mat2_t), alpha)
+    )
+
+
+def tril_jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.tril.call(self_t, diagonal)
+
+
+def triu_jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.triu.call(self_t, diagonal)
+
+
+def tril__jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.tril.call(self_t, diagonal)
+
+
+def triu__jvp(self_p: Tensor, self_t: Tensor, diagonal: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.triu.call(self_t, diagonal)
+
+
+def trace_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.trace.call(self_t)
+
+
 def linalg_vector_norm_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -12426,3 +11951,478 @@ def dist_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)``."""
     return norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)
+
+
+def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return threshold_backward(self_t.conj(), result, 0).conj()
+
+
+def gelu_jvp(self_p: Tensor, self_t: Tensor, approximate: str, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return gelu_backward(self_t.conj(), self_p, approximate=approximate).conj()
+
+
+def silu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_silu_backward(self_t.conj(), self_p)
+        if is_grad_enabled()
+        else silu_backward(self_t.conj(), self_p)
+    ).conj()
+
+
+def threshold_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    threshold: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold)``."""
+    return zeros_like(self_t) + threshold_backward(grad_output_t, self_p, threshold)
+
+
+def gelu_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    approximate: str,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)``."""
+    return gelu_backward(
+        grad_output_t, self_p, approximate=approximate
+    ) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
+
+
+def relu__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return threshold_backward(self_t.conj(), result, 0).conj()
+
+
+def _softmax_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: result * (self_t - (self_t * result).sum(dim, True))``."""
+    return result * (self_t - (self_t * result).sum(dim, True))
+
+
+def _log_softmax_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - (self_t * result.exp()).sum(dim, True)``."""
+    return self_t - (self_t * result.exp()).sum(dim, True)
+
+
+def leaky_relu_jvp(
+    self_p: Tensor, self_t: Tensor, negative_slope: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return leaky_relu_backward(self_t.conj(), self_p, negative_slope, False).conj()
+
+
+def leaky_relu_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    negative_slope: Number,
+    self_is_result: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)``."""
+    return leaky_relu_backward(grad_output_t, self_p, negative_slope, self_is_result)
+
+
+def leaky_relu__jvp(
+    self_p: Tensor, self_t: Tensor, negative_slope: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return leaky_relu_backward(self_t.conj(), self_p, negative_slope, False).conj()
+
+
+def elu_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return elu_backward(self_t.conj(), alpha, scale, input_scale, False, self_p).conj()
+
+
+def elu_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    is_result: bool,
+    self_or_result_p: Tensor,
+    self_or_result_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: elu_backward(grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p) + elu_double_backward(self_or_result_t, grad_output_p, alpha, scale, input_scale, is_result, self_or_result_p)``."""
+    return elu_backward(
+        grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p
+    ) + elu_double_backward(
+        self_or_result_t,
+        grad_output_p,
+        alpha,
+        scale,
+        input_scale,
+        is_result,
+        self_or_result_p,
+    )
+
+
+def elu__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return elu_backward(self_t.conj(), alpha, scale, input_scale, False, self_p).conj()
+
+
+def softplus_jvp(
+    self_p: Tensor, self_t: Tensor, beta: Number, threshold: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return softplus_backward(self_t.conj(), self_p, beta, threshold).conj()
+
+
+def softplus_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    beta: Number,
+    threshold: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: softplus_backward(grad_output_t, self_p, beta, threshold) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)``."""
+    return softplus_backward(
+        grad_output_t, self_p, beta, threshold
+    ) + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)
+
+
+def log_sigmoid_forward_jvp_output(
+    self_p: Tensor, self_t: Tensor, output: Any, buffer: Any
+) -> Any:
+    """Forward-mode derivative: ``output: log_sigmoid_backward(self_t.conj(), self_p, buffer).conj()``."""
+    return log_sigmoid_backward(self_t.conj(), self_p, buffer).conj()
+
+
+def log_sigmoid_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    buffer_p: Tensor,
+    buffer_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: log_sigmoid_backward(grad_output_t, self_p, buffer_p) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)``."""
+    return log_sigmoid_backward(
+        grad_output_t, self_p, buffer_p
+    ) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)
+
+
+def hardtanh_jvp(
+    self_p: Tensor, self_t: Tensor, min_val: Number, max_val: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardtanh_backward(self_t.conj(), self_p, min_val, max_val).conj()
+
+
+def hardtanh_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    min_val: Number,
+    max_val: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: hardtanh_backward(grad_output_t, self_p, min_val, max_val)``."""
+    return hardtanh_backward(grad_output_t, self_p, min_val, max_val)
+
+
+def hardtanh__jvp(
+    self_p: Tensor, self_t: Tensor, min_val: Number, max_val: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardtanh_backward(self_t.conj(), self_p, min_val, max_val).conj()
+
+
+def mish_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_mish_backward(self_t.conj(), self_p)
+        if is_grad_enabled()
+        else mish_backward(self_t.conj(), self_p)
+    ).conj()
+
+
+def mish__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_mish_backward(self_t.conj(), self_p)
+        if is_grad_enabled()
+        else mish_backward(self_t.conj(), self_p)
+    ).conj()
+
+
+def mse_loss_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj() + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(), reduction)``."""
+    return apply_loss_reduction(
+        mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj()
+        + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(),
+        reduction,
+    )
+
+
+def mse_loss_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: mse_loss_double_backward(self_t * grad_output_p, self_p, reduction) - mse_loss_double_backward(target_t * grad_output_p, target_p, reduction) + mse_loss_backward(grad_output_t, self_p, target_p, reduction)``."""
+    return (
+        mse_loss_double_backward(self_t * grad_output_p, self_p, reduction)
+        - mse_loss_double_backward(target_t * grad_output_p, target_p, reduction)
+        + mse_loss_backward(grad_output_t, self_p, target_p, reduction)
+    )
+
+
+def nll_loss_forward_jvp_output(
+    self_p: Tensor,
+    self_t: Tensor,
+    target: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    reduction: int,
+    ignore_index: int,
+    output: Any,
+    total_weight: Any,
+) -> Any:
+    """Forward-mode derivative: ``output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
+    return nll_loss_forward(self_t, target, weight_p, reduction, ignore_index)[0]
+
+
+def nll_loss2d_forward_jvp_output(
+    self_p: Tensor,
+    self_t: Tensor,
+    target: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    reduction: int,
+    ignore_index: int,
+    output: Any,
+    total_weight: Any,
+) -> Any:
+    """Forward-mode derivative: ``output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
+    return nll_loss2d_forward(self_t, target, weight_p, reduction, ignore_index)[0]
+
+
+def binary_cross_entropy_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)``."""
+    return apply_loss_reduction(
+        binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0)
+        + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0),
+        reduction,
+    )
+
+
+def binary_cross_entropy_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_grad_output(grad_output_t, self_p, target_p, weight_p, reduction)``."""
+    return (
+        binary_cross_entropy_double_backward(
+            grad_output_p, self_t, self_p, target_p, weight_p, reduction
+        )
+        + binary_cross_entropy_double_backward_target(
+            target_t, grad_output_p, self_p, target_p, weight_p, reduction
+        )
+        + binary_cross_entropy_double_backward_grad_output(
+            grad_output_t, self_p, target_p, weight_p, reduction
+        )
+    )
+
+
+def smooth_l1_loss_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    beta: float,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj() + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(), reduction)``."""
+    return apply_loss_reduction(
+        smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj()
+        + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(),
+        reduction,
+    )
+
+
+def smooth_l1_loss_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    beta: float,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: smooth_l1_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, beta) - smooth_l1_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, beta) + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)``."""
+    return (
+        smooth_l1_loss_double_backward(
+            self_t * grad_output_p, self_p, target_p, reduction, beta
+        )
+        - smooth_l1_loss_double_backward(
+            target_t * grad_output_p, self_p, target_p, reduction, beta
+        )
+        + smooth_l1_loss_backward(grad_output_t, self_p, target_p, reduction, beta)
+    )
+
+
+def huber_loss_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    delta: float,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj() + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(), reduction)``."""
+    return apply_loss_reduction(
+        huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj()
+        + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(),
+        reduction,
+    )
+
+
+def binary_cross_entropy_with_logits_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    pos_weight_p: Tensor,
+    pos_weight_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)``."""
+    return apply_loss_reduction(
+        binary_cross_entropy_with_logits_backward(
+            self_t, self_p, target_p, weight_p, pos_weight_p, 0
+        )
+        + binary_cross_entropy_with_logits_target_backward(
+            target_t, self_p, target_p, weight_p, pos_weight_p, 0
+        ),
+        reduction,
+    )
+
+
+def native_layer_norm_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    normalized_shape: Sequence[int],
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape)``."""
+    return layer_norm_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        result1,
+        result2,
+        normalized_shape,
+    )
+
+
+def embedding_jvp(
+    weight_p: Tensor,
+    weight_t: Tensor,
+    indices: Tensor,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    sparse: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.embedding.call(
+        weight_t, indices, padding_idx, scale_grad_by_freq, sparse
+    )
+
+
+def embedding_dense_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    indices: Tensor,
+    num_weights: int,
+    padding_idx: int,
+    scale_grad_by_freq: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.embedding_dense_backward.call(
+        grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq
+    )

@@ -28,51 +28,12 @@ def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Tensor:
     return as_view(self, result)
 
 
-def _conj(ks: int, self: Tensor) -> Tensor:
-    """_conj(Tensor(a) self) -> Tensor(a)"""
-    result = redispatch(operators._conj, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
-    return as_view(self, result)
-
-
-def real(ks: int, self: Tensor) -> Tensor:
-    """real(Tensor(a) self) -> Tensor(a)"""
-    result = redispatch(operators.real, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
-    return as_view(self, result)
-
-
 def expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Tensor:
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
     result = redispatch(
         operators.expand, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, size, implicit
     )
     return as_view(self, result)
-
-
-def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
-    """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    result = redispatch(
-        operators.add__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other, alpha
-    )
-    increment_version(self)
-    return result
-
-
-def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
-    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    result = redispatch(
-        operators.sub__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other, alpha
-    )
-    increment_version(self)
-    return result
-
-
-def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
-    """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    result = redispatch(
-        operators.mul__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
-    )
-    increment_version(self)
-    return result
 
 
 def view(ks: int, self: Tensor, size: Sequence[int]) -> Tensor:
@@ -193,6 +154,58 @@ def view_as_complex(ks: int, self: Tensor) -> Tensor:
     return as_view(self, result)
 
 
+def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Tensor:
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    result = redispatch(
+        operators.diagonal,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        offset,
+        dim1,
+        dim2,
+    )
+    return as_view(self, result)
+
+
+def _conj(ks: int, self: Tensor) -> Tensor:
+    """_conj(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(operators._conj, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    return as_view(self, result)
+
+
+def real(ks: int, self: Tensor) -> Tensor:
+    """real(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(operators.real, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    return as_view(self, result)
+
+
+def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+    """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.add__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other, alpha
+    )
+    increment_version(self)
+    return result
+
+
+def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Tensor:
+    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.sub__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other, alpha
+    )
+    increment_version(self)
+    return result
+
+
+def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.mul__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
 def exp_(ks: int, self: Tensor) -> Tensor:
     """exp_(Tensor(a!) self) -> Tensor(a!)"""
     result = redispatch(operators.exp_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
@@ -242,13 +255,6 @@ def tanh_(ks: int, self: Tensor) -> Tensor:
     return result
 
 
-def relu_(ks: int, self: Tensor) -> Tensor:
-    """relu_(Tensor(a!) self) -> Tensor(a!)"""
-    result = redispatch(operators.relu_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
-    increment_version(self)
-    return result
-
-
 def div__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
     """div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
     result = redispatch(
@@ -282,74 +288,6 @@ def clamp_(ks: int, self: Tensor, min: Number | None, max: Number | None) -> Ten
     return result
 
 
-def index_put_(
-    ks: int,
-    self: Tensor,
-    indices: Sequence[Tensor | None],
-    values: Tensor,
-    accumulate: bool,
-) -> Tensor:
-    """index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"""
-    result = redispatch(
-        operators.index_put_,
-        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
-        self,
-        indices,
-        values,
-        accumulate,
-    )
-    increment_version(self)
-    return result
-
-
-def leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Tensor:
-    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
-    result = redispatch(
-        operators.leaky_relu_,
-        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
-        self,
-        negative_slope,
-    )
-    increment_version(self)
-    return result
-
-
-def elu_(
-    ks: int, self: Tensor, alpha: Number, scale: Number, input_scale: Number
-) -> Tensor:
-    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
-    result = redispatch(
-        operators.elu_,
-        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
-        self,
-        alpha,
-        scale,
-        input_scale,
-    )
-    increment_version(self)
-    return result
-
-
-def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Tensor:
-    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
-    result = redispatch(
-        operators.hardtanh_,
-        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
-        self,
-        min_val,
-        max_val,
-    )
-    increment_version(self)
-    return result
-
-
-def mish_(ks: int, self: Tensor) -> Tensor:
-    """mish_(Tensor(a!) self) -> Tensor(a!)"""
-    result = redispatch(operators.mish_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
-    increment_version(self)
-    return result
-
-
 def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Tensor:
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
     result = redispatch(
@@ -379,32 +317,6 @@ def fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Tensor:
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
     result = redispatch(
         operators.fill__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, value
-    )
-    increment_version(self)
-    return result
-
-
-def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Tensor:
-    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
-    result = redispatch(
-        operators.masked_fill__Scalar,
-        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
-        self,
-        mask,
-        value,
-    )
-    increment_version(self)
-    return result
-
-
-def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> Tensor:
-    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
-    result = redispatch(
-        operators.masked_fill__Tensor,
-        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
-        self,
-        mask,
-        value,
     )
     increment_version(self)
     return result
@@ -487,6 +399,52 @@ def nan_to_num_(
     return result
 
 
+def index_put_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Tensor:
+    """index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)"""
+    result = redispatch(
+        operators.index_put_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+    )
+    increment_version(self)
+    return result
+
+
+def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Tensor:
+    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
+    result = redispatch(
+        operators.masked_fill__Scalar,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        mask,
+        value,
+    )
+    increment_version(self)
+    return result
+
+
+def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> Tensor:
+    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
+    result = redispatch(
+        operators.masked_fill__Tensor,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        mask,
+        value,
+    )
+    increment_version(self)
+    return result
+
+
 def tril_(ks: int, self: Tensor, diagonal: int) -> Tensor:
     """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
     result = redispatch(
@@ -505,26 +463,63 @@ def triu_(ks: int, self: Tensor, diagonal: int) -> Tensor:
     return result
 
 
-def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Tensor:
-    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+def relu_(ks: int, self: Tensor) -> Tensor:
+    """relu_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.relu_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def leaky_relu_(ks: int, self: Tensor, negative_slope: Number) -> Tensor:
+    """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)"""
     result = redispatch(
-        operators.diagonal,
+        operators.leaky_relu_,
         ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
         self,
-        offset,
-        dim1,
-        dim2,
+        negative_slope,
     )
-    return as_view(self, result)
+    increment_version(self)
+    return result
+
+
+def elu_(
+    ks: int, self: Tensor, alpha: Number, scale: Number, input_scale: Number
+) -> Tensor:
+    """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.elu_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        alpha,
+        scale,
+        input_scale,
+    )
+    increment_version(self)
+    return result
+
+
+def hardtanh_(ks: int, self: Tensor, min_val: Number, max_val: Number) -> Tensor:
+    """hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.hardtanh_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        min_val,
+        max_val,
+    )
+    increment_version(self)
+    return result
+
+
+def mish_(ks: int, self: Tensor) -> Tensor:
+    """mish_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.mish_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
 
 
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
-operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
-operators.real.register(DispatchKey.ADInplaceOrView, real)
 operators.expand.register(DispatchKey.ADInplaceOrView, expand)
-operators.add__Tensor.register(DispatchKey.ADInplaceOrView, add__Tensor)
-operators.sub__Tensor.register(DispatchKey.ADInplaceOrView, sub__Tensor)
-operators.mul__Tensor.register(DispatchKey.ADInplaceOrView, mul__Tensor)
 operators.view.register(DispatchKey.ADInplaceOrView, view)
 operators.squeeze.register(DispatchKey.ADInplaceOrView, squeeze)
 operators.squeeze_dim.register(DispatchKey.ADInplaceOrView, squeeze_dim)
@@ -538,6 +533,12 @@ operators.split_with_sizes.register(DispatchKey.ADInplaceOrView, split_with_size
 operators.unbind_int.register(DispatchKey.ADInplaceOrView, unbind_int)
 operators.view_as_real.register(DispatchKey.ADInplaceOrView, view_as_real)
 operators.view_as_complex.register(DispatchKey.ADInplaceOrView, view_as_complex)
+operators.diagonal.register(DispatchKey.ADInplaceOrView, diagonal)
+operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
+operators.real.register(DispatchKey.ADInplaceOrView, real)
+operators.add__Tensor.register(DispatchKey.ADInplaceOrView, add__Tensor)
+operators.sub__Tensor.register(DispatchKey.ADInplaceOrView, sub__Tensor)
+operators.mul__Tensor.register(DispatchKey.ADInplaceOrView, mul__Tensor)
 operators.exp_.register(DispatchKey.ADInplaceOrView, exp_)
 operators.log_.register(DispatchKey.ADInplaceOrView, log_)
 operators.sqrt_.register(DispatchKey.ADInplaceOrView, sqrt_)
@@ -545,27 +546,26 @@ operators.neg_.register(DispatchKey.ADInplaceOrView, neg_)
 operators.abs_.register(DispatchKey.ADInplaceOrView, abs_)
 operators.sigmoid_.register(DispatchKey.ADInplaceOrView, sigmoid_)
 operators.tanh_.register(DispatchKey.ADInplaceOrView, tanh_)
-operators.relu_.register(DispatchKey.ADInplaceOrView, relu_)
 operators.div__Tensor.register(DispatchKey.ADInplaceOrView, div__Tensor)
 operators.div__Tensor_mode.register(DispatchKey.ADInplaceOrView, div__Tensor_mode)
 operators.clamp_.register(DispatchKey.ADInplaceOrView, clamp_)
-operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)
-operators.leaky_relu_.register(DispatchKey.ADInplaceOrView, leaky_relu_)
-operators.elu_.register(DispatchKey.ADInplaceOrView, elu_)
-operators.hardtanh_.register(DispatchKey.ADInplaceOrView, hardtanh_)
-operators.mish_.register(DispatchKey.ADInplaceOrView, mish_)
 operators.copy_.register(DispatchKey.ADInplaceOrView, copy_)
 operators.zero_.register(DispatchKey.ADInplaceOrView, zero_)
 operators.fill__Scalar.register(DispatchKey.ADInplaceOrView, fill__Scalar)
 operators.fill__Tensor.register(DispatchKey.ADInplaceOrView, fill__Tensor)
-operators.masked_fill__Scalar.register(DispatchKey.ADInplaceOrView, masked_fill__Scalar)
-operators.masked_fill__Tensor.register(DispatchKey.ADInplaceOrView, masked_fill__Tensor)
 operators.lerp__Scalar.register(DispatchKey.ADInplaceOrView, lerp__Scalar)
 operators.lerp__Tensor.register(DispatchKey.ADInplaceOrView, lerp__Tensor)
 operators.addcmul_.register(DispatchKey.ADInplaceOrView, addcmul_)
 operators.addcdiv_.register(DispatchKey.ADInplaceOrView, addcdiv_)
 operators.clamp__Tensor.register(DispatchKey.ADInplaceOrView, clamp__Tensor)
 operators.nan_to_num_.register(DispatchKey.ADInplaceOrView, nan_to_num_)
+operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)
+operators.masked_fill__Scalar.register(DispatchKey.ADInplaceOrView, masked_fill__Scalar)
+operators.masked_fill__Tensor.register(DispatchKey.ADInplaceOrView, masked_fill__Tensor)
 operators.tril_.register(DispatchKey.ADInplaceOrView, tril_)
 operators.triu_.register(DispatchKey.ADInplaceOrView, triu_)
-operators.diagonal.register(DispatchKey.ADInplaceOrView, diagonal)
+operators.relu_.register(DispatchKey.ADInplaceOrView, relu_)
+operators.leaky_relu_.register(DispatchKey.ADInplaceOrView, leaky_relu_)
+operators.elu_.register(DispatchKey.ADInplaceOrView, elu_)
+operators.hardtanh_.register(DispatchKey.ADInplaceOrView, hardtanh_)
+operators.mish_.register(DispatchKey.ADInplaceOrView, mish_)

@@ -192,33 +192,6 @@ min_dim_return = namedtuple(
     ],
 )
 
-# `values, indices = ...` or `.values`, as torch.return_types.nll_loss_forward
-nll_loss_forward_return = namedtuple(
-    "nll_loss_forward",
-    [
-        "output",
-        "total_weight",
-    ],
-)
-
-# `values, indices = ...` or `.values`, as torch.return_types.nll_loss2d_forward
-nll_loss2d_forward_return = namedtuple(
-    "nll_loss2d_forward",
-    [
-        "output",
-        "total_weight",
-    ],
-)
-
-# `values, indices = ...` or `.values`, as torch.return_types.log_sigmoid_forward
-log_sigmoid_forward_return = namedtuple(
-    "log_sigmoid_forward",
-    [
-        "output",
-        "buffer",
-    ],
-)
-
 # `values, indices = ...` or `.values`, as torch.return_types.sort
 sort_return = namedtuple(
     "sort",
@@ -246,74 +219,38 @@ topk_return = namedtuple(
     ],
 )
 
+# `values, indices = ...` or `.values`, as torch.return_types.log_sigmoid_forward
+log_sigmoid_forward_return = namedtuple(
+    "log_sigmoid_forward",
+    [
+        "output",
+        "buffer",
+    ],
+)
 
-def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
-    """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
-    try:
-        return wrap_result(
-            self + other if alpha == 1 else self + alpha * other, common_dtype
-        )
-    except ValueError as error:
-        raise broadcast_error(error, self, other) from None
+# `values, indices = ...` or `.values`, as torch.return_types.nll_loss_forward
+nll_loss_forward_return = namedtuple(
+    "nll_loss_forward",
+    [
+        "output",
+        "total_weight",
+    ],
+)
 
-
-def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
-    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
-    try:
-        return wrap_result(subtract(self, other, alpha), common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, self, other) from None
-
-
-def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
-    """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
-    try:
-        return wrap_result(self * other, common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, self, other) from None
-
-
-def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
-    """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
-    common_dtype = result_type(self, exponent)
-    self = promoted_array(self, common_dtype)
-    try:
-        return wrap_result(power(self, exponent), common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, self, exponent) from None
+# `values, indices = ...` or `.values`, as torch.return_types.nll_loss2d_forward
+nll_loss2d_forward_return = namedtuple(
+    "nll_loss2d_forward",
+    [
+        "output",
+        "total_weight",
+    ],
+)
 
 
 def numpy_permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     self = self._data
     return wrap_result(permute(self, dims))
-
-
-def numpy_neg(ks: int, self: Tensor) -> Any:
-    """neg(Tensor self) -> Tensor"""
-    self = self._data
-    return wrap_result(negative(self))
-
-
-def numpy__conj(ks: int, self: Tensor) -> Any:
-    """_conj(Tensor(a) self) -> Tensor(a)"""
-    self = self._data
-    return wrap_result(np.conjugate(self))
-
-
-def numpy_real(ks: int, self: Tensor) -> Any:
-    """real(Tensor(a) self) -> Tensor(a)"""
-    self = self._data
-    return wrap_result(np.real(self))
 
 
 def numpy_expand(ks: int, self: Tensor, size: Sequence[int], implicit: bool) -> Any:
@@ -326,64 +263,6 @@ def numpy_sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
     """sum_to_size(Tensor self, SymInt[] size) -> Tensor"""
     self = self._data
     return wrap_result(sum_to_size(self, size))
-
-
-def numpy_clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
-    """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
-    self = self._data
-    return wrap_result(
-        np.copy(self, order="C" if memory_format == "contiguous_format" else "K")
-    )
-
-
-def numpy__to_copy(
-    ks: int,
-    self: Tensor,
-    dtype: dtype | None,
-    layout: Any | None,
-    device: Any | None,
-    pin_memory: bool | None,
-    non_blocking: bool,
-    memory_format: Any | None,
-) -> Any:
-    """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
-    self = self._data
-    return wrap_result(to_copy(self, dtype))
-
-
-def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
-    """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
-    self_tensor = self
-    out = self._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
-    return copy_into(
-        self_tensor, into(out, np.add, self, other if alpha == 1 else alpha * other)
-    )
-
-
-def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
-    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
-    self_tensor = self
-    out = self._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
-    return copy_into(
-        self_tensor,
-        into(out, np.subtract, self, other if alpha == 1 else alpha * other),
-    )
-
-
-def numpy_mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
-    """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
-    self_tensor = self
-    out = self._data
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
-    return copy_into(self_tensor, into(out, np.multiply, self, other))
 
 
 def numpy_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
@@ -492,32 +371,204 @@ def numpy_slice_backward(
     return wrap_result(slice_backward(grad_output, input_sizes, dim, start, end, step))
 
 
-def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
-    """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+def numpy_view_as_real(ks: int, self: Tensor) -> Any:
+    """view_as_real(Tensor(a) self) -> Tensor(a)"""
     self = self._data
-    return wrap_result(reduce_sum(self, None, False, dtype))
+    return wrap_result(view_as_real(self))
 
 
-def numpy_sum_dim_IntList(
-    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+def numpy_view_as_complex(ks: int, self: Tensor) -> Any:
+    """view_as_complex(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(view_as_complex(self))
+
+
+def numpy_flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    self = self._data
+    return wrap_result(flip(self, dims))
+
+
+def numpy_roll(
+    ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]
 ) -> Any:
-    """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
     self = self._data
-    return wrap_result(reduce_sum(self, dim, keepdim, dtype))
+    return wrap_result(roll(self, shifts, dims))
 
 
-def numpy_mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
-    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+def numpy_repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
     self = self._data
-    return wrap_result(reduce_mean(self, None, False, dtype))
+    return wrap_result(repeat(self, repeats))
 
 
-def numpy_mean_dim(
-    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+def numpy__unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
+    """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
+    self = self._data
+    return wrap_result(unsafe_view(self, size))
+
+
+def numpy_constant_pad_nd(
+    ks: int, self: Tensor, pad: Sequence[int], value: Number
 ) -> Any:
-    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
     self = self._data
-    return wrap_result(reduce_mean(self, dim, keepdim, dtype))
+    return wrap_result(constant_pad_nd(self, pad, value))
+
+
+def numpy_diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(diagonal(self, offset, dim1, dim2))
+
+
+def numpy_diagonal_backward(
+    ks: int,
+    grad_output: Tensor,
+    input_sizes: Sequence[int],
+    offset: int,
+    dim1: int,
+    dim2: int,
+) -> Any:
+    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(diagonal_backward(grad_output, input_sizes, offset, dim1, dim2))
+
+
+def numpy_diagonal_copy(
+    ks: int, self: Tensor, offset: int, dim1: int, dim2: int
+) -> Any:
+    """diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    self = self._data
+    return wrap_result(np.copy(diagonal(self, offset, dim1, dim2)))
+
+
+def numpy_diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+    self = self._data
+    return wrap_result(diag_embed(self, offset, dim1, dim2))
+
+
+def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            self + other if alpha == 1 else self + alpha * other, common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(subtract(self, other, alpha), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(self * other, common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
+    """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
+    common_dtype = result_type(self, exponent)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(power(self, exponent), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, exponent) from None
+
+
+def numpy_neg(ks: int, self: Tensor) -> Any:
+    """neg(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(negative(self))
+
+
+def numpy__conj(ks: int, self: Tensor) -> Any:
+    """_conj(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(np.conjugate(self))
+
+
+def numpy_real(ks: int, self: Tensor) -> Any:
+    """real(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(np.real(self))
+
+
+def numpy_clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
+    """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        np.copy(self, order="C" if memory_format == "contiguous_format" else "K")
+    )
+
+
+def numpy__to_copy(
+    ks: int,
+    self: Tensor,
+    dtype: dtype | None,
+    layout: Any | None,
+    device: Any | None,
+    pin_memory: bool | None,
+    non_blocking: bool,
+    memory_format: Any | None,
+) -> Any:
+    """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
+    self = self._data
+    return wrap_result(to_copy(self, dtype))
+
+
+def numpy_add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    out = self._data
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(
+        self_tensor, into(out, np.add, self, other if alpha == 1 else alpha * other)
+    )
+
+
+def numpy_sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    out = self._data
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(
+        self_tensor,
+        into(out, np.subtract, self, other if alpha == 1 else alpha * other),
+    )
+
+
+def numpy_mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    out = self._data
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, into(out, np.multiply, self, other))
 
 
 def numpy_exp(ks: int, self: Tensor) -> Any:
@@ -658,24 +709,6 @@ def numpy_sigmoid(ks: int, self: Tensor) -> Any:
     return wrap_result(sigmoid(int_to_float(self)))
 
 
-def numpy_relu(ks: int, self: Tensor) -> Any:
-    """relu(Tensor self) -> Tensor"""
-    self = self._data
-    return wrap_result(relu(self))
-
-
-def numpy_gelu(ks: int, self: Tensor, approximate: str) -> Any:
-    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
-    self = self._data
-    return wrap_result(gelu(self, approximate))
-
-
-def numpy_silu(ks: int, self: Tensor) -> Any:
-    """silu(Tensor self) -> Tensor"""
-    self = self._data
-    return wrap_result(silu(self))
-
-
 def numpy_erf(ks: int, self: Tensor) -> Any:
     """erf(Tensor self) -> Tensor"""
     self = self._data
@@ -718,18 +751,6 @@ def numpy_angle(ks: int, self: Tensor) -> Any:
     return wrap_result(angle(self))
 
 
-def numpy_view_as_real(ks: int, self: Tensor) -> Any:
-    """view_as_real(Tensor(a) self) -> Tensor(a)"""
-    self = self._data
-    return wrap_result(view_as_real(self))
-
-
-def numpy_view_as_complex(ks: int, self: Tensor) -> Any:
-    """view_as_complex(Tensor(a) self) -> Tensor(a)"""
-    self = self._data
-    return wrap_result(view_as_complex(self))
-
-
 def numpy_sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
     common_dtype = result_type(grad_output, output)
@@ -750,45 +771,6 @@ def numpy_tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
         return wrap_result(tanh_backward(grad_output, output), common_dtype)
     except ValueError as error:
         raise broadcast_error(error, grad_output, output) from None
-
-
-def numpy_threshold_backward(
-    ks: int, grad_output: Tensor, self: Tensor, threshold: Number
-) -> Any:
-    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
-    try:
-        return wrap_result(
-            threshold_backward(grad_output, self, threshold), common_dtype
-        )
-    except ValueError as error:
-        raise broadcast_error(error, grad_output, self) from None
-
-
-def numpy_gelu_backward(
-    ks: int, grad_output: Tensor, self: Tensor, approximate: str
-) -> Any:
-    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
-    common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
-    try:
-        return wrap_result(gelu_backward(grad_output, self, approximate), common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, grad_output, self) from None
-
-
-def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
-    """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    common_dtype = result_type(grad_output, self)
-    grad_output = promoted_array(grad_output, common_dtype)
-    self = promoted_array(self, common_dtype)
-    try:
-        return wrap_result(silu_backward(grad_output, self), common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, grad_output, self) from None
 
 
 def numpy_exp_(ks: int, self: Tensor) -> Any:
@@ -838,13 +820,6 @@ def numpy_tanh_(ks: int, self: Tensor) -> Any:
     self_tensor = self
     self = self._data
     return copy_into(self_tensor, np.tanh(int_to_float(self)))
-
-
-def numpy_relu_(ks: int, self: Tensor) -> Any:
-    """relu_(Tensor(a!) self) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    return copy_into(self_tensor, relu(self))
 
 
 def numpy_pow_Tensor_Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
@@ -1311,6 +1286,197 @@ def numpy_isinf(ks: int, self: Tensor) -> Any:
     return wrap_result(np.isinf(self))
 
 
+def numpy_copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(copy_from(self, src))
+
+
+def numpy_copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    src = src._data
+    return copy_into(self_tensor, copy_from(self, src))
+
+
+def numpy_zero(ks: int, self: Tensor) -> Any:
+    """zero(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.zeros_like(self))
+
+
+def numpy_zero_(ks: int, self: Tensor) -> Any:
+    """zero_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.zeros_like(self))
+
+
+def numpy_fill_Scalar(ks: int, self: Tensor, value: Number) -> Any:
+    """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
+    self = self._data
+    return wrap_result(fill(self, value))
+
+
+def numpy_fill_Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
+    """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
+    self = self._data
+    value = value._data
+    return wrap_result(fill(self, value))
+
+
+def numpy_fill__Scalar(ks: int, self: Tensor, value: Number) -> Any:
+    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, fill(self, value))
+
+
+def numpy_fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
+    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    value = value._data
+    return copy_into(self_tensor, fill(self, value))
+
+
+def numpy_lerp_Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
+    self = self._data
+    end = end._data
+    return wrap_result(lerp(self, end, weight))
+
+
+def numpy_lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
+    self = self._data
+    end = end._data
+    weight = weight._data
+    return wrap_result(lerp(self, end, weight))
+
+
+def numpy_lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
+    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    end = end._data
+    return copy_into(self_tensor, lerp(self, end, weight))
+
+
+def numpy_lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
+    """lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    end = end._data
+    weight = weight._data
+    return copy_into(self_tensor, lerp(self, end, weight))
+
+
+def numpy_addcmul(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    common_dtype = result_type(self, tensor1, tensor2)
+    self = promoted_array(self, common_dtype)
+    tensor1 = promoted_array(tensor1, common_dtype)
+    tensor2 = promoted_array(tensor2, common_dtype)
+    try:
+        return wrap_result(addcmul(self, tensor1, tensor2, value), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, tensor1, tensor2) from None
+
+
+def numpy_addcmul_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    common_dtype = result_type(self, tensor1, tensor2)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    tensor1 = promoted_array(tensor1, common_dtype)
+    tensor2 = promoted_array(tensor2, common_dtype)
+    return copy_into(self_tensor, addcmul(self, tensor1, tensor2, value))
+
+
+def numpy_addcdiv(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    self = self._data
+    tensor1 = tensor1._data
+    tensor2 = tensor2._data
+    return wrap_result(addcdiv(self, tensor1, tensor2, value))
+
+
+def numpy_addcdiv_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    tensor1 = tensor1._data
+    tensor2 = tensor2._data
+    return copy_into(self_tensor, addcdiv(self, tensor1, tensor2, value))
+
+
+def numpy_clamp__Tensor(
+    ks: int, self: Tensor, min: Tensor | None, max: Tensor | None
+) -> Any:
+    """clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    min = None if min is None else min._data
+    max = None if max is None else max._data
+    return copy_into(self_tensor, clamp_tensors(self, min, max))
+
+
+def numpy_nan_to_num(
+    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+    self = self._data
+    return wrap_result(nan_to_num(self, nan, posinf, neginf))
+
+
+def numpy_nan_to_num_(
+    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, nan_to_num(self, nan, posinf, neginf))
+
+
+def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_sum(self, None, False, dtype))
+
+
+def numpy_sum_dim_IntList(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_sum(self, dim, keepdim, dtype))
+
+
+def numpy_mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_mean(self, None, False, dtype))
+
+
+def numpy_mean_dim(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(reduce_mean(self, dim, keepdim, dtype))
+
+
 def numpy_prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     self = self._data
@@ -1417,54 +1583,75 @@ def numpy_cumprod(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     return wrap_result(cumprod(self, dim, dtype))
 
 
-def numpy__softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
-    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+def numpy_any_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
     self = self._data
-    return wrap_result(softmax(self, dim, half_to_float, False))
+    return wrap_result(logical_reduction(self, dim, keepdim, "any"))
 
 
-def numpy__softmax_backward_data(
-    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+def numpy_any_dims(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool
 ) -> Any:
-    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
-    grad_output = grad_output._data
-    output = output._data
-    return wrap_result(softmax_backward_data(grad_output, output, dim, False))
-
-
-def numpy__log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
-    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
     self = self._data
-    return wrap_result(softmax(self, dim, half_to_float, True))
+    return wrap_result(logical_reduction(self, dim, keepdim, "any"))
 
 
-def numpy__log_softmax_backward_data(
-    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+def numpy_all_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(logical_reduction(self, dim, keepdim, "all"))
+
+
+def numpy_all_dims(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool
 ) -> Any:
-    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
-    grad_output = grad_output._data
-    output = output._data
-    return wrap_result(softmax_backward_data(grad_output, output, dim, True))
-
-
-def numpy_flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
-    """flip(Tensor self, int[] dims) -> Tensor"""
+    """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
     self = self._data
-    return wrap_result(flip(self, dims))
+    return wrap_result(logical_reduction(self, dim, keepdim, "all"))
 
 
-def numpy_roll(
-    ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]
+def numpy_allclose(
+    ks: int, self: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: bool
 ) -> Any:
-    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"""
     self = self._data
-    return wrap_result(roll(self, shifts, dims))
+    other = other._data
+    value = allclose(self, other, rtol, atol, equal_nan)
+    return bool(value)
 
 
-def numpy_repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
-    """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+def numpy_equal(ks: int, self: Tensor, other: Tensor) -> Any:
+    """equal(Tensor self, Tensor other) -> bool"""
     self = self._data
-    return wrap_result(repeat(self, repeats))
+    other = other._data
+    value = tensor_equal(self, other)
+    return bool(value)
+
+
+def numpy_sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = sort(self, dim, descending)
+    return sort_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_sort_stable(
+    ks: int, self: Tensor, stable: bool | None, dim: int, descending: bool
+) -> Any:
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = sort(self, dim, descending, stable)
+    return sort_stable_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_topk(
+    ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool
+) -> Any:
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = topk(self, k, dim, largest, sorted)
+    return topk_return(wrap_result(values), wrap_result(indices))
 
 
 def numpy_index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
@@ -1574,6 +1761,27 @@ def numpy_index_put_(
     return copy_into(self_tensor, index_put(self, indices, values, accumulate, out))
 
 
+def numpy_masked_fill__Scalar(
+    ks: int, self: Tensor, mask: Tensor, value: Number
+) -> Any:
+    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    mask = mask._data
+    return copy_into(self_tensor, masked_fill(self, mask, value))
+
+
+def numpy_masked_fill__Tensor(
+    ks: int, self: Tensor, mask: Tensor, value: Tensor
+) -> Any:
+    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    mask = mask._data
+    value = value._data
+    return copy_into(self_tensor, masked_fill(self, mask, value))
+
+
 def numpy_mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     """mm(Tensor self, Tensor mat2) -> Tensor"""
     self = self._data
@@ -1609,12 +1817,6 @@ def numpy_mv(ks: int, self: Tensor, vec: Tensor) -> Any:
     return wrap_result(mv(self, vec))
 
 
-def numpy__unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
-    """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
-    self = self._data
-    return wrap_result(unsafe_view(self, size))
-
-
 def numpy_addmm(
     ks: int, self: Tensor, mat1: Tensor, mat2: Tensor, beta: Number, alpha: Number
 ) -> Any:
@@ -1625,141 +1827,150 @@ def numpy_addmm(
     return wrap_result(addmm(self, mat1, mat2, beta, alpha))
 
 
-def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
-    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
-    common_dtype = result_type(self, target)
-    self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
-    try:
-        return wrap_result(mse_loss(self, target, reduction), common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, self, target) from None
+def numpy_tril(ks: int, self: Tensor, diagonal: int) -> Any:
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+    self = self._data
+    return wrap_result(tril(self, diagonal))
 
 
-def numpy_mse_loss_backward(
-    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+def numpy_triu(ks: int, self: Tensor, diagonal: int) -> Any:
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+    self = self._data
+    return wrap_result(triu(self, diagonal))
+
+
+def numpy_tril_(ks: int, self: Tensor, diagonal: int) -> Any:
+    """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, tril(self, diagonal))
+
+
+def numpy_triu_(ks: int, self: Tensor, diagonal: int) -> Any:
+    """triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, triu(self, diagonal))
+
+
+def numpy_trace(ks: int, self: Tensor) -> Any:
+    """trace(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(trace(self))
+
+
+def numpy_linalg_vector_norm(
+    ks: int,
+    self: Tensor,
+    ord: Number,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
 ) -> Any:
-    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
-    common_dtype = result_type(grad_output, self, target)
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(vector_norm(self, ord, dim, keepdim, dtype))
+
+
+def numpy_dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(dist(self, other, p))
+
+
+def numpy_relu(ks: int, self: Tensor) -> Any:
+    """relu(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(relu(self))
+
+
+def numpy_gelu(ks: int, self: Tensor, approximate: str) -> Any:
+    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    self = self._data
+    return wrap_result(gelu(self, approximate))
+
+
+def numpy_silu(ks: int, self: Tensor) -> Any:
+    """silu(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(silu(self))
+
+
+def numpy_threshold_backward(
+    ks: int, grad_output: Tensor, self: Tensor, threshold: Number
+) -> Any:
+    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
     grad_output = promoted_array(grad_output, common_dtype)
     self = promoted_array(self, common_dtype)
-    target = promoted_array(target, common_dtype)
     try:
         return wrap_result(
-            mse_loss_backward(grad_output, self, target, reduction), common_dtype
+            threshold_backward(grad_output, self, threshold), common_dtype
         )
     except ValueError as error:
-        raise broadcast_error(error, grad_output, self, target) from None
+        raise broadcast_error(error, grad_output, self) from None
 
 
-def numpy_nll_loss_forward(
-    ks: int,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-    ignore_index: int,
+def numpy_gelu_backward(
+    ks: int, grad_output: Tensor, self: Tensor, approximate: str
 ) -> Any:
-    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(gelu_backward(grad_output, self, approximate), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(silu_backward(grad_output, self), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_relu_(ks: int, self: Tensor) -> Any:
+    """relu_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
     self = self._data
-    target = target._data
-    weight = None if weight is None else weight._data
-    output, total_weight = nll_loss_forward(
-        self, target, weight, reduction, ignore_index
-    )
-    return nll_loss_forward_return(wrap_result(output), wrap_result(total_weight))
+    return copy_into(self_tensor, relu(self))
 
 
-def numpy_nll_loss_backward(
-    ks: int,
-    grad_output: Tensor,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-    ignore_index: int,
-    total_weight: Tensor,
+def numpy__softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    self = self._data
+    return wrap_result(softmax(self, dim, half_to_float, False))
+
+
+def numpy__softmax_backward_data(
+    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
 ) -> Any:
-    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
     grad_output = grad_output._data
+    output = output._data
+    return wrap_result(softmax_backward_data(grad_output, output, dim, False))
+
+
+def numpy__log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     self = self._data
-    target = target._data
-    weight = None if weight is None else weight._data
-    total_weight = total_weight._data
-    return wrap_result(
-        nll_loss_backward(
-            grad_output, self, target, weight, reduction, ignore_index, total_weight
-        )
-    )
+    return wrap_result(softmax(self, dim, half_to_float, True))
 
 
-def numpy_nll_loss2d_forward(
-    ks: int,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-    ignore_index: int,
+def numpy__log_softmax_backward_data(
+    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
 ) -> Any:
-    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
-    self = self._data
-    target = target._data
-    weight = None if weight is None else weight._data
-    output, total_weight = nll_loss2d_forward(
-        self, target, weight, reduction, ignore_index
-    )
-    return nll_loss2d_forward_return(wrap_result(output), wrap_result(total_weight))
-
-
-def numpy_nll_loss2d_backward(
-    ks: int,
-    grad_output: Tensor,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-    ignore_index: int,
-    total_weight: Tensor,
-) -> Any:
-    """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
     grad_output = grad_output._data
-    self = self._data
-    target = target._data
-    weight = None if weight is None else weight._data
-    total_weight = total_weight._data
-    return wrap_result(
-        nll_loss2d_backward(
-            grad_output, self, target, weight, reduction, ignore_index, total_weight
-        )
-    )
-
-
-def numpy_binary_cross_entropy(
-    ks: int, self: Tensor, target: Tensor, weight: Tensor | None, reduction: int
-) -> Any:
-    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
-    self = self._data
-    target = target._data
-    weight = None if weight is None else weight._data
-    return wrap_result(binary_cross_entropy(self, target, weight, reduction))
-
-
-def numpy_binary_cross_entropy_backward(
-    ks: int,
-    grad_output: Tensor,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-) -> Any:
-    """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
-    grad_output = grad_output._data
-    self = self._data
-    target = target._data
-    weight = None if weight is None else weight._data
-    return wrap_result(
-        binary_cross_entropy_backward(grad_output, self, target, weight, reduction)
-    )
+    output = output._data
+    return wrap_result(softmax_backward_data(grad_output, output, dim, True))
 
 
 def numpy_leaky_relu(ks: int, self: Tensor, negative_slope: Number) -> Any:
@@ -1932,6 +2143,143 @@ def numpy_mish_(ks: int, self: Tensor) -> Any:
     return copy_into(self_tensor, mish(self))
 
 
+def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
+    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    common_dtype = result_type(self, target)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(mse_loss(self, target, reduction), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, target) from None
+
+
+def numpy_mse_loss_backward(
+    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    common_dtype = result_type(grad_output, self, target)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(
+            mse_loss_backward(grad_output, self, target, reduction), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self, target) from None
+
+
+def numpy_nll_loss_forward(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    output, total_weight = nll_loss_forward(
+        self, target, weight, reduction, ignore_index
+    )
+    return nll_loss_forward_return(wrap_result(output), wrap_result(total_weight))
+
+
+def numpy_nll_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    total_weight = total_weight._data
+    return wrap_result(
+        nll_loss_backward(
+            grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    )
+
+
+def numpy_nll_loss2d_forward(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    output, total_weight = nll_loss2d_forward(
+        self, target, weight, reduction, ignore_index
+    )
+    return nll_loss2d_forward_return(wrap_result(output), wrap_result(total_weight))
+
+
+def numpy_nll_loss2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    total_weight = total_weight._data
+    return wrap_result(
+        nll_loss2d_backward(
+            grad_output, self, target, weight, reduction, ignore_index, total_weight
+        )
+    )
+
+
+def numpy_binary_cross_entropy(
+    ks: int, self: Tensor, target: Tensor, weight: Tensor | None, reduction: int
+) -> Any:
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    return wrap_result(binary_cross_entropy(self, target, weight, reduction))
+
+
+def numpy_binary_cross_entropy_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    return wrap_result(
+        binary_cross_entropy_backward(grad_output, self, target, weight, reduction)
+    )
+
+
 def numpy_smooth_l1_loss(
     ks: int, self: Tensor, target: Tensor, reduction: int, beta: float
 ) -> Any:
@@ -2091,369 +2439,9 @@ def numpy_one_hot(ks: int, self: Tensor, num_classes: int) -> Any:
     return wrap_result(one_hot(self, num_classes))
 
 
-def numpy_constant_pad_nd(
-    ks: int, self: Tensor, pad: Sequence[int], value: Number
-) -> Any:
-    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
-    self = self._data
-    return wrap_result(constant_pad_nd(self, pad, value))
-
-
-def numpy_copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
-    """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
-    self = self._data
-    src = src._data
-    return wrap_result(copy_from(self, src))
-
-
-def numpy_copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
-    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    src = src._data
-    return copy_into(self_tensor, copy_from(self, src))
-
-
-def numpy_zero(ks: int, self: Tensor) -> Any:
-    """zero(Tensor self) -> Tensor"""
-    self = self._data
-    return wrap_result(np.zeros_like(self))
-
-
-def numpy_zero_(ks: int, self: Tensor) -> Any:
-    """zero_(Tensor(a!) self) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    return copy_into(self_tensor, np.zeros_like(self))
-
-
-def numpy_fill_Scalar(ks: int, self: Tensor, value: Number) -> Any:
-    """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
-    self = self._data
-    return wrap_result(fill(self, value))
-
-
-def numpy_fill_Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
-    """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
-    self = self._data
-    value = value._data
-    return wrap_result(fill(self, value))
-
-
-def numpy_fill__Scalar(ks: int, self: Tensor, value: Number) -> Any:
-    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    return copy_into(self_tensor, fill(self, value))
-
-
-def numpy_fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
-    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    value = value._data
-    return copy_into(self_tensor, fill(self, value))
-
-
-def numpy_masked_fill__Scalar(
-    ks: int, self: Tensor, mask: Tensor, value: Number
-) -> Any:
-    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    mask = mask._data
-    return copy_into(self_tensor, masked_fill(self, mask, value))
-
-
-def numpy_masked_fill__Tensor(
-    ks: int, self: Tensor, mask: Tensor, value: Tensor
-) -> Any:
-    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    mask = mask._data
-    value = value._data
-    return copy_into(self_tensor, masked_fill(self, mask, value))
-
-
-def numpy_lerp_Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
-    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
-    self = self._data
-    end = end._data
-    return wrap_result(lerp(self, end, weight))
-
-
-def numpy_lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
-    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
-    self = self._data
-    end = end._data
-    weight = weight._data
-    return wrap_result(lerp(self, end, weight))
-
-
-def numpy_lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
-    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    end = end._data
-    return copy_into(self_tensor, lerp(self, end, weight))
-
-
-def numpy_lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
-    """lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    end = end._data
-    weight = weight._data
-    return copy_into(self_tensor, lerp(self, end, weight))
-
-
-def numpy_addcmul(
-    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
-) -> Any:
-    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-    common_dtype = result_type(self, tensor1, tensor2)
-    self = promoted_array(self, common_dtype)
-    tensor1 = promoted_array(tensor1, common_dtype)
-    tensor2 = promoted_array(tensor2, common_dtype)
-    try:
-        return wrap_result(addcmul(self, tensor1, tensor2, value), common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, self, tensor1, tensor2) from None
-
-
-def numpy_addcmul_(
-    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
-) -> Any:
-    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
-    common_dtype = result_type(self, tensor1, tensor2)
-    self_tensor = self
-    self = promoted_array(self, common_dtype)
-    tensor1 = promoted_array(tensor1, common_dtype)
-    tensor2 = promoted_array(tensor2, common_dtype)
-    return copy_into(self_tensor, addcmul(self, tensor1, tensor2, value))
-
-
-def numpy_addcdiv(
-    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
-) -> Any:
-    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-    self = self._data
-    tensor1 = tensor1._data
-    tensor2 = tensor2._data
-    return wrap_result(addcdiv(self, tensor1, tensor2, value))
-
-
-def numpy_addcdiv_(
-    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
-) -> Any:
-    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    tensor1 = tensor1._data
-    tensor2 = tensor2._data
-    return copy_into(self_tensor, addcdiv(self, tensor1, tensor2, value))
-
-
-def numpy_clamp__Tensor(
-    ks: int, self: Tensor, min: Tensor | None, max: Tensor | None
-) -> Any:
-    """clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    min = None if min is None else min._data
-    max = None if max is None else max._data
-    return copy_into(self_tensor, clamp_tensors(self, min, max))
-
-
-def numpy_nan_to_num(
-    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
-) -> Any:
-    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
-    self = self._data
-    return wrap_result(nan_to_num(self, nan, posinf, neginf))
-
-
-def numpy_nan_to_num_(
-    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
-) -> Any:
-    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    return copy_into(self_tensor, nan_to_num(self, nan, posinf, neginf))
-
-
-def numpy_tril(ks: int, self: Tensor, diagonal: int) -> Any:
-    """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
-    self = self._data
-    return wrap_result(tril(self, diagonal))
-
-
-def numpy_triu(ks: int, self: Tensor, diagonal: int) -> Any:
-    """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
-    self = self._data
-    return wrap_result(triu(self, diagonal))
-
-
-def numpy_tril_(ks: int, self: Tensor, diagonal: int) -> Any:
-    """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    return copy_into(self_tensor, tril(self, diagonal))
-
-
-def numpy_triu_(ks: int, self: Tensor, diagonal: int) -> Any:
-    """triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
-    self_tensor = self
-    self = self._data
-    return copy_into(self_tensor, triu(self, diagonal))
-
-
-def numpy_diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
-    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
-    self = self._data
-    return wrap_result(diagonal(self, offset, dim1, dim2))
-
-
-def numpy_diagonal_backward(
-    ks: int,
-    grad_output: Tensor,
-    input_sizes: Sequence[int],
-    offset: int,
-    dim1: int,
-    dim2: int,
-) -> Any:
-    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
-    grad_output = grad_output._data
-    return wrap_result(diagonal_backward(grad_output, input_sizes, offset, dim1, dim2))
-
-
-def numpy_diagonal_copy(
-    ks: int, self: Tensor, offset: int, dim1: int, dim2: int
-) -> Any:
-    """diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
-    self = self._data
-    return wrap_result(np.copy(diagonal(self, offset, dim1, dim2)))
-
-
-def numpy_diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
-    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
-    self = self._data
-    return wrap_result(diag_embed(self, offset, dim1, dim2))
-
-
-def numpy_trace(ks: int, self: Tensor) -> Any:
-    """trace(Tensor self) -> Tensor"""
-    self = self._data
-    return wrap_result(trace(self))
-
-
-def numpy_any_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
-    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
-    self = self._data
-    return wrap_result(logical_reduction(self, dim, keepdim, "any"))
-
-
-def numpy_any_dims(
-    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool
-) -> Any:
-    """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
-    self = self._data
-    return wrap_result(logical_reduction(self, dim, keepdim, "any"))
-
-
-def numpy_all_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
-    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
-    self = self._data
-    return wrap_result(logical_reduction(self, dim, keepdim, "all"))
-
-
-def numpy_all_dims(
-    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool
-) -> Any:
-    """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
-    self = self._data
-    return wrap_result(logical_reduction(self, dim, keepdim, "all"))
-
-
-def numpy_allclose(
-    ks: int, self: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: bool
-) -> Any:
-    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"""
-    self = self._data
-    other = other._data
-    value = allclose(self, other, rtol, atol, equal_nan)
-    return bool(value)
-
-
-def numpy_equal(ks: int, self: Tensor, other: Tensor) -> Any:
-    """equal(Tensor self, Tensor other) -> bool"""
-    self = self._data
-    other = other._data
-    value = tensor_equal(self, other)
-    return bool(value)
-
-
-def numpy_sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
-    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
-    self = self._data
-    values, indices = sort(self, dim, descending)
-    return sort_return(wrap_result(values), wrap_result(indices))
-
-
-def numpy_sort_stable(
-    ks: int, self: Tensor, stable: bool | None, dim: int, descending: bool
-) -> Any:
-    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
-    self = self._data
-    values, indices = sort(self, dim, descending, stable)
-    return sort_stable_return(wrap_result(values), wrap_result(indices))
-
-
-def numpy_topk(
-    ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool
-) -> Any:
-    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
-    self = self._data
-    values, indices = topk(self, k, dim, largest, sorted)
-    return topk_return(wrap_result(values), wrap_result(indices))
-
-
-def numpy_linalg_vector_norm(
-    ks: int,
-    self: Tensor,
-    ord: Number,
-    dim: Sequence[int] | None,
-    keepdim: bool,
-    dtype: dtype | None,
-) -> Any:
-    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    self = self._data
-    return wrap_result(vector_norm(self, ord, dim, keepdim, dtype))
-
-
-def numpy_dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
-    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
-    self = self._data
-    other = other._data
-    return wrap_result(dist(self, other, p))
-
-
-operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
-operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
-operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
-operators.pow_Tensor_Scalar.register(DispatchKey.NumPy, numpy_pow_Tensor_Scalar)
 operators.permute.register(DispatchKey.NumPy, numpy_permute)
-operators.neg.register(DispatchKey.NumPy, numpy_neg)
-operators._conj.register(DispatchKey.NumPy, numpy__conj)
-operators.real.register(DispatchKey.NumPy, numpy_real)
 operators.expand.register(DispatchKey.NumPy, numpy_expand)
 operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
-operators.clone.register(DispatchKey.NumPy, numpy_clone)
-operators._to_copy.register(DispatchKey.NumPy, numpy__to_copy)
-operators.add__Tensor.register(DispatchKey.NumPy, numpy_add__Tensor)
-operators.sub__Tensor.register(DispatchKey.NumPy, numpy_sub__Tensor)
-operators.mul__Tensor.register(DispatchKey.NumPy, numpy_mul__Tensor)
 operators.view.register(DispatchKey.NumPy, numpy_view)
 operators.squeeze.register(DispatchKey.NumPy, numpy_squeeze)
 operators.squeeze_dim.register(DispatchKey.NumPy, numpy_squeeze_dim)
@@ -2469,10 +2457,29 @@ operators.split_with_sizes.register(DispatchKey.NumPy, numpy_split_with_sizes)
 operators.unbind_int.register(DispatchKey.NumPy, numpy_unbind_int)
 operators.select_backward.register(DispatchKey.NumPy, numpy_select_backward)
 operators.slice_backward.register(DispatchKey.NumPy, numpy_slice_backward)
-operators.sum.register(DispatchKey.NumPy, numpy_sum)
-operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
-operators.mean.register(DispatchKey.NumPy, numpy_mean)
-operators.mean_dim.register(DispatchKey.NumPy, numpy_mean_dim)
+operators.view_as_real.register(DispatchKey.NumPy, numpy_view_as_real)
+operators.view_as_complex.register(DispatchKey.NumPy, numpy_view_as_complex)
+operators.flip.register(DispatchKey.NumPy, numpy_flip)
+operators.roll.register(DispatchKey.NumPy, numpy_roll)
+operators.repeat.register(DispatchKey.NumPy, numpy_repeat)
+operators._unsafe_view.register(DispatchKey.NumPy, numpy__unsafe_view)
+operators.constant_pad_nd.register(DispatchKey.NumPy, numpy_constant_pad_nd)
+operators.diagonal.register(DispatchKey.NumPy, numpy_diagonal)
+operators.diagonal_backward.register(DispatchKey.NumPy, numpy_diagonal_backward)
+operators.diagonal_copy.register(DispatchKey.NumPy, numpy_diagonal_copy)
+operators.diag_embed.register(DispatchKey.NumPy, numpy_diag_embed)
+operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
+operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
+operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
+operators.pow_Tensor_Scalar.register(DispatchKey.NumPy, numpy_pow_Tensor_Scalar)
+operators.neg.register(DispatchKey.NumPy, numpy_neg)
+operators._conj.register(DispatchKey.NumPy, numpy__conj)
+operators.real.register(DispatchKey.NumPy, numpy_real)
+operators.clone.register(DispatchKey.NumPy, numpy_clone)
+operators._to_copy.register(DispatchKey.NumPy, numpy__to_copy)
+operators.add__Tensor.register(DispatchKey.NumPy, numpy_add__Tensor)
+operators.sub__Tensor.register(DispatchKey.NumPy, numpy_sub__Tensor)
+operators.mul__Tensor.register(DispatchKey.NumPy, numpy_mul__Tensor)
 operators.exp.register(DispatchKey.NumPy, numpy_exp)
 operators.exp2.register(DispatchKey.NumPy, numpy_exp2)
 operators.log.register(DispatchKey.NumPy, numpy_log)
@@ -2496,9 +2503,6 @@ operators.sinh.register(DispatchKey.NumPy, numpy_sinh)
 operators.cosh.register(DispatchKey.NumPy, numpy_cosh)
 operators.tanh.register(DispatchKey.NumPy, numpy_tanh)
 operators.sigmoid.register(DispatchKey.NumPy, numpy_sigmoid)
-operators.relu.register(DispatchKey.NumPy, numpy_relu)
-operators.gelu.register(DispatchKey.NumPy, numpy_gelu)
-operators.silu.register(DispatchKey.NumPy, numpy_silu)
 operators.erf.register(DispatchKey.NumPy, numpy_erf)
 operators.floor.register(DispatchKey.NumPy, numpy_floor)
 operators.ceil.register(DispatchKey.NumPy, numpy_ceil)
@@ -2506,13 +2510,8 @@ operators.round.register(DispatchKey.NumPy, numpy_round)
 operators.round_decimals.register(DispatchKey.NumPy, numpy_round_decimals)
 operators.trunc.register(DispatchKey.NumPy, numpy_trunc)
 operators.angle.register(DispatchKey.NumPy, numpy_angle)
-operators.view_as_real.register(DispatchKey.NumPy, numpy_view_as_real)
-operators.view_as_complex.register(DispatchKey.NumPy, numpy_view_as_complex)
 operators.sigmoid_backward.register(DispatchKey.NumPy, numpy_sigmoid_backward)
 operators.tanh_backward.register(DispatchKey.NumPy, numpy_tanh_backward)
-operators.threshold_backward.register(DispatchKey.NumPy, numpy_threshold_backward)
-operators.gelu_backward.register(DispatchKey.NumPy, numpy_gelu_backward)
-operators.silu_backward.register(DispatchKey.NumPy, numpy_silu_backward)
 operators.exp_.register(DispatchKey.NumPy, numpy_exp_)
 operators.log_.register(DispatchKey.NumPy, numpy_log_)
 operators.sqrt_.register(DispatchKey.NumPy, numpy_sqrt_)
@@ -2520,7 +2519,6 @@ operators.neg_.register(DispatchKey.NumPy, numpy_neg_)
 operators.abs_.register(DispatchKey.NumPy, numpy_abs_)
 operators.sigmoid_.register(DispatchKey.NumPy, numpy_sigmoid_)
 operators.tanh_.register(DispatchKey.NumPy, numpy_tanh_)
-operators.relu_.register(DispatchKey.NumPy, numpy_relu_)
 operators.pow_Tensor_Tensor.register(DispatchKey.NumPy, numpy_pow_Tensor_Tensor)
 operators.pow_Scalar.register(DispatchKey.NumPy, numpy_pow_Scalar)
 operators.add_Scalar.register(DispatchKey.NumPy, numpy_add_Scalar)
@@ -2573,6 +2571,29 @@ operators.bitwise_xor_Tensor.register(DispatchKey.NumPy, numpy_bitwise_xor_Tenso
 operators.bitwise_not.register(DispatchKey.NumPy, numpy_bitwise_not)
 operators.isnan.register(DispatchKey.NumPy, numpy_isnan)
 operators.isinf.register(DispatchKey.NumPy, numpy_isinf)
+operators.copy.register(DispatchKey.NumPy, numpy_copy)
+operators.copy_.register(DispatchKey.NumPy, numpy_copy_)
+operators.zero.register(DispatchKey.NumPy, numpy_zero)
+operators.zero_.register(DispatchKey.NumPy, numpy_zero_)
+operators.fill_Scalar.register(DispatchKey.NumPy, numpy_fill_Scalar)
+operators.fill_Tensor.register(DispatchKey.NumPy, numpy_fill_Tensor)
+operators.fill__Scalar.register(DispatchKey.NumPy, numpy_fill__Scalar)
+operators.fill__Tensor.register(DispatchKey.NumPy, numpy_fill__Tensor)
+operators.lerp_Scalar.register(DispatchKey.NumPy, numpy_lerp_Scalar)
+operators.lerp_Tensor.register(DispatchKey.NumPy, numpy_lerp_Tensor)
+operators.lerp__Scalar.register(DispatchKey.NumPy, numpy_lerp__Scalar)
+operators.lerp__Tensor.register(DispatchKey.NumPy, numpy_lerp__Tensor)
+operators.addcmul.register(DispatchKey.NumPy, numpy_addcmul)
+operators.addcmul_.register(DispatchKey.NumPy, numpy_addcmul_)
+operators.addcdiv.register(DispatchKey.NumPy, numpy_addcdiv)
+operators.addcdiv_.register(DispatchKey.NumPy, numpy_addcdiv_)
+operators.clamp__Tensor.register(DispatchKey.NumPy, numpy_clamp__Tensor)
+operators.nan_to_num.register(DispatchKey.NumPy, numpy_nan_to_num)
+operators.nan_to_num_.register(DispatchKey.NumPy, numpy_nan_to_num_)
+operators.sum.register(DispatchKey.NumPy, numpy_sum)
+operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
+operators.mean.register(DispatchKey.NumPy, numpy_mean)
+operators.mean_dim.register(DispatchKey.NumPy, numpy_mean_dim)
 operators.prod.register(DispatchKey.NumPy, numpy_prod)
 operators.prod_dim_int.register(DispatchKey.NumPy, numpy_prod_dim_int)
 operators.max_dim.register(DispatchKey.NumPy, numpy_max_dim)
@@ -2588,17 +2609,15 @@ operators.var_correction.register(DispatchKey.NumPy, numpy_var_correction)
 operators.std_correction.register(DispatchKey.NumPy, numpy_std_correction)
 operators.cumsum.register(DispatchKey.NumPy, numpy_cumsum)
 operators.cumprod.register(DispatchKey.NumPy, numpy_cumprod)
-operators._softmax.register(DispatchKey.NumPy, numpy__softmax)
-operators._softmax_backward_data.register(
-    DispatchKey.NumPy, numpy__softmax_backward_data
-)
-operators._log_softmax.register(DispatchKey.NumPy, numpy__log_softmax)
-operators._log_softmax_backward_data.register(
-    DispatchKey.NumPy, numpy__log_softmax_backward_data
-)
-operators.flip.register(DispatchKey.NumPy, numpy_flip)
-operators.roll.register(DispatchKey.NumPy, numpy_roll)
-operators.repeat.register(DispatchKey.NumPy, numpy_repeat)
+operators.any_dim.register(DispatchKey.NumPy, numpy_any_dim)
+operators.any_dims.register(DispatchKey.NumPy, numpy_any_dims)
+operators.all_dim.register(DispatchKey.NumPy, numpy_all_dim)
+operators.all_dims.register(DispatchKey.NumPy, numpy_all_dims)
+operators.allclose.register(DispatchKey.NumPy, numpy_allclose)
+operators.equal.register(DispatchKey.NumPy, numpy_equal)
+operators.sort.register(DispatchKey.NumPy, numpy_sort)
+operators.sort_stable.register(DispatchKey.NumPy, numpy_sort_stable)
+operators.topk.register(DispatchKey.NumPy, numpy_topk)
 operators.index_select.register(DispatchKey.NumPy, numpy_index_select)
 operators.index_add.register(DispatchKey.NumPy, numpy_index_add)
 operators.gather.register(DispatchKey.NumPy, numpy_gather)
@@ -2610,22 +2629,35 @@ operators.masked_fill_Tensor.register(DispatchKey.NumPy, numpy_masked_fill_Tenso
 operators.index_Tensor.register(DispatchKey.NumPy, numpy_index_Tensor)
 operators.index_put.register(DispatchKey.NumPy, numpy_index_put)
 operators.index_put_.register(DispatchKey.NumPy, numpy_index_put_)
+operators.masked_fill__Scalar.register(DispatchKey.NumPy, numpy_masked_fill__Scalar)
+operators.masked_fill__Tensor.register(DispatchKey.NumPy, numpy_masked_fill__Tensor)
 operators.mm.register(DispatchKey.NumPy, numpy_mm)
 operators.bmm.register(DispatchKey.NumPy, numpy_bmm)
 operators.dot.register(DispatchKey.NumPy, numpy_dot)
 operators.vdot.register(DispatchKey.NumPy, numpy_vdot)
 operators.mv.register(DispatchKey.NumPy, numpy_mv)
-operators._unsafe_view.register(DispatchKey.NumPy, numpy__unsafe_view)
 operators.addmm.register(DispatchKey.NumPy, numpy_addmm)
-operators.mse_loss.register(DispatchKey.NumPy, numpy_mse_loss)
-operators.mse_loss_backward.register(DispatchKey.NumPy, numpy_mse_loss_backward)
-operators.nll_loss_forward.register(DispatchKey.NumPy, numpy_nll_loss_forward)
-operators.nll_loss_backward.register(DispatchKey.NumPy, numpy_nll_loss_backward)
-operators.nll_loss2d_forward.register(DispatchKey.NumPy, numpy_nll_loss2d_forward)
-operators.nll_loss2d_backward.register(DispatchKey.NumPy, numpy_nll_loss2d_backward)
-operators.binary_cross_entropy.register(DispatchKey.NumPy, numpy_binary_cross_entropy)
-operators.binary_cross_entropy_backward.register(
-    DispatchKey.NumPy, numpy_binary_cross_entropy_backward
+operators.tril.register(DispatchKey.NumPy, numpy_tril)
+operators.triu.register(DispatchKey.NumPy, numpy_triu)
+operators.tril_.register(DispatchKey.NumPy, numpy_tril_)
+operators.triu_.register(DispatchKey.NumPy, numpy_triu_)
+operators.trace.register(DispatchKey.NumPy, numpy_trace)
+operators.linalg_vector_norm.register(DispatchKey.NumPy, numpy_linalg_vector_norm)
+operators.dist.register(DispatchKey.NumPy, numpy_dist)
+operators.relu.register(DispatchKey.NumPy, numpy_relu)
+operators.gelu.register(DispatchKey.NumPy, numpy_gelu)
+operators.silu.register(DispatchKey.NumPy, numpy_silu)
+operators.threshold_backward.register(DispatchKey.NumPy, numpy_threshold_backward)
+operators.gelu_backward.register(DispatchKey.NumPy, numpy_gelu_backward)
+operators.silu_backward.register(DispatchKey.NumPy, numpy_silu_backward)
+operators.relu_.register(DispatchKey.NumPy, numpy_relu_)
+operators._softmax.register(DispatchKey.NumPy, numpy__softmax)
+operators._softmax_backward_data.register(
+    DispatchKey.NumPy, numpy__softmax_backward_data
+)
+operators._log_softmax.register(DispatchKey.NumPy, numpy__log_softmax)
+operators._log_softmax_backward_data.register(
+    DispatchKey.NumPy, numpy__log_softmax_backward_data
 )
 operators.leaky_relu.register(DispatchKey.NumPy, numpy_leaky_relu)
 operators.leaky_relu_backward.register(DispatchKey.NumPy, numpy_leaky_relu_backward)
@@ -2643,6 +2675,16 @@ operators.hardtanh_.register(DispatchKey.NumPy, numpy_hardtanh_)
 operators.mish.register(DispatchKey.NumPy, numpy_mish)
 operators.mish_backward.register(DispatchKey.NumPy, numpy_mish_backward)
 operators.mish_.register(DispatchKey.NumPy, numpy_mish_)
+operators.mse_loss.register(DispatchKey.NumPy, numpy_mse_loss)
+operators.mse_loss_backward.register(DispatchKey.NumPy, numpy_mse_loss_backward)
+operators.nll_loss_forward.register(DispatchKey.NumPy, numpy_nll_loss_forward)
+operators.nll_loss_backward.register(DispatchKey.NumPy, numpy_nll_loss_backward)
+operators.nll_loss2d_forward.register(DispatchKey.NumPy, numpy_nll_loss2d_forward)
+operators.nll_loss2d_backward.register(DispatchKey.NumPy, numpy_nll_loss2d_backward)
+operators.binary_cross_entropy.register(DispatchKey.NumPy, numpy_binary_cross_entropy)
+operators.binary_cross_entropy_backward.register(
+    DispatchKey.NumPy, numpy_binary_cross_entropy_backward
+)
 operators.smooth_l1_loss.register(DispatchKey.NumPy, numpy_smooth_l1_loss)
 operators.smooth_l1_loss_backward.register(
     DispatchKey.NumPy, numpy_smooth_l1_loss_backward
@@ -2661,45 +2703,3 @@ operators.embedding_dense_backward.register(
     DispatchKey.NumPy, numpy_embedding_dense_backward
 )
 operators.one_hot.register(DispatchKey.NumPy, numpy_one_hot)
-operators.constant_pad_nd.register(DispatchKey.NumPy, numpy_constant_pad_nd)
-operators.copy.register(DispatchKey.NumPy, numpy_copy)
-operators.copy_.register(DispatchKey.NumPy, numpy_copy_)
-operators.zero.register(DispatchKey.NumPy, numpy_zero)
-operators.zero_.register(DispatchKey.NumPy, numpy_zero_)
-operators.fill_Scalar.register(DispatchKey.NumPy, numpy_fill_Scalar)
-operators.fill_Tensor.register(DispatchKey.NumPy, numpy_fill_Tensor)
-operators.fill__Scalar.register(DispatchKey.NumPy, numpy_fill__Scalar)
-operators.fill__Tensor.register(DispatchKey.NumPy, numpy_fill__Tensor)
-operators.masked_fill__Scalar.register(DispatchKey.NumPy, numpy_masked_fill__Scalar)
-operators.masked_fill__Tensor.register(DispatchKey.NumPy, numpy_masked_fill__Tensor)
-operators.lerp_Scalar.register(DispatchKey.NumPy, numpy_lerp_Scalar)
-operators.lerp_Tensor.register(DispatchKey.NumPy, numpy_lerp_Tensor)
-operators.lerp__Scalar.register(DispatchKey.NumPy, numpy_lerp__Scalar)
-operators.lerp__Tensor.register(DispatchKey.NumPy, numpy_lerp__Tensor)
-operators.addcmul.register(DispatchKey.NumPy, numpy_addcmul)
-operators.addcmul_.register(DispatchKey.NumPy, numpy_addcmul_)
-operators.addcdiv.register(DispatchKey.NumPy, numpy_addcdiv)
-operators.addcdiv_.register(DispatchKey.NumPy, numpy_addcdiv_)
-operators.clamp__Tensor.register(DispatchKey.NumPy, numpy_clamp__Tensor)
-operators.nan_to_num.register(DispatchKey.NumPy, numpy_nan_to_num)
-operators.nan_to_num_.register(DispatchKey.NumPy, numpy_nan_to_num_)
-operators.tril.register(DispatchKey.NumPy, numpy_tril)
-operators.triu.register(DispatchKey.NumPy, numpy_triu)
-operators.tril_.register(DispatchKey.NumPy, numpy_tril_)
-operators.triu_.register(DispatchKey.NumPy, numpy_triu_)
-operators.diagonal.register(DispatchKey.NumPy, numpy_diagonal)
-operators.diagonal_backward.register(DispatchKey.NumPy, numpy_diagonal_backward)
-operators.diagonal_copy.register(DispatchKey.NumPy, numpy_diagonal_copy)
-operators.diag_embed.register(DispatchKey.NumPy, numpy_diag_embed)
-operators.trace.register(DispatchKey.NumPy, numpy_trace)
-operators.any_dim.register(DispatchKey.NumPy, numpy_any_dim)
-operators.any_dims.register(DispatchKey.NumPy, numpy_any_dims)
-operators.all_dim.register(DispatchKey.NumPy, numpy_all_dim)
-operators.all_dims.register(DispatchKey.NumPy, numpy_all_dims)
-operators.allclose.register(DispatchKey.NumPy, numpy_allclose)
-operators.equal.register(DispatchKey.NumPy, numpy_equal)
-operators.sort.register(DispatchKey.NumPy, numpy_sort)
-operators.sort_stable.register(DispatchKey.NumPy, numpy_sort_stable)
-operators.topk.register(DispatchKey.NumPy, numpy_topk)
-operators.linalg_vector_norm.register(DispatchKey.NumPy, numpy_linalg_vector_norm)
-operators.dist.register(DispatchKey.NumPy, numpy_dist)

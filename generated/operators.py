@@ -5,46 +5,13 @@ One dispatcher entry (OperatorHandle) per operator.
 
 from gradgen.dispatch import OperatorHandle
 
-add_Tensor = OperatorHandle(
-    "add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
-)
-sub_Tensor = OperatorHandle(
-    "sub.Tensor", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
-)
-mul_Tensor = OperatorHandle(
-    "mul.Tensor", "mul.Tensor(Tensor self, Tensor other) -> Tensor"
-)
-pow_Tensor_Scalar = OperatorHandle(
-    "pow.Tensor_Scalar", "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"
-)
 permute = OperatorHandle("permute", "permute(Tensor(a) self, int[] dims) -> Tensor(a)")
-neg = OperatorHandle("neg", "neg(Tensor self) -> Tensor")
-_conj = OperatorHandle("_conj", "_conj(Tensor(a) self) -> Tensor(a)")
-real = OperatorHandle("real", "real(Tensor(a) self) -> Tensor(a)")
 expand = OperatorHandle(
     "expand",
     "expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
 )
 sum_to_size = OperatorHandle(
     "sum_to_size", "sum_to_size(Tensor self, SymInt[] size) -> Tensor"
-)
-clone = OperatorHandle(
-    "clone", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"
-)
-_to_copy = OperatorHandle(
-    "_to_copy",
-    "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
-)
-add__Tensor = OperatorHandle(
-    "add_.Tensor",
-    "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-)
-sub__Tensor = OperatorHandle(
-    "sub_.Tensor",
-    "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
-)
-mul__Tensor = OperatorHandle(
-    "mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
 view = OperatorHandle("view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)")
 squeeze = OperatorHandle("squeeze", "squeeze(Tensor(a) self) -> Tensor(a)")
@@ -86,15 +53,72 @@ slice_backward = OperatorHandle(
     "slice_backward",
     "slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor",
 )
-sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
-sum_dim_IntList = OperatorHandle(
-    "sum.dim_IntList",
-    "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+view_as_real = OperatorHandle(
+    "view_as_real", "view_as_real(Tensor(a) self) -> Tensor(a)"
 )
-mean = OperatorHandle("mean", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
-mean_dim = OperatorHandle(
-    "mean.dim",
-    "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+view_as_complex = OperatorHandle(
+    "view_as_complex", "view_as_complex(Tensor(a) self) -> Tensor(a)"
+)
+flip = OperatorHandle("flip", "flip(Tensor self, int[] dims) -> Tensor")
+roll = OperatorHandle(
+    "roll", "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"
+)
+repeat = OperatorHandle("repeat", "repeat(Tensor self, SymInt[] repeats) -> Tensor")
+_unsafe_view = OperatorHandle(
+    "_unsafe_view", "_unsafe_view(Tensor self, SymInt[] size) -> Tensor"
+)
+constant_pad_nd = OperatorHandle(
+    "constant_pad_nd",
+    "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+)
+diagonal = OperatorHandle(
+    "diagonal",
+    "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
+)
+diagonal_backward = OperatorHandle(
+    "diagonal_backward",
+    "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor",
+)
+diagonal_copy = OperatorHandle(
+    "diagonal_copy",
+    "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+)
+diag_embed = OperatorHandle(
+    "diag_embed",
+    "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
+)
+add_Tensor = OperatorHandle(
+    "add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+)
+sub_Tensor = OperatorHandle(
+    "sub.Tensor", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
+)
+mul_Tensor = OperatorHandle(
+    "mul.Tensor", "mul.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+pow_Tensor_Scalar = OperatorHandle(
+    "pow.Tensor_Scalar", "pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"
+)
+neg = OperatorHandle("neg", "neg(Tensor self) -> Tensor")
+_conj = OperatorHandle("_conj", "_conj(Tensor(a) self) -> Tensor(a)")
+real = OperatorHandle("real", "real(Tensor(a) self) -> Tensor(a)")
+clone = OperatorHandle(
+    "clone", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"
+)
+_to_copy = OperatorHandle(
+    "_to_copy",
+    "_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+)
+add__Tensor = OperatorHandle(
+    "add_.Tensor",
+    "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+)
+sub__Tensor = OperatorHandle(
+    "sub_.Tensor",
+    "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",
+)
+mul__Tensor = OperatorHandle(
+    "mul_.Tensor", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
 )
 exp = OperatorHandle("exp", "exp(Tensor self) -> Tensor")
 exp2 = OperatorHandle("exp2", "exp2(Tensor self) -> Tensor")
@@ -119,9 +143,6 @@ sinh = OperatorHandle("sinh", "sinh(Tensor self) -> Tensor")
 cosh = OperatorHandle("cosh", "cosh(Tensor self) -> Tensor")
 tanh = OperatorHandle("tanh", "tanh(Tensor self) -> Tensor")
 sigmoid = OperatorHandle("sigmoid", "sigmoid(Tensor self) -> Tensor")
-relu = OperatorHandle("relu", "relu(Tensor self) -> Tensor")
-gelu = OperatorHandle("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor")
-silu = OperatorHandle("silu", "silu(Tensor self) -> Tensor")
 erf = OperatorHandle("erf", "erf(Tensor self) -> Tensor")
 floor = OperatorHandle("floor", "floor(Tensor self) -> Tensor")
 ceil = OperatorHandle("ceil", "ceil(Tensor self) -> Tensor")
@@ -131,28 +152,11 @@ round_decimals = OperatorHandle(
 )
 trunc = OperatorHandle("trunc", "trunc(Tensor self) -> Tensor")
 angle = OperatorHandle("angle", "angle(Tensor self) -> Tensor")
-view_as_real = OperatorHandle(
-    "view_as_real", "view_as_real(Tensor(a) self) -> Tensor(a)"
-)
-view_as_complex = OperatorHandle(
-    "view_as_complex", "view_as_complex(Tensor(a) self) -> Tensor(a)"
-)
 sigmoid_backward = OperatorHandle(
     "sigmoid_backward", "sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"
 )
 tanh_backward = OperatorHandle(
     "tanh_backward", "tanh_backward(Tensor grad_output, Tensor output) -> Tensor"
-)
-threshold_backward = OperatorHandle(
-    "threshold_backward",
-    "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
-)
-gelu_backward = OperatorHandle(
-    "gelu_backward",
-    "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
-)
-silu_backward = OperatorHandle(
-    "silu_backward", "silu_backward(Tensor grad_output, Tensor self) -> Tensor"
 )
 exp_ = OperatorHandle("exp_", "exp_(Tensor(a!) self) -> Tensor(a!)")
 log_ = OperatorHandle("log_", "log_(Tensor(a!) self) -> Tensor(a!)")
@@ -161,7 +165,6 @@ neg_ = OperatorHandle("neg_", "neg_(Tensor(a!) self) -> Tensor(a!)")
 abs_ = OperatorHandle("abs_", "abs_(Tensor(a!) self) -> Tensor(a!)")
 sigmoid_ = OperatorHandle("sigmoid_", "sigmoid_(Tensor(a!) self) -> Tensor(a!)")
 tanh_ = OperatorHandle("tanh_", "tanh_(Tensor(a!) self) -> Tensor(a!)")
-relu_ = OperatorHandle("relu_", "relu_(Tensor(a!) self) -> Tensor(a!)")
 pow_Tensor_Tensor = OperatorHandle(
     "pow.Tensor_Tensor", "pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor"
 )
@@ -298,6 +301,78 @@ bitwise_xor_Tensor = OperatorHandle(
 bitwise_not = OperatorHandle("bitwise_not", "bitwise_not(Tensor self) -> Tensor")
 isnan = OperatorHandle("isnan", "isnan(Tensor self) -> Tensor")
 isinf = OperatorHandle("isinf", "isinf(Tensor self) -> Tensor")
+copy = OperatorHandle(
+    "copy", "copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"
+)
+copy_ = OperatorHandle(
+    "copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"
+)
+zero = OperatorHandle("zero", "zero(Tensor self) -> Tensor")
+zero_ = OperatorHandle("zero_", "zero_(Tensor(a!) self) -> Tensor(a!)")
+fill_Scalar = OperatorHandle(
+    "fill.Scalar", "fill.Scalar(Tensor self, Scalar value) -> Tensor"
+)
+fill_Tensor = OperatorHandle(
+    "fill.Tensor", "fill.Tensor(Tensor self, Tensor value) -> Tensor"
+)
+fill__Scalar = OperatorHandle(
+    "fill_.Scalar", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"
+)
+fill__Tensor = OperatorHandle(
+    "fill_.Tensor", "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"
+)
+lerp_Scalar = OperatorHandle(
+    "lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"
+)
+lerp_Tensor = OperatorHandle(
+    "lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"
+)
+lerp__Scalar = OperatorHandle(
+    "lerp_.Scalar",
+    "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
+)
+lerp__Tensor = OperatorHandle(
+    "lerp_.Tensor",
+    "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
+)
+addcmul = OperatorHandle(
+    "addcmul",
+    "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+)
+addcmul_ = OperatorHandle(
+    "addcmul_",
+    "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+)
+addcdiv = OperatorHandle(
+    "addcdiv",
+    "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+)
+addcdiv_ = OperatorHandle(
+    "addcdiv_",
+    "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+)
+clamp__Tensor = OperatorHandle(
+    "clamp_.Tensor",
+    "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
+)
+nan_to_num = OperatorHandle(
+    "nan_to_num",
+    "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+)
+nan_to_num_ = OperatorHandle(
+    "nan_to_num_",
+    "nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)",
+)
+sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+sum_dim_IntList = OperatorHandle(
+    "sum.dim_IntList",
+    "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+)
+mean = OperatorHandle("mean", "mean(Tensor self, *, ScalarType? dtype=None) -> Tensor")
+mean_dim = OperatorHandle(
+    "mean.dim",
+    "mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+)
 prod = OperatorHandle("prod", "prod(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 prod_dim_int = OperatorHandle(
     "prod.dim_int",
@@ -342,25 +417,35 @@ cumsum = OperatorHandle(
 cumprod = OperatorHandle(
     "cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
 )
-_softmax = OperatorHandle(
-    "_softmax", "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
+any_dim = OperatorHandle(
+    "any.dim", "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"
 )
-_softmax_backward_data = OperatorHandle(
-    "_softmax_backward_data",
-    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+any_dims = OperatorHandle(
+    "any.dims", "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"
 )
-_log_softmax = OperatorHandle(
-    "_log_softmax", "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
+all_dim = OperatorHandle(
+    "all.dim", "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"
 )
-_log_softmax_backward_data = OperatorHandle(
-    "_log_softmax_backward_data",
-    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+all_dims = OperatorHandle(
+    "all.dims", "all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"
 )
-flip = OperatorHandle("flip", "flip(Tensor self, int[] dims) -> Tensor")
-roll = OperatorHandle(
-    "roll", "roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"
+allclose = OperatorHandle(
+    "allclose",
+    "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool",
 )
-repeat = OperatorHandle("repeat", "repeat(Tensor self, SymInt[] repeats) -> Tensor")
+equal = OperatorHandle("equal", "equal(Tensor self, Tensor other) -> bool")
+sort = OperatorHandle(
+    "sort",
+    "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+)
+sort_stable = OperatorHandle(
+    "sort.stable",
+    "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+)
+topk = OperatorHandle(
+    "topk",
+    "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
+)
 index_select = OperatorHandle(
     "index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor"
 )
@@ -403,48 +488,65 @@ index_put_ = OperatorHandle(
     "index_put_",
     "index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)",
 )
+masked_fill__Scalar = OperatorHandle(
+    "masked_fill_.Scalar",
+    "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+)
+masked_fill__Tensor = OperatorHandle(
+    "masked_fill_.Tensor",
+    "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+)
 mm = OperatorHandle("mm", "mm(Tensor self, Tensor mat2) -> Tensor")
 bmm = OperatorHandle("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor")
 dot = OperatorHandle("dot", "dot(Tensor self, Tensor tensor) -> Tensor")
 vdot = OperatorHandle("vdot", "vdot(Tensor self, Tensor other) -> Tensor")
 mv = OperatorHandle("mv", "mv(Tensor self, Tensor vec) -> Tensor")
-_unsafe_view = OperatorHandle(
-    "_unsafe_view", "_unsafe_view(Tensor self, SymInt[] size) -> Tensor"
-)
 addmm = OperatorHandle(
     "addmm",
     "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
 )
-mse_loss = OperatorHandle(
-    "mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
+tril = OperatorHandle("tril", "tril(Tensor self, SymInt diagonal=0) -> Tensor")
+triu = OperatorHandle("triu", "triu(Tensor self, SymInt diagonal=0) -> Tensor")
+tril_ = OperatorHandle(
+    "tril_", "tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"
 )
-mse_loss_backward = OperatorHandle(
-    "mse_loss_backward",
-    "mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
+triu_ = OperatorHandle(
+    "triu_", "triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"
 )
-nll_loss_forward = OperatorHandle(
-    "nll_loss_forward",
-    "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+trace = OperatorHandle("trace", "trace(Tensor self) -> Tensor")
+linalg_vector_norm = OperatorHandle(
+    "linalg_vector_norm",
+    "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
 )
-nll_loss_backward = OperatorHandle(
-    "nll_loss_backward",
-    "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+dist = OperatorHandle("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")
+relu = OperatorHandle("relu", "relu(Tensor self) -> Tensor")
+gelu = OperatorHandle("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor")
+silu = OperatorHandle("silu", "silu(Tensor self) -> Tensor")
+threshold_backward = OperatorHandle(
+    "threshold_backward",
+    "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor",
 )
-nll_loss2d_forward = OperatorHandle(
-    "nll_loss2d_forward",
-    "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+gelu_backward = OperatorHandle(
+    "gelu_backward",
+    "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor",
 )
-nll_loss2d_backward = OperatorHandle(
-    "nll_loss2d_backward",
-    "nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+silu_backward = OperatorHandle(
+    "silu_backward", "silu_backward(Tensor grad_output, Tensor self) -> Tensor"
 )
-binary_cross_entropy = OperatorHandle(
-    "binary_cross_entropy",
-    "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor",
+relu_ = OperatorHandle("relu_", "relu_(Tensor(a!) self) -> Tensor(a!)")
+_softmax = OperatorHandle(
+    "_softmax", "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
 )
-binary_cross_entropy_backward = OperatorHandle(
-    "binary_cross_entropy_backward",
-    "binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor",
+_softmax_backward_data = OperatorHandle(
+    "_softmax_backward_data",
+    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
+)
+_log_softmax = OperatorHandle(
+    "_log_softmax", "_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"
+)
+_log_softmax_backward_data = OperatorHandle(
+    "_log_softmax_backward_data",
+    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
 )
 leaky_relu = OperatorHandle(
     "leaky_relu", "leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor"
@@ -500,6 +602,37 @@ mish_backward = OperatorHandle(
     "mish_backward", "mish_backward(Tensor grad_output, Tensor self) -> Tensor"
 )
 mish_ = OperatorHandle("mish_", "mish_(Tensor(a!) self) -> Tensor(a!)")
+mse_loss = OperatorHandle(
+    "mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
+)
+mse_loss_backward = OperatorHandle(
+    "mse_loss_backward",
+    "mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
+)
+nll_loss_forward = OperatorHandle(
+    "nll_loss_forward",
+    "nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+)
+nll_loss_backward = OperatorHandle(
+    "nll_loss_backward",
+    "nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+)
+nll_loss2d_forward = OperatorHandle(
+    "nll_loss2d_forward",
+    "nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)",
+)
+nll_loss2d_backward = OperatorHandle(
+    "nll_loss2d_backward",
+    "nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+)
+binary_cross_entropy = OperatorHandle(
+    "binary_cross_entropy",
+    "binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor",
+)
+binary_cross_entropy_backward = OperatorHandle(
+    "binary_cross_entropy_backward",
+    "binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor",
+)
 smooth_l1_loss = OperatorHandle(
     "smooth_l1_loss",
     "smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor",
@@ -539,136 +672,3 @@ embedding_dense_backward = OperatorHandle(
 one_hot = OperatorHandle(
     "one_hot", "one_hot(Tensor self, int num_classes=-1) -> Tensor"
 )
-constant_pad_nd = OperatorHandle(
-    "constant_pad_nd",
-    "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
-)
-copy = OperatorHandle(
-    "copy", "copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"
-)
-copy_ = OperatorHandle(
-    "copy_", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"
-)
-zero = OperatorHandle("zero", "zero(Tensor self) -> Tensor")
-zero_ = OperatorHandle("zero_", "zero_(Tensor(a!) self) -> Tensor(a!)")
-fill_Scalar = OperatorHandle(
-    "fill.Scalar", "fill.Scalar(Tensor self, Scalar value) -> Tensor"
-)
-fill_Tensor = OperatorHandle(
-    "fill.Tensor", "fill.Tensor(Tensor self, Tensor value) -> Tensor"
-)
-fill__Scalar = OperatorHandle(
-    "fill_.Scalar", "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"
-)
-fill__Tensor = OperatorHandle(
-    "fill_.Tensor", "fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"
-)
-masked_fill__Scalar = OperatorHandle(
-    "masked_fill_.Scalar",
-    "masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-)
-masked_fill__Tensor = OperatorHandle(
-    "masked_fill_.Tensor",
-    "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
-)
-lerp_Scalar = OperatorHandle(
-    "lerp.Scalar", "lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"
-)
-lerp_Tensor = OperatorHandle(
-    "lerp.Tensor", "lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"
-)
-lerp__Scalar = OperatorHandle(
-    "lerp_.Scalar",
-    "lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)",
-)
-lerp__Tensor = OperatorHandle(
-    "lerp_.Tensor",
-    "lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)",
-)
-addcmul = OperatorHandle(
-    "addcmul",
-    "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-)
-addcmul_ = OperatorHandle(
-    "addcmul_",
-    "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
-)
-addcdiv = OperatorHandle(
-    "addcdiv",
-    "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
-)
-addcdiv_ = OperatorHandle(
-    "addcdiv_",
-    "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
-)
-clamp__Tensor = OperatorHandle(
-    "clamp_.Tensor",
-    "clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)",
-)
-nan_to_num = OperatorHandle(
-    "nan_to_num",
-    "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
-)
-nan_to_num_ = OperatorHandle(
-    "nan_to_num_",
-    "nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)",
-)
-tril = OperatorHandle("tril", "tril(Tensor self, SymInt diagonal=0) -> Tensor")
-triu = OperatorHandle("triu", "triu(Tensor self, SymInt diagonal=0) -> Tensor")
-tril_ = OperatorHandle(
-    "tril_", "tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"
-)
-triu_ = OperatorHandle(
-    "triu_", "triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"
-)
-diagonal = OperatorHandle(
-    "diagonal",
-    "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
-)
-diagonal_backward = OperatorHandle(
-    "diagonal_backward",
-    "diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor",
-)
-diagonal_copy = OperatorHandle(
-    "diagonal_copy",
-    "diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor",
-)
-diag_embed = OperatorHandle(
-    "diag_embed",
-    "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
-)
-trace = OperatorHandle("trace", "trace(Tensor self) -> Tensor")
-any_dim = OperatorHandle(
-    "any.dim", "any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"
-)
-any_dims = OperatorHandle(
-    "any.dims", "any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"
-)
-all_dim = OperatorHandle(
-    "all.dim", "all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"
-)
-all_dims = OperatorHandle(
-    "all.dims", "all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"
-)
-allclose = OperatorHandle(
-    "allclose",
-    "allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool",
-)
-equal = OperatorHandle("equal", "equal(Tensor self, Tensor other) -> bool")
-sort = OperatorHandle(
-    "sort",
-    "sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-)
-sort_stable = OperatorHandle(
-    "sort.stable",
-    "sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
-)
-topk = OperatorHandle(
-    "topk",
-    "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
-)
-linalg_vector_norm = OperatorHandle(
-    "linalg_vector_norm",
-    "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-)
-dist = OperatorHandle("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")

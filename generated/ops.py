@@ -23,16 +23,7 @@ from gradgen.tensor import Number, Tensor
 from . import operators
 
 __all__ = [
-    "add",
-    "sub",
-    "mul",
     "permute",
-    "neg",
-    "conj",
-    "_conj",
-    "real",
-    "clone",
-    "_to_copy",
     "reshape",
     "unsqueeze",
     "transpose",
@@ -48,6 +39,27 @@ __all__ = [
     "unbind",
     "select_backward",
     "slice_backward",
+    "view_as_real",
+    "view_as_complex",
+    "flip",
+    "roll",
+    "_unsafe_view",
+    "constant_pad_nd",
+    "detach_",
+    "diagonal",
+    "diagonal_backward",
+    "diagonal_copy",
+    "diag_embed",
+    "diag",
+    "add",
+    "sub",
+    "mul",
+    "neg",
+    "conj",
+    "_conj",
+    "real",
+    "clone",
+    "_to_copy",
     "exp",
     "exp2",
     "log",
@@ -72,22 +84,14 @@ __all__ = [
     "cosh",
     "tanh",
     "sigmoid",
-    "relu",
-    "gelu",
-    "silu",
     "erf",
     "floor",
     "ceil",
     "trunc",
     "angle",
     "imag",
-    "view_as_real",
-    "view_as_complex",
     "sigmoid_backward",
     "tanh_backward",
-    "threshold_backward",
-    "gelu_backward",
-    "silu_backward",
     "exp_",
     "log_",
     "sqrt_",
@@ -95,7 +99,6 @@ __all__ = [
     "abs_",
     "sigmoid_",
     "tanh_",
-    "relu_",
     "true_divide",
     "maximum",
     "minimum",
@@ -116,6 +119,11 @@ __all__ = [
     "isnan",
     "isinf",
     "isfinite",
+    "zero_",
+    "addcmul",
+    "addcdiv",
+    "nan_to_num",
+    "nan_to_num_",
     "amax",
     "amin",
     "argmax",
@@ -123,21 +131,16 @@ __all__ = [
     "logsumexp",
     "cumsum",
     "cumprod",
-    "softmax",
-    "_softmax",
-    "_softmax_backward_data",
-    "log_softmax",
-    "_log_softmax",
-    "_log_softmax_backward_data",
-    "flip",
-    "roll",
+    "value_selecting_reduction_backward",
+    "allclose",
+    "equal",
+    "topk",
     "index_select",
     "index_select_backward",
     "index_add",
     "gather",
     "gather_backward",
     "scatter_add",
-    "value_selecting_reduction_backward",
     "index",
     "index_put",
     "index_put_",
@@ -149,21 +152,25 @@ __all__ = [
     "outer",
     "ger",
     "matmul",
-    "_unsafe_view",
     "addmm",
     "linear",
-    "mse_loss",
-    "mse_loss_backward",
-    "nll_loss_nd",
-    "nll_loss",
-    "nll_loss_forward",
-    "nll_loss_backward",
-    "nll_loss2d",
-    "nll_loss2d_forward",
-    "nll_loss2d_backward",
-    "binary_cross_entropy",
-    "binary_cross_entropy_backward",
-    "cross_entropy_loss",
+    "tril",
+    "triu",
+    "trace",
+    "dist",
+    "relu",
+    "gelu",
+    "silu",
+    "threshold_backward",
+    "gelu_backward",
+    "silu_backward",
+    "relu_",
+    "softmax",
+    "_softmax",
+    "_softmax_backward_data",
+    "log_softmax",
+    "_log_softmax",
+    "_log_softmax_backward_data",
     "leaky_relu",
     "leaky_relu_backward",
     "leaky_relu_",
@@ -181,6 +188,19 @@ __all__ = [
     "mish",
     "mish_backward",
     "mish_",
+    "dropout",
+    "mse_loss",
+    "mse_loss_backward",
+    "nll_loss_nd",
+    "nll_loss",
+    "nll_loss_forward",
+    "nll_loss_backward",
+    "nll_loss2d",
+    "nll_loss2d_forward",
+    "nll_loss2d_backward",
+    "binary_cross_entropy",
+    "binary_cross_entropy_backward",
+    "cross_entropy_loss",
     "l1_loss",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
@@ -195,31 +215,9 @@ __all__ = [
     "embedding_backward",
     "embedding_dense_backward",
     "one_hot",
-    "constant_pad_nd",
-    "dropout",
-    "zero_",
-    "addcmul",
-    "addcdiv",
-    "detach_",
-    "nan_to_num",
-    "nan_to_num_",
-    "tril",
-    "triu",
-    "diagonal",
-    "diagonal_backward",
-    "diagonal_copy",
-    "diag_embed",
-    "diag",
-    "trace",
-    "allclose",
-    "equal",
-    "topk",
-    "dist",
-    "pow",
     "squeeze",
     "split",
-    "sum",
-    "mean",
+    "pow",
     "round",
     "div",
     "floor_divide",
@@ -235,42 +233,23 @@ __all__ = [
     "le",
     "gt",
     "ge",
-    "prod",
-    "max",
-    "min",
-    "var",
-    "std",
-    "scatter",
-    "masked_fill",
     "fill",
     "fill_",
     "lerp",
     "clip",
     "clip_",
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "var",
+    "std",
     "sort",
+    "scatter",
+    "masked_fill",
     "norm",
 ]
-
-
-def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-    input = tensor_argument(input, "add", "input", 1, False)
-    other = tensor_argument(other, "add", "other", 2, True)
-    return operators.add_Tensor.call(input, other, alpha)
-
-
-def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-    input = tensor_argument(input, "sub", "input", 1, False)
-    other = tensor_argument(other, "sub", "other", 2, True)
-    return operators.sub_Tensor.call(input, other, alpha)
-
-
-def mul(input: Tensor, other: Tensor | Number) -> Tensor:
-    """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    input = tensor_argument(input, "mul", "input", 1, False)
-    other = tensor_argument(other, "mul", "other", 2, True)
-    return operators.mul_Tensor.call(input, other)
 
 
 def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -278,54 +257,6 @@ def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
     input = tensor_argument(input, "permute", "input", 1, False)
     dims = int_list_argument(dims, "permute", "dims")
     return operators.permute.call(input, dims)
-
-
-def neg(input: Tensor) -> Tensor:
-    """``neg(Tensor self) -> Tensor``"""
-    input = tensor_argument(input, "neg", "input", 1, False)
-    return operators.neg.call(input)
-
-
-def conj(input: Tensor) -> Tensor:
-    """``conj(Tensor(a) self) -> Tensor(a)``"""
-    input = tensor_argument(input, "conj", "input", 1, False)
-    return composites.conj(input)
-
-
-def _conj(input: Tensor) -> Tensor:
-    """``_conj(Tensor(a) self) -> Tensor(a)``"""
-    input = tensor_argument(input, "_conj", "input", 1, False)
-    return operators._conj.call(input)
-
-
-def real(input: Tensor) -> Tensor:
-    """``real(Tensor(a) self) -> Tensor(a)``"""
-    input = tensor_argument(input, "real", "input", 1, False)
-    return operators.real.call(input)
-
-
-def clone(input: Tensor, *, memory_format: Any | None = None) -> Tensor:
-    """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
-    input = tensor_argument(input, "clone", "input", 1, False)
-    return operators.clone.call(input, memory_format)
-
-
-def _to_copy(
-    input: Tensor,
-    *,
-    dtype: dtype | None = None,
-    layout: Any | None = None,
-    device: Any | None = None,
-    pin_memory: bool | None = None,
-    non_blocking: bool = False,
-    memory_format: Any | None = None,
-) -> Tensor:
-    """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
-    input = tensor_argument(input, "_to_copy", "input", 1, False)
-    dtype = dtype_argument(dtype)
-    return operators._to_copy.call(
-        input, dtype, layout, device, pin_memory, non_blocking, memory_format
-    )
 
 
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
@@ -438,6 +369,167 @@ def slice_backward(
     input_sizes = int_list_argument(input_sizes, "slice_backward", "input_sizes")
     return operators.slice_backward.call(
         grad_output, input_sizes, dim, start, end, step
+    )
+
+
+def view_as_real(input: Tensor) -> Tensor:
+    """``view_as_real(Tensor(a) self) -> Tensor(a)``"""
+    input = tensor_argument(input, "view_as_real", "input", 1, False)
+    return operators.view_as_real.call(input)
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """``view_as_complex(Tensor(a) self) -> Tensor(a)``"""
+    input = tensor_argument(input, "view_as_complex", "input", 1, False)
+    return operators.view_as_complex.call(input)
+
+
+def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """``flip(Tensor self, int[] dims) -> Tensor``"""
+    input = tensor_argument(input, "flip", "input", 1, False)
+    dims = int_list_argument(dims, "flip", "dims")
+    return operators.flip.call(input, dims)
+
+
+def roll(input: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
+    """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
+    input = tensor_argument(input, "roll", "input", 1, False)
+    shifts = int_list_argument(shifts, "roll", "shifts")
+    dims = int_list_argument(dims, "roll", "dims")
+    return operators.roll.call(input, shifts, dims)
+
+
+def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
+    """``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``"""
+    input = tensor_argument(input, "_unsafe_view", "input", 1, False)
+    size = int_list_argument(size, "_unsafe_view", "size")
+    return operators._unsafe_view.call(input, size)
+
+
+def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Tensor:
+    """``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``"""
+    input = tensor_argument(input, "constant_pad_nd", "input", 1, False)
+    pad = int_list_argument(pad, "constant_pad_nd", "pad")
+    return operators.constant_pad_nd.call(input, pad, value)
+
+
+def detach_(input: Tensor) -> Tensor:
+    """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "detach_", "input", 1, False)
+    return composites.detach_(input)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
+    input = tensor_argument(input, "diagonal", "input", 1, False)
+    return operators.diagonal.call(input, offset, dim1, dim2)
+
+
+def diagonal_backward(
+    grad_output: Tensor | Number,
+    input_sizes: Sequence[int],
+    offset: int,
+    dim1: int,
+    dim2: int,
+) -> Tensor:
+    """``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "diagonal_backward", "grad_output", 1, True
+    )
+    input_sizes = int_list_argument(input_sizes, "diagonal_backward", "input_sizes")
+    return operators.diagonal_backward.call(
+        grad_output, input_sizes, offset, dim1, dim2
+    )
+
+
+def diagonal_copy(
+    input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+    input = tensor_argument(input, "diagonal_copy", "input", 1, False)
+    return operators.diagonal_copy.call(input, offset, dim1, dim2)
+
+
+def diag_embed(
+    input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1
+) -> Tensor:
+    """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
+    input = tensor_argument(input, "diag_embed", "input", 1, False)
+    return operators.diag_embed.call(input, offset, dim1, dim2)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+    input = tensor_argument(input, "diag", "input", 1, False)
+    return composites.diag(input, diagonal)
+
+
+def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "add", "input", 1, False)
+    other = tensor_argument(other, "add", "other", 2, True)
+    return operators.add_Tensor.call(input, other, alpha)
+
+
+def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "sub", "input", 1, False)
+    other = tensor_argument(other, "sub", "other", 2, True)
+    return operators.sub_Tensor.call(input, other, alpha)
+
+
+def mul(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "mul", "input", 1, False)
+    other = tensor_argument(other, "mul", "other", 2, True)
+    return operators.mul_Tensor.call(input, other)
+
+
+def neg(input: Tensor) -> Tensor:
+    """``neg(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "neg", "input", 1, False)
+    return operators.neg.call(input)
+
+
+def conj(input: Tensor) -> Tensor:
+    """``conj(Tensor(a) self) -> Tensor(a)``"""
+    input = tensor_argument(input, "conj", "input", 1, False)
+    return composites.conj(input)
+
+
+def _conj(input: Tensor) -> Tensor:
+    """``_conj(Tensor(a) self) -> Tensor(a)``"""
+    input = tensor_argument(input, "_conj", "input", 1, False)
+    return operators._conj.call(input)
+
+
+def real(input: Tensor) -> Tensor:
+    """``real(Tensor(a) self) -> Tensor(a)``"""
+    input = tensor_argument(input, "real", "input", 1, False)
+    return operators.real.call(input)
+
+
+def clone(input: Tensor, *, memory_format: Any | None = None) -> Tensor:
+    """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
+    input = tensor_argument(input, "clone", "input", 1, False)
+    return operators.clone.call(input, memory_format)
+
+
+def _to_copy(
+    input: Tensor,
+    *,
+    dtype: dtype | None = None,
+    layout: Any | None = None,
+    device: Any | None = None,
+    pin_memory: bool | None = None,
+    non_blocking: bool = False,
+    memory_format: Any | None = None,
+) -> Tensor:
+    """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
+    input = tensor_argument(input, "_to_copy", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return operators._to_copy.call(
+        input, dtype, layout, device, pin_memory, non_blocking, memory_format
     )
 
 
@@ -585,24 +677,6 @@ def sigmoid(input: Tensor) -> Tensor:
     return operators.sigmoid.call(input)
 
 
-def relu(input: Tensor) -> Tensor:
-    """``relu(Tensor self) -> Tensor``"""
-    input = tensor_argument(input, "relu", "input", 1, False)
-    return operators.relu.call(input)
-
-
-def gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
-    """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
-    input = tensor_argument(input, "gelu", "input", 1, False)
-    return operators.gelu.call(input, approximate)
-
-
-def silu(input: Tensor) -> Tensor:
-    """``silu(Tensor self) -> Tensor``"""
-    input = tensor_argument(input, "silu", "input", 1, False)
-    return operators.silu.call(input)
-
-
 def erf(input: Tensor) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "erf", "input", 1, False)
@@ -639,18 +713,6 @@ def imag(input: Tensor) -> Tensor:
     return composites.imag(input)
 
 
-def view_as_real(input: Tensor) -> Tensor:
-    """``view_as_real(Tensor(a) self) -> Tensor(a)``"""
-    input = tensor_argument(input, "view_as_real", "input", 1, False)
-    return operators.view_as_real.call(input)
-
-
-def view_as_complex(input: Tensor) -> Tensor:
-    """``view_as_complex(Tensor(a) self) -> Tensor(a)``"""
-    input = tensor_argument(input, "view_as_complex", "input", 1, False)
-    return operators.view_as_complex.call(input)
-
-
 def sigmoid_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tensor:
     """``sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor``"""
     grad_output = tensor_argument(
@@ -665,33 +727,6 @@ def tanh_backward(grad_output: Tensor | Number, output: Tensor | Number) -> Tens
     grad_output = tensor_argument(grad_output, "tanh_backward", "grad_output", 1, True)
     output = tensor_argument(output, "tanh_backward", "output", 2, True)
     return operators.tanh_backward.call(grad_output, output)
-
-
-def threshold_backward(
-    grad_output: Tensor | Number, input: Tensor, threshold: Number
-) -> Tensor:
-    """``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``"""
-    grad_output = tensor_argument(
-        grad_output, "threshold_backward", "grad_output", 1, True
-    )
-    input = tensor_argument(input, "threshold_backward", "input", 2, False)
-    return operators.threshold_backward.call(grad_output, input, threshold)
-
-
-def gelu_backward(
-    grad_output: Tensor | Number, input: Tensor, *, approximate: str = "none"
-) -> Tensor:
-    """``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``"""
-    grad_output = tensor_argument(grad_output, "gelu_backward", "grad_output", 1, True)
-    input = tensor_argument(input, "gelu_backward", "input", 2, False)
-    return operators.gelu_backward.call(grad_output, input, approximate)
-
-
-def silu_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
-    """``silu_backward(Tensor grad_output, Tensor self) -> Tensor``"""
-    grad_output = tensor_argument(grad_output, "silu_backward", "grad_output", 1, True)
-    input = tensor_argument(input, "silu_backward", "input", 2, False)
-    return operators.silu_backward.call(grad_output, input)
 
 
 def exp_(input: Tensor) -> Tensor:
@@ -734,12 +769,6 @@ def tanh_(input: Tensor) -> Tensor:
     """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
     input = tensor_argument(input, "tanh_", "input", 1, False)
     return operators.tanh_.call(input)
-
-
-def relu_(input: Tensor) -> Tensor:
-    """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
-    input = tensor_argument(input, "relu_", "input", 1, False)
-    return operators.relu_.call(input)
 
 
 def true_divide(input: Tensor, other: Tensor | Number) -> Tensor:
@@ -875,6 +904,62 @@ def isfinite(input: Tensor) -> Tensor:
     return composites.isfinite(input)
 
 
+def zero_(input: Tensor) -> Tensor:
+    """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "zero_", "input", 1, False)
+    return operators.zero_.call(input)
+
+
+def addcmul(
+    input: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+    input = tensor_argument(input, "addcmul", "input", 1, False)
+    tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
+    return operators.addcmul.call(input, tensor1, tensor2, value)
+
+
+def addcdiv(
+    input: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+    input = tensor_argument(input, "addcdiv", "input", 1, False)
+    tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
+    return operators.addcdiv.call(input, tensor1, tensor2, value)
+
+
+def nan_to_num(
+    input: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
+    input = tensor_argument(input, "nan_to_num", "input", 1, False)
+    return operators.nan_to_num.call(input, nan, posinf, neginf)
+
+
+def nan_to_num_(
+    input: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
+    input = tensor_argument(input, "nan_to_num_", "input", 1, False)
+    return operators.nan_to_num_.call(input, nan, posinf, neginf)
+
+
 def amax(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "amax", "input", 1, False)
@@ -922,71 +1007,50 @@ def cumprod(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     return operators.cumprod.call(input, dim, dtype)
 
 
-def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
-    """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-    input = tensor_argument(input, "softmax", "input", 1, False)
-    dtype = dtype_argument(dtype)
-    return composites.softmax(input, dim, dtype)
-
-
-def _softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
-    """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
-    input = tensor_argument(input, "_softmax", "input", 1, False)
-    return operators._softmax.call(input, dim, half_to_float)
-
-
-def _softmax_backward_data(
-    grad_output: Tensor | Number, output: Tensor | Number, dim: int, input_dtype: dtype
+def value_selecting_reduction_backward(
+    grad: Tensor | Number,
+    dim: int,
+    indices: Tensor | Number,
+    sizes: Sequence[int],
+    keepdim: bool,
 ) -> Tensor:
-    """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
-    grad_output = tensor_argument(
-        grad_output, "_softmax_backward_data", "grad_output", 1, True
+    """``value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor``"""
+    grad = tensor_argument(grad, "value_selecting_reduction_backward", "grad", 1, True)
+    indices = tensor_argument(
+        indices, "value_selecting_reduction_backward", "indices", 3, True
     )
-    output = tensor_argument(output, "_softmax_backward_data", "output", 2, True)
-    input_dtype = dtype_argument(input_dtype)
-    return operators._softmax_backward_data.call(grad_output, output, dim, input_dtype)
+    sizes = int_list_argument(sizes, "value_selecting_reduction_backward", "sizes")
+    return composites.value_selecting_reduction_backward(
+        grad, dim, indices, sizes, keepdim
+    )
 
 
-def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
-    """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-    input = tensor_argument(input, "log_softmax", "input", 1, False)
-    dtype = dtype_argument(dtype)
-    return composites.log_softmax(input, dim, dtype)
-
-
-def _log_softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
-    """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
-    input = tensor_argument(input, "_log_softmax", "input", 1, False)
-    return operators._log_softmax.call(input, dim, half_to_float)
-
-
-def _log_softmax_backward_data(
-    grad_output: Tensor | Number, output: Tensor | Number, dim: int, input_dtype: dtype
+def allclose(
+    input: Tensor,
+    other: Tensor | Number,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
 ) -> Tensor:
-    """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
-    grad_output = tensor_argument(
-        grad_output, "_log_softmax_backward_data", "grad_output", 1, True
-    )
-    output = tensor_argument(output, "_log_softmax_backward_data", "output", 2, True)
-    input_dtype = dtype_argument(input_dtype)
-    return operators._log_softmax_backward_data.call(
-        grad_output, output, dim, input_dtype
-    )
+    """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
+    input = tensor_argument(input, "allclose", "input", 1, False)
+    other = tensor_argument(other, "allclose", "other", 2, True)
+    return operators.allclose.call(input, other, rtol, atol, equal_nan)
 
 
-def flip(input: Tensor, dims: Sequence[int]) -> Tensor:
-    """``flip(Tensor self, int[] dims) -> Tensor``"""
-    input = tensor_argument(input, "flip", "input", 1, False)
-    dims = int_list_argument(dims, "flip", "dims")
-    return operators.flip.call(input, dims)
+def equal(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``equal(Tensor self, Tensor other) -> bool``"""
+    input = tensor_argument(input, "equal", "input", 1, False)
+    other = tensor_argument(other, "equal", "other", 2, True)
+    return operators.equal.call(input, other)
 
 
-def roll(input: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
-    """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
-    input = tensor_argument(input, "roll", "input", 1, False)
-    shifts = int_list_argument(shifts, "roll", "shifts")
-    dims = int_list_argument(dims, "roll", "dims")
-    return operators.roll.call(input, shifts, dims)
+def topk(
+    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> Tensor:
+    """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "topk", "input", 1, False)
+    return operators.topk.call(input, k, dim, largest, sorted)
 
 
 def index_select(input: Tensor, dim: int, index: Tensor | Number) -> Tensor:
@@ -1052,24 +1116,6 @@ def scatter_add(
     index = tensor_argument(index, "scatter_add", "index", 3, True)
     src = tensor_argument(src, "scatter_add", "src", 4, True)
     return operators.scatter_add.call(input, dim, index, src)
-
-
-def value_selecting_reduction_backward(
-    grad: Tensor | Number,
-    dim: int,
-    indices: Tensor | Number,
-    sizes: Sequence[int],
-    keepdim: bool,
-) -> Tensor:
-    """``value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor``"""
-    grad = tensor_argument(grad, "value_selecting_reduction_backward", "grad", 1, True)
-    indices = tensor_argument(
-        indices, "value_selecting_reduction_backward", "indices", 3, True
-    )
-    sizes = int_list_argument(sizes, "value_selecting_reduction_backward", "sizes")
-    return composites.value_selecting_reduction_backward(
-        grad, dim, indices, sizes, keepdim
-    )
 
 
 def index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
@@ -1161,13 +1207,6 @@ def matmul(input: Tensor, other: Tensor | Number) -> Tensor:
     return composites.matmul(input, other)
 
 
-def _unsafe_view(input: Tensor, size: Sequence[int]) -> Tensor:
-    """``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``"""
-    input = tensor_argument(input, "_unsafe_view", "input", 1, False)
-    size = int_list_argument(size, "_unsafe_view", "size")
-    return operators._unsafe_view.call(input, size)
-
-
 def addmm(
     input: Tensor,
     mat1: Tensor | Number,
@@ -1191,6 +1230,285 @@ def linear(
     weight = tensor_argument(weight, "linear", "weight", 2, True)
     bias = None if bias is None else tensor_argument(bias, "linear", "bias", 3, True)
     return composites.linear(input, weight, bias)
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
+    input = tensor_argument(input, "tril", "input", 1, False)
+    return operators.tril.call(input, diagonal)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
+    input = tensor_argument(input, "triu", "input", 1, False)
+    return operators.triu.call(input, diagonal)
+
+
+def trace(input: Tensor) -> Tensor:
+    """``trace(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "trace", "input", 1, False)
+    return operators.trace.call(input)
+
+
+def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
+    """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
+    input = tensor_argument(input, "dist", "input", 1, False)
+    other = tensor_argument(other, "dist", "other", 2, True)
+    return operators.dist.call(input, other, p)
+
+
+def relu(input: Tensor) -> Tensor:
+    """``relu(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "relu", "input", 1, False)
+    return operators.relu.call(input)
+
+
+def gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
+    """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
+    input = tensor_argument(input, "gelu", "input", 1, False)
+    return operators.gelu.call(input, approximate)
+
+
+def silu(input: Tensor) -> Tensor:
+    """``silu(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "silu", "input", 1, False)
+    return operators.silu.call(input)
+
+
+def threshold_backward(
+    grad_output: Tensor | Number, input: Tensor, threshold: Number
+) -> Tensor:
+    """``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "threshold_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "threshold_backward", "input", 2, False)
+    return operators.threshold_backward.call(grad_output, input, threshold)
+
+
+def gelu_backward(
+    grad_output: Tensor | Number, input: Tensor, *, approximate: str = "none"
+) -> Tensor:
+    """``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "gelu_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "gelu_backward", "input", 2, False)
+    return operators.gelu_backward.call(grad_output, input, approximate)
+
+
+def silu_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
+    """``silu_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "silu_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "silu_backward", "input", 2, False)
+    return operators.silu_backward.call(grad_output, input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "relu_", "input", 1, False)
+    return operators.relu_.call(input)
+
+
+def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "softmax", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return composites.softmax(input, dim, dtype)
+
+
+def _softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+    """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
+    input = tensor_argument(input, "_softmax", "input", 1, False)
+    return operators._softmax.call(input, dim, half_to_float)
+
+
+def _softmax_backward_data(
+    grad_output: Tensor | Number, output: Tensor | Number, dim: int, input_dtype: dtype
+) -> Tensor:
+    """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_softmax_backward_data", "grad_output", 1, True
+    )
+    output = tensor_argument(output, "_softmax_backward_data", "output", 2, True)
+    input_dtype = dtype_argument(input_dtype)
+    return operators._softmax_backward_data.call(grad_output, output, dim, input_dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "log_softmax", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return composites.log_softmax(input, dim, dtype)
+
+
+def _log_softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+    """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
+    input = tensor_argument(input, "_log_softmax", "input", 1, False)
+    return operators._log_softmax.call(input, dim, half_to_float)
+
+
+def _log_softmax_backward_data(
+    grad_output: Tensor | Number, output: Tensor | Number, dim: int, input_dtype: dtype
+) -> Tensor:
+    """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_log_softmax_backward_data", "grad_output", 1, True
+    )
+    output = tensor_argument(output, "_log_softmax_backward_data", "output", 2, True)
+    input_dtype = dtype_argument(input_dtype)
+    return operators._log_softmax_backward_data.call(
+        grad_output, output, dim, input_dtype
+    )
+
+
+def leaky_relu(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
+    """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
+    input = tensor_argument(input, "leaky_relu", "input", 1, False)
+    return operators.leaky_relu.call(input, negative_slope)
+
+
+def leaky_relu_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    negative_slope: Number,
+    self_is_result: bool,
+) -> Tensor:
+    """``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "leaky_relu_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "leaky_relu_backward", "input", 2, False)
+    return operators.leaky_relu_backward.call(
+        grad_output, input, negative_slope, self_is_result
+    )
+
+
+def leaky_relu_(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
+    """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
+    input = tensor_argument(input, "leaky_relu_", "input", 1, False)
+    return operators.leaky_relu_.call(input, negative_slope)
+
+
+def elu(
+    input: Tensor, alpha: Number = 1, scale: Number = 1, input_scale: Number = 1
+) -> Tensor:
+    """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
+    input = tensor_argument(input, "elu", "input", 1, False)
+    return operators.elu.call(input, alpha, scale, input_scale)
+
+
+def elu_backward(
+    grad_output: Tensor | Number,
+    alpha: Number,
+    scale: Number,
+    input_scale: Number,
+    is_result: bool,
+    self_or_result: Tensor | Number,
+) -> Tensor:
+    """``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "elu_backward", "grad_output", 1, True)
+    self_or_result = tensor_argument(
+        self_or_result, "elu_backward", "self_or_result", 6, True
+    )
+    return operators.elu_backward.call(
+        grad_output, alpha, scale, input_scale, is_result, self_or_result
+    )
+
+
+def elu_(
+    input: Tensor, alpha: Number = 1, scale: Number = 1, input_scale: Number = 1
+) -> Tensor:
+    """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
+    input = tensor_argument(input, "elu_", "input", 1, False)
+    return operators.elu_.call(input, alpha, scale, input_scale)
+
+
+def softplus(input: Tensor, beta: Number = 1, threshold: Number = 20) -> Tensor:
+    """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
+    input = tensor_argument(input, "softplus", "input", 1, False)
+    return operators.softplus.call(input, beta, threshold)
+
+
+def softplus_backward(
+    grad_output: Tensor | Number, input: Tensor, beta: Number, threshold: Number
+) -> Tensor:
+    """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "softplus_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "softplus_backward", "input", 2, False)
+    return operators.softplus_backward.call(grad_output, input, beta, threshold)
+
+
+def log_sigmoid(input: Tensor) -> Tensor:
+    """``log_sigmoid(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "log_sigmoid", "input", 1, False)
+    return composites.log_sigmoid(input)
+
+
+def log_sigmoid_forward(input: Tensor) -> Tensor:
+    """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
+    input = tensor_argument(input, "log_sigmoid_forward", "input", 1, False)
+    return operators.log_sigmoid_forward.call(input)
+
+
+def log_sigmoid_backward(
+    grad_output: Tensor | Number, input: Tensor, buffer: Tensor | Number
+) -> Tensor:
+    """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "log_sigmoid_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "log_sigmoid_backward", "input", 2, False)
+    buffer = tensor_argument(buffer, "log_sigmoid_backward", "buffer", 3, True)
+    return operators.log_sigmoid_backward.call(grad_output, input, buffer)
+
+
+def hardtanh(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
+    """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
+    input = tensor_argument(input, "hardtanh", "input", 1, False)
+    return operators.hardtanh.call(input, min_val, max_val)
+
+
+def hardtanh_backward(
+    grad_output: Tensor | Number, input: Tensor, min_val: Number, max_val: Number
+) -> Tensor:
+    """``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "hardtanh_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "hardtanh_backward", "input", 2, False)
+    return operators.hardtanh_backward.call(grad_output, input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
+    """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
+    input = tensor_argument(input, "hardtanh_", "input", 1, False)
+    return operators.hardtanh_.call(input, min_val, max_val)
+
+
+def mish(input: Tensor) -> Tensor:
+    """``mish(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "mish", "input", 1, False)
+    return operators.mish.call(input)
+
+
+def mish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
+    """``mish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "mish_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "mish_backward", "input", 2, False)
+    return operators.mish_backward.call(grad_output, input)
+
+
+def mish_(input: Tensor) -> Tensor:
+    """``mish_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "mish_", "input", 1, False)
+    return operators.mish_.call(input)
+
+
+def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
+    """``dropout(Tensor input, float p, bool train) -> Tensor``"""
+    input = tensor_argument(input, "dropout", "input", 1, False)
+    return composites.dropout(input, p, train)
 
 
 def mse_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tensor:
@@ -1421,151 +1739,6 @@ def cross_entropy_loss(
     return composites.cross_entropy_loss(
         input, target, weight, reduction, ignore_index, label_smoothing
     )
-
-
-def leaky_relu(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
-    """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
-    input = tensor_argument(input, "leaky_relu", "input", 1, False)
-    return operators.leaky_relu.call(input, negative_slope)
-
-
-def leaky_relu_backward(
-    grad_output: Tensor | Number,
-    input: Tensor,
-    negative_slope: Number,
-    self_is_result: bool,
-) -> Tensor:
-    """``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``"""
-    grad_output = tensor_argument(
-        grad_output, "leaky_relu_backward", "grad_output", 1, True
-    )
-    input = tensor_argument(input, "leaky_relu_backward", "input", 2, False)
-    return operators.leaky_relu_backward.call(
-        grad_output, input, negative_slope, self_is_result
-    )
-
-
-def leaky_relu_(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
-    """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
-    input = tensor_argument(input, "leaky_relu_", "input", 1, False)
-    return operators.leaky_relu_.call(input, negative_slope)
-
-
-def elu(
-    input: Tensor, alpha: Number = 1, scale: Number = 1, input_scale: Number = 1
-) -> Tensor:
-    """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
-    input = tensor_argument(input, "elu", "input", 1, False)
-    return operators.elu.call(input, alpha, scale, input_scale)
-
-
-def elu_backward(
-    grad_output: Tensor | Number,
-    alpha: Number,
-    scale: Number,
-    input_scale: Number,
-    is_result: bool,
-    self_or_result: Tensor | Number,
-) -> Tensor:
-    """``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``"""
-    grad_output = tensor_argument(grad_output, "elu_backward", "grad_output", 1, True)
-    self_or_result = tensor_argument(
-        self_or_result, "elu_backward", "self_or_result", 6, True
-    )
-    return operators.elu_backward.call(
-        grad_output, alpha, scale, input_scale, is_result, self_or_result
-    )
-
-
-def elu_(
-    input: Tensor, alpha: Number = 1, scale: Number = 1, input_scale: Number = 1
-) -> Tensor:
-    """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
-    input = tensor_argument(input, "elu_", "input", 1, False)
-    return operators.elu_.call(input, alpha, scale, input_scale)
-
-
-def softplus(input: Tensor, beta: Number = 1, threshold: Number = 20) -> Tensor:
-    """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
-    input = tensor_argument(input, "softplus", "input", 1, False)
-    return operators.softplus.call(input, beta, threshold)
-
-
-def softplus_backward(
-    grad_output: Tensor | Number, input: Tensor, beta: Number, threshold: Number
-) -> Tensor:
-    """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
-    grad_output = tensor_argument(
-        grad_output, "softplus_backward", "grad_output", 1, True
-    )
-    input = tensor_argument(input, "softplus_backward", "input", 2, False)
-    return operators.softplus_backward.call(grad_output, input, beta, threshold)
-
-
-def log_sigmoid(input: Tensor) -> Tensor:
-    """``log_sigmoid(Tensor self) -> Tensor``"""
-    input = tensor_argument(input, "log_sigmoid", "input", 1, False)
-    return composites.log_sigmoid(input)
-
-
-def log_sigmoid_forward(input: Tensor) -> Tensor:
-    """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
-    input = tensor_argument(input, "log_sigmoid_forward", "input", 1, False)
-    return operators.log_sigmoid_forward.call(input)
-
-
-def log_sigmoid_backward(
-    grad_output: Tensor | Number, input: Tensor, buffer: Tensor | Number
-) -> Tensor:
-    """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
-    grad_output = tensor_argument(
-        grad_output, "log_sigmoid_backward", "grad_output", 1, True
-    )
-    input = tensor_argument(input, "log_sigmoid_backward", "input", 2, False)
-    buffer = tensor_argument(buffer, "log_sigmoid_backward", "buffer", 3, True)
-    return operators.log_sigmoid_backward.call(grad_output, input, buffer)
-
-
-def hardtanh(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
-    """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
-    input = tensor_argument(input, "hardtanh", "input", 1, False)
-    return operators.hardtanh.call(input, min_val, max_val)
-
-
-def hardtanh_backward(
-    grad_output: Tensor | Number, input: Tensor, min_val: Number, max_val: Number
-) -> Tensor:
-    """``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``"""
-    grad_output = tensor_argument(
-        grad_output, "hardtanh_backward", "grad_output", 1, True
-    )
-    input = tensor_argument(input, "hardtanh_backward", "input", 2, False)
-    return operators.hardtanh_backward.call(grad_output, input, min_val, max_val)
-
-
-def hardtanh_(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
-    """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
-    input = tensor_argument(input, "hardtanh_", "input", 1, False)
-    return operators.hardtanh_.call(input, min_val, max_val)
-
-
-def mish(input: Tensor) -> Tensor:
-    """``mish(Tensor self) -> Tensor``"""
-    input = tensor_argument(input, "mish", "input", 1, False)
-    return operators.mish.call(input)
-
-
-def mish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
-    """``mish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
-    grad_output = tensor_argument(grad_output, "mish_backward", "grad_output", 1, True)
-    input = tensor_argument(input, "mish_backward", "input", 2, False)
-    return operators.mish_backward.call(grad_output, input)
-
-
-def mish_(input: Tensor) -> Tensor:
-    """``mish_(Tensor(a!) self) -> Tensor(a!)``"""
-    input = tensor_argument(input, "mish_", "input", 1, False)
-    return operators.mish_.call(input)
 
 
 def l1_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tensor:
@@ -1815,213 +1988,6 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     return operators.one_hot.call(input, num_classes)
 
 
-def constant_pad_nd(input: Tensor, pad: Sequence[int], value: Number = 0) -> Tensor:
-    """``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``"""
-    input = tensor_argument(input, "constant_pad_nd", "input", 1, False)
-    pad = int_list_argument(pad, "constant_pad_nd", "pad")
-    return operators.constant_pad_nd.call(input, pad, value)
-
-
-def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
-    """``dropout(Tensor input, float p, bool train) -> Tensor``"""
-    input = tensor_argument(input, "dropout", "input", 1, False)
-    return composites.dropout(input, p, train)
-
-
-def zero_(input: Tensor) -> Tensor:
-    """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
-    input = tensor_argument(input, "zero_", "input", 1, False)
-    return operators.zero_.call(input)
-
-
-def addcmul(
-    input: Tensor,
-    tensor1: Tensor | Number,
-    tensor2: Tensor | Number,
-    *,
-    value: Number = 1,
-) -> Tensor:
-    """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-    input = tensor_argument(input, "addcmul", "input", 1, False)
-    tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
-    tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
-    return operators.addcmul.call(input, tensor1, tensor2, value)
-
-
-def addcdiv(
-    input: Tensor,
-    tensor1: Tensor | Number,
-    tensor2: Tensor | Number,
-    *,
-    value: Number = 1,
-) -> Tensor:
-    """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-    input = tensor_argument(input, "addcdiv", "input", 1, False)
-    tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
-    tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
-    return operators.addcdiv.call(input, tensor1, tensor2, value)
-
-
-def detach_(input: Tensor) -> Tensor:
-    """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
-    input = tensor_argument(input, "detach_", "input", 1, False)
-    return composites.detach_(input)
-
-
-def nan_to_num(
-    input: Tensor,
-    nan: float | None = None,
-    posinf: float | None = None,
-    neginf: float | None = None,
-) -> Tensor:
-    """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
-    input = tensor_argument(input, "nan_to_num", "input", 1, False)
-    return operators.nan_to_num.call(input, nan, posinf, neginf)
-
-
-def nan_to_num_(
-    input: Tensor,
-    nan: float | None = None,
-    posinf: float | None = None,
-    neginf: float | None = None,
-) -> Tensor:
-    """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
-    input = tensor_argument(input, "nan_to_num_", "input", 1, False)
-    return operators.nan_to_num_.call(input, nan, posinf, neginf)
-
-
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
-    input = tensor_argument(input, "tril", "input", 1, False)
-    return operators.tril.call(input, diagonal)
-
-
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
-    input = tensor_argument(input, "triu", "input", 1, False)
-    return operators.triu.call(input, diagonal)
-
-
-def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
-    input = tensor_argument(input, "diagonal", "input", 1, False)
-    return operators.diagonal.call(input, offset, dim1, dim2)
-
-
-def diagonal_backward(
-    grad_output: Tensor | Number,
-    input_sizes: Sequence[int],
-    offset: int,
-    dim1: int,
-    dim2: int,
-) -> Tensor:
-    """``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``"""
-    grad_output = tensor_argument(
-        grad_output, "diagonal_backward", "grad_output", 1, True
-    )
-    input_sizes = int_list_argument(input_sizes, "diagonal_backward", "input_sizes")
-    return operators.diagonal_backward.call(
-        grad_output, input_sizes, offset, dim1, dim2
-    )
-
-
-def diagonal_copy(
-    input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
-) -> Tensor:
-    """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
-    input = tensor_argument(input, "diagonal_copy", "input", 1, False)
-    return operators.diagonal_copy.call(input, offset, dim1, dim2)
-
-
-def diag_embed(
-    input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1
-) -> Tensor:
-    """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
-    input = tensor_argument(input, "diag_embed", "input", 1, False)
-    return operators.diag_embed.call(input, offset, dim1, dim2)
-
-
-def diag(input: Tensor, diagonal: int = 0) -> Tensor:
-    """``diag(Tensor self, int diagonal=0) -> Tensor``"""
-    input = tensor_argument(input, "diag", "input", 1, False)
-    return composites.diag(input, diagonal)
-
-
-def trace(input: Tensor) -> Tensor:
-    """``trace(Tensor self) -> Tensor``"""
-    input = tensor_argument(input, "trace", "input", 1, False)
-    return operators.trace.call(input)
-
-
-def allclose(
-    input: Tensor,
-    other: Tensor | Number,
-    rtol: float = 1e-05,
-    atol: float = 1e-08,
-    equal_nan: bool = False,
-) -> Tensor:
-    """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
-    input = tensor_argument(input, "allclose", "input", 1, False)
-    other = tensor_argument(other, "allclose", "other", 2, True)
-    return operators.allclose.call(input, other, rtol, atol, equal_nan)
-
-
-def equal(input: Tensor, other: Tensor | Number) -> Tensor:
-    """``equal(Tensor self, Tensor other) -> bool``"""
-    input = tensor_argument(input, "equal", "input", 1, False)
-    other = tensor_argument(other, "equal", "other", 2, True)
-    return operators.equal.call(input, other)
-
-
-def topk(
-    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
-) -> Tensor:
-    """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
-    input = tensor_argument(input, "topk", "input", 1, False)
-    return operators.topk.call(input, k, dim, largest, sorted)
-
-
-def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
-    """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
-    input = tensor_argument(input, "dist", "input", 1, False)
-    other = tensor_argument(other, "dist", "other", 2, True)
-    return operators.dist.call(input, other, p)
-
-
-pow = Overloads(
-    "pow",
-    (
-        # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
-        Signature(
-            operators.pow_Tensor_Scalar.call,
-            "Tensor input, Number exponent",
-            (
-                Param("input", "Tensor"),
-                Param("exponent", "Scalar"),
-            ),
-        ),
-        # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
-        Signature(
-            operators.pow_Tensor_Tensor.call,
-            "Tensor input, Tensor exponent",
-            (
-                Param("input", "Tensor"),
-                Param("exponent", "Tensor"),
-            ),
-        ),
-        # pow.Scalar(Scalar self, Tensor exponent) -> Tensor
-        Signature(
-            operators.pow_Scalar.call,
-            "Number input, Tensor exponent",
-            (
-                Param("input", "Scalar"),
-                Param("exponent", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
 squeeze = Overloads(
     "squeeze",
     (
@@ -2071,78 +2037,34 @@ split = Overloads(
 )
 
 
-sum = Overloads(
-    "sum",
+pow = Overloads(
+    "pow",
     (
-        # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         Signature(
-            operators.sum.call,
-            "Tensor input, *, ScalarType? dtype=None",
+            operators.pow_Tensor_Scalar.call,
+            "Tensor input, Number exponent",
             (
                 Param("input", "Tensor"),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
+                Param("exponent", "Scalar"),
             ),
         ),
-        # sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         Signature(
-            operators.sum_dim_IntList.call,
-            "Tensor input, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            operators.pow_Tensor_Tensor.call,
+            "Tensor input, Tensor exponent",
             (
                 Param("input", "Tensor"),
-                Param("dim", "int[]?"),
-                Param("keepdim", "bool", has_default=True, default=False),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
+                Param("exponent", "Tensor"),
             ),
         ),
-    ),
-)
-
-
-mean = Overloads(
-    "mean",
-    (
-        # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        # pow.Scalar(Scalar self, Tensor exponent) -> Tensor
         Signature(
-            operators.mean.call,
-            "Tensor input, *, ScalarType? dtype=None",
+            operators.pow_Scalar.call,
+            "Number input, Tensor exponent",
             (
-                Param("input", "Tensor"),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
-            ),
-        ),
-        # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-        Signature(
-            operators.mean_dim.call,
-            "Tensor input, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
-            (
-                Param("input", "Tensor"),
-                Param("dim", "int[]?"),
-                Param("keepdim", "bool", has_default=True, default=False),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
+                Param("input", "Scalar"),
+                Param("exponent", "Tensor"),
             ),
         ),
     ),
@@ -2552,6 +2474,215 @@ ge = Overloads(
 )
 
 
+fill = Overloads(
+    "fill",
+    (
+        # fill.Scalar(Tensor self, Scalar value) -> Tensor
+        Signature(
+            operators.fill_Scalar.call,
+            "Tensor input, Number value",
+            (
+                Param("input", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # fill.Tensor(Tensor self, Tensor value) -> Tensor
+        Signature(
+            operators.fill_Tensor.call,
+            "Tensor input, Tensor value",
+            (
+                Param("input", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+fill_ = Overloads(
+    "fill_",
+    (
+        # fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.fill__Scalar.call,
+            "Tensor input, Number value",
+            (
+                Param("input", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+        Signature(
+            operators.fill__Tensor.call,
+            "Tensor input, Tensor value",
+            (
+                Param("input", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+lerp = Overloads(
+    "lerp",
+    (
+        # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+        Signature(
+            operators.lerp_Scalar.call,
+            "Tensor input, Tensor end, Number weight",
+            (
+                Param("input", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Scalar"),
+            ),
+        ),
+        # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+        Signature(
+            operators.lerp_Tensor.call,
+            "Tensor input, Tensor end, Tensor weight",
+            (
+                Param("input", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+clip = Overloads(
+    "clip",
+    (
+        # clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+        Signature(
+            composites.clip_tensor,
+            "Tensor input, Tensor? min=None, Tensor? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+        Signature(
+            composites.clip,
+            "Tensor input, Number? min=None, Number? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+clip_ = Overloads(
+    "clip_",
+    (
+        # clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+        Signature(
+            composites.clip_tensor_,
+            "Tensor input, Tensor? min=None, Tensor? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+        Signature(
+            composites.clip_,
+            "Tensor input, Number? min=None, Number? max=None",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+sum = Overloads(
+    "sum",
+    (
+        # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.sum.call,
+            "Tensor input, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.sum_dim_IntList.call,
+            "Tensor input, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+mean = Overloads(
+    "mean",
+    (
+        # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.mean.call,
+            "Tensor input, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.mean_dim.call,
+            "Tensor input, int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
 prod = Overloads(
     "prod",
     (
@@ -2737,6 +2868,40 @@ std = Overloads(
 )
 
 
+sort = Overloads(
+    "sort",
+    (
+        # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.sort.call,
+            "Tensor input, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int", has_default=True, default=-1),
+                Param("descending", "bool", has_default=True, default=False),
+            ),
+        ),
+        # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.sort_stable.call,
+            "Tensor input, *, bool? stable, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("stable", "bool?", keyword_only=True),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param(
+                    "descending",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
 scatter = Overloads(
     "scatter",
     (
@@ -2787,171 +2952,6 @@ masked_fill = Overloads(
                 Param("input", "Tensor"),
                 Param("mask", "Tensor"),
                 Param("value", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
-fill = Overloads(
-    "fill",
-    (
-        # fill.Scalar(Tensor self, Scalar value) -> Tensor
-        Signature(
-            operators.fill_Scalar.call,
-            "Tensor input, Number value",
-            (
-                Param("input", "Tensor"),
-                Param("value", "Scalar"),
-            ),
-        ),
-        # fill.Tensor(Tensor self, Tensor value) -> Tensor
-        Signature(
-            operators.fill_Tensor.call,
-            "Tensor input, Tensor value",
-            (
-                Param("input", "Tensor"),
-                Param("value", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
-fill_ = Overloads(
-    "fill_",
-    (
-        # fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
-        Signature(
-            operators.fill__Scalar.call,
-            "Tensor input, Number value",
-            (
-                Param("input", "Tensor"),
-                Param("value", "Scalar"),
-            ),
-        ),
-        # fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
-        Signature(
-            operators.fill__Tensor.call,
-            "Tensor input, Tensor value",
-            (
-                Param("input", "Tensor"),
-                Param("value", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
-lerp = Overloads(
-    "lerp",
-    (
-        # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
-        Signature(
-            operators.lerp_Scalar.call,
-            "Tensor input, Tensor end, Number weight",
-            (
-                Param("input", "Tensor"),
-                Param("end", "Tensor"),
-                Param("weight", "Scalar"),
-            ),
-        ),
-        # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
-        Signature(
-            operators.lerp_Tensor.call,
-            "Tensor input, Tensor end, Tensor weight",
-            (
-                Param("input", "Tensor"),
-                Param("end", "Tensor"),
-                Param("weight", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
-clip = Overloads(
-    "clip",
-    (
-        # clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
-        Signature(
-            composites.clip_tensor,
-            "Tensor input, Tensor? min=None, Tensor? max=None",
-            (
-                Param("input", "Tensor"),
-                Param("min", "Tensor?", has_default=True, default=None),
-                Param("max", "Tensor?", has_default=True, default=None),
-            ),
-        ),
-        # clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
-        Signature(
-            composites.clip,
-            "Tensor input, Number? min=None, Number? max=None",
-            (
-                Param("input", "Tensor"),
-                Param("min", "Scalar?", has_default=True, default=None),
-                Param("max", "Scalar?", has_default=True, default=None),
-            ),
-        ),
-    ),
-)
-
-
-clip_ = Overloads(
-    "clip_",
-    (
-        # clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
-        Signature(
-            composites.clip_tensor_,
-            "Tensor input, Tensor? min=None, Tensor? max=None",
-            (
-                Param("input", "Tensor"),
-                Param("min", "Tensor?", has_default=True, default=None),
-                Param("max", "Tensor?", has_default=True, default=None),
-            ),
-        ),
-        # clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
-        Signature(
-            composites.clip_,
-            "Tensor input, Number? min=None, Number? max=None",
-            (
-                Param("input", "Tensor"),
-                Param("min", "Scalar?", has_default=True, default=None),
-                Param("max", "Scalar?", has_default=True, default=None),
-            ),
-        ),
-    ),
-)
-
-
-sort = Overloads(
-    "sort",
-    (
-        # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
-        Signature(
-            operators.sort.call,
-            "Tensor input, int dim=-1, bool descending=False",
-            (
-                Param("input", "Tensor"),
-                Param("dim", "int", has_default=True, default=-1),
-                Param("descending", "bool", has_default=True, default=False),
-            ),
-        ),
-        # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
-        Signature(
-            operators.sort_stable.call,
-            "Tensor input, *, bool? stable, int dim=-1, bool descending=False",
-            (
-                Param("input", "Tensor"),
-                Param("stable", "bool?", keyword_only=True),
-                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
-                Param(
-                    "descending",
-                    "bool",
-                    keyword_only=True,
-                    has_default=True,
-                    default=False,
-                ),
             ),
         ),
     ),

@@ -23,43 +23,10 @@ from gradgen.tensor import Number, Tensor
 from . import operators
 
 
-def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-    other = tensor_argument(other, "add", "other", 2, True)
-    return operators.add_Tensor.call(self, other, alpha)
-
-
-def sub(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-    other = tensor_argument(other, "sub", "other", 2, True)
-    return operators.sub_Tensor.call(self, other, alpha)
-
-
-def mul(self: Tensor, other: Tensor | Number) -> Tensor:
-    """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
-    other = tensor_argument(other, "mul", "other", 2, True)
-    return operators.mul_Tensor.call(self, other)
-
-
 def permute(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
     """``permute(Tensor(a) self, int[] dims) -> Tensor(a)``"""
     dims = int_list_varargs(dims, "permute", "dims")
     return operators.permute.call(self, dims)
-
-
-def neg(self: Tensor) -> Tensor:
-    """``neg(Tensor self) -> Tensor``"""
-    return operators.neg.call(self)
-
-
-def conj(self: Tensor) -> Tensor:
-    """``conj(Tensor(a) self) -> Tensor(a)``"""
-    return composites.conj(self)
-
-
-def _conj(self: Tensor) -> Tensor:
-    """``_conj(Tensor(a) self) -> Tensor(a)``"""
-    return operators._conj.call(self)
 
 
 def expand(self: Tensor, *size: int | Sequence[int], implicit: bool = False) -> Tensor:
@@ -72,46 +39,6 @@ def sum_to_size(self: Tensor, *size: int | Sequence[int]) -> Tensor:
     """``sum_to_size(Tensor self, SymInt[] size) -> Tensor``"""
     size = int_list_varargs(size, "sum_to_size", "size")
     return operators.sum_to_size.call(self, size)
-
-
-def clone(self: Tensor, *, memory_format: Any | None = None) -> Tensor:
-    """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
-    return operators.clone.call(self, memory_format)
-
-
-def _to_copy(
-    self: Tensor,
-    *,
-    dtype: dtype | None = None,
-    layout: Any | None = None,
-    device: Any | None = None,
-    pin_memory: bool | None = None,
-    non_blocking: bool = False,
-    memory_format: Any | None = None,
-) -> Tensor:
-    """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
-    dtype = dtype_argument(dtype)
-    return operators._to_copy.call(
-        self, dtype, layout, device, pin_memory, non_blocking, memory_format
-    )
-
-
-def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
-    other = tensor_argument(other, "add_", "other", 2, True)
-    return operators.add__Tensor.call(self, other, alpha)
-
-
-def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
-    """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
-    other = tensor_argument(other, "sub_", "other", 2, True)
-    return operators.sub__Tensor.call(self, other, alpha)
-
-
-def mul_(self: Tensor, other: Tensor | Number) -> Tensor:
-    """``mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
-    other = tensor_argument(other, "mul_", "other", 2, True)
-    return operators.mul__Tensor.call(self, other)
 
 
 def view(self: Tensor, *size: int | Sequence[int]) -> Tensor:
@@ -186,6 +113,136 @@ def chunk(self: Tensor, chunks: int, dim: int = 0) -> Tensor:
 def unbind(self: Tensor, dim: int = 0) -> Tensor:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
     return operators.unbind_int.call(self, dim)
+
+
+def flip(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
+    """``flip(Tensor self, int[] dims) -> Tensor``"""
+    dims = int_list_varargs(dims, "flip", "dims")
+    return operators.flip.call(self, dims)
+
+
+def roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
+    """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
+    shifts = int_list_argument(shifts, "roll", "shifts")
+    dims = int_list_argument(dims, "roll", "dims")
+    return operators.roll.call(self, shifts, dims)
+
+
+def repeat(self: Tensor, *repeats: int | Sequence[int]) -> Tensor:
+    """``repeat(Tensor self, SymInt[] repeats) -> Tensor``"""
+    repeats = int_list_varargs(repeats, "repeat", "repeats")
+    return operators.repeat.call(self, repeats)
+
+
+def expand_as(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``expand_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
+    other = tensor_argument(other, "expand_as", "other", 2, True)
+    return composites.expand_as(self, other)
+
+
+def view_as(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``view_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
+    other = tensor_argument(other, "view_as", "other", 2, True)
+    return composites.view_as(self, other)
+
+
+def reshape_as(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
+    other = tensor_argument(other, "reshape_as", "other", 2, True)
+    return composites.reshape_as(self, other)
+
+
+def detach_(self: Tensor) -> Tensor:
+    """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.detach_(self)
+
+
+def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
+    return operators.diagonal.call(self, offset, dim1, dim2)
+
+
+def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
+    return operators.diag_embed.call(self, offset, dim1, dim2)
+
+
+def diag(self: Tensor, diagonal: int = 0) -> Tensor:
+    """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+    return composites.diag(self, diagonal)
+
+
+def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+    other = tensor_argument(other, "add", "other", 2, True)
+    return operators.add_Tensor.call(self, other, alpha)
+
+
+def sub(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+    other = tensor_argument(other, "sub", "other", 2, True)
+    return operators.sub_Tensor.call(self, other, alpha)
+
+
+def mul(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "mul", "other", 2, True)
+    return operators.mul_Tensor.call(self, other)
+
+
+def neg(self: Tensor) -> Tensor:
+    """``neg(Tensor self) -> Tensor``"""
+    return operators.neg.call(self)
+
+
+def conj(self: Tensor) -> Tensor:
+    """``conj(Tensor(a) self) -> Tensor(a)``"""
+    return composites.conj(self)
+
+
+def _conj(self: Tensor) -> Tensor:
+    """``_conj(Tensor(a) self) -> Tensor(a)``"""
+    return operators._conj.call(self)
+
+
+def clone(self: Tensor, *, memory_format: Any | None = None) -> Tensor:
+    """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
+    return operators.clone.call(self, memory_format)
+
+
+def _to_copy(
+    self: Tensor,
+    *,
+    dtype: dtype | None = None,
+    layout: Any | None = None,
+    device: Any | None = None,
+    pin_memory: bool | None = None,
+    non_blocking: bool = False,
+    memory_format: Any | None = None,
+) -> Tensor:
+    """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
+    dtype = dtype_argument(dtype)
+    return operators._to_copy.call(
+        self, dtype, layout, device, pin_memory, non_blocking, memory_format
+    )
+
+
+def add_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
+    other = tensor_argument(other, "add_", "other", 2, True)
+    return operators.add__Tensor.call(self, other, alpha)
+
+
+def sub_(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+    """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
+    other = tensor_argument(other, "sub_", "other", 2, True)
+    return operators.sub__Tensor.call(self, other, alpha)
+
+
+def mul_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "mul_", "other", 2, True)
+    return operators.mul__Tensor.call(self, other)
 
 
 def exp(self: Tensor) -> Tensor:
@@ -308,11 +365,6 @@ def sigmoid(self: Tensor) -> Tensor:
     return operators.sigmoid.call(self)
 
 
-def relu(self: Tensor) -> Tensor:
-    """``relu(Tensor self) -> Tensor``"""
-    return operators.relu.call(self)
-
-
 def erf(self: Tensor) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
     return operators.erf.call(self)
@@ -371,11 +423,6 @@ def sigmoid_(self: Tensor) -> Tensor:
 def tanh_(self: Tensor) -> Tensor:
     """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
     return operators.tanh_.call(self)
-
-
-def relu_(self: Tensor) -> Tensor:
-    """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.relu_.call(self)
 
 
 def true_divide(self: Tensor, other: Tensor | Number) -> Tensor:
@@ -491,6 +538,89 @@ def isfinite(self: Tensor) -> Tensor:
     return composites.isfinite(self)
 
 
+def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Tensor:
+    """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
+    src = tensor_argument(src, "copy_", "src", 2, True)
+    return operators.copy_.call(self, src, non_blocking)
+
+
+def zero_(self: Tensor) -> Tensor:
+    """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.zero_.call(self)
+
+
+def addcmul(
+    self: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+    tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
+    return operators.addcmul.call(self, tensor1, tensor2, value)
+
+
+def addcmul_(
+    self: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
+    tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 3, True)
+    return operators.addcmul_.call(self, tensor1, tensor2, value)
+
+
+def addcdiv(
+    self: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+    tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
+    return operators.addcdiv.call(self, tensor1, tensor2, value)
+
+
+def addcdiv_(
+    self: Tensor,
+    tensor1: Tensor | Number,
+    tensor2: Tensor | Number,
+    *,
+    value: Number = 1,
+) -> Tensor:
+    """``addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
+    tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 2, True)
+    tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 3, True)
+    return operators.addcdiv_.call(self, tensor1, tensor2, value)
+
+
+def nan_to_num(
+    self: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
+    return operators.nan_to_num.call(self, nan, posinf, neginf)
+
+
+def nan_to_num_(
+    self: Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
+    return operators.nan_to_num_.call(self, nan, posinf, neginf)
+
+
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amax", "dim")
@@ -531,35 +661,29 @@ def cumprod(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
     return operators.cumprod.call(self, dim, dtype)
 
 
-def softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
-    """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-    dtype = dtype_argument(dtype)
-    return composites.softmax(self, dim, dtype)
+def allclose(
+    self: Tensor,
+    other: Tensor | Number,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
+) -> Tensor:
+    """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
+    other = tensor_argument(other, "allclose", "other", 2, True)
+    return operators.allclose.call(self, other, rtol, atol, equal_nan)
 
 
-def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
-    """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-    dtype = dtype_argument(dtype)
-    return composites.log_softmax(self, dim, dtype)
+def equal(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``equal(Tensor self, Tensor other) -> bool``"""
+    other = tensor_argument(other, "equal", "other", 2, True)
+    return operators.equal.call(self, other)
 
 
-def flip(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
-    """``flip(Tensor self, int[] dims) -> Tensor``"""
-    dims = int_list_varargs(dims, "flip", "dims")
-    return operators.flip.call(self, dims)
-
-
-def roll(self: Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> Tensor:
-    """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
-    shifts = int_list_argument(shifts, "roll", "shifts")
-    dims = int_list_argument(dims, "roll", "dims")
-    return operators.roll.call(self, shifts, dims)
-
-
-def repeat(self: Tensor, *repeats: int | Sequence[int]) -> Tensor:
-    """``repeat(Tensor self, SymInt[] repeats) -> Tensor``"""
-    repeats = int_list_varargs(repeats, "repeat", "repeats")
-    return operators.repeat.call(self, repeats)
+def topk(
+    self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+) -> Tensor:
+    """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
+    return operators.topk.call(self, k, dim, largest, sorted)
 
 
 def index_select(self: Tensor, dim: int, index: Tensor | Number) -> Tensor:
@@ -597,24 +721,6 @@ def scatter_add(
     index = tensor_argument(index, "scatter_add", "index", 3, True)
     src = tensor_argument(src, "scatter_add", "src", 4, True)
     return operators.scatter_add.call(self, dim, index, src)
-
-
-def expand_as(self: Tensor, other: Tensor | Number) -> Tensor:
-    """``expand_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
-    other = tensor_argument(other, "expand_as", "other", 2, True)
-    return composites.expand_as(self, other)
-
-
-def view_as(self: Tensor, other: Tensor | Number) -> Tensor:
-    """``view_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
-    other = tensor_argument(other, "view_as", "other", 2, True)
-    return composites.view_as(self, other)
-
-
-def reshape_as(self: Tensor, other: Tensor | Number) -> Tensor:
-    """``reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
-    other = tensor_argument(other, "reshape_as", "other", 2, True)
-    return composites.reshape_as(self, other)
 
 
 def index(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
@@ -709,94 +815,6 @@ def addmm(
     return operators.addmm.call(self, mat1, mat2, beta, alpha)
 
 
-def copy_(self: Tensor, src: Tensor | Number, non_blocking: bool = False) -> Tensor:
-    """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
-    src = tensor_argument(src, "copy_", "src", 2, True)
-    return operators.copy_.call(self, src, non_blocking)
-
-
-def zero_(self: Tensor) -> Tensor:
-    """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
-    return operators.zero_.call(self)
-
-
-def addcmul(
-    self: Tensor,
-    tensor1: Tensor | Number,
-    tensor2: Tensor | Number,
-    *,
-    value: Number = 1,
-) -> Tensor:
-    """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-    tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
-    tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
-    return operators.addcmul.call(self, tensor1, tensor2, value)
-
-
-def addcmul_(
-    self: Tensor,
-    tensor1: Tensor | Number,
-    tensor2: Tensor | Number,
-    *,
-    value: Number = 1,
-) -> Tensor:
-    """``addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
-    tensor1 = tensor_argument(tensor1, "addcmul_", "tensor1", 2, True)
-    tensor2 = tensor_argument(tensor2, "addcmul_", "tensor2", 3, True)
-    return operators.addcmul_.call(self, tensor1, tensor2, value)
-
-
-def addcdiv(
-    self: Tensor,
-    tensor1: Tensor | Number,
-    tensor2: Tensor | Number,
-    *,
-    value: Number = 1,
-) -> Tensor:
-    """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-    tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
-    tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
-    return operators.addcdiv.call(self, tensor1, tensor2, value)
-
-
-def addcdiv_(
-    self: Tensor,
-    tensor1: Tensor | Number,
-    tensor2: Tensor | Number,
-    *,
-    value: Number = 1,
-) -> Tensor:
-    """``addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
-    tensor1 = tensor_argument(tensor1, "addcdiv_", "tensor1", 2, True)
-    tensor2 = tensor_argument(tensor2, "addcdiv_", "tensor2", 3, True)
-    return operators.addcdiv_.call(self, tensor1, tensor2, value)
-
-
-def detach_(self: Tensor) -> Tensor:
-    """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
-    return composites.detach_(self)
-
-
-def nan_to_num(
-    self: Tensor,
-    nan: float | None = None,
-    posinf: float | None = None,
-    neginf: float | None = None,
-) -> Tensor:
-    """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
-    return operators.nan_to_num.call(self, nan, posinf, neginf)
-
-
-def nan_to_num_(
-    self: Tensor,
-    nan: float | None = None,
-    posinf: float | None = None,
-    neginf: float | None = None,
-) -> Tensor:
-    """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
-    return operators.nan_to_num_.call(self, nan, posinf, neginf)
-
-
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
     return operators.tril.call(self, diagonal)
@@ -817,49 +835,9 @@ def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
     return operators.triu_.call(self, diagonal)
 
 
-def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-    """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
-    return operators.diagonal.call(self, offset, dim1, dim2)
-
-
-def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
-    """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
-    return operators.diag_embed.call(self, offset, dim1, dim2)
-
-
-def diag(self: Tensor, diagonal: int = 0) -> Tensor:
-    """``diag(Tensor self, int diagonal=0) -> Tensor``"""
-    return composites.diag(self, diagonal)
-
-
 def trace(self: Tensor) -> Tensor:
     """``trace(Tensor self) -> Tensor``"""
     return operators.trace.call(self)
-
-
-def allclose(
-    self: Tensor,
-    other: Tensor | Number,
-    rtol: float = 1e-05,
-    atol: float = 1e-08,
-    equal_nan: bool = False,
-) -> Tensor:
-    """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
-    other = tensor_argument(other, "allclose", "other", 2, True)
-    return operators.allclose.call(self, other, rtol, atol, equal_nan)
-
-
-def equal(self: Tensor, other: Tensor | Number) -> Tensor:
-    """``equal(Tensor self, Tensor other) -> bool``"""
-    other = tensor_argument(other, "equal", "other", 2, True)
-    return operators.equal.call(self, other)
-
-
-def topk(
-    self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
-) -> Tensor:
-    """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
-    return operators.topk.call(self, k, dim, largest, sorted)
 
 
 def dist(self: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
@@ -868,34 +846,26 @@ def dist(self: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     return operators.dist.call(self, other, p)
 
 
-_pow_overloads = Overloads(
-    "pow",
-    (
-        # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
-        Signature(
-            operators.pow_Tensor_Scalar.call,
-            "Number exponent",
-            (
-                Param("self", "Tensor"),
-                Param("exponent", "Scalar"),
-            ),
-        ),
-        # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
-        Signature(
-            operators.pow_Tensor_Tensor.call,
-            "Tensor exponent",
-            (
-                Param("self", "Tensor"),
-                Param("exponent", "Tensor"),
-            ),
-        ),
-    ),
-)
+def relu(self: Tensor) -> Tensor:
+    """``relu(Tensor self) -> Tensor``"""
+    return operators.relu.call(self)
 
 
-def pow(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`` or ``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
-    return _pow_overloads(*args, self=self, **kwargs)
+def relu_(self: Tensor) -> Tensor:
+    """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.relu_.call(self)
+
+
+def softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    dtype = dtype_argument(dtype)
+    return composites.softmax(self, dim, dtype)
+
+
+def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    dtype = dtype_argument(dtype)
+    return composites.log_softmax(self, dim, dtype)
 
 
 _squeeze_overloads = Overloads(
@@ -957,92 +927,34 @@ def split(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _split_overloads(*args, self=self, **kwargs)
 
 
-_sum_overloads = Overloads(
-    "sum",
+_pow_overloads = Overloads(
+    "pow",
     (
-        # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         Signature(
-            operators.sum.call,
-            "*, ScalarType? dtype=None",
+            operators.pow_Tensor_Scalar.call,
+            "Number exponent",
             (
                 Param("self", "Tensor"),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
+                Param("exponent", "Scalar"),
             ),
         ),
-        # sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         Signature(
-            operators.sum_dim_IntList.call,
-            "int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            operators.pow_Tensor_Tensor.call,
+            "Tensor exponent",
             (
                 Param("self", "Tensor"),
-                Param("dim", "int[]?"),
-                Param("keepdim", "bool", has_default=True, default=False),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
+                Param("exponent", "Tensor"),
             ),
         ),
     ),
 )
 
 
-def sum(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-    return _sum_overloads(*args, self=self, **kwargs)
-
-
-_mean_overloads = Overloads(
-    "mean",
-    (
-        # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
-        Signature(
-            operators.mean.call,
-            "*, ScalarType? dtype=None",
-            (
-                Param("self", "Tensor"),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
-            ),
-        ),
-        # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-        Signature(
-            operators.mean_dim.call,
-            "int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
-            (
-                Param("self", "Tensor"),
-                Param("dim", "int[]?"),
-                Param("keepdim", "bool", has_default=True, default=False),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
-            ),
-        ),
-    ),
-)
-
-
-def mean(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-    return _mean_overloads(*args, self=self, **kwargs)
+def pow(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`` or ``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
+    return _pow_overloads(*args, self=self, **kwargs)
 
 
 _round_overloads = Overloads(
@@ -1500,6 +1412,252 @@ def ge(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _ge_overloads(*args, self=self, **kwargs)
 
 
+_fill__overloads = Overloads(
+    "fill_",
+    (
+        # fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.fill__Scalar.call,
+            "Number value",
+            (
+                Param("self", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+        Signature(
+            operators.fill__Tensor.call,
+            "Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`` or ``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``"""
+    return _fill__overloads(*args, self=self, **kwargs)
+
+
+_lerp_overloads = Overloads(
+    "lerp",
+    (
+        # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
+        Signature(
+            operators.lerp_Scalar.call,
+            "Tensor end, Number weight",
+            (
+                Param("self", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Scalar"),
+            ),
+        ),
+        # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+        Signature(
+            operators.lerp_Tensor.call,
+            "Tensor end, Tensor weight",
+            (
+                Param("self", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def lerp(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`` or ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
+    return _lerp_overloads(*args, self=self, **kwargs)
+
+
+_lerp__overloads = Overloads(
+    "lerp_",
+    (
+        # lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
+        Signature(
+            operators.lerp__Scalar.call,
+            "Tensor end, Number weight",
+            (
+                Param("self", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Scalar"),
+            ),
+        ),
+        # lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
+        Signature(
+            operators.lerp__Tensor.call,
+            "Tensor end, Tensor weight",
+            (
+                Param("self", "Tensor"),
+                Param("end", "Tensor"),
+                Param("weight", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def lerp_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`` or ``lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)``"""
+    return _lerp__overloads(*args, self=self, **kwargs)
+
+
+_clip_overloads = Overloads(
+    "clip",
+    (
+        # clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
+        Signature(
+            composites.clip_tensor,
+            "Tensor? min=None, Tensor? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
+        Signature(
+            composites.clip,
+            "Number? min=None, Number? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+def clip(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`` or ``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
+    return _clip_overloads(*args, self=self, **kwargs)
+
+
+_clip__overloads = Overloads(
+    "clip_",
+    (
+        # clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
+        Signature(
+            composites.clip_tensor_,
+            "Tensor? min=None, Tensor? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor?", has_default=True, default=None),
+                Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+        # clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
+        Signature(
+            composites.clip_,
+            "Number? min=None, Number? max=None",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar?", has_default=True, default=None),
+                Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+def clip_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`` or ``clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
+    return _clip__overloads(*args, self=self, **kwargs)
+
+
+_sum_overloads = Overloads(
+    "sum",
+    (
+        # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.sum.call,
+            "*, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.sum_dim_IntList.call,
+            "int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def sum(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    return _sum_overloads(*args, self=self, **kwargs)
+
+
+_mean_overloads = Overloads(
+    "mean",
+    (
+        # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.mean.call,
+            "*, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+        Signature(
+            operators.mean_dim.call,
+            "int[]? dim, bool keepdim=False, *, ScalarType? dtype=None",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "dtype",
+                    "ScalarType?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def mean(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`` or ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    return _mean_overloads(*args, self=self, **kwargs)
+
+
 _prod_overloads = Overloads(
     "prod",
     (
@@ -1710,262 +1868,6 @@ def std(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _std_overloads(*args, self=self, **kwargs)
 
 
-_scatter_overloads = Overloads(
-    "scatter",
-    (
-        # scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
-        Signature(
-            operators.scatter_src.call,
-            "int dim, Tensor index, Tensor src",
-            (
-                Param("self", "Tensor"),
-                Param("dim", "int"),
-                Param("index", "Tensor"),
-                Param("src", "Tensor"),
-            ),
-        ),
-        # scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
-        Signature(
-            operators.scatter_value.call,
-            "int dim, Tensor index, Number value",
-            (
-                Param("self", "Tensor"),
-                Param("dim", "int"),
-                Param("index", "Tensor"),
-                Param("value", "Scalar"),
-            ),
-        ),
-    ),
-)
-
-
-def scatter(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` or ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
-    return _scatter_overloads(*args, self=self, **kwargs)
-
-
-_masked_fill_overloads = Overloads(
-    "masked_fill",
-    (
-        # masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
-        Signature(
-            operators.masked_fill_Scalar.call,
-            "Tensor mask, Number value",
-            (
-                Param("self", "Tensor"),
-                Param("mask", "Tensor"),
-                Param("value", "Scalar"),
-            ),
-        ),
-        # masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
-        Signature(
-            operators.masked_fill_Tensor.call,
-            "Tensor mask, Tensor value",
-            (
-                Param("self", "Tensor"),
-                Param("mask", "Tensor"),
-                Param("value", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
-def masked_fill(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`` or ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``"""
-    return _masked_fill_overloads(*args, self=self, **kwargs)
-
-
-_fill__overloads = Overloads(
-    "fill_",
-    (
-        # fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
-        Signature(
-            operators.fill__Scalar.call,
-            "Number value",
-            (
-                Param("self", "Tensor"),
-                Param("value", "Scalar"),
-            ),
-        ),
-        # fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
-        Signature(
-            operators.fill__Tensor.call,
-            "Tensor value",
-            (
-                Param("self", "Tensor"),
-                Param("value", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
-def fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)`` or ``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``"""
-    return _fill__overloads(*args, self=self, **kwargs)
-
-
-_masked_fill__overloads = Overloads(
-    "masked_fill_",
-    (
-        # masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
-        Signature(
-            operators.masked_fill__Scalar.call,
-            "Tensor mask, Number value",
-            (
-                Param("self", "Tensor"),
-                Param("mask", "Tensor"),
-                Param("value", "Scalar"),
-            ),
-        ),
-        # masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
-        Signature(
-            operators.masked_fill__Tensor.call,
-            "Tensor mask, Tensor value",
-            (
-                Param("self", "Tensor"),
-                Param("mask", "Tensor"),
-                Param("value", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
-def masked_fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`` or ``masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)``"""
-    return _masked_fill__overloads(*args, self=self, **kwargs)
-
-
-_lerp_overloads = Overloads(
-    "lerp",
-    (
-        # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
-        Signature(
-            operators.lerp_Scalar.call,
-            "Tensor end, Number weight",
-            (
-                Param("self", "Tensor"),
-                Param("end", "Tensor"),
-                Param("weight", "Scalar"),
-            ),
-        ),
-        # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
-        Signature(
-            operators.lerp_Tensor.call,
-            "Tensor end, Tensor weight",
-            (
-                Param("self", "Tensor"),
-                Param("end", "Tensor"),
-                Param("weight", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
-def lerp(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`` or ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
-    return _lerp_overloads(*args, self=self, **kwargs)
-
-
-_lerp__overloads = Overloads(
-    "lerp_",
-    (
-        # lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)
-        Signature(
-            operators.lerp__Scalar.call,
-            "Tensor end, Number weight",
-            (
-                Param("self", "Tensor"),
-                Param("end", "Tensor"),
-                Param("weight", "Scalar"),
-            ),
-        ),
-        # lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)
-        Signature(
-            operators.lerp__Tensor.call,
-            "Tensor end, Tensor weight",
-            (
-                Param("self", "Tensor"),
-                Param("end", "Tensor"),
-                Param("weight", "Tensor"),
-            ),
-        ),
-    ),
-)
-
-
-def lerp_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)`` or ``lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)``"""
-    return _lerp__overloads(*args, self=self, **kwargs)
-
-
-_clip_overloads = Overloads(
-    "clip",
-    (
-        # clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
-        Signature(
-            composites.clip_tensor,
-            "Tensor? min=None, Tensor? max=None",
-            (
-                Param("self", "Tensor"),
-                Param("min", "Tensor?", has_default=True, default=None),
-                Param("max", "Tensor?", has_default=True, default=None),
-            ),
-        ),
-        # clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
-        Signature(
-            composites.clip,
-            "Number? min=None, Number? max=None",
-            (
-                Param("self", "Tensor"),
-                Param("min", "Scalar?", has_default=True, default=None),
-                Param("max", "Scalar?", has_default=True, default=None),
-            ),
-        ),
-    ),
-)
-
-
-def clip(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`` or ``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
-    return _clip_overloads(*args, self=self, **kwargs)
-
-
-_clip__overloads = Overloads(
-    "clip_",
-    (
-        # clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)
-        Signature(
-            composites.clip_tensor_,
-            "Tensor? min=None, Tensor? max=None",
-            (
-                Param("self", "Tensor"),
-                Param("min", "Tensor?", has_default=True, default=None),
-                Param("max", "Tensor?", has_default=True, default=None),
-            ),
-        ),
-        # clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
-        Signature(
-            composites.clip_,
-            "Number? min=None, Number? max=None",
-            (
-                Param("self", "Tensor"),
-                Param("min", "Scalar?", has_default=True, default=None),
-                Param("max", "Scalar?", has_default=True, default=None),
-            ),
-        ),
-    ),
-)
-
-
-def clip_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)`` or ``clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
-    return _clip__overloads(*args, self=self, **kwargs)
-
-
 _any_overloads = Overloads(
     "any",
     (
@@ -2081,6 +1983,104 @@ def sort(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _sort_overloads(*args, self=self, **kwargs)
 
 
+_scatter_overloads = Overloads(
+    "scatter",
+    (
+        # scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+        Signature(
+            operators.scatter_src.call,
+            "int dim, Tensor index, Tensor src",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+            ),
+        ),
+        # scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        Signature(
+            operators.scatter_value.call,
+            "int dim, Tensor index, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def scatter(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` or ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+    return _scatter_overloads(*args, self=self, **kwargs)
+
+
+_masked_fill_overloads = Overloads(
+    "masked_fill",
+    (
+        # masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
+        Signature(
+            operators.masked_fill_Scalar.call,
+            "Tensor mask, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
+        Signature(
+            operators.masked_fill_Tensor.call,
+            "Tensor mask, Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def masked_fill(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`` or ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``"""
+    return _masked_fill_overloads(*args, self=self, **kwargs)
+
+
+_masked_fill__overloads = Overloads(
+    "masked_fill_",
+    (
+        # masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.masked_fill__Scalar.call,
+            "Tensor mask, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
+        Signature(
+            operators.masked_fill__Tensor.call,
+            "Tensor mask, Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("mask", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def masked_fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`` or ``masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)``"""
+    return _masked_fill__overloads(*args, self=self, **kwargs)
+
+
 _norm_overloads = Overloads(
     "norm",
     (
@@ -2114,20 +2114,9 @@ def norm(self: Tensor, *args: Any, **kwargs: Any) -> Any:
 
 
 METHODS: dict[str, Callable[..., Any]] = {
-    "add": add,
-    "sub": sub,
-    "mul": mul,
     "permute": permute,
-    "neg": neg,
-    "conj": conj,
-    "_conj": _conj,
     "expand": expand,
     "sum_to_size": sum_to_size,
-    "clone": clone,
-    "_to_copy": _to_copy,
-    "add_": add_,
-    "sub_": sub_,
-    "mul_": mul_,
     "view": view,
     "reshape": reshape,
     "unsqueeze": unsqueeze,
@@ -2141,6 +2130,27 @@ METHODS: dict[str, Callable[..., Any]] = {
     "split_with_sizes": split_with_sizes,
     "chunk": chunk,
     "unbind": unbind,
+    "flip": flip,
+    "roll": roll,
+    "repeat": repeat,
+    "expand_as": expand_as,
+    "view_as": view_as,
+    "reshape_as": reshape_as,
+    "detach_": detach_,
+    "diagonal": diagonal,
+    "diag_embed": diag_embed,
+    "diag": diag,
+    "add": add,
+    "sub": sub,
+    "mul": mul,
+    "neg": neg,
+    "conj": conj,
+    "_conj": _conj,
+    "clone": clone,
+    "_to_copy": _to_copy,
+    "add_": add_,
+    "sub_": sub_,
+    "mul_": mul_,
     "exp": exp,
     "exp2": exp2,
     "log": log,
@@ -2165,7 +2175,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "cosh": cosh,
     "tanh": tanh,
     "sigmoid": sigmoid,
-    "relu": relu,
     "erf": erf,
     "floor": floor,
     "ceil": ceil,
@@ -2178,7 +2187,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "abs_": abs_,
     "sigmoid_": sigmoid_,
     "tanh_": tanh_,
-    "relu_": relu_,
     "true_divide": true_divide,
     "maximum": maximum,
     "minimum": minimum,
@@ -2199,6 +2207,14 @@ METHODS: dict[str, Callable[..., Any]] = {
     "isnan": isnan,
     "isinf": isinf,
     "isfinite": isfinite,
+    "copy_": copy_,
+    "zero_": zero_,
+    "addcmul": addcmul,
+    "addcmul_": addcmul_,
+    "addcdiv": addcdiv,
+    "addcdiv_": addcdiv_,
+    "nan_to_num": nan_to_num,
+    "nan_to_num_": nan_to_num_,
     "amax": amax,
     "amin": amin,
     "argmax": argmax,
@@ -2206,18 +2222,13 @@ METHODS: dict[str, Callable[..., Any]] = {
     "logsumexp": logsumexp,
     "cumsum": cumsum,
     "cumprod": cumprod,
-    "softmax": softmax,
-    "log_softmax": log_softmax,
-    "flip": flip,
-    "roll": roll,
-    "repeat": repeat,
+    "allclose": allclose,
+    "equal": equal,
+    "topk": topk,
     "index_select": index_select,
     "index_add": index_add,
     "gather": gather,
     "scatter_add": scatter_add,
-    "expand_as": expand_as,
-    "view_as": view_as,
-    "reshape_as": reshape_as,
     "index": index,
     "index_put": index_put,
     "index_put_": index_put_,
@@ -2230,32 +2241,19 @@ METHODS: dict[str, Callable[..., Any]] = {
     "ger": ger,
     "matmul": matmul,
     "addmm": addmm,
-    "copy_": copy_,
-    "zero_": zero_,
-    "addcmul": addcmul,
-    "addcmul_": addcmul_,
-    "addcdiv": addcdiv,
-    "addcdiv_": addcdiv_,
-    "detach_": detach_,
-    "nan_to_num": nan_to_num,
-    "nan_to_num_": nan_to_num_,
     "tril": tril,
     "triu": triu,
     "tril_": tril_,
     "triu_": triu_,
-    "diagonal": diagonal,
-    "diag_embed": diag_embed,
-    "diag": diag,
     "trace": trace,
-    "allclose": allclose,
-    "equal": equal,
-    "topk": topk,
     "dist": dist,
-    "pow": pow,
+    "relu": relu,
+    "relu_": relu_,
+    "softmax": softmax,
+    "log_softmax": log_softmax,
     "squeeze": squeeze,
     "split": split,
-    "sum": sum,
-    "mean": mean,
+    "pow": pow,
     "round": round,
     "div": div,
     "div_": div_,
@@ -2271,21 +2269,23 @@ METHODS: dict[str, Callable[..., Any]] = {
     "le": le,
     "gt": gt,
     "ge": ge,
+    "fill_": fill_,
+    "lerp": lerp,
+    "lerp_": lerp_,
+    "clip": clip,
+    "clip_": clip_,
+    "sum": sum,
+    "mean": mean,
     "prod": prod,
     "max": max,
     "min": min,
     "var": var,
     "std": std,
-    "scatter": scatter,
-    "masked_fill": masked_fill,
-    "fill_": fill_,
-    "masked_fill_": masked_fill_,
-    "lerp": lerp,
-    "lerp_": lerp_,
-    "clip": clip,
-    "clip_": clip_,
     "any": any,
     "all": all,
     "sort": sort,
+    "scatter": scatter,
+    "masked_fill": masked_fill,
+    "masked_fill_": masked_fill_,
     "norm": norm,
 }

@@ -34,134 +34,6 @@ from gradgen.variable_type_utils import (
 from . import functions, operators
 
 
-def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
-    """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or other._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
-    grad_fn: functions.AddBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.AddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        grad_fn.alpha = alpha
-        grad_fn.other_scalar_type = other.dtype
-        grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.add_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.add_Tensor_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    other,
-                    tangent_or_zeros(other),
-                    alpha,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
-    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or other._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
-    grad_fn: functions.SubBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.SubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        grad_fn.alpha = alpha
-        grad_fn.other_scalar_type = other.dtype
-        grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.sub_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.sub_Tensor_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    other,
-                    tangent_or_zeros(other),
-                    alpha,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
-    """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or other._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
-    grad_fn: functions.MulBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.MulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
-            grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.other_scalar_type = other.dtype
-        if grad_fn.should_compute_output(1):
-            grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.mul_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.mul_Tensor_jvp(
-                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
-    """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.PowBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.PowBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.exponent = exponent
-        grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.pow_Tensor_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.pow_Tensor_Scalar_jvp(
-                    self, tangent_or_zeros(self), exponent, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
 def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -180,63 +52,6 @@ def permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
             tangents = (
                 functions.permute_jvp(self, tangent_or_zeros(self), dims, result),
             )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def neg(ks: int, self: Tensor) -> Any:
-    """neg(Tensor self) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.NegBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.NegBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.neg, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (functions.neg_jvp(self, tangent_or_zeros(self), result),)
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def _conj(ks: int, self: Tensor) -> Any:
-    """_conj(Tensor(a) self) -> Tensor(a)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.ConjBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ConjBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators._conj, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (functions._conj_jvp(self, tangent_or_zeros(self), result),)
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def real(ks: int, self: Tensor) -> Any:
-    """real(Tensor(a) self) -> Tensor(a)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.RealBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.RealBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.real, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (functions.real_jvp(self, tangent_or_zeros(self), result),)
         set_fw_grad(result, tangents[0])
     return result
 
@@ -286,196 +101,6 @@ def sum_to_size(ks: int, self: Tensor, size: Sequence[int]) -> Any:
                 functions.sum_to_size_jvp(self, tangent_or_zeros(self), size, result),
             )
         set_fw_grad(result, tangents[0])
-    return result
-
-
-def clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
-    """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.CloneBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.CloneBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(
-        operators.clone, ks & AFTER_AUTOGRAD_KEYSET, self, memory_format
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.clone_jvp(
-                    self, tangent_or_zeros(self), memory_format, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def _to_copy(
-    ks: int,
-    self: Tensor,
-    dtype: dtype | None,
-    layout: Any | None,
-    device: Any | None,
-    pin_memory: bool | None,
-    non_blocking: bool,
-    memory_format: Any | None,
-) -> Any:
-    """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.ToCopyBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ToCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.self_options = self.dtype
-    result = redispatch(
-        operators._to_copy,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        dtype,
-        layout,
-        device,
-        pin_memory,
-        non_blocking,
-        memory_format,
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions._to_copy_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    dtype,
-                    layout,
-                    device,
-                    pin_memory,
-                    non_blocking,
-                    memory_format,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
-    """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or other._fw_grad is not None
-    ) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.AddBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.AddBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        grad_fn.alpha = alpha
-        grad_fn.other_scalar_type = other.dtype
-        grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.add__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.add__Tensor_jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    other,
-                    tangent_or_zeros(other),
-                    alpha,
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
-    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or other._fw_grad is not None
-    ) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.SubBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.SubBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        grad_fn.alpha = alpha
-        grad_fn.other_scalar_type = other.dtype
-        grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators.sub__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.sub__Tensor_jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    other,
-                    tangent_or_zeros(other),
-                    alpha,
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
-    """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or other._fw_grad is not None
-    ) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    if _any_has_forward_grad:
-        with computing_jvp():
-            original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, other)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.MulBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.MulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        if grad_fn.should_compute_output(0):
-            grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.other_scalar_type = other.dtype
-        if grad_fn.should_compute_output(1):
-            grad_fn.self_ = SavedVariable(self.clone(), False)
-        grad_fn.self_scalar_type = self.dtype
-    result = redispatch(operators.mul__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.mul__Tensor_jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    other,
-                    tangent_or_zeros(other),
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
     return result
 
 
@@ -905,41 +530,147 @@ def slice_backward(
     return result
 
 
-def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
-    """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+def view_as_real(ks: int, self: Tensor) -> Any:
+    """view_as_real(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.SumBackward0 | None = None
+    grad_fn: functions.ViewAsRealBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = functions.SumBackward0()
+        grad_fn = functions.ViewAsRealBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.sum, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    result = redispatch(operators.view_as_real, ks & AFTER_AUTOGRAD_KEYSET, self)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
-            tangents = (functions.sum_jvp(self, tangent_or_zeros(self), dtype, result),)
+            tangents = (
+                functions.view_as_real_jvp(self, tangent_or_zeros(self), result),
+            )
         set_fw_grad(result, tangents[0])
     return result
 
 
-def sum_dim_IntList(
-    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
-) -> Any:
-    """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+def view_as_complex(ks: int, self: Tensor) -> Any:
+    """view_as_complex(Tensor(a) self) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.SumBackward1 | None = None
+    grad_fn: functions.ViewAsComplexBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = functions.SumBackward1()
+        grad_fn = functions.ViewAsComplexBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim = dim
-        grad_fn.keepdim = keepdim
+    result = redispatch(operators.view_as_complex, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.view_as_complex_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FlipBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FlipBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dims = dims
+    result = redispatch(operators.flip, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.flip_jvp(self, tangent_or_zeros(self), dims, result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def roll(ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
+    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RollBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RollBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dims = dims
+        grad_fn.shifts = shifts
+    result = redispatch(operators.roll, ks & AFTER_AUTOGRAD_KEYSET, self, shifts, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.roll_jvp(self, tangent_or_zeros(self), shifts, dims, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RepeatBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RepeatBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.repeats = repeats
         grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.repeat, ks & AFTER_AUTOGRAD_KEYSET, self, repeats)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.repeat_jvp(self, tangent_or_zeros(self), repeats, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
+    """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnsafeViewBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeViewBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators._unsafe_view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._unsafe_view_jvp(self, tangent_or_zeros(self), size, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def constant_pad_nd(ks: int, self: Tensor, pad: Sequence[int], value: Number) -> Any:
+    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ConstantPadNdBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConstantPadNdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.pad = pad
     result = redispatch(
-        operators.sum_dim_IntList, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+        operators.constant_pad_nd, ks & AFTER_AUTOGRAD_KEYSET, self, pad, value
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -947,53 +678,28 @@ def sum_dim_IntList(
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.sum_dim_IntList_jvp(
-                    self, tangent_or_zeros(self), dim, keepdim, dtype, result
+                functions.constant_pad_nd_jvp(
+                    self, tangent_or_zeros(self), pad, value, result
                 ),
             )
         set_fw_grad(result, tangents[0])
     return result
 
 
-def mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
-    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.MeanBackward0 | None = None
+    grad_fn: functions.DiagonalBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = functions.MeanBackward0()
+        grad_fn = functions.DiagonalBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.self_sym_numel = self.numel()
-        grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.mean, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.mean_jvp(self, tangent_or_zeros(self), dtype, result),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def mean_dim(
-    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
-) -> Any:
-    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.MeanBackward1 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.MeanBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim = dim
-        grad_fn.keepdim = keepdim
-        grad_fn.self_sym_numel = self.numel()
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
         grad_fn.self_sym_sizes = tuple(self.shape)
     result = redispatch(
-        operators.mean_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+        operators.diagonal, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -1001,11 +707,490 @@ def mean_dim(
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.mean_dim_jvp(
-                    self, tangent_or_zeros(self), dim, keepdim, dtype, result
+                functions.diagonal_jvp(
+                    self, tangent_or_zeros(self), offset, dim1, dim2, result
                 ),
             )
         set_fw_grad(result, tangents[0])
+    return result
+
+
+def diagonal_backward(
+    ks: int,
+    grad_output: Tensor,
+    input_sizes: Sequence[int],
+    offset: int,
+    dim1: int,
+    dim2: int,
+) -> Any:
+    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.DiagonalBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DiagonalBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
+    result = redispatch(
+        operators.diagonal_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        input_sizes,
+        offset,
+        dim1,
+        dim2,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.diagonal_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    input_sizes,
+                    offset,
+                    dim1,
+                    dim2,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def diagonal_copy(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.DiagonalCopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DiagonalCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.diagonal_copy, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.diagonal_copy_jvp(
+                    self, tangent_or_zeros(self), offset, dim1, dim2, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
+    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.DiagEmbedBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DiagEmbedBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
+    result = redispatch(
+        operators.diag_embed, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.diag_embed_jvp(
+                    self, tangent_or_zeros(self), offset, dim1, dim2, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.AddBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.alpha = alpha
+        grad_fn.other_scalar_type = other.dtype
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.add_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.add_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sub_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.SubBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SubBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.alpha = alpha
+        grad_fn.other_scalar_type = other.dtype
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.sub_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sub_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mul_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.MulBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_scalar_type = other.dtype
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.mul_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mul_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def pow_Tensor_Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
+    """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.PowBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PowBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.exponent = exponent
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.pow_Tensor_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pow_Tensor_Scalar_jvp(
+                    self, tangent_or_zeros(self), exponent, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def neg(ks: int, self: Tensor) -> Any:
+    """neg(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NegBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.neg, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.neg_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _conj(ks: int, self: Tensor) -> Any:
+    """_conj(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ConjBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConjBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators._conj, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions._conj_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def real(ks: int, self: Tensor) -> Any:
+    """real(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RealBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RealBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.real, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.real_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clone(ks: int, self: Tensor, memory_format: Any | None) -> Any:
+    """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CloneBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CloneBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.clone, ks & AFTER_AUTOGRAD_KEYSET, self, memory_format
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clone_jvp(
+                    self, tangent_or_zeros(self), memory_format, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _to_copy(
+    ks: int,
+    self: Tensor,
+    dtype: dtype | None,
+    layout: Any | None,
+    device: Any | None,
+    pin_memory: bool | None,
+    non_blocking: bool,
+    memory_format: Any | None,
+) -> Any:
+    """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ToCopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ToCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_options = self.dtype
+    result = redispatch(
+        operators._to_copy,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dtype,
+        layout,
+        device,
+        pin_memory,
+        non_blocking,
+        memory_format,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._to_copy_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dtype,
+                    layout,
+                    device,
+                    pin_memory,
+                    non_blocking,
+                    memory_format,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def add__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.alpha = alpha
+        grad_fn.other_scalar_type = other.dtype
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.add__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.add__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sub__Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
+    """sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SubBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SubBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.alpha = alpha
+        grad_fn.other_scalar_type = other.dtype
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.sub__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sub__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def mul__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MulBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_scalar_type = other.dtype
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.mul__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mul__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
     return result
 
 
@@ -1469,69 +1654,6 @@ def sigmoid(ks: int, self: Tensor) -> Any:
     return result
 
 
-def relu(ks: int, self: Tensor) -> Any:
-    """relu(Tensor self) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.ReluBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.relu, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-        grad_fn.result_ = SavedVariable(result, True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (functions.relu_jvp(self, tangent_or_zeros(self), result),)
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def gelu(ks: int, self: Tensor, approximate: str) -> Any:
-    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.GeluBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.GeluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.approximate = approximate
-        grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.gelu, ks & AFTER_AUTOGRAD_KEYSET, self, approximate)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.gelu_jvp(self, tangent_or_zeros(self), approximate, result),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def silu(ks: int, self: Tensor) -> Any:
-    """silu(Tensor self) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.SiluBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.SiluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.silu, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (functions.silu_jvp(self, tangent_or_zeros(self), result),)
-        set_fw_grad(result, tangents[0])
-    return result
-
-
 def erf(ks: int, self: Tensor) -> Any:
     """erf(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -1673,48 +1795,6 @@ def angle(ks: int, self: Tensor) -> Any:
     return result
 
 
-def view_as_real(ks: int, self: Tensor) -> Any:
-    """view_as_real(Tensor(a) self) -> Tensor(a)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.ViewAsRealBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ViewAsRealBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.view_as_real, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.view_as_real_jvp(self, tangent_or_zeros(self), result),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def view_as_complex(ks: int, self: Tensor) -> Any:
-    """view_as_complex(Tensor(a) self) -> Tensor(a)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.ViewAsComplexBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ViewAsComplexBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.view_as_complex, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.view_as_complex_jvp(self, tangent_or_zeros(self), result),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
 def sigmoid_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
     _any_has_forward_grad = (
@@ -1778,105 +1858,6 @@ def tanh_backward(ks: int, grad_output: Tensor, output: Tensor) -> Any:
                 ),
             )
         set_fw_grad(result, tangents[0])
-    return result
-
-
-def threshold_backward(
-    ks: int, grad_output: Tensor, self: Tensor, threshold: Number
-) -> Any:
-    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
-    _any_has_forward_grad = (
-        grad_output._fw_grad is not None or self._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
-    grad_fn: functions.ThresholdBackwardBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ThresholdBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.threshold = threshold
-    result = redispatch(
-        operators.threshold_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        threshold,
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.threshold_backward_jvp(
-                    grad_output,
-                    tangent_or_zeros(grad_output),
-                    self,
-                    tangent_or_zeros(self),
-                    threshold,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def gelu_backward(ks: int, grad_output: Tensor, self: Tensor, approximate: str) -> Any:
-    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
-    _any_has_forward_grad = (
-        grad_output._fw_grad is not None or self._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self)
-    grad_fn: functions.GeluBackwardBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.GeluBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
-        grad_fn.approximate = approximate
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.gelu_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        approximate,
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.gelu_backward_jvp(
-                    grad_output,
-                    tangent_or_zeros(grad_output),
-                    self,
-                    tangent_or_zeros(self),
-                    approximate,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
-    """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    _any_has_forward_grad = (
-        grad_output._fw_grad is not None or self._fw_grad is not None
-    ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("silu_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
-    grad_fn: NotImplementedBackward | None = None
-    if _any_requires_grad:
-        grad_fn = NotImplementedBackward("silu_backward")
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
-    result = redispatch(
-        operators.silu_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
-    )
-    if grad_fn is not None:
-        set_history_if_differentiable(result, grad_fn)
     return result
 
 
@@ -2048,30 +2029,6 @@ def tanh_(ks: int, self: Tensor) -> Any:
         with computing_jvp():
             tangents = (
                 functions.tanh__jvp(original_self, tangent_or_zeros(self), self),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def relu_(ks: int, self: Tensor) -> Any:
-    """relu_(Tensor(a!) self) -> Tensor(a!)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.ReluBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ReluBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.relu_, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-        grad_fn.result_ = SavedVariable(self, True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.relu__jvp(original_self, tangent_or_zeros(self), self),
             )
         set_fw_grad(self, tangents[0])
     return result
@@ -3099,6 +3056,741 @@ def isinf(ks: int, self: Tensor) -> Any:
     return redispatch(operators.isinf, ks & AFTER_AUTOGRAD_KEYSET, self)
 
 
+def copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
+    _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.CopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.src_options = src.dtype
+    result = redispatch(
+        operators.copy, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copy_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    non_blocking,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
+    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+    _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.src_options = src.dtype
+    result = redispatch(
+        operators.copy_, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copy__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    non_blocking,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def zero(ks: int, self: Tensor) -> Any:
+    """zero(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ZeroBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ZeroBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.zero, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.zero_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def zero_(ks: int, self: Tensor) -> Any:
+    """zero_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ZeroBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ZeroBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.zero_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.zero__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def fill_Scalar(ks: int, self: Tensor, value: Number) -> Any:
+    """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FillBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fill_Scalar_jvp(self, tangent_or_zeros(self), value, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fill_Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
+    """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, value)
+    grad_fn: functions.FillBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+    result = redispatch(operators.fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fill_Tensor_jvp(
+                    self, tangent_or_zeros(self), value, tangent_or_zeros(value), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fill__Scalar(ks: int, self: Tensor, value: Number) -> Any:
+    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("fill_.Scalar")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FillBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FillBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
+    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("fill_.Tensor")
+    _any_requires_grad = compute_requires_grad(self, value)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FillBackward3 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FillBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+    result = redispatch(operators.fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def lerp_Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
+    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or end._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, end)
+    grad_fn: functions.LerpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LerpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn.weight = weight
+    result = redispatch(
+        operators.lerp_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lerp_Scalar_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    end,
+                    tangent_or_zeros(end),
+                    weight,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
+    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or end._fw_grad is not None
+        or weight._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, end, weight)
+    grad_fn: functions.LerpBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LerpBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
+        if grad_fn.should_compute_output(2):
+            grad_fn.end_ = SavedVariable(end, False)
+        if grad_fn.should_compute_output(2):
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.lerp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lerp_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    end,
+                    tangent_or_zeros(end),
+                    weight,
+                    tangent_or_zeros(weight),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
+    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or end._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, end)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LerpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LerpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, end))
+        grad_fn.weight = weight
+    result = redispatch(
+        operators.lerp__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lerp__Scalar_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    end,
+                    tangent_or_zeros(end),
+                    weight,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
+    """lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or end._fw_grad is not None
+        or weight._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, end, weight)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LerpBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LerpBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
+        if grad_fn.should_compute_output(2):
+            grad_fn.end_ = SavedVariable(end, False)
+        if grad_fn.should_compute_output(2):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.lerp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lerp__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    end,
+                    tangent_or_zeros(end),
+                    weight,
+                    tangent_or_zeros(weight),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def addcmul(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or tensor1._fw_grad is not None
+        or tensor2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    grad_fn: functions.AddcmulBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddcmulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.self_scalar_type = self.dtype
+        if grad_fn.should_compute_output(2):
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        grad_fn.tensor1_scalar_type = tensor1.dtype
+        if grad_fn.should_compute_output(1):
+            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.value = value
+    result = redispatch(
+        operators.addcmul, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addcmul_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    tensor1,
+                    tangent_or_zeros(tensor1),
+                    tensor2,
+                    tangent_or_zeros(tensor2),
+                    value,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addcmul_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or tensor1._fw_grad is not None
+        or tensor2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddcmulBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddcmulBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.self_scalar_type = self.dtype
+        if grad_fn.should_compute_output(2):
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        grad_fn.tensor1_scalar_type = tensor1.dtype
+        if grad_fn.should_compute_output(1):
+            grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.value = value
+    result = redispatch(
+        operators.addcmul_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addcmul__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    tensor1,
+                    tangent_or_zeros(tensor1),
+                    tensor2,
+                    tangent_or_zeros(tensor2),
+                    value,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def addcdiv(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or tensor1._fw_grad is not None
+        or tensor2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    grad_fn: functions.AddcdivBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddcdivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.self_scalar_type = self.dtype
+        if grad_fn.should_compute_output(2):
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        grad_fn.tensor1_scalar_type = tensor1.dtype
+        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.value = value
+    result = redispatch(
+        operators.addcdiv, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addcdiv_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    tensor1,
+                    tangent_or_zeros(tensor1),
+                    tensor2,
+                    tangent_or_zeros(tensor2),
+                    value,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addcdiv_(
+    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
+) -> Any:
+    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or tensor1._fw_grad is not None
+        or tensor2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddcdivBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddcdivBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
+        grad_fn.self_scalar_type = self.dtype
+        if grad_fn.should_compute_output(2):
+            grad_fn.tensor1_ = SavedVariable(tensor1, False)
+        grad_fn.tensor1_scalar_type = tensor1.dtype
+        grad_fn.tensor2_ = SavedVariable(tensor2, False)
+        grad_fn.tensor2_scalar_type = tensor2.dtype
+        grad_fn.value = value
+    result = redispatch(
+        operators.addcdiv_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addcdiv__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    tensor1,
+                    tangent_or_zeros(tensor1),
+                    tensor2,
+                    tangent_or_zeros(tensor2),
+                    value,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def clamp__Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) -> Any:
+    """clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or (min is not None and min._fw_grad is not None)
+        or (max is not None and max._fw_grad is not None)
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, min, max)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, min, max))
+        grad_fn.max_ = None if max is None else SavedVariable(max, False)
+        grad_fn.min_ = None if min is None else SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.clamp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min, max
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    min,
+                    tangent_or_zeros(min),
+                    max,
+                    tangent_or_zeros(max),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def nan_to_num(
+    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NanToNumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NanToNumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.nan_to_num, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nan_to_num_jvp(
+                    self, tangent_or_zeros(self), nan, posinf, neginf, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def nan_to_num_(
+    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> Any:
+    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.NanToNumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NanToNumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.nan_to_num_, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nan_to_num__jvp(
+                    original_self, tangent_or_zeros(self), nan, posinf, neginf, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.sum, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sum_jvp(self, tangent_or_zeros(self), dtype, result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sum_dim_IntList(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SumBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SumBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.sum_dim_IntList, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sum_dim_IntList_jvp(
+                    self, tangent_or_zeros(self), dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mean(ks: int, self: Tensor, dtype: dtype | None) -> Any:
+    """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MeanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_numel = self.numel()
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.mean, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mean_jvp(self, tangent_or_zeros(self), dtype, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mean_dim(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MeanBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MeanBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_numel = self.numel()
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.mean_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mean_dim_jvp(
+                    self, tangent_or_zeros(self), dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -3475,188 +4167,146 @@ def cumprod(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
     return result
 
 
-def _softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
-    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.SoftmaxBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.SoftmaxBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim = dim
-        grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators._softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
+def any_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    return redispatch(operators.any_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+
+
+def any_dims(ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool) -> Any:
+    """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
+    return redispatch(
+        operators.any_dims, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
     )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-        grad_fn.result_ = SavedVariable(result, True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions._softmax_jvp(
-                    self, tangent_or_zeros(self), dim, half_to_float, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
 
 
-def _softmax_backward_data(
-    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+def all_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
+    return redispatch(operators.all_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+
+
+def all_dims(ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool) -> Any:
+    """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
+    return redispatch(
+        operators.all_dims, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+
+
+def allclose(
+    ks: int, self: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: bool
 ) -> Any:
-    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
-    _any_has_forward_grad = (
-        grad_output._fw_grad is not None or output._fw_grad is not None
-    ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("_softmax_backward_data")
-    _any_requires_grad = compute_requires_grad(grad_output, output)
-    grad_fn: functions.SoftmaxBackwardDataBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.SoftmaxBackwardDataBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
-        grad_fn.dim = dim
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.input_dtype = input_dtype
-        grad_fn.output_ = SavedVariable(output, False)
-        grad_fn.output_scalar_type = output.dtype
-    result = redispatch(
-        operators._softmax_backward_data,
+    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"""
+    return redispatch(
+        operators.allclose,
         ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output,
-        dim,
-        input_dtype,
+        self,
+        other,
+        rtol,
+        atol,
+        equal_nan,
     )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    return result
 
 
-def _log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
-    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+def equal(ks: int, self: Tensor, other: Tensor) -> Any:
+    """equal(Tensor self, Tensor other) -> bool"""
+    return redispatch(operators.equal, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+
+
+def sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
     _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.LogSoftmaxBackward0 | None = None
+    grad_fn: functions.SortBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = functions.LogSoftmaxBackward0()
+        grad_fn = functions.SortBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn.dim = dim
-        grad_fn.self_scalar_type = self.dtype
-    result = redispatch(
-        operators._log_softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-        grad_fn.result_ = SavedVariable(result, True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions._log_softmax_jvp(
-                    self, tangent_or_zeros(self), dim, half_to_float, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def _log_softmax_backward_data(
-    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
-) -> Any:
-    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
-    _any_has_forward_grad = (
-        grad_output._fw_grad is not None or output._fw_grad is not None
-    ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("_log_softmax_backward_data")
-    _any_requires_grad = compute_requires_grad(grad_output, output)
-    grad_fn: functions.LogSoftmaxBackwardDataBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.LogSoftmaxBackwardDataBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
-        grad_fn.dim = dim
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.output_ = SavedVariable(output, False)
-        grad_fn.output_scalar_type = output.dtype
-    result = redispatch(
-        operators._log_softmax_backward_data,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        output,
-        dim,
-        input_dtype,
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    return result
-
-
-def flip(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
-    """flip(Tensor self, int[] dims) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.FlipBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.FlipBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dims = dims
-    result = redispatch(operators.flip, ks & AFTER_AUTOGRAD_KEYSET, self, dims)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (functions.flip_jvp(self, tangent_or_zeros(self), dims, result),)
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def roll(ks: int, self: Tensor, shifts: Sequence[int], dims: Sequence[int]) -> Any:
-    """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.RollBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.RollBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dims = dims
-        grad_fn.shifts = shifts
-    result = redispatch(operators.roll, ks & AFTER_AUTOGRAD_KEYSET, self, shifts, dims)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.roll_jvp(self, tangent_or_zeros(self), shifts, dims, result),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def repeat(ks: int, self: Tensor, repeats: Sequence[int]) -> Any:
-    """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.RepeatBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.RepeatBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.repeats = repeats
         grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.repeat, ks & AFTER_AUTOGRAD_KEYSET, self, repeats)
+    result = redispatch(
+        operators.sort, ks & AFTER_AUTOGRAD_KEYSET, self, dim, descending
+    )
     if grad_fn is not None:
-        set_history(result, grad_fn)
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
     if _any_has_forward_grad:
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.repeat_jvp(self, tangent_or_zeros(self), repeats, result),
+                functions.sort_jvp_values(
+                    self, tangent_or_zeros(self), dim, descending, result[0], result[1]
+                ),
             )
-        set_fw_grad(result, tangents[0])
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def sort_stable(
+    ks: int, self: Tensor, stable: bool | None, dim: int, descending: bool
+) -> Any:
+    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SortBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SortBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.sort_stable, ks & AFTER_AUTOGRAD_KEYSET, self, stable, dim, descending
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sort_stable_jvp_values(
+                    self,
+                    tangent_or_zeros(self),
+                    stable,
+                    dim,
+                    descending,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> Any:
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TopkBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TopkBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.topk, ks & AFTER_AUTOGRAD_KEYSET, self, k, dim, largest, sorted
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.topk_jvp_values(
+                    self,
+                    tangent_or_zeros(self),
+                    k,
+                    dim,
+                    largest,
+                    sorted,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
     return result
 
 
@@ -4040,6 +4690,69 @@ def index_put_(
     return result
 
 
+def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Any:
+    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MaskedFillBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.mask_ = SavedVariable(mask, False)
+    result = redispatch(
+        operators.masked_fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_fill__Scalar_jvp(
+                    original_self, tangent_or_zeros(self), mask, value, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> Any:
+    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, value)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MaskedFillBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.mask_ = SavedVariable(mask, False)
+    result = redispatch(
+        operators.masked_fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_fill__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    mask,
+                    value,
+                    tangent_or_zeros(value),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
 def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     """mm(Tensor self, Tensor mat2) -> Tensor"""
     _any_has_forward_grad = (
@@ -4191,28 +4904,6 @@ def mv(ks: int, self: Tensor, vec: Tensor) -> Any:
     return result
 
 
-def _unsafe_view(ks: int, self: Tensor, size: Sequence[int]) -> Any:
-    """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.UnsafeViewBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.UnsafeViewBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators._unsafe_view, ks & AFTER_AUTOGRAD_KEYSET, self, size)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions._unsafe_view_jvp(self, tangent_or_zeros(self), size, result),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
 def addmm(
     ks: int, self: Tensor, mat1: Tensor, mat2: Tensor, beta: Number, alpha: Number
 ) -> Any:
@@ -4260,34 +4951,192 @@ def addmm(
     return result
 
 
-def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
-    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or target._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
-    grad_fn: functions.MseLossBackward0 | None = None
+def tril(ks: int, self: Tensor, diagonal: int) -> Any:
+    """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TrilBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = functions.MseLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
-        grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-    result = redispatch(
-        operators.mse_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction
-    )
+        grad_fn = functions.TrilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.diagonal = diagonal
+    result = redispatch(operators.tril, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
     if grad_fn is not None:
         set_history(result, grad_fn)
     if _any_has_forward_grad:
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.mse_loss_jvp(
+                functions.tril_jvp(self, tangent_or_zeros(self), diagonal, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def triu(ks: int, self: Tensor, diagonal: int) -> Any:
+    """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TriuBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TriuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.diagonal = diagonal
+    result = redispatch(operators.triu, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.triu_jvp(self, tangent_or_zeros(self), diagonal, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def tril_(ks: int, self: Tensor, diagonal: int) -> Any:
+    """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.TrilBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TrilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.diagonal = diagonal
+    result = redispatch(operators.tril_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.tril__jvp(
+                    original_self, tangent_or_zeros(self), diagonal, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def triu_(ks: int, self: Tensor, diagonal: int) -> Any:
+    """triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.TriuBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TriuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.diagonal = diagonal
+    result = redispatch(operators.triu_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.triu__jvp(
+                    original_self, tangent_or_zeros(self), diagonal, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def trace(ks: int, self: Tensor) -> Any:
+    """trace(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TraceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TraceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.trace, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.trace_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def linalg_vector_norm(
+    ks: int,
+    self: Tensor,
+    ord: Number,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+) -> Any:
+    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LinalgVectorNormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgVectorNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.ord = ord
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.linalg_vector_norm,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        ord,
+        dim,
+        keepdim,
+        dtype,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_vector_norm_jvp(
+                    self, tangent_or_zeros(self), ord, dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
+    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.DistBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.dist, ks & AFTER_AUTOGRAD_KEYSET, self, other, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.dist_jvp(
                     self,
                     tangent_or_zeros(self),
-                    target,
-                    tangent_or_zeros(target),
-                    reduction,
+                    other,
+                    tangent_or_zeros(other),
+                    p,
                     result,
                 ),
             )
@@ -4295,31 +5144,89 @@ def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     return result
 
 
-def mse_loss_backward(
-    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
-) -> Any:
-    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
-    _any_has_forward_grad = (
-        grad_output._fw_grad is not None
-        or self._fw_grad is not None
-        or target._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
-    grad_fn: functions.MseLossBackwardBackward0 | None = None
+def relu(ks: int, self: Tensor) -> Any:
+    """relu(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReluBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = functions.MseLossBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
-        grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.reduction = reduction
+        grad_fn = functions.ReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.relu, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.relu_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def gelu(ks: int, self: Tensor, approximate: str) -> Any:
+    """gelu(Tensor self, *, str approximate='none') -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.GeluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GeluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.approximate = approximate
         grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(operators.gelu, ks & AFTER_AUTOGRAD_KEYSET, self, approximate)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.gelu_jvp(self, tangent_or_zeros(self), approximate, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def silu(ks: int, self: Tensor) -> Any:
+    """silu(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SiluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SiluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.silu, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.silu_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def threshold_backward(
+    ks: int, grad_output: Tensor, self: Tensor, threshold: Number
+) -> Any:
+    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ThresholdBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ThresholdBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.threshold = threshold
     result = redispatch(
-        operators.mse_loss_backward,
+        operators.threshold_backward,
         ks & AFTER_AUTOGRAD_KEYSET,
         grad_output,
         self,
-        target,
-        reduction,
+        threshold,
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4327,14 +5234,12 @@ def mse_loss_backward(
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.mse_loss_backward_jvp(
+                functions.threshold_backward_jvp(
                     grad_output,
                     tangent_or_zeros(grad_output),
                     self,
                     tangent_or_zeros(self),
-                    target,
-                    tangent_or_zeros(target),
-                    reduction,
+                    threshold,
                     result,
                 ),
             )
@@ -4342,283 +5247,25 @@ def mse_loss_backward(
     return result
 
 
-def nll_loss_forward(
-    ks: int,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-    ignore_index: int,
-) -> Any:
-    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
-    check_no_requires_grad(weight, "weight", "nll_loss_forward")
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.NllLossBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.NllLossBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.ignore_index = ignore_index
-        grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss_forward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-    )
-    if grad_fn is not None:
-        set_history(result[0], grad_fn)
-        grad_fn.total_weight_ = SavedVariable(result[1], True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.nll_loss_forward_jvp_output(
-                    self,
-                    tangent_or_zeros(self),
-                    target,
-                    weight,
-                    tangent_or_zeros(weight),
-                    reduction,
-                    ignore_index,
-                    result[0],
-                    result[1],
-                ),
-            )
-        set_fw_grad(result[0], tangents[0])
-    return result
-
-
-def nll_loss_backward(
-    ks: int,
-    grad_output: Tensor,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-    ignore_index: int,
-    total_weight: Tensor,
-) -> Any:
-    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
-    check_no_requires_grad(weight, "weight", "nll_loss_backward")
-    check_no_requires_grad(total_weight, "total_weight", "nll_loss_backward")
+def gelu_backward(ks: int, grad_output: Tensor, self: Tensor, approximate: str) -> Any:
+    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
     _any_has_forward_grad = (
-        grad_output._fw_grad is not None
-        or self._fw_grad is not None
-        or (weight is not None and weight._fw_grad is not None)
-        or total_weight._fw_grad is not None
+        grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("nll_loss_backward")
     _any_requires_grad = compute_requires_grad(grad_output, self)
-    grad_fn: functions.NllLossBackwardBackward0 | None = None
+    grad_fn: functions.GeluBackwardBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = functions.NllLossBackwardBackward0()
+        grad_fn = functions.GeluBackwardBackward0()
         grad_fn.set_next_edges(collect_next_edges(grad_output, self))
-        grad_fn.ignore_index = ignore_index
-        grad_fn.reduction = reduction
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-        total_weight,
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    return result
-
-
-def nll_loss2d_forward(
-    ks: int,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-    ignore_index: int,
-) -> Any:
-    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
-    check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.NllLoss2DBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.NllLoss2DBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.ignore_index = ignore_index
-        grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss2d_forward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-    )
-    if grad_fn is not None:
-        set_history(result[0], grad_fn)
-        grad_fn.total_weight_ = SavedVariable(result[1], True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.nll_loss2d_forward_jvp_output(
-                    self,
-                    tangent_or_zeros(self),
-                    target,
-                    weight,
-                    tangent_or_zeros(weight),
-                    reduction,
-                    ignore_index,
-                    result[0],
-                    result[1],
-                ),
-            )
-        set_fw_grad(result[0], tangents[0])
-    return result
-
-
-def nll_loss2d_backward(
-    ks: int,
-    grad_output: Tensor,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-    ignore_index: int,
-    total_weight: Tensor,
-) -> Any:
-    """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
-    check_no_requires_grad(weight, "weight", "nll_loss2d_backward")
-    check_no_requires_grad(total_weight, "total_weight", "nll_loss2d_backward")
-    _any_has_forward_grad = (
-        grad_output._fw_grad is not None
-        or self._fw_grad is not None
-        or (weight is not None and weight._fw_grad is not None)
-        or total_weight._fw_grad is not None
-    ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("nll_loss2d_backward")
-    _any_requires_grad = compute_requires_grad(grad_output, self)
-    grad_fn: functions.NllLoss2DBackwardBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.NllLoss2DBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
-        grad_fn.ignore_index = ignore_index
-        grad_fn.reduction = reduction
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.nll_loss2d_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        self,
-        target,
-        weight,
-        reduction,
-        ignore_index,
-        total_weight,
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    return result
-
-
-def binary_cross_entropy(
-    ks: int, self: Tensor, target: Tensor, weight: Tensor | None, reduction: int
-) -> Any:
-    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
-    check_no_requires_grad(weight, "weight", "binary_cross_entropy")
-    _any_has_forward_grad = (
-        self._fw_grad is not None or target._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, target)
-    grad_fn: functions.BinaryCrossEntropyBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.BinaryCrossEntropyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, target))
-        grad_fn.reduction = reduction
-        grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
-    result = redispatch(
-        operators.binary_cross_entropy,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        target,
-        weight,
-        reduction,
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.binary_cross_entropy_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    target,
-                    tangent_or_zeros(target),
-                    weight,
-                    tangent_or_zeros(weight),
-                    reduction,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def binary_cross_entropy_backward(
-    ks: int,
-    grad_output: Tensor,
-    self: Tensor,
-    target: Tensor,
-    weight: Tensor | None,
-    reduction: int,
-) -> Any:
-    """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
-    check_no_requires_grad(weight, "weight", "binary_cross_entropy_backward")
-    _any_has_forward_grad = (
-        grad_output._fw_grad is not None
-        or self._fw_grad is not None
-        or target._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output, self, target)
-    grad_fn: functions.BinaryCrossEntropyBackwardBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.BinaryCrossEntropyBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
-        grad_fn.reduction = reduction
         grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.target_ = SavedVariable(target, False)
-        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
     result = redispatch(
-        operators.binary_cross_entropy_backward,
+        operators.gelu_backward,
         ks & AFTER_AUTOGRAD_KEYSET,
         grad_output,
         self,
-        target,
-        weight,
-        reduction,
+        approximate,
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4626,20 +5273,179 @@ def binary_cross_entropy_backward(
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.binary_cross_entropy_backward_jvp(
+                functions.gelu_backward_jvp(
                     grad_output,
                     tangent_or_zeros(grad_output),
                     self,
                     tangent_or_zeros(self),
-                    target,
-                    tangent_or_zeros(target),
-                    weight,
-                    tangent_or_zeros(weight),
-                    reduction,
+                    approximate,
                     result,
                 ),
             )
         set_fw_grad(result, tangents[0])
+    return result
+
+
+def silu_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """silu_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("silu_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("silu_backward")
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+    result = redispatch(
+        operators.silu_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def relu_(ks: int, self: Tensor) -> Any:
+    """relu_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ReluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.relu_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.relu__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def _softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SoftmaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators._softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._softmax_jvp(
+                    self, tangent_or_zeros(self), dim, half_to_float, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _softmax_backward_data(
+    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+) -> Any:
+    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or output._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_softmax_backward_data")
+    _any_requires_grad = compute_requires_grad(grad_output, output)
+    grad_fn: functions.SoftmaxBackwardDataBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftmaxBackwardDataBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.dim = dim
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_dtype = input_dtype
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.output_scalar_type = output.dtype
+    result = redispatch(
+        operators._softmax_backward_data,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output,
+        dim,
+        input_dtype,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def _log_softmax(ks: int, self: Tensor, dim: int, half_to_float: bool) -> Any:
+    """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LogSoftmaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogSoftmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators._log_softmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, half_to_float
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._log_softmax_jvp(
+                    self, tangent_or_zeros(self), dim, half_to_float, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _log_softmax_backward_data(
+    ks: int, grad_output: Tensor, output: Tensor, dim: int, input_dtype: dtype
+) -> Any:
+    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or output._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_log_softmax_backward_data")
+    _any_requires_grad = compute_requires_grad(grad_output, output)
+    grad_fn: functions.LogSoftmaxBackwardDataBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogSoftmaxBackwardDataBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, output))
+        grad_fn.dim = dim
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.output_ = SavedVariable(output, False)
+        grad_fn.output_scalar_type = output.dtype
+    result = redispatch(
+        operators._log_softmax_backward_data,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output,
+        dim,
+        input_dtype,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -5183,6 +5989,389 @@ def mish_(ks: int, self: Tensor) -> Any:
     return result
 
 
+def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
+    """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, target)
+    grad_fn: functions.MseLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MseLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.mse_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mse_loss_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mse_loss_backward(
+    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    grad_fn: functions.MseLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MseLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.mse_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mse_loss_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def nll_loss_forward(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    check_no_requires_grad(weight, "weight", "nll_loss_forward")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NllLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NllLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.ignore_index = ignore_index
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.nll_loss_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.total_weight_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nll_loss_forward_jvp_output(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    weight,
+                    tangent_or_zeros(weight),
+                    reduction,
+                    ignore_index,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def nll_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "nll_loss_backward")
+    check_no_requires_grad(total_weight, "total_weight", "nll_loss_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or total_weight._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("nll_loss_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.NllLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NllLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.ignore_index = ignore_index
+        grad_fn.reduction = reduction
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.nll_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def nll_loss2d_forward(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+) -> Any:
+    """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
+    check_no_requires_grad(weight, "weight", "nll_loss2d_forward")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NllLoss2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NllLoss2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.ignore_index = ignore_index
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.nll_loss2d_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.total_weight_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nll_loss2d_forward_jvp_output(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    weight,
+                    tangent_or_zeros(weight),
+                    reduction,
+                    ignore_index,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def nll_loss2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+    ignore_index: int,
+    total_weight: Tensor,
+) -> Any:
+    """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "nll_loss2d_backward")
+    check_no_requires_grad(total_weight, "total_weight", "nll_loss2d_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or total_weight._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("nll_loss2d_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.NllLoss2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NllLoss2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.ignore_index = ignore_index
+        grad_fn.reduction = reduction
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.nll_loss2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        weight,
+        reduction,
+        ignore_index,
+        total_weight,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def binary_cross_entropy(
+    ks: int, self: Tensor, target: Tensor, weight: Tensor | None, reduction: int
+) -> Any:
+    """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "binary_cross_entropy")
+    _any_has_forward_grad = (
+        self._fw_grad is not None or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, target)
+    grad_fn: functions.BinaryCrossEntropyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BinaryCrossEntropyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, target))
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.binary_cross_entropy,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        weight,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.binary_cross_entropy_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    weight,
+                    tangent_or_zeros(weight),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def binary_cross_entropy_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "binary_cross_entropy_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or target._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self, target)
+    grad_fn: functions.BinaryCrossEntropyBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BinaryCrossEntropyBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, target))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.binary_cross_entropy_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        weight,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.binary_cross_entropy_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    weight,
+                    tangent_or_zeros(weight),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def smooth_l1_loss(
     ks: int, self: Tensor, target: Tensor, reduction: int, beta: float
 ) -> Any:
@@ -5629,1210 +6818,9 @@ def one_hot(ks: int, self: Tensor, num_classes: int) -> Any:
     return redispatch(operators.one_hot, ks & AFTER_AUTOGRAD_KEYSET, self, num_classes)
 
 
-def constant_pad_nd(ks: int, self: Tensor, pad: Sequence[int], value: Number) -> Any:
-    """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.ConstantPadNdBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ConstantPadNdBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.pad = pad
-    result = redispatch(
-        operators.constant_pad_nd, ks & AFTER_AUTOGRAD_KEYSET, self, pad, value
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.constant_pad_nd_jvp(
-                    self, tangent_or_zeros(self), pad, value, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def copy(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
-    """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
-    _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, src)
-    grad_fn: functions.CopyBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.CopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
-        grad_fn.src_options = src.dtype
-    result = redispatch(
-        operators.copy, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.copy_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    src,
-                    tangent_or_zeros(src),
-                    non_blocking,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def copy_(ks: int, self: Tensor, src: Tensor, non_blocking: bool) -> Any:
-    """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
-    _any_has_forward_grad = (src._fw_grad is not None) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, src)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.CopyBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.CopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, src))
-        grad_fn.src_options = src.dtype
-    result = redispatch(
-        operators.copy_, ks & AFTER_AUTOGRAD_KEYSET, self, src, non_blocking
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.copy__jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    src,
-                    tangent_or_zeros(src),
-                    non_blocking,
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def zero(ks: int, self: Tensor) -> Any:
-    """zero(Tensor self) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.ZeroBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ZeroBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.zero, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (functions.zero_jvp(self, tangent_or_zeros(self), result),)
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def zero_(ks: int, self: Tensor) -> Any:
-    """zero_(Tensor(a!) self) -> Tensor(a!)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.ZeroBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ZeroBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.zero_, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.zero__jvp(original_self, tangent_or_zeros(self), self),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def fill_Scalar(ks: int, self: Tensor, value: Number) -> Any:
-    """fill.Scalar(Tensor self, Scalar value) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.FillBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.FillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.fill_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.fill_Scalar_jvp(self, tangent_or_zeros(self), value, result),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def fill_Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
-    """fill.Tensor(Tensor self, Tensor value) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or value._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, value)
-    grad_fn: functions.FillBackward1 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.FillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
-    result = redispatch(operators.fill_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.fill_Tensor_jvp(
-                    self, tangent_or_zeros(self), value, tangent_or_zeros(value), result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def fill__Scalar(ks: int, self: Tensor, value: Number) -> Any:
-    """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("fill_.Scalar")
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.FillBackward2 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.FillBackward2()
-        grad_fn.set_next_edges(collect_next_edges(self))
-    result = redispatch(operators.fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, value)
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    return result
-
-
-def fill__Tensor(ks: int, self: Tensor, value: Tensor) -> Any:
-    """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or value._fw_grad is not None
-    ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("fill_.Tensor")
-    _any_requires_grad = compute_requires_grad(self, value)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.FillBackward3 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.FillBackward3()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
-    result = redispatch(operators.fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, value)
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    return result
-
-
-def masked_fill__Scalar(ks: int, self: Tensor, mask: Tensor, value: Number) -> Any:
-    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.MaskedFillBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.MaskedFillBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.masked_fill__Scalar_jvp(
-                    original_self, tangent_or_zeros(self), mask, value, self
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> Any:
-    """masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or value._fw_grad is not None
-    ) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, value)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.MaskedFillBackward1 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.MaskedFillBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, value))
-        grad_fn.mask_ = SavedVariable(mask, False)
-    result = redispatch(
-        operators.masked_fill__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, mask, value
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.masked_fill__Tensor_jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    mask,
-                    value,
-                    tangent_or_zeros(value),
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def lerp_Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
-    """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or end._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, end)
-    grad_fn: functions.LerpBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.LerpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, end))
-        grad_fn.weight = weight
-    result = redispatch(
-        operators.lerp_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.lerp_Scalar_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    end,
-                    tangent_or_zeros(end),
-                    weight,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def lerp_Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
-    """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None
-        or end._fw_grad is not None
-        or weight._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, end, weight)
-    grad_fn: functions.LerpBackward1 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.LerpBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
-        if grad_fn.should_compute_output(2):
-            grad_fn.end_ = SavedVariable(end, False)
-        if grad_fn.should_compute_output(2):
-            grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.lerp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.lerp_Tensor_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    end,
-                    tangent_or_zeros(end),
-                    weight,
-                    tangent_or_zeros(weight),
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def lerp__Scalar(ks: int, self: Tensor, end: Tensor, weight: Number) -> Any:
-    """lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or end._fw_grad is not None
-    ) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, end)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.LerpBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.LerpBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, end))
-        grad_fn.weight = weight
-    result = redispatch(
-        operators.lerp__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.lerp__Scalar_jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    end,
-                    tangent_or_zeros(end),
-                    weight,
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def lerp__Tensor(ks: int, self: Tensor, end: Tensor, weight: Tensor) -> Any:
-    """lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None
-        or end._fw_grad is not None
-        or weight._fw_grad is not None
-    ) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    if _any_has_forward_grad:
-        with computing_jvp():
-            original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, end, weight)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.LerpBackward1 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.LerpBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self, end, weight))
-        if grad_fn.should_compute_output(2):
-            grad_fn.end_ = SavedVariable(end, False)
-        if grad_fn.should_compute_output(2):
-            grad_fn.self_ = SavedVariable(self.clone(), False)
-        grad_fn.weight_ = SavedVariable(weight, False)
-    result = redispatch(
-        operators.lerp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, end, weight
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.lerp__Tensor_jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    end,
-                    tangent_or_zeros(end),
-                    weight,
-                    tangent_or_zeros(weight),
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def addcmul(
-    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
-) -> Any:
-    """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None
-        or tensor1._fw_grad is not None
-        or tensor2._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
-    grad_fn: functions.AddcmulBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.AddcmulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
-        grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
-            grad_fn.tensor1_ = SavedVariable(tensor1, False)
-        grad_fn.tensor1_scalar_type = tensor1.dtype
-        if grad_fn.should_compute_output(1):
-            grad_fn.tensor2_ = SavedVariable(tensor2, False)
-        grad_fn.tensor2_scalar_type = tensor2.dtype
-        grad_fn.value = value
-    result = redispatch(
-        operators.addcmul, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.addcmul_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    tensor1,
-                    tangent_or_zeros(tensor1),
-                    tensor2,
-                    tangent_or_zeros(tensor2),
-                    value,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def addcmul_(
-    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
-) -> Any:
-    """addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None
-        or tensor1._fw_grad is not None
-        or tensor2._fw_grad is not None
-    ) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.AddcmulBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.AddcmulBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
-        grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
-            grad_fn.tensor1_ = SavedVariable(tensor1, False)
-        grad_fn.tensor1_scalar_type = tensor1.dtype
-        if grad_fn.should_compute_output(1):
-            grad_fn.tensor2_ = SavedVariable(tensor2, False)
-        grad_fn.tensor2_scalar_type = tensor2.dtype
-        grad_fn.value = value
-    result = redispatch(
-        operators.addcmul_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.addcmul__jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    tensor1,
-                    tangent_or_zeros(tensor1),
-                    tensor2,
-                    tangent_or_zeros(tensor2),
-                    value,
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def addcdiv(
-    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
-) -> Any:
-    """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None
-        or tensor1._fw_grad is not None
-        or tensor2._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
-    grad_fn: functions.AddcdivBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.AddcdivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
-        grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
-            grad_fn.tensor1_ = SavedVariable(tensor1, False)
-        grad_fn.tensor1_scalar_type = tensor1.dtype
-        grad_fn.tensor2_ = SavedVariable(tensor2, False)
-        grad_fn.tensor2_scalar_type = tensor2.dtype
-        grad_fn.value = value
-    result = redispatch(
-        operators.addcdiv, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.addcdiv_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    tensor1,
-                    tangent_or_zeros(tensor1),
-                    tensor2,
-                    tangent_or_zeros(tensor2),
-                    value,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def addcdiv_(
-    ks: int, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Number
-) -> Any:
-    """addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None
-        or tensor1._fw_grad is not None
-        or tensor2._fw_grad is not None
-    ) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self, tensor1, tensor2)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.AddcdivBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.AddcdivBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, tensor1, tensor2))
-        grad_fn.self_scalar_type = self.dtype
-        if grad_fn.should_compute_output(2):
-            grad_fn.tensor1_ = SavedVariable(tensor1, False)
-        grad_fn.tensor1_scalar_type = tensor1.dtype
-        grad_fn.tensor2_ = SavedVariable(tensor2, False)
-        grad_fn.tensor2_scalar_type = tensor2.dtype
-        grad_fn.value = value
-    result = redispatch(
-        operators.addcdiv_, ks & AFTER_AUTOGRAD_KEYSET, self, tensor1, tensor2, value
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.addcdiv__jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    tensor1,
-                    tangent_or_zeros(tensor1),
-                    tensor2,
-                    tangent_or_zeros(tensor2),
-                    value,
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def clamp__Tensor(ks: int, self: Tensor, min: Tensor | None, max: Tensor | None) -> Any:
-    """clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None
-        or (min is not None and min._fw_grad is not None)
-        or (max is not None and max._fw_grad is not None)
-    ) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    if _any_has_forward_grad:
-        with computing_jvp():
-            original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self, min, max)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.ClampBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.ClampBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, min, max))
-        grad_fn.max_ = None if max is None else SavedVariable(max, False)
-        grad_fn.min_ = None if min is None else SavedVariable(min, False)
-        grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.clamp__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min, max
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.clamp__Tensor_jvp(
-                    original_self,
-                    tangent_or_zeros(self),
-                    min,
-                    tangent_or_zeros(min),
-                    max,
-                    tangent_or_zeros(max),
-                    self,
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def nan_to_num(
-    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
-) -> Any:
-    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.NanToNumBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.NanToNumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.nan_to_num, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.nan_to_num_jvp(
-                    self, tangent_or_zeros(self), nan, posinf, neginf, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def nan_to_num_(
-    ks: int, self: Tensor, nan: float | None, posinf: float | None, neginf: float | None
-) -> Any:
-    """nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    if _any_has_forward_grad:
-        with computing_jvp():
-            original_self = self.clone()
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.NanToNumBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.NanToNumBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.self_ = SavedVariable(self.clone(), False)
-    result = redispatch(
-        operators.nan_to_num_, ks & AFTER_AUTOGRAD_KEYSET, self, nan, posinf, neginf
-    )
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.nan_to_num__jvp(
-                    original_self, tangent_or_zeros(self), nan, posinf, neginf, self
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def tril(ks: int, self: Tensor, diagonal: int) -> Any:
-    """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.TrilBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.TrilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.diagonal = diagonal
-    result = redispatch(operators.tril, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.tril_jvp(self, tangent_or_zeros(self), diagonal, result),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def triu(ks: int, self: Tensor, diagonal: int) -> Any:
-    """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.TriuBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.TriuBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.diagonal = diagonal
-    result = redispatch(operators.triu, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.triu_jvp(self, tangent_or_zeros(self), diagonal, result),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def tril_(ks: int, self: Tensor, diagonal: int) -> Any:
-    """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.TrilBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.TrilBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.diagonal = diagonal
-    result = redispatch(operators.tril_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.tril__jvp(
-                    original_self, tangent_or_zeros(self), diagonal, self
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def triu_(ks: int, self: Tensor, diagonal: int) -> Any:
-    """triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    original_self = self  # self before the kernel overwrites it, for the JVP
-    _any_requires_grad = compute_requires_grad(self)
-    check_inplace(self, _any_requires_grad)
-    grad_fn: functions.TriuBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.TriuBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.diagonal = diagonal
-    result = redispatch(operators.triu_, ks & AFTER_AUTOGRAD_KEYSET, self, diagonal)
-    if grad_fn is not None:
-        rebase_history(self, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.triu__jvp(
-                    original_self, tangent_or_zeros(self), diagonal, self
-                ),
-            )
-        set_fw_grad(self, tangents[0])
-    return result
-
-
-def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
-    """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.DiagonalBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.DiagonalBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim1 = dim1
-        grad_fn.dim2 = dim2
-        grad_fn.offset = offset
-        grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.diagonal, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.diagonal_jvp(
-                    self, tangent_or_zeros(self), offset, dim1, dim2, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def diagonal_backward(
-    ks: int,
-    grad_output: Tensor,
-    input_sizes: Sequence[int],
-    offset: int,
-    dim1: int,
-    dim2: int,
-) -> Any:
-    """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor"""
-    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(grad_output)
-    grad_fn: functions.DiagonalBackwardBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.DiagonalBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_output))
-        grad_fn.dim1 = dim1
-        grad_fn.dim2 = dim2
-        grad_fn.offset = offset
-    result = redispatch(
-        operators.diagonal_backward,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        grad_output,
-        input_sizes,
-        offset,
-        dim1,
-        dim2,
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.diagonal_backward_jvp(
-                    grad_output,
-                    tangent_or_zeros(grad_output),
-                    input_sizes,
-                    offset,
-                    dim1,
-                    dim2,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def diagonal_copy(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
-    """diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.DiagonalCopyBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.DiagonalCopyBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim1 = dim1
-        grad_fn.dim2 = dim2
-        grad_fn.offset = offset
-        grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.diagonal_copy, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.diagonal_copy_jvp(
-                    self, tangent_or_zeros(self), offset, dim1, dim2, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
-    """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.DiagEmbedBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.DiagEmbedBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim1 = dim1
-        grad_fn.dim2 = dim2
-        grad_fn.offset = offset
-    result = redispatch(
-        operators.diag_embed, ks & AFTER_AUTOGRAD_KEYSET, self, offset, dim1, dim2
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.diag_embed_jvp(
-                    self, tangent_or_zeros(self), offset, dim1, dim2, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def trace(ks: int, self: Tensor) -> Any:
-    """trace(Tensor self) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.TraceBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.TraceBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(operators.trace, ks & AFTER_AUTOGRAD_KEYSET, self)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (functions.trace_jvp(self, tangent_or_zeros(self), result),)
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def any_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
-    """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
-    return redispatch(operators.any_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
-
-
-def any_dims(ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool) -> Any:
-    """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
-    return redispatch(
-        operators.any_dims, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
-    )
-
-
-def all_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
-    """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor"""
-    return redispatch(operators.all_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
-
-
-def all_dims(ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool) -> Any:
-    """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor"""
-    return redispatch(
-        operators.all_dims, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
-    )
-
-
-def allclose(
-    ks: int, self: Tensor, other: Tensor, rtol: float, atol: float, equal_nan: bool
-) -> Any:
-    """allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool"""
-    return redispatch(
-        operators.allclose,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        other,
-        rtol,
-        atol,
-        equal_nan,
-    )
-
-
-def equal(ks: int, self: Tensor, other: Tensor) -> Any:
-    """equal(Tensor self, Tensor other) -> bool"""
-    return redispatch(operators.equal, ks & AFTER_AUTOGRAD_KEYSET, self, other)
-
-
-def sort(ks: int, self: Tensor, dim: int, descending: bool) -> Any:
-    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.SortBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.SortBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim = dim
-        grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.sort, ks & AFTER_AUTOGRAD_KEYSET, self, dim, descending
-    )
-    if grad_fn is not None:
-        set_history(result[0], grad_fn)
-        grad_fn.indices_ = SavedVariable(result[1], True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.sort_jvp_values(
-                    self, tangent_or_zeros(self), dim, descending, result[0], result[1]
-                ),
-            )
-        set_fw_grad(result[0], tangents[0])
-    return result
-
-
-def sort_stable(
-    ks: int, self: Tensor, stable: bool | None, dim: int, descending: bool
-) -> Any:
-    """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.SortBackward1 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.SortBackward1()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim = dim
-        grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.sort_stable, ks & AFTER_AUTOGRAD_KEYSET, self, stable, dim, descending
-    )
-    if grad_fn is not None:
-        set_history(result[0], grad_fn)
-        grad_fn.indices_ = SavedVariable(result[1], True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.sort_stable_jvp_values(
-                    self,
-                    tangent_or_zeros(self),
-                    stable,
-                    dim,
-                    descending,
-                    result[0],
-                    result[1],
-                ),
-            )
-        set_fw_grad(result[0], tangents[0])
-    return result
-
-
-def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -> Any:
-    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.TopkBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.TopkBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim = dim
-        grad_fn.self_sym_sizes = tuple(self.shape)
-    result = redispatch(
-        operators.topk, ks & AFTER_AUTOGRAD_KEYSET, self, k, dim, largest, sorted
-    )
-    if grad_fn is not None:
-        set_history(result[0], grad_fn)
-        grad_fn.indices_ = SavedVariable(result[1], True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.topk_jvp_values(
-                    self,
-                    tangent_or_zeros(self),
-                    k,
-                    dim,
-                    largest,
-                    sorted,
-                    result[0],
-                    result[1],
-                ),
-            )
-        set_fw_grad(result[0], tangents[0])
-    return result
-
-
-def linalg_vector_norm(
-    ks: int,
-    self: Tensor,
-    ord: Number,
-    dim: Sequence[int] | None,
-    keepdim: bool,
-    dtype: dtype | None,
-) -> Any:
-    """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
-    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self)
-    grad_fn: functions.LinalgVectorNormBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.LinalgVectorNormBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dim = dim
-        grad_fn.keepdim = keepdim
-        grad_fn.ord = ord
-        grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(
-        operators.linalg_vector_norm,
-        ks & AFTER_AUTOGRAD_KEYSET,
-        self,
-        ord,
-        dim,
-        keepdim,
-        dtype,
-    )
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-        grad_fn.result_ = SavedVariable(result, True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.linalg_vector_norm_jvp(
-                    self, tangent_or_zeros(self), ord, dim, keepdim, dtype, result
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
-    """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
-    _any_has_forward_grad = (
-        self._fw_grad is not None or other._fw_grad is not None
-    ) and not in_jvp()
-    _any_requires_grad = compute_requires_grad(self, other)
-    grad_fn: functions.DistBackward0 | None = None
-    if _any_requires_grad:
-        grad_fn = functions.DistBackward0()
-        grad_fn.set_next_edges(collect_next_edges(self, other))
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.p = p
-        grad_fn.self_ = SavedVariable(self, False)
-    result = redispatch(operators.dist, ks & AFTER_AUTOGRAD_KEYSET, self, other, p)
-    if grad_fn is not None:
-        set_history(result, grad_fn)
-        grad_fn.result_ = SavedVariable(result, True)
-    if _any_has_forward_grad:
-        # Every tangent is computed before any is set (PyTorch, issue 67367).
-        with computing_jvp():
-            tangents = (
-                functions.dist_jvp(
-                    self,
-                    tangent_or_zeros(self),
-                    other,
-                    tangent_or_zeros(other),
-                    p,
-                    result,
-                ),
-            )
-        set_fw_grad(result, tangents[0])
-    return result
-
-
-operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
-operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
-operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
-operators.pow_Tensor_Scalar.register(DispatchKey.Autograd, pow_Tensor_Scalar)
 operators.permute.register(DispatchKey.Autograd, permute)
-operators.neg.register(DispatchKey.Autograd, neg)
-operators._conj.register(DispatchKey.Autograd, _conj)
-operators.real.register(DispatchKey.Autograd, real)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
-operators.clone.register(DispatchKey.Autograd, clone)
-operators._to_copy.register(DispatchKey.Autograd, _to_copy)
-operators.add__Tensor.register(DispatchKey.Autograd, add__Tensor)
-operators.sub__Tensor.register(DispatchKey.Autograd, sub__Tensor)
-operators.mul__Tensor.register(DispatchKey.Autograd, mul__Tensor)
 operators.view.register(DispatchKey.Autograd, view)
 operators.squeeze.register(DispatchKey.Autograd, squeeze)
 operators.squeeze_dim.register(DispatchKey.Autograd, squeeze_dim)
@@ -6848,10 +6836,29 @@ operators.split_with_sizes.register(DispatchKey.Autograd, split_with_sizes)
 operators.unbind_int.register(DispatchKey.Autograd, unbind_int)
 operators.select_backward.register(DispatchKey.Autograd, select_backward)
 operators.slice_backward.register(DispatchKey.Autograd, slice_backward)
-operators.sum.register(DispatchKey.Autograd, sum)
-operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
-operators.mean.register(DispatchKey.Autograd, mean)
-operators.mean_dim.register(DispatchKey.Autograd, mean_dim)
+operators.view_as_real.register(DispatchKey.Autograd, view_as_real)
+operators.view_as_complex.register(DispatchKey.Autograd, view_as_complex)
+operators.flip.register(DispatchKey.Autograd, flip)
+operators.roll.register(DispatchKey.Autograd, roll)
+operators.repeat.register(DispatchKey.Autograd, repeat)
+operators._unsafe_view.register(DispatchKey.Autograd, _unsafe_view)
+operators.constant_pad_nd.register(DispatchKey.Autograd, constant_pad_nd)
+operators.diagonal.register(DispatchKey.Autograd, diagonal)
+operators.diagonal_backward.register(DispatchKey.Autograd, diagonal_backward)
+operators.diagonal_copy.register(DispatchKey.Autograd, diagonal_copy)
+operators.diag_embed.register(DispatchKey.Autograd, diag_embed)
+operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
+operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
+operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
+operators.pow_Tensor_Scalar.register(DispatchKey.Autograd, pow_Tensor_Scalar)
+operators.neg.register(DispatchKey.Autograd, neg)
+operators._conj.register(DispatchKey.Autograd, _conj)
+operators.real.register(DispatchKey.Autograd, real)
+operators.clone.register(DispatchKey.Autograd, clone)
+operators._to_copy.register(DispatchKey.Autograd, _to_copy)
+operators.add__Tensor.register(DispatchKey.Autograd, add__Tensor)
+operators.sub__Tensor.register(DispatchKey.Autograd, sub__Tensor)
+operators.mul__Tensor.register(DispatchKey.Autograd, mul__Tensor)
 operators.exp.register(DispatchKey.Autograd, exp)
 operators.exp2.register(DispatchKey.Autograd, exp2)
 operators.log.register(DispatchKey.Autograd, log)
@@ -6875,9 +6882,6 @@ operators.sinh.register(DispatchKey.Autograd, sinh)
 operators.cosh.register(DispatchKey.Autograd, cosh)
 operators.tanh.register(DispatchKey.Autograd, tanh)
 operators.sigmoid.register(DispatchKey.Autograd, sigmoid)
-operators.relu.register(DispatchKey.Autograd, relu)
-operators.gelu.register(DispatchKey.Autograd, gelu)
-operators.silu.register(DispatchKey.Autograd, silu)
 operators.erf.register(DispatchKey.Autograd, erf)
 operators.floor.register(DispatchKey.Autograd, floor)
 operators.ceil.register(DispatchKey.Autograd, ceil)
@@ -6885,13 +6889,8 @@ operators.round.register(DispatchKey.Autograd, round)
 operators.round_decimals.register(DispatchKey.Autograd, round_decimals)
 operators.trunc.register(DispatchKey.Autograd, trunc)
 operators.angle.register(DispatchKey.Autograd, angle)
-operators.view_as_real.register(DispatchKey.Autograd, view_as_real)
-operators.view_as_complex.register(DispatchKey.Autograd, view_as_complex)
 operators.sigmoid_backward.register(DispatchKey.Autograd, sigmoid_backward)
 operators.tanh_backward.register(DispatchKey.Autograd, tanh_backward)
-operators.threshold_backward.register(DispatchKey.Autograd, threshold_backward)
-operators.gelu_backward.register(DispatchKey.Autograd, gelu_backward)
-operators.silu_backward.register(DispatchKey.Autograd, silu_backward)
 operators.exp_.register(DispatchKey.Autograd, exp_)
 operators.log_.register(DispatchKey.Autograd, log_)
 operators.sqrt_.register(DispatchKey.Autograd, sqrt_)
@@ -6899,7 +6898,6 @@ operators.neg_.register(DispatchKey.Autograd, neg_)
 operators.abs_.register(DispatchKey.Autograd, abs_)
 operators.sigmoid_.register(DispatchKey.Autograd, sigmoid_)
 operators.tanh_.register(DispatchKey.Autograd, tanh_)
-operators.relu_.register(DispatchKey.Autograd, relu_)
 operators.pow_Tensor_Tensor.register(DispatchKey.Autograd, pow_Tensor_Tensor)
 operators.pow_Scalar.register(DispatchKey.Autograd, pow_Scalar)
 operators.add_Scalar.register(DispatchKey.Autograd, add_Scalar)
@@ -6952,6 +6950,29 @@ operators.bitwise_xor_Tensor.register(DispatchKey.Autograd, bitwise_xor_Tensor)
 operators.bitwise_not.register(DispatchKey.Autograd, bitwise_not)
 operators.isnan.register(DispatchKey.Autograd, isnan)
 operators.isinf.register(DispatchKey.Autograd, isinf)
+operators.copy.register(DispatchKey.Autograd, copy)
+operators.copy_.register(DispatchKey.Autograd, copy_)
+operators.zero.register(DispatchKey.Autograd, zero)
+operators.zero_.register(DispatchKey.Autograd, zero_)
+operators.fill_Scalar.register(DispatchKey.Autograd, fill_Scalar)
+operators.fill_Tensor.register(DispatchKey.Autograd, fill_Tensor)
+operators.fill__Scalar.register(DispatchKey.Autograd, fill__Scalar)
+operators.fill__Tensor.register(DispatchKey.Autograd, fill__Tensor)
+operators.lerp_Scalar.register(DispatchKey.Autograd, lerp_Scalar)
+operators.lerp_Tensor.register(DispatchKey.Autograd, lerp_Tensor)
+operators.lerp__Scalar.register(DispatchKey.Autograd, lerp__Scalar)
+operators.lerp__Tensor.register(DispatchKey.Autograd, lerp__Tensor)
+operators.addcmul.register(DispatchKey.Autograd, addcmul)
+operators.addcmul_.register(DispatchKey.Autograd, addcmul_)
+operators.addcdiv.register(DispatchKey.Autograd, addcdiv)
+operators.addcdiv_.register(DispatchKey.Autograd, addcdiv_)
+operators.clamp__Tensor.register(DispatchKey.Autograd, clamp__Tensor)
+operators.nan_to_num.register(DispatchKey.Autograd, nan_to_num)
+operators.nan_to_num_.register(DispatchKey.Autograd, nan_to_num_)
+operators.sum.register(DispatchKey.Autograd, sum)
+operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
+operators.mean.register(DispatchKey.Autograd, mean)
+operators.mean_dim.register(DispatchKey.Autograd, mean_dim)
 operators.prod.register(DispatchKey.Autograd, prod)
 operators.prod_dim_int.register(DispatchKey.Autograd, prod_dim_int)
 operators.max_dim.register(DispatchKey.Autograd, max_dim)
@@ -6967,15 +6988,15 @@ operators.var_correction.register(DispatchKey.Autograd, var_correction)
 operators.std_correction.register(DispatchKey.Autograd, std_correction)
 operators.cumsum.register(DispatchKey.Autograd, cumsum)
 operators.cumprod.register(DispatchKey.Autograd, cumprod)
-operators._softmax.register(DispatchKey.Autograd, _softmax)
-operators._softmax_backward_data.register(DispatchKey.Autograd, _softmax_backward_data)
-operators._log_softmax.register(DispatchKey.Autograd, _log_softmax)
-operators._log_softmax_backward_data.register(
-    DispatchKey.Autograd, _log_softmax_backward_data
-)
-operators.flip.register(DispatchKey.Autograd, flip)
-operators.roll.register(DispatchKey.Autograd, roll)
-operators.repeat.register(DispatchKey.Autograd, repeat)
+operators.any_dim.register(DispatchKey.Autograd, any_dim)
+operators.any_dims.register(DispatchKey.Autograd, any_dims)
+operators.all_dim.register(DispatchKey.Autograd, all_dim)
+operators.all_dims.register(DispatchKey.Autograd, all_dims)
+operators.allclose.register(DispatchKey.Autograd, allclose)
+operators.equal.register(DispatchKey.Autograd, equal)
+operators.sort.register(DispatchKey.Autograd, sort)
+operators.sort_stable.register(DispatchKey.Autograd, sort_stable)
+operators.topk.register(DispatchKey.Autograd, topk)
 operators.index_select.register(DispatchKey.Autograd, index_select)
 operators.index_add.register(DispatchKey.Autograd, index_add)
 operators.gather.register(DispatchKey.Autograd, gather)
@@ -6987,22 +7008,33 @@ operators.masked_fill_Tensor.register(DispatchKey.Autograd, masked_fill_Tensor)
 operators.index_Tensor.register(DispatchKey.Autograd, index_Tensor)
 operators.index_put.register(DispatchKey.Autograd, index_put)
 operators.index_put_.register(DispatchKey.Autograd, index_put_)
+operators.masked_fill__Scalar.register(DispatchKey.Autograd, masked_fill__Scalar)
+operators.masked_fill__Tensor.register(DispatchKey.Autograd, masked_fill__Tensor)
 operators.mm.register(DispatchKey.Autograd, mm)
 operators.bmm.register(DispatchKey.Autograd, bmm)
 operators.dot.register(DispatchKey.Autograd, dot)
 operators.vdot.register(DispatchKey.Autograd, vdot)
 operators.mv.register(DispatchKey.Autograd, mv)
-operators._unsafe_view.register(DispatchKey.Autograd, _unsafe_view)
 operators.addmm.register(DispatchKey.Autograd, addmm)
-operators.mse_loss.register(DispatchKey.Autograd, mse_loss)
-operators.mse_loss_backward.register(DispatchKey.Autograd, mse_loss_backward)
-operators.nll_loss_forward.register(DispatchKey.Autograd, nll_loss_forward)
-operators.nll_loss_backward.register(DispatchKey.Autograd, nll_loss_backward)
-operators.nll_loss2d_forward.register(DispatchKey.Autograd, nll_loss2d_forward)
-operators.nll_loss2d_backward.register(DispatchKey.Autograd, nll_loss2d_backward)
-operators.binary_cross_entropy.register(DispatchKey.Autograd, binary_cross_entropy)
-operators.binary_cross_entropy_backward.register(
-    DispatchKey.Autograd, binary_cross_entropy_backward
+operators.tril.register(DispatchKey.Autograd, tril)
+operators.triu.register(DispatchKey.Autograd, triu)
+operators.tril_.register(DispatchKey.Autograd, tril_)
+operators.triu_.register(DispatchKey.Autograd, triu_)
+operators.trace.register(DispatchKey.Autograd, trace)
+operators.linalg_vector_norm.register(DispatchKey.Autograd, linalg_vector_norm)
+operators.dist.register(DispatchKey.Autograd, dist)
+operators.relu.register(DispatchKey.Autograd, relu)
+operators.gelu.register(DispatchKey.Autograd, gelu)
+operators.silu.register(DispatchKey.Autograd, silu)
+operators.threshold_backward.register(DispatchKey.Autograd, threshold_backward)
+operators.gelu_backward.register(DispatchKey.Autograd, gelu_backward)
+operators.silu_backward.register(DispatchKey.Autograd, silu_backward)
+operators.relu_.register(DispatchKey.Autograd, relu_)
+operators._softmax.register(DispatchKey.Autograd, _softmax)
+operators._softmax_backward_data.register(DispatchKey.Autograd, _softmax_backward_data)
+operators._log_softmax.register(DispatchKey.Autograd, _log_softmax)
+operators._log_softmax_backward_data.register(
+    DispatchKey.Autograd, _log_softmax_backward_data
 )
 operators.leaky_relu.register(DispatchKey.Autograd, leaky_relu)
 operators.leaky_relu_backward.register(DispatchKey.Autograd, leaky_relu_backward)
@@ -7020,6 +7052,16 @@ operators.hardtanh_.register(DispatchKey.Autograd, hardtanh_)
 operators.mish.register(DispatchKey.Autograd, mish)
 operators.mish_backward.register(DispatchKey.Autograd, mish_backward)
 operators.mish_.register(DispatchKey.Autograd, mish_)
+operators.mse_loss.register(DispatchKey.Autograd, mse_loss)
+operators.mse_loss_backward.register(DispatchKey.Autograd, mse_loss_backward)
+operators.nll_loss_forward.register(DispatchKey.Autograd, nll_loss_forward)
+operators.nll_loss_backward.register(DispatchKey.Autograd, nll_loss_backward)
+operators.nll_loss2d_forward.register(DispatchKey.Autograd, nll_loss2d_forward)
+operators.nll_loss2d_backward.register(DispatchKey.Autograd, nll_loss2d_backward)
+operators.binary_cross_entropy.register(DispatchKey.Autograd, binary_cross_entropy)
+operators.binary_cross_entropy_backward.register(
+    DispatchKey.Autograd, binary_cross_entropy_backward
+)
 operators.smooth_l1_loss.register(DispatchKey.Autograd, smooth_l1_loss)
 operators.smooth_l1_loss_backward.register(
     DispatchKey.Autograd, smooth_l1_loss_backward
@@ -7038,45 +7080,3 @@ operators.embedding_dense_backward.register(
     DispatchKey.Autograd, embedding_dense_backward
 )
 operators.one_hot.register(DispatchKey.Autograd, one_hot)
-operators.constant_pad_nd.register(DispatchKey.Autograd, constant_pad_nd)
-operators.copy.register(DispatchKey.Autograd, copy)
-operators.copy_.register(DispatchKey.Autograd, copy_)
-operators.zero.register(DispatchKey.Autograd, zero)
-operators.zero_.register(DispatchKey.Autograd, zero_)
-operators.fill_Scalar.register(DispatchKey.Autograd, fill_Scalar)
-operators.fill_Tensor.register(DispatchKey.Autograd, fill_Tensor)
-operators.fill__Scalar.register(DispatchKey.Autograd, fill__Scalar)
-operators.fill__Tensor.register(DispatchKey.Autograd, fill__Tensor)
-operators.masked_fill__Scalar.register(DispatchKey.Autograd, masked_fill__Scalar)
-operators.masked_fill__Tensor.register(DispatchKey.Autograd, masked_fill__Tensor)
-operators.lerp_Scalar.register(DispatchKey.Autograd, lerp_Scalar)
-operators.lerp_Tensor.register(DispatchKey.Autograd, lerp_Tensor)
-operators.lerp__Scalar.register(DispatchKey.Autograd, lerp__Scalar)
-operators.lerp__Tensor.register(DispatchKey.Autograd, lerp__Tensor)
-operators.addcmul.register(DispatchKey.Autograd, addcmul)
-operators.addcmul_.register(DispatchKey.Autograd, addcmul_)
-operators.addcdiv.register(DispatchKey.Autograd, addcdiv)
-operators.addcdiv_.register(DispatchKey.Autograd, addcdiv_)
-operators.clamp__Tensor.register(DispatchKey.Autograd, clamp__Tensor)
-operators.nan_to_num.register(DispatchKey.Autograd, nan_to_num)
-operators.nan_to_num_.register(DispatchKey.Autograd, nan_to_num_)
-operators.tril.register(DispatchKey.Autograd, tril)
-operators.triu.register(DispatchKey.Autograd, triu)
-operators.tril_.register(DispatchKey.Autograd, tril_)
-operators.triu_.register(DispatchKey.Autograd, triu_)
-operators.diagonal.register(DispatchKey.Autograd, diagonal)
-operators.diagonal_backward.register(DispatchKey.Autograd, diagonal_backward)
-operators.diagonal_copy.register(DispatchKey.Autograd, diagonal_copy)
-operators.diag_embed.register(DispatchKey.Autograd, diag_embed)
-operators.trace.register(DispatchKey.Autograd, trace)
-operators.any_dim.register(DispatchKey.Autograd, any_dim)
-operators.any_dims.register(DispatchKey.Autograd, any_dims)
-operators.all_dim.register(DispatchKey.Autograd, all_dim)
-operators.all_dims.register(DispatchKey.Autograd, all_dims)
-operators.allclose.register(DispatchKey.Autograd, allclose)
-operators.equal.register(DispatchKey.Autograd, equal)
-operators.sort.register(DispatchKey.Autograd, sort)
-operators.sort_stable.register(DispatchKey.Autograd, sort_stable)
-operators.topk.register(DispatchKey.Autograd, topk)
-operators.linalg_vector_norm.register(DispatchKey.Autograd, linalg_vector_norm)
-operators.dist.register(DispatchKey.Autograd, dist)
