@@ -18,25 +18,15 @@ from gradgen.tensor import Tensor
 from .tensor_base import _DType
 from .tensor_base import max_dim_return
 from .tensor_base import min_dim_return
-from .tensor_base import nll_loss_forward_return
-from .tensor_base import nll_loss2d_forward_return
-from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import sort_return
 from .tensor_base import sort_stable_return
 from .tensor_base import topk_return
+from .tensor_base import log_sigmoid_forward_return
+from .tensor_base import nll_loss_forward_return
+from .tensor_base import nll_loss2d_forward_return
 
 __all__ = [
-    "add",
-    "sub",
-    "mul",
-    "pow",
     "permute",
-    "neg",
-    "conj",
-    "_conj",
-    "real",
-    "clone",
-    "_to_copy",
     "reshape",
     "squeeze",
     "unsqueeze",
@@ -54,8 +44,28 @@ __all__ = [
     "unbind",
     "select_backward",
     "slice_backward",
-    "sum",
-    "mean",
+    "view_as_real",
+    "view_as_complex",
+    "flip",
+    "roll",
+    "_unsafe_view",
+    "constant_pad_nd",
+    "detach_",
+    "diagonal",
+    "diagonal_backward",
+    "diagonal_copy",
+    "diag_embed",
+    "diag",
+    "add",
+    "sub",
+    "mul",
+    "pow",
+    "neg",
+    "conj",
+    "_conj",
+    "real",
+    "clone",
+    "_to_copy",
     "exp",
     "exp2",
     "log",
@@ -80,9 +90,6 @@ __all__ = [
     "cosh",
     "tanh",
     "sigmoid",
-    "relu",
-    "gelu",
-    "silu",
     "erf",
     "floor",
     "ceil",
@@ -90,13 +97,8 @@ __all__ = [
     "trunc",
     "angle",
     "imag",
-    "view_as_real",
-    "view_as_complex",
     "sigmoid_backward",
     "tanh_backward",
-    "threshold_backward",
-    "gelu_backward",
-    "silu_backward",
     "exp_",
     "log_",
     "sqrt_",
@@ -104,7 +106,6 @@ __all__ = [
     "abs_",
     "sigmoid_",
     "tanh_",
-    "relu_",
     "div",
     "true_divide",
     "floor_divide",
@@ -139,6 +140,18 @@ __all__ = [
     "isnan",
     "isinf",
     "isfinite",
+    "zero_",
+    "fill",
+    "fill_",
+    "lerp",
+    "addcmul",
+    "addcdiv",
+    "clip",
+    "clip_",
+    "nan_to_num",
+    "nan_to_num_",
+    "sum",
+    "mean",
     "prod",
     "max",
     "min",
@@ -151,14 +164,11 @@ __all__ = [
     "std",
     "cumsum",
     "cumprod",
-    "softmax",
-    "_softmax",
-    "_softmax_backward_data",
-    "log_softmax",
-    "_log_softmax",
-    "_log_softmax_backward_data",
-    "flip",
-    "roll",
+    "value_selecting_reduction_backward",
+    "allclose",
+    "equal",
+    "sort",
+    "topk",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -166,7 +176,6 @@ __all__ = [
     "gather_backward",
     "scatter",
     "scatter_add",
-    "value_selecting_reduction_backward",
     "masked_fill",
     "index",
     "index_put",
@@ -179,21 +188,26 @@ __all__ = [
     "outer",
     "ger",
     "matmul",
-    "_unsafe_view",
     "addmm",
     "linear",
-    "mse_loss",
-    "mse_loss_backward",
-    "nll_loss_nd",
-    "nll_loss",
-    "nll_loss_forward",
-    "nll_loss_backward",
-    "nll_loss2d",
-    "nll_loss2d_forward",
-    "nll_loss2d_backward",
-    "binary_cross_entropy",
-    "binary_cross_entropy_backward",
-    "cross_entropy_loss",
+    "tril",
+    "triu",
+    "trace",
+    "norm",
+    "dist",
+    "relu",
+    "gelu",
+    "silu",
+    "threshold_backward",
+    "gelu_backward",
+    "silu_backward",
+    "relu_",
+    "softmax",
+    "_softmax",
+    "_softmax_backward_data",
+    "log_softmax",
+    "_log_softmax",
+    "_log_softmax_backward_data",
     "leaky_relu",
     "leaky_relu_backward",
     "leaky_relu_",
@@ -211,6 +225,19 @@ __all__ = [
     "mish",
     "mish_backward",
     "mish_",
+    "dropout",
+    "mse_loss",
+    "mse_loss_backward",
+    "nll_loss_nd",
+    "nll_loss",
+    "nll_loss_forward",
+    "nll_loss_backward",
+    "nll_loss2d",
+    "nll_loss2d_forward",
+    "nll_loss2d_backward",
+    "binary_cross_entropy",
+    "binary_cross_entropy_backward",
+    "cross_entropy_loss",
     "l1_loss",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
@@ -225,98 +252,11 @@ __all__ = [
     "embedding_backward",
     "embedding_dense_backward",
     "one_hot",
-    "constant_pad_nd",
-    "dropout",
-    "zero_",
-    "fill",
-    "fill_",
-    "lerp",
-    "addcmul",
-    "addcdiv",
-    "detach_",
-    "clip",
-    "clip_",
-    "nan_to_num",
-    "nan_to_num_",
-    "tril",
-    "triu",
-    "diagonal",
-    "diagonal_backward",
-    "diagonal_copy",
-    "diag_embed",
-    "diag",
-    "trace",
-    "allclose",
-    "equal",
-    "sort",
-    "topk",
-    "norm",
-    "dist",
 ]
-
-
-def add(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
-    """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-
-
-def sub(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
-    """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-
-
-def mul(input: Tensor, other: Tensor | _Number) -> Tensor:
-    """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
-
-
-@overload
-def pow(input: Tensor, exponent: _Number) -> Tensor:
-    """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
-
-
-@overload
-def pow(input: Tensor, exponent: Tensor) -> Tensor:
-    """``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
-
-
-@overload
-def pow(input: _Number, exponent: Tensor) -> Tensor:
-    """``pow.Scalar(Scalar self, Tensor exponent) -> Tensor``"""
 
 
 def permute(input: Tensor, dims: _int | Sequence[_int]) -> Tensor:
     """``permute(Tensor(a) self, int[] dims) -> Tensor(a)``"""
-
-
-def neg(input: Tensor) -> Tensor:
-    """``neg(Tensor self) -> Tensor``"""
-
-
-def conj(input: Tensor) -> Tensor:
-    """``conj(Tensor(a) self) -> Tensor(a)``"""
-
-
-def _conj(input: Tensor) -> Tensor:
-    """``_conj(Tensor(a) self) -> Tensor(a)``"""
-
-
-def real(input: Tensor) -> Tensor:
-    """``real(Tensor(a) self) -> Tensor(a)``"""
-
-
-def clone(input: Tensor, *, memory_format: Any | None = ...) -> Tensor:
-    """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
-
-
-def _to_copy(
-    input: Tensor,
-    *,
-    dtype: _DType | None = ...,
-    layout: Any | None = ...,
-    device: Any | None = ...,
-    pin_memory: _bool | None = ...,
-    non_blocking: _bool = ...,
-    memory_format: Any | None = ...,
-) -> Tensor:
-    """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
 
 
 def reshape(input: Tensor, shape: _int | Sequence[_int]) -> Tensor:
@@ -421,36 +361,128 @@ def slice_backward(
     """``slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor``"""
 
 
-@overload
-def sum(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
-    """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+def view_as_real(input: Tensor) -> Tensor:
+    """``view_as_real(Tensor(a) self) -> Tensor(a)``"""
+
+
+def view_as_complex(input: Tensor) -> Tensor:
+    """``view_as_complex(Tensor(a) self) -> Tensor(a)``"""
+
+
+def flip(input: Tensor, dims: _int | Sequence[_int]) -> Tensor:
+    """``flip(Tensor self, int[] dims) -> Tensor``"""
+
+
+def roll(
+    input: Tensor, shifts: _int | Sequence[_int], dims: _int | Sequence[_int] = ...
+) -> Tensor:
+    """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
+
+
+def _unsafe_view(input: Tensor, size: _int | Sequence[_int]) -> Tensor:
+    """``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``"""
+
+
+def constant_pad_nd(
+    input: Tensor, pad: _int | Sequence[_int], value: _Number = ...
+) -> Tensor:
+    """``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``"""
+
+
+def detach_(input: Tensor) -> Tensor:
+    """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def diagonal(
+    input: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
+) -> Tensor:
+    """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
+
+
+def diagonal_backward(
+    grad_output: Tensor | _Number,
+    input_sizes: _int | Sequence[_int],
+    offset: _int,
+    dim1: _int,
+    dim2: _int,
+) -> Tensor:
+    """``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``"""
+
+
+def diagonal_copy(
+    input: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
+) -> Tensor:
+    """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+
+
+def diag_embed(
+    input: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
+) -> Tensor:
+    """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
+
+
+def diag(input: Tensor, diagonal: _int = ...) -> Tensor:
+    """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+
+
+def add(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+    """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+
+
+def sub(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+    """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+
+
+def mul(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def sum(
+def pow(input: Tensor, exponent: _Number) -> Tensor:
+    """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
+
+
+@overload
+def pow(input: Tensor, exponent: Tensor) -> Tensor:
+    """``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
+
+
+@overload
+def pow(input: _Number, exponent: Tensor) -> Tensor:
+    """``pow.Scalar(Scalar self, Tensor exponent) -> Tensor``"""
+
+
+def neg(input: Tensor) -> Tensor:
+    """``neg(Tensor self) -> Tensor``"""
+
+
+def conj(input: Tensor) -> Tensor:
+    """``conj(Tensor(a) self) -> Tensor(a)``"""
+
+
+def _conj(input: Tensor) -> Tensor:
+    """``_conj(Tensor(a) self) -> Tensor(a)``"""
+
+
+def real(input: Tensor) -> Tensor:
+    """``real(Tensor(a) self) -> Tensor(a)``"""
+
+
+def clone(input: Tensor, *, memory_format: Any | None = ...) -> Tensor:
+    """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
+
+
+def _to_copy(
     input: Tensor,
-    dim: _int | Sequence[_int] | None,
-    keepdim: _bool = ...,
     *,
     dtype: _DType | None = ...,
+    layout: Any | None = ...,
+    device: Any | None = ...,
+    pin_memory: _bool | None = ...,
+    non_blocking: _bool = ...,
+    memory_format: Any | None = ...,
 ) -> Tensor:
-    """``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-
-
-@overload
-def mean(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
-    """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
-
-
-@overload
-def mean(
-    input: Tensor,
-    dim: _int | Sequence[_int] | None,
-    keepdim: _bool = ...,
-    *,
-    dtype: _DType | None = ...,
-) -> Tensor:
-    """``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
 
 
 def exp(input: Tensor) -> Tensor:
@@ -549,18 +581,6 @@ def sigmoid(input: Tensor) -> Tensor:
     """``sigmoid(Tensor self) -> Tensor``"""
 
 
-def relu(input: Tensor) -> Tensor:
-    """``relu(Tensor self) -> Tensor``"""
-
-
-def gelu(input: Tensor, *, approximate: _str = ...) -> Tensor:
-    """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
-
-
-def silu(input: Tensor) -> Tensor:
-    """``silu(Tensor self) -> Tensor``"""
-
-
 def erf(input: Tensor) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
 
@@ -595,36 +615,12 @@ def imag(input: Tensor) -> Tensor:
     """``imag(Tensor(a) self) -> Tensor(a)``"""
 
 
-def view_as_real(input: Tensor) -> Tensor:
-    """``view_as_real(Tensor(a) self) -> Tensor(a)``"""
-
-
-def view_as_complex(input: Tensor) -> Tensor:
-    """``view_as_complex(Tensor(a) self) -> Tensor(a)``"""
-
-
 def sigmoid_backward(grad_output: Tensor | _Number, output: Tensor | _Number) -> Tensor:
     """``sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor``"""
 
 
 def tanh_backward(grad_output: Tensor | _Number, output: Tensor | _Number) -> Tensor:
     """``tanh_backward(Tensor grad_output, Tensor output) -> Tensor``"""
-
-
-def threshold_backward(
-    grad_output: Tensor | _Number, input: Tensor, threshold: _Number
-) -> Tensor:
-    """``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``"""
-
-
-def gelu_backward(
-    grad_output: Tensor | _Number, input: Tensor, *, approximate: _str = ...
-) -> Tensor:
-    """``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``"""
-
-
-def silu_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
-    """``silu_backward(Tensor grad_output, Tensor self) -> Tensor``"""
 
 
 def exp_(input: Tensor) -> Tensor:
@@ -653,10 +649,6 @@ def sigmoid_(input: Tensor) -> Tensor:
 
 def tanh_(input: Tensor) -> Tensor:
     """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
-
-
-def relu_(input: Tensor) -> Tensor:
-    """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
 @overload
@@ -893,6 +885,132 @@ def isfinite(input: Tensor) -> Tensor:
     """``isfinite(Tensor self) -> Tensor``"""
 
 
+def zero_(input: Tensor) -> Tensor:
+    """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+@overload
+def fill(input: Tensor, value: _Number) -> Tensor:
+    """``fill.Scalar(Tensor self, Scalar value) -> Tensor``"""
+
+
+@overload
+def fill(input: Tensor, value: Tensor) -> Tensor:
+    """``fill.Tensor(Tensor self, Tensor value) -> Tensor``"""
+
+
+@overload
+def fill_(input: Tensor, value: _Number) -> Tensor:
+    """``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``"""
+
+
+@overload
+def fill_(input: Tensor, value: Tensor) -> Tensor:
+    """``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``"""
+
+
+@overload
+def lerp(input: Tensor, end: Tensor, weight: _Number) -> Tensor:
+    """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``"""
+
+
+@overload
+def lerp(input: Tensor, end: Tensor, weight: Tensor) -> Tensor:
+    """``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
+
+
+def addcmul(
+    input: Tensor,
+    tensor1: Tensor | _Number,
+    tensor2: Tensor | _Number,
+    *,
+    value: _Number = ...,
+) -> Tensor:
+    """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+
+
+def addcdiv(
+    input: Tensor,
+    tensor1: Tensor | _Number,
+    tensor2: Tensor | _Number,
+    *,
+    value: _Number = ...,
+) -> Tensor:
+    """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+
+
+@overload
+def clip(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
+    """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
+
+
+@overload
+def clip(input: Tensor, min: _Number | None = ..., max: _Number | None = ...) -> Tensor:
+    """``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
+
+
+@overload
+def clip_(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
+    """``clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
+
+
+@overload
+def clip_(
+    input: Tensor, min: _Number | None = ..., max: _Number | None = ...
+) -> Tensor:
+    """``clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
+
+
+def nan_to_num(
+    input: Tensor,
+    nan: _float | None = ...,
+    posinf: _float | None = ...,
+    neginf: _float | None = ...,
+) -> Tensor:
+    """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
+
+
+def nan_to_num_(
+    input: Tensor,
+    nan: _float | None = ...,
+    posinf: _float | None = ...,
+    neginf: _float | None = ...,
+) -> Tensor:
+    """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
+
+
+@overload
+def sum(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
+    """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def sum(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def mean(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
+    """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
 @overload
 def prod(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
     """``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
@@ -1011,48 +1129,46 @@ def cumprod(input: Tensor, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
 
 
-def softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
-    """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-
-
-def _softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
-    """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
-
-
-def _softmax_backward_data(
-    grad_output: Tensor | _Number,
-    output: Tensor | _Number,
+def value_selecting_reduction_backward(
+    grad: Tensor | _Number,
     dim: _int,
-    input_dtype: _DType,
+    indices: Tensor | _Number,
+    sizes: _int | Sequence[_int],
+    keepdim: _bool,
 ) -> Tensor:
-    """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
+    """``value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor``"""
 
 
-def log_softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
-    """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+def allclose(
+    input: Tensor,
+    other: Tensor | _Number,
+    rtol: _float = ...,
+    atol: _float = ...,
+    equal_nan: _bool = ...,
+) -> _bool:
+    """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
 
 
-def _log_softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
-    """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
+def equal(input: Tensor, other: Tensor | _Number) -> _bool:
+    """``equal(Tensor self, Tensor other) -> bool``"""
 
 
-def _log_softmax_backward_data(
-    grad_output: Tensor | _Number,
-    output: Tensor | _Number,
-    dim: _int,
-    input_dtype: _DType,
-) -> Tensor:
-    """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
+@overload
+def sort(input: Tensor, dim: _int = ..., descending: _bool = ...) -> sort_return:
+    """``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
 
 
-def flip(input: Tensor, dims: _int | Sequence[_int]) -> Tensor:
-    """``flip(Tensor self, int[] dims) -> Tensor``"""
+@overload
+def sort(
+    input: Tensor, *, stable: _bool | None, dim: _int = ..., descending: _bool = ...
+) -> sort_stable_return:
+    """``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
 
 
-def roll(
-    input: Tensor, shifts: _int | Sequence[_int], dims: _int | Sequence[_int] = ...
-) -> Tensor:
-    """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
+def topk(
+    input: Tensor, k: _int, dim: _int = ..., largest: _bool = ..., sorted: _bool = ...
+) -> topk_return:
+    """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
 
 
 def index_select(input: Tensor, dim: _int, index: Tensor | _Number) -> Tensor:
@@ -1109,16 +1225,6 @@ def scatter_add(
     input: Tensor, dim: _int, index: Tensor | _Number, src: Tensor | _Number
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
-
-
-def value_selecting_reduction_backward(
-    grad: Tensor | _Number,
-    dim: _int,
-    indices: Tensor | _Number,
-    sizes: _int | Sequence[_int],
-    keepdim: _bool,
-) -> Tensor:
-    """``value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor``"""
 
 
 @overload
@@ -1185,10 +1291,6 @@ def matmul(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
 
 
-def _unsafe_view(input: Tensor, size: _int | Sequence[_int]) -> Tensor:
-    """``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``"""
-
-
 def addmm(
     input: Tensor,
     mat1: Tensor | _Number,
@@ -1206,6 +1308,200 @@ def linear(
     bias: Tensor | _Number | None = ...,
 ) -> Tensor:
     """``linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor``"""
+
+
+def tril(input: Tensor, diagonal: _int = ...) -> Tensor:
+    """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
+
+
+def triu(input: Tensor, diagonal: _int = ...) -> Tensor:
+    """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
+
+
+def trace(input: Tensor) -> Tensor:
+    """``trace(Tensor self) -> Tensor``"""
+
+
+@overload
+def norm(input: Tensor, p: _Number = ...) -> Tensor:
+    """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor``"""
+
+
+@overload
+def norm(
+    input: Tensor, p: _Number | None, dim: _int | Sequence[_int], keepdim: _bool = ...
+) -> Tensor:
+    """``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
+
+
+def dist(input: Tensor, other: Tensor | _Number, p: _Number = ...) -> Tensor:
+    """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
+
+
+def relu(input: Tensor) -> Tensor:
+    """``relu(Tensor self) -> Tensor``"""
+
+
+def gelu(input: Tensor, *, approximate: _str = ...) -> Tensor:
+    """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
+
+
+def silu(input: Tensor) -> Tensor:
+    """``silu(Tensor self) -> Tensor``"""
+
+
+def threshold_backward(
+    grad_output: Tensor | _Number, input: Tensor, threshold: _Number
+) -> Tensor:
+    """``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``"""
+
+
+def gelu_backward(
+    grad_output: Tensor | _Number, input: Tensor, *, approximate: _str = ...
+) -> Tensor:
+    """``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``"""
+
+
+def silu_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
+    """``silu_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
+
+def relu_(input: Tensor) -> Tensor:
+    """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
+    """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+
+
+def _softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
+    """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
+
+
+def _softmax_backward_data(
+    grad_output: Tensor | _Number,
+    output: Tensor | _Number,
+    dim: _int,
+    input_dtype: _DType,
+) -> Tensor:
+    """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
+
+
+def log_softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
+    """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+
+
+def _log_softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
+    """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
+
+
+def _log_softmax_backward_data(
+    grad_output: Tensor | _Number,
+    output: Tensor | _Number,
+    dim: _int,
+    input_dtype: _DType,
+) -> Tensor:
+    """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
+
+
+def leaky_relu(input: Tensor, negative_slope: _Number = ...) -> Tensor:
+    """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
+
+
+def leaky_relu_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    negative_slope: _Number,
+    self_is_result: _bool,
+) -> Tensor:
+    """``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``"""
+
+
+def leaky_relu_(input: Tensor, negative_slope: _Number = ...) -> Tensor:
+    """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
+
+
+def elu(
+    input: Tensor,
+    alpha: _Number = ...,
+    scale: _Number = ...,
+    input_scale: _Number = ...,
+) -> Tensor:
+    """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
+
+
+def elu_backward(
+    grad_output: Tensor | _Number,
+    alpha: _Number,
+    scale: _Number,
+    input_scale: _Number,
+    is_result: _bool,
+    self_or_result: Tensor | _Number,
+) -> Tensor:
+    """``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``"""
+
+
+def elu_(
+    input: Tensor,
+    alpha: _Number = ...,
+    scale: _Number = ...,
+    input_scale: _Number = ...,
+) -> Tensor:
+    """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
+
+
+def softplus(input: Tensor, beta: _Number = ..., threshold: _Number = ...) -> Tensor:
+    """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
+
+
+def softplus_backward(
+    grad_output: Tensor | _Number, input: Tensor, beta: _Number, threshold: _Number
+) -> Tensor:
+    """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
+
+
+def log_sigmoid(input: Tensor) -> Tensor:
+    """``log_sigmoid(Tensor self) -> Tensor``"""
+
+
+def log_sigmoid_forward(input: Tensor) -> log_sigmoid_forward_return:
+    """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
+
+
+def log_sigmoid_backward(
+    grad_output: Tensor | _Number, input: Tensor, buffer: Tensor | _Number
+) -> Tensor:
+    """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
+
+
+def hardtanh(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> Tensor:
+    """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
+
+
+def hardtanh_backward(
+    grad_output: Tensor | _Number, input: Tensor, min_val: _Number, max_val: _Number
+) -> Tensor:
+    """``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``"""
+
+
+def hardtanh_(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> Tensor:
+    """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
+
+
+def mish(input: Tensor) -> Tensor:
+    """``mish(Tensor self) -> Tensor``"""
+
+
+def mish_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
+    """``mish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
+
+def mish_(input: Tensor) -> Tensor:
+    """``mish_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def dropout(input: Tensor | _Number, p: _float, train: _bool) -> Tensor:
+    """``dropout(Tensor input, float p, bool train) -> Tensor``"""
 
 
 def mse_loss(input: Tensor, target: Tensor | _Number, reduction: _int = ...) -> Tensor:
@@ -1323,102 +1619,6 @@ def cross_entropy_loss(
     label_smoothing: _float = ...,
 ) -> Tensor:
     """``cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor``"""
-
-
-def leaky_relu(input: Tensor, negative_slope: _Number = ...) -> Tensor:
-    """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
-
-
-def leaky_relu_backward(
-    grad_output: Tensor | _Number,
-    input: Tensor,
-    negative_slope: _Number,
-    self_is_result: _bool,
-) -> Tensor:
-    """``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``"""
-
-
-def leaky_relu_(input: Tensor, negative_slope: _Number = ...) -> Tensor:
-    """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
-
-
-def elu(
-    input: Tensor,
-    alpha: _Number = ...,
-    scale: _Number = ...,
-    input_scale: _Number = ...,
-) -> Tensor:
-    """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
-
-
-def elu_backward(
-    grad_output: Tensor | _Number,
-    alpha: _Number,
-    scale: _Number,
-    input_scale: _Number,
-    is_result: _bool,
-    self_or_result: Tensor | _Number,
-) -> Tensor:
-    """``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``"""
-
-
-def elu_(
-    input: Tensor,
-    alpha: _Number = ...,
-    scale: _Number = ...,
-    input_scale: _Number = ...,
-) -> Tensor:
-    """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
-
-
-def softplus(input: Tensor, beta: _Number = ..., threshold: _Number = ...) -> Tensor:
-    """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
-
-
-def softplus_backward(
-    grad_output: Tensor | _Number, input: Tensor, beta: _Number, threshold: _Number
-) -> Tensor:
-    """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
-
-
-def log_sigmoid(input: Tensor) -> Tensor:
-    """``log_sigmoid(Tensor self) -> Tensor``"""
-
-
-def log_sigmoid_forward(input: Tensor) -> log_sigmoid_forward_return:
-    """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
-
-
-def log_sigmoid_backward(
-    grad_output: Tensor | _Number, input: Tensor, buffer: Tensor | _Number
-) -> Tensor:
-    """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
-
-
-def hardtanh(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> Tensor:
-    """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
-
-
-def hardtanh_backward(
-    grad_output: Tensor | _Number, input: Tensor, min_val: _Number, max_val: _Number
-) -> Tensor:
-    """``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``"""
-
-
-def hardtanh_(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> Tensor:
-    """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
-
-
-def mish(input: Tensor) -> Tensor:
-    """``mish(Tensor self) -> Tensor``"""
-
-
-def mish_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
-    """``mish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
-
-
-def mish_(input: Tensor) -> Tensor:
-    """``mish_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
 def l1_loss(input: Tensor, target: Tensor | _Number, reduction: _int = ...) -> Tensor:
@@ -1544,203 +1744,3 @@ def embedding_dense_backward(
 
 def one_hot(input: Tensor, num_classes: _int = ...) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
-
-
-def constant_pad_nd(
-    input: Tensor, pad: _int | Sequence[_int], value: _Number = ...
-) -> Tensor:
-    """``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``"""
-
-
-def dropout(input: Tensor | _Number, p: _float, train: _bool) -> Tensor:
-    """``dropout(Tensor input, float p, bool train) -> Tensor``"""
-
-
-def zero_(input: Tensor) -> Tensor:
-    """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
-
-
-@overload
-def fill(input: Tensor, value: _Number) -> Tensor:
-    """``fill.Scalar(Tensor self, Scalar value) -> Tensor``"""
-
-
-@overload
-def fill(input: Tensor, value: Tensor) -> Tensor:
-    """``fill.Tensor(Tensor self, Tensor value) -> Tensor``"""
-
-
-@overload
-def fill_(input: Tensor, value: _Number) -> Tensor:
-    """``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``"""
-
-
-@overload
-def fill_(input: Tensor, value: Tensor) -> Tensor:
-    """``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``"""
-
-
-@overload
-def lerp(input: Tensor, end: Tensor, weight: _Number) -> Tensor:
-    """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``"""
-
-
-@overload
-def lerp(input: Tensor, end: Tensor, weight: Tensor) -> Tensor:
-    """``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
-
-
-def addcmul(
-    input: Tensor,
-    tensor1: Tensor | _Number,
-    tensor2: Tensor | _Number,
-    *,
-    value: _Number = ...,
-) -> Tensor:
-    """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-
-
-def addcdiv(
-    input: Tensor,
-    tensor1: Tensor | _Number,
-    tensor2: Tensor | _Number,
-    *,
-    value: _Number = ...,
-) -> Tensor:
-    """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-
-
-def detach_(input: Tensor) -> Tensor:
-    """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
-
-
-@overload
-def clip(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
-    """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
-
-
-@overload
-def clip(input: Tensor, min: _Number | None = ..., max: _Number | None = ...) -> Tensor:
-    """``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
-
-
-@overload
-def clip_(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
-    """``clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
-
-
-@overload
-def clip_(
-    input: Tensor, min: _Number | None = ..., max: _Number | None = ...
-) -> Tensor:
-    """``clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
-
-
-def nan_to_num(
-    input: Tensor,
-    nan: _float | None = ...,
-    posinf: _float | None = ...,
-    neginf: _float | None = ...,
-) -> Tensor:
-    """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
-
-
-def nan_to_num_(
-    input: Tensor,
-    nan: _float | None = ...,
-    posinf: _float | None = ...,
-    neginf: _float | None = ...,
-) -> Tensor:
-    """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
-
-
-def tril(input: Tensor, diagonal: _int = ...) -> Tensor:
-    """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
-
-
-def triu(input: Tensor, diagonal: _int = ...) -> Tensor:
-    """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
-
-
-def diagonal(
-    input: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
-) -> Tensor:
-    """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
-
-
-def diagonal_backward(
-    grad_output: Tensor | _Number,
-    input_sizes: _int | Sequence[_int],
-    offset: _int,
-    dim1: _int,
-    dim2: _int,
-) -> Tensor:
-    """``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``"""
-
-
-def diagonal_copy(
-    input: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
-) -> Tensor:
-    """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
-
-
-def diag_embed(
-    input: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
-) -> Tensor:
-    """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
-
-
-def diag(input: Tensor, diagonal: _int = ...) -> Tensor:
-    """``diag(Tensor self, int diagonal=0) -> Tensor``"""
-
-
-def trace(input: Tensor) -> Tensor:
-    """``trace(Tensor self) -> Tensor``"""
-
-
-def allclose(
-    input: Tensor,
-    other: Tensor | _Number,
-    rtol: _float = ...,
-    atol: _float = ...,
-    equal_nan: _bool = ...,
-) -> _bool:
-    """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
-
-
-def equal(input: Tensor, other: Tensor | _Number) -> _bool:
-    """``equal(Tensor self, Tensor other) -> bool``"""
-
-
-@overload
-def sort(input: Tensor, dim: _int = ..., descending: _bool = ...) -> sort_return:
-    """``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
-
-
-@overload
-def sort(
-    input: Tensor, *, stable: _bool | None, dim: _int = ..., descending: _bool = ...
-) -> sort_stable_return:
-    """``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
-
-
-def topk(
-    input: Tensor, k: _int, dim: _int = ..., largest: _bool = ..., sorted: _bool = ...
-) -> topk_return:
-    """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
-
-
-@overload
-def norm(input: Tensor, p: _Number = ...) -> Tensor:
-    """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor``"""
-
-
-@overload
-def norm(
-    input: Tensor, p: _Number | None, dim: _int | Sequence[_int], keepdim: _bool = ...
-) -> Tensor:
-    """``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
-
-
-def dist(input: Tensor, other: Tensor | _Number, p: _Number = ...) -> Tensor:
-    """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""

@@ -33,21 +33,6 @@ class min_dim_return(NamedTuple):
     indices: Tensor
 
 
-class nll_loss_forward_return(NamedTuple):
-    output: Tensor
-    total_weight: Tensor
-
-
-class nll_loss2d_forward_return(NamedTuple):
-    output: Tensor
-    total_weight: Tensor
-
-
-class log_sigmoid_forward_return(NamedTuple):
-    output: Tensor
-    buffer: Tensor
-
-
 class sort_return(NamedTuple):
     values: Tensor
     indices: Tensor
@@ -63,67 +48,32 @@ class topk_return(NamedTuple):
     indices: Tensor
 
 
+class log_sigmoid_forward_return(NamedTuple):
+    output: Tensor
+    buffer: Tensor
+
+
+class nll_loss_forward_return(NamedTuple):
+    output: Tensor
+    total_weight: Tensor
+
+
+class nll_loss2d_forward_return(NamedTuple):
+    output: Tensor
+    total_weight: Tensor
+
+
 class TensorBase:
     """The generated Tensor methods (gradgen.generated.tensor_methods), typed."""
 
-    def add(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
-        """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-
-    def sub(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
-        """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
-
-    def mul(self, other: Tensor | _Number) -> Tensor:
-        """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
-
-    @overload
-    def pow(self, exponent: _Number) -> Tensor:
-        """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
-
-    @overload
-    def pow(self, exponent: Tensor) -> Tensor:
-        """``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
-
     def permute(self, *dims: _int | Sequence[_int]) -> Tensor:
         """``permute(Tensor(a) self, int[] dims) -> Tensor(a)``"""
-
-    def neg(self) -> Tensor:
-        """``neg(Tensor self) -> Tensor``"""
-
-    def conj(self) -> Tensor:
-        """``conj(Tensor(a) self) -> Tensor(a)``"""
-
-    def _conj(self) -> Tensor:
-        """``_conj(Tensor(a) self) -> Tensor(a)``"""
 
     def expand(self, *size: _int | Sequence[_int], implicit: _bool = ...) -> Tensor:
         """``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``"""
 
     def sum_to_size(self, *size: _int | Sequence[_int]) -> Tensor:
         """``sum_to_size(Tensor self, SymInt[] size) -> Tensor``"""
-
-    def clone(self, *, memory_format: Any | None = ...) -> Tensor:
-        """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
-
-    def _to_copy(
-        self,
-        *,
-        dtype: _DType | None = ...,
-        layout: Any | None = ...,
-        device: Any | None = ...,
-        pin_memory: _bool | None = ...,
-        non_blocking: _bool = ...,
-        memory_format: Any | None = ...,
-    ) -> Tensor:
-        """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
-
-    def add_(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
-        """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
-
-    def sub_(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
-        """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
-
-    def mul_(self, other: Tensor | _Number) -> Tensor:
-        """``mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
 
     def view(self, *size: _int | Sequence[_int]) -> Tensor:
         """``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
@@ -190,33 +140,91 @@ class TensorBase:
     def unbind(self, dim: _int = ...) -> _list[Tensor]:
         """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
 
-    @overload
-    def sum(self, *, dtype: _DType | None = ...) -> Tensor:
-        """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+    def flip(self, *dims: _int | Sequence[_int]) -> Tensor:
+        """``flip(Tensor self, int[] dims) -> Tensor``"""
+
+    def roll(
+        self, shifts: _int | Sequence[_int], dims: _int | Sequence[_int] = ...
+    ) -> Tensor:
+        """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
+
+    def repeat(self, *repeats: _int | Sequence[_int]) -> Tensor:
+        """``repeat(Tensor self, SymInt[] repeats) -> Tensor``"""
+
+    def expand_as(self, other: Tensor | _Number) -> Tensor:
+        """``expand_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
+
+    def view_as(self, other: Tensor | _Number) -> Tensor:
+        """``view_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
+
+    def reshape_as(self, other: Tensor | _Number) -> Tensor:
+        """``reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
+
+    def detach_(self) -> Tensor:
+        """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def diagonal(
+        self, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
+    ) -> Tensor:
+        """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
+
+    def diag_embed(
+        self, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
+    ) -> Tensor:
+        """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
+
+    def diag(self, diagonal: _int = ...) -> Tensor:
+        """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+
+    def add(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+        """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+
+    def sub(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+        """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+
+    def mul(self, other: Tensor | _Number) -> Tensor:
+        """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
     @overload
-    def sum(
+    def pow(self, exponent: _Number) -> Tensor:
+        """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
+
+    @overload
+    def pow(self, exponent: Tensor) -> Tensor:
+        """``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
+
+    def neg(self) -> Tensor:
+        """``neg(Tensor self) -> Tensor``"""
+
+    def conj(self) -> Tensor:
+        """``conj(Tensor(a) self) -> Tensor(a)``"""
+
+    def _conj(self) -> Tensor:
+        """``_conj(Tensor(a) self) -> Tensor(a)``"""
+
+    def clone(self, *, memory_format: Any | None = ...) -> Tensor:
+        """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
+
+    def _to_copy(
         self,
-        dim: _int | Sequence[_int] | None,
-        keepdim: _bool = ...,
         *,
         dtype: _DType | None = ...,
+        layout: Any | None = ...,
+        device: Any | None = ...,
+        pin_memory: _bool | None = ...,
+        non_blocking: _bool = ...,
+        memory_format: Any | None = ...,
     ) -> Tensor:
-        """``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+        """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
 
-    @overload
-    def mean(self, *, dtype: _DType | None = ...) -> Tensor:
-        """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+    def add_(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+        """``add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
 
-    @overload
-    def mean(
-        self,
-        dim: _int | Sequence[_int] | None,
-        keepdim: _bool = ...,
-        *,
-        dtype: _DType | None = ...,
-    ) -> Tensor:
-        """``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    def sub_(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+        """``sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def mul_(self, other: Tensor | _Number) -> Tensor:
+        """``mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
 
     def exp(self) -> Tensor:
         """``exp(Tensor self) -> Tensor``"""
@@ -290,9 +298,6 @@ class TensorBase:
     def sigmoid(self) -> Tensor:
         """``sigmoid(Tensor self) -> Tensor``"""
 
-    def relu(self) -> Tensor:
-        """``relu(Tensor self) -> Tensor``"""
-
     def erf(self) -> Tensor:
         """``erf(Tensor self) -> Tensor``"""
 
@@ -336,9 +341,6 @@ class TensorBase:
 
     def tanh_(self) -> Tensor:
         """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
-
-    def relu_(self) -> Tensor:
-        """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
 
     @overload
     def div(self, other: Tensor) -> Tensor:
@@ -512,6 +514,132 @@ class TensorBase:
     def isfinite(self) -> Tensor:
         """``isfinite(Tensor self) -> Tensor``"""
 
+    def copy_(self, src: Tensor | _Number, non_blocking: _bool = ...) -> Tensor:
+        """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
+
+    def zero_(self) -> Tensor:
+        """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    @overload
+    def fill_(self, value: _Number) -> Tensor:
+        """``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``"""
+
+    @overload
+    def fill_(self, value: Tensor) -> Tensor:
+        """``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``"""
+
+    @overload
+    def lerp(self, end: Tensor, weight: _Number) -> Tensor:
+        """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``"""
+
+    @overload
+    def lerp(self, end: Tensor, weight: Tensor) -> Tensor:
+        """``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
+
+    @overload
+    def lerp_(self, end: Tensor, weight: _Number) -> Tensor:
+        """``lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)``"""
+
+    @overload
+    def lerp_(self, end: Tensor, weight: Tensor) -> Tensor:
+        """``lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)``"""
+
+    def addcmul(
+        self,
+        tensor1: Tensor | _Number,
+        tensor2: Tensor | _Number,
+        *,
+        value: _Number = ...,
+    ) -> Tensor:
+        """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+
+    def addcmul_(
+        self,
+        tensor1: Tensor | _Number,
+        tensor2: Tensor | _Number,
+        *,
+        value: _Number = ...,
+    ) -> Tensor:
+        """``addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
+
+    def addcdiv(
+        self,
+        tensor1: Tensor | _Number,
+        tensor2: Tensor | _Number,
+        *,
+        value: _Number = ...,
+    ) -> Tensor:
+        """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
+
+    def addcdiv_(
+        self,
+        tensor1: Tensor | _Number,
+        tensor2: Tensor | _Number,
+        *,
+        value: _Number = ...,
+    ) -> Tensor:
+        """``addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
+
+    @overload
+    def clip(self, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
+        """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
+
+    @overload
+    def clip(self, min: _Number | None = ..., max: _Number | None = ...) -> Tensor:
+        """``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
+
+    @overload
+    def clip_(self, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
+        """``clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
+
+    @overload
+    def clip_(self, min: _Number | None = ..., max: _Number | None = ...) -> Tensor:
+        """``clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
+
+    def nan_to_num(
+        self,
+        nan: _float | None = ...,
+        posinf: _float | None = ...,
+        neginf: _float | None = ...,
+    ) -> Tensor:
+        """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
+
+    def nan_to_num_(
+        self,
+        nan: _float | None = ...,
+        posinf: _float | None = ...,
+        neginf: _float | None = ...,
+    ) -> Tensor:
+        """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
+
+    @overload
+    def sum(self, *, dtype: _DType | None = ...) -> Tensor:
+        """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+
+    @overload
+    def sum(
+        self,
+        dim: _int | Sequence[_int] | None,
+        keepdim: _bool = ...,
+        *,
+        dtype: _DType | None = ...,
+    ) -> Tensor:
+        """``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+    @overload
+    def mean(self, *, dtype: _DType | None = ...) -> Tensor:
+        """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+
+    @overload
+    def mean(
+        self,
+        dim: _int | Sequence[_int] | None,
+        keepdim: _bool = ...,
+        *,
+        dtype: _DType | None = ...,
+    ) -> Tensor:
+        """``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
     @overload
     def prod(self, *, dtype: _DType | None = ...) -> Tensor:
         """``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
@@ -605,261 +733,6 @@ class TensorBase:
     def cumprod(self, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
         """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
 
-    def softmax(self, dim: _int, dtype: _DType | None = ...) -> Tensor:
-        """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-
-    def log_softmax(self, dim: _int, dtype: _DType | None = ...) -> Tensor:
-        """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
-
-    def flip(self, *dims: _int | Sequence[_int]) -> Tensor:
-        """``flip(Tensor self, int[] dims) -> Tensor``"""
-
-    def roll(
-        self, shifts: _int | Sequence[_int], dims: _int | Sequence[_int] = ...
-    ) -> Tensor:
-        """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
-
-    def repeat(self, *repeats: _int | Sequence[_int]) -> Tensor:
-        """``repeat(Tensor self, SymInt[] repeats) -> Tensor``"""
-
-    def index_select(self, dim: _int, index: Tensor | _Number) -> Tensor:
-        """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
-
-    def index_add(
-        self,
-        dim: _int,
-        index: Tensor | _Number,
-        source: Tensor | _Number,
-        *,
-        alpha: _Number = ...,
-    ) -> Tensor:
-        """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
-
-    def gather(
-        self, dim: _int, index: Tensor | _Number, *, sparse_grad: _bool = ...
-    ) -> Tensor:
-        """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
-
-    @overload
-    def scatter(self, dim: _int, index: Tensor, src: Tensor) -> Tensor:
-        """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
-
-    @overload
-    def scatter(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
-        """``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
-
-    def scatter_add(
-        self, dim: _int, index: Tensor | _Number, src: Tensor | _Number
-    ) -> Tensor:
-        """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
-
-    @overload
-    def masked_fill(self, mask: Tensor, value: _Number) -> Tensor:
-        """``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor``"""
-
-    @overload
-    def masked_fill(self, mask: Tensor, value: Tensor) -> Tensor:
-        """``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``"""
-
-    def expand_as(self, other: Tensor | _Number) -> Tensor:
-        """``expand_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
-
-    def view_as(self, other: Tensor | _Number) -> Tensor:
-        """``view_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
-
-    def reshape_as(self, other: Tensor | _Number) -> Tensor:
-        """``reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)``"""
-
-    def index(self, indices: Sequence[Tensor | None]) -> Tensor:
-        """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
-
-    def index_put(
-        self,
-        indices: Sequence[Tensor | None],
-        values: Tensor | _Number,
-        accumulate: _bool = ...,
-    ) -> Tensor:
-        """``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
-
-    def index_put_(
-        self,
-        indices: Sequence[Tensor | None],
-        values: Tensor | _Number,
-        accumulate: _bool = ...,
-    ) -> Tensor:
-        """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
-
-    def mm(self, mat2: Tensor | _Number) -> Tensor:
-        """``mm(Tensor self, Tensor mat2) -> Tensor``"""
-
-    def bmm(self, mat2: Tensor | _Number) -> Tensor:
-        """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
-
-    def dot(self, tensor: Tensor | _Number) -> Tensor:
-        """``dot(Tensor self, Tensor tensor) -> Tensor``"""
-
-    def vdot(self, other: Tensor | _Number) -> Tensor:
-        """``vdot(Tensor self, Tensor other) -> Tensor``"""
-
-    def mv(self, vec: Tensor | _Number) -> Tensor:
-        """``mv(Tensor self, Tensor vec) -> Tensor``"""
-
-    def outer(self, vec2: Tensor | _Number) -> Tensor:
-        """``outer(Tensor self, Tensor vec2) -> Tensor``"""
-
-    def ger(self, vec2: Tensor | _Number) -> Tensor:
-        """``ger(Tensor self, Tensor vec2) -> Tensor``"""
-
-    def matmul(self, other: Tensor | _Number) -> Tensor:
-        """``matmul(Tensor self, Tensor other) -> Tensor``"""
-
-    def addmm(
-        self,
-        mat1: Tensor | _Number,
-        mat2: Tensor | _Number,
-        *,
-        beta: _Number = ...,
-        alpha: _Number = ...,
-    ) -> Tensor:
-        """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
-
-    def copy_(self, src: Tensor | _Number, non_blocking: _bool = ...) -> Tensor:
-        """``copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)``"""
-
-    def zero_(self) -> Tensor:
-        """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
-
-    @overload
-    def fill_(self, value: _Number) -> Tensor:
-        """``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``"""
-
-    @overload
-    def fill_(self, value: Tensor) -> Tensor:
-        """``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``"""
-
-    @overload
-    def masked_fill_(self, mask: Tensor, value: _Number) -> Tensor:
-        """``masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)``"""
-
-    @overload
-    def masked_fill_(self, mask: Tensor, value: Tensor) -> Tensor:
-        """``masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)``"""
-
-    @overload
-    def lerp(self, end: Tensor, weight: _Number) -> Tensor:
-        """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``"""
-
-    @overload
-    def lerp(self, end: Tensor, weight: Tensor) -> Tensor:
-        """``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
-
-    @overload
-    def lerp_(self, end: Tensor, weight: _Number) -> Tensor:
-        """``lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)``"""
-
-    @overload
-    def lerp_(self, end: Tensor, weight: Tensor) -> Tensor:
-        """``lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)``"""
-
-    def addcmul(
-        self,
-        tensor1: Tensor | _Number,
-        tensor2: Tensor | _Number,
-        *,
-        value: _Number = ...,
-    ) -> Tensor:
-        """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-
-    def addcmul_(
-        self,
-        tensor1: Tensor | _Number,
-        tensor2: Tensor | _Number,
-        *,
-        value: _Number = ...,
-    ) -> Tensor:
-        """``addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
-
-    def addcdiv(
-        self,
-        tensor1: Tensor | _Number,
-        tensor2: Tensor | _Number,
-        *,
-        value: _Number = ...,
-    ) -> Tensor:
-        """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
-
-    def addcdiv_(
-        self,
-        tensor1: Tensor | _Number,
-        tensor2: Tensor | _Number,
-        *,
-        value: _Number = ...,
-    ) -> Tensor:
-        """``addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)``"""
-
-    def detach_(self) -> Tensor:
-        """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
-
-    @overload
-    def clip(self, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
-        """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
-
-    @overload
-    def clip(self, min: _Number | None = ..., max: _Number | None = ...) -> Tensor:
-        """``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
-
-    @overload
-    def clip_(self, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
-        """``clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
-
-    @overload
-    def clip_(self, min: _Number | None = ..., max: _Number | None = ...) -> Tensor:
-        """``clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
-
-    def nan_to_num(
-        self,
-        nan: _float | None = ...,
-        posinf: _float | None = ...,
-        neginf: _float | None = ...,
-    ) -> Tensor:
-        """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
-
-    def nan_to_num_(
-        self,
-        nan: _float | None = ...,
-        posinf: _float | None = ...,
-        neginf: _float | None = ...,
-    ) -> Tensor:
-        """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
-
-    def tril(self, diagonal: _int = ...) -> Tensor:
-        """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
-
-    def triu(self, diagonal: _int = ...) -> Tensor:
-        """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
-
-    def tril_(self, diagonal: _int = ...) -> Tensor:
-        """``tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
-
-    def triu_(self, diagonal: _int = ...) -> Tensor:
-        """``triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
-
-    def diagonal(
-        self, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
-    ) -> Tensor:
-        """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
-
-    def diag_embed(
-        self, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
-    ) -> Tensor:
-        """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
-
-    def diag(self, diagonal: _int = ...) -> Tensor:
-        """``diag(Tensor self, int diagonal=0) -> Tensor``"""
-
-    def trace(self) -> Tensor:
-        """``trace(Tensor self) -> Tensor``"""
-
     @overload
     def any(self) -> Tensor:
         """``any(Tensor self) -> Tensor``"""
@@ -915,6 +788,121 @@ class TensorBase:
     ) -> topk_return:
         """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
 
+    def index_select(self, dim: _int, index: Tensor | _Number) -> Tensor:
+        """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
+
+    def index_add(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        source: Tensor | _Number,
+        *,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
+
+    def gather(
+        self, dim: _int, index: Tensor | _Number, *, sparse_grad: _bool = ...
+    ) -> Tensor:
+        """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
+
+    @overload
+    def scatter(self, dim: _int, index: Tensor, src: Tensor) -> Tensor:
+        """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
+
+    @overload
+    def scatter(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
+        """``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+
+    def scatter_add(
+        self, dim: _int, index: Tensor | _Number, src: Tensor | _Number
+    ) -> Tensor:
+        """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
+
+    @overload
+    def masked_fill(self, mask: Tensor, value: _Number) -> Tensor:
+        """``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor``"""
+
+    @overload
+    def masked_fill(self, mask: Tensor, value: Tensor) -> Tensor:
+        """``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``"""
+
+    def index(self, indices: Sequence[Tensor | None]) -> Tensor:
+        """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+
+    def index_put(
+        self,
+        indices: Sequence[Tensor | None],
+        values: Tensor | _Number,
+        accumulate: _bool = ...,
+    ) -> Tensor:
+        """``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
+
+    def index_put_(
+        self,
+        indices: Sequence[Tensor | None],
+        values: Tensor | _Number,
+        accumulate: _bool = ...,
+    ) -> Tensor:
+        """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
+
+    @overload
+    def masked_fill_(self, mask: Tensor, value: _Number) -> Tensor:
+        """``masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)``"""
+
+    @overload
+    def masked_fill_(self, mask: Tensor, value: Tensor) -> Tensor:
+        """``masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)``"""
+
+    def mm(self, mat2: Tensor | _Number) -> Tensor:
+        """``mm(Tensor self, Tensor mat2) -> Tensor``"""
+
+    def bmm(self, mat2: Tensor | _Number) -> Tensor:
+        """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
+
+    def dot(self, tensor: Tensor | _Number) -> Tensor:
+        """``dot(Tensor self, Tensor tensor) -> Tensor``"""
+
+    def vdot(self, other: Tensor | _Number) -> Tensor:
+        """``vdot(Tensor self, Tensor other) -> Tensor``"""
+
+    def mv(self, vec: Tensor | _Number) -> Tensor:
+        """``mv(Tensor self, Tensor vec) -> Tensor``"""
+
+    def outer(self, vec2: Tensor | _Number) -> Tensor:
+        """``outer(Tensor self, Tensor vec2) -> Tensor``"""
+
+    def ger(self, vec2: Tensor | _Number) -> Tensor:
+        """``ger(Tensor self, Tensor vec2) -> Tensor``"""
+
+    def matmul(self, other: Tensor | _Number) -> Tensor:
+        """``matmul(Tensor self, Tensor other) -> Tensor``"""
+
+    def addmm(
+        self,
+        mat1: Tensor | _Number,
+        mat2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def tril(self, diagonal: _int = ...) -> Tensor:
+        """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
+
+    def triu(self, diagonal: _int = ...) -> Tensor:
+        """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
+
+    def tril_(self, diagonal: _int = ...) -> Tensor:
+        """``tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
+
+    def triu_(self, diagonal: _int = ...) -> Tensor:
+        """``triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)``"""
+
+    def trace(self) -> Tensor:
+        """``trace(Tensor self) -> Tensor``"""
+
     @overload
     def norm(self, p: _Number = ...) -> Tensor:
         """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor``"""
@@ -927,3 +915,15 @@ class TensorBase:
 
     def dist(self, other: Tensor | _Number, p: _Number = ...) -> Tensor:
         """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
+
+    def relu(self) -> Tensor:
+        """``relu(Tensor self) -> Tensor``"""
+
+    def relu_(self) -> Tensor:
+        """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def softmax(self, dim: _int, dtype: _DType | None = ...) -> Tensor:
+        """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+
+    def log_softmax(self, dim: _int, dtype: _DType | None = ...) -> Tensor:
+        """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
