@@ -7,16 +7,21 @@ from __future__ import annotations
 
 from . import functional
 from .modules import (
+    ELU,
     CrossEntropyLoss,
+    Dropout,
+    Embedding,
+    LayerNorm,
+    LeakyReLU,
     Linear,
     Module,
     MSELoss,
     ReLU,
     Sequential,
     Sigmoid,
+    Softplus,
     Tanh,
 )
-from .modules import ELU, Dropout, Embedding, LayerNorm, LeakyReLU, Softplus
 from .parameter import Parameter
 
 __all__ = [
