@@ -9,14 +9,12 @@ PyTorch's composite with those operators.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
 import numpy as np
 
 from gradgen.composites.dropout import _dropout_noise
-from gradgen.dtypes import Reduction
 from gradgen.factories import zeros
 from gradgen.generated import ops
 from gradgen.grad_mode import no_grad
@@ -24,49 +22,57 @@ from gradgen.numpy_kernels import broadcast_shape_error
 from gradgen.tensor import Tensor
 from gradgen.variable_type_utils import copy_into, increment_version
 
-__all__ = ["linear", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy"]
+from ._functional.activation import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    prelu,
+    relu6,
+    selu,
+    softmin,
+    softshrink,
+    tanhshrink,
+    threshold,
+)
+from ._functional.distance import _vector_norm, cosine_similarity, pairwise_distance
+from ._functional.margin_loss import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
+from ._reduction import get_enum as _get_enum
+from ._reduction import legacy_get_string as _legacy_get_string
 
-
-# -- torch.nn._reduction -------------------------------------------------------------
-
-
-def _get_enum(reduction: str) -> int:
-    """A reduction name as at::Reduction."""
-    if reduction == "none":
-        return Reduction.NONE
-    if reduction == "mean":
-        return Reduction.MEAN
-    if reduction == "elementwise_mean":
-        warnings.warn(
-            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
-            "instead.",
-            stacklevel=3,
-        )
-        return Reduction.MEAN
-    if reduction == "sum":
-        return Reduction.SUM
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _legacy_get_string(size_average: bool | None, reduce: bool | None) -> str:
-    """The reduction the deprecated size_average / reduce flags mean (with PyTorch's
-    deprecation warning)."""
-    if size_average is None:
-        size_average = True
-    if reduce is None:
-        reduce = True
-    if size_average and reduce:
-        reduction = "mean"
-    elif reduce:
-        reduction = "sum"
-    else:
-        reduction = "none"
-    warnings.warn(
-        "size_average and reduce args will be deprecated, please use "
-        f"reduction='{reduction}' instead.",
-        stacklevel=3,
-    )
-    return reduction
+__all__ = [
+    "linear",
+    "mse_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "celu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "prelu",
+    "relu6",
+    "selu",
+    "softmin",
+    "softshrink",
+    "tanhshrink",
+    "threshold",
+    "cosine_similarity",
+    "pairwise_distance",
+    "cosine_embedding_loss",
+    "hinge_embedding_loss",
+    "margin_ranking_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
+]
 
 
 def _broadcast_tensors(*tensors: Tensor) -> list[Tensor]:
@@ -542,26 +548,6 @@ def dropout(
     if p == 1:
         return input.mul_(zeros((), dtype=input.dtype))  # type: ignore[attr-defined,no-any-return]
     return input.mul_(_dropout_noise(input, p))  # type: ignore[attr-defined,no-any-return]
-
-
-def _vector_norm(input: Tensor, p: float, dim: int) -> Tensor:
-    """The p-norm of `input` along `dim`, kept as a dimension of size 1, written with
-    gradgen's operators (it has no norm operator). A zero norm gets a zero gradient
-    (not the 0 * inf of pow's derivative), as PyTorch's norm backward gives."""
-    magnitude = input.abs()  # type: ignore[attr-defined]
-    if p == math.inf:
-        return magnitude.amax(dim, True)  # type: ignore[no-any-return]
-    if p == -math.inf:
-        return magnitude.amin(dim, True)  # type: ignore[no-any-return]
-    if p == 0:
-        count = (magnitude != 0).sum(dim, True)
-        return count.to(magnitude.dtype)  # type: ignore[no-any-return]
-    if p == 1:
-        return magnitude.sum(dim, True)  # type: ignore[no-any-return]
-    total = magnitude.pow(p).sum(dim, True)
-    positive = Tensor(total._data > 0)
-    safe = ops.where(positive, total, 1.0)
-    return ops.where(positive, safe.pow(1.0 / p), 0.0)  # type: ignore[no-any-return]
 
 
 def normalize(

@@ -1,23 +1,72 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
-linear, activation, loss, dropout, normalization, sparse)."""
+linear, activation, loss, dropout, normalization, sparse, distance, flatten)."""
 
 from __future__ import annotations
 
-from .activation import ELU, LeakyReLU, ReLU, Sigmoid, Softplus, Tanh
-from .container import Sequential
-from .dropout import Dropout
-from .linear import Linear
-from .loss import CrossEntropyLoss, MSELoss
 from .module import Module
+from .container import Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from .linear import Identity, Linear
+from .activation import (
+    ReLU,
+    Tanh,
+    Sigmoid,
+    LeakyReLU,
+    ELU,
+    Softplus,
+    Threshold,
+    Hardtanh,
+    ReLU6,
+    Hardsigmoid,
+    Hardswish,
+    SiLU,
+    Mish,
+    GELU,
+    SELU,
+    CELU,
+    GLU,
+    PReLU,
+    LogSigmoid,
+    Softsign,
+    Tanhshrink,
+    Softshrink,
+    Hardshrink,
+    Softmax,
+    Softmin,
+    LogSoftmax,
+)
+from .loss import (
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    CrossEntropyLoss,
+    BCELoss,
+    BCEWithLogitsLoss,
+    KLDivLoss,
+    SmoothL1Loss,
+    HuberLoss,
+    MarginRankingLoss,
+    HingeEmbeddingLoss,
+    SoftMarginLoss,
+    CosineEmbeddingLoss,
+    TripletMarginLoss,
+)
+from .dropout import Dropout
+from .normalization import LayerNorm
+from .sparse import Embedding
+from .distance import CosineSimilarity, PairwiseDistance
+from .flatten import Flatten, Unflatten
 
 # The helpers that optim's zero_grad and the tests reach (private: not in __all__).
 from .module import _overwrite_ as _overwrite_, _reset_grad as _reset_grad
-from .normalization import LayerNorm
-from .sparse import Embedding
 
 __all__ = [
     "Module",
     "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+    "Identity",
     "Linear",
     "ReLU",
     "Tanh",
@@ -25,9 +74,45 @@ __all__ = [
     "LeakyReLU",
     "ELU",
     "Softplus",
-    "CrossEntropyLoss",
+    "Threshold",
+    "Hardtanh",
+    "ReLU6",
+    "Hardsigmoid",
+    "Hardswish",
+    "SiLU",
+    "Mish",
+    "GELU",
+    "SELU",
+    "CELU",
+    "GLU",
+    "PReLU",
+    "LogSigmoid",
+    "Softsign",
+    "Tanhshrink",
+    "Softshrink",
+    "Hardshrink",
+    "Softmax",
+    "Softmin",
+    "LogSoftmax",
+    "L1Loss",
     "MSELoss",
+    "NLLLoss",
+    "CrossEntropyLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "KLDivLoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "MarginRankingLoss",
+    "HingeEmbeddingLoss",
+    "SoftMarginLoss",
+    "CosineEmbeddingLoss",
+    "TripletMarginLoss",
     "Dropout",
     "LayerNorm",
     "Embedding",
+    "CosineSimilarity",
+    "PairwiseDistance",
+    "Flatten",
+    "Unflatten",
 ]

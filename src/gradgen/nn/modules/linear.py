@@ -1,19 +1,29 @@
-"""torch.nn's linear layers: Linear."""
+"""torch.nn's linear layers: Identity, Linear."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from gradgen.factories import rand, zeros
-from gradgen.grad_mode import no_grad
+from gradgen.factories import zeros
 from gradgen.tensor import Tensor
 
 from .. import functional as F
+from .. import init
 from ..parameter import Parameter
-from .module import Module, _overwrite_
+from .module import Module
 
-__all__ = ["Linear"]
+__all__ = ["Identity", "Linear"]
+
+
+class Identity(Module):
+    """Its input, unchanged (the constructor takes and ignores any arguments)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:
+        return input
 
 
 class Linear(Module):
@@ -53,10 +63,11 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-        _uniform_(self.weight, -bound, bound)
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            _uniform_(self.bias, -bound, bound)
+            fan_in = self.in_features
+            bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -66,11 +77,3 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
-
-
-def _uniform_(param: Tensor, low: float, high: float) -> None:
-    """Fill `param` in place with U(low, high) drawn by `gradgen.rand` (so
-    `gradgen.manual_seed` makes it reproducible), as torch.nn.init.uniform_."""
-    with no_grad():
-        sample = rand(*param.shape, dtype=param.dtype)
-        _overwrite_(param, low + (high - low) * sample._data)

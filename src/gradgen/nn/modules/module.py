@@ -1,28 +1,45 @@
 """torch.nn.Module: the base class of layers and models.
 
 A Module registers what is assigned to its attributes, as PyTorch's does: a
-`Parameter` goes to `_parameters`, a `Module` to `_modules`, anything else is a plain
-attribute. `parameters()` / `named_parameters()` walk the registrations in assignment
-order, depth first, each parameter once.
+`Parameter` goes to `_parameters`, a `Module` to `_modules`, a tensor assigned to a
+name registered by `register_buffer` to `_buffers`, anything else is a plain
+attribute. The walks (`named_parameters`, `named_buffers`, `named_modules`, ...) follow
+the registrations in assignment order, depth first, each object once unless
+`remove_duplicate=False`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from gradgen.devices import device
-from gradgen.dtypes import as_dtype, float32, float64
-from gradgen.factories import tensor, zeros, zeros_like
+from gradgen.dtypes import as_dtype, float32, float64, spelling
+from gradgen.factories import zeros, zeros_like
 from gradgen.grad_mode import is_grad_enabled, no_grad
 from gradgen.tensor import Size, Tensor
 from gradgen.variable_type_utils import copy_into, increment_version
 
 from ..parameter import Parameter
+from .hooks import BackwardHook, RemovableHandle
 
 __all__ = ["Module"]
+
+_HOOK_DICTS = (
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_backward_pre_hooks",
+    "_backward_hooks",
+    "_state_dict_pre_hooks",
+    "_state_dict_hooks",
+    "_load_state_dict_post_hooks",
+)
 
 
 class Module:
@@ -31,31 +48,40 @@ class Module:
 
     training: bool
     _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers_set: set[str]
     _modules: dict[str, Module | None]
+    _version: int = 1
 
     def __init__(self) -> None:
-        object.__setattr__(self, "training", True)
-        object.__setattr__(self, "_parameters", {})
-        object.__setattr__(self, "_modules", {})
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", {})
+        for name in _HOOK_DICTS:
+            setattr_(self, name, OrderedDict())
 
     # -- registration -----------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
         modules = self.__dict__.get("_modules")
+        buffers = self.__dict__.get("_buffers")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError(
                     "cannot assign parameters before Module.__init__() call"
                 )
             self._forget(name)
-            params[name] = value
+            self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
                     "(torch.nn.Parameter or None expected)"
                 )
-            params[name] = None
+            self.register_parameter(name, value)
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError(
@@ -66,24 +92,32 @@ class Module:
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                    f"cannot assign '{_typename(value)}' as child module '{name}' "
                     "(torch.nn.Module or None expected)"
                 )
             modules[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(torch.nn.Buffer, torch.Tensor or None expected)"
+                )
+            buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
     def _forget(self, name: str) -> None:
         """Drop `name` from every registry before it is registered again."""
         self.__dict__.pop(name, None)
-        self.__dict__["_parameters"].pop(name, None)
-        self.__dict__["_modules"].pop(name, None)
+        for registry in ("_parameters", "_buffers", "_modules"):
+            self.__dict__[registry].pop(name, None)
+        self.__dict__["_non_persistent_buffers_set"].discard(name)
 
     def __getattr__(self, name: str) -> Any:
-        # Only called when normal lookup fails: parameters and submodules live in
-        # the registries, not in __dict__.
+        # Only called when normal lookup fails: parameters, buffers and submodules
+        # live in the registries, not in __dict__.
         registries = self.__dict__
-        for registry in ("_parameters", "_modules"):
+        for registry in ("_parameters", "_buffers", "_modules"):
             entries = registries.get(registry)
             if entries is not None and name in entries:
                 return entries[name]
@@ -94,10 +128,31 @@ class Module:
     def __delattr__(self, name: str) -> None:
         if name in self._parameters:
             del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
         elif name in self._modules:
             del self._modules[name]
         else:
             object.__delattr__(self, name)
+
+    def register_buffer(
+        self, name: str, tensor: Tensor | None, persistent: bool = True
+    ) -> None:
+        """A tensor that is state but not a parameter (e.g. running statistics): in
+        `state_dict` unless `persistent=False`, converted by `.to()`."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_name(name, "buffer", self, self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(torch Tensor or None required)"
+            )
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter (or a None placeholder, e.g. a bias switched off)."""
@@ -108,8 +163,14 @@ class Module:
         _check_name(name, "parameter", self, self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(
-                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
                 "(torch.nn.Parameter or None required)"
+            )
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                f"parameters must be created explicitly. To express '{name}' as a "
+                "function of another Tensor, compute the value in the forward() method."
             )
         self._forget(name)
         self._parameters[name] = param
@@ -117,12 +178,49 @@ class Module:
     def add_module(self, name: str, module: Module | None) -> None:
         """Add a child module (or None)."""
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
         _check_name(name, "module", self, self._modules)
         self._forget(name)
         self._modules[name] = module
 
-    register_module = add_module
+    def register_module(self, name: str, module: Module | None) -> None:
+        """add_module under its other name."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target: str) -> Module:
+        """The module at dotted path `target` ("" is this module)."""
+        if target == "":
+            return self
+        module: Module = self
+        for item in target.split("."):
+            if not hasattr(module, item):
+                raise AttributeError(f"{module._get_name()} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target`."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target`."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        buffer: Tensor = getattr(module, name)
+        return buffer
 
     # -- calling ----------------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -131,7 +229,131 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        if not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+        ):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """forward between the pre-hooks and hooks, backward hooks wrapped around."""
+        args, kwargs = self._run_forward_pre_hooks(args, kwargs)
+        backward_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            backward_hook = BackwardHook(
+                self,
+                list(self._backward_hooks.values()),
+                list(self._backward_pre_hooks.values()),
+            )
+            args = backward_hook.setup_input_hook(args)
+        result = self.forward(*args, **kwargs)
+        for hook_id, hook in self._forward_hooks.items():
+            if hook_id in self._forward_hooks_with_kwargs:
+                hook_result = hook(self, args, kwargs, result)
+            else:
+                hook_result = hook(self, args, result)
+            if hook_result is not None:
+                result = hook_result
+        if backward_hook is not None:
+            result = backward_hook.setup_output_hook(result)
+        return result
+
+    def _run_forward_pre_hooks(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        for hook_id, hook in self._forward_pre_hooks.items():
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is None:
+                    continue
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        "forward pre-hook must return None or a tuple of "
+                        f"(new_args, new_kwargs), but got {result}."
+                    )
+                args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        return args, kwargs
+
+    # -- hooks ------------------------------------------------------------------------
+    def _add_hook(
+        self, registry: str, hook: Any, prepend: bool, *flags: str
+    ) -> RemovableHandle:
+        hooks = self.__dict__[registry]
+        flag_dicts = [self.__dict__[flag] for flag in flags]
+        handle = RemovableHandle(hooks, *flag_dicts)
+        hooks[handle.id] = hook
+        for flag_dict in flag_dicts:
+            flag_dict[handle.id] = True
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_pre_hook(
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+    ) -> RemovableHandle:
+        """`hook(module, args)` (or `hook(module, args, kwargs)`) before forward; a
+        result other than None replaces the arguments."""
+        flags = ("_forward_pre_hooks_with_kwargs",) if with_kwargs else ()
+        return self._add_hook("_forward_pre_hooks", hook, prepend, *flags)
+
+    def register_forward_hook(
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        """`hook(module, args, output)` (or with kwargs before output) after forward;
+        a result other than None replaces the output."""
+        flags: tuple[str, ...] = ("_forward_hooks_with_kwargs",) if with_kwargs else ()
+        if always_call:
+            flags += ("_forward_hooks_always_called",)
+        return self._add_hook("_forward_hooks", hook, prepend, *flags)
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(module, grad_output)` when the gradients with respect to the module's
+        outputs are known; a result other than None replaces them."""
+        return self._add_hook("_backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(module, grad_input, grad_output)` when the gradients with respect to
+        the module's tensor inputs are known; a result other than None replaces
+        grad_input."""
+        return self._add_hook("_backward_hooks", hook, prepend)
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """`hook(module, prefix, keep_vars)` before `state_dict` saves this module."""
+        return self._add_hook("_state_dict_pre_hooks", hook, False)
+
+    def register_state_dict_post_hook(
+        self, hook: Callable[..., Any]
+    ) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata)` after `state_dict` saved
+        this module (it may edit state_dict in place; it must return None)."""
+        return self._add_hook("_state_dict_hooks", hook, False)
+
+    def register_load_state_dict_post_hook(
+        self, hook: Callable[..., Any]
+    ) -> RemovableHandle:
+        """`hook(module, incompatible_keys)` after `load_state_dict` (it may clear the
+        key lists in place)."""
+        return self._add_hook("_load_state_dict_post_hooks", hook, False)
 
     # -- traversal --------------------------------------------------------------------
     def named_modules(
@@ -169,11 +391,10 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def named_parameters(
-        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
-    ) -> Iterator[tuple[str, Parameter]]:
-        """(dotted name, parameter) pairs in registration order; a parameter shared by
-        two modules comes once unless `remove_duplicate` is False."""
+    def _named_members(
+        self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool
+    ) -> Iterator[tuple[str, Any]]:
+        """(dotted name, member) of one registry over this module (and those below)."""
         seen: set[int] = set()
         modules = (
             self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
@@ -181,25 +402,41 @@ class Module:
             else iter([(prefix, self)])
         )
         for module_prefix, module in modules:
-            for name, param in module._parameters.items():
-                if param is None:
+            for name, member in module.__dict__[registry].items():
+                if member is None or id(member) in seen:
                     continue
                 if remove_duplicate:
-                    if id(param) in seen:
-                        continue
-                    seen.add(id(param))
-                yield module_prefix + ("." if module_prefix else "") + name, param
+                    seen.add(id(member))
+                yield module_prefix + ("." if module_prefix else "") + name, member
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter) pairs in registration order; a parameter shared by
+        two modules comes once unless `remove_duplicate` is False."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        """(dotted name, buffer) pairs, persistent or not, as named_parameters."""
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
     # -- modes and gradients ----------------------------------------------------------
     def train(self, mode: bool = True) -> Module:
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
-        for module in self.modules():
-            object.__setattr__(module, "training", mode)
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
         return self
 
     def eval(self) -> Module:
@@ -216,16 +453,34 @@ class Module:
             _reset_grad(param, set_to_none)
 
     # -- devices, dtypes, functions over the tree ------------------------------------
-    def apply(self, fn: Any) -> Module:
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
         """`fn(module)` for every submodule (children first) and then this one."""
         for module in self.children():
             module.apply(fn)
         fn(self)
         return self
 
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        """`fn` over every parameter (in place: the same Parameter objects, their
+        gradients too) and buffer (replaced), in this module and below."""
+        for module in self.children():
+            module._apply(fn)
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            converted = fn(param.detach())
+            if converted.dtype is not param.dtype:
+                param.data = converted
+                if param.grad is not None:
+                    param.grad = fn(param.grad)
+        for name, buffer in self._buffers.items():
+            if buffer is not None:
+                self._buffers[name] = fn(buffer)
+        return self
+
     def to(self, *args: Any, **kwargs: Any) -> Module:
-        """PyTorch's Module.to(device=None, dtype=None): the parameters converted in
-        place (the same Parameter objects), floating ones only, as PyTorch does."""
+        """PyTorch's Module.to(device=None, dtype=None): floating (and complex)
+        parameters and buffers converted, parameters in place."""
         zeros(()).to(*args, **kwargs)  # Tensor.to checks devices and arguments
         target = kwargs.get("dtype")
         for argument in args:
@@ -233,96 +488,226 @@ class Module:
                 target = argument.dtype
             elif not isinstance(argument, (str, device, bool)):
                 target = argument
-        if target is not None:
-            target = as_dtype(target)
-            for param in self.parameters():
-                if param.is_floating_point() or param.is_complex():
-                    _convert(param, target)
-        return self
+        if target is None:
+            return self
+        target = as_dtype(target)
+        if not (target.is_floating_point or target.is_complex):
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got "
+                f"desired dtype={_dtype_text(target)}"
+            )
+        return self._apply(lambda t: t.to(target) if _is_float_or_complex(t) else t)
 
     def cpu(self) -> Module:
         return self
 
     def double(self) -> Module:
-        return self.to(float64)
+        return self._apply(lambda t: t.to(float64) if t.is_floating_point() else t)
 
     def float(self) -> Module:
-        return self.to(float32)
+        return self._apply(lambda t: t.to(float32) if t.is_floating_point() else t)
 
     # -- saving and loading -----------------------------------------------------------
     def state_dict(
-        self, prefix: str = "", keep_vars: bool = False
-    ) -> dict[str, Tensor]:
-        """Every parameter by dotted name (detached unless `keep_vars`), in order."""
-        return {
-            name: param if keep_vars else param.detach()
-            for name, param in self.named_parameters(
-                prefix=prefix, remove_duplicate=False
-            )
-        }
+        self,
+        *,
+        destination: dict[str, Any] | None = None,
+        prefix: str = "",
+        keep_vars: bool = False,
+    ) -> dict[str, Any]:
+        """Every parameter and persistent buffer by dotted name (detached unless
+        `keep_vars`), module by module in registration order; `_metadata` holds each
+        module's version, as PyTorch's."""
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        local_metadata = {"version": self._version}
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = local_metadata
+        for name, value in self._local_state().items():
+            destination[prefix + name] = value if keep_vars else value.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(
+                    destination=destination,
+                    prefix=prefix + name + ".",
+                    keep_vars=keep_vars,
+                )
+        for hook in self._state_dict_hooks.values():
+            if hook(self, destination, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return destination
 
-    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> Any:
-        """Copy `state_dict`'s values into the parameters of the same names (PyTorch's
-        checks and messages); returns (missing_keys, unexpected_keys)."""
-        own = dict(self.named_parameters(remove_duplicate=False))
-        missing = [name for name in own if name not in state_dict]
-        unexpected = [name for name in state_dict if name not in own]
-        errors = []
-        if strict and missing:
-            errors.append(
-                "Missing key(s) in state_dict: "
-                + ", ".join(f'"{k}"' for k in missing)
-                + ". "
+    def _local_state(self) -> dict[str, Tensor]:
+        """This module's own parameters and persistent buffers (not None)."""
+        state: dict[str, Tensor] = {
+            name: p for name, p in self._parameters.items() if p is not None
+        }
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers_set:
+                state[name] = buffer
+        return state
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
+        """Copy `state_dict`'s values into the parameters and persistent buffers of the
+        same names (PyTorch's checks and messages); returns (missing_keys,
+        unexpected_keys)."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(
+                f"Expected state_dict to be dict-like, got {type(state_dict)}."
             )
+        missing: list[str] = []
+        unexpected: list[str] = []
+        errors: list[str] = []
+        for module_prefix, module in self.named_modules(remove_duplicate=False):
+            prefix = module_prefix + "." if module_prefix else ""
+            module._load_local(state_dict, prefix, missing, errors, assign)
+            unexpected += module._unexpected_keys(state_dict, prefix)
         if strict and unexpected:
-            errors.append(
+            errors.insert(
+                0,
                 "Unexpected key(s) in state_dict: "
                 + ", ".join(f'"{k}"' for k in unexpected)
-                + ". "
+                + ". ",
             )
-        for name, param in own.items():
-            if name not in state_dict:
-                continue
-            value = state_dict[name]
-            value = value if isinstance(value, Tensor) else tensor(value)
-            if tuple(value.shape) != tuple(param.shape):
-                errors.append(
-                    f"size mismatch for {name}: copying a param with shape "
-                    f"{_size_text(value.shape)} from checkpoint, the shape in current "
-                    f"model is {_size_text(param.shape)}."
-                )
-                continue
-            with no_grad():
-                copy_into(param, value.detach().to(param.dtype)._data)
-                increment_version(param)
+        if strict and missing:
+            errors.insert(
+                0,
+                "Missing key(s) in state_dict: "
+                + ", ".join(f'"{k}"' for k in missing)
+                + ". ",
+            )
+        result = _IncompatibleKeys(missing, unexpected)
+        for _, module in self.named_modules(remove_duplicate=False):
+            for hook in module._load_state_dict_post_hooks.values():
+                hook(module, result)
         if errors:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                 + "\n\t".join(errors)
             )
-        return _IncompatibleKeys(missing, unexpected)
+        return result
+
+    def _load_local(
+        self,
+        state_dict: Mapping[str, Any],
+        prefix: str,
+        missing: list[str],
+        errors: list[str],
+        assign: bool,
+    ) -> None:
+        """Copy this module's own entries of `state_dict` (PyTorch's
+        _load_from_state_dict); the lists collect what is missing or wrong."""
+        for name, own in self._local_state().items():
+            key = prefix + name
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                errors.append(
+                    f'While copying the parameter named "{key}", expected torch.Tensor '
+                    f"or Tensor-like object from checkpoint but received {type(value)}"
+                )
+                continue
+            if tuple(value.shape) != tuple(own.shape):
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape "
+                    f"{_size_text(value.shape)} from checkpoint, the shape in current "
+                    f"model is {_size_text(own.shape)}."
+                )
+                continue
+            if assign:
+                self._assign(name, value)
+                continue
+            with no_grad():
+                copy_into(own, value.detach().to(own.dtype)._data)
+                increment_version(own)
+
+    def _assign(self, name: str, value: Tensor) -> None:
+        """load_state_dict(assign=True): the checkpoint's tensor itself is kept."""
+        if name in self._parameters:
+            requires_grad = self._parameters[name].requires_grad  # type: ignore[union-attr]
+            if not isinstance(value, Parameter):
+                value = Parameter(value, requires_grad=requires_grad)
+            else:
+                value.requires_grad_(requires_grad)
+            self._parameters[name] = value
+        else:
+            self._buffers[name] = value
+
+    def _unexpected_keys(self, state_dict: Mapping[str, Any], prefix: str) -> list[str]:
+        """The keys under `prefix` that name neither an entry of this module nor one
+        of its children."""
+        local = self._local_state()
+        found = []
+        for key in state_dict:
+            if not key.startswith(prefix):
+                continue
+            head, dot, _ = key[len(prefix) :].partition(".")
+            if (dot and head not in self._modules) or (not dot and head not in local):
+                found.append(key)
+        return found
 
     # -- printing ---------------------------------------------------------------------
+    def _get_name(self) -> str:
+        return type(self).__name__
+
     def extra_repr(self) -> str:
+        """This module's own settings, printed inside its repr."""
         return ""
 
     def __repr__(self) -> str:
-        lines = [line for line in self.extra_repr().split("\n") if line]
-        for name, module in self._modules.items():
-            child = repr(module).replace("\n", "\n  ")
-            lines.append(f"({name}): {child}")
-        head = type(self).__name__ + "("
-        if not self._modules and len(lines) <= 1:
-            return head + "".join(lines) + ")"
-        return head + "\n  " + "\n  ".join(lines) + "\n)"
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [
+            f"({name}): " + repr(module).replace("\n", "\n  ")
+            for name, module in self._modules.items()
+        ]
+        lines = extra_lines + child_lines
+        text = self._get_name() + "("
+        if len(extra_lines) == 1 and not child_lines:
+            text += extra_lines[0]
+        elif lines:
+            text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"
+
+    def __dir__(self) -> list[str]:
+        names = list(super().__dir__())
+        for registry in ("_parameters", "_buffers", "_modules"):
+            names += list(self.__dict__[registry])
+        return sorted(set(names))
+
+
+def _typename(value: Any) -> str:
+    """How torch.typename names `value`: the legacy class of a tensor
+    ("torch.FloatTensor"), else the type's name."""
+    if isinstance(value, Tensor):
+        return "torch." + spelling(value).legacy_tensor
+    return type(value).__name__
+
+
+def _dtype_text(target: Any) -> str:
+    return "torch." + str(target).rpartition(".")[2]
+
+
+def _is_float_or_complex(t: Tensor) -> bool:
+    return bool(t.is_floating_point() or t.is_complex())
 
 
 def _check_name(name: Any, kind: str, owner: Module, registry: dict[str, Any]) -> None:
-    """PyTorch's checks on a name given to register_parameter / add_module."""
+    """PyTorch's checks of a name being registered."""
     if not isinstance(name, str):
-        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
     if "." in name:
-        raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        if kind == "module":
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        raise KeyError(f'{kind} name can\'t contain "."')
     if name == "":
         raise KeyError(f'{kind} name can\'t be empty string ""')
     if hasattr(owner, name) and name not in registry:
@@ -372,11 +757,3 @@ class _IncompatibleKeys(NamedTuple):
 
 def _size_text(shape: Any) -> str:
     return repr(Size(shape))
-
-
-def _convert(param: Tensor, target: Any) -> None:
-    """Change a parameter's dtype in place (PyTorch's `param.data = fn(param.data)`)."""
-    if param.dtype is not target:
-        param.data = param.detach().to(target)
-        if param.grad is not None:
-            param.grad = param.grad.to(target)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from gradgen.factories import ones, zeros
-from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
 
 from .. import functional as F
+from .. import init
 from ..parameter import Parameter
-from .module import Module, _overwrite_
+from .module import Module
 
 __all__ = ["LayerNorm"]
 
@@ -51,11 +51,10 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        with no_grad():
-            if self.weight is not None:
-                _overwrite_(self.weight, 1)
-            if self.bias is not None:
-                _overwrite_(self.bias, 0)
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(

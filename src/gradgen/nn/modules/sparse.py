@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradgen.factories import randn, zeros
+from gradgen.factories import zeros
 from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
 
 from .. import functional as F
+from .. import init
 from ..parameter import Parameter
 from .module import Module, _overwrite_
 
@@ -72,9 +73,7 @@ class Embedding(Module):
         self.sparse = sparse
 
     def reset_parameters(self) -> None:
-        with no_grad():
-            sample = randn(*self.weight.shape, dtype=self.weight.dtype)
-            _overwrite_(self.weight, sample._data)
+        init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 
     def _fill_padding_idx_with_zero(self) -> None:
