@@ -147,7 +147,9 @@ def test_attribute_assignment_rules() -> None:
     # None may replace a parameter or a module; anything else may not.
     net.block.scale = None
     assert "block.scale" not in dict(net.named_parameters())
-    with pytest.raises(TypeError, match="cannot assign 'torch.FloatTensor' as parameter 'scale'"):
+    with pytest.raises(
+        TypeError, match="cannot assign 'torch.FloatTensor' as parameter 'scale'"
+    ):
         net.block.scale = gradgen.ones(4)
     with pytest.raises(TypeError, match="as child module 'fc'"):
         net.block.fc = 3

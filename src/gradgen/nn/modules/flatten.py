@@ -35,7 +35,7 @@ class Unflatten(Module):
             raise TypeError("invalid argument type for dim parameter")
         if not isinstance(unflattened_size, (tuple, list)):
             raise TypeError(
-                "unflattened_size must be tuple of ints, but found type "
+                "unflattened_size must be a tuple of ints, but found type "
                 f"{type(unflattened_size).__name__}"
             )
         for index, size in enumerate(unflattened_size):

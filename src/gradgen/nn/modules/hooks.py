@@ -12,6 +12,7 @@ the outputs: the pre-hooks run there and may replace them), then the inputs' ide
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -118,6 +119,13 @@ class BackwardHook:
         self.grad_outputs = full
         if self.hooks and not self.input_slots:
             # No input takes a gradient: the hooks run now, with None for each input.
+            warnings.warn(
+                "Full backward hook is firing when gradients are computed with respect "
+                "to module outputs since no inputs require gradients. See the "
+                "documentation of torch.nn.Module.register_full_backward_hook for more "
+                "details.",
+                stacklevel=2,
+            )
             self._run_hooks((None,) * self.n_inputs)
         return tuple(full[slot] for slot in self.output_slots)
 

@@ -73,7 +73,7 @@ class Module:
                 raise AttributeError(
                     "cannot assign parameters before Module.__init__() call"
                 )
-            self._forget(name)
+            self._forget(name, "_parameters")
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
@@ -87,7 +87,7 @@ class Module:
                 raise AttributeError(
                     "cannot assign module before Module.__init__() call"
                 )
-            self._forget(name)
+            self._forget(name, "_modules")
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
@@ -106,12 +106,15 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
-        """Drop `name` from every registry before it is registered again."""
+    def _forget(self, name: str, keep: str) -> None:
+        """Drop `name` from the registries other than `keep` (where it keeps its
+        place) before it is registered there."""
         self.__dict__.pop(name, None)
         for registry in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[registry].pop(name, None)
-        self.__dict__["_non_persistent_buffers_set"].discard(name)
+            if registry != keep:
+                self.__dict__[registry].pop(name, None)
+        if keep != "_buffers":
+            self.__dict__["_non_persistent_buffers_set"].discard(name)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: parameters, buffers and submodules
@@ -149,9 +152,11 @@ class Module:
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(torch Tensor or None required)"
             )
-        self._forget(name)
+        self._forget(name, "_buffers")
         self._buffers[name] = tensor
-        if not persistent:
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
@@ -172,7 +177,7 @@ class Module:
                 f"parameters must be created explicitly. To express '{name}' as a "
                 "function of another Tensor, compute the value in the forward() method."
             )
-        self._forget(name)
+        self._forget(name, "_parameters")
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
@@ -180,7 +185,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
         _check_name(name, "module", self, self._modules)
-        self._forget(name)
+        self._forget(name, "_modules")
         self._modules[name] = module
 
     def register_module(self, name: str, module: Module | None) -> None:
@@ -568,6 +573,10 @@ class Module:
             prefix = module_prefix + "." if module_prefix else ""
             module._load_local(state_dict, prefix, missing, errors, assign)
             unexpected += module._unexpected_keys(state_dict, prefix)
+        result = _IncompatibleKeys(missing, unexpected)
+        for _, module in self.named_modules(remove_duplicate=False):
+            for hook in module._load_state_dict_post_hooks.values():
+                hook(module, result)
         if strict and unexpected:
             errors.insert(
                 0,
@@ -582,10 +591,6 @@ class Module:
                 + ", ".join(f'"{k}"' for k in missing)
                 + ". ",
             )
-        result = _IncompatibleKeys(missing, unexpected)
-        for _, module in self.named_modules(remove_duplicate=False):
-            for hook in module._load_state_dict_post_hooks.values():
-                hook(module, result)
         if errors:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
