@@ -1,39 +1,12 @@
 """gradgen.nn: PyTorch's torch.nn namespace, for the part gradgen has: `functional`,
-`Parameter`, `Module` and a few layers (Linear, ReLU, Tanh, Sigmoid, Sequential,
-LeakyReLU, ELU, Softplus, Dropout, LayerNorm, Embedding) and loss modules
-(CrossEntropyLoss, MSELoss)."""
+`init`, `utils`, `Parameter`, `Module`, the containers and the layers of
+`gradgen.nn.modules`."""
 
 from __future__ import annotations
 
-from . import functional
-from .modules import (
-    CrossEntropyLoss,
-    Linear,
-    Module,
-    MSELoss,
-    ReLU,
-    Sequential,
-    Sigmoid,
-    Tanh,
-)
-from .modules import ELU, Dropout, Embedding, LayerNorm, LeakyReLU, Softplus
+from . import functional, init, utils
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
 from .parameter import Parameter
 
-__all__ = [
-    "functional",
-    "Parameter",
-    "Module",
-    "Linear",
-    "ReLU",
-    "Tanh",
-    "Sigmoid",
-    "Sequential",
-    "CrossEntropyLoss",
-    "MSELoss",
-    "LeakyReLU",
-    "ELU",
-    "Softplus",
-    "Dropout",
-    "LayerNorm",
-    "Embedding",
-]
+__all__ = ["functional", "init", "utils", "Parameter"] + list(_modules_all)

@@ -3,9 +3,8 @@
 The losses take `reduction` as a string ("none", "mean", "sum") and the legacy
 `size_average` / `reduce` flags, as torch.nn.functional does, and call gradgen's
 operators (PyTorch's ATen operators, whose `reduction` is an int: None=0, Mean=1,
-Sum=2). Activation functions are re-exported only when the operator they wrap exists
-in this build of gradgen (they come from other operator batches), so this module
-imports before and after those are added.
+Sum=2). Each function calls the operator of its name in `gradgen.generated.ops`, or writes
+PyTorch's composite with those operators.
 """
 
 from __future__ import annotations
@@ -15,54 +14,65 @@ from typing import Any
 
 import numpy as np
 
-import gradgen
-from gradgen.dtypes import Reduction
+from gradgen.composites.dropout import _dropout_noise
+from gradgen.factories import zeros
+from gradgen.generated import ops
+from gradgen.grad_mode import no_grad
 from gradgen.numpy_kernels import broadcast_shape_error
 from gradgen.tensor import Tensor
+from gradgen.variable_type_utils import copy_into, increment_version
 
-__all__ = ["linear", "mse_loss", "nll_loss", "cross_entropy", "binary_cross_entropy"]
+from ._functional.activation import (
+    celu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    prelu,
+    relu6,
+    selu,
+    softmin,
+    softshrink,
+    tanhshrink,
+    threshold,
+)
+from ._functional.distance import _vector_norm, cosine_similarity, pairwise_distance
+from ._functional.margin_loss import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
+)
+from ._reduction import get_enum as _get_enum
+from ._reduction import legacy_get_string as _legacy_get_string
 
-
-# -- torch.nn._reduction -------------------------------------------------------------
-
-
-def _get_enum(reduction: str) -> int:
-    """A reduction name as at::Reduction."""
-    if reduction == "none":
-        return Reduction.NONE
-    if reduction == "mean":
-        return Reduction.MEAN
-    if reduction == "elementwise_mean":
-        warnings.warn(
-            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
-            "instead.",
-            stacklevel=3,
-        )
-        return Reduction.MEAN
-    if reduction == "sum":
-        return Reduction.SUM
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _legacy_get_string(size_average: bool | None, reduce: bool | None) -> str:
-    """The reduction the deprecated size_average / reduce flags mean (with PyTorch's
-    deprecation warning)."""
-    if size_average is None:
-        size_average = True
-    if reduce is None:
-        reduce = True
-    if size_average and reduce:
-        reduction = "mean"
-    elif reduce:
-        reduction = "sum"
-    else:
-        reduction = "none"
-    warnings.warn(
-        "size_average and reduce args will be deprecated, please use "
-        f"reduction='{reduction}' instead.",
-        stacklevel=3,
-    )
-    return reduction
+__all__ = [
+    "linear",
+    "mse_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "celu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "prelu",
+    "relu6",
+    "selu",
+    "softmin",
+    "softshrink",
+    "tanhshrink",
+    "threshold",
+    "cosine_similarity",
+    "pairwise_distance",
+    "cosine_embedding_loss",
+    "hinge_embedding_loss",
+    "margin_ranking_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
+]
 
 
 def _broadcast_tensors(*tensors: Tensor) -> list[Tensor]:
@@ -81,7 +91,7 @@ def _broadcast_tensors(*tensors: Tensor) -> list[Tensor]:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias."""
-    return gradgen.linear(input, weight, bias)  # type: ignore[attr-defined,no-any-return]
+    return ops.linear(input, weight, bias)  # type: ignore[no-any-return]
 
 
 def mse_loss(
@@ -98,9 +108,7 @@ def mse_loss(
         reduction = _legacy_get_string(size_average, reduce)
     expanded_input, expanded_target = _broadcast_tensors(input, target)
     if weight is None:
-        return gradgen.mse_loss(  # type: ignore[attr-defined,no-any-return]
-            expanded_input, expanded_target, _get_enum(reduction)
-        )
+        return ops.mse_loss(expanded_input, expanded_target, _get_enum(reduction))  # type: ignore[no-any-return]
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
     squared_errors = (expanded_input - expanded_target).pow(2)  # type: ignore[attr-defined]
@@ -119,9 +127,7 @@ def nll_loss(
     """The negative log likelihood of log-probabilities `input` (class dimension 1)."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
-    return gradgen.nll_loss_nd(  # type: ignore[attr-defined,no-any-return]
-        input, target, weight, _get_enum(reduction), ignore_index
-    )
+    return ops.nll_loss_nd(input, target, weight, _get_enum(reduction), ignore_index)  # type: ignore[no-any-return]
 
 
 def cross_entropy(
@@ -137,7 +143,7 @@ def cross_entropy(
     """The cross entropy of logits `input` against class indices or probabilities."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
-    return gradgen.cross_entropy_loss(  # type: ignore[attr-defined,no-any-return]
+    return ops.cross_entropy_loss(  # type: ignore[no-any-return]
         input, target, weight, _get_enum(reduction), ignore_index, label_smoothing
     )
 
@@ -163,12 +169,10 @@ def binary_cross_entropy(
     if weight is not None:
         shape = _broadcast_tensors(target, weight)[1].shape
         weight = weight.expand(shape)  # type: ignore[attr-defined]
-    return gradgen.binary_cross_entropy(  # type: ignore[attr-defined,no-any-return]
-        input, target, weight, reduction_enum
-    )
+    return ops.binary_cross_entropy(input, target, weight, reduction_enum)  # type: ignore[no-any-return]
 
 
-# -- activations (operators of other batches, when present) --------------------------
+# -- activations ---------------------------------------------------------------------
 
 
 def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -183,8 +187,8 @@ def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0) elementwise."""
     if inplace:
-        return gradgen.relu_(input)  # type: ignore[attr-defined,no-any-return]
-    return gradgen.relu(input)  # type: ignore[attr-defined,no-any-return]
+        return ops.relu_(input)  # type: ignore[no-any-return]
+    return ops.relu(input)  # type: ignore[no-any-return]
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -192,12 +196,12 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     input, as gradgen has no silu_ kernel)."""
     if inplace:
         return input.mul_(input.sigmoid())  # type: ignore[attr-defined,no-any-return]
-    return gradgen.silu(input)  # type: ignore[attr-defined,no-any-return]
+    return ops.silu(input)  # type: ignore[no-any-return]
 
 
-gelu = gradgen.gelu  # type: ignore[attr-defined]
-sigmoid = gradgen.sigmoid  # type: ignore[attr-defined]
-tanh = gradgen.tanh  # type: ignore[attr-defined]
+gelu = ops.gelu
+sigmoid = ops.sigmoid
+tanh = ops.tanh
 
 
 def _softmax_like(name: str) -> Any:
@@ -220,15 +224,6 @@ softmax = _softmax_like("softmax")
 log_softmax = _softmax_like("log_softmax")
 
 __all__ += ["gelu", "log_softmax", "relu", "sigmoid", "silu", "softmax", "tanh"]
-
-
-# ---- batch F: activations, losses, normalization, embedding ----
-
-import math  # noqa: E402
-
-
-from gradgen.grad_mode import no_grad  # noqa: E402
-from gradgen.variable_type_utils import copy_into, increment_version  # noqa: E402
 
 __all__ += [
     "leaky_relu",
@@ -257,25 +252,25 @@ def leaky_relu(
 ) -> Tensor:
     """x where x > 0, else negative_slope * x."""
     if inplace:
-        return gradgen.leaky_relu_(input, negative_slope)  # type: ignore[attr-defined,no-any-return]
-    return gradgen.leaky_relu(input, negative_slope)  # type: ignore[attr-defined,no-any-return]
+        return ops.leaky_relu_(input, negative_slope)  # type: ignore[no-any-return]
+    return ops.leaky_relu(input, negative_slope)  # type: ignore[no-any-return]
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
     if inplace:
-        return gradgen.elu_(input, alpha)  # type: ignore[attr-defined,no-any-return]
-    return gradgen.elu(input, alpha)  # type: ignore[attr-defined,no-any-return]
+        return ops.elu_(input, alpha)  # type: ignore[no-any-return]
+    return ops.elu(input, alpha)  # type: ignore[no-any-return]
 
 
 def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """log(1 + exp(beta * x)) / beta, and x where beta * x > threshold."""
-    return gradgen.softplus(input, beta, threshold)  # type: ignore[attr-defined,no-any-return]
+    return ops.softplus(input, beta, threshold)  # type: ignore[no-any-return]
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(1 / (1 + exp(-x))), computed without overflow."""
-    return gradgen.log_sigmoid(input)  # type: ignore[attr-defined,no-any-return]
+    return ops.log_sigmoid(input)  # type: ignore[no-any-return]
 
 
 def hardtanh(
@@ -285,15 +280,15 @@ def hardtanh(
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
-        return gradgen.hardtanh_(input, min_val, max_val)  # type: ignore[attr-defined,no-any-return]
-    return gradgen.hardtanh(input, min_val, max_val)  # type: ignore[attr-defined,no-any-return]
+        return ops.hardtanh_(input, min_val, max_val)  # type: ignore[no-any-return]
+    return ops.hardtanh(input, min_val, max_val)  # type: ignore[no-any-return]
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
     if inplace:
-        return gradgen.mish_(input)  # type: ignore[attr-defined,no-any-return]
-    return gradgen.mish(input)  # type: ignore[attr-defined,no-any-return]
+        return ops.mish_(input)  # type: ignore[no-any-return]
+    return ops.mish(input)  # type: ignore[no-any-return]
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -348,9 +343,7 @@ def l1_loss(
             raise ValueError("Weights and input must have the same size.")
         absolute_errors = (expanded_input - expanded_target).abs()  # type: ignore[attr-defined]
         return _weighted_reduction(absolute_errors * weight, reduction, weight)
-    return gradgen.l1_loss(  # type: ignore[attr-defined,no-any-return]
-        expanded_input, expanded_target, _get_enum(reduction)
-    )
+    return ops.l1_loss(expanded_input, expanded_target, _get_enum(reduction))  # type: ignore[no-any-return]
 
 
 def smooth_l1_loss(
@@ -368,10 +361,8 @@ def smooth_l1_loss(
         reduction = _legacy_get_string(size_average, reduce)
     expanded_input, expanded_target = _broadcast_tensors(input, target)
     if beta == 0.0:
-        return gradgen.l1_loss(  # type: ignore[attr-defined,no-any-return]
-            expanded_input, expanded_target, _get_enum(reduction)
-        )
-    return gradgen.smooth_l1_loss(  # type: ignore[attr-defined,no-any-return]
+        return ops.l1_loss(expanded_input, expanded_target, _get_enum(reduction))  # type: ignore[no-any-return]
+    return ops.smooth_l1_loss(  # type: ignore[no-any-return]
         expanded_input, expanded_target, _get_enum(reduction), beta
     )
 
@@ -388,12 +379,12 @@ def huber_loss(
     _warn_target_size(input, target)
     expanded_input, expanded_target = _broadcast_tensors(input, target)
     if weight is None:
-        return gradgen.huber_loss(  # type: ignore[attr-defined,no-any-return]
+        return ops.huber_loss(  # type: ignore[no-any-return]
             expanded_input, expanded_target, _get_enum(reduction), delta
         )
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
-    unweighted = gradgen.huber_loss(  # type: ignore[attr-defined]
+    unweighted = ops.huber_loss(
         expanded_input, expanded_target, _get_enum("none"), delta
     )
     return _weighted_reduction(unweighted * weight, reduction, None)
@@ -419,7 +410,7 @@ def binary_cross_entropy_with_logits(
             f"Target size ({target.size()}) must be the same as input size "
             f"({input.size()})"
         )
-    return gradgen.binary_cross_entropy_with_logits(  # type: ignore[attr-defined,no-any-return]
+    return ops.binary_cross_entropy_with_logits(  # type: ignore[no-any-return]
         input, target, weight, pos_weight, reduction_enum
     )
 
@@ -450,9 +441,7 @@ def kl_div(
             reduction_enum = _get_enum("sum")
         else:
             reduction_enum = _get_enum(reduction)
-    reduced = gradgen.kl_div(  # type: ignore[attr-defined]
-        input, target, reduction_enum, log_target=log_target
-    )
+    reduced = ops.kl_div(input, target, reduction_enum, log_target=log_target)
     if reduction == "batchmean" and input.dim() != 0:
         reduced = reduced / input.shape[0]
     return reduced  # type: ignore[no-any-return]
@@ -467,9 +456,7 @@ def layer_norm(
 ) -> Tensor:
     """Normalize over the last len(normalized_shape) dimensions (mean 0, variance 1),
     then scale by weight and shift by bias."""
-    return gradgen.layer_norm(  # type: ignore[attr-defined,no-any-return]
-        input, normalized_shape, weight, bias, eps
-    )
+    return ops.layer_norm(input, normalized_shape, weight, bias, eps)  # type: ignore[no-any-return]
 
 
 def _no_grad_embedding_renorm_(
@@ -519,14 +506,12 @@ def embedding(
         )
     if max_norm is not None:
         _no_grad_embedding_renorm_(weight, input, max_norm, norm_type)
-    return gradgen.embedding(  # type: ignore[attr-defined,no-any-return]
-        weight, input, padding_idx, scale_grad_by_freq, sparse
-    )
+    return ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)  # type: ignore[no-any-return]
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot vectors: shape tensor.shape + (num_classes,)."""
-    return gradgen.one_hot(tensor, num_classes)  # type: ignore[attr-defined,no-any-return]
+    return ops.one_hot(tensor, num_classes)  # type: ignore[no-any-return]
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
@@ -540,9 +525,7 @@ def pad(
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "constant":
-        return gradgen.constant_pad_nd(  # type: ignore[attr-defined,no-any-return]
-            input, pad, 0.0 if value is None else value
-        )
+        return ops.constant_pad_nd(input, pad, 0.0 if value is None else value)  # type: ignore[no-any-return]
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     raise NotImplementedError(
@@ -559,34 +542,12 @@ def dropout(
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not inplace:
-        return gradgen.dropout(input, p, training)  # type: ignore[attr-defined,no-any-return]
+        return ops.dropout(input, p, training)  # type: ignore[no-any-return]
     if p == 0 or not training or input.numel() == 0:
         return input
-    from gradgen.composites.dropout import _dropout_noise
-
     if p == 1:
-        return input.mul_(gradgen.zeros((), dtype=input.dtype))  # type: ignore[attr-defined,no-any-return]
+        return input.mul_(zeros((), dtype=input.dtype))  # type: ignore[attr-defined,no-any-return]
     return input.mul_(_dropout_noise(input, p))  # type: ignore[attr-defined,no-any-return]
-
-
-def _vector_norm(input: Tensor, p: float, dim: int) -> Tensor:
-    """The p-norm of `input` along `dim`, kept as a dimension of size 1, written with
-    gradgen's operators (it has no norm operator). A zero norm gets a zero gradient
-    (not the 0 * inf of pow's derivative), as PyTorch's norm backward gives."""
-    magnitude = input.abs()  # type: ignore[attr-defined]
-    if p == math.inf:
-        return magnitude.amax(dim, True)  # type: ignore[no-any-return]
-    if p == -math.inf:
-        return magnitude.amin(dim, True)  # type: ignore[no-any-return]
-    if p == 0:
-        count = (magnitude != 0).sum(dim, True)
-        return count.to(magnitude.dtype)  # type: ignore[no-any-return]
-    if p == 1:
-        return magnitude.sum(dim, True)  # type: ignore[no-any-return]
-    total = magnitude.pow(p).sum(dim, True)
-    positive = Tensor(total._data > 0)
-    safe = gradgen.where(positive, total, 1.0)  # type: ignore[attr-defined]
-    return gradgen.where(positive, safe.pow(1.0 / p), 0.0)  # type: ignore[attr-defined,no-any-return]
 
 
 def normalize(

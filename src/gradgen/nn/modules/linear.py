@@ -1,0 +1,79 @@
+"""torch.nn's linear layers: Identity, Linear."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gradgen.factories import zeros
+from gradgen.tensor import Tensor
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Identity", "Linear"]
+
+
+class Identity(Module):
+    """Its input, unchanged (the constructor takes and ignores any arguments)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:
+        return input
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, with weight (out_features, in_features).
+
+    Initialised as PyTorch's: weight and bias uniform in [-1/sqrt(in_features),
+    1/sqrt(in_features)] (kaiming_uniform_ with a=sqrt(5)), drawn from gradgen's
+    generator, so `gradgen.manual_seed` makes it reproducible.
+    """
+
+    in_features: int
+    out_features: int
+    weight: Parameter
+    bias: Parameter | None
+
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None
+    ) -> None:
+        super().__init__()
+        for name, value in (
+            ("in_features", in_features),
+            ("out_features", out_features),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(
+                    f"Linear(): {name} must be an int, got {type(value).__name__}"
+                )
+            if value < 0:
+                raise ValueError(f"Linear(): {name} must be non-negative, got {value}")
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(zeros(out_features, in_features, dtype=dtype))
+        if bias:
+            self.bias = Parameter(zeros(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.in_features
+            bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
