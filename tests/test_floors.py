@@ -85,14 +85,6 @@ TIE = ("gradgen.generated", "gradgen.helpers", "gradgen.composites")
 # needs a reason a reader accepts (a function-local import that breaks the tie, ...).
 ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 
-# TEMPORARY: nn/ and optim/ still `import gradgen` (floor 7); the "nn" and "optim"
-# slices change them to take operators from gradgen.generated.ops. The lead removes
-# this list when merging them (the tests then hold nn/ and optim/ to the rule).
-KNOWN_UNTIL_NN_OPTIM_MERGE: set[tuple[str, str]] = {
-    ("gradgen.nn.functional", "gradgen"),
-    ("gradgen.nn.modules", "gradgen"),
-}
-
 
 @dataclass(frozen=True)
 class Import:
@@ -209,8 +201,6 @@ def _upward(found: list[Import]) -> list[str]:
             continue
         if (item.importer, item.imported) in ALLOWED_UPWARD:
             continue
-        if (item.importer, item.imported) in KNOWN_UNTIL_NN_OPTIM_MERGE:
-            continue
         kind = "function-local import" if item.local else "import"
         problems.append(
             f"{item.where()}: {kind} of {item.imported} (floor {theirs:g}) in "
@@ -224,7 +214,7 @@ def _cycles(found: list[Import]) -> list[list[str]]:
     the imports that run when modules load, in Tarjan's order."""
     graph: dict[str, set[str]] = {module: set() for module in modules()}
     for item in found:
-        if item.local or (item.importer, item.imported) in KNOWN_UNTIL_NN_OPTIM_MERGE:
+        if item.local:
             continue
         graph[item.importer].add(item.imported)
     index: dict[str, int] = {}
@@ -319,7 +309,7 @@ def test_the_tie_is_what_the_documentation_says() -> None:
 def test_allow_lists_name_real_imports() -> None:
     """An entry of an allow-list that no import uses is stale: remove it."""
     used = {(item.importer, item.imported) for item in imports()}
-    stale = (set(ALLOWED_UPWARD) | KNOWN_UNTIL_NN_OPTIM_MERGE) - used
+    stale = (set(ALLOWED_UPWARD)) - used
     assert not stale, f"allow-list entries with no such import: {sorted(stale)}"
 
 
