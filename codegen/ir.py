@@ -824,9 +824,10 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
                     f"{public} = int_list_varargs({public}, {op!r}, {public!r})"
                 )
             else:
-                conversions.append(
-                    f"{public} = int_list_argument({public}, {op!r}, {public!r})"
-                )
+                conversion = f"int_list_argument({public}, {op!r}, {public!r})"
+                if argument.type.is_nullable():  # SymInt[]? bias_sizes
+                    conversion = f"None if {public} is None else {conversion}"
+                conversions.append(f"{public} = {conversion}")
         elif argument.type.is_base_ty_like(BaseTy.ScalarType):
             conversions.append(f"{public} = dtype_argument({public})")
         call_names.append(public)
