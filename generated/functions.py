@@ -13799,7 +13799,7 @@ def dist_jvp(
     return norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)
 
 
-def convolution_jvp(
+def convolution_jvp_formula(
     input_p: Tensor,
     input_t: Tensor,
     weight_p: Tensor,
@@ -14186,12 +14186,11 @@ def adaptive_max_pool2d_backward_jvp(
     grad_output_t: Tensor,
     self_p: Tensor,
     self_t: Tensor,
-    indices_p: Tensor,
-    indices_t: Tensor,
+    indices: Tensor,
     result: Any,
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.adaptive_max_pool2d_backward.call(grad_output_t, self_t, indices_t)
+    return operators.adaptive_max_pool2d_backward.call(grad_output_t, self_t, indices)
 
 
 def adaptive_max_pool3d_jvp_result0(
@@ -14210,9 +14209,8 @@ def adaptive_max_pool3d_backward_jvp(
     grad_output_t: Tensor,
     self_p: Tensor,
     self_t: Tensor,
-    indices_p: Tensor,
-    indices_t: Tensor,
+    indices: Tensor,
     result: Any,
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.adaptive_max_pool3d_backward.call(grad_output_t, self_t, indices_t)
+    return operators.adaptive_max_pool3d_backward.call(grad_output_t, self_t, indices)

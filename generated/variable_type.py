@@ -6869,7 +6869,7 @@ def convolution(
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.convolution_jvp(
+                functions.convolution_jvp_formula(
                     input,
                     tangent_or_zeros(input),
                     weight,
@@ -7623,11 +7623,8 @@ def adaptive_max_pool2d_backward(
     ks: int, grad_output: Tensor, self: Tensor, indices: Tensor
 ) -> Any:
     """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
-    check_no_requires_grad(indices, "indices", "adaptive_max_pool2d_backward")
     _any_has_forward_grad = (
-        grad_output._fw_grad is not None
-        or self._fw_grad is not None
-        or indices._fw_grad is not None
+        grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
     _any_requires_grad = compute_requires_grad(grad_output, self)
     grad_fn: functions.AdaptiveMaxPool2DBackwardBackward0 | None = None
@@ -7655,7 +7652,6 @@ def adaptive_max_pool2d_backward(
                     self,
                     tangent_or_zeros(self),
                     indices,
-                    tangent_or_zeros(indices),
                     result,
                 ),
             )
@@ -7694,11 +7690,8 @@ def adaptive_max_pool3d_backward(
     ks: int, grad_output: Tensor, self: Tensor, indices: Tensor
 ) -> Any:
     """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
-    check_no_requires_grad(indices, "indices", "adaptive_max_pool3d_backward")
     _any_has_forward_grad = (
-        grad_output._fw_grad is not None
-        or self._fw_grad is not None
-        or indices._fw_grad is not None
+        grad_output._fw_grad is not None or self._fw_grad is not None
     ) and not in_jvp()
     _any_requires_grad = compute_requires_grad(grad_output, self)
     grad_fn: functions.AdaptiveMaxPool3DBackwardBackward0 | None = None
@@ -7726,7 +7719,6 @@ def adaptive_max_pool3d_backward(
                     self,
                     tangent_or_zeros(self),
                     indices,
-                    tangent_or_zeros(indices),
                     result,
                 ),
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..dtypes import spelling
 from ..numpy_kernels.conv import expand_param
 from ..tensor import Tensor
 from ._common import _ops
@@ -35,6 +36,16 @@ def _batchify(input: Tensor, nd: int, name: str) -> tuple[Tensor, bool]:
     return input.unsqueeze(0), False  # type: ignore[attr-defined]
 
 
+def _check_bias(input: Tensor, bias: Tensor | None, transposed: bool) -> None:
+    """conv1d/2d/3d refuse a bias of another dtype (convolution itself casts it)."""
+    if transposed or bias is None or bias.dtype == input.dtype:
+        return
+    raise RuntimeError(
+        f"Input type ({spelling(input.dtype).typeid}) and bias type "
+        f"({spelling(bias.dtype).typeid}) should be the same"
+    )
+
+
 def _conv(
     name: str,
     input: Tensor,
@@ -49,6 +60,7 @@ def _conv(
 ) -> Tensor:
     nd = int(name[-2])
     batch, batched = _batchify(input, nd, name)
+    _check_bias(input, bias, transposed)
     output = _ops().convolution(
         batch,
         weight,
@@ -84,6 +96,7 @@ def _conv_padding(
     if padding != "same":
         raise RuntimeError(f"Invalid padding string: '{padding}'")
     batch, batched = _batchify(input, nd, name)
+    _check_bias(input, bias, False)
     if any(s != 1 for s in expand_param("stride", stride, nd)):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
     dilation = expand_param("dilation", dilation, nd)

@@ -235,7 +235,6 @@ def _check_parameters(
             any(p < 0 for p in output_padding),
             "negative output_padding is not supported",
         ),
-        (any(d <= 0 for d in dilation), "non-positive dilation is not supported"),
         (groups <= 0, "non-positive groups is not supported"),
     )
     for failed, message in checks:
@@ -259,12 +258,17 @@ def _check_shapes(
             f"weight {list(weight.shape)}, but got {input.ndim}-dimensional input of "
             f"size {list(input.shape)} instead"
         )
-    for other, what in ((weight, "weight"), (bias, "bias")):
-        if other is not None and other.dtype != input.dtype:
+    if weight.dtype != input.dtype:  # PyTorch's oneDNN (float32) or native check
+        if input.dtype == np.float32:
             raise RuntimeError(
-                f"Input type ({spelling(input).tensor_type}) and {what} type "
-                f"({spelling(other).tensor_type}) should be the same"
+                f"Input type ({spelling(input).tensor_type}) and weight type "
+                f"({spelling(weight).tensor_type}) should be the same or input should "
+                "be a MKLDNN tensor and weight is a dense tensor"
             )
+        raise RuntimeError(
+            f"expected scalar type {spelling(input).scalar_type} but found "
+            f"{spelling(weight).scalar_type}"
+        )
     if weight.shape[0] % groups:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at "
@@ -324,6 +328,7 @@ def _check_output_padding(
 
 
 def _parameters(
+    dtype: np.dtype,
     weight: np.ndarray,
     stride: Sequence[int],
     padding: Sequence[int],
@@ -342,6 +347,13 @@ def _parameters(
         )
     )
     _check_parameters(*expanded, groups)
+    if any(d <= 0 for d in expanded[2]):
+        # PyTorch's oneDNN path (float32) and its native kernels word it differently.
+        raise RuntimeError(
+            "non-positive dilation is not supported"
+            if dtype == np.float32
+            else f"dilation should be greater than zero, but got {list(expanded[2])}"
+        )
     return expanded
 
 
@@ -359,7 +371,7 @@ def convolution(
     """PyTorch's at::convolution on batched input (N, C, *S), 1 to 3 spatial
     dimensions; weight (O, C/groups, *K), or (C, O/groups, *K) when transposed."""
     stride, padding, dilation, output_padding = _parameters(
-        weight, stride, padding, dilation, output_padding, groups
+        input.dtype, weight, stride, padding, dilation, output_padding, groups
     )
     _check_shapes(input, weight, bias, padding, dilation, transposed, groups)
     if transposed:
@@ -372,7 +384,7 @@ def convolution(
     else:
         result = _forward(input, weight, stride, padding, dilation, groups)
     if bias is not None:
-        result += bias.reshape((-1,) + (1,) * (result.ndim - 2))
+        result += bias.astype(result.dtype).reshape((-1,) + (1,) * (result.ndim - 2))
     return result
 
 
@@ -392,7 +404,7 @@ def convolution_backward(
     """(grad_input, grad_weight, grad_bias) of `convolution`; an output that
     output_mask leaves out is zeros (PyTorch's is undefined)."""
     stride, padding, dilation, output_padding = _parameters(
-        weight, stride, padding, dilation, output_padding, groups
+        input.dtype, weight, stride, padding, dilation, output_padding, groups
     )
     dtype = np.result_type(grad_output, input, weight)
     grad_output = grad_output.astype(dtype, copy=False)
