@@ -158,7 +158,7 @@ def adaptive_avg_pool1d(self: Tensor, output_size: Sequence[int]) -> Tensor:
 
 
 def _adaptive_avg(self: Tensor, output_size: Sequence[int], nd: int) -> Tensor:
-    if len(output_size) == nd and all(o == 1 for o in output_size):
+    if len(output_size) in (1, nd) and all(o == 1 for o in output_size):
         # A 1x1 output is the mean over the spatial dimensions (MeanBackward1).
         if self.dim() in (nd + 1, nd + 2) and 0 not in self.shape[-nd:]:
             return self.mean(list(range(-nd, 0)), True)  # type: ignore[attr-defined,no-any-return]

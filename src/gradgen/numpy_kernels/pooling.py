@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._common import _wrap_dim
 from .conv import fold, windows
 
 __all__ = [
@@ -55,10 +56,17 @@ def _param(
     return values
 
 
-def _batched(self: np.ndarray, nd: int, message: str) -> np.ndarray:
-    """`self` with a batch dimension: (N, C, *spatial)."""
-    if self.ndim not in (nd + 1, nd + 2) or 0 in self.shape[-nd - 1 :]:
-        raise RuntimeError(message)
+def _batched(self: np.ndarray, nd: int) -> np.ndarray:
+    """`self` with a batch dimension: (N, C, *spatial); only N may be empty."""
+    if self.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
+        )
+    if 0 in self.shape[-nd - 1 :]:
+        raise RuntimeError(
+            f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim "
+            f"batch size for input, but got:{list(self.shape)}"
+        )
     return self if self.ndim == nd + 2 else self[None]
 
 
@@ -74,11 +82,26 @@ def _output_size(
     return out
 
 
-def _check_pool(
-    x: np.ndarray,
+def _check_window(
     kernel: Sequence[int],
     stride: Sequence[int],
     padding: Sequence[int],
+    dilation: Sequence[int],
+) -> None:
+    """PyTorch's pooling_output_shape checks, made before the output size."""
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    for k, p, d in zip(kernel, padding, dilation):
+        if p < 0 or p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={d}"
+            )
+
+
+def _check_pool(
+    x: np.ndarray,
+    kernel: Sequence[int],
     dilation: Sequence[int],
     out: Sequence[int],
 ) -> None:
@@ -87,17 +110,9 @@ def _check_pool(
     if any(k <= 0 for k in kernel):
         values = " ".join(f"k{n}: {k}" for n, k in zip(names, kernel))
         raise RuntimeError(f"kernel size should be greater than zero, but got {values}")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("stride should not be zero")
     if any(d <= 0 for d in dilation):
         values = " ".join(f"dilation{n}: {d}" for n, d in zip(names, dilation))
         raise RuntimeError(f"dilation should be greater than zero, but got {values}")
-    for k, p, d in zip(kernel, padding, dilation):
-        if p < 0 or p > ((k - 1) * d + 1) // 2:
-            raise RuntimeError(
-                "pad should be at most half of effective kernel size, but got "
-                f"pad={p}, kernel_size={k} and dilation={d}"
-            )
     if any(o < 1 for o in out):
         given = "x".join(map(str, x.shape[1:]))
         calculated = "x".join(map(str, (x.shape[1],) + tuple(out)))
@@ -167,17 +182,14 @@ def max_pool_with_indices(
     stride = _param(name, "stride", stride, nd, kernel)
     padding = _param(name, "padding", padding, nd, ())
     dilation = _param(name, "dilation", dilation, nd, ())
-    x = _batched(
-        self,
-        nd,
-        f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input",
-    )
+    x = _batched(self, nd)
+    _check_window(kernel, stride, padding, dilation)
     spatial = x.shape[2:]
     out = tuple(
         _output_size(*args, ceil_mode)
         for args in zip(spatial, kernel, padding, stride, dilation)
     )
-    _check_pool(x, kernel, stride, padding, dilation, out)
+    _check_pool(x, kernel, dilation, out)
     low = -np.inf if x.dtype.kind in "fc" else np.iinfo(x.dtype).min
     view, _ = _padded_windows(x, kernel, stride, padding, dilation, out, low)
     flat = view.reshape(x.shape[:2] + out + (-1,))
@@ -228,17 +240,16 @@ def _avg_parameters(
     padding = _param(name, "padding", padding, nd, ())
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    x = _batched(
-        self,
-        nd,
-        f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input",
-    )
+    if nd == 2:  # PyTorch's avg_pool2d reads input.size(-3) first
+        _wrap_dim(-3, self.ndim)
+    x = _batched(self, nd)
     ones = (1,) * nd
+    _check_window(kernel, stride, padding, ones)
     out = tuple(
         _output_size(size, k, p, s, 1, ceil_mode)
         for size, k, p, s in zip(x.shape[2:], kernel, padding, stride)
     )
-    _check_pool(x, kernel, stride, padding, ones, out)
+    _check_pool(x, kernel, ones, out)
     return x, (kernel, stride, padding, out)
 
 
@@ -351,13 +362,18 @@ def _adaptive_input(
                 f"dimensions, but input has sizes {list(self.shape)} with dimension "
                 f"{dim} being empty"
             )
-    if len(output_size) != nd:
+    if len(output_size) not in (1, nd):
         raise RuntimeError(f"{name}: output_size must be {nd}")
     if any(o < 0 for o in output_size):
         raise RuntimeError(
             f"{name}: elements of output_size must be greater than or equal to 0 but "
             f"received {list(output_size)}"
         )
+
+
+def _sizes(output_size: Sequence[int], nd: int) -> tuple[int, ...]:
+    """One size for every dimension, or one per dimension."""
+    return tuple(output_size) * nd if len(output_size) == 1 else tuple(output_size)
 
 
 def _averaging(size: int, out: int, dtype: np.dtype) -> np.ndarray:
@@ -378,6 +394,7 @@ def adaptive_avg_pool(
 ) -> np.ndarray:
     """_adaptive_avg_pool{nd}d: the mean of each adaptive window."""
     _adaptive_input(self, output_size, nd, f"adaptive_avg_pool{nd}d")
+    output_size = _sizes(output_size, nd)
     result = self
     for axis, out in enumerate(output_size, start=self.ndim - nd):
         result = _along(result, axis, _averaging(self.shape[axis], out, self.dtype))
@@ -403,6 +420,7 @@ def adaptive_max_pool(
     position in the spatial plane. Windows are gathered at their widest, a shorter
     window repeating its last position (which changes no maximum)."""
     _adaptive_input(self, output_size, nd, f"adaptive_max_pool{nd}d")
+    output_size = _sizes(output_size, nd)
     lead = self.shape[: self.ndim - nd]
     spatial = self.shape[self.ndim - nd :]
     positions = []
