@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..dtypes import spelling
-from ..numpy_kernels.conv import expand_param
+from ..numpy_kernels.conv import _expand_param
 from ..tensor import Tensor
 from ._common import _ops
 
@@ -97,9 +97,9 @@ def _conv_padding(
         raise RuntimeError(f"Invalid padding string: '{padding}'")
     batch, batched = _batchify(input, nd, name)
     _check_bias(input, bias, False)
-    if any(s != 1 for s in expand_param("stride", stride, nd)):
+    if any(s != 1 for s in _expand_param("stride", stride, nd)):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
-    dilation = expand_param("dilation", dilation, nd)
+    dilation = _expand_param("dilation", dilation, nd)
     total = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
     left = [t // 2 for t in total]
     extra = [t - 2 * half for t, half in zip(total, left)]

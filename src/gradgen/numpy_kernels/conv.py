@@ -2,10 +2,10 @@
 transposed, strided, padded, dilated and grouped.
 
 A convolution is one matrix product: the input's windows, seen through a strided view
-(`windows`, no copy), laid out as rows of a matrix (im2col, one copy), times the
+(`_windows`, no copy), laid out as rows of a matrix (im2col, one copy), times the
 weight as a matrix; numpy hands that product to BLAS. The gradient for the input
 is the matrix product the other way, folded back onto the input's positions by one
-strided addition per kernel offset (`fold`: a loop over the kernel's few positions,
+strided addition per kernel offset (`_fold`: a loop over the kernel's few positions,
 never over pixels). A transposed convolution is the input gradient of the convolution
 it transposes, and its gradients are that convolution's forward and weight gradient.
 """
@@ -25,7 +25,7 @@ __all__ = ["convolution", "convolution_backward"]
 # -- windows and folding (pooling uses them too) -------------------------------------
 
 
-def windows(
+def _windows(
     x: np.ndarray,
     out: Sequence[int],
     kernel: Sequence[int],
@@ -45,7 +45,7 @@ def windows(
     return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
 
 
-def fold(
+def _fold(
     cols: np.ndarray,
     spatial: Sequence[int],
     stride: Sequence[int],
@@ -67,7 +67,7 @@ def fold(
     return result
 
 
-def pad_spatial(
+def _pad_spatial(
     x: np.ndarray, padding: Sequence[int], value: float = 0.0
 ) -> np.ndarray:
     """`x` with `padding[i]` elements of `value` on both sides of spatial dimension i
@@ -93,7 +93,7 @@ def _im2col(
     """The windows of `x` (N, C, *S) as (groups, N * prod(out), C/groups * prod(kernel))."""
     nd = len(kernel)
     n, c = x.shape[:2]
-    view = windows(pad_spatial(x, padding), out, kernel, stride, dilation)
+    view = _windows(_pad_spatial(x, padding), out, kernel, stride, dilation)
     view = view.reshape((n, groups, c // groups) + tuple(out) + tuple(kernel))
     axes = (1, 0) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
     rows = n * math.prod(out)
@@ -152,7 +152,7 @@ def _input_grad(
     )
     axes = (1, 0, 2 + nd) + tuple(range(2, 2 + nd)) + tuple(range(3 + nd, 3 + 2 * nd))
     padded = [s + 2 * p for s, p in zip(input_shape[2:], padding)]
-    grad = fold(cols.transpose(axes), padded, stride, dilation)
+    grad = _fold(cols.transpose(axes), padded, stride, dilation)
     crop = tuple(slice(p, p + s) for p, s in zip(padding, input_shape[2:]))
     grad = grad[(Ellipsis,) + crop]
     return np.ascontiguousarray(grad).reshape(tuple(input_shape))
@@ -207,7 +207,7 @@ def _transposed_size(
     )
 
 
-def expand_param(name: str, values: Sequence[int], n: int) -> tuple[int, ...]:
+def _expand_param(name: str, values: Sequence[int], n: int) -> tuple[int, ...]:
     """A parameter given once for every spatial dimension, or once per dimension
     (PyTorch's expand_param_if_needed)."""
     values = tuple(values)
@@ -338,7 +338,7 @@ def _parameters(
 ) -> tuple[tuple[int, ...], ...]:
     nd = max(weight.ndim - 2, 1)
     expanded = tuple(
-        expand_param(name, values, nd)
+        _expand_param(name, values, nd)
         for name, values in (
             ("stride", stride),
             ("padding", padding),

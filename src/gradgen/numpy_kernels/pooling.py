@@ -3,8 +3,8 @@ average pooling (count_include_pad, divisor_override), adaptive average and max
 pooling, 2d and 3d (the 1d forms are composites over the 2d ones), and their
 backward kernels.
 
-Windows are strided views of the (padded) input (`conv.windows`); a backward adds the
-gradients back with one strided addition per kernel offset (`conv.fold`), or, for max
+Windows are strided views of the (padded) input (`conv._windows`); a backward adds the
+gradients back with one strided addition per kernel offset (`conv._fold`), or, for max
 pooling, with one `np.bincount` over the saved flat indices. Adaptive average pooling
 is a product with one averaging matrix per spatial dimension.
 """
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._common import _wrap_dim
-from .conv import fold, windows
+from .conv import _fold, _windows
 
 __all__ = [
     "max_pool_with_indices",
@@ -142,7 +142,7 @@ def _padded_windows(
     )
     widths = [(0, 0), (0, 0)] + list(zip(padding, right))
     padded = np.pad(x, widths, constant_values=value) if any(padding + right) else x
-    return windows(padded, out, kernel, stride, dilation), right
+    return _windows(padded, out, kernel, stride, dilation), right
 
 
 def _positions(out: int, stride: int, pad: int, axis: int, nd: int) -> np.ndarray:
@@ -330,7 +330,7 @@ def avg_pool_backward(
         for o, s, k, size, p in zip(out, stride_, kernel, x.shape[2:], padding_)
     )
     padded = [size + p + r for size, p, r in zip(x.shape[2:], padding_, right)]
-    grad = fold(cols, padded, stride_, (1,) * nd)
+    grad = _fold(cols, padded, stride_, (1,) * nd)
     crop = tuple(slice(p, p + size) for p, size in zip(padding_, x.shape[2:]))
     dtype = np.result_type(grad_output, self)
     result = np.ascontiguousarray(grad[(Ellipsis,) + crop]).astype(dtype, copy=False)
