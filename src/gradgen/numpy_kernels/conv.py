@@ -227,7 +227,14 @@ def _check_parameters(
     dilation: Sequence[int],
     output_padding: Sequence[int],
     groups: int,
+    dtype: np.dtype,
 ) -> None:
+    # PyTorch's oneDNN path (float32) and its native kernels word dilation differently.
+    dilation_message = (
+        "non-positive dilation is not supported"
+        if dtype == np.float32
+        else f"dilation should be greater than zero, but got {list(dilation)}"
+    )
     checks = (
         (any(s <= 0 for s in stride), "non-positive stride is not supported"),
         (any(p < 0 for p in padding), "negative padding is not supported"),
@@ -235,6 +242,7 @@ def _check_parameters(
             any(p < 0 for p in output_padding),
             "negative output_padding is not supported",
         ),
+        (any(d <= 0 for d in dilation), dilation_message),
         (groups <= 0, "non-positive groups is not supported"),
     )
     for failed, message in checks:
@@ -335,25 +343,15 @@ def _parameters(
     dilation: Sequence[int],
     output_padding: Sequence[int],
     groups: int,
-) -> tuple[tuple[int, ...], ...]:
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     nd = max(weight.ndim - 2, 1)
-    expanded = tuple(
-        _expand_param(name, values, nd)
-        for name, values in (
-            ("stride", stride),
-            ("padding", padding),
-            ("dilation", dilation),
-            ("output_padding", output_padding),
-        )
+    expanded = (
+        _expand_param("stride", stride, nd),
+        _expand_param("padding", padding, nd),
+        _expand_param("dilation", dilation, nd),
+        _expand_param("output_padding", output_padding, nd),
     )
-    _check_parameters(*expanded, groups)
-    if any(d <= 0 for d in expanded[2]):
-        # PyTorch's oneDNN path (float32) and its native kernels word it differently.
-        raise RuntimeError(
-            "non-positive dilation is not supported"
-            if dtype == np.float32
-            else f"dilation should be greater than zero, but got {list(expanded[2])}"
-        )
+    _check_parameters(*expanded, groups, dtype)
     return expanded
 
 

@@ -141,7 +141,9 @@ def _padded_windows(
         )
     )
     widths = [(0, 0), (0, 0)] + list(zip(padding, right))
-    padded = np.pad(x, widths, constant_values=value) if any(padding + right) else x
+    padded = (
+        np.pad(x, widths, constant_values=value) if any(tuple(padding) + right) else x
+    )
     return _windows(padded, out, kernel, stride, dilation), right
 
 
