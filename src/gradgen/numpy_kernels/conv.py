@@ -90,21 +90,14 @@ def _im2col(
     dilation: Sequence[int],
     groups: int,
 ) -> np.ndarray:
-    """The windows of `x` (N, C, *S) as (groups, N * prod(out), C/groups * prod(kernel))."""
+    """The windows of `x` (N, C, *S) as (N, groups, C/groups * prod(kernel), prod(out)):
+    per sample and group, one column per output position (the copy runs along the
+    output positions, contiguous in the input)."""
     nd = len(kernel)
     n, c = x.shape[:2]
     view = _windows(_pad_spatial(x, padding), out, kernel, stride, dilation)
-    view = view.reshape((n, groups, c // groups) + tuple(out) + tuple(kernel))
-    axes = (1, 0) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
-    rows = n * math.prod(out)
-    return view.transpose(axes).reshape(groups, rows, -1)
-
-
-def _grad_matrix(grad_output: np.ndarray, groups: int) -> np.ndarray:
-    """grad_output (N, O, *out) as (groups, N * prod(out), O/groups)."""
-    n, o = grad_output.shape[:2]
-    g = grad_output.reshape(n, groups, o // groups, -1)
-    return g.transpose(1, 0, 3, 2).reshape(groups, -1, o // groups)
+    axes = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
+    return view.transpose(axes).reshape(n, groups, -1, math.prod(out))
 
 
 def _forward(
@@ -120,12 +113,8 @@ def _forward(
     out = _output_size(x.shape[2:], kernel, stride, padding, dilation)
     cols = _im2col(x, kernel, out, stride, padding, dilation, groups)
     o = weight.shape[0]
-    matrix = weight.reshape(groups, o // groups, -1)
-    y = np.matmul(cols, matrix.transpose(0, 2, 1))  # (G, N * P, O/G)
-    y = y.reshape((groups, x.shape[0], math.prod(out), o // groups))
-    return np.ascontiguousarray(y.transpose(1, 0, 3, 2)).reshape(
-        (x.shape[0], o) + tuple(out)
-    )
+    y = np.matmul(weight.reshape(groups, o // groups, -1), cols)  # (N, G, O/G, P)
+    return y.reshape((x.shape[0], o) + tuple(out))
 
 
 def _input_grad(
@@ -142,20 +131,16 @@ def _input_grad(
     nd = len(input_shape) - 2
     kernel = weight.shape[2:]
     out = grad_output.shape[2:]
-    n, channels = input_shape[0], input_shape[1]
-    o = weight.shape[0]
-    cols = np.matmul(
-        _grad_matrix(grad_output, groups), weight.reshape(groups, o // groups, -1)
-    )  # (G, N * P, C/G * prod(K))
-    cols = cols.reshape(
-        (groups, n) + tuple(out) + (channels // groups,) + tuple(kernel)
-    )
-    axes = (1, 0, 2 + nd) + tuple(range(2, 2 + nd)) + tuple(range(3 + nd, 3 + 2 * nd))
+    n, o = grad_output.shape[:2]
+    matrix = weight.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+    g = grad_output.reshape(n, groups, o // groups, -1)
+    cols = np.matmul(matrix, g)  # (N, G, C/G * prod(K), P)
+    cols = cols.reshape((n, input_shape[1]) + tuple(kernel) + tuple(out))
+    axes = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
     padded = [s + 2 * p for s, p in zip(input_shape[2:], padding)]
     grad = _fold(cols.transpose(axes), padded, stride, dilation)
     crop = tuple(slice(p, p + s) for p, s in zip(padding, input_shape[2:]))
-    grad = grad[(Ellipsis,) + crop]
-    return np.ascontiguousarray(grad).reshape(tuple(input_shape))
+    return np.ascontiguousarray(grad[(Ellipsis,) + crop])
 
 
 def _weight_grad(
@@ -170,9 +155,12 @@ def _weight_grad(
     """The gradient for the weight (of shape `weight_shape`) of the convolution of `x`
     whose output gradient is `grad_output`."""
     kernel = weight_shape[2:]
-    cols = _im2col(x, kernel, grad_output.shape[2:], stride, padding, dilation, groups)
-    g = _grad_matrix(grad_output, groups)
-    return np.matmul(g.transpose(0, 2, 1), cols).reshape(tuple(weight_shape))
+    out = grad_output.shape[2:]
+    cols = _im2col(x, kernel, out, stride, padding, dilation, groups)
+    n, o = grad_output.shape[:2]
+    g = grad_output.reshape(n, groups, o // groups, -1)
+    per_sample = np.matmul(g, cols.transpose(0, 1, 3, 2))  # (N, G, O/G, C/G * K)
+    return per_sample.sum(axis=0).reshape(tuple(weight_shape))
 
 
 # -- PyTorch's checks -----------------------------------------------------------------
