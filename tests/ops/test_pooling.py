@@ -216,3 +216,21 @@ def test_bad_input_raises_pytorchs_errors(
         lambda: _functional(gradgen, name)(gradgen.tensor(x), *gradgen_args),
         lambda torch: lambda: _nn(torch, name)(torch.tensor(x), *gradgen_args),
     )
+
+
+def test_max_pool_ties_and_nans_pick_what_pytorch_picks() -> None:
+    """The first of equal maxima; a window holding NaN gives NaN at its last NaN."""
+    nan = float("nan")
+    x = np.array(
+        [[[[1, nan, 3, nan], [2, 2, 5, 5], [0, 0, 0, 0], [1, 1, 1, 1]]]], np.float64
+    )
+    expected = oracle(
+        numbered("nans"),
+        lambda torch: torch.nn.functional.max_pool2d(
+            torch.tensor(x), 2, return_indices=True
+        ),
+    )
+    values, indices = gradgen.max_pool2d_with_indices(gradgen.tensor(x), 2)
+    np.testing.assert_array_equal(values.numpy(), expected[0])
+    np.testing.assert_array_equal(indices.numpy(), expected[1])
+    assert indices.tolist() == [[[[1, 3], [12, 14]]]]

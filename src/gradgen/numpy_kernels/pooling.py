@@ -168,6 +168,43 @@ def _flat_index(
 # -- max pooling ----------------------------------------------------------------------
 
 
+def _window_max(
+    view: np.ndarray, kernel: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The maximum over the kernel axes of `view` (lead..., *kernel) and the flat kernel
+    offset where it is, as PyTorch's scan picks it (a later element wins when it is
+    greater or NaN: the first maximum, or the last NaN). A few fast elementwise passes
+    per kernel offset, no masked copies (numpy's slow path)."""
+    slices = [view[(Ellipsis,) + offset] for offset in np.ndindex(*kernel)]
+    values = slices[0].copy()
+    for candidate in slices[1:]:
+        np.maximum(values, candidate, out=values)  # NaN propagates, as in PyTorch
+    best = np.zeros(values.shape, np.int64)
+    found = slices[0] == values
+    for number, candidate in enumerate(slices[1:], start=1):
+        hit = (candidate == values) & ~found
+        best += number * hit
+        found |= hit
+    if values.dtype.kind == "f":
+        nan = np.isnan(values)
+        if nan.any():
+            last = np.zeros(values.shape, np.int64)
+            for number, candidate in enumerate(slices):
+                last[np.isnan(candidate)] = number
+            best = np.where(nan, last, best)
+    return values, best
+
+
+def _window_sum(view: np.ndarray, kernel: Sequence[int]) -> np.ndarray:
+    """The sum over the kernel axes of `view` (lead..., *kernel), one addition per
+    kernel offset."""
+    offsets = list(np.ndindex(*kernel))
+    total = view[(Ellipsis,) + offsets[0]].copy()
+    for offset in offsets[1:]:
+        total += view[(Ellipsis,) + offset]
+    return total
+
+
 def max_pool_with_indices(
     self: np.ndarray,
     kernel_size: Sequence[int],
@@ -194,17 +231,16 @@ def max_pool_with_indices(
     _check_pool(x, kernel, dilation, out)
     low = -np.inf if x.dtype.kind in "fc" else np.iinfo(x.dtype).min
     view, _ = _padded_windows(x, kernel, stride, padding, dilation, out, low)
-    flat = view.reshape(x.shape[:2] + out + (-1,))
-    best = flat.argmax(axis=-1)
-    values = np.take_along_axis(flat, best[..., None], axis=-1)[..., 0]
-    offsets = np.unravel_index(best, kernel)
-    coordinates = [
-        _positions(o, s, p, axis, nd) + offset * d
-        for axis, (o, s, p, d, offset) in enumerate(
-            zip(out, stride, padding, dilation, offsets)
-        )
+    values, best = _window_max(view, kernel)
+    # A window's flat start in the plane, plus the flat step of each kernel offset.
+    starts = [
+        _positions(o, s, p, axis, nd)
+        for axis, (o, s, p) in enumerate(zip(out, stride, padding))
     ]
-    indices = _flat_index(coordinates, spatial)
+    steps = [np.arange(k) * d for k, d in zip(kernel, dilation)]
+    indices = _flat_index(starts, spatial) + np.take(
+        _flat_index(np.ix_(*steps), spatial).ravel(), best
+    )
     if self.ndim == nd + 1:
         return values[0], indices[0]
     return values, indices
@@ -295,7 +331,7 @@ def avg_pool(
     )
     kernel, stride_, padding_, out = parameters
     view, _ = _padded_windows(x, kernel, stride_, padding_, (1,) * nd, out, 0.0)
-    sums = view.sum(axis=tuple(range(-nd, 0)))
+    sums = _window_sum(view, kernel)
     divisor = _divisor(x.shape[2:], parameters, count_include_pad, divisor_override)
     result = (sums / divisor).astype(x.dtype, copy=False)
     return result[0] if self.ndim == nd + 1 else result
