@@ -233,6 +233,11 @@ class _BackwardRewriter(ast.NodeTransformer):
         ):
             return None
         suffix, expression, has_getter, python_type = METADATA_SUGAR[method]
+        argument = self.arguments.get(receiver.id)
+        if argument is not None and argument.python_type.endswith("| None"):
+            # A Tensor? argument: PyTorch's bias->sym_sizes() is nullopt when undefined.
+            expression = f"None if {{x}} is None else {expression}"
+            python_type = f"{python_type} | None"
         local = f"{receiver.id}_{suffix}"
         self._save(
             SavedAttribute(

@@ -19,7 +19,7 @@ outputs `result_`, metadata `self_scalar_type`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .formulas import (
     SavedAttribute,
@@ -824,9 +824,10 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
                     f"{public} = int_list_varargs({public}, {op!r}, {public!r})"
                 )
             else:
-                conversions.append(
-                    f"{public} = int_list_argument({public}, {op!r}, {public!r})"
-                )
+                conversion = f"int_list_argument({public}, {op!r}, {public!r})"
+                if argument.type.is_nullable():  # SymInt[]? bias_sizes
+                    conversion = f"None if {public} is None else {conversion}"
+                conversions.append(f"{public} = {conversion}")
         elif argument.type.is_base_ty_like(BaseTy.ScalarType):
             conversions.append(f"{public} = dtype_argument({public})")
         call_names.append(public)
@@ -969,12 +970,33 @@ def _group(
     return single, several
 
 
+def _away_from_helpers(op: OperatorIR, helpers: frozenset[str]) -> OperatorIR:
+    """The operator with its JVP functions renamed where a name would shadow a formula
+    helper in functions.py (PyTorch's convolution_jvp helper and the JVP generated for
+    `convolution`)."""
+    if op.forward_ad is None or not any(
+        j.function_name in helpers for j in op.forward_ad.jvps
+    ):
+        return op
+    jvps = tuple(
+        (
+            replace(j, function_name=j.function_name + "_formula")
+            if j.function_name in helpers
+            else j
+        )
+        for j in op.forward_ad.jvps
+    )
+    return replace(op, forward_ad=replace(op.forward_ad, jvps=jvps))
+
+
 def build(
     model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]
 ) -> PackageIR:
     infos = {id(i.function): i for i in model.infos}
     operators = tuple(
-        _operator_ir(f, infos.get(id(f)), model.user_names)
+        _away_from_helpers(
+            _operator_ir(f, infos.get(id(f)), model.user_names), formula_helpers
+        )
         for f in model.native_functions
         if f.numpy is not None
     )

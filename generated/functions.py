@@ -18,6 +18,7 @@ from gradgen.graph import (
     unpack_saved,
 )
 from gradgen.helpers import (
+    _convolution_double_backward_symint,
     _to_copy_backward,
     angle_backward,
     apply_loss_reduction,
@@ -31,6 +32,8 @@ from gradgen.helpers import (
     cat_tensors_backward,
     clamp_backward,
     clamp_backward_min_max,
+    convolution_backward_jvp_grad_bias,
+    convolution_jvp,
     cumprod_backward,
     cumsum_backward,
     div_tensor_other_backward,
@@ -54,6 +57,7 @@ from gradgen.helpers import (
     log_sigmoid_double_backward,
     logsumexp_backward,
     masked_fill_backward,
+    max_pool_double_backward,
     maybe_multiply,
     mean_backward,
     mm_mat1_backward,
@@ -95,6 +99,10 @@ from gradgen.variable_type_utils import TypeAndSize, not_implemented
 
 from . import operators
 from .ops import (
+    _adaptive_avg_pool2d,
+    _adaptive_avg_pool2d_backward,
+    _adaptive_avg_pool3d,
+    _adaptive_avg_pool3d_backward,
     _conj,
     _log_softmax,
     _log_softmax_backward_data,
@@ -105,6 +113,14 @@ from .ops import (
     abs,
     abs_,
     acos,
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_backward,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_backward,
     add,
     addcdiv,
     addcmul,
@@ -118,6 +134,11 @@ from .ops import (
     asin,
     atan,
     atan2,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool2d_backward,
+    avg_pool3d,
+    avg_pool3d_backward,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -138,6 +159,14 @@ from .ops import (
     clone,
     conj,
     constant_pad_nd,
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    convolution,
+    convolution_backward,
     cos,
     cosh,
     cross_entropy_loss,
@@ -225,6 +254,14 @@ from .ops import (
     masked_fill,
     matmul,
     max,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_pool2d_with_indices_backward,
+    max_pool3d,
+    max_pool3d_with_indices,
+    max_pool3d_with_indices_backward,
     maximum,
     mean,
     min,
@@ -10485,6 +10522,1340 @@ def embedding_dense_backward_backward0_apply(
     return grad_inputs
 
 
+class ConvolutionBackward0(Node):
+    """Backward of ``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``.
+
+    input, weight, bias: convolution_backward(grad, input, weight, bias.sym_sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) if grad is not None else (None, None, None)
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "groups",
+        "input_",
+        "output_padding",
+        "padding",
+        "stride",
+        "transposed",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return convolution_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            groups=self.groups,
+            input=unpack_saved(self.input_, self),
+            output_padding=self.output_padding,
+            padding=self.padding,
+            stride=self.stride,
+            transposed=self.transposed,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_groups(self) -> int:
+        return self.groups
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_transposed(self) -> bool:
+        return self.transposed
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def convolution_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    groups: int,
+    input: Tensor | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvolutionBackwardBackward0(Node):
+    """Backward of ``convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``.
+
+    grad_output, input, weight: _convolution_double_backward_symint(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+    """
+
+    __slots__ = (
+        "dilation",
+        "grad_output_",
+        "groups",
+        "input_",
+        "output_padding",
+        "padding",
+        "stride",
+        "transposed",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return convolution_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dilation=self.dilation,
+            grad_output=unpack_saved(self.grad_output_, self),
+            groups=self.groups,
+            input=unpack_saved(self.input_, self),
+            output_padding=self.output_padding,
+            padding=self.padding,
+            stride=self.stride,
+            transposed=self.transposed,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_groups(self) -> int:
+        return self.groups
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_transposed(self) -> bool:
+        return self.transposed
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def convolution_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    grad_output: Tensor | None,
+    groups: int,
+    input: Tensor | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # grad_output, input, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = _convolution_double_backward_symint(
+            grads[0],
+            grads[1],
+            grads[2],
+            grad_output,
+            weight,
+            input,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class MaxPool2DWithIndicesBackward0(Node):
+    """Backward of ``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
+
+    self: max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+    """
+
+    __slots__ = (
+        "ceil_mode",
+        "dilation",
+        "kernel_size",
+        "padding",
+        "self_",
+        "stride",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return max_pool2_d_with_indices_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ceil_mode=self.ceil_mode,
+            dilation=self.dilation,
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_ceil_mode(self) -> bool:
+        return self.ceil_mode
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def max_pool2_d_with_indices_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxPool2DWithIndicesBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            max_pool2d_with_indices_backward(
+                grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MaxPool3DWithIndicesBackward0(Node):
+    """Backward of ``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
+
+    self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+    """
+
+    __slots__ = (
+        "ceil_mode",
+        "dilation",
+        "kernel_size",
+        "padding",
+        "self_",
+        "stride",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return max_pool3_d_with_indices_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ceil_mode=self.ceil_mode,
+            dilation=self.dilation,
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_ceil_mode(self) -> bool:
+        return self.ceil_mode
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def max_pool3_d_with_indices_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxPool3DWithIndicesBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            max_pool3d_with_indices_backward(
+                grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MaxPool2DWithIndicesBackwardBackward0(Node):
+    """Backward of ``max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor``.
+
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return max_pool2_d_with_indices_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def max_pool2_d_with_indices_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of MaxPool2DWithIndicesBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 2) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class MaxPool3DWithIndicesBackwardBackward0(Node):
+    """Backward of ``max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor``.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return max_pool3_d_with_indices_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def max_pool3_d_with_indices_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of MaxPool3DWithIndicesBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 3) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class AvgPool2DBackward0(Node):
+    """Backward of ``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``.
+
+    self: avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = (
+        "ceil_mode",
+        "count_include_pad",
+        "divisor_override",
+        "kernel_size",
+        "padding",
+        "self_",
+        "stride",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return avg_pool2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ceil_mode=self.ceil_mode,
+            count_include_pad=self.count_include_pad,
+            divisor_override=self.divisor_override,
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_ceil_mode(self) -> bool:
+        return self.ceil_mode
+
+    @property
+    def _saved_count_include_pad(self) -> bool:
+        return self.count_include_pad
+
+    @property
+    def _saved_divisor_override(self) -> int | None:
+        return self.divisor_override
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def avg_pool2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AvgPool2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            avg_pool2d_backward(
+                grad,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AvgPool3DBackward0(Node):
+    """Backward of ``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``.
+
+    self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = (
+        "ceil_mode",
+        "count_include_pad",
+        "divisor_override",
+        "kernel_size",
+        "padding",
+        "self_",
+        "stride",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return avg_pool3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ceil_mode=self.ceil_mode,
+            count_include_pad=self.count_include_pad,
+            divisor_override=self.divisor_override,
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_ceil_mode(self) -> bool:
+        return self.ceil_mode
+
+    @property
+    def _saved_count_include_pad(self) -> bool:
+        return self.count_include_pad
+
+    @property
+    def _saved_divisor_override(self) -> int | None:
+        return self.divisor_override
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def avg_pool3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AvgPool3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            avg_pool3d_backward(
+                grad,
+                self,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AvgPool2DBackwardBackward0(Node):
+    """Backward of ``avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``.
+
+    grad_output: avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "ceil_mode",
+        "count_include_pad",
+        "divisor_override",
+        "kernel_size",
+        "padding",
+        "self_info",
+        "stride",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return avg_pool2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ceil_mode=self.ceil_mode,
+            count_include_pad=self.count_include_pad,
+            divisor_override=self.divisor_override,
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            self_info=self.self_info,
+            stride=self.stride,
+        )
+
+    @property
+    def _saved_ceil_mode(self) -> bool:
+        return self.ceil_mode
+
+    @property
+    def _saved_count_include_pad(self) -> bool:
+        return self.count_include_pad
+
+    @property
+    def _saved_divisor_override(self) -> int | None:
+        return self.divisor_override
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def avg_pool2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AvgPool2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            avg_pool2d(
+                grad,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class AvgPool3DBackwardBackward0(Node):
+    """Backward of ``avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``.
+
+    grad_output: avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "ceil_mode",
+        "count_include_pad",
+        "divisor_override",
+        "kernel_size",
+        "padding",
+        "self_info",
+        "stride",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return avg_pool3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            ceil_mode=self.ceil_mode,
+            count_include_pad=self.count_include_pad,
+            divisor_override=self.divisor_override,
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            self_info=self.self_info,
+            stride=self.stride,
+        )
+
+    @property
+    def _saved_ceil_mode(self) -> bool:
+        return self.ceil_mode
+
+    @property
+    def _saved_count_include_pad(self) -> bool:
+        return self.count_include_pad
+
+    @property
+    def _saved_divisor_override(self) -> int | None:
+        return self.divisor_override
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def avg_pool3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AvgPool3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            avg_pool3d(
+                grad,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class AdaptiveAvgPool2DBackward0(Node):
+    """Backward of ``_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``.
+
+    self: _adaptive_avg_pool2d_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return adaptive_avg_pool2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def adaptive_avg_pool2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AdaptiveAvgPool2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _adaptive_avg_pool2d_backward(grad, self) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AdaptiveAvgPool3DBackward0(Node):
+    """Backward of ``_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``.
+
+    self: _adaptive_avg_pool3d_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return adaptive_avg_pool3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def adaptive_avg_pool3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AdaptiveAvgPool3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _adaptive_avg_pool3d_backward(grad, self) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AdaptiveAvgPool2DBackwardBackward0(Node):
+    """Backward of ``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``.
+
+    grad_output: _adaptive_avg_pool2d(grad, grad_output.sym_sizes()[-2:])
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "grad_output_sym_sizes",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return adaptive_avg_pool2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output_sym_sizes=self.grad_output_sym_sizes,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_grad_output_sym_sizes(self) -> tuple[int, ...]:
+        return self.grad_output_sym_sizes
+
+
+def adaptive_avg_pool2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output_sym_sizes: tuple[int, ...],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of AdaptiveAvgPool2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _adaptive_avg_pool2d(grad, grad_output_sym_sizes[-2:])
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class AdaptiveAvgPool3DBackwardBackward0(Node):
+    """Backward of ``_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor``.
+
+    grad_output: _adaptive_avg_pool3d(grad, grad_output.sym_sizes()[-3:])
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "grad_output_sym_sizes",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return adaptive_avg_pool3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output_sym_sizes=self.grad_output_sym_sizes,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_grad_output_sym_sizes(self) -> tuple[int, ...]:
+        return self.grad_output_sym_sizes
+
+
+def adaptive_avg_pool3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output_sym_sizes: tuple[int, ...],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of AdaptiveAvgPool3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _adaptive_avg_pool3d(grad, grad_output_sym_sizes[-3:])
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class AdaptiveMaxPool2DBackward0(Node):
+    """Backward of ``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``.
+
+    self: adaptive_max_pool2d_backward(grad, self, result1)
+    """
+
+    __slots__ = (
+        "self_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return adaptive_max_pool2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def adaptive_max_pool2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of AdaptiveMaxPool2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            adaptive_max_pool2d_backward(grad, self, result1)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AdaptiveMaxPool3DBackward0(Node):
+    """Backward of ``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``.
+
+    self: adaptive_max_pool3d_backward(grad, self, result1)
+    """
+
+    __slots__ = (
+        "self_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return adaptive_max_pool3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def adaptive_max_pool3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of AdaptiveMaxPool3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            adaptive_max_pool3d_backward(grad, self, result1)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AdaptiveMaxPool2DBackwardBackward0(Node):
+    """Backward of ``adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``.
+
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return adaptive_max_pool2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def adaptive_max_pool2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of AdaptiveMaxPool2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 2) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class AdaptiveMaxPool3DBackwardBackward0(Node):
+    """Backward of ``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return adaptive_max_pool3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def adaptive_max_pool3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of AdaptiveMaxPool3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 3) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
 def permute_jvp(
     self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any
 ) -> Any:
@@ -12426,3 +13797,420 @@ def embedding_dense_backward_jvp(
     return operators.embedding_dense_backward.call(
         grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq
     )
+
+
+def convolution_jvp_formula(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups)``."""
+    return convolution_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+
+
+def convolution_backward_jvp_result0(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_sizes: Sequence[int] | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]``."""
+    return (
+        convolution_backward(
+            grad_output_p,
+            input_p,
+            weight_t,
+            bias_sizes,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            [True, False, False],
+        )[0]
+        + convolution_backward(
+            grad_output_t,
+            input_p,
+            weight_p,
+            bias_sizes,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            [True, False, False],
+        )[0]
+    )
+
+
+def convolution_backward_jvp_result1(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_sizes: Sequence[int] | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]``."""
+    return (
+        convolution_backward(
+            grad_output_p,
+            input_t,
+            weight_p,
+            bias_sizes,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            [False, True, False],
+        )[1]
+        + convolution_backward(
+            grad_output_t,
+            input_p,
+            weight_p,
+            bias_sizes,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            [False, True, False],
+        )[1]
+    )
+
+
+def convolution_backward_jvp_result2(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_sizes: Sequence[int] | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result2: convolution_backward_jvp_grad_bias(grad_output_t, result2)``."""
+    return convolution_backward_jvp_grad_bias(grad_output_t, result2)
+
+
+def max_pool2d_with_indices_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)``."""
+    return gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+
+
+def max_pool2d_with_indices_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.max_pool2d_with_indices_backward.call(
+        grad_output_t,
+        self_t,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )
+
+
+def max_pool3d_with_indices_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)``."""
+    return gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+
+
+def max_pool3d_with_indices_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.max_pool3d_with_indices_backward.call(
+        grad_output_t,
+        self_t,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )
+
+
+def avg_pool2d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.avg_pool2d.call(
+        self_t,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def avg_pool2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: avg_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)``."""
+    return avg_pool2d_backward(
+        grad_output_t,
+        self_p,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def avg_pool3d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.avg_pool3d.call(
+        self_t,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def avg_pool3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: avg_pool3d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)``."""
+    return avg_pool3d_backward(
+        grad_output_t,
+        self_p,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def _adaptive_avg_pool2d_jvp(
+    self_p: Tensor, self_t: Tensor, output_size: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._adaptive_avg_pool2d.call(self_t, output_size)
+
+
+def _adaptive_avg_pool2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: _adaptive_avg_pool2d_backward(grad_output_t, self_p)``."""
+    return _adaptive_avg_pool2d_backward(grad_output_t, self_p)
+
+
+def _adaptive_avg_pool3d_jvp(
+    self_p: Tensor, self_t: Tensor, output_size: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._adaptive_avg_pool3d.call(self_t, output_size)
+
+
+def _adaptive_avg_pool3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: _adaptive_avg_pool3d_backward(grad_output_t, self_p)``."""
+    return _adaptive_avg_pool3d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool2d_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)``."""
+    return gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+
+
+def adaptive_max_pool2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.adaptive_max_pool2d_backward.call(grad_output_t, self_t, indices)
+
+
+def adaptive_max_pool3d_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)``."""
+    return gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+
+
+def adaptive_max_pool3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.adaptive_max_pool3d_backward.call(grad_output_t, self_t, indices)

@@ -17,6 +17,9 @@ from gradgen.dtypes import dtype, integer_to_float, result_type
 from gradgen.numpy_kernels import (
     absolute,
     absolute_,
+    adaptive_avg_pool,
+    adaptive_avg_pool_backward,
+    adaptive_max_pool,
     addcdiv,
     addcmul,
     addmm,
@@ -26,6 +29,8 @@ from gradgen.numpy_kernels import (
     angle,
     argmax,
     atan2_floating,
+    avg_pool,
+    avg_pool_backward,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -36,6 +41,8 @@ from gradgen.numpy_kernels import (
     clamp_tensors,
     compare,
     constant_pad_nd,
+    convolution,
+    convolution_backward,
     copy_from,
     cumprod,
     cumsum,
@@ -80,6 +87,8 @@ from gradgen.numpy_kernels import (
     masked_fill,
     max_all,
     max_dim,
+    max_pool_with_indices,
+    max_pool_with_indices_backward,
     mish,
     mish_backward,
     mm,
@@ -2439,6 +2448,319 @@ def numpy_one_hot(ks: int, self: Tensor, num_classes: int) -> Any:
     return wrap_result(one_hot(self, num_classes))
 
 
+def numpy_convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Any:
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"""
+    input = input._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        convolution(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    )
+
+
+def numpy_convolution_backward(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    bias_sizes: Sequence[int] | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> Any:
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    grad_output = grad_output._data
+    input = input._data
+    weight = weight._data
+    result0, result1, result2 = convolution_backward(
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_max_pool2d_with_indices(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+) -> Any:
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = max_pool_with_indices(
+        self, kernel_size, stride, padding, dilation, ceil_mode, 2
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_max_pool2d_with_indices_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor,
+) -> Any:
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 2))
+
+
+def numpy_max_pool3d_with_indices(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+) -> Any:
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = max_pool_with_indices(
+        self, kernel_size, stride, padding, dilation, ceil_mode, 3
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_max_pool3d_with_indices_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor,
+) -> Any:
+    """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 3))
+
+
+def numpy_avg_pool2d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        avg_pool(
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            2,
+        )
+    )
+
+
+def numpy_avg_pool2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(
+        avg_pool_backward(
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            2,
+        )
+    )
+
+
+def numpy_avg_pool3d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        avg_pool(
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            3,
+        )
+    )
+
+
+def numpy_avg_pool3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(
+        avg_pool_backward(
+            grad_output,
+            self,
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+            3,
+        )
+    )
+
+
+def numpy__adaptive_avg_pool2d(
+    ks: int, self: Tensor, output_size: Sequence[int]
+) -> Any:
+    """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"""
+    self = self._data
+    return wrap_result(adaptive_avg_pool(self, output_size, 2))
+
+
+def numpy__adaptive_avg_pool2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor
+) -> Any:
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(adaptive_avg_pool_backward(grad_output, self, 2))
+
+
+def numpy__adaptive_avg_pool3d(
+    ks: int, self: Tensor, output_size: Sequence[int]
+) -> Any:
+    """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"""
+    self = self._data
+    return wrap_result(adaptive_avg_pool(self, output_size, 3))
+
+
+def numpy__adaptive_avg_pool3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor
+) -> Any:
+    """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(adaptive_avg_pool_backward(grad_output, self, 3))
+
+
+def numpy_adaptive_max_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = adaptive_max_pool(self, output_size, 2)
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_adaptive_max_pool2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, indices: Tensor
+) -> Any:
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 2))
+
+
+def numpy_adaptive_max_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
+    """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = adaptive_max_pool(self, output_size, 3)
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_adaptive_max_pool3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, indices: Tensor
+) -> Any:
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 3))
+
+
 operators.permute.register(DispatchKey.NumPy, numpy_permute)
 operators.expand.register(DispatchKey.NumPy, numpy_expand)
 operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
@@ -2703,3 +3025,37 @@ operators.embedding_dense_backward.register(
     DispatchKey.NumPy, numpy_embedding_dense_backward
 )
 operators.one_hot.register(DispatchKey.NumPy, numpy_one_hot)
+operators.convolution.register(DispatchKey.NumPy, numpy_convolution)
+operators.convolution_backward.register(DispatchKey.NumPy, numpy_convolution_backward)
+operators.max_pool2d_with_indices.register(
+    DispatchKey.NumPy, numpy_max_pool2d_with_indices
+)
+operators.max_pool2d_with_indices_backward.register(
+    DispatchKey.NumPy, numpy_max_pool2d_with_indices_backward
+)
+operators.max_pool3d_with_indices.register(
+    DispatchKey.NumPy, numpy_max_pool3d_with_indices
+)
+operators.max_pool3d_with_indices_backward.register(
+    DispatchKey.NumPy, numpy_max_pool3d_with_indices_backward
+)
+operators.avg_pool2d.register(DispatchKey.NumPy, numpy_avg_pool2d)
+operators.avg_pool2d_backward.register(DispatchKey.NumPy, numpy_avg_pool2d_backward)
+operators.avg_pool3d.register(DispatchKey.NumPy, numpy_avg_pool3d)
+operators.avg_pool3d_backward.register(DispatchKey.NumPy, numpy_avg_pool3d_backward)
+operators._adaptive_avg_pool2d.register(DispatchKey.NumPy, numpy__adaptive_avg_pool2d)
+operators._adaptive_avg_pool2d_backward.register(
+    DispatchKey.NumPy, numpy__adaptive_avg_pool2d_backward
+)
+operators._adaptive_avg_pool3d.register(DispatchKey.NumPy, numpy__adaptive_avg_pool3d)
+operators._adaptive_avg_pool3d_backward.register(
+    DispatchKey.NumPy, numpy__adaptive_avg_pool3d_backward
+)
+operators.adaptive_max_pool2d.register(DispatchKey.NumPy, numpy_adaptive_max_pool2d)
+operators.adaptive_max_pool2d_backward.register(
+    DispatchKey.NumPy, numpy_adaptive_max_pool2d_backward
+)
+operators.adaptive_max_pool3d.register(DispatchKey.NumPy, numpy_adaptive_max_pool3d)
+operators.adaptive_max_pool3d_backward.register(
+    DispatchKey.NumPy, numpy_adaptive_max_pool3d_backward
+)

@@ -672,3 +672,75 @@ embedding_dense_backward = OperatorHandle(
 one_hot = OperatorHandle(
     "one_hot", "one_hot(Tensor self, int num_classes=-1) -> Tensor"
 )
+convolution = OperatorHandle(
+    "convolution",
+    "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
+)
+convolution_backward = OperatorHandle(
+    "convolution_backward",
+    "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+)
+max_pool2d_with_indices = OperatorHandle(
+    "max_pool2d_with_indices",
+    "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+)
+max_pool2d_with_indices_backward = OperatorHandle(
+    "max_pool2d_with_indices_backward",
+    "max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+)
+max_pool3d_with_indices = OperatorHandle(
+    "max_pool3d_with_indices",
+    "max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+)
+max_pool3d_with_indices_backward = OperatorHandle(
+    "max_pool3d_with_indices_backward",
+    "max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+)
+avg_pool2d = OperatorHandle(
+    "avg_pool2d",
+    "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+)
+avg_pool2d_backward = OperatorHandle(
+    "avg_pool2d_backward",
+    "avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+)
+avg_pool3d = OperatorHandle(
+    "avg_pool3d",
+    "avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+)
+avg_pool3d_backward = OperatorHandle(
+    "avg_pool3d_backward",
+    "avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+)
+_adaptive_avg_pool2d = OperatorHandle(
+    "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+)
+_adaptive_avg_pool2d_backward = OperatorHandle(
+    "_adaptive_avg_pool2d_backward",
+    "_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
+)
+_adaptive_avg_pool3d = OperatorHandle(
+    "_adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
+)
+_adaptive_avg_pool3d_backward = OperatorHandle(
+    "_adaptive_avg_pool3d_backward",
+    "_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor",
+)
+adaptive_max_pool2d = OperatorHandle(
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)",
+)
+adaptive_max_pool2d_backward = OperatorHandle(
+    "adaptive_max_pool2d_backward",
+    "adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+)
+adaptive_max_pool3d = OperatorHandle(
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
+)
+adaptive_max_pool3d_backward = OperatorHandle(
+    "adaptive_max_pool3d_backward",
+    "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+)

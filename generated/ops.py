@@ -215,6 +215,36 @@ __all__ = [
     "embedding_backward",
     "embedding_dense_backward",
     "one_hot",
+    "convolution",
+    "convolution_backward",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
+    "max_pool3d_with_indices",
+    "max_pool3d_with_indices_backward",
+    "max_pool1d_with_indices",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool2d_backward",
+    "avg_pool3d",
+    "avg_pool3d_backward",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward",
+    "adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d_backward",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_backward",
     "squeeze",
     "split",
     "pow",
@@ -249,6 +279,9 @@ __all__ = [
     "scatter",
     "masked_fill",
     "norm",
+    "conv1d",
+    "conv2d",
+    "conv3d",
 ]
 
 
@@ -1988,6 +2021,592 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     return operators.one_hot.call(input, num_classes)
 
 
+def convolution(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Tensor:
+    """``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``"""
+    input = tensor_argument(input, "convolution", "input", 1, False)
+    weight = tensor_argument(weight, "convolution", "weight", 2, True)
+    bias = (
+        None if bias is None else tensor_argument(bias, "convolution", "bias", 3, True)
+    )
+    stride = int_list_argument(stride, "convolution", "stride")
+    padding = int_list_argument(padding, "convolution", "padding")
+    dilation = int_list_argument(dilation, "convolution", "dilation")
+    output_padding = int_list_argument(output_padding, "convolution", "output_padding")
+    return operators.convolution.call(
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+
+
+def convolution_backward(
+    grad_output: Tensor | Number,
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias_sizes: Sequence[int] | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
+    grad_output = tensor_argument(
+        grad_output, "convolution_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "convolution_backward", "input", 2, False)
+    weight = tensor_argument(weight, "convolution_backward", "weight", 3, True)
+    bias_sizes = (
+        None
+        if bias_sizes is None
+        else int_list_argument(bias_sizes, "convolution_backward", "bias_sizes")
+    )
+    stride = int_list_argument(stride, "convolution_backward", "stride")
+    padding = int_list_argument(padding, "convolution_backward", "padding")
+    dilation = int_list_argument(dilation, "convolution_backward", "dilation")
+    output_padding = int_list_argument(
+        output_padding, "convolution_backward", "output_padding"
+    )
+    return operators.convolution_backward.call(
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+
+
+def conv_transpose1d(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1,),
+    padding: Sequence[int] = (0,),
+    output_padding: Sequence[int] = (0,),
+    groups: int = 1,
+    dilation: Sequence[int] = (1,),
+) -> Tensor:
+    """``conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "conv_transpose1d", "input", 1, False)
+    weight = tensor_argument(weight, "conv_transpose1d", "weight", 2, True)
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "conv_transpose1d", "bias", 3, True)
+    )
+    stride = int_list_argument(stride, "conv_transpose1d", "stride")
+    padding = int_list_argument(padding, "conv_transpose1d", "padding")
+    output_padding = int_list_argument(
+        output_padding, "conv_transpose1d", "output_padding"
+    )
+    dilation = int_list_argument(dilation, "conv_transpose1d", "dilation")
+    return composites.conv_transpose1d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def conv_transpose2d(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0),
+    output_padding: Sequence[int] = (0, 0),
+    groups: int = 1,
+    dilation: Sequence[int] = (1, 1),
+) -> Tensor:
+    """``conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "conv_transpose2d", "input", 1, False)
+    weight = tensor_argument(weight, "conv_transpose2d", "weight", 2, True)
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "conv_transpose2d", "bias", 3, True)
+    )
+    stride = int_list_argument(stride, "conv_transpose2d", "stride")
+    padding = int_list_argument(padding, "conv_transpose2d", "padding")
+    output_padding = int_list_argument(
+        output_padding, "conv_transpose2d", "output_padding"
+    )
+    dilation = int_list_argument(dilation, "conv_transpose2d", "dilation")
+    return composites.conv_transpose2d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def conv_transpose3d(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1, 1),
+    padding: Sequence[int] = (0, 0, 0),
+    output_padding: Sequence[int] = (0, 0, 0),
+    groups: int = 1,
+    dilation: Sequence[int] = (1, 1, 1),
+) -> Tensor:
+    """``conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "conv_transpose3d", "input", 1, False)
+    weight = tensor_argument(weight, "conv_transpose3d", "weight", 2, True)
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "conv_transpose3d", "bias", 3, True)
+    )
+    stride = int_list_argument(stride, "conv_transpose3d", "stride")
+    padding = int_list_argument(padding, "conv_transpose3d", "padding")
+    output_padding = int_list_argument(
+        output_padding, "conv_transpose3d", "output_padding"
+    )
+    dilation = int_list_argument(dilation, "conv_transpose3d", "dilation")
+    return composites.conv_transpose3d(
+        input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1),
+    ceil_mode: bool = False,
+) -> Tensor:
+    """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "max_pool2d_with_indices", "input", 1, False)
+    kernel_size = int_list_argument(
+        kernel_size, "max_pool2d_with_indices", "kernel_size"
+    )
+    stride = int_list_argument(stride, "max_pool2d_with_indices", "stride")
+    padding = int_list_argument(padding, "max_pool2d_with_indices", "padding")
+    dilation = int_list_argument(dilation, "max_pool2d_with_indices", "dilation")
+    return operators.max_pool2d_with_indices.call(
+        input, kernel_size, stride, padding, dilation, ceil_mode
+    )
+
+
+def max_pool2d_with_indices_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor | Number,
+) -> Tensor:
+    """``max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "max_pool2d_with_indices_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(
+        input, "max_pool2d_with_indices_backward", "input", 2, False
+    )
+    kernel_size = int_list_argument(
+        kernel_size, "max_pool2d_with_indices_backward", "kernel_size"
+    )
+    stride = int_list_argument(stride, "max_pool2d_with_indices_backward", "stride")
+    padding = int_list_argument(padding, "max_pool2d_with_indices_backward", "padding")
+    dilation = int_list_argument(
+        dilation, "max_pool2d_with_indices_backward", "dilation"
+    )
+    indices = tensor_argument(
+        indices, "max_pool2d_with_indices_backward", "indices", 8, True
+    )
+    return operators.max_pool2d_with_indices_backward.call(
+        grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices
+    )
+
+
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0, 0, 0),
+    dilation: Sequence[int] = (1, 1, 1),
+    ceil_mode: bool = False,
+) -> Tensor:
+    """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "max_pool3d_with_indices", "input", 1, False)
+    kernel_size = int_list_argument(
+        kernel_size, "max_pool3d_with_indices", "kernel_size"
+    )
+    stride = int_list_argument(stride, "max_pool3d_with_indices", "stride")
+    padding = int_list_argument(padding, "max_pool3d_with_indices", "padding")
+    dilation = int_list_argument(dilation, "max_pool3d_with_indices", "dilation")
+    return operators.max_pool3d_with_indices.call(
+        input, kernel_size, stride, padding, dilation, ceil_mode
+    )
+
+
+def max_pool3d_with_indices_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor | Number,
+) -> Tensor:
+    """``max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "max_pool3d_with_indices_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(
+        input, "max_pool3d_with_indices_backward", "input", 2, False
+    )
+    kernel_size = int_list_argument(
+        kernel_size, "max_pool3d_with_indices_backward", "kernel_size"
+    )
+    stride = int_list_argument(stride, "max_pool3d_with_indices_backward", "stride")
+    padding = int_list_argument(padding, "max_pool3d_with_indices_backward", "padding")
+    dilation = int_list_argument(
+        dilation, "max_pool3d_with_indices_backward", "dilation"
+    )
+    indices = tensor_argument(
+        indices, "max_pool3d_with_indices_backward", "indices", 8, True
+    )
+    return operators.max_pool3d_with_indices_backward.call(
+        grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices
+    )
+
+
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
+) -> Tensor:
+    """``max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "max_pool1d_with_indices", "input", 1, False)
+    kernel_size = int_list_argument(
+        kernel_size, "max_pool1d_with_indices", "kernel_size"
+    )
+    stride = int_list_argument(stride, "max_pool1d_with_indices", "stride")
+    padding = int_list_argument(padding, "max_pool1d_with_indices", "padding")
+    dilation = int_list_argument(dilation, "max_pool1d_with_indices", "dilation")
+    return composites.max_pool1d_with_indices(
+        input, kernel_size, stride, padding, dilation, ceil_mode
+    )
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    dilation: Sequence[int] = (1,),
+    ceil_mode: bool = False,
+) -> Tensor:
+    """``max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor``"""
+    input = tensor_argument(input, "max_pool1d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "max_pool1d", "kernel_size")
+    stride = int_list_argument(stride, "max_pool1d", "stride")
+    padding = int_list_argument(padding, "max_pool1d", "padding")
+    dilation = int_list_argument(dilation, "max_pool1d", "dilation")
+    return composites.max_pool1d(
+        input, kernel_size, stride, padding, dilation, ceil_mode
+    )
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1),
+    ceil_mode: bool = False,
+) -> Tensor:
+    """``max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor``"""
+    input = tensor_argument(input, "max_pool2d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "max_pool2d", "kernel_size")
+    stride = int_list_argument(stride, "max_pool2d", "stride")
+    padding = int_list_argument(padding, "max_pool2d", "padding")
+    dilation = int_list_argument(dilation, "max_pool2d", "dilation")
+    return composites.max_pool2d(
+        input, kernel_size, stride, padding, dilation, ceil_mode
+    )
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0, 0, 0),
+    dilation: Sequence[int] = (1, 1, 1),
+    ceil_mode: bool = False,
+) -> Tensor:
+    """``max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor``"""
+    input = tensor_argument(input, "max_pool3d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "max_pool3d", "kernel_size")
+    stride = int_list_argument(stride, "max_pool3d", "stride")
+    padding = int_list_argument(padding, "max_pool3d", "padding")
+    dilation = int_list_argument(dilation, "max_pool3d", "dilation")
+    return composites.max_pool3d(
+        input, kernel_size, stride, padding, dilation, ceil_mode
+    )
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0,),
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """``avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor``"""
+    input = tensor_argument(input, "avg_pool1d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "avg_pool1d", "kernel_size")
+    stride = int_list_argument(stride, "avg_pool1d", "stride")
+    padding = int_list_argument(padding, "avg_pool1d", "padding")
+    return composites.avg_pool1d(
+        input, kernel_size, stride, padding, ceil_mode, count_include_pad
+    )
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0, 0),
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
+    input = tensor_argument(input, "avg_pool2d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "avg_pool2d", "kernel_size")
+    stride = int_list_argument(stride, "avg_pool2d", "stride")
+    padding = int_list_argument(padding, "avg_pool2d", "padding")
+    return operators.avg_pool2d.call(
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def avg_pool2d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Tensor:
+    """``avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "avg_pool2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "avg_pool2d_backward", "input", 2, False)
+    kernel_size = int_list_argument(kernel_size, "avg_pool2d_backward", "kernel_size")
+    stride = int_list_argument(stride, "avg_pool2d_backward", "stride")
+    padding = int_list_argument(padding, "avg_pool2d_backward", "padding")
+    return operators.avg_pool2d_backward.call(
+        grad_output,
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0, 0, 0),
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
+    input = tensor_argument(input, "avg_pool3d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "avg_pool3d", "kernel_size")
+    stride = int_list_argument(stride, "avg_pool3d", "stride")
+    padding = int_list_argument(padding, "avg_pool3d", "padding")
+    return operators.avg_pool3d.call(
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def avg_pool3d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Tensor:
+    """``avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "avg_pool3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "avg_pool3d_backward", "input", 2, False)
+    kernel_size = int_list_argument(kernel_size, "avg_pool3d_backward", "kernel_size")
+    stride = int_list_argument(stride, "avg_pool3d_backward", "stride")
+    padding = int_list_argument(padding, "avg_pool3d_backward", "padding")
+    return operators.avg_pool3d_backward.call(
+        grad_output,
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+    """``adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor``"""
+    input = tensor_argument(input, "adaptive_avg_pool1d", "input", 1, False)
+    output_size = int_list_argument(output_size, "adaptive_avg_pool1d", "output_size")
+    return composites.adaptive_avg_pool1d(input, output_size)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+    """``adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
+    input = tensor_argument(input, "adaptive_avg_pool2d", "input", 1, False)
+    output_size = int_list_argument(output_size, "adaptive_avg_pool2d", "output_size")
+    return composites.adaptive_avg_pool2d(input, output_size)
+
+
+def _adaptive_avg_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+    """``_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
+    input = tensor_argument(input, "_adaptive_avg_pool2d", "input", 1, False)
+    output_size = int_list_argument(output_size, "_adaptive_avg_pool2d", "output_size")
+    return operators._adaptive_avg_pool2d.call(input, output_size)
+
+
+def _adaptive_avg_pool2d_backward(
+    grad_output: Tensor | Number, input: Tensor
+) -> Tensor:
+    """``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_adaptive_avg_pool2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "_adaptive_avg_pool2d_backward", "input", 2, False)
+    return operators._adaptive_avg_pool2d_backward.call(grad_output, input)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+    """``adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
+    input = tensor_argument(input, "adaptive_avg_pool3d", "input", 1, False)
+    output_size = int_list_argument(output_size, "adaptive_avg_pool3d", "output_size")
+    return composites.adaptive_avg_pool3d(input, output_size)
+
+
+def _adaptive_avg_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+    """``_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
+    input = tensor_argument(input, "_adaptive_avg_pool3d", "input", 1, False)
+    output_size = int_list_argument(output_size, "_adaptive_avg_pool3d", "output_size")
+    return operators._adaptive_avg_pool3d.call(input, output_size)
+
+
+def _adaptive_avg_pool3d_backward(
+    grad_output: Tensor | Number, input: Tensor
+) -> Tensor:
+    """``_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_adaptive_avg_pool3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "_adaptive_avg_pool3d_backward", "input", 2, False)
+    return operators._adaptive_avg_pool3d_backward.call(grad_output, input)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+    """``adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "adaptive_max_pool1d", "input", 1, False)
+    output_size = int_list_argument(output_size, "adaptive_max_pool1d", "output_size")
+    return composites.adaptive_max_pool1d(input, output_size)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+    """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "adaptive_max_pool2d", "input", 1, False)
+    output_size = int_list_argument(output_size, "adaptive_max_pool2d", "output_size")
+    return operators.adaptive_max_pool2d.call(input, output_size)
+
+
+def adaptive_max_pool2d_backward(
+    grad_output: Tensor | Number, input: Tensor, indices: Tensor | Number
+) -> Tensor:
+    """``adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "adaptive_max_pool2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "adaptive_max_pool2d_backward", "input", 2, False)
+    indices = tensor_argument(
+        indices, "adaptive_max_pool2d_backward", "indices", 3, True
+    )
+    return operators.adaptive_max_pool2d_backward.call(grad_output, input, indices)
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+    """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "adaptive_max_pool3d", "input", 1, False)
+    output_size = int_list_argument(output_size, "adaptive_max_pool3d", "output_size")
+    return operators.adaptive_max_pool3d.call(input, output_size)
+
+
+def adaptive_max_pool3d_backward(
+    grad_output: Tensor | Number, input: Tensor, indices: Tensor | Number
+) -> Tensor:
+    """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "adaptive_max_pool3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "adaptive_max_pool3d_backward", "input", 2, False)
+    indices = tensor_argument(
+        indices, "adaptive_max_pool3d_backward", "indices", 3, True
+    )
+    return operators.adaptive_max_pool3d_backward.call(grad_output, input, indices)
+
+
 squeeze = Overloads(
     "squeeze",
     (
@@ -2979,6 +3598,111 @@ norm = Overloads(
                 Param("p", "Scalar?"),
                 Param("dim", "int[]"),
                 Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+conv1d = Overloads(
+    "conv1d",
+    (
+        # conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor
+        Signature(
+            composites.conv1d,
+            "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
+            (
+                Param("input", "Tensor"),
+                Param("weight", "Tensor"),
+                Param("bias", "Tensor?", has_default=True, default=None),
+                Param("stride", "int[]", has_default=True, default=(1,)),
+                Param("padding", "int[]", has_default=True, default=(0,)),
+                Param("dilation", "int[]", has_default=True, default=(1,)),
+                Param("groups", "int", has_default=True, default=1),
+            ),
+        ),
+        # conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor
+        Signature(
+            composites.conv1d_padding,
+            'Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str padding="valid", int[] dilation=1, int groups=1',
+            (
+                Param("input", "Tensor"),
+                Param("weight", "Tensor"),
+                Param("bias", "Tensor?", has_default=True, default=None),
+                Param("stride", "int[]", has_default=True, default=(1,)),
+                Param("padding", "str", has_default=True, default="valid"),
+                Param("dilation", "int[]", has_default=True, default=(1,)),
+                Param("groups", "int", has_default=True, default=1),
+            ),
+        ),
+    ),
+)
+
+
+conv2d = Overloads(
+    "conv2d",
+    (
+        # conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor
+        Signature(
+            composites.conv2d,
+            "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
+            (
+                Param("input", "Tensor"),
+                Param("weight", "Tensor"),
+                Param("bias", "Tensor?", has_default=True, default=None),
+                Param("stride", "int[]", has_default=True, default=(1, 1)),
+                Param("padding", "int[]", has_default=True, default=(0, 0)),
+                Param("dilation", "int[]", has_default=True, default=(1, 1)),
+                Param("groups", "int", has_default=True, default=1),
+            ),
+        ),
+        # conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor
+        Signature(
+            composites.conv2d_padding,
+            'Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str padding="valid", int[] dilation=1, int groups=1',
+            (
+                Param("input", "Tensor"),
+                Param("weight", "Tensor"),
+                Param("bias", "Tensor?", has_default=True, default=None),
+                Param("stride", "int[]", has_default=True, default=(1, 1)),
+                Param("padding", "str", has_default=True, default="valid"),
+                Param("dilation", "int[]", has_default=True, default=(1, 1)),
+                Param("groups", "int", has_default=True, default=1),
+            ),
+        ),
+    ),
+)
+
+
+conv3d = Overloads(
+    "conv3d",
+    (
+        # conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor
+        Signature(
+            composites.conv3d,
+            "Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, int[] padding=0, int[] dilation=1, int groups=1",
+            (
+                Param("input", "Tensor"),
+                Param("weight", "Tensor"),
+                Param("bias", "Tensor?", has_default=True, default=None),
+                Param("stride", "int[]", has_default=True, default=(1, 1, 1)),
+                Param("padding", "int[]", has_default=True, default=(0, 0, 0)),
+                Param("dilation", "int[]", has_default=True, default=(1, 1, 1)),
+                Param("groups", "int", has_default=True, default=1),
+            ),
+        ),
+        # conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor
+        Signature(
+            composites.conv3d_padding,
+            'Tensor input, Tensor weight, Tensor? bias=None, int[] stride=1, str padding="valid", int[] dilation=1, int groups=1',
+            (
+                Param("input", "Tensor"),
+                Param("weight", "Tensor"),
+                Param("bias", "Tensor?", has_default=True, default=None),
+                Param("stride", "int[]", has_default=True, default=(1, 1, 1)),
+                Param("padding", "str", has_default=True, default="valid"),
+                Param("dilation", "int[]", has_default=True, default=(1, 1, 1)),
+                Param("groups", "int", has_default=True, default=1),
             ),
         ),
     ),

@@ -252,6 +252,39 @@ __all__ = [
     "embedding_backward",
     "embedding_dense_backward",
     "one_hot",
+    "convolution",
+    "convolution_backward",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "max_pool2d_with_indices",
+    "max_pool2d_with_indices_backward",
+    "max_pool3d_with_indices",
+    "max_pool3d_with_indices_backward",
+    "max_pool1d_with_indices",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool2d_backward",
+    "avg_pool3d",
+    "avg_pool3d_backward",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d",
+    "_adaptive_avg_pool2d_backward",
+    "adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d_backward",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_backward",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_backward",
 ]
 
 
@@ -1744,3 +1777,365 @@ def embedding_dense_backward(
 
 def one_hot(input: Tensor, num_classes: _int = ...) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
+
+
+def convolution(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    transposed: _bool,
+    output_padding: _int | Sequence[_int],
+    groups: _int,
+) -> Tensor:
+    """``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``"""
+
+
+def convolution_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias_sizes: _int | Sequence[_int] | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    transposed: _bool,
+    output_padding: _int | Sequence[_int],
+    groups: _int,
+    output_mask: Sequence[_bool],
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
+
+
+@overload
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+) -> Tensor:
+    """``conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor``"""
+
+
+@overload
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _str = ...,
+    dilation: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+) -> Tensor:
+    """``conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor``"""
+
+
+@overload
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+) -> Tensor:
+    """``conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor``"""
+
+
+@overload
+def conv2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _str = ...,
+    dilation: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+) -> Tensor:
+    """``conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor``"""
+
+
+@overload
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+) -> Tensor:
+    """``conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor``"""
+
+
+@overload
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _str = ...,
+    dilation: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+) -> Tensor:
+    """``conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor``"""
+
+
+def conv_transpose1d(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    output_padding: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor``"""
+
+
+def conv_transpose2d(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    output_padding: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor``"""
+
+
+def conv_transpose3d(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    output_padding: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor``"""
+
+
+def max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    ceil_mode: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
+
+
+def max_pool2d_with_indices_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    ceil_mode: _bool,
+    indices: Tensor | _Number,
+) -> Tensor:
+    """``max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
+
+
+def max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    ceil_mode: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
+
+
+def max_pool3d_with_indices_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    ceil_mode: _bool,
+    indices: Tensor | _Number,
+) -> Tensor:
+    """``max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
+
+
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    ceil_mode: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    ceil_mode: _bool = ...,
+) -> Tensor:
+    """``max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor``"""
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    ceil_mode: _bool = ...,
+) -> Tensor:
+    """``max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor``"""
+
+
+def max_pool3d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    ceil_mode: _bool = ...,
+) -> Tensor:
+    """``max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor``"""
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    ceil_mode: _bool = ...,
+    count_include_pad: _bool = ...,
+) -> Tensor:
+    """``avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor``"""
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    ceil_mode: _bool = ...,
+    count_include_pad: _bool = ...,
+    divisor_override: _int | None = ...,
+) -> Tensor:
+    """``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
+
+
+def avg_pool2d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    ceil_mode: _bool,
+    count_include_pad: _bool,
+    divisor_override: _int | None,
+) -> Tensor:
+    """``avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    ceil_mode: _bool = ...,
+    count_include_pad: _bool = ...,
+    divisor_override: _int | None = ...,
+) -> Tensor:
+    """``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
+
+
+def avg_pool3d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    ceil_mode: _bool,
+    count_include_pad: _bool,
+    divisor_override: _int | None,
+) -> Tensor:
+    """``avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
+    """``adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor``"""
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
+    """``adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
+
+
+def _adaptive_avg_pool2d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
+    """``_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
+
+
+def _adaptive_avg_pool2d_backward(
+    grad_output: Tensor | _Number, input: Tensor
+) -> Tensor:
+    """``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
+    """``adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
+
+
+def _adaptive_avg_pool3d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
+    """``_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
+
+
+def _adaptive_avg_pool3d_backward(
+    grad_output: Tensor | _Number, input: Tensor
+) -> Tensor:
+    """``_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
+
+def adaptive_max_pool1d(
+    input: Tensor, output_size: _int | Sequence[_int]
+) -> _tuple[Tensor, Tensor]:
+    """``adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)``"""
+
+
+def adaptive_max_pool2d(
+    input: Tensor, output_size: _int | Sequence[_int]
+) -> _tuple[Tensor, Tensor]:
+    """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
+
+
+def adaptive_max_pool2d_backward(
+    grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number
+) -> Tensor:
+    """``adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
+
+
+def adaptive_max_pool3d(
+    input: Tensor, output_size: _int | Sequence[_int]
+) -> _tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
+
+
+def adaptive_max_pool3d_backward(
+    grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number
+) -> Tensor:
+    """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""

@@ -6818,6 +6818,914 @@ def one_hot(ks: int, self: Tensor, num_classes: int) -> Any:
     return redispatch(operators.one_hot, ks & AFTER_AUTOGRAD_KEYSET, self, num_classes)
 
 
+def convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Any:
+    """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.ConvolutionBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvolutionBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.groups = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.transposed = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.convolution,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.convolution_jvp_formula(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def convolution_backward(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    bias_sizes: Sequence[int] | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> Any:
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or weight._fw_grad is not None
+        or input._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, input, weight)
+    grad_fn: functions.ConvolutionBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvolutionBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, input, weight))
+        grad_fn.dilation = dilation
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.groups = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.transposed = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.convolution_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        input,
+        weight,
+        bias_sizes,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.convolution_backward_jvp_result0(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias_sizes,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                    output_mask,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions.convolution_backward_jvp_result1(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias_sizes,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                    output_mask,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions.convolution_backward_jvp_result2(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias_sizes,
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                    output_mask,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+        set_fw_grad(result[2], tangents[2])
+    return result
+
+
+def max_pool2d_with_indices(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+) -> Any:
+    """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaxPool2DWithIndicesBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxPool2DWithIndicesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.ceil_mode = ceil_mode
+        grad_fn.dilation = dilation
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.max_pool2d_with_indices,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.max_pool2d_with_indices_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def max_pool2d_with_indices_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor,
+) -> Any:
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.MaxPool2DWithIndicesBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxPool2DWithIndicesBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.max_pool2d_with_indices_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.max_pool2d_with_indices_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def max_pool3d_with_indices(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+) -> Any:
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaxPool3DWithIndicesBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxPool3DWithIndicesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.ceil_mode = ceil_mode
+        grad_fn.dilation = dilation
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.max_pool3d_with_indices,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.max_pool3d_with_indices_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def max_pool3d_with_indices_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+    indices: Tensor,
+) -> Any:
+    """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.MaxPool3DWithIndicesBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxPool3DWithIndicesBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.max_pool3d_with_indices_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        ceil_mode,
+        indices,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.max_pool3d_with_indices_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    stride,
+                    padding,
+                    dilation,
+                    ceil_mode,
+                    indices,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def avg_pool2d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AvgPool2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AvgPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.ceil_mode = ceil_mode
+        grad_fn.count_include_pad = count_include_pad
+        grad_fn.divisor_override = divisor_override
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.avg_pool2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.avg_pool2d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def avg_pool2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.AvgPool2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AvgPool2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.ceil_mode = ceil_mode
+        grad_fn.count_include_pad = count_include_pad
+        grad_fn.divisor_override = divisor_override
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.avg_pool2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.avg_pool2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def avg_pool3d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AvgPool3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AvgPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.ceil_mode = ceil_mode
+        grad_fn.count_include_pad = count_include_pad
+        grad_fn.divisor_override = divisor_override
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.avg_pool3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.avg_pool3d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def avg_pool3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+) -> Any:
+    """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.AvgPool3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AvgPool3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.ceil_mode = ceil_mode
+        grad_fn.count_include_pad = count_include_pad
+        grad_fn.divisor_override = divisor_override
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.avg_pool3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.avg_pool3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    stride,
+                    padding,
+                    ceil_mode,
+                    count_include_pad,
+                    divisor_override,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _adaptive_avg_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
+    """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AdaptiveAvgPool2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AdaptiveAvgPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators._adaptive_avg_pool2d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._adaptive_avg_pool2d_jvp(
+                    self, tangent_or_zeros(self), output_size, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _adaptive_avg_pool2d_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.AdaptiveAvgPool2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AdaptiveAvgPool2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators._adaptive_avg_pool2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._adaptive_avg_pool2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _adaptive_avg_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
+    """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AdaptiveAvgPool3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AdaptiveAvgPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators._adaptive_avg_pool3d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._adaptive_avg_pool3d_jvp(
+                    self, tangent_or_zeros(self), output_size, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _adaptive_avg_pool3d_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.AdaptiveAvgPool3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AdaptiveAvgPool3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.grad_output_sym_sizes = tuple(grad_output.shape)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators._adaptive_avg_pool3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._adaptive_avg_pool3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def adaptive_max_pool2d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
+    """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AdaptiveMaxPool2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AdaptiveMaxPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.adaptive_max_pool2d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.adaptive_max_pool2d_jvp_result0(
+                    self, tangent_or_zeros(self), output_size, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def adaptive_max_pool2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, indices: Tensor
+) -> Any:
+    """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.AdaptiveMaxPool2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AdaptiveMaxPool2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.adaptive_max_pool2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        indices,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.adaptive_max_pool2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    indices,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def adaptive_max_pool3d(ks: int, self: Tensor, output_size: Sequence[int]) -> Any:
+    """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AdaptiveMaxPool3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AdaptiveMaxPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.adaptive_max_pool3d, ks & AFTER_AUTOGRAD_KEYSET, self, output_size
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.adaptive_max_pool3d_jvp_result0(
+                    self, tangent_or_zeros(self), output_size, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def adaptive_max_pool3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, indices: Tensor
+) -> Any:
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.AdaptiveMaxPool3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AdaptiveMaxPool3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.adaptive_max_pool3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        indices,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.adaptive_max_pool3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    indices,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 operators.permute.register(DispatchKey.Autograd, permute)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
@@ -7080,3 +7988,37 @@ operators.embedding_dense_backward.register(
     DispatchKey.Autograd, embedding_dense_backward
 )
 operators.one_hot.register(DispatchKey.Autograd, one_hot)
+operators.convolution.register(DispatchKey.Autograd, convolution)
+operators.convolution_backward.register(DispatchKey.Autograd, convolution_backward)
+operators.max_pool2d_with_indices.register(
+    DispatchKey.Autograd, max_pool2d_with_indices
+)
+operators.max_pool2d_with_indices_backward.register(
+    DispatchKey.Autograd, max_pool2d_with_indices_backward
+)
+operators.max_pool3d_with_indices.register(
+    DispatchKey.Autograd, max_pool3d_with_indices
+)
+operators.max_pool3d_with_indices_backward.register(
+    DispatchKey.Autograd, max_pool3d_with_indices_backward
+)
+operators.avg_pool2d.register(DispatchKey.Autograd, avg_pool2d)
+operators.avg_pool2d_backward.register(DispatchKey.Autograd, avg_pool2d_backward)
+operators.avg_pool3d.register(DispatchKey.Autograd, avg_pool3d)
+operators.avg_pool3d_backward.register(DispatchKey.Autograd, avg_pool3d_backward)
+operators._adaptive_avg_pool2d.register(DispatchKey.Autograd, _adaptive_avg_pool2d)
+operators._adaptive_avg_pool2d_backward.register(
+    DispatchKey.Autograd, _adaptive_avg_pool2d_backward
+)
+operators._adaptive_avg_pool3d.register(DispatchKey.Autograd, _adaptive_avg_pool3d)
+operators._adaptive_avg_pool3d_backward.register(
+    DispatchKey.Autograd, _adaptive_avg_pool3d_backward
+)
+operators.adaptive_max_pool2d.register(DispatchKey.Autograd, adaptive_max_pool2d)
+operators.adaptive_max_pool2d_backward.register(
+    DispatchKey.Autograd, adaptive_max_pool2d_backward
+)
+operators.adaptive_max_pool3d.register(DispatchKey.Autograd, adaptive_max_pool3d)
+operators.adaptive_max_pool3d_backward.register(
+    DispatchKey.Autograd, adaptive_max_pool3d_backward
+)

@@ -1156,6 +1156,213 @@ TABLE.update(
 )
 
 
+# Helpers of the conv and pooling lines.
+def _fixed(lib: Any, shape: tuple[int, ...]) -> Any:
+    """Values of a fixed draw (the input whose maxima a pooling backward's indices
+    name)."""
+    return _f64(lib, np.random.default_rng(11).uniform(-2.0, 2.0, shape))
+
+
+def _convolution_backward(lib: Any, g: Any, a: Any, w: Any) -> Any:
+    """All three gradients of a grouped, strided transposed convolution, joined."""
+    grad_input, grad_weight, grad_bias = _f("convolution_backward")(lib)(
+        g, a, w, [2], [2, 1], [0, 1], [1, 2], True, [1, 0], 2, [True, True, True]
+    )
+    return lib.cat(
+        [grad_input.flatten(), (grad_weight * grad_weight).flatten(), grad_bias * 3.0]
+    )
+
+
+def _max_pool_indices(lib: Any, name: str, shape: tuple[int, ...], *args: Any) -> Any:
+    return _f(name)(lib)(_fixed(lib, shape), *args)[1]
+
+
+_POOL2D = (
+    [3, 2],
+    [2, 1],
+    [1, 1],
+    [1, 2],
+    True,
+)  # kernel, stride, padding, dilation, ceil
+_POOL3D = ([2, 2, 2], [2, 2, 2], [1, 1, 1], [1, 1, 1], True)
+
+
+# ==== family: conv ====
+TABLE.update(
+    {
+        "convolution": Line(
+            lambda lib, a, w, b: lib.convolution(
+                a, w, b, [2, 1], [1, 0], [1, 2], False, [0, 0], 2
+            ),
+            ((1, 4, 5, 5), (4, 2, 3, 2), (4,)),
+        ),
+        "convolution_backward": Line(
+            _convolution_backward, ((1, 2, 7, 3), (1, 4, 3, 3), (4, 1, 2, 2))
+        ),
+        "conv1d": Line(
+            lambda lib, a, w, b: lib.conv1d(a, w, b, 2, 1, 2),
+            ((2, 3, 7), (4, 3, 3), (4,)),
+        ),
+        "conv2d": Line(
+            lambda lib, a, w, b: lib.conv2d(a, w, b, (1, 2), (1, 0), (2, 1)),
+            ((1, 2, 5, 5), (3, 2, 2, 3), (3,)),
+        ),
+        "conv3d": Line(
+            lambda lib, a, w, b: lib.conv3d(a, w, b, groups=2),
+            ((1, 2, 3, 4, 3), (2, 1, 2, 2, 2), (2,)),
+        ),
+        "conv1d.padding": Line(
+            lambda lib, a, w: lib.conv1d(a, w, padding="same"), ((2, 6), (3, 2, 2))
+        ),
+        "conv2d.padding": Line(
+            lambda lib, a, w: lib.conv2d(a, w, padding="same", dilation=(1, 2)),
+            ((1, 2, 4, 4), (2, 2, 2, 3)),
+        ),
+        "conv3d.padding": Line(
+            lambda lib, a, w: lib.conv3d(a, w, padding="valid"),
+            ((1, 1, 3, 3, 3), (2, 1, 2, 2, 2)),
+        ),
+        "conv_transpose1d": Line(
+            lambda lib, a, w, b: lib.conv_transpose1d(a, w, b, 2, 1, 1),
+            ((1, 2, 4), (2, 3, 3), (3,)),
+        ),
+        "conv_transpose2d.input": Line(
+            lambda lib, a, w, b: lib.conv_transpose2d(
+                a, w, b, (2, 1), (0, 1), (1, 0), 2, (1, 2)
+            ),
+            ((1, 4, 3, 3), (4, 1, 2, 3), (2,)),
+        ),
+        "conv_transpose3d.input": Line(
+            lambda lib, a, w: lib.conv_transpose3d(a, w, stride=2),
+            ((1, 2, 2, 3, 2), (2, 1, 2, 2, 2)),
+        ),
+    }
+)
+
+
+# ==== family: pooling ====
+TABLE.update(
+    {
+        "max_pool2d_with_indices": Line(
+            lambda lib, a: _f("max_pool2d_with_indices")(lib)(a, *_POOL2D)[0],
+            ((1, 2, 6, 7),),
+        ),
+        "max_pool2d_with_indices_backward": Line(
+            lambda lib, g, a: _f("max_pool2d_with_indices_backward")(lib)(
+                g,
+                a,
+                *_POOL2D,
+                _max_pool_indices(
+                    lib, "max_pool2d_with_indices", (1, 2, 6, 7), *_POOL2D
+                ),
+            ),
+            ((1, 2, 4, 7), (1, 2, 6, 7)),
+        ),
+        "max_pool3d_with_indices": Line(
+            lambda lib, a: _f("max_pool3d_with_indices")(lib)(a, *_POOL3D)[0],
+            ((1, 1, 4, 4, 4),),
+        ),
+        "max_pool3d_with_indices_backward": Line(
+            lambda lib, g, a: _f("max_pool3d_with_indices_backward")(lib)(
+                g,
+                a,
+                *_POOL3D,
+                _max_pool_indices(
+                    lib, "max_pool3d_with_indices", (1, 1, 4, 4, 4), *_POOL3D
+                ),
+            ),
+            ((1, 1, 3, 3, 3), (1, 1, 4, 4, 4)),
+        ),
+        "max_pool1d_with_indices": Line(
+            lambda lib, a: lib.max_pool1d_with_indices(a, 3, 2, 1, 1, True)[0],
+            ((2, 3, 7),),
+        ),
+        "max_pool1d": Line(lambda lib, a: lib.max_pool1d(a, 2, 2, 0, 2), ((3, 8),)),
+        "max_pool2d": Line(lambda lib, a: lib.max_pool2d(a, 2), ((2, 5, 5),)),
+        "max_pool3d": Line(
+            lambda lib, a: lib.max_pool3d(a, (1, 2, 2)), ((1, 2, 3, 4, 4),)
+        ),
+        "avg_pool1d": Line(
+            lambda lib, a: lib.avg_pool1d(a, 3, 2, 1, True, False), ((2, 2, 7),)
+        ),
+        "avg_pool2d": Line(
+            lambda lib, a: _f("avg_pool2d")(lib)(a, (3, 2), (2, 1), (1, 1), True),
+            ((1, 2, 6, 7),),
+        ),
+        "avg_pool2d_backward": Line(
+            lambda lib, g, a: _f("avg_pool2d_backward")(lib)(
+                g, a, [3, 2], [2, 2], [1, 0], False, False, None
+            ),
+            ((1, 2, 3, 3), (1, 2, 6, 7)),
+        ),
+        "avg_pool3d": Line(
+            lambda lib, a: _f("avg_pool3d")(lib)(a, 2, 2, 1, True, True, 3),
+            ((1, 1, 4, 5, 4),),
+        ),
+        "avg_pool3d_backward": Line(
+            lambda lib, g, a: _f("avg_pool3d_backward")(lib)(
+                g, a, [2, 2, 2], [2, 2, 2], [1, 1, 1], False, True, None
+            ),
+            ((1, 1, 3, 3, 3), (1, 1, 4, 5, 4)),
+        ),
+        "adaptive_avg_pool1d": Line(
+            lambda lib, a: lib.adaptive_avg_pool1d(a, 3), ((2, 3, 7),)
+        ),
+        "adaptive_avg_pool2d": Line(
+            lambda lib, a: _f("adaptive_avg_pool2d")(lib)(a, (3, 4)), ((2, 5, 7),)
+        ),
+        "_adaptive_avg_pool2d": Line(
+            lambda lib, a: _f("_adaptive_avg_pool2d")(lib)(a, [3, 4]), ((1, 2, 5, 7),)
+        ),
+        "_adaptive_avg_pool2d_backward": Line(
+            lambda lib, g, a: _f("_adaptive_avg_pool2d_backward")(lib)(g, a),
+            ((1, 2, 3, 4), (1, 2, 5, 7)),
+        ),
+        "adaptive_avg_pool3d": Line(
+            lambda lib, a: _f("adaptive_avg_pool3d")(lib)(a, (2, 3, 2)),
+            ((1, 1, 3, 4, 5),),
+        ),
+        "_adaptive_avg_pool3d": Line(
+            lambda lib, a: _f("_adaptive_avg_pool3d")(lib)(a, [2, 3, 2]),
+            ((1, 1, 3, 4, 5),),
+        ),
+        "_adaptive_avg_pool3d_backward": Line(
+            lambda lib, g, a: _f("_adaptive_avg_pool3d_backward")(lib)(g, a),
+            ((1, 1, 2, 3, 2), (1, 1, 3, 4, 5)),
+        ),
+        "adaptive_max_pool1d": Line(
+            lambda lib, a: lib.adaptive_max_pool1d(a, 3)[0], ((2, 7),)
+        ),
+        "adaptive_max_pool2d": Line(
+            lambda lib, a: _f("adaptive_max_pool2d")(lib)(a, (3, 4))[0],
+            ((1, 2, 5, 7),),
+        ),
+        "adaptive_max_pool2d_backward": Line(
+            lambda lib, g, a: _f("adaptive_max_pool2d_backward")(lib)(
+                g,
+                a,
+                _max_pool_indices(lib, "adaptive_max_pool2d", (1, 2, 5, 7), [3, 4]),
+            ),
+            ((1, 2, 3, 4), (1, 2, 5, 7)),
+        ),
+        "adaptive_max_pool3d": Line(
+            lambda lib, a: _f("adaptive_max_pool3d")(lib)(a, (2, 3, 2))[0],
+            ((1, 1, 3, 4, 5),),
+        ),
+        "adaptive_max_pool3d_backward": Line(
+            lambda lib, g, a: _f("adaptive_max_pool3d_backward")(lib)(
+                g,
+                a,
+                _max_pool_indices(
+                    lib, "adaptive_max_pool3d", (1, 1, 3, 4, 5), [2, 3, 2]
+                ),
+            ),
+            ((1, 1, 2, 3, 2), (1, 1, 3, 4, 5)),
+        ),
+    }
+)
+
+
 def declared_operators() -> set[str]:
     entries = yaml.safe_load((ROOT / "native_functions.yaml").read_text())
     return {entry["func"].split("(", 1)[0] for entry in entries}

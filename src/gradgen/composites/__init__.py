@@ -15,12 +15,14 @@ from importlib import import_module
 
 
 from .activation import *  # noqa: F403  (the names of its __all__)
+from .conv import *  # noqa: F403  (the names of its __all__)
 from .dropout import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
+from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
@@ -30,12 +32,14 @@ from .sparse import *  # noqa: F403  (the names of its __all__)
 __all__: list[str] = []
 for _family in (
     "activation",
+    "conv",
     "dropout",
     "elementwise",
     "indexing",
     "linalg",
     "loss",
     "normalization",
+    "pooling",
     "reduction",
     "shape",
     "sparse",

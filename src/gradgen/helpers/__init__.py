@@ -19,11 +19,13 @@ from importlib import import_module
 from ..grad_mode import is_grad_enabled
 from ._common import *  # noqa: F403  (the names of its __all__)
 from .activation import *  # noqa: F403  (the names of its __all__)
+from .conv import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
+from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
@@ -36,11 +38,13 @@ __all__: list[str] = [
 for _family in (
     "_common",
     "activation",
+    "conv",
     "elementwise",
     "indexing",
     "linalg",
     "loss",
     "normalization",
+    "pooling",
     "reduction",
     "shape",
     "sparse",

@@ -21,11 +21,13 @@ from ._common import broadcast_error as broadcast_error
 from ._common import broadcast_shape_error as broadcast_shape_error
 from ._common import _wrap_dim as _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
 from .activation import *  # noqa: F403  (the names of its __all__)
+from .conv import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
+from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
@@ -41,11 +43,13 @@ __all__: list[str] = [
 ]
 for _family in (
     "activation",
+    "conv",
     "elementwise",
     "indexing",
     "linalg",
     "loss",
     "normalization",
+    "pooling",
     "reduction",
     "shape",
     "sparse",
