@@ -51,9 +51,9 @@ def _hidden_overload(lib: Any, overload: str) -> Callable[..., Any]:
     """An overload PyTorch hides from Python (add.Scalar, ...): torch.ops.aten.NAME.OVERLOAD,
     or gradgen's dispatcher entry (which takes every argument, defaults included)."""
     if lib is gradgen:
-        return getattr(gradgen.generated.operators, overload.replace(".", "_")).call  # type: ignore[no-any-return]
+        return getattr(gradgen.generated.operators, overload.replace(".", "_")).call
     name, overload_name = overload.split(".")
-    return getattr(getattr(lib.ops.aten, name), overload_name)  # type: ignore[no-any-return]
+    return getattr(getattr(lib.ops.aten, name), overload_name)
 
 
 def _nan_where_negative(lib: Any, b: Any) -> Any:
@@ -99,11 +99,11 @@ def _nn_or_aten(lib: Any, name: str) -> Callable[..., Any]:
     activations and losses PyTorch binds there), else torch.NAME, else
     torch.ops.aten.NAME; gradgen.NAME."""
     if lib.__name__ != "torch":
-        return getattr(lib, name)  # type: ignore[no-any-return]
+        return getattr(lib, name)
     for namespace in (lib._C._nn, lib):
         if hasattr(namespace, name):
-            return getattr(namespace, name)  # type: ignore[no-any-return]
-    return getattr(lib.ops.aten, name)  # type: ignore[no-any-return]
+            return getattr(namespace, name)
+    return getattr(lib.ops.aten, name)
 
 
 def _f(name: str) -> Callable[..., Callable[..., Any]]:
@@ -129,8 +129,8 @@ def _dispatcher(lib: Any, name: str) -> Callable[..., Any]:
     """An operator without a Python binding (copy, zero, linalg_vector_norm): torch's
     torch.ops.aten.NAME, or gradgen's dispatcher entry (every argument given)."""
     if lib is gradgen:
-        return getattr(gradgen.generated.operators, name).call  # type: ignore[no-any-return]
-    return getattr(lib.ops.aten, name)  # type: ignore[no-any-return]
+        return getattr(gradgen.generated.operators, name).call
+    return getattr(lib.ops.aten, name)
 
 
 def _mask(lib: Any) -> Any:

@@ -700,7 +700,7 @@ def test_malformed(text: str, message: str) -> None:
 
 def test_not_a_string() -> None:
     with pytest.raises(CodegenError, match="a schema is a string, not NoneType"):
-        parse_schema(None)  # type: ignore[arg-type]
+        parse_schema(None)
 
 
 @pytest.mark.parametrize(

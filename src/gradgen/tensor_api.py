@@ -215,7 +215,7 @@ def T(self: Tensor) -> Tensor:  # noqa: N802  (PyTorch's name)
             UserWarning,
             stacklevel=2,
         )
-    return self.permute(tuple(range(self._data.ndim - 1, -1, -1)))  # type: ignore[attr-defined,no-any-return]
+    return self.permute(tuple(range(self._data.ndim - 1, -1, -1)))
 
 
 def mT(self: Tensor) -> Tensor:  # noqa: N802
@@ -225,7 +225,7 @@ def mT(self: Tensor) -> Tensor:  # noqa: N802
             "tensor.mT is only supported on matrices or batches of matrices. Got "
             f"{self._data.ndim}-D tensor."
         )
-    return self.transpose(-2, -1)  # type: ignore[attr-defined,no-any-return]
+    return self.transpose(-2, -1)
 
 
 def H(self: Tensor) -> Tensor:  # noqa: N802
@@ -240,7 +240,7 @@ def H(self: Tensor) -> Tensor:  # noqa: N802
                 else ""
             )
         )
-    return self.T.conj()  # type: ignore[attr-defined,no-any-return]
+    return self.T.conj()
 
 
 def mH(self: Tensor) -> Tensor:  # noqa: N802
@@ -250,19 +250,19 @@ def mH(self: Tensor) -> Tensor:  # noqa: N802
             "tensor.mH is only supported on matrices or batches of matrices. Got "
             f"{self._data.ndim}-D tensor."
         )
-    return self.mT.conj()  # type: ignore[attr-defined,no-any-return]
+    return self.mT.conj()
 
 
 def real(self: Tensor) -> Tensor:
     """The real part (a view for complex tensors; the tensor itself otherwise)."""
     if not self.is_complex():
         return self
-    return ops.real(self)  # type: ignore[no-any-return]
+    return ops.real(self)
 
 
 def imag(self: Tensor) -> Tensor:
     """The imaginary part, a view (an error for real tensors, as PyTorch)."""
-    return ops.imag(self)  # type: ignore[no-any-return]
+    return ops.imag(self)
 
 
 PROPERTIES: dict[str, Unary] = {
@@ -367,7 +367,7 @@ def _unary_dunder(name: str, cls: type) -> Unary:
 
 
 def reversed_sub(self: Tensor, other: Any) -> Tensor:
-    return ops.rsub(self, other)  # type: ignore[no-any-return]
+    return ops.rsub(self, other)
 
 
 def power(self: Tensor, exponent: Any) -> Tensor:
@@ -377,7 +377,7 @@ def power(self: Tensor, exponent: Any) -> Tensor:
         return operators.pow_Tensor_Tensor.call(self, exponent)  # type: ignore[no-any-return]
     if isinstance(exponent, (bool, int, float, complex, np.number)):
         return operators.pow_Tensor_Scalar.call(self, exponent)  # type: ignore[no-any-return]
-    return self.pow(exponent)  # type: ignore[attr-defined,no-any-return]
+    return self.pow(exponent)
 
 
 def reversed_true_divide(self: Tensor, other: Any) -> Tensor:
@@ -386,19 +386,19 @@ def reversed_true_divide(self: Tensor, other: Any) -> Tensor:
         wrapped = wrap_number(other)
     except TypeError:
         return NotImplemented  # type: ignore[no-any-return]
-    return self.reciprocal().mul(wrapped)  # type: ignore[attr-defined,no-any-return]
+    return self.reciprocal().mul(wrapped)
 
 
 def matmul(self: Tensor, other: Any) -> Tensor:
     if not isinstance(other, Tensor):
         return NotImplemented  # type: ignore[no-any-return]
-    return self.matmul(other)  # type: ignore[attr-defined,no-any-return]
+    return self.matmul(other)
 
 
 def reversed_matmul(self: Tensor, other: Any) -> Tensor:
     if not isinstance(other, Tensor):
         return NotImplemented  # type: ignore[no-any-return]
-    return other.matmul(self)  # type: ignore[attr-defined,no-any-return]
+    return other.matmul(self)
 
 
 def invert(self: Tensor) -> Tensor:
@@ -406,7 +406,7 @@ def invert(self: Tensor) -> Tensor:
         raise TypeError(
             "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
         )
-    return self.bitwise_not()  # type: ignore[attr-defined,no-any-return]
+    return self.bitwise_not()
 
 
 # -- indexing, iteration, numpy, backward ---------------------------------------------
@@ -416,7 +416,7 @@ def iterate(self: Tensor) -> Iterator[Tensor]:
     """The rows along dim 0, as PyTorch: `unbind(0)`, so they keep the graph."""
     if self._data.ndim == 0:
         raise TypeError("iteration over a 0-d tensor")
-    return iter(self.unbind(0))  # type: ignore[attr-defined]
+    return iter(self.unbind(0))
 
 
 def array_ufunc(

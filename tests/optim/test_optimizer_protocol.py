@@ -211,7 +211,7 @@ def group_errors(lib: Any) -> list[Any]:
     sgd = lib.optim.SGD([p], lr=0.1)
     return [
         outcome(lambda: sgd.add_param_group({"params": [p]})),
-        outcome(lambda: sgd.add_param_group([q])),  # type: ignore[arg-type]
+        outcome(lambda: sgd.add_param_group([q])),
         outcome(lambda: sgd.add_param_group({"params": {q}})),
         outcome(lambda: sgd.add_param_group({"params": [[1.0]]})),
         outcome(lambda: sgd.add_param_group({"params": [q * 2]})),

@@ -33,7 +33,7 @@ def _batchify(input: Tensor, nd: int, name: str) -> tuple[Tensor, bool]:
         )
     if input.dim() == nd + 2:
         return input, True
-    return input.unsqueeze(0), False  # type: ignore[attr-defined]
+    return input.unsqueeze(0), False
 
 
 def _check_bias(input: Tensor, bias: Tensor | None, transposed: bool) -> None:
@@ -72,7 +72,7 @@ def _conv(
         output_padding,
         groups,
     )
-    return output if batched else output.squeeze(0)  # type: ignore[no-any-return]
+    return output if batched else output.squeeze(0)
 
 
 def _conv_padding(
@@ -111,7 +111,7 @@ def _conv_padding(
     output = ops.convolution(
         batch, weight, bias, stride, left, dilation, False, zeros, groups
     )
-    return output if batched else output.squeeze(0)  # type: ignore[no-any-return]
+    return output if batched else output.squeeze(0)
 
 
 def conv1d(

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 
-from ..tensor import Tensor
-from ..tensor import Number
-from ..tensor import wrap_number
+from ..dtypes import dtype as _dtype
+from ..tensor import Number, Tensor, wrap_number
 from ..generated import ops  # functions read at call time (the generated tie)
 
 __all__ = [
@@ -29,12 +28,12 @@ def conj(self: Tensor) -> Tensor:
     """The complex conjugate; a real tensor is returned as it is (no graph node)."""
     if not self.is_complex():
         return self
-    return self._conj()  # type: ignore[attr-defined,no-any-return]
+    return self._conj()
 
 
 def square(self: Tensor) -> Tensor:
     """self * self as PyTorch writes it: pow(self, 2) (so bool gives int64)."""
-    return self.pow(2)  # type: ignore[attr-defined,no-any-return]
+    return self.pow(2)
 
 
 def imag(self: Tensor) -> Tensor:
@@ -43,37 +42,37 @@ def imag(self: Tensor) -> Tensor:
         raise RuntimeError(
             "imag is not implemented for tensors with non-complex dtypes."
         )
-    return ops.view_as_real(self).select(-1, 1)  # type: ignore[no-any-return]
+    return ops.view_as_real(self).select(-1, 1)
 
 
 def true_divide(self: Tensor, other: Tensor) -> Tensor:
     """An alias of `div` (true division), as PyTorch's true_divide."""
-    return self.div(other)  # type: ignore[attr-defined,no-any-return]
+    return self.div(other)
 
 
 def where_scalar_other(condition: Tensor, self: Tensor, other: Number) -> Tensor:
     """where(condition, self, number): the number as a wrapped-number tensor."""
-    return ops.where(condition, self, wrap_number(other))  # type: ignore[no-any-return]
+    return ops.where(condition, self, wrap_number(other))
 
 
 def where_scalar_self(condition: Tensor, self: Number, other: Tensor) -> Tensor:
     """where(condition, number, other): the number as a wrapped-number tensor."""
-    return ops.where(condition, wrap_number(self), other)  # type: ignore[no-any-return]
+    return ops.where(condition, wrap_number(self), other)
 
 
 def where_scalar(condition: Tensor, self: Number, other: Number) -> Tensor:
     """where(condition, number, number): both numbers as wrapped-number tensors."""
-    return ops.where(condition, wrap_number(self), wrap_number(other))  # type: ignore[no-any-return]
+    return ops.where(condition, wrap_number(self), wrap_number(other))
 
 
 def isfinite(self: Tensor) -> Tensor:
     """Neither NaN nor infinite (for complex: both parts finite)."""
-    return self.isnan().logical_not().logical_and(self.isinf().logical_not())  # type: ignore[attr-defined,no-any-return]
+    return self.isnan().logical_not().logical_and(self.isinf().logical_not())
 
 
 def to_dtype(
     self: Tensor,
-    dtype: object,
+    dtype: _dtype,
     non_blocking: bool = False,
     copy: bool = False,
     memory_format: object = None,
@@ -82,32 +81,34 @@ def to_dtype(
     asked for), else a converted copy (_to_copy, so differentiable)."""
     if self.dtype is dtype and not copy:
         return self
-    if not (dtype.is_floating_point or dtype.is_complex):  # type: ignore[attr-defined]
+    if not (dtype.is_floating_point or dtype.is_complex):
         # An integer or bool result has no gradient: no graph, as PyTorch's _to_copy
         # (its output is differentiable only for a differentiable dtype).
         self = self.detach()
-    return self._to_copy(dtype=dtype, non_blocking=non_blocking, memory_format=memory_format)  # type: ignore[attr-defined,no-any-return]
+    return self._to_copy(
+        dtype=dtype, non_blocking=non_blocking, memory_format=memory_format
+    )
 
 
 def clip(self: Tensor, min: Number | None = None, max: Number | None = None) -> Tensor:
     """clip is clamp (ClampBackward1)."""
-    return self.clamp(min, max)  # type: ignore[attr-defined,no-any-return]
+    return self.clamp(min, max)
 
 
 def clip_tensor(
     self: Tensor, min: Tensor | None = None, max: Tensor | None = None
 ) -> Tensor:
     """clip.Tensor is clamp.Tensor (ClampBackward0)."""
-    return self.clamp(min, max)  # type: ignore[attr-defined,no-any-return]
+    return self.clamp(min, max)
 
 
 def clip_(self: Tensor, min: Number | None = None, max: Number | None = None) -> Tensor:
     """clip_ is clamp_."""
-    return self.clamp_(min, max)  # type: ignore[attr-defined,no-any-return]
+    return self.clamp_(min, max)
 
 
 def clip_tensor_(
     self: Tensor, min: Tensor | None = None, max: Tensor | None = None
 ) -> Tensor:
     """clip_.Tensor is clamp_.Tensor."""
-    return self.clamp_(min, max)  # type: ignore[attr-defined,no-any-return]
+    return self.clamp_(min, max)

@@ -87,8 +87,8 @@ def _matmul_folded(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     t1_folded = _reshape(t1, (folded, sizes[-1]))
     if t2.dim() == 2:
         output = ops._unsafe_view(t1_folded.mm(t2), output_shape + (t2.shape[1],))
-        return output.transpose(-2, -1).contiguous() if transpose else output  # type: ignore[no-any-return]
-    return ops._unsafe_view(t1_folded.mv(t2), output_shape)  # type: ignore[no-any-return]
+        return output.transpose(-2, -1).contiguous() if transpose else output
+    return ops._unsafe_view(t1_folded.mv(t2), output_shape)
 
 
 def _broadcast_batch(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -132,7 +132,7 @@ def _matmul_batched(tensor1: Tensor, tensor2: Tensor) -> Tensor:
     result = expanded1.bmm(expanded2)
     if vector_rhs:
         result = result.squeeze(-1)
-    return ops._unsafe_view(result, output_shape)  # type: ignore[no-any-return]
+    return ops._unsafe_view(result, output_shape)
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -144,7 +144,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"{input_dim}D and {weight_dim}D"
         )
     if input_dim == 2 and bias is not None:
-        return ops.addmm(bias, input, weight.t())  # type: ignore[no-any-return]
+        return ops.addmm(bias, input, weight.t())
     if (
         bias is not None
         and input._data.flags.c_contiguous

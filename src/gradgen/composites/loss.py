@@ -27,7 +27,7 @@ def nll_loss(
     ignore_index: int = -100,
 ) -> Tensor:
     """The loss output of nll_loss_forward."""
-    return ops.nll_loss_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
+    return ops.nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
 
 
 def nll_loss2d(
@@ -38,7 +38,7 @@ def nll_loss2d(
     ignore_index: int = -100,
 ) -> Tensor:
     """The loss output of nll_loss2d_forward."""
-    return ops.nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]  # type: ignore[no-any-return]
+    return ops.nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
 
 
 def nll_loss_nd(
@@ -61,9 +61,9 @@ def nll_loss_nd(
             f"({target_batch})."
         )
     if ndim in (1, 2):
-        return ops.nll_loss(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+        return ops.nll_loss(self, target, weight, reduction, ignore_index)
     if ndim == 4:
-        return ops.nll_loss2d(self, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+        return ops.nll_loss2d(self, target, weight, reduction, ignore_index)
     n, c = self.shape[0], self.shape[1]
     out_size = (n,) + tuple(self.shape[2:])
     if tuple(target.shape[1:]) != tuple(self.shape[2:]):
@@ -77,8 +77,8 @@ def nll_loss_nd(
     target_ = _reshape(target, (n, 1, -1) if target.numel() > 0 else (n, 0, 0))
     out = ops.nll_loss2d(input_, target_, weight, reduction, ignore_index)
     if reduction != Reduction.NONE:
-        return out  # type: ignore[no-any-return]
-    return out.view(out_size)  # type: ignore[no-any-return]
+        return out
+    return out.view(out_size)
 
 
 def cross_entropy_loss(
@@ -112,7 +112,7 @@ def cross_entropy_loss(
         )
     class_dim = 0 if self.dim() == 1 else 1
     log_probabilities = self.log_softmax(class_dim)
-    return ops.nll_loss_nd(log_probabilities, target, weight, reduction, ignore_index)  # type: ignore[no-any-return]
+    return ops.nll_loss_nd(log_probabilities, target, weight, reduction, ignore_index)
 
 
 def _check_label_smoothing(label_smoothing: float) -> None:

@@ -18,4 +18,4 @@ def layer_norm(
     cudnn_enable: bool = True,
 ) -> Tensor:
     """The first output of native_layer_norm (NativeLayerNormBackward0)."""
-    return ops.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]  # type: ignore[no-any-return]
+    return ops.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]

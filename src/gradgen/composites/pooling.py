@@ -60,7 +60,7 @@ def max_pool1d_with_indices(
     _check1d("max_pool1d", "padding", padding)
     _check1d("max_pool1d", "dilation", dilation)
     values, indices = ops.max_pool2d_with_indices(
-        self.unsqueeze(-2),  # type: ignore[attr-defined]
+        self.unsqueeze(-2),
         _height_one(kernel_size, 1),
         _height_one(stride or kernel_size, 1),
         _height_one(padding, 0),
@@ -103,7 +103,7 @@ def max_pool2d(
     ceil_mode: bool = False,
 ) -> Tensor:
     """The values of max_pool2d_with_indices (MaxPool2DWithIndicesBackward0)."""
-    return ops.max_pool2d_with_indices(  # type: ignore[no-any-return]
+    return ops.max_pool2d_with_indices(
         self, kernel_size, stride, padding, dilation, ceil_mode
     )[0]
 
@@ -117,7 +117,7 @@ def max_pool3d(
     ceil_mode: bool = False,
 ) -> Tensor:
     """The values of max_pool3d_with_indices (MaxPool3DWithIndicesBackward0)."""
-    return ops.max_pool3d_with_indices(  # type: ignore[no-any-return]
+    return ops.max_pool3d_with_indices(
         self, kernel_size, stride, padding, dilation, ceil_mode
     )[0]
 
@@ -137,31 +137,29 @@ def avg_pool1d(
         _check1d("avg_pool1d", "stride", stride)
     _check1d("avg_pool1d", "padding", padding)
     output = ops.avg_pool2d(
-        self.unsqueeze(-2),  # type: ignore[attr-defined]
+        self.unsqueeze(-2),
         _height_one(kernel_size, 1),
         _height_one(stride or kernel_size, 1),
         _height_one(padding, 0),
         ceil_mode,
         count_include_pad,
     )
-    return output.squeeze(-2)  # type: ignore[no-any-return]
+    return output.squeeze(-2)
 
 
 def adaptive_avg_pool1d(self: Tensor, output_size: Sequence[int]) -> Tensor:
     """adaptive_avg_pool2d over a height of one."""
     _check_dims(self, "adaptive_avg_pool1d")
     _check1d("adaptive_avg_pool1d", "output_size", output_size)
-    output = adaptive_avg_pool2d(
-        self.unsqueeze(-2), _height_one(output_size, 1)  # type: ignore[attr-defined]
-    )
-    return output.squeeze(-2)  # type: ignore[attr-defined,no-any-return]
+    output = adaptive_avg_pool2d(self.unsqueeze(-2), _height_one(output_size, 1))
+    return output.squeeze(-2)
 
 
 def _adaptive_avg(self: Tensor, output_size: Sequence[int], nd: int) -> Tensor:
     if len(output_size) in (1, nd) and all(o == 1 for o in output_size):
         # A 1x1 output is the mean over the spatial dimensions (MeanBackward1).
         if self.dim() in (nd + 1, nd + 2) and 0 not in self.shape[-nd:]:
-            return self.mean(list(range(-nd, 0)), True)  # type: ignore[attr-defined,no-any-return]
+            return self.mean(list(range(-nd, 0)), True)
     operator = getattr(ops, f"_adaptive_avg_pool{nd}d")
     return operator(self, output_size)  # type: ignore[no-any-return]
 
@@ -183,6 +181,6 @@ def adaptive_max_pool1d(
     _check_dims(self, "adaptive_max_pool1d")
     _check1d("adaptive_max_pool1d", "output_size", output_size)
     values, indices = ops.adaptive_max_pool2d(
-        self.unsqueeze(-2), _height_one(output_size, 1)  # type: ignore[attr-defined]
+        self.unsqueeze(-2), _height_one(output_size, 1)
     )
     return values.squeeze(-2), indices.squeeze(-2)

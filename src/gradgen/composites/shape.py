@@ -32,7 +32,7 @@ def reshape(self: Tensor, shape: tuple[int, ...]) -> Tensor:
         return self.view(shape)
     except RuntimeError:
         contiguous = self.clone(memory_format="contiguous_format")
-        return ops._unsafe_view(contiguous, shape)  # type: ignore[no-any-return]
+        return ops._unsafe_view(contiguous, shape)
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -136,5 +136,5 @@ def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     if ndim == 1:
         return self.diag_embed(diagonal)
     if ndim == 2:
-        return ops.diagonal_copy(self, diagonal)  # type: ignore[no-any-return]
+        return ops.diagonal_copy(self, diagonal)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")

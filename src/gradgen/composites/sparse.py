@@ -23,6 +23,6 @@ def embedding_backward(
         raise NotImplementedError(
             "embedding(sparse=True): gradgen has no sparse tensors for the gradient"
         )
-    return ops.embedding_dense_backward(  # type: ignore[no-any-return]
+    return ops.embedding_dense_backward(
         grad, indices, num_weights, padding_idx, scale_grad_by_freq
     )

@@ -37,7 +37,7 @@ def convolution_jvp(
     """The tangent of convolution: conv(input_t, weight) + conv(input, weight_t) +
     bias_t (the product rule of a bilinear map)."""
     arguments = (stride, padding, dilation, transposed, output_padding, groups)
-    return convolution(input_t, weight_p, bias_t, *arguments) + convolution(  # type: ignore[no-any-return]
+    return convolution(input_t, weight_p, bias_t, *arguments) + convolution(
         input_p, weight_t, None, *arguments
     )
 
@@ -74,7 +74,7 @@ def _convolution_double_backward_symint(
         if ggW is not None:
             g_output = g_output + convolution(input, ggW, None, *arguments)
         if ggb is not None:
-            g_output = g_output + ggb.reshape([-1] + [1] * (gO.dim() - 2))  # type: ignore[attr-defined]
+            g_output = g_output + ggb.reshape([-1] + [1] * (gO.dim() - 2))
     g_input: Tensor | None = None
     if output_mask[1] and ggW is not None:
         g_input = convolution_backward(
@@ -92,4 +92,4 @@ def convolution_backward_jvp_grad_bias(grad_out_t: Tensor, grad_bias: Tensor) ->
     """The tangent of convolution_backward's grad_bias: grad_out_t summed over every
     dimension but the channels."""
     dims = [0] + list(range(2, grad_out_t.dim()))
-    return grad_out_t.sum(dims).reshape(grad_bias.shape)  # type: ignore[attr-defined,no-any-return]
+    return grad_out_t.sum(dims).reshape(grad_bias.shape)

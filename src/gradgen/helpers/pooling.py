@@ -15,6 +15,6 @@ def max_pool_double_backward(grad: Tensor, indices: Tensor, dim: int) -> Tensor:
             f"max_pool_double_backward: expected indices with at least {dim} "
             f"dimensions, but got {indices.dim()}"
         )
-    flat = grad.flatten(-dim)  # type: ignore[attr-defined]
-    picked = flat.gather(-1, indices.flatten(-dim))  # type: ignore[attr-defined]
-    return picked.view_as(indices)  # type: ignore[no-any-return]
+    flat = grad.flatten(-dim)
+    picked = flat.gather(-1, indices.flatten(-dim))
+    return picked.view_as(indices)

@@ -83,7 +83,7 @@ def _broadcast_tensors(*tensors: Tensor) -> list[Tensor]:
         shape = tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         raise broadcast_shape_error(*shapes) from None
-    return [t if tuple(t.shape) == shape else t.expand(shape) for t in tensors]  # type: ignore[attr-defined]
+    return [t if tuple(t.shape) == shape else t.expand(shape) for t in tensors]
 
 
 # -- linear and losses ---------------------------------------------------------------
@@ -91,7 +91,7 @@ def _broadcast_tensors(*tensors: Tensor) -> list[Tensor]:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = input @ weight.T + bias."""
-    return ops.linear(input, weight, bias)  # type: ignore[no-any-return]
+    return ops.linear(input, weight, bias)
 
 
 def mse_loss(
@@ -108,10 +108,10 @@ def mse_loss(
         reduction = _legacy_get_string(size_average, reduce)
     expanded_input, expanded_target = _broadcast_tensors(input, target)
     if weight is None:
-        return ops.mse_loss(expanded_input, expanded_target, _get_enum(reduction))  # type: ignore[no-any-return]
+        return ops.mse_loss(expanded_input, expanded_target, _get_enum(reduction))
     if weight.size() != input.size():
         raise ValueError("Weights and input must have the same size.")
-    squared_errors = (expanded_input - expanded_target).pow(2)  # type: ignore[attr-defined]
+    squared_errors = (expanded_input - expanded_target).pow(2)
     return _weighted_reduction(squared_errors * weight, reduction, weight)
 
 
@@ -127,7 +127,7 @@ def nll_loss(
     """The negative log likelihood of log-probabilities `input` (class dimension 1)."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
-    return ops.nll_loss_nd(input, target, weight, _get_enum(reduction), ignore_index)  # type: ignore[no-any-return]
+    return ops.nll_loss_nd(input, target, weight, _get_enum(reduction), ignore_index)
 
 
 def cross_entropy(
@@ -143,7 +143,7 @@ def cross_entropy(
     """The cross entropy of logits `input` against class indices or probabilities."""
     if size_average is not None or reduce is not None:
         reduction = _legacy_get_string(size_average, reduce)
-    return ops.cross_entropy_loss(  # type: ignore[no-any-return]
+    return ops.cross_entropy_loss(
         input, target, weight, _get_enum(reduction), ignore_index, label_smoothing
     )
 
@@ -168,8 +168,8 @@ def binary_cross_entropy(
         )
     if weight is not None:
         shape = _broadcast_tensors(target, weight)[1].shape
-        weight = weight.expand(shape)  # type: ignore[attr-defined]
-    return ops.binary_cross_entropy(input, target, weight, reduction_enum)  # type: ignore[no-any-return]
+        weight = weight.expand(shape)
+    return ops.binary_cross_entropy(input, target, weight, reduction_enum)
 
 
 # -- activations ---------------------------------------------------------------------
@@ -187,16 +187,16 @@ def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(input, 0) elementwise."""
     if inplace:
-        return ops.relu_(input)  # type: ignore[no-any-return]
-    return ops.relu(input)  # type: ignore[no-any-return]
+        return ops.relu_(input)
+    return ops.relu(input)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """input * sigmoid(input) elementwise (in place: the same product written into
     input, as gradgen has no silu_ kernel)."""
     if inplace:
-        return input.mul_(input.sigmoid())  # type: ignore[attr-defined,no-any-return]
-    return ops.silu(input)  # type: ignore[no-any-return]
+        return input.mul_(input.sigmoid())
+    return ops.silu(input)
 
 
 gelu = ops.gelu
@@ -252,25 +252,25 @@ def leaky_relu(
 ) -> Tensor:
     """x where x > 0, else negative_slope * x."""
     if inplace:
-        return ops.leaky_relu_(input, negative_slope)  # type: ignore[no-any-return]
-    return ops.leaky_relu(input, negative_slope)  # type: ignore[no-any-return]
+        return ops.leaky_relu_(input, negative_slope)
+    return ops.leaky_relu(input, negative_slope)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
     if inplace:
-        return ops.elu_(input, alpha)  # type: ignore[no-any-return]
-    return ops.elu(input, alpha)  # type: ignore[no-any-return]
+        return ops.elu_(input, alpha)
+    return ops.elu(input, alpha)
 
 
 def softplus(input: Tensor, beta: float = 1, threshold: float = 20) -> Tensor:
     """log(1 + exp(beta * x)) / beta, and x where beta * x > threshold."""
-    return ops.softplus(input, beta, threshold)  # type: ignore[no-any-return]
+    return ops.softplus(input, beta, threshold)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(1 / (1 + exp(-x))), computed without overflow."""
-    return ops.log_sigmoid(input)  # type: ignore[no-any-return]
+    return ops.log_sigmoid(input)
 
 
 def hardtanh(
@@ -280,20 +280,20 @@ def hardtanh(
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
-        return ops.hardtanh_(input, min_val, max_val)  # type: ignore[no-any-return]
-    return ops.hardtanh(input, min_val, max_val)  # type: ignore[no-any-return]
+        return ops.hardtanh_(input, min_val, max_val)
+    return ops.hardtanh(input, min_val, max_val)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
     if inplace:
-        return ops.mish_(input)  # type: ignore[no-any-return]
-    return ops.mish(input)  # type: ignore[no-any-return]
+        return ops.mish_(input)
+    return ops.mish(input)
 
 
 def softsign(input: Tensor) -> Tensor:
     """x / (1 + |x|) (torch.nn.functional's own composite: DivBackward0)."""
-    return input / (input.abs() + 1)  # type: ignore[attr-defined,no-any-return]
+    return input / (input.abs() + 1)
 
 
 def _warn_target_size(input: Tensor, target: Tensor) -> None:
@@ -315,11 +315,11 @@ def _weighted_reduction(
     if reduction == "none":
         return loss
     if reduction == "sum":
-        return loss.sum()  # type: ignore[attr-defined,no-any-return]
+        return loss.sum()
     if reduction == "mean":
         if mean_over is None:
-            return loss.mean()  # type: ignore[attr-defined,no-any-return]
-        return loss.sum() / mean_over.sum()  # type: ignore[attr-defined,no-any-return]
+            return loss.mean()
+        return loss.sum() / mean_over.sum()
     raise ValueError(
         f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'."
     )
@@ -341,9 +341,9 @@ def l1_loss(
     if weight is not None:
         if weight.size() != input.size():
             raise ValueError("Weights and input must have the same size.")
-        absolute_errors = (expanded_input - expanded_target).abs()  # type: ignore[attr-defined]
+        absolute_errors = (expanded_input - expanded_target).abs()
         return _weighted_reduction(absolute_errors * weight, reduction, weight)
-    return ops.l1_loss(expanded_input, expanded_target, _get_enum(reduction))  # type: ignore[no-any-return]
+    return ops.l1_loss(expanded_input, expanded_target, _get_enum(reduction))
 
 
 def smooth_l1_loss(
@@ -361,8 +361,8 @@ def smooth_l1_loss(
         reduction = _legacy_get_string(size_average, reduce)
     expanded_input, expanded_target = _broadcast_tensors(input, target)
     if beta == 0.0:
-        return ops.l1_loss(expanded_input, expanded_target, _get_enum(reduction))  # type: ignore[no-any-return]
-    return ops.smooth_l1_loss(  # type: ignore[no-any-return]
+        return ops.l1_loss(expanded_input, expanded_target, _get_enum(reduction))
+    return ops.smooth_l1_loss(
         expanded_input, expanded_target, _get_enum(reduction), beta
     )
 
@@ -379,7 +379,7 @@ def huber_loss(
     _warn_target_size(input, target)
     expanded_input, expanded_target = _broadcast_tensors(input, target)
     if weight is None:
-        return ops.huber_loss(  # type: ignore[no-any-return]
+        return ops.huber_loss(
             expanded_input, expanded_target, _get_enum(reduction), delta
         )
     if weight.size() != input.size():
@@ -410,7 +410,7 @@ def binary_cross_entropy_with_logits(
             f"Target size ({target.size()}) must be the same as input size "
             f"({input.size()})"
         )
-    return ops.binary_cross_entropy_with_logits(  # type: ignore[no-any-return]
+    return ops.binary_cross_entropy_with_logits(
         input, target, weight, pos_weight, reduction_enum
     )
 
@@ -444,7 +444,7 @@ def kl_div(
     reduced = ops.kl_div(input, target, reduction_enum, log_target=log_target)
     if reduction == "batchmean" and input.dim() != 0:
         reduced = reduced / input.shape[0]
-    return reduced  # type: ignore[no-any-return]
+    return reduced
 
 
 def layer_norm(
@@ -456,7 +456,7 @@ def layer_norm(
 ) -> Tensor:
     """Normalize over the last len(normalized_shape) dimensions (mean 0, variance 1),
     then scale by weight and shift by bias."""
-    return ops.layer_norm(input, normalized_shape, weight, bias, eps)  # type: ignore[no-any-return]
+    return ops.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def _no_grad_embedding_renorm_(
@@ -506,12 +506,12 @@ def embedding(
         )
     if max_norm is not None:
         _no_grad_embedding_renorm_(weight, input, max_norm, norm_type)
-    return ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)  # type: ignore[no-any-return]
+    return ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot vectors: shape tensor.shape + (num_classes,)."""
-    return ops.one_hot(tensor, num_classes)  # type: ignore[no-any-return]
+    return ops.one_hot(tensor, num_classes)
 
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
@@ -525,7 +525,7 @@ def pad(
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "constant":
-        return ops.constant_pad_nd(input, pad, 0.0 if value is None else value)  # type: ignore[no-any-return]
+        return ops.constant_pad_nd(input, pad, 0.0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     raise NotImplementedError(
@@ -542,12 +542,12 @@ def dropout(
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not inplace:
-        return ops.dropout(input, p, training)  # type: ignore[no-any-return]
+        return ops.dropout(input, p, training)
     if p == 0 or not training or input.numel() == 0:
         return input
     if p == 1:
-        return input.mul_(zeros((), dtype=input.dtype))  # type: ignore[attr-defined,no-any-return]
-    return input.mul_(_dropout_noise(input, p))  # type: ignore[attr-defined,no-any-return]
+        return input.mul_(zeros((), dtype=input.dtype))
+    return input.mul_(_dropout_noise(input, p))
 
 
 def normalize(
@@ -560,5 +560,5 @@ def normalize(
     """input / max(||input||_p, eps) along `dim`."""
     if out is not None:
         raise NotImplementedError("normalize(out=...): gradgen has no out= arguments")
-    denom = _vector_norm(input, p, dim).clamp_min(eps).expand_as(input)  # type: ignore[attr-defined]
-    return input / denom  # type: ignore[no-any-return]
+    denom = _vector_norm(input, p, dim).clamp_min(eps).expand_as(input)
+    return input / denom

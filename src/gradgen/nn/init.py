@@ -92,7 +92,7 @@ def _write(tensor: Tensor, values: Any) -> Tensor:
     outside autograd, one version bump."""
     source = Tensor(np.asarray(values, dtype=tensor._data.dtype))
     with no_grad():
-        tensor.copy_(source)  # type: ignore[attr-defined]
+        tensor.copy_(source)
     return tensor
 
 

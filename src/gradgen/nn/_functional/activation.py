@@ -38,14 +38,14 @@ def _in_place(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
     """`result`, or written into `input` when `inplace`."""
     if not inplace:
         return result
-    return input.copy_(result)  # type: ignore[attr-defined,no-any-return]
+    return input.copy_(result)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """min(max(x, 0), 6)."""
     if inplace:
-        return ops.hardtanh_(input, 0.0, 6.0)  # type: ignore[no-any-return]
-    return ops.hardtanh(input, 0.0, 6.0)  # type: ignore[no-any-return]
+        return ops.hardtanh_(input, 0.0, 6.0)
+    return ops.hardtanh(input, 0.0, 6.0)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
@@ -63,15 +63,15 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with SELU's fixed alpha and scale."""
     if inplace:
-        return ops.elu_(input, _SELU_ALPHA, _SELU_SCALE)  # type: ignore[no-any-return]
-    return ops.elu(input, _SELU_ALPHA, _SELU_SCALE)  # type: ignore[no-any-return]
+        return ops.elu_(input, _SELU_ALPHA, _SELU_SCALE)
+    return ops.elu(input, _SELU_ALPHA, _SELU_SCALE)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if inplace:
-        return ops.elu_(input, alpha, 1.0, 1.0 / alpha)  # type: ignore[no-any-return]
-    return ops.elu(input, alpha, 1.0, 1.0 / alpha)  # type: ignore[no-any-return]
+        return ops.elu_(input, alpha, 1.0, 1.0 / alpha)
+    return ops.elu(input, alpha, 1.0, 1.0 / alpha)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -86,8 +86,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(
             f"Halving dimension must be even, but dimension {dim} is size {size}"
         )
-    first, second = input.chunk(2, dim)  # type: ignore[attr-defined]
-    return first * ops.sigmoid(second)  # type: ignore[no-any-return]
+    first, second = input.chunk(2, dim)
+    return first * ops.sigmoid(second)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
@@ -103,8 +103,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                 f"numbers = {weight.numel()} and channel size = {channels}."
             )
         if input.dim() >= 2:
-            weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))  # type: ignore[attr-defined]
-    return ops.where(input > 0, input, weight * input)  # type: ignore[no-any-return]
+            weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    return ops.where(input > 0, input, weight * input)
 
 
 def threshold(
@@ -127,13 +127,13 @@ def softmin(
         )
         dim = 0 if input.dim() in (0, 1, 3) else 1
     if dtype is None:
-        return (-input).softmax(dim)  # type: ignore[attr-defined,no-any-return]
-    return (-input).softmax(dim, dtype=dtype)  # type: ignore[attr-defined,no-any-return]
+        return (-input).softmax(dim)
+    return (-input).softmax(dim, dtype=dtype)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
     """x - tanh(x)."""
-    return input - ops.tanh(input)  # type: ignore[no-any-return]
+    return input - ops.tanh(input)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -145,9 +145,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
             f"{spelling(input).scalar_type}, but found {lambd:g}"
         )
     shrunk = ops.where(input < -lambd, input + lambd, 0.0)
-    return ops.where(input > lambd, input - lambd, shrunk)  # type: ignore[no-any-return]
+    return ops.where(input > lambd, input - lambd, shrunk)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
-    return ops.where((input > lambd) | (input < -lambd), input, 0.0)  # type: ignore[no-any-return]
+    return ops.where((input > lambd) | (input < -lambd), input, 0.0)

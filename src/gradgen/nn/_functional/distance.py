@@ -18,20 +18,20 @@ def _vector_norm(input: Tensor, p: float, dim: int) -> Tensor:
     """The p-norm of `input` along `dim`, kept as a dimension of size 1. A zero norm
     gets a zero gradient (not the 0 * inf of pow's derivative), as PyTorch's norm
     backward gives."""
-    magnitude = input.abs()  # type: ignore[attr-defined]
+    magnitude = input.abs()
     if p == math.inf:
-        return magnitude.amax(dim, True)  # type: ignore[no-any-return]
+        return magnitude.amax(dim, True)
     if p == -math.inf:
-        return magnitude.amin(dim, True)  # type: ignore[no-any-return]
+        return magnitude.amin(dim, True)
     if p == 0:
         count = (magnitude != 0).sum(dim, True)
-        return count.to(magnitude.dtype)  # type: ignore[no-any-return]
+        return count.to(magnitude.dtype)
     if p == 1:
-        return magnitude.sum(dim, True)  # type: ignore[no-any-return]
+        return magnitude.sum(dim, True)
     total = magnitude.pow(p).sum(dim, True)
     positive = Tensor(total._data > 0)
     safe = ops.where(positive, total, 1.0)
-    return ops.where(positive, safe.pow(1.0 / p), 0.0)  # type: ignore[no-any-return]
+    return ops.where(positive, safe.pow(1.0 / p), 0.0)
 
 
 def _expanded(x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
@@ -40,7 +40,7 @@ def _expanded(x1: Tensor, x2: Tensor) -> tuple[Tensor, Tensor]:
         shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
     except ValueError:
         raise broadcast_shape_error(tuple(x1.shape), tuple(x2.shape)) from None
-    return x1.expand(shape), x2.expand(shape)  # type: ignore[attr-defined]
+    return x1.expand(shape), x2.expand(shape)
 
 
 def cosine_similarity(
@@ -49,9 +49,9 @@ def cosine_similarity(
     """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along `dim` (the inputs
     broadcast first), as ATen computes it: each input divided by its norm."""
     x1, x2 = _expanded(x1, x2)
-    norm1 = _vector_norm(x1, 2, dim).clamp_min(eps)  # type: ignore[attr-defined]
-    norm2 = _vector_norm(x2, 2, dim).clamp_min(eps)  # type: ignore[attr-defined]
-    return ((x1 / norm1) * (x2 / norm2)).sum(dim)  # type: ignore[no-any-return]
+    norm1 = _vector_norm(x1, 2, dim).clamp_min(eps)
+    norm2 = _vector_norm(x2, 2, dim).clamp_min(eps)
+    return ((x1 / norm1) * (x2 / norm2)).sum(dim)
 
 
 def pairwise_distance(
@@ -61,6 +61,6 @@ def pairwise_distance(
     output_dim = max(x1.dim(), x2.dim())
     difference = x1 - x2 + eps
     if output_dim == 0:
-        return difference.abs()  # type: ignore[no-any-return,attr-defined]
+        return difference.abs()
     norm = _vector_norm(difference, p, -1)
-    return norm if keepdim else norm.squeeze(-1)  # type: ignore[attr-defined]
+    return norm if keepdim else norm.squeeze(-1)

@@ -28,9 +28,9 @@ def _reduced(
     if reduction == "none":
         return loss
     if reduction == "mean":
-        return loss.mean()  # type: ignore[attr-defined,no-any-return]
+        return loss.mean()
     if reduction == "sum":
-        return loss.sum()  # type: ignore[attr-defined,no-any-return]
+        return loss.sum()
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
@@ -50,7 +50,7 @@ def margin_ranking_loss(
             f"got sizes: input1: {input1.size()}, input2: {input2.size()}, "
             f"target: {target.size()} "
         )
-    loss = (-target * (input1 - input2) + margin).clamp_min(0)  # type: ignore[attr-defined]
+    loss = (-target * (input1 - input2) + margin).clamp_min(0)
     return _reduced(loss, reduction, size_average, reduce)
 
 
@@ -63,7 +63,7 @@ def hinge_embedding_loss(
     reduction: str = "mean",
 ) -> Tensor:
     """input where target is 1, max(0, margin - input) where target is -1."""
-    margin_part = ops.where(target != 1, (margin - input).clamp_min(0), 0.0)  # type: ignore[attr-defined]
+    margin_part = ops.where(target != 1, (margin - input).clamp_min(0), 0.0)
     self_part = ops.where(target != -1, input, 0.0)
     return _reduced(margin_part + self_part, reduction, size_average, reduce)
 
@@ -103,9 +103,9 @@ def cosine_embedding_loss(
             f"{list(input1.shape)} and {list(input2.shape)}."
         )
     epsilon = 1e-12
-    product = (input1 * input2).sum(dim)  # type: ignore[attr-defined]
-    squares1 = (input1 * input1).sum(dim) + epsilon  # type: ignore[attr-defined]
-    squares2 = (input2 * input2).sum(dim) + epsilon  # type: ignore[attr-defined]
+    product = (input1 * input2).sum(dim)
+    squares1 = (input1 * input1).sum(dim) + epsilon
+    squares2 = (input2 * input2).sum(dim) + epsilon
     cos = product / ops.sqrt(squares1 * squares2)
     positive = ops.where(target == 1, 1 - cos, 0.0)
     negative = ops.where(target == -1, (cos - margin).clamp_min(0), 0.0)
@@ -139,5 +139,5 @@ def triplet_margin_loss(
     if swap:
         distance_swap = pairwise_distance(positive, negative, p, eps)
         distance_negative = ops.minimum(distance_negative, distance_swap)
-    loss = (margin + distance_positive - distance_negative).clamp_min(0)  # type: ignore[attr-defined]
+    loss = (margin + distance_positive - distance_negative).clamp_min(0)
     return _reduced(loss, reduction, size_average, reduce)

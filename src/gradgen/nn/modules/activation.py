@@ -62,14 +62,14 @@ class Tanh(Module):
     """tanh(x) elementwise."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return ops.tanh(input)  # type: ignore[no-any-return]
+        return ops.tanh(input)
 
 
 class Sigmoid(Module):
     """1 / (1 + exp(-x)) elementwise."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return ops.sigmoid(input)  # type: ignore[no-any-return]
+        return ops.sigmoid(input)
 
 
 class LeakyReLU(Module):
@@ -229,7 +229,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.gelu(input, approximate=self.approximate)  # type: ignore[no-any-return]
+        return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"

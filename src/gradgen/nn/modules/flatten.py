@@ -20,7 +20,7 @@ class Flatten(Module):
         self.end_dim = end_dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return input.flatten(self.start_dim, self.end_dim)  # type: ignore[attr-defined,no-any-return]
+        return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -57,7 +57,7 @@ class Unflatten(Module):
             )
         sizes = tuple(self.unflattened_size)
         new_shape = shape[:dim] + sizes + shape[dim + 1 :]
-        return input.reshape(new_shape)  # type: ignore[attr-defined,no-any-return]
+        return input.reshape(new_shape)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

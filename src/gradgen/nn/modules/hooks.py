@@ -52,7 +52,7 @@ class _Identity(Function):
     @staticmethod
     def forward(ctx: Any, on_backward: Any, *tensors: Tensor) -> Any:
         ctx.on_backward = on_backward
-        return tuple(tensor.view_as(tensor) for tensor in tensors)  # type: ignore[attr-defined]
+        return tuple(tensor.view_as(tensor) for tensor in tensors)
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:

@@ -744,7 +744,7 @@ def _overwrite_(tensor: Tensor, values: Any) -> None:
         )
     source = Tensor(np.asarray(values, dtype=tensor._data.dtype))
     with no_grad():
-        tensor.copy_(source)  # type: ignore[attr-defined]
+        tensor.copy_(source)
 
 
 class _IncompatibleKeys(NamedTuple):

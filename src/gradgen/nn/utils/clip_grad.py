@@ -65,7 +65,7 @@ def clip_grad_norm_(
     clamped = min(coefficient, total.dtype.type(1.0))
     with no_grad():
         for grad in grads:
-            grad.mul_(tensor(clamped, dtype=grad.dtype))  # type: ignore[attr-defined]
+            grad.mul_(tensor(clamped, dtype=grad.dtype))
     return total_norm
 
 
@@ -93,4 +93,4 @@ def clip_grad_value_(
     clip_value = float(clip_value)
     with no_grad():
         for grad in _gradients(parameters):
-            grad.clamp_(-clip_value, clip_value)  # type: ignore[attr-defined]
+            grad.clamp_(-clip_value, clip_value)

@@ -12,7 +12,7 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
     """The parameters flattened and concatenated, in order (differentiable)."""
-    return ops.cat([p.reshape(-1) for p in parameters])  # type: ignore[no-any-return,attr-defined]
+    return ops.cat([p.reshape(-1) for p in parameters])
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
@@ -23,5 +23,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     values = vec.detach()
     for param in parameters:
         count = param.numel()
-        param.data = values[pointer : pointer + count].view_as(param)  # type: ignore[attr-defined]
+        param.data = values[pointer : pointer + count].view_as(param)
         pointer += count
