@@ -14,7 +14,7 @@ from __future__ import annotations
 # only from its own floor or lower ones, so this order is the order they load in.
 # `name as name`: the explicit re-exports of a typed package (PEP 484), so that type
 # checkers in strict mode accept `gradgen.tensor`, `gradgen.no_grad`, ...
-from . import dtypes
+from . import dtypes as dtypes
 from .dtypes import (
     bool as bool,
     complex64 as complex64,
@@ -69,7 +69,7 @@ from .factories import (
     zeros as zeros,
     zeros_like as zeros_like,
 )
-from . import autograd
+from . import autograd as autograd
 
 # The generated operators: importing them registers their kernels with the dispatcher.
 from . import generated
@@ -78,7 +78,7 @@ from .generated.ops import *  # noqa: F401,F403
 # PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
 from .norms import norm as norm  # type: ignore[no-redef]  # replaces the generated norm
 from . import tensor_api
-from . import nn, optim, viz
+from . import nn as nn, optim as optim, viz as viz
 
 # The Tensor methods: the generated operators', then the hand-written ones that call
 # them (the Python operators of tensor_api look the generated methods up once).

@@ -33,7 +33,6 @@ from . import anomaly_mode, grad_mode
 from .dtypes import spelling
 
 if TYPE_CHECKING:
-    from .dtypes import dtype
     from .tensor import Tensor
 
 ERR_BACKWARD_TWICE = (

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import devices, dtypes
-from .dtypes import dtype
 from .formatting import format_tensor
 from .graph import NO_EDGE, AccumulateGrad, Edge, Node, RemovableHandle
 from .numpy_kernels import _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
@@ -169,7 +168,7 @@ class Tensor(TensorBase):
         return extent
 
     @property
-    def dtype(self) -> dtype:
+    def dtype(self) -> dtypes.dtype:
         return dtypes._FROM_NUMPY[self._data.dtype]
 
     @property

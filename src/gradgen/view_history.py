@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .graph import Node, new_edge
+from .graph import Node
 from .tensor import Tensor, make_edge
 
 

@@ -9,7 +9,6 @@ import numpy as np
 from ..grad_mode import is_grad_enabled
 from ..generated.ops import cat
 from ..generated.ops import stack
-from ..generated.ops import where
 from ..numpy_kernels import _wrap_dim
 from ..tensor import Tensor
 from ._common import Number, _full, _unsqueeze_multiple, zeros_like
@@ -173,8 +172,8 @@ def var_backward(
         dof = self.numel() - correction
         if dof <= 0:
             # 2 / dof is infinite: nan where self == mean (inf * 0), else inf.
-            where = _full(self.shape, float("inf"), grad.dtype.to_real())
-            return grad * where.masked_fill(self.eq(self.mean()), float("nan"))
+            infinite = _full(self.shape, float("inf"), grad.dtype.to_real())
+            return grad * infinite.masked_fill(self.eq(self.mean()), float("nan"))
         return _double_division(2.0, dof) * grad * (self - self.mean())
     if not keepdim and self.dim() > 1:
         grad = _unsqueeze_multiple(grad, dim, self.dim())

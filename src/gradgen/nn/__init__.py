@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from . import functional, init, utils
+from . import functional as functional, init as init, utils as utils
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from .parameter import Parameter
+from .parameter import Parameter as Parameter
 
 __all__ = ["functional", "init", "utils", "Parameter"] + list(_modules_all)

@@ -10,7 +10,6 @@ import numpy as np
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ..dtypes import spelling
 from ._common import OVERLAPPING_WRITE_ERROR, _wrap_dim, broadcast_shape_error
-from .elementwise import fill
 
 __all__ = [
     "index_select",

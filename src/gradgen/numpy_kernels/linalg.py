@@ -18,7 +18,7 @@ from ._common import (
     _scalar_type,
     _silently,
 )
-from .shape import diagonal, expand
+from .shape import expand
 
 __all__ = [
     "mm",

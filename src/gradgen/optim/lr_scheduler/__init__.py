@@ -6,7 +6,7 @@ rates), plateau (ReduceLROnPlateau), composite (SequentialLR, ChainedScheduler).
 
 from __future__ import annotations
 
-from .base import LRScheduler, _LRScheduler
+from .base import LRScheduler, _LRScheduler as _LRScheduler
 from .composite import ChainedScheduler, SequentialLR
 from .cyclic import CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR
 from .multiplicative import (
