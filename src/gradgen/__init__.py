@@ -57,7 +57,8 @@ from .norms import norm as norm, tensor_norm as _tensor_norm  # noqa: E402
 
 setattr(Tensor, "norm", _tensor_norm)
 
-from . import autograd, nn, optim, viz  # noqa: E402
+from . import autograd, nn, optim, utils, viz  # noqa: E402
+from .serialization import load as load, save as save  # noqa: E402
 from .factories import (  # noqa: E402
     arange as arange,
     as_tensor as as_tensor,

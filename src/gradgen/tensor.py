@@ -27,7 +27,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
@@ -843,6 +843,17 @@ class Tensor:
 
     def cdouble(self) -> Tensor:
         return self.to(dtypes.complex128)
+
+    # -- pickle and copy.deepcopy: serialization.py (a higher floor) does the work ---
+    def __reduce_ex__(self, protocol: SupportsIndex) -> Any:
+        from .serialization import reduce_tensor
+
+        return reduce_tensor(self)
+
+    def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor:
+        from .serialization import deepcopy_tensor
+
+        return deepcopy_tensor(self, memo)
 
 
 def _size_argument(size: tuple[Any, ...]) -> tuple[builtins.int, ...]:
