@@ -24,7 +24,7 @@ from typing import Any
 
 from ... import factories
 from ._collate import default_collate, default_convert
-from .dataset import Dataset, IterableDataset
+from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, draw_seed
 
 __all__ = ["DataLoader", "get_worker_info"]
