@@ -350,6 +350,28 @@ def test_bad_files_get_clear_errors(tmp_path: Any) -> None:
         gradgen.load(tmp_path / "missing.pt")
 
 
+DATA_SOURCES = [
+    pathlib.Path(serialization.__file__),
+    *sorted(pathlib.Path(gradgen.utils.data.__file__).parent.glob("*.py")),
+]
+
+
+@pytest.mark.parametrize("source", DATA_SOURCES, ids=[p.name for p in DATA_SOURCES])
+def test_errors_md_explains_every_checkpoint_and_data_error(
+    source: pathlib.Path,
+) -> None:
+    from test_docs import ERRORS, RUNTIME_EXCEPTIONS, _explained_text, error_fragments
+
+    text = _explained_text(ERRORS)
+    exceptions = RUNTIME_EXCEPTIONS | {"UnpicklingError", "PicklingError"}
+    missing = [
+        f"{source.name}:{line}: {fragment!r}"
+        for line, fragment in error_fragments(source, exceptions)
+        if fragment not in text
+    ]
+    assert not missing, "docs/errors.md does not explain:\n" + "\n".join(missing)
+
+
 if __name__ == "__main__":  # write tests/data/torch_checkpoint.pt again
     import torch as _torch
 

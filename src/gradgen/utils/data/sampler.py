@@ -40,7 +40,7 @@ def numpy_generator(generator: Any) -> np.random.Generator:
     if isinstance(inner, np.random.Generator):
         return inner
     raise TypeError(
-        "generator must be a gradgen.Generator or a numpy.random.Generator, got "
+        "generator must be a numpy.random.Generator or hold one as _generator, got "
         f"{type(generator).__name__}"
     )
 
