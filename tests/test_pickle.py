@@ -129,6 +129,25 @@ def test_views_copied_together_share_memory_in_deepcopy() -> None:
     np.testing.assert_array_equal(base.numpy(), np.arange(6.0, dtype=np.float32))
 
 
+def test_a_pickled_view_carries_only_its_elements() -> None:
+    base = gradgen.arange(1000.0)
+    view = base[2:4]
+    assert len(pickle.dumps(view)) < 1000
+    new_base, new_view = pickle.loads(pickle.dumps([base, view]))
+    new_view[0] = 100.0
+    expected = oracle(
+        "pickled views",
+        lambda torch: _changed_copy(
+            torch, lambda x: pickle.loads(pickle.dumps(x))  # noqa: S301
+        )[:6],
+    )
+    # PyTorch's pickle does not keep the two sharing memory either
+    np.testing.assert_array_equal(new_base.numpy()[:6], expected)
+    np.testing.assert_array_equal(expected, np.arange(6.0, dtype=np.float32))
+    transposed = gradgen.arange(6.0).reshape(2, 3).t()
+    assert pickle.loads(pickle.dumps(transposed)).stride() == transposed.stride()
+
+
 def _changed_copy(torch: Any, copier: Any) -> Any:
     base = torch.arange(6.0)
     new_base, new_view = copier([base, base[2:4]])

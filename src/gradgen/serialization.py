@@ -19,10 +19,11 @@ containers (dict, OrderedDict, list, tuple, set) and primitive values can be loa
 any other global is refused before it is imported, and BUILD (setting attributes) is
 allowed only on an OrderedDict (a state dict's `_metadata`).
 
-Pickling a tensor (`pickle.dumps`, `copy.deepcopy`, multiprocessing) goes through
-`reduce_tensor` / `deepcopy_tensor`, which `Tensor.__reduce_ex__`/`__deepcopy__` call:
-a tensor is rebuilt over its root numpy array, so views pickled together stay views of
-one array, as PyTorch's share a storage.
+Pickling a tensor (`pickle.dumps`, multiprocessing) and `copy.deepcopy` go through
+`reduce_tensor` / `deepcopy_tensor`, which `Tensor.__reduce_ex__`/`__deepcopy__` call.
+As in PyTorch, views deep-copied together stay views of one new array, while a pickled
+view carries only its own elements (a sample of a large dataset tensor sent to a
+DataLoader worker does not send the whole dataset).
 """
 
 from __future__ import annotations
@@ -100,12 +101,22 @@ def _rebuild_tensor(
     return tensor
 
 
+def _pickled_view(data: np.ndarray) -> tuple[Any, ...]:
+    """A view over its whole root (a transpose) keeps its strides; a view of part of a
+    larger array pickles a copy of its own elements only (PyTorch's pickle does not
+    share memory between the tensors of one pickle either)."""
+    view = _view_arguments(data)
+    if view[0].nbytes == data.nbytes:
+        return view
+    return _view_arguments(np.array(data, order="K"))
+
+
 def reduce_tensor(tensor: Tensor) -> tuple[Any, ...]:
-    """pickle's reduce value for a tensor: its data (as a view of its root array), its
-    class and requires_grad. As PyTorch, `.grad`, hooks and history are not pickled (a
-    non-leaf comes back as a leaf that requires grad)."""
+    """pickle's reduce value for a tensor: its data, its class and requires_grad. As
+    PyTorch, `.grad`, hooks and history are not pickled (a non-leaf comes back as a
+    leaf that requires grad)."""
     state = getattr(tensor, "__dict__", None) or None
-    arguments = (_view_arguments(tensor._data), tensor.requires_grad, state)
+    arguments = (_pickled_view(tensor._data), tensor.requires_grad, state)
     return _rebuild_tensor, (type(tensor), *arguments)
 
 

@@ -215,6 +215,29 @@ def test_workers_give_the_same_batches_in_order() -> None:
     assert [_plain(b) for b in pinned] == alone
 
 
+def test_persistent_workers_serve_every_epoch() -> None:
+    loader = DataLoader(
+        Squares(5), batch_size=2, num_workers=2, persistent_workers=True
+    )
+    first = iter(loader)
+    next(first)  # an epoch abandoned after one batch
+    for _ in range(2):
+        assert [b["i"].tolist() for b in loader] == [[0, 1], [2, 3], [4]]
+    assert iter(loader) is first and all(w.is_alive() for w in first.workers)  # type: ignore[attr-defined]
+    streams = DataLoader(
+        Numbers(4), batch_size=2, num_workers=2, persistent_workers=True
+    )
+    for _ in range(2):
+        assert [b.tolist() for b in streams] == [[0, 2], [1, 3]]
+
+
+def test_spawned_workers() -> None:
+    loader = DataLoader(
+        Squares(4), batch_size=2, num_workers=1, multiprocessing_context="spawn"
+    )
+    assert [b["i"].tolist() for b in loader] == [[0, 1], [2, 3]]
+
+
 class WhoLoads(Dataset[Any]):
     """Sample i: (i, the loading worker's id, its seed, what worker_init_fn set)."""
 

@@ -17,6 +17,7 @@ import itertools
 import multiprocessing
 import queue
 import random
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -151,6 +152,13 @@ class DataLoader:
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
+        self._workers: _MultiProcessIterator | None = None  # persistent_workers
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a worker started by `spawn` receives: not the other workers."""
+        state = dict(self.__dict__)
+        state["_workers"] = None
+        return state
 
     @property
     def _auto_collation(self) -> bool:
@@ -176,7 +184,13 @@ class DataLoader:
     def __iter__(self) -> Iterator[Any]:
         if self.num_workers == 0:
             return _single_process_batches(self)
-        return _MultiProcessIterator(self)
+        if not self.persistent_workers:
+            return _MultiProcessIterator(self)
+        if self._workers is None or self._workers.closed:
+            self._workers = _MultiProcessIterator(self)
+        else:
+            self._workers.start_epoch()
+        return self._workers
 
 
 def _iterable_batches(
@@ -253,41 +267,50 @@ def _worker_loop(
     tasks: Any,
     results: Any,
 ) -> None:
-    """A worker process: seed, run worker_init_fn, then answer tasks until None."""
+    """A worker process: seed, run worker_init_fn, then answer `(epoch, number, task)`
+    messages until None (a task of a new epoch restarts an iterable dataset)."""
     global _worker_info
     factories.manual_seed(seed)
     random.seed(seed)
     dataset = loader.dataset
     _worker_info = WorkerInfo(worker_id, loader.num_workers, seed, dataset)
     stream: Any = None
-    init_error: _WorkerError | None = None
+    epoch = -1
+    error: _WorkerError | None = None
     try:
         if loader.worker_init_fn is not None:
             loader.worker_init_fn(worker_id)
-        if loader._iterable:
-            stream = _fetches(loader, dataset)
-    except Exception as error:
-        init_error = _WorkerError(worker_id, error, traceback.format_exc())
+    except Exception as raised:
+        error = _WorkerError(worker_id, raised, traceback.format_exc())
     while (message := tasks.get()) is not None:
-        number, task = message
-        if init_error is not None:
-            results.put((number, init_error))
-            continue
+        task_epoch, number, task = message
         try:
+            if error is not None:
+                raise error.error
+            if loader._iterable and task_epoch != epoch:
+                stream, epoch = _fetches(loader, dataset), task_epoch
             answer = _worker_fetch(loader, dataset, task, stream)
-        except Exception as error:
-            answer = _WorkerError(worker_id, error, traceback.format_exc())
-        results.put((number, answer))
+        except Exception as raised:
+            answer = error or _WorkerError(worker_id, raised, traceback.format_exc())
+        results.put((task_epoch, number, answer))
     results.cancel_join_thread()  # the main process stopped reading: exit regardless
 
 
 class _MultiProcessIterator:
     """Hands tasks to the workers round-robin (at most `prefetch_factor` pending per
-    worker) and yields their answers in task order."""
+    worker) and yields their answers in task order. With `persistent_workers` the
+    loader keeps it, and each epoch starts again over the same processes."""
 
     def __init__(self, loader: DataLoader) -> None:
         self.closed = True  # until the workers exist
-        self.loader = loader
+        # The loader's facts, not the loader: a persistent loader holds this iterator,
+        # and a cycle would leave closing the workers to the garbage collector, which
+        # finalizes the queues first.
+        self.index_sampler = None if loader._iterable else loader._index_sampler()
+        self.num_workers = loader.num_workers
+        self.prefetch = loader.num_workers * (loader.prefetch_factor or 2)
+        self.timeout = loader.timeout
+        self.persistent = loader.persistent_workers
         context = loader.multiprocessing_context
         if context is None or isinstance(context, str):
             context = multiprocessing.get_context(context)
@@ -304,14 +327,21 @@ class _MultiProcessIterator:
         ]
         for worker in self.workers:
             worker.start()
-        self.indices = iter(loader._index_sampler()) if not loader._iterable else None
-        self.active = list(range(loader.num_workers))
+        self.closed = False
+        self.epoch = -1
+        self.start_epoch()
+
+    def start_epoch(self) -> None:
+        """A new pass over the dataset: fresh sampler order, first tasks sent."""
+        self.epoch += 1
+        sampler = self.index_sampler
+        self.indices = None if sampler is None else iter(sampler)
+        self.active = list(range(self.num_workers))
         self.owner: dict[int, int] = {}  # task number -> worker
         self.answers: dict[int, Any] = {}
         self.sent = self.received = 0
         self.turn = 0
-        self.closed = False
-        for _ in range(loader.num_workers * (loader.prefetch_factor or 2)):
+        for _ in range(self.prefetch):
             self._send()
 
     def _send(self) -> None:
@@ -325,7 +355,7 @@ class _MultiProcessIterator:
             task = None
         worker = self.active[self.turn % len(self.active)]
         self.turn += 1
-        self.task_queues[worker].put((self.sent, task))
+        self.task_queues[worker].put((self.epoch, self.sent, task))
         self.owner[self.sent] = worker
         self.sent += 1
 
@@ -346,27 +376,27 @@ class _MultiProcessIterator:
                 continue
             self._send()
             return answer
-        self.close()
+        if not self.persistent:
+            self.close()
         raise StopIteration
 
     def _answer(self, number: int) -> Any:
         """The answer to task `number`, waiting for it (keeping any that come early)."""
         while number not in self.answers:
             try:
-                wait = self.loader.timeout or 5.0
-                got, answer = self.results.get(timeout=wait)
+                wait = self.timeout or 5.0
+                epoch, got, answer = self.results.get(timeout=wait)
             except queue.Empty:
                 self._check_alive()
                 continue
-            self.answers[got] = answer
+            if epoch == self.epoch:  # not an answer left from an abandoned epoch
+                self.answers[got] = answer
         return self.answers.pop(number)
 
     def _check_alive(self) -> None:
-        if self.loader.timeout:
+        if self.timeout:
             self.close()
-            raise RuntimeError(
-                f"DataLoader timed out after {self.loader.timeout} seconds"
-            )
+            raise RuntimeError(f"DataLoader timed out after {self.timeout} seconds")
         dead = [str(w.pid) for w in self.workers if not w.is_alive()]
         if dead:
             self.close()
@@ -381,7 +411,8 @@ class _MultiProcessIterator:
         for tasks in self.task_queues:
             tasks.put(None)
         for worker in self.workers:
-            worker.join(timeout=5.0)
+            # at interpreter exit the queues' threads may be gone: do not wait
+            worker.join(timeout=0 if sys.is_finalizing() else 5.0)
             if worker.is_alive():
                 worker.terminate()
         for tasks in [*self.task_queues, self.results]:
