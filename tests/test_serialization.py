@@ -35,7 +35,12 @@ def torch_checkpoint(torch: Any) -> dict[str, Any]:
     with torch.no_grad():
         linear.weight.copy_(torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]]))
         linear.bias.copy_(torch.tensor([0.1, -0.2]))
+    stepped = torch.nn.Linear(3, 2)  # not `linear`: its state dict shares memory
+    optimizer = torch.optim.Adam(stepped.parameters(), lr=0.5)
+    stepped(torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    optimizer.step()  # state: step 1, exp_avg = 0.1 * grad
     return {
+        "optimizer": optimizer.state_dict(),
         "matrix": base,
         "column": base[:, 1],  # a view: shares the storage of "matrix"
         "long": torch.tensor([1, -2, 3], dtype=torch.int64),
@@ -82,6 +87,14 @@ def _check_checkpoint(loaded: dict[str, Any]) -> None:
     ]
     assert loaded["linear"]._metadata == {"": {"version": 1}}
     assert loaded["linear"]["bias"].tolist() == pytest.approx([0.1, -0.2])
+    optimizer = loaded["optimizer"]
+    assert optimizer["param_groups"][0]["params"] == [0, 1]
+    assert optimizer["param_groups"][0]["betas"] == (0.9, 0.999)
+    weight_state = optimizer["state"][0]
+    assert weight_state["step"].item() == 1.0
+    np.testing.assert_allclose(
+        weight_state["exp_avg"].numpy(), 0.1 * np.array([[1.0, 2, 3]] * 2), rtol=1e-6
+    )
     assert (loaded["number"], loaded["real"], loaded["text"]) == (3, 1.5, "hello")
     assert loaded["bytes"] == b"\x00\xff"
     assert loaded["nested"] == [1, (2.0, None), {"k": [True]}]
@@ -289,6 +302,23 @@ def test_weights_only_refuses_other_globals_as_torch_does() -> None:
     assert refused in str(raised.value)
     loaded = gradgen.load(io.BytesIO(payload), weights_only=False)
     assert isinstance(loaded["custom"], Custom) and loaded["custom"].value == 42
+
+
+def test_safe_globals_allow_a_class_the_user_trusts() -> None:
+    buffer = io.BytesIO()
+    gradgen.save([Custom()], buffer)
+    payload = buffer.getvalue()
+    with serialization.safe_globals([Custom]):
+        assert serialization.get_safe_globals() == [Custom]
+        assert gradgen.load(io.BytesIO(payload))[0].value == 42
+    assert serialization.get_safe_globals() == []
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        gradgen.load(io.BytesIO(payload))
+    serialization.add_safe_globals([(Custom, f"{Custom.__module__}.Custom")])
+    try:
+        assert gradgen.load(io.BytesIO(payload))[0].value == 42
+    finally:
+        serialization.clear_safe_globals()
 
 
 def _archive(data_pkl: bytes) -> bytes:

@@ -46,7 +46,16 @@ from . import devices, dtypes
 from .nn.parameter import Parameter
 from .tensor import Size, Tensor
 
-__all__ = ["save", "load", "reduce_tensor", "deepcopy_tensor"]
+__all__ = [
+    "add_safe_globals",
+    "clear_safe_globals",
+    "deepcopy_tensor",
+    "get_safe_globals",
+    "load",
+    "reduce_tensor",
+    "safe_globals",
+    "save",
+]
 
 FileLike = str | os.PathLike[str] | IO[bytes]
 
@@ -286,6 +295,52 @@ _SAFE_GLOBALS: dict[tuple[str, str], Any] = {
 }
 
 
+# Globals the user allowed (add_safe_globals): (module, name) -> object.
+_user_safe_globals: dict[tuple[str, str], Any] = {}
+
+
+def _global_name(entry: Any) -> tuple[tuple[str, str], Any]:
+    if isinstance(entry, tuple):  # (object, "module.name" as the file spells it)
+        found, name = entry
+    else:
+        found, name = entry, f"{entry.__module__}.{entry.__qualname__}"
+    module, _, attribute = name.rpartition(".")
+    return (module, attribute), found
+
+
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Allow these classes and functions in weights-only loads (PyTorch's API): only
+    for objects you trust, since loading calls them. An entry may be a pair
+    `(object, "module.name")` for a name the file spells differently."""
+    _user_safe_globals.update(_global_name(entry) for entry in safe_globals)
+
+
+def get_safe_globals() -> list[Any]:
+    """The objects `add_safe_globals` allowed."""
+    return list(_user_safe_globals.values())
+
+
+def clear_safe_globals() -> None:
+    """Forget every object `add_safe_globals` allowed."""
+    _user_safe_globals.clear()
+
+
+class safe_globals:  # noqa: N801  (PyTorch's name)
+    """`with safe_globals([...]):` allows those objects inside the block only."""
+
+    def __init__(self, safe_globals: list[Any]) -> None:
+        self.safe_globals = safe_globals
+        self.saved: dict[tuple[str, str], Any] = {}
+
+    def __enter__(self) -> None:
+        self.saved = dict(_user_safe_globals)
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _user_safe_globals.clear()
+        _user_safe_globals.update(self.saved)
+
+
 # -- save ------------------------------------------------------------------------------
 
 
@@ -474,7 +529,10 @@ class _LoaderMixin:
         if (module, name) in _compat_pickle.NAME_MAPPING:
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
         module = _compat_pickle.IMPORT_MAPPING.get(module, module)
-        found = _TORCH_GLOBALS.get((module, name), _SAFE_GLOBALS.get((module, name)))
+        key = (module, name)
+        found = _TORCH_GLOBALS.get(key, _SAFE_GLOBALS.get(key))
+        if found is None:
+            found = _user_safe_globals.get(key)
         if found is not None:
             return found
         if module == "torch" and name in _TORCH_DTYPE_NAMES:
@@ -516,10 +574,14 @@ class _LoaderMixin:
 
 def _restricted_build(unpickler: Any) -> None:
     """BUILD in a weights-only load: only an OrderedDict's attributes (a state dict's
-    `_metadata`) may be set."""
+    `_metadata`) or an instance of a class the user allowed may be set."""
     state = unpickler.stack[-1]
     inst = unpickler.stack[-2]
-    if type(inst) is not OrderedDict or not isinstance(state, dict):
+    allowed = type(inst) is OrderedDict and isinstance(state, dict)
+    if not allowed and type(inst) in _user_safe_globals.values():
+        pickle._Unpickler.load_build(unpickler)  # type: ignore[attr-defined]
+        return
+    if not allowed:
         raise pickle.UnpicklingError(
             WEIGHTS_ONLY_FAILED.split("\n")[0]
             + f"\nWeightsUnpickler error: setting the state of a {type(inst).__name__} "
