@@ -15,6 +15,7 @@ from gradgen.utils.data import (
     Dataset,
     IterableDataset,
     SequentialSampler,
+    Subset,
     TensorDataset,
     get_worker_info,
 )
@@ -232,10 +233,12 @@ def test_persistent_workers_serve_every_epoch() -> None:
 
 
 def test_spawned_workers() -> None:
+    # a dataset of gradgen's own: the spawned process need not import this module
+    data = TensorDataset(gradgen.arange(4.0))
     loader = DataLoader(
-        Squares(4), batch_size=2, num_workers=1, multiprocessing_context="spawn"
+        data, batch_size=2, num_workers=1, multiprocessing_context="spawn"
     )
-    assert [b["i"].tolist() for b in loader] == [[0, 1], [2, 3]]
+    assert [b[0].tolist() for b in loader] == [[0.0, 1.0], [2.0, 3.0]]
 
 
 class WhoLoads(Dataset[Any]):
@@ -314,3 +317,35 @@ def test_sampler_objects_are_accepted() -> None:
     loader = DataLoader(range(5), batch_sampler=sampler)
     assert [b.tolist() for b in loader] == [[0, 1], [2, 3], [4]]
     assert len(loader) == 3
+
+
+class Batched(Dataset[int]):
+    """Reads a whole batch at once (`__getitems__`), and counts how often."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[int]] = []
+
+    def __len__(self) -> int:
+        return 5
+
+    def __getitem__(self, i: int) -> int:
+        raise AssertionError("the DataLoader reads batches through __getitems__")
+
+    def __getitems__(self, indices: list[int]) -> list[int]:
+        self.calls.append(list(indices))
+        return [10 * i for i in indices]
+
+
+def test_getitems_reads_a_batch_at_once() -> None:
+    data = Batched()
+    assert [b.tolist() for b in DataLoader(data, batch_size=2)] == [
+        [0, 10],
+        [20, 30],
+        [40],
+    ]
+    assert data.calls == [[0, 1], [2, 3], [4]]
+    subset = Subset(data, [4, 3])
+    assert [b.tolist() for b in DataLoader(subset, batch_size=2)] == [[40, 30]]
+    assert data.calls[-1] == [4, 3]
+    workers = DataLoader(Batched(), batch_size=3, num_workers=1)
+    assert [b.tolist() for b in workers] == [[0, 10, 20], [30, 40]]

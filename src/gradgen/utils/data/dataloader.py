@@ -215,10 +215,18 @@ def _fetches(loader: DataLoader, dataset: Any) -> Iterator[Any]:
         return (collate(batch) for batch in batches)
     if loader._auto_collation:
         return (
-            collate([dataset[i] for i in indices])
-            for indices in loader._index_sampler()
+            collate(_samples(dataset, indices)) for indices in loader._index_sampler()
         )
     return (collate(dataset[i]) for i in loader._index_sampler())
+
+
+def _samples(dataset: Any, indices: list[Any]) -> list[Any]:
+    """The samples of one batch: the dataset's `__getitems__` when it has one (a
+    dataset that reads a batch at once), else one `dataset[i]` each."""
+    getitems = getattr(dataset, "__getitems__", None)
+    if callable(getitems):
+        return getitems(indices)  # type: ignore[no-any-return]
+    return [dataset[i] for i in indices]
 
 
 def _single_process_batches(loader: DataLoader) -> Iterator[Any]:
@@ -256,7 +264,7 @@ def _worker_fetch(loader: DataLoader, dataset: Any, task: Any, stream: Any) -> A
     if loader._iterable:
         return next(stream, _Exhausted())
     if loader._auto_collation:
-        return loader.collate_fn([dataset[i] for i in task])
+        return loader.collate_fn(_samples(dataset, task))
     return loader.collate_fn(dataset[task])
 
 

@@ -77,6 +77,14 @@ class Subset(Dataset[T_co]):
             return [self.dataset[self.indices[i]] for i in index]
         return self.dataset[self.indices[index]]
 
+    def __getitems__(self, indices: list[int]) -> list[Any]:
+        """A batch at once (the DataLoader's call), through the dataset's own
+        `__getitems__` when it has one."""
+        getitems = getattr(self.dataset, "__getitems__", None)
+        if callable(getitems):
+            return getitems([self.indices[i] for i in indices])  # type: ignore[no-any-return]
+        return [self.dataset[self.indices[i]] for i in indices]
+
     def __len__(self) -> int:
         return len(self.indices)
 
