@@ -27,7 +27,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, SupportsIndex
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -845,7 +845,7 @@ class Tensor:
         return self.to(dtypes.complex128)
 
     # -- pickle and copy.deepcopy: serialization.py (a higher floor) does the work ---
-    def __reduce_ex__(self, protocol: SupportsIndex) -> Any:
+    def __reduce_ex__(self, protocol: Any) -> Any:
         from .serialization import reduce_tensor
 
         return reduce_tensor(self)
