@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ... import dtypes, factories
+from ...dtypes import float64
+from ...factories import as_tensor, tensor
 from ...generated.ops import stack
 from ...tensor import Tensor
 
@@ -43,9 +44,9 @@ def _collate_numpy(batch: list[Any]) -> Any:
     if isinstance(elem, np.ndarray):
         if _STRING_OR_OBJECT.search(elem.dtype.str) is not None:
             raise TypeError(COLLATE_TYPE_ERROR.format(elem.dtype))
-        return stack([factories.as_tensor(array) for array in batch], 0)
+        return stack([as_tensor(array) for array in batch], 0)
     if getattr(elem, "shape", None) == ():
-        return factories.as_tensor(np.array(batch))
+        return as_tensor(np.array(batch))
     raise TypeError(COLLATE_TYPE_ERROR.format(type(elem)))
 
 
@@ -89,9 +90,9 @@ def default_collate(batch: Any) -> Any:
     if _is_numpy_value(elem):
         return _collate_numpy(batch)
     if isinstance(elem, float):
-        return factories.tensor(batch, dtype=dtypes.float64)
+        return tensor(batch, dtype=float64)
     if isinstance(elem, int):  # also bool: a bool batch is a bool tensor
-        return factories.tensor(batch)
+        return tensor(batch)
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
@@ -129,7 +130,7 @@ def default_convert(data: Any) -> Any:
     if _is_numpy_value(data) and isinstance(data, (np.ndarray, np.generic)):
         if _STRING_OR_OBJECT.search(data.dtype.str) is not None:
             return data
-        return factories.as_tensor(np.asarray(data))
+        return as_tensor(np.asarray(data))
     if isinstance(data, (str, bytes)):
         return data
     if isinstance(data, (collections.abc.Mapping, collections.abc.Sequence)):

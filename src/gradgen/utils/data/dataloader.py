@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ... import factories
+from ...factories import manual_seed
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, draw_seed
@@ -278,7 +278,7 @@ def _worker_loop(
     """A worker process: seed, run worker_init_fn, then answer `(epoch, number, task)`
     messages until None (a task of a new epoch restarts an iterable dataset)."""
     global _worker_info
-    factories.manual_seed(seed)
+    manual_seed(seed)
     random.seed(seed)
     dataset = loader.dataset
     _worker_info = WorkerInfo(worker_id, loader.num_workers, seed, dataset)
