@@ -371,6 +371,14 @@ def test_whole_modules_save_and_load_with_weights_only_false() -> None:
     assert all(type(p) is Parameter for p in loaded.parameters())
 
 
+def test_a_dtype_gradgen_lacks_is_named() -> None:
+    storage = b"\x80\x02ctorch\nBFloat16Storage\nq\x00."
+    with pytest.raises(pickle.UnpicklingError, match="torch.BFloat16Storage, tensors"):
+        gradgen.load(io.BytesIO(_archive(storage)))
+    with pytest.raises(pickle.UnpicklingError, match="the dtype torch.complex32"):
+        gradgen.load(io.BytesIO(_archive(b"\x80\x02ctorch\ncomplex32\nq\x00.")))
+
+
 def test_bad_files_get_clear_errors(tmp_path: Any) -> None:
     legacy = tmp_path / "legacy.pt"
     legacy.write_bytes(pickle.dumps({"a": 1}))

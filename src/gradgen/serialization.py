@@ -540,6 +540,11 @@ class _LoaderMixin:
                 f"gradgen.load: the file holds the dtype torch.{name}, which gradgen "
                 "does not have"
             )
+        if module == "torch" and name.endswith("Storage"):
+            raise pickle.UnpicklingError(
+                f"gradgen.load: the file holds a torch.{name}, tensors of a dtype "
+                "gradgen does not have"
+            )
         if self.weights_only:
             raise pickle.UnpicklingError(WEIGHTS_ONLY_FAILED.format(f"{module}.{name}"))
         if module == "torch" or module.startswith("torch."):
@@ -557,6 +562,11 @@ class _LoaderMixin:
         _, kind, key, location, numel = pid
         if not isinstance(kind, _StorageType):
             raise pickle.UnpicklingError(f"{kind!r} is not a storage type")
+        if not _has_dtype(kind.dtype):
+            raise pickle.UnpicklingError(
+                f"gradgen.load: the file holds a {kind.module}.{kind.name}, tensors "
+                "of a dtype gradgen does not have"
+            )
         key = str(key)
         if key not in self.storages:
             raw = self.archive.read(f"{self.prefix}data/{key}")
@@ -570,6 +580,14 @@ class _LoaderMixin:
             storage = _Storage(array, str(location))
             self.storages[key] = _map_location(storage, self.map_location)
         return self.storages[key]
+
+
+def _has_dtype(kind: np.dtype) -> bool:
+    try:
+        dtypes.from_numpy(kind)
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _restricted_build(unpickler: Any) -> None:
