@@ -78,12 +78,14 @@ from .generated.ops import *  # noqa: F401,F403
 # PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
 from .norms import norm as norm  # type: ignore[no-redef]  # replaces the generated norm
 from . import tensor_api
-from . import nn as nn, optim as optim, viz as viz
+from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
+from .serialization import load as load, save as save
 
 # The Tensor methods: the generated operators', then the hand-written ones that call
 # them (the Python operators of tensor_api look the generated methods up once).
 install_methods(Tensor, generated.METHODS)
 tensor_api.install(Tensor)
+serialization.install(Tensor)
 
 # PyTorch's dtype aliases.
 float = float32  # noqa: A001

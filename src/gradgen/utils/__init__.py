@@ -1,0 +1,7 @@
+"""torch.utils: data loading (`gradgen.utils.data`)."""
+
+from __future__ import annotations
+
+from . import data as data
+
+__all__ = ["data"]

@@ -1,0 +1,1 @@
+"""utils.data tests (datasets, samplers, collation, DataLoader) and test data files."""
