@@ -3,6 +3,7 @@ derivatives.yaml.
 
 The stages, each a module with one job:
     schema.py       parse_schema(): PyTorch's schema grammar as frozen dataclasses
+                    (+ schema_types.py, schema_defaults.py, schema_arguments.py)
     yaml_loader.py  safe YAML with line numbers and duplicate-key errors
     allowed.py      the explicit lists of what expressions and formulas may call
     expressions.py  parse and check expressions with `ast`; kernel (`numpy:`) expressions
