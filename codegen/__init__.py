@@ -10,7 +10,7 @@ The stages, each a module with one job:
     formulas.py     check derivative formulas; what the Backward node must save
     kernels_module.py  a user's own kernels module (--kernels): its __all__, read with ast
     load.py         validate both files and join them into the Model (model.py)
-    ir.py           every string the templates print
+    ir.py           every string the templates print (one ir_*.py builder per file)
     literals.py     input text as Python: repr() literals, docstrings, comments, names
     emit.py         render the jinja2 templates, black (with a checked cache)
     output.py       replace the output directory at once, only over generated files
