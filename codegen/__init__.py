@@ -9,7 +9,8 @@ The stages, each a module with one job:
     expressions.py  parse and check expressions with `ast`; kernel (`numpy:`) expressions
     formulas.py     check derivative formulas; what the Backward node must save
     kernels_module.py  a user's own kernels module (--kernels): its __all__, read with ast
-    load.py         validate both files and join them into the Model (model.py)
+    load.py         validate both files and join them into the Model (model.py);
+                    one entry read by native_entries.py / derivative_entries.py
     ir.py           every string the templates print (one ir_*.py builder per file)
     literals.py     input text as Python: repr() literals, docstrings, comments, names
     emit.py         render the jinja2 templates, black (with a checked cache)

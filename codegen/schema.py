@@ -69,8 +69,12 @@ from .schema_types import (
 )
 
 __all__ = [
+    "Annotation",
     "Argument",
+    "Arguments",
     "BaseOperatorName",
+    "BaseTy",
+    "BaseType",
     "CustomClassType",
     "default_to_python",
     "FunctionSchema",
@@ -79,7 +83,9 @@ __all__ = [
     "MAX_TYPE_NESTING",
     "OperatorName",
     "OptionalType",
+    "parse_returns",
     "parse_schema",
+    "Return",
     "SchemaKind",
     "TensorOptionsArguments",
     "TORCH_KEYWORDS",
