@@ -8,6 +8,7 @@ The stages, each a module with one job:
     allowed.py      the explicit lists of what expressions and formulas may call
     expressions.py  parse and check expressions with `ast`; kernel (`numpy:`) expressions
     formulas.py     check derivative formulas; what the Backward node must save
+                    (backward_formulas.py, forward_formulas.py: one kind each)
     kernels_module.py  a user's own kernels module (--kernels): its __all__, read with ast
     load.py         validate both files and join them into the Model (model.py);
                     one entry read by native_entries.py / derivative_entries.py

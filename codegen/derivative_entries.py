@@ -12,13 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CodegenError, ErrorCollector, Location, did_you_mean, excerpt
-from .formulas import (
-    ArgumentInfo,
-    FormulaNames,
-    analyse_backward,
-    analyse_forward,
-    element_wise_forward,
-)
+from .backward_formulas import analyse_backward
+from .formulas import ArgumentInfo, FormulaNames
+from .forward_formulas import analyse_forward, element_wise_forward
 from .names import check_backward_names
 from .model import (
     Derivative,

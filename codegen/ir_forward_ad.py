@@ -4,7 +4,8 @@ tangents and the JVP expression of each output (`ForwardADIR`).
 
 from __future__ import annotations
 
-from .formulas import forward_expression, python_identifier
+from .formulas import python_identifier
+from .forward_formulas import forward_expression
 from .model import DifferentiabilityInfo, ForwardDerivative, ForwardKind, NativeFunction
 from .schema import Argument
 from .types import python_type

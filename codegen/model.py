@@ -12,13 +12,8 @@ import enum
 from dataclasses import dataclass
 
 from .errors import Location
-from .formulas import (
-    AnalysedFormula,
-    AnalysedForward,
-    SavedAttribute,
-    SavedKind,
-    python_identifier,
-)
+from .formulas import AnalysedFormula, SavedAttribute, SavedKind, python_identifier
+from .forward_formulas import AnalysedForward
 from .kernels_module import KernelsModule
 from .schema import Argument, FunctionSchema
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .errors import CodegenError, ErrorCollector, did_you_mean, excerpt
-from .formulas import check_kernel_expression
+from .expressions import check_kernel_expression
 from .kernels_module import MODULE_NAME, KernelsModule
 from .model import INPLACE_OUT, NativeFunction, Variant
 from .schema import FunctionSchema, SchemaKind, default_to_python, parse_schema

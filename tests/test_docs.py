@@ -679,11 +679,11 @@ def test_reference_lists_exactly_the_composites() -> None:
 
 
 def test_reference_names_every_key_type_and_sugar() -> None:
+    from gradgen.codegen.allowed import TENSOR_QUERY_METHODS
     from gradgen.codegen.formulas import (
         LIST_METADATA_SUGAR,
         METADATA_SUGAR,
         SCALAR_METHODS,
-        TENSOR_QUERY_METHODS,
     )
     from gradgen.codegen.load import DERIVATIVE_CONTROL_KEYS, NATIVE_KEYS
     from gradgen.codegen.schema import BaseTy
