@@ -607,6 +607,9 @@ RUNTIME_SOURCES = [
         "autograd/forward_ad.py",
         "autograd/function.py",
         "autograd/gradcheck.py",
+        "autograd/_gradcheck_inputs.py",
+        "autograd/_gradcheck_jacobians.py",
+        "autograd/_gradcheck_checks.py",
     )
 ]
 RUNTIME_EXCEPTIONS = {
