@@ -10,9 +10,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from .errors import CodegenError
-from .expressions import user_function
-from .expressions import check_node_types
-from .expressions import parse_expression
+from .expressions import check_node_types, parse_expression, user_function
 from .formulas import (
     AnalysedFormula,
     ArgumentInfo,

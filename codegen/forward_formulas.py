@@ -12,9 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .errors import CodegenError
-from .expressions import QualifyUserNames
-from .expressions import check_node_types
-from .expressions import parse_expression
+from .expressions import QualifyUserNames, Unknowns, check_node_types, parse_expression
 from .formulas import (
     ArgumentInfo,
     FormulaNames,
@@ -60,7 +58,33 @@ def _check_forward_tree(
     names: FormulaNames,
 ) -> None:
     check_node_types(tree, "a forward formula")
-    differentiable = set(differentiable)
+    allowed_values = _forward_values(arguments, set(differentiable), outputs)
+    scalars, non_tensors = _forward_non_tensors(arguments)
+    methods = frozenset(
+        _formula_methods(names) | set(SCALAR_METHODS) | set(METADATA_SUGAR)
+    )
+    unknowns = _formula_unknowns(" in a forward formula")
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            _check_forward_call(node, names, scalars, non_tensors, methods, unknowns)
+        elif isinstance(node, ast.Attribute) and id(node) not in called:
+            raise CodegenError(
+                f"attribute access '{ast.unparse(node)}' is not allowed; call a method "
+                "(e.g. x.dim()) or a helper"
+            )
+        elif isinstance(node, ast.Name) and id(node) not in called:
+            _check_forward_value(node, arguments, allowed_values, names, unknowns)
+    unknowns.raise_if_any()
+
+
+def _forward_values(
+    arguments: dict[str, ArgumentInfo],
+    differentiable: set[str],
+    outputs: tuple[str, ...],
+) -> set[str]:
+    """The names a forward formula may read: the outputs, x_p / x_t of a differentiable
+    input, and a non-differentiable argument (and x_p of a tensor one)."""
     allowed_values = set(outputs)
     for name in differentiable:
         allowed_values |= {f"{name}_p", f"{name}_t"}
@@ -69,7 +93,14 @@ def _check_forward_tree(
             allowed_values.add(name)
             if info.is_tensor or info.is_tensor_list:
                 allowed_values.add(f"{name}_p")
-    # Names that are not tensors, so have no methods (Scalars have conj() only).
+    return allowed_values
+
+
+def _forward_non_tensors(
+    arguments: dict[str, ArgumentInfo],
+) -> tuple[set[str], dict[str, str]]:
+    """Names that are not tensors, so have no methods (Scalars have conj() only): the
+    Scalar arguments, and every other non-tensor name with what it is."""
     non_tensors = {}
     scalars = set()
     for name, info in arguments.items():
@@ -80,61 +111,70 @@ def _check_forward_tree(
             non_tensors.update({name: kind, f"{name}_p": kind, f"{name}_t": kind})
         elif not info.is_tensor:
             non_tensors[name] = f"an argument of type {info.python_type}"
-    methods = _formula_methods(names) | set(SCALAR_METHODS) | set(METADATA_SUGAR)
-    unknowns = _formula_unknowns(" in a forward formula")
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            function = node.func
-            if isinstance(function, ast.Name) and function.id not in names.callables:
-                unknowns.add("helper", function.id, names.callables, function)
-            elif (
-                isinstance(function, ast.Name)
-                and function.id in names.user
-                and function.id in names.functions
-            ):
+    return scalars, non_tensors
+
+
+def _check_forward_call(
+    node: ast.Call,
+    names: FormulaNames,
+    scalars: set[str],
+    non_tensors: dict[str, str],
+    methods: frozenset[str],
+    unknowns: Unknowns,
+) -> None:
+    """A call in a forward formula: of a helper or operator by name, of a method on a
+    tensor, or of a Scalar's own method."""
+    function = node.func
+    if isinstance(function, ast.Name) and function.id not in names.callables:
+        unknowns.add("helper", function.id, names.callables, function)
+    elif (
+        isinstance(function, ast.Name)
+        and function.id in names.user
+        and function.id in names.functions
+    ):
+        raise CodegenError(
+            f"'{function.id}' is both an operator of this package and a "
+            f"function in {names.user_file}'s __all__, so the call is "
+            "ambiguous; rename the function"
+        )
+    elif isinstance(function, ast.Attribute):
+        receiver, method = function.value, function.attr
+        if isinstance(receiver, ast.Name) and receiver.id in scalars:
+            if method not in SCALAR_METHODS or node.args or node.keywords:
                 raise CodegenError(
-                    f"'{function.id}' is both an operator of this package and a "
-                    f"function in {names.user_file}'s __all__, so the call is "
-                    "ambiguous; rename the function"
+                    f"'{receiver.id}' is a Scalar; the only method allowed on it is "
+                    + ", ".join(f"{m}()" for m in sorted(SCALAR_METHODS))
                 )
-            elif isinstance(function, ast.Attribute):
-                receiver, method = function.value, function.attr
-                if isinstance(receiver, ast.Name) and receiver.id in scalars:
-                    if method not in SCALAR_METHODS or node.args or node.keywords:
-                        raise CodegenError(
-                            f"'{receiver.id}' is a Scalar; the only method allowed on it is "
-                            + ", ".join(f"{m}()" for m in sorted(SCALAR_METHODS))
-                        )
-                    continue
-                _check_receiver(receiver, "a forward formula", non_tensors)
-                _check_method(
-                    function, "a forward formula", unknowns, frozenset(methods)
-                )
-            elif not isinstance(function, ast.Name):
-                raise CodegenError(
-                    "only helpers, operators and tensor methods may be called, not "
-                    f"'{ast.unparse(function)}'"
-                )
-        elif isinstance(node, ast.Attribute) and id(node) not in called:
-            raise CodegenError(
-                f"attribute access '{ast.unparse(node)}' is not allowed; call a method "
-                "(e.g. x.dim()) or a helper"
-            )
-        elif isinstance(node, ast.Name) and id(node) not in called:
-            name = node.id
-            if name in allowed_values:
-                continue
-            if name in arguments and arguments[name].is_tensor:
-                raise CodegenError(
-                    f"using the base name of the {name} argument which is ambiguous. You "
-                    f"should use {name}_p to access the primal value and {name}_t to "
-                    "access the tangent."
-                )
-            if name in names.callables:
-                raise CodegenError(f"'{name}' must be called, not used as a value")
-            unknowns.add("name", name, allowed_values | names.callables, node)
-    unknowns.raise_if_any()
+            return
+        _check_receiver(receiver, "a forward formula", non_tensors)
+        _check_method(function, "a forward formula", unknowns, methods)
+    elif not isinstance(function, ast.Name):
+        raise CodegenError(
+            "only helpers, operators and tensor methods may be called, not "
+            f"'{ast.unparse(function)}'"
+        )
+
+
+def _check_forward_value(
+    node: ast.Name,
+    arguments: dict[str, ArgumentInfo],
+    allowed_values: set[str],
+    names: FormulaNames,
+    unknowns: Unknowns,
+) -> None:
+    """A name a forward formula reads (not calls)."""
+    name = node.id
+    if name in allowed_values:
+        return
+    if name in arguments and arguments[name].is_tensor:
+        raise CodegenError(
+            f"using the base name of the {name} argument which is ambiguous. You "
+            f"should use {name}_p to access the primal value and {name}_t to "
+            "access the tangent."
+        )
+    if name in names.callables:
+        raise CodegenError(f"'{name}' must be called, not used as a value")
+    unknowns.add("name", name, allowed_values | names.callables, node)
 
 
 # -- forward (JVP) formulas ---------------------------------------------------------------

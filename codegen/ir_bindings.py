@@ -14,19 +14,42 @@ from .ir_views import BindingIR, OverloadedIR, _is_int_list
 
 def _binding(function: NativeFunction, method: bool) -> BindingIR:
     """The public function (`gradgen.NAME`) or method (`tensor.NAME`) of an operator."""
-    op = function.python_name
     positional = list(function.schema.arguments.positional)
     kwarg_only = list(function.schema.arguments.kwarg_only) + list(
         function.schema.arguments.out
     )
     if method:
         positional = [a for a in positional if a.name != "self"]
-    conversions: list[str] = []
-    call_names: list[str] = []
-    params: list[str] = []
     # `t.permute(2, 0, 1)` and `t.permute((2, 0, 1))`: a method whose only positional
     # argument is an int list takes it as varargs too, as PyTorch's methods do.
     varargs = method and len(positional) == 1 and _is_int_list(positional[0])
+    conversions, call_names = _conversions(function, method, positional, varargs)
+    params = _binding_params(positional, kwarg_only, method, varargs)
+    if function.composite is not None:
+        target = f"composites.{function.composite}"
+    else:
+        target = f"operators.{function.identifier}.call"
+    call = f"{target}({', '.join(call_names)})"
+    return BindingIR(
+        function.python_name,
+        ", ".join(params),
+        tuple(conversions),
+        call,
+        str(function.schema),
+        target,
+        _overload_text(function, method),
+        _overload_params(function, method),
+    )
+
+
+def _conversions(
+    function: NativeFunction, method: bool, positional: list[Argument], varargs: bool
+) -> tuple[list[str], list[str]]:
+    """The statements that convert the binding's arguments (a number or list to a
+    tensor, an int list, a dtype), and the names the binding calls the operator with."""
+    op = function.python_name
+    conversions: list[str] = []
+    call_names: list[str] = []
     position = 1 if method else 0
     for argument in function.arguments:
         name = python_identifier(argument.name)
@@ -60,6 +83,18 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         elif argument.type.is_base_ty_like(BaseTy.ScalarType):
             conversions.append(f"{public} = dtype_argument({public})")
         call_names.append(public)
+    return conversions, call_names
+
+
+def _binding_params(
+    positional: list[Argument],
+    kwarg_only: list[Argument],
+    method: bool,
+    varargs: bool,
+) -> list[str]:
+    """The binding's parameters, annotated: `self: Tensor` for a method, the
+    positional ones (`*size` for varargs), then `*` and the keyword-only ones."""
+    params: list[str] = []
     for argument in positional:
         name = "input" if argument.name == "self" else python_identifier(argument.name)
         accepts = argument.name != "self"
@@ -75,21 +110,7 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         params.extend(
             _parameter(python_identifier(a.name), a, True) for a in kwarg_only
         )
-    if function.composite is not None:
-        target = f"composites.{function.composite}"
-    else:
-        target = f"operators.{function.identifier}.call"
-    call = f"{target}({', '.join(call_names)})"
-    return BindingIR(
-        op,
-        ", ".join(params),
-        tuple(conversions),
-        call,
-        str(function.schema),
-        target,
-        _overload_text(function, method),
-        _overload_params(function, method),
-    )
+    return params
 
 
 def _param_kind(argument: Argument) -> str:

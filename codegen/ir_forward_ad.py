@@ -79,8 +79,31 @@ def _jvp_ir(
     outputs: dict[str, str],
     user: frozenset[str] = frozenset(),
 ) -> tuple[ForwardIR, dict[str, Argument]]:
-    scalars = {a.name for a in function.arguments if not a.type.is_tensor_like()}
     differentiable = {a.name: a for a in inputs}
+    expression, used = _jvp_expression(function, forward, differentiable, user)
+    parameters, call = _jvp_signature(function, differentiable, outputs)
+    target = forward.var_names[0]
+    ir = ForwardIR(
+        function_name=f"{function.identifier}_jvp"
+        + ("" if target in ("result", "self") else f"_{target}"),
+        formula=f"{target}: {forward.original}",
+        parameters=", ".join(parameters),
+        expression=expression,
+        call_arguments=", ".join(call),
+        output=outputs.get(target, "result"),
+        list_output=_returns_list(function),
+    )
+    return ir, used
+
+
+def _jvp_expression(
+    function: NativeFunction,
+    forward: ForwardDerivative,
+    differentiable: dict[str, Argument],
+    user: frozenset[str],
+) -> tuple[str, dict[str, Argument]]:
+    """The JVP's expression, and the differentiable inputs whose tangents it uses: the
+    operator itself on the tangents (auto_linear), or the rewritten formula."""
     if forward.kind is ForwardKind.auto_linear:
         arguments = ", ".join(
             (
@@ -91,19 +114,29 @@ def _jvp_ir(
             for a in function.arguments
         )
         expression = f"operators.{_functional_identifier(function)}.call({arguments})"
-        used = dict(differentiable)
-    else:
-        formula = forward.formula  # auto_element_wise's is derived at load
-        assert formula is not None, "forward formulas are analysed at load"
-        # A non-differentiable tensor argument (an index, a mask) is passed as itself;
-        # formulas may call it `x` or, as PyTorch's do, `x_p`.
-        plain_tensors = {
-            f"{a.name}_p": python_identifier(a.name)
-            for a in function.arguments
-            if a.type.is_tensor_like() and a.name not in differentiable
-        }
-        expression = forward_expression(formula, scalars, plain_tensors, user)
-        used = {n: a for n, a in differentiable.items() if f"{n}_t" in formula.names}
+        return expression, dict(differentiable)
+    formula = forward.formula  # auto_element_wise's is derived at load
+    assert formula is not None, "forward formulas are analysed at load"
+    scalars = {a.name for a in function.arguments if not a.type.is_tensor_like()}
+    # A non-differentiable tensor argument (an index, a mask) is passed as itself;
+    # formulas may call it `x` or, as PyTorch's do, `x_p`.
+    plain_tensors = {
+        f"{a.name}_p": python_identifier(a.name)
+        for a in function.arguments
+        if a.type.is_tensor_like() and a.name not in differentiable
+    }
+    expression = forward_expression(formula, scalars, plain_tensors, user)
+    used = {n: a for n, a in differentiable.items() if f"{n}_t" in formula.names}
+    return expression, used
+
+
+def _jvp_signature(
+    function: NativeFunction,
+    differentiable: dict[str, Argument],
+    outputs: dict[str, str],
+) -> tuple[list[str], list[str]]:
+    """The JVP function's parameters (x_p and x_t per differentiable input, the other
+    arguments, the outputs) and the arguments the autograd kernel calls it with."""
     parameters, call = [], []
     for argument in function.arguments:
         name = python_identifier(argument.name)
@@ -128,18 +161,7 @@ def _jvp_ir(
     for output_name, expression_in_wrapper in outputs.items():
         parameters.append(f"{python_identifier(output_name)}: Any")
         call.append(expression_in_wrapper)
-    target = forward.var_names[0]
-    ir = ForwardIR(
-        function_name=f"{function.identifier}_jvp"
-        + ("" if target in ("result", "self") else f"_{target}"),
-        formula=f"{target}: {forward.original}",
-        parameters=", ".join(parameters),
-        expression=expression,
-        call_arguments=", ".join(call),
-        output=outputs.get(target, "result"),
-        list_output=_returns_list(function),
-    )
-    return ir, used
+    return parameters, call
 
 
 def _functional_identifier(function: NativeFunction) -> str:

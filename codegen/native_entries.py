@@ -80,22 +80,8 @@ def _native_function(
 ) -> NativeFunction:
     values = dict(entry.values)
     _pop_unknown(values, NATIVE_KEYS)
-    if "func" not in values:
-        raise CodegenError("missing key 'func'")
-    schema = parse_schema(values["func"]) if isinstance(values["func"], str) else None
-    if schema is None:
-        raise CodegenError(
-            f"func must be a schema string, got {excerpt(values['func'])}"
-        )
-    _check_defaults(schema)
-    variants = _parse_variants(values.get("variants", "function"))
-    binding = values.get("python_binding", True)
-    if not isinstance(binding, bool):
-        raise CodegenError(
-            f"python_binding must be true or false, got {excerpt(binding)}"
-        )
-    if not binding:
-        variants = frozenset()  # dispatcher only: neither gradgen.NAME nor tensor.NAME
+    schema = _entry_schema(values)
+    variants = _entry_variants(values)
     argument_names = [a.name for a in schema.arguments.flat_all]
     if kernels is not None:
         _check_module_name_is_free(schema.name.name.base, argument_names, kernels)
@@ -108,6 +94,51 @@ def _native_function(
     if numpy is None and composite is None and inplace:
         # Derived later from the functional operator's kernel (see _derive_inplace).
         return NativeFunction(schema, variants, None, None, (), entry.location)
+    numpy, composite = _entry_kernel(
+        numpy, composite, inplace, argument_names, kernel_helpers, composites, kernels
+    )
+    promotion, integer_to_float = _entry_promotion(values, argument_names)
+    return NativeFunction(
+        schema, variants, numpy, composite, promotion, entry.location, integer_to_float
+    )
+
+
+def _entry_schema(values: dict[str, Any]) -> FunctionSchema:
+    """The entry's `func:`, parsed, with its defaults checked against their types."""
+    if "func" not in values:
+        raise CodegenError("missing key 'func'")
+    schema = parse_schema(values["func"]) if isinstance(values["func"], str) else None
+    if schema is None:
+        raise CodegenError(
+            f"func must be a schema string, got {excerpt(values['func'])}"
+        )
+    _check_defaults(schema)
+    return schema
+
+
+def _entry_variants(values: dict[str, Any]) -> frozenset[Variant]:
+    """`variants:`, or none with `python_binding: false` (dispatcher only: neither
+    gradgen.NAME nor tensor.NAME)."""
+    variants = _parse_variants(values.get("variants", "function"))
+    binding = values.get("python_binding", True)
+    if not isinstance(binding, bool):
+        raise CodegenError(
+            f"python_binding must be true or false, got {excerpt(binding)}"
+        )
+    return variants if binding else frozenset()
+
+
+def _entry_kernel(
+    numpy: Any,
+    composite: Any,
+    inplace: bool,
+    argument_names: list[str],
+    kernel_helpers: frozenset[str],
+    composites: frozenset[str],
+    kernels: KernelsModule | None,
+) -> tuple[str | None, str | None]:
+    """Exactly one of `numpy:` (checked kernel expression) and `composite:` (the name
+    of a function in gradgen.composites)."""
     if (numpy is None) == (composite is None):
         raise CodegenError(
             "needs exactly one of 'numpy' (a kernel expression) or 'composite'"
@@ -137,6 +168,13 @@ def _native_function(
             f"no composite named '{composite}' in gradgen.composites"
             + did_you_mean(str(composite), composites)
         )
+    return numpy, composite
+
+
+def _entry_promotion(
+    values: dict[str, Any], argument_names: list[str]
+) -> tuple[tuple[str, ...], bool]:
+    """`type_promotion:` (argument names) and `promote_integer_inputs_to_float:`."""
     promotion = _parse_name_list(values.get("type_promotion", ""), "type_promotion")
     integer_to_float = values.get("promote_integer_inputs_to_float", False)
     if not isinstance(integer_to_float, bool):
@@ -151,9 +189,7 @@ def _native_function(
                 f"type_promotion names '{name}', which is not an argument"
                 + did_you_mean(name, argument_names)
             )
-    return NativeFunction(
-        schema, variants, numpy, composite, promotion, entry.location, integer_to_float
-    )
+    return promotion, integer_to_float
 
 
 def _check_module_name_is_free(
