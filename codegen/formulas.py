@@ -90,9 +90,6 @@ LIST_METADATA_SUGAR: dict[str, tuple[str, str, str]] = {
     ),
 }
 
-# The methods a formula may call on a tensor besides the YAML's method variants, and the
-# method names it may never call: explicit lists in allowed.py.
-_RUNTIME_METHODS = FORMULA_HAND_METHODS
 # Methods of PyTorch's at::Scalar allowed on Scalar arguments. Python numbers lack
 # them, so `alpha.conj()` becomes a call of the runtime helper named here.
 SCALAR_METHODS = {"conj": "scalar_conj"}

@@ -157,10 +157,6 @@ class GeneratedNames:
             name, frozenset()
         )
 
-    @property
-    def all_in_functions(self) -> frozenset[str]:
-        return frozenset().union(*self.in_functions.values())
-
 
 class _Collector(ast.NodeVisitor):
     """The names one function reads and binds, annotations left out."""

@@ -243,10 +243,6 @@ class Arguments:
         return self.positional + self.kwarg_only + self.out
 
     @property
-    def flat_non_out(self) -> tuple[Argument, ...]:
-        return self.positional + self.kwarg_only
-
-    @property
     def self_arg(self) -> Argument | None:
         """The positional argument named ``self`` (not always the first one)."""
         for argument in self.positional:
@@ -287,10 +283,6 @@ class Arguments:
     def tensor_args(self) -> tuple[Argument, ...]:
         """The arguments of tensor-like type, in declaration order."""
         return tuple(a for a in self.flat_all if a.type.is_tensor_like())
-
-    @property
-    def mutable_args(self) -> tuple[Argument, ...]:
-        return tuple(a for a in self.flat_all if a.is_write)
 
 
 # -------------------------------------------------------------------------- returns

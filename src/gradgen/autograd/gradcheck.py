@@ -141,19 +141,12 @@ def gradcheck(
     `check_batched_forward_grad`, `fast_mode` and `masked` are not implemented in
     gradgen and raise NotImplementedError when set.
     """
-    if not (check_forward_ad or check_backward_ad):
-        raise AssertionError(
-            "Expected at least one of check_forward_ad or check_backward_ad to be True"
-        )
-    if check_batched_grad and not check_backward_ad:
-        raise AssertionError(
-            "Setting check_batched_grad=True requires check_backward_ad to be True"
-        )
-    if check_batched_forward_grad and not check_forward_ad:
-        raise AssertionError(
-            "Setting check_batched_forward_grad=True requires check_forward_ad to be "
-            "True"
-        )
+    _check_gradcheck_flags(
+        check_forward_ad,
+        check_backward_ad,
+        check_batched_grad,
+        check_batched_forward_grad,
+    )
     _refuse_unsupported(
         check_batched_grad=check_batched_grad,
         check_batched_forward_grad=check_batched_forward_grad,
@@ -182,6 +175,28 @@ def gradcheck(
         if raise_exception:
             raise
         return False
+
+
+def _check_gradcheck_flags(
+    check_forward_ad: bool,
+    check_backward_ad: bool,
+    check_batched_grad: bool,
+    check_batched_forward_grad: bool,
+) -> None:
+    """gradcheck's flags that contradict each other, refused as PyTorch refuses them."""
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError(
+            "Setting check_batched_grad=True requires check_backward_ad to be True"
+        )
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError(
+            "Setting check_batched_forward_grad=True requires check_forward_ad to be "
+            "True"
+        )
 
 
 def _gradcheck_helper(
@@ -265,6 +280,51 @@ def gradgradcheck(
     differentiable output's dtype and requiring grad, drawn from a numpy Generator
     with a fixed seed, so the check is deterministic.
     """
+    _check_gradgradcheck_flags(
+        check_fwd_over_rev, check_rev_over_rev, check_undefined_grad, check_batched_grad
+    )
+    _refuse_unsupported(
+        check_batched_grad=check_batched_grad,
+        check_batched_forward_grad=False,
+        fast_mode=fast_mode,
+        masked=masked,
+    )
+    tupled_inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        tupled_grad_outputs = _random_grad_outputs(
+            func, tupled_inputs, gen_non_contig_grad_outputs
+        )
+    else:
+        tupled_grad_outputs = _as_tuple(grad_outputs)
+    first_derivatives = _first_derivatives(
+        func, tupled_inputs, len(tupled_grad_outputs)
+    )
+    return gradcheck(
+        first_derivatives,
+        tupled_inputs + tupled_grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
+        fast_mode=fast_mode,
+        masked=masked,
+    )
+
+
+def _check_gradgradcheck_flags(
+    check_fwd_over_rev: bool,
+    check_rev_over_rev: bool,
+    check_undefined_grad: bool,
+    check_batched_grad: bool,
+) -> None:
+    """gradgradcheck's flags that contradict each other, refused as PyTorch refuses
+    them."""
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise AssertionError(
             "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
@@ -277,25 +337,29 @@ def gradgradcheck(
         raise AssertionError(
             "Setting check_batched_grad=True requires check_rev_over_rev to be True"
         )
-    _refuse_unsupported(
-        check_batched_grad=check_batched_grad,
-        check_batched_forward_grad=False,
-        fast_mode=fast_mode,
-        masked=masked,
+
+
+def _random_grad_outputs(
+    func: Callable[..., _TensorOrTensors],
+    tupled_inputs: tuple[Any, ...],
+    non_contiguous: bool,
+) -> tuple[Tensor, ...]:
+    """One random grad_output per differentiable output of `func` at the inputs, from
+    a numpy Generator with a fixed seed (so the check is deterministic)."""
+    generator = np.random.default_rng(_GRAD_OUTPUTS_SEED)
+    outputs = _differentiable_outputs(
+        _check_func_outputs(_as_tuple(func(*tupled_inputs)))
     )
-    tupled_inputs = _as_tuple(inputs)
-    if grad_outputs is None:
-        generator = np.random.default_rng(_GRAD_OUTPUTS_SEED)
-        outputs = _differentiable_outputs(
-            _check_func_outputs(_as_tuple(func(*tupled_inputs)))
-        )
-        tupled_grad_outputs = tuple(
-            _random_grad_output(o, generator, gen_non_contig_grad_outputs)
-            for o in outputs
-        )
-    else:
-        tupled_grad_outputs = _as_tuple(grad_outputs)
-    num_outputs = len(tupled_grad_outputs)
+    return tuple(_random_grad_output(o, generator, non_contiguous) for o in outputs)
+
+
+def _first_derivatives(
+    func: Callable[..., _TensorOrTensors],
+    tupled_inputs: tuple[Any, ...],
+    num_outputs: int,
+) -> Callable[..., tuple[Tensor, ...]]:
+    """``(*inputs, *grad_outputs) -> grad(func(*inputs), inputs, grad_outputs,
+    create_graph=True)``: the function whose gradients gradgradcheck checks."""
     diff_input_indices = {
         i for i, x in enumerate(tupled_inputs) if _is_tensor(x) and x.requires_grad
     }
@@ -318,19 +382,4 @@ def gradgradcheck(
         )
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(
-        first_derivatives,
-        tupled_inputs + tupled_grad_outputs,
-        eps=eps,
-        atol=atol,
-        rtol=rtol,
-        raise_exception=raise_exception,
-        nondet_tol=nondet_tol,
-        check_undefined_grad=check_undefined_grad,
-        check_grad_dtypes=check_grad_dtypes,
-        check_batched_grad=check_batched_grad,
-        check_forward_ad=check_fwd_over_rev,
-        check_backward_ad=check_rev_over_rev,
-        fast_mode=fast_mode,
-        masked=masked,
-    )
+    return first_derivatives
