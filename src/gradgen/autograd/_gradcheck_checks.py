@@ -26,6 +26,7 @@ from ._gradcheck_inputs import (
 )
 from ._gradcheck_jacobians import (
     _analytical_rows,
+    _Differences,
     _central_differences,
     _imag_part,
     _numerical_jacobian,
@@ -116,16 +117,7 @@ def _check_jacobians(
     )
     outputs = [o for o in float_outputs if o.requires_grad]
     if not outputs:
-        # Nothing is differentiable: every numerical Jacobian must be zero.
-        for _, part, _ in passes:
-            for diffs, x in zip(differences, diff_inputs):
-                for k, ref in enumerate(reference):
-                    keep = part if ref.dtype.kind == "c" else _real_part
-                    jacobian = _numerical_jacobian(diffs, k, x._data.dtype, eps, keep)
-                    if np.count_nonzero(jacobian):
-                        raise GradcheckError(
-                            "Numerical gradient for function expected to be zero"
-                        )
+        _check_zero_jacobians(passes, differences, diff_inputs, reference, eps)
         return
     positions = [i for i, o in enumerate(float_outputs) if o.requires_grad]
     for part_name, part, unit in passes:
@@ -155,6 +147,25 @@ def _check_jacobians(
                 )
                 if not _allclose(a, n, rtol, atol):
                     raise GradcheckError(_mismatch_message(a, n, i, j, prefix))
+
+
+def _check_zero_jacobians(
+    passes: list[tuple[str, Callable[[np.ndarray], np.ndarray], complex]],
+    differences: list[_Differences],
+    diff_inputs: list[Tensor],
+    reference: list[np.ndarray],
+    eps: float,
+) -> None:
+    """Nothing is differentiable: every numerical Jacobian must be zero."""
+    for _, part, _ in passes:
+        for diffs, x in zip(differences, diff_inputs):
+            for k, ref in enumerate(reference):
+                keep = part if ref.dtype.kind == "c" else _real_part
+                jacobian = _numerical_jacobian(diffs, k, x._data.dtype, eps, keep)
+                if np.count_nonzero(jacobian):
+                    raise GradcheckError(
+                        "Numerical gradient for function expected to be zero"
+                    )
 
 
 def _check_forward_jacobians(
