@@ -3,13 +3,16 @@ derivatives.yaml.
 
 The stages, each a module with one job:
     schema.py       parse_schema(): PyTorch's schema grammar as frozen dataclasses
+                    (+ schema_types.py, schema_defaults.py, schema_arguments.py)
     yaml_loader.py  safe YAML with line numbers and duplicate-key errors
     allowed.py      the explicit lists of what expressions and formulas may call
     expressions.py  parse and check expressions with `ast`; kernel (`numpy:`) expressions
     formulas.py     check derivative formulas; what the Backward node must save
+                    (backward_formulas.py, forward_formulas.py: one kind each)
     kernels_module.py  a user's own kernels module (--kernels): its __all__, read with ast
-    load.py         validate both files and join them into the Model (model.py)
-    ir.py           every string the templates print
+    load.py         validate both files and join them into the Model (model.py);
+                    one entry read by native_entries.py / derivative_entries.py
+    ir.py           every string the templates print (one ir_*.py builder per file)
     stubs.py        the type stubs (.pyi) of the generated operators and methods
     literals.py     input text as Python: repr() literals, docstrings, comments, names
     emit.py         render the jinja2 templates, black (with a checked cache)

@@ -12,13 +12,8 @@ import enum
 from dataclasses import dataclass
 
 from .errors import Location
-from .formulas import (
-    AnalysedFormula,
-    AnalysedForward,
-    SavedAttribute,
-    SavedKind,
-    python_identifier,
-)
+from .formulas import AnalysedFormula, SavedAttribute, SavedKind
+from .forward_formulas import AnalysedForward
 from .kernels_module import KernelsModule
 from .schema import Argument, FunctionSchema
 
@@ -151,9 +146,6 @@ class DifferentiabilityInfo:
             return (True,) + (False,) * (count - 1)
         return (True,) * count
 
-    def python_local(self, name: str) -> str:
-        return python_identifier(name)
-
 
 @dataclass(frozen=True)
 class Model:
@@ -167,6 +159,3 @@ class Model:
     def user_names(self) -> frozenset[str]:
         """The names the user's kernels module lends to expressions and formulas."""
         return self.kernels.names if self.kernels is not None else frozenset()
-
-    def info_for(self, function: NativeFunction) -> DifferentiabilityInfo | None:
-        return next((i for i in self.infos if i.function is function), None)

@@ -157,10 +157,6 @@ class GeneratedNames:
             name, frozenset()
         )
 
-    @property
-    def all_in_functions(self) -> frozenset[str]:
-        return frozenset().union(*self.in_functions.values())
-
 
 class _Collector(ast.NodeVisitor):
     """The names one function reads and binds, annotations left out."""
@@ -411,20 +407,7 @@ def check_operator_names(
     from .formulas import python_identifier
 
     names = generated_names()
-    identifier = function.identifier
-    derived: list[tuple[str, list[str]]] = []
-    if function.composite is None:  # a kernel: functions named after the operator
-        derived += [
-            (identifier, _OPERATOR_FILES),
-            (f"numpy_{identifier}", ["kernels.py"]),
-            (f"{identifier}_return", ["kernels.py"]),
-        ]
-    if has_function:
-        derived.append((function.python_name, _FUNCTION_FILES))
-    if has_method:
-        derived.append((function.python_name, _METHOD_FILES))
-        derived.append((f"_{function.python_name}_overloads", _METHOD_FILES))
-    for name, files in derived:
+    for name, files in _derived_names(function, has_method, has_function):
         file_name = _where(name, files)
         if file_name is not None:
             raise CodegenError(
@@ -464,6 +447,27 @@ def check_operator_names(
                 f"return name '{output.name}' is reserved: "
                 f"{_reason(output.name, file_name)}"
             )
+
+
+def _derived_names(
+    function: NativeFunction, has_method: bool, has_function: bool
+) -> list[tuple[str, list[str]]]:
+    """The module-level names generated code defines after the operator, each with
+    the generated files that define it."""
+    identifier = function.identifier
+    derived: list[tuple[str, list[str]]] = []
+    if function.composite is None:  # a kernel: functions named after the operator
+        derived += [
+            (identifier, _OPERATOR_FILES),
+            (f"numpy_{identifier}", ["kernels.py"]),
+            (f"{identifier}_return", ["kernels.py"]),
+        ]
+    if has_function:
+        derived.append((function.python_name, _FUNCTION_FILES))
+    if has_method:
+        derived.append((function.python_name, _METHOD_FILES))
+        derived.append((f"_{function.python_name}_overloads", _METHOD_FILES))
+    return derived
 
 
 def check_backward_names(function: NativeFunction) -> None:

@@ -6,12 +6,8 @@ import re
 from pathlib import Path
 
 from gradgen import helpers
-from gradgen.codegen.formulas import (
-    METADATA_SUGAR,
-    SCALAR_METHODS,
-    HAND_WRITTEN_METHODS,
-    TENSOR_QUERY_METHODS,
-)
+from gradgen.codegen.allowed import HAND_WRITTEN_METHODS, TENSOR_QUERY_METHODS
+from gradgen.codegen.formulas import METADATA_SUGAR, SCALAR_METHODS
 from gradgen.codegen.load import exported_names
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -38,7 +38,8 @@ from gradgen.codegen.expressions import (
     expression_depth,
     parse_expression,
 )
-from gradgen.codegen.formulas import FormulaNames, _BackwardRewriter, AnalysedFormula
+from gradgen.codegen.backward_formulas import _BackwardRewriter
+from gradgen.codegen.formulas import FormulaNames, AnalysedFormula
 
 # PyTorch's text (tools/autograd/load_derivatives.py, postprocess_forward_derivatives;
 # torchgen's wheel does not ship tools/autograd, so it cannot be checked live).

@@ -35,7 +35,7 @@ from gradgen.codegen.allowed import (
     VALUE_METHOD_FAMILIES,
     VALUE_METHODS,
 )
-from gradgen.codegen.formulas import check_kernel_expression
+from gradgen.codegen.expressions import check_kernel_expression
 
 ROOT = Path(__file__).resolve().parent.parent
 CANARY = "CANARY"

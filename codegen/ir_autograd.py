@@ -1,0 +1,149 @@
+"""The autograd kernel of an operator as variable_type.py prints it: the guard, what
+the Backward node saves, the outputs it records (`AutogradIR`), or the error of an
+operator without a derivative.
+"""
+
+from __future__ import annotations
+
+from .formulas import SavedAttribute, SavedKind, python_identifier
+from .model import DifferentiabilityInfo, NativeFunction
+from .ir_views import (
+    AutogradIR,
+    SaveStatement,
+    _is_inplace,
+    _is_optional,
+    _is_tensor_list,
+    _returns_list,
+)
+
+
+def _guard_for(
+    attribute: SavedAttribute, info: DifferentiabilityInfo, edge_index: dict[str, int]
+) -> str | None:
+    """Save a tensor only if the one formula that uses it will run (PyTorch's guard)."""
+    if attribute.kind is not SavedKind.TENSOR or len(info.args_with_derivatives) < 2:
+        return None
+    users = [
+        d
+        for d in info.derivatives
+        if any(s.name == attribute.name for s in d.formula.saved)
+    ]
+    if (
+        len(users) != 1
+        or len(users[0].var_names) != 1
+        or "backward" in info.function.name
+    ):
+        return None
+    return f"grad_fn.should_compute_output({edge_index[users[0].var_names[0]]})"
+
+
+def _output_expressions(
+    function: NativeFunction, info_outputs: tuple[str, ...]
+) -> dict[str, str]:
+    """How the wrapper refers to each output: `result`, `result[i]`, or for an
+    in-place operator `self` under the functional operator's output names."""
+    if _is_inplace(function):
+        return {name: "self" for name in info_outputs}
+    names = function.output_names
+    if len(names) == 1:
+        return {names[0]: "result"}
+    return {name: f"result[{i}]" for i, name in enumerate(names)}
+
+
+def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
+    function = info.function
+    edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
+    outputs = _output_expressions(function, _formula_outputs(info))
+    inplace = _is_inplace(function)
+    input_saves: list[SaveStatement] = []
+    output_saves: list[SaveStatement] = []
+    for name in info.args_with_derivatives:
+        if _is_tensor_list(function, name):
+            # How many edges the list took: the node needs it to find each input's range.
+            identifier = python_identifier(name)
+            input_saves.append(
+                SaveStatement(f"grad_fn.{name}_size_", f"len({identifier})", None)
+            )
+    for attribute in info.saved:
+        source = python_identifier(attribute.source)
+        if (
+            attribute.kind is SavedKind.TENSOR
+            and inplace
+            and attribute.source == "self"
+        ):
+            # The formula means self before the kernel overwrote it (original_self).
+            value = "SavedVariable(self.clone(), False)"
+        elif attribute.kind is SavedKind.TENSOR and _is_optional(
+            function, attribute.source
+        ):
+            value = f"None if {source} is None else SavedVariable({source}, False)"
+        elif attribute.kind is SavedKind.TENSOR:
+            value = f"SavedVariable({source}, False)"
+        elif attribute.kind is SavedKind.TENSOR_LIST:
+            value = f"SavedVariableList({source})"
+        elif attribute.kind is SavedKind.OUTPUT:
+            value = f"SavedVariable({outputs[attribute.source]}, True)"
+        else:
+            value = attribute.save_expression
+        statement = SaveStatement(
+            f"grad_fn.{attribute.name}", value, _guard_for(attribute, info, edge_index)
+        )
+        (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(
+            statement
+        )
+    histories = tuple(
+        expression
+        for (name, expression), differentiable in zip(
+            outputs.items(), info.differentiable_outputs
+        )
+        if differentiable
+    )
+    return AutogradIR(
+        node_class=f"functions.{info.op}",
+        node_constructor=f"functions.{info.op}()",
+        differentiable_inputs=", ".join(
+            ("*" if _is_tensor_list(function, n) else "") + python_identifier(n)
+            for n in info.args_with_derivatives
+        ),
+        input_saves=tuple(input_saves),
+        output_histories=histories,
+        output_saves=tuple(output_saves),
+        list_output=_returns_list(function),
+    )
+
+
+def _formula_outputs(info: DifferentiabilityInfo) -> tuple[str, ...]:
+    """The output names the formulas use (the functional operator's, for in-place)."""
+    names = {
+        a.source
+        for d in info.derivatives
+        for a in d.formula.saved
+        if a.kind is SavedKind.OUTPUT
+    }
+    return tuple(sorted(names)) or info.function.output_names
+
+
+def _not_implemented_ir(function: NativeFunction) -> AutogradIR | None:
+    """An operator with no derivatives.yaml entry records a node that refuses backward."""
+    inputs = [
+        python_identifier(a.name)
+        for a in function.arguments
+        if a.type.is_tensor_like() and a.type.is_list_like() is None
+    ]
+    outputs = _output_expressions(function, function.output_names)
+    histories = tuple(
+        outputs[n]
+        for n, r in zip(function.output_names, function.schema.returns)
+        if r.type.is_tensor_like() and r.type.is_list_like() is None
+    )
+    if not inputs or not histories:
+        return None
+    return AutogradIR(
+        node_class="NotImplementedBackward",
+        node_constructor=f"NotImplementedBackward({function.schema.name.name.base!r})",
+        differentiable_inputs=", ".join(inputs),
+        input_saves=(),
+        output_histories=histories,
+        output_saves=(),
+        history_function="set_history_if_differentiable",
+    )

@@ -1,0 +1,221 @@
+"""The public functions and Tensor methods as ops.py and tensor_methods.py print them:
+each operator's Python signature, and the overloads of one name grouped into one
+binding that picks its schema from the arguments (`BindingIR`, `OverloadedIR`).
+"""
+
+from __future__ import annotations
+
+from .formulas import python_identifier
+from .model import NativeFunction
+from .schema import Argument, BaseTy, default_to_python
+from .types import python_type
+from .ir_views import BindingIR, OverloadedIR, _is_int_list
+
+
+def _binding(function: NativeFunction, method: bool) -> BindingIR:
+    """The public function (`gradgen.NAME`) or method (`tensor.NAME`) of an operator."""
+    positional = list(function.schema.arguments.positional)
+    kwarg_only = list(function.schema.arguments.kwarg_only) + list(
+        function.schema.arguments.out
+    )
+    if method:
+        positional = [a for a in positional if a.name != "self"]
+    # `t.permute(2, 0, 1)` and `t.permute((2, 0, 1))`: a method whose only positional
+    # argument is an int list takes it as varargs too, as PyTorch's methods do.
+    varargs = method and len(positional) == 1 and _is_int_list(positional[0])
+    conversions, call_names = _conversions(function, method, positional, varargs)
+    params = _binding_params(positional, kwarg_only, method, varargs)
+    if function.composite is not None:
+        target = f"composites.{function.composite}"
+    else:
+        target = f"operators.{function.identifier}.call"
+    call = f"{target}({', '.join(call_names)})"
+    return BindingIR(
+        function.python_name,
+        ", ".join(params),
+        tuple(conversions),
+        call,
+        str(function.schema),
+        target,
+        _overload_text(function, method),
+        _overload_params(function, method),
+    )
+
+
+def _conversions(
+    function: NativeFunction, method: bool, positional: list[Argument], varargs: bool
+) -> tuple[list[str], list[str]]:
+    """The statements that convert the binding's arguments (a number or list to a
+    tensor, an int list, a dtype), and the names the binding calls the operator with."""
+    op = function.python_name
+    conversions: list[str] = []
+    call_names: list[str] = []
+    position = 1 if method else 0
+    for argument in function.arguments:
+        name = python_identifier(argument.name)
+        public = "input" if (argument.name == "self" and not method) else name
+        if argument.name == "self" and method:
+            call_names.append("self")
+            continue
+        position += 1
+        if argument.type.is_tensor_like() and argument.type.is_list_like() is None:
+            allow = "False" if public == "input" else "True"
+            conversion = (
+                f"tensor_argument({public}, {op!r}, {public!r}, {position}, {allow})"
+            )
+            if argument.type.is_nullable():
+                conversion = f"None if {public} is None else {conversion}"
+            conversions.append(f"{public} = {conversion}")
+        elif argument.type.is_tensor_like():  # Tensor[] or Tensor?[]
+            allow_none = ", True" if argument.type.is_nullable() else ""
+            conversions.append(
+                f"{public} = tensor_list_argument({public}, {op!r}, {public!r}, {position}{allow_none})"
+            )
+        elif _is_int_list(argument):
+            if varargs and argument in positional:
+                conversions.append(
+                    f"{public} = int_list_varargs({public}, {op!r}, {public!r})"
+                )
+            else:
+                conversion = f"int_list_argument({public}, {op!r}, {public!r})"
+                if argument.type.is_nullable():  # SymInt[]? bias_sizes
+                    conversion = f"None if {public} is None else {conversion}"
+                conversions.append(f"{public} = {conversion}")
+        elif argument.type.is_base_ty_like(BaseTy.ScalarType):
+            conversions.append(f"{public} = dtype_argument({public})")
+        call_names.append(public)
+    return conversions, call_names
+
+
+def _binding_params(
+    positional: list[Argument],
+    kwarg_only: list[Argument],
+    method: bool,
+    varargs: bool,
+) -> list[str]:
+    """The binding's parameters, annotated: `self: Tensor` for a method, the
+    positional ones (`*size` for varargs), then `*` and the keyword-only ones."""
+    params: list[str] = []
+    for argument in positional:
+        name = "input" if argument.name == "self" else python_identifier(argument.name)
+        accepts = argument.name != "self"
+        if varargs and argument is positional[0]:
+            params.append(f"*{name}: int | Sequence[int]")
+            continue
+        params.append(_parameter(name, argument, accepts))
+    if method:
+        params.insert(0, "self: Tensor")
+    if kwarg_only:
+        if not (varargs and positional):
+            params.append("*")
+        params.extend(
+            _parameter(python_identifier(a.name), a, True) for a in kwarg_only
+        )
+    return params
+
+
+def _param_kind(argument: Argument) -> str:
+    """The family of an argument's type, as `gradgen.overloads.Param` checks it."""
+    type_ = argument.type
+    optional = "?" if type_.is_nullable() else ""
+    listed = type_.is_list_like()
+    if listed is not None:
+        if listed.elem.is_base_ty_like(BaseTy.Tensor):
+            return "Tensor[]"
+        if _is_int_list(argument):
+            return "int[]" + optional
+        return "any"
+    for base, kind in (
+        (BaseTy.Tensor, "Tensor"),
+        (BaseTy.Scalar, "Scalar"),
+        (BaseTy.int, "int"),
+        (BaseTy.SymInt, "int"),
+        (BaseTy.float, "float"),
+        (BaseTy.bool, "bool"),
+        (BaseTy.str, "str"),
+        (BaseTy.ScalarType, "ScalarType"),
+    ):
+        if type_.is_base_ty_like(base):
+            return kind + optional
+    return "any"
+
+
+def _public_arguments(
+    function: NativeFunction, method: bool
+) -> list[tuple[str, Argument, bool]]:
+    """(public name, argument, keyword-only) in schema order; `self` is `input` in
+    functions."""
+    kwarg_only = {a.name for a in function.schema.arguments.kwarg_only} | {
+        a.name for a in function.schema.arguments.out
+    }
+    result = []
+    for argument in function.arguments:
+        name = python_identifier(argument.name)
+        if argument.name == "self" and not method:
+            name = "input"
+        result.append((name, argument, argument.name in kwarg_only))
+    return result
+
+
+def _overload_params(function: NativeFunction, method: bool) -> tuple[str, ...]:
+    params = []
+    for name, argument, keyword_only in _public_arguments(function, method):
+        fields = [repr(name), repr(_param_kind(argument))]
+        if keyword_only:
+            fields.append("keyword_only=True")
+        if argument.default is not None:
+            fields.append("has_default=True")
+            fields.append(f"default={_converted_default(argument)}")
+        params.append(f"Param({', '.join(fields)})")
+    return tuple(params)
+
+
+def _converted_default(argument: Argument) -> str:
+    """A default as the operator receives it (dtype names become gradgen dtypes)."""
+    assert argument.default is not None  # called only for arguments with a default
+    text = default_to_python(argument.default, argument.type)
+    if argument.type.is_base_ty_like(BaseTy.ScalarType) and text != "None":
+        return f"as_dtype({text})"
+    return text
+
+
+def _overload_text(function: NativeFunction, method: bool) -> str:
+    parts = []
+    star = False
+    for name, argument, keyword_only in _public_arguments(function, method):
+        if method and argument.name == "self":
+            continue
+        if keyword_only and not star:
+            parts.append("*")
+            star = True
+        kind = _param_kind(argument)
+        if kind in ("Scalar", "Scalar?"):
+            kind = kind.replace("Scalar", "Number")
+        text = f"{kind} {name}"
+        if argument.default is not None:
+            text += f"={argument.default}"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def _parameter(name: str, argument: Argument, accepts_numbers: bool) -> str:
+    text = f"{name}: {python_type(argument, accepts_numbers)}"
+    if argument.default is not None:
+        text += f" = {default_to_python(argument.default, argument.type)}"
+    return text
+
+
+def _group(
+    bindings: list[BindingIR],
+) -> tuple[tuple[BindingIR, ...], tuple[OverloadedIR, ...]]:
+    """Split bindings into single-overload names and names with several overloads."""
+    by_name: dict[str, list[BindingIR]] = {}
+    for binding in bindings:
+        by_name.setdefault(binding.python_name, []).append(binding)
+    single = tuple(group[0] for group in by_name.values() if len(group) == 1)
+    several = tuple(
+        OverloadedIR(name, tuple(group))
+        for name, group in by_name.items()
+        if len(group) > 1
+    )
+    return single, several

@@ -1,0 +1,130 @@
+"""The numpy kernel of an operator as kernels.py prints it: its parameters, the
+unwrapping of tensor arguments and the body around the checked `numpy:` expression.
+"""
+
+from __future__ import annotations
+
+from .formulas import names_used, python_identifier
+from .model import INPLACE_OUT, NativeFunction
+from .schema import BaseTy, BaseType, ListType, OptionalType, Type
+from .types import python_type
+from .ir_views import _is_inplace, _is_tensor_list, return_type_name
+
+
+def _kernel_parameters(function: NativeFunction) -> tuple[str, str]:
+    names = [python_identifier(a.name) for a in function.arguments]
+    annotated = [
+        f"{python_identifier(a.name)}: {python_type(a)}" for a in function.arguments
+    ]
+    return ", ".join(annotated), ", ".join(names)
+
+
+def _tensor_unwraps(function: NativeFunction) -> tuple[str, ...]:
+    # An in-place kernel keeps the Tensor it writes into before `self` becomes an array
+    # (and names that tensor's memory `out` when its expression computes into it).
+    lines = ["self_tensor = self"] if _is_inplace(function) else []
+    if (
+        lines
+        and function.numpy is not None
+        and INPLACE_OUT in names_used(function.numpy)
+    ):
+        lines.append(f"{INPLACE_OUT} = self._data")
+    promoted = set(function.type_promotion)
+    for argument in function.arguments:
+        name = python_identifier(argument.name)
+        if not argument.type.is_tensor_like():
+            continue
+        if argument.type.is_list_like() is not None and argument.name in promoted:
+            lines.append(f"{name} = [promoted_array(t, common_dtype) for t in {name}]")
+        elif argument.type.is_list_like() is not None and argument.type.is_nullable():
+            lines.append(f"{name} = [None if t is None else t._data for t in {name}]")
+        elif argument.type.is_list_like() is not None:
+            lines.append(f"{name} = [t._data for t in {name}]")
+        elif argument.name in promoted:
+            lines.append(f"{name} = promoted_array({name}, common_dtype)")
+        elif argument.type.is_nullable():
+            lines.append(f"{name} = None if {name} is None else {name}._data")
+        else:
+            lines.append(f"{name} = {name}._data")
+    return tuple(lines)
+
+
+def _kernel_body(function: NativeFunction) -> tuple[str, ...]:
+    """Evaluate the numpy expression and wrap what it returns as the schema says."""
+    assert function.numpy is not None
+    returns = function.schema.returns
+    dtype = ", common_dtype" if function.type_promotion else ""
+    if _is_inplace(function):
+        return (f"return copy_into(self_tensor, {function.numpy})",)
+    if not returns:
+        return (function.numpy, "return None")
+    if len(returns) == 1:
+        type_ = returns[0].type
+        if type_.is_tensor_like() and type_.is_list_like() is not None:
+            return (f"return [wrap_result(r{dtype}) for r in {function.numpy}]",)
+        promoted = [
+            python_identifier(n)
+            for n in function.type_promotion
+            if not _is_tensor_list(function, n)
+        ]
+        if type_.is_tensor_like() and len(promoted) > 1:
+            # Elementwise over several tensors: numpy's broadcasting error in PyTorch's words.
+            return (
+                "try:",
+                f"    return wrap_result({function.numpy}{dtype})",
+                "except ValueError as error:",
+                f"    raise broadcast_error(error, {', '.join(promoted)}) from None",
+            )
+        if type_.is_tensor_like():
+            return (f"return wrap_result({function.numpy}{dtype})",)
+        if _python_value("value", type_) != "value":
+            return (
+                f"value = {function.numpy}",
+                f"return {_python_value('value', type_)}",
+            )
+        return (f"return {function.numpy}",)
+    names = [python_identifier(n) for n in function.output_names]
+    wrapped = [
+        (
+            f"wrap_result({name})"
+            if r.type.is_tensor_like()
+            else _python_value(name, r.type)
+        )
+        for name, r in zip(names, returns)
+    ]
+    if all(r.name for r in returns):
+        # Named returns come back as a named tuple, as torch.return_types do.
+        return (
+            f"{', '.join(names)} = {function.numpy}",
+            f"return {return_type_name(function)}({', '.join(wrapped)})",
+        )
+    return (f"{', '.join(names)} = {function.numpy}", f"return {', '.join(wrapped)}")
+
+
+# The Python type PyTorch returns for a scalar return type (numpy's int64 is an int).
+_PYTHON_SCALARS = {
+    BaseTy.int: "int",
+    BaseTy.SymInt: "int",
+    BaseTy.float: "float",
+    BaseTy.bool: "bool",
+}
+
+
+def _python_value(name: str, type_: Type) -> str:
+    """The value of the variable `name`, a kernel's result for a non-Tensor return of
+    type `type_`, as PyTorch returns it: `-> int` gives a Python int, not numpy.int64
+    (`-> Scalar` a Python number, `-> int[]` a list of ints, `-> int?` an int or None).
+    """
+    if isinstance(type_, BaseType):
+        if type_.name in _PYTHON_SCALARS:
+            return f"{_PYTHON_SCALARS[type_.name]}({name})"
+        if type_.name is BaseTy.Scalar:
+            return f"np.asarray({name}).item()"
+        return name
+    if isinstance(type_, OptionalType):
+        inner = _python_value(name, type_.elem)
+        return name if inner == name else f"None if {name} is None else {inner}"
+    if isinstance(type_, ListType):
+        inner = _python_value("element", type_.elem)
+        return name if inner == "element" else f"[{inner} for element in {name}]"
+    return name

@@ -1,0 +1,220 @@
+"""The frozen views the templates read (one dataclass per thing a template prints:
+an operator, its autograd kernel, its forward AD, a Backward node, a binding), and
+the small questions about schemas that the builders in ir_*.py share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .model import NativeFunction
+from .schema import Argument, BaseTy, SchemaKind
+
+# -- the operator's kernels ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SaveStatement:
+    """One line of the wrapper's save block, optionally guarded."""
+
+    target: str  # e.g. "grad_fn.self_"
+    value: str  # e.g. "SavedVariable(self, False)"
+    guard: str | None  # e.g. "grad_fn.should_compute_output(1)"
+
+
+@dataclass(frozen=True)
+class AutogradIR:
+    """What the VariableType wrapper of a differentiable operator does."""
+
+    node_class: str  # the annotation of grad_fn
+    node_constructor: str  # e.g. "functions.AddBackward0()"
+    differentiable_inputs: str  # "self, other" ("*tensors" for a Tensor[] input)
+    input_saves: tuple[SaveStatement, ...]
+    output_histories: tuple[str, ...]  # expressions of the outputs that get history
+    output_saves: tuple[SaveStatement, ...]
+    list_output: bool = False  # one Tensor[] output: every element gets history
+    # set_history, or for a NotImplemented node the variant that leaves integral and
+    # bool outputs alone (they never require grad).
+    history_function: str = "set_history"
+
+
+@dataclass(frozen=True)
+class ForwardIR:
+    """One generated JVP function (from a `result:` formula) and how the wrapper calls it."""
+
+    function_name: str  # e.g. "add_Tensor_jvp", in functions.py
+    formula: str  # as written in derivatives.yaml (text for the docstring filter)
+    parameters: str  # "self_p: Tensor, self_t: Tensor, ..., result: Tensor"
+    expression: str
+    call_arguments: str  # in the wrapper: "self, tangent_or_zeros(self), ..., result"
+    output: str  # the output it sets the tangent of: "result", "result[1]", "self"
+    list_output: bool  # the output is a Tensor[]: one tangent per element
+
+
+@dataclass(frozen=True)
+class ForwardADIR:
+    """What an operator's wrapper does when an input has a tangent."""
+
+    condition: str  # "self._fw_grad is not None or other._fw_grad is not None"
+    jvps: tuple[ForwardIR, ...]  # empty: forward AD is not implemented for it
+    keeps_original_self: bool  # in-place and a formula reads self_p
+
+
+@dataclass(frozen=True)
+class OperatorIR:
+    name: str  # "add.Tensor"
+    identifier: str  # "add_Tensor"
+    schema: str
+    parameters: str  # "self: Tensor, other: Tensor, alpha: Number"
+    arguments: str  # "self, other, alpha"
+    is_view: bool
+    is_inplace: bool  # writes into `self` and returns it (`add_`)
+    returns_list: bool  # one Tensor[] output (split, unbind, ...)
+    # backend kernel
+    promoted: str  # "self, other" ("" when the expression decides the dtype)
+    integer_to_float: bool  # an integral common dtype becomes the default float dtype
+    tensor_unwraps: tuple[str, ...]  # lines turning Tensor arguments into arrays
+    kernel_body: tuple[str, ...]  # lines computing and returning the result
+    # autograd
+    autograd: AutogradIR | None
+    forward_ad: ForwardADIR | None
+    no_requires_grad_checks: tuple[str, ...]  # argument names
+
+
+# -- the public bindings ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BindingIR:
+    """A public function or Tensor method."""
+
+    python_name: str
+    signature: str  # "input: Tensor, other: Tensor | Number, *, alpha: Number = 1"
+    conversions: tuple[str, ...]  # lines run before the call
+    call: str  # "operators.add_Tensor.call(input, other, alpha)"
+    schema: str
+    target: str  # what the call calls: "operators.add_Tensor.call"
+    overload_text: str  # the signature as errors show it: "Tensor input, Scalar other"
+    overload_params: tuple[str, ...]  # Param(...) constructors, in schema order
+
+
+@dataclass(frozen=True)
+class OverloadedIR:
+    """A public name with several overloads, resolved at call time by argument types."""
+
+    python_name: str
+    overloads: tuple[BindingIR, ...]
+
+    @property
+    def doc(self) -> str:
+        """The method's docstring text: its schemas."""
+        return " or ".join(f"``{overload.schema}``" for overload in self.overloads)
+
+
+# -- Backward nodes ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FormulaIR:
+    """One formula block of a node's functional apply."""
+
+    indices: tuple[int, ...]  # edge indices of the formula's inputs
+    var_names: str  # "self" or "self, other", text for the comment filter
+    expression: str
+    wrap_any_grad_defined: bool
+    # A one-input formula that reads grad_input_mask gets it defined, (needs_input_grad[i],)
+    # (a formula of several inputs always has it).
+    uses_grad_input_mask: bool = False
+
+
+@dataclass(frozen=True)
+class BackwardIR:
+    class_name: str
+    function_name: str  # the functional apply, e.g. "sub_backward0_apply"
+    schema: str
+    # The docstring's lines (text for the docstring filter): the schema, then each
+    # formula as written in the YAML, "self: handle_r_to_c(...)".
+    doc_lines: tuple[str, ...]
+    slots: tuple[str, ...]
+    saved_variable_slots: tuple[str, ...]
+    getters: tuple[tuple[str, str, str], ...]  # (property name, expression, type)
+    num_inputs: int
+    apply_arguments: tuple[tuple[str, str], ...]  # (parameter, expression in apply)
+    parameters: str  # of the functional apply
+    uses_grad: bool
+    uses_retain_variables: bool  # a formula reads `retain_variables`
+    input_sizes: tuple[str, ...]  # edges per input: "1", or "self.tensors_size_"
+    formulas: tuple[FormulaIR, ...] = field(default_factory=tuple)
+
+    @property
+    def has_list_inputs(self) -> bool:
+        return any(size != "1" for size in self.input_sizes)
+
+
+@dataclass(frozen=True)
+class ReturnTypeIR:
+    """A named tuple for an operator whose returns are named."""
+
+    name: str  # the Python class, e.g. "max_dim_return"
+    display: str  # its __name__ as PyTorch prints it, e.g. "max"
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PackageIR:
+    operators: tuple[OperatorIR, ...]
+    backward_nodes: tuple[BackwardIR, ...]
+    functions: tuple[BindingIR, ...]
+    methods: tuple[BindingIR, ...]
+    overloaded_functions: tuple[OverloadedIR, ...]
+    overloaded_methods: tuple[OverloadedIR, ...]
+    return_types: tuple[ReturnTypeIR, ...]
+    kernel_helpers: tuple[str, ...]
+    formula_helpers: tuple[str, ...]
+    formula_functions: tuple[str, ...]
+    # The user's kernels module, imported by name in kernels.py and functions.py.
+    user_module: str | None = None
+
+    @property
+    def jvps(self) -> tuple[ForwardIR, ...]:
+        seen: dict[str, ForwardIR] = {}
+        for operator in self.operators:
+            if operator.forward_ad is not None:
+                for jvp in operator.forward_ad.jvps:
+                    seen.setdefault(jvp.function_name, jvp)
+        return tuple(seen.values())
+
+
+# -- questions about schemas that the builders share -----------------------------------
+
+
+def _is_int_list(argument: Argument) -> bool:
+    listed = argument.type.is_list_like()
+    return listed is not None and (
+        listed.elem.is_base_ty_like(BaseTy.int)
+        or listed.elem.is_base_ty_like(BaseTy.SymInt)
+    )
+
+
+def _is_inplace(function: NativeFunction) -> bool:
+    return function.schema.kind() is SchemaKind.inplace
+
+
+def return_type_name(function: NativeFunction) -> str:
+    """The named tuple of an operator with named returns, e.g. `max_dim_return`."""
+    return f"{function.identifier}_return"
+
+
+def _is_optional(function: NativeFunction, name: str) -> bool:
+    argument = function.argument(name)
+    return argument is not None and argument.type.is_nullable()
+
+
+def _is_tensor_list(function: NativeFunction, name: str) -> bool:
+    argument = function.argument(name)
+    return argument is not None and argument.type.is_list_like() is not None
+
+
+def _returns_list(function: NativeFunction) -> bool:
+    returns = function.schema.returns
+    return len(returns) == 1 and returns[0].type.is_list_like() is not None
