@@ -2,9 +2,12 @@
 module per family (shape, elementwise, reduction, indexing, linalg, activation, loss,
 normalization, sparse); the helpers every family uses are in `_common`.
 
-Every helper is written with gradgen operators, never with raw numpy, so a formula
-that calls it is itself differentiable: under ``create_graph=True`` the engine runs
-formulas in grad mode and these calls record their own graph. Each follows the
+Every value a helper computes from a differentiable input is computed with gradgen
+operators, so a formula that calls it is itself differentiable: under
+``create_graph=True`` the engine runs formulas in grad mode and these calls record
+their own graph. numpy appears only for what the derivative treats as a constant:
+shapes and counts, zeros/ones/eye of a size, an eps, a clamp's offset (PyTorch
+clamps in place under no_grad), integer bookkeeping such as bincount. Each follows the
 PyTorch helper of the same name. `__all__` is the list of helper names a formula may
 call; the generator reads it (without importing this package) to validate formulas: a
 new helper goes in its family's module and its `__all__`.
