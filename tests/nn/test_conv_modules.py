@@ -140,6 +140,19 @@ FUNCTIONAL: dict[str, Call] = {
     "adaptive_max_pool3d": Call(
         "adaptive_max_pool3d", (_normal(1, 2, 5, 4, 6),), {"output_size": 2}
     ),
+    "lp_pool1d": Call(
+        "lp_pool1d",
+        (np.abs(_normal(2, 3, 7)) + 0.1,),
+        {"norm_type": 1.5, "kernel_size": 3, "stride": 2},
+    ),
+    "lp_pool2d": Call(
+        "lp_pool2d",
+        (_normal(1, 2, 5, 6),),
+        {"norm_type": 2, "kernel_size": (2, 3), "ceil_mode": True},
+    ),
+    "lp_pool3d": Call(
+        "lp_pool3d", (_normal(1, 2, 4, 4, 4),), {"norm_type": 3, "kernel_size": 2}
+    ),
     "pad-reflect": Call("pad", (_normal(2, 3, 5),), {"pad": (2, 3), "mode": "reflect"}),
     "pad-reflect-2d": Call(
         "pad", (_normal(1, 2, 4, 3),), {"pad": (2, -1, 1, 3), "mode": "reflect"}
@@ -325,6 +338,7 @@ LAYERS: dict[str, Layer] = {
         lambda lib: lib.nn.AdaptiveMaxPool2d((3, None), return_indices=True),
         _normal(1, 2, 7, 4),
     ),
+    "LPPool2d": Layer(lambda lib: lib.nn.LPPool2d(2, 2, stride=1), _normal(1, 2, 4, 5)),
     "AdaptiveMaxPool3d": Layer(
         lambda lib: lib.nn.AdaptiveMaxPool3d((1, 2, 3)), _normal(1, 2, 3, 5, 4)
     ),
@@ -376,6 +390,64 @@ def test_layer_matches_torch(name: str) -> None:
         )
 
 
+UNPOOL = {
+    "1d": (1, _normal(2, 3, 9), {"kernel_size": 3, "stride": 2, "padding": 1}, {}),
+    "2d": (2, _normal(1, 2, 5, 5), {"kernel_size": 2}, {"output_size": (1, 2, 5, 5)}),
+    "3d": (3, _normal(1, 1, 4, 5, 4), {"kernel_size": (2, 3, 2), "stride": 2}, {}),
+}
+
+
+def _unpool(lib: Any, case: str) -> dict[str, Any]:
+    """max_pool with indices, then MaxUnpool (the module) and F.max_unpool back."""
+    dims, data, pool_args, unpool_kwargs = UNPOOL[case]
+    x = lib.tensor(data)
+    pool = getattr(lib.nn, f"MaxPool{dims}d")(**pool_args, return_indices=True)
+    pooled, indices = pool(x)
+    pooled.requires_grad_(True)
+    module = getattr(lib.nn, f"MaxUnpool{dims}d")(**pool_args)
+    output = module(pooled, indices, **unpool_kwargs)
+    functional = getattr(lib.nn.functional, f"max_unpool{dims}d")
+    again = functional(pooled, indices, **pool_args, **unpool_kwargs)
+    (output * lib.tensor(_upstream(tuple(output.shape)))).sum().backward()
+    return {
+        "repr": repr(module),
+        "output": output.detach().numpy(),
+        "functional": again.detach().numpy(),
+        "grad": pooled.grad.numpy(),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(UNPOOL))
+def test_max_unpool_matches_torch(case: str) -> None:
+    ours = _unpool(gradgen, case)
+    theirs = oracle("unpool", lambda torch: _unpool(torch, case))
+    assert ours["repr"] == theirs["repr"]
+    for key in ("output", "functional", "grad"):
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-12, atol=0)
+
+
+def test_max_unpool_errors_match_torch() -> None:
+    data = _normal(1, 1, 4, 4)
+
+    def run(lib: Any) -> list[Any]:
+        pooled, indices = lib.nn.functional.max_pool2d(
+            lib.tensor(data), 2, return_indices=True
+        )
+        unpool = lib.nn.functional.max_unpool2d
+        return [
+            outcome(lambda: unpool(pooled, indices.double(), 2)),
+            outcome(lambda: unpool(pooled, indices[..., :1], 2)),
+            outcome(lambda: unpool(pooled, lib.tensor([[[[3, 40], [9, 11]]]]), 2)),
+            outcome(lambda: unpool(pooled, indices, 2, output_size=(1, 2, 3))),
+            outcome(lambda: unpool(pooled, indices, 2, output_size=(6, 4))),
+        ]
+
+    for ours, theirs in zip(run(gradgen), oracle("errors", run), strict=True):
+        assert isinstance(theirs, Exception)
+        assert type(ours).__name__ == type(theirs).__name__
+        assert str(ours) == str(theirs)
+
+
 def test_repr_matches_torch() -> None:
     def run(lib: Any) -> list[str]:
         nn_ = lib.nn
@@ -409,6 +481,12 @@ def test_repr_matches_torch() -> None:
             nn_.AdaptiveMaxPool1d(3, return_indices=True),
             nn_.AdaptiveMaxPool2d(4),
             nn_.AdaptiveMaxPool3d((2, None, 1)),
+            nn_.LPPool1d(1.5, 2, 1, True),
+            nn_.LPPool2d(2, (2, 3)),
+            nn_.LPPool3d(3, 2, stride=(1, 2, 1)),
+            nn_.MaxUnpool1d(3, 2, 1),
+            nn_.MaxUnpool2d((2, 3)),
+            nn_.MaxUnpool3d(2, padding=(0, 1, 0)),
         ]
         return [repr(m) for m in modules]
 

@@ -72,6 +72,12 @@ from ._functional.pooling import (
     max_pool2d_with_indices,
     max_pool3d,
     max_pool3d_with_indices,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
 )
 from ._reduction import get_enum as _get_enum
 from ._reduction import legacy_get_string as _legacy_get_string
@@ -125,6 +131,12 @@ __all__ = [
     "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d_with_indices",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 

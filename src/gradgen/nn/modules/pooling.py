@@ -1,5 +1,6 @@
-"""torch.nn's pooling layers: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d
-and AdaptiveMaxPool1d/2d/3d, with PyTorch's constructor arguments and repr."""
+"""torch.nn's pooling layers: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d,
+AdaptiveMaxPool1d/2d/3d, LPPool1d/2d/3d and MaxUnpool1d/2d/3d, with PyTorch's
+constructor arguments and repr."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from gradgen.tensor import Tensor
 
 from .. import functional as F
 from .module import Module
-from .utils import _single
+from .utils import _pair, _single, _triple
 
 __all__ = [
     "MaxPool1d",
@@ -25,6 +26,12 @@ __all__ = [
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 IntOrInts = int | Sequence[int]
@@ -246,3 +253,108 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     keeps the input's size."""
 
     _pool = staticmethod(F.adaptive_max_pool3d)
+
+
+class _LPPoolNd(Module):
+    """The p-norm of each window (power-average pooling)."""
+
+    _pool: Callable[..., Tensor]
+
+    def __init__(
+        self,
+        norm_type: float,
+        kernel_size: IntOrInts,
+        stride: IntOrInts | None = None,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._pool(
+            input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling over (N, C, L) or (C, L)."""
+
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling over (N, C, H, W) or (C, H, W)."""
+
+    _pool = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over (N, C, D, H, W) or (C, D, H, W)."""
+
+    _pool = staticmethod(F.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    """The inverse of max pooling: values put back at the indices the pooling
+    returned, zeros elsewhere; the arguments are kept as tuples, as PyTorch's."""
+
+    _tuple: Callable[[Any], tuple[Any, ...]]
+    _unpool: Callable[..., Tensor]
+
+    def __init__(
+        self,
+        kernel_size: IntOrInts,
+        stride: IntOrInts | None = None,
+        padding: IntOrInts = 0,
+    ) -> None:
+        super().__init__()
+        to_tuple = type(self)._tuple
+        self.kernel_size = to_tuple(kernel_size)
+        self.stride = to_tuple(stride if stride is not None else kernel_size)
+        self.padding = to_tuple(padding)
+
+    def forward(
+        self,
+        input: Tensor,
+        indices: Tensor,
+        output_size: Sequence[int] | None = None,
+    ) -> Tensor:
+        return type(self)._unpool(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}"
+        )
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The inverse of MaxPool1d."""
+
+    _tuple = staticmethod(_single)
+    _unpool = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The inverse of MaxPool2d."""
+
+    _tuple = staticmethod(_pair)
+    _unpool = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The inverse of MaxPool3d."""
+
+    _tuple = staticmethod(_triple)
+    _unpool = staticmethod(F.max_unpool3d)
