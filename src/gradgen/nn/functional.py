@@ -36,6 +36,14 @@ from ._functional.activation import (
     tanhshrink,
     threshold,
 )
+from ._functional.conv import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
 from ._functional.distance import _vector_norm, cosine_similarity, pairwise_distance
 from ._functional.margin_loss import (
     cosine_embedding_loss,
@@ -43,6 +51,33 @@ from ._functional.margin_loss import (
     margin_ranking_loss,
     soft_margin_loss,
     triplet_margin_loss,
+)
+from ._functional.padding import pad_by_mode
+from ._functional.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    max_pool1d,
+    max_pool1d_with_indices,
+    max_pool2d,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
 )
 from ._reduction import get_enum as _get_enum
 from ._reduction import legacy_get_string as _legacy_get_string
@@ -72,6 +107,36 @@ __all__ = [
     "margin_ranking_loss",
     "soft_margin_loss",
     "triplet_margin_loss",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 
@@ -521,16 +586,15 @@ def pad(
     input: Tensor, pad: Any, mode: str = "constant", value: float | None = None
 ) -> Tensor:
     """Pad (or, with negative amounts, crop) the last dimensions: `pad` holds (before,
-    after) pairs, last dimension first. Only mode="constant" is implemented."""
+    after) pairs, last dimension first. mode "constant" fills with `value`; "reflect",
+    "replicate" and "circular" read the border from the input (1 to 3 dimensions)."""
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "constant":
         return ops.constant_pad_nd(input, pad, 0.0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    raise NotImplementedError(
-        f"pad: mode='{mode}' is not implemented in gradgen (only mode='constant' is)"
-    )
+    return pad_by_mode(input, pad, mode)
 
 
 def dropout(

@@ -1,5 +1,6 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
-linear, activation, loss, dropout, normalization, sparse, distance, flatten)."""
+linear, activation, loss, dropout, normalization, sparse, distance, flatten,
+conv, pooling)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,34 @@ from .normalization import LayerNorm
 from .sparse import Embedding
 from .distance import CosineSimilarity, PairwiseDistance
 from .flatten import Flatten, Unflatten
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
+from .pooling import (
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 
 # The helpers that optim's zero_grad and the tests reach (private: not in __all__).
 from .module import _overwrite_ as _overwrite_, _reset_grad as _reset_grad
@@ -115,4 +144,28 @@ __all__ = [
     "PairwiseDistance",
     "Flatten",
     "Unflatten",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
