@@ -47,7 +47,7 @@ def batch_norm(
     """Each channel (dimension 1) normalized by the batch statistics (training, which
     also moves the running statistics by `momentum`) or the running ones."""
     if training:
-        _verify_batch_size(input.size())
+        _verify_batch_size(input.shape)
     return ops.batch_norm(
         input, weight, bias, running_mean, running_var, training, momentum, eps, False
     )
@@ -65,7 +65,7 @@ def instance_norm(
 ) -> Tensor:
     """Each channel of each sample normalized over its own spatial elements."""
     if use_input_stats:
-        _verify_spatial_size(input.size())
+        _verify_spatial_size(input.shape)
     return ops.instance_norm(
         input,
         weight,

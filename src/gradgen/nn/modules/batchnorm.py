@@ -110,7 +110,9 @@ class _BatchNorm(_NormBase):
             if self.num_batches_tracked is not None:
                 self.num_batches_tracked.add_(1)
                 if self.momentum is None:  # the cumulative moving average
-                    factor = 1.0 / float(self.num_batches_tracked.item())
+                    steps = self.num_batches_tracked.item()
+                    assert isinstance(steps, int)
+                    factor = 1.0 / steps
         batch_statistics = self.training or (
             self.running_mean is None and self.running_var is None
         )
