@@ -23,6 +23,8 @@ from gradgen.helpers import (
     angle_backward,
     apply_loss_reduction,
     atan2_backward,
+    batch_norm_jvp,
+    batchnorm_double_backward,
     binary_cross_entropy_double_backward,
     binary_cross_entropy_double_backward_grad_output,
     binary_cross_entropy_double_backward_target,
@@ -43,11 +45,15 @@ from gradgen.helpers import (
     evenly_distribute_backward,
     fmap_neg,
     gelu_double_backward,
+    group_norm_invstd_jvp,
+    group_norm_jvp,
+    group_norm_mean_jvp,
     handle_r_to_c,
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
     index_backward,
     infinitely_differentiable_mish_backward,
+    infinitely_differentiable_native_group_norm_backward,
     infinitely_differentiable_silu_backward,
     is_grad_enabled,
     layer_norm_double_backward,
@@ -139,6 +145,7 @@ from .ops import (
     avg_pool2d_backward,
     avg_pool3d,
     avg_pool3d_backward,
+    batch_norm,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -210,6 +217,7 @@ from .ops import (
     gelu,
     gelu_backward,
     ger,
+    group_norm,
     gt,
     hardtanh,
     hardtanh_,
@@ -224,6 +232,7 @@ from .ops import (
     index_put_,
     index_select,
     index_select_backward,
+    instance_norm,
     isfinite,
     isinf,
     isnan,
@@ -277,6 +286,10 @@ from .ops import (
     nan_to_num,
     nan_to_num_,
     narrow,
+    native_batch_norm,
+    native_batch_norm_backward,
+    native_group_norm,
+    native_group_norm_backward,
     native_layer_norm,
     native_layer_norm_backward,
     ne,
@@ -10138,6 +10151,446 @@ def binary_cross_entropy_with_logits_backward0_apply(
     return grad_inputs
 
 
+class NativeBatchNormBackward0(Node):
+    """Backward of ``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask) if grad is not None else (None, None, None)
+    """
+
+    __slots__ = (
+        "eps",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "training",
+        "weight_",
+        "result1_",
+        "result2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.running_mean_: SavedVariable | SavedVariableList | None = None
+        self.running_var_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_batch_norm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            input=unpack_saved(self.input_, self),
+            running_mean=unpack_saved(self.running_mean_, self),
+            running_var=unpack_saved(self.running_var_, self),
+            training=self.training,
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.running_mean_ is not None:
+            self.running_mean_.reset_data()
+        if self.running_var_ is not None:
+            self.running_var_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_running_mean(self) -> Tensor | None:
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _saved_running_var(self) -> Tensor | None:
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _saved_training(self) -> bool:
+        return self.training
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+
+def native_batch_norm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    training: bool,
+    weight: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                training,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class NativeBatchNormBackwardBackward0(Node):
+    """Backward of ``native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)
+    save_invstd: not_implemented("native_batch_norm_backward save_invstd")
+    save_mean: not_implemented("native_batch_norm_backward save_mean")
+    """
+
+    __slots__ = (
+        "eps",
+        "grad_out_",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "save_invstd_",
+        "save_mean_",
+        "train",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_out_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.running_mean_: SavedVariable | SavedVariableList | None = None
+        self.running_var_: SavedVariable | SavedVariableList | None = None
+        self.save_invstd_: SavedVariable | SavedVariableList | None = None
+        self.save_mean_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_batch_norm_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            grad_out=unpack_saved(self.grad_out_, self),
+            input=unpack_saved(self.input_, self),
+            running_mean=unpack_saved(self.running_mean_, self),
+            running_var=unpack_saved(self.running_var_, self),
+            save_invstd=unpack_saved(self.save_invstd_, self),
+            save_mean=unpack_saved(self.save_mean_, self),
+            train=self.train,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_out_ is not None:
+            self.grad_out_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.running_mean_ is not None:
+            self.running_mean_.reset_data()
+        if self.running_var_ is not None:
+            self.running_var_.reset_data()
+        if self.save_invstd_ is not None:
+            self.save_invstd_.reset_data()
+        if self.save_mean_ is not None:
+            self.save_mean_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_grad_out(self) -> Tensor | None:
+        return unpack_saved(self.grad_out_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_running_mean(self) -> Tensor | None:
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _saved_running_var(self) -> Tensor | None:
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _saved_save_invstd(self) -> Tensor | None:
+        return unpack_saved(self.save_invstd_, self)
+
+    @property
+    def _saved_save_mean(self) -> Tensor | None:
+        return unpack_saved(self.save_mean_, self)
+
+    @property
+    def _saved_train(self) -> bool:
+        return self.train
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def native_batch_norm_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    grad_out: Tensor | None,
+    input: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    save_invstd: Tensor | None,
+    save_mean: Tensor | None,
+    train: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 5
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[1] or needs_input_grad[2] or needs_input_grad[0]
+    ):  # input, weight, grad_out
+        grad_input_mask = (
+            needs_input_grad[1],
+            needs_input_grad[2],
+            needs_input_grad[0],
+        )
+        grad_result = batchnorm_double_backward(
+            input,
+            weight,
+            grads[0],
+            grads[1],
+            grads[2],
+            grad_out,
+            running_mean,
+            running_var,
+            train,
+            eps,
+            save_mean,
+            save_invstd,
+            grad_input_mask,
+        )
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[0]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[1]
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[2]
+    if needs_input_grad[4]:  # save_invstd
+        grad_inputs[4] = not_implemented("native_batch_norm_backward save_invstd")
+    if needs_input_grad[3]:  # save_mean
+        grad_inputs[3] = not_implemented("native_batch_norm_backward save_mean")
+    return grad_inputs
+
+
+class NativeGroupNormBackward0(Node):
+    """Backward of ``native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, bias: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask) if is_grad_enabled() or grads[1] is not None or grads[2] is not None else (native_group_norm_backward(grads[0], input, result1, result2, weight, N, C, HxW, group, grad_input_mask) if grads[0] is not None else (None, None, None))
+    """
+
+    __slots__ = (
+        "C",
+        "HxW",
+        "N",
+        "eps",
+        "group",
+        "input_",
+        "weight_",
+        "result1_",
+        "result2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_group_norm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            C=self.C,
+            HxW=self.HxW,
+            N=self.N,
+            eps=self.eps,
+            group=self.group,
+            input=unpack_saved(self.input_, self),
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+
+    @property
+    def _saved_C(self) -> int:
+        return self.C
+
+    @property
+    def _saved_HxW(self) -> int:
+        return self.HxW
+
+    @property
+    def _saved_N(self) -> int:
+        return self.N
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_group(self) -> int:
+        return self.group
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+
+def native_group_norm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    C: int,
+    HxW: int,
+    N: int,
+    eps: float,
+    group: int,
+    input: Tensor | None,
+    weight: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeGroupNormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            infinitely_differentiable_native_group_norm_backward(
+                grads[0],
+                grads[1],
+                grads[2],
+                input,
+                result1,
+                result2,
+                weight,
+                N,
+                C,
+                HxW,
+                group,
+                eps,
+                grad_input_mask,
+            )
+            if is_grad_enabled() or grads[1] is not None or grads[2] is not None
+            else (
+                native_group_norm_backward(
+                    grads[0],
+                    input,
+                    result1,
+                    result2,
+                    weight,
+                    N,
+                    C,
+                    HxW,
+                    group,
+                    grad_input_mask,
+                )
+                if grads[0] is not None
+                else (None, None, None)
+            )
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
 class NativeLayerNormBackward0(Node):
     """Backward of ``native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)``.
 
@@ -13740,6 +14193,101 @@ def binary_cross_entropy_with_logits_jvp(
         ),
         reduction,
     )
+
+
+def native_batch_norm_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean, running_var, result1, result2, training, eps)``."""
+    return batch_norm_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        running_mean,
+        running_var,
+        result1,
+        result2,
+        training,
+        eps,
+    )
+
+
+def native_group_norm_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group)``."""
+    return group_norm_jvp(
+        input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group
+    )
+
+
+def native_group_norm_jvp_result1(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: group_norm_mean_jvp(input_t, result1, group)``."""
+    return group_norm_mean_jvp(input_t, result1, group)
+
+
+def native_group_norm_jvp_result2(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result2: group_norm_invstd_jvp(input_p, input_t, result1, result2, group)``."""
+    return group_norm_invstd_jvp(input_p, input_t, result1, result2, group)
 
 
 def native_layer_norm_jvp_result0(

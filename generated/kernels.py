@@ -97,6 +97,10 @@ from gradgen.numpy_kernels import (
     mse_loss_backward,
     mv,
     nan_to_num,
+    native_batch_norm,
+    native_batch_norm_backward,
+    native_group_norm,
+    native_group_norm_backward,
     native_layer_norm,
     native_layer_norm_backward,
     negative,
@@ -2366,6 +2370,111 @@ def numpy_binary_cross_entropy_with_logits(
     )
 
 
+def numpy_native_batch_norm(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    running_mean = None if running_mean is None else running_mean._data
+    running_var = None if running_var is None else running_var._data
+    result0, result1, result2 = native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_native_batch_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    weight: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    save_mean: Tensor | None,
+    save_invstd: Tensor | None,
+    train: bool,
+    eps: float,
+    output_mask: Sequence[bool],
+) -> Any:
+    """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    grad_out = grad_out._data
+    input = input._data
+    weight = None if weight is None else weight._data
+    running_mean = None if running_mean is None else running_mean._data
+    running_var = None if running_var is None else running_var._data
+    save_mean = None if save_mean is None else save_mean._data
+    save_invstd = None if save_invstd is None else save_invstd._data
+    result0, result1, result2 = native_batch_norm_backward(
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_invstd,
+        train,
+        eps,
+        output_mask,
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_native_group_norm(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    eps: float,
+) -> Any:
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    result0, result1, result2 = native_group_norm(
+        input, weight, bias, N, C, HxW, group, eps
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_native_group_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    mean: Tensor,
+    rstd: Tensor,
+    weight: Tensor | None,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    output_mask: Sequence[bool],
+) -> Any:
+    """native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    grad_out = grad_out._data
+    input = input._data
+    mean = mean._data
+    rstd = rstd._data
+    weight = None if weight is None else weight._data
+    result0, result1, result2 = native_group_norm_backward(
+        grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
 def numpy_native_layer_norm(
     ks: int,
     input: Tensor,
@@ -3015,6 +3124,14 @@ operators.huber_loss.register(DispatchKey.NumPy, numpy_huber_loss)
 operators.huber_loss_backward.register(DispatchKey.NumPy, numpy_huber_loss_backward)
 operators.binary_cross_entropy_with_logits.register(
     DispatchKey.NumPy, numpy_binary_cross_entropy_with_logits
+)
+operators.native_batch_norm.register(DispatchKey.NumPy, numpy_native_batch_norm)
+operators.native_batch_norm_backward.register(
+    DispatchKey.NumPy, numpy_native_batch_norm_backward
+)
+operators.native_group_norm.register(DispatchKey.NumPy, numpy_native_group_norm)
+operators.native_group_norm_backward.register(
+    DispatchKey.NumPy, numpy_native_group_norm_backward
 )
 operators.native_layer_norm.register(DispatchKey.NumPy, numpy_native_layer_norm)
 operators.native_layer_norm_backward.register(

@@ -653,6 +653,22 @@ binary_cross_entropy_with_logits = OperatorHandle(
     "binary_cross_entropy_with_logits",
     "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor",
 )
+native_batch_norm = OperatorHandle(
+    "native_batch_norm",
+    "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+)
+native_batch_norm_backward = OperatorHandle(
+    "native_batch_norm_backward",
+    "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+)
+native_group_norm = OperatorHandle(
+    "native_group_norm",
+    "native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
+)
+native_group_norm_backward = OperatorHandle(
+    "native_group_norm_backward",
+    "native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+)
 native_layer_norm = OperatorHandle(
     "native_layer_norm",
     "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",

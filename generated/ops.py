@@ -208,6 +208,13 @@ __all__ = [
     "huber_loss_backward",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    "batch_norm",
+    "native_batch_norm",
+    "native_batch_norm_backward",
+    "instance_norm",
+    "group_norm",
+    "native_group_norm",
+    "native_group_norm_backward",
     "layer_norm",
     "native_layer_norm",
     "native_layer_norm_backward",
@@ -1879,6 +1886,272 @@ def kl_div(
     input = tensor_argument(input, "kl_div", "input", 1, False)
     target = tensor_argument(target, "kl_div", "target", 2, True)
     return composites.kl_div(input, target, reduction, log_target)
+
+
+def batch_norm(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    running_mean: Tensor | Number | None,
+    running_var: Tensor | Number | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+    cudnn_enabled: bool,
+) -> Tensor:
+    """``batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor``"""
+    input = tensor_argument(input, "batch_norm", "input", 1, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "batch_norm", "weight", 2, True)
+    )
+    bias = (
+        None if bias is None else tensor_argument(bias, "batch_norm", "bias", 3, True)
+    )
+    running_mean = (
+        None
+        if running_mean is None
+        else tensor_argument(running_mean, "batch_norm", "running_mean", 4, True)
+    )
+    running_var = (
+        None
+        if running_var is None
+        else tensor_argument(running_var, "batch_norm", "running_var", 5, True)
+    )
+    return composites.batch_norm(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+        cudnn_enabled,
+    )
+
+
+def native_batch_norm(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    running_mean: Tensor | Number | None,
+    running_var: Tensor | Number | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Tensor:
+    """``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "native_batch_norm", "input", 1, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "native_batch_norm", "weight", 2, True)
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "native_batch_norm", "bias", 3, True)
+    )
+    running_mean = (
+        None
+        if running_mean is None
+        else tensor_argument(running_mean, "native_batch_norm", "running_mean", 4, True)
+    )
+    running_var = (
+        None
+        if running_var is None
+        else tensor_argument(running_var, "native_batch_norm", "running_var", 5, True)
+    )
+    return operators.native_batch_norm.call(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )
+
+
+def native_batch_norm_backward(
+    grad_out: Tensor | Number,
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    running_mean: Tensor | Number | None,
+    running_var: Tensor | Number | None,
+    save_mean: Tensor | Number | None,
+    save_invstd: Tensor | Number | None,
+    train: bool,
+    eps: float,
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
+    grad_out = tensor_argument(
+        grad_out, "native_batch_norm_backward", "grad_out", 1, True
+    )
+    input = tensor_argument(input, "native_batch_norm_backward", "input", 2, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "native_batch_norm_backward", "weight", 3, True)
+    )
+    running_mean = (
+        None
+        if running_mean is None
+        else tensor_argument(
+            running_mean, "native_batch_norm_backward", "running_mean", 4, True
+        )
+    )
+    running_var = (
+        None
+        if running_var is None
+        else tensor_argument(
+            running_var, "native_batch_norm_backward", "running_var", 5, True
+        )
+    )
+    save_mean = (
+        None
+        if save_mean is None
+        else tensor_argument(
+            save_mean, "native_batch_norm_backward", "save_mean", 6, True
+        )
+    )
+    save_invstd = (
+        None
+        if save_invstd is None
+        else tensor_argument(
+            save_invstd, "native_batch_norm_backward", "save_invstd", 7, True
+        )
+    )
+    return operators.native_batch_norm_backward.call(
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_invstd,
+        train,
+        eps,
+        output_mask,
+    )
+
+
+def instance_norm(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    running_mean: Tensor | Number | None,
+    running_var: Tensor | Number | None,
+    use_input_stats: bool,
+    momentum: float,
+    eps: float,
+    cudnn_enabled: bool,
+) -> Tensor:
+    """``instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor``"""
+    input = tensor_argument(input, "instance_norm", "input", 1, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "instance_norm", "weight", 2, True)
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "instance_norm", "bias", 3, True)
+    )
+    running_mean = (
+        None
+        if running_mean is None
+        else tensor_argument(running_mean, "instance_norm", "running_mean", 4, True)
+    )
+    running_var = (
+        None
+        if running_var is None
+        else tensor_argument(running_var, "instance_norm", "running_var", 5, True)
+    )
+    return composites.instance_norm(
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        use_input_stats,
+        momentum,
+        eps,
+        cudnn_enabled,
+    )
+
+
+def group_norm(
+    input: Tensor | Number,
+    num_groups: int,
+    weight: Tensor | Number | None = None,
+    bias: Tensor | Number | None = None,
+    eps: float = 1e-05,
+    cudnn_enabled: bool = True,
+) -> Tensor:
+    """``group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor``"""
+    input = tensor_argument(input, "group_norm", "input", 1, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "group_norm", "weight", 3, True)
+    )
+    bias = (
+        None if bias is None else tensor_argument(bias, "group_norm", "bias", 4, True)
+    )
+    return composites.group_norm(input, num_groups, weight, bias, eps, cudnn_enabled)
+
+
+def native_group_norm(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    eps: float,
+) -> Tensor:
+    """``native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "native_group_norm", "input", 1, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "native_group_norm", "weight", 2, True)
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "native_group_norm", "bias", 3, True)
+    )
+    return operators.native_group_norm.call(input, weight, bias, N, C, HxW, group, eps)
+
+
+def native_group_norm_backward(
+    grad_out: Tensor | Number,
+    input: Tensor | Number,
+    mean: Tensor | Number,
+    rstd: Tensor | Number,
+    weight: Tensor | Number | None,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
+    grad_out = tensor_argument(
+        grad_out, "native_group_norm_backward", "grad_out", 1, True
+    )
+    input = tensor_argument(input, "native_group_norm_backward", "input", 2, False)
+    mean = tensor_argument(mean, "native_group_norm_backward", "mean", 3, True)
+    rstd = tensor_argument(rstd, "native_group_norm_backward", "rstd", 4, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "native_group_norm_backward", "weight", 5, True)
+    )
+    return operators.native_group_norm_backward.call(
+        grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask
+    )
 
 
 def layer_norm(

@@ -245,6 +245,13 @@ __all__ = [
     "huber_loss_backward",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    "batch_norm",
+    "native_batch_norm",
+    "native_batch_norm_backward",
+    "instance_norm",
+    "group_norm",
+    "native_group_norm",
+    "native_group_norm_backward",
     "layer_norm",
     "native_layer_norm",
     "native_layer_norm_backward",
@@ -1708,6 +1715,101 @@ def kl_div(
     log_target: _bool = ...,
 ) -> Tensor:
     """``kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor``"""
+
+
+def batch_norm(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    running_mean: Tensor | _Number | None,
+    running_var: Tensor | _Number | None,
+    training: _bool,
+    momentum: _float,
+    eps: _float,
+    cudnn_enabled: _bool,
+) -> Tensor:
+    """``batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor``"""
+
+
+def native_batch_norm(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    running_mean: Tensor | _Number | None,
+    running_var: Tensor | _Number | None,
+    training: _bool,
+    momentum: _float,
+    eps: _float,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+
+
+def native_batch_norm_backward(
+    grad_out: Tensor | _Number,
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    running_mean: Tensor | _Number | None,
+    running_var: Tensor | _Number | None,
+    save_mean: Tensor | _Number | None,
+    save_invstd: Tensor | _Number | None,
+    train: _bool,
+    eps: _float,
+    output_mask: Sequence[_bool],
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
+
+
+def instance_norm(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    running_mean: Tensor | _Number | None,
+    running_var: Tensor | _Number | None,
+    use_input_stats: _bool,
+    momentum: _float,
+    eps: _float,
+    cudnn_enabled: _bool,
+) -> Tensor:
+    """``instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, float eps, bool cudnn_enabled) -> Tensor``"""
+
+
+def group_norm(
+    input: Tensor | _Number,
+    num_groups: _int,
+    weight: Tensor | _Number | None = ...,
+    bias: Tensor | _Number | None = ...,
+    eps: _float = ...,
+    cudnn_enabled: _bool = ...,
+) -> Tensor:
+    """``group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor``"""
+
+
+def native_group_norm(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    N: _int,
+    C: _int,
+    HxW: _int,
+    group: _int,
+    eps: _float,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)``"""
+
+
+def native_group_norm_backward(
+    grad_out: Tensor | _Number,
+    input: Tensor | _Number,
+    mean: Tensor | _Number,
+    rstd: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    N: _int,
+    C: _int,
+    HxW: _int,
+    group: _int,
+    output_mask: Sequence[_bool],
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
 
 
 def layer_norm(

@@ -6608,6 +6608,304 @@ def binary_cross_entropy_with_logits(
     return result
 
 
+def native_batch_norm(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.NativeBatchNormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeBatchNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.eps = eps
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.running_mean_ = (
+            None if running_mean is None else SavedVariable(running_mean, False)
+        )
+        grad_fn.running_var_ = (
+            None if running_var is None else SavedVariable(running_var, False)
+        )
+        grad_fn.training = training
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.native_batch_norm,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        training,
+        momentum,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.native_batch_norm_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    running_mean,
+                    running_var,
+                    training,
+                    momentum,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def native_batch_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    weight: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    save_mean: Tensor | None,
+    save_invstd: Tensor | None,
+    train: bool,
+    eps: float,
+    output_mask: Sequence[bool],
+) -> Any:
+    """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        grad_out._fw_grad is not None
+        or input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (save_mean is not None and save_mean._fw_grad is not None)
+        or (save_invstd is not None and save_invstd._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("native_batch_norm_backward")
+    _any_requires_grad = compute_requires_grad(
+        grad_out, input, weight, save_mean, save_invstd
+    )
+    grad_fn: functions.NativeBatchNormBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeBatchNormBackwardBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(grad_out, input, weight, save_mean, save_invstd)
+        )
+        grad_fn.eps = eps
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.running_mean_ = (
+            None if running_mean is None else SavedVariable(running_mean, False)
+        )
+        grad_fn.running_var_ = (
+            None if running_var is None else SavedVariable(running_var, False)
+        )
+        grad_fn.save_invstd_ = (
+            None if save_invstd is None else SavedVariable(save_invstd, False)
+        )
+        grad_fn.save_mean_ = (
+            None if save_mean is None else SavedVariable(save_mean, False)
+        )
+        grad_fn.train = train
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.native_batch_norm_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_invstd,
+        train,
+        eps,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    return result
+
+
+def native_group_norm(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    eps: float,
+) -> Any:
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.NativeGroupNormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeGroupNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.C = C
+        grad_fn.HxW = HxW
+        grad_fn.N = N
+        grad_fn.eps = eps
+        grad_fn.group = group
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.native_group_norm,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        N,
+        C,
+        HxW,
+        group,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.native_group_norm_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    N,
+                    C,
+                    HxW,
+                    group,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions.native_group_norm_jvp_result1(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    N,
+                    C,
+                    HxW,
+                    group,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions.native_group_norm_jvp_result2(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    N,
+                    C,
+                    HxW,
+                    group,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+        set_fw_grad(result[2], tangents[2])
+    return result
+
+
+def native_group_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    mean: Tensor,
+    rstd: Tensor,
+    weight: Tensor | None,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    output_mask: Sequence[bool],
+) -> Any:
+    """native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        grad_out._fw_grad is not None
+        or input._fw_grad is not None
+        or mean._fw_grad is not None
+        or rstd._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("native_group_norm_backward")
+    _any_requires_grad = compute_requires_grad(grad_out, input, mean, rstd, weight)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("native_group_norm_backward")
+        grad_fn.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight))
+    result = redispatch(
+        operators.native_group_norm_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_out,
+        input,
+        mean,
+        rstd,
+        weight,
+        N,
+        C,
+        HxW,
+        group,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result[0], grad_fn)
+        set_history_if_differentiable(result[1], grad_fn)
+        set_history_if_differentiable(result[2], grad_fn)
+    return result
+
+
 def native_layer_norm(
     ks: int,
     input: Tensor,
@@ -7978,6 +8276,14 @@ operators.huber_loss.register(DispatchKey.Autograd, huber_loss)
 operators.huber_loss_backward.register(DispatchKey.Autograd, huber_loss_backward)
 operators.binary_cross_entropy_with_logits.register(
     DispatchKey.Autograd, binary_cross_entropy_with_logits
+)
+operators.native_batch_norm.register(DispatchKey.Autograd, native_batch_norm)
+operators.native_batch_norm_backward.register(
+    DispatchKey.Autograd, native_batch_norm_backward
+)
+operators.native_group_norm.register(DispatchKey.Autograd, native_group_norm)
+operators.native_group_norm_backward.register(
+    DispatchKey.Autograd, native_group_norm_backward
 )
 operators.native_layer_norm.register(DispatchKey.Autograd, native_layer_norm)
 operators.native_layer_norm_backward.register(

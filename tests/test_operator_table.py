@@ -1106,9 +1106,84 @@ TABLE.update(
 )
 
 
+# Helpers of the normalization lines.
+def _running(lib: Any) -> tuple[Any, Any]:
+    """Running statistics (fresh each call: training updates them in place)."""
+    return _f64(lib, [0.5, -0.25, 1.0]), _f64(lib, [1.5, 0.75, 2.0])
+
+
+def _batch_norm(lib: Any, a: Any, w: Any, b: Any) -> Any:
+    """batch_norm in training (batch statistics) plus in evaluation (running ones)."""
+    training = _f("batch_norm")(lib)(a, w, b, *_running(lib), True, 0.1, 1e-5, False)
+    evaluation = _f("batch_norm")(lib)(a, w, b, *_running(lib), False, 0.1, 1e-5, False)
+    return training + evaluation
+
+
+def _batch_norm_backward(lib: Any, g: Any, a: Any, w: Any) -> Any:
+    """native_batch_norm_backward of (a, w) in training (with a's own statistics) and
+    in evaluation, all three gradients joined."""
+    mean, var = _running(lib)
+    _, save_mean, save_invstd = _f("native_batch_norm")(lib)(
+        a, w, None, None, None, True, 0.1, 1e-5
+    )
+    total = 0
+    for train, saved in ((True, (save_mean, save_invstd)), (False, (None, None))):
+        grad_input, grad_weight, grad_bias = _aten(lib, "native_batch_norm_backward")(
+            g, a, w, mean, var, *saved, train, 1e-5, [True, True, True]
+        )
+        total = total + grad_input + grad_weight.view(1, 3, 1) * grad_bias.view(1, 3, 1)
+    return total
+
+
+def _native_group_norm(lib: Any, a: Any, w: Any, b: Any) -> Any:
+    """All three outputs of native_group_norm (mean and rstd are differentiable)."""
+    out, mean, rstd = _f("native_group_norm")(lib)(a, w, b, 2, 4, 3, 2, 1e-5)
+    return lib.cat([out.flatten(), mean.flatten(), rstd.flatten()])
+
+
+def _group_norm_backward(lib: Any, a: Any) -> Any:
+    """native_group_norm_backward has no derivative (nor has PyTorch's: second
+    derivatives of group norm go through another helper): its values for fixed
+    arguments against torch's, times the input `a`."""
+    g, x, w = _fixed(lib, (2, 4, 3)), _fixed(lib, (2, 4, 3)) * 0.5, _fixed(lib, (4,))
+    _, mean, rstd = _f("native_group_norm")(lib)(x, w, None, 2, 4, 3, 2, 1e-5)
+    grads = _aten(lib, "native_group_norm_backward")(
+        g, x, mean, rstd, w, 2, 4, 3, 2, [True, True, True]
+    )
+    return a * grads[0] + (grads[1] * grads[2]).sum()
+
+
 # ==== family: normalization ====
 TABLE.update(
     {
+        "batch_norm": Line(_batch_norm, ((4, 3, 2), (3,), (3,))),
+        "native_batch_norm": Line(
+            lambda lib, a, w, b: _f("native_batch_norm")(lib)(
+                a, w, b, *_running(lib), True, 0.1, 1e-5
+            )[0],
+            ((3, 3), (3,), (3,)),
+        ),
+        "native_batch_norm_backward": Line(
+            _batch_norm_backward,
+            ((2, 3, 2), (2, 3, 2), (3,)),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+        "instance_norm": Line(
+            lambda lib, a, w, b: _f("instance_norm")(lib)(
+                a, w, b, None, None, True, 0.1, 1e-5, False
+            )
+            + _f("instance_norm")(lib)(
+                a, w, b, *_running(lib), False, 0.1, 1e-5, False
+            ),
+            ((2, 3, 3), (3,), (3,)),
+        ),
+        "group_norm": Line(
+            lambda lib, a, w, b: _f("group_norm")(lib)(a, 2, w, b, 1e-5)
+            + _f("group_norm")(lib)(a, 4),
+            ((2, 4, 3), (4,), (4,)),
+        ),
+        "native_group_norm": Line(_native_group_norm, ((2, 4, 3), (4,), (4,))),
+        "native_group_norm_backward": Line(_group_norm_backward, ((2, 4, 3),)),
         "layer_norm": Line(
             lambda lib, a, w, b: _f("layer_norm")(lib)(a, (3, 4), w, b, 1e-5)
             + _f("layer_norm")(lib)(a, (4,)),

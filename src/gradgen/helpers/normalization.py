@@ -1,4 +1,4 @@
-"""Formula helpers of the normalization family: layer norm."""
+"""Formula helpers of the normalization family: layer norm, batch norm, group norm."""
 
 from __future__ import annotations
 
@@ -9,7 +9,16 @@ import numpy as np
 from ..grad_mode import is_grad_enabled
 from ..tensor import Tensor
 
-__all__ = ["layer_norm_jvp", "layer_norm_double_backward"]
+__all__ = [
+    "layer_norm_jvp",
+    "layer_norm_double_backward",
+    "batch_norm_jvp",
+    "batchnorm_double_backward",
+    "group_norm_jvp",
+    "group_norm_mean_jvp",
+    "group_norm_invstd_jvp",
+    "infinitely_differentiable_native_group_norm_backward",
+]
 
 
 def _normalized_dims(input: Tensor, normalized_shape: Sequence[int]) -> tuple[int, ...]:
@@ -121,4 +130,274 @@ def layer_norm_double_backward(
         g_input if output_mask[0] else None,
         g_gamma if output_mask[1] else None,
         gg_out if output_mask[2] else None,
+    )
+
+
+# ---- batch norm ----
+
+
+def _channel_dims(input: Tensor) -> tuple[tuple[int, ...], list[int]]:
+    """The dimensions batch norm reduces over (all but 1), and the shape that lays a
+    per-channel vector along dimension 1."""
+    ndim = input.dim()
+    view = [1] * ndim
+    view[1] = input.shape[1]
+    return (0,) + tuple(range(2, ndim)), view
+
+
+def batch_norm_jvp(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor | None,
+    weight_t: Tensor | None,
+    bias_p: Tensor | None,
+    bias_t: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    saved_mean: Tensor,
+    saved_invstd: Tensor,
+    train: bool,
+    eps: float,
+) -> Tensor:
+    """The tangent of native_batch_norm's output. Training: x_hat = (x - mean) *
+    invstd with batch statistics, whose tangent is (t - mean(t)) * invstd + (x - mean)
+    * invstd_t, invstd_t = -invstd**3 * mean((t - mean(t)) * (x - mean)). Evaluation:
+    the running statistics are constants, the tangent is t * invstd. The affine part
+    adds x_hat * weight_t + bias_t."""
+    dims, view = _channel_dims(input_p)
+    if train:
+        mean_p = saved_mean.reshape(view)
+        invstd_p = saved_invstd.reshape(view)
+        centered_t = input_t - input_t.mean(dims, True)
+        invstd_t = -(invstd_p**3) * (centered_t * (input_p - mean_p)).mean(dims, True)
+        result_t = centered_t * invstd_p + (input_p - mean_p) * invstd_t
+    else:
+        assert running_mean is not None and running_var is not None
+        mean_p = running_mean.reshape(view)
+        invstd_p = (running_var + eps).rsqrt().reshape(view)
+        result_t = input_t * invstd_p
+    if weight_p is not None:
+        result_t = result_t * weight_p.reshape(view)
+    if weight_t is not None:
+        result_t = result_t + weight_t.reshape(view) * (input_p - mean_p) * invstd_p
+    if bias_t is not None:
+        result_t = result_t + bias_t.reshape(view)
+    return result_t
+
+
+def _batch_statistics(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    train: bool,
+    eps: float,
+    save_mean: Tensor | None,
+    save_invstd: Tensor | None,
+) -> tuple[Tensor, Tensor]:
+    """(mean, invstd) laid along dimension 1. In training under grad mode (a third
+    derivative) they are recomputed from `input` with operators, so that they are
+    differentiable functions of it; in evaluation they are the running statistics."""
+    dims, view = _channel_dims(input)
+    if not train:
+        assert running_mean is not None and running_var is not None
+        return running_mean.reshape(view), (running_var + eps).rsqrt().reshape(view)
+    if is_grad_enabled():
+        mean = input.mean(dims, True)
+        centered = input - mean
+        return mean, ((centered * centered).mean(dims, True) + eps).rsqrt()
+    assert save_mean is not None and save_invstd is not None
+    return save_mean.reshape(view), save_invstd.reshape(view)
+
+
+def batchnorm_double_backward(
+    input: Tensor,
+    gamma: Tensor | None,
+    ggI: Tensor | None,
+    ggG: Tensor | None,
+    ggB: Tensor | None,
+    gO: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    train: bool,
+    eps: float,
+    save_mean: Tensor | None,
+    save_invstd: Tensor | None,
+    output_mask: Sequence[bool],
+) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    """The gradients of native_batch_norm_backward (grad_input, grad_weight, grad_bias)
+    for input, weight and grad_out, given the gradients ggI, ggG, ggB of its outputs.
+
+    With m() the mean over every dimension but 1, x_hat = (x - mean) * invstd and a =
+    gO * gamma: in training grad_input = invstd * (a - m(a) - x_hat * m(a * x_hat)),
+    whose statistics depend on x; in evaluation grad_input = a * invstd, linear in gO.
+    grad_weight = sum(gO * x_hat), grad_bias = sum(gO) per channel."""
+    dims, view = _channel_dims(input)
+    mean, invstd = _batch_statistics(
+        input, running_mean, running_var, train, eps, save_mean, save_invstd
+    )
+    x_hat = (input - mean) * invstd
+    g = None if gamma is None else gamma.reshape(view)
+
+    def m(t: Tensor) -> Tensor:
+        return t.mean(dims, True)
+
+    g_input: Tensor | None = None
+    g_gamma: Tensor | None = None
+    gg_out: Tensor | None = None
+    if ggI is not None:
+        if train:
+            # grad_input = invstd * P(a), P self-adjoint: a's gradient is invstd * P(ggI).
+            g_a = invstd * (ggI - m(ggI) - x_hat * m(x_hat * ggI))
+            a = gO if g is None else gO * g
+            a_x_hat, c_x_hat = m(a * x_hat), m(ggI * x_hat)
+            g_input = (invstd * invstd) * (
+                -x_hat * (m(ggI * a) - m(ggI) * m(a))
+                + 3 * x_hat * a_x_hat * c_x_hat
+                - a_x_hat * (ggI - m(ggI))
+                - (a - m(a)) * c_x_hat
+            )
+        else:
+            g_a = ggI * invstd
+        gg_out = g_a if g is None else g_a * g
+        if g is not None:
+            g_gamma = (g_a * gO).sum(dims)
+    if ggG is not None:
+        # grad_weight = sum(gO * x_hat): through x_hat for x (training), directly for gO.
+        G = ggG.reshape(view)
+        if train:
+            c = gO * G
+            through_x_hat = invstd * (c - m(c) - x_hat * m(c * x_hat))
+        else:
+            through_x_hat = gO * G * invstd
+        g_input = through_x_hat if g_input is None else g_input + through_x_hat
+        term = G * x_hat
+        gg_out = term if gg_out is None else gg_out + term
+    if ggB is not None:
+        term = ggB.reshape(view).expand(tuple(gO.shape))
+        gg_out = term if gg_out is None else gg_out + term
+    return (
+        g_input if output_mask[0] else None,
+        g_gamma if output_mask[1] else None,
+        gg_out if output_mask[2] else None,
+    )
+
+
+# ---- group norm ----
+
+
+def group_norm_jvp(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor | None,
+    weight_t: Tensor | None,
+    bias_p: Tensor | None,
+    bias_t: Tensor | None,
+    saved_mean: Tensor,
+    saved_invstd: Tensor,
+    groups: int,
+) -> Tensor:
+    """The tangent of native_group_norm's output: batch_norm_jvp in training over the
+    input seen as (1, N * groups, -1), then the per-channel affine part."""
+    shape = tuple(input_p.shape)
+    grouped = (1, shape[0] * groups, -1)
+    input_r = input_p.reshape(grouped)
+    result_t = batch_norm_jvp(
+        input_r,
+        input_t.reshape(grouped),
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        saved_mean,
+        saved_invstd,
+        True,
+        0.0,
+    ).reshape(shape)
+    view = [1] * len(shape)
+    view[1] = shape[1]
+    if weight_p is not None:
+        result_t = result_t * weight_p.reshape(view)
+    if weight_t is not None:
+        stats = (1, shape[0] * groups, 1)
+        x_hat = (input_r - saved_mean.reshape(stats)) * saved_invstd.reshape(stats)
+        result_t = result_t + weight_t.reshape(view) * x_hat.reshape(shape)
+    if bias_t is not None:
+        result_t = result_t + bias_t.reshape(view)
+    return result_t
+
+
+def group_norm_mean_jvp(input_t: Tensor, mean_p: Tensor, groups: int) -> Tensor:
+    """The tangent of the group means: the mean of the tangent over each group."""
+    grouped = input_t.reshape((input_t.shape[0], groups, -1))
+    return grouped.mean(-1).reshape(tuple(mean_p.shape))
+
+
+def group_norm_invstd_jvp(
+    input_p: Tensor, input_t: Tensor, mean_p: Tensor, invstd_p: Tensor, groups: int
+) -> Tensor:
+    """The tangent of the groups' rstd = (var + eps)**-1/2: -rstd**3 * mean((t - mean(t))
+    * (x - mean)) over each group."""
+    grouped = (input_p.shape[0], groups, -1)
+    x = input_p.reshape(grouped)
+    t = input_t.reshape(grouped)
+    centered = x - mean_p.reshape(tuple(mean_p.shape) + (1,))
+    covariance = ((t - t.mean(-1, True)) * centered).mean(-1)
+    return -(invstd_p**3) * covariance.reshape(tuple(invstd_p.shape))
+
+
+def infinitely_differentiable_native_group_norm_backward(
+    dY: Tensor | None,
+    dmean: Tensor | None,
+    drstd: Tensor | None,
+    X: Tensor,
+    mean: Tensor,
+    rstd: Tensor,
+    gamma: Tensor | None,
+    N: int,
+    C: int,
+    HxW: int,
+    group: int,
+    eps: float,
+    grad_input_mask: Sequence[bool],
+) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    """The gradients of native_group_norm for input, weight and bias, from those of
+    its three outputs (out, mean, rstd), written with operators so that it is itself
+    differentiable. Per group of D = C / group * HxW elements, with x_hat = (x - mean)
+    * rstd and a = dY * gamma: dX = rstd * (a - m(a) - x_hat * m(a * x_hat)) + dmean / D
+    - drstd * rstd**2 * x_hat / D; dgamma = sum(dY * x_hat), dbeta = sum(dY) over N and
+    HxW. Under grad mode mean and rstd are recomputed from X (see
+    layer_norm_double_backward)."""
+    x = X.reshape((N, group, -1))
+    if is_grad_enabled():
+        mean_g = x.mean(-1, True)
+        centered = x - mean_g
+        rstd_g = ((centered * centered).mean(-1, True) + eps).rsqrt()
+    else:
+        mean_g, rstd_g = mean.reshape((N, group, 1)), rstd.reshape((N, group, 1))
+    x_hat = (x - mean_g) * rstd_g
+    D = (C // group) * HxW
+    dX: Tensor | None = None
+    dgamma: Tensor | None = None
+    dbeta: Tensor | None = None
+    if dY is not None:
+        g = dY.reshape((N, C, -1))
+        a = (g if gamma is None else g * gamma.reshape((1, C, 1))).reshape(
+            (N, group, -1)
+        )
+        dX = rstd_g * (a - a.mean(-1, True) - x_hat * (a * x_hat).mean(-1, True))
+        if gamma is not None:
+            dgamma = (g * x_hat.reshape((N, C, -1))).sum((0, 2))
+        dbeta = g.sum((0, 2))
+    if dmean is not None:
+        term = (dmean.reshape((N, group, 1)) / D).expand(tuple(x.shape))
+        dX = term if dX is None else dX + term
+    if drstd is not None:
+        term = -drstd.reshape((N, group, 1)) * rstd_g * rstd_g * x_hat / D
+        dX = term if dX is None else dX + term
+    return (
+        dX.reshape(tuple(X.shape)) if dX is not None and grad_input_mask[0] else None,
+        dgamma if grad_input_mask[1] else None,
+        dbeta if grad_input_mask[2] else None,
     )

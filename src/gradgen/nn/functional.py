@@ -45,6 +45,12 @@ from ._functional.conv import (
     conv_transpose3d,
 )
 from ._functional.distance import _vector_norm, cosine_similarity, pairwise_distance
+from ._functional.normalization import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    local_response_norm,
+)
 from ._functional.margin_loss import (
     cosine_embedding_loss,
     hinge_embedding_loss,
@@ -288,6 +294,7 @@ def _softmax_like(name: str) -> Any:
 softmax = _softmax_like("softmax")
 log_softmax = _softmax_like("log_softmax")
 
+__all__ += ["batch_norm", "group_norm", "instance_norm", "local_response_norm"]
 __all__ += ["gelu", "log_softmax", "relu", "sigmoid", "silu", "softmax", "tanh"]
 
 __all__ += [

@@ -53,6 +53,9 @@ from .loss import (
 )
 from .dropout import Dropout
 from .normalization import LayerNorm
+from .normalization import GroupNorm, LocalResponseNorm
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .sparse import Embedding
 from .distance import CosineSimilarity, PairwiseDistance
 from .flatten import Flatten, Unflatten
@@ -139,6 +142,14 @@ __all__ = [
     "TripletMarginLoss",
     "Dropout",
     "LayerNorm",
+    "GroupNorm",
+    "LocalResponseNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
     "Embedding",
     "CosineSimilarity",
     "PairwiseDistance",
