@@ -47,6 +47,7 @@ FLOORS: dict[str, float] = {
     # record into forward_ad; importing it runs gradgen/autograd/__init__.py).
     "gradgen.scalars": 4,
     "gradgen.factories": 4,
+    "gradgen.random": 4,
     "gradgen.arguments": 4,
     "gradgen.overloads": 4,
     "gradgen.view_history": 4,
