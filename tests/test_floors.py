@@ -60,6 +60,7 @@ FLOORS: dict[str, float] = {
     "gradgen.composites": OPERATORS,
     # 5: hand-written API over the operators.
     "gradgen.tensor_api": 5,
+    "gradgen.legacy_tensors": 5,
     "gradgen.indexing": 5,
     "gradgen.numpy_interop": 5,
     "gradgen.norms": 5,

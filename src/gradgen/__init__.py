@@ -20,10 +20,12 @@ from .dtypes import (
     complex64 as complex64,
     complex128 as complex128,
     dtype as dtype,
+    finfo as finfo,
     float16 as float16,
     float32 as float32,
     float64 as float64,
     get_default_dtype as get_default_dtype,
+    iinfo as iinfo,
     int8 as int8,
     int16 as int16,
     int32 as int32,
@@ -43,7 +45,12 @@ from .grad_mode import (
     no_grad as no_grad,
     set_grad_enabled as set_grad_enabled,
 )
-from .devices import cuda as cuda, device as device
+from .devices import (
+    cuda as cuda,
+    device as device,
+    get_default_device as get_default_device,
+    set_default_device as set_default_device,
+)
 from .tensor import (
     Size as Size,
     Tensor as Tensor,
@@ -97,12 +104,22 @@ from .generated.ops import *  # noqa: F401,F403
 # PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
 from .norms import norm as norm  # type: ignore[no-redef]  # replaces the generated norm
 from . import tensor_api
+from .legacy_tensors import (
+    BoolTensor as BoolTensor,
+    ByteTensor as ByteTensor,
+    CharTensor as CharTensor,
+    DoubleTensor as DoubleTensor,
+    FloatTensor as FloatTensor,
+    HalfTensor as HalfTensor,
+    IntTensor as IntTensor,
+    LongTensor as LongTensor,
+    ShortTensor as ShortTensor,
+)
 from . import nn as nn, optim as optim, viz as viz
 
 # The Tensor methods: the generated operators', then the hand-written ones that call
 # them (the Python operators of tensor_api look the generated methods up once).
 install_methods(Tensor, generated.METHODS)
-install_methods(Tensor, random.METHODS)
 tensor_api.install(Tensor)
 
 # PyTorch's dtype aliases.

@@ -331,3 +331,55 @@ def spelling(of: Any) -> Spelling:
 def scalar_type_name(array: np.ndarray) -> str:
     """PyTorch's name for an array's dtype ("Float" for float32)."""
     return spelling(array).scalar_type
+
+
+class finfo:  # noqa: N801  (PyTorch's name)
+    """The limits of a floating dtype (default: the default dtype), as torch.finfo."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002
+        target = _default.value if type is None else type
+        if not isinstance(target, dtype) or not (
+            target.is_floating_point or target.is_complex
+        ):
+            raise TypeError(
+                "torch.finfo() requires a floating point input type. Use torch.iinfo "
+                "to handle 'torch.finfo'"
+            )
+        info = np.finfo(target.to_real().numpy)
+        self.bits: int = info.bits
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = float(info.tiny)
+        self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0**-info.precision
+        self.dtype: str = target.to_real().name
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, "
+            f"max={self.max:g}, eps={self.eps:g}, "
+            f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
+
+
+class iinfo:  # noqa: N801  (PyTorch's name)
+    """The limits of an integer dtype, as torch.iinfo."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if not isinstance(type, dtype) or type.numpy.kind not in "iu":
+            raise TypeError(
+                "torch.iinfo() requires an integer input type. Use torch.finfo to "
+                "handle 'torch.iinfo'"
+            )
+        info = np.iinfo(type.numpy)
+        self.bits: int = info.bits
+        self.max = int(info.max)
+        self.min = int(info.min)
+        self.dtype: str = type.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

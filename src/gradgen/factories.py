@@ -451,7 +451,9 @@ def as_tensor(data: Any, dtype: DTypeArgument = None, device: Any = None) -> Ten
 # -- Tensor(...), the legacy constructor --------------------------------------------------
 
 
-def legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
+def legacy_data(
+    data: Any, second: Any, sizes: tuple[Any, ...], default: dtype | None = None
+) -> np.ndarray:
     """What `Tensor(...)` (PyTorch's legacy constructor) holds, in the default dtype:
     `Tensor()` an empty tensor, `Tensor(2, 3)` or `Tensor(Size([2, 3]))` zeros of
     that shape (PyTorch leaves them uninitialised), `Tensor([1, 2])` the data. A numpy
@@ -460,7 +462,8 @@ def legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
         return data.view(np.ndarray)
     if isinstance(data, np.generic):  # a numpy scalar: a 0-d array of its dtype
         return np.asarray(data)
-    default = dtypes.get_default_dtype()
+    if default is None:  # `default`: a legacy type's dtype (FloatTensor(...))
+        default = dtypes.get_default_dtype()
     # `second` is the second positional argument, a size in `Tensor(2, 3)`.
     more = sizes if second is False else (second, *sizes)
     if data is None and not more:
