@@ -1,7 +1,11 @@
-"""Composites of the elementwise family: conj, square, true_divide, where with numbers, clip, to(dtype)."""
+"""Composites of the elementwise family: conj, square, true_divide, where with numbers, clip, to(dtype),
+and PyTorch's other aliases (greater, multiply, arccos, fix, ...)."""
 
 from __future__ import annotations
 
+
+from collections.abc import Callable
+from typing import Any
 
 from ..dtypes import dtype as _dtype
 from ..tensor import Number, Tensor, wrap_number
@@ -21,6 +25,22 @@ __all__ = [
     "clip_tensor",
     "clip_",
     "clip_tensor_",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "absolute",
+    "negative",
+    "multiply",
+    "divide",
+    "divide_mode",
+    "subtract",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "arctan2",
+    "fix",
 ]
 
 
@@ -112,3 +132,44 @@ def clip_tensor_(
 ) -> Tensor:
     """clip_.Tensor is clamp_.Tensor."""
     return self.clamp_(min, max)
+
+
+# -- PyTorch's aliases: another name for an operator, recording that operator's node --
+
+
+def _alias(method: str) -> Callable[..., Tensor]:
+    """The composite of an alias: the Tensor method `method` with the same arguments
+    (every overload of an alias maps to the same overload of its operator)."""
+
+    def alias(self: Tensor, *args: Any) -> Tensor:
+        result: Tensor = getattr(self, method)(*args)
+        return result
+
+    alias.__doc__ = f"An alias of {method}, as PyTorch's."
+    return alias
+
+
+greater = _alias("gt")
+greater_equal = _alias("ge")
+less = _alias("lt")
+less_equal = _alias("le")
+not_equal = _alias("ne")
+absolute = _alias("abs")
+negative = _alias("neg")
+multiply = _alias("mul")
+divide = _alias("div")
+arccos = _alias("acos")
+arcsin = _alias("asin")
+arctan = _alias("atan")
+arctan2 = _alias("atan2")
+fix = _alias("trunc")
+
+
+def divide_mode(self: Tensor, other: Any, rounding_mode: str | None) -> Tensor:
+    """divide with rounding_mode, an alias of div.Tensor_mode."""
+    return self.div(other, rounding_mode=rounding_mode)
+
+
+def subtract(self: Tensor, other: Any, alpha: Number = 1) -> Tensor:
+    """An alias of sub."""
+    return self.sub(other, alpha=alpha)
