@@ -4,7 +4,6 @@ and PyTorch's other aliases (greater, multiply, arccos, fix, ...)."""
 from __future__ import annotations
 
 
-from collections.abc import Callable
 from typing import Any
 
 from ..dtypes import dtype as _dtype
@@ -137,32 +136,74 @@ def clip_tensor_(
 # -- PyTorch's aliases: another name for an operator, recording that operator's node --
 
 
-def _alias(method: str) -> Callable[..., Tensor]:
-    """The composite of an alias: the Tensor method `method` with the same arguments
-    (every overload of an alias maps to the same overload of its operator)."""
-
-    def alias(self: Tensor, *args: Any) -> Tensor:
-        result: Tensor = getattr(self, method)(*args)
-        return result
-
-    alias.__doc__ = f"An alias of {method}, as PyTorch's."
-    return alias
+def greater(self: Tensor, other: Any) -> Tensor:
+    """An alias of gt."""
+    return self.gt(other)
 
 
-greater = _alias("gt")
-greater_equal = _alias("ge")
-less = _alias("lt")
-less_equal = _alias("le")
-not_equal = _alias("ne")
-absolute = _alias("abs")
-negative = _alias("neg")
-multiply = _alias("mul")
-divide = _alias("div")
-arccos = _alias("acos")
-arcsin = _alias("asin")
-arctan = _alias("atan")
-arctan2 = _alias("atan2")
-fix = _alias("trunc")
+def greater_equal(self: Tensor, other: Any) -> Tensor:
+    """An alias of ge."""
+    return self.ge(other)
+
+
+def less(self: Tensor, other: Any) -> Tensor:
+    """An alias of lt."""
+    return self.lt(other)
+
+
+def less_equal(self: Tensor, other: Any) -> Tensor:
+    """An alias of le."""
+    return self.le(other)
+
+
+def not_equal(self: Tensor, other: Any) -> Tensor:
+    """An alias of ne."""
+    return self.ne(other)
+
+
+def absolute(self: Tensor) -> Tensor:
+    """An alias of abs."""
+    return self.abs()
+
+
+def negative(self: Tensor) -> Tensor:
+    """An alias of neg."""
+    return self.neg()
+
+
+def multiply(self: Tensor, other: Any) -> Tensor:
+    """An alias of mul."""
+    return self.mul(other)
+
+
+def divide(self: Tensor, other: Any) -> Tensor:
+    """An alias of div."""
+    return self.div(other)
+
+
+def arccos(self: Tensor) -> Tensor:
+    """An alias of acos."""
+    return self.acos()
+
+
+def arcsin(self: Tensor) -> Tensor:
+    """An alias of asin."""
+    return self.asin()
+
+
+def arctan(self: Tensor) -> Tensor:
+    """An alias of atan."""
+    return self.atan()
+
+
+def arctan2(self: Tensor, other: Any) -> Tensor:
+    """An alias of atan2."""
+    return self.atan2(other)
+
+
+def fix(self: Tensor) -> Tensor:
+    """An alias of trunc."""
+    return self.trunc()
 
 
 def divide_mode(self: Tensor, other: Any, rounding_mode: str | None) -> Tensor:
