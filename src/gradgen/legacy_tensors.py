@@ -27,7 +27,7 @@ class _LegacyTensorType(type):
     def __instancecheck__(cls, instance: Any) -> bool:
         return isinstance(instance, Tensor) and instance.dtype is cls.dtype
 
-    def __call__(cls, *args: Any) -> Tensor:  # type: ignore[override]
+    def __call__(cls, *args: Any) -> Tensor:
         return Tensor(_legacy_array(cls.dtype, args))
 
     def __repr__(cls) -> str:
@@ -95,4 +95,4 @@ def tensor_type(
         target = dtype
     else:
         raise TypeError("dtype must be a type, str, or dtype object")
-    return self if self.dtype is target else self.to(target)  # type: ignore[attr-defined]
+    return self if self.dtype is target else self.to(target)

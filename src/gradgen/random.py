@@ -11,6 +11,7 @@ stream in gradgen, but not the numbers PyTorch draws from it. Every sampler take
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -59,7 +60,8 @@ class Generator:
 
     def seed(self) -> builtins.int:
         """Seed from the operating system's entropy; returns the seed chosen."""
-        value = builtins.int(np.random.SeedSequence().entropy) % 2**64
+        entropy: Any = np.random.SeedSequence().entropy
+        value = builtins.int(entropy) % 2**64
         self.manual_seed(value)
         return value
 
@@ -377,7 +379,7 @@ def normal(
         )
     if size is None:
         return Tensor(_normal_tensors(mean, std, generator))
-    _check_std(builtins.float(std))  # type: ignore[arg-type]
+    _check_std(builtins.float(std))
     shape = _size_sequence("normal", size)
     draw = numpy_generator("normal", generator).normal(mean, std, shape)
     return _finish(draw.astype(_float_dtype(dtype).numpy), requires_grad)
@@ -475,7 +477,7 @@ def multinomial(
 def _write(self: Tensor, values: np.ndarray) -> Tensor:
     """Write sampled values into `self` as an in-place operation: copy_ checks a leaf
     that requires grad, bumps the version and records the history (zero gradient)."""
-    return self.copy_(Tensor(np.asarray(values, self._data.dtype)))  # type: ignore[attr-defined, no-any-return]
+    return self.copy_(Tensor(np.asarray(values, self._data.dtype)))
 
 
 def _continuous(self: Tensor, name: str, spelled: str) -> None:
@@ -619,7 +621,7 @@ def random_(
 
 # The in-place samplers, installed as Tensor methods; PyTorch names `from` a keyword
 # (`uniform_(from=0, to=1)`), which Python spells `from_` here.
-METHODS = {
+METHODS: dict[str, Callable[..., Any]] = {
     "uniform_": uniform_,
     "normal_": normal_,
     "bernoulli_": bernoulli_,

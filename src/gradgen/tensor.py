@@ -42,7 +42,7 @@ from .numpy_kernels import _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
 if TYPE_CHECKING:
     # types only: tensor_api sits above this module (floor 5), and the generated
     # methods are typed by generated/tensor_base.pyi, a stub only.
-    from . import random as _random, tensor_api as _api
+    from . import legacy_tensors as _legacy, random as _random, tensor_api as _api
     from .generated.tensor_base import TensorBase
     from .indexing import getitem as _getitem, setitem as _setitem
     from .norms import tensor_norm as _tensor_norm
@@ -483,7 +483,7 @@ class Tensor(TensorBase):
     if TYPE_CHECKING:
         to = _api.to
         type_as = _api.type_as
-        type = _api.tensor_type  # noqa: A003
+        type = _legacy.tensor_type  # noqa: A003
         __format__ = _api.tensor_format
         uniform_ = _random.uniform_
         normal_ = _random.normal_

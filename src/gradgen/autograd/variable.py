@@ -22,7 +22,7 @@ class _VariableMeta(type):
     def __instancecheck__(cls, instance: Any) -> bool:
         return isinstance(instance, Tensor)
 
-    def __call__(  # type: ignore[override]
+    def __call__(
         cls,
         data: Any = None,
         requires_grad: bool = False,
@@ -39,8 +39,8 @@ class _VariableMeta(type):
             )
         if requires_grad and data._data.dtype.kind not in "fc":
             raise RuntimeError(REQUIRES_GRAD_DTYPE_ERROR)
-        result: Tensor = data.detach()  # type: ignore[attr-defined]
-        return result.requires_grad_(requires_grad)  # type: ignore[no-any-return]
+        result: Tensor = data.detach()
+        return result.requires_grad_(requires_grad)
 
 
 class Variable(metaclass=_VariableMeta):
