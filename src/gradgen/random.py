@@ -86,9 +86,8 @@ class Generator:
         raw = new_state._data.tobytes()
         if len(raw) != _STATE_BYTES:
             raise RuntimeError(
-                f"Expected either a PhiloxState of size 16 or a numpy PCG64 state of "
-                f"size {_STATE_BYTES} but found the input RNG state size to be "
-                f"{len(raw)}"
+                f"the RNG state has {len(raw)} bytes: gradgen's generators (numpy's "
+                f"PCG64) take the {_STATE_BYTES} bytes that get_state gives"
             )
         self._generator.bit_generator.state = {
             "bit_generator": "PCG64",
