@@ -306,34 +306,44 @@ __all__ = [
     "adaptive_max_pool3d_backward",
 ]
 
+
 def permute(input: Tensor, dims: _int | Sequence[_int]) -> Tensor:
     """``permute(Tensor(a) self, int[] dims) -> Tensor(a)``"""
 
+
 def reshape(input: Tensor, shape: _int | Sequence[_int]) -> Tensor:
     """``reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)``"""
+
 
 @overload
 def squeeze(input: Tensor) -> Tensor:
     """``squeeze(Tensor(a) self) -> Tensor(a)``"""
 
+
 @overload
 def squeeze(input: Tensor, dim: _int) -> Tensor:
     """``squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)``"""
 
+
 def unsqueeze(input: Tensor, dim: _int) -> Tensor:
     """``unsqueeze(Tensor(a) self, int dim) -> Tensor(a)``"""
+
 
 def transpose(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """``transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
 
+
 def t(input: Tensor) -> Tensor:
     """``t(Tensor(a) self) -> Tensor(a)``"""
+
 
 def flatten(input: Tensor, start_dim: _int = ..., end_dim: _int = ...) -> Tensor:
     """``flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)``"""
 
+
 def select(input: Tensor, dim: _int, index: _int) -> Tensor:
     """``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``"""
+
 
 def slice(
     input: Tensor,
@@ -344,18 +354,23 @@ def slice(
 ) -> Tensor:
     """``slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)``"""
 
+
 def narrow(input: Tensor, dim: _int, start: _int, length: _int) -> Tensor:
     """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
+
 
 def cat(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
     """``cat(Tensor[] tensors, int dim=0) -> Tensor``"""
 
+
 def stack(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
     """``stack(Tensor[] tensors, int dim=0) -> Tensor``"""
+
 
 @overload
 def split(input: Tensor, split_size: _int, dim: _int = ...) -> _list[Tensor]:
     """``split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]``"""
+
 
 @overload
 def split(
@@ -363,16 +378,20 @@ def split(
 ) -> _list[Tensor]:
     """``split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]``"""
 
+
 def split_with_sizes(
     input: Tensor, split_sizes: _int | Sequence[_int], dim: _int = ...
 ) -> _list[Tensor]:
     """``split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]``"""
 
+
 def chunk(input: Tensor, chunks: _int, dim: _int = ...) -> _list[Tensor]:
     """``chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]``"""
 
+
 def unbind(input: Tensor, dim: _int = ...) -> _list[Tensor]:
     """``unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]``"""
+
 
 def select_backward(
     grad_output: Tensor | _Number,
@@ -381,6 +400,7 @@ def select_backward(
     index: _int,
 ) -> Tensor:
     """``select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor``"""
+
 
 def slice_backward(
     grad_output: Tensor | _Number,
@@ -392,35 +412,44 @@ def slice_backward(
 ) -> Tensor:
     """``slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor``"""
 
+
 def view_as_real(input: Tensor) -> Tensor:
     """``view_as_real(Tensor(a) self) -> Tensor(a)``"""
+
 
 def view_as_complex(input: Tensor) -> Tensor:
     """``view_as_complex(Tensor(a) self) -> Tensor(a)``"""
 
+
 def flip(input: Tensor, dims: _int | Sequence[_int]) -> Tensor:
     """``flip(Tensor self, int[] dims) -> Tensor``"""
+
 
 def roll(
     input: Tensor, shifts: _int | Sequence[_int], dims: _int | Sequence[_int] = ...
 ) -> Tensor:
     """``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor``"""
 
+
 def _unsafe_view(input: Tensor, size: _int | Sequence[_int]) -> Tensor:
     """``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``"""
+
 
 def constant_pad_nd(
     input: Tensor, pad: _int | Sequence[_int], value: _Number = ...
 ) -> Tensor:
     """``constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``"""
 
+
 def detach_(input: Tensor) -> Tensor:
     """``detach_(Tensor(a!) self) -> Tensor(a!)``"""
+
 
 def diagonal(
     input: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
 ) -> Tensor:
     """``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``"""
+
 
 def diagonal_backward(
     grad_output: Tensor | _Number,
@@ -431,66 +460,85 @@ def diagonal_backward(
 ) -> Tensor:
     """``diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor``"""
 
+
 def diagonal_copy(
     input: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
 ) -> Tensor:
     """``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+
 
 def diag_embed(
     input: Tensor, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
 ) -> Tensor:
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
 
+
 def diag(input: Tensor, diagonal: _int = ...) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+
 
 def concat(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
     """``concat(Tensor[] tensors, int dim=0) -> Tensor``"""
 
+
 def concatenate(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
     """``concatenate(Tensor[] tensors, int dim=0) -> Tensor``"""
+
 
 def swapaxes(input: Tensor, axis0: _int, axis1: _int) -> Tensor:
     """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
 
+
 def swapdims(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
+
 
 def add(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
+
 def sub(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
+
 def mul(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
 
 @overload
 def pow(input: Tensor, exponent: _Number) -> Tensor:
     """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
 
+
 @overload
 def pow(input: Tensor, exponent: Tensor) -> Tensor:
     """``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
+
 
 @overload
 def pow(input: _Number, exponent: Tensor) -> Tensor:
     """``pow.Scalar(Scalar self, Tensor exponent) -> Tensor``"""
 
+
 def neg(input: Tensor) -> Tensor:
     """``neg(Tensor self) -> Tensor``"""
+
 
 def conj(input: Tensor) -> Tensor:
     """``conj(Tensor(a) self) -> Tensor(a)``"""
 
+
 def _conj(input: Tensor) -> Tensor:
     """``_conj(Tensor(a) self) -> Tensor(a)``"""
+
 
 def real(input: Tensor) -> Tensor:
     """``real(Tensor(a) self) -> Tensor(a)``"""
 
+
 def clone(input: Tensor, *, memory_format: Any | None = ...) -> Tensor:
     """``clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor``"""
+
 
 def _to_copy(
     input: Tensor,
@@ -504,195 +552,255 @@ def _to_copy(
 ) -> Tensor:
     """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
 
+
 def exp(input: Tensor) -> Tensor:
     """``exp(Tensor self) -> Tensor``"""
+
 
 def exp2(input: Tensor) -> Tensor:
     """``exp2(Tensor self) -> Tensor``"""
 
+
 def log(input: Tensor) -> Tensor:
     """``log(Tensor self) -> Tensor``"""
+
 
 def log2(input: Tensor) -> Tensor:
     """``log2(Tensor self) -> Tensor``"""
 
+
 def log10(input: Tensor) -> Tensor:
     """``log10(Tensor self) -> Tensor``"""
+
 
 def log1p(input: Tensor) -> Tensor:
     """``log1p(Tensor self) -> Tensor``"""
 
+
 def expm1(input: Tensor) -> Tensor:
     """``expm1(Tensor self) -> Tensor``"""
+
 
 def sqrt(input: Tensor) -> Tensor:
     """``sqrt(Tensor self) -> Tensor``"""
 
+
 def rsqrt(input: Tensor) -> Tensor:
     """``rsqrt(Tensor self) -> Tensor``"""
+
 
 def reciprocal(input: Tensor) -> Tensor:
     """``reciprocal(Tensor self) -> Tensor``"""
 
+
 def square(input: Tensor) -> Tensor:
     """``square(Tensor self) -> Tensor``"""
+
 
 def abs(input: Tensor) -> Tensor:
     """``abs(Tensor self) -> Tensor``"""
 
+
 def sgn(input: Tensor) -> Tensor:
     """``sgn(Tensor self) -> Tensor``"""
+
 
 def sign(input: Tensor) -> Tensor:
     """``sign(Tensor self) -> Tensor``"""
 
+
 def sin(input: Tensor) -> Tensor:
     """``sin(Tensor self) -> Tensor``"""
+
 
 def cos(input: Tensor) -> Tensor:
     """``cos(Tensor self) -> Tensor``"""
 
+
 def tan(input: Tensor) -> Tensor:
     """``tan(Tensor self) -> Tensor``"""
+
 
 def asin(input: Tensor) -> Tensor:
     """``asin(Tensor self) -> Tensor``"""
 
+
 def acos(input: Tensor) -> Tensor:
     """``acos(Tensor self) -> Tensor``"""
+
 
 def atan(input: Tensor) -> Tensor:
     """``atan(Tensor self) -> Tensor``"""
 
+
 def sinh(input: Tensor) -> Tensor:
     """``sinh(Tensor self) -> Tensor``"""
+
 
 def cosh(input: Tensor) -> Tensor:
     """``cosh(Tensor self) -> Tensor``"""
 
+
 def tanh(input: Tensor) -> Tensor:
     """``tanh(Tensor self) -> Tensor``"""
+
 
 def sigmoid(input: Tensor) -> Tensor:
     """``sigmoid(Tensor self) -> Tensor``"""
 
+
 def erf(input: Tensor) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
+
 
 def floor(input: Tensor) -> Tensor:
     """``floor(Tensor self) -> Tensor``"""
 
+
 def ceil(input: Tensor) -> Tensor:
     """``ceil(Tensor self) -> Tensor``"""
+
 
 @overload
 def round(input: Tensor) -> Tensor:
     """``round(Tensor self) -> Tensor``"""
 
+
 @overload
 def round(input: Tensor, *, decimals: _int) -> Tensor:
     """``round.decimals(Tensor self, *, int decimals) -> Tensor``"""
 
+
 def trunc(input: Tensor) -> Tensor:
     """``trunc(Tensor self) -> Tensor``"""
+
 
 def angle(input: Tensor) -> Tensor:
     """``angle(Tensor self) -> Tensor``"""
 
+
 def imag(input: Tensor) -> Tensor:
     """``imag(Tensor(a) self) -> Tensor(a)``"""
+
 
 def sigmoid_backward(grad_output: Tensor | _Number, output: Tensor | _Number) -> Tensor:
     """``sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor``"""
 
+
 def tanh_backward(grad_output: Tensor | _Number, output: Tensor | _Number) -> Tensor:
     """``tanh_backward(Tensor grad_output, Tensor output) -> Tensor``"""
+
 
 def exp_(input: Tensor) -> Tensor:
     """``exp_(Tensor(a!) self) -> Tensor(a!)``"""
 
+
 def log_(input: Tensor) -> Tensor:
     """``log_(Tensor(a!) self) -> Tensor(a!)``"""
+
 
 def sqrt_(input: Tensor) -> Tensor:
     """``sqrt_(Tensor(a!) self) -> Tensor(a!)``"""
 
+
 def neg_(input: Tensor) -> Tensor:
     """``neg_(Tensor(a!) self) -> Tensor(a!)``"""
+
 
 def abs_(input: Tensor) -> Tensor:
     """``abs_(Tensor(a!) self) -> Tensor(a!)``"""
 
+
 def sigmoid_(input: Tensor) -> Tensor:
     """``sigmoid_(Tensor(a!) self) -> Tensor(a!)``"""
 
+
 def tanh_(input: Tensor) -> Tensor:
     """``tanh_(Tensor(a!) self) -> Tensor(a!)``"""
+
 
 @overload
 def div(input: Tensor, other: Tensor) -> Tensor:
     """``div.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def div(input: Tensor, other: Tensor, *, rounding_mode: _str | None) -> Tensor:
     """``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
 
+
 def true_divide(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
 
 @overload
 def floor_divide(input: Tensor, other: Tensor) -> Tensor:
     """``floor_divide(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def floor_divide(input: Tensor, other: _Number) -> Tensor:
     """``floor_divide.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def rsub(input: Tensor, other: Tensor, *, alpha: _Number = ...) -> Tensor:
     """``rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
+
 @overload
 def rsub(input: Tensor, other: _Number, alpha: _Number = ...) -> Tensor:
     """``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
 
+
 def maximum(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
+
 
 def minimum(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
 
+
 def fmax(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
+
 
 def fmin(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
 
+
 def atan2(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
 
+
 def hypot(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
+
 
 @overload
 def where(condition: Tensor, input: Tensor, other: Tensor) -> Tensor:
     """``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def where(condition: Tensor, input: Tensor, other: _Number) -> Tensor:
     """``where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def where(condition: Tensor, input: _Number, other: Tensor) -> Tensor:
     """``where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor``"""
 
+
 @overload
 def where(condition: Tensor, input: _Number, other: _Number) -> Tensor:
     """``where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor``"""
 
+
 @overload
 def clamp(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
     """``clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
+
 
 @overload
 def clamp(
@@ -700,145 +808,184 @@ def clamp(
 ) -> Tensor:
     """``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
 
+
 @overload
 def clamp_(
     input: Tensor, min: _Number | None = ..., max: _Number | None = ...
 ) -> Tensor:
     """``clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
 
+
 @overload
 def clamp_(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
     """``clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
 
+
 def clamp_min(input: Tensor, min: _Number) -> Tensor:
     """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
 
+
 def clamp_max(input: Tensor, max: _Number) -> Tensor:
     """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
+
 
 @overload
 def fmod(input: Tensor, other: Tensor) -> Tensor:
     """``fmod.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def fmod(input: Tensor, other: _Number) -> Tensor:
     """``fmod.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def remainder(input: Tensor, other: Tensor) -> Tensor:
     """``remainder.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def remainder(input: Tensor, other: _Number) -> Tensor:
     """``remainder.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def eq(input: Tensor, other: Tensor) -> Tensor:
     """``eq.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def eq(input: Tensor, other: _Number) -> Tensor:
     """``eq.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def ne(input: Tensor, other: Tensor) -> Tensor:
     """``ne.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def ne(input: Tensor, other: _Number) -> Tensor:
     """``ne.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def lt(input: Tensor, other: Tensor) -> Tensor:
     """``lt.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def lt(input: Tensor, other: _Number) -> Tensor:
     """``lt.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def le(input: Tensor, other: Tensor) -> Tensor:
     """``le.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def le(input: Tensor, other: _Number) -> Tensor:
     """``le.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def gt(input: Tensor, other: Tensor) -> Tensor:
     """``gt.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def gt(input: Tensor, other: _Number) -> Tensor:
     """``gt.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def ge(input: Tensor, other: Tensor) -> Tensor:
     """``ge.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def ge(input: Tensor, other: _Number) -> Tensor:
     """``ge.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
+
 def logical_and(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
+
 
 def logical_or(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
 
+
 def logical_xor(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
+
 
 def logical_not(input: Tensor) -> Tensor:
     """``logical_not(Tensor self) -> Tensor``"""
 
+
 def bitwise_and(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
 
 def bitwise_or(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 def bitwise_xor(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
 
 def bitwise_not(input: Tensor) -> Tensor:
     """``bitwise_not(Tensor self) -> Tensor``"""
 
+
 def isnan(input: Tensor) -> Tensor:
     """``isnan(Tensor self) -> Tensor``"""
+
 
 def isinf(input: Tensor) -> Tensor:
     """``isinf(Tensor self) -> Tensor``"""
 
+
 def isfinite(input: Tensor) -> Tensor:
     """``isfinite(Tensor self) -> Tensor``"""
 
+
 def zero_(input: Tensor) -> Tensor:
     """``zero_(Tensor(a!) self) -> Tensor(a!)``"""
+
 
 @overload
 def fill(input: Tensor, value: _Number) -> Tensor:
     """``fill.Scalar(Tensor self, Scalar value) -> Tensor``"""
 
+
 @overload
 def fill(input: Tensor, value: Tensor) -> Tensor:
     """``fill.Tensor(Tensor self, Tensor value) -> Tensor``"""
+
 
 @overload
 def fill_(input: Tensor, value: _Number) -> Tensor:
     """``fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)``"""
 
+
 @overload
 def fill_(input: Tensor, value: Tensor) -> Tensor:
     """``fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)``"""
+
 
 @overload
 def lerp(input: Tensor, end: Tensor, weight: _Number) -> Tensor:
     """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``"""
 
+
 @overload
 def lerp(input: Tensor, end: Tensor, weight: Tensor) -> Tensor:
     """``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
+
 
 def addcmul(
     input: Tensor,
@@ -849,6 +996,7 @@ def addcmul(
 ) -> Tensor:
     """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
 
+
 def addcdiv(
     input: Tensor,
     tensor1: Tensor | _Number,
@@ -858,23 +1006,28 @@ def addcdiv(
 ) -> Tensor:
     """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
 
+
 @overload
 def clip(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
     """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
+
 
 @overload
 def clip(input: Tensor, min: _Number | None = ..., max: _Number | None = ...) -> Tensor:
     """``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
 
+
 @overload
 def clip_(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
     """``clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
+
 
 @overload
 def clip_(
     input: Tensor, min: _Number | None = ..., max: _Number | None = ...
 ) -> Tensor:
     """``clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)``"""
+
 
 def nan_to_num(
     input: Tensor,
@@ -884,6 +1037,7 @@ def nan_to_num(
 ) -> Tensor:
     """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
 
+
 def nan_to_num_(
     input: Tensor,
     nan: _float | None = ...,
@@ -892,98 +1046,124 @@ def nan_to_num_(
 ) -> Tensor:
     """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
 
+
 @overload
 def greater(input: Tensor, other: Tensor) -> Tensor:
     """``greater.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
 
 @overload
 def greater(input: Tensor, other: _Number) -> Tensor:
     """``greater.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
+
 @overload
 def greater_equal(input: Tensor, other: Tensor) -> Tensor:
     """``greater_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
 
 @overload
 def greater_equal(input: Tensor, other: _Number) -> Tensor:
     """``greater_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
+
 @overload
 def less(input: Tensor, other: Tensor) -> Tensor:
     """``less.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
 
 @overload
 def less(input: Tensor, other: _Number) -> Tensor:
     """``less.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
+
 @overload
 def less_equal(input: Tensor, other: Tensor) -> Tensor:
     """``less_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
 
 @overload
 def less_equal(input: Tensor, other: _Number) -> Tensor:
     """``less_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
+
 @overload
 def not_equal(input: Tensor, other: Tensor) -> Tensor:
     """``not_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
 
 @overload
 def not_equal(input: Tensor, other: _Number) -> Tensor:
     """``not_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
+
 def absolute(input: Tensor) -> Tensor:
     """``absolute(Tensor self) -> Tensor``"""
+
 
 def negative(input: Tensor) -> Tensor:
     """``negative(Tensor self) -> Tensor``"""
 
+
 def arccos(input: Tensor) -> Tensor:
     """``arccos(Tensor self) -> Tensor``"""
+
 
 def arcsin(input: Tensor) -> Tensor:
     """``arcsin(Tensor self) -> Tensor``"""
 
+
 def arctan(input: Tensor) -> Tensor:
     """``arctan(Tensor self) -> Tensor``"""
+
 
 def fix(input: Tensor) -> Tensor:
     """``fix(Tensor self) -> Tensor``"""
 
+
 def arctan2(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
+
 
 @overload
 def multiply(input: Tensor, other: Tensor) -> Tensor:
     """``multiply.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def multiply(input: Tensor, other: _Number) -> Tensor:
     """``multiply.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def divide(input: Tensor, other: Tensor) -> Tensor:
     """``divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
+
 @overload
 def divide(input: Tensor, other: _Number) -> Tensor:
     """``divide.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
 
 @overload
 def divide(input: Tensor, other: Tensor, *, rounding_mode: _str | None) -> Tensor:
     """``divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
 
+
 @overload
 def subtract(input: Tensor, other: Tensor, *, alpha: _Number = ...) -> Tensor:
     """``subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+
 
 @overload
 def subtract(input: Tensor, other: _Number, alpha: _Number = ...) -> Tensor:
     """``subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
 
+
 @overload
 def sum(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
     """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+
 
 @overload
 def sum(
@@ -995,9 +1175,11 @@ def sum(
 ) -> Tensor:
     """``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
+
 @overload
 def mean(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
     """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+
 
 @overload
 def mean(
@@ -1009,9 +1191,11 @@ def mean(
 ) -> Tensor:
     """``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
+
 @overload
 def prod(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
     """``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
+
 
 @overload
 def prod(
@@ -1019,46 +1203,57 @@ def prod(
 ) -> Tensor:
     """``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
+
 @overload
 def max(input: Tensor, dim: _int, keepdim: _bool = ...) -> max_dim_return:
     """``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
 
 @overload
 def max(input: Tensor) -> Tensor:
     """``max(Tensor self) -> Tensor``"""
 
+
 @overload
 def min(input: Tensor, dim: _int, keepdim: _bool = ...) -> min_dim_return:
     """``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
 
+
 @overload
 def min(input: Tensor) -> Tensor:
     """``min(Tensor self) -> Tensor``"""
+
 
 def amax(
     input: Tensor, dim: _int | Sequence[_int] = ..., keepdim: _bool = ...
 ) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
 
+
 def amin(
     input: Tensor, dim: _int | Sequence[_int] = ..., keepdim: _bool = ...
 ) -> Tensor:
     """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
 
+
 def argmax(input: Tensor, dim: _int | None = ..., keepdim: _bool = ...) -> Tensor:
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
 
+
 def argmin(input: Tensor, dim: _int | None = ..., keepdim: _bool = ...) -> Tensor:
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
+
 
 def logsumexp(
     input: Tensor, dim: _int | Sequence[_int], keepdim: _bool = ...
 ) -> Tensor:
     """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
 
+
 @overload
 def var(input: Tensor, unbiased: _bool = ...) -> Tensor:
     """``var(Tensor self, bool unbiased=True) -> Tensor``"""
+
 
 @overload
 def var(
@@ -1068,6 +1263,7 @@ def var(
     keepdim: _bool = ...,
 ) -> Tensor:
     """``var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor``"""
+
 
 @overload
 def var(
@@ -1079,9 +1275,11 @@ def var(
 ) -> Tensor:
     """``var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
 
+
 @overload
 def std(input: Tensor, unbiased: _bool = ...) -> Tensor:
     """``std(Tensor self, bool unbiased=True) -> Tensor``"""
+
 
 @overload
 def std(
@@ -1091,6 +1289,7 @@ def std(
     keepdim: _bool = ...,
 ) -> Tensor:
     """``std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor``"""
+
 
 @overload
 def std(
@@ -1102,11 +1301,14 @@ def std(
 ) -> Tensor:
     """``std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
 
+
 def cumsum(input: Tensor, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
     """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
 
+
 def cumprod(input: Tensor, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
+
 
 def value_selecting_reduction_backward(
     grad: Tensor | _Number,
@@ -1117,6 +1319,7 @@ def value_selecting_reduction_backward(
 ) -> Tensor:
     """``value_selecting_reduction_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes, bool keepdim) -> Tensor``"""
 
+
 def allclose(
     input: Tensor,
     other: Tensor | _Number,
@@ -1126,12 +1329,15 @@ def allclose(
 ) -> _bool:
     """``allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool``"""
 
+
 def equal(input: Tensor, other: Tensor | _Number) -> _bool:
     """``equal(Tensor self, Tensor other) -> bool``"""
+
 
 @overload
 def sort(input: Tensor, dim: _int = ..., descending: _bool = ...) -> sort_return:
     """``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
+
 
 @overload
 def sort(
@@ -1139,13 +1345,16 @@ def sort(
 ) -> sort_stable_return:
     """``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
 
+
 def topk(
     input: Tensor, k: _int, dim: _int = ..., largest: _bool = ..., sorted: _bool = ...
 ) -> topk_return:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
 
+
 def index_select(input: Tensor, dim: _int, index: Tensor | _Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
+
 
 def index_select_backward(
     grad: Tensor | _Number,
@@ -1154,6 +1363,7 @@ def index_select_backward(
     index: Tensor | _Number,
 ) -> Tensor:
     """``index_select_backward(Tensor grad, SymInt[] self_sizes, int dim, Tensor index) -> Tensor``"""
+
 
 def index_add(
     input: Tensor,
@@ -1165,10 +1375,12 @@ def index_add(
 ) -> Tensor:
     """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
 
+
 def gather(
     input: Tensor, dim: _int, index: Tensor | _Number, *, sparse_grad: _bool = ...
 ) -> Tensor:
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
+
 
 def gather_backward(
     grad: Tensor | _Number,
@@ -1179,29 +1391,36 @@ def gather_backward(
 ) -> Tensor:
     """``gather_backward(Tensor grad, Tensor self, int dim, Tensor index, bool sparse_grad) -> Tensor``"""
 
+
 @overload
 def scatter(input: Tensor, dim: _int, index: Tensor, src: Tensor) -> Tensor:
     """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
 
+
 @overload
 def scatter(input: Tensor, dim: _int, index: Tensor, value: _Number) -> Tensor:
     """``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+
 
 def scatter_add(
     input: Tensor, dim: _int, index: Tensor | _Number, src: Tensor | _Number
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
 
+
 @overload
 def masked_fill(input: Tensor, mask: Tensor, value: _Number) -> Tensor:
     """``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor``"""
+
 
 @overload
 def masked_fill(input: Tensor, mask: Tensor, value: Tensor) -> Tensor:
     """``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``"""
 
+
 def index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
     """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+
 
 def index_put(
     input: Tensor,
@@ -1211,6 +1430,7 @@ def index_put(
 ) -> Tensor:
     """``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
 
+
 def index_put_(
     input: Tensor,
     indices: Sequence[Tensor | None],
@@ -1219,29 +1439,38 @@ def index_put_(
 ) -> Tensor:
     """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
 
+
 def mm(input: Tensor, mat2: Tensor | _Number) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
+
 
 def bmm(input: Tensor, mat2: Tensor | _Number) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
 
+
 def dot(input: Tensor, tensor: Tensor | _Number) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
+
 
 def vdot(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
 
+
 def mv(input: Tensor, vec: Tensor | _Number) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
+
 
 def outer(input: Tensor, vec2: Tensor | _Number) -> Tensor:
     """``outer(Tensor self, Tensor vec2) -> Tensor``"""
 
+
 def ger(input: Tensor, vec2: Tensor | _Number) -> Tensor:
     """``ger(Tensor self, Tensor vec2) -> Tensor``"""
 
+
 def matmul(input: Tensor, other: Tensor | _Number) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
+
 
 def addmm(
     input: Tensor,
@@ -1253,6 +1482,7 @@ def addmm(
 ) -> Tensor:
     """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
 
+
 def linear(
     input: Tensor | _Number,
     weight: Tensor | _Number,
@@ -1260,18 +1490,23 @@ def linear(
 ) -> Tensor:
     """``linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor``"""
 
+
 def tril(input: Tensor, diagonal: _int = ...) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
+
 
 def triu(input: Tensor, diagonal: _int = ...) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
 
+
 def trace(input: Tensor) -> Tensor:
     """``trace(Tensor self) -> Tensor``"""
+
 
 @overload
 def norm(input: Tensor, p: _Number = ...) -> Tensor:
     """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor``"""
+
 
 @overload
 def norm(
@@ -1279,39 +1514,50 @@ def norm(
 ) -> Tensor:
     """``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
 
+
 def dist(input: Tensor, other: Tensor | _Number, p: _Number = ...) -> Tensor:
     """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
+
 
 def relu(input: Tensor) -> Tensor:
     """``relu(Tensor self) -> Tensor``"""
 
+
 def gelu(input: Tensor, *, approximate: _str = ...) -> Tensor:
     """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
 
+
 def silu(input: Tensor) -> Tensor:
     """``silu(Tensor self) -> Tensor``"""
+
 
 def threshold_backward(
     grad_output: Tensor | _Number, input: Tensor, threshold: _Number
 ) -> Tensor:
     """``threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor``"""
 
+
 def gelu_backward(
     grad_output: Tensor | _Number, input: Tensor, *, approximate: _str = ...
 ) -> Tensor:
     """``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``"""
 
+
 def silu_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
     """``silu_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
 
 def relu_(input: Tensor) -> Tensor:
     """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
 
+
 def softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
     """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
 
+
 def _softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
     """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
+
 
 def _softmax_backward_data(
     grad_output: Tensor | _Number,
@@ -1321,11 +1567,14 @@ def _softmax_backward_data(
 ) -> Tensor:
     """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
 
+
 def log_softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
     """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
 
+
 def _log_softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
     """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
+
 
 def _log_softmax_backward_data(
     grad_output: Tensor | _Number,
@@ -1335,8 +1584,10 @@ def _log_softmax_backward_data(
 ) -> Tensor:
     """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
 
+
 def leaky_relu(input: Tensor, negative_slope: _Number = ...) -> Tensor:
     """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
+
 
 def leaky_relu_backward(
     grad_output: Tensor | _Number,
@@ -1346,8 +1597,10 @@ def leaky_relu_backward(
 ) -> Tensor:
     """``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``"""
 
+
 def leaky_relu_(input: Tensor, negative_slope: _Number = ...) -> Tensor:
     """``leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)``"""
+
 
 def elu(
     input: Tensor,
@@ -1356,6 +1609,7 @@ def elu(
     input_scale: _Number = ...,
 ) -> Tensor:
     """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
+
 
 def elu_backward(
     grad_output: Tensor | _Number,
@@ -1367,6 +1621,7 @@ def elu_backward(
 ) -> Tensor:
     """``elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor``"""
 
+
 def elu_(
     input: Tensor,
     alpha: _Number = ...,
@@ -1375,50 +1630,64 @@ def elu_(
 ) -> Tensor:
     """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
 
+
 def softplus(input: Tensor, beta: _Number = ..., threshold: _Number = ...) -> Tensor:
     """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
+
 
 def softplus_backward(
     grad_output: Tensor | _Number, input: Tensor, beta: _Number, threshold: _Number
 ) -> Tensor:
     """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
 
+
 def log_sigmoid(input: Tensor) -> Tensor:
     """``log_sigmoid(Tensor self) -> Tensor``"""
 
+
 def log_sigmoid_forward(input: Tensor) -> log_sigmoid_forward_return:
     """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
+
 
 def log_sigmoid_backward(
     grad_output: Tensor | _Number, input: Tensor, buffer: Tensor | _Number
 ) -> Tensor:
     """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
 
+
 def hardtanh(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> Tensor:
     """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
+
 
 def hardtanh_backward(
     grad_output: Tensor | _Number, input: Tensor, min_val: _Number, max_val: _Number
 ) -> Tensor:
     """``hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor``"""
 
+
 def hardtanh_(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> Tensor:
     """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
+
 
 def mish(input: Tensor) -> Tensor:
     """``mish(Tensor self) -> Tensor``"""
 
+
 def mish_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
     """``mish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
 
 def mish_(input: Tensor) -> Tensor:
     """``mish_(Tensor(a!) self) -> Tensor(a!)``"""
 
+
 def dropout(input: Tensor | _Number, p: _float, train: _bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
 
+
 def mse_loss(input: Tensor, target: Tensor | _Number, reduction: _int = ...) -> Tensor:
     """``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+
 
 def mse_loss_backward(
     grad_output: Tensor | _Number,
@@ -1427,6 +1696,7 @@ def mse_loss_backward(
     reduction: _int,
 ) -> Tensor:
     """``mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
+
 
 def nll_loss_nd(
     input: Tensor,
@@ -1437,6 +1707,7 @@ def nll_loss_nd(
 ) -> Tensor:
     """``nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
 
+
 def nll_loss(
     input: Tensor,
     target: Tensor | _Number,
@@ -1446,6 +1717,7 @@ def nll_loss(
 ) -> Tensor:
     """``nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
 
+
 def nll_loss_forward(
     input: Tensor,
     target: Tensor | _Number,
@@ -1454,6 +1726,7 @@ def nll_loss_forward(
     ignore_index: _int,
 ) -> nll_loss_forward_return:
     """``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
+
 
 def nll_loss_backward(
     grad_output: Tensor | _Number,
@@ -1466,6 +1739,7 @@ def nll_loss_backward(
 ) -> Tensor:
     """``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``"""
 
+
 def nll_loss2d(
     input: Tensor,
     target: Tensor | _Number,
@@ -1475,6 +1749,7 @@ def nll_loss2d(
 ) -> Tensor:
     """``nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
 
+
 def nll_loss2d_forward(
     input: Tensor,
     target: Tensor | _Number,
@@ -1483,6 +1758,7 @@ def nll_loss2d_forward(
     ignore_index: _int,
 ) -> nll_loss2d_forward_return:
     """``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
+
 
 def nll_loss2d_backward(
     grad_output: Tensor | _Number,
@@ -1495,6 +1771,7 @@ def nll_loss2d_backward(
 ) -> Tensor:
     """``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``"""
 
+
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor | _Number,
@@ -1502,6 +1779,7 @@ def binary_cross_entropy(
     reduction: _int = ...,
 ) -> Tensor:
     """``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+
 
 def binary_cross_entropy_backward(
     grad_output: Tensor | _Number,
@@ -1511,6 +1789,7 @@ def binary_cross_entropy_backward(
     reduction: _int = ...,
 ) -> Tensor:
     """``binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+
 
 def cross_entropy_loss(
     input: Tensor,
@@ -1522,13 +1801,16 @@ def cross_entropy_loss(
 ) -> Tensor:
     """``cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor``"""
 
+
 def l1_loss(input: Tensor, target: Tensor | _Number, reduction: _int = ...) -> Tensor:
     """``l1_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+
 
 def smooth_l1_loss(
     input: Tensor, target: Tensor | _Number, reduction: _int = ..., beta: _float = ...
 ) -> Tensor:
     """``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``"""
+
 
 def smooth_l1_loss_backward(
     grad_output: Tensor | _Number,
@@ -1539,10 +1821,12 @@ def smooth_l1_loss_backward(
 ) -> Tensor:
     """``smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor``"""
 
+
 def huber_loss(
     input: Tensor, target: Tensor | _Number, reduction: _int = ..., delta: _float = ...
 ) -> Tensor:
     """``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``"""
+
 
 def huber_loss_backward(
     grad_output: Tensor | _Number,
@@ -1553,6 +1837,7 @@ def huber_loss_backward(
 ) -> Tensor:
     """``huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor``"""
 
+
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor | _Number,
@@ -1562,6 +1847,7 @@ def binary_cross_entropy_with_logits(
 ) -> Tensor:
     """``binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor``"""
 
+
 def kl_div(
     input: Tensor,
     target: Tensor | _Number,
@@ -1570,6 +1856,7 @@ def kl_div(
     log_target: _bool = ...,
 ) -> Tensor:
     """``kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor``"""
+
 
 def layer_norm(
     input: Tensor | _Number,
@@ -1581,6 +1868,7 @@ def layer_norm(
 ) -> Tensor:
     """``layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor``"""
 
+
 def native_layer_norm(
     input: Tensor | _Number,
     normalized_shape: _int | Sequence[_int],
@@ -1589,6 +1877,7 @@ def native_layer_norm(
     eps: _float,
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)``"""
+
 
 def native_layer_norm_backward(
     grad_out: Tensor | _Number,
@@ -1602,6 +1891,7 @@ def native_layer_norm_backward(
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
 
+
 def embedding(
     weight: Tensor | _Number,
     indices: Tensor | _Number,
@@ -1610,6 +1900,7 @@ def embedding(
     sparse: _bool = ...,
 ) -> Tensor:
     """``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``"""
+
 
 def embedding_backward(
     grad: Tensor | _Number,
@@ -1621,6 +1912,7 @@ def embedding_backward(
 ) -> Tensor:
     """``embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor``"""
 
+
 def embedding_dense_backward(
     grad_output: Tensor | _Number,
     indices: Tensor | _Number,
@@ -1630,8 +1922,10 @@ def embedding_dense_backward(
 ) -> Tensor:
     """``embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor``"""
 
+
 def one_hot(input: Tensor, num_classes: _int = ...) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
+
 
 def convolution(
     input: Tensor | _Number,
@@ -1645,6 +1939,7 @@ def convolution(
     groups: _int,
 ) -> Tensor:
     """``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``"""
+
 
 def convolution_backward(
     grad_output: Tensor | _Number,
@@ -1661,6 +1956,7 @@ def convolution_backward(
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
 
+
 @overload
 def conv1d(
     input: Tensor,
@@ -1672,6 +1968,7 @@ def conv1d(
     groups: _int = ...,
 ) -> Tensor:
     """``conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor``"""
+
 
 @overload
 def conv1d(
@@ -1685,6 +1982,7 @@ def conv1d(
 ) -> Tensor:
     """``conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor``"""
 
+
 @overload
 def conv2d(
     input: Tensor,
@@ -1696,6 +1994,7 @@ def conv2d(
     groups: _int = ...,
 ) -> Tensor:
     """``conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor``"""
+
 
 @overload
 def conv2d(
@@ -1709,6 +2008,7 @@ def conv2d(
 ) -> Tensor:
     """``conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor``"""
 
+
 @overload
 def conv3d(
     input: Tensor,
@@ -1720,6 +2020,7 @@ def conv3d(
     groups: _int = ...,
 ) -> Tensor:
     """``conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor``"""
+
 
 @overload
 def conv3d(
@@ -1733,6 +2034,7 @@ def conv3d(
 ) -> Tensor:
     """``conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor``"""
 
+
 def conv_transpose1d(
     input: Tensor | _Number,
     weight: Tensor | _Number,
@@ -1744,6 +2046,7 @@ def conv_transpose1d(
     dilation: _int | Sequence[_int] = ...,
 ) -> Tensor:
     """``conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] dilation=1) -> Tensor``"""
+
 
 def conv_transpose2d(
     input: Tensor | _Number,
@@ -1757,6 +2060,7 @@ def conv_transpose2d(
 ) -> Tensor:
     """``conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, SymInt[2] dilation=1) -> Tensor``"""
 
+
 def conv_transpose3d(
     input: Tensor | _Number,
     weight: Tensor | _Number,
@@ -1769,6 +2073,7 @@ def conv_transpose3d(
 ) -> Tensor:
     """``conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor``"""
 
+
 def max_pool2d_with_indices(
     input: Tensor,
     kernel_size: _int | Sequence[_int],
@@ -1778,6 +2083,7 @@ def max_pool2d_with_indices(
     ceil_mode: _bool = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
+
 
 def max_pool2d_with_indices_backward(
     grad_output: Tensor | _Number,
@@ -1791,6 +2097,7 @@ def max_pool2d_with_indices_backward(
 ) -> Tensor:
     """``max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
 
+
 def max_pool3d_with_indices(
     input: Tensor,
     kernel_size: _int | Sequence[_int],
@@ -1800,6 +2107,7 @@ def max_pool3d_with_indices(
     ceil_mode: _bool = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
+
 
 def max_pool3d_with_indices_backward(
     grad_output: Tensor | _Number,
@@ -1813,6 +2121,7 @@ def max_pool3d_with_indices_backward(
 ) -> Tensor:
     """``max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor``"""
 
+
 def max_pool1d_with_indices(
     input: Tensor,
     kernel_size: _int | Sequence[_int],
@@ -1822,6 +2131,7 @@ def max_pool1d_with_indices(
     ceil_mode: _bool = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
+
 
 def max_pool1d(
     input: Tensor,
@@ -1833,6 +2143,7 @@ def max_pool1d(
 ) -> Tensor:
     """``max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> Tensor``"""
 
+
 def max_pool2d(
     input: Tensor,
     kernel_size: _int | Sequence[_int],
@@ -1842,6 +2153,7 @@ def max_pool2d(
     ceil_mode: _bool = ...,
 ) -> Tensor:
     """``max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor``"""
+
 
 def max_pool3d(
     input: Tensor,
@@ -1853,6 +2165,7 @@ def max_pool3d(
 ) -> Tensor:
     """``max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor``"""
 
+
 def avg_pool1d(
     input: Tensor,
     kernel_size: _int | Sequence[_int],
@@ -1862,6 +2175,7 @@ def avg_pool1d(
     count_include_pad: _bool = ...,
 ) -> Tensor:
     """``avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, bool ceil_mode=False, bool count_include_pad=True) -> Tensor``"""
+
 
 def avg_pool2d(
     input: Tensor,
@@ -1873,6 +2187,7 @@ def avg_pool2d(
     divisor_override: _int | None = ...,
 ) -> Tensor:
     """``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
+
 
 def avg_pool2d_backward(
     grad_output: Tensor | _Number,
@@ -1886,6 +2201,7 @@ def avg_pool2d_backward(
 ) -> Tensor:
     """``avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
 
+
 def avg_pool3d(
     input: Tensor,
     kernel_size: _int | Sequence[_int],
@@ -1896,6 +2212,7 @@ def avg_pool3d(
     divisor_override: _int | None = ...,
 ) -> Tensor:
     """``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
+
 
 def avg_pool3d_backward(
     grad_output: Tensor | _Number,
@@ -1909,50 +2226,62 @@ def avg_pool3d_backward(
 ) -> Tensor:
     """``avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor``"""
 
+
 def adaptive_avg_pool1d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
     """``adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor``"""
+
 
 def adaptive_avg_pool2d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
     """``adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
 
+
 def _adaptive_avg_pool2d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
     """``_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
+
 
 def _adaptive_avg_pool2d_backward(
     grad_output: Tensor | _Number, input: Tensor
 ) -> Tensor:
     """``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
 
+
 def adaptive_avg_pool3d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
     """``adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
 
+
 def _adaptive_avg_pool3d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
     """``_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
+
 
 def _adaptive_avg_pool3d_backward(
     grad_output: Tensor | _Number, input: Tensor
 ) -> Tensor:
     """``_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
 
+
 def adaptive_max_pool1d(
     input: Tensor, output_size: _int | Sequence[_int]
 ) -> _tuple[Tensor, Tensor]:
     """``adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)``"""
+
 
 def adaptive_max_pool2d(
     input: Tensor, output_size: _int | Sequence[_int]
 ) -> _tuple[Tensor, Tensor]:
     """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
 
+
 def adaptive_max_pool2d_backward(
     grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number
 ) -> Tensor:
     """``adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
 
+
 def adaptive_max_pool3d(
     input: Tensor, output_size: _int | Sequence[_int]
 ) -> _tuple[Tensor, Tensor]:
     """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
+
 
 def adaptive_max_pool3d_backward(
     grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number

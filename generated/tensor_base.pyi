@@ -22,37 +22,46 @@ from gradgen.tensor import Tensor
 # dtype, a scalar type (np.float64, float) or a dtype name.
 _DType: TypeAlias = dtype | np.dtype[Any] | type[Any] | _str
 
+
 class max_dim_return(NamedTuple):
     values: Tensor
     indices: Tensor
+
 
 class min_dim_return(NamedTuple):
     values: Tensor
     indices: Tensor
 
+
 class sort_return(NamedTuple):
     values: Tensor
     indices: Tensor
+
 
 class sort_stable_return(NamedTuple):
     values: Tensor
     indices: Tensor
 
+
 class topk_return(NamedTuple):
     values: Tensor
     indices: Tensor
+
 
 class log_sigmoid_forward_return(NamedTuple):
     output: Tensor
     buffer: Tensor
 
+
 class nll_loss_forward_return(NamedTuple):
     output: Tensor
     total_weight: Tensor
 
+
 class nll_loss2d_forward_return(NamedTuple):
     output: Tensor
     total_weight: Tensor
+
 
 class TensorBase:
     """The generated Tensor methods (gradgen.generated.tensor_methods), typed."""
