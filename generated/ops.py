@@ -51,6 +51,10 @@ __all__ = [
     "diagonal_copy",
     "diag_embed",
     "diag",
+    "concat",
+    "concatenate",
+    "swapaxes",
+    "swapdims",
     "add",
     "sub",
     "mul",
@@ -124,6 +128,13 @@ __all__ = [
     "addcdiv",
     "nan_to_num",
     "nan_to_num_",
+    "absolute",
+    "negative",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "fix",
+    "arctan2",
     "amax",
     "amin",
     "argmax",
@@ -275,6 +286,14 @@ __all__ = [
     "lerp",
     "clip",
     "clip_",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "multiply",
+    "divide",
+    "subtract",
     "sum",
     "mean",
     "prod",
@@ -502,6 +521,30 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
     input = tensor_argument(input, "diag", "input", 1, False)
     return composites.diag(input, diagonal)
+
+
+def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """``concat(Tensor[] tensors, int dim=0) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "concat", "tensors", 1)
+    return composites.concat(tensors, dim)
+
+
+def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """``concatenate(Tensor[] tensors, int dim=0) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "concatenate", "tensors", 1)
+    return composites.concat(tensors, dim)
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
+    input = tensor_argument(input, "swapaxes", "input", 1, False)
+    return composites.swapaxes(input, axis0, axis1)
+
+
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
+    input = tensor_argument(input, "swapdims", "input", 1, False)
+    return composites.swapaxes(input, dim0, dim1)
 
 
 def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
@@ -998,6 +1041,49 @@ def nan_to_num_(
     """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
     input = tensor_argument(input, "nan_to_num_", "input", 1, False)
     return operators.nan_to_num_.call(input, nan, posinf, neginf)
+
+
+def absolute(input: Tensor) -> Tensor:
+    """``absolute(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "absolute", "input", 1, False)
+    return composites.absolute(input)
+
+
+def negative(input: Tensor) -> Tensor:
+    """``negative(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "negative", "input", 1, False)
+    return composites.negative(input)
+
+
+def arccos(input: Tensor) -> Tensor:
+    """``arccos(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "arccos", "input", 1, False)
+    return composites.arccos(input)
+
+
+def arcsin(input: Tensor) -> Tensor:
+    """``arcsin(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "arcsin", "input", 1, False)
+    return composites.arcsin(input)
+
+
+def arctan(input: Tensor) -> Tensor:
+    """``arctan(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "arctan", "input", 1, False)
+    return composites.arctan(input)
+
+
+def fix(input: Tensor) -> Tensor:
+    """``fix(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "fix", "input", 1, False)
+    return composites.fix(input)
+
+
+def arctan2(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``arctan2(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "arctan2", "input", 1, False)
+    other = tensor_argument(other, "arctan2", "other", 2, True)
+    return composites.arctan2(input, other)
 
 
 def amax(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
@@ -3491,6 +3577,220 @@ clip_ = Overloads(
                 Param("input", "Tensor"),
                 Param("min", "Scalar?", has_default=True, default=None),
                 Param("max", "Scalar?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+greater = Overloads(
+    "greater",
+    (
+        # greater.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.greater,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # greater.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.greater,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+greater_equal = Overloads(
+    "greater_equal",
+    (
+        # greater_equal.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.greater_equal,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # greater_equal.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.greater_equal,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+less = Overloads(
+    "less",
+    (
+        # less.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.less,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # less.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.less,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+less_equal = Overloads(
+    "less_equal",
+    (
+        # less_equal.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.less_equal,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # less_equal.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.less_equal,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+not_equal = Overloads(
+    "not_equal",
+    (
+        # not_equal.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.not_equal,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # not_equal.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.not_equal,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+multiply = Overloads(
+    "multiply",
+    (
+        # multiply.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.multiply,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # multiply.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.multiply,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+divide = Overloads(
+    "divide",
+    (
+        # divide.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.divide,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # divide.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.divide,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+        # divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+        Signature(
+            composites.divide_mode,
+            "Tensor input, Tensor other, *, str? rounding_mode",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+                Param("rounding_mode", "str?", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+subtract = Overloads(
+    "subtract",
+    (
+        # subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+        Signature(
+            composites.subtract,
+            "Tensor input, Tensor other, *, Number alpha=1",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+                Param(
+                    "alpha", "Scalar", keyword_only=True, has_default=True, default=1
+                ),
+            ),
+        ),
+        # subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+        Signature(
+            composites.subtract,
+            "Tensor input, Number other, Number alpha=1",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+                Param("alpha", "Scalar", has_default=True, default=1),
             ),
         ),
     ),

@@ -56,6 +56,10 @@ __all__ = [
     "diagonal_copy",
     "diag_embed",
     "diag",
+    "concat",
+    "concatenate",
+    "swapaxes",
+    "swapdims",
     "add",
     "sub",
     "mul",
@@ -150,6 +154,21 @@ __all__ = [
     "clip_",
     "nan_to_num",
     "nan_to_num_",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "absolute",
+    "negative",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "fix",
+    "arctan2",
+    "multiply",
+    "divide",
+    "subtract",
     "sum",
     "mean",
     "prod",
@@ -463,6 +482,22 @@ def diag_embed(
 
 def diag(input: Tensor, diagonal: _int = ...) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+
+
+def concat(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+    """``concat(Tensor[] tensors, int dim=0) -> Tensor``"""
+
+
+def concatenate(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+    """``concatenate(Tensor[] tensors, int dim=0) -> Tensor``"""
+
+
+def swapaxes(input: Tensor, axis0: _int, axis1: _int) -> Tensor:
+    """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
+
+
+def swapdims(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
+    """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
 
 
 def add(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
@@ -1017,6 +1052,119 @@ def nan_to_num_(
     neginf: _float | None = ...,
 ) -> Tensor:
     """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
+
+
+@overload
+def greater(input: Tensor, other: Tensor) -> Tensor:
+    """``greater.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def greater(input: Tensor, other: _Number) -> Tensor:
+    """``greater.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def greater_equal(input: Tensor, other: Tensor) -> Tensor:
+    """``greater_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def greater_equal(input: Tensor, other: _Number) -> Tensor:
+    """``greater_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def less(input: Tensor, other: Tensor) -> Tensor:
+    """``less.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def less(input: Tensor, other: _Number) -> Tensor:
+    """``less.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def less_equal(input: Tensor, other: Tensor) -> Tensor:
+    """``less_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def less_equal(input: Tensor, other: _Number) -> Tensor:
+    """``less_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def not_equal(input: Tensor, other: Tensor) -> Tensor:
+    """``not_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def not_equal(input: Tensor, other: _Number) -> Tensor:
+    """``not_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+def absolute(input: Tensor) -> Tensor:
+    """``absolute(Tensor self) -> Tensor``"""
+
+
+def negative(input: Tensor) -> Tensor:
+    """``negative(Tensor self) -> Tensor``"""
+
+
+def arccos(input: Tensor) -> Tensor:
+    """``arccos(Tensor self) -> Tensor``"""
+
+
+def arcsin(input: Tensor) -> Tensor:
+    """``arcsin(Tensor self) -> Tensor``"""
+
+
+def arctan(input: Tensor) -> Tensor:
+    """``arctan(Tensor self) -> Tensor``"""
+
+
+def fix(input: Tensor) -> Tensor:
+    """``fix(Tensor self) -> Tensor``"""
+
+
+def arctan2(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``arctan2(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def multiply(input: Tensor, other: Tensor) -> Tensor:
+    """``multiply.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def multiply(input: Tensor, other: _Number) -> Tensor:
+    """``multiply.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def divide(input: Tensor, other: Tensor) -> Tensor:
+    """``divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def divide(input: Tensor, other: _Number) -> Tensor:
+    """``divide.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def divide(input: Tensor, other: Tensor, *, rounding_mode: _str | None) -> Tensor:
+    """``divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
+
+
+@overload
+def subtract(input: Tensor, other: Tensor, *, alpha: _Number = ...) -> Tensor:
+    """``subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+
+
+@overload
+def subtract(input: Tensor, other: _Number, alpha: _Number = ...) -> Tensor:
+    """``subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
 
 
 @overload

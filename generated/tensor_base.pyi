@@ -176,6 +176,12 @@ class TensorBase:
     def diag(self, diagonal: _int = ...) -> Tensor:
         """``diag(Tensor self, int diagonal=0) -> Tensor``"""
 
+    def swapaxes(self, axis0: _int, axis1: _int) -> Tensor:
+        """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
+
+    def swapdims(self, dim0: _int, dim1: _int) -> Tensor:
+        """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
+
     def add(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
         """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
@@ -611,6 +617,95 @@ class TensorBase:
         neginf: _float | None = ...,
     ) -> Tensor:
         """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
+
+    @overload
+    def greater(self, other: Tensor) -> Tensor:
+        """``greater.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def greater(self, other: _Number) -> Tensor:
+        """``greater.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+    @overload
+    def greater_equal(self, other: Tensor) -> Tensor:
+        """``greater_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def greater_equal(self, other: _Number) -> Tensor:
+        """``greater_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+    @overload
+    def less(self, other: Tensor) -> Tensor:
+        """``less.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def less(self, other: _Number) -> Tensor:
+        """``less.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+    @overload
+    def less_equal(self, other: Tensor) -> Tensor:
+        """``less_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def less_equal(self, other: _Number) -> Tensor:
+        """``less_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+    @overload
+    def not_equal(self, other: Tensor) -> Tensor:
+        """``not_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def not_equal(self, other: _Number) -> Tensor:
+        """``not_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+    def absolute(self) -> Tensor:
+        """``absolute(Tensor self) -> Tensor``"""
+
+    def negative(self) -> Tensor:
+        """``negative(Tensor self) -> Tensor``"""
+
+    def arccos(self) -> Tensor:
+        """``arccos(Tensor self) -> Tensor``"""
+
+    def arcsin(self) -> Tensor:
+        """``arcsin(Tensor self) -> Tensor``"""
+
+    def arctan(self) -> Tensor:
+        """``arctan(Tensor self) -> Tensor``"""
+
+    def fix(self) -> Tensor:
+        """``fix(Tensor self) -> Tensor``"""
+
+    def arctan2(self, other: Tensor | _Number) -> Tensor:
+        """``arctan2(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def multiply(self, other: Tensor) -> Tensor:
+        """``multiply.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def multiply(self, other: _Number) -> Tensor:
+        """``multiply.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+    @overload
+    def divide(self, other: Tensor) -> Tensor:
+        """``divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def divide(self, other: _Number) -> Tensor:
+        """``divide.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+    @overload
+    def divide(self, other: Tensor, *, rounding_mode: _str | None) -> Tensor:
+        """``divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
+
+    @overload
+    def subtract(self, other: Tensor, *, alpha: _Number = ...) -> Tensor:
+        """``subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
+
+    @overload
+    def subtract(self, other: _Number, alpha: _Number = ...) -> Tensor:
+        """``subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
 
     @overload
     def sum(self, *, dtype: _DType | None = ...) -> Tensor:

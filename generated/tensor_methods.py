@@ -172,6 +172,16 @@ def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     return composites.diag(self, diagonal)
 
 
+def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
+    return composites.swapaxes(self, axis0, axis1)
+
+
+def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
+    return composites.swapaxes(self, dim0, dim1)
+
+
 def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     other = tensor_argument(other, "add", "other", 2, True)
@@ -619,6 +629,42 @@ def nan_to_num_(
 ) -> Tensor:
     """``nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)``"""
     return operators.nan_to_num_.call(self, nan, posinf, neginf)
+
+
+def absolute(self: Tensor) -> Tensor:
+    """``absolute(Tensor self) -> Tensor``"""
+    return composites.absolute(self)
+
+
+def negative(self: Tensor) -> Tensor:
+    """``negative(Tensor self) -> Tensor``"""
+    return composites.negative(self)
+
+
+def arccos(self: Tensor) -> Tensor:
+    """``arccos(Tensor self) -> Tensor``"""
+    return composites.arccos(self)
+
+
+def arcsin(self: Tensor) -> Tensor:
+    """``arcsin(Tensor self) -> Tensor``"""
+    return composites.arcsin(self)
+
+
+def arctan(self: Tensor) -> Tensor:
+    """``arctan(Tensor self) -> Tensor``"""
+    return composites.arctan(self)
+
+
+def fix(self: Tensor) -> Tensor:
+    """``fix(Tensor self) -> Tensor``"""
+    return composites.fix(self)
+
+
+def arctan2(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``arctan2(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "arctan2", "other", 2, True)
+    return composites.arctan2(self, other)
 
 
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
@@ -1570,6 +1616,260 @@ def clip_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _clip__overloads(*args, self=self, **kwargs)
 
 
+_greater_overloads = Overloads(
+    "greater",
+    (
+        # greater.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.greater,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # greater.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.greater,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def greater(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``greater.Tensor(Tensor self, Tensor other) -> Tensor`` or ``greater.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _greater_overloads(*args, self=self, **kwargs)
+
+
+_greater_equal_overloads = Overloads(
+    "greater_equal",
+    (
+        # greater_equal.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.greater_equal,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # greater_equal.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.greater_equal,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def greater_equal(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``greater_equal.Tensor(Tensor self, Tensor other) -> Tensor`` or ``greater_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _greater_equal_overloads(*args, self=self, **kwargs)
+
+
+_less_overloads = Overloads(
+    "less",
+    (
+        # less.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.less,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # less.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.less,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def less(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``less.Tensor(Tensor self, Tensor other) -> Tensor`` or ``less.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _less_overloads(*args, self=self, **kwargs)
+
+
+_less_equal_overloads = Overloads(
+    "less_equal",
+    (
+        # less_equal.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.less_equal,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # less_equal.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.less_equal,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def less_equal(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``less_equal.Tensor(Tensor self, Tensor other) -> Tensor`` or ``less_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _less_equal_overloads(*args, self=self, **kwargs)
+
+
+_not_equal_overloads = Overloads(
+    "not_equal",
+    (
+        # not_equal.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.not_equal,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # not_equal.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.not_equal,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def not_equal(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``not_equal.Tensor(Tensor self, Tensor other) -> Tensor`` or ``not_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _not_equal_overloads(*args, self=self, **kwargs)
+
+
+_multiply_overloads = Overloads(
+    "multiply",
+    (
+        # multiply.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.multiply,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # multiply.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.multiply,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def multiply(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``multiply.Tensor(Tensor self, Tensor other) -> Tensor`` or ``multiply.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _multiply_overloads(*args, self=self, **kwargs)
+
+
+_divide_overloads = Overloads(
+    "divide",
+    (
+        # divide.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.divide,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # divide.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.divide,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+        # divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+        Signature(
+            composites.divide_mode,
+            "Tensor other, *, str? rounding_mode",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+                Param("rounding_mode", "str?", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+def divide(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``divide.Tensor(Tensor self, Tensor other) -> Tensor`` or ``divide.Scalar(Tensor self, Scalar other) -> Tensor`` or ``divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
+    return _divide_overloads(*args, self=self, **kwargs)
+
+
+_subtract_overloads = Overloads(
+    "subtract",
+    (
+        # subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+        Signature(
+            composites.subtract,
+            "Tensor other, *, Number alpha=1",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+                Param(
+                    "alpha", "Scalar", keyword_only=True, has_default=True, default=1
+                ),
+            ),
+        ),
+        # subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+        Signature(
+            composites.subtract,
+            "Number other, Number alpha=1",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+                Param("alpha", "Scalar", has_default=True, default=1),
+            ),
+        ),
+    ),
+)
+
+
+def subtract(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` or ``subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
+    return _subtract_overloads(*args, self=self, **kwargs)
+
+
 _sum_overloads = Overloads(
     "sum",
     (
@@ -2140,6 +2440,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "diagonal": diagonal,
     "diag_embed": diag_embed,
     "diag": diag,
+    "swapaxes": swapaxes,
+    "swapdims": swapdims,
     "add": add,
     "sub": sub,
     "mul": mul,
@@ -2215,6 +2517,13 @@ METHODS: dict[str, Callable[..., Any]] = {
     "addcdiv_": addcdiv_,
     "nan_to_num": nan_to_num,
     "nan_to_num_": nan_to_num_,
+    "absolute": absolute,
+    "negative": negative,
+    "arccos": arccos,
+    "arcsin": arcsin,
+    "arctan": arctan,
+    "fix": fix,
+    "arctan2": arctan2,
     "amax": amax,
     "amin": amin,
     "argmax": argmax,
@@ -2274,6 +2583,14 @@ METHODS: dict[str, Callable[..., Any]] = {
     "lerp_": lerp_,
     "clip": clip,
     "clip_": clip_,
+    "greater": greater,
+    "greater_equal": greater_equal,
+    "less": less,
+    "less_equal": less_equal,
+    "not_equal": not_equal,
+    "multiply": multiply,
+    "divide": divide,
+    "subtract": subtract,
     "sum": sum,
     "mean": mean,
     "prod": prod,

@@ -356,9 +356,9 @@ BROKEN += [
     ),
     (
         "unknown composite",
-        "- func: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  variants: function, method\n  composite: multiply\n  type_promotion: self, other\n",
+        "- func: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  variants: function, method\n  composite: product\n  type_promotion: self, other\n",
         "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: mul_tensor_backward(grad, other, self.scalar_type())\n  other: mul_tensor_backward(grad, self, other.scalar_type())\n",
-        "native_functions.yaml:1: mul.Tensor: no composite named 'multiply' in gradgen.composites",
+        "native_functions.yaml:1: mul.Tensor: no composite named 'product' in gradgen.composites",
     ),
     (
         "type_promotion names a non-argument",

@@ -98,7 +98,7 @@ def test_from_numpy_and_as_tensor_share_memory() -> None:
     assert gradgen.as_tensor(t) is t
     assert gradgen.as_tensor([1, 2]).dtype == gradgen.int64
     with pytest.raises(TypeError, match="cannot share this array's memory"):
-        gradgen.from_numpy(np.ones(2, dtype=np.float16))
+        gradgen.from_numpy(np.ones(2, dtype=np.uint16))
     with pytest.raises(TypeError, match="expected np.ndarray"):
         gradgen.from_numpy([1.0])
 

@@ -47,6 +47,7 @@ FLOORS: dict[str, float] = {
     # record into forward_ad; importing it runs gradgen/autograd/__init__.py).
     "gradgen.scalars": 4,
     "gradgen.factories": 4,
+    "gradgen.random": 4,
     "gradgen.arguments": 4,
     "gradgen.overloads": 4,
     "gradgen.view_history": 4,
@@ -59,6 +60,7 @@ FLOORS: dict[str, float] = {
     "gradgen.composites": OPERATORS,
     # 5: hand-written API over the operators.
     "gradgen.tensor_api": 5,
+    "gradgen.legacy_tensors": 5,
     "gradgen.indexing": 5,
     "gradgen.numpy_interop": 5,
     "gradgen.norms": 5,

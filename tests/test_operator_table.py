@@ -274,6 +274,16 @@ TABLE.update(
             lambda lib, a: lib.diag(a, 1).sum() * lib.diag(a[0], -1) + a.diag().sum(),
             ((3, 3),),
         ),
+        "concat": Line(lambda lib, a, b: lib.concat([a, b * b], 1), ((2, 3), (2, 1))),
+        "concatenate": Line(
+            lambda lib, a, b: lib.concatenate([b * b, a], -1), ((2, 3), (2, 1))
+        ),
+        "swapaxes": Line(
+            lambda lib, a: lib.swapaxes(a, 0, -1) * a.swapaxes(2, 0), ((2, 3, 2),)
+        ),
+        "swapdims": Line(
+            lambda lib, a: lib.swapdims(a, 1, 0) * a.swapdims(0, 1), ((2, 3),)
+        ),
     }
 )
 
@@ -611,6 +621,84 @@ TABLE.update(
         "nan_to_num_": Line(
             lambda lib, a: lib.nan_to_num_(a * 1.0) * (a * a).nan_to_num_(0.0),
             ((2, 3),),
+        ),
+        "greater.Tensor": Line(
+            lambda lib, a, b: a * b * lib.greater(a, b) + a.greater(b * 0.5),
+            ((6,), (6,)),
+        ),
+        "greater.Scalar": Line(
+            lambda lib, a: a * lib.greater(a, 0.3) * a.greater(-0.5), ((6,),)
+        ),
+        "greater_equal.Tensor": Line(
+            lambda lib, a, b: a * b * lib.greater_equal(a, b)
+            + a.greater_equal(b * 0.5),
+            ((6,), (6,)),
+        ),
+        "greater_equal.Scalar": Line(
+            lambda lib, a: a * lib.greater_equal(a, 0.3) * a.greater_equal(-0.5),
+            ((6,),),
+        ),
+        "less.Tensor": Line(
+            lambda lib, a, b: a * b * lib.less(a, b) + a.less(b * 0.5), ((6,), (6,))
+        ),
+        "less.Scalar": Line(
+            lambda lib, a: a * lib.less(a, 0.3) * a.less(-0.5), ((6,),)
+        ),
+        "less_equal.Tensor": Line(
+            lambda lib, a, b: a * b * lib.less_equal(a, b) + a.less_equal(b * 0.5),
+            ((6,), (6,)),
+        ),
+        "less_equal.Scalar": Line(
+            lambda lib, a: a * lib.less_equal(a, 0.3) * a.less_equal(-0.5), ((6,),)
+        ),
+        "not_equal.Tensor": Line(
+            lambda lib, a, b: a * b * lib.not_equal(a, b) + a.not_equal(b * 0.5),
+            ((6,), (6,)),
+        ),
+        "not_equal.Scalar": Line(
+            lambda lib, a: a * lib.not_equal(a, 0.3) * a.not_equal(-0.5), ((6,),)
+        ),
+        "absolute": Line(lambda lib, a: lib.absolute(a) * a.absolute(), ((4,),)),
+        "negative": Line(lambda lib, a: lib.negative(a) * a.negative(), ((4,),)),
+        "arccos": Line(
+            lambda lib, a: lib.arccos(a * 0.4) * (a * 0.3).arccos(), ((4,),)
+        ),
+        "arcsin": Line(
+            lambda lib, a: lib.arcsin(a * 0.4) * (a * 0.3).arcsin(), ((4,),)
+        ),
+        "arctan": Line(lambda lib, a: lib.arctan(a) * a.arctan(), ((4,),)),
+        "arctan2": Line(
+            lambda lib, a, b: lib.arctan2(a, b) * a.arctan2(b), ((3, 1), (4,))
+        ),
+        "fix": Line(lambda lib, a: lib.fix(a) * a.fix() * a, ((5,),)),
+        "multiply.Tensor": Line(
+            lambda lib, a, b: lib.multiply(a, b) * a.multiply(b), ((3, 1), (1, 4))
+        ),
+        "multiply.Scalar": Line(
+            lambda lib, a: lib.multiply(a, -1.5) * a.multiply(2),
+            ((3,),),
+        ),
+        "divide.Tensor": Line(
+            lambda lib, a, b: lib.divide(a, b) * a.divide(b),
+            ((3, 1), (1, 4)),
+            positive=True,
+        ),
+        "divide.Scalar": Line(
+            lambda lib, a: lib.divide(a, -2.5) * a.divide(2), ((3,),)
+        ),
+        "divide.Tensor_mode": Line(
+            lambda lib, a, b: lib.divide(a * 3.0, b, rounding_mode="floor") * a
+            + a.divide(b, rounding_mode=None),
+            ((4,), (4,)),
+            positive=True,
+        ),
+        "subtract.Tensor": Line(
+            lambda lib, a, b: lib.subtract(a, b, alpha=-0.5) * a.subtract(b),
+            ((2, 3), (3,)),
+        ),
+        "subtract.Scalar": Line(
+            lambda lib, a: lib.subtract(a, 1.5, alpha=-0.5) * a.subtract(2),
+            ((3,),),
         ),
     }
 )

@@ -253,7 +253,8 @@ def test_a_numpy_dtype_torch_cannot_hold_is_a_type_error_as_in_pytorch(make) -> 
     with pytest.raises(TypeError, match="can't convert np.ndarray of type numpy"):
         gradgen.tensor(data, dtype=gradgen.float32)  # torch checks before converting
     # the dtypes torch converts still convert (those gradgen lacks to the closest one)
-    assert gradgen.tensor(np.array([1], dtype=np.int8)).dtype == gradgen.int64
+    assert gradgen.tensor(np.array([1], dtype=np.uint16)).dtype == gradgen.int64
+    assert gradgen.tensor(np.array([1], dtype=np.int8)).dtype == gradgen.int8
     assert gradgen.tensor(np.array([1.0], dtype=np.float32)).dtype == gradgen.float32
 
 

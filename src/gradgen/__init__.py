@@ -20,12 +20,18 @@ from .dtypes import (
     complex64 as complex64,
     complex128 as complex128,
     dtype as dtype,
+    finfo as finfo,
+    float16 as float16,
     float32 as float32,
     float64 as float64,
     get_default_dtype as get_default_dtype,
+    iinfo as iinfo,
+    int8 as int8,
+    int16 as int16,
     int32 as int32,
     int64 as int64,
     set_default_dtype as set_default_dtype,
+    uint8 as uint8,
 )
 from .anomaly_mode import (
     is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled,
@@ -39,7 +45,12 @@ from .grad_mode import (
     no_grad as no_grad,
     set_grad_enabled as set_grad_enabled,
 )
-from .devices import cuda as cuda, device as device
+from .devices import (
+    cuda as cuda,
+    device as device,
+    get_default_device as get_default_device,
+    set_default_device as set_default_device,
+)
 from .tensor import (
     Size as Size,
     Tensor as Tensor,
@@ -57,17 +68,32 @@ from .factories import (
     full_like as full_like,
     linspace as linspace,
     logspace as logspace,
-    manual_seed as manual_seed,
     ones as ones,
     ones_like as ones_like,
-    rand as rand,
-    rand_like as rand_like,
-    randint as randint,
-    randn as randn,
-    randn_like as randn_like,
     tensor as tensor,
     zeros as zeros,
     zeros_like as zeros_like,
+)
+from . import random as random
+from .random import (
+    Generator as Generator,
+    bernoulli as bernoulli,
+    default_generator as default_generator,
+    get_rng_state as get_rng_state,
+    initial_seed as initial_seed,
+    manual_seed as manual_seed,
+    multinomial as multinomial,
+    normal as normal,
+    poisson as poisson,
+    rand as rand,
+    rand_like as rand_like,
+    randint as randint,
+    randint_like as randint_like,
+    randn as randn,
+    randn_like as randn_like,
+    randperm as randperm,
+    seed as seed,
+    set_rng_state as set_rng_state,
 )
 from . import autograd as autograd
 
@@ -78,6 +104,17 @@ from .generated.ops import *  # noqa: F401,F403
 # PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
 from .norms import norm as norm  # type: ignore[no-redef]  # replaces the generated norm
 from . import tensor_api
+from .legacy_tensors import (
+    BoolTensor as BoolTensor,
+    ByteTensor as ByteTensor,
+    CharTensor as CharTensor,
+    DoubleTensor as DoubleTensor,
+    FloatTensor as FloatTensor,
+    HalfTensor as HalfTensor,
+    IntTensor as IntTensor,
+    LongTensor as LongTensor,
+    ShortTensor as ShortTensor,
+)
 from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
 from .serialization import load as load, save as save
 
@@ -94,6 +131,8 @@ long = int64
 int = int32  # noqa: A001
 cfloat = complex64
 cdouble = complex128
+half = float16
+short = int16
 
 # Memory formats, as the strings the operators take (PyTorch's torch.contiguous_format).
 contiguous_format = "contiguous_format"

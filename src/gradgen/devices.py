@@ -93,3 +93,14 @@ class _Cuda:
 
 
 cuda = _Cuda()
+
+
+def get_default_device() -> device:
+    """The device factories use when given none: always the CPU."""
+    return CPU
+
+
+def set_default_device(device: Any) -> None:
+    """Accept the CPU (or None, the CPU again); any other device is refused, as
+    gradgen computes on the CPU only."""
+    check_device(device)

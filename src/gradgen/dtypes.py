@@ -65,14 +65,30 @@ class dtype:
 
 
 bool = dtype("bool")  # noqa: A001 - PyTorch's name
+uint8 = dtype("uint8")
+int8 = dtype("int8")
+int16 = dtype("int16")
 int32 = dtype("int32")
 int64 = dtype("int64")
+float16 = dtype("float16")
 float32 = dtype("float32")
 float64 = dtype("float64")
 complex64 = dtype("complex64")
 complex128 = dtype("complex128")
 
-ALL_DTYPES = (bool, int32, int64, float32, float64, complex64, complex128)
+ALL_DTYPES = (
+    bool,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+)
 _FROM_NUMPY: dict[np.dtype, dtype] = {d.numpy: d for d in ALL_DTYPES}
 _FROM_NAME: dict[str, dtype] = {d.name: d for d in ALL_DTYPES}
 
@@ -127,12 +143,16 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """PyTorch's promote_types on the dtypes gradgen has."""
     if a is b:
         return a
+    if {a, b} == {uint8, int8}:  # neither holds the other: the next signed type
+        return int16
     ca, cb = a.category, b.category
     if ca != cb:
         high, low = (a, b) if ca > cb else (b, a)
         if high.is_complex and low.is_floating_point and low.itemsize == 8:
             return complex128
         return high
+    if a is uint8 or b is uint8:  # a signed integer type above uint8 holds it
+        return b if a is uint8 else a
     return a if a.itemsize >= b.itemsize else b
 
 
@@ -280,11 +300,13 @@ def _spelling(scalar_type: str, typeid: str, cpp: str) -> Spelling:
     return Spelling(scalar_type, typeid, cpp, legacy, tensor_type)
 
 
-# Keyed by numpy's name of the dtype (gradgen's names are numpy's). uint8 is no gradgen
-# dtype, but a mask of numpy's uint8 is named in masked_fill's error.
+# Keyed by numpy's name of the dtype (gradgen's names are numpy's).
 PYTORCH_SPELLINGS: dict[str, Spelling] = {
     "bool": _spelling("Bool", "bool", "bool"),
     "uint8": _spelling("Byte", "unsigned char", "uint8_t"),
+    "int8": _spelling("Char", "signed char", "int8_t"),
+    "int16": _spelling("Short", "short int", "int16_t"),
+    "float16": _spelling("Half", "c10::Half", "c10::Half"),
     "int32": _spelling("Int", "int", "int"),
     "int64": _spelling("Long", "long int", "int64_t"),
     "float32": _spelling("Float", "float", "float"),
@@ -309,3 +331,55 @@ def spelling(of: Any) -> Spelling:
 def scalar_type_name(array: np.ndarray) -> str:
     """PyTorch's name for an array's dtype ("Float" for float32)."""
     return spelling(array).scalar_type
+
+
+class finfo:  # noqa: N801  (PyTorch's name)
+    """The limits of a floating dtype (default: the default dtype), as torch.finfo."""
+
+    def __init__(self, type: dtype | None = None) -> None:  # noqa: A002
+        target = _default.value if type is None else type
+        if not isinstance(target, dtype) or not (
+            target.is_floating_point or target.is_complex
+        ):
+            raise TypeError(
+                "torch.finfo() requires a floating point input type. Use torch.iinfo "
+                "to handle 'torch.finfo'"
+            )
+        info = np.finfo(target.to_real().numpy)
+        self.bits: int = info.bits
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = float(info.tiny)
+        self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0**-info.precision
+        self.dtype: str = target.to_real().name
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, "
+            f"max={self.max:g}, eps={self.eps:g}, "
+            f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
+
+
+class iinfo:  # noqa: N801  (PyTorch's name)
+    """The limits of an integer dtype, as torch.iinfo."""
+
+    def __init__(self, type: dtype) -> None:  # noqa: A002
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if not isinstance(type, dtype) or type.numpy.kind not in "iu":
+            raise TypeError(
+                "torch.iinfo() requires an integer input type. Use torch.finfo to "
+                "handle 'torch.iinfo'"
+            )
+        info = np.iinfo(type.numpy)
+        self.bits: int = info.bits
+        self.max = int(info.max)
+        self.min = int(info.min)
+        self.dtype: str = type.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

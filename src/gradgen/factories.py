@@ -33,8 +33,6 @@ REQUIRES_GRAD_DTYPE_ERROR = (
     "Only Tensors of floating point and complex dtype can require gradients"
 )
 
-_generator = np.random.default_rng()
-
 # The numpy dtypes PyTorch converts from (torch.tensor / from_numpy), in its words; the
 # ones gradgen lacks (int8, float16, ...) become the closest gradgen dtype.
 NUMPY_CONVERTIBLE = (
@@ -329,39 +327,6 @@ def _scalar_text(value: Any) -> str:
     return f"{builtins.float(value):g}"
 
 
-def manual_seed(seed: builtins.int) -> None:
-    """Seed the generator behind rand and randn."""
-    global _generator
-    _generator = np.random.default_rng(seed)
-
-
-def rand(
-    *size: SizeArgument,
-    dtype: DTypeArgument = None,
-    device: Any = None,
-    requires_grad: builtins.bool = False,
-) -> Tensor:
-    check_device(device)
-    target = _float_dtype(dtype)
-    return _finish(
-        _generator.random(_size("rand", size)).astype(target.numpy), requires_grad
-    )
-
-
-def randn(
-    *size: SizeArgument,
-    dtype: DTypeArgument = None,
-    device: Any = None,
-    requires_grad: builtins.bool = False,
-) -> Tensor:
-    check_device(device)
-    target = _float_dtype(dtype)
-    return _finish(
-        _generator.standard_normal(_size("randn", size)).astype(target.numpy),
-        requires_grad,
-    )
-
-
 # -- more of PyTorch's factories ----------------------------------------------------------
 
 
@@ -400,62 +365,6 @@ def full_like(
     target = as_dtype(dtype).numpy if dtype is not None else input._data.dtype
     fill = checked_value(fill_value, target, unpack=False)
     return _finish(np.full(input._data.shape, fill, target), requires_grad)
-
-
-def rand_like(
-    input: Tensor,
-    *,
-    dtype: DTypeArgument = None,
-    device: Any = None,
-    requires_grad: builtins.bool = False,
-) -> Tensor:
-    return rand(
-        *input._data.shape,
-        dtype=input.dtype if dtype is None else dtype,
-        device=device,
-        requires_grad=requires_grad,
-    )
-
-
-def randn_like(
-    input: Tensor,
-    *,
-    dtype: DTypeArgument = None,
-    device: Any = None,
-    requires_grad: builtins.bool = False,
-) -> Tensor:
-    return randn(
-        *input._data.shape,
-        dtype=input.dtype if dtype is None else dtype,
-        device=device,
-        requires_grad=requires_grad,
-    )
-
-
-def randint(
-    low: builtins.int,
-    high: builtins.int | None = None,
-    size: SizeArgument | None = None,
-    *,
-    dtype: DTypeArgument = None,
-    device: Any = None,
-    requires_grad: builtins.bool = False,
-) -> Tensor:
-    """Integers uniformly from [low, high) (`randint(high, size)` starts at 0); int64."""
-    check_device(device)
-    if size is None:  # randint(high, size)
-        if high is None:
-            raise TypeError("randint() missing required argument 'size'")
-        low, high, size = 0, low, high
-    elif high is None:
-        low, high = 0, low
-    if low >= high:
-        raise RuntimeError(
-            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
-        )
-    target = as_dtype(dtype) if dtype is not None else dtypes.int64
-    values = _generator.integers(low, high, _size_sequence("randint", size))
-    return _finish(values.astype(target.numpy), requires_grad)
 
 
 def eye(
@@ -542,7 +451,9 @@ def as_tensor(data: Any, dtype: DTypeArgument = None, device: Any = None) -> Ten
 # -- Tensor(...), the legacy constructor --------------------------------------------------
 
 
-def legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
+def legacy_data(
+    data: Any, second: Any, sizes: tuple[Any, ...], default: dtype | None = None
+) -> np.ndarray:
     """What `Tensor(...)` (PyTorch's legacy constructor) holds, in the default dtype:
     `Tensor()` an empty tensor, `Tensor(2, 3)` or `Tensor(Size([2, 3]))` zeros of
     that shape (PyTorch leaves them uninitialised), `Tensor([1, 2])` the data. A numpy
@@ -551,7 +462,8 @@ def legacy_data(data: Any, second: Any, sizes: tuple[Any, ...]) -> np.ndarray:
         return data.view(np.ndarray)
     if isinstance(data, np.generic):  # a numpy scalar: a 0-d array of its dtype
         return np.asarray(data)
-    default = dtypes.get_default_dtype()
+    if default is None:  # `default`: a legacy type's dtype (FloatTensor(...))
+        default = dtypes.get_default_dtype()
     # `second` is the second positional argument, a size in `Tensor(2, 3)`.
     more = sizes if second is False else (second, *sizes)
     if data is None and not more:

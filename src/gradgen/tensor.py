@@ -42,7 +42,7 @@ from .numpy_kernels import _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
 if TYPE_CHECKING:
     # types only: tensor_api sits above this module (floor 5), and the generated
     # methods are typed by generated/tensor_base.pyi, a stub only.
-    from . import tensor_api as _api
+    from . import legacy_tensors as _legacy, random as _random, tensor_api as _api
     from .generated.tensor_base import TensorBase
     from .indexing import getitem as _getitem, setitem as _setitem
     from .norms import tensor_norm as _tensor_norm
@@ -483,6 +483,18 @@ class Tensor(TensorBase):
     if TYPE_CHECKING:
         to = _api.to
         type_as = _api.type_as
+        type = _legacy.tensor_type  # noqa: A003
+        __format__ = _api.tensor_format
+        uniform_ = _random.uniform_
+        normal_ = _random.normal_
+        bernoulli_ = _random.bernoulli_
+        exponential_ = _random.exponential_
+        geometric_ = _random.geometric_
+        log_normal_ = _random.log_normal_
+        cauchy_ = _random.cauchy_
+        random_ = _random.random_
+        bernoulli = _random.bernoulli
+        multinomial = _random.multinomial
         new_tensor = _api.new_tensor
         new_full = _api.new_full
         new_zeros = _api.new_zeros
@@ -550,6 +562,10 @@ class Tensor(TensorBase):
         bool: _api.Unary
         cfloat: _api.Unary
         cdouble: _api.Unary
+        half: _api.Unary
+        short: _api.Unary
+        char: _api.Unary
+        byte: _api.Unary
 
 
 def _is_integer_index(item: Any) -> bool:

@@ -32,6 +32,8 @@ from .autograd import backward as _autograd_backward
 from .composites import to_dtype
 from .dtypes import dtype
 from .factories import full, legacy_data
+from .legacy_tensors import tensor_type
+from .random import METHODS as RANDOM_METHODS
 from .factories import tensor as _new_tensor
 from .generated import operators, ops
 from .norms import tensor_norm
@@ -109,8 +111,21 @@ CONVERSIONS: dict[str, Unary] = {
         ("bool", dtypes.bool),
         ("cfloat", dtypes.complex64),
         ("cdouble", dtypes.complex128),
+        ("half", dtypes.float16),
+        ("short", dtypes.int16),
+        ("char", dtypes.int8),
+        ("byte", dtypes.uint8),
     )
 }
+
+
+def tensor_format(self: Tensor, format_spec: str) -> str:
+    """`format(t, spec)` and f-strings: a 0-d tensor formats as its number
+    (`f"{loss:.4f}"`); any other tensor takes only the empty spec (its str), as
+    PyTorch's Tensor.__format__."""
+    if self._data.ndim == 0:
+        return format(self._data.item(), format_spec)
+    return object.__format__(self, format_spec)
 
 
 # -- new tensors like this one (dtype from self unless given) -------------------------
@@ -454,6 +469,9 @@ METHODS: dict[str, Callable[..., Any]] = {
     "new_zeros": new_zeros,
     "new_ones": new_ones,
     "new_empty": new_empty,
+    "type": tensor_type,
+    "__format__": tensor_format,
+    **RANDOM_METHODS,
     "__rsub__": reversed_sub,
     "__pow__": power,
     "__rtruediv__": reversed_true_divide,

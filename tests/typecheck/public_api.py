@@ -30,7 +30,7 @@ assert_type(gradgen.ones_like(x, dtype=gradgen.float64), gradgen.Tensor)
 assert_type(gradgen.arange(0.0, 1.0, 0.25), gradgen.Tensor)
 assert_type(gradgen.rand(3), gradgen.Tensor)
 assert_type(gradgen.randn(2, 2, requires_grad=True), gradgen.Tensor)
-assert_type(gradgen.manual_seed(0), None)
+assert_type(gradgen.manual_seed(0), gradgen.Generator)
 gradgen.zeros(2.5)  # type: ignore[arg-type]  # sizes are ints
 
 # dtypes.

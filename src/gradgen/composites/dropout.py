@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..factories import rand
+from ..random import rand
 from ..tensor import Tensor
 
 __all__ = ["dropout"]

@@ -1,7 +1,10 @@
-"""Composites of the elementwise family: conj, square, true_divide, where with numbers, clip, to(dtype)."""
+"""Composites of the elementwise family: conj, square, true_divide, where with numbers, clip, to(dtype),
+and PyTorch's other aliases (greater, multiply, arccos, fix, ...)."""
 
 from __future__ import annotations
 
+
+from typing import Any
 
 from ..dtypes import dtype as _dtype
 from ..tensor import Number, Tensor, wrap_number
@@ -21,6 +24,22 @@ __all__ = [
     "clip_tensor",
     "clip_",
     "clip_tensor_",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "absolute",
+    "negative",
+    "multiply",
+    "divide",
+    "divide_mode",
+    "subtract",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "arctan2",
+    "fix",
 ]
 
 
@@ -112,3 +131,86 @@ def clip_tensor_(
 ) -> Tensor:
     """clip_.Tensor is clamp_.Tensor."""
     return self.clamp_(min, max)
+
+
+# -- PyTorch's aliases: another name for an operator, recording that operator's node --
+
+
+def greater(self: Tensor, other: Any) -> Tensor:
+    """An alias of gt."""
+    return self.gt(other)
+
+
+def greater_equal(self: Tensor, other: Any) -> Tensor:
+    """An alias of ge."""
+    return self.ge(other)
+
+
+def less(self: Tensor, other: Any) -> Tensor:
+    """An alias of lt."""
+    return self.lt(other)
+
+
+def less_equal(self: Tensor, other: Any) -> Tensor:
+    """An alias of le."""
+    return self.le(other)
+
+
+def not_equal(self: Tensor, other: Any) -> Tensor:
+    """An alias of ne."""
+    return self.ne(other)
+
+
+def absolute(self: Tensor) -> Tensor:
+    """An alias of abs."""
+    return self.abs()
+
+
+def negative(self: Tensor) -> Tensor:
+    """An alias of neg."""
+    return self.neg()
+
+
+def multiply(self: Tensor, other: Any) -> Tensor:
+    """An alias of mul."""
+    return self.mul(other)
+
+
+def divide(self: Tensor, other: Any) -> Tensor:
+    """An alias of div."""
+    return self.div(other)
+
+
+def arccos(self: Tensor) -> Tensor:
+    """An alias of acos."""
+    return self.acos()
+
+
+def arcsin(self: Tensor) -> Tensor:
+    """An alias of asin."""
+    return self.asin()
+
+
+def arctan(self: Tensor) -> Tensor:
+    """An alias of atan."""
+    return self.atan()
+
+
+def arctan2(self: Tensor, other: Any) -> Tensor:
+    """An alias of atan2."""
+    return self.atan2(other)
+
+
+def fix(self: Tensor) -> Tensor:
+    """An alias of trunc."""
+    return self.trunc()
+
+
+def divide_mode(self: Tensor, other: Any, rounding_mode: str | None) -> Tensor:
+    """divide with rounding_mode, an alias of div.Tensor_mode."""
+    return self.div(other, rounding_mode=rounding_mode)
+
+
+def subtract(self: Tensor, other: Any, alpha: Number = 1) -> Tensor:
+    """An alias of sub."""
+    return self.sub(other, alpha=alpha)

@@ -1,4 +1,5 @@
-"""Composites of the shape family: reshape, flatten, narrow, chunk, the *_as views, diag, detach_."""
+"""Composites of the shape family: reshape, flatten, narrow, chunk, the *_as views, diag, detach_,
+and the aliases concat, concatenate, swapaxes, swapdims."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ __all__ = [
     "reshape_as",
     "diag",
     "detach_",
+    "concat",
+    "swapaxes",
 ]
 
 
@@ -138,3 +141,13 @@ def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     if ndim == 2:
         return ops.diagonal_copy(self, diagonal)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {ndim}D")
+
+
+def concat(tensors: list[Tensor], dim: int = 0) -> Tensor:
+    """concat and concatenate: aliases of cat."""
+    return ops.cat(tensors, dim)
+
+
+def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """swapaxes and swapdims: aliases of transpose (a view)."""
+    return self.transpose(axis0, axis1)

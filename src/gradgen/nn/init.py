@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-import gradgen.factories as factories
+import gradgen.random as random_numbers
 from gradgen.grad_mode import no_grad
 from gradgen.tensor import Tensor
 
@@ -75,7 +75,7 @@ def calculate_gain(nonlinearity: str, param: int | float | None = None) -> float
 
 def _numpy_generator(generator: Any) -> np.random.Generator:
     if generator is None:
-        return factories._generator
+        return random_numbers.default_generator._generator
     if isinstance(generator, np.random.Generator):
         return generator
     inner = getattr(generator, "_generator", None)
