@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from ... import factories
+from ... import random
 
 __all__ = [
     "BatchSampler",
@@ -33,7 +33,9 @@ def numpy_generator(generator: Any) -> np.random.Generator:
     """The numpy stream to draw from: `generator`'s, or a fresh one seeded from the
     global stream."""
     if generator is None:
-        return np.random.default_rng(int(factories._generator.integers(2**63)))
+        return np.random.default_rng(
+            int(random.default_generator._generator.integers(2**63))
+        )
     if isinstance(generator, np.random.Generator):
         return generator
     inner = getattr(generator, "_generator", None)
@@ -47,7 +49,11 @@ def numpy_generator(generator: Any) -> np.random.Generator:
 
 def draw_seed(generator: Any) -> int:
     """A 63-bit seed from `generator` (or the global stream): worker seeds."""
-    source = factories._generator if generator is None else numpy_generator(generator)
+    source = (
+        random.default_generator._generator
+        if generator is None
+        else numpy_generator(generator)
+    )
     return int(source.integers(2**63))
 
 
