@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -113,3 +114,27 @@ def test_kernels_produce_inf_and_nan_silently_as_pytorch() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[inf, -1.0] [0.0, nan]"
     assert result.stderr == ""
+
+
+def test_the_forward_stack_keeps_user_files_in_a_folder_named_gradgen(
+    tmp_path: Path,
+) -> None:
+    """gradgen's own frames are dropped by module name, not by a path containing
+    'gradgen' (a checkout or project folder may be called so)."""
+    folder = tmp_path / "gradgen"
+    folder.mkdir()
+    script = folder / "user_model.py"
+    script.write_text(
+        "import gradgen\n"
+        "def forward():\n"
+        "    return gradgen.tensor([1.0], requires_grad=True) * 2.0\n"
+    )
+    namespace: dict[str, object] = {"__name__": "user_model"}
+    exec(compile(script.read_text(), str(script), "exec"), namespace)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with autograd.detect_anomaly():
+            y = namespace["forward"]()
+    stack = "".join(y.grad_fn.metadata["traceback_"])
+    assert "user_model.py" in stack and "in forward" in stack
+    assert "anomaly_mode.py" not in stack and "tensor.py" not in stack

@@ -10,8 +10,10 @@ Off by default: recording stacks costs time on every operator call.
 
 from __future__ import annotations
 
+import sys
 import traceback
 import warnings
+from types import FrameType
 
 from .grad_mode import DecoratorContext, check_bool_argument
 
@@ -82,8 +84,19 @@ class detect_anomaly(DecoratorContext):
         _set(*self._previous.pop())
 
 
+def _is_gradgen_frame(frame: FrameType) -> bool:
+    """A frame of gradgen's own modules (by module name: a user's files may well sit
+    in a folder called gradgen)."""
+    module = str(frame.f_globals.get("__name__", ""))
+    return module == "gradgen" or module.startswith("gradgen.")
+
+
 def forward_stack() -> list[str]:
     """The current Python stack, outermost first, without gradgen's own frames."""
-    frames = traceback.extract_stack()
-    kept = [f for f in frames if "/gradgen/" not in f.filename.replace("\\", "/")]
-    return traceback.format_list(kept or frames)
+    frames: list[tuple[FrameType, int]] = []
+    frame: FrameType | None = sys._getframe()
+    while frame is not None:
+        frames.append((frame, frame.f_lineno))
+        frame = frame.f_back
+    kept = [(f, line) for f, line in frames if not _is_gradgen_frame(f)]
+    return traceback.StackSummary.extract(reversed(kept or frames)).format()
