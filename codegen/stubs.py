@@ -194,14 +194,25 @@ def _signature(function: NativeFunction, method: bool, exact: bool) -> StubSigna
     return StubSignature(str(function.schema), tuple(parameters), returns, named)
 
 
+def _int_lists(function: NativeFunction) -> int:
+    arguments = function.schema.arguments
+    return sum(map(_is_int_list, [*arguments.positional, *arguments.kwarg_only]))
+
+
 def _group(functions: list[NativeFunction], method: bool) -> tuple[StubFunction, ...]:
+    """Each name's signatures; the overloads with fewer int[] parameters first: an
+    int[] also takes an int, so `movedim.intlist` after `movedim.int` (else mypy finds
+    the int overload can never match)."""
     by_name: dict[str, list[NativeFunction]] = {}
     for function in functions:
         by_name.setdefault(function.python_name, []).append(function)
     return tuple(
         StubFunction(
             name,
-            tuple(_signature(f, method, exact=len(group) > 1) for f in group),
+            tuple(
+                _signature(f, method, exact=len(group) > 1)
+                for f in sorted(group, key=_int_lists)
+            ),
         )
         for name, group in by_name.items()
     )

@@ -292,6 +292,8 @@ from .ops import (
     mish_,
     mish_backward,
     mm,
+    moveaxis,
+    movedim,
     mse_loss,
     mse_loss_backward,
     mul,

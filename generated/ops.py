@@ -265,6 +265,8 @@ __all__ = [
     "adaptive_max_pool3d_backward",
     "squeeze",
     "split",
+    "movedim",
+    "moveaxis",
     "pow",
     "round",
     "div",
@@ -3009,6 +3011,60 @@ split = Overloads(
                 Param("input", "Tensor"),
                 Param("split_size", "int[]"),
                 Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+    ),
+)
+
+
+movedim = Overloads(
+    "movedim",
+    (
+        # movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+        Signature(
+            composites.movedim,
+            "Tensor input, int[] source, int[] destination",
+            (
+                Param("input", "Tensor"),
+                Param("source", "int[]"),
+                Param("destination", "int[]"),
+            ),
+        ),
+        # movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+        Signature(
+            composites.movedim,
+            "Tensor input, int source, int destination",
+            (
+                Param("input", "Tensor"),
+                Param("source", "int"),
+                Param("destination", "int"),
+            ),
+        ),
+    ),
+)
+
+
+moveaxis = Overloads(
+    "moveaxis",
+    (
+        # moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+        Signature(
+            composites.movedim,
+            "Tensor input, int[] source, int[] destination",
+            (
+                Param("input", "Tensor"),
+                Param("source", "int[]"),
+                Param("destination", "int[]"),
+            ),
+        ),
+        # moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+        Signature(
+            composites.movedim,
+            "Tensor input, int source, int destination",
+            (
+                Param("input", "Tensor"),
+                Param("source", "int"),
+                Param("destination", "int"),
             ),
         ),
     ),

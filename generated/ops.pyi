@@ -60,6 +60,8 @@ __all__ = [
     "concatenate",
     "swapaxes",
     "swapdims",
+    "movedim",
+    "moveaxis",
     "add",
     "sub",
     "mul",
@@ -498,6 +500,30 @@ def swapaxes(input: Tensor, axis0: _int, axis1: _int) -> Tensor:
 
 def swapdims(input: Tensor, dim0: _int, dim1: _int) -> Tensor:
     """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
+
+
+@overload
+def movedim(input: Tensor, source: _int, destination: _int) -> Tensor:
+    """``movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)``"""
+
+
+@overload
+def movedim(
+    input: Tensor, source: _int | Sequence[_int], destination: _int | Sequence[_int]
+) -> Tensor:
+    """``movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
+
+
+@overload
+def moveaxis(input: Tensor, source: _int, destination: _int) -> Tensor:
+    """``moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)``"""
+
+
+@overload
+def moveaxis(
+    input: Tensor, source: _int | Sequence[_int], destination: _int | Sequence[_int]
+) -> Tensor:
+    """``moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
 
 
 def add(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
@@ -2065,19 +2091,6 @@ def conv1d(
     weight: Tensor,
     bias: Tensor | None = ...,
     stride: _int | Sequence[_int] = ...,
-    padding: _int | Sequence[_int] = ...,
-    dilation: _int | Sequence[_int] = ...,
-    groups: _int = ...,
-) -> Tensor:
-    """``conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor``"""
-
-
-@overload
-def conv1d(
-    input: Tensor,
-    weight: Tensor,
-    bias: Tensor | None = ...,
-    stride: _int | Sequence[_int] = ...,
     padding: _str = ...,
     dilation: _int | Sequence[_int] = ...,
     groups: _int = ...,
@@ -2086,7 +2099,7 @@ def conv1d(
 
 
 @overload
-def conv2d(
+def conv1d(
     input: Tensor,
     weight: Tensor,
     bias: Tensor | None = ...,
@@ -2095,7 +2108,7 @@ def conv2d(
     dilation: _int | Sequence[_int] = ...,
     groups: _int = ...,
 ) -> Tensor:
-    """``conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor``"""
+    """``conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor``"""
 
 
 @overload
@@ -2112,7 +2125,7 @@ def conv2d(
 
 
 @overload
-def conv3d(
+def conv2d(
     input: Tensor,
     weight: Tensor,
     bias: Tensor | None = ...,
@@ -2121,7 +2134,7 @@ def conv3d(
     dilation: _int | Sequence[_int] = ...,
     groups: _int = ...,
 ) -> Tensor:
-    """``conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor``"""
+    """``conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor``"""
 
 
 @overload
@@ -2135,6 +2148,19 @@ def conv3d(
     groups: _int = ...,
 ) -> Tensor:
     """``conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, str padding="valid", SymInt[3] dilation=1, SymInt groups=1) -> Tensor``"""
+
+
+@overload
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+    groups: _int = ...,
+) -> Tensor:
+    """``conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor``"""
 
 
 def conv_transpose1d(

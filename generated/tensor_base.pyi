@@ -182,6 +182,26 @@ class TensorBase:
     def swapdims(self, dim0: _int, dim1: _int) -> Tensor:
         """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
 
+    @overload
+    def movedim(self, source: _int, destination: _int) -> Tensor:
+        """``movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)``"""
+
+    @overload
+    def movedim(
+        self, source: _int | Sequence[_int], destination: _int | Sequence[_int]
+    ) -> Tensor:
+        """``movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
+
+    @overload
+    def moveaxis(self, source: _int, destination: _int) -> Tensor:
+        """``moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)``"""
+
+    @overload
+    def moveaxis(
+        self, source: _int | Sequence[_int], destination: _int | Sequence[_int]
+    ) -> Tensor:
+        """``moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
+
     def add(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
         """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 

@@ -973,6 +973,70 @@ def split(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _split_overloads(*args, self=self, **kwargs)
 
 
+_movedim_overloads = Overloads(
+    "movedim",
+    (
+        # movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+        Signature(
+            composites.movedim,
+            "int[] source, int[] destination",
+            (
+                Param("self", "Tensor"),
+                Param("source", "int[]"),
+                Param("destination", "int[]"),
+            ),
+        ),
+        # movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+        Signature(
+            composites.movedim,
+            "int source, int destination",
+            (
+                Param("self", "Tensor"),
+                Param("source", "int"),
+                Param("destination", "int"),
+            ),
+        ),
+    ),
+)
+
+
+def movedim(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`` or ``movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)``"""
+    return _movedim_overloads(*args, self=self, **kwargs)
+
+
+_moveaxis_overloads = Overloads(
+    "moveaxis",
+    (
+        # moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+        Signature(
+            composites.movedim,
+            "int[] source, int[] destination",
+            (
+                Param("self", "Tensor"),
+                Param("source", "int[]"),
+                Param("destination", "int[]"),
+            ),
+        ),
+        # moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+        Signature(
+            composites.movedim,
+            "int source, int destination",
+            (
+                Param("self", "Tensor"),
+                Param("source", "int"),
+                Param("destination", "int"),
+            ),
+        ),
+    ),
+)
+
+
+def moveaxis(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)`` or ``moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)``"""
+    return _moveaxis_overloads(*args, self=self, **kwargs)
+
+
 _pow_overloads = Overloads(
     "pow",
     (
@@ -2562,6 +2626,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "log_softmax": log_softmax,
     "squeeze": squeeze,
     "split": split,
+    "movedim": movedim,
+    "moveaxis": moveaxis,
     "pow": pow,
     "round": round,
     "div": div,

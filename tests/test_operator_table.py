@@ -284,6 +284,19 @@ TABLE.update(
         "swapdims": Line(
             lambda lib, a: lib.swapdims(a, 1, 0) * a.swapdims(0, 1), ((2, 3),)
         ),
+        "movedim.intlist": Line(
+            lambda lib, a: lib.movedim(a, (0, 1), (2, 0)) * a.movedim([2], [0]),
+            ((3, 3, 3),),
+        ),
+        "movedim.int": Line(
+            lambda lib, a: lib.movedim(a, 0, -1) * a.movedim(-1, 1), ((3, 3, 3),)
+        ),
+        "moveaxis.intlist": Line(
+            lambda lib, a: lib.moveaxis(a, [0, 2], [1, 0]) * 2.0, ((2, 3, 4),)
+        ),
+        "moveaxis.int": Line(
+            lambda lib, a: a.moveaxis(1, 0) * a.moveaxis(0, 1), ((3, 3),)
+        ),
     }
 )
 

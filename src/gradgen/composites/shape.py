@@ -1,5 +1,5 @@
 """Composites of the shape family: reshape, flatten, narrow, chunk, the *_as views, diag, detach_,
-and the aliases concat, concatenate, swapaxes, swapdims."""
+movedim, and the aliases concat, concatenate, swapaxes, swapdims, moveaxis."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ __all__ = [
     "detach_",
     "concat",
     "swapaxes",
+    "movedim",
 ]
 
 
@@ -151,3 +152,31 @@ def concat(tensors: list[Tensor], dim: int = 0) -> Tensor:
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     """swapaxes and swapdims: aliases of transpose (a view)."""
     return self.transpose(axis0, axis1)
+
+
+def movedim(
+    self: Tensor, source: int | list[int], destination: int | list[int]
+) -> Tensor:
+    """movedim and moveaxis: the dims in `source` moved to the places in
+    `destination`, the others keeping their order (a permute, so a view)."""
+    sources = [source] if isinstance(source, int) else list(source)
+    destinations = [destination] if isinstance(destination, int) else list(destination)
+    if len(sources) != len(destinations):
+        raise RuntimeError(
+            "movedim: Invalid source or destination dims: source "
+            f"({sources} dims) should contain the same number of dims as "
+            f"destination ({destinations} dims)"
+        )
+    ndim = self.dim()
+    wrapped_sources = [_wrap_dim(d, ndim) for d in sources]
+    wrapped_destinations = [_wrap_dim(d, ndim) for d in destinations]
+    for name, dims in (("source", sources), ("destination", destinations)):
+        wrapped = wrapped_sources if name == "source" else wrapped_destinations
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    order = [-1] * ndim
+    for src, dst in zip(wrapped_sources, wrapped_destinations):
+        order[dst] = src
+    rest = iter(d for d in range(ndim) if d not in wrapped_sources)
+    dims = [d if d != -1 else next(rest) for d in order]
+    return ops.permute(self, dims)
