@@ -13,7 +13,7 @@ import pytest
 
 import gradgen
 from gradgen import optim
-from torch_oracle import oracle
+from torch_oracle import oracle, outcome
 
 # (optimizer, options): every option each algorithm has, each at least once.
 CONFIGS = [
@@ -214,8 +214,15 @@ def test_lbfgs_strong_wolfe_on_rosenbrock() -> None:
 def test_lbfgs_closure_and_errors() -> None:
     w = gradgen.tensor([3.0], requires_grad=True)
     optimizer = optim.LBFGS([w])
-    with pytest.raises(RuntimeError, match="closure"):
+    with pytest.raises(TypeError) as raised:
         optimizer.step()
+    theirs = oracle(
+        "no closure",
+        lambda torch: outcome(
+            lambda: torch.optim.LBFGS([torch.zeros(1, requires_grad=True)]).step()
+        ),
+    )
+    assert type(theirs) is TypeError and str(raised.value) == str(theirs)
     with pytest.raises(
         ValueError, match=r"doesn't support per-parameter options \(parameter groups\)"
     ):

@@ -276,11 +276,10 @@ class LBFGS(Optimizer):
             return closure()
 
     # -- the step ---------------------------------------------------------------------
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+    def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
         """Minimise the closure's loss by up to max_iter iterations; return the loss
-        the closure gave first."""
-        if closure is None:
-            raise RuntimeError("LBFGS requires a closure that recomputes the loss")
+        the closure gave first. The closure is required (as PyTorch's: calling
+        `step()` without one is Python's TypeError)."""
         with no_grad():
             return self._minimise(closure)
 
