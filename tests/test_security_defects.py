@@ -1,4 +1,4 @@
-"""Three generator defects the fuzzer found (tests/test_fuzz_codegen.py), fixed.
+"""Three generator defects the fuzzer found (tests/fuzz/test_codegen_fuzz.py), fixed.
 
 1. `result: auto_element_wise` in an entry without a backward formula raised ValueError
    deep in ir.py. PyTorch derives such a JVP from the backward formula of the single
