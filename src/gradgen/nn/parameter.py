@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
@@ -33,15 +32,6 @@ class Parameter(Tensor):
                 "Only Tensors of floating point and complex dtype can require gradients"
             )
         super().__init__(array, requires_grad=bool(requires_grad))
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
-        """A Parameter over a copy of the data, requires_grad kept, no gradient (as
-        PyTorch's)."""
-        if id(self) in memo:
-            return memo[id(self)]  # type: ignore[no-any-return]
-        result = type(self)(Tensor(self._data.copy()), self.requires_grad)
-        memo[id(self)] = result
-        return result
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
