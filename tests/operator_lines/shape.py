@@ -1,0 +1,120 @@
+"""Operator-table lines of the shape family of native_functions.yaml."""
+
+from __future__ import annotations
+
+from .common import Line, _aten_namespace, _f
+
+LINES: dict[str, Line] = {
+    "permute": Line(lambda lib, a: lib.permute(a, (2, 0, 1)), ((2, 3, 4),)),
+    "expand": Line(lambda lib, a: a.expand(2, -1, 4) * 1.0, ((3, 1),)),
+    "sum_to_size": Line(lambda lib, a: (a * a).sum_to_size(3, 1), ((3, 4),)),
+    "view": Line(lambda lib, a: a.view(3, 4) * a.view(3, 4), ((2, 6),)),
+    "reshape": Line(lambda lib, a: lib.reshape(a.t(), (4, 3)) * 2.0, ((3, 4),)),
+    "squeeze": Line(lambda lib, a: lib.squeeze(a) * a.squeeze(), ((3, 1, 2),)),
+    "squeeze.dim": Line(lambda lib, a: lib.squeeze(a, 1) * 3.0, ((3, 1, 2),)),
+    "unsqueeze": Line(lambda lib, a: lib.unsqueeze(a, -1) * a.unsqueeze(0), ((3,),)),
+    "transpose.int": Line(lambda lib, a: lib.transpose(a, 0, -1) * 2.0, ((2, 3, 4),)),
+    "t": Line(lambda lib, a: lib.t(a) * a.t(), ((2, 3),)),
+    "flatten.using_ints": Line(lambda lib, a: lib.flatten(a, 1) * 2.0, ((2, 3, 4),)),
+    "contiguous": Line(lambda lib, a: a.t().contiguous() * a.t(), ((2, 3),)),
+    "select.int": Line(lambda lib, a: lib.select(a, 1, -1) * a.select(0, 0), ((3, 3),)),
+    "slice.Tensor": Line(
+        lambda lib, a: a[1:5:2] * lib.slice(a, 0, None, -2, 2),
+        ((6,),),
+        compare=False,
+    ),
+    "narrow": Line(
+        lambda lib, a: lib.narrow(a, 0, 1, 2) * a.narrow(0, 2, 2), ((4, 2),)
+    ),
+    "cat": Line(lambda lib, a, b: lib.cat([a, b * b, a], 1), ((2, 3), (2, 1))),
+    "stack": Line(lambda lib, a, b: lib.stack([a, b * b], -1), ((2, 3), (2, 3))),
+    "split.Tensor": Line(lambda lib, a: lib.split(a, 2)[1] * 3.0, ((5, 2),)),
+    "split.sizes": Line(
+        lambda lib, a: a.split([1, 4])[0] * a.split([3, 2])[1][:1], ((5,),)
+    ),
+    "split_with_sizes": Line(
+        lambda lib, a: lib.split_with_sizes(a, [2, 3])[1] * 2.0, ((5,),)
+    ),
+    "chunk": Line(lambda lib, a: lib.chunk(a, 3)[2] * 2.0, ((7,),)),
+    "unbind.int": Line(lambda lib, a: lib.unbind(a, 1)[0] * a.unbind()[1], ((2, 2),)),
+    "select_backward": Line(
+        lambda lib, a: lib.select_backward(a, (3, 4), 0, 1) * 2.0,
+        ((4,),),
+        compare=False,
+    ),
+    "slice_backward": Line(
+        lambda lib, a: lib.slice_backward(a, (6,), 0, 1, 5, 2) * 2.0,
+        ((2,),),
+        compare=False,
+    ),
+    "view_as_real": Line(lambda lib, a: lib.view_as_real(a * a), ((3,),), complex=True),
+    "view_as_complex": Line(
+        lambda lib, a: lib.view_as_complex(a * a) * lib.view_as_complex(a * 1.0),
+        ((3, 2),),
+    ),
+    "flip": Line(lambda lib, a: lib.flip(a, (0, -1)) * a.flip(1), ((2, 3),)),
+    "roll": Line(lambda lib, a: lib.roll(a, (1, -2), (0, 1)) * a.roll(2), ((2, 3),)),
+    # Leading new dims only: the double backward of a repeat along an existing dim
+    # goes through reshape of an expanded gradient, which the core reshape cannot
+    # do yet (see ops/test_shape.py::test_repeat_double_backward_along_existing_dims).
+    "repeat": Line(lambda lib, a: a.repeat(2, 1, 1) * a, ((2, 3),), complex=True),
+    "expand_as": Line(lambda lib, a, b: a.expand_as(b) * b, ((3, 1), (2, 3, 4))),
+    "view_as": Line(lambda lib, a, b: a.view_as(b) * b, ((2, 3), (3, 2))),
+    "reshape_as": Line(lambda lib, a, b: a.reshape_as(b) * b, ((2, 3), (6,))),
+    "_unsafe_view": Line(
+        lambda lib, a: _aten_namespace(lib)._unsafe_view(a * a, (3, 2)) * 2.0,
+        ((2, 3),),
+    ),
+    "constant_pad_nd": Line(
+        lambda lib, a: _f("constant_pad_nd")(lib)(a * a, (1, -1, 2, 0), 0.5),
+        ((3, 4),),
+    ),
+    # sign() and floor() have zero derivatives: detached or not, the same function.
+    "detach_": Line(
+        lambda lib, a: a * lib.detach_(a.sign() * 2.0) + (a.floor() * 1.0).detach_(),
+        ((5,),),
+    ),
+    "diagonal": Line(
+        lambda lib, a: lib.diagonal(a, -1, 1, 2) * a.diagonal(1, 2, 1)
+        + a.diagonal(0, 0, -1).sum(),
+        ((2, 3, 3),),
+    ),
+    "diagonal_backward": Line(
+        lambda lib, a: _aten_namespace(lib).diagonal_backward(
+            a * a, (2, 3, 4), 1, 1, 2
+        ),
+        ((2, 3),),
+    ),
+    "diagonal_copy": Line(
+        lambda lib, a: lib.diagonal_copy(a, -1) * a.diagonal(-1), ((3, 4),)
+    ),
+    "diag_embed": Line(
+        lambda lib, a: lib.diag_embed(a * a, 1, 0, 2) + a.diag_embed().sum(),
+        ((2, 3),),
+    ),
+    "diag": Line(
+        lambda lib, a: lib.diag(a, 1).sum() * lib.diag(a[0], -1) + a.diag().sum(),
+        ((3, 3),),
+    ),
+    "concat": Line(lambda lib, a, b: lib.concat([a, b * b], 1), ((2, 3), (2, 1))),
+    "concatenate": Line(
+        lambda lib, a, b: lib.concatenate([b * b, a], -1), ((2, 3), (2, 1))
+    ),
+    "swapaxes": Line(
+        lambda lib, a: lib.swapaxes(a, 0, -1) * a.swapaxes(2, 0), ((2, 3, 2),)
+    ),
+    "swapdims": Line(
+        lambda lib, a: lib.swapdims(a, 1, 0) * a.swapdims(0, 1), ((2, 3),)
+    ),
+    "movedim.intlist": Line(
+        lambda lib, a: lib.movedim(a, (0, 1), (2, 0)) * a.movedim([2], [0]),
+        ((3, 3, 3),),
+    ),
+    "movedim.int": Line(
+        lambda lib, a: lib.movedim(a, 0, -1) * a.movedim(-1, 1), ((3, 3, 3),)
+    ),
+    "moveaxis.intlist": Line(
+        lambda lib, a: lib.moveaxis(a, [0, 2], [1, 0]) * 2.0, ((2, 3, 4),)
+    ),
+    "moveaxis.int": Line(lambda lib, a: a.moveaxis(1, 0) * a.moveaxis(0, 1), ((3, 3),)),
+}
