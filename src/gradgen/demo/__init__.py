@@ -371,8 +371,3 @@ def _restart_with_one_blas_thread() -> None:
         [sys.executable, "-m", "gradgen.demo", *sys.argv[1:]],
         environment,
     )
-
-
-if __name__ == "__main__":
-    _restart_with_one_blas_thread()
-    sys.exit(main())
