@@ -365,10 +365,8 @@ def _dense(
     has_biases, num_layers, dropout, train, bidirectional, batch_first = flags
     if batch_first:
         input = input.transpose(0, 1)
-    output, finals = _recurrence(
-        step, input, None, hx, params, has_biases, num_layers, dropout, train,
-        bidirectional,
-    )  # fmt: skip
+    flags_without_layout = (has_biases, num_layers, dropout, train, bidirectional)
+    output, finals = _recurrence(step, input, None, hx, params, *flags_without_layout)
     return (output.transpose(0, 1) if batch_first else output), finals
 
 
