@@ -44,6 +44,8 @@ from gradgen.helpers import (
     embedding_dense_double_backward,
     evenly_distribute_backward,
     fmap_neg,
+    fused_gru_cell_jvp,
+    fused_lstm_cell_jvp,
     gelu_double_backward,
     group_norm_invstd_jvp,
     group_norm_jvp,
@@ -15073,3 +15075,79 @@ def adaptive_max_pool3d_backward_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.adaptive_max_pool3d_backward.call(grad_output_t, self_t, indices)
+
+
+def _thnn_fused_lstm_cell_jvp_result0(
+    input_gates_p: Tensor,
+    input_gates_t: Tensor,
+    hidden_gates_p: Tensor,
+    hidden_gates_t: Tensor,
+    cx_p: Tensor,
+    cx_t: Tensor,
+    input_bias_p: Tensor,
+    input_bias_t: Tensor,
+    hidden_bias_p: Tensor,
+    hidden_bias_t: Tensor,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: fused_lstm_cell_jvp(input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, cx_p, cx_t, result1, result2)[0]``."""
+    return fused_lstm_cell_jvp(
+        input_gates_t,
+        hidden_gates_t,
+        input_bias_t,
+        hidden_bias_t,
+        cx_p,
+        cx_t,
+        result1,
+        result2,
+    )[0]
+
+
+def _thnn_fused_lstm_cell_jvp_result1(
+    input_gates_p: Tensor,
+    input_gates_t: Tensor,
+    hidden_gates_p: Tensor,
+    hidden_gates_t: Tensor,
+    cx_p: Tensor,
+    cx_t: Tensor,
+    input_bias_p: Tensor,
+    input_bias_t: Tensor,
+    hidden_bias_p: Tensor,
+    hidden_bias_t: Tensor,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: fused_lstm_cell_jvp(input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, cx_p, cx_t, result1, result2)[1]``."""
+    return fused_lstm_cell_jvp(
+        input_gates_t,
+        hidden_gates_t,
+        input_bias_t,
+        hidden_bias_t,
+        cx_p,
+        cx_t,
+        result1,
+        result2,
+    )[1]
+
+
+def _thnn_fused_gru_cell_jvp_result0(
+    input_gates_p: Tensor,
+    input_gates_t: Tensor,
+    hidden_gates_p: Tensor,
+    hidden_gates_t: Tensor,
+    hx_p: Tensor,
+    hx_t: Tensor,
+    input_bias_p: Tensor,
+    input_bias_t: Tensor,
+    hidden_bias_p: Tensor,
+    hidden_bias_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: fused_gru_cell_jvp(input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, hx_t, result1)``."""
+    return fused_gru_cell_jvp(
+        input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, hx_t, result1
+    )

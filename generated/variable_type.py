@@ -8040,8 +8040,6 @@ def _thnn_fused_lstm_cell(
         or (input_bias is not None and input_bias._fw_grad is not None)
         or (hidden_bias is not None and hidden_bias._fw_grad is not None)
     ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("_thnn_fused_lstm_cell")
     _any_requires_grad = compute_requires_grad(
         input_gates, hidden_gates, cx, input_bias, hidden_bias
     )
@@ -8074,6 +8072,43 @@ def _thnn_fused_lstm_cell(
         set_history(result[1], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
         grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._thnn_fused_lstm_cell_jvp_result0(
+                    input_gates,
+                    tangent_or_zeros(input_gates),
+                    hidden_gates,
+                    tangent_or_zeros(hidden_gates),
+                    cx,
+                    tangent_or_zeros(cx),
+                    input_bias,
+                    tangent_or_zeros(input_bias),
+                    hidden_bias,
+                    tangent_or_zeros(hidden_bias),
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions._thnn_fused_lstm_cell_jvp_result1(
+                    input_gates,
+                    tangent_or_zeros(input_gates),
+                    hidden_gates,
+                    tangent_or_zeros(hidden_gates),
+                    cx,
+                    tangent_or_zeros(cx),
+                    input_bias,
+                    tangent_or_zeros(input_bias),
+                    hidden_bias,
+                    tangent_or_zeros(hidden_bias),
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
     return result
 
 
@@ -8134,8 +8169,6 @@ def _thnn_fused_gru_cell(
         or (input_bias is not None and input_bias._fw_grad is not None)
         or (hidden_bias is not None and hidden_bias._fw_grad is not None)
     ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("_thnn_fused_gru_cell")
     _any_requires_grad = compute_requires_grad(
         input_gates, hidden_gates, hx, input_bias, hidden_bias
     )
@@ -8166,6 +8199,26 @@ def _thnn_fused_gru_cell(
     if grad_fn is not None:
         set_history(result[0], grad_fn)
         grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._thnn_fused_gru_cell_jvp_result0(
+                    input_gates,
+                    tangent_or_zeros(input_gates),
+                    hidden_gates,
+                    tangent_or_zeros(hidden_gates),
+                    hx,
+                    tangent_or_zeros(hx),
+                    input_bias,
+                    tangent_or_zeros(input_bias),
+                    hidden_bias,
+                    tangent_or_zeros(hidden_bias),
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
     return result
 
 

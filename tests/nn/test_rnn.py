@@ -323,3 +323,71 @@ def test_layers_pass_gradcheck_and_gradgradcheck(mode: str) -> None:
     params = [gradgen.tensor(w.detach().numpy(), requires_grad=True) for w in weights]
     assert gradcheck(run, (x, *params))
     assert gradgradcheck(run, (x, params[0], params[1]))
+
+
+# -- the fused cells' backward kernels against their differentiable composites ---------
+
+
+@pytest.mark.parametrize("given", ["both", "hy only", "cy only"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fused_lstm_backward_kernel_matches_the_composite(
+    given: str, bias: bool
+) -> None:
+    """The numpy kernel's gradients equal `_thnn_differentiable_lstm_cell_backward`'s
+    (an operator composite, compared with torch in the operator table)."""
+    ig, hg = gradgen.tensor(_normal(3, 8)), gradgen.tensor(_normal(3, 8))
+    cx = gradgen.tensor(_normal(3, 2))
+    ib, hb = (
+        (gradgen.tensor(_normal(8)), gradgen.tensor(_normal(8)))
+        if bias
+        else (None, None)
+    )
+    _, cy, workspace = gradgen._thnn_fused_lstm_cell(ig, hg, cx, ib, hb)
+    grad_hy = gradgen.tensor(_normal(3, 2)) if given != "cy only" else None
+    grad_cy = gradgen.tensor(_normal(3, 2)) if given != "hy only" else None
+    fused = gradgen._thnn_fused_lstm_cell_backward(
+        grad_hy, grad_cy, cx, cy, workspace, bias
+    )
+    composite = gradgen._thnn_differentiable_lstm_cell_backward(
+        grad_hy, grad_cy, ig, hg, ib, hb, cx, cy
+    )
+    count = 5 if bias else 3  # without a bias the composite's bias gradient is unused
+    for mine, want in zip(fused[:count], composite[:count]):
+        _close(mine.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_fused_gru_backward_kernel_matches_the_composite(bias: bool) -> None:
+    ig, hg = gradgen.tensor(_normal(3, 6)), gradgen.tensor(_normal(3, 6))
+    hx = gradgen.tensor(_normal(3, 2))
+    ib, hb = (
+        (gradgen.tensor(_normal(6)), gradgen.tensor(_normal(6)))
+        if bias
+        else (None, None)
+    )
+    _, workspace = gradgen._thnn_fused_gru_cell(ig, hg, hx, ib, hb)
+    grad_hy = gradgen.tensor(_normal(3, 2))
+    fused = gradgen._thnn_fused_gru_cell_backward(grad_hy, workspace, bias)
+    composite = gradgen._thnn_differentiable_gru_cell_backward(
+        grad_hy, ig, hg, hx, ib, hb
+    )
+    count = 5 if bias else 3
+    for mine, want in zip(fused[:count], composite[:count]):
+        _close(mine.numpy(), want.numpy())
+
+
+def test_fused_cell_errors_name_the_sizes() -> None:
+    with pytest.raises(
+        RuntimeError, match=r"_thnn_fused_lstm_cell: input_gates of size"
+    ):
+        gradgen._thnn_fused_lstm_cell(
+            gradgen.zeros(2, 8), gradgen.zeros(2, 4), gradgen.zeros(2, 2)
+        )
+    with pytest.raises(RuntimeError, match=r"expected a state of size \[2, 2\]"):
+        gradgen._thnn_fused_gru_cell(
+            gradgen.zeros(2, 6), gradgen.zeros(2, 6), gradgen.zeros(3, 2)
+        )
+    with pytest.raises(RuntimeError, match="must be 2-dimensional"):
+        gradgen._thnn_fused_lstm_cell(
+            gradgen.zeros(8), gradgen.zeros(8), gradgen.zeros(2)
+        )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ..factories import zeros_like
 from ..tensor import Tensor
 from ..generated import ops  # functions read at call time (the generated tie)
 
@@ -175,8 +176,8 @@ def thnn_differentiable_lstm_cell_backward(
         if grad_cy is not None:
             grad_c = grad_c + grad_cy
     else:
-        grad_o = ops.zeros_like(cx)
-        grad_c = grad_cy if grad_cy is not None else ops.zeros_like(cx)
+        grad_o = zeros_like(cx)
+        grad_c = grad_cy if grad_cy is not None else zeros_like(cx)
     grad_gates = ops.cat(
         [
             ops.sigmoid_backward(grad_c * g, i),

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gradgen.dtypes import int64
+from gradgen.dtypes import int64, spelling
 from gradgen.factories import full, tensor
 from gradgen.generated import ops
 from gradgen.tensor import Tensor
@@ -88,7 +88,7 @@ def _lengths_array(lengths: Any) -> np.ndarray:
         if lengths.dim() != 1:
             raise RuntimeError(
                 "'lengths' argument should be a 1D CPU int64 tensor, but got "
-                f"{lengths.dim()}D cpu {lengths.dtype} tensor"
+                f"{lengths.dim()}D cpu {spelling(lengths.dtype).scalar_type} tensor"
             )
         return np.asarray(lengths.numpy(), dtype=np.int64)
     return np.asarray(list(lengths), dtype=np.int64).reshape(-1)
