@@ -131,7 +131,9 @@ class RNNBase(Module):
             self.input_size if layer == 0 else real_hidden * self._directions()
         )
         gate_size = _GATES[self.mode] * self.hidden_size
-        shapes = [("weight_ih", (gate_size, layer_input))]
+        shapes: list[tuple[str, tuple[int, ...]]] = [
+            ("weight_ih", (gate_size, layer_input))
+        ]
         shapes.append(("weight_hh", (gate_size, real_hidden)))
         if self.bias:
             shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gradgen.dtypes import int64, spelling
+from gradgen.dtypes import float32, float64, int64, spelling
 from gradgen.factories import full, tensor
 from gradgen.generated import ops
 from gradgen.tensor import Tensor
@@ -33,14 +33,20 @@ __all__ = [
 ]
 
 
-class PackedSequence(NamedTuple):
-    """(data, batch_sizes, sorted_indices, unsorted_indices), as PyTorch's; build it
-    with pack_padded_sequence or pack_sequence, not by hand."""
+class PackedSequence_(NamedTuple):
+    """The fields of a PackedSequence (PyTorch's base class of the same name)."""
 
     data: Tensor
     batch_sizes: Tensor
     sorted_indices: Tensor | None = None
     unsorted_indices: Tensor | None = None
+
+
+class PackedSequence(PackedSequence_):
+    """(data, batch_sizes, sorted_indices, unsorted_indices), as PyTorch's; build it
+    with pack_padded_sequence or pack_sequence, not by hand."""
+
+    __slots__ = ()
 
     def to(self, *args: Any, **kwargs: Any) -> PackedSequence:
         """The same sequence with `data` converted (`Tensor.to`'s arguments)."""
@@ -50,10 +56,10 @@ class PackedSequence(NamedTuple):
         return self._replace(data=data)
 
     def double(self) -> PackedSequence:
-        return self._replace(data=self.data.double())
+        return self._replace(data=self.data.to(float64))
 
     def float(self) -> PackedSequence:
-        return self._replace(data=self.data.float())
+        return self._replace(data=self.data.to(float32))
 
     def cpu(self) -> PackedSequence:
         return self
