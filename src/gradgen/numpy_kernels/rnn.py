@@ -73,6 +73,21 @@ def _sigmoid_in_place(values: np.ndarray) -> None:
     values += 0.5
 
 
+def _lstm_activation_scales(hidden: int, dtype: np.dtype) -> tuple[np.ndarray, ...]:
+    """Per-column (scale, offset) so that offset + scale * tanh(scale * x) is the
+    sigmoid on the i, f, o quarters (0.5, 0.5) and tanh on the g quarter (1, 0)."""
+    key = (hidden, dtype.str)
+    if key not in _LSTM_SCALES:
+        scale = np.full(4 * hidden, 0.5, dtype)
+        scale[2 * hidden : 3 * hidden] = 1.0
+        offset = np.where(scale == 0.5, 0.5, 0.0).astype(dtype)
+        _LSTM_SCALES[key] = (scale, offset)
+    return _LSTM_SCALES[key]
+
+
+_LSTM_SCALES: dict[tuple[int, str], tuple[np.ndarray, ...]] = {}
+
+
 def fused_lstm_cell(
     input_gates: np.ndarray,
     hidden_gates: np.ndarray,
@@ -82,16 +97,16 @@ def fused_lstm_cell(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(hy, cy, workspace): cy = f * cx + i * g, hy = o * tanh(cy), with i, f, o the
     sigmoids and g the tanh of the four quarters of the summed gates; the workspace
-    holds (i, f, g, o)."""
+    holds (i, f, g, o). All four activations are one tanh over the whole array."""
     hidden = _check_gates(
         "_thnn_fused_lstm_cell", input_gates, hidden_gates, cx, gates=4
     )
     workspace = _gate_sum(input_gates, hidden_gates, input_bias, hidden_bias)
-    _sigmoid_in_place(workspace[:, : 2 * hidden])
-    np.tanh(
-        workspace[:, 2 * hidden : 3 * hidden], out=workspace[:, 2 * hidden : 3 * hidden]
-    )
-    _sigmoid_in_place(workspace[:, 3 * hidden :])
+    scale, offset = _lstm_activation_scales(hidden, workspace.dtype)
+    workspace *= scale
+    np.tanh(workspace, out=workspace)
+    workspace *= scale
+    workspace += offset
     i, f, g, o = np.split(workspace, 4, axis=1)
     cy = f * cx
     cy += i * g
@@ -110,20 +125,26 @@ def fused_lstm_cell_backward_impl(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(grad_gates, grad_cx, grad_bias) of `fused_lstm_cell` from the gradients of hy
     and cy (either may be None); grad_bias sums grad_gates over the batch, zeros
-    without a bias (PyTorch's is undefined)."""
+    without a bias (PyTorch's is undefined).
+
+    Each gate's gradient is (what multiplies it) * (the gradient it scales) * (its
+    activation's derivative): g, cx, i times grad_c for i, f, g; tanh(cy) times
+    grad_hy for o; s * (1 - s) for a sigmoid s, (1 - t) * (1 + t) for the tanh t."""
     i, f, g, o = np.split(workspace, 4, axis=1)
-    hidden = i.shape[1]
-    grad_gates = np.empty_like(workspace)
+    batch, hidden = i.shape
+    tanh_cy = np.tanh(cy)
     grad_c = np.zeros_like(cx) if grad_cy is None else np.array(grad_cy, copy=True)
+    if grad_hy is not None:
+        grad_c += grad_hy * o * (1 - tanh_cy * tanh_cy)
+    grad_gates = np.concatenate((g, cx, i, tanh_cy), axis=1)
+    grad_gates.reshape(batch, 4, hidden)[:, :3] *= grad_c[:, None]
     if grad_hy is None:
         grad_gates[:, 3 * hidden :] = 0
     else:
-        tanh_cy = np.tanh(cy)
-        grad_gates[:, 3 * hidden :] = grad_hy * tanh_cy * o * (1 - o)
-        grad_c += grad_hy * o * (1 - tanh_cy * tanh_cy)
-    grad_gates[:, :hidden] = grad_c * g * i * (1 - i)
-    grad_gates[:, hidden : 2 * hidden] = grad_c * cx * f * (1 - f)
-    grad_gates[:, 2 * hidden : 3 * hidden] = grad_c * i * (1 - g * g)
+        grad_gates[:, 3 * hidden :] *= grad_hy
+    _, offset = _lstm_activation_scales(hidden, workspace.dtype)
+    grad_gates *= 1 - workspace
+    grad_gates *= workspace + (1 - 2 * offset)  # + 0 for a sigmoid, + 1 for the tanh
     grad_cx = grad_c * f
     if has_bias:
         grad_bias = grad_gates.sum(axis=0)
