@@ -19,6 +19,7 @@ from . import (
     normalization,
     pooling,
     reduction,
+    rnn,
     shape,
     sparse,
 )
@@ -36,6 +37,7 @@ FAMILIES: dict[str, ModuleType] = {
     "sparse": sparse,
     "conv": conv,
     "pooling": pooling,
+    "rnn": rnn,
 }
 
 

@@ -1,6 +1,6 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
-conv, pooling)."""
+conv, pooling, rnn)."""
 
 from __future__ import annotations
 
@@ -87,6 +87,7 @@ from .pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
 # The helpers that optim's zero_grad and the tests reach (private: not in __all__).
 from .module import _overwrite_ as _overwrite_, _reset_grad as _reset_grad
@@ -179,4 +180,12 @@ __all__ = [
     "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
+    "RNNBase",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "RNNCellBase",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
 ]
