@@ -112,6 +112,7 @@ from .ops import (
     _conj,
     _log_softmax,
     _log_softmax_backward_data,
+    _scaled_dot_product_attention_math,
     _softmax,
     _softmax_backward_data,
     _to_copy,

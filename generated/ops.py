@@ -263,6 +263,7 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "_scaled_dot_product_attention_math",
     "squeeze",
     "split",
     "movedim",
@@ -2966,6 +2967,53 @@ def adaptive_max_pool3d_backward(
         indices, "adaptive_max_pool3d_backward", "indices", 3, True
     )
     return operators.adaptive_max_pool3d_backward.call(grad_output, input, indices)
+
+
+def _scaled_dot_product_attention_math(
+    query: Tensor | Number,
+    key: Tensor | Number,
+    value: Tensor | Number,
+    attn_mask: Tensor | Number | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    dropout_mask: Tensor | Number | None = None,
+    *,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""
+    query = tensor_argument(
+        query, "_scaled_dot_product_attention_math", "query", 1, True
+    )
+    key = tensor_argument(key, "_scaled_dot_product_attention_math", "key", 2, True)
+    value = tensor_argument(
+        value, "_scaled_dot_product_attention_math", "value", 3, True
+    )
+    attn_mask = (
+        None
+        if attn_mask is None
+        else tensor_argument(
+            attn_mask, "_scaled_dot_product_attention_math", "attn_mask", 4, True
+        )
+    )
+    dropout_mask = (
+        None
+        if dropout_mask is None
+        else tensor_argument(
+            dropout_mask, "_scaled_dot_product_attention_math", "dropout_mask", 7, True
+        )
+    )
+    return composites._scaled_dot_product_attention_math(
+        query,
+        key,
+        value,
+        attn_mask,
+        dropout_p,
+        is_causal,
+        dropout_mask,
+        scale,
+        enable_gqa,
+    )
 
 
 squeeze = Overloads(

@@ -313,6 +313,7 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "_scaled_dot_product_attention_math",
 ]
 
 
@@ -2415,3 +2416,18 @@ def adaptive_max_pool3d_backward(
     grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number
 ) -> Tensor:
     """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
+
+
+def _scaled_dot_product_attention_math(
+    query: Tensor | _Number,
+    key: Tensor | _Number,
+    value: Tensor | _Number,
+    attn_mask: Tensor | _Number | None = ...,
+    dropout_p: _float = ...,
+    is_causal: _bool = ...,
+    dropout_mask: Tensor | _Number | None = ...,
+    *,
+    scale: _float | None = ...,
+    enable_gqa: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""

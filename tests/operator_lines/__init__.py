@@ -11,6 +11,7 @@ from types import ModuleType
 
 from . import (
     activation,
+    attention,
     conv,
     elementwise,
     indexing,
@@ -36,6 +37,7 @@ FAMILIES: dict[str, ModuleType] = {
     "sparse": sparse,
     "conv": conv,
     "pooling": pooling,
+    "attention": attention,
 }
 
 

@@ -36,6 +36,10 @@ from ._functional.activation import (
     tanhshrink,
     threshold,
 )
+from ._functional.attention import (
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)
 from ._functional.conv import (
     conv1d,
     conv2d,
@@ -113,6 +117,8 @@ __all__ = [
     "margin_ranking_loss",
     "soft_margin_loss",
     "triplet_margin_loss",
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
     "conv1d",
     "conv2d",
     "conv3d",

@@ -1,6 +1,6 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
-conv, pooling)."""
+conv, pooling, attention, transformer)."""
 
 from __future__ import annotations
 
@@ -57,6 +57,14 @@ from .normalization import GroupNorm, LocalResponseNorm
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .sparse import Embedding
+from .attention import MultiheadAttention
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .distance import CosineSimilarity, PairwiseDistance
 from .flatten import Flatten, Unflatten
 from .conv import (
@@ -151,6 +159,12 @@ __all__ = [
     "InstanceNorm2d",
     "InstanceNorm3d",
     "Embedding",
+    "MultiheadAttention",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
     "CosineSimilarity",
     "PairwiseDistance",
     "Flatten",
