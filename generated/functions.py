@@ -203,6 +203,7 @@ from .ops import (
     elu_backward,
     embedding,
     embedding_backward,
+    embedding_bag,
     embedding_dense_backward,
     eq,
     equal,

@@ -308,6 +308,7 @@ __all__ = [
     "scatter",
     "masked_fill",
     "norm",
+    "embedding_bag",
     "conv1d",
     "conv2d",
     "conv3d",
@@ -4275,6 +4276,44 @@ norm = Overloads(
                 Param("p", "Scalar?"),
                 Param("dim", "int[]"),
                 Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+embedding_bag = Overloads(
+    "embedding_bag",
+    (
+        # embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)
+        Signature(
+            composites.embedding_bag,
+            "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False",
+            (
+                Param("weight", "Tensor"),
+                Param("indices", "Tensor"),
+                Param("offsets", "Tensor"),
+                Param("scale_grad_by_freq", "bool", has_default=True, default=False),
+                Param("mode", "int", has_default=True, default=0),
+                Param("sparse", "bool", has_default=True, default=False),
+                Param("per_sample_weights", "Tensor?", has_default=True, default=None),
+                Param("include_last_offset", "bool", has_default=True, default=False),
+            ),
+        ),
+        # embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)
+        Signature(
+            composites.embedding_bag_padding_idx,
+            "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx",
+            (
+                Param("weight", "Tensor"),
+                Param("indices", "Tensor"),
+                Param("offsets", "Tensor"),
+                Param("scale_grad_by_freq", "bool"),
+                Param("mode", "int"),
+                Param("sparse", "bool"),
+                Param("per_sample_weights", "Tensor?"),
+                Param("include_last_offset", "bool"),
+                Param("padding_idx", "int?"),
             ),
         ),
     ),

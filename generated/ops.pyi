@@ -280,6 +280,7 @@ __all__ = [
     "embedding_backward",
     "embedding_dense_backward",
     "one_hot",
+    "embedding_bag",
     "convolution",
     "convolution_backward",
     "conv1d",
@@ -2054,6 +2055,35 @@ def embedding_dense_backward(
 
 def one_hot(input: Tensor, num_classes: _int = ...) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
+
+
+@overload
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: _bool = ...,
+    mode: _int = ...,
+    sparse: _bool = ...,
+    per_sample_weights: Tensor | None = ...,
+    include_last_offset: _bool = ...,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)``"""
+
+
+@overload
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: _bool,
+    mode: _int,
+    sparse: _bool,
+    per_sample_weights: Tensor | None,
+    include_last_offset: _bool,
+    padding_idx: _int | None,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)``"""
 
 
 def convolution(

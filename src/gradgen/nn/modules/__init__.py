@@ -56,7 +56,7 @@ from .normalization import LayerNorm
 from .normalization import GroupNorm, LocalResponseNorm
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .attention import MultiheadAttention
 from .transformer import (
     Transformer,
@@ -159,6 +159,7 @@ __all__ = [
     "InstanceNorm2d",
     "InstanceNorm3d",
     "Embedding",
+    "EmbeddingBag",
     "MultiheadAttention",
     "Transformer",
     "TransformerEncoder",
