@@ -2,9 +2,9 @@
 
 These are PyTorch's CompositeImplicitAutograd functions, one module per family (shape,
 elementwise, reduction, indexing, linalg, activation, loss, normalization, sparse,
-attention, dropout). native_functions.yaml names them with ``composite: NAME``; the generated
-function and method call the function of that name here, and autograd records whatever
-operators it calls. `__all__` is the list of names ``composite:`` may give (the
+attention, dropout). native_functions.yaml names them with ``composite: NAME``; the
+generated function and method call the function of that name here, and autograd
+records whatever operators it calls. `__all__` is the list of names ``composite:`` may give (the
 generator reads it without importing this package): a new composite goes in its
 family's module and its `__all__`.
 """

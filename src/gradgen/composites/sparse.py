@@ -48,7 +48,7 @@ _SUM, _MEAN, _MAX = 0, 1, 2
 class _Bags(NamedTuple):
     """Which bag each index goes to, and the indices that count (not padding_idx)."""
 
-    count: int  # number of bags
+    number: int  # of bags
     offset2bag: np.ndarray  # (n,): the bag of each index
     kept: np.ndarray  # (n,) bool: the index is not padding_idx
     bag_size: np.ndarray  # (count,): indices that count in each bag
@@ -147,7 +147,7 @@ def _bag_max(
     rows = indices[bags.kept].astype(np.int64)
     owner = bags.offset2bag[bags.kept]
     dim = weight.shape[1]
-    max_indices = np.zeros((bags.count, dim), np.int64)
+    max_indices = np.zeros((bags.number, dim), np.int64)
     if rows.size:
         values = weight._data[rows]
         filled, starts = np.unique(owner, return_index=True)
@@ -177,7 +177,7 @@ def _bag_sum(
         factors = per_sample_weights.reshape(-1).index_select(0, positions)
         rows = rows * factors.unsqueeze(1)
     owners = Tensor(bags.offset2bag[bags.kept])
-    return ops.embedding_dense_backward(rows, owners, bags.count, -1, False)
+    return ops.embedding_dense_backward(rows, owners, bags.number, -1, False)
 
 
 def embedding_bag_padding_idx(

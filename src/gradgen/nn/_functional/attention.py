@@ -185,7 +185,19 @@ def _shape(tensor: Tensor) -> str:
 def _in_projection_packed(
     q: Tensor, k: Tensor, v: Tensor, w: Tensor, b: Tensor | None
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """q, k, v each through its third of the packed (3E, E) weight and (3E,) bias."""
+    """q, k, v each through its third of the packed (3E, E) weight and (3E,) bias:
+    one matrix product for self-attention (q, k and v the same tensor), two when only
+    k and v are, as PyTorch does."""
+    if k is v:
+        if q is k:
+            q_proj, k_proj, v_proj = ops.linear(q, w, b).chunk(3, -1)
+            return q_proj, k_proj, v_proj
+        w_q, w_kv = w.split([q.shape[-1], 2 * q.shape[-1]])
+        b_q, b_kv = (
+            (None, None) if b is None else b.split([q.shape[-1], 2 * q.shape[-1]])
+        )
+        k_proj, v_proj = ops.linear(k, w_kv, b_kv).chunk(2, -1)
+        return ops.linear(q, w_q, b_q), k_proj, v_proj
     w_q, w_k, w_v = w.chunk(3)
     b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
     return ops.linear(q, w_q, b_q), ops.linear(k, w_k, b_k), ops.linear(v, w_v, b_v)

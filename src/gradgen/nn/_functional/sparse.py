@@ -52,12 +52,13 @@ def _bag_layout(
                 "mini-batch of fixed length sequences. However, found offsets of type "
                 f"{type(offsets)}"
             )
-        rows, length = input.shape
-        starts = Tensor(np.arange(0, rows * length, max(length, 1), input._data.dtype))
+        rows, length = int(input.shape[0]), int(input.shape[1])
+        starts = np.arange(0, rows * length, max(length, 1), dtype=np.int64)
+        starts = starts.astype(input._data.dtype)
         flat_weights = None
         if per_sample_weights is not None:
             flat_weights = per_sample_weights.reshape(-1)
-        return input.reshape(-1), starts[:rows], flat_weights, False
+        return input.reshape(-1), Tensor(starts[:rows]), flat_weights, False
     if input.dim() != 1:
         raise ValueError(
             "input has to be 1D or 2D Tensor, but got Tensor of dimension "

@@ -21,6 +21,18 @@ from .module import Module
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
 
 
+def _batch_second(
+    query: Tensor, key: Tensor, value: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(N, L, E) -> (L, N, E), keeping which of the three are the same tensor (the
+    projection takes one matrix product for self-attention)."""
+    query_t = query.transpose(1, 0)
+    key_t = query_t if key is query else key.transpose(1, 0)
+    if value is key:
+        return query_t, key_t, key_t
+    return query_t, key_t, value.transpose(1, 0)
+
+
 class NonDynamicallyQuantizableLinear(Linear):
     """A Linear (PyTorch's class name for MultiheadAttention.out_proj)."""
 
@@ -148,7 +160,7 @@ class MultiheadAttention(Module):
             attn_mask, "attn_mask", None, "", query.dtype, check_other=False
         )
         if self.batch_first and batched:
-            query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+            query, key, value = _batch_second(query, key, value)
         separate = not self._qkv_same_embed_dim
         output, weights = multi_head_attention_forward(
             query,

@@ -149,7 +149,7 @@ class TransformerEncoderLayer(Module):
             )
             return x + self._ff_block(self.norm2(x))
         x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x))
+        return self.norm2(x + self._ff_block(x))  # type: ignore[no-any-return]
 
     def _sa_block(
         self,
@@ -257,7 +257,7 @@ class TransformerDecoderLayer(Module):
                 x, memory, memory_mask, memory_key_padding_mask, memory_is_causal
             )
         )
-        return self.norm3(x + self._ff_block(x))
+        return self.norm3(x + self._ff_block(x))  # type: ignore[no-any-return]
 
     def _sa_block(
         self,
