@@ -44,7 +44,7 @@ def _scaled_dot_product_attention_math(
                 "_scaled_dot_product_attention: Explicit attn_mask should not be set "
                 "when is_causal=True"
             )
-        attn_mask = causal_mask(query.shape[-2], key.shape[-2], query._data.dtype)
+        attn_mask = _causal_mask(query.shape[-2], key.shape[-2], query._data.dtype)
     key, value = _expand_groups(query, key, value, enable_gqa)
     attn = ops.matmul(scaled_query, key.transpose(-2, -1) * factor)
     if attn_mask is not None:
@@ -58,7 +58,7 @@ def _scaled_dot_product_attention_math(
     return ops.matmul(attn, value), attn
 
 
-def causal_mask(rows: int, columns: int, dtype: np.dtype) -> Tensor:
+def _causal_mask(rows: int, columns: int, dtype: np.dtype) -> Tensor:
     """0 on and below the diagonal, -inf above it: (rows, columns), of `dtype`."""
     keep = np.tril(np.ones((rows, columns), bool))
     return Tensor(np.where(keep, 0.0, -np.inf).astype(dtype))
