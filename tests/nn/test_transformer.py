@@ -8,6 +8,7 @@ torch_oracle.py)."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -23,6 +24,7 @@ from torch_oracle import oracle, outcome
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Support for mismatched"),
     pytest.mark.filterwarnings("ignore:enable_nested_tensor is True"),
+    pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors"),
 ]
 
 RNG = np.random.default_rng(2613)
@@ -241,6 +243,72 @@ def test_eval_matches_torch_fast_path_without_grad() -> None:
             return module(lib.tensor(x)).numpy()
 
     np.testing.assert_allclose(run(gradgen), oracle("fast", run), rtol=1e-9, atol=1e-12)
+
+
+def test_encoder_inference_with_padding_matches_torch_nested_path() -> None:
+    """In eval mode without gradients, PyTorch's TransformerEncoder runs on nested
+    tensors when given a key padding mask: the padded positions come out as zeros (then
+    through the final norm). gradgen gives the same numbers; with gradients, or a
+    padding that is not at the end, both compute every position."""
+    make = _encoder(2, True, dropout=0.1, batch_first=True)
+    state = _state_for(make(gradgen), 13)
+    x = _normal(2, 5, 8)
+    paddings = {"end": _PADDING, "middle": np.array([[False, True] + [False] * 3] * 2)}
+
+    def run(lib: Any) -> dict[str, Any]:
+        encoder = make(lib)
+        encoder.enable_nested_tensor = encoder.use_nested_tensor = True
+        encoder.load_state_dict({k: lib.tensor(v) for k, v in state.items()})
+        encoder.eval()
+        answers = {}
+        for key, padding in paddings.items():
+            with lib.no_grad():
+                answers[key] = encoder(
+                    lib.tensor(x), src_key_padding_mask=lib.tensor(padding)
+                ).numpy()
+        answers["grad"] = (
+            encoder(lib.tensor(x), src_key_padding_mask=lib.tensor(_PADDING))
+            .detach()
+            .numpy()
+        )
+        return answers
+
+    ours, theirs = run(gradgen), oracle("nested", run)
+    for key in theirs:
+        np.testing.assert_allclose(
+            ours[key], theirs[key], rtol=1e-9, atol=1e-12, err_msg=key
+        )
+    bias = state["norm.bias"]
+    np.testing.assert_allclose(ours["end"][0, 3:], np.broadcast_to(bias, (2, 8)))
+    assert not np.allclose(ours["grad"][0, 3:], ours["end"][0, 3:])
+
+
+def test_encoder_warns_when_it_cannot_use_nested_tensors_as_torch() -> None:
+    layer = nn.TransformerEncoderLayer(8, 2, 16)
+    theirs = oracle(
+        "warning",
+        lambda torch: _warning_text(
+            lambda: torch.nn.TransformerEncoder(
+                torch.nn.TransformerEncoderLayer(8, 2, 16), 2
+            )
+        ),
+    )
+    assert _warning_text(lambda: nn.TransformerEncoder(layer, 2)) == theirs
+    odd = nn.TransformerEncoderLayer(9, 3, 16, batch_first=True)
+    assert _warning_text(lambda: nn.TransformerEncoder(odd, 1)).endswith(
+        "num_heads is odd"
+    )
+    assert (
+        _warning_text(lambda: nn.TransformerEncoder(odd, 1, enable_nested_tensor=False))
+        == ""
+    )
+
+
+def _warning_text(build: Callable[[], Any]) -> str:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build()
+    return "".join(str(w.message) for w in caught)
 
 
 def test_parameter_names_shapes_and_repr_match_torch() -> None:

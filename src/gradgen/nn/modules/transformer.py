@@ -2,21 +2,24 @@
 TransformerEncoder, TransformerDecoder and Transformer ("Attention Is All You Need"),
 with PyTorch's constructors, defaults, initialisation and parameter names.
 
-gradgen runs PyTorch's reference computation only (no fused or nested-tensor fast
-path), so results equal PyTorch's training-mode path, and its eval-mode numbers where
-the fast path agrees with it (padded positions aside: PyTorch's nested-tensor path
-returns zeros there).
+gradgen runs PyTorch's reference computation only (no fused kernels), which gives the
+numbers of PyTorch's fast paths too, but for one visible difference that gradgen
+copies: in inference (eval mode, no gradient needed) with a src_key_padding_mask,
+PyTorch's TransformerEncoder runs its layers on nested tensors and returns zeros at
+the padded positions (before its final norm).
 """
 
 from __future__ import annotations
 
 import copy
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from gradgen.dtypes import as_dtype, get_default_dtype
+from gradgen.grad_mode import is_grad_enabled
 from gradgen.tensor import Tensor
 
 from .. import functional as F
@@ -301,6 +304,45 @@ class TransformerDecoderLayer(Module):
         return self.dropout3(x)  # type: ignore[no-any-return]
 
 
+def _why_not_nested(layer: Module) -> str:
+    """Why PyTorch's TransformerEncoder cannot run `layer` on nested tensors ("" if
+    it can)."""
+    name = "encoder_layer"
+    if not isinstance(layer, TransformerEncoderLayer):
+        return f"{name} was not TransformerEncoderLayer"
+    attention = layer.self_attn
+    reasons = (
+        (layer.norm_first, f"{name}.norm_first was True"),
+        (
+            not attention.batch_first,
+            f"{name}.self_attn.batch_first was not True(use batch_first for better "
+            "inference performance)",
+        ),
+        (
+            not attention._qkv_same_embed_dim,
+            f"{name}.self_attn._qkv_same_embed_dim was not True",
+        ),
+        (attention.in_proj_bias is None, f"{name}.self_attn was passed bias=False"),
+        (
+            not layer.activation_relu_or_gelu,
+            f"{name}.activation_relu_or_gelu was not True",
+        ),
+        (
+            layer.norm1.eps != layer.norm2.eps,
+            f"{name}.norm1.eps was not equal to {name}.norm2.eps",
+        ),
+        (attention.num_heads % 2 == 1, f"{name}.self_attn.num_heads is odd"),
+    )
+    return next((reason for failed, reason in reasons if failed), "")
+
+
+def _left_aligned(padding: Tensor) -> bool:
+    """Every row of the (N, S) float padding mask keeps a prefix (pads only at the
+    end)."""
+    keep = padding._data == 0
+    return bool(np.all(keep[:, :-1] | ~keep[:, 1:]))
+
+
 class TransformerEncoder(Module):
     """num_layers copies of encoder_layer (deep copies: same starting parameters), then
     `norm` when given."""
@@ -317,10 +359,19 @@ class TransformerEncoder(Module):
         self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
-        # gradgen has no nested tensors: the flags are kept for PyTorch's attributes.
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = False
+        # gradgen has no nested tensors; use_nested_tensor only marks when PyTorch
+        # would use them, which shows as zeros at padded positions (see forward).
+        self.use_nested_tensor = enable_nested_tensor
         self.mask_check = mask_check
+        reason = _why_not_nested(encoder_layer)
+        if enable_nested_tensor and reason:
+            warnings.warn(
+                "enable_nested_tensor is True, but self.use_nested_tensor is False "
+                f"because {reason}",
+                stacklevel=2,
+            )
+            self.use_nested_tensor = False
 
     def forward(
         self,
@@ -348,7 +399,26 @@ class TransformerEncoder(Module):
                 is_causal=causal,
                 src_key_padding_mask=src_key_padding_mask,
             )
+        if self._pads_with_zeros(src, mask, src_key_padding_mask):
+            assert src_key_padding_mask is not None
+            padded = Tensor((src_key_padding_mask._data != 0)[..., None])
+            output = output.masked_fill(padded, 0.0)
         return output if self.norm is None else self.norm(output)
+
+    def _pads_with_zeros(
+        self, src: Tensor, mask: Tensor | None, padding: Tensor | None
+    ) -> bool:
+        """Whether PyTorch would take its nested-tensor path: inference with a
+        left-aligned key padding mask and no attention mask."""
+        first = self.layers[0]
+        if not self.use_nested_tensor or first.training or src.dim() != 3:
+            return False
+        if padding is None or mask is not None:
+            return False
+        if self.mask_check and not _left_aligned(padding):
+            return False
+        tensors = [src] + list(first.parameters())
+        return not (is_grad_enabled() and any(t.requires_grad for t in tensors))
 
 
 class TransformerDecoder(Module):
