@@ -274,6 +274,7 @@ __all__ = [
     "gru_cell",
     "rnn_tanh_cell",
     "rnn_relu_cell",
+    "_scaled_dot_product_attention_math",
     "squeeze",
     "split",
     "movedim",
@@ -318,6 +319,7 @@ __all__ = [
     "scatter",
     "masked_fill",
     "norm",
+    "embedding_bag",
     "conv1d",
     "conv2d",
     "conv3d",
@@ -3312,6 +3314,53 @@ def rnn_relu_cell(
     return composites.rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
 
 
+def _scaled_dot_product_attention_math(
+    query: Tensor | Number,
+    key: Tensor | Number,
+    value: Tensor | Number,
+    attn_mask: Tensor | Number | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    dropout_mask: Tensor | Number | None = None,
+    *,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""
+    query = tensor_argument(
+        query, "_scaled_dot_product_attention_math", "query", 1, True
+    )
+    key = tensor_argument(key, "_scaled_dot_product_attention_math", "key", 2, True)
+    value = tensor_argument(
+        value, "_scaled_dot_product_attention_math", "value", 3, True
+    )
+    attn_mask = (
+        None
+        if attn_mask is None
+        else tensor_argument(
+            attn_mask, "_scaled_dot_product_attention_math", "attn_mask", 4, True
+        )
+    )
+    dropout_mask = (
+        None
+        if dropout_mask is None
+        else tensor_argument(
+            dropout_mask, "_scaled_dot_product_attention_math", "dropout_mask", 7, True
+        )
+    )
+    return composites._scaled_dot_product_attention_math(
+        query,
+        key,
+        value,
+        attn_mask,
+        dropout_p,
+        is_causal,
+        dropout_mask,
+        scale,
+        enable_gqa,
+    )
+
+
 squeeze = Overloads(
     "squeeze",
     (
@@ -4571,6 +4620,44 @@ norm = Overloads(
                 Param("p", "Scalar?"),
                 Param("dim", "int[]"),
                 Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+embedding_bag = Overloads(
+    "embedding_bag",
+    (
+        # embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)
+        Signature(
+            composites.embedding_bag,
+            "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False",
+            (
+                Param("weight", "Tensor"),
+                Param("indices", "Tensor"),
+                Param("offsets", "Tensor"),
+                Param("scale_grad_by_freq", "bool", has_default=True, default=False),
+                Param("mode", "int", has_default=True, default=0),
+                Param("sparse", "bool", has_default=True, default=False),
+                Param("per_sample_weights", "Tensor?", has_default=True, default=None),
+                Param("include_last_offset", "bool", has_default=True, default=False),
+            ),
+        ),
+        # embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)
+        Signature(
+            composites.embedding_bag_padding_idx,
+            "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx",
+            (
+                Param("weight", "Tensor"),
+                Param("indices", "Tensor"),
+                Param("offsets", "Tensor"),
+                Param("scale_grad_by_freq", "bool"),
+                Param("mode", "int"),
+                Param("sparse", "bool"),
+                Param("per_sample_weights", "Tensor?"),
+                Param("include_last_offset", "bool"),
+                Param("padding_idx", "int?"),
             ),
         ),
     ),

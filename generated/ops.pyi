@@ -280,6 +280,7 @@ __all__ = [
     "embedding_backward",
     "embedding_dense_backward",
     "one_hot",
+    "embedding_bag",
     "convolution",
     "convolution_backward",
     "conv1d",
@@ -328,6 +329,7 @@ __all__ = [
     "gru",
     "rnn_tanh",
     "rnn_relu",
+    "_scaled_dot_product_attention_math",
 ]
 
 
@@ -2070,6 +2072,35 @@ def one_hot(input: Tensor, num_classes: _int = ...) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
 
 
+@overload
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: _bool = ...,
+    mode: _int = ...,
+    sparse: _bool = ...,
+    per_sample_weights: Tensor | None = ...,
+    include_last_offset: _bool = ...,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)``"""
+
+
+@overload
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: _bool,
+    mode: _int,
+    sparse: _bool,
+    per_sample_weights: Tensor | None,
+    include_last_offset: _bool,
+    padding_idx: _int | None,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)``"""
+
+
 def convolution(
     input: Tensor | _Number,
     weight: Tensor | _Number,
@@ -2666,3 +2697,18 @@ def rnn_relu(
     bidirectional: _bool,
 ) -> _tuple[Tensor, Tensor]:
     """``rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)``"""
+
+
+def _scaled_dot_product_attention_math(
+    query: Tensor | _Number,
+    key: Tensor | _Number,
+    value: Tensor | _Number,
+    attn_mask: Tensor | _Number | None = ...,
+    dropout_p: _float = ...,
+    is_causal: _bool = ...,
+    dropout_mask: Tensor | _Number | None = ...,
+    *,
+    scale: _float | None = ...,
+    enable_gqa: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""

@@ -11,6 +11,7 @@ from types import ModuleType
 
 from . import (
     activation,
+    attention,
     conv,
     elementwise,
     indexing,
@@ -38,6 +39,7 @@ FAMILIES: dict[str, ModuleType] = {
     "conv": conv,
     "pooling": pooling,
     "rnn": rnn,
+    "attention": attention,
 }
 
 

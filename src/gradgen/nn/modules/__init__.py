@@ -1,6 +1,6 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
-conv, pooling, rnn)."""
+conv, pooling, rnn, attention, transformer)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,15 @@ from .normalization import LayerNorm
 from .normalization import GroupNorm, LocalResponseNorm
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
+from .attention import MultiheadAttention
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .distance import CosineSimilarity, PairwiseDistance
 from .flatten import Flatten, Unflatten
 from .conv import (
@@ -152,6 +160,13 @@ __all__ = [
     "InstanceNorm2d",
     "InstanceNorm3d",
     "Embedding",
+    "EmbeddingBag",
+    "MultiheadAttention",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
     "CosineSimilarity",
     "PairwiseDistance",
     "Flatten",
