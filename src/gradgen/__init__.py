@@ -117,6 +117,8 @@ from .legacy_tensors import (
 )
 from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
 from .serialization import load as load, save as save
+from . import func as func
+from .autograd import functional as _autograd_functional  # autograd.functional
 
 # The Tensor methods: the generated operators', then the hand-written ones that call
 # them (the Python operators of tensor_api look the generated methods up once).

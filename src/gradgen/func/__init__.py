@@ -1,0 +1,19 @@
+"""gradgen.func: composable function transforms, as torch.func."""
+
+from __future__ import annotations
+
+from .eager_transforms import (
+    grad as grad,
+    grad_and_value as grad_and_value,
+    hessian as hessian,
+    jacfwd as jacfwd,
+    jacrev as jacrev,
+    jvp as jvp,
+    linearize as linearize,
+    vjp as vjp,
+)
+from .functional_call import (
+    functional_call as functional_call,
+    stack_module_state as stack_module_state,
+)
+from .vmap import vmap as vmap

@@ -1,0 +1,224 @@
+"""vmap: map a function over a dimension of its inputs, as torch.func.vmap.
+
+``vmap(f, in_dims, out_dims)(*args)`` is ``stack([f(*args_i) for i], out_dims)``
+where ``args_i`` takes the i-th slice of each input along its in_dim (None: the input
+is passed whole to every call). Two ways run it:
+
+- batched (the default): the inputs become BatchedTensors (batching.py) and f runs
+  once; every operator called on them runs once on the whole batch by its batching
+  rule (batching_rules.py), or, without one, per example and stacked (the fallback,
+  which keeps every operator correct).
+- per example (``_loop``): f runs once per example and the results are stacked;
+  this is what the batched run must equal, and the tests compare the two.
+
+`randomness` says what random operations do: 'error' refuses them, 'different' draws
+per example, 'same' draws once for the whole batch (the generator is rewound before
+every example).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .. import random
+from ..generated import ops
+from ..tensor import Tensor
+from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
+
+RANDOMNESS_ERROR = (
+    "vmap: called random operation while in randomness error mode. Please either use "
+    "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+    "operation out of vmap"
+)
+
+
+def _name(func: Callable[..., Any]) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _check_in_dims(
+    func: Callable[..., Any], in_dims: Any, args: tuple[Any, ...]
+) -> tuple[int, list[int | None], list[Any], Any]:
+    """The batch size, each input leaf's in_dim (non-negative) and the input leaves."""
+    name = _name(func)
+    where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(
+            f"{where}: expected `in_dims` to be int or a (potentially nested) tuple "
+            f"matching the structure of inputs, got: {type(in_dims)}."
+        )
+    if not args:
+        raise ValueError(
+            f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or "
+            "you are trying to vmap over a function with no inputs. The latter is "
+            "unsupported."
+        )
+    flat_args, spec = tree_flatten(args)
+    dims = broadcast_prefix(in_dims, args)
+    if dims is None:
+        raise ValueError(
+            f"{where}: in_dims is not compatible with the structure of `inputs`. "
+            f"in_dims has structure {tree_flatten(in_dims)[1]} but inputs has structure "
+            f"{spec}."
+        )
+    for index, (arg, dim) in enumerate(zip(flat_args, dims)):
+        dims[index] = _check_in_dim(where, arg, dim)
+    sizes = [arg.shape[d] for arg, d in zip(flat_args, dims) if d is not None]
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
+    if any(size != sizes[0] for size in sizes):
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, "
+            f"got sizes {sizes} for the mapped dimension"
+        )
+    return sizes[0], dims, flat_args, spec
+
+
+def _check_in_dim(where: str, arg: Any, dim: Any) -> int | None:
+    if dim is None:
+        return None
+    if not isinstance(dim, int):
+        raise ValueError(
+            f"{where}: Got in_dim={dim} for an input but in_dim must be either an "
+            "integer dimension or None."
+        )
+    if not isinstance(arg, Tensor):
+        raise ValueError(
+            f"{where}: Got in_dim={dim} for an input but the input is of type "
+            f"{type(arg)}. We cannot vmap over non-Tensor arguments, please use None as "
+            "the respective in_dim"
+        )
+    rank = arg.dim()
+    if not -rank <= dim < rank:
+        raise ValueError(
+            f"{where}: Got in_dim={dim} for some input, but that input is a Tensor of "
+            f"dimensionality {rank} so expected in_dim to satisfy -{rank} <= in_dim < "
+            f"{rank}."
+        )
+    return dim % rank
+
+
+def _check_out_dims(func: Callable[..., Any], out_dims: Any, output: Any) -> list[Any]:
+    name = _name(func)
+    if not isinstance(out_dims, (int, tuple, list)) and out_dims is not None:
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or "
+            "a python collection of ints representing where in the outputs the vmapped "
+            "dimension should appear."
+        )
+    dims = broadcast_prefix(out_dims, output)
+    if dims is None:
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+            "compatible with the structure of `outputs`. out_dims has structure "
+            f"{tree_flatten(out_dims)[1]} but outputs has structure "
+            f"{tree_flatten(output)[1]}."
+        )
+    return dims
+
+
+def _check_randomness(randomness: str) -> None:
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            "Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
+
+
+def _slice(args: list[Any], dims: list[int | None], index: int) -> list[Any]:
+    return [a if d is None else ops.select(a, d, index) for a, d in zip(args, dims)]
+
+
+class _Randomness:
+    """What `randomness` asks of each call: rewind the generator ('same'), or check
+    that nothing drew from it ('error')."""
+
+    def __init__(self, randomness: str) -> None:
+        _check_randomness(randomness)
+        self.mode = randomness
+        self.start = random.get_rng_state()
+
+    def before_call(self) -> None:
+        if self.mode == "same":
+            random.set_rng_state(self.start)
+
+    def after_call(self) -> None:
+        if self.mode == "error":
+            now = random.get_rng_state()
+            if now._data.tobytes() != self.start._data.tobytes():
+                raise RuntimeError(RANDOMNESS_ERROR)
+
+
+def _loop(
+    func: Callable[..., Any],
+    batch_size: int,
+    dims: list[int | None],
+    flat_args: list[Any],
+    spec: Any,
+    kwargs: dict[str, Any],
+    randomness: _Randomness,
+) -> tuple[list[list[Any]], Any]:
+    """Each example's flat outputs, and the output structure."""
+    results: list[list[Any]] = []
+    out_spec: Any = None
+    for index in range(batch_size):
+        randomness.before_call()
+        output = func(*tree_unflatten(_slice(flat_args, dims, index), spec), **kwargs)
+        randomness.after_call()
+        flat, out_spec = tree_flatten(output)
+        results.append(flat)
+    return results, out_spec
+
+
+def _stack_outputs(
+    func: Callable[..., Any], results: list[list[Any]], out_dims: list[Any]
+) -> list[Any]:
+    name = _name(func)
+    stacked = []
+    for position, dim in enumerate(out_dims):
+        column = [flat[position] for flat in results]
+        if dim is None:
+            stacked.append(column[0])
+            continue
+        if not isinstance(column[0], Tensor):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                f"{type(column[0])}. Did you mean to set out_dims= to None for output?"
+            )
+        stacked.append(ops.stack(column, dim))
+    return stacked
+
+
+def vmap(
+    func: Callable[..., Any],
+    in_dims: Any = 0,
+    out_dims: Any = 0,
+    randomness: str = "error",
+    *,
+    chunk_size: int | None = None,
+) -> Callable[..., Any]:
+    """`func` mapped over dimension `in_dims` of its inputs, the results stacked at
+    `out_dims` (both ints, None or pytrees matching the inputs and outputs);
+    `chunk_size` examples run at a time."""
+    _check_randomness(randomness)
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(
+            f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})"
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        batch_size, dims, flat_args, spec = _check_in_dims(func, in_dims, args)
+        results, out_spec = _loop(
+            func, batch_size, dims, flat_args, spec, kwargs, _Randomness(randomness)
+        )
+        output = tree_unflatten(results[0], out_spec)
+        flat_out_dims = _check_out_dims(func, out_dims, output)
+        return tree_unflatten(_stack_outputs(func, results, flat_out_dims), out_spec)
+
+    return wrapper
+
+
+__all__ = ["vmap"]
