@@ -34,6 +34,7 @@ from ..dispatch import forward_ad_levels
 from ..generated import ops
 from ..grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
+from .batching import batch_at, open_levels, physical, rewrap
 from .pytree import tree_flatten, tree_map, tree_unflatten
 
 Argnums = int | tuple[int, ...]
@@ -72,15 +73,25 @@ def _detach(tree: Any) -> Any:
 
 
 def _differentiable(x: Any) -> Tensor:
-    """An alias of `x` that requires grad and that this level differentiates."""
+    """An alias of `x` that requires grad and that this level differentiates. Inside
+    vmap the alias is batched at every open level (an unbatched input is repeated), so
+    that one backward pass gives every example its own gradient."""
     if not isinstance(x, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
-    if x.requires_grad:
-        return x.view_as(x)
-    alias = x.detach().requires_grad_()
-    if x._fw_grad is not None:
-        forward_ad.set_fw_grad(alias, x._fw_grad)
-    return alias
+    levels = open_levels()
+    value = physical(batch_at(x, levels))
+    if value.requires_grad:
+        alias = value.view_as(value)
+    else:
+        alias = value.detach().requires_grad_()
+        if value._fw_grad is not None:
+            forward_ad.set_fw_grad(alias, value._fw_grad)
+    return rewrap(alias, levels)
+
+
+def _physical(x: Tensor) -> Tensor:
+    """The plain tensor under `x`, batched at every open vmap level."""
+    return physical(batch_at(x, open_levels()))
 
 
 # -- argnums -----------------------------------------------------------------------------
@@ -155,8 +166,10 @@ def _tensor_outputs(output: Any, api: str) -> tuple[list[Tensor], Any]:
 # -- reverse mode ------------------------------------------------------------------------
 
 
-def _zeros(like: Tensor) -> Tensor:
-    return Tensor(np.zeros_like(like._data))
+def _zeros(like: Tensor, requires_grad: bool = False) -> Tensor:
+    """Zeros shaped as `like` (as every example of it inside vmap)."""
+    zeros = Tensor(np.zeros_like(_physical(like)._data))
+    return rewrap(zeros.requires_grad_(requires_grad), open_levels())
 
 
 def _vjp(
@@ -169,15 +182,25 @@ def _vjp(
     pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
     if not pairs:
         return [_zeros(x) for x in inputs]
+    levels = open_levels()
+    physical_outputs = [_physical(o) for o, _ in pairs]
+    physical_cotangents = [_physical(c) if c is not None else None for _, c in pairs]
+    if levels:  # a batch of scalars: every example's gradient at once
+        physical_cotangents = [
+            Tensor(np.ones_like(o._data)) if c is None else c
+            for o, c in zip(physical_outputs, physical_cotangents)
+        ]
     grads = autograd.grad(
-        [o for o, _ in pairs],
-        list(inputs),
-        grad_outputs=[c for _, c in pairs],
+        physical_outputs,
+        [_physical(x) for x in inputs],
+        grad_outputs=physical_cotangents,
         retain_graph=True,
         create_graph=create_graph,
         allow_unused=True,
     )
-    return [_zeros(x) if g is None else g for x, g in zip(inputs, grads)]
+    return [
+        _zeros(x) if g is None else rewrap(g, levels) for x, g in zip(inputs, grads)
+    ]
 
 
 def grad_and_value(
@@ -312,16 +335,26 @@ def jvp(
         return _jvp_by_reverse_mode(func, flat_primals, flat_tangents, spec, has_aux)
     api = "jvp(f, primals, tangents)"
     keep = _keeps_graph((primals, tangents))
+    levels = open_levels()
     with forward_ad.dual_level():
         duals = [
-            forward_ad.make_dual(p, t) for p, t in zip(flat_primals, flat_tangents)
+            rewrap(forward_ad.make_dual(_physical(p), _physical(t)), levels)
+            for p, t in zip(flat_primals, flat_tangents)
         ]
         output, aux = _split_aux(func(*tree_unflatten(duals, spec)), has_aux, api)
         flat_out, out_spec = _tensor_outputs(output, api)
-        unpacked = [forward_ad.unpack_dual(o) for o in flat_out]
-        primals_out = [u.primal for u in unpacked]
+        unpacked = [forward_ad.unpack_dual(_physical(o)) for o in flat_out]
+        primals_out = [rewrap(u.primal, levels) for u in unpacked]
         tangents_out = [
-            _zeros(u.primal) if u.tangent is None else u.tangent for u in unpacked
+            rewrap(
+                (
+                    Tensor(np.zeros_like(u.primal._data))
+                    if u.tangent is None
+                    else u.tangent
+                ),
+                levels,
+            )
+            for u in unpacked
         ]
     result = (
         tree_unflatten(primals_out, out_spec),
@@ -344,7 +377,7 @@ def _jvp_by_reverse_mode(
         diff = [_differentiable(p) for p in flat_primals]
         output, aux = _split_aux(func(*tree_unflatten(diff, spec)), has_aux, api)
         flat_out, out_spec = _tensor_outputs(output, api)
-        dummies = [_zeros(o).requires_grad_() for o in flat_out]
+        dummies = [_zeros(o, requires_grad=True) for o in flat_out]
         transposed = _vjp(flat_out, diff, dummies, create_graph=True)
         tangents_out = _vjp(transposed, dummies, flat_tangents, create_graph=True)
     result = (

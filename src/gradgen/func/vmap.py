@@ -25,6 +25,8 @@ from typing import Any
 from .. import random
 from ..generated import ops
 from ..tensor import Tensor
+from . import batching
+from .batching_rules import RULES
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
 RANDOMNESS_ERROR = (
@@ -144,11 +146,15 @@ class _Randomness:
         if self.mode == "same":
             random.set_rng_state(self.start)
 
+    def drew(self) -> bool:
+        """Whether the default generator moved since the start."""
+        return bool(
+            random.get_rng_state()._data.tobytes() != self.start._data.tobytes()
+        )
+
     def after_call(self) -> None:
-        if self.mode == "error":
-            now = random.get_rng_state()
-            if now._data.tobytes() != self.start._data.tobytes():
-                raise RuntimeError(RANDOMNESS_ERROR)
+        if self.mode == "error" and self.drew():
+            raise RuntimeError(RANDOMNESS_ERROR)
 
 
 def _loop(
@@ -170,6 +176,95 @@ def _loop(
         flat, out_spec = tree_flatten(output)
         results.append(flat)
     return results, out_spec
+
+
+def _batched(
+    func: Callable[..., Any],
+    batch_size: int,
+    dims: list[int | None],
+    flat_args: list[Any],
+    spec: Any,
+    kwargs: dict[str, Any],
+) -> tuple[list[Any], list[bool], Any]:
+    """Run `func` once on BatchedTensors: its flat outputs as values with the batch
+    first (whether each was batched), and the output structure."""
+    with batching.vmap_level(batch_size) as level:
+        inputs = [
+            a if d is None else batching.BatchedTensor(ops.movedim(a, d, 0), level)
+            for a, d in zip(flat_args, dims)
+        ]
+        output = func(*tree_unflatten(inputs, spec), **kwargs)
+        flat, out_spec = tree_flatten(output)
+        batched = [batching.is_batched(o, level) for o in flat]
+        values = [
+            (
+                o
+                if not isinstance(o, Tensor) or is_batched
+                else batching.BatchedTensor(batching.broadcast_value(o, level), level)
+            )
+            for o, is_batched in zip(flat, batched)
+        ]
+        values = [batching.unwrap(v, level) for v in values]
+    return values, batched, out_spec
+
+
+def _place_outputs(
+    func: Callable[..., Any],
+    values: list[Any],
+    batched: list[bool],
+    output: Any,
+    out_dims: Any,
+) -> list[Any]:
+    """Each output's batch dimension moved to its out_dim."""
+    name = _name(func)
+    placed = []
+    for value, was_batched, dim in zip(
+        values, batched, _check_out_dims(func, out_dims, output)
+    ):
+        if dim is None:
+            if was_batched:
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when "
+                    "out_dim is None"
+                )
+            placed.append(
+                ops.select(value, 0, 0) if isinstance(value, Tensor) else value
+            )
+            continue
+        if not isinstance(value, Tensor):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                f"{type(value)}. Did you mean to set out_dims= to None for output?"
+            )
+        placed.append(ops.movedim(value, 0, dim))
+    return placed
+
+
+def _run_batched(
+    func: Callable[..., Any],
+    batch_size: int,
+    dims: list[int | None],
+    flat_args: list[Any],
+    spec: Any,
+    kwargs: dict[str, Any],
+    chunk_size: int | None,
+) -> tuple[list[Any], list[bool], Any]:
+    """`_batched` over chunks of `chunk_size` examples, concatenated."""
+    if chunk_size is None or chunk_size >= batch_size:
+        return _batched(func, batch_size, dims, flat_args, spec, kwargs)
+    pieces = []
+    for start in range(0, batch_size, chunk_size):
+        length = min(chunk_size, batch_size - start)
+        chunk = [
+            a if d is None else ops.narrow(a, d, start, length)
+            for a, d in zip(flat_args, dims)
+        ]
+        pieces.append(_batched(func, length, dims, chunk, spec, kwargs))
+    values = [
+        ops.cat([p[0][i] for p in pieces], 0) if pieces[0][1][i] else pieces[0][0][i]
+        for i in range(len(pieces[0][0]))
+    ]
+    return values, pieces[0][1], pieces[0][2]
 
 
 def _stack_outputs(
@@ -211,14 +306,42 @@ def vmap(
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         batch_size, dims, flat_args, spec = _check_in_dims(func, in_dims, args)
-        results, out_spec = _loop(
-            func, batch_size, dims, flat_args, spec, kwargs, _Randomness(randomness)
+        state = _Randomness(randomness)
+        values, batched, out_spec = _run_batched(
+            func, batch_size, dims, flat_args, spec, kwargs, chunk_size
         )
-        output = tree_unflatten(results[0], out_spec)
-        flat_out_dims = _check_out_dims(func, out_dims, output)
-        return tree_unflatten(_stack_outputs(func, results, flat_out_dims), out_spec)
+        if state.drew():
+            # A random draw inside the batched run: 'error' refuses it, and the other
+            # modes run per example, as their draws must be per example or shared.
+            state.after_call()
+            random.set_rng_state(state.start)
+            return _per_example(
+                func, out_dims, batch_size, dims, flat_args, spec, kwargs, state
+            )
+        output = tree_unflatten(values, out_spec)
+        placed = _place_outputs(func, values, batched, output, out_dims)
+        return tree_unflatten(placed, out_spec)
 
     return wrapper
 
+
+def _per_example(
+    func: Callable[..., Any],
+    out_dims: Any,
+    batch_size: int,
+    dims: list[int | None],
+    flat_args: list[Any],
+    spec: Any,
+    kwargs: dict[str, Any],
+    state: _Randomness,
+) -> Any:
+    """vmap by running `func` once per example and stacking the results."""
+    results, out_spec = _loop(func, batch_size, dims, flat_args, spec, kwargs, state)
+    output = tree_unflatten(results[0], out_spec)
+    flat_out_dims = _check_out_dims(func, out_dims, output)
+    return tree_unflatten(_stack_outputs(func, results, flat_out_dims), out_spec)
+
+
+batching.install(RULES)
 
 __all__ = ["vmap"]
