@@ -311,7 +311,7 @@ def _forward_jacobian(
 ) -> Any:
     if strict:
         raise RuntimeError(
-            "torch.autograd.functional.jacobian: `strict=True` and "
+            "gradgen.autograd.functional.jacobian: `strict=True` and "
             '`strategy="forward-mode"` are not supported together (yet). Please either '
             'set `strict=False` or `strategy="reverse-mode"`.'
         )
@@ -376,7 +376,7 @@ def jacobian(
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                "gradgen.autograd.functional.jacobian: `create_graph=True` and "
                 '`strategy="forward-mode"` are not supported together (yet). Please '
                 'either set `create_graph=False` or `strategy="reverse-mode"`.'
             )
@@ -390,7 +390,7 @@ def jacobian(
         _check_requires_grad(outs, "outputs", strict)
         if vectorize and strict:
             raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and "
+                "gradgen.autograd.functional.jacobian: `strict=True` and "
                 "`vectorized=True` are not supported together. Please either set "
                 "`strict=False` or `vectorize=False`."
             )

@@ -49,7 +49,8 @@ def _data_dependent(what: str) -> NoReturn:
     raise RuntimeError(
         f"vmap: It looks like you're calling {what} on a Tensor. We don't support vmap "
         f"over calling {what} on a Tensor, please try to rewrite what you're doing with "
-        "other operations."
+        "other operations. If error is occurring somewhere inside gradgen internals, "
+        "please file a bug report."
     )
 
 
@@ -92,8 +93,8 @@ class BatchedTensor(Tensor):
     def __bool__(self) -> NoReturn:
         raise RuntimeError(
             "vmap: It looks like you're attempting to use a Tensor in some "
-            "data-dependent control flow. We don't support that yet, please shout over "
-            "at https://github.com/pytorch/functorch/issues/257 ."
+            "data-dependent control flow. We don't support that yet, please file an "
+            "issue at https://github.com/pytorch/pytorch/issues ."
         )
 
     def __float__(self) -> NoReturn:
@@ -282,7 +283,7 @@ def fallback(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
             FALLBACK_WARNING.format(name=handle.name), UserWarning, stacklevel=4
         )
     if mutates_self(handle) and not is_batched(args[0], level):
-        inplace_error(handle.name)
+        inplace_error(args[0], level)
     results = [
         handle.call(*slice_example(args, level, index))
         for index in range(batch_size(level))
@@ -292,11 +293,13 @@ def fallback(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     return _stack(results, level, handle.name)
 
 
-def inplace_error(name: str) -> NoReturn:
+def inplace_error(self: Tensor, level: int) -> NoReturn:
+    """An in-place operator whose `self` is one tensor for the whole batch while
+    another argument is batched: the result cannot go into `self`."""
+    shape = list(self.shape)
     raise RuntimeError(
-        f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor "
-        "in extra_args that is vmapped over while `self` is not. Please try to use the "
-        f"out-of-place operator instead of {name}."
+        f"output with shape {shape} doesn't match the broadcast shape "
+        f"{[batch_size(level)] + shape}"
     )
 
 

@@ -108,7 +108,7 @@ def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
         return NotImplemented  # 0-d promotion differs from a batch of 1-d values
     inplace = mutates_self(handle)
     if inplace and not is_batched(args[0], level):
-        inplace_error(handle.name)
+        inplace_error(args[0], level)
     new_args = [
         _pad(a._value, a.dim(), rank) if is_batched(a, level) else a for a in args
     ]
@@ -150,7 +150,7 @@ def dims(
     ):
         return NotImplemented  # `int? dim=None`: over the flattened tensor
     if mutates_self(handle) and not is_batched(args[0], level):
-        inplace_error(handle.name)
+        inplace_error(args[0], level)
     new_args = []
     for (kind, name), arg in zip(schema, args):
         if isinstance(arg, Tensor):
@@ -264,7 +264,7 @@ def trailing(*batched_names: str) -> Rule:
             if is_batched(arg, level) and name not in batched_names:
                 return NotImplemented
         if mutates_self(handle) and not is_batched(args[0], level):
-            inplace_error(handle.name)
+            inplace_error(args[0], level)
         result = handle.call(*[unwrap(a, level) for a in args])
         return args[0] if mutates_self(handle) else wrap(result, level)
 

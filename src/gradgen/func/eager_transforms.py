@@ -35,7 +35,8 @@ from ..generated import ops
 from ..grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
 from .batching import batch_at, open_levels, physical, rewrap
-from .pytree import tree_flatten, tree_map, tree_unflatten
+from .randomness import Randomness as _Randomness
+from .pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
 
 Argnums = int | tuple[int, ...]
 
@@ -273,8 +274,8 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         if cot_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree "
-                f"structure of outputs to the function. cotangents: {cot_spec}, "
-                f"primal output: {out_spec}"
+                f"structure of outputs to the function. cotangents: "
+                f"{treespec_pprint(cot_spec)}, primal output: {treespec_pprint(out_spec)}"
             )
         grads_keep = keep or _keeps_graph(cotangents)
         with _level():
@@ -403,14 +404,6 @@ def linearize(
 # -- Jacobians ---------------------------------------------------------------------------
 
 
-def _check_randomness(randomness: str) -> None:
-    if randomness not in ("error", "different", "same"):
-        raise RuntimeError(
-            "Only allowed values for randomness are 'error', 'different', or 'same'. "
-            f"Got {randomness}"
-        )
-
-
 def _jacobian_tree(blocks: list[list[Tensor]], out_spec: Any, in_spec: Any) -> Any:
     """blocks[o][i] (output leaf o, input leaf i) as the output pytree of input pytrees."""
     return tree_unflatten([tree_unflatten(row, in_spec) for row in blocks], out_spec)
@@ -475,10 +468,10 @@ def jacfwd(
 ) -> Callable[..., Any]:
     """A function returning the Jacobian of `func` with respect to `argnums`, one
     forward-mode pass (`jvp`) per input element."""
-    _check_randomness(randomness)
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        randomness_state = _Randomness(randomness)
         positions = _check_argnums(argnums, len(args))
         flat_in, in_spec = tree_flatten(_slice_argnums(args, positions))
 
@@ -486,7 +479,9 @@ def jacfwd(
             diff = tree_unflatten(list(leaves), in_spec)
             return func(*_replace_argnums(args, positions, diff), **kwargs)
 
-        columns, output, aux = _forward_columns(partial, flat_in, has_aux)
+        columns, output, aux = _forward_columns(
+            partial, flat_in, has_aux, randomness_state
+        )
         flat_out, out_spec = tree_flatten(output)
         blocks = []
         for o, out in enumerate(flat_out):
@@ -506,7 +501,10 @@ def jacfwd(
 
 
 def _forward_columns(
-    func: Callable[..., Any], inputs: list[Tensor], has_aux: bool
+    func: Callable[..., Any],
+    inputs: list[Tensor],
+    has_aux: bool,
+    randomness: _Randomness,
 ) -> tuple[list[list[list[Tensor]]], Any, Any]:
     """columns[i][k]: the output tangents (flat) along the k-th element of input i."""
     zeros = [_zeros(x) for x in inputs]
@@ -519,7 +517,9 @@ def _forward_columns(
         found = []
         for k in range(count):
             tangents = zeros[:i] + [Tensor(basis[k])] + zeros[i + 1 :]
+            randomness.before_call()  # every column sees the same draws
             answer = jvp(func, tuple(inputs), tuple(tangents), has_aux=has_aux)
+            randomness.after_call()
             output, aux = answer[0], answer[2] if has_aux else None
             found.append(tree_flatten(answer[1])[0])
         columns.append(found)

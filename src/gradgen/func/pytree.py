@@ -3,7 +3,7 @@
 The transforms take and return pytrees, as torch.func's do: `tree_flatten` lists the
 leaves in a fixed order (tuples and lists by position, dicts by insertion order) with a
 `TreeSpec` that `tree_unflatten` uses to rebuild the same structure around new leaves.
-None is an empty node (no leaf), as in torch.utils._pytree.
+Anything else, None included, is a leaf, as in torch.utils._pytree.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class TreeSpec:
-    """The shape of a pytree: `kind` is 'leaf', 'none', 'tuple', 'list' or 'dict'
-    (`context` holds a dict's keys or a namedtuple's class)."""
+    """The shape of a pytree: `kind` is 'leaf', 'tuple', 'list' or 'dict' (`context`
+    holds a dict's keys or a namedtuple's class)."""
 
     kind: str
     context: Any = None
@@ -28,16 +28,27 @@ class TreeSpec:
             return 1
         return sum(child.num_leaves for child in self.children)
 
-    def __repr__(self) -> str:
-        if self.kind in ("leaf", "none"):
-            return "*" if self.kind == "leaf" else "None"
-        inner = ", ".join(map(repr, self.children))
-        if self.kind == "dict":
-            inner = ", ".join(
-                f"{k!r}: {c!r}" for k, c in zip(self.context, self.children)
-            )
-            return "{" + inner + "}"
-        return f"[{inner}]" if self.kind == "list" else f"({inner})"
+    def __repr__(self, indent: int = 0) -> str:
+        """As torch.utils._pytree's: ``TreeSpec(tuple, None, [*,\n  *])``."""
+        if self.kind == "leaf":
+            return "*"
+        name = "namedtuple" if self.kind == "tuple" and self.context else self.kind
+        context = list(self.context) if self.kind == "dict" else self.context
+        inner = [child.__repr__(indent + 2) for child in self.children]
+        joined = (",\n" + " " * (indent + 2)).join(inner)
+        return f"TreeSpec({name}, {context}, [{joined}])"
+
+
+def treespec_pprint(spec: TreeSpec) -> str:
+    """A spec as Python's spelling of the structure: ``(*, [*, *], {'k': *})``."""
+    if spec.kind == "leaf":
+        return "*"
+    inner = [treespec_pprint(child) for child in spec.children]
+    if spec.kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(spec.context, inner)) + "}"
+    if spec.kind == "list":
+        return "[" + ", ".join(inner) + "]"
+    return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
 
 
 LEAF = TreeSpec("leaf")
@@ -56,8 +67,6 @@ def _children(tree: Any) -> tuple[str, Any, list[Any]] | None:
 
 def tree_flatten(tree: Any) -> tuple[list[Any], TreeSpec]:
     """The leaves of `tree`, left to right, and its structure."""
-    if tree is None:
-        return [], TreeSpec("none")
     found = _children(tree)
     if found is None:
         return [tree], LEAF
@@ -84,8 +93,6 @@ def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
 def _build(leaves: Any, spec: TreeSpec) -> Any:
     if spec.kind == "leaf":
         return next(leaves)
-    if spec.kind == "none":
-        return None
     items = [_build(leaves, child) for child in spec.children]
     if spec.kind == "list":
         return items
@@ -103,7 +110,7 @@ def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
 def broadcast_prefix(prefix: Any, tree: Any) -> list[Any] | None:
     """The leaves of `prefix` repeated for every leaf of `tree` below it (an int for a
     whole tuple, as vmap's in_dims), or None when `prefix` is not a prefix of `tree`."""
-    if prefix is None or _children(prefix) is None:
+    if _children(prefix) is None:
         return [prefix] * tree_flatten(tree)[1].num_leaves
     mine, theirs = _children(prefix), _children(tree)
     if theirs is None or mine is None or mine[0] != theirs[0]:

@@ -26,14 +26,9 @@ from .. import random
 from ..generated import ops
 from ..tensor import Tensor
 from . import batching
+from .randomness import Randomness as _Randomness
 from .batching_rules import RULES
 from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
-
-RANDOMNESS_ERROR = (
-    "vmap: called random operation while in randomness error mode. Please either use "
-    "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-    "operation out of vmap"
-)
 
 
 def _name(func: Callable[..., Any]) -> str:
@@ -121,40 +116,8 @@ def _check_out_dims(func: Callable[..., Any], out_dims: Any, output: Any) -> lis
     return dims
 
 
-def _check_randomness(randomness: str) -> None:
-    if randomness not in ("error", "different", "same"):
-        raise RuntimeError(
-            "Only allowed values for randomness are 'error', 'different', or 'same'. "
-            f"Got {randomness}"
-        )
-
-
 def _slice(args: list[Any], dims: list[int | None], index: int) -> list[Any]:
     return [a if d is None else ops.select(a, d, index) for a, d in zip(args, dims)]
-
-
-class _Randomness:
-    """What `randomness` asks of each call: rewind the generator ('same'), or check
-    that nothing drew from it ('error')."""
-
-    def __init__(self, randomness: str) -> None:
-        _check_randomness(randomness)
-        self.mode = randomness
-        self.start = random.get_rng_state()
-
-    def before_call(self) -> None:
-        if self.mode == "same":
-            random.set_rng_state(self.start)
-
-    def drew(self) -> bool:
-        """Whether the default generator moved since the start."""
-        return bool(
-            random.get_rng_state()._data.tobytes() != self.start._data.tobytes()
-        )
-
-    def after_call(self) -> None:
-        if self.mode == "error" and self.drew():
-            raise RuntimeError(RANDOMNESS_ERROR)
 
 
 def _loop(
@@ -297,7 +260,7 @@ def vmap(
     """`func` mapped over dimension `in_dims` of its inputs, the results stacked at
     `out_dims` (both ints, None or pytrees matching the inputs and outputs);
     `chunk_size` examples run at a time."""
-    _check_randomness(randomness)
+    _Randomness(randomness)  # checks the mode
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(
             f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})"
