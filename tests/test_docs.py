@@ -615,6 +615,14 @@ RUNTIME_SOURCES = [
         "autograd/_gradcheck_inputs.py",
         "autograd/_gradcheck_jacobians.py",
         "autograd/_gradcheck_checks.py",
+        "autograd/functional.py",
+        "func/eager_transforms.py",
+        "func/vmap.py",
+        "func/batching.py",
+        "func/batching_rules.py",
+        "func/randomness.py",
+        "func/functional_call.py",
+        "func/pytree.py",
     )
 ]
 RUNTIME_EXCEPTIONS = {

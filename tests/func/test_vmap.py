@@ -20,7 +20,7 @@ from gradgen.func.randomness import Randomness
 from gradgen.func.vmap import _check_in_dims, _per_example
 from torch_oracle import oracle
 
-from .common import BATCH, X, assert_same, errors, plain
+from .common import BATCH, assert_same, errors, plain
 
 RNG = np.random.default_rng(7)
 W = RNG.standard_normal((5, 2))

@@ -26,8 +26,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-import numpy as np
-
 from ..dispatch import (
     BATCHED_KEYSET,
     DispatchKey,
@@ -64,7 +62,7 @@ class BatchedTensor(Tensor):
         self._value = value
         self._level = level
 
-    @property  # type: ignore[override]
+    @property
     def requires_grad(self) -> bool:
         return self._value.requires_grad
 
@@ -185,11 +183,14 @@ def _same_kind(container: Any, items: list[Any]) -> Any:
 def broadcast_value(x: Tensor, level: int) -> Tensor:
     """The value of `x` at `level`: its own if batched there, else `x` repeated (an
     expanded view, so gradients reach `x`)."""
-    if is_batched(x, level):
-        return x._value  # type: ignore[attr-defined, no-any-return]
+    if isinstance(x, BatchedTensor) and x._level == level:
+        return x._value
     size = batch_size(level)
     shape = [size] + list(x.shape)
-    return HANDLES["expand"].call(HANDLES["unsqueeze"].call(x, 0), shape, False)
+    repeated: Tensor = HANDLES["expand"].call(
+        HANDLES["unsqueeze"].call(x, 0), shape, False
+    )
+    return repeated
 
 
 def make_batched(x: Tensor, level: int) -> BatchedTensor:
@@ -204,8 +205,8 @@ def batch_at(x: Tensor, levels: list[int]) -> Tensor:
     if not levels:
         return x
     top = levels[-1]
-    if is_batched(x, top):
-        return BatchedTensor(batch_at(x._value, levels[:-1]), top)  # type: ignore[attr-defined]
+    if isinstance(x, BatchedTensor) and x._level == top:
+        return BatchedTensor(batch_at(x._value, levels[:-1]), top)
     return BatchedTensor(broadcast_value(batch_at(x, levels[:-1]), top), top)
 
 

@@ -28,7 +28,7 @@ says how many have one.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..dispatch import OperatorHandle
@@ -192,7 +192,7 @@ def _expand(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self, size = args[0], list(args[1])
     if not is_batched(self, level) or len(size) < self.dim():
         return NotImplemented
-    value = _pad(self._value, self.dim(), len(size))  # type: ignore[attr-defined]
+    value = _pad(self._value, self.dim(), len(size))
     return wrap(handle.call(value, [batch_size(level)] + size, *args[2:]), level)
 
 
@@ -201,7 +201,7 @@ def _sum_to_size(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> A
     if not is_batched(self, level):
         return NotImplemented
     padded = [1] * (self.dim() - len(size)) + size
-    summed = handle.call(self._value, [batch_size(level)] + padded)  # type: ignore[attr-defined]
+    summed = handle.call(self._value, [batch_size(level)] + padded)
     return wrap(ops.reshape(summed, [batch_size(level)] + size), level)
 
 
@@ -229,7 +229,7 @@ def _repeat(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     self, repeats = args[0], list(args[1])
     if not is_batched(self, level) or len(repeats) < self.dim():
         return NotImplemented
-    value = _pad(self._value, self.dim(), len(repeats))  # type: ignore[attr-defined]
+    value = _pad(self._value, self.dim(), len(repeats))
     return wrap(handle.call(value, [1] + repeats), level)
 
 
@@ -244,7 +244,7 @@ def _sizes_and_dims(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -
         _wrap_dim(a, rank) + 1 if name in DIM_NAMES else a
         for (_, name), a in zip(schema[2:], args[2:])
     ]
-    value = grad._value  # type: ignore[attr-defined]
+    value = grad._value
     return wrap(handle.call(value, [batch_size(level)] + sizes, *rest), level)
 
 

@@ -194,7 +194,7 @@ def _vjp(
     grads = autograd.grad(
         physical_outputs,
         [_physical(x) for x in inputs],
-        grad_outputs=physical_cotangents,
+        grad_outputs=physical_cotangents,  # type: ignore[arg-type]  # None: implicit
         retain_graph=True,
         create_graph=create_graph,
         allow_unused=True,
@@ -357,11 +357,11 @@ def jvp(
             )
             for u in unpacked
         ]
-    result = (
+    pair = (
         tree_unflatten(primals_out, out_spec),
         tree_unflatten(tangents_out, out_spec),
     )
-    result = result + (aux,) if has_aux else result
+    result = pair + (aux,) if has_aux else pair
     return result if keep else _detach(result)
 
 

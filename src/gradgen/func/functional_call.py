@@ -47,8 +47,9 @@ def _merge_dicts(dicts: Any) -> dict[str, Tensor]:
 def _tied_names(module: Module) -> dict[str, set[str]]:
     """name -> every name of the same tensor, for the tensors with more than one name."""
     names: dict[int, set[str]] = {}
-    tensors = list(module.named_parameters(remove_duplicate=False))
-    tensors += list(module.named_buffers(remove_duplicate=False))
+    tensors: list[tuple[str, Tensor]] = []
+    tensors += module.named_parameters(remove_duplicate=False)
+    tensors += module.named_buffers(remove_duplicate=False)
     for name, tensor in tensors:
         names.setdefault(id(tensor), set()).add(name)
     return {name: group for group in names.values() if len(group) > 1 for name in group}
