@@ -34,9 +34,10 @@ from ..dispatch import forward_ad_levels
 from ..generated import ops
 from ..grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
-from .batching import batch_at, open_levels, physical, rewrap
+from .batching import BatchedTensor, batch_at, open_levels, physical, rewrap
 from .randomness import Randomness as _Randomness
 from .pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
+from .vmap import vmap
 
 Argnums = int | tuple[int, ...]
 
@@ -184,6 +185,18 @@ def _vjp(
     if not pairs:
         return [_zeros(x) for x in inputs]
     levels = open_levels()
+    if levels and not any(isinstance(x, BatchedTensor) for x in inputs):
+        # A batch of cotangents through a graph made outside vmap (jacrev's rows): the
+        # backward formulas run on the batched cotangents, by the batching rules.
+        found = autograd.grad(
+            [o for o, _ in pairs],
+            list(inputs),
+            grad_outputs=[c for _, c in pairs],  # type: ignore[misc]  # None: implicit
+            retain_graph=True,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+        return [_zeros(x) if g is None else g for x, g in zip(inputs, found)]
     physical_outputs = [_physical(o) for o, _ in pairs]
     physical_cotangents = [_physical(c) if c is not None else None for _, c in pairs]
     if levels:  # a batch of scalars: every example's gradient at once
@@ -433,7 +446,7 @@ def jacrev(
             output, aux = _split_aux(output, has_aux, api)
             flat_out, out_spec = _tensor_outputs(output, api)
             flat_in, in_spec = tree_flatten(diff)
-            blocks = [_reverse_rows(o, flat_in, keep) for o in flat_out]
+            blocks = [_reverse_rows(o, flat_in, keep, chunk_size) for o in flat_out]
         result = _jacobian_tree(blocks, out_spec, in_spec)
         result = (result, aux) if has_aux else result
         return result if keep else _detach(result)
@@ -441,22 +454,31 @@ def jacrev(
     return wrapper
 
 
-def _reverse_rows(output: Tensor, inputs: list[Tensor], keep: bool) -> list[Tensor]:
-    """The Jacobian blocks d output / d input_i, shaped output.shape + input_i.shape."""
+def _reverse_rows(
+    output: Tensor, inputs: list[Tensor], keep: bool, chunk_size: int | None
+) -> list[Tensor]:
+    """The Jacobian blocks d output / d input_i, shaped output.shape + input_i.shape:
+    one backward pass over the batch of basis cotangents (vmap), or one per row inside
+    another vmap or dual level."""
     count = output._data.size
     basis = np.eye(count, dtype=output._data.dtype).reshape(
         (count,) + output._data.shape
     )
+    shapes = [tuple(output._data.shape) + tuple(x._data.shape) for x in inputs]
+    if count == 0:
+        return [Tensor(np.zeros(s, x._data.dtype)) for s, x in zip(shapes, inputs)]
+    if not open_levels() and not forward_ad_levels.open:
+
+        def row(cotangent: Tensor) -> tuple[Tensor, ...]:
+            return tuple(_vjp([output], inputs, [cotangent], keep))
+
+        stacked = vmap(row, chunk_size=chunk_size)(Tensor(basis))
+        return [block.reshape(s) for block, s in zip(stacked, shapes)]
     rows = [_vjp([output], inputs, [Tensor(basis[k])], keep) for k in range(count)]
-    blocks = []
-    for index, x in enumerate(inputs):
-        shape = tuple(output._data.shape) + tuple(x._data.shape)
-        if not rows:
-            blocks.append(Tensor(np.zeros(shape, x._data.dtype)))
-            continue
-        stacked = ops.stack([row[index] for row in rows], 0)
-        blocks.append(stacked.reshape(shape))
-    return blocks
+    return [
+        ops.stack([r[index] for r in rows], 0).reshape(s)
+        for index, s in enumerate(shapes)
+    ]
 
 
 def jacfwd(
