@@ -144,12 +144,37 @@ def test_per_example_gradients_of_an_mlp_run_without_the_fallback() -> None:
 
 
 def test_the_fallback_warns_once_naming_the_operator_and_stays_correct() -> None:
-    def loss(a: Any) -> Any:
-        return F.cross_entropy(a[:, :2], gradgen.tensor([1, 0, 1]))
+    def traced(a: Any) -> Any:
+        return a[:2].trace() * a
 
-    found = _fallbacks(lambda: vmap(loss)(M))
-    assert found == [batching.FALLBACK_WARNING.format(name="nll_loss_forward")]
-    assert np.allclose(vmap(loss)(M).numpy(), _loop(loss, M).numpy())
+    found = _fallbacks(lambda: vmap(traced)(M))
+    assert found == [batching.FALLBACK_WARNING.format(name="trace")]
+    assert np.allclose(vmap(traced)(M).numpy(), _loop(traced, M).numpy())
+
+
+TARGETS = gradgen.tensor([[0, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1]])
+CLASS_WEIGHTS = gradgen.tensor([0.5, 2.0], dtype=gradgen.float64)
+LOSSES: dict[str, Callable[..., Any]] = {
+    "mean": lambda a, t: F.cross_entropy(a, t),
+    "sum": lambda a, t: F.cross_entropy(a, t, reduction="sum"),
+    "none": lambda a, t: F.cross_entropy(a, t, reduction="none"),
+    "weight": lambda a, t: F.cross_entropy(a, t, weight=CLASS_WEIGHTS),
+    "ignore_index": lambda a, t: F.cross_entropy(a, t, ignore_index=1),
+    "one row": lambda a, t: F.cross_entropy(a[0], t[0]),
+    "grad weight": grad(lambda a, t: F.cross_entropy(a, t, weight=CLASS_WEIGHTS)),
+    "grad none": grad(lambda a, t: F.cross_entropy(a, t, reduction="none").sum()),
+    "grad ignore_index": grad(lambda a, t: F.cross_entropy(a, t, ignore_index=1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_cross_entropy_per_example_runs_batched(name: str) -> None:
+    """nll_loss's rule: all rows of the batch at once, reduced per example by its own
+    total weight (an example whose targets are all ignored is nan, as alone)."""
+    loss = LOSSES[name]
+    assert _fallbacks(lambda: vmap(loss)(M, TARGETS)) == []
+    got, want = vmap(loss)(M, TARGETS), _loop(loss, M, TARGETS)
+    assert np.allclose(got.numpy(), want.numpy(), equal_nan=True)
 
 
 def test_rule_count() -> None:
@@ -158,9 +183,9 @@ def test_rule_count() -> None:
     with_rule, total = batching_rules.rule_count()
     print(f"batching rules: {with_rule} of {total} operators")
     assert total == len(batching.HANDLES)
-    assert with_rule >= 225
+    assert with_rule >= 230
     missing = set(batching_rules.operators_without_rule())
-    for name in ("add.Tensor", "exp", "sum", "sum.dim_IntList", "mm", "bmm", "addmm"):
+    for name in ("add.Tensor", "exp", "sum", "sum.dim_IntList", "mm", "addmm", "view"):
         assert name not in missing
     assert "convolution" in missing  # honest: the fallback runs it
 

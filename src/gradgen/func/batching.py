@@ -250,8 +250,8 @@ def top_level(args: tuple[Any, ...]) -> int | None:
 
 _warned: set[str] = set()
 FALLBACK_WARNING = (
-    "vmap: {name} has no batching rule: it runs once per example and the results are "
-    "stacked (gradgen.func.batching_rules lists the operators with one)"
+    "vmap: {name} has no batching rule for this call: it runs once per example and "
+    "the results are stacked (gradgen.func.batching_rules lists the operators with one)"
 )
 
 

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..dispatch import OperatorHandle
+from ..dtypes import get_default_dtype
+from ..factories import zeros_like
 from ..generated import ops
 from ..tensor import Tensor
 from .batching import (
@@ -101,19 +103,36 @@ def _tensors(args: Sequence[Any]) -> list[Tensor]:
 # -- pointwise ---------------------------------------------------------------------------
 
 
+def _promotes_alike(tensors: list[Tensor], level: int, rank: int) -> bool:
+    """Whether the values promote as the examples do: a batch of 0-d examples is a
+    dimensioned tensor, which outranks a 0-d one of another dtype."""
+    if len({t.dtype for t in tensors}) == 1:
+        return True
+    return not any(is_batched(t, level) and t.dim() == 0 for t in tensors) or rank == 0
+
+
 def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     tensors = _tensors(args)
     rank = max(t.dim() for t in tensors)
-    if rank == 0 and len({t.dtype for t in tensors}) > 1:
-        return NotImplemented  # 0-d promotion differs from a batch of 1-d values
+    if not _promotes_alike(tensors, level, rank):
+        return NotImplemented
     inplace = mutates_self(handle)
     if inplace and not is_batched(args[0], level):
         inplace_error(args[0], level)
-    new_args = [
-        _pad(a._value, a.dim(), rank) if is_batched(a, level) else a for a in args
-    ]
+    new_args = [_pointwise_value(a, level, rank) for a in args]
     result = handle.call(*new_args)
     return args[0] if inplace else wrap(result, level)
+
+
+def _pointwise_value(arg: Any, level: int, rank: int) -> Any:
+    """An argument as the batched call takes it: a batched value padded to `rank`;
+    with 0-d examples, an unbatched 0-d tensor repeated too (0-d against 0-d, as in
+    one example); anything else as it is."""
+    if is_batched(arg, level):
+        return _pad(arg._value, arg.dim(), rank)
+    if rank == 0 and isinstance(arg, Tensor) and not arg._is_wrapped_number:
+        return broadcast_value(arg, level)
+    return arg
 
 
 # -- dims --------------------------------------------------------------------------------
@@ -314,6 +333,10 @@ def _values(level: int, *tensors: Tensor) -> list[Tensor]:
 def _matmul_rule(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     """mm / bmm: numpy's batched matmul broadcasts the batch of either side."""
     a, b = _values(level, args[0], args[1])
+    if a.shape[-1] == 1:
+        # Outer products (per-example weight gradients): numpy's matmul has no fast
+        # path for a contraction of length 1, its broadcasting multiply does.
+        return wrap(ops.mul(a, b), level)
     return wrap(ops.matmul(a, b), level)
 
 
@@ -373,6 +396,62 @@ def _loss(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     if not all_dims:
         return unreduced
     return HANDLES[target].call(unreduced, all_dims, False, None)
+
+
+def _class_rows(level: int, self: Tensor, target: Tensor) -> tuple[Tensor, Tensor, int]:
+    """The batch's inputs as one (B * N, C) matrix and (B * N,) targets, and N."""
+    size = batch_size(level)
+    classes = self.shape[-1]
+    rows = 1 if self.dim() == 1 else self.shape[0]
+    scores = ops.reshape(broadcast_value(self, level), [size * rows, classes])
+    targets = ops.reshape(broadcast_value(target, level), [size * rows])
+    return scores, targets, rows
+
+
+def _class_weights(
+    level: int, targets: Tensor, weight: Tensor | None, ignore_index: int, rows: int
+) -> Tensor:
+    """Each example's total weight: the weights of its targets that are not ignored."""
+    kept = ops.ne(targets, ignore_index)
+    if weight is None:
+        each = kept.to(get_default_dtype())
+    else:
+        safe = ops.where(kept, targets, zeros_like(targets))
+        each = ops.index_select(weight, 0, safe) * kept
+    return ops.sum(ops.reshape(each, [batch_size(level), rows]), [1])
+
+
+def _nll_loss_forward(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """nll_loss per example: the unreduced loss of all rows at once, reduced per
+    example by its own total weight."""
+    self, target, weight, reduction, ignore_index = args
+    if is_batched(weight, level):
+        return NotImplemented
+    scores, targets, rows = _class_rows(level, self, target)
+    losses, _ = handle.call(scores, targets, weight, 0, ignore_index)
+    losses = ops.reshape(losses, [batch_size(level), rows])
+    total = _class_weights(level, targets, weight, ignore_index, rows).to(losses.dtype)
+    if reduction == 0:
+        out = losses if self.dim() > 1 else ops.reshape(losses, [batch_size(level)])
+        return wrap((out, zeros_like(total)), level)
+    summed = ops.sum(losses, [1])
+    return wrap((summed if reduction == 2 else summed / total, total), level)
+
+
+def _nll_loss_backward(
+    handle: OperatorHandle, level: int, args: tuple[Any, ...]
+) -> Any:
+    grad, self, target, weight, reduction, ignore_index, total = args
+    if is_batched(weight, level):
+        return NotImplemented
+    scores, targets, rows = _class_rows(level, self, target)
+    size = batch_size(level)
+    grads = broadcast_value(grad, level)
+    if reduction == 1:
+        grads = grads / broadcast_value(total, level)
+    grads = ops.reshape(grads, [size, -1]).expand(size, rows).reshape([size * rows])
+    result = handle.call(grads, scores, targets, weight, 0, ignore_index, total)
+    return wrap(ops.reshape(result, [size] + list(self.shape)), level)
 
 
 # -- the table ---------------------------------------------------------------------------
@@ -449,6 +528,8 @@ SPECIAL: dict[str, Rule] = {
     "dot": _dot,
     "vdot": _dot,
     "addmm": _addmm,
+    "nll_loss_forward": _nll_loss_forward,
+    "nll_loss_backward": _nll_loss_backward,
 }
 
 
