@@ -135,3 +135,22 @@ def test_the_module_gets_its_tensors_back_after_an_error() -> None:
     except ValueError:
         pass
     assert model.weight is weight
+
+
+def _batch_norm_free(lib: Any) -> Any:
+    model = lib.nn.Sequential(lib.nn.Linear(6, 3), lib.nn.BatchNorm1d(3))
+    lib.func.replace_all_batch_norm_modules_(model)
+    norm = model[1]
+    x = lib.tensor(DATA.reshape(2, 2, 6), dtype=lib.float32)
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    run = lib.func.vmap(lambda a: lib.func.functional_call(model, params, (a,)))
+    return {
+        "stats": [norm.running_mean, norm.running_var, norm.track_running_stats],
+        "vmap": run(x).shape[:1] + tuple(run(x).shape[1:]),
+    }
+
+
+def test_replace_all_batch_norm_modules_matches_torch_func() -> None:
+    ours = plain(_batch_norm_free(gradgen))
+    theirs = oracle("batch norm", lambda torch: plain(_batch_norm_free(torch)))
+    assert_same(ours, theirs)

@@ -173,3 +173,20 @@ def test_hessian_of_a_quadratic_form_is_the_symmetrised_matrix(
         lambda g: F.jacfwd(F.jacfwd(g)),
     ):
         assert np.allclose(transform(f)(x).numpy(), want)
+
+
+def test_functionalize_runs_the_function_as_it_is() -> None:
+    """gradgen runs eagerly: functionalize(f) computes f, in-place operators included."""
+
+    def f(a: Any) -> Any:
+        b = a.clone()
+        b.add_(1.0)
+        return b * 2
+
+    def run(lib: Any) -> Any:
+        x, _ = _inputs(lib)
+        wrapped = lib.func.functionalize(f)
+        bad = errors({"remove": lambda: lib.func.functionalize(f, remove="views")})
+        return plain((wrapped(x), lib.func.grad(lambda a: wrapped(a).sum())(x), bad))
+
+    assert_same(run(gradgen), oracle("functionalize", run))

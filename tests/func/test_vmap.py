@@ -235,3 +235,16 @@ def _gradgen_internals(error: Exception | None) -> Exception | None:
     if error is None or "gradgen internals" not in str(error):
         return error
     return type(error)(str(error).replace("gradgen internals", "PyTorch internals"))
+
+
+def test_debug_unwrap_shows_the_batch_inside_vmap() -> None:
+    seen = []
+
+    def f(a: Any) -> Any:
+        seen.append(gradgen.func.debug_unwrap(a))
+        return a * 2
+
+    vmap(vmap(f))(M)
+    assert tuple(seen[0].shape) == (4, 3, 2)
+    assert np.array_equal(seen[0].numpy(), BATCH)
+    assert gradgen.func.debug_unwrap(M) is M

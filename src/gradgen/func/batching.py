@@ -329,4 +329,12 @@ def install(rules: dict[str, Rule]) -> None:
         handle.register(DispatchKey.Batched, _kernel(handle, rules.get(name)))
 
 
-__all__ = ["BatchedTensor"]
+def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
+    """The batch under a BatchedTensor (every level's with `recurse`); other tensors
+    as they are. For looking inside vmap while debugging."""
+    if not isinstance(tensor, BatchedTensor):
+        return tensor
+    return physical(tensor) if recurse else tensor._value
+
+
+__all__ = ["BatchedTensor", "debug_unwrap"]

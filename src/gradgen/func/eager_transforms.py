@@ -555,7 +555,26 @@ def hessian(func: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any
     return jacfwd(jacrev(func, argnums), argnums)
 
 
+def functionalize(
+    func: Callable[..., Any], *, remove: str = "mutations"
+) -> Callable[..., Any]:
+    """`func` itself: gradgen runs eagerly and its transforms differentiate through
+    in-place operators and views, so there is nothing to rewrite (torch.func's
+    functionalize removes mutations for its tracing backends)."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            "functionalize(f, remove='mutations'): received invalid argument for remove="
+            f"{remove}. Valid options are:\n     remove='mutations': all inplace and out= "
+            "operators will be removed from the program, and replaced with their "
+            "out-of-place equivalents.\n     remove='mutations_and_views': In addition "
+            "to the above, all aliasing operators {view} will be replaced with their "
+            "non-aliasing counterparts, {view}_copy.\n"
+        )
+    return func
+
+
 __all__ = [
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..generated import ops
+from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
 from ..tensor import Tensor
 
@@ -176,4 +177,16 @@ def stack_module_state(
     return stacked_params, stacked_buffers
 
 
-__all__ = ["functional_call", "stack_module_state"]
+def replace_all_batch_norm_modules_(root: Module) -> Module:
+    """Make every batch norm in `root` use the batch's statistics, without running
+    ones (in place; returns `root`), so that vmap over it needs no shared buffers."""
+    for module in root.modules():
+        if isinstance(module, _BatchNorm):
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
+
+
+__all__ = ["functional_call", "replace_all_batch_norm_modules_", "stack_module_state"]
