@@ -126,3 +126,20 @@ def test_hvp_of_a_quadratic_form_is_the_symmetrised_matrix_times_v() -> None:
     assert np.allclose(
         F.vhp(lambda t: t @ (matrix @ t), x, v)[1].numpy(), [1, -1] @ hessian
     )
+
+
+def test_vectorize_runs_the_rows_as_one_batch_and_agrees_with_the_loop() -> None:
+    F = gradgen.autograd.functional
+    x, y = _inputs(gradgen)
+
+    def f(a: Any, b: Any) -> Any:
+        return (_vector(a, b), a.sum() * b)
+
+    looped, batched = F.jacobian(f, (x, y)), F.jacobian(f, (x, y), vectorize=True)
+    for row_a, row_b in zip(looped, batched):
+        for a, b in zip(row_a, row_b):
+            assert np.allclose(a.numpy(), b.numpy())
+    w = gradgen.tensor(X[:2], requires_grad=True)
+    cubes = F.jacobian(lambda a: a * a * a, w, create_graph=True, vectorize=True)
+    (second,) = gradgen.autograd.grad(cubes.sum(), w)
+    assert np.allclose(second.numpy(), 6 * X[:2])  # d/dw sum(diag(3w^2)) = 6w

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..autograd import grad as autograd_grad
 from ..func.eager_transforms import jvp as forward_jvp
+from ..func.vmap import vmap
 from ..generated import ops
 from ..grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..tensor import Tensor
@@ -300,6 +301,37 @@ def _reverse_jacobian(
     return tuple(blocks)
 
 
+def _vectorized_jacobian(
+    outs: tuple[Tensor, ...], xs: tuple[Tensor, ...], create_graph: bool
+) -> tuple[tuple[Tensor, ...], ...]:
+    """The same blocks, each output's rows as one backward pass over the batch of
+    basis vectors (vmap: the formulas run on the batch by the batching rules)."""
+    blocks = []
+    for out in outs:
+        count = out.numel()
+        basis = np.eye(count, dtype=out._data.dtype).reshape(
+            (count,) + tuple(out.shape)
+        )
+
+        def row(v: Tensor, out: Tensor = out) -> tuple[Tensor, ...]:
+            found = _grad(
+                (out,), xs, (v,), create_graph=create_graph, retain_graph=True
+            )
+            return _fill_in_zeros(found, xs, False, create_graph, "back")
+
+        rows = (
+            vmap(row)(Tensor(basis))
+            if count
+            else tuple(x.new_zeros((0,) + tuple(x.shape)) for x in xs)
+        )
+        blocks.append(
+            tuple(
+                r.reshape(tuple(out.shape) + tuple(x.shape)) for r, x in zip(rows, xs)
+            )
+        )
+    return tuple(blocks)
+
+
 def _stack_rows(rows: list[Tensor], shape: tuple[int, ...], like: Tensor) -> Tensor:
     if not rows:
         return Tensor(np.zeros(shape, like._data.dtype))
@@ -394,7 +426,10 @@ def jacobian(
                 "`vectorized=True` are not supported together. Please either set "
                 "`strict=False` or `vectorize=False`."
             )
-        blocks = _reverse_jacobian(outs, xs, create_graph, strict)
+        if vectorize:
+            blocks = _vectorized_jacobian(outs, xs, create_graph)
+        else:
+            blocks = _reverse_jacobian(outs, xs, create_graph, strict)
         blocks = _postprocess(blocks, create_graph)
         return _untuple_jacobian(blocks, outputs_tuple, inputs_tuple)
 
