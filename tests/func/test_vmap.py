@@ -98,6 +98,8 @@ CASES: dict[str, Callable[..., Any]] = {
     "in place": lambda a: a.clone().mul_(2).add_(1),
     "setitem": lambda a: _setitem(a.clone()),
     "expand": lambda a: a[:1].expand(4, 2) * 2,
+    "masked_fill": lambda a: a.masked_fill(a > 0.5, 0.0).clone().masked_fill_(a < 0, 1),
+    "diagonal": lambda a: gradgen.diagonal_copy(a, 0, 0, 1) * 2,
     "squeeze": lambda a: a[:, :1].squeeze() + a.unsqueeze(0).squeeze(0).sum(),
     "grad of closure": lambda a: grad(lambda w: F.mse_loss(F.linear(a, w, Bt), Bt))(Wt),
     "vjp": lambda a: vjp(lambda t: t.sin() * t, a)[1](a)[0],

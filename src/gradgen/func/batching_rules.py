@@ -457,6 +457,7 @@ def _nll_loss_backward(
 # -- the table ---------------------------------------------------------------------------
 
 POINTWISE = """
+masked_fill.Scalar masked_fill.Tensor masked_fill_.Scalar masked_fill_.Tensor
 add.Tensor sub.Tensor mul.Tensor pow.Tensor_Scalar neg _conj real clone _to_copy
 add_.Tensor sub_.Tensor mul_.Tensor exp exp2 log log2 log10 log1p expm1 sqrt rsqrt
 reciprocal abs sgn sign sin cos tan asin acos atan sinh cosh tanh sigmoid erf floor ceil
@@ -478,6 +479,7 @@ view_as_real view_as_complex
 """
 
 DIMS = """
+diagonal_copy
 squeeze.dim select.int slice.Tensor split.Tensor split_with_sizes unbind.int flip
 transpose.int diagonal sum.dim_IntList mean.dim prod.dim_int max.dim min.dim amax amin
 argmax argmin logsumexp var.correction std.correction cumsum cumprod any.dim any.dims
