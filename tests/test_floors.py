@@ -70,6 +70,7 @@ FLOORS: dict[str, float] = {
     "gradgen.utils": 6,
     "gradgen.serialization": 6,
     "gradgen.func": 6,
+    "gradgen.autograd.functional": 6,
     "gradgen.compile": 6,
     "gradgen.linalg": 6,
     "gradgen.special": 6,

@@ -118,6 +118,13 @@ from .legacy_tensors import (
 from . import linalg as linalg, special as special
 from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
 from .serialization import load as load, save as save
+from . import func as func
+
+# gradgen.autograd.functional sits on floor 6 (it uses func), above autograd/, so
+# autograd/__init__.py cannot import it: importing it here makes it the attribute.
+from .autograd import functional as _autograd_functional
+
+del _autograd_functional
 
 # The Tensor methods: the generated operators', then the hand-written ones that call
 # them (the Python operators of tensor_api look the generated methods up once).

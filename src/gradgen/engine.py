@@ -57,6 +57,9 @@ class InputBuffer:
             slots[position] = gradient
         elif grad_mode.is_grad_enabled():
             slots[position] = old + gradient  # recorded: create_graph
+        elif old.__class__ is not Tensor or gradient.__class__ is not Tensor:
+            # A subclass (vmap's BatchedTensor): its _data is not all of it.
+            slots[position] = old + gradient
         else:
             slots[position] = None
             if is_stealable(old):

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 import numpy as np
 
 from . import anomaly_mode, grad_mode
+from .dispatch import forward_ad_levels
 from .dtypes import spelling
 
 if TYPE_CHECKING:
@@ -388,6 +389,7 @@ class SavedVariable:
         "_is_output",
         "_released",
         "_hooked",
+        "_dual_output",
     )
 
     def __init__(self, tensor: Tensor, is_output: bool) -> None:
@@ -400,7 +402,11 @@ class SavedVariable:
             self._data = tensor._shallow_copy()
             self._output_nr = tensor._output_nr
             self._requires_grad = True
+            # Under forward AD the output's tangent is set after it is saved: keep the
+            # output itself to read it (a cycle, freed by the collector, only then).
+            self._dual_output = tensor if forward_ad_levels.open else None
         else:
+            self._dual_output = None
             self._data = tensor
             self._output_nr = 0
             self._requires_grad = False
@@ -457,6 +463,8 @@ class SavedVariable:
             return data
         # Rebuild the output with its history (saved_for is the node that made it).
         tensor = data._shallow_copy()
+        if self._dual_output is not None:
+            tensor._fw_grad = self._dual_output._fw_grad
         if saved_for is not None:
             tensor._grad_fn = saved_for
             tensor._output_nr = self._output_nr
