@@ -45,6 +45,8 @@ class NativeFunction:
     # TensorIterator's promote_integer_inputs_to_float: an integral common dtype becomes
     # the default float dtype (true division, atan2, ...).
     integer_to_float: bool = False
+    # PyTorch's out= overload of this function (`add.out`): gradgen.NAME takes `out=`.
+    out_overload: str | None = None
 
     @property
     def name(self) -> str:

@@ -190,6 +190,8 @@ def _signature(function: NativeFunction, method: bool, exact: bool) -> StubSigna
                 argument in keyword_only and not varargs,
             )
         parameters.append(parameter)
+    if function.out_overload is not None and not method:
+        parameters.append(StubParameter("out", "Tensor | None", True, True))
     returns, named = _returns(function)
     return StubSignature(str(function.schema), tuple(parameters), returns, named)
 
