@@ -33,6 +33,9 @@ from .dtypes import (
     set_default_dtype as set_default_dtype,
     uint8 as uint8,
 )
+
+if dtypes.HAS_BFLOAT16:
+    from .dtypes import bfloat16 as bfloat16
 from .anomaly_mode import (
     is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled,
     is_anomaly_enabled as is_anomaly_enabled,
@@ -140,3 +143,10 @@ contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    # Only reached for names the module does not have: bfloat16 without ml_dtypes.
+    if name == "bfloat16":
+        raise AttributeError(dtypes.BFLOAT16_MISSING)
+    raise AttributeError(f"module 'gradgen' has no attribute '{name}'")

@@ -57,7 +57,7 @@ def _check_numpy_data(data: Any) -> None:
 def _finish(data: np.ndarray, requires_grad: builtins.bool) -> Tensor:
     if data.dtype not in dtypes._FROM_NUMPY:
         raise TypeError(f"unsupported dtype {data.dtype}")
-    if requires_grad and data.dtype.kind not in "fc":
+    if requires_grad and data.dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError(REQUIRES_GRAD_DTYPE_ERROR)
     return Tensor(data, requires_grad=builtins.bool(requires_grad))
 
