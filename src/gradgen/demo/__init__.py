@@ -12,6 +12,8 @@ classifier trained with gradgen.
    of one training step (`gradgen.viz`).
 
     python -m gradgen.demo [--epochs N] [--out DIR] [--no-pictures] [--seed S]
+
+`--mnist-like` runs the CNN demo of gradgen.demo.mnist_like instead.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import gradgen
 from gradgen import nn
 from gradgen.graph import Node
 from gradgen.nn import functional as F
+
+from . import mnist_like
 
 # -- the documents' example ------------------------------------------------------------
 
@@ -305,7 +309,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "spirals.",
     )
     parser.add_argument(
-        "--epochs", type=int, default=500, help="full-batch Adam steps (500)"
+        "--epochs",
+        type=int,
+        default=None,
+        help="full-batch Adam steps (500), or epochs with --mnist-like (6)",
+    )
+    parser.add_argument(
+        "--mnist-like", action="store_true", help="a CNN on rendered digits instead"
     )
     parser.add_argument(
         "--out",
@@ -318,7 +328,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--seed", type=int, default=0, help="seed of data and weights (0)"
     )
     args = parser.parse_args(argv)
-    if args.epochs < 1:
+    if args.epochs is not None and args.epochs < 1:
         parser.error(f"--epochs must be at least 1, got {args.epochs}")
     return args
 
@@ -327,6 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The command line: `argv` as sys.argv[1:] (None: the real command line)."""
     started = time.perf_counter()
     args = parse_args(argv)
+    if args.mnist_like:
+        return mnist_like.run(args)
+    args.epochs = 500 if args.epochs is None else args.epochs
     print("== The documents' example ==")
     example()
 
