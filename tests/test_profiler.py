@@ -220,3 +220,15 @@ def test_chrome_trace_is_written(tmp_path: Any) -> None:
     prof.export_chrome_trace(str(path))
     trace = json.loads(path.read_text())
     assert [e["name"] for e in trace["traceEvents"]] == ["aten::mul"]
+
+
+def test_printing_the_averages_prints_the_table() -> None:
+    # As a user's script does: print(prof.key_averages()) shows the table.
+    x = gradgen.ones(1, 1, requires_grad=True)
+    with gradgen.autograd.profiler.profile(record_shapes=True) as prof:
+        for _ in range(3):
+            (x**2).backward()
+    averages = prof.key_averages(group_by_stack_n=5)
+    assert str(averages) == averages.table()
+    assert str(averages).splitlines()[1].strip().startswith("Name    Self CPU %")
+    assert {e.key: e.count for e in averages}["aten::pow"] == 3

@@ -125,7 +125,18 @@ class FunctionEventAvg:
 class EventList(list[Any]):
     """A list of events (FunctionEvent or FunctionEventAvg) that can print itself."""
 
-    def key_averages(self, group_by_input_shape: bool = False) -> EventList:
+    def __str__(self) -> str:
+        return self.table()
+
+    def key_averages(
+        self,
+        group_by_input_shape: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ) -> EventList:
+        """The events grouped by name (and input shapes), in order of first call; no
+        stacks or overload names are recorded, so those groupings change nothing."""
+        del group_by_stack_n, group_by_overload_name
         groups: dict[tuple[str, str], FunctionEventAvg] = {}
         for event in self:
             shapes = event.input_shapes if group_by_input_shape else None
@@ -428,8 +439,15 @@ class profile:
     def function_events(self) -> EventList:
         return self._ensure_function_events()
 
-    def key_averages(self, group_by_input_shape: bool = False) -> EventList:
-        return self._ensure_function_events().key_averages(group_by_input_shape)
+    def key_averages(
+        self,
+        group_by_input_shape: bool = False,
+        group_by_stack_n: int = 0,
+        group_by_overload_name: bool = False,
+    ) -> EventList:
+        return self._ensure_function_events().key_averages(
+            group_by_input_shape, group_by_stack_n, group_by_overload_name
+        )
 
     def total_average(self) -> FunctionEventAvg:
         return self._ensure_function_events().total_average()
