@@ -10,6 +10,8 @@ runtime.
 
 from __future__ import annotations
 
+import typing as _typing
+
 # Imported floor by floor (docs/architecture.md, "Floors"): every module below imports
 # only from its own floor or lower ones, so this order is the order they load in.
 # `name as name`: the explicit re-exports of a typed package (PEP 484), so that type
@@ -145,8 +147,10 @@ preserve_format = "preserve_format"
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> object:
-    # Only reached for names the module does not have: bfloat16 without ml_dtypes.
-    if name == "bfloat16":
-        raise AttributeError(dtypes.BFLOAT16_MISSING)
-    raise AttributeError(f"module 'gradgen' has no attribute '{name}'")
+if not _typing.TYPE_CHECKING:  # type checkers should report unknown names, not see this
+
+    def __getattr__(name: str) -> object:
+        # Only reached for names the module lacks: bfloat16 without ml_dtypes.
+        if name == "bfloat16":
+            raise AttributeError(dtypes.BFLOAT16_MISSING)
+        raise AttributeError(f"module 'gradgen' has no attribute '{name}'")
