@@ -210,3 +210,72 @@ def test_every_out_overload_is_one_of_pytorchs() -> None:
             generated = getattr(public, "__module__", "") == "gradgen.generated.ops"
             if inspect.isfunction(public) and generated:  # not norm's own function
                 assert "out" in inspect.signature(public).parameters, function.name
+
+
+def _factories(lib: Any) -> list[Any]:
+    long_out = lib.empty(0, dtype=lib.int64)
+    lib.arange(5, out=long_out)
+    float_out = lib.empty(0)
+    lib.arange(4, out=float_out)  # computed in out's dtype
+    zeros = lib.full((3,), 7.0)
+    lib.zeros(2, 2, out=zeros)
+    spaced = lib.empty(3, dtype=lib.float64)
+    returned = lib.linspace(0, 1, 3, out=spaced)
+    ones = lib.zeros(2, 2)
+    view = ones[0]
+    lib.ones(2, out=view)  # through a view of ones
+    eye = lib.empty(2, 2)
+    lib.eye(2, out=eye)
+    drawn = lib.empty(5, dtype=lib.int64)
+    lib.randperm(5, out=drawn)
+    return [
+        long_out.numpy(),
+        float_out.numpy(),
+        zeros.numpy(),
+        spaced.numpy(),
+        returned is spaced,
+        ones.numpy(),
+        eye.numpy(),
+        sorted(drawn.tolist()),
+        str(drawn.dtype).split(".")[-1],
+        list(lib.randn(2, 3, out=lib.empty(0)).shape),
+    ]
+
+
+def test_factories_take_out() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the factories resize without a warning
+        ours = _factories(gradgen)
+    theirs = oracle("factories", _factories)
+    for a, b in zip(ours, theirs):
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+        else:
+            assert a == b
+
+
+def _arange_warning(lib: Any) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lib.arange(4, out=lib.empty(3))
+    return [str(w.message).split(" (Triggered internally")[0] for w in caught]
+
+
+def test_arange_warns_as_pytorch_when_out_has_other_elements() -> None:
+    ours = _arange_warning(gradgen)
+    assert ours == oracle("warning", _arange_warning) and len(ours) == 1
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda t: t.zeros(2, dtype=t.float64, out=t.empty(2)),
+        lambda t: t.arange(3, dtype=t.int32, out=t.empty(3, dtype=t.int64)),
+        lambda t: t.zeros(2, out=t.empty(2, requires_grad=True)),
+        lambda t: t.ones(2, out=[1.0, 2.0]),
+    ],
+    ids=["dtype-mismatch", "int-dtype-mismatch", "out-requires-grad", "not-a-tensor"],
+)
+def test_factory_errors_are_pytorchs(case: Callable[[Any], Any]) -> None:
+    same_error(case)
