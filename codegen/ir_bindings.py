@@ -26,11 +26,10 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
     conversions, call_names = _conversions(function, method, positional, varargs)
     params = _binding_params(positional, kwarg_only, method, varargs)
     out_overload = None if method else function.out_overload
-    if (
-        out_overload is not None
-    ):  # out= is keyword-only, last (PyTorch's `Tensor(a!) out`)
+    if out_overload is not None:
+        # out= is keyword-only and last, as PyTorch's `Tensor(a!) out`
         params += [] if kwarg_only else ["*"]
-        params.append("out: Tensor | None = None")
+        params.append(f"out: {out_annotation(function)} | None = None")
     if function.composite is not None:
         target = f"composites.{function.composite}"
     else:
@@ -48,6 +47,11 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         ", ".join(call_names),
         out_overload,
     )
+
+
+def out_annotation(function: NativeFunction) -> str:
+    """The type of out=: a Tensor, or a sequence of them for several results."""
+    return "Tensor" if len(function.schema.returns) == 1 else "Sequence[Tensor]"
 
 
 def _conversions(

@@ -117,7 +117,7 @@ def _entry_out_overload(
 ) -> str | None:
     """`out_overload:` the name of PyTorch's out= overload of this function (`add.out`
     for `add.Tensor`): the public function then takes `out=`. Only a functional
-    operator with a public function and one Tensor result can have one."""
+    operator with a public function and Tensor results can have one."""
     name = values.get("out_overload")
     if name is None:
         return None
@@ -133,10 +133,10 @@ def _entry_out_overload(
             "(gradgen.NAME takes out=)"
         )
     returns = schema.returns
-    if len(returns) != 1 or str(returns[0].type) != "Tensor":
+    if not returns or any(str(r.type) != "Tensor" for r in returns):
         raise CodegenError(
-            "out_overload is for an operator returning one Tensor; this one returns "
-            f"({', '.join(str(r.type) for r in returns)})"
+            "out_overload is for an operator returning Tensors (one, or several: out= "
+            f"is then a tuple); this one returns ({', '.join(str(r.type) for r in returns)})"
         )
     return name
 

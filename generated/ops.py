@@ -1688,10 +1688,29 @@ def equal(input: Tensor, other: Tensor | Number) -> Tensor:
 
 
 def topk(
-    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+    input: Tensor,
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
     input = tensor_argument(input, "topk", "input", 1, False)
+    if out is not None:  # topk.values
+        return write_out(
+            "topk",
+            out,
+            operators.topk.call,
+            (
+                input,
+                k,
+                dim,
+                largest,
+                sorted,
+            ),
+        )
     return operators.topk.call(input, k, dim, largest, sorted)
 
 
@@ -2422,9 +2441,15 @@ def log_sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return composites.log_sigmoid(input)
 
 
-def log_sigmoid_forward(input: Tensor) -> Tensor:
+def log_sigmoid_forward(
+    input: Tensor, *, out: Sequence[Tensor] | None = None
+) -> Tensor:
     """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
     input = tensor_argument(input, "log_sigmoid_forward", "input", 1, False)
+    if out is not None:  # log_sigmoid_forward.output
+        return write_out(
+            "log_sigmoid_forward", out, operators.log_sigmoid_forward.call, (input,)
+        )
     return operators.log_sigmoid_forward.call(input)
 
 
@@ -2600,6 +2625,8 @@ def nll_loss_forward(
     weight: Tensor | Number | None,
     reduction: int,
     ignore_index: int,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
     input = tensor_argument(input, "nll_loss_forward", "input", 1, False)
@@ -2609,6 +2636,19 @@ def nll_loss_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss_forward", "weight", 3, True)
     )
+    if out is not None:  # nll_loss_forward.output
+        return write_out(
+            "nll_loss_forward",
+            out,
+            operators.nll_loss_forward.call,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return operators.nll_loss_forward.call(
         input, target, weight, reduction, ignore_index
     )
@@ -2681,6 +2721,8 @@ def nll_loss2d_forward(
     weight: Tensor | Number | None,
     reduction: int,
     ignore_index: int,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
     input = tensor_argument(input, "nll_loss2d_forward", "input", 1, False)
@@ -2690,6 +2732,19 @@ def nll_loss2d_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss2d_forward", "weight", 3, True)
     )
+    if out is not None:  # nll_loss2d_forward.output
+        return write_out(
+            "nll_loss2d_forward",
+            out,
+            operators.nll_loss2d_forward.call,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return operators.nll_loss2d_forward.call(
         input, target, weight, reduction, ignore_index
     )
@@ -2992,6 +3047,8 @@ def native_batch_norm(
     training: bool,
     momentum: float,
     eps: float,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
     input = tensor_argument(input, "native_batch_norm", "input", 1, False)
@@ -3015,6 +3072,22 @@ def native_batch_norm(
         if running_var is None
         else tensor_argument(running_var, "native_batch_norm", "running_var", 5, True)
     )
+    if out is not None:  # native_batch_norm.out
+        return write_out(
+            "native_batch_norm",
+            out,
+            operators.native_batch_norm.call,
+            (
+                input,
+                weight,
+                bias,
+                running_mean,
+                running_var,
+                training,
+                momentum,
+                eps,
+            ),
+        )
     return operators.native_batch_norm.call(
         input, weight, bias, running_mean, running_var, training, momentum, eps
     )
@@ -3518,6 +3591,8 @@ def max_pool2d_with_indices(
     padding: Sequence[int] = (0, 0),
     dilation: Sequence[int] = (1, 1),
     ceil_mode: bool = False,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "max_pool2d_with_indices", "input", 1, False)
@@ -3527,6 +3602,20 @@ def max_pool2d_with_indices(
     stride = int_list_argument(stride, "max_pool2d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool2d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool2d_with_indices", "dilation")
+    if out is not None:  # max_pool2d_with_indices.out
+        return write_out(
+            "max_pool2d_with_indices",
+            out,
+            operators.max_pool2d_with_indices.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            ),
+        )
     return operators.max_pool2d_with_indices.call(
         input, kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -3572,6 +3661,8 @@ def max_pool3d_with_indices(
     padding: Sequence[int] = (0, 0, 0),
     dilation: Sequence[int] = (1, 1, 1),
     ceil_mode: bool = False,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "max_pool3d_with_indices", "input", 1, False)
@@ -3581,6 +3672,20 @@ def max_pool3d_with_indices(
     stride = int_list_argument(stride, "max_pool3d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool3d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool3d_with_indices", "dilation")
+    if out is not None:  # max_pool3d_with_indices.out
+        return write_out(
+            "max_pool3d_with_indices",
+            out,
+            operators.max_pool3d_with_indices.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            ),
+        )
     return operators.max_pool3d_with_indices.call(
         input, kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -3947,10 +4052,22 @@ def adaptive_max_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     return composites.adaptive_max_pool1d(input, output_size)
 
 
-def adaptive_max_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_max_pool2d(
+    input: Tensor, output_size: Sequence[int], *, out: Sequence[Tensor] | None = None
+) -> Tensor:
     """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "adaptive_max_pool2d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_max_pool2d", "output_size")
+    if out is not None:  # adaptive_max_pool2d.out
+        return write_out(
+            "adaptive_max_pool2d",
+            out,
+            operators.adaptive_max_pool2d.call,
+            (
+                input,
+                output_size,
+            ),
+        )
     return operators.adaptive_max_pool2d.call(input, output_size)
 
 
@@ -3968,10 +4085,22 @@ def adaptive_max_pool2d_backward(
     return operators.adaptive_max_pool2d_backward.call(grad_output, input, indices)
 
 
-def adaptive_max_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_max_pool3d(
+    input: Tensor, output_size: Sequence[int], *, out: Sequence[Tensor] | None = None
+) -> Tensor:
     """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "adaptive_max_pool3d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_max_pool3d", "output_size")
+    if out is not None:  # adaptive_max_pool3d.out
+        return write_out(
+            "adaptive_max_pool3d",
+            out,
+            operators.adaptive_max_pool3d.call,
+            (
+                input,
+                output_size,
+            ),
+        )
     return operators.adaptive_max_pool3d.call(input, output_size)
 
 
@@ -5052,6 +5181,7 @@ max = OutOverloads(
                 Param("dim", "int"),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # max(Tensor self) -> Tensor
         Signature(
@@ -5076,6 +5206,7 @@ min = OutOverloads(
                 Param("dim", "int"),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # min(Tensor self) -> Tensor
         Signature(
@@ -5192,7 +5323,7 @@ std = OutOverloads(
 )
 
 
-sort = Overloads(
+sort = OutOverloads(
     "sort",
     (
         # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
@@ -5204,6 +5335,7 @@ sort = Overloads(
                 Param("dim", "int", has_default=True, default=-1),
                 Param("descending", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         Signature(
@@ -5221,6 +5353,7 @@ sort = Overloads(
                     default=False,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )

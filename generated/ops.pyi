@@ -1337,7 +1337,13 @@ def prod(
 
 
 @overload
-def max(input: Tensor, dim: _int, keepdim: _bool = ...) -> max_dim_return:
+def max(
+    input: Tensor,
+    dim: _int,
+    keepdim: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> max_dim_return:
     """``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
 
 
@@ -1347,7 +1353,13 @@ def max(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
 
 
 @overload
-def min(input: Tensor, dim: _int, keepdim: _bool = ...) -> min_dim_return:
+def min(
+    input: Tensor,
+    dim: _int,
+    keepdim: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> min_dim_return:
     """``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
 
 
@@ -1501,19 +1513,36 @@ def equal(input: Tensor, other: Tensor | _Number) -> _bool:
 
 
 @overload
-def sort(input: Tensor, dim: _int = ..., descending: _bool = ...) -> sort_return:
+def sort(
+    input: Tensor,
+    dim: _int = ...,
+    descending: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> sort_return:
     """``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
 
 
 @overload
 def sort(
-    input: Tensor, *, stable: _bool | None, dim: _int = ..., descending: _bool = ...
+    input: Tensor,
+    *,
+    stable: _bool | None,
+    dim: _int = ...,
+    descending: _bool = ...,
+    out: Sequence[Tensor] | None = ...,
 ) -> sort_stable_return:
     """``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
 
 
 def topk(
-    input: Tensor, k: _int, dim: _int = ..., largest: _bool = ..., sorted: _bool = ...
+    input: Tensor,
+    k: _int,
+    dim: _int = ...,
+    largest: _bool = ...,
+    sorted: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> topk_return:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
 
@@ -1860,7 +1889,9 @@ def log_sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log_sigmoid(Tensor self) -> Tensor``"""
 
 
-def log_sigmoid_forward(input: Tensor) -> log_sigmoid_forward_return:
+def log_sigmoid_forward(
+    input: Tensor, *, out: Sequence[Tensor] | None = ...
+) -> log_sigmoid_forward_return:
     """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
 
 
@@ -1953,6 +1984,8 @@ def nll_loss_forward(
     weight: Tensor | _Number | None,
     reduction: _int,
     ignore_index: _int,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> nll_loss_forward_return:
     """``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
 
@@ -1987,6 +2020,8 @@ def nll_loss2d_forward(
     weight: Tensor | _Number | None,
     reduction: _int,
     ignore_index: _int,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> nll_loss2d_forward_return:
     """``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
 
@@ -2124,6 +2159,8 @@ def native_batch_norm(
     training: _bool,
     momentum: _float,
     eps: _float,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
 
@@ -2419,6 +2456,8 @@ def max_pool2d_with_indices(
     padding: _int | Sequence[_int] = ...,
     dilation: _int | Sequence[_int] = ...,
     ceil_mode: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
 
@@ -2443,6 +2482,8 @@ def max_pool3d_with_indices(
     padding: _int | Sequence[_int] = ...,
     dilation: _int | Sequence[_int] = ...,
     ceil_mode: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
 
@@ -2612,7 +2653,10 @@ def adaptive_max_pool1d(
 
 
 def adaptive_max_pool2d(
-    input: Tensor, output_size: _int | Sequence[_int]
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
 
@@ -2624,7 +2668,10 @@ def adaptive_max_pool2d_backward(
 
 
 def adaptive_max_pool3d(
-    input: Tensor, output_size: _int | Sequence[_int]
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
 

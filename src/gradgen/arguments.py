@@ -136,27 +136,51 @@ def write_out(
     operator: Callable[..., Any],
     arguments: tuple[Any, ...],
     stacklevel: int = 3,
-) -> Tensor:
+) -> Any:
     """`gradgen.NAME(..., out=out)`, as PyTorch's out= overloads behave: the result is
     computed, then written into `out` (resized when its shape differs, with PyTorch's
     warning unless `out` is empty; cast to out's dtype where PyTorch's casting rule
     allows), and `out` is returned with its version bumped. Under grad mode no argument
     may require grad: out= functions are not differentiable."""
-    if not isinstance(out, Tensor):
-        raise TypeError(
-            f"{function}(): argument 'out' must be Tensor, not {type(out).__name__}"
-        )
-    if _grad_mode_state.enabled and _any_requires_grad((out, *arguments)):
+    outs = _out_tensors(function, out)
+    if _grad_mode_state.enabled and _any_requires_grad((*outs, *arguments)):
         raise RuntimeError(OUT_REQUIRES_GRAD.format(function))
     result = operator(*arguments)
-    shape = result._data.shape
+    if isinstance(result, Tensor):
+        if not isinstance(out, Tensor):
+            raise TypeError(
+                f"{function}(): argument 'out' must be Tensor, not {type(out).__name__}"
+            )
+        _write(out, result._data, stacklevel)
+        return out
+    if len(result) != len(outs):
+        raise TypeError(f"expected tuple of {len(result)} elements but got {len(outs)}")
+    for target, value in zip(outs, result):
+        _write(target, value._data, stacklevel)
+    return type(result)(*outs)  # the operator's named tuple, of the out tensors
+
+
+def _out_tensors(function: str, out: Any) -> tuple[Tensor, ...]:
+    """`out` as a tuple of tensors (a Tensor, or a tuple or list of them)."""
+    if isinstance(out, Tensor):
+        return (out,)
+    if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
+        return tuple(out)
+    raise TypeError(
+        f"{function}(): argument 'out' must be Tensor, not {type(out).__name__}"
+    )
+
+
+def _write(out: Tensor, value: np.ndarray, stacklevel: int) -> None:
+    """One result into its out tensor: resized (warning unless empty), cast, bumped;
+    `stacklevel` as write_out's caller gave it (this frame is one more)."""
+    shape = value.shape
     if out._data.shape != shape:
         if out._data.size != 0:
             warnings.warn(
                 OUT_RESIZED.format(list(out._data.shape), list(shape)),
-                stacklevel=stacklevel,  # the user's line: 3 from a generated function
+                stacklevel=stacklevel + 1,
             )
         out._data = np.empty(shape, dtype=out._data.dtype)
-    copy_into(out, result._data)
+    copy_into(out, value)
     increment_version(out)
-    return out
