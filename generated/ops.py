@@ -11,13 +11,14 @@ from typing import Any
 from gradgen import composites
 from gradgen.arguments import (
     dtype_argument,
+    write_out,
     int_list_argument,
     int_list_varargs,
     tensor_argument,
     tensor_list_argument,
 )
 from gradgen.dtypes import as_dtype, dtype
-from gradgen.overloads import Overloads, Param, Signature
+from gradgen.overloads import OutOverloads, Overloads, Param, Signature
 from gradgen.tensor import Number, Tensor
 
 from . import operators
@@ -392,15 +393,39 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     return composites.narrow(input, dim, start, length)
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def cat(
+    tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
+) -> Tensor:
     """``cat(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "cat", "tensors", 1)
+    if out is not None:  # cat.out
+        return write_out(
+            "cat",
+            out,
+            operators.cat.call,
+            (
+                tensors,
+                dim,
+            ),
+        )
     return operators.cat.call(tensors, dim)
 
 
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def stack(
+    tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
+) -> Tensor:
     """``stack(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "stack", "tensors", 1)
+    if out is not None:  # stack.out
+        return write_out(
+            "stack",
+            out,
+            operators.stack.call,
+            (
+                tensors,
+                dim,
+            ),
+        )
     return operators.stack.call(tensors, dim)
 
 
@@ -536,21 +561,55 @@ def diag_embed(
     return operators.diag_embed.call(input, offset, dim1, dim2)
 
 
-def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
     input = tensor_argument(input, "diag", "input", 1, False)
+    if out is not None:  # diag.out
+        return write_out(
+            "diag",
+            out,
+            composites.diag,
+            (
+                input,
+                diagonal,
+            ),
+        )
     return composites.diag(input, diagonal)
 
 
-def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def concat(
+    tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
+) -> Tensor:
     """``concat(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "concat", "tensors", 1)
+    if out is not None:  # concat.out
+        return write_out(
+            "concat",
+            out,
+            composites.concat,
+            (
+                tensors,
+                dim,
+            ),
+        )
     return composites.concat(tensors, dim)
 
 
-def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def concatenate(
+    tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
+) -> Tensor:
     """``concatenate(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "concatenate", "tensors", 1)
+    if out is not None:  # concatenate.out
+        return write_out(
+            "concatenate",
+            out,
+            composites.concat,
+            (
+                tensors,
+                dim,
+            ),
+        )
     return composites.concat(tensors, dim)
 
 
@@ -566,30 +625,76 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return composites.swapaxes(input, dim0, dim1)
 
 
-def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+def add(
+    input: Tensor,
+    other: Tensor | Number,
+    *,
+    alpha: Number = 1,
+    out: Tensor | None = None,
+) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     input = tensor_argument(input, "add", "input", 1, False)
     other = tensor_argument(other, "add", "other", 2, True)
+    if out is not None:  # add.out
+        return write_out(
+            "add",
+            out,
+            operators.add_Tensor.call,
+            (
+                input,
+                other,
+                alpha,
+            ),
+        )
     return operators.add_Tensor.call(input, other, alpha)
 
 
-def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+def sub(
+    input: Tensor,
+    other: Tensor | Number,
+    *,
+    alpha: Number = 1,
+    out: Tensor | None = None,
+) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     input = tensor_argument(input, "sub", "input", 1, False)
     other = tensor_argument(other, "sub", "other", 2, True)
+    if out is not None:  # sub.out
+        return write_out(
+            "sub",
+            out,
+            operators.sub_Tensor.call,
+            (
+                input,
+                other,
+                alpha,
+            ),
+        )
     return operators.sub_Tensor.call(input, other, alpha)
 
 
-def mul(input: Tensor, other: Tensor | Number) -> Tensor:
+def mul(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "mul", "input", 1, False)
     other = tensor_argument(other, "mul", "other", 2, True)
+    if out is not None:  # mul.out
+        return write_out(
+            "mul",
+            out,
+            operators.mul_Tensor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.mul_Tensor.call(input, other)
 
 
-def neg(input: Tensor) -> Tensor:
+def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``neg(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "neg", "input", 1, False)
+    if out is not None:  # neg.out
+        return write_out("neg", out, operators.neg.call, (input,))
     return operators.neg.call(input)
 
 
@@ -635,177 +740,235 @@ def _to_copy(
     )
 
 
-def exp(input: Tensor) -> Tensor:
+def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``exp(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "exp", "input", 1, False)
+    if out is not None:  # exp.out
+        return write_out("exp", out, operators.exp.call, (input,))
     return operators.exp.call(input)
 
 
-def exp2(input: Tensor) -> Tensor:
+def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``exp2(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "exp2", "input", 1, False)
+    if out is not None:  # exp2.out
+        return write_out("exp2", out, operators.exp2.call, (input,))
     return operators.exp2.call(input)
 
 
-def log(input: Tensor) -> Tensor:
+def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log", "input", 1, False)
+    if out is not None:  # log.out
+        return write_out("log", out, operators.log.call, (input,))
     return operators.log.call(input)
 
 
-def log2(input: Tensor) -> Tensor:
+def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log2(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log2", "input", 1, False)
+    if out is not None:  # log2.out
+        return write_out("log2", out, operators.log2.call, (input,))
     return operators.log2.call(input)
 
 
-def log10(input: Tensor) -> Tensor:
+def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log10(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log10", "input", 1, False)
+    if out is not None:  # log10.out
+        return write_out("log10", out, operators.log10.call, (input,))
     return operators.log10.call(input)
 
 
-def log1p(input: Tensor) -> Tensor:
+def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log1p(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log1p", "input", 1, False)
+    if out is not None:  # log1p.out
+        return write_out("log1p", out, operators.log1p.call, (input,))
     return operators.log1p.call(input)
 
 
-def expm1(input: Tensor) -> Tensor:
+def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``expm1(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "expm1", "input", 1, False)
+    if out is not None:  # expm1.out
+        return write_out("expm1", out, operators.expm1.call, (input,))
     return operators.expm1.call(input)
 
 
-def sqrt(input: Tensor) -> Tensor:
+def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sqrt(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sqrt", "input", 1, False)
+    if out is not None:  # sqrt.out
+        return write_out("sqrt", out, operators.sqrt.call, (input,))
     return operators.sqrt.call(input)
 
 
-def rsqrt(input: Tensor) -> Tensor:
+def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``rsqrt(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "rsqrt", "input", 1, False)
+    if out is not None:  # rsqrt.out
+        return write_out("rsqrt", out, operators.rsqrt.call, (input,))
     return operators.rsqrt.call(input)
 
 
-def reciprocal(input: Tensor) -> Tensor:
+def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``reciprocal(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "reciprocal", "input", 1, False)
+    if out is not None:  # reciprocal.out
+        return write_out("reciprocal", out, operators.reciprocal.call, (input,))
     return operators.reciprocal.call(input)
 
 
-def square(input: Tensor) -> Tensor:
+def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``square(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "square", "input", 1, False)
+    if out is not None:  # square.out
+        return write_out("square", out, composites.square, (input,))
     return composites.square(input)
 
 
-def abs(input: Tensor) -> Tensor:
+def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``abs(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "abs", "input", 1, False)
+    if out is not None:  # abs.out
+        return write_out("abs", out, operators.abs.call, (input,))
     return operators.abs.call(input)
 
 
-def sgn(input: Tensor) -> Tensor:
+def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sgn(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sgn", "input", 1, False)
+    if out is not None:  # sgn.out
+        return write_out("sgn", out, operators.sgn.call, (input,))
     return operators.sgn.call(input)
 
 
-def sign(input: Tensor) -> Tensor:
+def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sign(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sign", "input", 1, False)
+    if out is not None:  # sign.out
+        return write_out("sign", out, operators.sign.call, (input,))
     return operators.sign.call(input)
 
 
-def sin(input: Tensor) -> Tensor:
+def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sin(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sin", "input", 1, False)
+    if out is not None:  # sin.out
+        return write_out("sin", out, operators.sin.call, (input,))
     return operators.sin.call(input)
 
 
-def cos(input: Tensor) -> Tensor:
+def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``cos(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "cos", "input", 1, False)
+    if out is not None:  # cos.out
+        return write_out("cos", out, operators.cos.call, (input,))
     return operators.cos.call(input)
 
 
-def tan(input: Tensor) -> Tensor:
+def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``tan(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "tan", "input", 1, False)
+    if out is not None:  # tan.out
+        return write_out("tan", out, operators.tan.call, (input,))
     return operators.tan.call(input)
 
 
-def asin(input: Tensor) -> Tensor:
+def asin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``asin(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "asin", "input", 1, False)
+    if out is not None:  # asin.out
+        return write_out("asin", out, operators.asin.call, (input,))
     return operators.asin.call(input)
 
 
-def acos(input: Tensor) -> Tensor:
+def acos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``acos(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "acos", "input", 1, False)
+    if out is not None:  # acos.out
+        return write_out("acos", out, operators.acos.call, (input,))
     return operators.acos.call(input)
 
 
-def atan(input: Tensor) -> Tensor:
+def atan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``atan(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "atan", "input", 1, False)
+    if out is not None:  # atan.out
+        return write_out("atan", out, operators.atan.call, (input,))
     return operators.atan.call(input)
 
 
-def sinh(input: Tensor) -> Tensor:
+def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sinh(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sinh", "input", 1, False)
+    if out is not None:  # sinh.out
+        return write_out("sinh", out, operators.sinh.call, (input,))
     return operators.sinh.call(input)
 
 
-def cosh(input: Tensor) -> Tensor:
+def cosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``cosh(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "cosh", "input", 1, False)
+    if out is not None:  # cosh.out
+        return write_out("cosh", out, operators.cosh.call, (input,))
     return operators.cosh.call(input)
 
 
-def tanh(input: Tensor) -> Tensor:
+def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``tanh(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "tanh", "input", 1, False)
+    if out is not None:  # tanh.out
+        return write_out("tanh", out, operators.tanh.call, (input,))
     return operators.tanh.call(input)
 
 
-def sigmoid(input: Tensor) -> Tensor:
+def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sigmoid(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sigmoid", "input", 1, False)
+    if out is not None:  # sigmoid.out
+        return write_out("sigmoid", out, operators.sigmoid.call, (input,))
     return operators.sigmoid.call(input)
 
 
-def erf(input: Tensor) -> Tensor:
+def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "erf", "input", 1, False)
+    if out is not None:  # erf.out
+        return write_out("erf", out, operators.erf.call, (input,))
     return operators.erf.call(input)
 
 
-def floor(input: Tensor) -> Tensor:
+def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``floor(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "floor", "input", 1, False)
+    if out is not None:  # floor.out
+        return write_out("floor", out, operators.floor.call, (input,))
     return operators.floor.call(input)
 
 
-def ceil(input: Tensor) -> Tensor:
+def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``ceil(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "ceil", "input", 1, False)
+    if out is not None:  # ceil.out
+        return write_out("ceil", out, operators.ceil.call, (input,))
     return operators.ceil.call(input)
 
 
-def trunc(input: Tensor) -> Tensor:
+def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``trunc(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "trunc", "input", 1, False)
+    if out is not None:  # trunc.out
+        return write_out("trunc", out, operators.trunc.call, (input,))
     return operators.trunc.call(input)
 
 
-def angle(input: Tensor) -> Tensor:
+def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``angle(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "angle", "input", 1, False)
+    if out is not None:  # angle.out
+        return write_out("angle", out, operators.angle.call, (input,))
     return operators.angle.call(input)
 
 
@@ -873,118 +1036,294 @@ def tanh_(input: Tensor) -> Tensor:
     return operators.tanh_.call(input)
 
 
-def true_divide(input: Tensor, other: Tensor | Number) -> Tensor:
+def true_divide(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "true_divide", "input", 1, False)
     other = tensor_argument(other, "true_divide", "other", 2, True)
+    if out is not None:  # true_divide.out
+        return write_out(
+            "true_divide",
+            out,
+            composites.true_divide,
+            (
+                input,
+                other,
+            ),
+        )
     return composites.true_divide(input, other)
 
 
-def maximum(input: Tensor, other: Tensor | Number) -> Tensor:
+def maximum(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "maximum", "input", 1, False)
     other = tensor_argument(other, "maximum", "other", 2, True)
+    if out is not None:  # maximum.out
+        return write_out(
+            "maximum",
+            out,
+            operators.maximum.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.maximum.call(input, other)
 
 
-def minimum(input: Tensor, other: Tensor | Number) -> Tensor:
+def minimum(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "minimum", "input", 1, False)
     other = tensor_argument(other, "minimum", "other", 2, True)
+    if out is not None:  # minimum.out
+        return write_out(
+            "minimum",
+            out,
+            operators.minimum.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.minimum.call(input, other)
 
 
-def fmax(input: Tensor, other: Tensor | Number) -> Tensor:
+def fmax(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "fmax", "input", 1, False)
     other = tensor_argument(other, "fmax", "other", 2, True)
+    if out is not None:  # fmax.out
+        return write_out(
+            "fmax",
+            out,
+            operators.fmax.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.fmax.call(input, other)
 
 
-def fmin(input: Tensor, other: Tensor | Number) -> Tensor:
+def fmin(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "fmin", "input", 1, False)
     other = tensor_argument(other, "fmin", "other", 2, True)
+    if out is not None:  # fmin.out
+        return write_out(
+            "fmin",
+            out,
+            operators.fmin.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.fmin.call(input, other)
 
 
-def atan2(input: Tensor, other: Tensor | Number) -> Tensor:
+def atan2(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "atan2", "input", 1, False)
     other = tensor_argument(other, "atan2", "other", 2, True)
+    if out is not None:  # atan2.out
+        return write_out(
+            "atan2",
+            out,
+            operators.atan2.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.atan2.call(input, other)
 
 
-def hypot(input: Tensor, other: Tensor | Number) -> Tensor:
+def hypot(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "hypot", "input", 1, False)
     other = tensor_argument(other, "hypot", "other", 2, True)
+    if out is not None:  # hypot.out
+        return write_out(
+            "hypot",
+            out,
+            operators.hypot.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.hypot.call(input, other)
 
 
-def clamp_min(input: Tensor, min: Number) -> Tensor:
+def clamp_min(input: Tensor, min: Number, *, out: Tensor | None = None) -> Tensor:
     """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
     input = tensor_argument(input, "clamp_min", "input", 1, False)
+    if out is not None:  # clamp_min.out
+        return write_out(
+            "clamp_min",
+            out,
+            operators.clamp_min.call,
+            (
+                input,
+                min,
+            ),
+        )
     return operators.clamp_min.call(input, min)
 
 
-def clamp_max(input: Tensor, max: Number) -> Tensor:
+def clamp_max(input: Tensor, max: Number, *, out: Tensor | None = None) -> Tensor:
     """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
     input = tensor_argument(input, "clamp_max", "input", 1, False)
+    if out is not None:  # clamp_max.out
+        return write_out(
+            "clamp_max",
+            out,
+            operators.clamp_max.call,
+            (
+                input,
+                max,
+            ),
+        )
     return operators.clamp_max.call(input, max)
 
 
-def logical_and(input: Tensor, other: Tensor | Number) -> Tensor:
+def logical_and(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "logical_and", "input", 1, False)
     other = tensor_argument(other, "logical_and", "other", 2, True)
+    if out is not None:  # logical_and.out
+        return write_out(
+            "logical_and",
+            out,
+            operators.logical_and.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.logical_and.call(input, other)
 
 
-def logical_or(input: Tensor, other: Tensor | Number) -> Tensor:
+def logical_or(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "logical_or", "input", 1, False)
     other = tensor_argument(other, "logical_or", "other", 2, True)
+    if out is not None:  # logical_or.out
+        return write_out(
+            "logical_or",
+            out,
+            operators.logical_or.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.logical_or.call(input, other)
 
 
-def logical_xor(input: Tensor, other: Tensor | Number) -> Tensor:
+def logical_xor(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "logical_xor", "input", 1, False)
     other = tensor_argument(other, "logical_xor", "other", 2, True)
+    if out is not None:  # logical_xor.out
+        return write_out(
+            "logical_xor",
+            out,
+            operators.logical_xor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.logical_xor.call(input, other)
 
 
-def logical_not(input: Tensor) -> Tensor:
+def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``logical_not(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "logical_not", "input", 1, False)
+    if out is not None:  # logical_not.out
+        return write_out("logical_not", out, operators.logical_not.call, (input,))
     return operators.logical_not.call(input)
 
 
-def bitwise_and(input: Tensor, other: Tensor | Number) -> Tensor:
+def bitwise_and(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "bitwise_and", "input", 1, False)
     other = tensor_argument(other, "bitwise_and", "other", 2, True)
+    if out is not None:  # bitwise_and.Tensor_out
+        return write_out(
+            "bitwise_and",
+            out,
+            operators.bitwise_and_Tensor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.bitwise_and_Tensor.call(input, other)
 
 
-def bitwise_or(input: Tensor, other: Tensor | Number) -> Tensor:
+def bitwise_or(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "bitwise_or", "input", 1, False)
     other = tensor_argument(other, "bitwise_or", "other", 2, True)
+    if out is not None:  # bitwise_or.Tensor_out
+        return write_out(
+            "bitwise_or",
+            out,
+            operators.bitwise_or_Tensor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.bitwise_or_Tensor.call(input, other)
 
 
-def bitwise_xor(input: Tensor, other: Tensor | Number) -> Tensor:
+def bitwise_xor(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "bitwise_xor", "input", 1, False)
     other = tensor_argument(other, "bitwise_xor", "other", 2, True)
+    if out is not None:  # bitwise_xor.Tensor_out
+        return write_out(
+            "bitwise_xor",
+            out,
+            operators.bitwise_xor_Tensor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.bitwise_xor_Tensor.call(input, other)
 
 
-def bitwise_not(input: Tensor) -> Tensor:
+def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``bitwise_not(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "bitwise_not", "input", 1, False)
+    if out is not None:  # bitwise_not.out
+        return write_out("bitwise_not", out, operators.bitwise_not.call, (input,))
     return operators.bitwise_not.call(input)
 
 
@@ -1018,11 +1357,24 @@ def addcmul(
     tensor2: Tensor | Number,
     *,
     value: Number = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
     input = tensor_argument(input, "addcmul", "input", 1, False)
     tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
     tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
+    if out is not None:  # addcmul.out
+        return write_out(
+            "addcmul",
+            out,
+            operators.addcmul.call,
+            (
+                input,
+                tensor1,
+                tensor2,
+                value,
+            ),
+        )
     return operators.addcmul.call(input, tensor1, tensor2, value)
 
 
@@ -1032,11 +1384,24 @@ def addcdiv(
     tensor2: Tensor | Number,
     *,
     value: Number = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
     input = tensor_argument(input, "addcdiv", "input", 1, False)
     tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
     tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
+    if out is not None:  # addcdiv.out
+        return write_out(
+            "addcdiv",
+            out,
+            operators.addcdiv.call,
+            (
+                input,
+                tensor1,
+                tensor2,
+                value,
+            ),
+        )
     return operators.addcdiv.call(input, tensor1, tensor2, value)
 
 
@@ -1045,9 +1410,23 @@ def nan_to_num(
     nan: float | None = None,
     posinf: float | None = None,
     neginf: float | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
     input = tensor_argument(input, "nan_to_num", "input", 1, False)
+    if out is not None:  # nan_to_num.out
+        return write_out(
+            "nan_to_num",
+            out,
+            operators.nan_to_num.call,
+            (
+                input,
+                nan,
+                posinf,
+                neginf,
+            ),
+        )
     return operators.nan_to_num.call(input, nan, posinf, neginf)
 
 
@@ -1062,93 +1441,228 @@ def nan_to_num_(
     return operators.nan_to_num_.call(input, nan, posinf, neginf)
 
 
-def absolute(input: Tensor) -> Tensor:
+def absolute(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``absolute(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "absolute", "input", 1, False)
+    if out is not None:  # absolute.out
+        return write_out("absolute", out, composites.absolute, (input,))
     return composites.absolute(input)
 
 
-def negative(input: Tensor) -> Tensor:
+def negative(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``negative(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "negative", "input", 1, False)
+    if out is not None:  # negative.out
+        return write_out("negative", out, composites.negative, (input,))
     return composites.negative(input)
 
 
-def arccos(input: Tensor) -> Tensor:
+def arccos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``arccos(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "arccos", "input", 1, False)
+    if out is not None:  # arccos.out
+        return write_out("arccos", out, composites.arccos, (input,))
     return composites.arccos(input)
 
 
-def arcsin(input: Tensor) -> Tensor:
+def arcsin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``arcsin(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "arcsin", "input", 1, False)
+    if out is not None:  # arcsin.out
+        return write_out("arcsin", out, composites.arcsin, (input,))
     return composites.arcsin(input)
 
 
-def arctan(input: Tensor) -> Tensor:
+def arctan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``arctan(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "arctan", "input", 1, False)
+    if out is not None:  # arctan.out
+        return write_out("arctan", out, composites.arctan, (input,))
     return composites.arctan(input)
 
 
-def fix(input: Tensor) -> Tensor:
+def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``fix(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "fix", "input", 1, False)
+    if out is not None:  # fix.out
+        return write_out("fix", out, composites.fix, (input,))
     return composites.fix(input)
 
 
-def arctan2(input: Tensor, other: Tensor | Number) -> Tensor:
+def arctan2(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "arctan2", "input", 1, False)
     other = tensor_argument(other, "arctan2", "other", 2, True)
+    if out is not None:  # arctan2.out
+        return write_out(
+            "arctan2",
+            out,
+            composites.arctan2,
+            (
+                input,
+                other,
+            ),
+        )
     return composites.arctan2(input, other)
 
 
-def amax(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+def amax(
+    input: Tensor,
+    dim: Sequence[int] = (),
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "amax", "input", 1, False)
     dim = int_list_argument(dim, "amax", "dim")
+    if out is not None:  # amax.out
+        return write_out(
+            "amax",
+            out,
+            operators.amax.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.amax.call(input, dim, keepdim)
 
 
-def amin(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+def amin(
+    input: Tensor,
+    dim: Sequence[int] = (),
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "amin", "input", 1, False)
     dim = int_list_argument(dim, "amin", "dim")
+    if out is not None:  # amin.out
+        return write_out(
+            "amin",
+            out,
+            operators.amin.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.amin.call(input, dim, keepdim)
 
 
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+def argmax(
+    input: Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "argmax", "input", 1, False)
+    if out is not None:  # argmax.out
+        return write_out(
+            "argmax",
+            out,
+            operators.argmax.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.argmax.call(input, dim, keepdim)
 
 
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+def argmin(
+    input: Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "argmin", "input", 1, False)
+    if out is not None:  # argmin.out
+        return write_out(
+            "argmin",
+            out,
+            operators.argmin.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.argmin.call(input, dim, keepdim)
 
 
-def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
+def logsumexp(
+    input: Tensor,
+    dim: Sequence[int],
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "logsumexp", "input", 1, False)
     dim = int_list_argument(dim, "logsumexp", "dim")
+    if out is not None:  # logsumexp.out
+        return write_out(
+            "logsumexp",
+            out,
+            operators.logsumexp.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.logsumexp.call(input, dim, keepdim)
 
 
-def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+def cumsum(
+    input: Tensor, dim: int, *, dtype: dtype | None = None, out: Tensor | None = None
+) -> Tensor:
     """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     input = tensor_argument(input, "cumsum", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if out is not None:  # cumsum.out
+        return write_out(
+            "cumsum",
+            out,
+            operators.cumsum.call,
+            (
+                input,
+                dim,
+                dtype,
+            ),
+        )
     return operators.cumsum.call(input, dim, dtype)
 
 
-def cumprod(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+def cumprod(
+    input: Tensor, dim: int, *, dtype: dtype | None = None, out: Tensor | None = None
+) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     input = tensor_argument(input, "cumprod", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if out is not None:  # cumprod.out
+        return write_out(
+            "cumprod",
+            out,
+            operators.cumprod.call,
+            (
+                input,
+                dim,
+                dtype,
+            ),
+        )
     return operators.cumprod.call(input, dim, dtype)
 
 
@@ -1191,17 +1705,49 @@ def equal(input: Tensor, other: Tensor | Number) -> Tensor:
 
 
 def topk(
-    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+    input: Tensor,
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
     input = tensor_argument(input, "topk", "input", 1, False)
+    if out is not None:  # topk.values
+        return write_out(
+            "topk",
+            out,
+            operators.topk.call,
+            (
+                input,
+                k,
+                dim,
+                largest,
+                sorted,
+            ),
+        )
     return operators.topk.call(input, k, dim, largest, sorted)
 
 
-def index_select(input: Tensor, dim: int, index: Tensor | Number) -> Tensor:
+def index_select(
+    input: Tensor, dim: int, index: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
     input = tensor_argument(input, "index_select", "input", 1, False)
     index = tensor_argument(index, "index_select", "index", 3, True)
+    if out is not None:  # index_select.out
+        return write_out(
+            "index_select",
+            out,
+            operators.index_select.call,
+            (
+                input,
+                dim,
+                index,
+            ),
+        )
     return operators.index_select.call(input, dim, index)
 
 
@@ -1222,20 +1768,51 @@ def index_add(
     source: Tensor | Number,
     *,
     alpha: Number = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
     input = tensor_argument(input, "index_add", "input", 1, False)
     index = tensor_argument(index, "index_add", "index", 3, True)
     source = tensor_argument(source, "index_add", "source", 4, True)
+    if out is not None:  # index_add.out
+        return write_out(
+            "index_add",
+            out,
+            operators.index_add.call,
+            (
+                input,
+                dim,
+                index,
+                source,
+                alpha,
+            ),
+        )
     return operators.index_add.call(input, dim, index, source, alpha)
 
 
 def gather(
-    input: Tensor, dim: int, index: Tensor | Number, *, sparse_grad: bool = False
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    *,
+    sparse_grad: bool = False,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
     input = tensor_argument(input, "gather", "input", 1, False)
     index = tensor_argument(index, "gather", "index", 3, True)
+    if out is not None:  # gather.out
+        return write_out(
+            "gather",
+            out,
+            operators.gather.call,
+            (
+                input,
+                dim,
+                index,
+                sparse_grad,
+            ),
+        )
     return operators.gather.call(input, dim, index, sparse_grad)
 
 
@@ -1254,19 +1831,48 @@ def gather_backward(
 
 
 def scatter_add(
-    input: Tensor, dim: int, index: Tensor | Number, src: Tensor | Number
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    src: Tensor | Number,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
     input = tensor_argument(input, "scatter_add", "input", 1, False)
     index = tensor_argument(index, "scatter_add", "index", 3, True)
     src = tensor_argument(src, "scatter_add", "src", 4, True)
+    if out is not None:  # scatter_add.out
+        return write_out(
+            "scatter_add",
+            out,
+            operators.scatter_add.call,
+            (
+                input,
+                dim,
+                index,
+                src,
+            ),
+        )
     return operators.scatter_add.call(input, dim, index, src)
 
 
-def index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+def index(
+    input: Tensor, indices: Sequence[Tensor | None], *, out: Tensor | None = None
+) -> Tensor:
     """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
     input = tensor_argument(input, "index", "input", 1, False)
     indices = tensor_list_argument(indices, "index", "indices", 2, True)
+    if out is not None:  # index.Tensor_out
+        return write_out(
+            "index",
+            out,
+            operators.index_Tensor.call,
+            (
+                input,
+                indices,
+            ),
+        )
     return operators.index_Tensor.call(input, indices)
 
 
@@ -1296,59 +1902,141 @@ def index_put_(
     return operators.index_put_.call(input, indices, values, accumulate)
 
 
-def mm(input: Tensor, mat2: Tensor | Number) -> Tensor:
+def mm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
     input = tensor_argument(input, "mm", "input", 1, False)
     mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
+    if out is not None:  # mm.out
+        return write_out(
+            "mm",
+            out,
+            operators.mm.call,
+            (
+                input,
+                mat2,
+            ),
+        )
     return operators.mm.call(input, mat2)
 
 
-def bmm(input: Tensor, mat2: Tensor | Number) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
     input = tensor_argument(input, "bmm", "input", 1, False)
     mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
+    if out is not None:  # bmm.out
+        return write_out(
+            "bmm",
+            out,
+            operators.bmm.call,
+            (
+                input,
+                mat2,
+            ),
+        )
     return operators.bmm.call(input, mat2)
 
 
-def dot(input: Tensor, tensor: Tensor | Number) -> Tensor:
+def dot(input: Tensor, tensor: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
     input = tensor_argument(input, "dot", "input", 1, False)
     tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
+    if out is not None:  # dot.out
+        return write_out(
+            "dot",
+            out,
+            operators.dot.call,
+            (
+                input,
+                tensor,
+            ),
+        )
     return operators.dot.call(input, tensor)
 
 
-def vdot(input: Tensor, other: Tensor | Number) -> Tensor:
+def vdot(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "vdot", "input", 1, False)
     other = tensor_argument(other, "vdot", "other", 2, True)
+    if out is not None:  # vdot.out
+        return write_out(
+            "vdot",
+            out,
+            operators.vdot.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.vdot.call(input, other)
 
 
-def mv(input: Tensor, vec: Tensor | Number) -> Tensor:
+def mv(input: Tensor, vec: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
     input = tensor_argument(input, "mv", "input", 1, False)
     vec = tensor_argument(vec, "mv", "vec", 2, True)
+    if out is not None:  # mv.out
+        return write_out(
+            "mv",
+            out,
+            operators.mv.call,
+            (
+                input,
+                vec,
+            ),
+        )
     return operators.mv.call(input, vec)
 
 
-def outer(input: Tensor, vec2: Tensor | Number) -> Tensor:
+def outer(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``outer(Tensor self, Tensor vec2) -> Tensor``"""
     input = tensor_argument(input, "outer", "input", 1, False)
     vec2 = tensor_argument(vec2, "outer", "vec2", 2, True)
+    if out is not None:  # outer.out
+        return write_out(
+            "outer",
+            out,
+            composites.outer,
+            (
+                input,
+                vec2,
+            ),
+        )
     return composites.outer(input, vec2)
 
 
-def ger(input: Tensor, vec2: Tensor | Number) -> Tensor:
+def ger(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``ger(Tensor self, Tensor vec2) -> Tensor``"""
     input = tensor_argument(input, "ger", "input", 1, False)
     vec2 = tensor_argument(vec2, "ger", "vec2", 2, True)
+    if out is not None:  # ger.out
+        return write_out(
+            "ger",
+            out,
+            composites.ger,
+            (
+                input,
+                vec2,
+            ),
+        )
     return composites.ger(input, vec2)
 
 
-def matmul(input: Tensor, other: Tensor | Number) -> Tensor:
+def matmul(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "matmul", "input", 1, False)
     other = tensor_argument(other, "matmul", "other", 2, True)
+    if out is not None:  # matmul.out
+        return write_out(
+            "matmul",
+            out,
+            composites.matmul,
+            (
+                input,
+                other,
+            ),
+        )
     return composites.matmul(input, other)
 
 
@@ -1359,33 +2047,82 @@ def addmm(
     *,
     beta: Number = 1,
     alpha: Number = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     input = tensor_argument(input, "addmm", "input", 1, False)
     mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
     mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
+    if out is not None:  # addmm.out
+        return write_out(
+            "addmm",
+            out,
+            operators.addmm.call,
+            (
+                input,
+                mat1,
+                mat2,
+                beta,
+                alpha,
+            ),
+        )
     return operators.addmm.call(input, mat1, mat2, beta, alpha)
 
 
 def linear(
-    input: Tensor | Number, weight: Tensor | Number, bias: Tensor | Number | None = None
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor``"""
     input = tensor_argument(input, "linear", "input", 1, False)
     weight = tensor_argument(weight, "linear", "weight", 2, True)
     bias = None if bias is None else tensor_argument(bias, "linear", "bias", 3, True)
+    if out is not None:  # linear.out
+        return write_out(
+            "linear",
+            out,
+            composites.linear,
+            (
+                input,
+                weight,
+                bias,
+            ),
+        )
     return composites.linear(input, weight, bias)
 
 
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
     input = tensor_argument(input, "tril", "input", 1, False)
+    if out is not None:  # tril.out
+        return write_out(
+            "tril",
+            out,
+            operators.tril.call,
+            (
+                input,
+                diagonal,
+            ),
+        )
     return operators.tril.call(input, diagonal)
 
 
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
     input = tensor_argument(input, "triu", "input", 1, False)
+    if out is not None:  # triu.out
+        return write_out(
+            "triu",
+            out,
+            operators.triu.call,
+            (
+                input,
+                diagonal,
+            ),
+        )
     return operators.triu.call(input, diagonal)
 
 
@@ -1408,15 +2145,29 @@ def relu(input: Tensor) -> Tensor:
     return operators.relu.call(input)
 
 
-def gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
+def gelu(
+    input: Tensor, *, approximate: str = "none", out: Tensor | None = None
+) -> Tensor:
     """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
     input = tensor_argument(input, "gelu", "input", 1, False)
+    if out is not None:  # gelu.out
+        return write_out(
+            "gelu",
+            out,
+            operators.gelu.call,
+            (
+                input,
+                approximate,
+            ),
+        )
     return operators.gelu.call(input, approximate)
 
 
-def silu(input: Tensor) -> Tensor:
+def silu(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``silu(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "silu", "input", 1, False)
+    if out is not None:  # silu.out
+        return write_out("silu", out, operators.silu.call, (input,))
     return operators.silu.call(input)
 
 
@@ -1453,16 +2204,42 @@ def relu_(input: Tensor) -> Tensor:
     return operators.relu_.call(input)
 
 
-def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+def softmax(
+    input: Tensor, dim: int, dtype: dtype | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
     input = tensor_argument(input, "softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if out is not None:  # softmax.int_out
+        return write_out(
+            "softmax",
+            out,
+            composites.softmax,
+            (
+                input,
+                dim,
+                dtype,
+            ),
+        )
     return composites.softmax(input, dim, dtype)
 
 
-def _softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+def _softmax(
+    input: Tensor, dim: int, half_to_float: bool, *, out: Tensor | None = None
+) -> Tensor:
     """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
     input = tensor_argument(input, "_softmax", "input", 1, False)
+    if out is not None:  # _softmax.out
+        return write_out(
+            "_softmax",
+            out,
+            operators._softmax.call,
+            (
+                input,
+                dim,
+                half_to_float,
+            ),
+        )
     return operators._softmax.call(input, dim, half_to_float)
 
 
@@ -1478,21 +2255,52 @@ def _softmax_backward_data(
     return operators._softmax_backward_data.call(grad_output, output, dim, input_dtype)
 
 
-def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: int, dtype: dtype | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
     input = tensor_argument(input, "log_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if out is not None:  # log_softmax.int_out
+        return write_out(
+            "log_softmax",
+            out,
+            composites.log_softmax,
+            (
+                input,
+                dim,
+                dtype,
+            ),
+        )
     return composites.log_softmax(input, dim, dtype)
 
 
-def _log_softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+def _log_softmax(
+    input: Tensor, dim: int, half_to_float: bool, *, out: Tensor | None = None
+) -> Tensor:
     """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
     input = tensor_argument(input, "_log_softmax", "input", 1, False)
+    if out is not None:  # _log_softmax.out
+        return write_out(
+            "_log_softmax",
+            out,
+            operators._log_softmax.call,
+            (
+                input,
+                dim,
+                half_to_float,
+            ),
+        )
     return operators._log_softmax.call(input, dim, half_to_float)
 
 
 def _log_softmax_backward_data(
-    grad_output: Tensor | Number, output: Tensor | Number, dim: int, input_dtype: dtype
+    grad_output: Tensor | Number,
+    output: Tensor | Number,
+    dim: int,
+    input_dtype: dtype,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
     grad_output = tensor_argument(
@@ -1500,14 +2308,38 @@ def _log_softmax_backward_data(
     )
     output = tensor_argument(output, "_log_softmax_backward_data", "output", 2, True)
     input_dtype = dtype_argument(input_dtype)
+    if out is not None:  # _log_softmax_backward_data.out
+        return write_out(
+            "_log_softmax_backward_data",
+            out,
+            operators._log_softmax_backward_data.call,
+            (
+                grad_output,
+                output,
+                dim,
+                input_dtype,
+            ),
+        )
     return operators._log_softmax_backward_data.call(
         grad_output, output, dim, input_dtype
     )
 
 
-def leaky_relu(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
+def leaky_relu(
+    input: Tensor, negative_slope: Number = 0.01, *, out: Tensor | None = None
+) -> Tensor:
     """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
     input = tensor_argument(input, "leaky_relu", "input", 1, False)
+    if out is not None:  # leaky_relu.out
+        return write_out(
+            "leaky_relu",
+            out,
+            operators.leaky_relu.call,
+            (
+                input,
+                negative_slope,
+            ),
+        )
     return operators.leaky_relu.call(input, negative_slope)
 
 
@@ -1534,10 +2366,27 @@ def leaky_relu_(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
 
 
 def elu(
-    input: Tensor, alpha: Number = 1, scale: Number = 1, input_scale: Number = 1
+    input: Tensor,
+    alpha: Number = 1,
+    scale: Number = 1,
+    input_scale: Number = 1,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
     input = tensor_argument(input, "elu", "input", 1, False)
+    if out is not None:  # elu.out
+        return write_out(
+            "elu",
+            out,
+            operators.elu.call,
+            (
+                input,
+                alpha,
+                scale,
+                input_scale,
+            ),
+        )
     return operators.elu.call(input, alpha, scale, input_scale)
 
 
@@ -1567,9 +2416,26 @@ def elu_(
     return operators.elu_.call(input, alpha, scale, input_scale)
 
 
-def softplus(input: Tensor, beta: Number = 1, threshold: Number = 20) -> Tensor:
+def softplus(
+    input: Tensor,
+    beta: Number = 1,
+    threshold: Number = 20,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
     input = tensor_argument(input, "softplus", "input", 1, False)
+    if out is not None:  # softplus.out
+        return write_out(
+            "softplus",
+            out,
+            operators.softplus.call,
+            (
+                input,
+                beta,
+                threshold,
+            ),
+        )
     return operators.softplus.call(input, beta, threshold)
 
 
@@ -1584,15 +2450,23 @@ def softplus_backward(
     return operators.softplus_backward.call(grad_output, input, beta, threshold)
 
 
-def log_sigmoid(input: Tensor) -> Tensor:
+def log_sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log_sigmoid(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log_sigmoid", "input", 1, False)
+    if out is not None:  # log_sigmoid.out
+        return write_out("log_sigmoid", out, composites.log_sigmoid, (input,))
     return composites.log_sigmoid(input)
 
 
-def log_sigmoid_forward(input: Tensor) -> Tensor:
+def log_sigmoid_forward(
+    input: Tensor, *, out: Sequence[Tensor] | None = None
+) -> Tensor:
     """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
     input = tensor_argument(input, "log_sigmoid_forward", "input", 1, False)
+    if out is not None:  # log_sigmoid_forward.output
+        return write_out(
+            "log_sigmoid_forward", out, operators.log_sigmoid_forward.call, (input,)
+        )
     return operators.log_sigmoid_forward.call(input)
 
 
@@ -1608,9 +2482,26 @@ def log_sigmoid_backward(
     return operators.log_sigmoid_backward.call(grad_output, input, buffer)
 
 
-def hardtanh(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
+def hardtanh(
+    input: Tensor,
+    min_val: Number = -1,
+    max_val: Number = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
     input = tensor_argument(input, "hardtanh", "input", 1, False)
+    if out is not None:  # hardtanh.out
+        return write_out(
+            "hardtanh",
+            out,
+            operators.hardtanh.call,
+            (
+                input,
+                min_val,
+                max_val,
+            ),
+        )
     return operators.hardtanh.call(input, min_val, max_val)
 
 
@@ -1631,9 +2522,11 @@ def hardtanh_(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tenso
     return operators.hardtanh_.call(input, min_val, max_val)
 
 
-def mish(input: Tensor) -> Tensor:
+def mish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``mish(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "mish", "input", 1, False)
+    if out is not None:  # mish.out
+        return write_out("mish", out, operators.mish.call, (input,))
     return operators.mish.call(input)
 
 
@@ -1656,10 +2549,27 @@ def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
     return composites.dropout(input, p, train)
 
 
-def mse_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
     input = tensor_argument(input, "mse_loss", "input", 1, False)
     target = tensor_argument(target, "mse_loss", "target", 2, True)
+    if out is not None:  # mse_loss.out
+        return write_out(
+            "mse_loss",
+            out,
+            operators.mse_loss.call,
+            (
+                input,
+                target,
+                reduction,
+            ),
+        )
     return operators.mse_loss.call(input, target, reduction)
 
 
@@ -1699,6 +2609,8 @@ def nll_loss(
     weight: Tensor | Number | None = None,
     reduction: int = 1,
     ignore_index: int = -100,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
     input = tensor_argument(input, "nll_loss", "input", 1, False)
@@ -1708,6 +2620,19 @@ def nll_loss(
         if weight is None
         else tensor_argument(weight, "nll_loss", "weight", 3, True)
     )
+    if out is not None:  # nll_loss.out
+        return write_out(
+            "nll_loss",
+            out,
+            composites.nll_loss,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return composites.nll_loss(input, target, weight, reduction, ignore_index)
 
 
@@ -1717,6 +2642,8 @@ def nll_loss_forward(
     weight: Tensor | Number | None,
     reduction: int,
     ignore_index: int,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
     input = tensor_argument(input, "nll_loss_forward", "input", 1, False)
@@ -1726,6 +2653,19 @@ def nll_loss_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss_forward", "weight", 3, True)
     )
+    if out is not None:  # nll_loss_forward.output
+        return write_out(
+            "nll_loss_forward",
+            out,
+            operators.nll_loss_forward.call,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return operators.nll_loss_forward.call(
         input, target, weight, reduction, ignore_index
     )
@@ -1765,6 +2705,8 @@ def nll_loss2d(
     weight: Tensor | Number | None = None,
     reduction: int = 1,
     ignore_index: int = -100,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
     input = tensor_argument(input, "nll_loss2d", "input", 1, False)
@@ -1774,6 +2716,19 @@ def nll_loss2d(
         if weight is None
         else tensor_argument(weight, "nll_loss2d", "weight", 3, True)
     )
+    if out is not None:  # nll_loss2d.out
+        return write_out(
+            "nll_loss2d",
+            out,
+            composites.nll_loss2d,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return composites.nll_loss2d(input, target, weight, reduction, ignore_index)
 
 
@@ -1783,6 +2738,8 @@ def nll_loss2d_forward(
     weight: Tensor | Number | None,
     reduction: int,
     ignore_index: int,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
     input = tensor_argument(input, "nll_loss2d_forward", "input", 1, False)
@@ -1792,6 +2749,19 @@ def nll_loss2d_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss2d_forward", "weight", 3, True)
     )
+    if out is not None:  # nll_loss2d_forward.output
+        return write_out(
+            "nll_loss2d_forward",
+            out,
+            operators.nll_loss2d_forward.call,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return operators.nll_loss2d_forward.call(
         input, target, weight, reduction, ignore_index
     )
@@ -1830,6 +2800,8 @@ def binary_cross_entropy(
     target: Tensor | Number,
     weight: Tensor | Number | None = None,
     reduction: int = 1,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
     input = tensor_argument(input, "binary_cross_entropy", "input", 1, False)
@@ -1839,6 +2811,18 @@ def binary_cross_entropy(
         if weight is None
         else tensor_argument(weight, "binary_cross_entropy", "weight", 3, True)
     )
+    if out is not None:  # binary_cross_entropy.out
+        return write_out(
+            "binary_cross_entropy",
+            out,
+            operators.binary_cross_entropy.call,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+            ),
+        )
     return operators.binary_cross_entropy.call(input, target, weight, reduction)
 
 
@@ -1894,11 +2878,28 @@ def l1_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tenso
 
 
 def smooth_l1_loss(
-    input: Tensor, target: Tensor | Number, reduction: int = 1, beta: float = 1.0
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    beta: float = 1.0,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``"""
     input = tensor_argument(input, "smooth_l1_loss", "input", 1, False)
     target = tensor_argument(target, "smooth_l1_loss", "target", 2, True)
+    if out is not None:  # smooth_l1_loss.out
+        return write_out(
+            "smooth_l1_loss",
+            out,
+            operators.smooth_l1_loss.call,
+            (
+                input,
+                target,
+                reduction,
+                beta,
+            ),
+        )
     return operators.smooth_l1_loss.call(input, target, reduction, beta)
 
 
@@ -1921,11 +2922,28 @@ def smooth_l1_loss_backward(
 
 
 def huber_loss(
-    input: Tensor, target: Tensor | Number, reduction: int = 1, delta: float = 1.0
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    delta: float = 1.0,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``"""
     input = tensor_argument(input, "huber_loss", "input", 1, False)
     target = tensor_argument(target, "huber_loss", "target", 2, True)
+    if out is not None:  # huber_loss.out
+        return write_out(
+            "huber_loss",
+            out,
+            operators.huber_loss.call,
+            (
+                input,
+                target,
+                reduction,
+                delta,
+            ),
+        )
     return operators.huber_loss.call(input, target, reduction, delta)
 
 
@@ -2046,6 +3064,8 @@ def native_batch_norm(
     training: bool,
     momentum: float,
     eps: float,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
     input = tensor_argument(input, "native_batch_norm", "input", 1, False)
@@ -2069,6 +3089,22 @@ def native_batch_norm(
         if running_var is None
         else tensor_argument(running_var, "native_batch_norm", "running_var", 5, True)
     )
+    if out is not None:  # native_batch_norm.out
+        return write_out(
+            "native_batch_norm",
+            out,
+            operators.native_batch_norm.call,
+            (
+                input,
+                weight,
+                bias,
+                running_mean,
+                running_var,
+                training,
+                momentum,
+                eps,
+            ),
+        )
     return operators.native_batch_norm.call(
         input, weight, bias, running_mean, running_var, training, momentum, eps
     )
@@ -2572,6 +3608,8 @@ def max_pool2d_with_indices(
     padding: Sequence[int] = (0, 0),
     dilation: Sequence[int] = (1, 1),
     ceil_mode: bool = False,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "max_pool2d_with_indices", "input", 1, False)
@@ -2581,6 +3619,20 @@ def max_pool2d_with_indices(
     stride = int_list_argument(stride, "max_pool2d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool2d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool2d_with_indices", "dilation")
+    if out is not None:  # max_pool2d_with_indices.out
+        return write_out(
+            "max_pool2d_with_indices",
+            out,
+            operators.max_pool2d_with_indices.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            ),
+        )
     return operators.max_pool2d_with_indices.call(
         input, kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -2626,6 +3678,8 @@ def max_pool3d_with_indices(
     padding: Sequence[int] = (0, 0, 0),
     dilation: Sequence[int] = (1, 1, 1),
     ceil_mode: bool = False,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "max_pool3d_with_indices", "input", 1, False)
@@ -2635,6 +3689,20 @@ def max_pool3d_with_indices(
     stride = int_list_argument(stride, "max_pool3d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool3d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool3d_with_indices", "dilation")
+    if out is not None:  # max_pool3d_with_indices.out
+        return write_out(
+            "max_pool3d_with_indices",
+            out,
+            operators.max_pool3d_with_indices.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            ),
+        )
     return operators.max_pool3d_with_indices.call(
         input, kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -2777,12 +3845,29 @@ def avg_pool2d(
     ceil_mode: bool = False,
     count_include_pad: bool = True,
     divisor_override: int | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
     input = tensor_argument(input, "avg_pool2d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool2d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool2d", "stride")
     padding = int_list_argument(padding, "avg_pool2d", "padding")
+    if out is not None:  # avg_pool2d.out
+        return write_out(
+            "avg_pool2d",
+            out,
+            operators.avg_pool2d.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )
     return operators.avg_pool2d.call(
         input,
         kernel_size,
@@ -2832,12 +3917,29 @@ def avg_pool3d(
     ceil_mode: bool = False,
     count_include_pad: bool = True,
     divisor_override: int | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
     input = tensor_argument(input, "avg_pool3d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool3d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool3d", "stride")
     padding = int_list_argument(padding, "avg_pool3d", "padding")
+    if out is not None:  # avg_pool3d.out
+        return write_out(
+            "avg_pool3d",
+            out,
+            operators.avg_pool3d.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )
     return operators.avg_pool3d.call(
         input,
         kernel_size,
@@ -2886,10 +3988,22 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     return composites.adaptive_avg_pool1d(input, output_size)
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_avg_pool2d(
+    input: Tensor, output_size: Sequence[int], *, out: Tensor | None = None
+) -> Tensor:
     """``adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
     input = tensor_argument(input, "adaptive_avg_pool2d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_avg_pool2d", "output_size")
+    if out is not None:  # adaptive_avg_pool2d.out
+        return write_out(
+            "adaptive_avg_pool2d",
+            out,
+            composites.adaptive_avg_pool2d,
+            (
+                input,
+                output_size,
+            ),
+        )
     return composites.adaptive_avg_pool2d(input, output_size)
 
 
@@ -2911,10 +4025,22 @@ def _adaptive_avg_pool2d_backward(
     return operators._adaptive_avg_pool2d_backward.call(grad_output, input)
 
 
-def adaptive_avg_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_avg_pool3d(
+    input: Tensor, output_size: Sequence[int], *, out: Tensor | None = None
+) -> Tensor:
     """``adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
     input = tensor_argument(input, "adaptive_avg_pool3d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_avg_pool3d", "output_size")
+    if out is not None:  # adaptive_avg_pool3d.out
+        return write_out(
+            "adaptive_avg_pool3d",
+            out,
+            composites.adaptive_avg_pool3d,
+            (
+                input,
+                output_size,
+            ),
+        )
     return composites.adaptive_avg_pool3d(input, output_size)
 
 
@@ -2943,10 +4069,22 @@ def adaptive_max_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     return composites.adaptive_max_pool1d(input, output_size)
 
 
-def adaptive_max_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_max_pool2d(
+    input: Tensor, output_size: Sequence[int], *, out: Sequence[Tensor] | None = None
+) -> Tensor:
     """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "adaptive_max_pool2d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_max_pool2d", "output_size")
+    if out is not None:  # adaptive_max_pool2d.out
+        return write_out(
+            "adaptive_max_pool2d",
+            out,
+            operators.adaptive_max_pool2d.call,
+            (
+                input,
+                output_size,
+            ),
+        )
     return operators.adaptive_max_pool2d.call(input, output_size)
 
 
@@ -2964,10 +4102,22 @@ def adaptive_max_pool2d_backward(
     return operators.adaptive_max_pool2d_backward.call(grad_output, input, indices)
 
 
-def adaptive_max_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_max_pool3d(
+    input: Tensor, output_size: Sequence[int], *, out: Sequence[Tensor] | None = None
+) -> Tensor:
     """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "adaptive_max_pool3d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_max_pool3d", "output_size")
+    if out is not None:  # adaptive_max_pool3d.out
+        return write_out(
+            "adaptive_max_pool3d",
+            out,
+            operators.adaptive_max_pool3d.call,
+            (
+                input,
+                output_size,
+            ),
+        )
     return operators.adaptive_max_pool3d.call(input, output_size)
 
 
@@ -3464,7 +4614,7 @@ moveaxis = Overloads(
 )
 
 
-pow = Overloads(
+pow = OutOverloads(
     "pow",
     (
         # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
@@ -3475,6 +4625,7 @@ pow = Overloads(
                 Param("input", "Tensor"),
                 Param("exponent", "Scalar"),
             ),
+            accepts_out=True,
         ),
         # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         Signature(
@@ -3484,6 +4635,7 @@ pow = Overloads(
                 Param("input", "Tensor"),
                 Param("exponent", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # pow.Scalar(Scalar self, Tensor exponent) -> Tensor
         Signature(
@@ -3493,12 +4645,13 @@ pow = Overloads(
                 Param("input", "Scalar"),
                 Param("exponent", "Tensor"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-round = Overloads(
+round = OutOverloads(
     "round",
     (
         # round(Tensor self) -> Tensor
@@ -3506,6 +4659,7 @@ round = Overloads(
             operators.round.call,
             "Tensor input",
             (Param("input", "Tensor"),),
+            accepts_out=True,
         ),
         # round.decimals(Tensor self, *, int decimals) -> Tensor
         Signature(
@@ -3515,12 +4669,13 @@ round = Overloads(
                 Param("input", "Tensor"),
                 Param("decimals", "int", keyword_only=True),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-div = Overloads(
+div = OutOverloads(
     "div",
     (
         # div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3531,6 +4686,7 @@ div = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         Signature(
@@ -3541,12 +4697,13 @@ div = Overloads(
                 Param("other", "Tensor"),
                 Param("rounding_mode", "str?", keyword_only=True),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-floor_divide = Overloads(
+floor_divide = OutOverloads(
     "floor_divide",
     (
         # floor_divide(Tensor self, Tensor other) -> Tensor
@@ -3557,6 +4714,7 @@ floor_divide = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3600,7 +4758,7 @@ rsub = Overloads(
 )
 
 
-where = Overloads(
+where = OutOverloads(
     "where",
     (
         # where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -3612,6 +4770,7 @@ where = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3647,7 +4806,7 @@ where = Overloads(
 )
 
 
-clamp = Overloads(
+clamp = OutOverloads(
     "clamp",
     (
         # clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
@@ -3659,6 +4818,7 @@ clamp = Overloads(
                 Param("min", "Tensor?", has_default=True, default=None),
                 Param("max", "Tensor?", has_default=True, default=None),
             ),
+            accepts_out=True,
         ),
         # clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         Signature(
@@ -3669,6 +4829,7 @@ clamp = Overloads(
                 Param("min", "Scalar?", has_default=True, default=None),
                 Param("max", "Scalar?", has_default=True, default=None),
             ),
+            accepts_out=True,
         ),
     ),
 )
@@ -3701,7 +4862,7 @@ clamp_ = Overloads(
 )
 
 
-fmod = Overloads(
+fmod = OutOverloads(
     "fmod",
     (
         # fmod.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3712,6 +4873,7 @@ fmod = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # fmod.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3721,12 +4883,13 @@ fmod = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-remainder = Overloads(
+remainder = OutOverloads(
     "remainder",
     (
         # remainder.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3737,6 +4900,7 @@ remainder = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # remainder.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3746,12 +4910,13 @@ remainder = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-eq = Overloads(
+eq = OutOverloads(
     "eq",
     (
         # eq.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3762,6 +4927,7 @@ eq = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # eq.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3771,12 +4937,13 @@ eq = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-ne = Overloads(
+ne = OutOverloads(
     "ne",
     (
         # ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3787,6 +4954,7 @@ ne = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # ne.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3796,12 +4964,13 @@ ne = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-lt = Overloads(
+lt = OutOverloads(
     "lt",
     (
         # lt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3812,6 +4981,7 @@ lt = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # lt.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3821,12 +4991,13 @@ lt = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-le = Overloads(
+le = OutOverloads(
     "le",
     (
         # le.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3837,6 +5008,7 @@ le = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # le.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3846,12 +5018,13 @@ le = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-gt = Overloads(
+gt = OutOverloads(
     "gt",
     (
         # gt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3862,6 +5035,7 @@ gt = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # gt.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3871,12 +5045,13 @@ gt = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-ge = Overloads(
+ge = OutOverloads(
     "ge",
     (
         # ge.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3887,6 +5062,7 @@ ge = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # ge.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3896,6 +5072,7 @@ ge = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
@@ -3951,7 +5128,7 @@ fill_ = Overloads(
 )
 
 
-lerp = Overloads(
+lerp = OutOverloads(
     "lerp",
     (
         # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
@@ -3963,6 +5140,7 @@ lerp = Overloads(
                 Param("end", "Tensor"),
                 Param("weight", "Scalar"),
             ),
+            accepts_out=True,
         ),
         # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         Signature(
@@ -3973,12 +5151,13 @@ lerp = Overloads(
                 Param("end", "Tensor"),
                 Param("weight", "Tensor"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-clip = Overloads(
+clip = OutOverloads(
     "clip",
     (
         # clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
@@ -3990,6 +5169,7 @@ clip = Overloads(
                 Param("min", "Tensor?", has_default=True, default=None),
                 Param("max", "Tensor?", has_default=True, default=None),
             ),
+            accepts_out=True,
         ),
         # clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         Signature(
@@ -4000,6 +5180,7 @@ clip = Overloads(
                 Param("min", "Scalar?", has_default=True, default=None),
                 Param("max", "Scalar?", has_default=True, default=None),
             ),
+            accepts_out=True,
         ),
     ),
 )
@@ -4032,7 +5213,7 @@ clip_ = Overloads(
 )
 
 
-greater = Overloads(
+greater = OutOverloads(
     "greater",
     (
         # greater.Tensor(Tensor self, Tensor other) -> Tensor
@@ -4043,6 +5224,7 @@ greater = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # greater.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -4052,12 +5234,13 @@ greater = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-greater_equal = Overloads(
+greater_equal = OutOverloads(
     "greater_equal",
     (
         # greater_equal.Tensor(Tensor self, Tensor other) -> Tensor
@@ -4068,6 +5251,7 @@ greater_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # greater_equal.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -4077,12 +5261,13 @@ greater_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-less = Overloads(
+less = OutOverloads(
     "less",
     (
         # less.Tensor(Tensor self, Tensor other) -> Tensor
@@ -4093,6 +5278,7 @@ less = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # less.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -4102,12 +5288,13 @@ less = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-less_equal = Overloads(
+less_equal = OutOverloads(
     "less_equal",
     (
         # less_equal.Tensor(Tensor self, Tensor other) -> Tensor
@@ -4118,6 +5305,7 @@ less_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # less_equal.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -4127,12 +5315,13 @@ less_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-not_equal = Overloads(
+not_equal = OutOverloads(
     "not_equal",
     (
         # not_equal.Tensor(Tensor self, Tensor other) -> Tensor
@@ -4143,6 +5332,7 @@ not_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # not_equal.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -4152,12 +5342,13 @@ not_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-multiply = Overloads(
+multiply = OutOverloads(
     "multiply",
     (
         # multiply.Tensor(Tensor self, Tensor other) -> Tensor
@@ -4168,6 +5359,7 @@ multiply = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # multiply.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -4182,7 +5374,7 @@ multiply = Overloads(
 )
 
 
-divide = Overloads(
+divide = OutOverloads(
     "divide",
     (
         # divide.Tensor(Tensor self, Tensor other) -> Tensor
@@ -4193,6 +5385,7 @@ divide = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # divide.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -4212,12 +5405,13 @@ divide = Overloads(
                 Param("other", "Tensor"),
                 Param("rounding_mode", "str?", keyword_only=True),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-subtract = Overloads(
+subtract = OutOverloads(
     "subtract",
     (
         # subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -4231,6 +5425,7 @@ subtract = Overloads(
                     "alpha", "Scalar", keyword_only=True, has_default=True, default=1
                 ),
             ),
+            accepts_out=True,
         ),
         # subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
         Signature(
@@ -4246,7 +5441,7 @@ subtract = Overloads(
 )
 
 
-sum = Overloads(
+sum = OutOverloads(
     "sum",
     (
         # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -4280,12 +5475,13 @@ sum = Overloads(
                     default=None,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-mean = Overloads(
+mean = OutOverloads(
     "mean",
     (
         # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -4302,6 +5498,7 @@ mean = Overloads(
                     default=None,
                 ),
             ),
+            accepts_out=True,
         ),
         # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         Signature(
@@ -4319,12 +5516,13 @@ mean = Overloads(
                     default=None,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-prod = Overloads(
+prod = OutOverloads(
     "prod",
     (
         # prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -4358,12 +5556,13 @@ prod = Overloads(
                     default=None,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-max = Overloads(
+max = OutOverloads(
     "max",
     (
         # max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -4375,18 +5574,20 @@ max = Overloads(
                 Param("dim", "int"),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # max(Tensor self) -> Tensor
         Signature(
             operators.max.call,
             "Tensor input",
             (Param("input", "Tensor"),),
+            accepts_out=True,
         ),
     ),
 )
 
 
-min = Overloads(
+min = OutOverloads(
     "min",
     (
         # min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -4398,18 +5599,20 @@ min = Overloads(
                 Param("dim", "int"),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # min(Tensor self) -> Tensor
         Signature(
             operators.min.call,
             "Tensor input",
             (Param("input", "Tensor"),),
+            accepts_out=True,
         ),
     ),
 )
 
 
-var = Overloads(
+var = OutOverloads(
     "var",
     (
         # var(Tensor self, bool unbiased=True) -> Tensor
@@ -4431,6 +5634,7 @@ var = Overloads(
                 Param("unbiased", "bool", has_default=True, default=True),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
         Signature(
@@ -4454,12 +5658,13 @@ var = Overloads(
                     default=False,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-std = Overloads(
+std = OutOverloads(
     "std",
     (
         # std(Tensor self, bool unbiased=True) -> Tensor
@@ -4481,6 +5686,7 @@ std = Overloads(
                 Param("unbiased", "bool", has_default=True, default=True),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
         Signature(
@@ -4504,12 +5710,13 @@ std = Overloads(
                     default=False,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-sort = Overloads(
+sort = OutOverloads(
     "sort",
     (
         # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
@@ -4521,6 +5728,7 @@ sort = Overloads(
                 Param("dim", "int", has_default=True, default=-1),
                 Param("descending", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         Signature(
@@ -4538,12 +5746,13 @@ sort = Overloads(
                     default=False,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-scatter = Overloads(
+scatter = OutOverloads(
     "scatter",
     (
         # scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -4556,6 +5765,7 @@ scatter = Overloads(
                 Param("index", "Tensor"),
                 Param("src", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         Signature(
@@ -4567,6 +5777,7 @@ scatter = Overloads(
                 Param("index", "Tensor"),
                 Param("value", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
@@ -4599,7 +5810,7 @@ masked_fill = Overloads(
 )
 
 
-norm = Overloads(
+norm = OutOverloads(
     "norm",
     (
         # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
@@ -4621,6 +5832,7 @@ norm = Overloads(
                 Param("dim", "int[]"),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
     ),
 )

@@ -385,11 +385,15 @@ def narrow(input: Tensor, dim: _int, start: _int, length: _int) -> Tensor:
     """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
 
 
-def cat(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+def cat(
+    tensors: Sequence[Tensor], dim: _int = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``cat(Tensor[] tensors, int dim=0) -> Tensor``"""
 
 
-def stack(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+def stack(
+    tensors: Sequence[Tensor], dim: _int = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``stack(Tensor[] tensors, int dim=0) -> Tensor``"""
 
 
@@ -499,15 +503,19 @@ def diag_embed(
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
 
 
-def diag(input: Tensor, diagonal: _int = ...) -> Tensor:
+def diag(input: Tensor, diagonal: _int = ..., *, out: Tensor | None = ...) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
 
 
-def concat(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+def concat(
+    tensors: Sequence[Tensor], dim: _int = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``concat(Tensor[] tensors, int dim=0) -> Tensor``"""
 
 
-def concatenate(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+def concatenate(
+    tensors: Sequence[Tensor], dim: _int = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``concatenate(Tensor[] tensors, int dim=0) -> Tensor``"""
 
 
@@ -543,34 +551,46 @@ def moveaxis(
     """``moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
 
 
-def add(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+def add(
+    input: Tensor,
+    other: Tensor | _Number,
+    *,
+    alpha: _Number = ...,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
 
-def sub(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+def sub(
+    input: Tensor,
+    other: Tensor | _Number,
+    *,
+    alpha: _Number = ...,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
 
-def mul(input: Tensor, other: Tensor | _Number) -> Tensor:
+def mul(input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def pow(input: Tensor, exponent: _Number) -> Tensor:
+def pow(input: Tensor, exponent: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
 
 
 @overload
-def pow(input: Tensor, exponent: Tensor) -> Tensor:
+def pow(input: Tensor, exponent: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
 
 
 @overload
-def pow(input: _Number, exponent: Tensor) -> Tensor:
+def pow(input: _Number, exponent: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``pow.Scalar(Scalar self, Tensor exponent) -> Tensor``"""
 
 
-def neg(input: Tensor) -> Tensor:
+def neg(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``neg(Tensor self) -> Tensor``"""
 
 
@@ -603,129 +623,129 @@ def _to_copy(
     """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
 
 
-def exp(input: Tensor) -> Tensor:
+def exp(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``exp(Tensor self) -> Tensor``"""
 
 
-def exp2(input: Tensor) -> Tensor:
+def exp2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``exp2(Tensor self) -> Tensor``"""
 
 
-def log(input: Tensor) -> Tensor:
+def log(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log(Tensor self) -> Tensor``"""
 
 
-def log2(input: Tensor) -> Tensor:
+def log2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log2(Tensor self) -> Tensor``"""
 
 
-def log10(input: Tensor) -> Tensor:
+def log10(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log10(Tensor self) -> Tensor``"""
 
 
-def log1p(input: Tensor) -> Tensor:
+def log1p(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log1p(Tensor self) -> Tensor``"""
 
 
-def expm1(input: Tensor) -> Tensor:
+def expm1(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``expm1(Tensor self) -> Tensor``"""
 
 
-def sqrt(input: Tensor) -> Tensor:
+def sqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sqrt(Tensor self) -> Tensor``"""
 
 
-def rsqrt(input: Tensor) -> Tensor:
+def rsqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``rsqrt(Tensor self) -> Tensor``"""
 
 
-def reciprocal(input: Tensor) -> Tensor:
+def reciprocal(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``reciprocal(Tensor self) -> Tensor``"""
 
 
-def square(input: Tensor) -> Tensor:
+def square(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``square(Tensor self) -> Tensor``"""
 
 
-def abs(input: Tensor) -> Tensor:
+def abs(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``abs(Tensor self) -> Tensor``"""
 
 
-def sgn(input: Tensor) -> Tensor:
+def sgn(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sgn(Tensor self) -> Tensor``"""
 
 
-def sign(input: Tensor) -> Tensor:
+def sign(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sign(Tensor self) -> Tensor``"""
 
 
-def sin(input: Tensor) -> Tensor:
+def sin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sin(Tensor self) -> Tensor``"""
 
 
-def cos(input: Tensor) -> Tensor:
+def cos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``cos(Tensor self) -> Tensor``"""
 
 
-def tan(input: Tensor) -> Tensor:
+def tan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``tan(Tensor self) -> Tensor``"""
 
 
-def asin(input: Tensor) -> Tensor:
+def asin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``asin(Tensor self) -> Tensor``"""
 
 
-def acos(input: Tensor) -> Tensor:
+def acos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``acos(Tensor self) -> Tensor``"""
 
 
-def atan(input: Tensor) -> Tensor:
+def atan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``atan(Tensor self) -> Tensor``"""
 
 
-def sinh(input: Tensor) -> Tensor:
+def sinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sinh(Tensor self) -> Tensor``"""
 
 
-def cosh(input: Tensor) -> Tensor:
+def cosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``cosh(Tensor self) -> Tensor``"""
 
 
-def tanh(input: Tensor) -> Tensor:
+def tanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``tanh(Tensor self) -> Tensor``"""
 
 
-def sigmoid(input: Tensor) -> Tensor:
+def sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sigmoid(Tensor self) -> Tensor``"""
 
 
-def erf(input: Tensor) -> Tensor:
+def erf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
 
 
-def floor(input: Tensor) -> Tensor:
+def floor(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``floor(Tensor self) -> Tensor``"""
 
 
-def ceil(input: Tensor) -> Tensor:
+def ceil(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``ceil(Tensor self) -> Tensor``"""
 
 
 @overload
-def round(input: Tensor) -> Tensor:
+def round(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``round(Tensor self) -> Tensor``"""
 
 
 @overload
-def round(input: Tensor, *, decimals: _int) -> Tensor:
+def round(input: Tensor, *, decimals: _int, out: Tensor | None = ...) -> Tensor:
     """``round.decimals(Tensor self, *, int decimals) -> Tensor``"""
 
 
-def trunc(input: Tensor) -> Tensor:
+def trunc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``trunc(Tensor self) -> Tensor``"""
 
 
-def angle(input: Tensor) -> Tensor:
+def angle(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``angle(Tensor self) -> Tensor``"""
 
 
@@ -770,21 +790,29 @@ def tanh_(input: Tensor) -> Tensor:
 
 
 @overload
-def div(input: Tensor, other: Tensor) -> Tensor:
+def div(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``div.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def div(input: Tensor, other: Tensor, *, rounding_mode: _str | None) -> Tensor:
+def div(
+    input: Tensor,
+    other: Tensor,
+    *,
+    rounding_mode: _str | None,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
 
 
-def true_divide(input: Tensor, other: Tensor | _Number) -> Tensor:
+def true_divide(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def floor_divide(input: Tensor, other: Tensor) -> Tensor:
+def floor_divide(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``floor_divide(Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -803,32 +831,42 @@ def rsub(input: Tensor, other: _Number, alpha: _Number = ...) -> Tensor:
     """``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
 
 
-def maximum(input: Tensor, other: Tensor | _Number) -> Tensor:
+def maximum(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
 
 
-def minimum(input: Tensor, other: Tensor | _Number) -> Tensor:
+def minimum(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
 
 
-def fmax(input: Tensor, other: Tensor | _Number) -> Tensor:
+def fmax(input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
 
 
-def fmin(input: Tensor, other: Tensor | _Number) -> Tensor:
+def fmin(input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
 
 
-def atan2(input: Tensor, other: Tensor | _Number) -> Tensor:
+def atan2(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
 
 
-def hypot(input: Tensor, other: Tensor | _Number) -> Tensor:
+def hypot(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def where(condition: Tensor, input: Tensor, other: Tensor) -> Tensor:
+def where(
+    condition: Tensor, input: Tensor, other: Tensor, *, out: Tensor | None = ...
+) -> Tensor:
     """``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -848,13 +886,23 @@ def where(condition: Tensor, input: _Number, other: _Number) -> Tensor:
 
 
 @overload
-def clamp(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
+def clamp(
+    input: Tensor,
+    min: Tensor | None = ...,
+    max: Tensor | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
 
 
 @overload
 def clamp(
-    input: Tensor, min: _Number | None = ..., max: _Number | None = ...
+    input: Tensor,
+    min: _Number | None = ...,
+    max: _Number | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
 
@@ -871,123 +919,135 @@ def clamp_(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) ->
     """``clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
 
 
-def clamp_min(input: Tensor, min: _Number) -> Tensor:
+def clamp_min(input: Tensor, min: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
 
 
-def clamp_max(input: Tensor, max: _Number) -> Tensor:
+def clamp_max(input: Tensor, max: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
 
 
 @overload
-def fmod(input: Tensor, other: Tensor) -> Tensor:
+def fmod(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``fmod.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def fmod(input: Tensor, other: _Number) -> Tensor:
+def fmod(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``fmod.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def remainder(input: Tensor, other: Tensor) -> Tensor:
+def remainder(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``remainder.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def remainder(input: Tensor, other: _Number) -> Tensor:
+def remainder(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``remainder.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def eq(input: Tensor, other: Tensor) -> Tensor:
+def eq(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``eq.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def eq(input: Tensor, other: _Number) -> Tensor:
+def eq(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``eq.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def ne(input: Tensor, other: Tensor) -> Tensor:
+def ne(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``ne.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def ne(input: Tensor, other: _Number) -> Tensor:
+def ne(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``ne.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def lt(input: Tensor, other: Tensor) -> Tensor:
+def lt(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``lt.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def lt(input: Tensor, other: _Number) -> Tensor:
+def lt(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``lt.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def le(input: Tensor, other: Tensor) -> Tensor:
+def le(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``le.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def le(input: Tensor, other: _Number) -> Tensor:
+def le(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``le.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def gt(input: Tensor, other: Tensor) -> Tensor:
+def gt(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``gt.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def gt(input: Tensor, other: _Number) -> Tensor:
+def gt(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``gt.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def ge(input: Tensor, other: Tensor) -> Tensor:
+def ge(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``ge.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def ge(input: Tensor, other: _Number) -> Tensor:
+def ge(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``ge.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
-def logical_and(input: Tensor, other: Tensor | _Number) -> Tensor:
+def logical_and(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
 
 
-def logical_or(input: Tensor, other: Tensor | _Number) -> Tensor:
+def logical_or(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
 
 
-def logical_xor(input: Tensor, other: Tensor | _Number) -> Tensor:
+def logical_xor(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
 
 
-def logical_not(input: Tensor) -> Tensor:
+def logical_not(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``logical_not(Tensor self) -> Tensor``"""
 
 
-def bitwise_and(input: Tensor, other: Tensor | _Number) -> Tensor:
+def bitwise_and(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
-def bitwise_or(input: Tensor, other: Tensor | _Number) -> Tensor:
+def bitwise_or(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
-def bitwise_xor(input: Tensor, other: Tensor | _Number) -> Tensor:
+def bitwise_xor(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
-def bitwise_not(input: Tensor) -> Tensor:
+def bitwise_not(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``bitwise_not(Tensor self) -> Tensor``"""
 
 
@@ -1028,12 +1088,16 @@ def fill_(input: Tensor, value: Tensor) -> Tensor:
 
 
 @overload
-def lerp(input: Tensor, end: Tensor, weight: _Number) -> Tensor:
+def lerp(
+    input: Tensor, end: Tensor, weight: _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``"""
 
 
 @overload
-def lerp(input: Tensor, end: Tensor, weight: Tensor) -> Tensor:
+def lerp(
+    input: Tensor, end: Tensor, weight: Tensor, *, out: Tensor | None = ...
+) -> Tensor:
     """``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
 
 
@@ -1043,6 +1107,7 @@ def addcmul(
     tensor2: Tensor | _Number,
     *,
     value: _Number = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
 
@@ -1053,17 +1118,30 @@ def addcdiv(
     tensor2: Tensor | _Number,
     *,
     value: _Number = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
 
 
 @overload
-def clip(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
+def clip(
+    input: Tensor,
+    min: Tensor | None = ...,
+    max: Tensor | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
 
 
 @overload
-def clip(input: Tensor, min: _Number | None = ..., max: _Number | None = ...) -> Tensor:
+def clip(
+    input: Tensor,
+    min: _Number | None = ...,
+    max: _Number | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
 
 
@@ -1084,6 +1162,8 @@ def nan_to_num(
     nan: _float | None = ...,
     posinf: _float | None = ...,
     neginf: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
 
@@ -1098,85 +1178,87 @@ def nan_to_num_(
 
 
 @overload
-def greater(input: Tensor, other: Tensor) -> Tensor:
+def greater(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``greater.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def greater(input: Tensor, other: _Number) -> Tensor:
+def greater(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``greater.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def greater_equal(input: Tensor, other: Tensor) -> Tensor:
+def greater_equal(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``greater_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def greater_equal(input: Tensor, other: _Number) -> Tensor:
+def greater_equal(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``greater_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def less(input: Tensor, other: Tensor) -> Tensor:
+def less(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``less.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def less(input: Tensor, other: _Number) -> Tensor:
+def less(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``less.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def less_equal(input: Tensor, other: Tensor) -> Tensor:
+def less_equal(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``less_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def less_equal(input: Tensor, other: _Number) -> Tensor:
+def less_equal(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``less_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def not_equal(input: Tensor, other: Tensor) -> Tensor:
+def not_equal(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``not_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def not_equal(input: Tensor, other: _Number) -> Tensor:
+def not_equal(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``not_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
-def absolute(input: Tensor) -> Tensor:
+def absolute(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``absolute(Tensor self) -> Tensor``"""
 
 
-def negative(input: Tensor) -> Tensor:
+def negative(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``negative(Tensor self) -> Tensor``"""
 
 
-def arccos(input: Tensor) -> Tensor:
+def arccos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``arccos(Tensor self) -> Tensor``"""
 
 
-def arcsin(input: Tensor) -> Tensor:
+def arcsin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``arcsin(Tensor self) -> Tensor``"""
 
 
-def arctan(input: Tensor) -> Tensor:
+def arctan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``arctan(Tensor self) -> Tensor``"""
 
 
-def fix(input: Tensor) -> Tensor:
+def fix(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``fix(Tensor self) -> Tensor``"""
 
 
-def arctan2(input: Tensor, other: Tensor | _Number) -> Tensor:
+def arctan2(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def multiply(input: Tensor, other: Tensor) -> Tensor:
+def multiply(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``multiply.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -1186,7 +1268,7 @@ def multiply(input: Tensor, other: _Number) -> Tensor:
 
 
 @overload
-def divide(input: Tensor, other: Tensor) -> Tensor:
+def divide(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -1196,12 +1278,20 @@ def divide(input: Tensor, other: _Number) -> Tensor:
 
 
 @overload
-def divide(input: Tensor, other: Tensor, *, rounding_mode: _str | None) -> Tensor:
+def divide(
+    input: Tensor,
+    other: Tensor,
+    *,
+    rounding_mode: _str | None,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
 
 
 @overload
-def subtract(input: Tensor, other: Tensor, *, alpha: _Number = ...) -> Tensor:
+def subtract(
+    input: Tensor, other: Tensor, *, alpha: _Number = ..., out: Tensor | None = ...
+) -> Tensor:
     """``subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
 
@@ -1222,12 +1312,15 @@ def sum(
     keepdim: _bool = ...,
     *,
     dtype: _DType | None = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
 
 @overload
-def mean(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
+def mean(
+    input: Tensor, *, dtype: _DType | None = ..., out: Tensor | None = ...
+) -> Tensor:
     """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
 
 
@@ -1238,6 +1331,7 @@ def mean(
     keepdim: _bool = ...,
     *,
     dtype: _DType | None = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
@@ -1249,53 +1343,94 @@ def prod(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
 
 @overload
 def prod(
-    input: Tensor, dim: _int, keepdim: _bool = ..., *, dtype: _DType | None = ...
+    input: Tensor,
+    dim: _int,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
 
 @overload
-def max(input: Tensor, dim: _int, keepdim: _bool = ...) -> max_dim_return:
+def max(
+    input: Tensor,
+    dim: _int,
+    keepdim: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> max_dim_return:
     """``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
 
 
 @overload
-def max(input: Tensor) -> Tensor:
+def max(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``max(Tensor self) -> Tensor``"""
 
 
 @overload
-def min(input: Tensor, dim: _int, keepdim: _bool = ...) -> min_dim_return:
+def min(
+    input: Tensor,
+    dim: _int,
+    keepdim: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> min_dim_return:
     """``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
 
 
 @overload
-def min(input: Tensor) -> Tensor:
+def min(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``min(Tensor self) -> Tensor``"""
 
 
 def amax(
-    input: Tensor, dim: _int | Sequence[_int] = ..., keepdim: _bool = ...
+    input: Tensor,
+    dim: _int | Sequence[_int] = ...,
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
 
 
 def amin(
-    input: Tensor, dim: _int | Sequence[_int] = ..., keepdim: _bool = ...
+    input: Tensor,
+    dim: _int | Sequence[_int] = ...,
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
 
 
-def argmax(input: Tensor, dim: _int | None = ..., keepdim: _bool = ...) -> Tensor:
+def argmax(
+    input: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
 
 
-def argmin(input: Tensor, dim: _int | None = ..., keepdim: _bool = ...) -> Tensor:
+def argmin(
+    input: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
 
 
 def logsumexp(
-    input: Tensor, dim: _int | Sequence[_int], keepdim: _bool = ...
+    input: Tensor,
+    dim: _int | Sequence[_int],
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
 
@@ -1311,6 +1446,8 @@ def var(
     dim: _int | Sequence[_int] | None,
     unbiased: _bool = ...,
     keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor``"""
 
@@ -1322,6 +1459,7 @@ def var(
     *,
     correction: _Number | None = ...,
     keepdim: _bool = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
 
@@ -1337,6 +1475,8 @@ def std(
     dim: _int | Sequence[_int] | None,
     unbiased: _bool = ...,
     keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor``"""
 
@@ -1348,15 +1488,20 @@ def std(
     *,
     correction: _Number | None = ...,
     keepdim: _bool = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
 
 
-def cumsum(input: Tensor, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
+def cumsum(
+    input: Tensor, dim: _int, *, dtype: _DType | None = ..., out: Tensor | None = ...
+) -> Tensor:
     """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
 
 
-def cumprod(input: Tensor, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
+def cumprod(
+    input: Tensor, dim: _int, *, dtype: _DType | None = ..., out: Tensor | None = ...
+) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
 
 
@@ -1385,24 +1530,43 @@ def equal(input: Tensor, other: Tensor | _Number) -> _bool:
 
 
 @overload
-def sort(input: Tensor, dim: _int = ..., descending: _bool = ...) -> sort_return:
+def sort(
+    input: Tensor,
+    dim: _int = ...,
+    descending: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> sort_return:
     """``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
 
 
 @overload
 def sort(
-    input: Tensor, *, stable: _bool | None, dim: _int = ..., descending: _bool = ...
+    input: Tensor,
+    *,
+    stable: _bool | None,
+    dim: _int = ...,
+    descending: _bool = ...,
+    out: Sequence[Tensor] | None = ...,
 ) -> sort_stable_return:
     """``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
 
 
 def topk(
-    input: Tensor, k: _int, dim: _int = ..., largest: _bool = ..., sorted: _bool = ...
+    input: Tensor,
+    k: _int,
+    dim: _int = ...,
+    largest: _bool = ...,
+    sorted: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> topk_return:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
 
 
-def index_select(input: Tensor, dim: _int, index: Tensor | _Number) -> Tensor:
+def index_select(
+    input: Tensor, dim: _int, index: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
 
 
@@ -1422,12 +1586,18 @@ def index_add(
     source: Tensor | _Number,
     *,
     alpha: _Number = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
 
 
 def gather(
-    input: Tensor, dim: _int, index: Tensor | _Number, *, sparse_grad: _bool = ...
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    *,
+    sparse_grad: _bool = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
 
@@ -1443,17 +1613,26 @@ def gather_backward(
 
 
 @overload
-def scatter(input: Tensor, dim: _int, index: Tensor, src: Tensor) -> Tensor:
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, src: Tensor, *, out: Tensor | None = ...
+) -> Tensor:
     """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
 
 
 @overload
-def scatter(input: Tensor, dim: _int, index: Tensor, value: _Number) -> Tensor:
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, value: _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
 
 
 def scatter_add(
-    input: Tensor, dim: _int, index: Tensor | _Number, src: Tensor | _Number
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    src: Tensor | _Number,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
 
@@ -1468,7 +1647,9 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor) -> Tensor:
     """``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``"""
 
 
-def index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+def index(
+    input: Tensor, indices: Sequence[Tensor | None], *, out: Tensor | None = ...
+) -> Tensor:
     """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
 
 
@@ -1490,35 +1671,37 @@ def index_put_(
     """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
 
 
-def mm(input: Tensor, mat2: Tensor | _Number) -> Tensor:
+def mm(input: Tensor, mat2: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
 
 
-def bmm(input: Tensor, mat2: Tensor | _Number) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
 
 
-def dot(input: Tensor, tensor: Tensor | _Number) -> Tensor:
+def dot(input: Tensor, tensor: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
 
 
-def vdot(input: Tensor, other: Tensor | _Number) -> Tensor:
+def vdot(input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
 
 
-def mv(input: Tensor, vec: Tensor | _Number) -> Tensor:
+def mv(input: Tensor, vec: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
 
 
-def outer(input: Tensor, vec2: Tensor | _Number) -> Tensor:
+def outer(input: Tensor, vec2: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``outer(Tensor self, Tensor vec2) -> Tensor``"""
 
 
-def ger(input: Tensor, vec2: Tensor | _Number) -> Tensor:
+def ger(input: Tensor, vec2: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``ger(Tensor self, Tensor vec2) -> Tensor``"""
 
 
-def matmul(input: Tensor, other: Tensor | _Number) -> Tensor:
+def matmul(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -1529,6 +1712,7 @@ def addmm(
     *,
     beta: _Number = ...,
     alpha: _Number = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
 
@@ -1537,15 +1721,17 @@ def linear(
     input: Tensor | _Number,
     weight: Tensor | _Number,
     bias: Tensor | _Number | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor``"""
 
 
-def tril(input: Tensor, diagonal: _int = ...) -> Tensor:
+def tril(input: Tensor, diagonal: _int = ..., *, out: Tensor | None = ...) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
 
 
-def triu(input: Tensor, diagonal: _int = ...) -> Tensor:
+def triu(input: Tensor, diagonal: _int = ..., *, out: Tensor | None = ...) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
 
 
@@ -1560,7 +1746,12 @@ def norm(input: Tensor, p: _Number = ...) -> Tensor:
 
 @overload
 def norm(
-    input: Tensor, p: _Number | None, dim: _int | Sequence[_int], keepdim: _bool = ...
+    input: Tensor,
+    p: _Number | None,
+    dim: _int | Sequence[_int],
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
 
@@ -1573,11 +1764,11 @@ def relu(input: Tensor) -> Tensor:
     """``relu(Tensor self) -> Tensor``"""
 
 
-def gelu(input: Tensor, *, approximate: _str = ...) -> Tensor:
+def gelu(input: Tensor, *, approximate: _str = ..., out: Tensor | None = ...) -> Tensor:
     """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
 
 
-def silu(input: Tensor) -> Tensor:
+def silu(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``silu(Tensor self) -> Tensor``"""
 
 
@@ -1601,11 +1792,15 @@ def relu_(input: Tensor) -> Tensor:
     """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
-def softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
+def softmax(
+    input: Tensor, dim: _int, dtype: _DType | None = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
 
 
-def _softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
+def _softmax(
+    input: Tensor, dim: _int, half_to_float: _bool, *, out: Tensor | None = ...
+) -> Tensor:
     """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
 
 
@@ -1618,11 +1813,15 @@ def _softmax_backward_data(
     """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
 
 
-def log_softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: _int, dtype: _DType | None = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
 
 
-def _log_softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
+def _log_softmax(
+    input: Tensor, dim: _int, half_to_float: _bool, *, out: Tensor | None = ...
+) -> Tensor:
     """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
 
 
@@ -1631,11 +1830,15 @@ def _log_softmax_backward_data(
     output: Tensor | _Number,
     dim: _int,
     input_dtype: _DType,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
 
 
-def leaky_relu(input: Tensor, negative_slope: _Number = ...) -> Tensor:
+def leaky_relu(
+    input: Tensor, negative_slope: _Number = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
 
 
@@ -1657,6 +1860,8 @@ def elu(
     alpha: _Number = ...,
     scale: _Number = ...,
     input_scale: _Number = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
 
@@ -1681,7 +1886,13 @@ def elu_(
     """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
 
 
-def softplus(input: Tensor, beta: _Number = ..., threshold: _Number = ...) -> Tensor:
+def softplus(
+    input: Tensor,
+    beta: _Number = ...,
+    threshold: _Number = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
 
 
@@ -1691,11 +1902,13 @@ def softplus_backward(
     """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
 
 
-def log_sigmoid(input: Tensor) -> Tensor:
+def log_sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log_sigmoid(Tensor self) -> Tensor``"""
 
 
-def log_sigmoid_forward(input: Tensor) -> log_sigmoid_forward_return:
+def log_sigmoid_forward(
+    input: Tensor, *, out: Sequence[Tensor] | None = ...
+) -> log_sigmoid_forward_return:
     """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
 
 
@@ -1705,7 +1918,13 @@ def log_sigmoid_backward(
     """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
 
 
-def hardtanh(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> Tensor:
+def hardtanh(
+    input: Tensor,
+    min_val: _Number = ...,
+    max_val: _Number = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
 
 
@@ -1719,7 +1938,7 @@ def hardtanh_(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> 
     """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
 
 
-def mish(input: Tensor) -> Tensor:
+def mish(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``mish(Tensor self) -> Tensor``"""
 
 
@@ -1735,7 +1954,13 @@ def dropout(input: Tensor | _Number, p: _float, train: _bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
 
 
-def mse_loss(input: Tensor, target: Tensor | _Number, reduction: _int = ...) -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
 
 
@@ -1764,6 +1989,8 @@ def nll_loss(
     weight: Tensor | _Number | None = ...,
     reduction: _int = ...,
     ignore_index: _int = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
 
@@ -1774,6 +2001,8 @@ def nll_loss_forward(
     weight: Tensor | _Number | None,
     reduction: _int,
     ignore_index: _int,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> nll_loss_forward_return:
     """``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
 
@@ -1796,6 +2025,8 @@ def nll_loss2d(
     weight: Tensor | _Number | None = ...,
     reduction: _int = ...,
     ignore_index: _int = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
 
@@ -1806,6 +2037,8 @@ def nll_loss2d_forward(
     weight: Tensor | _Number | None,
     reduction: _int,
     ignore_index: _int,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> nll_loss2d_forward_return:
     """``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
 
@@ -1827,6 +2060,8 @@ def binary_cross_entropy(
     target: Tensor | _Number,
     weight: Tensor | _Number | None = ...,
     reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
 
@@ -1857,7 +2092,12 @@ def l1_loss(input: Tensor, target: Tensor | _Number, reduction: _int = ...) -> T
 
 
 def smooth_l1_loss(
-    input: Tensor, target: Tensor | _Number, reduction: _int = ..., beta: _float = ...
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    beta: _float = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``"""
 
@@ -1873,7 +2113,12 @@ def smooth_l1_loss_backward(
 
 
 def huber_loss(
-    input: Tensor, target: Tensor | _Number, reduction: _int = ..., delta: _float = ...
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    delta: _float = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``"""
 
@@ -1931,6 +2176,8 @@ def native_batch_norm(
     training: _bool,
     momentum: _float,
     eps: _float,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
 
@@ -2255,6 +2502,8 @@ def max_pool2d_with_indices(
     padding: _int | Sequence[_int] = ...,
     dilation: _int | Sequence[_int] = ...,
     ceil_mode: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
 
@@ -2279,6 +2528,8 @@ def max_pool3d_with_indices(
     padding: _int | Sequence[_int] = ...,
     dilation: _int | Sequence[_int] = ...,
     ceil_mode: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
 
@@ -2359,6 +2610,8 @@ def avg_pool2d(
     ceil_mode: _bool = ...,
     count_include_pad: _bool = ...,
     divisor_override: _int | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
 
@@ -2384,6 +2637,8 @@ def avg_pool3d(
     ceil_mode: _bool = ...,
     count_include_pad: _bool = ...,
     divisor_override: _int | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
 
@@ -2405,7 +2660,9 @@ def adaptive_avg_pool1d(input: Tensor, output_size: _int | Sequence[_int]) -> Te
     """``adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor``"""
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
+def adaptive_avg_pool2d(
+    input: Tensor, output_size: _int | Sequence[_int], *, out: Tensor | None = ...
+) -> Tensor:
     """``adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
 
 
@@ -2419,7 +2676,9 @@ def _adaptive_avg_pool2d_backward(
     """``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
 
 
-def adaptive_avg_pool3d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
+def adaptive_avg_pool3d(
+    input: Tensor, output_size: _int | Sequence[_int], *, out: Tensor | None = ...
+) -> Tensor:
     """``adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
 
 
@@ -2440,7 +2699,10 @@ def adaptive_max_pool1d(
 
 
 def adaptive_max_pool2d(
-    input: Tensor, output_size: _int | Sequence[_int]
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
 
@@ -2452,7 +2714,10 @@ def adaptive_max_pool2d_backward(
 
 
 def adaptive_max_pool3d(
-    input: Tensor, output_size: _int | Sequence[_int]
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
 

@@ -76,6 +76,7 @@ FLOORS: dict[str, float] = {
     "gradgen.special": 6,
     "gradgen.fft": 6,
     "gradgen.viz": 6,
+    "gradgen.profiler": 6,
     # 7: the package itself, and programs that import it.
     "gradgen": 7,
     "gradgen.demo": 7,

@@ -10,6 +10,8 @@ runtime.
 
 from __future__ import annotations
 
+import typing as _typing
+
 # Imported floor by floor (docs/architecture.md, "Floors"): every module below imports
 # only from its own floor or lower ones, so this order is the order they load in.
 # `name as name`: the explicit re-exports of a typed package (PEP 484), so that type
@@ -33,6 +35,9 @@ from .dtypes import (
     set_default_dtype as set_default_dtype,
     uint8 as uint8,
 )
+
+if dtypes.HAS_BFLOAT16:
+    from .dtypes import bfloat16 as bfloat16
 from .anomaly_mode import (
     is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled,
     is_anomaly_enabled as is_anomaly_enabled,
@@ -117,6 +122,7 @@ from .legacy_tensors import (
 )
 from . import linalg as linalg, special as special
 from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
+from . import profiler as profiler
 from .serialization import load as load, save as save
 from . import func as func
 
@@ -147,3 +153,12 @@ contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 
 __version__ = "0.1.0"
+
+
+if not _typing.TYPE_CHECKING:  # type checkers should report unknown names, not see this
+
+    def __getattr__(name: str) -> object:
+        # Only reached for names the module lacks: bfloat16 without ml_dtypes.
+        if name == "bfloat16":
+            raise AttributeError(dtypes.BFLOAT16_MISSING)
+        raise AttributeError(f"module 'gradgen' has no attribute '{name}'")

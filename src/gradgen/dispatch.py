@@ -63,6 +63,18 @@ class _ForwardADLevels:
 
 forward_ad_levels = _ForwardADLevels()
 
+# The profiler's hook: `observer(handle, args)` runs every top-level call when set (see
+# `observe_calls`); None, the usual case, costs each call one global lookup.
+Observer = Callable[["OperatorHandle", tuple[Any, ...]], Any]
+_observer: Observer | None = None
+
+
+def observe_calls(observer: Observer | None) -> None:
+    """Route every `OperatorHandle.call` through `observer(handle, args)`, which calls
+    `handle.call_unobserved(*args)` itself; None puts the direct call back."""
+    global _observer
+    _observer = observer
+
 
 class _BatchedLevels:
     """How many vmap levels are open (in any thread); kept by gradgen.func.batching."""
@@ -110,6 +122,20 @@ class OperatorHandle:
 
     def call(self, *args: Any) -> Any:
         """Enter the dispatcher at the top (below Autograd when it has nothing to do)."""
+        if _observer is not None:
+            return _observer(self, args)
+        # The body of call_unobserved, inlined: this is every operator's hot path.
+        if _grad_mode_state.enabled or forward_ad_levels.open:
+            keys = ALL_KEYS
+        else:
+            keys = AFTER_AUTOGRAD_KEYSET
+        kernel = self._table[keys]
+        if kernel is None:
+            kernel = self.kernel_for(keys)
+        return kernel(keys, *args)
+
+    def call_unobserved(self, *args: Any) -> Any:
+        """`call` past the observer: how the observer itself runs the operator."""
         if _grad_mode_state.enabled or forward_ad_levels.open:
             keys = ALL_KEYS
         else:

@@ -185,7 +185,7 @@ class Tensor(TensorBase):
         return self._data.dtype.kind == "c"
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"  # V: ml_dtypes' bfloat16
 
     @property
     def _version(self) -> int:
@@ -230,7 +230,7 @@ class Tensor(TensorBase):
                 "to use a computed variable in a subgraph that doesn't require "
                 "differentiation use var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind not in "fc":
+        if value and self._data.dtype.kind not in "fcV":
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"
             )
@@ -239,7 +239,7 @@ class Tensor(TensorBase):
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self._grad_fn is not None and not requires_grad:
             self.requires_grad = requires_grad  # raises PyTorch's non-leaf error
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self._data.dtype.kind not in "fcV":
             raise RuntimeError(
                 "only Tensors of floating point dtype can require gradients"
             )

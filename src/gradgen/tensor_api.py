@@ -117,6 +117,8 @@ CONVERSIONS: dict[str, Unary] = {
         ("byte", dtypes.uint8),
     )
 }
+if dtypes.HAS_BFLOAT16:
+    CONVERSIONS["bfloat16"] = _conversion(dtypes.bfloat16)
 
 
 def tensor_format(self: Tensor, format_spec: str) -> str:
