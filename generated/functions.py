@@ -63,6 +63,8 @@ from gradgen.helpers import (
     log_sigmoid_double_backward,
     logsumexp_backward,
     masked_fill_backward,
+    masked_scatter_backward_symint,
+    masked_select_backward,
     max_pool_double_backward,
     maybe_multiply,
     mean_backward,
@@ -83,6 +85,8 @@ from gradgen.helpers import (
     reverse_list_symint,
     scalar_conj,
     scale_grad_by_count,
+    scatter_reduce_backward,
+    scatter_reduce_jvp,
     sgn_backward,
     slice_backward_wrapper,
     smooth_l1_loss_double_backward,
@@ -94,6 +98,7 @@ from gradgen.helpers import (
     std_backward,
     sum_backward,
     sum_to,
+    take_backward,
     trace_backward,
     unbind_backward,
     unsqueeze_to,
@@ -239,6 +244,8 @@ from .ops import (
     imag,
     index,
     index_add,
+    index_copy,
+    index_fill,
     index_put,
     index_put_,
     index_select,
@@ -274,6 +281,8 @@ from .ops import (
     logsumexp,
     lt,
     masked_fill,
+    masked_scatter,
+    masked_select,
     matmul,
     max,
     max_pool1d,
@@ -326,6 +335,7 @@ from .ops import (
     permute,
     pow,
     prod,
+    put,
     real,
     reciprocal,
     relu,
@@ -338,6 +348,7 @@ from .ops import (
     rsub,
     scatter,
     scatter_add,
+    scatter_reduce,
     select,
     select_backward,
     sgn,
@@ -371,6 +382,8 @@ from .ops import (
     swapaxes,
     swapdims,
     t,
+    take,
+    take_along_dim,
     tan,
     tanh,
     tanh_,
@@ -7082,16 +7095,548 @@ def index_put_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            grad
-            if accumulate
-            else (
-                grad.index_put(indices, values_info.zeros(), False)
-                if any_grad_defined
-                else None
+            (
+                grad
+                if accumulate
+                else grad.index_put(indices, values_info.zeros(), False)
             )
+            if any_grad_defined
+            else None
         )
     if needs_input_grad[1]:  # values
         grad_inputs[1] = grad.index(indices) if any_grad_defined else None
+    return grad_inputs
+
+
+class ScatterReduceBackward0(Node):
+    """Backward of ``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``.
+
+    self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+    """
+
+    __slots__ = (
+        "dim",
+        "include_self",
+        "index_",
+        "reduce",
+        "self_",
+        "src_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.src_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return scatter_reduce_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            include_self=self.include_self,
+            index=unpack_saved(self.index_, self),
+            reduce=self.reduce,
+            self=unpack_saved(self.self_, self),
+            src=unpack_saved(self.src_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.src_ is not None:
+            self.src_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_include_self(self) -> bool:
+        return self.include_self
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_reduce(self) -> str:
+        return self.reduce
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_src(self) -> Tensor | None:
+        return unpack_saved(self.src_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def scatter_reduce_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    include_self: bool,
+    index: Tensor | None,
+    reduce: str,
+    self: Tensor | None,
+    src: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ScatterReduceBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, src
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = scatter_reduce_backward(
+            grad, self, dim, index, src, reduce, include_self, result
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class IndexCopyBackward0(Node):
+    """Backward of ``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``.
+
+    self: grad.index_fill(dim, index, 0)
+    source: (grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0)))
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+        "source_",
+        "source_dim",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.source_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_copy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+            source=unpack_saved(self.source_, self),
+            source_dim=self.source_dim,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.source_ is not None:
+            self.source_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_source(self) -> Tensor | None:
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _saved_source_dim(self) -> int:
+        return self.source_dim
+
+
+def index_copy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+    source: Tensor | None,
+    source_dim: int,
+) -> list[Any]:
+    """The formulas of IndexCopyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.index_fill(dim, index, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            (
+                grad.index_select(dim, index).expand_as(source)
+                if source_dim > 0
+                else grad.index_select(dim, index.squeeze(0))
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class IndexFillBackward0(Node):
+    """Backward of ``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``.
+
+    self: grad.index_fill(dim, index, 0)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_fill_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def index_fill_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of IndexFillBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.index_fill(dim, index, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+class IndexFillBackward1(Node):
+    """Backward of ``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``.
+
+    self: grad.index_fill(dim, index, 0)
+    value: (grad - grad.index_fill(dim, index, 0)).sum()
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_fill_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def index_fill_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of IndexFillBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.index_fill(dim, index, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = (
+            (grad - grad.index_fill(dim, index, 0)).sum() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MaskedScatterBackward0(Node):
+    """Backward of ``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``.
+
+    self: grad.masked_fill(mask, 0)
+    source: masked_scatter_backward_symint(grad, mask, source.sym_sizes())
+    """
+
+    __slots__ = (
+        "mask_",
+        "source_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return masked_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            mask=unpack_saved(self.mask_, self),
+            source_sym_sizes=self.source_sym_sizes,
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _saved_source_sym_sizes(self) -> tuple[int, ...]:
+        return self.source_sym_sizes
+
+
+def masked_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+    source_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MaskedScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            masked_scatter_backward_symint(grad, mask, source_sym_sizes)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MaskedSelectBackward0(Node):
+    """Backward of ``masked_select(Tensor self, Tensor mask) -> Tensor``.
+
+    self: masked_select_backward(grad, self, mask)
+    """
+
+    __slots__ = (
+        "mask_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return masked_select_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            mask=unpack_saved(self.mask_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def masked_select_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaskedSelectBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            masked_select_backward(grad, self, mask) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class TakeBackward0(Node):
+    """Backward of ``take(Tensor self, Tensor index) -> Tensor``.
+
+    self: take_backward(grad, self, index)
+    """
+
+    __slots__ = (
+        "index_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return take_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            index=unpack_saved(self.index_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def take_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    index: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of TakeBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = take_backward(grad, self, index) if any_grad_defined else None
+    return grad_inputs
+
+
+class PutBackward0(Node):
+    """Backward of ``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``.
+
+    self: (grad if accumulate else grad.put(index, zeros_like(source), False))
+    source: grad.take(index).reshape_as(source)
+    """
+
+    __slots__ = (
+        "accumulate",
+        "index_",
+        "source_",
+        "source_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.source_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return put_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            accumulate=self.accumulate,
+            index=unpack_saved(self.index_, self),
+            source=unpack_saved(self.source_, self),
+            source_info=self.source_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.source_ is not None:
+            self.source_.reset_data()
+
+    @property
+    def _saved_accumulate(self) -> bool:
+        return self.accumulate
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_source(self) -> Tensor | None:
+        return unpack_saved(self.source_, self)
+
+
+def put_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    accumulate: bool,
+    index: Tensor | None,
+    source: Tensor | None,
+    source_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of PutBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (grad if accumulate else grad.put(index, source_info.zeros(), False))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            grad.take(index).reshape_as(source) if any_grad_defined else None
+        )
     return grad_inputs
 
 
@@ -7899,9 +8444,13 @@ def silu_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            infinitely_differentiable_silu_backward(grad, self)
-            if is_grad_enabled()
-            else silu_backward(grad, self) if any_grad_defined else None
+            (
+                infinitely_differentiable_silu_backward(grad, self)
+                if is_grad_enabled()
+                else silu_backward(grad, self)
+            )
+            if any_grad_defined
+            else None
         )
     return grad_inputs
 
@@ -9023,9 +9572,13 @@ def mish_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            infinitely_differentiable_mish_backward(grad, self)
-            if is_grad_enabled()
-            else mish_backward(grad, self) if any_grad_defined else None
+            (
+                infinitely_differentiable_mish_backward(grad, self)
+                if is_grad_enabled()
+                else mish_backward(grad, self)
+            )
+            if any_grad_defined
+            else None
         )
     return grad_inputs
 
@@ -13692,6 +14245,213 @@ def masked_fill__Tensor_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
     return self_t.masked_fill(mask, value_t)
+
+
+def scatter_reduce_two_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    reduce: str,
+    include_self: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result)``."""
+    return scatter_reduce_jvp(
+        self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result
+    )
+
+
+def index_copy_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_copy(dim, index, source_t)``."""
+    return self_t.index_copy(dim, index, source_t)
+
+
+def index_fill_int_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_fill(dim, index, 0)``."""
+    return self_t.index_fill(dim, index, 0)
+
+
+def index_fill_int_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    value_p: Tensor,
+    value_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_fill(dim, index, value_t)``."""
+    return self_t.index_fill(dim, index, value_t)
+
+
+def masked_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mask: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_scatter(mask, source_t)``."""
+    return self_t.masked_scatter(mask, source_t)
+
+
+def masked_select_jvp(self_p: Tensor, self_t: Tensor, mask: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.masked_select.call(self_t, mask)
+
+
+def take_jvp(self_p: Tensor, self_t: Tensor, index: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.take.call(self_t, index)
+
+
+def put_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.put(index, source_t, accumulate)``."""
+    return self_t.put(index, source_t, accumulate)
+
+
+def scatter__src_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, src_t)``."""
+    return self_t.scatter(dim, index, src_t)
+
+
+def scatter__value_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, 0)``."""
+    return self_t.scatter(dim, index, 0)
+
+
+def scatter_add__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index_p, src_t)``."""
+    return scatter_add(self_t, dim, index, src_t)
+
+
+def scatter_reduce__two_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    reduce: str,
+    include_self: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result)``."""
+    return scatter_reduce_jvp(
+        self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result
+    )
+
+
+def index_add__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))``."""
+    return index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
+
+
+def index_copy__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_copy(dim, index, source_t)``."""
+    return self_t.index_copy(dim, index, source_t)
+
+
+def index_fill__int_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_fill(dim, index, 0)``."""
+    return self_t.index_fill(dim, index, 0)
+
+
+def index_fill__int_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    value_p: Tensor,
+    value_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_fill(dim, index, value_t)``."""
+    return self_t.index_fill(dim, index, value_t)
+
+
+def masked_scatter__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mask: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_scatter(mask, source_t)``."""
+    return self_t.masked_scatter(mask, source_t)
+
+
+def put__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.put(index, source_t, accumulate)``."""
+    return self_t.put(index, source_t, accumulate)
 
 
 def mm_jvp(

@@ -72,6 +72,8 @@ from gradgen.numpy_kernels import (
     huber_loss_backward,
     hypot_floating,
     index_add,
+    index_copy,
+    index_fill,
     index_put,
     index_select,
     int_to_float,
@@ -85,6 +87,8 @@ from gradgen.numpy_kernels import (
     logical_reduction,
     logsumexp,
     masked_fill,
+    masked_scatter,
+    masked_select,
     max_all,
     max_dim,
     max_pool_with_indices,
@@ -111,6 +115,7 @@ from gradgen.numpy_kernels import (
     one_hot,
     permute,
     power,
+    put,
     reduce_mean,
     reduce_prod,
     reduce_sum,
@@ -122,6 +127,7 @@ from gradgen.numpy_kernels import (
     round_decimals,
     rounding,
     scatter,
+    scatter_reduce,
     select,
     select_backward,
     sgn,
@@ -146,6 +152,7 @@ from gradgen.numpy_kernels import (
     subtract,
     sum_to_size,
     t,
+    take,
     tanh_backward,
     tensor_equal,
     threshold_backward,
@@ -1795,6 +1802,197 @@ def numpy_masked_fill__Tensor(
     return copy_into(self_tensor, masked_fill(self, mask, value))
 
 
+def numpy_scatter_reduce_two(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+    self = self._data
+    index = index._data
+    src = src._data
+    return wrap_result(scatter_reduce(self, dim, index, src, reduce, include_self))
+
+
+def numpy_index_copy(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor
+) -> Any:
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+    self = self._data
+    index = index._data
+    source = source._data
+    return wrap_result(index_copy(self, dim, index, source))
+
+
+def numpy_index_fill_int_Scalar(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    self = self._data
+    index = index._data
+    return wrap_result(index_fill(self, dim, index, value))
+
+
+def numpy_index_fill_int_Tensor(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"""
+    self = self._data
+    index = index._data
+    value = value._data
+    return wrap_result(index_fill(self, dim, index, value))
+
+
+def numpy_masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+    self = self._data
+    mask = mask._data
+    source = source._data
+    return wrap_result(masked_scatter(self, mask, source))
+
+
+def numpy_masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
+    """masked_select(Tensor self, Tensor mask) -> Tensor"""
+    self = self._data
+    mask = mask._data
+    return wrap_result(masked_select(self, mask))
+
+
+def numpy_take(ks: int, self: Tensor, index: Tensor) -> Any:
+    """take(Tensor self, Tensor index) -> Tensor"""
+    self = self._data
+    index = index._data
+    return wrap_result(take(self, index))
+
+
+def numpy_put(
+    ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool
+) -> Any:
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+    self = self._data
+    index = index._data
+    source = source._data
+    return wrap_result(put(self, index, source, accumulate))
+
+
+def numpy_scatter__src(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor
+) -> Any:
+    """scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    src = src._data
+    return copy_into(self_tensor, scatter(self, dim, index, src, None))
+
+
+def numpy_scatter__value(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    return copy_into(self_tensor, scatter(self, dim, index, value, None))
+
+
+def numpy_scatter_add_(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor
+) -> Any:
+    """scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    src = src._data
+    return copy_into(self_tensor, scatter(self, dim, index, src, "add"))
+
+
+def numpy_scatter_reduce__two(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    src = src._data
+    return copy_into(
+        self_tensor, scatter_reduce(self, dim, index, src, reduce, include_self)
+    )
+
+
+def numpy_index_add_(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number
+) -> Any:
+    """index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    source = source._data
+    return copy_into(self_tensor, index_add(self, dim, index, source, alpha))
+
+
+def numpy_index_copy_(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor
+) -> Any:
+    """index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    source = source._data
+    return copy_into(self_tensor, index_copy(self, dim, index, source))
+
+
+def numpy_index_fill__int_Scalar(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    return copy_into(self_tensor, index_fill(self, dim, index, value))
+
+
+def numpy_index_fill__int_Tensor(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    value = value._data
+    return copy_into(self_tensor, index_fill(self, dim, index, value))
+
+
+def numpy_masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    mask = mask._data
+    source = source._data
+    return copy_into(self_tensor, masked_scatter(self, mask, source))
+
+
+def numpy_put_(
+    ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool
+) -> Any:
+    """put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    source = source._data
+    return copy_into(self_tensor, put(self, index, source, accumulate))
+
+
 def numpy_mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     """mm(Tensor self, Tensor mat2) -> Tensor"""
     self = self._data
@@ -3062,6 +3260,28 @@ operators.index_put.register(DispatchKey.NumPy, numpy_index_put)
 operators.index_put_.register(DispatchKey.NumPy, numpy_index_put_)
 operators.masked_fill__Scalar.register(DispatchKey.NumPy, numpy_masked_fill__Scalar)
 operators.masked_fill__Tensor.register(DispatchKey.NumPy, numpy_masked_fill__Tensor)
+operators.scatter_reduce_two.register(DispatchKey.NumPy, numpy_scatter_reduce_two)
+operators.index_copy.register(DispatchKey.NumPy, numpy_index_copy)
+operators.index_fill_int_Scalar.register(DispatchKey.NumPy, numpy_index_fill_int_Scalar)
+operators.index_fill_int_Tensor.register(DispatchKey.NumPy, numpy_index_fill_int_Tensor)
+operators.masked_scatter.register(DispatchKey.NumPy, numpy_masked_scatter)
+operators.masked_select.register(DispatchKey.NumPy, numpy_masked_select)
+operators.take.register(DispatchKey.NumPy, numpy_take)
+operators.put.register(DispatchKey.NumPy, numpy_put)
+operators.scatter__src.register(DispatchKey.NumPy, numpy_scatter__src)
+operators.scatter__value.register(DispatchKey.NumPy, numpy_scatter__value)
+operators.scatter_add_.register(DispatchKey.NumPy, numpy_scatter_add_)
+operators.scatter_reduce__two.register(DispatchKey.NumPy, numpy_scatter_reduce__two)
+operators.index_add_.register(DispatchKey.NumPy, numpy_index_add_)
+operators.index_copy_.register(DispatchKey.NumPy, numpy_index_copy_)
+operators.index_fill__int_Scalar.register(
+    DispatchKey.NumPy, numpy_index_fill__int_Scalar
+)
+operators.index_fill__int_Tensor.register(
+    DispatchKey.NumPy, numpy_index_fill__int_Tensor
+)
+operators.masked_scatter_.register(DispatchKey.NumPy, numpy_masked_scatter_)
+operators.put_.register(DispatchKey.NumPy, numpy_put_)
 operators.mm.register(DispatchKey.NumPy, numpy_mm)
 operators.bmm.register(DispatchKey.NumPy, numpy_bmm)
 operators.dot.register(DispatchKey.NumPy, numpy_dot)

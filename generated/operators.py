@@ -496,6 +496,74 @@ masked_fill__Tensor = OperatorHandle(
     "masked_fill_.Tensor",
     "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
 )
+scatter_reduce_two = OperatorHandle(
+    "scatter_reduce.two",
+    "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
+)
+index_copy = OperatorHandle(
+    "index_copy",
+    "index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
+)
+index_fill_int_Scalar = OperatorHandle(
+    "index_fill.int_Scalar",
+    "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+)
+index_fill_int_Tensor = OperatorHandle(
+    "index_fill.int_Tensor",
+    "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
+)
+masked_scatter = OperatorHandle(
+    "masked_scatter",
+    "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+)
+masked_select = OperatorHandle(
+    "masked_select", "masked_select(Tensor self, Tensor mask) -> Tensor"
+)
+take = OperatorHandle("take", "take(Tensor self, Tensor index) -> Tensor")
+put = OperatorHandle(
+    "put",
+    "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
+)
+scatter__src = OperatorHandle(
+    "scatter_.src",
+    "scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+)
+scatter__value = OperatorHandle(
+    "scatter_.value",
+    "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+)
+scatter_add_ = OperatorHandle(
+    "scatter_add_",
+    "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+)
+scatter_reduce__two = OperatorHandle(
+    "scatter_reduce_.two",
+    "scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)",
+)
+index_add_ = OperatorHandle(
+    "index_add_",
+    "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
+)
+index_copy_ = OperatorHandle(
+    "index_copy_",
+    "index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)",
+)
+index_fill__int_Scalar = OperatorHandle(
+    "index_fill_.int_Scalar",
+    "index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+)
+index_fill__int_Tensor = OperatorHandle(
+    "index_fill_.int_Tensor",
+    "index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)",
+)
+masked_scatter_ = OperatorHandle(
+    "masked_scatter_",
+    "masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
+)
+put_ = OperatorHandle(
+    "put_",
+    "put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
+)
 mm = OperatorHandle("mm", "mm(Tensor self, Tensor mat2) -> Tensor")
 bmm = OperatorHandle("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor")
 dot = OperatorHandle("dot", "dot(Tensor self, Tensor tensor) -> Tensor")

@@ -155,6 +155,13 @@ __all__ = [
     "index",
     "index_put",
     "index_put_",
+    "scatter_reduce",
+    "index_copy",
+    "masked_scatter",
+    "masked_select",
+    "take",
+    "take_along_dim",
+    "put",
     "mm",
     "bmm",
     "dot",
@@ -306,6 +313,7 @@ __all__ = [
     "sort",
     "scatter",
     "masked_fill",
+    "index_fill",
     "norm",
     "conv1d",
     "conv2d",
@@ -1277,6 +1285,80 @@ def index_put_(
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
     values = tensor_argument(values, "index_put_", "values", 3, True)
     return operators.index_put_.call(input, indices, values, accumulate)
+
+
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    src: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+    input = tensor_argument(input, "scatter_reduce", "input", 1, False)
+    index = tensor_argument(index, "scatter_reduce", "index", 3, True)
+    src = tensor_argument(src, "scatter_reduce", "src", 4, True)
+    return operators.scatter_reduce_two.call(
+        input, dim, index, src, reduce, include_self
+    )
+
+
+def index_copy(
+    input: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+    input = tensor_argument(input, "index_copy", "input", 1, False)
+    index = tensor_argument(index, "index_copy", "index", 3, True)
+    source = tensor_argument(source, "index_copy", "source", 4, True)
+    return operators.index_copy.call(input, dim, index, source)
+
+
+def masked_scatter(
+    input: Tensor, mask: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+    input = tensor_argument(input, "masked_scatter", "input", 1, False)
+    mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
+    source = tensor_argument(source, "masked_scatter", "source", 3, True)
+    return operators.masked_scatter.call(input, mask, source)
+
+
+def masked_select(input: Tensor, mask: Tensor | Number) -> Tensor:
+    """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+    input = tensor_argument(input, "masked_select", "input", 1, False)
+    mask = tensor_argument(mask, "masked_select", "mask", 2, True)
+    return operators.masked_select.call(input, mask)
+
+
+def take(input: Tensor, index: Tensor | Number) -> Tensor:
+    """``take(Tensor self, Tensor index) -> Tensor``"""
+    input = tensor_argument(input, "take", "input", 1, False)
+    index = tensor_argument(index, "take", "index", 2, True)
+    return operators.take.call(input, index)
+
+
+def take_along_dim(
+    input: Tensor, indices: Tensor | Number, dim: int | None = None
+) -> Tensor:
+    """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+    input = tensor_argument(input, "take_along_dim", "input", 1, False)
+    indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
+    return composites.take_along_dim(input, indices, dim)
+
+
+def put(
+    input: Tensor,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+    input = tensor_argument(input, "put", "input", 1, False)
+    index = tensor_argument(index, "put", "index", 2, True)
+    source = tensor_argument(source, "put", "source", 3, True)
+    return operators.put.call(input, index, source, accumulate)
 
 
 def mm(input: Tensor, mat2: Tensor | Number) -> Tensor:
@@ -4199,6 +4281,35 @@ masked_fill = Overloads(
             (
                 Param("input", "Tensor"),
                 Param("mask", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+index_fill = Overloads(
+    "index_fill",
+    (
+        # index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        Signature(
+            operators.index_fill_int_Scalar.call,
+            "Tensor input, int dim, Tensor index, Number value",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+        Signature(
+            operators.index_fill_int_Tensor.call,
+            "Tensor input, int dim, Tensor index, Tensor value",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
                 Param("value", "Tensor"),
             ),
         ),

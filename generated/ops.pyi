@@ -201,6 +201,14 @@ __all__ = [
     "index",
     "index_put",
     "index_put_",
+    "scatter_reduce",
+    "index_copy",
+    "index_fill",
+    "masked_scatter",
+    "masked_select",
+    "take",
+    "take_along_dim",
+    "put",
     "mm",
     "bmm",
     "dot",
@@ -1471,6 +1479,63 @@ def index_put_(
     accumulate: _bool = ...,
 ) -> Tensor:
     """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
+
+
+def scatter_reduce(
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    src: Tensor | _Number,
+    reduce: _str,
+    *,
+    include_self: _bool = ...,
+) -> Tensor:
+    """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+
+
+def index_copy(
+    input: Tensor, dim: _int, index: Tensor | _Number, source: Tensor | _Number
+) -> Tensor:
+    """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+
+
+@overload
+def index_fill(input: Tensor, dim: _int, index: Tensor, value: _Number) -> Tensor:
+    """``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+
+
+@overload
+def index_fill(input: Tensor, dim: _int, index: Tensor, value: Tensor) -> Tensor:
+    """``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``"""
+
+
+def masked_scatter(
+    input: Tensor, mask: Tensor | _Number, source: Tensor | _Number
+) -> Tensor:
+    """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+
+
+def masked_select(input: Tensor, mask: Tensor | _Number) -> Tensor:
+    """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+
+
+def take(input: Tensor, index: Tensor | _Number) -> Tensor:
+    """``take(Tensor self, Tensor index) -> Tensor``"""
+
+
+def take_along_dim(
+    input: Tensor, indices: Tensor | _Number, dim: _int | None = ...
+) -> Tensor:
+    """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+
+
+def put(
+    input: Tensor,
+    index: Tensor | _Number,
+    source: Tensor | _Number,
+    accumulate: _bool = ...,
+) -> Tensor:
+    """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
 
 
 def mm(input: Tensor, mat2: Tensor | _Number) -> Tensor:

@@ -969,6 +969,108 @@ class TensorBase:
     def masked_fill_(self, mask: Tensor, value: Tensor) -> Tensor:
         """``masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)``"""
 
+    def scatter_reduce(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        src: Tensor | _Number,
+        reduce: _str,
+        *,
+        include_self: _bool = ...,
+    ) -> Tensor:
+        """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+
+    def index_copy(
+        self, dim: _int, index: Tensor | _Number, source: Tensor | _Number
+    ) -> Tensor:
+        """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+
+    @overload
+    def index_fill(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
+        """``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+
+    @overload
+    def index_fill(self, dim: _int, index: Tensor, value: Tensor) -> Tensor:
+        """``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``"""
+
+    def masked_scatter(
+        self, mask: Tensor | _Number, source: Tensor | _Number
+    ) -> Tensor:
+        """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+
+    def masked_select(self, mask: Tensor | _Number) -> Tensor:
+        """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+
+    def take(self, index: Tensor | _Number) -> Tensor:
+        """``take(Tensor self, Tensor index) -> Tensor``"""
+
+    def take_along_dim(
+        self, indices: Tensor | _Number, dim: _int | None = ...
+    ) -> Tensor:
+        """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+
+    def put(
+        self, index: Tensor | _Number, source: Tensor | _Number, accumulate: _bool = ...
+    ) -> Tensor:
+        """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+
+    @overload
+    def scatter_(self, dim: _int, index: Tensor, src: Tensor) -> Tensor:
+        """``scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)``"""
+
+    @overload
+    def scatter_(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
+        """``scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)``"""
+
+    def scatter_add_(
+        self, dim: _int, index: Tensor | _Number, src: Tensor | _Number
+    ) -> Tensor:
+        """``scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)``"""
+
+    def scatter_reduce_(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        src: Tensor | _Number,
+        reduce: _str,
+        *,
+        include_self: _bool = ...,
+    ) -> Tensor:
+        """``scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
+
+    def index_add_(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        source: Tensor | _Number,
+        *,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def index_copy_(
+        self, dim: _int, index: Tensor | _Number, source: Tensor | _Number
+    ) -> Tensor:
+        """``index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)``"""
+
+    @overload
+    def index_fill_(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
+        """``index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)``"""
+
+    @overload
+    def index_fill_(self, dim: _int, index: Tensor, value: Tensor) -> Tensor:
+        """``index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)``"""
+
+    def masked_scatter_(
+        self, mask: Tensor | _Number, source: Tensor | _Number
+    ) -> Tensor:
+        """``masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)``"""
+
+    def put_(
+        self, index: Tensor | _Number, source: Tensor | _Number, accumulate: _bool = ...
+    ) -> Tensor:
+        """``put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)``"""
+
     def mm(self, mat2: Tensor | _Number) -> Tensor:
         """``mm(Tensor self, Tensor mat2) -> Tensor``"""
 

@@ -799,6 +799,143 @@ def index_put_(
     return operators.index_put_.call(self, indices, values, accumulate)
 
 
+def scatter_reduce(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    src: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+    index = tensor_argument(index, "scatter_reduce", "index", 3, True)
+    src = tensor_argument(src, "scatter_reduce", "src", 4, True)
+    return operators.scatter_reduce_two.call(
+        self, dim, index, src, reduce, include_self
+    )
+
+
+def index_copy(
+    self: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+    index = tensor_argument(index, "index_copy", "index", 3, True)
+    source = tensor_argument(source, "index_copy", "source", 4, True)
+    return operators.index_copy.call(self, dim, index, source)
+
+
+def masked_scatter(
+    self: Tensor, mask: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+    mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
+    source = tensor_argument(source, "masked_scatter", "source", 3, True)
+    return operators.masked_scatter.call(self, mask, source)
+
+
+def masked_select(self: Tensor, mask: Tensor | Number) -> Tensor:
+    """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+    mask = tensor_argument(mask, "masked_select", "mask", 2, True)
+    return operators.masked_select.call(self, mask)
+
+
+def take(self: Tensor, index: Tensor | Number) -> Tensor:
+    """``take(Tensor self, Tensor index) -> Tensor``"""
+    index = tensor_argument(index, "take", "index", 2, True)
+    return operators.take.call(self, index)
+
+
+def take_along_dim(
+    self: Tensor, indices: Tensor | Number, dim: int | None = None
+) -> Tensor:
+    """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+    indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
+    return composites.take_along_dim(self, indices, dim)
+
+
+def put(
+    self: Tensor,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+    index = tensor_argument(index, "put", "index", 2, True)
+    source = tensor_argument(source, "put", "source", 3, True)
+    return operators.put.call(self, index, source, accumulate)
+
+
+def scatter_add_(
+    self: Tensor, dim: int, index: Tensor | Number, src: Tensor | Number
+) -> Tensor:
+    """``scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)``"""
+    index = tensor_argument(index, "scatter_add_", "index", 3, True)
+    src = tensor_argument(src, "scatter_add_", "src", 4, True)
+    return operators.scatter_add_.call(self, dim, index, src)
+
+
+def scatter_reduce_(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    src: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
+    index = tensor_argument(index, "scatter_reduce_", "index", 3, True)
+    src = tensor_argument(src, "scatter_reduce_", "src", 4, True)
+    return operators.scatter_reduce__two.call(
+        self, dim, index, src, reduce, include_self
+    )
+
+
+def index_add_(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    *,
+    alpha: Number = 1,
+) -> Tensor:
+    """``index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)``"""
+    index = tensor_argument(index, "index_add_", "index", 3, True)
+    source = tensor_argument(source, "index_add_", "source", 4, True)
+    return operators.index_add_.call(self, dim, index, source, alpha)
+
+
+def index_copy_(
+    self: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)``"""
+    index = tensor_argument(index, "index_copy_", "index", 3, True)
+    source = tensor_argument(source, "index_copy_", "source", 4, True)
+    return operators.index_copy_.call(self, dim, index, source)
+
+
+def masked_scatter_(
+    self: Tensor, mask: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)``"""
+    mask = tensor_argument(mask, "masked_scatter_", "mask", 2, True)
+    source = tensor_argument(source, "masked_scatter_", "source", 3, True)
+    return operators.masked_scatter_.call(self, mask, source)
+
+
+def put_(
+    self: Tensor,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)``"""
+    index = tensor_argument(index, "put_", "index", 2, True)
+    source = tensor_argument(source, "put_", "source", 3, True)
+    return operators.put_.call(self, index, source, accumulate)
+
+
 def mm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
     mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
@@ -2445,6 +2582,108 @@ def masked_fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _masked_fill__overloads(*args, self=self, **kwargs)
 
 
+_index_fill_overloads = Overloads(
+    "index_fill",
+    (
+        # index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        Signature(
+            operators.index_fill_int_Scalar.call,
+            "int dim, Tensor index, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+        Signature(
+            operators.index_fill_int_Tensor.call,
+            "int dim, Tensor index, Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def index_fill(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`` or ``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``"""
+    return _index_fill_overloads(*args, self=self, **kwargs)
+
+
+_scatter__overloads = Overloads(
+    "scatter_",
+    (
+        # scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
+        Signature(
+            operators.scatter__src.call,
+            "int dim, Tensor index, Tensor src",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+            ),
+        ),
+        # scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.scatter__value.call,
+            "int dim, Tensor index, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def scatter_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`` or ``scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)``"""
+    return _scatter__overloads(*args, self=self, **kwargs)
+
+
+_index_fill__overloads = Overloads(
+    "index_fill_",
+    (
+        # index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.index_fill__int_Scalar.call,
+            "int dim, Tensor index, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)
+        Signature(
+            operators.index_fill__int_Tensor.call,
+            "int dim, Tensor index, Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def index_fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`` or ``index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)``"""
+    return _index_fill__overloads(*args, self=self, **kwargs)
+
+
 _norm_overloads = Overloads(
     "norm",
     (
@@ -2605,6 +2844,19 @@ METHODS: dict[str, Callable[..., Any]] = {
     "index": index,
     "index_put": index_put,
     "index_put_": index_put_,
+    "scatter_reduce": scatter_reduce,
+    "index_copy": index_copy,
+    "masked_scatter": masked_scatter,
+    "masked_select": masked_select,
+    "take": take,
+    "take_along_dim": take_along_dim,
+    "put": put,
+    "scatter_add_": scatter_add_,
+    "scatter_reduce_": scatter_reduce_,
+    "index_add_": index_add_,
+    "index_copy_": index_copy_,
+    "masked_scatter_": masked_scatter_,
+    "put_": put_,
     "mm": mm,
     "bmm": bmm,
     "dot": dot,
@@ -2670,5 +2922,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "scatter": scatter,
     "masked_fill": masked_fill,
     "masked_fill_": masked_fill_,
+    "index_fill": index_fill,
+    "scatter_": scatter_,
+    "index_fill_": index_fill_,
     "norm": norm,
 }

@@ -4753,6 +4753,710 @@ def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> A
     return result
 
 
+def scatter_reduce_two(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.ScatterReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.include_self = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce = reduce
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.src_ = SavedVariable(src, False)
+    result = redispatch(
+        operators.scatter_reduce_two,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter_reduce_two_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    reduce,
+                    include_self,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_copy(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -> Any:
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, source)
+    grad_fn: functions.IndexCopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim = source.dim()
+    result = redispatch(
+        operators.index_copy, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_copy_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_fill_int_Scalar(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.IndexFillBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.index_fill_int_Scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_fill_int_Scalar_jvp(
+                    self, tangent_or_zeros(self), dim, index, value, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_fill_int_Tensor(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, value)
+    grad_fn: functions.IndexFillBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.index_fill_int_Tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_fill_int_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    value,
+                    tangent_or_zeros(value),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, source)
+    grad_fn: functions.MaskedScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.source_sym_sizes = tuple(source.shape)
+    result = redispatch(
+        operators.masked_scatter, ks & AFTER_AUTOGRAD_KEYSET, self, mask, source
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    mask,
+                    source,
+                    tangent_or_zeros(source),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
+    """masked_select(Tensor self, Tensor mask) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaskedSelectBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedSelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.masked_select, ks & AFTER_AUTOGRAD_KEYSET, self, mask)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_select_jvp(self, tangent_or_zeros(self), mask, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def take(ks: int, self: Tensor, index: Tensor) -> Any:
+    """take(Tensor self, Tensor index) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TakeBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TakeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.take, ks & AFTER_AUTOGRAD_KEYSET, self, index)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.take_jvp(self, tangent_or_zeros(self), index, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def put(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> Any:
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, source)
+    grad_fn: functions.PutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.accumulate = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_info = TypeAndSize(source)
+    result = redispatch(
+        operators.put, ks & AFTER_AUTOGRAD_KEYSET, self, index, source, accumulate
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.put_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    accumulate,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def scatter__src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.scatter__src, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter__src_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def scatter__value(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ScatterBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.scatter__value, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter__value_jvp(
+                    original_self, tangent_or_zeros(self), dim, index, value, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def scatter_add_(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ScatterAddBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.scatter_add_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter_add__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def scatter_reduce__two(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ScatterReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.include_self = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce = reduce
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.src_ = SavedVariable(src, False)
+    result = redispatch(
+        operators.scatter_reduce__two,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter_reduce__two_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    reduce,
+                    include_self,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def index_add_(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number
+) -> Any:
+    """index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexAddBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.alpha = alpha
+        grad_fn.dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim = source.dim()
+    result = redispatch(
+        operators.index_add_,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+        alpha,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_add__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def index_copy_(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -> Any:
+    """index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexCopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim = source.dim()
+    result = redispatch(
+        operators.index_copy_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_copy__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def index_fill__int_Scalar(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexFillBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.index_fill__int_Scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_fill__int_Scalar_jvp(
+                    original_self, tangent_or_zeros(self), dim, index, value, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def index_fill__int_Tensor(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, value)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexFillBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.index_fill__int_Tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_fill__int_Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    value,
+                    tangent_or_zeros(value),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MaskedScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.source_sym_sizes = tuple(source.shape)
+    result = redispatch(
+        operators.masked_scatter_, ks & AFTER_AUTOGRAD_KEYSET, self, mask, source
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_scatter__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    mask,
+                    source,
+                    tangent_or_zeros(source),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> Any:
+    """put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.PutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.accumulate = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_info = TypeAndSize(source)
+    result = redispatch(
+        operators.put_, ks & AFTER_AUTOGRAD_KEYSET, self, index, source, accumulate
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.put__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    accumulate,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
 def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
     """mm(Tensor self, Tensor mat2) -> Tensor"""
     _any_has_forward_grad = (
@@ -8216,6 +8920,24 @@ operators.index_put.register(DispatchKey.Autograd, index_put)
 operators.index_put_.register(DispatchKey.Autograd, index_put_)
 operators.masked_fill__Scalar.register(DispatchKey.Autograd, masked_fill__Scalar)
 operators.masked_fill__Tensor.register(DispatchKey.Autograd, masked_fill__Tensor)
+operators.scatter_reduce_two.register(DispatchKey.Autograd, scatter_reduce_two)
+operators.index_copy.register(DispatchKey.Autograd, index_copy)
+operators.index_fill_int_Scalar.register(DispatchKey.Autograd, index_fill_int_Scalar)
+operators.index_fill_int_Tensor.register(DispatchKey.Autograd, index_fill_int_Tensor)
+operators.masked_scatter.register(DispatchKey.Autograd, masked_scatter)
+operators.masked_select.register(DispatchKey.Autograd, masked_select)
+operators.take.register(DispatchKey.Autograd, take)
+operators.put.register(DispatchKey.Autograd, put)
+operators.scatter__src.register(DispatchKey.Autograd, scatter__src)
+operators.scatter__value.register(DispatchKey.Autograd, scatter__value)
+operators.scatter_add_.register(DispatchKey.Autograd, scatter_add_)
+operators.scatter_reduce__two.register(DispatchKey.Autograd, scatter_reduce__two)
+operators.index_add_.register(DispatchKey.Autograd, index_add_)
+operators.index_copy_.register(DispatchKey.Autograd, index_copy_)
+operators.index_fill__int_Scalar.register(DispatchKey.Autograd, index_fill__int_Scalar)
+operators.index_fill__int_Tensor.register(DispatchKey.Autograd, index_fill__int_Tensor)
+operators.masked_scatter_.register(DispatchKey.Autograd, masked_scatter_)
+operators.put_.register(DispatchKey.Autograd, put_)
 operators.mm.register(DispatchKey.Autograd, mm)
 operators.bmm.register(DispatchKey.Autograd, bmm)
 operators.dot.register(DispatchKey.Autograd, dot)

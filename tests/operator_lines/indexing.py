@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .common import Line, _mask
+
+
+def _scatter_reduce(lib: Any, a: Any, s: Any) -> Any:
+    """Every reduction, with and without self, duplicates in the index (a position
+    scattered twice) and a position no index names."""
+    index = lib.tensor([[0, 0, 2], [1, 0, 1]])
+    total = 0
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            total = total + lib.scatter_reduce(
+                a, 1, index, s * 1.5, reduce, include_self=include_self
+            )
+    return total + a.scatter_reduce(0, lib.tensor([[1, 0, 1]]), s[:1], "sum")
+
 
 LINES: dict[str, Line] = {
     "index_select": Line(
@@ -75,5 +91,87 @@ LINES: dict[str, Line] = {
     "masked_fill_.Tensor": Line(
         lambda lib, a, v: (a * a).masked_fill_(_mask(lib), v * v) * a,
         ((2, 3), ()),
+    ),
+    "scatter_reduce.two": Line(_scatter_reduce, ((2, 3), (2, 3))),
+    "index_copy": Line(
+        lambda lib, a, s: lib.index_copy(a, 1, lib.tensor([2, 0]), s * s)
+        + a.index_copy(0, lib.tensor([1]), a[:1] * 2.0),
+        ((2, 3), (2, 2)),
+    ),
+    "index_fill.int_Scalar": Line(
+        lambda lib, a: lib.index_fill(a, 1, lib.tensor([2, 0, -1]), 1.5) * a,
+        ((2, 3),),
+    ),
+    "index_fill.int_Tensor": Line(
+        lambda lib, a, v: a.index_fill(0, lib.tensor([1]), v * v) * a
+        + lib.index_fill(a, -1, lib.tensor([0, 2]), v),
+        ((2, 3), ()),
+    ),
+    "masked_scatter": Line(
+        lambda lib, a, s: lib.masked_scatter(a, _mask(lib), s * s) * a
+        + a[0].masked_scatter(lib.tensor([[True], [False]]), s[:3]),
+        ((2, 3), (5,)),
+    ),
+    "masked_select": Line(
+        lambda lib, a: lib.masked_select(a, _mask(lib)) * a.masked_select(_mask(lib))
+        + a[0].masked_select(lib.tensor([[True], [False]])).sum(),
+        ((2, 3),),
+    ),
+    "take": Line(
+        lambda lib, a: lib.take(a, lib.tensor([[5, 0], [-1, 5]]))
+        * a.take(lib.tensor(2)),
+        ((2, 3),),
+    ),
+    "take_along_dim": Line(
+        lambda lib, a: lib.take_along_dim(a, lib.tensor([[2], [0]]), 1) * a
+        + a.take_along_dim(lib.tensor([5, 0, 5])).sum(),
+        ((2, 3),),
+    ),
+    "put": Line(
+        lambda lib, a, s: lib.put(a, lib.tensor([4, 0, -1]), s * s)
+        + a.put(lib.tensor([[1, 1]]), s[:2], accumulate=True) * a,
+        ((2, 3), (3,)),
+    ),
+    "scatter_.src": Line(
+        lambda lib, a, s: (a * 1.0).scatter_(1, lib.tensor([[2, 0], [1, 2]]), s * s),
+        ((2, 3), (2, 2)),
+    ),
+    "scatter_.value": Line(
+        lambda lib, a: (a * a).scatter_(0, lib.tensor([[1, 0, 1]]), 2.5), ((2, 3),)
+    ),
+    "scatter_add_": Line(
+        lambda lib, a, s: (a * a).scatter_add_(
+            0, lib.tensor([[1, 0, 1], [1, 1, 0]]), s
+        ),
+        ((2, 3), (2, 3)),
+    ),
+    "scatter_reduce_.two": Line(
+        lambda lib, a, s: (a * 1.0).scatter_reduce_(
+            1, lib.tensor([[0, 0, 2], [1, 1, 1]]), s * s, "mean", include_self=False
+        ),
+        ((2, 3), (2, 3)),
+    ),
+    "index_add_": Line(
+        lambda lib, a, s: (a * a).index_add_(1, lib.tensor([0, 2, 0]), s, alpha=2.0),
+        ((2, 3), (2, 3)),
+    ),
+    "index_copy_": Line(
+        lambda lib, a, s: (a * 1.0).index_copy_(1, lib.tensor([2, 0]), s * s),
+        ((2, 3), (2, 2)),
+    ),
+    "index_fill_.int_Scalar": Line(
+        lambda lib, a: (a * a).index_fill_(1, lib.tensor([1]), -1.0), ((2, 3),)
+    ),
+    "index_fill_.int_Tensor": Line(
+        lambda lib, a, v: (a * 1.0).index_fill_(0, lib.tensor([1]), v * v),
+        ((2, 3), ()),
+    ),
+    "masked_scatter_": Line(
+        lambda lib, a, s: (a * 1.0).masked_scatter_(_mask(lib), s * s),
+        ((2, 3), (4,)),
+    ),
+    "put_": Line(
+        lambda lib, a, s: (a * a).put_(lib.tensor([4, 0, 4]), s, accumulate=True),
+        ((2, 3), (3,)),
     ),
 }
