@@ -20,6 +20,8 @@ from gradgen.graph import (
 from gradgen.helpers import (
     _convolution_double_backward_symint,
     _to_copy_backward,
+    aminmax_backward,
+    aminmax_jvp,
     angle_backward,
     apply_loss_reduction,
     atan2_backward,
@@ -36,6 +38,7 @@ from gradgen.helpers import (
     clamp_backward_min_max,
     convolution_backward_jvp_grad_bias,
     convolution_jvp,
+    cummaxmin_backward,
     cumprod_backward,
     cumsum_backward,
     div_tensor_other_backward,
@@ -43,7 +46,9 @@ from gradgen.helpers import (
     elu_double_backward,
     embedding_dense_double_backward,
     evenly_distribute_backward,
+    evenly_read_jvp,
     fmap_neg,
+    gather_with_keepdimed_indices,
     gelu_double_backward,
     group_norm_invstd_jvp,
     group_norm_jvp,
@@ -61,6 +66,8 @@ from gradgen.helpers import (
     linalg_vector_norm_backward,
     log1p_backward,
     log_sigmoid_double_backward,
+    logcumsumexp_backward,
+    logcumsumexp_jvp,
     logsumexp_backward,
     masked_fill_backward,
     masked_scatter_backward_symint,
@@ -72,6 +79,7 @@ from gradgen.helpers import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mul_tensor_backward,
+    nansum_backward,
     norm_backward,
     norm_jvp,
     permute_backwards,
@@ -96,13 +104,16 @@ from gradgen.helpers import (
     split_with_sizes_backward,
     stack_tensors_backward,
     std_backward,
+    std_mean_backward,
     sum_backward,
     sum_to,
     take_backward,
     trace_backward,
     unbind_backward,
     unsqueeze_to,
+    value_selecting_reduction_backward_symint,
     var_backward,
+    var_mean_backward,
     zeros_like,
 )
 from gradgen.tensor import Number, Tensor
@@ -120,6 +131,7 @@ from .ops import (
     _softmax,
     _softmax_backward_data,
     _to_copy,
+    _unique2,
     _unsafe_view,
     abs,
     abs_,
@@ -140,6 +152,7 @@ from .ops import (
     allclose,
     amax,
     amin,
+    aminmax,
     angle,
     arccos,
     arcsin,
@@ -147,6 +160,7 @@ from .ops import (
     arctan2,
     argmax,
     argmin,
+    argsort,
     asin,
     atan,
     atan2,
@@ -159,11 +173,13 @@ from .ops import (
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
+    bincount,
     bitwise_and,
     bitwise_not,
     bitwise_or,
     bitwise_xor,
     bmm,
+    bucketize,
     cat,
     ceil,
     chunk,
@@ -188,7 +204,10 @@ from .ops import (
     convolution_backward,
     cos,
     cosh,
+    count_nonzero,
     cross_entropy_loss,
+    cummax,
+    cummin,
     cumprod,
     cumsum,
     detach_,
@@ -197,6 +216,7 @@ from .ops import (
     diagonal,
     diagonal_backward,
     diagonal_copy,
+    diff,
     dist,
     div,
     divide,
@@ -238,6 +258,7 @@ from .ops import (
     hardtanh,
     hardtanh_,
     hardtanh_backward,
+    histc,
     huber_loss,
     huber_loss_backward,
     hypot,
@@ -255,6 +276,7 @@ from .ops import (
     isinf,
     isnan,
     kl_div,
+    kthvalue,
     l1_loss,
     layer_norm,
     le,
@@ -274,6 +296,7 @@ from .ops import (
     log_sigmoid_backward,
     log_sigmoid_forward,
     log_softmax,
+    logcumsumexp,
     logical_and,
     logical_not,
     logical_or,
@@ -295,21 +318,27 @@ from .ops import (
     max_pool3d_with_indices_backward,
     maximum,
     mean,
+    median,
     min,
     minimum,
     mish,
     mish_,
     mish_backward,
     mm,
+    mode,
     moveaxis,
     movedim,
     mse_loss,
     mse_loss_backward,
+    msort,
     mul,
     multiply,
     mv,
     nan_to_num,
     nan_to_num_,
+    nanmean,
+    nanmedian,
+    nansum,
     narrow,
     native_batch_norm,
     native_batch_norm_backward,
@@ -328,6 +357,7 @@ from .ops import (
     nll_loss_backward,
     nll_loss_forward,
     nll_loss_nd,
+    nonzero,
     norm,
     not_equal,
     one_hot,
@@ -349,6 +379,7 @@ from .ops import (
     scatter,
     scatter_add,
     scatter_reduce,
+    searchsorted,
     select,
     select_backward,
     sgn,
@@ -376,6 +407,7 @@ from .ops import (
     squeeze,
     stack,
     std,
+    std_mean,
     sub,
     subtract,
     sum,
@@ -397,9 +429,12 @@ from .ops import (
     true_divide,
     trunc,
     unbind,
+    unique_consecutive,
+    unique_dim,
     unsqueeze,
     value_selecting_reduction_backward,
     var,
+    var_mean,
     vdot,
     view_as_complex,
     view_as_real,
@@ -6520,6 +6555,963 @@ def topk_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+class LogcumsumexpBackward0(Node):
+    """Backward of ``logcumsumexp(Tensor self, int dim) -> Tensor``.
+
+    self: logcumsumexp_backward(grad, self, result, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return logcumsumexp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def logcumsumexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogcumsumexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            logcumsumexp_backward(grad, self, result, dim) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class CummaxBackward0(Node):
+    """Backward of ``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cummax_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def cummax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of CummaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cummaxmin_backward(grad, self, indices, dim) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class CumminBackward0(Node):
+    """Backward of ``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cummin_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def cummin_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of CumminBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cummaxmin_backward(grad, self, indices, dim) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class KthvalueBackward0(Node):
+    """Backward of ``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return kthvalue_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def kthvalue_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of KthvalueBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MedianBackward0(Node):
+    """Backward of ``median(Tensor self) -> Tensor``.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return median_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def median_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of MedianBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            evenly_distribute_backward(grad, self, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MedianBackward1(Node):
+    """Backward of ``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return median_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def median_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MedianBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NanmedianBackward0(Node):
+    """Backward of ``nanmedian(Tensor self) -> Tensor``.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nanmedian_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def nanmedian_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NanmedianBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            evenly_distribute_backward(grad, self, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class NanmedianBackward1(Node):
+    """Backward of ``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nanmedian_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def nanmedian_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of NanmedianBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ModeBackward0(Node):
+    """Backward of ``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mode_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def mode_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of ModeBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AminmaxBackward0(Node):
+    """Backward of ``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``.
+
+    self: aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "max_",
+        "min_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.max_: SavedVariable | SavedVariableList | None = None
+        self.min_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return aminmax_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            max=unpack_saved(self.max_, self),
+            min=unpack_saved(self.min_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.max_ is not None:
+            self.max_.reset_data()
+        if self.min_ is not None:
+            self.min_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_max(self) -> Tensor | None:
+        return unpack_saved(self.max_, self)
+
+    @property
+    def _saved_min(self) -> Tensor | None:
+        return unpack_saved(self.min_, self)
+
+
+def aminmax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int | None,
+    keepdim: bool,
+    self: Tensor | None,
+    max: Tensor | None,
+    min: Tensor | None,
+) -> list[Any]:
+    """The formulas of AminmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            aminmax_backward(self, dim, keepdim, grads[0], grads[1], min, max)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NansumBackward0(Node):
+    """Backward of ``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: nansum_backward(grad.to(self.scalar_type()), self, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "self_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nansum_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def nansum_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of NansumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            nansum_backward(grad.to(self_scalar_type), self, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class StdMeanBackward0(Node):
+    """Backward of ``std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``.
+
+    self: std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "correction",
+        "dim",
+        "keepdim",
+        "self_",
+        "result0_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result0_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return std_mean_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            correction=self.correction,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result0=unpack_saved(self.result0_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result0_ is not None:
+            self.result0_.reset_data()
+
+    @property
+    def _saved_correction(self) -> Number | None:
+        return self.correction
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result0(self) -> Tensor | None:
+        return unpack_saved(self.result0_, self)
+
+
+def std_mean_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    correction: Number | None,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+    result0: Tensor | None,
+) -> list[Any]:
+    """The formulas of StdMeanBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            std_mean_backward(
+                grads[0], grads[1], self, result0, dim, correction, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class VarMeanBackward0(Node):
+    """Backward of ``var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``.
+
+    self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "correction",
+        "dim",
+        "keepdim",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return var_mean_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            correction=self.correction,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_correction(self) -> Number | None:
+        return self.correction
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def var_mean_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    correction: Number | None,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of VarMeanBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class Unique2Backward0(Node):
+    """Backward of ``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``.
+
+    self: not_implemented("_unique2")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique2_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique2_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of Unique2Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("_unique2")
+    return grad_inputs
+
+
+class UniqueDimBackward0(Node):
+    """Backward of ``unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``.
+
+    self: not_implemented("unique_dim")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique_dim_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique_dim_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of UniqueDimBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("unique_dim")
+    return grad_inputs
+
+
+class UniqueConsecutiveBackward0(Node):
+    """Backward of ``unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)``.
+
+    self: not_implemented("unique_consecutive")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique_consecutive_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique_consecutive_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of UniqueConsecutiveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("unique_consecutive")
     return grad_inputs
 
 
@@ -14108,6 +15100,161 @@ def topk_jvp_values(
 ) -> Any:
     """Forward-mode derivative: ``values: gather(self_t, dim, indices)``."""
     return gather(self_t, dim, indices)
+
+
+def logcumsumexp_jvp_formula(
+    self_p: Tensor, self_t: Tensor, dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: logcumsumexp_jvp(self_p, self_t, dim)``."""
+    return logcumsumexp_jvp(self_p, self_t, dim)
+
+
+def cummax_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices)``."""
+    return self_t.gather(dim, indices)
+
+
+def cummin_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices)``."""
+    return self_t.gather(dim, indices)
+
+
+def kthvalue_jvp_values(
+    self_p: Tensor,
+    self_t: Tensor,
+    k: int,
+    dim: int,
+    keepdim: bool,
+    values: Any,
+    indices: Any,
+) -> Any:
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+
+
+def median_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: evenly_read_jvp(self_t, self_p, result)``."""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def median_dim_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+
+
+def nanmedian_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: evenly_read_jvp(self_t, self_p, result)``."""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def nanmedian_dim_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+
+
+def mode_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+
+
+def aminmax_jvp_max(
+    self_p: Tensor, self_t: Tensor, dim: int | None, keepdim: bool, min: Any, max: Any
+) -> Any:
+    """Forward-mode derivative: ``max: aminmax_jvp(self_p, self_t, max, dim, keepdim)``."""
+    return aminmax_jvp(self_p, self_t, max, dim, keepdim)
+
+
+def aminmax_jvp_min(
+    self_p: Tensor, self_t: Tensor, dim: int | None, keepdim: bool, min: Any, max: Any
+) -> Any:
+    """Forward-mode derivative: ``min: aminmax_jvp(self_p, self_t, min, dim, keepdim)``."""
+    return aminmax_jvp(self_p, self_t, min, dim, keepdim)
+
+
+def nansum_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p.isnan(), 0, self_t).sum(dim, keepdim, dtype=dtype)``."""
+    return where(self_p.isnan(), 0, self_t).sum(dim, keepdim, dtype=dtype)
+
+
+def std_mean_correction_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim)).div(2.0 * result0).masked_fill(result0.eq(0), 0)``."""
+    return (
+        real(
+            var_backward(self_t.conj(), self_p, dim, correction, True).sum(
+                dim if dim is not None else [], keepdim
+            )
+        )
+        .div(2.0 * result0)
+        .masked_fill(result0.eq(0), 0)
+    )
+
+
+def std_mean_correction_jvp_result1(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: mean(self_t, dim if dim is not None else [], keepdim)``."""
+    return mean(self_t, dim if dim is not None else [], keepdim)
+
+
+def var_mean_correction_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim))``."""
+    return real(
+        var_backward(self_t.conj(), self_p, dim, correction, True).sum(
+            dim if dim is not None else [], keepdim
+        )
+    )
+
+
+def var_mean_correction_jvp_result1(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: mean(self_t, dim if dim is not None else [], keepdim)``."""
+    return mean(self_t, dim if dim is not None else [], keepdim)
 
 
 def index_select_jvp(

@@ -26,6 +26,7 @@ from gradgen.numpy_kernels import (
     advanced_index,
     allclose,
     amax,
+    aminmax,
     angle,
     argmax,
     atan2_floating,
@@ -34,8 +35,10 @@ from gradgen.numpy_kernels import (
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
+    bincount,
     bitwise,
     bmm,
+    bucketize,
     cat_arrays,
     clamp_scalars,
     clamp_tensors,
@@ -44,6 +47,8 @@ from gradgen.numpy_kernels import (
     convolution,
     convolution_backward,
     copy_from,
+    count_nonzero,
+    cummax,
     cumprod,
     cumsum,
     diag_embed,
@@ -68,6 +73,7 @@ from gradgen.numpy_kernels import (
     gelu_backward,
     hardtanh,
     hardtanh_backward,
+    histc,
     huber_loss,
     huber_loss_backward,
     hypot_floating,
@@ -78,11 +84,13 @@ from gradgen.numpy_kernels import (
     index_select,
     int_to_float,
     into,
+    kthvalue,
     leaky_relu,
     leaky_relu_backward,
     lerp,
     log_sigmoid_backward,
     log_sigmoid_forward,
+    logcumsumexp,
     logical,
     logical_reduction,
     logsumexp,
@@ -93,14 +101,18 @@ from gradgen.numpy_kernels import (
     max_dim,
     max_pool_with_indices,
     max_pool_with_indices_backward,
+    median_all,
+    median_dim,
     mish,
     mish_backward,
     mm,
+    mode,
     modulo,
     mse_loss,
     mse_loss_backward,
     mv,
     nan_to_num,
+    nansum,
     native_batch_norm,
     native_batch_norm_backward,
     native_group_norm,
@@ -112,6 +124,7 @@ from gradgen.numpy_kernels import (
     nll_loss2d_forward,
     nll_loss_backward,
     nll_loss_forward,
+    nonzero,
     one_hot,
     permute,
     power,
@@ -128,6 +141,7 @@ from gradgen.numpy_kernels import (
     rounding,
     scatter,
     scatter_reduce,
+    searchsorted,
     select,
     select_backward,
     sgn,
@@ -163,6 +177,8 @@ from gradgen.numpy_kernels import (
     tril,
     triu,
     unbind,
+    unique_consecutive,
+    unique_sorted,
     unsafe_view,
     unsqueeze,
     vdot,
@@ -236,6 +252,69 @@ topk_return = namedtuple(
     [
         "values",
         "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.cummax
+cummax_return = namedtuple(
+    "cummax",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.cummin
+cummin_return = namedtuple(
+    "cummin",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.kthvalue
+kthvalue_return = namedtuple(
+    "kthvalue",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.median
+median_dim_return = namedtuple(
+    "median",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.nanmedian
+nanmedian_dim_return = namedtuple(
+    "nanmedian",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.mode
+mode_return = namedtuple(
+    "mode",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.aminmax
+aminmax_return = namedtuple(
+    "aminmax",
+    [
+        "min",
+        "max",
     ],
 )
 
@@ -1672,6 +1751,232 @@ def numpy_topk(
     self = self._data
     values, indices = topk(self, k, dim, largest, sorted)
     return topk_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
+    """logcumsumexp(Tensor self, int dim) -> Tensor"""
+    self = self._data
+    return wrap_result(logcumsumexp(self, dim))
+
+
+def numpy_cummax(ks: int, self: Tensor, dim: int) -> Any:
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = cummax(self, dim, "max")
+    return cummax_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_cummin(ks: int, self: Tensor, dim: int) -> Any:
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = cummax(self, dim, "min")
+    return cummin_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = kthvalue(self, k, dim, keepdim)
+    return kthvalue_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_median(ks: int, self: Tensor) -> Any:
+    """median(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(median_all(self, False))
+
+
+def numpy_median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = median_dim(self, dim, keepdim, False)
+    return median_dim_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_nanmedian(ks: int, self: Tensor) -> Any:
+    """nanmedian(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(median_all(self, True))
+
+
+def numpy_nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = median_dim(self, dim, keepdim, True)
+    return nanmedian_dim_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = mode(self, dim, keepdim)
+    return mode_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_aminmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
+    """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
+    self = self._data
+    min, max = aminmax(self, dim, keepdim)
+    return aminmax_return(wrap_result(min), wrap_result(max))
+
+
+def numpy_nansum(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(nansum(self, dim, keepdim, dtype))
+
+
+def numpy_std_mean_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = (
+        reduce_var(self, dim, correction, keepdim, "std"),
+        reduce_mean(self, dim, keepdim, None),
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_var_mean_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = (
+        reduce_var(self, dim, correction, keepdim, "var"),
+        reduce_mean(self, dim, keepdim, None),
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_searchsorted_Tensor(
+    ks: int,
+    sorted_sequence: Tensor,
+    self: Tensor,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Tensor | None,
+) -> Any:
+    """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    sorted_sequence = sorted_sequence._data
+    self = self._data
+    sorter = None if sorter is None else sorter._data
+    return wrap_result(
+        searchsorted(sorted_sequence, self, out_int32, right, side, sorter)
+    )
+
+
+def numpy_searchsorted_Scalar(
+    ks: int,
+    sorted_sequence: Tensor,
+    self: Number,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Tensor | None,
+) -> Any:
+    """searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    sorted_sequence = sorted_sequence._data
+    sorter = None if sorter is None else sorter._data
+    return wrap_result(
+        searchsorted(sorted_sequence, self, out_int32, right, side, sorter)
+    )
+
+
+def numpy_bucketize_Tensor(
+    ks: int, self: Tensor, boundaries: Tensor, out_int32: bool, right: bool
+) -> Any:
+    """bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    self = self._data
+    boundaries = boundaries._data
+    return wrap_result(bucketize(self, boundaries, out_int32, right))
+
+
+def numpy_bucketize_Scalar(
+    ks: int, self: Number, boundaries: Tensor, out_int32: bool, right: bool
+) -> Any:
+    """bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    boundaries = boundaries._data
+    return wrap_result(bucketize(self, boundaries, out_int32, right))
+
+
+def numpy__unique2(
+    ks: int, self: Tensor, sorted: bool, return_inverse: bool, return_counts: bool
+) -> Any:
+    """_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    self = self._data
+    result0, result1, result2 = unique_sorted(self, return_inverse, return_counts, None)
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_unique_dim(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    sorted: bool,
+    return_inverse: bool,
+    return_counts: bool,
+) -> Any:
+    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    self = self._data
+    result0, result1, result2 = unique_sorted(self, return_inverse, return_counts, dim)
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_unique_consecutive(
+    ks: int, self: Tensor, return_inverse: bool, return_counts: bool, dim: int | None
+) -> Any:
+    """unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)"""
+    self = self._data
+    result0, result1, result2 = unique_consecutive(
+        self, return_inverse, return_counts, dim
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_nonzero(ks: int, self: Tensor) -> Any:
+    """nonzero(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(nonzero(self))
+
+
+def numpy_histc(ks: int, self: Tensor, bins: int, min: Number, max: Number) -> Any:
+    """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"""
+    self = self._data
+    return wrap_result(histc(self, bins, min, max))
+
+
+def numpy_bincount(
+    ks: int, self: Tensor, weights: Tensor | None, minlength: int
+) -> Any:
+    """bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"""
+    self = self._data
+    weights = None if weights is None else weights._data
+    return wrap_result(bincount(self, weights, minlength))
+
+
+def numpy_count_nonzero_dim_IntList(ks: int, self: Tensor, dim: Sequence[int]) -> Any:
+    """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor"""
+    self = self._data
+    return wrap_result(count_nonzero(self, dim))
+
+
+def numpy_count_nonzero(ks: int, self: Tensor, dim: int | None) -> Any:
+    """count_nonzero(Tensor self, int? dim=None) -> Tensor"""
+    self = self._data
+    return wrap_result(count_nonzero(self, dim))
 
 
 def numpy_index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
@@ -3247,6 +3552,33 @@ operators.equal.register(DispatchKey.NumPy, numpy_equal)
 operators.sort.register(DispatchKey.NumPy, numpy_sort)
 operators.sort_stable.register(DispatchKey.NumPy, numpy_sort_stable)
 operators.topk.register(DispatchKey.NumPy, numpy_topk)
+operators.logcumsumexp.register(DispatchKey.NumPy, numpy_logcumsumexp)
+operators.cummax.register(DispatchKey.NumPy, numpy_cummax)
+operators.cummin.register(DispatchKey.NumPy, numpy_cummin)
+operators.kthvalue.register(DispatchKey.NumPy, numpy_kthvalue)
+operators.median.register(DispatchKey.NumPy, numpy_median)
+operators.median_dim.register(DispatchKey.NumPy, numpy_median_dim)
+operators.nanmedian.register(DispatchKey.NumPy, numpy_nanmedian)
+operators.nanmedian_dim.register(DispatchKey.NumPy, numpy_nanmedian_dim)
+operators.mode.register(DispatchKey.NumPy, numpy_mode)
+operators.aminmax.register(DispatchKey.NumPy, numpy_aminmax)
+operators.nansum.register(DispatchKey.NumPy, numpy_nansum)
+operators.std_mean_correction.register(DispatchKey.NumPy, numpy_std_mean_correction)
+operators.var_mean_correction.register(DispatchKey.NumPy, numpy_var_mean_correction)
+operators.searchsorted_Tensor.register(DispatchKey.NumPy, numpy_searchsorted_Tensor)
+operators.searchsorted_Scalar.register(DispatchKey.NumPy, numpy_searchsorted_Scalar)
+operators.bucketize_Tensor.register(DispatchKey.NumPy, numpy_bucketize_Tensor)
+operators.bucketize_Scalar.register(DispatchKey.NumPy, numpy_bucketize_Scalar)
+operators._unique2.register(DispatchKey.NumPy, numpy__unique2)
+operators.unique_dim.register(DispatchKey.NumPy, numpy_unique_dim)
+operators.unique_consecutive.register(DispatchKey.NumPy, numpy_unique_consecutive)
+operators.nonzero.register(DispatchKey.NumPy, numpy_nonzero)
+operators.histc.register(DispatchKey.NumPy, numpy_histc)
+operators.bincount.register(DispatchKey.NumPy, numpy_bincount)
+operators.count_nonzero_dim_IntList.register(
+    DispatchKey.NumPy, numpy_count_nonzero_dim_IntList
+)
+operators.count_nonzero.register(DispatchKey.NumPy, numpy_count_nonzero)
 operators.index_select.register(DispatchKey.NumPy, numpy_index_select)
 operators.index_add.register(DispatchKey.NumPy, numpy_index_add)
 operators.gather.register(DispatchKey.NumPy, numpy_gather)

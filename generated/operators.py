@@ -446,6 +446,92 @@ topk = OperatorHandle(
     "topk",
     "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
 )
+logcumsumexp = OperatorHandle(
+    "logcumsumexp", "logcumsumexp(Tensor self, int dim) -> Tensor"
+)
+cummax = OperatorHandle(
+    "cummax", "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+)
+cummin = OperatorHandle(
+    "cummin", "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+)
+kthvalue = OperatorHandle(
+    "kthvalue",
+    "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+median = OperatorHandle("median", "median(Tensor self) -> Tensor")
+median_dim = OperatorHandle(
+    "median.dim",
+    "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+nanmedian = OperatorHandle("nanmedian", "nanmedian(Tensor self) -> Tensor")
+nanmedian_dim = OperatorHandle(
+    "nanmedian.dim",
+    "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+mode = OperatorHandle(
+    "mode",
+    "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+aminmax = OperatorHandle(
+    "aminmax",
+    "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+)
+nansum = OperatorHandle(
+    "nansum",
+    "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+)
+std_mean_correction = OperatorHandle(
+    "std_mean.correction",
+    "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+)
+var_mean_correction = OperatorHandle(
+    "var_mean.correction",
+    "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+)
+searchsorted_Tensor = OperatorHandle(
+    "searchsorted.Tensor",
+    "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+)
+searchsorted_Scalar = OperatorHandle(
+    "searchsorted.Scalar",
+    "searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+)
+bucketize_Tensor = OperatorHandle(
+    "bucketize.Tensor",
+    "bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+)
+bucketize_Scalar = OperatorHandle(
+    "bucketize.Scalar",
+    "bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+)
+_unique2 = OperatorHandle(
+    "_unique2",
+    "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+)
+unique_dim = OperatorHandle(
+    "unique_dim",
+    "unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+)
+unique_consecutive = OperatorHandle(
+    "unique_consecutive",
+    "unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
+)
+nonzero = OperatorHandle("nonzero", "nonzero(Tensor self) -> Tensor")
+histc = OperatorHandle(
+    "histc", "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"
+)
+bincount = OperatorHandle(
+    "bincount",
+    "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
+)
+count_nonzero_dim_IntList = OperatorHandle(
+    "count_nonzero.dim_IntList",
+    "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+)
+count_nonzero = OperatorHandle(
+    "count_nonzero", "count_nonzero(Tensor self, int? dim=None) -> Tensor"
+)
 index_select = OperatorHandle(
     "index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor"
 )

@@ -146,6 +146,22 @@ __all__ = [
     "allclose",
     "equal",
     "topk",
+    "logcumsumexp",
+    "cummax",
+    "cummin",
+    "msort",
+    "kthvalue",
+    "mode",
+    "aminmax",
+    "nansum",
+    "nanmean",
+    "diff",
+    "_unique2",
+    "unique_dim",
+    "unique_consecutive",
+    "nonzero",
+    "histc",
+    "bincount",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -311,6 +327,14 @@ __all__ = [
     "var",
     "std",
     "sort",
+    "argsort",
+    "median",
+    "nanmedian",
+    "std_mean",
+    "var_mean",
+    "searchsorted",
+    "bucketize",
+    "count_nonzero",
     "scatter",
     "masked_fill",
     "index_fill",
@@ -1187,6 +1211,155 @@ def topk(
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
     input = tensor_argument(input, "topk", "input", 1, False)
     return operators.topk.call(input, k, dim, largest, sorted)
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+    input = tensor_argument(input, "logcumsumexp", "input", 1, False)
+    return operators.logcumsumexp.call(input, dim)
+
+
+def cummax(input: Tensor, dim: int) -> Tensor:
+    """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "cummax", "input", 1, False)
+    return operators.cummax.call(input, dim)
+
+
+def cummin(input: Tensor, dim: int) -> Tensor:
+    """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "cummin", "input", 1, False)
+    return operators.cummin.call(input, dim)
+
+
+def msort(input: Tensor) -> Tensor:
+    """``msort(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "msort", "input", 1, False)
+    return composites.msort(input)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "kthvalue", "input", 1, False)
+    return operators.kthvalue.call(input, k, dim, keepdim)
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "mode", "input", 1, False)
+    return operators.mode.call(input, dim, keepdim)
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+    input = tensor_argument(input, "aminmax", "input", 1, False)
+    return operators.aminmax.call(input, dim, keepdim)
+
+
+def nansum(
+    input: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "nansum", "input", 1, False)
+    dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
+    dtype = dtype_argument(dtype)
+    return operators.nansum.call(input, dim, keepdim, dtype)
+
+
+def nanmean(
+    input: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "nanmean", "input", 1, False)
+    dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
+    dtype = dtype_argument(dtype)
+    return composites.nanmean(input, dim, keepdim, dtype)
+
+
+def diff(
+    input: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | Number | None = None,
+    append: Tensor | Number | None = None,
+) -> Tensor:
+    """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+    input = tensor_argument(input, "diff", "input", 1, False)
+    prepend = (
+        None
+        if prepend is None
+        else tensor_argument(prepend, "diff", "prepend", 4, True)
+    )
+    append = (
+        None if append is None else tensor_argument(append, "diff", "append", 5, True)
+    )
+    return composites.diff(input, n, dim, prepend, append)
+
+
+def _unique2(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+) -> Tensor:
+    """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "_unique2", "input", 1, False)
+    return operators._unique2.call(input, sorted, return_inverse, return_counts)
+
+
+def unique_dim(
+    input: Tensor,
+    dim: int,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+) -> Tensor:
+    """``unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "unique_dim", "input", 1, False)
+    return operators.unique_dim.call(input, dim, sorted, return_inverse, return_counts)
+
+
+def unique_consecutive(
+    input: Tensor,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Tensor:
+    """``unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "unique_consecutive", "input", 1, False)
+    return operators.unique_consecutive.call(input, return_inverse, return_counts, dim)
+
+
+def nonzero(input: Tensor) -> Tensor:
+    """``nonzero(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "nonzero", "input", 1, False)
+    return operators.nonzero.call(input)
+
+
+def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
+    """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+    input = tensor_argument(input, "histc", "input", 1, False)
+    return operators.histc.call(input, bins, min, max)
+
+
+def bincount(
+    input: Tensor, weights: Tensor | Number | None = None, minlength: int = 0
+) -> Tensor:
+    """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+    input = tensor_argument(input, "bincount", "input", 1, False)
+    weights = (
+        None
+        if weights is None
+        else tensor_argument(weights, "bincount", "weights", 2, True)
+    )
+    return operators.bincount.call(input, weights, minlength)
 
 
 def index_select(input: Tensor, dim: int, index: Tensor | Number) -> Tensor:
@@ -4226,6 +4399,321 @@ sort = Overloads(
                     has_default=True,
                     default=False,
                 ),
+            ),
+        ),
+    ),
+)
+
+
+argsort = Overloads(
+    "argsort",
+    (
+        # argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort,
+            "Tensor input, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int", has_default=True, default=-1),
+                Param("descending", "bool", has_default=True, default=False),
+            ),
+        ),
+        # argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort_stable,
+            "Tensor input, *, bool stable, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("stable", "bool", keyword_only=True),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param(
+                    "descending",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+median = Overloads(
+    "median",
+    (
+        # median(Tensor self) -> Tensor
+        Signature(
+            operators.median.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.median_dim.call,
+            "Tensor input, int dim, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+nanmedian = Overloads(
+    "nanmedian",
+    (
+        # nanmedian(Tensor self) -> Tensor
+        Signature(
+            operators.nanmedian.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.nanmedian_dim.call,
+            "Tensor input, int dim, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+std_mean = Overloads(
+    "std_mean",
+    (
+        # std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
+        Signature(
+            composites.std_mean,
+            "Tensor input, bool unbiased=True",
+            (
+                Param("input", "Tensor"),
+                Param("unbiased", "bool", has_default=True, default=True),
+            ),
+        ),
+        # std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            composites.std_mean_dim,
+            "Tensor input, int[]? dim, bool unbiased=True, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            operators.std_mean_correction.call,
+            "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param(
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+var_mean = Overloads(
+    "var_mean",
+    (
+        # var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
+        Signature(
+            composites.var_mean,
+            "Tensor input, bool unbiased=True",
+            (
+                Param("input", "Tensor"),
+                Param("unbiased", "bool", has_default=True, default=True),
+            ),
+        ),
+        # var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            composites.var_mean_dim,
+            "Tensor input, int[]? dim, bool unbiased=True, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            operators.var_mean_correction.call,
+            "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param(
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+searchsorted = Overloads(
+    "searchsorted",
+    (
+        # searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+        Signature(
+            operators.searchsorted_Tensor.call,
+            "Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None",
+            (
+                Param("sorted_sequence", "Tensor"),
+                Param("input", "Tensor"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+                Param(
+                    "side", "str?", keyword_only=True, has_default=True, default=None
+                ),
+                Param(
+                    "sorter",
+                    "Tensor?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+        Signature(
+            operators.searchsorted_Scalar.call,
+            "Tensor sorted_sequence, Number input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None",
+            (
+                Param("sorted_sequence", "Tensor"),
+                Param("input", "Scalar"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+                Param(
+                    "side", "str?", keyword_only=True, has_default=True, default=None
+                ),
+                Param(
+                    "sorter",
+                    "Tensor?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+bucketize = Overloads(
+    "bucketize",
+    (
+        # bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+        Signature(
+            operators.bucketize_Tensor.call,
+            "Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False",
+            (
+                Param("input", "Tensor"),
+                Param("boundaries", "Tensor"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+            ),
+        ),
+        # bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+        Signature(
+            operators.bucketize_Scalar.call,
+            "Number input, Tensor boundaries, *, bool out_int32=False, bool right=False",
+            (
+                Param("input", "Scalar"),
+                Param("boundaries", "Tensor"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+            ),
+        ),
+    ),
+)
+
+
+count_nonzero = Overloads(
+    "count_nonzero",
+    (
+        # count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+        Signature(
+            operators.count_nonzero_dim_IntList.call,
+            "Tensor input, int[] dim",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]"),
+            ),
+        ),
+        # count_nonzero(Tensor self, int? dim=None) -> Tensor
+        Signature(
+            operators.count_nonzero.call,
+            "Tensor input, int? dim=None",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
             ),
         ),
     ),

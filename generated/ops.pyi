@@ -21,6 +21,13 @@ from .tensor_base import min_dim_return
 from .tensor_base import sort_return
 from .tensor_base import sort_stable_return
 from .tensor_base import topk_return
+from .tensor_base import cummax_return
+from .tensor_base import cummin_return
+from .tensor_base import kthvalue_return
+from .tensor_base import median_dim_return
+from .tensor_base import nanmedian_dim_return
+from .tensor_base import mode_return
+from .tensor_base import aminmax_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
@@ -190,6 +197,30 @@ __all__ = [
     "equal",
     "sort",
     "topk",
+    "logcumsumexp",
+    "cummax",
+    "cummin",
+    "argsort",
+    "msort",
+    "kthvalue",
+    "median",
+    "nanmedian",
+    "mode",
+    "aminmax",
+    "nansum",
+    "nanmean",
+    "std_mean",
+    "var_mean",
+    "diff",
+    "searchsorted",
+    "bucketize",
+    "_unique2",
+    "unique_dim",
+    "unique_consecutive",
+    "nonzero",
+    "histc",
+    "bincount",
+    "count_nonzero",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -1391,6 +1422,246 @@ def topk(
     input: Tensor, k: _int, dim: _int = ..., largest: _bool = ..., sorted: _bool = ...
 ) -> topk_return:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
+
+
+def logcumsumexp(input: Tensor, dim: _int) -> Tensor:
+    """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+
+
+def cummax(input: Tensor, dim: _int) -> cummax_return:
+    """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+
+def cummin(input: Tensor, dim: _int) -> cummin_return:
+    """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+
+@overload
+def argsort(input: Tensor, dim: _int = ..., descending: _bool = ...) -> Tensor:
+    """``argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor``"""
+
+
+@overload
+def argsort(
+    input: Tensor, *, stable: _bool, dim: _int = ..., descending: _bool = ...
+) -> Tensor:
+    """``argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor``"""
+
+
+def msort(input: Tensor) -> Tensor:
+    """``msort(Tensor self) -> Tensor``"""
+
+
+def kthvalue(
+    input: Tensor, k: _int, dim: _int = ..., keepdim: _bool = ...
+) -> kthvalue_return:
+    """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+@overload
+def median(input: Tensor) -> Tensor:
+    """``median(Tensor self) -> Tensor``"""
+
+
+@overload
+def median(input: Tensor, dim: _int, keepdim: _bool = ...) -> median_dim_return:
+    """``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+@overload
+def nanmedian(input: Tensor) -> Tensor:
+    """``nanmedian(Tensor self) -> Tensor``"""
+
+
+@overload
+def nanmedian(input: Tensor, dim: _int, keepdim: _bool = ...) -> nanmedian_dim_return:
+    """``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+def mode(input: Tensor, dim: _int = ..., keepdim: _bool = ...) -> mode_return:
+    """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+def aminmax(
+    input: Tensor, *, dim: _int | None = ..., keepdim: _bool = ...
+) -> aminmax_return:
+    """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+
+
+def nansum(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+def nanmean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def std_mean(input: Tensor, unbiased: _bool = ...) -> _tuple[Tensor, Tensor]:
+    """``std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)``"""
+
+
+@overload
+def std_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None,
+    unbiased: _bool = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def std_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    *,
+    correction: _Number | None = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def var_mean(input: Tensor, unbiased: _bool = ...) -> _tuple[Tensor, Tensor]:
+    """``var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)``"""
+
+
+@overload
+def var_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None,
+    unbiased: _bool = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def var_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    *,
+    correction: _Number | None = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+def diff(
+    input: Tensor,
+    n: _int = ...,
+    dim: _int = ...,
+    prepend: Tensor | _Number | None = ...,
+    append: Tensor | _Number | None = ...,
+) -> Tensor:
+    """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+
+
+@overload
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: Tensor,
+    *,
+    out_int32: _bool = ...,
+    right: _bool = ...,
+    side: _str | None = ...,
+    sorter: Tensor | None = ...,
+) -> Tensor:
+    """``searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor``"""
+
+
+@overload
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: _Number,
+    *,
+    out_int32: _bool = ...,
+    right: _bool = ...,
+    side: _str | None = ...,
+    sorter: Tensor | None = ...,
+) -> Tensor:
+    """``searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor``"""
+
+
+@overload
+def bucketize(
+    input: Tensor, boundaries: Tensor, *, out_int32: _bool = ..., right: _bool = ...
+) -> Tensor:
+    """``bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor``"""
+
+
+@overload
+def bucketize(
+    input: _Number, boundaries: Tensor, *, out_int32: _bool = ..., right: _bool = ...
+) -> Tensor:
+    """``bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor``"""
+
+
+def _unique2(
+    input: Tensor,
+    sorted: _bool = ...,
+    return_inverse: _bool = ...,
+    return_counts: _bool = ...,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+
+
+def unique_dim(
+    input: Tensor,
+    dim: _int,
+    sorted: _bool = ...,
+    return_inverse: _bool = ...,
+    return_counts: _bool = ...,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+
+
+def unique_consecutive(
+    input: Tensor,
+    return_inverse: _bool = ...,
+    return_counts: _bool = ...,
+    dim: _int | None = ...,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)``"""
+
+
+def nonzero(input: Tensor) -> Tensor:
+    """``nonzero(Tensor self) -> Tensor``"""
+
+
+def histc(
+    input: Tensor, bins: _int = ..., min: _Number = ..., max: _Number = ...
+) -> Tensor:
+    """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+
+
+def bincount(
+    input: Tensor, weights: Tensor | _Number | None = ..., minlength: _int = ...
+) -> Tensor:
+    """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+
+
+@overload
+def count_nonzero(input: Tensor, dim: _int | None = ...) -> Tensor:
+    """``count_nonzero(Tensor self, int? dim=None) -> Tensor``"""
+
+
+@overload
+def count_nonzero(input: Tensor, dim: _int | Sequence[_int]) -> Tensor:
+    """``count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor``"""
 
 
 def index_select(input: Tensor, dim: _int, index: Tensor | _Number) -> Tensor:

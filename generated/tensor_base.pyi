@@ -48,6 +48,41 @@ class topk_return(NamedTuple):
     indices: Tensor
 
 
+class cummax_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class cummin_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class kthvalue_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class median_dim_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class nanmedian_dim_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class mode_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class aminmax_return(NamedTuple):
+    min: Tensor
+    max: Tensor
+
+
 class log_sigmoid_forward_return(NamedTuple):
     output: Tensor
     buffer: Tensor
@@ -902,6 +937,103 @@ class TensorBase:
         self, k: _int, dim: _int = ..., largest: _bool = ..., sorted: _bool = ...
     ) -> topk_return:
         """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
+
+    def logcumsumexp(self, dim: _int) -> Tensor:
+        """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+
+    def cummax(self, dim: _int) -> cummax_return:
+        """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+    def cummin(self, dim: _int) -> cummin_return:
+        """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+    @overload
+    def argsort(self, dim: _int = ..., descending: _bool = ...) -> Tensor:
+        """``argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor``"""
+
+    @overload
+    def argsort(
+        self, *, stable: _bool, dim: _int = ..., descending: _bool = ...
+    ) -> Tensor:
+        """``argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor``"""
+
+    def msort(self) -> Tensor:
+        """``msort(Tensor self) -> Tensor``"""
+
+    def kthvalue(
+        self, k: _int, dim: _int = ..., keepdim: _bool = ...
+    ) -> kthvalue_return:
+        """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+    @overload
+    def median(self) -> Tensor:
+        """``median(Tensor self) -> Tensor``"""
+
+    @overload
+    def median(self, dim: _int, keepdim: _bool = ...) -> median_dim_return:
+        """``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+    @overload
+    def nanmedian(self) -> Tensor:
+        """``nanmedian(Tensor self) -> Tensor``"""
+
+    @overload
+    def nanmedian(self, dim: _int, keepdim: _bool = ...) -> nanmedian_dim_return:
+        """``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+    def mode(self, dim: _int = ..., keepdim: _bool = ...) -> mode_return:
+        """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+    def aminmax(
+        self, *, dim: _int | None = ..., keepdim: _bool = ...
+    ) -> aminmax_return:
+        """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+
+    def nansum(
+        self,
+        dim: _int | Sequence[_int] | None = ...,
+        keepdim: _bool = ...,
+        *,
+        dtype: _DType | None = ...,
+    ) -> Tensor:
+        """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+    def nanmean(
+        self,
+        dim: _int | Sequence[_int] | None = ...,
+        keepdim: _bool = ...,
+        *,
+        dtype: _DType | None = ...,
+    ) -> Tensor:
+        """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+    def diff(
+        self,
+        n: _int = ...,
+        dim: _int = ...,
+        prepend: Tensor | _Number | None = ...,
+        append: Tensor | _Number | None = ...,
+    ) -> Tensor:
+        """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+
+    def nonzero(self) -> Tensor:
+        """``nonzero(Tensor self) -> Tensor``"""
+
+    def histc(self, bins: _int = ..., min: _Number = ..., max: _Number = ...) -> Tensor:
+        """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+
+    def bincount(
+        self, weights: Tensor | _Number | None = ..., minlength: _int = ...
+    ) -> Tensor:
+        """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+
+    @overload
+    def count_nonzero(self, dim: _int | None = ...) -> Tensor:
+        """``count_nonzero(Tensor self, int? dim=None) -> Tensor``"""
+
+    @overload
+    def count_nonzero(self, dim: _int | Sequence[_int]) -> Tensor:
+        """``count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor``"""
 
     def index_select(self, dim: _int, index: Tensor | _Number) -> Tensor:
         """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""

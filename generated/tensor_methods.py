@@ -732,6 +732,108 @@ def topk(
     return operators.topk.call(self, k, dim, largest, sorted)
 
 
+def logcumsumexp(self: Tensor, dim: int) -> Tensor:
+    """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+    return operators.logcumsumexp.call(self, dim)
+
+
+def cummax(self: Tensor, dim: int) -> Tensor:
+    """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    return operators.cummax.call(self, dim)
+
+
+def cummin(self: Tensor, dim: int) -> Tensor:
+    """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    return operators.cummin.call(self, dim)
+
+
+def msort(self: Tensor) -> Tensor:
+    """``msort(Tensor self) -> Tensor``"""
+    return composites.msort(self)
+
+
+def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    return operators.kthvalue.call(self, k, dim, keepdim)
+
+
+def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    return operators.mode.call(self, dim, keepdim)
+
+
+def aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+    return operators.aminmax.call(self, dim, keepdim)
+
+
+def nansum(
+    self: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
+    dtype = dtype_argument(dtype)
+    return operators.nansum.call(self, dim, keepdim, dtype)
+
+
+def nanmean(
+    self: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
+    dtype = dtype_argument(dtype)
+    return composites.nanmean(self, dim, keepdim, dtype)
+
+
+def diff(
+    self: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | Number | None = None,
+    append: Tensor | Number | None = None,
+) -> Tensor:
+    """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+    prepend = (
+        None
+        if prepend is None
+        else tensor_argument(prepend, "diff", "prepend", 4, True)
+    )
+    append = (
+        None if append is None else tensor_argument(append, "diff", "append", 5, True)
+    )
+    return composites.diff(self, n, dim, prepend, append)
+
+
+def nonzero(self: Tensor) -> Tensor:
+    """``nonzero(Tensor self) -> Tensor``"""
+    return operators.nonzero.call(self)
+
+
+def histc(self: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
+    """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+    return operators.histc.call(self, bins, min, max)
+
+
+def bincount(
+    self: Tensor, weights: Tensor | Number | None = None, minlength: int = 0
+) -> Tensor:
+    """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+    weights = (
+        None
+        if weights is None
+        else tensor_argument(weights, "bincount", "weights", 2, True)
+    )
+    return operators.bincount.call(self, weights, minlength)
+
+
 def index_select(self: Tensor, dim: int, index: Tensor | Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
     index = tensor_argument(index, "index_select", "index", 3, True)
@@ -2484,6 +2586,131 @@ def sort(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _sort_overloads(*args, self=self, **kwargs)
 
 
+_argsort_overloads = Overloads(
+    "argsort",
+    (
+        # argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort,
+            "int dim=-1, bool descending=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int", has_default=True, default=-1),
+                Param("descending", "bool", has_default=True, default=False),
+            ),
+        ),
+        # argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort_stable,
+            "*, bool stable, int dim=-1, bool descending=False",
+            (
+                Param("self", "Tensor"),
+                Param("stable", "bool", keyword_only=True),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param(
+                    "descending",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def argsort(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`` or ``argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor``"""
+    return _argsort_overloads(*args, self=self, **kwargs)
+
+
+_median_overloads = Overloads(
+    "median",
+    (
+        # median(Tensor self) -> Tensor
+        Signature(
+            operators.median.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.median_dim.call,
+            "int dim, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+def median(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``median(Tensor self) -> Tensor`` or ``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    return _median_overloads(*args, self=self, **kwargs)
+
+
+_nanmedian_overloads = Overloads(
+    "nanmedian",
+    (
+        # nanmedian(Tensor self) -> Tensor
+        Signature(
+            operators.nanmedian.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.nanmedian_dim.call,
+            "int dim, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+def nanmedian(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``nanmedian(Tensor self) -> Tensor`` or ``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    return _nanmedian_overloads(*args, self=self, **kwargs)
+
+
+_count_nonzero_overloads = Overloads(
+    "count_nonzero",
+    (
+        # count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+        Signature(
+            operators.count_nonzero_dim_IntList.call,
+            "int[] dim",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]"),
+            ),
+        ),
+        # count_nonzero(Tensor self, int? dim=None) -> Tensor
+        Signature(
+            operators.count_nonzero.call,
+            "int? dim=None",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+def count_nonzero(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`` or ``count_nonzero(Tensor self, int? dim=None) -> Tensor``"""
+    return _count_nonzero_overloads(*args, self=self, **kwargs)
+
+
 _scatter_overloads = Overloads(
     "scatter",
     (
@@ -2837,6 +3064,19 @@ METHODS: dict[str, Callable[..., Any]] = {
     "allclose": allclose,
     "equal": equal,
     "topk": topk,
+    "logcumsumexp": logcumsumexp,
+    "cummax": cummax,
+    "cummin": cummin,
+    "msort": msort,
+    "kthvalue": kthvalue,
+    "mode": mode,
+    "aminmax": aminmax,
+    "nansum": nansum,
+    "nanmean": nanmean,
+    "diff": diff,
+    "nonzero": nonzero,
+    "histc": histc,
+    "bincount": bincount,
     "index_select": index_select,
     "index_add": index_add,
     "gather": gather,
@@ -2919,6 +3159,10 @@ METHODS: dict[str, Callable[..., Any]] = {
     "any": any,
     "all": all,
     "sort": sort,
+    "argsort": argsort,
+    "median": median,
+    "nanmedian": nanmedian,
+    "count_nonzero": count_nonzero,
     "scatter": scatter,
     "masked_fill": masked_fill,
     "masked_fill_": masked_fill_,

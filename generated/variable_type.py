@@ -4310,6 +4310,617 @@ def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -
     return result
 
 
+def logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
+    """logcumsumexp(Tensor self, int dim) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LogcumsumexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogcumsumexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.logcumsumexp, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.logcumsumexp_jvp_formula(
+                    self, tangent_or_zeros(self), dim, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def cummax(ks: int, self: Tensor, dim: int) -> Any:
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CummaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CummaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.cummax, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cummax_jvp_values(
+                    self, tangent_or_zeros(self), dim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def cummin(ks: int, self: Tensor, dim: int) -> Any:
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CumminBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CumminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.cummin, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cummin_jvp_values(
+                    self, tangent_or_zeros(self), dim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.KthvalueBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.KthvalueBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.kthvalue, ks & AFTER_AUTOGRAD_KEYSET, self, k, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.kthvalue_jvp_values(
+                    self, tangent_or_zeros(self), k, dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def median(ks: int, self: Tensor) -> Any:
+    """median(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MedianBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MedianBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.median, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.median_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MedianBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MedianBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.median_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.median_dim_jvp_values(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def nanmedian(ks: int, self: Tensor) -> Any:
+    """nanmedian(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NanmedianBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NanmedianBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.nanmedian, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.nanmedian_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NanmedianBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NanmedianBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.nanmedian_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nanmedian_dim_jvp_values(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ModeBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ModeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.mode, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mode_jvp_values(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def aminmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
+    """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AminmaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AminmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.aminmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.max_ = SavedVariable(result[1], True)
+        grad_fn.min_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.aminmax_jvp_max(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+                functions.aminmax_jvp_min(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+    return result
+
+
+def nansum(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NansumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NansumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.nansum, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nansum_jvp(
+                    self, tangent_or_zeros(self), dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def std_mean_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.StdMeanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.StdMeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.correction = correction
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.std_mean_correction,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        correction,
+        keepdim,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.result0_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.std_mean_correction_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    correction,
+                    keepdim,
+                    result[0],
+                    result[1],
+                ),
+                functions.std_mean_correction_jvp_result1(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    correction,
+                    keepdim,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def var_mean_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.VarMeanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.VarMeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.correction = correction
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.var_mean_correction,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        correction,
+        keepdim,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.var_mean_correction_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    correction,
+                    keepdim,
+                    result[0],
+                    result[1],
+                ),
+                functions.var_mean_correction_jvp_result1(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    correction,
+                    keepdim,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def searchsorted_Tensor(
+    ks: int,
+    sorted_sequence: Tensor,
+    self: Tensor,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Tensor | None,
+) -> Any:
+    """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    return redispatch(
+        operators.searchsorted_Tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        sorted_sequence,
+        self,
+        out_int32,
+        right,
+        side,
+        sorter,
+    )
+
+
+def searchsorted_Scalar(
+    ks: int,
+    sorted_sequence: Tensor,
+    self: Number,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Tensor | None,
+) -> Any:
+    """searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    return redispatch(
+        operators.searchsorted_Scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        sorted_sequence,
+        self,
+        out_int32,
+        right,
+        side,
+        sorter,
+    )
+
+
+def bucketize_Tensor(
+    ks: int, self: Tensor, boundaries: Tensor, out_int32: bool, right: bool
+) -> Any:
+    """bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    return redispatch(
+        operators.bucketize_Tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        boundaries,
+        out_int32,
+        right,
+    )
+
+
+def bucketize_Scalar(
+    ks: int, self: Number, boundaries: Tensor, out_int32: bool, right: bool
+) -> Any:
+    """bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    return redispatch(
+        operators.bucketize_Scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        boundaries,
+        out_int32,
+        right,
+    )
+
+
+def _unique2(
+    ks: int, self: Tensor, sorted: bool, return_inverse: bool, return_counts: bool
+) -> Any:
+    """_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_unique2")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Unique2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Unique2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators._unique2,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        sorted,
+        return_inverse,
+        return_counts,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def unique_dim(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    sorted: bool,
+    return_inverse: bool,
+    return_counts: bool,
+) -> Any:
+    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("unique_dim")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UniqueDimBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UniqueDimBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.unique_dim,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        sorted,
+        return_inverse,
+        return_counts,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def unique_consecutive(
+    ks: int, self: Tensor, return_inverse: bool, return_counts: bool, dim: int | None
+) -> Any:
+    """unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("unique_consecutive")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UniqueConsecutiveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UniqueConsecutiveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.unique_consecutive,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        return_inverse,
+        return_counts,
+        dim,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def nonzero(ks: int, self: Tensor) -> Any:
+    """nonzero(Tensor self) -> Tensor"""
+    return redispatch(operators.nonzero, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def histc(ks: int, self: Tensor, bins: int, min: Number, max: Number) -> Any:
+    """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"""
+    return redispatch(operators.histc, ks & AFTER_AUTOGRAD_KEYSET, self, bins, min, max)
+
+
+def bincount(ks: int, self: Tensor, weights: Tensor | None, minlength: int) -> Any:
+    """bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or (weights is not None and weights._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("bincount")
+    _any_requires_grad = compute_requires_grad(self, weights)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("bincount")
+        grad_fn.set_next_edges(collect_next_edges(self, weights))
+    result = redispatch(
+        operators.bincount, ks & AFTER_AUTOGRAD_KEYSET, self, weights, minlength
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def count_nonzero_dim_IntList(ks: int, self: Tensor, dim: Sequence[int]) -> Any:
+    """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor"""
+    return redispatch(
+        operators.count_nonzero_dim_IntList, ks & AFTER_AUTOGRAD_KEYSET, self, dim
+    )
+
+
+def count_nonzero(ks: int, self: Tensor, dim: int | None) -> Any:
+    """count_nonzero(Tensor self, int? dim=None) -> Tensor"""
+    return redispatch(operators.count_nonzero, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+
+
 def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -8907,6 +9518,33 @@ operators.equal.register(DispatchKey.Autograd, equal)
 operators.sort.register(DispatchKey.Autograd, sort)
 operators.sort_stable.register(DispatchKey.Autograd, sort_stable)
 operators.topk.register(DispatchKey.Autograd, topk)
+operators.logcumsumexp.register(DispatchKey.Autograd, logcumsumexp)
+operators.cummax.register(DispatchKey.Autograd, cummax)
+operators.cummin.register(DispatchKey.Autograd, cummin)
+operators.kthvalue.register(DispatchKey.Autograd, kthvalue)
+operators.median.register(DispatchKey.Autograd, median)
+operators.median_dim.register(DispatchKey.Autograd, median_dim)
+operators.nanmedian.register(DispatchKey.Autograd, nanmedian)
+operators.nanmedian_dim.register(DispatchKey.Autograd, nanmedian_dim)
+operators.mode.register(DispatchKey.Autograd, mode)
+operators.aminmax.register(DispatchKey.Autograd, aminmax)
+operators.nansum.register(DispatchKey.Autograd, nansum)
+operators.std_mean_correction.register(DispatchKey.Autograd, std_mean_correction)
+operators.var_mean_correction.register(DispatchKey.Autograd, var_mean_correction)
+operators.searchsorted_Tensor.register(DispatchKey.Autograd, searchsorted_Tensor)
+operators.searchsorted_Scalar.register(DispatchKey.Autograd, searchsorted_Scalar)
+operators.bucketize_Tensor.register(DispatchKey.Autograd, bucketize_Tensor)
+operators.bucketize_Scalar.register(DispatchKey.Autograd, bucketize_Scalar)
+operators._unique2.register(DispatchKey.Autograd, _unique2)
+operators.unique_dim.register(DispatchKey.Autograd, unique_dim)
+operators.unique_consecutive.register(DispatchKey.Autograd, unique_consecutive)
+operators.nonzero.register(DispatchKey.Autograd, nonzero)
+operators.histc.register(DispatchKey.Autograd, histc)
+operators.bincount.register(DispatchKey.Autograd, bincount)
+operators.count_nonzero_dim_IntList.register(
+    DispatchKey.Autograd, count_nonzero_dim_IntList
+)
+operators.count_nonzero.register(DispatchKey.Autograd, count_nonzero)
 operators.index_select.register(DispatchKey.Autograd, index_select)
 operators.index_add.register(DispatchKey.Autograd, index_add)
 operators.gather.register(DispatchKey.Autograd, gather)

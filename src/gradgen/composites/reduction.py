@@ -1,8 +1,10 @@
-"""Composites of the reduction family: var, std, any, all, value-selecting backwards."""
+"""Composites of the reduction family: var, std (and their _mean forms), any, all,
+value-selecting backwards, argsort, msort, nanmean, diff."""
 
 from __future__ import annotations
 
-
+from ..dtypes import spelling
+from ..generated import ops  # functions read at call time (the generated tie)
 from ..tensor import Tensor
 from ._common import _zeros
 
@@ -14,6 +16,15 @@ __all__ = [
     "any_elements",
     "all_elements",
     "value_selecting_reduction_backward",
+    "var_mean",
+    "var_mean_dim",
+    "std_mean",
+    "std_mean_dim",
+    "argsort",
+    "argsort_stable",
+    "msort",
+    "nanmean",
+    "diff",
 ]
 
 
@@ -64,3 +75,92 @@ def any_elements(self: Tensor) -> Tensor:
 def all_elements(self: Tensor) -> Tensor:
     """all(): whether every element is non-zero (all.dims over every dim)."""
     return self.all(None)
+
+
+def var_mean(self: Tensor, unbiased: bool = True) -> tuple[Tensor, Tensor]:
+    """var_mean(unbiased): var_mean.correction with correction 1 (unbiased) or 0."""
+    return ops.var_mean(self, None, correction=1 if unbiased else 0)
+
+
+def var_mean_dim(
+    self: Tensor,
+    dim: tuple[int, ...] | None,
+    unbiased: bool = True,
+    keepdim: bool = False,
+) -> tuple[Tensor, Tensor]:
+    return ops.var_mean(self, dim, correction=1 if unbiased else 0, keepdim=keepdim)
+
+
+def std_mean(self: Tensor, unbiased: bool = True) -> tuple[Tensor, Tensor]:
+    """std_mean(unbiased): std_mean.correction with correction 1 (unbiased) or 0."""
+    return ops.std_mean(self, None, correction=1 if unbiased else 0)
+
+
+def std_mean_dim(
+    self: Tensor,
+    dim: tuple[int, ...] | None,
+    unbiased: bool = True,
+    keepdim: bool = False,
+) -> tuple[Tensor, Tensor]:
+    return ops.std_mean(self, dim, correction=1 if unbiased else 0, keepdim=keepdim)
+
+
+def argsort(self: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
+    """The indices that sort self along dim (sort's second output)."""
+    return self.sort(dim, descending)[1]
+
+
+def argsort_stable(
+    self: Tensor, stable: bool, dim: int = -1, descending: bool = False
+) -> Tensor:
+    return self.sort(stable=stable, dim=dim, descending=descending)[1]
+
+
+def msort(self: Tensor) -> Tensor:
+    """self sorted along its first dimension."""
+    return self.sort(0)[0]
+
+
+def nanmean(
+    self: Tensor,
+    dim: tuple[int, ...] | None = None,
+    keepdim: bool = False,
+    dtype: object = None,
+) -> Tensor:
+    """The mean over dim of the values that are not NaN."""
+    if not (self.is_floating_point() or self.is_complex()):
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex dtype but got "
+            f"{spelling(self.dtype).scalar_type}"
+        )
+    count = self.isnan().logical_not().sum(dim, keepdim)
+    return ops.nansum(self, dim, keepdim, dtype=dtype).div(count)
+
+
+def diff(
+    self: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | None = None,
+    append: Tensor | None = None,
+) -> Tensor:
+    """The n-th forward difference along dim, of self with prepend and append joined
+    on each side (for bool, whether neighbours differ)."""
+    if self.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    pieces = [t for t in (prepend, self, append) if t is not None]
+    result = ops.cat(pieces, dim) if len(pieces) > 1 else self
+    for _ in range(n):
+        length = result.shape[dim]
+        if length == 0:
+            break
+        later = result.narrow(dim, 1, length - 1)
+        earlier = result.narrow(dim, 0, length - 1)
+        result = (
+            later.logical_xor(earlier)
+            if result.dtype.numpy.kind == "b"
+            else later - earlier
+        )
+    return result
