@@ -3,7 +3,7 @@ value-selecting backwards, argsort, msort, nanmean, diff."""
 
 from __future__ import annotations
 
-from ..dtypes import spelling
+from ..dtypes import dtype, spelling
 from ..generated import ops  # functions read at call time (the generated tie)
 from ..tensor import Tensor
 from ._common import _zeros
@@ -125,7 +125,7 @@ def nanmean(
     self: Tensor,
     dim: tuple[int, ...] | None = None,
     keepdim: bool = False,
-    dtype: object = None,
+    dtype: dtype | None = None,
 ) -> Tensor:
     """The mean over dim of the values that are not NaN."""
     if not (self.is_floating_point() or self.is_complex()):
