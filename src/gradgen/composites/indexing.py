@@ -32,22 +32,28 @@ def gather_backward(
     return _zeros(tuple(self.shape), grad).scatter_add(dim, index, grad)
 
 
-def take_along_dim(self: Tensor, indices: Tensor, dim: int | None) -> Tensor:
-    """self's values at `indices` along dim, the other dimensions of both broadcast
-    together (numpy's take_along_axis); without dim, of self flattened."""
+def _long(indices: Tensor) -> Tensor:
+    """take_along_dim's indices, which must be int64."""
     if indices.dtype.numpy != np.int64:
         raise RuntimeError(
             "torch.take_along_dim(): dtype of indices should be Long but got "
             f"{spelling(indices).scalar_type}"
         )
+    return indices
+
+
+def take_along_dim(self: Tensor, indices: Tensor, dim: int | None) -> Tensor:
+    """self's values at `indices` along dim, the other dimensions of both broadcast
+    together (numpy's take_along_axis); without dim, of self flattened."""
     if dim is None:
-        return self.reshape(-1).gather(0, indices.reshape(-1))
+        return self.reshape(-1).gather(0, _long(indices).reshape(-1))
     if self.dim() != indices.dim():
         raise RuntimeError(
             "torch.take_along_dim(): input and indices should have the same number of "
             f"dimensions, but got {self.dim()} dimensions for input, and "
             f"{indices.dim()} dimensions for indices"
         )
+    _long(indices)
     axis = _wrap_dim(dim, self.dim())
     sizes = list(self.shape)
     if sizes:

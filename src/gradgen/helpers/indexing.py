@@ -62,6 +62,12 @@ def take_backward(grad: Tensor, input: Tensor, index: Tensor) -> Tensor:
     return _zeros(tuple(input.shape), grad.dtype).put(index, grad, True)
 
 
+# The forward also takes "max" and "min" (as amax and amin); the derivatives do not.
+_UNKNOWN_REDUCTION = (
+    "Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', 'amin' but got {}."
+)
+
+
 def _prod_backward(
     grad: Tensor,
     self: Tensor,
@@ -127,7 +133,7 @@ def scatter_reduce_backward(
         grad_self, grad_src = _prod_backward(
             grad, self, dim, index, src, include_self, result
         )
-    else:
+    elif reduce in ("amax", "amin"):
         value = result.gather(dim, index)
         self_is_result = self.eq(result)
         src_is_result = src.eq(value)
@@ -137,6 +143,8 @@ def scatter_reduce_backward(
         distributed = grad / count
         grad_self = self_is_result * distributed
         grad_src = src_is_result * distributed.gather(dim, index)
+    else:
+        raise RuntimeError(_UNKNOWN_REDUCTION.format(reduce))
     if not include_self:
         grad_self = grad_self.scatter(dim, index, 0)
     return grad_self, grad_src
@@ -175,6 +183,8 @@ def scatter_reduce_jvp(
         if not include_self:
             own = own.scatter(dim, index, 0)
         return own.scatter_add(dim, index, grad_src * src_t)
+    if reduce not in ("amax", "amin"):
+        raise RuntimeError(_UNKNOWN_REDUCTION.format(reduce))
     value = result.gather(dim, index)
     self_is_result = self_p.eq(result)
     if not include_self:

@@ -214,8 +214,7 @@ def index_add(
             f"index_add_(): Number of indices ({flat.size}) should be equal to "
             f"source.size(dim): ({source.shape[axis]}), for dim: {axis}"
         )
-    if ((flat < 0) | (flat >= self.shape[axis])).any():
-        raise IndexError("index out of range in self")
+    _check_bounds(flat, self.shape[axis], axis)
     scaled = source if alpha == 1 else source * np.asarray(alpha).astype(source.dtype)
     np.add.at(np.moveaxis(result, axis, 0), flat, np.moveaxis(scaled, axis, 0))
     return result
@@ -355,6 +354,8 @@ def scatter_reduce(
     """A copy of self where src's elements are combined (sum, prod, mean, amax, amin)
     into the positions `index` names along dim, with or without self's own value there;
     positions no index names keep self's value."""
+    # PyTorch also takes "max" and "min" for amax and amin
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
     if reduce not in _SCATTER_REDUCTIONS:
         raise RuntimeError(
             "reduce argument must be either sum, prod, mean, amax or amin, got "
@@ -486,7 +487,7 @@ def masked_scatter(
     _bool_mask(
         mask,
         "masked_scatter_ only supports boolean masks, but got mask with dtype "
-        f"{spelling(mask).typeid}",
+        f"{_scalar_type_name(mask)}",
     )
     if source.dtype != self.dtype:
         raise RuntimeError(
