@@ -703,7 +703,7 @@ def aminmax(
         axes = _wrap_dim(dim, self.ndim) if self.ndim else None
         if self.ndim and self.shape[axes] == 0:
             raise IndexError(
-                f"aminmax(): Expected reduction dim {axes} to have non-zero size."
+                f"aminmax: Expected reduction dim {axes} to have non-zero size."
             )
     keep = keepdim and (dim is not None or self.ndim > 0)
     low, high = np.min(self, axis=axes, keepdims=keep), np.max(
