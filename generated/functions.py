@@ -429,8 +429,6 @@ from .ops import (
     true_divide,
     trunc,
     unbind,
-    unique_consecutive,
-    unique_dim,
     unsqueeze,
     value_selecting_reduction_backward,
     var,
@@ -8209,7 +8207,7 @@ class IndexCopyBackward0(Node):
     """Backward of ``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``.
 
     self: grad.index_fill(dim, index, 0)
-    source: (grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0)))
+    source: grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0))
     """
 
     __slots__ = (
@@ -8562,7 +8560,7 @@ def take_backward0_apply(
 class PutBackward0(Node):
     """Backward of ``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``.
 
-    self: (grad if accumulate else grad.put(index, zeros_like(source), False))
+    self: grad if accumulate else grad.put(index, zeros_like(source), False)
     source: grad.take(index).reshape_as(source)
     """
 

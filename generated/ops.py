@@ -157,8 +157,6 @@ __all__ = [
     "nanmean",
     "diff",
     "_unique2",
-    "unique_dim",
-    "unique_consecutive",
     "nonzero",
     "histc",
     "bincount",
@@ -1312,29 +1310,6 @@ def _unique2(
     """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
     input = tensor_argument(input, "_unique2", "input", 1, False)
     return operators._unique2.call(input, sorted, return_inverse, return_counts)
-
-
-def unique_dim(
-    input: Tensor,
-    dim: int,
-    sorted: bool = True,
-    return_inverse: bool = False,
-    return_counts: bool = False,
-) -> Tensor:
-    """``unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
-    input = tensor_argument(input, "unique_dim", "input", 1, False)
-    return operators.unique_dim.call(input, dim, sorted, return_inverse, return_counts)
-
-
-def unique_consecutive(
-    input: Tensor,
-    return_inverse: bool = False,
-    return_counts: bool = False,
-    dim: int | None = None,
-) -> Tensor:
-    """``unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)``"""
-    input = tensor_argument(input, "unique_consecutive", "input", 1, False)
-    return operators.unique_consecutive.call(input, return_inverse, return_counts, dim)
 
 
 def nonzero(input: Tensor) -> Tensor:

@@ -215,8 +215,6 @@ __all__ = [
     "searchsorted",
     "bucketize",
     "_unique2",
-    "unique_dim",
-    "unique_consecutive",
     "nonzero",
     "histc",
     "bincount",
@@ -1617,25 +1615,6 @@ def _unique2(
     return_counts: _bool = ...,
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
-
-
-def unique_dim(
-    input: Tensor,
-    dim: _int,
-    sorted: _bool = ...,
-    return_inverse: _bool = ...,
-    return_counts: _bool = ...,
-) -> _tuple[Tensor, Tensor, Tensor]:
-    """``unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
-
-
-def unique_consecutive(
-    input: Tensor,
-    return_inverse: _bool = ...,
-    return_counts: _bool = ...,
-    dim: _int | None = ...,
-) -> _tuple[Tensor, Tensor, Tensor]:
-    """``unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)``"""
 
 
 def nonzero(input: Tensor) -> Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .common import Line, _aten
+from .common import Line, _dispatcher
 
 
 def _mode(lib: Any, a: Any) -> Any:
@@ -212,16 +212,16 @@ LINES: dict[str, Line] = {
     ),
     "unique_dim": Line(
         lambda lib, a: a
-        * _aten(lib, "unique_dim")(lib.tensor([[3, 1], [0, 2], [3, 1]]), 0, True, True)[
-            1
-        ],
+        * _dispatcher(lib, "unique_dim")(
+            lib.tensor([[3, 1], [0, 2], [3, 1]]), 0, True, True, False
+        )[1],
         ((3,),),
     ),
     "unique_consecutive": Line(
         lambda lib, a: a
-        * _aten(lib, "unique_consecutive")(lib.tensor([3, 3, 1, 3]), True, True)[
-            2
-        ].sum(),
+        * _dispatcher(lib, "unique_consecutive")(
+            lib.tensor([3, 3, 1, 3]), True, True, None
+        )[2].sum(),
         ((4,),),
     ),
     "nonzero": Line(

@@ -219,43 +219,41 @@ def test_searchsorted_errors_are_torchs(fn) -> None:
 # -- unique, unique_consecutive, nonzero, histc, bincount --------------------------------
 
 
-def test_unique_matches_torch() -> None:
-    data = [[3, 1, 3], [2, 1, 1]]
-
-    def unique(lib):
-        t = lib.tensor(data)
-        values, inverse, counts = lib._unique2(t, True, True, True)
-        bare = lib._unique2(t)
-        rows = lib.ops.aten.unique_dim if lib is not gradgen else lib.unique_dim
-        row_values, row_inverse, row_counts = rows(t, 1, True, True, True)
-        return [
-            values.numpy(),
-            inverse.numpy(),
-            counts.numpy(),
-            bare[1].numpy(),
-            row_values.numpy(),
-            row_inverse.numpy(),
-            row_counts.numpy(),
-        ]
-
-    for ours, theirs in zip(unique(gradgen), oracle("unique", unique), strict=True):
-        np.testing.assert_array_equal(ours, theirs)
-        assert ours.dtype == theirs.dtype
+def _flat(found):
+    return [t.numpy() for t in (found if isinstance(found, tuple) else (found,))]
 
 
-def test_unique_consecutive_matches_torch() -> None:
-    def unique(lib):
-        aten = lib.ops.aten if lib is not gradgen else lib
-        flat = aten.unique_consecutive(lib.tensor([1, 1, 2, 1, 1, 3]), True, True)
-        rows = aten.unique_consecutive(
-            lib.tensor([[1, 1, 2], [1, 1, 2], [0, 1, 2]]), True, True, 0
-        )
-        bare = aten.unique_consecutive(lib.tensor([2.0, 2.0]))
-        return [t.numpy() for t in (*flat, *rows, *bare)]
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda lib, t: lib.unique(t),
+        lambda lib, t: t.unique(sorted=False),
+        lambda lib, t: lib.unique(t, return_inverse=True),
+        lambda lib, t: t.unique(return_counts=True),
+        lambda lib, t: lib.unique(t, return_inverse=True, return_counts=True),
+        lambda lib, t: lib.unique(t, dim=1, return_inverse=True, return_counts=True),
+        lambda lib, t: t.unique(dim=0),
+        lambda lib, t: lib._unique2(t, True, True, True),
+        lambda lib, t: lib.unique(t[:, :0]),
+        lambda lib, t: lib.unique_consecutive(t),
+        lambda lib, t: t.unique_consecutive(return_inverse=True, return_counts=True),
+        lambda lib, t: lib.unique_consecutive(t, return_counts=True, dim=1),
+        lambda lib, t: t.flatten().unique_consecutive(return_inverse=True),
+        lambda lib, t: lib.unique_consecutive(t.float() * 0.5, dim=0),
+    ],
+)
+def test_unique_and_unique_consecutive_match_torch(fn) -> None:
+    """Values, inverse indices and counts (int64), and only those asked for."""
+    data = [[3, 1, 3, 3], [2, 1, 1, 1], [2, 1, 1, 1]]
 
-    for ours, theirs in zip(unique(gradgen), oracle("unique", unique), strict=True):
-        np.testing.assert_array_equal(ours, theirs)
-        assert ours.dtype == theirs.dtype
+    def run(lib):
+        return _flat(fn(lib, lib.tensor(data)))
+
+    ours, theirs = run(gradgen), oracle("unique", run)
+    assert len(ours) == len(theirs)
+    for got, want in zip(ours, theirs):
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
 
 
 def test_unique_has_no_gradient_as_in_torch() -> None:
