@@ -57,6 +57,7 @@ from gradgen.helpers import (
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
     index_backward,
+    index_reduce_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_native_group_norm_backward,
     infinitely_differentiable_silu_backward,
@@ -126,12 +127,16 @@ from .ops import (
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
     _conj,
+    _index_put_impl_,
     _log_softmax,
     _log_softmax_backward_data,
     _softmax,
     _softmax_backward_data,
     _to_copy,
+    _unique,
     _unique2,
+    _unsafe_index,
+    _unsafe_index_put,
     _unsafe_view,
     abs,
     abs_,
@@ -216,6 +221,7 @@ from .ops import (
     diagonal,
     diagonal_backward,
     diagonal_copy,
+    diagonal_scatter,
     diff,
     dist,
     div,
@@ -269,6 +275,7 @@ from .ops import (
     index_fill,
     index_put,
     index_put_,
+    index_reduce,
     index_select,
     index_select_backward,
     instance_norm,
@@ -305,6 +312,7 @@ from .ops import (
     lt,
     masked_fill,
     masked_scatter,
+    masked_scatter_backward,
     masked_select,
     matmul,
     max,
@@ -382,6 +390,7 @@ from .ops import (
     searchsorted,
     select,
     select_backward,
+    select_scatter,
     sgn,
     sigmoid,
     sigmoid_,
@@ -393,6 +402,7 @@ from .ops import (
     sinh,
     slice,
     slice_backward,
+    slice_scatter,
     smooth_l1_loss,
     smooth_l1_loss_backward,
     softmax,
@@ -429,6 +439,7 @@ from .ops import (
     true_divide,
     trunc,
     unbind,
+    unique_dim_consecutive,
     unsqueeze,
     value_selecting_reduction_backward,
     var,
@@ -7513,6 +7524,58 @@ def unique_consecutive_backward0_apply(
     return grad_inputs
 
 
+class UniqueBackward0(Node):
+    """Backward of ``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``.
+
+    self: not_implemented("_unique")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of UniqueBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("_unique")
+    return grad_inputs
+
+
+class UniqueDimConsecutiveBackward0(Node):
+    """Backward of ``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``.
+
+    self: not_implemented("unique_dim_consecutive")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique_dim_consecutive_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique_dim_consecutive_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of UniqueDimConsecutiveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("unique_dim_consecutive")
+    return grad_inputs
+
+
 class IndexSelectBackward0(Node):
     """Backward of ``index_select(Tensor self, int dim, Tensor index) -> Tensor``.
 
@@ -8627,6 +8690,523 @@ def put_backward0_apply(
         grad_inputs[1] = (
             grad.take(index).reshape_as(source) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+class IndexReduceBackward0(Node):
+    """Backward of ``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``.
+
+    self, source: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+    """
+
+    __slots__ = (
+        "dim",
+        "include_self",
+        "index_",
+        "reduce",
+        "self_",
+        "source_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.source_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_reduce_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            include_self=self.include_self,
+            index=unpack_saved(self.index_, self),
+            reduce=self.reduce,
+            self=unpack_saved(self.self_, self),
+            source=unpack_saved(self.source_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.source_ is not None:
+            self.source_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_include_self(self) -> bool:
+        return self.include_self
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_reduce(self) -> str:
+        return self.reduce
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_source(self) -> Tensor | None:
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def index_reduce_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    include_self: bool,
+    index: Tensor | None,
+    reduce: str,
+    self: Tensor | None,
+    source: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of IndexReduceBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, source
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = index_reduce_backward(
+            grad, self, dim, index, source, reduce, include_self, result
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class MaskedScatterBackwardBackward0(Node):
+    """Backward of ``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``.
+
+    grad_output: zeros_like(grad_output).masked_scatter(mask, grad)
+    """
+
+    __slots__ = (
+        "grad_output_info",
+        "mask_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return masked_scatter_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output_info=self.grad_output_info,
+            mask=unpack_saved(self.mask_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+
+def masked_scatter_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output_info: TypeAndSize,
+    mask: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaskedScatterBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            grad_output_info.zeros().masked_scatter(mask, grad)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SliceScatterBackward0(Node):
+    """Backward of ``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``.
+
+    self: slice_scatter(grad, zeros_like(src), dim, start, end, step)
+    src: grad.slice(dim, start, end, step)
+    """
+
+    __slots__ = (
+        "dim",
+        "end",
+        "src_info",
+        "start",
+        "step",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slice_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            end=self.end,
+            src_info=self.src_info,
+            start=self.start,
+            step=self.step,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_end(self) -> int | None:
+        return self.end
+
+    @property
+    def _saved_start(self) -> int | None:
+        return self.start
+
+    @property
+    def _saved_step(self) -> int:
+        return self.step
+
+
+def slice_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    end: int | None,
+    src_info: TypeAndSize,
+    start: int | None,
+    step: int,
+) -> list[Any]:
+    """The formulas of SliceScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            slice_scatter(grad, src_info.zeros(), dim, start, end, step)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.slice(dim, start, end, step) if any_grad_defined else None
+    return grad_inputs
+
+
+class SelectScatterBackward0(Node):
+    """Backward of ``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``.
+
+    self: select_scatter(grad, zeros_like(src), dim, index)
+    src: grad.select(dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index",
+        "src_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return select_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            index=self.index,
+            src_info=self.src_info,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> int:
+        return self.index
+
+
+def select_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: int,
+    src_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of SelectScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            select_scatter(grad, src_info.zeros(), dim, index)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.select(dim, index) if any_grad_defined else None
+    return grad_inputs
+
+
+class DiagonalScatterBackward0(Node):
+    """Backward of ``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``.
+
+    self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+    src: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "dim1",
+        "dim2",
+        "offset",
+        "src_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return diagonal_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
+            src_info=self.src_info,
+        )
+
+    @property
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+    @property
+    def _saved_dim2(self) -> int:
+        return self.dim2
+
+    @property
+    def _saved_offset(self) -> int:
+        return self.offset
+
+
+def diagonal_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+    src_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of DiagonalScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            diagonal_scatter(grad, src_info.zeros(), offset, dim1, dim2)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+class UnsafeIndexBackward0(Node):
+    """Backward of ``_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``.
+
+    self: _unsafe_index_put(zeros_like(self), indices, grad, True)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unsafe_index_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> list[Tensor]:
+        return unpack_saved(self.indices_, self)
+
+
+def unsafe_index_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: list[Tensor],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of UnsafeIndexBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _unsafe_index_put(self_info.zeros(), indices, grad, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnsafeIndexPutBackward0(Node):
+    """Backward of ``_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``.
+
+    self: grad if accumulate else _unsafe_index_put(grad, indices, zeros_like(values), False)
+    values: _unsafe_index(grad, indices)
+    """
+
+    __slots__ = (
+        "accumulate",
+        "indices_",
+        "values_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unsafe_index_put_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            accumulate=self.accumulate,
+            indices=unpack_saved(self.indices_, self),
+            values_info=self.values_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_accumulate(self) -> bool:
+        return self.accumulate
+
+    @property
+    def _saved_indices(self) -> list[Tensor]:
+        return unpack_saved(self.indices_, self)
+
+
+def unsafe_index_put_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    accumulate: bool,
+    indices: list[Tensor],
+    values_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of UnsafeIndexPutBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                grad
+                if accumulate
+                else _unsafe_index_put(grad, indices, values_info.zeros(), False)
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # values
+        grad_inputs[1] = _unsafe_index(grad, indices) if any_grad_defined else None
+    return grad_inputs
+
+
+class IndexPutImplBackward0(Node):
+    """Backward of ``_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)``.
+
+    self: grad if accumulate else grad.index_put(indices, zeros_like(values), False)
+    values: grad.index(indices)
+    """
+
+    __slots__ = (
+        "accumulate",
+        "indices_",
+        "values_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_put_impl_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            accumulate=self.accumulate,
+            indices=unpack_saved(self.indices_, self),
+            values_info=self.values_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_accumulate(self) -> bool:
+        return self.accumulate
+
+    @property
+    def _saved_indices(self) -> list[Tensor]:
+        return unpack_saved(self.indices_, self)
+
+
+def index_put_impl_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    accumulate: bool,
+    indices: list[Tensor],
+    values_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of IndexPutImplBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                grad
+                if accumulate
+                else grad.index_put(indices, values_info.zeros(), False)
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # values
+        grad_inputs[1] = grad.index(indices) if any_grad_defined else None
     return grad_inputs
 
 
@@ -15597,6 +16177,79 @@ def put__jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: self_t.put(index, source_t, accumulate)``."""
     return self_t.put(index, source_t, accumulate)
+
+
+def masked_scatter_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    mask: Tensor,
+    sizes: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: masked_scatter_backward(grad_output_t, mask, sizes)``."""
+    return masked_scatter_backward(grad_output_t, mask, sizes)
+
+
+def slice_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.slice_scatter.call(self_t, src_t, dim, start, end, step)
+
+
+def select_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    dim: int,
+    index: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.select_scatter.call(self_t, src_t, dim, index)
+
+
+def diagonal_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    offset: int,
+    dim1: int,
+    dim2: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.diagonal_scatter.call(self_t, src_t, offset, dim1, dim2)
+
+
+def _unsafe_index_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, indices: Sequence[Tensor | None], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._unsafe_index_Tensor.call(self_t, indices)
+
+
+def _unsafe_index_put_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Sequence[Tensor | None],
+    values_p: Tensor,
+    values_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: _unsafe_index_put(self_t, indices, values_t, accumulate)``."""
+    return _unsafe_index_put(self_t, indices, values_t, accumulate)
 
 
 def mm_jvp(

@@ -607,6 +607,52 @@ def put_(
     return result
 
 
+def index_reduce_(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Tensor:
+    """index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    result = redispatch(
+        operators.index_reduce_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+        reduce,
+        include_self,
+    )
+    increment_version(self)
+    return result
+
+
+def _index_put_impl_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+    unsafe: bool,
+) -> Tensor:
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)"""
+    result = redispatch(
+        operators._index_put_impl_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+        unsafe,
+    )
+    increment_version(self)
+    return result
+
+
 def tril_(ks: int, self: Tensor, diagonal: int) -> Tensor:
     """tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)"""
     result = redispatch(
@@ -738,6 +784,8 @@ operators.index_fill__int_Tensor.register(
 )
 operators.masked_scatter_.register(DispatchKey.ADInplaceOrView, masked_scatter_)
 operators.put_.register(DispatchKey.ADInplaceOrView, put_)
+operators.index_reduce_.register(DispatchKey.ADInplaceOrView, index_reduce_)
+operators._index_put_impl_.register(DispatchKey.ADInplaceOrView, _index_put_impl_)
 operators.tril_.register(DispatchKey.ADInplaceOrView, tril_)
 operators.triu_.register(DispatchKey.ADInplaceOrView, triu_)
 operators.relu_.register(DispatchKey.ADInplaceOrView, relu_)

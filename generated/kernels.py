@@ -54,6 +54,7 @@ from gradgen.numpy_kernels import (
     diag_embed,
     diagonal,
     diagonal_backward,
+    diagonal_scatter,
     dist,
     div_floor,
     div_mode,
@@ -81,6 +82,7 @@ from gradgen.numpy_kernels import (
     index_copy,
     index_fill,
     index_put,
+    index_reduce,
     index_select,
     int_to_float,
     into,
@@ -96,6 +98,7 @@ from gradgen.numpy_kernels import (
     logsumexp,
     masked_fill,
     masked_scatter,
+    masked_scatter_backward,
     masked_select,
     max_all,
     max_dim,
@@ -144,6 +147,7 @@ from gradgen.numpy_kernels import (
     searchsorted,
     select,
     select_backward,
+    select_scatter,
     sgn,
     sigmoid,
     sigmoid_backward,
@@ -152,6 +156,7 @@ from gradgen.numpy_kernels import (
     silu_backward,
     slice_,
     slice_backward,
+    slice_scatter,
     smooth_l1_loss,
     smooth_l1_loss_backward,
     softmax,
@@ -1979,6 +1984,24 @@ def numpy_count_nonzero(ks: int, self: Tensor, dim: int | None) -> Any:
     return wrap_result(count_nonzero(self, dim))
 
 
+def numpy__unique(ks: int, self: Tensor, sorted: bool, return_inverse: bool) -> Any:
+    """_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = unique_sorted(self, return_inverse, False, None)[0:2]
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_unique_dim_consecutive(
+    ks: int, self: Tensor, dim: int, return_inverse: bool, return_counts: bool
+) -> Any:
+    """unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    self = self._data
+    result0, result1, result2 = unique_consecutive(
+        self, return_inverse, return_counts, dim
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
 def numpy_index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     self = self._data
@@ -2296,6 +2319,123 @@ def numpy_put_(
     index = index._data
     source = source._data
     return copy_into(self_tensor, put(self, index, source, accumulate))
+
+
+def numpy_index_reduce(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
+    self = self._data
+    index = index._data
+    source = source._data
+    return wrap_result(index_reduce(self, dim, index, source, reduce, include_self))
+
+
+def numpy_index_reduce_(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    source = source._data
+    return copy_into(
+        self_tensor, index_reduce(self, dim, index, source, reduce, include_self)
+    )
+
+
+def numpy_masked_scatter_backward(
+    ks: int, grad_output: Tensor, mask: Tensor, sizes: Sequence[int]
+) -> Any:
+    """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"""
+    grad_output = grad_output._data
+    mask = mask._data
+    return wrap_result(masked_scatter_backward(grad_output, mask, sizes))
+
+
+def numpy_slice_scatter(
+    ks: int,
+    self: Tensor,
+    src: Tensor,
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+) -> Any:
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(slice_scatter(self, src, dim, start, end, step))
+
+
+def numpy_select_scatter(
+    ks: int, self: Tensor, src: Tensor, dim: int, index: int
+) -> Any:
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(select_scatter(self, src, dim, index))
+
+
+def numpy_diagonal_scatter(
+    ks: int, self: Tensor, src: Tensor, offset: int, dim1: int, dim2: int
+) -> Any:
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(diagonal_scatter(self, src, offset, dim1, dim2))
+
+
+def numpy__unsafe_index_Tensor(
+    ks: int, self: Tensor, indices: Sequence[Tensor | None]
+) -> Any:
+    """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    self = self._data
+    indices = [None if t is None else t._data for t in indices]
+    return wrap_result(advanced_index(self, indices))
+
+
+def numpy__unsafe_index_put(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Any:
+    """_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    self = self._data
+    indices = [None if t is None else t._data for t in indices]
+    values = values._data
+    return wrap_result(index_put(self, indices, values, accumulate))
+
+
+def numpy__index_put_impl_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+    unsafe: bool,
+) -> Any:
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)"""
+    self_tensor = self
+    out = self._data
+    self = self._data
+    indices = [None if t is None else t._data for t in indices]
+    values = values._data
+    return copy_into(self_tensor, index_put(self, indices, values, accumulate, out))
 
 
 def numpy_mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
@@ -3579,6 +3719,10 @@ operators.count_nonzero_dim_IntList.register(
     DispatchKey.NumPy, numpy_count_nonzero_dim_IntList
 )
 operators.count_nonzero.register(DispatchKey.NumPy, numpy_count_nonzero)
+operators._unique.register(DispatchKey.NumPy, numpy__unique)
+operators.unique_dim_consecutive.register(
+    DispatchKey.NumPy, numpy_unique_dim_consecutive
+)
 operators.index_select.register(DispatchKey.NumPy, numpy_index_select)
 operators.index_add.register(DispatchKey.NumPy, numpy_index_add)
 operators.gather.register(DispatchKey.NumPy, numpy_gather)
@@ -3614,6 +3758,17 @@ operators.index_fill__int_Tensor.register(
 )
 operators.masked_scatter_.register(DispatchKey.NumPy, numpy_masked_scatter_)
 operators.put_.register(DispatchKey.NumPy, numpy_put_)
+operators.index_reduce.register(DispatchKey.NumPy, numpy_index_reduce)
+operators.index_reduce_.register(DispatchKey.NumPy, numpy_index_reduce_)
+operators.masked_scatter_backward.register(
+    DispatchKey.NumPy, numpy_masked_scatter_backward
+)
+operators.slice_scatter.register(DispatchKey.NumPy, numpy_slice_scatter)
+operators.select_scatter.register(DispatchKey.NumPy, numpy_select_scatter)
+operators.diagonal_scatter.register(DispatchKey.NumPy, numpy_diagonal_scatter)
+operators._unsafe_index_Tensor.register(DispatchKey.NumPy, numpy__unsafe_index_Tensor)
+operators._unsafe_index_put.register(DispatchKey.NumPy, numpy__unsafe_index_put)
+operators._index_put_impl_.register(DispatchKey.NumPy, numpy__index_put_impl_)
 operators.mm.register(DispatchKey.NumPy, numpy_mm)
 operators.bmm.register(DispatchKey.NumPy, numpy_bmm)
 operators.dot.register(DispatchKey.NumPy, numpy_dot)

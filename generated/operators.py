@@ -532,6 +532,14 @@ count_nonzero_dim_IntList = OperatorHandle(
 count_nonzero = OperatorHandle(
     "count_nonzero", "count_nonzero(Tensor self, int? dim=None) -> Tensor"
 )
+_unique = OperatorHandle(
+    "_unique",
+    "_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)",
+)
+unique_dim_consecutive = OperatorHandle(
+    "unique_dim_consecutive",
+    "unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+)
 index_select = OperatorHandle(
     "index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor"
 )
@@ -649,6 +657,42 @@ masked_scatter_ = OperatorHandle(
 put_ = OperatorHandle(
     "put_",
     "put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
+)
+index_reduce = OperatorHandle(
+    "index_reduce",
+    "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor",
+)
+index_reduce_ = OperatorHandle(
+    "index_reduce_",
+    "index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)",
+)
+masked_scatter_backward = OperatorHandle(
+    "masked_scatter_backward",
+    "masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor",
+)
+slice_scatter = OperatorHandle(
+    "slice_scatter",
+    "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
+)
+select_scatter = OperatorHandle(
+    "select_scatter",
+    "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+)
+diagonal_scatter = OperatorHandle(
+    "diagonal_scatter",
+    "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+)
+_unsafe_index_Tensor = OperatorHandle(
+    "_unsafe_index.Tensor",
+    "_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+)
+_unsafe_index_put = OperatorHandle(
+    "_unsafe_index_put",
+    "_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+)
+_index_put_impl_ = OperatorHandle(
+    "_index_put_impl_",
+    "_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)",
 )
 mm = OperatorHandle("mm", "mm(Tensor self, Tensor mat2) -> Tensor")
 bmm = OperatorHandle("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor")

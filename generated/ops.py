@@ -160,6 +160,8 @@ __all__ = [
     "nonzero",
     "histc",
     "bincount",
+    "_unique",
+    "unique_dim_consecutive",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -176,6 +178,14 @@ __all__ = [
     "take",
     "take_along_dim",
     "put",
+    "index_reduce",
+    "masked_scatter_backward",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
+    "_unsafe_index",
+    "_unsafe_index_put",
+    "_index_put_impl_",
     "mm",
     "bmm",
     "dot",
@@ -1337,6 +1347,22 @@ def bincount(
     return operators.bincount.call(input, weights, minlength)
 
 
+def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False) -> Tensor:
+    """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "_unique", "input", 1, False)
+    return operators._unique.call(input, sorted, return_inverse)
+
+
+def unique_dim_consecutive(
+    input: Tensor, dim: int, return_inverse: bool = False, return_counts: bool = False
+) -> Tensor:
+    """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "unique_dim_consecutive", "input", 1, False)
+    return operators.unique_dim_consecutive.call(
+        input, dim, return_inverse, return_counts
+    )
+
+
 def index_select(input: Tensor, dim: int, index: Tensor | Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
     input = tensor_argument(input, "index_select", "input", 1, False)
@@ -1507,6 +1533,98 @@ def put(
     index = tensor_argument(index, "put", "index", 2, True)
     source = tensor_argument(source, "put", "source", 3, True)
     return operators.put.call(input, index, source, accumulate)
+
+
+def index_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+    input = tensor_argument(input, "index_reduce", "input", 1, False)
+    index = tensor_argument(index, "index_reduce", "index", 3, True)
+    source = tensor_argument(source, "index_reduce", "source", 4, True)
+    return operators.index_reduce.call(input, dim, index, source, reduce, include_self)
+
+
+def masked_scatter_backward(
+    grad_output: Tensor | Number, mask: Tensor | Number, sizes: Sequence[int]
+) -> Tensor:
+    """``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "masked_scatter_backward", "grad_output", 1, True
+    )
+    mask = tensor_argument(mask, "masked_scatter_backward", "mask", 2, True)
+    sizes = int_list_argument(sizes, "masked_scatter_backward", "sizes")
+    return operators.masked_scatter_backward.call(grad_output, mask, sizes)
+
+
+def slice_scatter(
+    input: Tensor,
+    src: Tensor | Number,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
+    """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+    input = tensor_argument(input, "slice_scatter", "input", 1, False)
+    src = tensor_argument(src, "slice_scatter", "src", 2, True)
+    return operators.slice_scatter.call(input, src, dim, start, end, step)
+
+
+def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
+    """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+    input = tensor_argument(input, "select_scatter", "input", 1, False)
+    src = tensor_argument(src, "select_scatter", "src", 2, True)
+    return operators.select_scatter.call(input, src, dim, index)
+
+
+def diagonal_scatter(
+    input: Tensor, src: Tensor | Number, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+    input = tensor_argument(input, "diagonal_scatter", "input", 1, False)
+    src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
+    return operators.diagonal_scatter.call(input, src, offset, dim1, dim2)
+
+
+def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    """``_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+    input = tensor_argument(input, "_unsafe_index", "input", 1, False)
+    indices = tensor_list_argument(indices, "_unsafe_index", "indices", 2, True)
+    return operators._unsafe_index_Tensor.call(input, indices)
+
+
+def _unsafe_index_put(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
+    input = tensor_argument(input, "_unsafe_index_put", "input", 1, False)
+    indices = tensor_list_argument(indices, "_unsafe_index_put", "indices", 2, True)
+    values = tensor_argument(values, "_unsafe_index_put", "values", 3, True)
+    return operators._unsafe_index_put.call(input, indices, values, accumulate)
+
+
+def _index_put_impl_(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+    unsafe: bool = False,
+) -> Tensor:
+    """``_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)``"""
+    input = tensor_argument(input, "_index_put_impl_", "input", 1, False)
+    indices = tensor_list_argument(indices, "_index_put_impl_", "indices", 2, True)
+    values = tensor_argument(values, "_index_put_impl_", "values", 3, True)
+    return operators._index_put_impl_.call(input, indices, values, accumulate, unsafe)
 
 
 def mm(input: Tensor, mat2: Tensor | Number) -> Tensor:

@@ -219,6 +219,8 @@ __all__ = [
     "histc",
     "bincount",
     "count_nonzero",
+    "_unique",
+    "unique_dim_consecutive",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -238,6 +240,14 @@ __all__ = [
     "take",
     "take_along_dim",
     "put",
+    "index_reduce",
+    "masked_scatter_backward",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
+    "_unsafe_index",
+    "_unsafe_index_put",
+    "_index_put_impl_",
     "mm",
     "bmm",
     "dot",
@@ -1643,6 +1653,18 @@ def count_nonzero(input: Tensor, dim: _int | Sequence[_int]) -> Tensor:
     """``count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor``"""
 
 
+def _unique(
+    input: Tensor, sorted: _bool = ..., return_inverse: _bool = ...
+) -> _tuple[Tensor, Tensor]:
+    """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
+
+
+def unique_dim_consecutive(
+    input: Tensor, dim: _int, return_inverse: _bool = ..., return_counts: _bool = ...
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+
+
 def index_select(input: Tensor, dim: _int, index: Tensor | _Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
 
@@ -1786,6 +1808,74 @@ def put(
     accumulate: _bool = ...,
 ) -> Tensor:
     """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+
+
+def index_reduce(
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    source: Tensor | _Number,
+    reduce: _str,
+    *,
+    include_self: _bool = ...,
+) -> Tensor:
+    """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+
+
+def masked_scatter_backward(
+    grad_output: Tensor | _Number, mask: Tensor | _Number, sizes: _int | Sequence[_int]
+) -> Tensor:
+    """``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``"""
+
+
+def slice_scatter(
+    input: Tensor,
+    src: Tensor | _Number,
+    dim: _int = ...,
+    start: _int | None = ...,
+    end: _int | None = ...,
+    step: _int = ...,
+) -> Tensor:
+    """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+
+
+def select_scatter(
+    input: Tensor, src: Tensor | _Number, dim: _int, index: _int
+) -> Tensor:
+    """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+
+
+def diagonal_scatter(
+    input: Tensor,
+    src: Tensor | _Number,
+    offset: _int = ...,
+    dim1: _int = ...,
+    dim2: _int = ...,
+) -> Tensor:
+    """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+
+
+def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    """``_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+
+
+def _unsafe_index_put(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | _Number,
+    accumulate: _bool = ...,
+) -> Tensor:
+    """``_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
+
+
+def _index_put_impl_(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | _Number,
+    accumulate: _bool = ...,
+    unsafe: _bool = ...,
+) -> Tensor:
+    """``_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)``"""
 
 
 def mm(input: Tensor, mat2: Tensor | _Number) -> Tensor:

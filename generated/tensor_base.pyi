@@ -1203,6 +1203,50 @@ class TensorBase:
     ) -> Tensor:
         """``put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)``"""
 
+    def index_reduce(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        source: Tensor | _Number,
+        reduce: _str,
+        *,
+        include_self: _bool = ...,
+    ) -> Tensor:
+        """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+
+    def index_reduce_(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        source: Tensor | _Number,
+        reduce: _str,
+        *,
+        include_self: _bool = ...,
+    ) -> Tensor:
+        """``index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
+
+    def slice_scatter(
+        self,
+        src: Tensor | _Number,
+        dim: _int = ...,
+        start: _int | None = ...,
+        end: _int | None = ...,
+        step: _int = ...,
+    ) -> Tensor:
+        """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+
+    def select_scatter(self, src: Tensor | _Number, dim: _int, index: _int) -> Tensor:
+        """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+
+    def diagonal_scatter(
+        self,
+        src: Tensor | _Number,
+        offset: _int = ...,
+        dim1: _int = ...,
+        dim2: _int = ...,
+    ) -> Tensor:
+        """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+
     def mm(self, mat2: Tensor | _Number) -> Tensor:
         """``mm(Tensor self, Tensor mat2) -> Tensor``"""
 

@@ -1038,6 +1038,63 @@ def put_(
     return operators.put_.call(self, index, source, accumulate)
 
 
+def index_reduce(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+    index = tensor_argument(index, "index_reduce", "index", 3, True)
+    source = tensor_argument(source, "index_reduce", "source", 4, True)
+    return operators.index_reduce.call(self, dim, index, source, reduce, include_self)
+
+
+def index_reduce_(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
+    index = tensor_argument(index, "index_reduce_", "index", 3, True)
+    source = tensor_argument(source, "index_reduce_", "source", 4, True)
+    return operators.index_reduce_.call(self, dim, index, source, reduce, include_self)
+
+
+def slice_scatter(
+    self: Tensor,
+    src: Tensor | Number,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
+    """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+    src = tensor_argument(src, "slice_scatter", "src", 2, True)
+    return operators.slice_scatter.call(self, src, dim, start, end, step)
+
+
+def select_scatter(self: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
+    """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+    src = tensor_argument(src, "select_scatter", "src", 2, True)
+    return operators.select_scatter.call(self, src, dim, index)
+
+
+def diagonal_scatter(
+    self: Tensor, src: Tensor | Number, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+    src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
+    return operators.diagonal_scatter.call(self, src, offset, dim1, dim2)
+
+
 def mm(self: Tensor, mat2: Tensor | Number) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
     mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
@@ -3097,6 +3154,11 @@ METHODS: dict[str, Callable[..., Any]] = {
     "index_copy_": index_copy_,
     "masked_scatter_": masked_scatter_,
     "put_": put_,
+    "index_reduce": index_reduce,
+    "index_reduce_": index_reduce_,
+    "slice_scatter": slice_scatter,
+    "select_scatter": select_scatter,
+    "diagonal_scatter": diagonal_scatter,
     "mm": mm,
     "bmm": bmm,
     "dot": dot,

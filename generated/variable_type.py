@@ -4921,6 +4921,49 @@ def count_nonzero(ks: int, self: Tensor, dim: int | None) -> Any:
     return redispatch(operators.count_nonzero, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
 
 
+def _unique(ks: int, self: Tensor, sorted: bool, return_inverse: bool) -> Any:
+    """_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_unique")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UniqueBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UniqueBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators._unique, ks & AFTER_AUTOGRAD_KEYSET, self, sorted, return_inverse
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def unique_dim_consecutive(
+    ks: int, self: Tensor, dim: int, return_inverse: bool, return_counts: bool
+) -> Any:
+    """unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("unique_dim_consecutive")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UniqueDimConsecutiveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UniqueDimConsecutiveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.unique_dim_consecutive,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        return_inverse,
+        return_counts,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
 def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -6065,6 +6108,374 @@ def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool)
                 ),
             )
         set_fw_grad(self, tangents[0])
+    return result
+
+
+def index_reduce(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("index_reduce")
+    _any_requires_grad = compute_requires_grad(self, source)
+    grad_fn: functions.IndexReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.dim = dim
+        grad_fn.include_self = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce = reduce
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.source_ = SavedVariable(source, False)
+    result = redispatch(
+        operators.index_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+        reduce,
+        include_self,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def index_reduce_(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("index_reduce_")
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.dim = dim
+        grad_fn.include_self = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce = reduce
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.source_ = SavedVariable(source, False)
+    result = redispatch(
+        operators.index_reduce_,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+        reduce,
+        include_self,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    return result
+
+
+def masked_scatter_backward(
+    ks: int, grad_output: Tensor, mask: Tensor, sizes: Sequence[int]
+) -> Any:
+    """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.MaskedScatterBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedScatterBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.grad_output_info = TypeAndSize(grad_output)
+        grad_fn.mask_ = SavedVariable(mask, False)
+    result = redispatch(
+        operators.masked_scatter_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        mask,
+        sizes,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_scatter_backward_jvp(
+                    grad_output, tangent_or_zeros(grad_output), mask, sizes, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def slice_scatter(
+    ks: int,
+    self: Tensor,
+    src: Tensor,
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+) -> Any:
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.SliceScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SliceScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.end = end
+        grad_fn.src_info = TypeAndSize(src)
+        grad_fn.start = start
+        grad_fn.step = step
+    result = redispatch(
+        operators.slice_scatter,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        src,
+        dim,
+        start,
+        end,
+        step,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.slice_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    dim,
+                    start,
+                    end,
+                    step,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def select_scatter(ks: int, self: Tensor, src: Tensor, dim: int, index: int) -> Any:
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.SelectScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SelectScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.index = index
+        grad_fn.src_info = TypeAndSize(src)
+    result = redispatch(
+        operators.select_scatter, ks & AFTER_AUTOGRAD_KEYSET, self, src, dim, index
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.select_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    dim,
+                    index,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def diagonal_scatter(
+    ks: int, self: Tensor, src: Tensor, offset: int, dim1: int, dim2: int
+) -> Any:
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.DiagonalScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DiagonalScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
+        grad_fn.src_info = TypeAndSize(src)
+    result = redispatch(
+        operators.diagonal_scatter,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        src,
+        offset,
+        dim1,
+        dim2,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.diagonal_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    offset,
+                    dim1,
+                    dim2,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _unsafe_index_Tensor(
+    ks: int, self: Tensor, indices: Sequence[Tensor | None]
+) -> Any:
+    """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnsafeIndexBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeIndexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.indices_ = SavedVariableList(indices)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators._unsafe_index_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, indices
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._unsafe_index_Tensor_jvp(
+                    self, tangent_or_zeros(self), indices, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _unsafe_index_put(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Any:
+    """_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, values)
+    grad_fn: functions.UnsafeIndexPutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeIndexPutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices)
+        grad_fn.values_info = TypeAndSize(values)
+    result = redispatch(
+        operators._unsafe_index_put,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._unsafe_index_put_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    indices,
+                    values,
+                    tangent_or_zeros(values),
+                    accumulate,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _index_put_impl_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+    unsafe: bool,
+) -> Any:
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_index_put_impl_")
+    _any_requires_grad = compute_requires_grad(self, values)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexPutImplBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexPutImplBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices)
+        grad_fn.values_info = TypeAndSize(values)
+    result = redispatch(
+        operators._index_put_impl_,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+        unsafe,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
     return result
 
 
@@ -9545,6 +9956,8 @@ operators.count_nonzero_dim_IntList.register(
     DispatchKey.Autograd, count_nonzero_dim_IntList
 )
 operators.count_nonzero.register(DispatchKey.Autograd, count_nonzero)
+operators._unique.register(DispatchKey.Autograd, _unique)
+operators.unique_dim_consecutive.register(DispatchKey.Autograd, unique_dim_consecutive)
 operators.index_select.register(DispatchKey.Autograd, index_select)
 operators.index_add.register(DispatchKey.Autograd, index_add)
 operators.gather.register(DispatchKey.Autograd, gather)
@@ -9576,6 +9989,17 @@ operators.index_fill__int_Scalar.register(DispatchKey.Autograd, index_fill__int_
 operators.index_fill__int_Tensor.register(DispatchKey.Autograd, index_fill__int_Tensor)
 operators.masked_scatter_.register(DispatchKey.Autograd, masked_scatter_)
 operators.put_.register(DispatchKey.Autograd, put_)
+operators.index_reduce.register(DispatchKey.Autograd, index_reduce)
+operators.index_reduce_.register(DispatchKey.Autograd, index_reduce_)
+operators.masked_scatter_backward.register(
+    DispatchKey.Autograd, masked_scatter_backward
+)
+operators.slice_scatter.register(DispatchKey.Autograd, slice_scatter)
+operators.select_scatter.register(DispatchKey.Autograd, select_scatter)
+operators.diagonal_scatter.register(DispatchKey.Autograd, diagonal_scatter)
+operators._unsafe_index_Tensor.register(DispatchKey.Autograd, _unsafe_index_Tensor)
+operators._unsafe_index_put.register(DispatchKey.Autograd, _unsafe_index_put)
+operators._index_put_impl_.register(DispatchKey.Autograd, _index_put_impl_)
 operators.mm.register(DispatchKey.Autograd, mm)
 operators.bmm.register(DispatchKey.Autograd, bmm)
 operators.dot.register(DispatchKey.Autograd, dot)

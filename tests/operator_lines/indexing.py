@@ -4,7 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import Line, _mask
+from .common import Line, _aten, _mask
+
+
+def _index_reduce(lib: Any, a: Any, s: Any) -> Any:
+    """Every reduction of index_reduce, with and without self, an index repeated."""
+    total = 0
+    for reduce in ("prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            total = total + lib.index_reduce(
+                a,
+                1,
+                lib.tensor([0, 2, 0, 2]),
+                s * 1.5,
+                reduce,
+                include_self=include_self,
+            )
+    return total
 
 
 def _scatter_reduce(lib: Any, a: Any, s: Any) -> Any:
@@ -173,5 +189,51 @@ LINES: dict[str, Line] = {
     "put_": Line(
         lambda lib, a, s: (a * a).put_(lib.tensor([4, 0, 4]), s, accumulate=True),
         ((2, 3), (3,)),
+    ),
+    "index_reduce": Line(_index_reduce, ((2, 3), (2, 4)), forward=False),
+    "index_reduce_": Line(
+        lambda lib, a, s: (a * 1.0).index_reduce_(
+            0, lib.tensor([1, 1]), s * s, "prod", include_self=False
+        ),
+        ((2, 3), (2, 3)),
+        forward=False,
+    ),
+    "masked_scatter_backward": Line(
+        lambda lib, g: _aten(lib, "masked_scatter_backward")(g * 2.0, _mask(lib), [5])
+        + _aten(lib, "masked_scatter_backward")(g, _mask(lib), [3]).sum(),
+        ((2, 3),),
+    ),
+    "slice_scatter": Line(
+        lambda lib, a, s: lib.slice_scatter(a, s * s, 1, 0, None, 2)
+        + a.slice_scatter(s[:, :1], dim=-1, start=-1),
+        ((2, 4), (2, 2)),
+    ),
+    "select_scatter": Line(
+        lambda lib, a, s: lib.select_scatter(a, s * s, 0, -1) * a
+        + a.select_scatter(s[:2], 1, 2),
+        ((2, 3), (3,)),
+    ),
+    "diagonal_scatter": Line(
+        lambda lib, a, s: lib.diagonal_scatter(a, s * s) * a
+        + a.diagonal_scatter(s[:2], 1, 0, 1),
+        ((3, 3), (3,)),
+    ),
+    "_unsafe_index.Tensor": Line(
+        lambda lib, a: _aten(lib, "_unsafe_index")(a, [lib.tensor([2, 0, 2])]) * 2.0,
+        ((3, 2),),
+    ),
+    "_unsafe_index_put": Line(
+        lambda lib, a, b: _aten(lib, "_unsafe_index_put")(
+            a, [lib.tensor([0, 2, 0])], b * b, True
+        )
+        + _aten(lib, "_unsafe_index_put")(a, [None, lib.tensor([1])], b[:, :1]),
+        ((3, 2), (3, 2)),
+    ),
+    "_index_put_impl_": Line(
+        lambda lib, a, b: _aten(lib, "_index_put_impl_")(
+            a * 1.0, [lib.tensor([2, 0])], b * 2.0, True, False
+        ),
+        ((3, 2), (2,)),
+        forward=False,
     ),
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .common import Line, _dispatcher
+from .common import Line, _aten, _dispatcher
 
 
 def _mode(lib: Any, a: Any) -> Any:
@@ -244,5 +244,16 @@ LINES: dict[str, Line] = {
         lambda lib, a: a * lib.count_nonzero(a > 0)
         + a * a.count_nonzero(dim=1).unsqueeze(1),
         ((2, 3),),
+    ),
+    "_unique": Line(
+        lambda lib, a: a * lib._unique(lib.tensor([3, 1, 3, 2]), True, True)[1].sum(),
+        ((4,),),
+    ),
+    "unique_dim_consecutive": Line(
+        lambda lib, a: a
+        * _aten(lib, "unique_dim_consecutive")(
+            lib.tensor([[3, 3], [1, 1]]), 1, True, True
+        )[2].sum(),
+        ((4,),),
     ),
 }

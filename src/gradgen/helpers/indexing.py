@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..generated.ops import cat, where
+from ..numpy_kernels import _wrap_dim
 from ..tensor import Tensor
 from ._common import _full, _zeros
 
@@ -19,6 +20,7 @@ __all__ = [
     "take_backward",
     "scatter_reduce_backward",
     "scatter_reduce_jvp",
+    "index_reduce_backward",
 ]
 
 
@@ -195,3 +197,35 @@ def scatter_reduce_jvp(
     )
     total = (self_t * self_is_result).scatter_add(dim, index, src_t * src_is_result)
     return total / count
+
+
+def index_reduce_backward(
+    grad: Tensor,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+    result: Tensor,
+) -> tuple[Tensor | None, Tensor | None]:
+    """The gradients of index_reduce: scatter_reduce's, with the index repeated across
+    source's other dimensions (as the kernel does)."""
+    if source.dim() == 0:
+        return scatter_reduce_backward(
+            grad,
+            self,
+            dim,
+            index.reshape(-1),
+            source.reshape(1),
+            reduce,
+            include_self,
+            result,
+        )
+    along = [
+        -1 if d == _wrap_dim(dim, source.dim()) else 1 for d in range(source.dim())
+    ]
+    expanded = index.reshape(along).expand(list(source.shape))
+    return scatter_reduce_backward(
+        grad, self, dim, expanded, source, reduce, include_self, result
+    )

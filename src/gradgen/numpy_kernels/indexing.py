@@ -1,5 +1,6 @@
-"""Indexing kernels: advanced indexing, index_put/add/copy/fill/select, gather, scatter
-(and scatter_reduce), masks (fill, select, scatter), take and put."""
+"""Indexing kernels: advanced indexing, index_put/add/copy/fill/select/reduce, gather,
+scatter (and scatter_reduce), masks (fill, select, scatter), take and put, and the
+scatters of a slice, a selected index and a diagonal."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import numpy as np
 
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ..dtypes import spelling
-from ._common import OVERLAPPING_WRITE_ERROR, _wrap_dim, broadcast_shape_error
+from ._common import OVERLAPPING_WRITE_ERROR, _along, _wrap_dim, broadcast_shape_error
+from .shape import _slice_bounds, diagonal
 
 __all__ = [
     "index_select",
@@ -27,6 +29,11 @@ __all__ = [
     "masked_scatter",
     "take",
     "put",
+    "index_reduce",
+    "masked_scatter_backward",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
 ]
 
 
@@ -555,4 +562,111 @@ def put(
         np.add.at(target, flat, source.reshape(-1))
     else:
         target[flat] = source.reshape(-1)
+    return result
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def index_reduce(
+    self: np.ndarray,
+    dim: int,
+    index: np.ndarray,
+    source: np.ndarray,
+    reduce: str,
+    include_self: bool,
+) -> np.ndarray:
+    """A copy of self where the slices of source along dim are combined (prod, mean,
+    amax, amin) into the slices `index` names: scatter_reduce with the index repeated
+    across source's other dimensions."""
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(
+            "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but "
+            f"got {reduce}."
+        )
+    _check_index_dtype(index, "index_reduce_(): Expected dtype int32/int64 for index")
+    axis = _wrap_dim(dim, self.ndim)
+    flat = index.reshape(-1)
+    size = self.shape[axis] if self.ndim else 1
+    if ((flat < 0) | (flat >= size)).any():
+        raise IndexError("index out of range in self")
+    if source.ndim == 0:
+        return scatter_reduce(self, dim, flat, source.reshape(1), reduce, include_self)
+    along = [-1 if d == axis else 1 for d in range(source.ndim)]
+    expanded = np.broadcast_to(flat.reshape(along), source.shape)
+    return scatter_reduce(self, dim, expanded, source, reduce, include_self)
+
+
+def masked_scatter_backward(
+    grad_output: np.ndarray, mask: np.ndarray, sizes: Sequence[int]
+) -> np.ndarray:
+    """masked_scatter's source gradient: grad_output where mask is set, in order,
+    then zeros, in source's shape."""
+    selected = masked_select(grad_output, mask)
+    numel = int(np.prod(sizes))
+    if selected.size > numel:
+        raise RuntimeError(
+            f"shape '{list(sizes)}' is invalid for input of size {selected.size}"
+        )
+    padded = np.zeros(numel, grad_output.dtype)
+    padded[: selected.size] = selected
+    return padded.reshape(tuple(sizes))
+
+
+def _scatter_into(self: np.ndarray, src: np.ndarray, key: Any) -> np.ndarray:
+    """A copy of self with src written into the part `key` names (of src's shape)."""
+    result = self.copy()
+    part = result[key]
+    if part.shape != src.shape:
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(part.shape)}"
+        )
+    result[key] = src
+    return result
+
+
+def slice_scatter(
+    self: np.ndarray,
+    src: np.ndarray,
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+) -> np.ndarray:
+    """A copy of self with src written into self[start:end:step] along dim."""
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    axis = _wrap_dim(dim, self.ndim)
+    begin, stop = _slice_bounds(self.shape[axis], start, end)
+    return _scatter_into(self, src, _along(axis, self.ndim, slice(begin, stop, step)))
+
+
+def select_scatter(
+    self: np.ndarray, src: np.ndarray, dim: int, index: int
+) -> np.ndarray:
+    """A copy of self with src written into the slice at `index` along dim."""
+    axis = _wrap_dim(dim, self.ndim)
+    size = self.shape[axis]
+    if not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(self.shape)} at dimension {axis}"
+        )
+    return _scatter_into(self, src, _along(axis, self.ndim, index))
+
+
+def diagonal_scatter(
+    self: np.ndarray, src: np.ndarray, offset: int, dim1: int, dim2: int
+) -> np.ndarray:
+    """A copy of self with src written into the diagonal `offset` of the (dim1, dim2)
+    planes."""
+    result = self.copy()
+    target = diagonal(result, offset, dim1, dim2)
+    if target.shape != src.shape:
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(target.shape)}"
+        )
+    target[...] = src
     return result
