@@ -322,3 +322,53 @@ def test_a_src_larger_than_the_index_fails_in_backward_as_in_torch() -> None:
         return lib.autograd.grad(y.sum(), s)
 
     same_error(fn)
+
+
+# -- index_reduce and the scatters of views ------------------------------------------------
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_with_a_repeated_index_matches_torch(reduce, include_self) -> None:
+    def fn(lib, x, s):
+        return x.index_reduce(
+            1, lib.tensor([0, 3, 0, 0]), s, reduce, include_self=include_self
+        )
+
+    compare(fn, X, S)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda lib: lib.ones(2, 3).index_reduce(
+            0, lib.tensor([0]), lib.ones(1, 3), "sum"
+        ),
+        lambda lib: lib.ones(2, 3).index_reduce(
+            0, lib.tensor([2]), lib.ones(1, 3), "prod"
+        ),
+        lambda lib: lib.ones(2, 3).slice_scatter(lib.ones(2, 2), 1, 1, 2),
+        lambda lib: lib.ones(2, 3).select_scatter(lib.ones(2), 0, 0),
+        lambda lib: lib.ones(2, 3).select_scatter(lib.ones(3), 0, 2),
+        lambda lib: lib.ones(2, 3).diagonal_scatter(lib.ones(3)),
+        lambda lib: lib.ones(2, 3).index_add(1, lib.tensor([3]), lib.ones(2, 1)),
+    ],
+)
+def test_index_reduce_and_view_scatter_errors_are_torchs(fn) -> None:
+    same_error(fn)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda lib, x, s: x.slice_scatter(s[:, 1:3], 1, 1, 3),
+        lambda lib, x, s: lib.slice_scatter(x, s[:2], start=-2),
+        lambda lib, x, s: x.slice_scatter(s[:, :2], -1, 0, None, 2) * x,
+        lambda lib, x, s: x.select_scatter(s[:, 0] * s[:, 1], -1, -1),
+        lambda lib, x, s: lib.diagonal_scatter(x, s[0, :3]) * s,
+        lambda lib, x, s: x.diagonal_scatter(s[1, :2], -1),
+        lambda lib, x, s: x.t().diagonal_scatter(s[2, :2], 2, 1, 0),
+    ],
+)
+def test_view_scatters_match_torch(fn) -> None:
+    compare(fn, X, S, create_graph=True)

@@ -221,6 +221,8 @@ def index_add(
             f"index_add_(): Number of indices ({flat.size}) should be equal to "
             f"source.size(dim): ({source.shape[axis]}), for dim: {axis}"
         )
+    if self.ndim == 1 and ((flat < 0) | (flat >= self.shape[0])).any():
+        raise IndexError("index out of range in self")  # PyTorch's 1-d kernel's words
     _check_bounds(flat, self.shape[axis], axis)
     scaled = source if alpha == 1 else source * np.asarray(alpha).astype(source.dtype)
     np.add.at(np.moveaxis(result, axis, 0), flat, np.moveaxis(scaled, axis, 0))
