@@ -372,3 +372,17 @@ def test_index_reduce_and_view_scatter_errors_are_torchs(fn) -> None:
 )
 def test_view_scatters_match_torch(fn) -> None:
     compare(fn, X, S, create_graph=True)
+
+
+def test_an_undefined_gradient_passes_through_a_conditional_formula() -> None:
+    """`a if c else b` formulas (index_copy's source, put's self) give None for an
+    undefined gradient on either branch, not an error on the taken one."""
+    from gradgen.generated import functions
+
+    index = gradgen.tensor([1])
+    source = gradgen.ones(1, 3)
+    assert functions.index_copy_backward0_apply(
+        [None], (True, True), dim=0, index=index, source=source, source_dim=2
+    ) == [None, None]
+    y = gradgen.zeros(2, 3, requires_grad=True).put(index, gradgen.ones(1))
+    assert y.grad_fn.apply([None]) == [None, None]
