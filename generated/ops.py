@@ -158,6 +158,8 @@ __all__ = [
     "diff",
     "_unique2",
     "nonzero",
+    "nonzero_numpy",
+    "argwhere",
     "histc",
     "bincount",
     "_unique",
@@ -1326,6 +1328,18 @@ def nonzero(input: Tensor) -> Tensor:
     """``nonzero(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "nonzero", "input", 1, False)
     return operators.nonzero.call(input)
+
+
+def nonzero_numpy(input: Tensor) -> Tensor:
+    """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+    input = tensor_argument(input, "nonzero_numpy", "input", 1, False)
+    return composites.nonzero_numpy(input)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``argwhere(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "argwhere", "input", 1, False)
+    return composites.argwhere(input)
 
 
 def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:

@@ -216,6 +216,8 @@ __all__ = [
     "bucketize",
     "_unique2",
     "nonzero",
+    "nonzero_numpy",
+    "argwhere",
     "histc",
     "bincount",
     "count_nonzero",
@@ -1629,6 +1631,14 @@ def _unique2(
 
 def nonzero(input: Tensor) -> Tensor:
     """``nonzero(Tensor self) -> Tensor``"""
+
+
+def nonzero_numpy(input: Tensor) -> _list[Tensor]:
+    """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``argwhere(Tensor self) -> Tensor``"""
 
 
 def histc(

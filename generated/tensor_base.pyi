@@ -1019,6 +1019,12 @@ class TensorBase:
     def nonzero(self) -> Tensor:
         """``nonzero(Tensor self) -> Tensor``"""
 
+    def nonzero_numpy(self) -> _list[Tensor]:
+        """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+
+    def argwhere(self) -> Tensor:
+        """``argwhere(Tensor self) -> Tensor``"""
+
     def histc(self, bins: _int = ..., min: _Number = ..., max: _Number = ...) -> Tensor:
         """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
 

@@ -817,6 +817,16 @@ def nonzero(self: Tensor) -> Tensor:
     return operators.nonzero.call(self)
 
 
+def nonzero_numpy(self: Tensor) -> Tensor:
+    """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+    return composites.nonzero_numpy(self)
+
+
+def argwhere(self: Tensor) -> Tensor:
+    """``argwhere(Tensor self) -> Tensor``"""
+    return composites.argwhere(self)
+
+
 def histc(self: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
     """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
     return operators.histc.call(self, bins, min, max)
@@ -3132,6 +3142,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "nanmean": nanmean,
     "diff": diff,
     "nonzero": nonzero,
+    "nonzero_numpy": nonzero_numpy,
+    "argwhere": argwhere,
     "histc": histc,
     "bincount": bincount,
     "index_select": index_select,

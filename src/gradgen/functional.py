@@ -1,5 +1,6 @@
-"""`gradgen.unique` and `gradgen.unique_consecutive` (with their Tensor methods):
-PyTorch's Python-level functions of torch.functional.
+"""`gradgen.unique`, `gradgen.unique_consecutive` and `gradgen.nonzero` (with their
+Tensor methods): PyTorch's Python-level functions (torch.functional's, and the
+`as_tuple` keyword PyTorch's binding adds to nonzero).
 
 The operators (`_unique2`, `unique_dim`, `unique_consecutive`) always return three
 tensors, the last two empty unless asked for; these functions return only what was
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .generated import operators
+from .generated import operators, ops
 from .tensor import Tensor
 
 
@@ -55,3 +56,11 @@ def unique_consecutive(
     the runs' lengths."""
     found = operators.unique_consecutive.call(input, return_inverse, return_counts, dim)
     return _asked_for(found, return_inverse, return_counts)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """The indices of the nonzero elements: one row each (n x ndim), or with
+    `as_tuple` a tuple of one index tensor per dimension."""
+    if as_tuple:
+        return tuple(ops.nonzero_numpy(input))
+    return operators.nonzero.call(input)

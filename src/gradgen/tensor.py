@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .generated.tensor_base import TensorBase
     from .indexing import getitem as _getitem, setitem as _setitem
     from .norms import tensor_norm as _tensor_norm
+    from .functional import nonzero as _nonzero
     from .functional import unique as _unique
     from .functional import unique_consecutive as _unique_consecutive
 else:
@@ -505,6 +506,7 @@ class Tensor(TensorBase):
         backward = _api.backward
         norm = _tensor_norm
         unique = _unique
+        nonzero = _nonzero
         unique_consecutive = _unique_consecutive
         __iter__ = _api.iterate
         __getitem__ = _getitem

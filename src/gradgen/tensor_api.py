@@ -37,7 +37,7 @@ from .legacy_tensors import tensor_type
 from .random import METHODS as RANDOM_METHODS
 from .factories import tensor as _new_tensor
 from .generated import operators, ops
-from .functional import unique, unique_consecutive
+from .functional import nonzero, unique, unique_consecutive
 from .norms import tensor_norm
 from .tensor import HOOKS, Number, Size, Tensor, wrap_number
 from .view_history import refresh_view
@@ -491,8 +491,11 @@ METHODS: dict[str, Callable[..., Any]] = {
 }
 
 # Generated methods that the hand-written ones here replace: PyTorch's Python-level
-# norm (p optional with dim, "fro") over the schema overloads.
-REPLACES_GENERATED: dict[str, Callable[..., Any]] = {"norm": tensor_norm}
+# norm (p optional with dim, "fro") over the schema overloads, and nonzero's as_tuple.
+REPLACES_GENERATED: dict[str, Callable[..., Any]] = {
+    "norm": tensor_norm,
+    "nonzero": nonzero,  # as_tuple, a keyword of PyTorch's binding
+}
 
 
 def installed_names() -> set[str]:

@@ -256,4 +256,12 @@ LINES: dict[str, Line] = {
         )[2].sum(),
         ((4,),),
     ),
+    "nonzero_numpy": Line(
+        lambda lib, a: a * _aten(lib, "nonzero_numpy")(a > 0)[1].sum()
+        + a * _aten(lib, "nonzero_numpy")(a)[0].sum(),
+        ((2, 3),),
+    ),
+    "argwhere": Line(
+        lambda lib, a: a * lib.argwhere(a > 0).sum() + a * a.argwhere().sum(), ((2, 3),)
+    ),
 }

@@ -268,6 +268,29 @@ def test_unique_has_no_gradient_as_in_torch() -> None:
 @pytest.mark.parametrize(
     "fn",
     [
+        lambda lib, x: lib.nonzero(x > 1, as_tuple=True),
+        lambda lib, x: x.nonzero(as_tuple=True),
+        lambda lib, x: x[0, 0].nonzero(as_tuple=True),
+        lambda lib, x: (x[0, 0] * 0).nonzero(as_tuple=True),
+        lambda lib, x: x.nonzero(as_tuple=False),
+        lambda lib, x: lib.argwhere(x),
+        lambda lib, x: x[0].argwhere(),
+    ],
+)
+def test_nonzero_as_tuple_and_argwhere_match_torch(fn) -> None:
+    def run(lib):
+        return _flat(fn(lib, lib.tensor(X)))
+
+    ours, theirs = run(gradgen), oracle("nonzero", run)
+    assert len(ours) == len(theirs)
+    for got, want in zip(ours, theirs):
+        np.testing.assert_array_equal(got, want)
+        assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
         lambda lib, x: lib.nonzero(x).float(),
         lambda lib, x: (x > 1).nonzero().float(),
         lambda lib, x: x[0, 0].nonzero().float(),

@@ -25,6 +25,8 @@ __all__ = [
     "msort",
     "nanmean",
     "diff",
+    "nonzero_numpy",
+    "argwhere",
 ]
 
 
@@ -164,3 +166,15 @@ def diff(
             else later - earlier
         )
     return result
+
+
+def nonzero_numpy(self: Tensor) -> list[Tensor]:
+    """The indices of the nonzero elements, one tensor per dimension (a 0-d tensor
+    counts as one element of a vector)."""
+    rows = self.unsqueeze(0) if self.dim() == 0 else self
+    return list(ops.nonzero(rows).unbind(1))
+
+
+def argwhere(self: Tensor) -> Tensor:
+    """nonzero's indices, one row per nonzero element."""
+    return ops.nonzero(self)
