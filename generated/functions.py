@@ -15689,6 +15689,22 @@ def logcumsumexp_jvp_formula(
     return logcumsumexp_jvp(self_p, self_t, dim)
 
 
+def cumsum__jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.cumsum.call(self_t, dim, dtype)
+
+
+def cumprod__jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t.div(self_p).cumsum(dim) * result).to(self_p.scalar_type() if dtype is None else dtype)``."""
+    return (self_t.div(self_p).cumsum(dim) * result).to(
+        self_p.dtype if dtype is None else dtype
+    )
+
+
 def cummax_jvp_values(
     self_p: Tensor, self_t: Tensor, dim: int, values: Any, indices: Any
 ) -> Any:

@@ -399,6 +399,24 @@ def nan_to_num_(
     return result
 
 
+def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Tensor:
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.cumsum_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, dim, dtype
+    )
+    increment_version(self)
+    return result
+
+
+def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Tensor:
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.cumprod_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, dim, dtype
+    )
+    increment_version(self)
+    return result
+
+
 def index_put_(
     ks: int,
     self: Tensor,
@@ -767,6 +785,8 @@ operators.addcmul_.register(DispatchKey.ADInplaceOrView, addcmul_)
 operators.addcdiv_.register(DispatchKey.ADInplaceOrView, addcdiv_)
 operators.clamp__Tensor.register(DispatchKey.ADInplaceOrView, clamp__Tensor)
 operators.nan_to_num_.register(DispatchKey.ADInplaceOrView, nan_to_num_)
+operators.cumsum_.register(DispatchKey.ADInplaceOrView, cumsum_)
+operators.cumprod_.register(DispatchKey.ADInplaceOrView, cumprod_)
 operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)
 operators.masked_fill__Scalar.register(DispatchKey.ADInplaceOrView, masked_fill__Scalar)
 operators.masked_fill__Tensor.register(DispatchKey.ADInplaceOrView, masked_fill__Tensor)

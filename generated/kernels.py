@@ -1764,6 +1764,20 @@ def numpy_logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
     return wrap_result(logcumsumexp(self, dim))
 
 
+def numpy_cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, cumsum(self, dim, dtype))
+
+
+def numpy_cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, cumprod(self, dim, dtype))
+
+
 def numpy_cummax(ks: int, self: Tensor, dim: int) -> Any:
     """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
     self = self._data
@@ -3693,6 +3707,8 @@ operators.sort.register(DispatchKey.NumPy, numpy_sort)
 operators.sort_stable.register(DispatchKey.NumPy, numpy_sort_stable)
 operators.topk.register(DispatchKey.NumPy, numpy_topk)
 operators.logcumsumexp.register(DispatchKey.NumPy, numpy_logcumsumexp)
+operators.cumsum_.register(DispatchKey.NumPy, numpy_cumsum_)
+operators.cumprod_.register(DispatchKey.NumPy, numpy_cumprod_)
 operators.cummax.register(DispatchKey.NumPy, numpy_cummax)
 operators.cummin.register(DispatchKey.NumPy, numpy_cummin)
 operators.kthvalue.register(DispatchKey.NumPy, numpy_kthvalue)

@@ -449,6 +449,14 @@ topk = OperatorHandle(
 logcumsumexp = OperatorHandle(
     "logcumsumexp", "logcumsumexp(Tensor self, int dim) -> Tensor"
 )
+cumsum_ = OperatorHandle(
+    "cumsum_",
+    "cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
+)
+cumprod_ = OperatorHandle(
+    "cumprod_",
+    "cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
+)
 cummax = OperatorHandle(
     "cummax", "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"
 )

@@ -941,6 +941,12 @@ class TensorBase:
     def logcumsumexp(self, dim: _int) -> Tensor:
         """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
 
+    def cumsum_(self, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
+        """``cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
+
+    def cumprod_(self, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
+        """``cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
+
     def cummax(self, dim: _int) -> cummax_return:
         """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
 

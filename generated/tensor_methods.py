@@ -737,6 +737,18 @@ def logcumsumexp(self: Tensor, dim: int) -> Tensor:
     return operators.logcumsumexp.call(self, dim)
 
 
+def cumsum_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """``cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
+    dtype = dtype_argument(dtype)
+    return operators.cumsum_.call(self, dim, dtype)
+
+
+def cumprod_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """``cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
+    dtype = dtype_argument(dtype)
+    return operators.cumprod_.call(self, dim, dtype)
+
+
 def cummax(self: Tensor, dim: int) -> Tensor:
     """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
     return operators.cummax.call(self, dim)
@@ -3132,6 +3144,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "equal": equal,
     "topk": topk,
     "logcumsumexp": logcumsumexp,
+    "cumsum_": cumsum_,
+    "cumprod_": cumprod_,
     "cummax": cummax,
     "cummin": cummin,
     "msort": msort,

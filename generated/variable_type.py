@@ -4336,6 +4336,67 @@ def logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
     return result
 
 
+def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CumsumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CumsumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.cumsum_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cumsum__jvp(
+                    original_self, tangent_or_zeros(self), dim, dtype, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CumprodBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CumprodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.cumprod_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cumprod__jvp(
+                    original_self, tangent_or_zeros(self), dim, dtype, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
 def cummax(ks: int, self: Tensor, dim: int) -> Any:
     """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -9930,6 +9991,8 @@ operators.sort.register(DispatchKey.Autograd, sort)
 operators.sort_stable.register(DispatchKey.Autograd, sort_stable)
 operators.topk.register(DispatchKey.Autograd, topk)
 operators.logcumsumexp.register(DispatchKey.Autograd, logcumsumexp)
+operators.cumsum_.register(DispatchKey.Autograd, cumsum_)
+operators.cumprod_.register(DispatchKey.Autograd, cumprod_)
 operators.cummax.register(DispatchKey.Autograd, cummax)
 operators.cummin.register(DispatchKey.Autograd, cummin)
 operators.kthvalue.register(DispatchKey.Autograd, kthvalue)

@@ -264,4 +264,8 @@ LINES: dict[str, Line] = {
     "argwhere": Line(
         lambda lib, a: a * lib.argwhere(a > 0).sum() + a * a.argwhere().sum(), ((2, 3),)
     ),
+    "cumsum_": Line(lambda lib, a: (a * a).cumsum_(1) * a, ((2, 3),)),
+    "cumprod_": Line(
+        lambda lib, a: (a * 1.0).cumprod_(-1, dtype=lib.float64), ((2, 3),)
+    ),
 }
