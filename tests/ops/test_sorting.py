@@ -331,3 +331,18 @@ def test_bincount_weights_have_no_derivative_as_in_torch() -> None:
         return lib.autograd.grad(counts.sum(), weights)
 
     same_error(fn)
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_batched_searchsorted_with_many_ties_matches_torch(right) -> None:
+    """Rows of boundaries full of repeated values, values equal to them."""
+    rng = np.random.default_rng(11)
+    boundaries = np.sort(rng.integers(0, 5, (3, 2, 6)).astype(float), -1)
+    values = rng.integers(-1, 6, (3, 2, 5)).astype(float)
+
+    def run(lib):
+        return lib.searchsorted(
+            lib.tensor(boundaries), lib.tensor(values), right=right
+        ).numpy()
+
+    np.testing.assert_array_equal(run(gradgen), oracle("found", run))

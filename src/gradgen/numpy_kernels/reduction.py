@@ -566,13 +566,31 @@ def searchsorted(
     dtype = np.int32 if out_int32 else np.int64
     if sorted_sequence.ndim <= 1:
         return np.searchsorted(sorted_sequence, values, side=which).astype(dtype)  # type: ignore[call-overload]  # side is "left" or "right"
-    # a row each: count the boundaries before each value (vectorised over the rows)
-    before = (
-        sorted_sequence[..., None, :] <= values[..., :, None]
-        if which == "right"
-        else sorted_sequence[..., None, :] < values[..., :, None]
+    return _searchsorted_rows(sorted_sequence, values, which).astype(dtype)
+
+
+def _searchsorted_rows(
+    boundaries: np.ndarray, values: np.ndarray, side: str
+) -> np.ndarray:
+    """searchsorted row by row, in one sort: boundaries and values of all rows sorted
+    together by (row, value, which comes first on a tie), the boundaries counted
+    before each value, less the boundaries of the rows before its own."""
+    rows, width = int(np.prod(boundaries.shape[:-1])), boundaries.shape[-1]
+    per_row = values.shape[-1]
+    data = np.concatenate(
+        [boundaries.reshape(rows, width), values.reshape(rows, -1)], 1
     )
-    return before.sum(axis=-1).astype(dtype)
+    row = np.repeat(np.arange(rows), width + per_row).reshape(rows, -1)
+    is_boundary = np.zeros(data.shape, np.bool_)
+    is_boundary[:, :width] = True
+    # on a tie, "left" puts a value before equal boundaries, "right" after them
+    tie = is_boundary if side == "left" else ~is_boundary
+    order = np.lexsort((tie.ravel(), data.ravel(), row.ravel()))
+    counted = np.cumsum(is_boundary.ravel()[order])
+    before = np.empty(order.size, np.int64)
+    before[order] = counted
+    found = before.reshape(rows, -1)[:, width:] - np.arange(rows)[:, None] * width
+    return found.reshape(values.shape)
 
 
 def bucketize(
