@@ -625,6 +625,40 @@ def put_(
     return result
 
 
+def scatter__reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Tensor:
+    """scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"""
+    result = redispatch(
+        operators.scatter__reduce,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+    )
+    increment_version(self)
+    return result
+
+
+def scatter__value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Tensor:
+    """scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"""
+    result = redispatch(
+        operators.scatter__value_reduce,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+        reduce,
+    )
+    increment_version(self)
+    return result
+
+
 def index_reduce_(
     ks: int,
     self: Tensor,
@@ -804,6 +838,10 @@ operators.index_fill__int_Tensor.register(
 )
 operators.masked_scatter_.register(DispatchKey.ADInplaceOrView, masked_scatter_)
 operators.put_.register(DispatchKey.ADInplaceOrView, put_)
+operators.scatter__reduce.register(DispatchKey.ADInplaceOrView, scatter__reduce)
+operators.scatter__value_reduce.register(
+    DispatchKey.ADInplaceOrView, scatter__value_reduce
+)
 operators.index_reduce_.register(DispatchKey.ADInplaceOrView, index_reduce_)
 operators._index_put_impl_.register(DispatchKey.ADInplaceOrView, _index_put_impl_)
 operators.tril_.register(DispatchKey.ADInplaceOrView, tril_)

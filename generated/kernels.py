@@ -2335,6 +2335,46 @@ def numpy_put_(
     return copy_into(self_tensor, put(self, index, source, accumulate))
 
 
+def numpy_scatter_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Any:
+    """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor"""
+    self = self._data
+    index = index._data
+    src = src._data
+    return wrap_result(scatter(self, dim, index, src, reduce))
+
+
+def numpy_scatter_value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor"""
+    self = self._data
+    index = index._data
+    return wrap_result(scatter(self, dim, index, value, reduce))
+
+
+def numpy_scatter__reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Any:
+    """scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    src = src._data
+    return copy_into(self_tensor, scatter(self, dim, index, src, reduce))
+
+
+def numpy_scatter__value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    return copy_into(self_tensor, scatter(self, dim, index, value, reduce))
+
+
 def numpy_index_reduce(
     ks: int,
     self: Tensor,
@@ -3774,6 +3814,10 @@ operators.index_fill__int_Tensor.register(
 )
 operators.masked_scatter_.register(DispatchKey.NumPy, numpy_masked_scatter_)
 operators.put_.register(DispatchKey.NumPy, numpy_put_)
+operators.scatter_reduce.register(DispatchKey.NumPy, numpy_scatter_reduce)
+operators.scatter_value_reduce.register(DispatchKey.NumPy, numpy_scatter_value_reduce)
+operators.scatter__reduce.register(DispatchKey.NumPy, numpy_scatter__reduce)
+operators.scatter__value_reduce.register(DispatchKey.NumPy, numpy_scatter__value_reduce)
 operators.index_reduce.register(DispatchKey.NumPy, numpy_index_reduce)
 operators.index_reduce_.register(DispatchKey.NumPy, numpy_index_reduce_)
 operators.masked_scatter_backward.register(

@@ -666,6 +666,22 @@ put_ = OperatorHandle(
     "put_",
     "put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
 )
+scatter_reduce = OperatorHandle(
+    "scatter.reduce",
+    "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
+)
+scatter_value_reduce = OperatorHandle(
+    "scatter.value_reduce",
+    "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
+)
+scatter__reduce = OperatorHandle(
+    "scatter_.reduce",
+    "scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)",
+)
+scatter__value_reduce = OperatorHandle(
+    "scatter_.value_reduce",
+    "scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)",
+)
 index_reduce = OperatorHandle(
     "index_reduce",
     "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor",

@@ -4852,6 +4852,30 @@ scatter = Overloads(
                 Param("value", "Scalar"),
             ),
         ),
+        # scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_reduce.call,
+            "Tensor input, int dim, Tensor index, Tensor src, *, str reduce",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
+        # scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_value_reduce.call,
+            "Tensor input, int dim, Tensor index, Number value, *, str reduce",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
     ),
 )
 

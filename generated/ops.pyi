@@ -1725,6 +1725,20 @@ def scatter(input: Tensor, dim: _int, index: Tensor, value: _Number) -> Tensor:
     """``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
 
 
+@overload
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, src: Tensor, *, reduce: _str
+) -> Tensor:
+    """``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor``"""
+
+
+@overload
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, value: _Number, *, reduce: _str
+) -> Tensor:
+    """``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor``"""
+
+
 def scatter_add(
     input: Tensor, dim: _int, index: Tensor | _Number, src: Tensor | _Number
 ) -> Tensor:

@@ -1073,6 +1073,16 @@ class TensorBase:
     def scatter(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
         """``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
 
+    @overload
+    def scatter(self, dim: _int, index: Tensor, src: Tensor, *, reduce: _str) -> Tensor:
+        """``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor``"""
+
+    @overload
+    def scatter(
+        self, dim: _int, index: Tensor, value: _Number, *, reduce: _str
+    ) -> Tensor:
+        """``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor``"""
+
     def scatter_add(
         self, dim: _int, index: Tensor | _Number, src: Tensor | _Number
     ) -> Tensor:
@@ -1165,6 +1175,18 @@ class TensorBase:
     @overload
     def scatter_(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
         """``scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)``"""
+
+    @overload
+    def scatter_(
+        self, dim: _int, index: Tensor, src: Tensor, *, reduce: _str
+    ) -> Tensor:
+        """``scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)``"""
+
+    @overload
+    def scatter_(
+        self, dim: _int, index: Tensor, value: _Number, *, reduce: _str
+    ) -> Tensor:
+        """``scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)``"""
 
     def scatter_add_(
         self, dim: _int, index: Tensor | _Number, src: Tensor | _Number

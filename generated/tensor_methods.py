@@ -2815,12 +2815,36 @@ _scatter_overloads = Overloads(
                 Param("value", "Scalar"),
             ),
         ),
+        # scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_reduce.call,
+            "int dim, Tensor index, Tensor src, *, str reduce",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
+        # scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_value_reduce.call,
+            "int dim, Tensor index, Number value, *, str reduce",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
     ),
 )
 
 
 def scatter(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` or ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+    """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` or ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`` or ``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`` or ``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor``"""
     return _scatter_overloads(*args, self=self, **kwargs)
 
 
@@ -2947,12 +2971,36 @@ _scatter__overloads = Overloads(
                 Param("value", "Scalar"),
             ),
         ),
+        # scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)
+        Signature(
+            operators.scatter__reduce.call,
+            "int dim, Tensor index, Tensor src, *, str reduce",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
+        # scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)
+        Signature(
+            operators.scatter__value_reduce.call,
+            "int dim, Tensor index, Number value, *, str reduce",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
     ),
 )
 
 
 def scatter_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`` or ``scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)``"""
+    """``scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`` or ``scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`` or ``scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)`` or ``scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)``"""
     return _scatter__overloads(*args, self=self, **kwargs)
 
 

@@ -6172,6 +6172,124 @@ def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool)
     return result
 
 
+def scatter_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Any:
+    """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or index._fw_grad is not None
+        or src._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("scatter.reduce")
+    _any_requires_grad = compute_requires_grad(self, index, src)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("scatter")
+        grad_fn.set_next_edges(collect_next_edges(self, index, src))
+    result = redispatch(
+        operators.scatter_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def scatter_value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or index._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("scatter.value_reduce")
+    _any_requires_grad = compute_requires_grad(self, index)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("scatter")
+        grad_fn.set_next_edges(collect_next_edges(self, index))
+    result = redispatch(
+        operators.scatter_value_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+        reduce,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def scatter__reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Any:
+    """scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or index._fw_grad is not None
+        or src._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("scatter_.reduce")
+    _any_requires_grad = compute_requires_grad(self, index, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("scatter")
+        grad_fn.set_next_edges(collect_next_edges(self, index, src))
+    result = redispatch(
+        operators.scatter__reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def scatter__value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or index._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("scatter_.value_reduce")
+    _any_requires_grad = compute_requires_grad(self, index)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("scatter")
+        grad_fn.set_next_edges(collect_next_edges(self, index))
+    result = redispatch(
+        operators.scatter__value_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+        reduce,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
 def index_reduce(
     ks: int,
     self: Tensor,
@@ -10052,6 +10170,10 @@ operators.index_fill__int_Scalar.register(DispatchKey.Autograd, index_fill__int_
 operators.index_fill__int_Tensor.register(DispatchKey.Autograd, index_fill__int_Tensor)
 operators.masked_scatter_.register(DispatchKey.Autograd, masked_scatter_)
 operators.put_.register(DispatchKey.Autograd, put_)
+operators.scatter_reduce.register(DispatchKey.Autograd, scatter_reduce)
+operators.scatter_value_reduce.register(DispatchKey.Autograd, scatter_value_reduce)
+operators.scatter__reduce.register(DispatchKey.Autograd, scatter__reduce)
+operators.scatter__value_reduce.register(DispatchKey.Autograd, scatter__value_reduce)
 operators.index_reduce.register(DispatchKey.Autograd, index_reduce)
 operators.index_reduce_.register(DispatchKey.Autograd, index_reduce_)
 operators.masked_scatter_backward.register(

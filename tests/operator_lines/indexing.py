@@ -7,6 +7,11 @@ from typing import Any
 from .common import Line, _aten, _mask
 
 
+def _c(lib: Any) -> Any:
+    """A constant (2, 3) float64 tensor, fresh each call."""
+    return lib.arange(1.0, 7.0, dtype=lib.float64).reshape(2, 3)
+
+
 def _index_reduce(lib: Any, a: Any, s: Any) -> Any:
     """Every reduction of index_reduce, with and without self, an index repeated."""
     total = 0
@@ -235,5 +240,29 @@ LINES: dict[str, Line] = {
         ),
         ((3, 2), (2,)),
         forward=False,
+    ),
+    # No derivative (as in PyTorch): the operators run on constants, times the input.
+    "scatter.reduce": Line(
+        lambda lib, a: a
+        * lib.scatter(
+            _c(lib), 1, lib.tensor([[0, 0], [2, 2]]), _c(lib), reduce="multiply"
+        )
+        + a * _c(lib).scatter(0, lib.tensor([[1, 1, 0]]), _c(lib), reduce="add"),
+        ((2, 3),),
+    ),
+    "scatter.value_reduce": Line(
+        lambda lib, a: a
+        * _c(lib).scatter(0, lib.tensor([[1, 0, 1]]), 2.5, reduce="multiply"),
+        ((2, 3),),
+    ),
+    "scatter_.reduce": Line(
+        lambda lib, a: a
+        * _c(lib).scatter_(1, lib.tensor([[2, 2], [0, 1]]), _c(lib), reduce="add"),
+        ((2, 3),),
+    ),
+    "scatter_.value_reduce": Line(
+        lambda lib, a: a
+        * _c(lib).scatter_(1, lib.tensor([[2, 2]]), 3.0, reduce="multiply"),
+        ((2, 3),),
     ),
 }

@@ -386,3 +386,39 @@ def test_an_undefined_gradient_passes_through_a_conditional_formula() -> None:
     ) == [None, None]
     y = gradgen.zeros(2, 3, requires_grad=True).put(index, gradgen.ones(1))
     assert y.grad_fn.apply([None]) == [None, None]
+
+
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda lib, x, s: x.detach().scatter(
+            1, _index(lib, [[0, 0], [3, 3]]), s.detach(), reduce="multiply"
+        )
+        * x,
+        lambda lib, x, s: lib.scatter(
+            x.detach(), 0, _index(lib, [[2, 2, 0, 0]]), 0.5, reduce="add"
+        )
+        * s,
+        lambda lib, x, s: x.detach()
+        .clone()
+        .scatter_(0, _index(lib, [[1, 1, 1, 1]]), 2.0, reduce="multiply")
+        * x,
+    ],
+)
+def test_scatter_with_the_old_reduce_keyword_matches_torch(fn) -> None:
+    compare(fn, X, S)
+
+
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+def test_scatter_with_the_old_reduce_keyword_errors_are_torchs() -> None:
+    same_error(
+        lambda lib: lib.zeros(2, 3).scatter(0, lib.tensor([[0]]), 2.0, reduce="mean")
+    )
+
+    def backward(lib):
+        x = lib.zeros(2, 3, requires_grad=True)
+        y = x.scatter(0, lib.tensor([[0, 1, 0]]), 2.0, reduce="add")
+        return lib.autograd.grad(y.sum(), x)
+
+    same_error(backward)

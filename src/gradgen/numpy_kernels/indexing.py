@@ -273,8 +273,11 @@ def gather(self: np.ndarray, dim: int, index: np.ndarray) -> np.ndarray:
 def scatter(
     self: np.ndarray, dim: int, index: np.ndarray, src: Any, reduce: str | None
 ) -> np.ndarray:
-    """A copy of self with src (a tensor or a number) written (reduce None) or added
-    (reduce "add") at index's positions along dim."""
+    """A copy of self with src (a tensor or a number) written (reduce None), added
+    (reduce "add") or multiplied in (reduce "multiply") at index's positions along
+    dim."""
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
     if isinstance(src, np.ndarray) and src.dtype != self.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     axis, positions = _scatter_gather_index(self, dim, index, "scatter")
@@ -296,6 +299,8 @@ def scatter(
     target = result.reshape(1) if self.ndim == 0 else result
     if reduce == "add":
         np.add.at(target, positions, values)
+    elif reduce == "multiply":
+        np.multiply.at(target, positions, values)
     else:
         target[positions] = values
     return result
