@@ -345,15 +345,17 @@ _SCATTER_REDUCTIONS: dict[str, np.ufunc] = {
 
 
 def _reduction_identity(reduce: str, dtype: np.dtype) -> Any:
+    """The value a position scattered to starts from when self is left out: the
+    reduction's identity (the lowest value for amax, the highest for amin)."""
     if reduce in ("sum", "mean"):
         return 0
     if reduce == "prod":
         return 1
     if dtype.kind == "b":
         return reduce == "amin"
-    info: Any = np.finfo(dtype) if dtype.kind in "fc" else np.iinfo(dtype)
     if dtype.kind in "fc":
         return -np.inf if reduce == "amax" else np.inf
+    info = np.iinfo(dtype)
     return info.min if reduce == "amax" else info.max
 
 
