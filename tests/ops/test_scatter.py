@@ -10,6 +10,7 @@ import pytest
 
 import gradgen
 from torch_compare import compare, same_error
+from torch_oracle import oracle
 
 X = np.array([[1.0, -2.0, 3.0, 0.5], [4.0, 0.0, -6.0, 2.5], [0.5, 7.0, 0.0, -1.0]])
 S = np.array([[0.5, 2.0, -1.0, 3.0], [1.5, -0.5, 2.0, 0.0], [2.0, 1.0, 0.0, -3.0]])
@@ -422,3 +423,24 @@ def test_scatter_with_the_old_reduce_keyword_errors_are_torchs() -> None:
         return lib.autograd.grad(y.sum(), x)
 
     same_error(backward)
+
+
+SURFACE = (
+    """gather scatter scatter_ scatter_add scatter_add_ scatter_reduce scatter_reduce_
+index_select index_add index_add_ index_copy index_copy_ index_fill index_fill_ index_put
+index_put_ index_reduce index_reduce_ masked_scatter masked_scatter_ masked_select take
+take_along_dim put put_ slice_scatter select_scatter diagonal_scatter cumsum cumsum_
+cumprod cumprod_ logcumsumexp cummax cummin sort argsort msort topk kthvalue median
+nanmedian mode searchsorted bucketize unique unique_consecutive nonzero argwhere histc
+bincount count_nonzero prod std var std_mean var_mean amax amin aminmax logsumexp nansum
+nanmean diff""".split()
+)
+
+
+def test_the_indexing_scan_and_sorting_names_are_torchs() -> None:
+    """Each is a function and a Tensor method exactly where PyTorch has one."""
+
+    def surface(lib):
+        return [[hasattr(lib, n), hasattr(lib.Tensor, n)] for n in SURFACE]
+
+    assert surface(gradgen) == oracle("surface", surface)
