@@ -342,6 +342,8 @@ __all__ = [
     "nanmedian",
     "std_mean",
     "var_mean",
+    "quantile",
+    "nanquantile",
     "searchsorted",
     "bucketize",
     "count_nonzero",
@@ -4685,6 +4687,92 @@ var_mean = Overloads(
                     keyword_only=True,
                     has_default=True,
                     default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+quantile = Overloads(
+    "quantile",
+    (
+        # quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile,
+            "Tensor input, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile_scalar,
+            "Tensor input, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+nanquantile = Overloads(
+    "nanquantile",
+    (
+        # nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile,
+            "Tensor input, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile_scalar,
+            "Tensor input, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
                 ),
             ),
         ),

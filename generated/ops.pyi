@@ -211,6 +211,8 @@ __all__ = [
     "nanmean",
     "std_mean",
     "var_mean",
+    "quantile",
+    "nanquantile",
     "diff",
     "searchsorted",
     "bucketize",
@@ -1568,6 +1570,54 @@ def var_mean(
     keepdim: _bool = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def quantile(
+    input: Tensor,
+    q: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+@overload
+def quantile(
+    input: Tensor,
+    q: _float,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+@overload
+def nanquantile(
+    input: Tensor,
+    q: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+@overload
+def nanquantile(
+    input: Tensor,
+    q: _float,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
 
 
 def diff(

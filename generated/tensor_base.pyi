@@ -1013,6 +1013,50 @@ class TensorBase:
     ) -> Tensor:
         """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
+    @overload
+    def quantile(
+        self,
+        q: Tensor,
+        dim: _int | None = ...,
+        keepdim: _bool = ...,
+        *,
+        interpolation: _str = ...,
+    ) -> Tensor:
+        """``quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+    @overload
+    def quantile(
+        self,
+        q: _float,
+        dim: _int | None = ...,
+        keepdim: _bool = ...,
+        *,
+        interpolation: _str = ...,
+    ) -> Tensor:
+        """``quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+    @overload
+    def nanquantile(
+        self,
+        q: Tensor,
+        dim: _int | None = ...,
+        keepdim: _bool = ...,
+        *,
+        interpolation: _str = ...,
+    ) -> Tensor:
+        """``nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+    @overload
+    def nanquantile(
+        self,
+        q: _float,
+        dim: _int | None = ...,
+        keepdim: _bool = ...,
+        *,
+        interpolation: _str = ...,
+    ) -> Tensor:
+        """``nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
     def diff(
         self,
         n: _int = ...,

@@ -2760,6 +2760,102 @@ def nanmedian(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _nanmedian_overloads(*args, self=self, **kwargs)
 
 
+_quantile_overloads = Overloads(
+    "quantile",
+    (
+        # quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile,
+            "Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("self", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile_scalar,
+            "float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("self", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def quantile(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`` or ``quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+    return _quantile_overloads(*args, self=self, **kwargs)
+
+
+_nanquantile_overloads = Overloads(
+    "nanquantile",
+    (
+        # nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile,
+            "Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("self", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile_scalar,
+            "float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("self", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def nanquantile(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`` or ``nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+    return _nanquantile_overloads(*args, self=self, **kwargs)
+
+
 _count_nonzero_overloads = Overloads(
     "count_nonzero",
     (
@@ -3298,6 +3394,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "argsort": argsort,
     "median": median,
     "nanmedian": nanmedian,
+    "quantile": quantile,
+    "nanquantile": nanquantile,
     "count_nonzero": count_nonzero,
     "scatter": scatter,
     "masked_fill": masked_fill,

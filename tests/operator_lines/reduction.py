@@ -268,4 +268,23 @@ LINES: dict[str, Line] = {
     "cumprod_": Line(
         lambda lib, a: (a * 1.0).cumprod_(-1, dtype=lib.float64), ((2, 3),)
     ),
+    "quantile": Line(
+        lambda lib, a, q: lib.quantile(a, q * 0.2 + 0.5, dim=1, keepdim=True)
+        + a.quantile(q * 0.1 + 0.5).sum(),
+        ((2, 5), (2,)),
+    ),
+    "quantile.scalar": Line(
+        lambda lib, a: lib.quantile(a, 0.3) * a
+        + a.quantile(0.6, 0, interpolation="midpoint").sum(),
+        ((3, 4),),
+    ),
+    "nanquantile": Line(
+        lambda lib, a, q: lib.nanquantile(a, q * 0.2 + 0.5, dim=0)
+        + a.nanquantile(q[0] * 0.1 + 0.5, -1, True).sum(),
+        ((3, 2), (2,)),
+    ),
+    "nanquantile.scalar": Line(
+        lambda lib, a: lib.nanquantile(a, 0.75, 1, interpolation="lower") * a[:, 0],
+        ((3, 4),),
+    ),
 }

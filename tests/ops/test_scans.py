@@ -186,3 +186,68 @@ def test_std_mean_of_constant_rows_has_torchs_gradient() -> None:
 )
 def test_count_nonzero_matches_torch(fn) -> None:
     compare(fn, X)
+
+
+# -- quantile, nanquantile -----------------------------------------------------------------
+
+Q_DATA = np.array(
+    [[1.0, 2.0, 3.0, 4.0, 2.0], [5.0, 6.0, 7.0, 8.0, 1.0], [3.0, 3.0, 3.0, 0.0, 1.0]]
+)
+
+
+@pytest.mark.parametrize(
+    "interpolation", ["linear", "lower", "higher", "midpoint", "nearest"]
+)
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda lib, x, i: lib.quantile(x, 0.4, dim=1, interpolation=i),
+        lambda lib, x, i: x.quantile(0.7, interpolation=i) * x,
+        lambda lib, x, i: lib.quantile(
+            x, lib.tensor([0.1, 0.5, 1.0], dtype=lib.float64), -2, True, interpolation=i
+        ),
+        lambda lib, x, i: lib.nanquantile(
+            x * lib.tensor([1.0, NAN, 1.0, 1.0, 1.0], dtype=lib.float64),
+            0.3,
+            1,
+            interpolation=i,
+        ),
+        lambda lib, x, i: lib.quantile(
+            x * lib.tensor([1.0, NAN, 1.0, 1.0, 1.0], dtype=lib.float64),
+            0.3,
+            0,
+            interpolation=i,
+        ),
+        lambda lib, x, i: x.nanquantile(
+            lib.tensor([0.25, 0.75], dtype=lib.float64), keepdim=True, interpolation=i
+        ),
+        lambda lib, x, i: x[0, 0].quantile(0.5, interpolation=i) * x,
+    ],
+)
+def test_quantile_and_nanquantile_match_torch(fn, interpolation) -> None:
+    compare(lambda lib, x: fn(lib, x, interpolation), Q_DATA, create_graph=True)
+
+
+def test_quantile_gradient_reaches_q_as_in_torch() -> None:
+    compare(
+        lambda lib, x, q: lib.quantile(x, q, dim=1),
+        Q_DATA,
+        np.array([0.3, 0.55]),
+    )
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda lib: lib.quantile(lib.ones(0), 0.5),
+        lambda lib: lib.quantile(lib.ones(3), 1.5),
+        lambda lib: lib.quantile(lib.ones(3).long(), 0.5),
+        lambda lib: lib.nanquantile(lib.ones(3).long(), 0.5),
+        lambda lib: lib.quantile(lib.ones(3), lib.tensor([0.5], dtype=lib.float64)),
+        lambda lib: lib.quantile(lib.ones(3), lib.tensor([[0.5]])),
+        lambda lib: lib.quantile(lib.ones(3), lib.tensor([0.5, 2.0])),
+        lambda lib: lib.quantile(lib.ones(3), 0.5, interpolation="cubic"),
+    ],
+)
+def test_quantile_errors_are_torchs(fn) -> None:
+    same_error(fn)
