@@ -251,3 +251,10 @@ def test_quantile_gradient_reaches_q_as_in_torch() -> None:
 )
 def test_quantile_errors_are_torchs(fn) -> None:
     same_error(fn)
+
+
+def test_quantile_of_infinite_values_matches_torch() -> None:
+    compare(
+        lambda lib, x: lib.quantile(x, lib.tensor([0.25, 0.5], dtype=lib.float64), 1),
+        np.array([[-INF, 1.0, 2.0], [1.0, 2.0, INF]]),
+    )
