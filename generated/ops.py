@@ -147,6 +147,24 @@ __all__ = [
     "allclose",
     "equal",
     "topk",
+    "logcumsumexp",
+    "cummax",
+    "cummin",
+    "msort",
+    "kthvalue",
+    "mode",
+    "aminmax",
+    "nansum",
+    "nanmean",
+    "diff",
+    "_unique2",
+    "nonzero",
+    "nonzero_numpy",
+    "argwhere",
+    "histc",
+    "bincount",
+    "_unique",
+    "unique_dim_consecutive",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -156,6 +174,21 @@ __all__ = [
     "index",
     "index_put",
     "index_put_",
+    "scatter_reduce",
+    "index_copy",
+    "masked_scatter",
+    "masked_select",
+    "take",
+    "take_along_dim",
+    "put",
+    "index_reduce",
+    "masked_scatter_backward",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
+    "_unsafe_index",
+    "_unsafe_index_put",
+    "_index_put_impl_",
     "mm",
     "bmm",
     "dot",
@@ -317,8 +350,19 @@ __all__ = [
     "var",
     "std",
     "sort",
+    "argsort",
+    "median",
+    "nanmedian",
+    "std_mean",
+    "var_mean",
+    "quantile",
+    "nanquantile",
+    "searchsorted",
+    "bucketize",
+    "count_nonzero",
     "scatter",
     "masked_fill",
+    "index_fill",
     "norm",
     "embedding_bag",
     "conv1d",
@@ -1731,6 +1775,160 @@ def topk(
     return operators.topk.call(input, k, dim, largest, sorted)
 
 
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+    input = tensor_argument(input, "logcumsumexp", "input", 1, False)
+    return operators.logcumsumexp.call(input, dim)
+
+
+def cummax(input: Tensor, dim: int) -> Tensor:
+    """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "cummax", "input", 1, False)
+    return operators.cummax.call(input, dim)
+
+
+def cummin(input: Tensor, dim: int) -> Tensor:
+    """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "cummin", "input", 1, False)
+    return operators.cummin.call(input, dim)
+
+
+def msort(input: Tensor) -> Tensor:
+    """``msort(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "msort", "input", 1, False)
+    return composites.msort(input)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "kthvalue", "input", 1, False)
+    return operators.kthvalue.call(input, k, dim, keepdim)
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "mode", "input", 1, False)
+    return operators.mode.call(input, dim, keepdim)
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+    input = tensor_argument(input, "aminmax", "input", 1, False)
+    return operators.aminmax.call(input, dim, keepdim)
+
+
+def nansum(
+    input: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "nansum", "input", 1, False)
+    dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
+    dtype = dtype_argument(dtype)
+    return operators.nansum.call(input, dim, keepdim, dtype)
+
+
+def nanmean(
+    input: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "nanmean", "input", 1, False)
+    dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
+    dtype = dtype_argument(dtype)
+    return composites.nanmean(input, dim, keepdim, dtype)
+
+
+def diff(
+    input: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | Number | None = None,
+    append: Tensor | Number | None = None,
+) -> Tensor:
+    """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+    input = tensor_argument(input, "diff", "input", 1, False)
+    prepend = (
+        None
+        if prepend is None
+        else tensor_argument(prepend, "diff", "prepend", 4, True)
+    )
+    append = (
+        None if append is None else tensor_argument(append, "diff", "append", 5, True)
+    )
+    return composites.diff(input, n, dim, prepend, append)
+
+
+def _unique2(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+) -> Tensor:
+    """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "_unique2", "input", 1, False)
+    return operators._unique2.call(input, sorted, return_inverse, return_counts)
+
+
+def nonzero(input: Tensor) -> Tensor:
+    """``nonzero(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "nonzero", "input", 1, False)
+    return operators.nonzero.call(input)
+
+
+def nonzero_numpy(input: Tensor) -> Tensor:
+    """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+    input = tensor_argument(input, "nonzero_numpy", "input", 1, False)
+    return composites.nonzero_numpy(input)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``argwhere(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "argwhere", "input", 1, False)
+    return composites.argwhere(input)
+
+
+def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
+    """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+    input = tensor_argument(input, "histc", "input", 1, False)
+    return operators.histc.call(input, bins, min, max)
+
+
+def bincount(
+    input: Tensor, weights: Tensor | Number | None = None, minlength: int = 0
+) -> Tensor:
+    """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+    input = tensor_argument(input, "bincount", "input", 1, False)
+    weights = (
+        None
+        if weights is None
+        else tensor_argument(weights, "bincount", "weights", 2, True)
+    )
+    return operators.bincount.call(input, weights, minlength)
+
+
+def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False) -> Tensor:
+    """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "_unique", "input", 1, False)
+    return operators._unique.call(input, sorted, return_inverse)
+
+
+def unique_dim_consecutive(
+    input: Tensor, dim: int, return_inverse: bool = False, return_counts: bool = False
+) -> Tensor:
+    """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "unique_dim_consecutive", "input", 1, False)
+    return operators.unique_dim_consecutive.call(
+        input, dim, return_inverse, return_counts
+    )
+
+
 def index_select(
     input: Tensor, dim: int, index: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
@@ -1900,6 +2098,172 @@ def index_put_(
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
     values = tensor_argument(values, "index_put_", "values", 3, True)
     return operators.index_put_.call(input, indices, values, accumulate)
+
+
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    src: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+    input = tensor_argument(input, "scatter_reduce", "input", 1, False)
+    index = tensor_argument(index, "scatter_reduce", "index", 3, True)
+    src = tensor_argument(src, "scatter_reduce", "src", 4, True)
+    return operators.scatter_reduce_two.call(
+        input, dim, index, src, reduce, include_self
+    )
+
+
+def index_copy(
+    input: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+    input = tensor_argument(input, "index_copy", "input", 1, False)
+    index = tensor_argument(index, "index_copy", "index", 3, True)
+    source = tensor_argument(source, "index_copy", "source", 4, True)
+    return operators.index_copy.call(input, dim, index, source)
+
+
+def masked_scatter(
+    input: Tensor, mask: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+    input = tensor_argument(input, "masked_scatter", "input", 1, False)
+    mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
+    source = tensor_argument(source, "masked_scatter", "source", 3, True)
+    return operators.masked_scatter.call(input, mask, source)
+
+
+def masked_select(input: Tensor, mask: Tensor | Number) -> Tensor:
+    """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+    input = tensor_argument(input, "masked_select", "input", 1, False)
+    mask = tensor_argument(mask, "masked_select", "mask", 2, True)
+    return operators.masked_select.call(input, mask)
+
+
+def take(input: Tensor, index: Tensor | Number) -> Tensor:
+    """``take(Tensor self, Tensor index) -> Tensor``"""
+    input = tensor_argument(input, "take", "input", 1, False)
+    index = tensor_argument(index, "take", "index", 2, True)
+    return operators.take.call(input, index)
+
+
+def take_along_dim(
+    input: Tensor, indices: Tensor | Number, dim: int | None = None
+) -> Tensor:
+    """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+    input = tensor_argument(input, "take_along_dim", "input", 1, False)
+    indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
+    return composites.take_along_dim(input, indices, dim)
+
+
+def put(
+    input: Tensor,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+    input = tensor_argument(input, "put", "input", 1, False)
+    index = tensor_argument(index, "put", "index", 2, True)
+    source = tensor_argument(source, "put", "source", 3, True)
+    return operators.put.call(input, index, source, accumulate)
+
+
+def index_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+    input = tensor_argument(input, "index_reduce", "input", 1, False)
+    index = tensor_argument(index, "index_reduce", "index", 3, True)
+    source = tensor_argument(source, "index_reduce", "source", 4, True)
+    return operators.index_reduce.call(input, dim, index, source, reduce, include_self)
+
+
+def masked_scatter_backward(
+    grad_output: Tensor | Number, mask: Tensor | Number, sizes: Sequence[int]
+) -> Tensor:
+    """``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "masked_scatter_backward", "grad_output", 1, True
+    )
+    mask = tensor_argument(mask, "masked_scatter_backward", "mask", 2, True)
+    sizes = int_list_argument(sizes, "masked_scatter_backward", "sizes")
+    return operators.masked_scatter_backward.call(grad_output, mask, sizes)
+
+
+def slice_scatter(
+    input: Tensor,
+    src: Tensor | Number,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
+    """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+    input = tensor_argument(input, "slice_scatter", "input", 1, False)
+    src = tensor_argument(src, "slice_scatter", "src", 2, True)
+    return operators.slice_scatter.call(input, src, dim, start, end, step)
+
+
+def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
+    """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+    input = tensor_argument(input, "select_scatter", "input", 1, False)
+    src = tensor_argument(src, "select_scatter", "src", 2, True)
+    return operators.select_scatter.call(input, src, dim, index)
+
+
+def diagonal_scatter(
+    input: Tensor, src: Tensor | Number, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+    input = tensor_argument(input, "diagonal_scatter", "input", 1, False)
+    src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
+    return operators.diagonal_scatter.call(input, src, offset, dim1, dim2)
+
+
+def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    """``_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+    input = tensor_argument(input, "_unsafe_index", "input", 1, False)
+    indices = tensor_list_argument(indices, "_unsafe_index", "indices", 2, True)
+    return operators._unsafe_index_Tensor.call(input, indices)
+
+
+def _unsafe_index_put(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
+    input = tensor_argument(input, "_unsafe_index_put", "input", 1, False)
+    indices = tensor_list_argument(indices, "_unsafe_index_put", "indices", 2, True)
+    values = tensor_argument(values, "_unsafe_index_put", "values", 3, True)
+    return operators._unsafe_index_put.call(input, indices, values, accumulate)
+
+
+def _index_put_impl_(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+    unsafe: bool = False,
+) -> Tensor:
+    """``_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)``"""
+    input = tensor_argument(input, "_index_put_impl_", "input", 1, False)
+    indices = tensor_list_argument(indices, "_index_put_impl_", "indices", 2, True)
+    values = tensor_argument(values, "_index_put_impl_", "values", 3, True)
+    return operators._index_put_impl_.call(input, indices, values, accumulate, unsafe)
 
 
 def mm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
@@ -5752,6 +6116,407 @@ sort = OutOverloads(
 )
 
 
+argsort = Overloads(
+    "argsort",
+    (
+        # argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort,
+            "Tensor input, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int", has_default=True, default=-1),
+                Param("descending", "bool", has_default=True, default=False),
+            ),
+        ),
+        # argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort_stable,
+            "Tensor input, *, bool stable, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("stable", "bool", keyword_only=True),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param(
+                    "descending",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+median = Overloads(
+    "median",
+    (
+        # median(Tensor self) -> Tensor
+        Signature(
+            operators.median.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.median_dim.call,
+            "Tensor input, int dim, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+nanmedian = Overloads(
+    "nanmedian",
+    (
+        # nanmedian(Tensor self) -> Tensor
+        Signature(
+            operators.nanmedian.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.nanmedian_dim.call,
+            "Tensor input, int dim, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+std_mean = Overloads(
+    "std_mean",
+    (
+        # std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
+        Signature(
+            composites.std_mean,
+            "Tensor input, bool unbiased=True",
+            (
+                Param("input", "Tensor"),
+                Param("unbiased", "bool", has_default=True, default=True),
+            ),
+        ),
+        # std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            composites.std_mean_dim,
+            "Tensor input, int[]? dim, bool unbiased=True, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            operators.std_mean_correction.call,
+            "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param(
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+var_mean = Overloads(
+    "var_mean",
+    (
+        # var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
+        Signature(
+            composites.var_mean,
+            "Tensor input, bool unbiased=True",
+            (
+                Param("input", "Tensor"),
+                Param("unbiased", "bool", has_default=True, default=True),
+            ),
+        ),
+        # var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            composites.var_mean_dim,
+            "Tensor input, int[]? dim, bool unbiased=True, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            operators.var_mean_correction.call,
+            "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param(
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+quantile = Overloads(
+    "quantile",
+    (
+        # quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile,
+            "Tensor input, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile_scalar,
+            "Tensor input, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+nanquantile = Overloads(
+    "nanquantile",
+    (
+        # nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile,
+            "Tensor input, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile_scalar,
+            "Tensor input, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+searchsorted = Overloads(
+    "searchsorted",
+    (
+        # searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+        Signature(
+            operators.searchsorted_Tensor.call,
+            "Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None",
+            (
+                Param("sorted_sequence", "Tensor"),
+                Param("input", "Tensor"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+                Param(
+                    "side", "str?", keyword_only=True, has_default=True, default=None
+                ),
+                Param(
+                    "sorter",
+                    "Tensor?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+        Signature(
+            operators.searchsorted_Scalar.call,
+            "Tensor sorted_sequence, Number input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None",
+            (
+                Param("sorted_sequence", "Tensor"),
+                Param("input", "Scalar"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+                Param(
+                    "side", "str?", keyword_only=True, has_default=True, default=None
+                ),
+                Param(
+                    "sorter",
+                    "Tensor?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+bucketize = Overloads(
+    "bucketize",
+    (
+        # bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+        Signature(
+            operators.bucketize_Tensor.call,
+            "Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False",
+            (
+                Param("input", "Tensor"),
+                Param("boundaries", "Tensor"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+            ),
+        ),
+        # bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+        Signature(
+            operators.bucketize_Scalar.call,
+            "Number input, Tensor boundaries, *, bool out_int32=False, bool right=False",
+            (
+                Param("input", "Scalar"),
+                Param("boundaries", "Tensor"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+            ),
+        ),
+    ),
+)
+
+
+count_nonzero = Overloads(
+    "count_nonzero",
+    (
+        # count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+        Signature(
+            operators.count_nonzero_dim_IntList.call,
+            "Tensor input, int[] dim",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]"),
+            ),
+        ),
+        # count_nonzero(Tensor self, int? dim=None) -> Tensor
+        Signature(
+            operators.count_nonzero.call,
+            "Tensor input, int? dim=None",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
 scatter = OutOverloads(
     "scatter",
     (
@@ -5779,6 +6544,30 @@ scatter = OutOverloads(
             ),
             accepts_out=True,
         ),
+        # scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_reduce.call,
+            "Tensor input, int dim, Tensor index, Tensor src, *, str reduce",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
+        # scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_value_reduce.call,
+            "Tensor input, int dim, Tensor index, Number value, *, str reduce",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
     ),
 )
 
@@ -5803,6 +6592,35 @@ masked_fill = Overloads(
             (
                 Param("input", "Tensor"),
                 Param("mask", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+index_fill = Overloads(
+    "index_fill",
+    (
+        # index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        Signature(
+            operators.index_fill_int_Scalar.call,
+            "Tensor input, int dim, Tensor index, Number value",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+        Signature(
+            operators.index_fill_int_Tensor.call,
+            "Tensor input, int dim, Tensor index, Tensor value",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
                 Param("value", "Tensor"),
             ),
         ),

@@ -21,6 +21,13 @@ from .tensor_base import min_dim_return
 from .tensor_base import sort_return
 from .tensor_base import sort_stable_return
 from .tensor_base import topk_return
+from .tensor_base import cummax_return
+from .tensor_base import cummin_return
+from .tensor_base import kthvalue_return
+from .tensor_base import median_dim_return
+from .tensor_base import nanmedian_dim_return
+from .tensor_base import mode_return
+from .tensor_base import aminmax_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
@@ -190,6 +197,34 @@ __all__ = [
     "equal",
     "sort",
     "topk",
+    "logcumsumexp",
+    "cummax",
+    "cummin",
+    "argsort",
+    "msort",
+    "kthvalue",
+    "median",
+    "nanmedian",
+    "mode",
+    "aminmax",
+    "nansum",
+    "nanmean",
+    "std_mean",
+    "var_mean",
+    "quantile",
+    "nanquantile",
+    "diff",
+    "searchsorted",
+    "bucketize",
+    "_unique2",
+    "nonzero",
+    "nonzero_numpy",
+    "argwhere",
+    "histc",
+    "bincount",
+    "count_nonzero",
+    "_unique",
+    "unique_dim_consecutive",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -201,6 +236,22 @@ __all__ = [
     "index",
     "index_put",
     "index_put_",
+    "scatter_reduce",
+    "index_copy",
+    "index_fill",
+    "masked_scatter",
+    "masked_select",
+    "take",
+    "take_along_dim",
+    "put",
+    "index_reduce",
+    "masked_scatter_backward",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
+    "_unsafe_index",
+    "_unsafe_index_put",
+    "_index_put_impl_",
     "mm",
     "bmm",
     "dot",
@@ -1564,6 +1615,295 @@ def topk(
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
 
 
+def logcumsumexp(input: Tensor, dim: _int) -> Tensor:
+    """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+
+
+def cummax(input: Tensor, dim: _int) -> cummax_return:
+    """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+
+def cummin(input: Tensor, dim: _int) -> cummin_return:
+    """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+
+@overload
+def argsort(input: Tensor, dim: _int = ..., descending: _bool = ...) -> Tensor:
+    """``argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor``"""
+
+
+@overload
+def argsort(
+    input: Tensor, *, stable: _bool, dim: _int = ..., descending: _bool = ...
+) -> Tensor:
+    """``argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor``"""
+
+
+def msort(input: Tensor) -> Tensor:
+    """``msort(Tensor self) -> Tensor``"""
+
+
+def kthvalue(
+    input: Tensor, k: _int, dim: _int = ..., keepdim: _bool = ...
+) -> kthvalue_return:
+    """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+@overload
+def median(input: Tensor) -> Tensor:
+    """``median(Tensor self) -> Tensor``"""
+
+
+@overload
+def median(input: Tensor, dim: _int, keepdim: _bool = ...) -> median_dim_return:
+    """``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+@overload
+def nanmedian(input: Tensor) -> Tensor:
+    """``nanmedian(Tensor self) -> Tensor``"""
+
+
+@overload
+def nanmedian(input: Tensor, dim: _int, keepdim: _bool = ...) -> nanmedian_dim_return:
+    """``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+def mode(input: Tensor, dim: _int = ..., keepdim: _bool = ...) -> mode_return:
+    """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+def aminmax(
+    input: Tensor, *, dim: _int | None = ..., keepdim: _bool = ...
+) -> aminmax_return:
+    """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+
+
+def nansum(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+def nanmean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def std_mean(input: Tensor, unbiased: _bool = ...) -> _tuple[Tensor, Tensor]:
+    """``std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)``"""
+
+
+@overload
+def std_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None,
+    unbiased: _bool = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def std_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    *,
+    correction: _Number | None = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def var_mean(input: Tensor, unbiased: _bool = ...) -> _tuple[Tensor, Tensor]:
+    """``var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)``"""
+
+
+@overload
+def var_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None,
+    unbiased: _bool = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def var_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    *,
+    correction: _Number | None = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def quantile(
+    input: Tensor,
+    q: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+@overload
+def quantile(
+    input: Tensor,
+    q: _float,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+@overload
+def nanquantile(
+    input: Tensor,
+    q: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+@overload
+def nanquantile(
+    input: Tensor,
+    q: _float,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+def diff(
+    input: Tensor,
+    n: _int = ...,
+    dim: _int = ...,
+    prepend: Tensor | _Number | None = ...,
+    append: Tensor | _Number | None = ...,
+) -> Tensor:
+    """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+
+
+@overload
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: Tensor,
+    *,
+    out_int32: _bool = ...,
+    right: _bool = ...,
+    side: _str | None = ...,
+    sorter: Tensor | None = ...,
+) -> Tensor:
+    """``searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor``"""
+
+
+@overload
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: _Number,
+    *,
+    out_int32: _bool = ...,
+    right: _bool = ...,
+    side: _str | None = ...,
+    sorter: Tensor | None = ...,
+) -> Tensor:
+    """``searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor``"""
+
+
+@overload
+def bucketize(
+    input: Tensor, boundaries: Tensor, *, out_int32: _bool = ..., right: _bool = ...
+) -> Tensor:
+    """``bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor``"""
+
+
+@overload
+def bucketize(
+    input: _Number, boundaries: Tensor, *, out_int32: _bool = ..., right: _bool = ...
+) -> Tensor:
+    """``bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor``"""
+
+
+def _unique2(
+    input: Tensor,
+    sorted: _bool = ...,
+    return_inverse: _bool = ...,
+    return_counts: _bool = ...,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+
+
+def nonzero(input: Tensor) -> Tensor:
+    """``nonzero(Tensor self) -> Tensor``"""
+
+
+def nonzero_numpy(input: Tensor) -> _list[Tensor]:
+    """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``argwhere(Tensor self) -> Tensor``"""
+
+
+def histc(
+    input: Tensor, bins: _int = ..., min: _Number = ..., max: _Number = ...
+) -> Tensor:
+    """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+
+
+def bincount(
+    input: Tensor, weights: Tensor | _Number | None = ..., minlength: _int = ...
+) -> Tensor:
+    """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+
+
+@overload
+def count_nonzero(input: Tensor, dim: _int | None = ...) -> Tensor:
+    """``count_nonzero(Tensor self, int? dim=None) -> Tensor``"""
+
+
+@overload
+def count_nonzero(input: Tensor, dim: _int | Sequence[_int]) -> Tensor:
+    """``count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor``"""
+
+
+def _unique(
+    input: Tensor, sorted: _bool = ..., return_inverse: _bool = ...
+) -> _tuple[Tensor, Tensor]:
+    """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
+
+
+def unique_dim_consecutive(
+    input: Tensor, dim: _int, return_inverse: _bool = ..., return_counts: _bool = ...
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+
+
 def index_select(
     input: Tensor, dim: _int, index: Tensor | _Number, *, out: Tensor | None = ...
 ) -> Tensor:
@@ -1626,6 +1966,20 @@ def scatter(
     """``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
 
 
+@overload
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, src: Tensor, *, reduce: _str
+) -> Tensor:
+    """``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor``"""
+
+
+@overload
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, value: _Number, *, reduce: _str
+) -> Tensor:
+    """``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor``"""
+
+
 def scatter_add(
     input: Tensor,
     dim: _int,
@@ -1669,6 +2023,131 @@ def index_put_(
     accumulate: _bool = ...,
 ) -> Tensor:
     """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
+
+
+def scatter_reduce(
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    src: Tensor | _Number,
+    reduce: _str,
+    *,
+    include_self: _bool = ...,
+) -> Tensor:
+    """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+
+
+def index_copy(
+    input: Tensor, dim: _int, index: Tensor | _Number, source: Tensor | _Number
+) -> Tensor:
+    """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+
+
+@overload
+def index_fill(input: Tensor, dim: _int, index: Tensor, value: _Number) -> Tensor:
+    """``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+
+
+@overload
+def index_fill(input: Tensor, dim: _int, index: Tensor, value: Tensor) -> Tensor:
+    """``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``"""
+
+
+def masked_scatter(
+    input: Tensor, mask: Tensor | _Number, source: Tensor | _Number
+) -> Tensor:
+    """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+
+
+def masked_select(input: Tensor, mask: Tensor | _Number) -> Tensor:
+    """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+
+
+def take(input: Tensor, index: Tensor | _Number) -> Tensor:
+    """``take(Tensor self, Tensor index) -> Tensor``"""
+
+
+def take_along_dim(
+    input: Tensor, indices: Tensor | _Number, dim: _int | None = ...
+) -> Tensor:
+    """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+
+
+def put(
+    input: Tensor,
+    index: Tensor | _Number,
+    source: Tensor | _Number,
+    accumulate: _bool = ...,
+) -> Tensor:
+    """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+
+
+def index_reduce(
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    source: Tensor | _Number,
+    reduce: _str,
+    *,
+    include_self: _bool = ...,
+) -> Tensor:
+    """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+
+
+def masked_scatter_backward(
+    grad_output: Tensor | _Number, mask: Tensor | _Number, sizes: _int | Sequence[_int]
+) -> Tensor:
+    """``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``"""
+
+
+def slice_scatter(
+    input: Tensor,
+    src: Tensor | _Number,
+    dim: _int = ...,
+    start: _int | None = ...,
+    end: _int | None = ...,
+    step: _int = ...,
+) -> Tensor:
+    """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+
+
+def select_scatter(
+    input: Tensor, src: Tensor | _Number, dim: _int, index: _int
+) -> Tensor:
+    """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+
+
+def diagonal_scatter(
+    input: Tensor,
+    src: Tensor | _Number,
+    offset: _int = ...,
+    dim1: _int = ...,
+    dim2: _int = ...,
+) -> Tensor:
+    """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+
+
+def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    """``_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+
+
+def _unsafe_index_put(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | _Number,
+    accumulate: _bool = ...,
+) -> Tensor:
+    """``_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
+
+
+def _index_put_impl_(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | _Number,
+    accumulate: _bool = ...,
+    unsafe: _bool = ...,
+) -> Tensor:
+    """``_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)``"""
 
 
 def mm(input: Tensor, mat2: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:

@@ -64,6 +64,7 @@ FLOORS: dict[str, float] = {
     "gradgen.indexing": 5,
     "gradgen.numpy_interop": 5,
     "gradgen.norms": 5,
+    "gradgen.functional": 5,
     # 6: libraries on top (take operators from gradgen.generated.ops, never `gradgen`).
     "gradgen.nn": 6,
     "gradgen.optim": 6,

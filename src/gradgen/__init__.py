@@ -108,6 +108,11 @@ from .generated.ops import *  # noqa: F401,F403
 
 # PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
 from .norms import norm as norm  # type: ignore[no-redef]  # replaces the generated norm
+from .functional import nonzero as nonzero  # PyTorch binding's as_tuple
+from .functional import (
+    unique as unique,
+    unique_consecutive as unique_consecutive,
+)
 from . import tensor_api
 from .legacy_tensors import (
     BoolTensor as BoolTensor,

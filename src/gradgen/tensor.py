@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from .generated.tensor_base import TensorBase
     from .indexing import getitem as _getitem, setitem as _setitem
     from .norms import tensor_norm as _tensor_norm
+    from .functional import nonzero as _nonzero
+    from .functional import unique as _unique
+    from .functional import unique_consecutive as _unique_consecutive
 else:
     TensorBase = object  # the methods are attached at import (install_methods)
 
@@ -502,6 +505,9 @@ class Tensor(TensorBase):
         new_empty = _api.new_empty
         backward = _api.backward
         norm = _tensor_norm
+        unique = _unique
+        nonzero = _nonzero
+        unique_consecutive = _unique_consecutive
         __iter__ = _api.iterate
         __getitem__ = _getitem
         __setitem__ = _setitem
