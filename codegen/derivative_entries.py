@@ -85,7 +85,16 @@ def _differentiability_info(
         if value == "non_differentiable"
         for name in key.split(",")
     )
-    context = _EntryContext(function, arguments, names, declared)
+    # The inputs with a gradient formula: a forward formula reads any other tensor input
+    # by its bare name (PyTorch's rule: `running_mean` in native_batch_norm's).
+    with_formula = frozenset(
+        name.strip()
+        for key, value in values.items()
+        if value != "non_differentiable"
+        for name in key.split(",")
+        if name.strip() in arguments
+    )
+    context = _EntryContext(function, arguments, names, declared, with_formula)
     failed = False
     for key in sorted(values):
         location = entry.location_of(key)
@@ -148,6 +157,7 @@ class _EntryContext:
     arguments: dict[str, ArgumentInfo]
     names: FormulaNames
     declared_non_differentiable: frozenset[str]  # names of `x: non_differentiable` keys
+    with_formula: frozenset[str] = frozenset()  # inputs with a gradient formula
 
 
 @dataclass(frozen=True)
@@ -182,6 +192,7 @@ def _load_key(
             context.names,
             location,
             context.declared_non_differentiable,
+            context.with_formula,
         )
         return _KeyResult(forward=(forward,))
     claims = _claims(key, var_names, formula, function, arguments, claimed)
@@ -257,8 +268,11 @@ def _forward_derivative(
     names: FormulaNames,
     location: Location,
     declared_non_differentiable: frozenset[str],
+    with_formula: frozenset[str] = frozenset(),
 ) -> ForwardDerivative:
     outputs = function.output_names
+    if var_names == ("result",) and len(outputs) == 1:
+        var_names = outputs  # PyTorch's name of a single output (an in-place one's too)
     for name in var_names:
         if name not in outputs:
             raise CodegenError(
@@ -287,8 +301,19 @@ def _forward_derivative(
                 "input and a single differentiable output"
             ).located(location, function.name)
         return ForwardDerivative(var_names, text, kind, location)
+    # With gradient formulas in the entry, the other tensor inputs read bare are x_p.
+    primal = frozenset(
+        n for n in differentiable if arguments[n].is_tensor and n not in with_formula
+    )
     try:
-        analysed = analyse_forward(text, arguments, differentiable, outputs, names)
+        analysed = analyse_forward(
+            text,
+            arguments,
+            differentiable,
+            outputs,
+            names,
+            primal if with_formula else frozenset(),
+        )
     except CodegenError as error:
         raise error.located(location, function.name) from None
     return ForwardDerivative(var_names, text, ForwardKind.formula, location, analysed)
@@ -380,7 +405,7 @@ def _element_wise(
         ).located(derived.location, function.name)
     (derivative,) = backward
     name = derivative.var_names[0]
-    text = element_wise_forward(derivative.original, name)
+    text = element_wise_forward(derivative.original, name, names)
     try:
         analysed = analyse_forward(
             text, arguments, derivative.var_names, function.output_names, names
