@@ -51,6 +51,7 @@ _TOKEN = re.compile(
   | (?P<name>(?:::)?[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*)
   | (?P<string>"(?:[^"\\\n]|\\.)*")
   | (?P<op>->|&&|\|\||==|!=|<=|>=|[-+*/%<>!~&|^?:(){}\[\],.])
+  | (?P<other>.)
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -60,7 +61,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "0": "\0"}
 
 @dataclass(frozen=True)
 class Token:
-    kind: str  # "number", "name", "string", "op", "end"
+    kind: str  # "number", "name", "string", "op", "other" (never read), "end"
     text: str
     column: int  # 1-based, for messages
 
@@ -71,8 +72,7 @@ def tokenize(text: str, what: str) -> list[Token]:
     position = 0
     while position < len(text):
         match = _TOKEN.match(text, position)
-        if match is None:
-            raise _syntax_error(what, text, position + 1, f"'{text[position]}'")
+        assert match is not None  # `other` takes any character
         kind = match.lastgroup or ""
         if kind != "space":
             tokens.append(Token(kind, match.group(), position + 1))

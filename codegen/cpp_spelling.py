@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import keyword
 import math
 import re
 import warnings
@@ -149,6 +150,11 @@ class CppSpelling(ast.NodeTransformer):
         self.methods = names.methods if names is not None else frozenset()
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
+        if keyword.iskeyword(node.id) and node.id not in ("True", "False", "None"):
+            raise CodegenError(
+                f"formula uses the name '{node.id}', a Python keyword, which the "
+                "generator cannot read (rename the argument in both files)"
+            )
         name = unqualified(node.id)
         if name in _CONSTANTS:
             return ast.copy_location(ast.Constant(value=_CONSTANTS[name]), node)
@@ -180,6 +186,8 @@ class CppSpelling(ast.NodeTransformer):
             return ast.Call(
                 func=ast.Name(id=_FUNCTIONS[name], ctx=ast.Load()), args=[], keywords=[]
             )
+        if name == "make_tuple" and not node.keywords:
+            return ast.Tuple(elts=node.args, ctx=ast.Load())
         if name == "Tensor" and not node.args and not node.keywords:
             return ast.Constant(value=None)
         if name in _CONVERSIONS and len(node.args) == 1 and not node.keywords:
