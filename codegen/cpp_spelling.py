@@ -145,9 +145,10 @@ def _constant_number(node: ast.expr) -> float | None:
 class CppSpelling(ast.NodeTransformer):
     """PyTorch's names and methods as gradgen's (the table of the module's doc)."""
 
-    def __init__(self, names: FormulaNames | None) -> None:
+    def __init__(self, names: FormulaNames | None, cpp: bool = False) -> None:
         self.callables = names.callables if names is not None else frozenset()
         self.methods = names.methods if names is not None else frozenset()
+        self.keyword_only = names.keyword_only if names is not None and cpp else {}
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if keyword.iskeyword(node.id) and node.id not in ("True", "False", "None"):
@@ -179,7 +180,36 @@ class CppSpelling(ast.NodeTransformer):
             rewritten = self._method(node, node.func)
         else:
             rewritten = node
+        if isinstance(rewritten, ast.Call) and self.keyword_only:
+            self._keywords(rewritten)
         return ast.copy_location(rewritten, node)
+
+    def _keywords(self, node: ast.Call) -> None:
+        """C++ passes every argument by position: those beyond an operator's positional
+        parameters are its keyword-only ones (`self.div(other, "trunc")` is
+        `self.div(other, rounding_mode="trunc")`), when all its overloads that take
+        that many arguments agree on their names."""
+        if isinstance(node.func, ast.Name):
+            key = ("function", node.func.id)
+        elif isinstance(node.func, ast.Attribute):
+            key = ("method", node.func.attr)
+        else:
+            return
+        count = len(node.args)
+        names = {
+            keywords[: count - positional]
+            for positional, keywords in self.keyword_only.get(key, ())
+            if positional < count <= positional + len(keywords)
+        }
+        if len(names) != 1 or node.keywords:
+            return
+        (chosen,) = names
+        split = count - len(chosen)
+        node.keywords = [
+            ast.keyword(arg=name, value=value)
+            for name, value in zip(chosen, node.args[split:])
+        ]
+        node.args = node.args[:split]
 
     def _function(self, node: ast.Call, name: str) -> ast.expr:
         if name in _FUNCTIONS and not node.args:
@@ -270,7 +300,8 @@ def parse_formula(
     """A formula in either spelling as a checked-size Python tree, with PyTorch's
     names and methods as gradgen's (`names`, when given, decides the `_symint`
     suffixes)."""
-    if isinstance(text, str) and text.strip() and _looks_like_cpp(text):
+    cpp = isinstance(text, str) and bool(text.strip()) and _looks_like_cpp(text)
+    if cpp:
         source = text.strip()
         if len(source) > MAX_EXPRESSION_LENGTH:
             parse_expression(source, what)  # the length error
@@ -281,6 +312,6 @@ def parse_formula(
             )
     else:
         tree = parse_expression(text, what)
-    spelled = CppSpelling(names).visit(tree)
+    spelled = CppSpelling(names, cpp).visit(tree)
     assert isinstance(spelled, ast.Expression)
     return ast.fix_missing_locations(spelled)

@@ -64,10 +64,9 @@ def _differentiability_info(
     check_names: bool = True,
 ) -> DifferentiabilityInfo | None:
     """The analysed entry, or None when a key had errors (each recorded in `errors`)."""
+    entry = default_dispatch(entry)
     values = dict(entry.values)
     values.pop("name")
-    if "dispatch" in values:
-        raise CodegenError("per-dispatch-key formulas ('dispatch:') are not supported")
     output_differentiability = _output_differentiability(
         values.pop("output_differentiability", None), function
     )
@@ -120,6 +119,31 @@ def _differentiability_info(
         output_differentiability=output_differentiability,
         location=entry.location,
     )
+
+
+def default_dispatch(entry: Entry) -> Entry:
+    """An entry with per-dispatch-key formulas as its `Default:` ones (gradgen has one
+    backend, the one PyTorch's Default formulas are for); the others are not read."""
+    values = entry.values
+    if "dispatch" not in values:
+        return entry
+    dispatch = values["dispatch"]
+    default = dispatch.get("Default") if isinstance(dispatch, dict) else None
+    if not isinstance(default, dict) or not all(isinstance(k, str) for k in default):
+        raise CodegenError(
+            "dispatch: must hold a Default: mapping of formulas (gradgen has one "
+            f"backend, the one of PyTorch's Default formulas), got {excerpt(dispatch)}"
+        )
+    beside = sorted(set(values) - {"name", "dispatch", "output_differentiability"})
+    if beside:
+        raise CodegenError(
+            f"formulas both under dispatch: and beside it ({', '.join(beside)}): "
+            "write them under dispatch: Default: only"
+        )
+    merged = {k: v for k, v in values.items() if k != "dispatch"}
+    merged.update(default)
+    lines = {**entry.key_lines, **getattr(default, "key_lines", {})}
+    return Entry(merged, entry.location, lines)
 
 
 def _formula_arguments(function: NativeFunction) -> dict[str, ArgumentInfo]:

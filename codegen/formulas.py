@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 import enum
 import keyword
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .allowed import FORMULA_FORBIDDEN_METHODS, FORMULA_HAND_METHODS
@@ -127,6 +127,12 @@ class FormulaNames:
     # module (`user_kernels.NAME(...)` in generated code); they win over `helpers`.
     user: frozenset[str] = frozenset()
     user_file: str = ""  # the kernels module's file name, for messages
+    # The keyword-only parameters of each operator's overloads, for C++ calls that pass
+    # them by position: ("function" | "method", name) -> ((positional count, keyword-only
+    # names), ...), a method's positional count without self.
+    keyword_only: Mapping[tuple[str, str], tuple[tuple[int, tuple[str, ...]], ...]] = (
+        field(default_factory=dict, compare=False, hash=False)
+    )
 
     @property
     def callables(self) -> frozenset[str]:

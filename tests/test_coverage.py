@@ -53,6 +53,7 @@ THEIRS = """\
   self: at::frobnicate(grad)
 
 - name: _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
+  output: grad
   dispatch:
     Default:
       grad_output: frobnicate(grad)
@@ -165,7 +166,9 @@ def test_the_dry_run_accepts_reads_and_names_what_is_missing(tmp_path: Path) -> 
     assert verdicts["_private"].unknown == ("frobnicate",)
     assert verdicts["tanh_backward"].unknown == ("frobnicate",)
     # a problem that is no unknown name is a reason
-    assert verdicts["_softmax_backward_data"].reasons == ("per-dispatch-key formulas",)
+    assert verdicts["_softmax_backward_data"].reasons == (
+        "formulas both under dispatch",
+    )
 
 
 def test_verdicts_count_each_blocking_name_once_per_entry() -> None:
