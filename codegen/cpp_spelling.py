@@ -25,6 +25,7 @@ names and methods PyTorch's formulas use into the ones gradgen's formulas have:
 | `x.toType(t)` | `x.to(t)` |
 | `x == std::nullopt` | `x is None` |
 | `NAME_symint(...)`, `x.NAME_symint(...)` | `NAME(...)` when only `NAME` exists |
+| `f(a, b, c)` with `c` keyword-only in f's schema | `f(a, b, name=c)` (C++ passes all by position) |
 
 What is left unknown (a C++ name such as `c10::kJagged`, a helper gradgen lacks) is
 reported by the checks of formulas.py as any unknown name is.
@@ -145,10 +146,12 @@ def _constant_number(node: ast.expr) -> float | None:
 class CppSpelling(ast.NodeTransformer):
     """PyTorch's names and methods as gradgen's (the table of the module's doc)."""
 
-    def __init__(self, names: FormulaNames | None, cpp: bool = False) -> None:
+    def __init__(self, names: FormulaNames | None) -> None:
         self.callables = names.callables if names is not None else frozenset()
         self.methods = names.methods if names is not None else frozenset()
-        self.keyword_only = names.keyword_only if names is not None and cpp else {}
+        # Also in a Python formula: passing a keyword-only parameter by position is a
+        # TypeError there, so the rewrite only changes what could not run.
+        self.keyword_only = names.keyword_only if names is not None else {}
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if keyword.iskeyword(node.id) and node.id not in ("True", "False", "None"):
@@ -300,8 +303,7 @@ def parse_formula(
     """A formula in either spelling as a checked-size Python tree, with PyTorch's
     names and methods as gradgen's (`names`, when given, decides the `_symint`
     suffixes)."""
-    cpp = isinstance(text, str) and bool(text.strip()) and _looks_like_cpp(text)
-    if cpp:
+    if isinstance(text, str) and text.strip() and _looks_like_cpp(text):
         source = text.strip()
         if len(source) > MAX_EXPRESSION_LENGTH:
             parse_expression(source, what)  # the length error
@@ -312,6 +314,6 @@ def parse_formula(
             )
     else:
         tree = parse_expression(text, what)
-    spelled = CppSpelling(names, cpp).visit(tree)
+    spelled = CppSpelling(names).visit(tree)
     assert isinstance(spelled, ast.Expression)
     return ast.fix_missing_locations(spelled)

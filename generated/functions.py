@@ -439,7 +439,7 @@ def permute_backward0_apply(
 class ExpandBackward0(Node):
     """Backward of ``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``.
 
-    self: sum_to(grad, self.sym_sizes())
+    self: at::sum_to(grad, self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -507,7 +507,7 @@ def sum_to_size_backward0_apply(
 class ViewBackward0(Node):
     """Backward of ``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``.
 
-    self: grad.reshape(self.sym_sizes())
+    self: grad.reshape_symint(self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -724,7 +724,7 @@ def t_backward0_apply(
 class SelectBackward0(Node):
     """Backward of ``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``.
 
-    self: select_backward(grad, self.sym_sizes(), dim, index)
+    self: select_backward_symint(grad, self.sym_sizes(), dim, index)
     """
 
     __slots__ = (
@@ -1106,7 +1106,7 @@ def unbind_backward0_apply(
 class SelectBackwardBackward0(Node):
     """Backward of ``select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor``.
 
-    grad_output: grad.select(dim, index)
+    grad_output: grad.select_symint(dim, index)
     """
 
     __slots__ = (
@@ -1149,7 +1149,7 @@ def select_backward_backward0_apply(
 class SliceBackwardBackward0(Node):
     """Backward of ``slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor``.
 
-    grad_output: grad.slice(dim, start, end, step)
+    grad_output: grad.slice_symint(dim, start, end, step)
     """
 
     __slots__ = (
@@ -1206,7 +1206,7 @@ def slice_backward_backward0_apply(
 class ViewAsRealBackward0(Node):
     """Backward of ``view_as_real(Tensor(a) self) -> Tensor(a)``.
 
-    self: view_as_complex(grad.contiguous())
+    self: at::view_as_complex(grad.contiguous())
     """
 
     __slots__ = ()
@@ -1388,7 +1388,7 @@ def repeat_backward0_apply(
 class UnsafeViewBackward0(Node):
     """Backward of ``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``.
 
-    self: grad.reshape(self.sym_sizes())
+    self: grad.reshape_symint(self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -1458,7 +1458,7 @@ def constant_pad_nd_backward0_apply(
 class DiagonalBackward0(Node):
     """Backward of ``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``.
 
-    self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
+    self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)
     """
 
     __slots__ = (
@@ -2088,7 +2088,7 @@ def exp_backward0_apply(
 class Exp2Backward0(Node):
     """Backward of ``exp2(Tensor self) -> Tensor``.
 
-    self: grad * result.conj() * 0.6931471805599453
+    self: grad * result.conj() * M_LN2
     """
 
     __slots__ = ("result_",)
@@ -3021,7 +3021,7 @@ def sigmoid_backward0_apply(
 class ErfBackward0(Node):
     """Backward of ``erf(Tensor self) -> Tensor``.
 
-    self: 2.0 / 1.7724538509055159 * exp(-(self.pow(2))) * grad
+    self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad
     """
 
     __slots__ = ("self_",)
@@ -4593,7 +4593,7 @@ def fmod_backward0_apply(
 class FmodBackward1(Node):
     """Backward of ``fmod.Tensor(Tensor self, Tensor other) -> Tensor``.
 
-    other: -grad * self.div(other, rounding_mode="trunc")
+    other: -grad * self.div(other, /*rounding_mode=*/"trunc")
     self: grad
     """
 
@@ -4679,7 +4679,7 @@ def remainder_backward0_apply(
 class RemainderBackward1(Node):
     """Backward of ``remainder.Tensor(Tensor self, Tensor other) -> Tensor``.
 
-    other: -grad * self.div(other, rounding_mode="floor")
+    other: -grad * self.div(other, /*rounding_mode=*/"floor")
     self: grad
     """
 
@@ -5194,7 +5194,7 @@ def addcdiv_backward0_apply(
 class NanToNumBackward0(Node):
     """Backward of ``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``.
 
-    self: grad * isfinite(self)
+    self: grad * at::isfinite(self)
     """
 
     __slots__ = ("self_",)
@@ -5236,7 +5236,7 @@ def nan_to_num_backward0_apply(
 class SumBackward0(Node):
     """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
-    self: grad.expand(self.sym_sizes())
+    self: grad.expand_symint(self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -5324,7 +5324,7 @@ def sum_backward1_apply(
 class MeanBackward0(Node):
     """Backward of ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
-    self: grad.expand(self.sym_sizes()) * (1.0 / self.sym_numel())
+    self: grad.expand_symint(self.sym_sizes()) / self.sym_numel()
     """
 
     __slots__ = (
@@ -5361,9 +5361,7 @@ def mean_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            grad.expand(self_sym_sizes) * (1.0 / self_sym_numel)
-            if any_grad_defined
-            else None
+            grad.expand(self_sym_sizes) / self_sym_numel if any_grad_defined else None
         )
     return grad_inputs
 
@@ -6451,7 +6449,7 @@ def sort_backward1_apply(
 class TopkBackward0(Node):
     """Backward of ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)
     """
 
     __slots__ = (
@@ -6513,7 +6511,7 @@ def topk_backward0_apply(
 class IndexSelectBackward0(Node):
     """Backward of ``index_select(Tensor self, int dim, Tensor index) -> Tensor``.
 
-    self: index_select_backward(grad, self.sym_sizes(), dim, index)
+    self: index_select_backward_symint(grad, self.sym_sizes(), dim, index)
     """
 
     __slots__ = (
@@ -6576,7 +6574,7 @@ class IndexAddBackward0(Node):
     """Backward of ``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``.
 
     self: grad
-    source: maybe_multiply(grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0)), alpha)
+    source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim, index).expand_as(source) : grad.index_select(dim, index.squeeze(0)), alpha)
     """
 
     __slots__ = (
@@ -7507,7 +7505,7 @@ def addmm_backward0_apply(
 class TrilBackward0(Node):
     """Backward of ``tril(Tensor self, SymInt diagonal=0) -> Tensor``.
 
-    self: grad.tril(diagonal)
+    self: grad.tril_symint(diagonal)
     """
 
     __slots__ = ("diagonal",)
@@ -7539,7 +7537,7 @@ def tril_backward0_apply(
 class TriuBackward0(Node):
     """Backward of ``triu(Tensor self, SymInt diagonal=0) -> Tensor``.
 
-    self: grad.triu(diagonal)
+    self: grad.triu_symint(diagonal)
     """
 
     __slots__ = ("diagonal",)
@@ -7571,7 +7569,7 @@ def triu_backward0_apply(
 class TraceBackward0(Node):
     """Backward of ``trace(Tensor self) -> Tensor``.
 
-    self: trace_backward(grad, self.sym_sizes())
+    self: trace_backward_symint(grad, self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -7686,7 +7684,7 @@ def linalg_vector_norm_backward0_apply(
 class DistBackward0(Node):
     """Backward of ``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``.
 
-    other: norm_backward(-grad, self - other, p, result)
+    other: -norm_backward(grad, self - other, p, result)
     self: norm_backward(grad, self - other, p, result)
     """
 
@@ -7752,7 +7750,7 @@ def dist_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            norm_backward(-grad, self - other, p, result) if any_grad_defined else None
+            -norm_backward(grad, self - other, p, result) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
@@ -7808,7 +7806,7 @@ def relu_backward0_apply(
 class GeluBackward0(Node):
     """Backward of ``gelu(Tensor self, *, str approximate='none') -> Tensor``.
 
-    self: gelu_backward(grad, self, approximate=approximate)
+    self: gelu_backward(grad, self, approximate)
     """
 
     __slots__ = (
@@ -7863,7 +7861,7 @@ def gelu_backward0_apply(
 class SiluBackward0(Node):
     """Backward of ``silu(Tensor self) -> Tensor``.
 
-    self: infinitely_differentiable_silu_backward(grad, self) if is_grad_enabled() else silu_backward(grad, self)
+    self: GradMode::is_enabled() ? infinitely_differentiable_silu_backward(grad, self) : silu_backward(grad, self)
     """
 
     __slots__ = ("self_",)
@@ -7965,7 +7963,7 @@ def threshold_backward_backward0_apply(
 class GeluBackwardBackward0(Node):
     """Backward of ``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``.
 
-    grad_output: gelu_backward(grad, self, approximate=approximate)
+    grad_output: gelu_backward(grad, self, approximate)
     self: gelu_double_backward(grad, grad_output, self, approximate)
     """
 
@@ -8317,7 +8315,7 @@ def log_softmax_backward_data_backward0_apply(
 class LeakyReluBackward0(Node):
     """Backward of ``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``.
 
-    self: leaky_relu_backward(grad, self, negative_slope, False)
+    self: leaky_relu_backward(grad, self, negative_slope, false)
     """
 
     __slots__ = (
@@ -8372,7 +8370,7 @@ def leaky_relu_backward0_apply(
 class LeakyReluBackwardBackward0(Node):
     """Backward of ``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``.
 
-    grad_output: leaky_relu_backward(grad, self, negative_slope, False)
+    grad_output: leaky_relu_backward(grad, self, negative_slope, false)
     self: zeros_like(grad)
     """
 
@@ -8430,7 +8428,7 @@ def leaky_relu_backward_backward0_apply(
 class EluBackward0(Node):
     """Backward of ``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``.
 
-    self: elu_backward(grad, alpha, scale, input_scale, False, self)
+    self: elu_backward(grad, alpha, scale, input_scale, /* is_result */ false, self)
     """
 
     __slots__ = (
@@ -8987,7 +8985,7 @@ def hardtanh_backward_backward0_apply(
 class MishBackward0(Node):
     """Backward of ``mish(Tensor self) -> Tensor``.
 
-    self: infinitely_differentiable_mish_backward(grad, self) if is_grad_enabled() else mish_backward(grad, self)
+    self: GradMode::is_enabled() ? infinitely_differentiable_mish_backward(grad, self) : mish_backward(grad, self)
     """
 
     __slots__ = ("self_",)
@@ -9194,7 +9192,7 @@ def mse_loss_backward_backward0_apply(
 class NllLossBackward0(Node):
     """Backward of ``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
 
-    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    self: nll_loss_backward_symint(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
     __slots__ = (
@@ -9288,7 +9286,7 @@ def nll_loss_backward0_apply(
 class NllLossBackwardBackward0(Node):
     """Backward of ``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
 
-    grad_output: nll_loss(grad, target, weight, reduction, ignore_index)
+    grad_output: nll_loss_symint(grad, target, weight, reduction, ignore_index)
     self: zeros_like(grad)
     """
 
@@ -9363,7 +9361,7 @@ def nll_loss_backward_backward0_apply(
 class NllLoss2DBackward0(Node):
     """Backward of ``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
 
-    self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    self: nll_loss2d_backward_symint(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
     __slots__ = (
@@ -9457,7 +9455,7 @@ def nll_loss2_d_backward0_apply(
 class NllLoss2DBackwardBackward0(Node):
     """Backward of ``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
 
-    grad_output: nll_loss2d(grad, target, weight, reduction, ignore_index)
+    grad_output: nll_loss2d_symint(grad, target, weight, reduction, ignore_index)
     self: zeros_like(grad)
     """
 
@@ -10175,7 +10173,7 @@ def binary_cross_entropy_with_logits_backward0_apply(
 class NativeBatchNormBackward0(Node):
     """Backward of ``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
 
-    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask) if grad is not None else (None, None, None)
+    input, weight, bias: grad.defined() ? native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
     """
 
     __slots__ = (
@@ -10615,7 +10613,7 @@ def native_group_norm_backward0_apply(
 class NativeLayerNormBackward0(Node):
     """Backward of ``native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)``.
 
-    input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask) if grad is not None else (None, None, None)
+    input, weight, bias: grad.defined() ? native_layer_norm_backward_symint(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
     """
 
     __slots__ = (
@@ -10732,6 +10730,7 @@ def native_layer_norm_backward0_apply(
 class NativeLayerNormBackwardBackward0(Node):
     """Backward of ``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``.
 
+    bias: Tensor()
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     mean: not_implemented("native_layer_norm_backward mean")
     rstd: not_implemented("native_layer_norm_backward rstd")
@@ -10814,8 +10813,10 @@ def native_layer_norm_backward_backward0_apply(
     weight: Tensor | None,
 ) -> list[Any]:
     """The formulas of NativeLayerNormBackwardBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 5
+    grad_inputs: list[Any] = [None] * 6
     any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[5]:  # bias
+        grad_inputs[5] = None if any_grad_defined else None
     if (
         needs_input_grad[1] or needs_input_grad[4] or needs_input_grad[0]
     ):  # input, weight, grad_out
@@ -10852,7 +10853,7 @@ def native_layer_norm_backward_backward0_apply(
 class EmbeddingBackward0(Node):
     """Backward of ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``.
 
-    weight: embedding_backward(grad, indices, weight.sym_sizes()[0], padding_idx, scale_grad_by_freq, sparse)
+    weight: embedding_backward_symint(grad, indices, weight.sym_size(0), padding_idx, scale_grad_by_freq, sparse)
     """
 
     __slots__ = (
@@ -10999,7 +11000,7 @@ def embedding_dense_backward_backward0_apply(
 class ConvolutionBackward0(Node):
     """Backward of ``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``.
 
-    input, weight, bias: convolution_backward(grad, input, weight, bias.sym_sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) if grad is not None else (None, None, None)
+    input, weight, bias: grad.defined() ? convolution_backward_symint(grad, input, weight, bias->sym_sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
     """
 
     __slots__ = (
@@ -12021,7 +12022,7 @@ def adaptive_avg_pool3_d_backward0_apply(
 class AdaptiveAvgPool2DBackwardBackward0(Node):
     """Backward of ``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``.
 
-    grad_output: _adaptive_avg_pool2d(grad, grad_output.sym_sizes()[-2:])
+    grad_output: _adaptive_avg_pool2d_symint(grad, {grad_output.sym_size(-2), grad_output.sym_size(-1)})
     self: zeros_like(self)
     """
 
@@ -12055,7 +12056,9 @@ def adaptive_avg_pool2_d_backward_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            _adaptive_avg_pool2d(grad, grad_output_sym_sizes[-2:])
+            _adaptive_avg_pool2d(
+                grad, [grad_output_sym_sizes[-2], grad_output_sym_sizes[-1]]
+            )
             if any_grad_defined
             else None
         )
@@ -12067,7 +12070,7 @@ def adaptive_avg_pool2_d_backward_backward0_apply(
 class AdaptiveAvgPool3DBackwardBackward0(Node):
     """Backward of ``_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor``.
 
-    grad_output: _adaptive_avg_pool3d(grad, grad_output.sym_sizes()[-3:])
+    grad_output: _adaptive_avg_pool3d_symint(grad, { grad_output.sym_size(-3), grad_output.sym_size(-2), grad_output.sym_size(-1) })
     self: zeros_like(self)
     """
 
@@ -12101,7 +12104,14 @@ def adaptive_avg_pool3_d_backward_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            _adaptive_avg_pool3d(grad, grad_output_sym_sizes[-3:])
+            _adaptive_avg_pool3d(
+                grad,
+                [
+                    grad_output_sym_sizes[-3],
+                    grad_output_sym_sizes[-2],
+                    grad_output_sym_sizes[-1],
+                ],
+            )
             if any_grad_defined
             else None
         )
@@ -12465,7 +12475,7 @@ def slice_backward_jvp(
 
 
 def view_as_real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: view_as_real(self_t)``."""
+    """Forward-mode derivative: ``result: at::view_as_real(self_t)``."""
     return view_as_real(self_t)
 
 
@@ -12586,13 +12596,13 @@ def pow_Tensor_Scalar_jvp(
 
 
 def neg_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.neg.call(self_t)
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().neg().conj()
 
 
 def _conj_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators._conj.call(self_t)
+    """Forward-mode derivative: ``result: self_t.conj()``."""
+    return self_t.conj()
 
 
 def real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
@@ -12855,8 +12865,8 @@ def sqrt__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 
 
 def neg__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.neg.call(self_t)
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().neg().conj()
 
 
 def abs__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
@@ -13038,7 +13048,7 @@ def where_self_jvp(
     other_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: where(condition_p, self_t, other_t)``."""
+    """Forward-mode derivative: ``result: where(condition, self_t, other_t)``."""
     return where(condition, self_t, other_t)
 
 
@@ -13094,7 +13104,7 @@ def clamp_max_jvp(self_p: Tensor, self_t: Tensor, max: Number, result: Any) -> A
 def fmod_Tensor_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, rounding_mode="trunc")``."""
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, /*rounding_mode=*/"trunc")``."""
     return self_t - other_t * self_p.div(other_p, rounding_mode="trunc")
 
 
@@ -13106,7 +13116,7 @@ def fmod_Scalar_jvp(self_p: Tensor, self_t: Tensor, other: Number, result: Any) 
 def remainder_Tensor_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, rounding_mode="floor")``."""
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, /*rounding_mode=*/"floor")``."""
     return self_t - other_t * self_p.div(other_p, rounding_mode="floor")
 
 
@@ -13152,14 +13162,14 @@ def zero__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 
 
 def fill_Scalar_jvp(self_p: Tensor, self_t: Tensor, value: Number, result: Any) -> Any:
-    """Forward-mode derivative: ``result: fill(self_t, 0)``."""
+    """Forward-mode derivative: ``result: at::fill(self_t, 0)``."""
     return fill(self_t, 0)
 
 
 def fill_Tensor_jvp(
     self_p: Tensor, self_t: Tensor, value_p: Tensor, value_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: fill(self_t, value_t)``."""
+    """Forward-mode derivative: ``result: at::fill(self_t, value_t)``."""
     return fill(self_t, value_t)
 
 
@@ -13184,7 +13194,7 @@ def lerp_Tensor_jvp(
     weight_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
+    """Forward-mode derivative: ``result: at::lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
     return lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
 
 
@@ -13209,7 +13219,7 @@ def lerp__Tensor_jvp(
     weight_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
+    """Forward-mode derivative: ``result: at::lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
     return lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
 
 
@@ -13474,7 +13484,7 @@ def var_correction_jvp(
     keepdim: bool,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim))``."""
+    """Forward-mode derivative: ``result: at::real(var_backward(self_t.conj(), self_p, dim, correction, true).sum(dim.value_or(IntArrayRef({})), keepdim))``."""
     return real(
         var_backward(self_t.conj(), self_p, dim, correction, True).sum(
             dim if dim is not None else [], keepdim
@@ -13490,16 +13500,15 @@ def std_correction_jvp(
     keepdim: bool,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim)).div(2.0 * result).masked_fill(result.eq(0), 0)``."""
+    """Forward-mode derivative: ``result: (at::real(var_backward(self_t.conj(), self_p, dim, correction, true).sum(dim.value_or(IntArrayRef({})), keepdim)) / (2. * result)).masked_fill_(result == 0, 0)``."""
     return (
         real(
             var_backward(self_t.conj(), self_p, dim, correction, True).sum(
                 dim if dim is not None else [], keepdim
             )
         )
-        .div(2.0 * result)
-        .masked_fill(result.eq(0), 0)
-    )
+        / (2.0 * result)
+    ).masked_fill_(result == 0, 0)
 
 
 def cumsum_jvp(
@@ -13574,7 +13583,7 @@ def index_add_jvp(
     alpha: Number,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))``."""
+    """Forward-mode derivative: ``result: at::index_add(self_t, dim, index, maybe_multiply(source_t, alpha))``."""
     return index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
 
 
@@ -13599,14 +13608,14 @@ def scatter_src_jvp(
     src_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, src_t)``."""
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index, src_t)``."""
     return self_t.scatter(dim, index, src_t)
 
 
 def scatter_value_jvp(
     self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, 0)``."""
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index, 0)``."""
     return self_t.scatter(dim, index, 0)
 
 
@@ -13619,14 +13628,14 @@ def scatter_add_jvp(
     src_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index_p, src_t)``."""
+    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index, src_t)``."""
     return scatter_add(self_t, dim, index, src_t)
 
 
 def masked_fill_Scalar_jvp(
     self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask, 0)``."""
     return self_t.masked_fill(mask, 0)
 
 
@@ -13638,7 +13647,7 @@ def masked_fill_Tensor_jvp(
     value_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask, value_t)``."""
     return self_t.masked_fill(mask, value_t)
 
 
@@ -13678,7 +13687,7 @@ def index_put__jvp(
 def masked_fill__Scalar_jvp(
     self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask, 0)``."""
     return self_t.masked_fill(mask, 0)
 
 
@@ -13690,7 +13699,7 @@ def masked_fill__Tensor_jvp(
     value_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask, value_t)``."""
     return self_t.masked_fill(mask, value_t)
 
 
@@ -13711,14 +13720,14 @@ def bmm_jvp(
 def dot_jvp(
     self_p: Tensor, self_t: Tensor, tensor_p: Tensor, tensor_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: dot(self_t, tensor_p) + dot(self_p, tensor_t)``."""
+    """Forward-mode derivative: ``result: at::dot(self_t, tensor_p) + at::dot(self_p, tensor_t)``."""
     return dot(self_t, tensor_p) + dot(self_p, tensor_t)
 
 
 def vdot_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: vdot(self_t, other_p) + vdot(self_p, other_t)``."""
+    """Forward-mode derivative: ``result: at::vdot(self_t, other_p) + at::vdot(self_p, other_t)``."""
     return vdot(self_t, other_p) + vdot(self_p, other_t)
 
 
@@ -13794,7 +13803,7 @@ def dist_jvp(
     p: Number,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)``."""
+    """Forward-mode derivative: ``result: norm_jvp(self_p - other_p, self_t - other_t, p, result, {}, false)``."""
     return norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)
 
 
@@ -13837,7 +13846,7 @@ def gelu_backward_jvp(
     approximate: str,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)``."""
+    """Forward-mode derivative: ``result: gelu_backward(grad_output_t, self_p, approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)``."""
     return gelu_backward(
         grad_output_t, self_p, approximate=approximate
     ) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
@@ -13976,7 +13985,7 @@ def log_sigmoid_backward_jvp(
     buffer_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: log_sigmoid_backward(grad_output_t, self_p, buffer_p) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)``."""
+    """Forward-mode derivative: ``result: log_sigmoid_backward(grad_output_t, self_p, buffer) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)``."""
     return log_sigmoid_backward(
         grad_output_t, self_p, buffer_p
     ) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)
@@ -14035,7 +14044,7 @@ def mse_loss_jvp(
     reduction: int,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj() + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction(mse_loss_backward(self_t.conj(), self_p, target_p, at::Reduction::None).conj() + mse_loss_backward(target_t.conj(), target_p, self_p, at::Reduction::None).conj(), reduction)``."""
     return apply_loss_reduction(
         mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj()
         + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(),
@@ -14072,7 +14081,7 @@ def nll_loss_forward_jvp_output(
     output: Any,
     total_weight: Any,
 ) -> Any:
-    """Forward-mode derivative: ``output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
+    """Forward-mode derivative: ``output: std::get<0>(nll_loss_forward_symint(self_t, target, weight, reduction, ignore_index))``."""
     return nll_loss_forward(self_t, target, weight_p, reduction, ignore_index)[0]
 
 
@@ -14087,7 +14096,7 @@ def nll_loss2d_forward_jvp_output(
     output: Any,
     total_weight: Any,
 ) -> Any:
-    """Forward-mode derivative: ``output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
+    """Forward-mode derivative: ``output: std::get<0>(nll_loss2d_forward_symint(self_t, target, weight, reduction, ignore_index))``."""
     return nll_loss2d_forward(self_t, target, weight_p, reduction, ignore_index)[0]
 
 
@@ -14101,7 +14110,7 @@ def binary_cross_entropy_jvp(
     reduction: int,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction( binary_cross_entropy_backward(self_t, self_p, target_p, weight, at::Reduction::None) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight, at::Reduction::None), reduction)``."""
     return apply_loss_reduction(
         binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0)
         + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0),
@@ -14121,7 +14130,7 @@ def binary_cross_entropy_backward_jvp(
     reduction: int,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_grad_output(grad_output_t, self_p, target_p, weight_p, reduction)``."""
+    """Forward-mode derivative: ``result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight, reduction) + binary_cross_entropy_double_backward_grad_output(grad_output_t, self_p, target_p, weight, reduction)``."""
     return (
         binary_cross_entropy_double_backward(
             grad_output_p, self_t, self_p, target_p, weight_p, reduction
@@ -14144,7 +14153,7 @@ def smooth_l1_loss_jvp(
     beta: float,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj() + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction(smooth_l1_loss_backward(self_t.conj(), self_p, target_p, at::Reduction::None, beta).conj() + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, at::Reduction::None, beta).conj(), reduction)``."""
     return apply_loss_reduction(
         smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj()
         + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(),
@@ -14184,7 +14193,7 @@ def huber_loss_jvp(
     delta: float,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj() + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction(huber_loss_backward(self_t.conj(), self_p, target_p, at::Reduction::None, delta).conj() + huber_loss_backward(target_t.conj(), target_p, self_p, at::Reduction::None, delta).conj(), reduction)``."""
     return apply_loss_reduction(
         huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj()
         + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(),
@@ -14204,7 +14213,7 @@ def binary_cross_entropy_with_logits_jvp(
     reduction: int,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction( binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight, pos_weight, at::Reduction::None) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight, pos_weight, at::Reduction::None), reduction)``."""
     return apply_loss_reduction(
         binary_cross_entropy_with_logits_backward(
             self_t, self_p, target_p, weight_p, pos_weight_p, 0
@@ -14223,8 +14232,10 @@ def native_batch_norm_jvp_result0(
     weight_t: Tensor,
     bias_p: Tensor,
     bias_t: Tensor,
-    running_mean: Tensor | None,
-    running_var: Tensor | None,
+    running_mean_p: Tensor,
+    running_mean_t: Tensor,
+    running_var_p: Tensor,
+    running_var_t: Tensor,
     training: bool,
     momentum: float,
     eps: float,
@@ -14240,8 +14251,8 @@ def native_batch_norm_jvp_result0(
         weight_t,
         bias_p,
         bias_t,
-        running_mean,
-        running_var,
+        running_mean_p,
+        running_var_p,
         result1,
         result2,
         training,
@@ -14419,7 +14430,7 @@ def convolution_backward_jvp_result0(
     result1: Any,
     result2: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result0: convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]``."""
+    """Forward-mode derivative: ``result0: std::get<0>(convolution_backward_symint(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false})) + std::get<0>(convolution_backward_symint(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false}))``."""
     return (
         convolution_backward(
             grad_output_p,
@@ -14469,7 +14480,7 @@ def convolution_backward_jvp_result1(
     result1: Any,
     result2: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result1: convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]``."""
+    """Forward-mode derivative: ``result1: std::get<1>(convolution_backward_symint(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) + std::get<1>(convolution_backward_symint(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false}))``."""
     return (
         convolution_backward(
             grad_output_p,

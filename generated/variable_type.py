@@ -6620,6 +6620,8 @@ def native_batch_norm(
     eps: float,
 ) -> Any:
     """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(running_mean, "running_mean", "native_batch_norm")
+    check_no_requires_grad(running_var, "running_var", "native_batch_norm")
     _any_has_forward_grad = (
         input._fw_grad is not None
         or (weight is not None and weight._fw_grad is not None)
@@ -6668,7 +6670,9 @@ def native_batch_norm(
                     bias,
                     tangent_or_zeros(bias),
                     running_mean,
+                    tangent_or_zeros(running_mean),
                     running_var,
+                    tangent_or_zeros(running_var),
                     training,
                     momentum,
                     eps,
@@ -6695,10 +6699,14 @@ def native_batch_norm_backward(
     output_mask: Sequence[bool],
 ) -> Any:
     """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(running_mean, "running_mean", "native_batch_norm_backward")
+    check_no_requires_grad(running_var, "running_var", "native_batch_norm_backward")
     _any_has_forward_grad = (
         grad_out._fw_grad is not None
         or input._fw_grad is not None
         or (weight is not None and weight._fw_grad is not None)
+        or (running_mean is not None and running_mean._fw_grad is not None)
+        or (running_var is not None and running_var._fw_grad is not None)
         or (save_mean is not None and save_mean._fw_grad is not None)
         or (save_invstd is not None and save_invstd._fw_grad is not None)
     ) and not in_jvp()
@@ -6982,14 +6990,19 @@ def native_layer_norm_backward(
         or mean._fw_grad is not None
         or rstd._fw_grad is not None
         or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("native_layer_norm_backward")
-    _any_requires_grad = compute_requires_grad(grad_out, input, mean, rstd, weight)
+    _any_requires_grad = compute_requires_grad(
+        grad_out, input, mean, rstd, weight, bias
+    )
     grad_fn: functions.NativeLayerNormBackwardBackward0 | None = None
     if _any_requires_grad:
         grad_fn = functions.NativeLayerNormBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight))
+        grad_fn.set_next_edges(
+            collect_next_edges(grad_out, input, mean, rstd, weight, bias)
+        )
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.mean_ = SavedVariable(mean, False)
