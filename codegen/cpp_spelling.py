@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 _NAMESPACES = ("at::", "c10::", "std::", "torch::")
 
 # Names that are values.
-_CONSTANTS: dict[str, object] = {
+_CONSTANTS: dict[str, bool | int | float | None] = {
     "true": True,
     "false": False,
     "nullopt": None,
@@ -125,8 +125,8 @@ def _sizes(value: ast.expr) -> ast.expr:
 
 def _constant_number(node: ast.expr) -> float | None:
     """The value of a constant arithmetic expression (`2 * M_PI`), else None."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return float(node.value)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return None if isinstance(node.value, bool) else float(node.value)
     if isinstance(node, ast.BinOp) and isinstance(
         node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)
     ):

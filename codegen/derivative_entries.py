@@ -84,16 +84,9 @@ def _differentiability_info(
         if value == "non_differentiable"
         for name in key.split(",")
     )
-    # The inputs with a gradient formula: a forward formula reads any other tensor input
-    # by its bare name (PyTorch's rule: `running_mean` in native_batch_norm's).
-    with_formula = frozenset(
-        name.strip()
-        for key, value in values.items()
-        if value != "non_differentiable"
-        for name in key.split(",")
-        if name.strip() in arguments
+    context = _EntryContext(
+        function, arguments, names, declared, _with_formula(values, arguments)
     )
-    context = _EntryContext(function, arguments, names, declared, with_formula)
     failed = False
     for key in sorted(values):
         location = entry.location_of(key)
@@ -118,6 +111,20 @@ def _differentiability_info(
         non_differentiable=tuple(non_differentiable),
         output_differentiability=output_differentiability,
         location=entry.location,
+    )
+
+
+def _with_formula(
+    values: Mapping[str, Any], arguments: Mapping[str, ArgumentInfo]
+) -> frozenset[str]:
+    """The inputs with a gradient formula: a forward formula reads any other tensor
+    input by its bare name (PyTorch's rule: `running_mean` in native_batch_norm's)."""
+    return frozenset(
+        name.strip()
+        for key, value in values.items()
+        if value != "non_differentiable"
+        for name in key.split(",")
+        if name.strip() in arguments
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import CodegenError
