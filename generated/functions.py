@@ -20,6 +20,7 @@ from gradgen.graph import (
 from gradgen.helpers import (
     _convolution_double_backward_symint,
     _to_copy_backward,
+    amaxamin_jvp,
     angle_backward,
     apply_loss_reduction,
     atan2_backward,
@@ -43,7 +44,9 @@ from gradgen.helpers import (
     elu_double_backward,
     embedding_dense_double_backward,
     evenly_distribute_backward,
+    evenly_read_jvp,
     fmap_neg,
+    gather_with_keepdimed_indices,
     gelu_double_backward,
     group_norm_invstd_jvp,
     group_norm_jvp,
@@ -62,6 +65,7 @@ from gradgen.helpers import (
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_backward,
+    logsumexp_jvp,
     masked_fill_backward,
     max_pool_double_backward,
     maybe_multiply,
@@ -82,6 +86,7 @@ from gradgen.helpers import (
     reverse_list,
     reverse_list_symint,
     scalar_conj,
+    scalar_tensor,
     scale_grad_by_count,
     sgn_backward,
     slice_backward_wrapper,
@@ -3893,8 +3898,8 @@ def rsub_backward1_apply(
 class MaximumBackward0(Node):
     """Backward of ``maximum(Tensor self, Tensor other) -> Tensor``.
 
-    other: where(self > other, 0, where(self == other, grad / 2, grad))
-    self: where(self < other, 0, where(self == other, grad / 2, grad))
+    other: at::where(self == other, grad / 2, grad).masked_fill_(self > other, 0)
+    self: at::where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
     """
 
     __slots__ = (
@@ -3942,13 +3947,13 @@ def maximum_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            where(self > other, 0, where(self == other, grad / 2, grad))
+            where(self == other, grad / 2, grad).masked_fill_(self > other, 0)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            where(self < other, 0, where(self == other, grad / 2, grad))
+            where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
             if any_grad_defined
             else None
         )
@@ -3958,8 +3963,8 @@ def maximum_backward0_apply(
 class MinimumBackward0(Node):
     """Backward of ``minimum(Tensor self, Tensor other) -> Tensor``.
 
-    other: where(self < other, 0, where(self == other, grad / 2, grad))
-    self: where(self > other, 0, where(self == other, grad / 2, grad))
+    other: at::where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
+    self: at::where(self == other, grad / 2, grad).masked_fill_(self > other, 0)
     """
 
     __slots__ = (
@@ -4007,13 +4012,13 @@ def minimum_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            where(self < other, 0, where(self == other, grad / 2, grad))
+            where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            where(self > other, 0, where(self == other, grad / 2, grad))
+            where(self == other, grad / 2, grad).masked_fill_(self > other, 0)
             if any_grad_defined
             else None
         )
@@ -4464,7 +4469,7 @@ def clamp_backward1_apply(
 class ClampMinBackward0(Node):
     """Backward of ``clamp_min(Tensor self, Scalar min) -> Tensor``.
 
-    self: where(self >= min, grad, 0.)
+    self: where(self >= min, grad, at::scalar_tensor(0., grad.options()))
     """
 
     __slots__ = (
@@ -4508,14 +4513,18 @@ def clamp_min_backward0_apply(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = where(self >= min, grad, 0.0) if any_grad_defined else None
+        grad_inputs[0] = (
+            where(self >= min, grad, scalar_tensor(0.0, grad.dtype))
+            if any_grad_defined
+            else None
+        )
     return grad_inputs
 
 
 class ClampMaxBackward0(Node):
     """Backward of ``clamp_max(Tensor self, Scalar max) -> Tensor``.
 
-    self: where(self <= max, grad, 0.)
+    self: where(self <= max, grad, at::scalar_tensor(0., grad.options()))
     """
 
     __slots__ = (
@@ -4559,7 +4568,11 @@ def clamp_max_backward0_apply(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = where(self <= max, grad, 0.0) if any_grad_defined else None
+        grad_inputs[0] = (
+            where(self <= max, grad, scalar_tensor(0.0, grad.dtype))
+            if any_grad_defined
+            else None
+        )
     return grad_inputs
 
 
@@ -5588,7 +5601,7 @@ def prod_backward1_apply(
 class MaxBackward0(Node):
     """Backward of ``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
     """
 
     __slots__ = (
@@ -5715,7 +5728,7 @@ def max_backward1_apply(
 class MinBackward0(Node):
     """Backward of ``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
     """
 
     __slots__ = (
@@ -5842,7 +5855,7 @@ def min_backward1_apply(
 class AmaxBackward0(Node):
     """Backward of ``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``.
 
-    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim).eq(self), dim)
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
     __slots__ = (
@@ -5906,7 +5919,7 @@ def amax_backward0_apply(
         grad_inputs[0] = (
             scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
-                restore_reduced_dims(result, dim, keepdim).eq(self),
+                restore_reduced_dims(result, dim, keepdim) == self,
                 dim,
             )
             if any_grad_defined
@@ -5918,7 +5931,7 @@ def amax_backward0_apply(
 class AminBackward0(Node):
     """Backward of ``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``.
 
-    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim).eq(self), dim)
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
     __slots__ = (
@@ -5982,7 +5995,7 @@ def amin_backward0_apply(
         grad_inputs[0] = (
             scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
-                restore_reduced_dims(result, dim, keepdim).eq(self),
+                restore_reduced_dims(result, dim, keepdim) == self,
                 dim,
             )
             if any_grad_defined
@@ -6325,7 +6338,7 @@ def cumprod_backward0_apply(
 class SortBackward0(Node):
     """Backward of ``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)
     """
 
     __slots__ = (
@@ -6387,7 +6400,7 @@ def sort_backward0_apply(
 class SortBackward1(Node):
     """Backward of ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)
     """
 
     __slots__ = (
@@ -12995,18 +13008,22 @@ def rsub_Scalar_jvp(
 def maximum_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: other_t + where(self_p == other_p, 0.5, _to_copy(self_p > other_p, dtype=result.scalar_type())) * (self_t - other_t)``."""
+    """Forward-mode derivative: ``result: other_t + at::where(self_p == other_p, at::scalar_tensor(0.5, result.options()), (self_p > other_p).to(result.scalar_type())) * (self_t - other_t)``."""
     return other_t + where(
-        self_p == other_p, 0.5, _to_copy(self_p > other_p, dtype=result.dtype)
+        self_p == other_p,
+        scalar_tensor(0.5, result.dtype),
+        (self_p > other_p).to(result.dtype),
     ) * (self_t - other_t)
 
 
 def minimum_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: other_t + where(self_p == other_p, 0.5, _to_copy(self_p < other_p, dtype=result.scalar_type())) * (self_t - other_t)``."""
+    """Forward-mode derivative: ``result: other_t + at::where(self_p == other_p, at::scalar_tensor(0.5, result.options()), (self_p < other_p).to(result.scalar_type())) * (self_t - other_t)``."""
     return other_t + where(
-        self_p == other_p, 0.5, _to_copy(self_p < other_p, dtype=result.dtype)
+        self_p == other_p,
+        scalar_tensor(0.5, result.dtype),
+        (self_p < other_p).to(result.dtype),
     ) * (self_t - other_t)
 
 
@@ -13093,12 +13110,16 @@ def clamp__jvp(
 
 def clamp_min_jvp(self_p: Tensor, self_t: Tensor, min: Number, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return where(self_p >= min, self_t.conj(), 0.0).conj()
+    return where(
+        self_p >= min, self_t.conj(), scalar_tensor(0.0, self_t.conj().dtype)
+    ).conj()
 
 
 def clamp_max_jvp(self_p: Tensor, self_t: Tensor, max: Number, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return where(self_p <= max, self_t.conj(), 0.0).conj()
+    return where(
+        self_p <= max, self_t.conj(), scalar_tensor(0.0, self_t.conj().dtype)
+    ).conj()
 
 
 def fmod_Tensor_jvp(
@@ -13414,66 +13435,46 @@ def prod_dim_int_jvp(
 def max_dim_jvp_values(
     self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
 ) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
-    return (
-        self_t.gather(dim, indices)
-        if keepdim
-        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
-    )
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
 
 
 def max_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
-    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
+    """Forward-mode derivative: ``result: evenly_read_jvp(self_t, self_p, result)``."""
+    return evenly_read_jvp(self_t, self_p, result)
 
 
 def min_dim_jvp_values(
     self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
 ) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
-    return (
-        self_t.gather(dim, indices)
-        if keepdim
-        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
-    )
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
 
 
 def min_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
-    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
+    """Forward-mode derivative: ``result: evenly_read_jvp(self_t, self_p, result)``."""
+    return evenly_read_jvp(self_t, self_p, result)
 
 
 def amax_jvp(
     self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
-    return (
-        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
-        .sum(dim, keepdim)
-        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
-    )
+    """Forward-mode derivative: ``result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)``."""
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
 
 
 def amin_jvp(
     self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
-    return (
-        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
-        .sum(dim, keepdim)
-        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
-    )
+    """Forward-mode derivative: ``result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)``."""
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
 
 
-def logsumexp_jvp(
+def logsumexp_jvp_formula(
     self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: (self_t * (self_p - self_p.amax(dim, True)).exp()).sum(dim, keepdim).div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))``."""
-    return (
-        (self_t * (self_p - self_p.amax(dim, True)).exp())
-        .sum(dim, keepdim)
-        .div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))
-    )
+    """Forward-mode derivative: ``result: logsumexp_jvp(self_p, self_t, dim, keepdim)``."""
+    return logsumexp_jvp(self_p, self_t, dim, keepdim)
 
 
 def var_correction_jvp(
@@ -13535,8 +13536,8 @@ def sort_jvp_values(
     values: Any,
     indices: Any,
 ) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()``."""
-    return self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, true)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, True)
 
 
 def sort_stable_jvp_values(
@@ -13548,8 +13549,8 @@ def sort_stable_jvp_values(
     values: Any,
     indices: Any,
 ) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()``."""
-    return self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, true)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, True)
 
 
 def topk_jvp_values(
@@ -13860,15 +13861,15 @@ def relu__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 def _softmax_jvp(
     self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: result * (self_t - (self_t * result).sum(dim, True))``."""
-    return result * (self_t - (self_t * result).sum(dim, True))
+    """Forward-mode derivative: ``result: result * (self_t - logsumexp_jvp(self_p, self_t, {dim}, true))``."""
+    return result * (self_t - logsumexp_jvp(self_p, self_t, [dim], True))
 
 
 def _log_softmax_jvp(
     self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t - (self_t * result.exp()).sum(dim, True)``."""
-    return self_t - (self_t * result.exp()).sum(dim, True)
+    """Forward-mode derivative: ``result: self_t - logsumexp_jvp(self_p, self_t, {dim}, true)``."""
+    return self_t - logsumexp_jvp(self_p, self_t, [dim], True)
 
 
 def leaky_relu_jvp(

@@ -4030,7 +4030,7 @@ def logsumexp(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.logsumexp_jvp(
+                functions.logsumexp_jvp_formula(
                     self, tangent_or_zeros(self), dim, keepdim, result
                 ),
             )

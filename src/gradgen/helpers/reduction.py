@@ -8,6 +8,7 @@ import numpy as np
 
 from ..grad_mode import is_grad_enabled
 from ..generated.ops import cat
+from ..generated.ops import gather
 from ..generated.ops import stack
 from ..numpy_kernels import _wrap_dim
 from ..tensor import Tensor
@@ -20,6 +21,10 @@ __all__ = [
     "restore_reduced_dims",
     "scale_grad_by_count",
     "evenly_distribute_backward",
+    "evenly_read_jvp",
+    "gather_with_keepdimed_indices",
+    "amaxamin_jvp",
+    "logsumexp_jvp",
     "logsumexp_backward",
     "var_backward",
     "std_backward",
@@ -140,6 +145,46 @@ def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Te
     mask = _isnan(input) if bool(_isnan(value).item()) else input.eq(value)
     zeros = _full(input.shape, 0, input.dtype)
     return zeros.masked_fill(mask, grad.div(mask.sum()))
+
+
+def evenly_read_jvp(fw_grad: Tensor, input: Tensor, value: Tensor) -> Tensor:
+    """The tangent of a full max/min: the mean of the input's tangent over the elements
+    equal to the result (the forward counterpart of evenly_distribute_backward)."""
+    mask = _isnan(input) if bool(_isnan(value).item()) else input.eq(value)
+    return fw_grad.masked_fill(mask.logical_not(), 0).sum() / mask.sum()
+
+
+def gather_with_keepdimed_indices(
+    input: Tensor, dim: int, indices: Tensor, keepdim: bool
+) -> Tensor:
+    """`input` at the positions of a reduction's `indices` along `dim` (the tangent of
+    max.dim, sort, kthvalue, ...), the indices without the reduced dim unless keepdim;
+    a 0-d input's is the input itself (a copy)."""
+    if input.dim() == 0:
+        return input.clone()
+    full_indices = indices if keepdim else indices.unsqueeze(dim)
+    gathered = gather(input, dim, full_indices)
+    return gathered if keepdim else gathered.squeeze(dim)
+
+
+def amaxamin_jvp(
+    x: Tensor, dx: Tensor, result: Tensor, dim: Sequence[int], keepdim: bool
+) -> Tensor:
+    """The tangent of amax/amin: the mean of dx over the ties of each reduced slice."""
+    mask = x.eq(restore_reduced_dims(result, dim, keepdim))
+    return dx.masked_fill(mask.logical_not(), 0).sum(dim, keepdim) / mask.sum(
+        dim, keepdim
+    )
+
+
+def logsumexp_jvp(
+    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool
+) -> Tensor:
+    """The tangent of logsumexp: the softmax-weighted sum of the tangent, the
+    exponentials shifted by the maximum so that they cannot overflow."""
+    shifted = self_p - self_p.amax(dim, True) if self_p.numel() > 0 else self_p
+    weights = shifted.exp()
+    return (weights * self_t).sum(dim, keepdim) / weights.sum(dim, keepdim)
 
 
 def logsumexp_backward(
