@@ -20,6 +20,7 @@ names and methods PyTorch's formulas use into the ones gradgen's formulas have:
 | `x.value()`; `x.value_or(d)` | `x`; `x if x is not None else d` |
 | `alpha.toDouble()`, `toFloat()`, `toComplexDouble()`, `toLong()` | `alpha` |
 | `xs.size()` (of a list) | `len(xs)` |
+| `x.layout()`; `c10::kStrided`, `kSparse`, `kSparseCsr`, `kJagged` | `"strided"` (gradgen's only layout); `"strided"`, `"sparse"`, `"sparse_csr"`, `"jagged"` |
 | `x.sizes()`; `x.sym_size(d)`, `x.size(d)` | `x.sym_sizes()`; `x.sym_sizes()[d]` |
 | `x.strides()` | `x.sym_strides()` |
 | `x.toType(t)` | `x.to(t)` |
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 _NAMESPACES = ("at::", "c10::", "std::", "torch::")
 
 # Names that are values.
-_CONSTANTS: dict[str, bool | int | float | None] = {
+_CONSTANTS: dict[str, bool | int | float | str | None] = {
     "true": True,
     "false": False,
     "nullopt": None,
@@ -70,6 +71,11 @@ _CONSTANTS: dict[str, bool | int | float | None] = {
     "M_SQRT1_2": math.sqrt(0.5),
     "M_2_SQRTPI": 2.0 / math.sqrt(math.pi),
     "M_E": math.e,
+    # Layouts: gradgen's tensors are all strided (x.layout() reads "strided").
+    "kStrided": "strided",
+    "kSparse": "sparse",
+    "kSparseCsr": "sparse_csr",
+    "kJagged": "jagged",
 }
 
 # Qualified names of functions gradgen spells otherwise.
@@ -240,6 +246,8 @@ class CppSpelling(ast.NodeTransformer):
             return _is_not_none(receiver)
         if method in _IDENTITY_METHODS and not arguments:
             return receiver
+        if method == "layout" and not arguments:
+            return ast.Constant(value="strided")
         if method == "size" and not arguments:  # of a list argument
             return ast.Call(
                 func=ast.Name(id="len", ctx=ast.Load()), args=[receiver], keywords=[]

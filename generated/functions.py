@@ -7109,15 +7109,17 @@ def index_put_backward0_apply(
 class MmBackward0(Node):
     """Backward of ``mm(Tensor self, Tensor mat2) -> Tensor``.
 
-    mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), 1)
-    self: mm_mat1_backward(grad, mat2, self.sym_sizes(), 1)
+    mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), 1)
+    self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), self.layout(), 1)
     """
 
     __slots__ = (
         "mat2_",
         "mat2_sym_sizes",
+        "mat2_sym_strides",
         "self_",
         "self_sym_sizes",
+        "self_sym_strides",
     )
 
     def __init__(self) -> None:
@@ -7131,8 +7133,10 @@ class MmBackward0(Node):
             self.task_needs_input_grad(),
             mat2=unpack_saved(self.mat2_, self),
             mat2_sym_sizes=self.mat2_sym_sizes,
+            mat2_sym_strides=self.mat2_sym_strides,
             self=unpack_saved(self.self_, self),
             self_sym_sizes=self.self_sym_sizes,
+            self_sym_strides=self.self_sym_strides,
         )
 
     def release_variables(self) -> None:
@@ -7150,6 +7154,10 @@ class MmBackward0(Node):
         return self.mat2_sym_sizes
 
     @property
+    def _saved_mat2_sym_strides(self) -> tuple[int, ...]:
+        return self.mat2_sym_strides
+
+    @property
     def _saved_self(self) -> Tensor | None:
         return unpack_saved(self.self_, self)
 
@@ -7157,14 +7165,20 @@ class MmBackward0(Node):
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
         return self.self_sym_sizes
 
+    @property
+    def _saved_self_sym_strides(self) -> tuple[int, ...]:
+        return self.self_sym_strides
+
 
 def mm_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mat2: Tensor | None,
     mat2_sym_sizes: tuple[int, ...],
+    mat2_sym_strides: tuple[int, ...],
     self: Tensor | None,
     self_sym_sizes: tuple[int, ...],
+    self_sym_strides: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of MmBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 2
@@ -7172,13 +7186,13 @@ def mm_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # mat2
         grad_inputs[1] = (
-            mm_mat2_backward(grad, self, mat2_sym_sizes, 1)
+            mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            mm_mat1_backward(grad, mat2, self_sym_sizes, 1)
+            mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1)
             if any_grad_defined
             else None
         )
@@ -7420,8 +7434,8 @@ def mv_backward0_apply(
 class AddmmBackward0(Node):
     """Backward of ``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
 
-    mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), alpha)
-    mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), alpha)
+    mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha)
+    mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), alpha)
     self: maybe_multiply(grad, beta.conj())
     """
 
@@ -7430,8 +7444,10 @@ class AddmmBackward0(Node):
         "beta",
         "mat1_",
         "mat1_sym_sizes",
+        "mat1_sym_strides",
         "mat2_",
         "mat2_sym_sizes",
+        "mat2_sym_strides",
     )
 
     def __init__(self) -> None:
@@ -7447,8 +7463,10 @@ class AddmmBackward0(Node):
             beta=self.beta,
             mat1=unpack_saved(self.mat1_, self),
             mat1_sym_sizes=self.mat1_sym_sizes,
+            mat1_sym_strides=self.mat1_sym_strides,
             mat2=unpack_saved(self.mat2_, self),
             mat2_sym_sizes=self.mat2_sym_sizes,
+            mat2_sym_strides=self.mat2_sym_strides,
         )
 
     def release_variables(self) -> None:
@@ -7474,12 +7492,20 @@ class AddmmBackward0(Node):
         return self.mat1_sym_sizes
 
     @property
+    def _saved_mat1_sym_strides(self) -> tuple[int, ...]:
+        return self.mat1_sym_strides
+
+    @property
     def _saved_mat2(self) -> Tensor | None:
         return unpack_saved(self.mat2_, self)
 
     @property
     def _saved_mat2_sym_sizes(self) -> tuple[int, ...]:
         return self.mat2_sym_sizes
+
+    @property
+    def _saved_mat2_sym_strides(self) -> tuple[int, ...]:
+        return self.mat2_sym_strides
 
 
 def addmm_backward0_apply(
@@ -7489,8 +7515,10 @@ def addmm_backward0_apply(
     beta: Number,
     mat1: Tensor | None,
     mat1_sym_sizes: tuple[int, ...],
+    mat1_sym_strides: tuple[int, ...],
     mat2: Tensor | None,
     mat2_sym_sizes: tuple[int, ...],
+    mat2_sym_strides: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of AddmmBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 3
@@ -7498,13 +7526,17 @@ def addmm_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # mat1
         grad_inputs[1] = (
-            mm_mat1_backward(grad, mat2, mat1_sym_sizes, alpha)
+            mm_mat1_backward(
+                grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
+            )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # mat2
         grad_inputs[2] = (
-            mm_mat2_backward(grad, mat1, mat2_sym_sizes, alpha)
+            mm_mat2_backward(
+                grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
+            )
             if any_grad_defined
             else None
         )
@@ -13707,7 +13739,7 @@ def masked_fill__Tensor_jvp(
 def mm_jvp(
     self_p: Tensor, self_t: Tensor, mat2_p: Tensor, mat2_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: mm(self_t, mat2_p) + mm(self_p, mat2_t)``."""
+    """Forward-mode derivative: ``result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)``."""
     return mm(self_t, mat2_p) + mm(self_p, mat2_t)
 
 

@@ -4766,9 +4766,11 @@ def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
         if grad_fn.should_compute_output(0):
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+        grad_fn.mat2_sym_strides = mat2.stride()
         if grad_fn.should_compute_output(1):
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_strides = self.stride()
     result = redispatch(operators.mm, ks & AFTER_AUTOGRAD_KEYSET, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -4923,9 +4925,11 @@ def addmm(
         if grad_fn.should_compute_output(2):
             grad_fn.mat1_ = SavedVariable(mat1, False)
         grad_fn.mat1_sym_sizes = tuple(mat1.shape)
+        grad_fn.mat1_sym_strides = mat1.stride()
         if grad_fn.should_compute_output(1):
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+        grad_fn.mat2_sym_strides = mat2.stride()
     result = redispatch(
         operators.addmm, ks & AFTER_AUTOGRAD_KEYSET, self, mat1, mat2, beta, alpha
     )

@@ -67,6 +67,7 @@ def _read(text: str, names: FormulaNames | None = None) -> str:
         ("self.size(0) * self.sizes()", "self.sym_sizes()[0] * self.sym_sizes()"),
         ("self.strides()", "self.sym_strides()"),
         ("padding.size()", "len(padding)"),
+        ("self.layout() == c10::kJagged ? a : b", "a if 'strided' == 'jagged' else b"),
         ("grad.toType(self.scalar_type())", "grad.to(self.scalar_type())"),
         ("alpha.toDouble() * grad", "alpha * grad"),
         # templates
@@ -193,7 +194,7 @@ def test_the_checks_run_on_the_translated_tree() -> None:
             "may not use the attribute '__class__'",
         ),
         ("grad.defined() ? grad.numpy() : grad", "may not call the method 'numpy'"),
-        ("c10::kJagged == dim ? grad : grad", "unknown name 'kJagged'"),
+        ("c10::kMkldnn == dim ? grad : grad", "unknown name 'kMkldnn'"),
         (
             "true ? padding.sum() : grad",
             "'padding' is an argument of type Sequence[int]",
