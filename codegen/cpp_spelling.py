@@ -20,6 +20,7 @@ names and methods PyTorch's formulas use into the ones gradgen's formulas have:
 | `x.value()`; `x.value_or(d)` | `x`; `x if x is not None else d` |
 | `alpha.toDouble()`, `toFloat()`, `toComplexDouble()`, `toLong()` | `alpha` |
 | `xs.size()` (of a list) | `len(xs)` |
+| `x.new_zeros(s)`, `x.new_zeros(s, options)` (`_symint` too) | `zeros(s, x.options())`, `zeros(s, options)` |
 | `x.layout()`; `c10::kStrided`, `kSparse`, `kSparseCsr`, `kJagged` | `"strided"` (gradgen's only layout); `"strided"`, `"sparse"`, `"sparse_csr"`, `"jagged"` |
 | `x.sizes()`; `x.sym_size(d)`, `x.size(d)` | `x.sym_sizes()`; `x.sym_sizes()[d]` |
 | `x.strides()` | `x.sym_strides()` |
@@ -248,6 +249,21 @@ class CppSpelling(ast.NodeTransformer):
             return receiver
         if method == "layout" and not arguments:
             return ast.Constant(value="strided")
+        if method in ("new_zeros", "new_zeros_symint") and len(arguments) in (1, 2):
+            options = (
+                arguments[1]
+                if len(arguments) == 2
+                else ast.Call(
+                    func=ast.Attribute(value=receiver, attr="options", ctx=ast.Load()),
+                    args=[],
+                    keywords=[],
+                )
+            )
+            return ast.Call(
+                func=ast.Name(id="zeros", ctx=ast.Load()),
+                args=[arguments[0], options],
+                keywords=[],
+            )
         if method == "size" and not arguments:  # of a list argument
             return ast.Call(
                 func=ast.Name(id="len", ctx=ast.Load()), args=[receiver], keywords=[]

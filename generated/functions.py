@@ -76,6 +76,7 @@ from gradgen.helpers import (
     mul_tensor_backward,
     norm_backward,
     norm_jvp,
+    ones,
     permute_backwards,
     pow_backward,
     pow_backward_exponent,
@@ -103,6 +104,7 @@ from gradgen.helpers import (
     unbind_backward,
     unsqueeze_to,
     var_backward,
+    zeros,
     zeros_like,
 )
 from gradgen.tensor import Number, Tensor
@@ -5443,13 +5445,11 @@ def mean_backward1_apply(
 class ProdBackward0(Node):
     """Backward of ``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
-    self: prod_backward(grad, self.to(self.scalar_type() if dtype is None else dtype), result)
+    self: prod_backward(grad, self.to(grad.scalar_type()), result)
     """
 
     __slots__ = (
-        "dtype",
         "self_",
-        "self_scalar_type",
         "result_",
     )
 
@@ -5462,9 +5462,7 @@ class ProdBackward0(Node):
         return prod_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            dtype=self.dtype,
             self=unpack_saved(self.self_, self),
-            self_scalar_type=self.self_scalar_type,
             result=unpack_saved(self.result_, self),
         )
 
@@ -5473,10 +5471,6 @@ class ProdBackward0(Node):
             self.self_.reset_data()
         if self.result_ is not None:
             self.result_.reset_data()
-
-    @property
-    def _saved_dtype(self) -> dtype | None:
-        return self.dtype
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5490,9 +5484,7 @@ class ProdBackward0(Node):
 def prod_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
-    dtype: dtype | None,
     self: Tensor | None,
-    self_scalar_type: dtype,
     result: Tensor | None,
 ) -> list[Any]:
     """The formulas of ProdBackward0, as a function of what it saved."""
@@ -5501,9 +5493,7 @@ def prod_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            prod_backward(
-                grad, self.to(self_scalar_type if dtype is None else dtype), result
-            )
+            prod_backward(grad, self.to(grad.dtype), result)
             if any_grad_defined
             else None
         )
@@ -5513,15 +5503,13 @@ def prod_backward0_apply(
 class ProdBackward1(Node):
     """Backward of ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
 
-    self: prod_backward(grad, self.to(self.scalar_type() if dtype is None else dtype), result, dim, keepdim)
+    self: prod_backward(grad, self.to(grad.scalar_type()), result, dim, keepdim)
     """
 
     __slots__ = (
         "dim",
-        "dtype",
         "keepdim",
         "self_",
-        "self_scalar_type",
         "result_",
     )
 
@@ -5535,10 +5523,8 @@ class ProdBackward1(Node):
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            dtype=self.dtype,
             keepdim=self.keepdim,
             self=unpack_saved(self.self_, self),
-            self_scalar_type=self.self_scalar_type,
             result=unpack_saved(self.result_, self),
         )
 
@@ -5551,10 +5537,6 @@ class ProdBackward1(Node):
     @property
     def _saved_dim(self) -> int:
         return self.dim
-
-    @property
-    def _saved_dtype(self) -> dtype | None:
-        return self.dtype
 
     @property
     def _saved_keepdim(self) -> bool:
@@ -5573,10 +5555,8 @@ def prod_backward1_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
-    dtype: dtype | None,
     keepdim: bool,
     self: Tensor | None,
-    self_scalar_type: dtype,
     result: Tensor | None,
 ) -> list[Any]:
     """The formulas of ProdBackward1, as a function of what it saved."""
@@ -5585,13 +5565,7 @@ def prod_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            prod_backward(
-                grad,
-                self.to(self_scalar_type if dtype is None else dtype),
-                result,
-                dim,
-                keepdim,
-            )
+            prod_backward(grad, self.to(grad.dtype), result, dim, keepdim)
             if any_grad_defined
             else None
         )
@@ -12985,9 +12959,9 @@ def div_Tensor_mode_jvp(
     rounding_mode: str | None,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: zeros_like(result) if rounding_mode is not None else self_t / other_p - other_t * (self_p / other_p) / other_p``."""
+    """Forward-mode derivative: ``result: rounding_mode.has_value() ? result.new_zeros_symint(result.sym_sizes()) : self_t / other_p - other_t * (self_p / other_p) / other_p``."""
     return (
-        zeros_like(result)
+        zeros(tuple(result.shape), result.dtype)
         if rounding_mode is not None
         else self_t / other_p - other_t * (self_p / other_p) / other_p
     )
@@ -13008,9 +12982,9 @@ def div__Tensor_mode_jvp(
     rounding_mode: str | None,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: zeros_like(result) if rounding_mode is not None else self_t / other_p - other_t * (self_p / other_p) / other_p``."""
+    """Forward-mode derivative: ``result: rounding_mode.has_value() ? result.new_zeros_symint(result.sym_sizes()) : self_t / other_p - other_t * (self_p / other_p) / other_p``."""
     return (
-        zeros_like(result)
+        zeros(tuple(result.shape), result.dtype)
         if rounding_mode is not None
         else self_t / other_p - other_t * (self_p / other_p) / other_p
     )
@@ -13432,10 +13406,14 @@ def mean_dim_jvp(
 
 
 def prod_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
-    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result) * self_t.conj()).sum().conj()``."""
+    """Forward-mode derivative: ``result: (prod_backward(at::ones({}, result.options()).expand_as(result), self_p.to(result.scalar_type()), result) * self_t.conj()).sum().conj()``."""
     return (
         (
-            prod_backward(zeros_like(result) + 1, self_p.to(result.dtype), result)
+            prod_backward(
+                ones([], result.dtype).expand_as(result),
+                self_p.to(result.dtype),
+                result,
+            )
             * self_t.conj()
         )
         .sum()
@@ -13451,11 +13429,15 @@ def prod_dim_int_jvp(
     dtype: dtype | None,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result, dim, keepdim) * self_t.conj()).sum(dim, keepdim).conj()``."""
+    """Forward-mode derivative: ``result: (prod_backward(at::ones({}, result.options()).expand_as(result), self_p.to(result.scalar_type()), result, dim, keepdim) * self_t.conj()).sum(dim, keepdim).conj()``."""
     return (
         (
             prod_backward(
-                zeros_like(result) + 1, self_p.to(result.dtype), result, dim, keepdim
+                ones([], result.dtype).expand_as(result),
+                self_p.to(result.dtype),
+                result,
+                dim,
+                keepdim,
             )
             * self_t.conj()
         )
@@ -14040,8 +14022,12 @@ def hardtanh_backward_jvp(
     max_val: Number,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: hardtanh_backward(grad_output_t, self_p, min_val, max_val)``."""
-    return hardtanh_backward(grad_output_t, self_p, min_val, max_val)
+    """Forward-mode derivative: ``result: at::where((self_p > min_val).logical_and(self_p < max_val), grad_output_t, at::zeros({}, result.options()).expand_as(result))``."""
+    return where(
+        (self_p > min_val).logical_and(self_p < max_val),
+        grad_output_t,
+        zeros([], result.dtype).expand_as(result),
+    )
 
 
 def hardtanh__jvp(

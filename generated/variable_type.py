@@ -3799,9 +3799,7 @@ def prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     if _any_requires_grad:
         grad_fn = functions.ProdBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dtype = dtype
         grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.prod, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3827,10 +3825,8 @@ def prod_dim_int(
         grad_fn = functions.ProdBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn.dim = dim
-        grad_fn.dtype = dtype
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
     result = redispatch(
         operators.prod_dim_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
     )

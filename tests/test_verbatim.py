@@ -67,6 +67,8 @@ def _read(text: str, names: FormulaNames | None = None) -> str:
         ("self.size(0) * self.sizes()", "self.sym_sizes()[0] * self.sym_sizes()"),
         ("self.strides()", "self.sym_strides()"),
         ("padding.size()", "len(padding)"),
+        ("grad.new_zeros_symint(s, o)", "zeros(s, o)"),
+        ("result.new_zeros(s)", "zeros(s, result.options())"),
         ("self.layout() == c10::kJagged ? a : b", "a if 'strided' == 'jagged' else b"),
         ("grad.toType(self.scalar_type())", "grad.to(self.scalar_type())"),
         ("alpha.toDouble() * grad", "alpha * grad"),

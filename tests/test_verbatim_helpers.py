@@ -77,3 +77,13 @@ def test_logsumexp_jvp_is_the_softmax_weighted_tangent() -> None:
     np.testing.assert_allclose(out.numpy(), expected.astype(float), rtol=1e-6)
     kept = helpers.logsumexp_jvp(_t(values), _t(tangent), [1], True)
     assert kept.shape == (2, 1)
+
+
+def test_zeros_and_ones_are_constants_of_a_shape_and_dtype() -> None:
+    z = helpers.zeros([2, 3], gradgen.float32)
+    o = helpers.ones([], gradgen.complex128)
+    assert (z.shape, z.dtype) == ((2, 3), gradgen.float32)
+    assert (o.shape, o.dtype) == ((), gradgen.complex128)
+    np.testing.assert_array_equal(z.numpy(), np.zeros((2, 3)))
+    assert o.item() == 1
+    assert not z.requires_grad and not o.requires_grad

@@ -18,6 +18,8 @@ __all__ = [
     "zeros_like",
     "scalar_conj",
     "scalar_tensor",
+    "zeros",
+    "ones",
 ]
 
 Number = int | float | complex | bool
@@ -75,6 +77,17 @@ def _full(shape: Sequence[int], value: Number, dtype: dtype) -> Tensor:
 def scalar_tensor(value: Number, options: dtype) -> Tensor:
     """PyTorch's at::scalar_tensor(value, x.options()): a 0-dim constant of x's dtype."""
     return _full((), value, options)
+
+
+def zeros(size: Sequence[int], options: dtype) -> Tensor:
+    """PyTorch's at::zeros(size, x.options()): a constant of zeros of x's dtype (also
+    what `x.new_zeros(size)` is read as)."""
+    return _full(size, 0, options)
+
+
+def ones(size: Sequence[int], options: dtype) -> Tensor:
+    """PyTorch's at::ones(size, x.options()): a constant of ones of x's dtype."""
+    return _full(size, 1, options)
 
 
 def _unsqueeze_multiple(
