@@ -159,7 +159,7 @@ class CppParser:
         body = self.expression()
         if self.peek().kind != "end":
             raise self.error(self.peek())
-        return ast.fix_missing_locations(ast.Expression(body=body))
+        return ast.Expression(body=body)  # its depth is checked before it is walked
 
     def expression(self) -> ast.expr:
         """`c ? a : b` (right-associative) or a binary expression."""
@@ -253,7 +253,12 @@ class CppParser:
     def primary(self) -> ast.expr | TemplateName:
         token = self.take()
         if token.kind == "number":
-            return ast.Constant(value=number_value(token.text))
+            try:
+                return ast.Constant(value=number_value(token.text))
+            except ValueError:  # more digits than Python converts
+                raise CodegenError(
+                    f"{self.what} has a number of {len(token.text):,} digits"
+                ) from None
         if token.kind == "string":
             return ast.Constant(value=string_value(token.text, self.what))
         if token.kind == "name":

@@ -169,6 +169,11 @@ def test_cpp_nesting_is_bounded_like_python() -> None:
     unary = "!" * 150 + "a"
     with pytest.raises(CodegenError, match="nested more than 100 levels deep"):
         parse_formula(unary, "formula")
+    chain = "a ? b" + ".c()" * 2400 + " : d"  # deep, built without recursion
+    with pytest.raises(CodegenError, match="nested more than 100 levels deep"):
+        parse_formula(chain, "formula")
+    with pytest.raises(CodegenError, match="has a number of 5,000 digits"):
+        parse_formula("a ? " + "1" * 5000 + " : b", "formula")
     with pytest.raises(CodegenError, match="is 10,001 characters long"):
         parse_formula("a ? b : " + "c" * 9993, "formula")
 
