@@ -4,6 +4,8 @@ formula rewritten into the code that computes it (`BackwardIR`).
 
 from __future__ import annotations
 
+import ast
+
 from .formulas import SavedAttribute, SavedKind, python_identifier
 from .model import DifferentiabilityInfo
 from .ir_views import BackwardIR, FormulaIR, _is_tensor_list
@@ -86,18 +88,27 @@ def _formula_irs(info: DifferentiabilityInfo) -> tuple[FormulaIR, ...]:
     formulas = []
     for derivative in info.derivatives:
         indices = tuple(edge_index[n] for n in derivative.var_names)
-        single = len(indices) == 1
+        wrap = len(indices) == 1 and not derivative.formula.is_not_implemented
+        expression = derivative.formula.expression
+        if wrap and _is_conditional(expression):
+            # `a if c else b` inside `... if any_grad_defined else None` would bind
+            # the new condition to `b` alone.
+            expression = f"({expression})"
         formulas.append(
             FormulaIR(
                 indices=indices,
                 var_names=", ".join(derivative.var_names),
-                expression=derivative.formula.expression,
-                wrap_any_grad_defined=single
-                and not derivative.formula.is_not_implemented,
+                expression=expression,
+                wrap_any_grad_defined=wrap,
                 uses_grad_input_mask=derivative.formula.uses_grad_input_mask,
             )
         )
     return tuple(formulas)
+
+
+def _is_conditional(expression: str) -> bool:
+    """Whether a formula is, at its top, a conditional expression (`a if c else b`)."""
+    return isinstance(ast.parse(expression, mode="eval").body, ast.IfExp)
 
 
 def _snake(camel: str) -> str:

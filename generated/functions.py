@@ -36,8 +36,10 @@ from gradgen.helpers import (
     clamp_backward_min_max,
     convolution_backward_jvp_grad_bias,
     convolution_jvp,
+    copysign_tensor_self_backward,
     cumprod_backward,
     cumsum_backward,
+    deg2rad_backward,
     div_tensor_other_backward,
     div_tensor_self_backward,
     elu_double_backward,
@@ -77,6 +79,7 @@ from gradgen.helpers import (
     pow_backward_exponent,
     pow_backward_self,
     prod_backward,
+    rad2deg_backward,
     repeat_backward,
     restore_reduced_dims,
     reverse_list,
@@ -120,6 +123,8 @@ from .ops import (
     abs_,
     absolute,
     acos,
+    acosh,
+    acosh_,
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
@@ -137,14 +142,21 @@ from .ops import (
     amin,
     angle,
     arccos,
+    arccosh,
     arcsin,
+    arcsinh,
     arctan,
     arctan2,
+    arctanh,
     argmax,
     argmin,
     asin,
+    asinh,
+    asinh_,
     atan,
     atan2,
+    atanh,
+    atanh_,
     avg_pool1d,
     avg_pool2d,
     avg_pool2d_backward,
@@ -161,11 +173,14 @@ from .ops import (
     bmm,
     cat,
     ceil,
+    ceil_,
     chunk,
     clamp,
     clamp_,
     clamp_max,
+    clamp_max_,
     clamp_min,
+    clamp_min_,
     clip,
     clip_,
     clone,
@@ -181,11 +196,16 @@ from .ops import (
     conv_transpose3d,
     convolution,
     convolution_backward,
+    copysign,
     cos,
+    cos_,
     cosh,
+    cosh_,
     cross_entropy_loss,
     cumprod,
     cumsum,
+    deg2rad,
+    deg2rad_,
     detach_,
     diag,
     diag_embed,
@@ -208,18 +228,25 @@ from .ops import (
     erf,
     exp,
     exp2,
+    exp2_,
     exp_,
     expm1,
+    expm1_,
     fill,
     fill_,
     fix,
     flatten,
     flip,
+    float_power,
     floor,
+    floor_,
     floor_divide,
     fmax,
     fmin,
     fmod,
+    frac,
+    frac_,
+    frexp,
     gather,
     gather_backward,
     ge,
@@ -233,6 +260,7 @@ from .ops import (
     hardtanh,
     hardtanh_,
     hardtanh_backward,
+    heaviside,
     huber_loss,
     huber_loss_backward,
     hypot,
@@ -250,6 +278,8 @@ from .ops import (
     kl_div,
     l1_loss,
     layer_norm,
+    ldexp,
+    ldexp_,
     le,
     leaky_relu,
     leaky_relu_,
@@ -260,13 +290,17 @@ from .ops import (
     linear,
     log,
     log10,
+    log10_,
     log1p,
+    log1p_,
     log2,
+    log2_,
     log_,
     log_sigmoid,
     log_sigmoid_backward,
     log_sigmoid_forward,
     log_softmax,
+    logaddexp2,
     logical_and,
     logical_not,
     logical_or,
@@ -312,6 +346,7 @@ from .ops import (
     neg,
     neg_,
     negative,
+    nextafter,
     nll_loss,
     nll_loss2d,
     nll_loss2d_backward,
@@ -326,8 +361,11 @@ from .ops import (
     permute,
     pow,
     prod,
+    rad2deg,
+    rad2deg_,
     real,
     reciprocal,
+    reciprocal_,
     relu,
     relu_,
     remainder,
@@ -335,6 +373,7 @@ from .ops import (
     roll,
     round,
     rsqrt,
+    rsqrt_,
     rsub,
     scatter,
     scatter_add,
@@ -345,10 +384,13 @@ from .ops import (
     sigmoid_,
     sigmoid_backward,
     sign,
+    signbit,
     silu,
     silu_backward,
     sin,
+    sin_,
     sinh,
+    sinh_,
     slice,
     slice_backward,
     smooth_l1_loss,
@@ -362,6 +404,7 @@ from .ops import (
     sqrt,
     sqrt_,
     square,
+    square_,
     squeeze,
     stack,
     std,
@@ -372,6 +415,7 @@ from .ops import (
     swapdims,
     t,
     tan,
+    tan_,
     tanh,
     tanh_,
     tanh_backward,
@@ -383,6 +427,7 @@ from .ops import (
     triu,
     true_divide,
     trunc,
+    trunc_,
     unbind,
     unsqueeze,
     value_selecting_reduction_backward,
@@ -5233,6 +5278,757 @@ def nan_to_num_backward0_apply(
     return grad_inputs
 
 
+class AcoshBackward0(Node):
+    """Backward of ``acosh(Tensor self) -> Tensor``.
+
+    self: grad * ((self + 1).rsqrt() * (self - 1).rsqrt()).conj() if self.is_complex() else grad * (self * self - 1).rsqrt()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return acosh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def acosh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AcoshBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                grad * ((self + 1).rsqrt() * (self - 1).rsqrt()).conj()
+                if self.is_complex()
+                else grad * (self * self - 1).rsqrt()
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AcoshBackward1(Node):
+    """Backward of ``acosh_(Tensor(a!) self) -> Tensor(a!)``.
+
+    self: not_implemented("inplace version of acosh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return acosh_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def acosh_backward1_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of AcoshBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("inplace version of acosh")
+    return grad_inputs
+
+
+class AsinhBackward0(Node):
+    """Backward of ``asinh(Tensor self) -> Tensor``.
+
+    self: grad * (self.pow(2) + 1).rsqrt().conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return asinh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def asinh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AsinhBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * (self.pow(2) + 1).rsqrt().conj() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AsinhBackward1(Node):
+    """Backward of ``asinh_(Tensor(a!) self) -> Tensor(a!)``.
+
+    self: not_implemented("inplace version of asinh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return asinh_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def asinh_backward1_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of AsinhBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("inplace version of asinh")
+    return grad_inputs
+
+
+class AtanhBackward0(Node):
+    """Backward of ``atanh(Tensor self) -> Tensor``.
+
+    self: grad * 1 / (1 - self.pow(2)).conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return atanh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def atanh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AtanhBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * 1 / (1 - self.pow(2)).conj() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AtanhBackward1(Node):
+    """Backward of ``atanh_(Tensor(a!) self) -> Tensor(a!)``.
+
+    self: not_implemented("inplace version of atanh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return atanh_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def atanh_backward1_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of AtanhBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("inplace version of atanh")
+    return grad_inputs
+
+
+class Deg2RadBackward0(Node):
+    """Backward of ``deg2rad(Tensor self) -> Tensor``.
+
+    self: deg2rad_backward(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return deg2_rad_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def deg2_rad_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of Deg2RadBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = deg2rad_backward(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class Rad2DegBackward0(Node):
+    """Backward of ``rad2deg(Tensor self) -> Tensor``.
+
+    self: rad2deg_backward(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return rad2_deg_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def rad2_deg_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of Rad2DegBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = rad2deg_backward(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class CopysignBackward0(Node):
+    """Backward of ``copysign.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: zeros_like(other)
+    self: copysign_tensor_self_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "other_info",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return copysign_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other_info=self.other_info,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def copysign_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other_info: TypeAndSize,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CopysignBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = other_info.zeros() if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            copysign_tensor_self_backward(grad, self, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CopysignBackward1(Node):
+    """Backward of ``copysign.Scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: copysign_tensor_self_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return copysign_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def copysign_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CopysignBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            copysign_tensor_self_backward(grad, self, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FracBackward0(Node):
+    """Backward of ``frac(Tensor self) -> Tensor``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return frac_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def frac_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FracBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class FrexpBackward0(Node):
+    """Backward of ``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``.
+
+    self: grad / exponent.exp2()
+    """
+
+    __slots__ = ("exponent_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exponent_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return frexp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            exponent=unpack_saved(self.exponent_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.exponent_ is not None:
+            self.exponent_.reset_data()
+
+    @property
+    def _saved_exponent(self) -> Tensor | None:
+        return unpack_saved(self.exponent_, self)
+
+
+def frexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: Tensor | None,
+) -> list[Any]:
+    """The formulas of FrexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad / exponent.exp2() if any_grad_defined else None
+    return grad_inputs
+
+
+class LdexpBackward0(Node):
+    """Backward of ``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * result.conj() * 0.6931471805599453
+    self: grad * pow(2, other).conj()
+    """
+
+    __slots__ = (
+        "other_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return ldexp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def ldexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LdexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            grad * result.conj() * 0.6931471805599453 if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * pow(2, other).conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class NextafterBackward0(Node):
+    """Backward of ``nextafter(Tensor self, Tensor other) -> Tensor``.
+
+    other: zeros_like(other)
+    self: where(self != other, grad, 0)
+    """
+
+    __slots__ = (
+        "other_",
+        "other_info",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nextafter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            other_info=self.other_info,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def nextafter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    other_info: TypeAndSize,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of NextafterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = other_info.zeros() if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = where(self != other, grad, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+class Logaddexp2Backward0(Node):
+    """Backward of ``logaddexp2(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad / (1 + pow(2, self - other))
+    self: grad / (1 + pow(2, other - self))
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return logaddexp2_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def logaddexp2_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of Logaddexp2Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = grad / (1 + pow(2, self - other)) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad / (1 + pow(2, other - self)) if any_grad_defined else None
+    return grad_inputs
+
+
+class ClampMinBackward1(Node):
+    """Backward of ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``.
+
+    min: where(self < min, grad, 0.)
+    self: where(self >= min, grad, 0.)
+    """
+
+    __slots__ = (
+        "min_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.min_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return clamp_min_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            min=unpack_saved(self.min_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.min_ is not None:
+            self.min_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_min(self) -> Tensor | None:
+        return unpack_saved(self.min_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def clamp_min_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    min: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ClampMinBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # min
+        grad_inputs[1] = where(self < min, grad, 0.0) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = where(self >= min, grad, 0.0) if any_grad_defined else None
+    return grad_inputs
+
+
+class ClampMaxBackward1(Node):
+    """Backward of ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``.
+
+    max: where(self > max, grad, 0.)
+    self: where(self <= max, grad, 0.)
+    """
+
+    __slots__ = (
+        "max_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return clamp_max_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            max=unpack_saved(self.max_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.max_ is not None:
+            self.max_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_max(self) -> Tensor | None:
+        return unpack_saved(self.max_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def clamp_max_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ClampMaxBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # max
+        grad_inputs[1] = where(self > max, grad, 0.0) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = where(self <= max, grad, 0.0) if any_grad_defined else None
+    return grad_inputs
+
+
 class SumBackward0(Node):
     """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
@@ -7082,13 +7878,13 @@ def index_put_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            grad
-            if accumulate
-            else (
-                grad.index_put(indices, values_info.zeros(), False)
-                if any_grad_defined
-                else None
+            (
+                grad
+                if accumulate
+                else grad.index_put(indices, values_info.zeros(), False)
             )
+            if any_grad_defined
+            else None
         )
     if needs_input_grad[1]:  # values
         grad_inputs[1] = grad.index(indices) if any_grad_defined else None
@@ -7899,9 +8695,13 @@ def silu_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            infinitely_differentiable_silu_backward(grad, self)
-            if is_grad_enabled()
-            else silu_backward(grad, self) if any_grad_defined else None
+            (
+                infinitely_differentiable_silu_backward(grad, self)
+                if is_grad_enabled()
+                else silu_backward(grad, self)
+            )
+            if any_grad_defined
+            else None
         )
     return grad_inputs
 
@@ -9023,9 +9823,13 @@ def mish_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            infinitely_differentiable_mish_backward(grad, self)
-            if is_grad_enabled()
-            else mish_backward(grad, self) if any_grad_defined else None
+            (
+                infinitely_differentiable_mish_backward(grad, self)
+                if is_grad_enabled()
+                else mish_backward(grad, self)
+            )
+            if any_grad_defined
+            else None
         )
     return grad_inputs
 
@@ -13332,6 +14136,262 @@ def nan_to_num__jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return (self_t.conj() * isfinite(self_p)).conj()
+
+
+def acosh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        self_t.conj() * ((self_p + 1).rsqrt() * (self_p - 1).rsqrt()).conj()
+        if self_p.is_complex()
+        else self_t.conj() * (self_p * self_p - 1).rsqrt()
+    ).conj()
+
+
+def asinh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (self_p.pow(2) + 1).rsqrt().conj()).conj()
+
+
+def atanh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * 1 / (1 - self_p.pow(2)).conj()).conj()
+
+
+def deg2rad_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return deg2rad_backward(self_t.conj()).conj()
+
+
+def deg2rad__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return deg2rad_backward(self_t.conj()).conj()
+
+
+def rad2deg_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return rad2deg_backward(self_t.conj()).conj()
+
+
+def rad2deg__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return rad2deg_backward(self_t.conj()).conj()
+
+
+def copysign_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: copysign_tensor_self_backward(self_t, self_p, result)``."""
+    return copysign_tensor_self_backward(self_t, self_p, result)
+
+
+def copysign__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: copysign_tensor_self_backward(self_t, self_p, result)``."""
+    return copysign_tensor_self_backward(self_t, self_p, result)
+
+
+def copysign_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return copysign_tensor_self_backward(self_t.conj(), self_p, result).conj()
+
+
+def copysign__Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return copysign_tensor_self_backward(self_t.conj(), self_p, result).conj()
+
+
+def frac_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: self_t``."""
+    return self_t
+
+
+def frac__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: self_t``."""
+    return self_t
+
+
+def frexp_Tensor_jvp_mantissa(
+    self_p: Tensor, self_t: Tensor, mantissa: Any, exponent: Any
+) -> Any:
+    """Forward-mode derivative: ``mantissa: self_t / exponent.exp2()``."""
+    return self_t / exponent.exp2()
+
+
+def ldexp_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t * pow(2, other_p) + other_t * result * 0.6931471805599453``."""
+    return self_t * pow(2, other_p) + other_t * result * 0.6931471805599453
+
+
+def ldexp__jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t * pow(2, other_p) + other_t * result * 0.6931471805599453``."""
+    return self_t * pow(2, other_p) + other_t * result * 0.6931471805599453
+
+
+def nextafter_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p != other_p, self_t, 0)``."""
+    return where(self_p != other_p, self_t, 0)
+
+
+def nextafter__jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p != other_p, self_t, 0)``."""
+    return where(self_p != other_p, self_t, 0)
+
+
+def logaddexp2_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t / (1 + pow(2, other_p - self_p)) + other_t / (1 + pow(2, self_p - other_p))``."""
+    return self_t / (1 + pow(2, other_p - self_p)) + other_t / (
+        1 + pow(2, self_p - other_p)
+    )
+
+
+def clamp_min_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, min_p: Tensor, min_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p >= min_p, self_t, min_t)``."""
+    return where(self_p >= min_p, self_t, min_t)
+
+
+def clamp_max_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, max_p: Tensor, max_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p <= max_p, self_t, max_t)``."""
+    return where(self_p <= max_p, self_t, max_t)
+
+
+def clamp_min__jvp(self_p: Tensor, self_t: Tensor, min: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return where(self_p >= min, self_t.conj(), 0.0).conj()
+
+
+def clamp_min__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, min_p: Tensor, min_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p >= min_p, self_t, min_t)``."""
+    return where(self_p >= min_p, self_t, min_t)
+
+
+def clamp_max__jvp(self_p: Tensor, self_t: Tensor, max: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return where(self_p <= max, self_t.conj(), 0.0).conj()
+
+
+def clamp_max__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, max_p: Tensor, max_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p <= max_p, self_t, max_t)``."""
+    return where(self_p <= max_p, self_t, max_t)
+
+
+def pow__Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, exponent: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return pow_backward(self_t.conj(), self_p, exponent).conj()
+
+
+def pow__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, exponent_p: Tensor, exponent_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (pow_backward_self(self_t.conj(), self_p, exponent_p) + pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result)).conj()``."""
+    return (
+        pow_backward_self(self_t.conj(), self_p, exponent_p)
+        + pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result)
+    ).conj()
+
+
+def exp2__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * result.conj() * 0.6931471805599453).conj()
+
+
+def expm1__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (result.conj() + 1)).conj()
+
+
+def log1p__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return log1p_backward(self_t.conj(), self_p).conj()
+
+
+def log2__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() / (self_p.conj() * 0.6931471805599453)).conj()
+
+
+def log10__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() / (self_p.conj() * 2.3025850929940455)).conj()
+
+
+def rsqrt__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-0.5 * self_t.conj() * result.pow(3).conj()).conj()
+
+
+def reciprocal__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-self_t.conj() * (result * result).conj()).conj()
+
+
+def sin__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.cos().conj()).conj()
+
+
+def cos__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * -self_p.sin().conj()).conj()
+
+
+def tan__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (1 + result.pow(2)).conj()).conj()
+
+
+def sinh__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.cosh().conj()).conj()
+
+
+def cosh__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.sinh().conj()).conj()
+
+
+def sgn__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: sgn_backward(self_p, self_t, result)``."""
+    return sgn_backward(self_p, self_t, result)
+
+
+def trunc__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def floor__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def ceil__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
 
 
 def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:

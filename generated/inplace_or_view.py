@@ -399,6 +399,261 @@ def nan_to_num_(
     return result
 
 
+def acosh_(ks: int, self: Tensor) -> Tensor:
+    """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.acosh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def asinh_(ks: int, self: Tensor) -> Tensor:
+    """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.asinh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def atanh_(ks: int, self: Tensor) -> Tensor:
+    """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.atanh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def deg2rad_(ks: int, self: Tensor) -> Tensor:
+    """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.deg2rad_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def rad2deg_(ks: int, self: Tensor) -> Tensor:
+    """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.rad2deg_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.copysign__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Tensor:
+    """copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.copysign__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def frac_(ks: int, self: Tensor) -> Tensor:
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.frac_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def ldexp_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.ldexp_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def heaviside_(ks: int, self: Tensor, values: Tensor) -> Tensor:
+    """heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"""
+    result = redispatch(
+        operators.heaviside_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, values
+    )
+    increment_version(self)
+    return result
+
+
+def nextafter_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.nextafter_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_min_(ks: int, self: Tensor, min: Number) -> Tensor:
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_min_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, min
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Tensor:
+    """clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_min__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, min
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_max_(ks: int, self: Tensor, max: Number) -> Tensor:
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_max_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, max
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Tensor:
+    """clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_max__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, max
+    )
+    increment_version(self)
+    return result
+
+
+def pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Tensor:
+    """pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
+    result = redispatch(
+        operators.pow__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, exponent
+    )
+    increment_version(self)
+    return result
+
+
+def pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Tensor:
+    """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
+    result = redispatch(
+        operators.pow__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, exponent
+    )
+    increment_version(self)
+    return result
+
+
+def exp2_(ks: int, self: Tensor) -> Tensor:
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.exp2_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def expm1_(ks: int, self: Tensor) -> Tensor:
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.expm1_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def log1p_(ks: int, self: Tensor) -> Tensor:
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.log1p_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def log2_(ks: int, self: Tensor) -> Tensor:
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.log2_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def log10_(ks: int, self: Tensor) -> Tensor:
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.log10_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def rsqrt_(ks: int, self: Tensor) -> Tensor:
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.rsqrt_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def reciprocal_(ks: int, self: Tensor) -> Tensor:
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(
+        operators.reciprocal_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self
+    )
+    increment_version(self)
+    return result
+
+
+def sin_(ks: int, self: Tensor) -> Tensor:
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sin_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def cos_(ks: int, self: Tensor) -> Tensor:
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.cos_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def tan_(ks: int, self: Tensor) -> Tensor:
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.tan_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def sinh_(ks: int, self: Tensor) -> Tensor:
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sinh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def cosh_(ks: int, self: Tensor) -> Tensor:
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.cosh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def sgn_(ks: int, self: Tensor) -> Tensor:
+    """sgn_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sgn_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def trunc_(ks: int, self: Tensor) -> Tensor:
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.trunc_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def floor_(ks: int, self: Tensor) -> Tensor:
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.floor_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def ceil_(ks: int, self: Tensor) -> Tensor:
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.ceil_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
 def index_put_(
     ks: int,
     self: Tensor,
@@ -559,6 +814,39 @@ operators.addcmul_.register(DispatchKey.ADInplaceOrView, addcmul_)
 operators.addcdiv_.register(DispatchKey.ADInplaceOrView, addcdiv_)
 operators.clamp__Tensor.register(DispatchKey.ADInplaceOrView, clamp__Tensor)
 operators.nan_to_num_.register(DispatchKey.ADInplaceOrView, nan_to_num_)
+operators.acosh_.register(DispatchKey.ADInplaceOrView, acosh_)
+operators.asinh_.register(DispatchKey.ADInplaceOrView, asinh_)
+operators.atanh_.register(DispatchKey.ADInplaceOrView, atanh_)
+operators.deg2rad_.register(DispatchKey.ADInplaceOrView, deg2rad_)
+operators.rad2deg_.register(DispatchKey.ADInplaceOrView, rad2deg_)
+operators.copysign__Tensor.register(DispatchKey.ADInplaceOrView, copysign__Tensor)
+operators.copysign__Scalar.register(DispatchKey.ADInplaceOrView, copysign__Scalar)
+operators.frac_.register(DispatchKey.ADInplaceOrView, frac_)
+operators.ldexp_.register(DispatchKey.ADInplaceOrView, ldexp_)
+operators.heaviside_.register(DispatchKey.ADInplaceOrView, heaviside_)
+operators.nextafter_.register(DispatchKey.ADInplaceOrView, nextafter_)
+operators.clamp_min_.register(DispatchKey.ADInplaceOrView, clamp_min_)
+operators.clamp_min__Tensor.register(DispatchKey.ADInplaceOrView, clamp_min__Tensor)
+operators.clamp_max_.register(DispatchKey.ADInplaceOrView, clamp_max_)
+operators.clamp_max__Tensor.register(DispatchKey.ADInplaceOrView, clamp_max__Tensor)
+operators.pow__Scalar.register(DispatchKey.ADInplaceOrView, pow__Scalar)
+operators.pow__Tensor.register(DispatchKey.ADInplaceOrView, pow__Tensor)
+operators.exp2_.register(DispatchKey.ADInplaceOrView, exp2_)
+operators.expm1_.register(DispatchKey.ADInplaceOrView, expm1_)
+operators.log1p_.register(DispatchKey.ADInplaceOrView, log1p_)
+operators.log2_.register(DispatchKey.ADInplaceOrView, log2_)
+operators.log10_.register(DispatchKey.ADInplaceOrView, log10_)
+operators.rsqrt_.register(DispatchKey.ADInplaceOrView, rsqrt_)
+operators.reciprocal_.register(DispatchKey.ADInplaceOrView, reciprocal_)
+operators.sin_.register(DispatchKey.ADInplaceOrView, sin_)
+operators.cos_.register(DispatchKey.ADInplaceOrView, cos_)
+operators.tan_.register(DispatchKey.ADInplaceOrView, tan_)
+operators.sinh_.register(DispatchKey.ADInplaceOrView, sinh_)
+operators.cosh_.register(DispatchKey.ADInplaceOrView, cosh_)
+operators.sgn_.register(DispatchKey.ADInplaceOrView, sgn_)
+operators.trunc_.register(DispatchKey.ADInplaceOrView, trunc_)
+operators.floor_.register(DispatchKey.ADInplaceOrView, floor_)
+operators.ceil_.register(DispatchKey.ADInplaceOrView, ceil_)
 operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)
 operators.masked_fill__Scalar.register(DispatchKey.ADInplaceOrView, masked_fill__Scalar)
 operators.masked_fill__Tensor.register(DispatchKey.ADInplaceOrView, masked_fill__Tensor)

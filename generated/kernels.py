@@ -31,6 +31,8 @@ from gradgen.numpy_kernels import (
     atan2_floating,
     avg_pool,
     avg_pool_backward,
+    bessel_j0,
+    bessel_j1,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -46,9 +48,11 @@ from gradgen.numpy_kernels import (
     copy_from,
     cumprod,
     cumsum,
+    degrees_radians,
     diag_embed,
     diagonal,
     diagonal_backward,
+    digamma,
     dist,
     div_floor,
     div_mode,
@@ -58,19 +62,33 @@ from gradgen.numpy_kernels import (
     elu_backward,
     embedding,
     embedding_dense_backward,
+    entr,
     erf,
+    erfc,
+    erfcx,
+    erfinv,
     expand,
     extremum,
     fill,
     flip,
+    floating_binary,
+    frac,
+    frexp,
     gather,
     gelu,
     gelu_backward,
     hardtanh,
     hardtanh_backward,
+    heaviside,
     huber_loss,
     huber_loss_backward,
     hypot_floating,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    igamma,
+    igammac,
     index_add,
     index_put,
     index_select,
@@ -79,10 +97,14 @@ from gradgen.numpy_kernels import (
     leaky_relu,
     leaky_relu_backward,
     lerp,
+    lgamma,
+    log_ndtr,
     log_sigmoid_backward,
     log_sigmoid_forward,
     logical,
     logical_reduction,
+    logit,
+    logit_backward,
     logsumexp,
     masked_fill,
     max_all,
@@ -96,6 +118,7 @@ from gradgen.numpy_kernels import (
     mse_loss,
     mse_loss_backward,
     mv,
+    mvlgamma,
     nan_to_num,
     native_batch_norm,
     native_batch_norm_backward,
@@ -103,6 +126,7 @@ from gradgen.numpy_kernels import (
     native_group_norm_backward,
     native_layer_norm,
     native_layer_norm_backward,
+    ndtri,
     negative,
     nll_loss2d_backward,
     nll_loss2d_forward,
@@ -110,6 +134,7 @@ from gradgen.numpy_kernels import (
     nll_loss_forward,
     one_hot,
     permute,
+    polygamma,
     power,
     reduce_mean,
     reduce_prod,
@@ -128,8 +153,10 @@ from gradgen.numpy_kernels import (
     sigmoid,
     sigmoid_backward,
     sign,
+    signbit,
     silu,
     silu_backward,
+    sinc,
     slice_,
     slice_backward,
     smooth_l1_loss,
@@ -164,6 +191,9 @@ from gradgen.numpy_kernels import (
     view_as_complex,
     view_as_real,
     where_select,
+    xlog1py,
+    xlogy,
+    zeta,
 )
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
@@ -186,6 +216,15 @@ warnings.filterwarnings(
     module=__name__,
 )
 
+
+# `values, indices = ...` or `.values`, as torch.return_types.frexp
+frexp_Tensor_return = namedtuple(
+    "frexp",
+    [
+        "mantissa",
+        "exponent",
+    ],
+)
 
 # `values, indices = ...` or `.values`, as torch.return_types.max
 max_dim_return = namedtuple(
@@ -1460,6 +1499,390 @@ def numpy_nan_to_num_(
     self_tensor = self
     self = self._data
     return copy_into(self_tensor, nan_to_num(self, nan, posinf, neginf))
+
+
+def numpy_acosh(ks: int, self: Tensor) -> Any:
+    """acosh(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.arccosh(int_to_float(self)))
+
+
+def numpy_acosh_(ks: int, self: Tensor) -> Any:
+    """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arccosh(int_to_float(self)))
+
+
+def numpy_asinh(ks: int, self: Tensor) -> Any:
+    """asinh(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.arcsinh(int_to_float(self)))
+
+
+def numpy_asinh_(ks: int, self: Tensor) -> Any:
+    """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arcsinh(int_to_float(self)))
+
+
+def numpy_atanh(ks: int, self: Tensor) -> Any:
+    """atanh(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.arctanh(int_to_float(self)))
+
+
+def numpy_atanh_(ks: int, self: Tensor) -> Any:
+    """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arctanh(int_to_float(self)))
+
+
+def numpy_deg2rad(ks: int, self: Tensor) -> Any:
+    """deg2rad(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(degrees_radians("deg2rad", np.deg2rad, self))
+
+
+def numpy_deg2rad_(ks: int, self: Tensor) -> Any:
+    """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, degrees_radians("deg2rad", np.deg2rad, self))
+
+
+def numpy_rad2deg(ks: int, self: Tensor) -> Any:
+    """rad2deg(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(degrees_radians("rad2deg", np.rad2deg, self))
+
+
+def numpy_rad2deg_(ks: int, self: Tensor) -> Any:
+    """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, degrees_radians("rad2deg", np.rad2deg, self))
+
+
+def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            floating_binary("copysign", np.copysign, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, floating_binary("copysign", np.copysign, self, other))
+
+
+def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(
+            floating_binary("copysign", np.copysign, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, floating_binary("copysign", np.copysign, self, other))
+
+
+def numpy_frac(ks: int, self: Tensor) -> Any:
+    """frac(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(frac(self))
+
+
+def numpy_frac_(ks: int, self: Tensor) -> Any:
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, frac(self))
+
+
+def numpy_frexp_Tensor(ks: int, self: Tensor) -> Any:
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
+    self = self._data
+    mantissa, exponent = frexp(self)
+    return frexp_Tensor_return(wrap_result(mantissa), wrap_result(exponent))
+
+
+def numpy_ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(self * np.exp2(other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, self * np.exp2(other))
+
+
+def numpy_heaviside(ks: int, self: Tensor, values: Tensor) -> Any:
+    """heaviside(Tensor self, Tensor values) -> Tensor"""
+    self = self._data
+    values = values._data
+    return wrap_result(heaviside(self, values))
+
+
+def numpy_heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
+    """heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    values = values._data
+    return copy_into(self_tensor, heaviside(self, values))
+
+
+def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
+    """nextafter(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            floating_binary("nextafter", np.nextafter, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(
+        self_tensor, floating_binary("nextafter", np.nextafter, self, other)
+    )
+
+
+def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            floating_binary("logaddexp2", np.logaddexp2, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
+    self = self._data
+    min = min._data
+    return wrap_result(clamp_tensors(self, min, None))
+
+
+def numpy_clamp_max_Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
+    self = self._data
+    max = max._data
+    return wrap_result(clamp_tensors(self, None, max))
+
+
+def numpy_clamp_min_(ks: int, self: Tensor, min: Number) -> Any:
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, clamp_scalars(self, min, None))
+
+
+def numpy_clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
+    """clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    min = min._data
+    return copy_into(self_tensor, clamp_tensors(self, min, None))
+
+
+def numpy_clamp_max_(ks: int, self: Tensor, max: Number) -> Any:
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, clamp_scalars(self, None, max))
+
+
+def numpy_clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
+    """clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    max = max._data
+    return copy_into(self_tensor, clamp_tensors(self, None, max))
+
+
+def numpy_signbit(ks: int, self: Tensor) -> Any:
+    """signbit(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(signbit(self))
+
+
+def numpy_pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
+    """pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
+    common_dtype = result_type(self, exponent)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, power(self, exponent))
+
+
+def numpy_pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
+    """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
+    common_dtype = result_type(self, exponent)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    exponent = promoted_array(exponent, common_dtype)
+    return copy_into(self_tensor, power(self, exponent))
+
+
+def numpy_exp2_(ks: int, self: Tensor) -> Any:
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.exp2(int_to_float(self)))
+
+
+def numpy_expm1_(ks: int, self: Tensor) -> Any:
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.expm1(int_to_float(self)))
+
+
+def numpy_log1p_(ks: int, self: Tensor) -> Any:
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.log1p(int_to_float(self)))
+
+
+def numpy_log2_(ks: int, self: Tensor) -> Any:
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.log2(int_to_float(self)))
+
+
+def numpy_log10_(ks: int, self: Tensor) -> Any:
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.log10(int_to_float(self)))
+
+
+def numpy_rsqrt_(ks: int, self: Tensor) -> Any:
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.reciprocal(np.sqrt(int_to_float(self))))
+
+
+def numpy_reciprocal_(ks: int, self: Tensor) -> Any:
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.reciprocal(int_to_float(self)))
+
+
+def numpy_sin_(ks: int, self: Tensor) -> Any:
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.sin(int_to_float(self)))
+
+
+def numpy_cos_(ks: int, self: Tensor) -> Any:
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.cos(int_to_float(self)))
+
+
+def numpy_tan_(ks: int, self: Tensor) -> Any:
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.tan(int_to_float(self)))
+
+
+def numpy_sinh_(ks: int, self: Tensor) -> Any:
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.sinh(int_to_float(self)))
+
+
+def numpy_cosh_(ks: int, self: Tensor) -> Any:
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.cosh(int_to_float(self)))
+
+
+def numpy_sgn_(ks: int, self: Tensor) -> Any:
+    """sgn_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, sgn(self))
+
+
+def numpy_trunc_(ks: int, self: Tensor) -> Any:
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, rounding(self, "trunc"))
+
+
+def numpy_floor_(ks: int, self: Tensor) -> Any:
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, rounding(self, "floor"))
+
+
+def numpy_ceil_(ks: int, self: Tensor) -> Any:
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, rounding(self, "ceil"))
 
 
 def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
@@ -3021,6 +3444,55 @@ operators.addcdiv_.register(DispatchKey.NumPy, numpy_addcdiv_)
 operators.clamp__Tensor.register(DispatchKey.NumPy, numpy_clamp__Tensor)
 operators.nan_to_num.register(DispatchKey.NumPy, numpy_nan_to_num)
 operators.nan_to_num_.register(DispatchKey.NumPy, numpy_nan_to_num_)
+operators.acosh.register(DispatchKey.NumPy, numpy_acosh)
+operators.acosh_.register(DispatchKey.NumPy, numpy_acosh_)
+operators.asinh.register(DispatchKey.NumPy, numpy_asinh)
+operators.asinh_.register(DispatchKey.NumPy, numpy_asinh_)
+operators.atanh.register(DispatchKey.NumPy, numpy_atanh)
+operators.atanh_.register(DispatchKey.NumPy, numpy_atanh_)
+operators.deg2rad.register(DispatchKey.NumPy, numpy_deg2rad)
+operators.deg2rad_.register(DispatchKey.NumPy, numpy_deg2rad_)
+operators.rad2deg.register(DispatchKey.NumPy, numpy_rad2deg)
+operators.rad2deg_.register(DispatchKey.NumPy, numpy_rad2deg_)
+operators.copysign_Tensor.register(DispatchKey.NumPy, numpy_copysign_Tensor)
+operators.copysign__Tensor.register(DispatchKey.NumPy, numpy_copysign__Tensor)
+operators.copysign_Scalar.register(DispatchKey.NumPy, numpy_copysign_Scalar)
+operators.copysign__Scalar.register(DispatchKey.NumPy, numpy_copysign__Scalar)
+operators.frac.register(DispatchKey.NumPy, numpy_frac)
+operators.frac_.register(DispatchKey.NumPy, numpy_frac_)
+operators.frexp_Tensor.register(DispatchKey.NumPy, numpy_frexp_Tensor)
+operators.ldexp_Tensor.register(DispatchKey.NumPy, numpy_ldexp_Tensor)
+operators.ldexp_.register(DispatchKey.NumPy, numpy_ldexp_)
+operators.heaviside.register(DispatchKey.NumPy, numpy_heaviside)
+operators.heaviside_.register(DispatchKey.NumPy, numpy_heaviside_)
+operators.nextafter.register(DispatchKey.NumPy, numpy_nextafter)
+operators.nextafter_.register(DispatchKey.NumPy, numpy_nextafter_)
+operators.logaddexp2.register(DispatchKey.NumPy, numpy_logaddexp2)
+operators.clamp_min_Tensor.register(DispatchKey.NumPy, numpy_clamp_min_Tensor)
+operators.clamp_max_Tensor.register(DispatchKey.NumPy, numpy_clamp_max_Tensor)
+operators.clamp_min_.register(DispatchKey.NumPy, numpy_clamp_min_)
+operators.clamp_min__Tensor.register(DispatchKey.NumPy, numpy_clamp_min__Tensor)
+operators.clamp_max_.register(DispatchKey.NumPy, numpy_clamp_max_)
+operators.clamp_max__Tensor.register(DispatchKey.NumPy, numpy_clamp_max__Tensor)
+operators.signbit.register(DispatchKey.NumPy, numpy_signbit)
+operators.pow__Scalar.register(DispatchKey.NumPy, numpy_pow__Scalar)
+operators.pow__Tensor.register(DispatchKey.NumPy, numpy_pow__Tensor)
+operators.exp2_.register(DispatchKey.NumPy, numpy_exp2_)
+operators.expm1_.register(DispatchKey.NumPy, numpy_expm1_)
+operators.log1p_.register(DispatchKey.NumPy, numpy_log1p_)
+operators.log2_.register(DispatchKey.NumPy, numpy_log2_)
+operators.log10_.register(DispatchKey.NumPy, numpy_log10_)
+operators.rsqrt_.register(DispatchKey.NumPy, numpy_rsqrt_)
+operators.reciprocal_.register(DispatchKey.NumPy, numpy_reciprocal_)
+operators.sin_.register(DispatchKey.NumPy, numpy_sin_)
+operators.cos_.register(DispatchKey.NumPy, numpy_cos_)
+operators.tan_.register(DispatchKey.NumPy, numpy_tan_)
+operators.sinh_.register(DispatchKey.NumPy, numpy_sinh_)
+operators.cosh_.register(DispatchKey.NumPy, numpy_cosh_)
+operators.sgn_.register(DispatchKey.NumPy, numpy_sgn_)
+operators.trunc_.register(DispatchKey.NumPy, numpy_trunc_)
+operators.floor_.register(DispatchKey.NumPy, numpy_floor_)
+operators.ceil_.register(DispatchKey.NumPy, numpy_ceil_)
 operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)

@@ -363,6 +363,95 @@ nan_to_num_ = OperatorHandle(
     "nan_to_num_",
     "nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)",
 )
+acosh = OperatorHandle("acosh", "acosh(Tensor self) -> Tensor")
+acosh_ = OperatorHandle("acosh_", "acosh_(Tensor(a!) self) -> Tensor(a!)")
+asinh = OperatorHandle("asinh", "asinh(Tensor self) -> Tensor")
+asinh_ = OperatorHandle("asinh_", "asinh_(Tensor(a!) self) -> Tensor(a!)")
+atanh = OperatorHandle("atanh", "atanh(Tensor self) -> Tensor")
+atanh_ = OperatorHandle("atanh_", "atanh_(Tensor(a!) self) -> Tensor(a!)")
+deg2rad = OperatorHandle("deg2rad", "deg2rad(Tensor self) -> Tensor")
+deg2rad_ = OperatorHandle("deg2rad_", "deg2rad_(Tensor(a!) self) -> Tensor(a!)")
+rad2deg = OperatorHandle("rad2deg", "rad2deg(Tensor self) -> Tensor")
+rad2deg_ = OperatorHandle("rad2deg_", "rad2deg_(Tensor(a!) self) -> Tensor(a!)")
+copysign_Tensor = OperatorHandle(
+    "copysign.Tensor", "copysign.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+copysign__Tensor = OperatorHandle(
+    "copysign_.Tensor", "copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+copysign_Scalar = OperatorHandle(
+    "copysign.Scalar", "copysign.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+copysign__Scalar = OperatorHandle(
+    "copysign_.Scalar", "copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+frac = OperatorHandle("frac", "frac(Tensor self) -> Tensor")
+frac_ = OperatorHandle("frac_", "frac_(Tensor(a!) self) -> Tensor(a!)")
+frexp_Tensor = OperatorHandle(
+    "frexp.Tensor", "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"
+)
+ldexp_Tensor = OperatorHandle(
+    "ldexp.Tensor", "ldexp.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+ldexp_ = OperatorHandle("ldexp_", "ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+heaviside = OperatorHandle(
+    "heaviside", "heaviside(Tensor self, Tensor values) -> Tensor"
+)
+heaviside_ = OperatorHandle(
+    "heaviside_", "heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"
+)
+nextafter = OperatorHandle(
+    "nextafter", "nextafter(Tensor self, Tensor other) -> Tensor"
+)
+nextafter_ = OperatorHandle(
+    "nextafter_", "nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+logaddexp2 = OperatorHandle(
+    "logaddexp2", "logaddexp2(Tensor self, Tensor other) -> Tensor"
+)
+clamp_min_Tensor = OperatorHandle(
+    "clamp_min.Tensor", "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"
+)
+clamp_max_Tensor = OperatorHandle(
+    "clamp_max.Tensor", "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"
+)
+clamp_min_ = OperatorHandle(
+    "clamp_min_", "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"
+)
+clamp_min__Tensor = OperatorHandle(
+    "clamp_min_.Tensor", "clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"
+)
+clamp_max_ = OperatorHandle(
+    "clamp_max_", "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"
+)
+clamp_max__Tensor = OperatorHandle(
+    "clamp_max_.Tensor", "clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"
+)
+signbit = OperatorHandle("signbit", "signbit(Tensor self) -> Tensor")
+pow__Scalar = OperatorHandle(
+    "pow_.Scalar", "pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"
+)
+pow__Tensor = OperatorHandle(
+    "pow_.Tensor", "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"
+)
+exp2_ = OperatorHandle("exp2_", "exp2_(Tensor(a!) self) -> Tensor(a!)")
+expm1_ = OperatorHandle("expm1_", "expm1_(Tensor(a!) self) -> Tensor(a!)")
+log1p_ = OperatorHandle("log1p_", "log1p_(Tensor(a!) self) -> Tensor(a!)")
+log2_ = OperatorHandle("log2_", "log2_(Tensor(a!) self) -> Tensor(a!)")
+log10_ = OperatorHandle("log10_", "log10_(Tensor(a!) self) -> Tensor(a!)")
+rsqrt_ = OperatorHandle("rsqrt_", "rsqrt_(Tensor(a!) self) -> Tensor(a!)")
+reciprocal_ = OperatorHandle(
+    "reciprocal_", "reciprocal_(Tensor(a!) self) -> Tensor(a!)"
+)
+sin_ = OperatorHandle("sin_", "sin_(Tensor(a!) self) -> Tensor(a!)")
+cos_ = OperatorHandle("cos_", "cos_(Tensor(a!) self) -> Tensor(a!)")
+tan_ = OperatorHandle("tan_", "tan_(Tensor(a!) self) -> Tensor(a!)")
+sinh_ = OperatorHandle("sinh_", "sinh_(Tensor(a!) self) -> Tensor(a!)")
+cosh_ = OperatorHandle("cosh_", "cosh_(Tensor(a!) self) -> Tensor(a!)")
+sgn_ = OperatorHandle("sgn_", "sgn_(Tensor(a!) self) -> Tensor(a!)")
+trunc_ = OperatorHandle("trunc_", "trunc_(Tensor(a!) self) -> Tensor(a!)")
+floor_ = OperatorHandle("floor_", "floor_(Tensor(a!) self) -> Tensor(a!)")
+ceil_ = OperatorHandle("ceil_", "ceil_(Tensor(a!) self) -> Tensor(a!)")
 sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 sum_dim_IntList = OperatorHandle(
     "sum.dim_IntList",

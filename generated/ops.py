@@ -110,8 +110,6 @@ __all__ = [
     "fmin",
     "atan2",
     "hypot",
-    "clamp_min",
-    "clamp_max",
     "logical_and",
     "logical_or",
     "logical_xor",
@@ -135,6 +133,44 @@ __all__ = [
     "arctan",
     "fix",
     "arctan2",
+    "acosh",
+    "acosh_",
+    "asinh",
+    "asinh_",
+    "atanh",
+    "atanh_",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "deg2rad",
+    "deg2rad_",
+    "rad2deg",
+    "rad2deg_",
+    "frac",
+    "frac_",
+    "frexp",
+    "ldexp",
+    "ldexp_",
+    "heaviside",
+    "nextafter",
+    "logaddexp2",
+    "signbit",
+    "exp2_",
+    "expm1_",
+    "log1p_",
+    "log2_",
+    "log10_",
+    "rsqrt_",
+    "reciprocal_",
+    "sin_",
+    "cos_",
+    "tan_",
+    "sinh_",
+    "cosh_",
+    "trunc_",
+    "floor_",
+    "ceil_",
+    "square_",
     "amax",
     "amin",
     "argmax",
@@ -275,6 +311,8 @@ __all__ = [
     "where",
     "clamp",
     "clamp_",
+    "clamp_min",
+    "clamp_max",
     "fmod",
     "remainder",
     "eq",
@@ -296,6 +334,10 @@ __all__ = [
     "multiply",
     "divide",
     "subtract",
+    "copysign",
+    "clamp_min_",
+    "clamp_max_",
+    "float_power",
     "sum",
     "mean",
     "prod",
@@ -905,18 +947,6 @@ def hypot(input: Tensor, other: Tensor | Number) -> Tensor:
     return operators.hypot.call(input, other)
 
 
-def clamp_min(input: Tensor, min: Number) -> Tensor:
-    """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
-    input = tensor_argument(input, "clamp_min", "input", 1, False)
-    return operators.clamp_min.call(input, min)
-
-
-def clamp_max(input: Tensor, max: Number) -> Tensor:
-    """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
-    input = tensor_argument(input, "clamp_max", "input", 1, False)
-    return operators.clamp_max.call(input, max)
-
-
 def logical_and(input: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "logical_and", "input", 1, False)
@@ -1086,6 +1116,239 @@ def arctan2(input: Tensor, other: Tensor | Number) -> Tensor:
     input = tensor_argument(input, "arctan2", "input", 1, False)
     other = tensor_argument(other, "arctan2", "other", 2, True)
     return composites.arctan2(input, other)
+
+
+def acosh(input: Tensor) -> Tensor:
+    """``acosh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "acosh", "input", 1, False)
+    return operators.acosh.call(input)
+
+
+def acosh_(input: Tensor) -> Tensor:
+    """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "acosh_", "input", 1, False)
+    return operators.acosh_.call(input)
+
+
+def asinh(input: Tensor) -> Tensor:
+    """``asinh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "asinh", "input", 1, False)
+    return operators.asinh.call(input)
+
+
+def asinh_(input: Tensor) -> Tensor:
+    """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "asinh_", "input", 1, False)
+    return operators.asinh_.call(input)
+
+
+def atanh(input: Tensor) -> Tensor:
+    """``atanh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "atanh", "input", 1, False)
+    return operators.atanh.call(input)
+
+
+def atanh_(input: Tensor) -> Tensor:
+    """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "atanh_", "input", 1, False)
+    return operators.atanh_.call(input)
+
+
+def arccosh(input: Tensor) -> Tensor:
+    """``arccosh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "arccosh", "input", 1, False)
+    return composites.arccosh(input)
+
+
+def arcsinh(input: Tensor) -> Tensor:
+    """``arcsinh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "arcsinh", "input", 1, False)
+    return composites.arcsinh(input)
+
+
+def arctanh(input: Tensor) -> Tensor:
+    """``arctanh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "arctanh", "input", 1, False)
+    return composites.arctanh(input)
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """``deg2rad(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "deg2rad", "input", 1, False)
+    return operators.deg2rad.call(input)
+
+
+def deg2rad_(input: Tensor) -> Tensor:
+    """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "deg2rad_", "input", 1, False)
+    return operators.deg2rad_.call(input)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """``rad2deg(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "rad2deg", "input", 1, False)
+    return operators.rad2deg.call(input)
+
+
+def rad2deg_(input: Tensor) -> Tensor:
+    """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "rad2deg_", "input", 1, False)
+    return operators.rad2deg_.call(input)
+
+
+def frac(input: Tensor) -> Tensor:
+    """``frac(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "frac", "input", 1, False)
+    return operators.frac.call(input)
+
+
+def frac_(input: Tensor) -> Tensor:
+    """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "frac_", "input", 1, False)
+    return operators.frac_.call(input)
+
+
+def frexp(input: Tensor) -> Tensor:
+    """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
+    input = tensor_argument(input, "frexp", "input", 1, False)
+    return operators.frexp_Tensor.call(input)
+
+
+def ldexp(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "ldexp", "input", 1, False)
+    other = tensor_argument(other, "ldexp", "other", 2, True)
+    return operators.ldexp_Tensor.call(input, other)
+
+
+def ldexp_(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    input = tensor_argument(input, "ldexp_", "input", 1, False)
+    other = tensor_argument(other, "ldexp_", "other", 2, True)
+    return operators.ldexp_.call(input, other)
+
+
+def heaviside(input: Tensor, values: Tensor | Number) -> Tensor:
+    """``heaviside(Tensor self, Tensor values) -> Tensor``"""
+    input = tensor_argument(input, "heaviside", "input", 1, False)
+    values = tensor_argument(values, "heaviside", "values", 2, True)
+    return operators.heaviside.call(input, values)
+
+
+def nextafter(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``nextafter(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "nextafter", "input", 1, False)
+    other = tensor_argument(other, "nextafter", "other", 2, True)
+    return operators.nextafter.call(input, other)
+
+
+def logaddexp2(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "logaddexp2", "input", 1, False)
+    other = tensor_argument(other, "logaddexp2", "other", 2, True)
+    return operators.logaddexp2.call(input, other)
+
+
+def signbit(input: Tensor) -> Tensor:
+    """``signbit(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "signbit", "input", 1, False)
+    return operators.signbit.call(input)
+
+
+def exp2_(input: Tensor) -> Tensor:
+    """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "exp2_", "input", 1, False)
+    return operators.exp2_.call(input)
+
+
+def expm1_(input: Tensor) -> Tensor:
+    """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "expm1_", "input", 1, False)
+    return operators.expm1_.call(input)
+
+
+def log1p_(input: Tensor) -> Tensor:
+    """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "log1p_", "input", 1, False)
+    return operators.log1p_.call(input)
+
+
+def log2_(input: Tensor) -> Tensor:
+    """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "log2_", "input", 1, False)
+    return operators.log2_.call(input)
+
+
+def log10_(input: Tensor) -> Tensor:
+    """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "log10_", "input", 1, False)
+    return operators.log10_.call(input)
+
+
+def rsqrt_(input: Tensor) -> Tensor:
+    """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "rsqrt_", "input", 1, False)
+    return operators.rsqrt_.call(input)
+
+
+def reciprocal_(input: Tensor) -> Tensor:
+    """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "reciprocal_", "input", 1, False)
+    return operators.reciprocal_.call(input)
+
+
+def sin_(input: Tensor) -> Tensor:
+    """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "sin_", "input", 1, False)
+    return operators.sin_.call(input)
+
+
+def cos_(input: Tensor) -> Tensor:
+    """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "cos_", "input", 1, False)
+    return operators.cos_.call(input)
+
+
+def tan_(input: Tensor) -> Tensor:
+    """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "tan_", "input", 1, False)
+    return operators.tan_.call(input)
+
+
+def sinh_(input: Tensor) -> Tensor:
+    """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "sinh_", "input", 1, False)
+    return operators.sinh_.call(input)
+
+
+def cosh_(input: Tensor) -> Tensor:
+    """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "cosh_", "input", 1, False)
+    return operators.cosh_.call(input)
+
+
+def trunc_(input: Tensor) -> Tensor:
+    """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "trunc_", "input", 1, False)
+    return operators.trunc_.call(input)
+
+
+def floor_(input: Tensor) -> Tensor:
+    """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "floor_", "input", 1, False)
+    return operators.floor_.call(input)
+
+
+def ceil_(input: Tensor) -> Tensor:
+    """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "ceil_", "input", 1, False)
+    return operators.ceil_.call(input)
+
+
+def square_(input: Tensor) -> Tensor:
+    """``square_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "square_", "input", 1, False)
+    return composites.square_(input)
 
 
 def amax(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
@@ -3308,6 +3571,56 @@ clamp_ = Overloads(
 )
 
 
+clamp_min = Overloads(
+    "clamp_min",
+    (
+        # clamp_min(Tensor self, Scalar min) -> Tensor
+        Signature(
+            operators.clamp_min.call,
+            "Tensor input, Number min",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar"),
+            ),
+        ),
+        # clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+        Signature(
+            operators.clamp_min_Tensor.call,
+            "Tensor input, Tensor min",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+clamp_max = Overloads(
+    "clamp_max",
+    (
+        # clamp_max(Tensor self, Scalar max) -> Tensor
+        Signature(
+            operators.clamp_max.call,
+            "Tensor input, Number max",
+            (
+                Param("input", "Tensor"),
+                Param("max", "Scalar"),
+            ),
+        ),
+        # clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+        Signature(
+            operators.clamp_max_Tensor.call,
+            "Tensor input, Tensor max",
+            (
+                Param("input", "Tensor"),
+                Param("max", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
 fmod = Overloads(
     "fmod",
     (
@@ -3847,6 +4160,115 @@ subtract = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
                 Param("alpha", "Scalar", has_default=True, default=1),
+            ),
+        ),
+    ),
+)
+
+
+copysign = Overloads(
+    "copysign",
+    (
+        # copysign.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.copysign_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # copysign.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.copysign_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+clamp_min_ = Overloads(
+    "clamp_min_",
+    (
+        # clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+        Signature(
+            operators.clamp_min_.call,
+            "Tensor input, Number min",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar"),
+            ),
+        ),
+        # clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+        Signature(
+            operators.clamp_min__Tensor.call,
+            "Tensor input, Tensor min",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+clamp_max_ = Overloads(
+    "clamp_max_",
+    (
+        # clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+        Signature(
+            operators.clamp_max_.call,
+            "Tensor input, Number max",
+            (
+                Param("input", "Tensor"),
+                Param("max", "Scalar"),
+            ),
+        ),
+        # clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+        Signature(
+            operators.clamp_max__Tensor.call,
+            "Tensor input, Tensor max",
+            (
+                Param("input", "Tensor"),
+                Param("max", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+float_power = Overloads(
+    "float_power",
+    (
+        # float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Tensor input, Tensor exponent",
+            (
+                Param("input", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+        # float_power.Scalar(Scalar self, Tensor exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Number input, Tensor exponent",
+            (
+                Param("input", "Scalar"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+        # float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Tensor input, Number exponent",
+            (
+                Param("input", "Tensor"),
+                Param("exponent", "Scalar"),
             ),
         ),
     ),

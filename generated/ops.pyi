@@ -16,6 +16,7 @@ from gradgen.tensor import Number as _Number
 from gradgen.tensor import Tensor
 
 from .tensor_base import _DType
+from .tensor_base import frexp_Tensor_return
 from .tensor_base import max_dim_return
 from .tensor_base import min_dim_return
 from .tensor_base import sort_return
@@ -171,6 +172,48 @@ __all__ = [
     "multiply",
     "divide",
     "subtract",
+    "acosh",
+    "acosh_",
+    "asinh",
+    "asinh_",
+    "atanh",
+    "atanh_",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "deg2rad",
+    "deg2rad_",
+    "rad2deg",
+    "rad2deg_",
+    "copysign",
+    "frac",
+    "frac_",
+    "frexp",
+    "ldexp",
+    "ldexp_",
+    "heaviside",
+    "nextafter",
+    "logaddexp2",
+    "clamp_min_",
+    "clamp_max_",
+    "signbit",
+    "float_power",
+    "exp2_",
+    "expm1_",
+    "log1p_",
+    "log2_",
+    "log10_",
+    "rsqrt_",
+    "reciprocal_",
+    "sin_",
+    "cos_",
+    "tan_",
+    "sinh_",
+    "cosh_",
+    "trunc_",
+    "floor_",
+    "ceil_",
+    "square_",
     "sum",
     "mean",
     "prod",
@@ -854,12 +897,24 @@ def clamp_(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) ->
     """``clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
 
 
+@overload
 def clamp_min(input: Tensor, min: _Number) -> Tensor:
     """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
 
 
+@overload
+def clamp_min(input: Tensor, min: Tensor) -> Tensor:
+    """``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``"""
+
+
+@overload
 def clamp_max(input: Tensor, max: _Number) -> Tensor:
     """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
+
+
+@overload
+def clamp_max(input: Tensor, max: Tensor) -> Tensor:
+    """``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``"""
 
 
 @overload
@@ -1191,6 +1246,203 @@ def subtract(input: Tensor, other: Tensor, *, alpha: _Number = ...) -> Tensor:
 @overload
 def subtract(input: Tensor, other: _Number, alpha: _Number = ...) -> Tensor:
     """``subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
+
+
+def acosh(input: Tensor) -> Tensor:
+    """``acosh(Tensor self) -> Tensor``"""
+
+
+def acosh_(input: Tensor) -> Tensor:
+    """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def asinh(input: Tensor) -> Tensor:
+    """``asinh(Tensor self) -> Tensor``"""
+
+
+def asinh_(input: Tensor) -> Tensor:
+    """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def atanh(input: Tensor) -> Tensor:
+    """``atanh(Tensor self) -> Tensor``"""
+
+
+def atanh_(input: Tensor) -> Tensor:
+    """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arccosh(input: Tensor) -> Tensor:
+    """``arccosh(Tensor self) -> Tensor``"""
+
+
+def arcsinh(input: Tensor) -> Tensor:
+    """``arcsinh(Tensor self) -> Tensor``"""
+
+
+def arctanh(input: Tensor) -> Tensor:
+    """``arctanh(Tensor self) -> Tensor``"""
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """``deg2rad(Tensor self) -> Tensor``"""
+
+
+def deg2rad_(input: Tensor) -> Tensor:
+    """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """``rad2deg(Tensor self) -> Tensor``"""
+
+
+def rad2deg_(input: Tensor) -> Tensor:
+    """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+@overload
+def copysign(input: Tensor, other: Tensor) -> Tensor:
+    """``copysign.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def copysign(input: Tensor, other: _Number) -> Tensor:
+    """``copysign.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+def frac(input: Tensor) -> Tensor:
+    """``frac(Tensor self) -> Tensor``"""
+
+
+def frac_(input: Tensor) -> Tensor:
+    """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def frexp(input: Tensor) -> frexp_Tensor_return:
+    """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
+
+
+def ldexp(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+def ldexp_(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+
+def heaviside(input: Tensor, values: Tensor | _Number) -> Tensor:
+    """``heaviside(Tensor self, Tensor values) -> Tensor``"""
+
+
+def nextafter(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``nextafter(Tensor self, Tensor other) -> Tensor``"""
+
+
+def logaddexp2(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def clamp_min_(input: Tensor, min: _Number) -> Tensor:
+    """``clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)``"""
+
+
+@overload
+def clamp_min_(input: Tensor, min: Tensor) -> Tensor:
+    """``clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)``"""
+
+
+@overload
+def clamp_max_(input: Tensor, max: _Number) -> Tensor:
+    """``clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)``"""
+
+
+@overload
+def clamp_max_(input: Tensor, max: Tensor) -> Tensor:
+    """``clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)``"""
+
+
+def signbit(input: Tensor) -> Tensor:
+    """``signbit(Tensor self) -> Tensor``"""
+
+
+@overload
+def float_power(input: Tensor, exponent: Tensor) -> Tensor:
+    """``float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
+
+
+@overload
+def float_power(input: _Number, exponent: Tensor) -> Tensor:
+    """``float_power.Scalar(Scalar self, Tensor exponent) -> Tensor``"""
+
+
+@overload
+def float_power(input: Tensor, exponent: _Number) -> Tensor:
+    """``float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
+
+
+def exp2_(input: Tensor) -> Tensor:
+    """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def expm1_(input: Tensor) -> Tensor:
+    """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def log1p_(input: Tensor) -> Tensor:
+    """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def log2_(input: Tensor) -> Tensor:
+    """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def log10_(input: Tensor) -> Tensor:
+    """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def rsqrt_(input: Tensor) -> Tensor:
+    """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def reciprocal_(input: Tensor) -> Tensor:
+    """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def sin_(input: Tensor) -> Tensor:
+    """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def cos_(input: Tensor) -> Tensor:
+    """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def tan_(input: Tensor) -> Tensor:
+    """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def sinh_(input: Tensor) -> Tensor:
+    """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def cosh_(input: Tensor) -> Tensor:
+    """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def trunc_(input: Tensor) -> Tensor:
+    """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def floor_(input: Tensor) -> Tensor:
+    """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def ceil_(input: Tensor) -> Tensor:
+    """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def square_(input: Tensor) -> Tensor:
+    """``square_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
 @overload

@@ -477,16 +477,6 @@ def hypot(self: Tensor, other: Tensor | Number) -> Tensor:
     return operators.hypot.call(self, other)
 
 
-def clamp_min(self: Tensor, min: Number) -> Tensor:
-    """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
-    return operators.clamp_min.call(self, min)
-
-
-def clamp_max(self: Tensor, max: Number) -> Tensor:
-    """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
-    return operators.clamp_max.call(self, max)
-
-
 def logical_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
     other = tensor_argument(other, "logical_and", "other", 2, True)
@@ -665,6 +655,218 @@ def arctan2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
     other = tensor_argument(other, "arctan2", "other", 2, True)
     return composites.arctan2(self, other)
+
+
+def acosh(self: Tensor) -> Tensor:
+    """``acosh(Tensor self) -> Tensor``"""
+    return operators.acosh.call(self)
+
+
+def acosh_(self: Tensor) -> Tensor:
+    """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.acosh_.call(self)
+
+
+def asinh(self: Tensor) -> Tensor:
+    """``asinh(Tensor self) -> Tensor``"""
+    return operators.asinh.call(self)
+
+
+def asinh_(self: Tensor) -> Tensor:
+    """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.asinh_.call(self)
+
+
+def atanh(self: Tensor) -> Tensor:
+    """``atanh(Tensor self) -> Tensor``"""
+    return operators.atanh.call(self)
+
+
+def atanh_(self: Tensor) -> Tensor:
+    """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.atanh_.call(self)
+
+
+def arccosh(self: Tensor) -> Tensor:
+    """``arccosh(Tensor self) -> Tensor``"""
+    return composites.arccosh(self)
+
+
+def arcsinh(self: Tensor) -> Tensor:
+    """``arcsinh(Tensor self) -> Tensor``"""
+    return composites.arcsinh(self)
+
+
+def arctanh(self: Tensor) -> Tensor:
+    """``arctanh(Tensor self) -> Tensor``"""
+    return composites.arctanh(self)
+
+
+def deg2rad(self: Tensor) -> Tensor:
+    """``deg2rad(Tensor self) -> Tensor``"""
+    return operators.deg2rad.call(self)
+
+
+def deg2rad_(self: Tensor) -> Tensor:
+    """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.deg2rad_.call(self)
+
+
+def rad2deg(self: Tensor) -> Tensor:
+    """``rad2deg(Tensor self) -> Tensor``"""
+    return operators.rad2deg.call(self)
+
+
+def rad2deg_(self: Tensor) -> Tensor:
+    """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.rad2deg_.call(self)
+
+
+def frac(self: Tensor) -> Tensor:
+    """``frac(Tensor self) -> Tensor``"""
+    return operators.frac.call(self)
+
+
+def frac_(self: Tensor) -> Tensor:
+    """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.frac_.call(self)
+
+
+def frexp(self: Tensor) -> Tensor:
+    """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
+    return operators.frexp_Tensor.call(self)
+
+
+def ldexp(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "ldexp", "other", 2, True)
+    return operators.ldexp_Tensor.call(self, other)
+
+
+def ldexp_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "ldexp_", "other", 2, True)
+    return operators.ldexp_.call(self, other)
+
+
+def heaviside(self: Tensor, values: Tensor | Number) -> Tensor:
+    """``heaviside(Tensor self, Tensor values) -> Tensor``"""
+    values = tensor_argument(values, "heaviside", "values", 2, True)
+    return operators.heaviside.call(self, values)
+
+
+def heaviside_(self: Tensor, values: Tensor | Number) -> Tensor:
+    """``heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)``"""
+    values = tensor_argument(values, "heaviside_", "values", 2, True)
+    return operators.heaviside_.call(self, values)
+
+
+def nextafter(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``nextafter(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "nextafter", "other", 2, True)
+    return operators.nextafter.call(self, other)
+
+
+def nextafter_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "nextafter_", "other", 2, True)
+    return operators.nextafter_.call(self, other)
+
+
+def logaddexp2(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "logaddexp2", "other", 2, True)
+    return operators.logaddexp2.call(self, other)
+
+
+def signbit(self: Tensor) -> Tensor:
+    """``signbit(Tensor self) -> Tensor``"""
+    return operators.signbit.call(self)
+
+
+def exp2_(self: Tensor) -> Tensor:
+    """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.exp2_.call(self)
+
+
+def expm1_(self: Tensor) -> Tensor:
+    """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.expm1_.call(self)
+
+
+def log1p_(self: Tensor) -> Tensor:
+    """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.log1p_.call(self)
+
+
+def log2_(self: Tensor) -> Tensor:
+    """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.log2_.call(self)
+
+
+def log10_(self: Tensor) -> Tensor:
+    """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.log10_.call(self)
+
+
+def rsqrt_(self: Tensor) -> Tensor:
+    """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.rsqrt_.call(self)
+
+
+def reciprocal_(self: Tensor) -> Tensor:
+    """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.reciprocal_.call(self)
+
+
+def sin_(self: Tensor) -> Tensor:
+    """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sin_.call(self)
+
+
+def cos_(self: Tensor) -> Tensor:
+    """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.cos_.call(self)
+
+
+def tan_(self: Tensor) -> Tensor:
+    """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.tan_.call(self)
+
+
+def sinh_(self: Tensor) -> Tensor:
+    """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sinh_.call(self)
+
+
+def cosh_(self: Tensor) -> Tensor:
+    """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.cosh_.call(self)
+
+
+def sgn_(self: Tensor) -> Tensor:
+    """``sgn_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sgn_.call(self)
+
+
+def trunc_(self: Tensor) -> Tensor:
+    """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.trunc_.call(self)
+
+
+def floor_(self: Tensor) -> Tensor:
+    """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.floor_.call(self)
+
+
+def ceil_(self: Tensor) -> Tensor:
+    """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.ceil_.call(self)
+
+
+def square_(self: Tensor) -> Tensor:
+    """``square_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.square_(self)
 
 
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
@@ -1280,6 +1482,66 @@ _clamp__overloads = Overloads(
 def clamp_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`` or ``clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
     return _clamp__overloads(*args, self=self, **kwargs)
+
+
+_clamp_min_overloads = Overloads(
+    "clamp_min",
+    (
+        # clamp_min(Tensor self, Scalar min) -> Tensor
+        Signature(
+            operators.clamp_min.call,
+            "Number min",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar"),
+            ),
+        ),
+        # clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+        Signature(
+            operators.clamp_min_Tensor.call,
+            "Tensor min",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def clamp_min(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp_min(Tensor self, Scalar min) -> Tensor`` or ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``"""
+    return _clamp_min_overloads(*args, self=self, **kwargs)
+
+
+_clamp_max_overloads = Overloads(
+    "clamp_max",
+    (
+        # clamp_max(Tensor self, Scalar max) -> Tensor
+        Signature(
+            operators.clamp_max.call,
+            "Number max",
+            (
+                Param("self", "Tensor"),
+                Param("max", "Scalar"),
+            ),
+        ),
+        # clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+        Signature(
+            operators.clamp_max_Tensor.call,
+            "Tensor max",
+            (
+                Param("self", "Tensor"),
+                Param("max", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def clamp_max(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp_max(Tensor self, Scalar max) -> Tensor`` or ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``"""
+    return _clamp_max_overloads(*args, self=self, **kwargs)
 
 
 _fmod_overloads = Overloads(
@@ -1934,6 +2196,216 @@ def subtract(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _subtract_overloads(*args, self=self, **kwargs)
 
 
+_copysign_overloads = Overloads(
+    "copysign",
+    (
+        # copysign.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.copysign_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # copysign.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.copysign_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def copysign(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``copysign.Tensor(Tensor self, Tensor other) -> Tensor`` or ``copysign.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _copysign_overloads(*args, self=self, **kwargs)
+
+
+_copysign__overloads = Overloads(
+    "copysign_",
+    (
+        # copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.copysign__Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.copysign__Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def copysign_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`` or ``copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+    return _copysign__overloads(*args, self=self, **kwargs)
+
+
+_clamp_min__overloads = Overloads(
+    "clamp_min_",
+    (
+        # clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+        Signature(
+            operators.clamp_min_.call,
+            "Number min",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar"),
+            ),
+        ),
+        # clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+        Signature(
+            operators.clamp_min__Tensor.call,
+            "Tensor min",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def clamp_min_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`` or ``clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)``"""
+    return _clamp_min__overloads(*args, self=self, **kwargs)
+
+
+_clamp_max__overloads = Overloads(
+    "clamp_max_",
+    (
+        # clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+        Signature(
+            operators.clamp_max_.call,
+            "Number max",
+            (
+                Param("self", "Tensor"),
+                Param("max", "Scalar"),
+            ),
+        ),
+        # clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+        Signature(
+            operators.clamp_max__Tensor.call,
+            "Tensor max",
+            (
+                Param("self", "Tensor"),
+                Param("max", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def clamp_max_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`` or ``clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)``"""
+    return _clamp_max__overloads(*args, self=self, **kwargs)
+
+
+_pow__overloads = Overloads(
+    "pow_",
+    (
+        # pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+        Signature(
+            operators.pow__Scalar.call,
+            "Number exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Scalar"),
+            ),
+        ),
+        # pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+        Signature(
+            operators.pow__Tensor.call,
+            "Tensor exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def pow_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`` or ``pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)``"""
+    return _pow__overloads(*args, self=self, **kwargs)
+
+
+_float_power_overloads = Overloads(
+    "float_power",
+    (
+        # float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Tensor exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+        # float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Number exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def float_power(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`` or ``float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
+    return _float_power_overloads(*args, self=self, **kwargs)
+
+
+_float_power__overloads = Overloads(
+    "float_power_",
+    (
+        # float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+        Signature(
+            composites.float_power_,
+            "Number exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Scalar"),
+            ),
+        ),
+        # float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+        Signature(
+            composites.float_power_,
+            "Tensor exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def float_power_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`` or ``float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)``"""
+    return _float_power__overloads(*args, self=self, **kwargs)
+
+
 _sum_overloads = Overloads(
     "sum",
     (
@@ -2560,8 +3032,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "fmin": fmin,
     "atan2": atan2,
     "hypot": hypot,
-    "clamp_min": clamp_min,
-    "clamp_max": clamp_max,
     "logical_and": logical_and,
     "logical_or": logical_or,
     "logical_xor": logical_xor,
@@ -2588,6 +3058,47 @@ METHODS: dict[str, Callable[..., Any]] = {
     "arctan": arctan,
     "fix": fix,
     "arctan2": arctan2,
+    "acosh": acosh,
+    "acosh_": acosh_,
+    "asinh": asinh,
+    "asinh_": asinh_,
+    "atanh": atanh,
+    "atanh_": atanh_,
+    "arccosh": arccosh,
+    "arcsinh": arcsinh,
+    "arctanh": arctanh,
+    "deg2rad": deg2rad,
+    "deg2rad_": deg2rad_,
+    "rad2deg": rad2deg,
+    "rad2deg_": rad2deg_,
+    "frac": frac,
+    "frac_": frac_,
+    "frexp": frexp,
+    "ldexp": ldexp,
+    "ldexp_": ldexp_,
+    "heaviside": heaviside,
+    "heaviside_": heaviside_,
+    "nextafter": nextafter,
+    "nextafter_": nextafter_,
+    "logaddexp2": logaddexp2,
+    "signbit": signbit,
+    "exp2_": exp2_,
+    "expm1_": expm1_,
+    "log1p_": log1p_,
+    "log2_": log2_,
+    "log10_": log10_,
+    "rsqrt_": rsqrt_,
+    "reciprocal_": reciprocal_,
+    "sin_": sin_,
+    "cos_": cos_,
+    "tan_": tan_,
+    "sinh_": sinh_,
+    "cosh_": cosh_,
+    "sgn_": sgn_,
+    "trunc_": trunc_,
+    "floor_": floor_,
+    "ceil_": ceil_,
+    "square_": square_,
     "amax": amax,
     "amin": amin,
     "argmax": argmax,
@@ -2636,6 +3147,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "where": where,
     "clamp": clamp,
     "clamp_": clamp_,
+    "clamp_min": clamp_min,
+    "clamp_max": clamp_max,
     "fmod": fmod,
     "remainder": remainder,
     "eq": eq,
@@ -2657,6 +3170,13 @@ METHODS: dict[str, Callable[..., Any]] = {
     "multiply": multiply,
     "divide": divide,
     "subtract": subtract,
+    "copysign": copysign,
+    "copysign_": copysign_,
+    "clamp_min_": clamp_min_,
+    "clamp_max_": clamp_max_,
+    "pow_": pow_,
+    "float_power": float_power,
+    "float_power_": float_power_,
     "sum": sum,
     "mean": mean,
     "prod": prod,

@@ -3687,6 +3687,1260 @@ def nan_to_num_(
     return result
 
 
+def acosh(ks: int, self: Tensor) -> Any:
+    """acosh(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AcoshBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AcoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.acosh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.acosh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def acosh_(ks: int, self: Tensor) -> Any:
+    """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("acosh_")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AcoshBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AcoshBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.acosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def asinh(ks: int, self: Tensor) -> Any:
+    """asinh(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AsinhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.asinh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.asinh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def asinh_(ks: int, self: Tensor) -> Any:
+    """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("asinh_")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AsinhBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsinhBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.asinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def atanh(ks: int, self: Tensor) -> Any:
+    """atanh(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AtanhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.atanh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.atanh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def atanh_(ks: int, self: Tensor) -> Any:
+    """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("atanh_")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AtanhBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AtanhBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.atanh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def deg2rad(ks: int, self: Tensor) -> Any:
+    """deg2rad(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Deg2RadBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Deg2RadBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.deg2rad, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.deg2rad_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def deg2rad_(ks: int, self: Tensor) -> Any:
+    """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Deg2RadBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Deg2RadBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.deg2rad_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.deg2rad__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def rad2deg(ks: int, self: Tensor) -> Any:
+    """rad2deg(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Rad2DegBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Rad2DegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.rad2deg, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.rad2deg_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def rad2deg_(ks: int, self: Tensor) -> Any:
+    """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Rad2DegBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Rad2DegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.rad2deg_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rad2deg__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.CopysignBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopysignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_info = TypeAndSize(other)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.copysign_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copysign_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CopysignBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopysignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_info = TypeAndSize(other)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.copysign__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copysign__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CopysignBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopysignBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.copysign_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copysign_Scalar_jvp(
+                    self, tangent_or_zeros(self), other, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CopysignBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopysignBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.copysign__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copysign__Scalar_jvp(
+                    original_self, tangent_or_zeros(self), other, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def frac(ks: int, self: Tensor) -> Any:
+    """frac(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FracBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FracBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.frac, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.frac_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def frac_(ks: int, self: Tensor) -> Any:
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FracBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FracBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.frac_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.frac__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def frexp_Tensor(ks: int, self: Tensor) -> Any:
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FrexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FrexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.frexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.exponent_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.frexp_Tensor_jvp_mantissa(
+                    self, tangent_or_zeros(self), result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.LdexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LdexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+    result = redispatch(operators.ldexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.ldexp_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LdexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LdexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+    result = redispatch(operators.ldexp_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.ldexp__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def heaviside(ks: int, self: Tensor, values: Tensor) -> Any:
+    """heaviside(Tensor self, Tensor values) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("heaviside")
+    _any_requires_grad = compute_requires_grad(self, values)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("heaviside")
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+    result = redispatch(operators.heaviside, ks & AFTER_AUTOGRAD_KEYSET, self, values)
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
+    """heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("heaviside_")
+    _any_requires_grad = compute_requires_grad(self, values)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("heaviside")
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+    result = redispatch(operators.heaviside_, ks & AFTER_AUTOGRAD_KEYSET, self, values)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
+    """nextafter(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.NextafterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NextafterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_info = TypeAndSize(other)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.nextafter, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nextafter_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.NextafterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NextafterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_info = TypeAndSize(other)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.nextafter_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nextafter__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.Logaddexp2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Logaddexp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.logaddexp2, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.logaddexp2_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or min._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, min)
+    grad_fn: functions.ClampMinBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, min))
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.clamp_min_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_min_Tensor_jvp(
+                    self, tangent_or_zeros(self), min, tangent_or_zeros(min), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp_max_Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or max._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, max)
+    grad_fn: functions.ClampMaxBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, max))
+        grad_fn.max_ = SavedVariable(max, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.clamp_max_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, max
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_max_Tensor_jvp(
+                    self, tangent_or_zeros(self), max, tangent_or_zeros(max), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp_min_(ks: int, self: Tensor, min: Number) -> Any:
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampMinBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.min = min
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.clamp_min_, ks & AFTER_AUTOGRAD_KEYSET, self, min)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_min__jvp(
+                    original_self, tangent_or_zeros(self), min, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
+    """clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or min._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, min)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampMinBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, min))
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.clamp_min__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_min__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    min,
+                    tangent_or_zeros(min),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def clamp_max_(ks: int, self: Tensor, max: Number) -> Any:
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampMaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.max = max
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.clamp_max_, ks & AFTER_AUTOGRAD_KEYSET, self, max)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_max__jvp(
+                    original_self, tangent_or_zeros(self), max, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
+    """clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or max._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, max)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampMaxBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, max))
+        grad_fn.max_ = SavedVariable(max, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.clamp_max__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, max
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_max__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    max,
+                    tangent_or_zeros(max),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def signbit(ks: int, self: Tensor) -> Any:
+    """signbit(Tensor self) -> Tensor"""
+    return redispatch(operators.signbit, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
+    """pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.PowBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PowBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.exponent = exponent
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.pow__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pow__Scalar_jvp(
+                    original_self, tangent_or_zeros(self), exponent, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
+    """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or exponent._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, exponent)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.PowBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PowBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.pow__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pow__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    exponent,
+                    tangent_or_zeros(exponent),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def exp2_(ks: int, self: Tensor) -> Any:
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Exp2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Exp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.exp2_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.exp2__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def expm1_(ks: int, self: Tensor) -> Any:
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Expm1Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Expm1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.expm1_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.expm1__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def log1p_(ks: int, self: Tensor) -> Any:
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Log1PBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Log1PBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.log1p_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.log1p__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def log2_(ks: int, self: Tensor) -> Any:
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Log2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Log2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.log2_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.log2__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def log10_(ks: int, self: Tensor) -> Any:
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Log10Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Log10Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.log10_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.log10__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def rsqrt_(ks: int, self: Tensor) -> Any:
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.RsqrtBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RsqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.rsqrt_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rsqrt__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def reciprocal_(ks: int, self: Tensor) -> Any:
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ReciprocalBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReciprocalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.reciprocal_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reciprocal__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sin_(ks: int, self: Tensor) -> Any:
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SinBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.sin_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sin__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def cos_(ks: int, self: Tensor) -> Any:
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CosBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.cos_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cos__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def tan_(ks: int, self: Tensor) -> Any:
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.TanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.tan_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.tan__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sinh_(ks: int, self: Tensor) -> Any:
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SinhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.sinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sinh__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def cosh_(ks: int, self: Tensor) -> Any:
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CoshBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.cosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cosh__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sgn_(ks: int, self: Tensor) -> Any:
+    """sgn_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SgnBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SgnBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.sgn_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sgn__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def trunc_(ks: int, self: Tensor) -> Any:
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.TruncBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TruncBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.trunc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.trunc__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def floor_(ks: int, self: Tensor) -> Any:
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FloorBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FloorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.floor_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.floor__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def ceil_(ks: int, self: Tensor) -> Any:
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CeilBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CeilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.ceil_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.ceil__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
 def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -8175,6 +9429,55 @@ operators.addcdiv_.register(DispatchKey.Autograd, addcdiv_)
 operators.clamp__Tensor.register(DispatchKey.Autograd, clamp__Tensor)
 operators.nan_to_num.register(DispatchKey.Autograd, nan_to_num)
 operators.nan_to_num_.register(DispatchKey.Autograd, nan_to_num_)
+operators.acosh.register(DispatchKey.Autograd, acosh)
+operators.acosh_.register(DispatchKey.Autograd, acosh_)
+operators.asinh.register(DispatchKey.Autograd, asinh)
+operators.asinh_.register(DispatchKey.Autograd, asinh_)
+operators.atanh.register(DispatchKey.Autograd, atanh)
+operators.atanh_.register(DispatchKey.Autograd, atanh_)
+operators.deg2rad.register(DispatchKey.Autograd, deg2rad)
+operators.deg2rad_.register(DispatchKey.Autograd, deg2rad_)
+operators.rad2deg.register(DispatchKey.Autograd, rad2deg)
+operators.rad2deg_.register(DispatchKey.Autograd, rad2deg_)
+operators.copysign_Tensor.register(DispatchKey.Autograd, copysign_Tensor)
+operators.copysign__Tensor.register(DispatchKey.Autograd, copysign__Tensor)
+operators.copysign_Scalar.register(DispatchKey.Autograd, copysign_Scalar)
+operators.copysign__Scalar.register(DispatchKey.Autograd, copysign__Scalar)
+operators.frac.register(DispatchKey.Autograd, frac)
+operators.frac_.register(DispatchKey.Autograd, frac_)
+operators.frexp_Tensor.register(DispatchKey.Autograd, frexp_Tensor)
+operators.ldexp_Tensor.register(DispatchKey.Autograd, ldexp_Tensor)
+operators.ldexp_.register(DispatchKey.Autograd, ldexp_)
+operators.heaviside.register(DispatchKey.Autograd, heaviside)
+operators.heaviside_.register(DispatchKey.Autograd, heaviside_)
+operators.nextafter.register(DispatchKey.Autograd, nextafter)
+operators.nextafter_.register(DispatchKey.Autograd, nextafter_)
+operators.logaddexp2.register(DispatchKey.Autograd, logaddexp2)
+operators.clamp_min_Tensor.register(DispatchKey.Autograd, clamp_min_Tensor)
+operators.clamp_max_Tensor.register(DispatchKey.Autograd, clamp_max_Tensor)
+operators.clamp_min_.register(DispatchKey.Autograd, clamp_min_)
+operators.clamp_min__Tensor.register(DispatchKey.Autograd, clamp_min__Tensor)
+operators.clamp_max_.register(DispatchKey.Autograd, clamp_max_)
+operators.clamp_max__Tensor.register(DispatchKey.Autograd, clamp_max__Tensor)
+operators.signbit.register(DispatchKey.Autograd, signbit)
+operators.pow__Scalar.register(DispatchKey.Autograd, pow__Scalar)
+operators.pow__Tensor.register(DispatchKey.Autograd, pow__Tensor)
+operators.exp2_.register(DispatchKey.Autograd, exp2_)
+operators.expm1_.register(DispatchKey.Autograd, expm1_)
+operators.log1p_.register(DispatchKey.Autograd, log1p_)
+operators.log2_.register(DispatchKey.Autograd, log2_)
+operators.log10_.register(DispatchKey.Autograd, log10_)
+operators.rsqrt_.register(DispatchKey.Autograd, rsqrt_)
+operators.reciprocal_.register(DispatchKey.Autograd, reciprocal_)
+operators.sin_.register(DispatchKey.Autograd, sin_)
+operators.cos_.register(DispatchKey.Autograd, cos_)
+operators.tan_.register(DispatchKey.Autograd, tan_)
+operators.sinh_.register(DispatchKey.Autograd, sinh_)
+operators.cosh_.register(DispatchKey.Autograd, cosh_)
+operators.sgn_.register(DispatchKey.Autograd, sgn_)
+operators.trunc_.register(DispatchKey.Autograd, trunc_)
+operators.floor_.register(DispatchKey.Autograd, floor_)
+operators.ceil_.register(DispatchKey.Autograd, ceil_)
 operators.sum.register(DispatchKey.Autograd, sum)
 operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
 operators.mean.register(DispatchKey.Autograd, mean)

@@ -1,0 +1,248 @@
+"""Special-function kernels: gamma and its logarithm and derivatives, the error
+function's relatives, Bessel functions, the normal distribution, zeta, incomplete
+gamma, xlogy, logit.
+
+The values come from scipy.special, whose algorithms (Cephes) are the ones PyTorch's
+own kernels port (aten/src/ATen/native/Math.h), so both agree to the last bits or so.
+Each function computes in float64 and returns the input's floating dtype; bool and
+integer inputs compute in the default float dtype, as PyTorch's (`int_to_float`).
+Complex inputs are refused with PyTorch's dispatch error: its kernels are real only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.special as _scipy
+
+from ._common import _check_broadcast, _not_implemented_for, _silently
+from .elementwise import int_to_float
+
+__all__ = [
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "mvlgamma",
+    "erfinv",
+    "erfc",
+    "erfcx",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "ndtri",
+    "log_ndtr",
+    "entr",
+    "sinc",
+    "bessel_j0",
+    "bessel_j1",
+    "logit",
+    "logit_backward",
+    "xlogy",
+    "xlog1py",
+    "zeta",
+    "igamma",
+    "igammac",
+]
+
+
+def _real(kernel: str, self: np.ndarray) -> np.ndarray:
+    """`self` as a floating array (integers in the default float dtype); complex
+    input is PyTorch's "not implemented for" error of the kernel named."""
+    x = int_to_float(np.asarray(self))
+    if x.dtype.kind != "f":
+        raise _not_implemented_for(kernel, x)
+    return x
+
+
+def _in_float64(function: Any, x: np.ndarray, *more: Any) -> np.ndarray:
+    """function(x, *more) computed in float64, returned in x's dtype."""
+    with np.errstate(all="ignore"):
+        value = function(x.astype(np.float64), *more)
+    return np.asarray(value).astype(x.dtype, copy=False)
+
+
+def lgamma(self: np.ndarray) -> np.ndarray:
+    """log |Gamma(x)|."""
+    return _in_float64(_scipy.gammaln, _real("lgamma_vml_cpu", self))
+
+
+def _digamma64(x: np.ndarray) -> np.ndarray:
+    # PyTorch: digamma(+-0) is -+inf (scipy gives -inf for both).
+    return np.where(x == 0, np.copysign(np.inf, -x), _scipy.psi(x))
+
+
+def digamma(self: np.ndarray) -> np.ndarray:
+    """The logarithmic derivative of Gamma."""
+    return _in_float64(_digamma64, _real("digamma", self))
+
+
+def polygamma(n: int, self: np.ndarray) -> np.ndarray:
+    """The n-th derivative of digamma (n = 0 is digamma itself)."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    x = _real({0: "digamma", 1: "trigamma"}.get(n, "polygamma"), self)
+    if n == 0:
+        return _in_float64(_digamma64, x)
+    return _in_float64(lambda v: _scipy.polygamma(n, v), x)
+
+
+def mvlgamma(self: np.ndarray, p: int) -> np.ndarray:
+    """The multivariate log-gamma of dimension p: sum over j < p of
+    lgamma(x - j / 2), plus p (p - 1) / 4 log(pi)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _real("mvlgamma", self)
+
+    def compute(v: np.ndarray) -> np.ndarray:
+        halves = -np.arange(p, dtype=np.float64) / 2
+        terms = _scipy.gammaln(v[..., np.newaxis] + halves).sum(-1)
+        return terms + p * (p - 1) / 4 * np.log(np.pi)
+
+    return _in_float64(compute, x)
+
+
+def erfinv(self: np.ndarray) -> np.ndarray:
+    """The inverse error function, on [-1, 1]."""
+    return _in_float64(_scipy.erfinv, _real("erfinv_cpu", self))
+
+
+def erfc(self: np.ndarray) -> np.ndarray:
+    """1 - erf(x), without the cancellation."""
+    return _in_float64(_scipy.erfc, _real("erfc_vml_cpu", self))
+
+
+def erfcx(self: np.ndarray) -> np.ndarray:
+    """The scaled complementary error function exp(x^2) erfc(x)."""
+    return _in_float64(_scipy.erfcx, _real("erfcx_cpu", self))
+
+
+def i0(self: np.ndarray) -> np.ndarray:
+    """The modified Bessel function of the first kind, order 0."""
+    return _in_float64(_scipy.i0, _real("i0_vml_cpu", self))
+
+
+def i0e(self: np.ndarray) -> np.ndarray:
+    """exp(-|x|) i0(x)."""
+    return _in_float64(_scipy.i0e, _real("i0e_cpu", self))
+
+
+def i1(self: np.ndarray) -> np.ndarray:
+    """The modified Bessel function of the first kind, order 1."""
+    return _in_float64(_scipy.i1, _real("i1_cpu", self))
+
+
+def i1e(self: np.ndarray) -> np.ndarray:
+    """exp(-|x|) i1(x)."""
+    return _in_float64(_scipy.i1e, _real("i1e_cpu", self))
+
+
+def ndtri(self: np.ndarray) -> np.ndarray:
+    """The inverse of the standard normal distribution function."""
+    return _in_float64(_scipy.ndtri, _real("ndtri_cpu", self))
+
+
+def log_ndtr(self: np.ndarray) -> np.ndarray:
+    """The logarithm of the standard normal distribution function."""
+    return _in_float64(_scipy.log_ndtr, _real("log_ndtr_cpu", self))
+
+
+def entr(self: np.ndarray) -> np.ndarray:
+    """-x log(x): 0 at 0, -inf below 0."""
+    return _in_float64(_scipy.entr, _real("entr_cpu", self))
+
+
+def sinc(self: np.ndarray) -> np.ndarray:
+    """sin(pi x) / (pi x), 1 at 0; complex input as well."""
+    x = int_to_float(np.asarray(self))
+    with np.errstate(all="ignore"):
+        return np.asarray(np.sinc(x)).astype(x.dtype, copy=False)
+
+
+def bessel_j0(self: np.ndarray) -> np.ndarray:
+    """The Bessel function of the first kind, order 0."""
+    return _in_float64(_scipy.j0, _real("bessel_j0_cpu", self))
+
+
+def bessel_j1(self: np.ndarray) -> np.ndarray:
+    """The Bessel function of the first kind, order 1."""
+    return _in_float64(_scipy.j1, _real("bessel_j1_cpu", self))
+
+
+def logit(self: np.ndarray, eps: float | None) -> np.ndarray:
+    """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given."""
+    x = _real("logit_cpu", self)
+
+    def compute(v: np.ndarray) -> np.ndarray:
+        if eps is not None:
+            v = np.clip(v, eps, 1 - eps)
+        return np.log(v / (1 - v))
+
+    return _in_float64(compute, x)
+
+
+@_silently
+def logit_backward(
+    grad_output: np.ndarray, self: np.ndarray, eps: float | None
+) -> np.ndarray:
+    """grad_output / (x (1 - x)); outside [eps, 1 - eps] 0, or without eps NaN
+    outside [0, 1]."""
+    _check_broadcast(grad_output, self)
+    x = _real("logit_backward_cpu", self)
+    low, high = (0.0, 1.0) if eps is None else (eps, 1 - eps)
+    outside = 0.0 if eps is not None else np.nan
+    inside = (x >= low) & (x <= high)
+    value = np.where(inside, grad_output / (x * (1 - x)), outside)
+    return value.astype(np.result_type(grad_output, x), copy=False)
+
+
+def _binary(kernel: str, self: Any, other: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Both operands as arrays of their (floating) common dtype, broadcast checked;
+    the YAML entries promote them first (`type_promotion`)."""
+    _check_broadcast(self, other)
+    x, y = np.asarray(self), np.asarray(other)
+    if x.dtype.kind != "f":
+        raise _not_implemented_for(kernel, x)
+    return x, y
+
+
+def _binary_float64(kernel: str, function: Any, self: Any, other: Any) -> np.ndarray:
+    x, y = _binary(kernel, self, other)
+    with np.errstate(all="ignore"):
+        value = function(x.astype(np.float64), y.astype(np.float64))
+    return np.asarray(value).astype(x.dtype, copy=False)
+
+
+def _xlogy64(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # PyTorch: NaN y gives NaN, else 0 where x == 0, else x log y.
+    return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * np.log(y)))
+
+
+def _xlog1py64(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * np.log1p(y)))
+
+
+def xlogy(self: Any, other: Any) -> np.ndarray:
+    """x log(y), 0 where x == 0 (unless y is NaN)."""
+    return _binary_float64("xlogy_cpu", _xlogy64, self, other)
+
+
+def xlog1py(self: Any, other: Any) -> np.ndarray:
+    """x log(1 + y), 0 where x == 0 (unless y is NaN)."""
+    return _binary_float64("xlog1py_cpu", _xlog1py64, self, other)
+
+
+def zeta(self: Any, other: Any) -> np.ndarray:
+    """The Hurwitz zeta function, sum over k >= 0 of (k + q)^-x (x = self, q = other)."""
+    return _binary_float64("zeta_cpu", _scipy.zeta, self, other)
+
+
+def igamma(self: Any, other: Any) -> np.ndarray:
+    """The regularized lower incomplete gamma function P(a, x) (a = self, x = other)."""
+    return _binary_float64("igamma_cpu", _scipy.gammainc, self, other)
+
+
+def igammac(self: Any, other: Any) -> np.ndarray:
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
+    return _binary_float64("igammac_cpu", _scipy.gammaincc, self, other)
