@@ -53,7 +53,10 @@ from gradgen.helpers import (
     handle_r_to_c,
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
+    i1_backward,
+    i1e_backward,
     index_backward,
+    infinitely_differentiable_logit_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_native_group_norm_backward,
     infinitely_differentiable_silu_backward,
@@ -72,6 +75,7 @@ from gradgen.helpers import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mul_tensor_backward,
+    mvlgamma_backward,
     norm_backward,
     norm_jvp,
     permute_backwards,
@@ -87,6 +91,7 @@ from gradgen.helpers import (
     scalar_conj,
     scale_grad_by_count,
     sgn_backward,
+    sinc_backward,
     slice_backward_wrapper,
     smooth_l1_loss_double_backward,
     softmax_double_backward,
@@ -212,6 +217,7 @@ from .ops import (
     diagonal,
     diagonal_backward,
     diagonal_copy,
+    digamma,
     dist,
     div,
     divide,
@@ -226,6 +232,9 @@ from .ops import (
     eq,
     equal,
     erf,
+    erfc,
+    erfc_,
+    erfinv,
     exp,
     exp2,
     exp2_,
@@ -264,6 +273,10 @@ from .ops import (
     huber_loss,
     huber_loss_backward,
     hypot,
+    i0,
+    i0_,
+    igamma,
+    igammac,
     imag,
     index,
     index_add,
@@ -287,6 +300,7 @@ from .ops import (
     lerp,
     less,
     less_equal,
+    lgamma,
     linear,
     log,
     log10,
@@ -305,6 +319,9 @@ from .ops import (
     logical_not,
     logical_or,
     logical_xor,
+    logit,
+    logit_,
+    logit_backward,
     logsumexp,
     lt,
     masked_fill,
@@ -333,6 +350,7 @@ from .ops import (
     mul,
     multiply,
     mv,
+    mvlgamma,
     nan_to_num,
     nan_to_num_,
     narrow,
@@ -359,6 +377,7 @@ from .ops import (
     one_hot,
     outer,
     permute,
+    polygamma,
     pow,
     prod,
     rad2deg,
@@ -389,6 +408,8 @@ from .ops import (
     silu_backward,
     sin,
     sin_,
+    sinc,
+    sinc_,
     sinh,
     sinh_,
     slice,
@@ -399,6 +420,40 @@ from .ops import (
     softplus,
     softplus_backward,
     sort,
+    special_bessel_j0,
+    special_bessel_j1,
+    special_digamma,
+    special_entr,
+    special_erf,
+    special_erfc,
+    special_erfcx,
+    special_erfinv,
+    special_exp2,
+    special_expit,
+    special_expm1,
+    special_gammainc,
+    special_gammaincc,
+    special_gammaln,
+    special_i0,
+    special_i0e,
+    special_i1,
+    special_i1e,
+    special_log1p,
+    special_log_ndtr,
+    special_log_softmax,
+    special_logit,
+    special_logsumexp,
+    special_multigammaln,
+    special_ndtr,
+    special_ndtri,
+    special_polygamma,
+    special_psi,
+    special_round,
+    special_sinc,
+    special_softmax,
+    special_xlog1py,
+    special_xlogy,
+    special_zeta,
     split,
     split_with_sizes,
     sqrt,
@@ -436,6 +491,8 @@ from .ops import (
     view_as_complex,
     view_as_real,
     where,
+    xlogy,
+    xlogy_,
     zero_,
 )
 
@@ -13134,6 +13191,1452 @@ def adaptive_max_pool3_d_backward_backward0_apply(
     return grad_inputs
 
 
+class ErfcBackward0(Node):
+    """Backward of ``erfc(Tensor self) -> Tensor``.
+
+    self: -2.0 / 1.7724538509055159 * exp(-(self.pow(2))) * grad
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return erfc_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def erfc_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ErfcBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            -2.0 / 1.7724538509055159 * exp(-self.pow(2)) * grad
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class XlogyBackward0(Node):
+    """Backward of ``xlogy.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * self / other
+    self: xlogy(grad, other).masked_fill((self == 0.).logical_and(other <= 0.), 0.)
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return xlogy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def xlogy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of XlogyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = grad * self / other if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            xlogy(grad, other).masked_fill((self == 0.0).logical_and(other <= 0.0), 0.0)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class XlogyBackward1(Node):
+    """Backward of ``xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor``.
+
+    other: grad * self / other
+    """
+
+    __slots__ = (
+        "other_",
+        "self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return xlogy_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=self.self,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Number:
+        return self.self
+
+
+def xlogy_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of XlogyBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = grad * self / other if any_grad_defined else None
+    return grad_inputs
+
+
+class XlogyBackward2(Node):
+    """Backward of ``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``.
+
+    self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = (
+        "other",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return xlogy_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=self.other,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Number:
+        return self.other
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def xlogy_backward2_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of XlogyBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                xlogy(grad, other)
+                if other > 0.0
+                else xlogy(grad, other).masked_fill(self == 0.0, 0.0)
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MvlgammaBackward0(Node):
+    """Backward of ``mvlgamma(Tensor self, int p) -> Tensor``.
+
+    self: mvlgamma_backward(grad, self, p)
+    """
+
+    __slots__ = (
+        "p",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mvlgamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_p(self) -> int:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def mvlgamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: int,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of MvlgammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = mvlgamma_backward(grad, self, p) if any_grad_defined else None
+    return grad_inputs
+
+
+class LogitBackward0(Node):
+    """Backward of ``logit(Tensor self, float? eps=None) -> Tensor``.
+
+    self: infinitely_differentiable_logit_backward(grad, self, eps) if is_grad_enabled() else logit_backward(grad, self, eps)
+    """
+
+    __slots__ = (
+        "eps",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return logit_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float | None:
+        return self.eps
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def logit_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogitBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                infinitely_differentiable_logit_backward(grad, self, eps)
+                if is_grad_enabled()
+                else logit_backward(grad, self, eps)
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SincBackward0(Node):
+    """Backward of ``sinc(Tensor self) -> Tensor``.
+
+    self: sinc_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return sinc_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def sinc_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SincBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = sinc_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class LgammaBackward0(Node):
+    """Backward of ``lgamma(Tensor self) -> Tensor``.
+
+    self: grad * digamma(self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lgamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def lgamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LgammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * digamma(self) if any_grad_defined else None
+    return grad_inputs
+
+
+class DigammaBackward0(Node):
+    """Backward of ``digamma(Tensor self) -> Tensor``.
+
+    self: grad * polygamma(1, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return digamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def digamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of DigammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * polygamma(1, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class PolygammaBackward0(Node):
+    """Backward of ``polygamma(int n, Tensor self) -> Tensor``.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = (
+        "n",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return polygamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            n=self.n,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_n(self) -> int:
+        return self.n
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def polygamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    n: int,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of PolygammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * polygamma(n + 1, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class PolygammaBackward1(Node):
+    """Backward of ``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = (
+        "n",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return polygamma_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            n=self.n,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_n(self) -> int:
+        return self.n
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def polygamma_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    n: int,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of PolygammaBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * polygamma(n + 1, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class ErfinvBackward0(Node):
+    """Backward of ``erfinv(Tensor self) -> Tensor``.
+
+    self: 0.5 * 1.7724538509055159 * exp(self.erfinv().pow(2)) * grad
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return erfinv_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def erfinv_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ErfinvBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            0.5 * 1.7724538509055159 * exp(self.erfinv().pow(2)) * grad
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class I0Backward0(Node):
+    """Backward of ``i0(Tensor self) -> Tensor``.
+
+    self: grad * special_i1(self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return i0_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def i0_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of I0Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * special_i1(self) if any_grad_defined else None
+    return grad_inputs
+
+
+class IgammaBackward0(Node):
+    """Backward of ``igamma(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * exp((self - 1) * log(other) - other - lgamma(self))
+    self: not_implemented("igamma: input")
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return igamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def igamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of IgammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            grad * exp((self - 1) * log(other) - other - lgamma(self))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("igamma: input")
+    return grad_inputs
+
+
+class IgammacBackward0(Node):
+    """Backward of ``igammac(Tensor self, Tensor other) -> Tensor``.
+
+    other: -grad * exp((self - 1) * log(other) - other - lgamma(self))
+    self: not_implemented("igammac: input")
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return igammac_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def igammac_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of IgammacBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            -grad * exp((self - 1) * log(other) - other - lgamma(self))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("igammac: input")
+    return grad_inputs
+
+
+class SpecialEntrBackward0(Node):
+    """Backward of ``special_entr(Tensor self) -> Tensor``.
+
+    self: grad * (-(1 + self.log()))
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_entr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def special_entr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialEntrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * -(1 + self.log()) if any_grad_defined else None
+    return grad_inputs
+
+
+class SpecialNdtriBackward0(Node):
+    """Backward of ``special_ndtri(Tensor self) -> Tensor``.
+
+    self: grad * 2.5066282746310002 * (result.square() / 2).exp()
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_ndtri_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_ndtri_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialNdtriBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * 2.5066282746310002 * (result.square() / 2).exp()
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialLogNdtrBackward0(Node):
+    """Backward of ``special_log_ndtr(Tensor self) -> Tensor``.
+
+    self: grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_log_ndtr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_log_ndtr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialLogNdtrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialErfcxBackward0(Node):
+    """Backward of ``special_erfcx(Tensor self) -> Tensor``.
+
+    self: (2.0 * self * result - 2.0 / 1.7724538509055159) * grad
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_erfcx_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_erfcx_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialErfcxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (2.0 * self * result - 2.0 / 1.7724538509055159) * grad
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialXlog1PyBackward0(Node):
+    """Backward of ``special_xlog1py(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * self / (other + 1)
+    self: special_xlog1py(grad, other).masked_fill((self == 0.).logical_and(other <= -1.), 0.)
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_xlog1_py_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def special_xlog1_py_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialXlog1PyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = grad * self / (other + 1) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            special_xlog1py(grad, other).masked_fill(
+                (self == 0.0).logical_and(other <= -1.0), 0.0
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialXlog1PyBackward1(Node):
+    """Backward of ``special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor``.
+
+    other: grad * self / (other + 1)
+    """
+
+    __slots__ = (
+        "other_",
+        "self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_xlog1_py_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=self.self,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Number:
+        return self.self
+
+
+def special_xlog1_py_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of SpecialXlog1PyBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = grad * self / (other + 1) if any_grad_defined else None
+    return grad_inputs
+
+
+class SpecialXlog1PyBackward2(Node):
+    """Backward of ``special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = (
+        "other",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_xlog1_py_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=self.other,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Number:
+        return self.other
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def special_xlog1_py_backward2_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialXlog1PyBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                special_xlog1py(grad, other)
+                if other > -1.0
+                else special_xlog1py(grad, other).masked_fill(self == 0.0, 0.0)
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialZetaBackward0(Node):
+    """Backward of ``special_zeta(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * -self * special_zeta(self + 1., other)
+    self: not_implemented("zeta")
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_zeta_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def special_zeta_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialZetaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            grad * -self * special_zeta(self + 1.0, other) if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("zeta")
+    return grad_inputs
+
+
+class SpecialZetaBackward1(Node):
+    """Backward of ``special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor``.
+
+    other: grad * -self * special_zeta(self + 1., other)
+    """
+
+    __slots__ = (
+        "other_",
+        "self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_zeta_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=self.self,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Number:
+        return self.self
+
+
+def special_zeta_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of SpecialZetaBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = (
+            grad * -self * special_zeta(self + 1.0, other) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SpecialZetaBackward2(Node):
+    """Backward of ``special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: not_implemented("zeta")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_zeta_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def special_zeta_backward2_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of SpecialZetaBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("zeta")
+    return grad_inputs
+
+
+class SpecialI0EBackward0(Node):
+    """Backward of ``special_i0e(Tensor self) -> Tensor``.
+
+    self: grad * (special_i1e(self) - self.sgn() * result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_i0_e_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_i0_e_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialI0EBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * (special_i1e(self) - self.sgn() * result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialI1Backward0(Node):
+    """Backward of ``special_i1(Tensor self) -> Tensor``.
+
+    self: i1_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_i1_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_i1_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialI1Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = i1_backward(grad, self, result) if any_grad_defined else None
+    return grad_inputs
+
+
+class SpecialI1EBackward0(Node):
+    """Backward of ``special_i1e(Tensor self) -> Tensor``.
+
+    self: i1e_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_i1_e_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_i1_e_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialI1EBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = i1e_backward(grad, self, result) if any_grad_defined else None
+    return grad_inputs
+
+
 def permute_jvp(
     self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any
 ) -> Any:
@@ -15843,3 +17346,217 @@ def adaptive_max_pool3d_backward_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.adaptive_max_pool3d_backward.call(grad_output_t, self_t, indices)
+
+
+def erfc_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-2.0 / 1.7724538509055159 * exp(-self_p.pow(2)) * self_t.conj()).conj()
+
+
+def erfc__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-2.0 / 1.7724538509055159 * exp(-self_p.pow(2)) * self_t.conj()).conj()
+
+
+def xlogy_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: xlogy(self_t, other_p).masked_fill((self_p == 0.).logical_and(other_p <= 0.), 0.) + other_t * self_p / other_p``."""
+    return (
+        xlogy(self_t, other_p).masked_fill(
+            (self_p == 0.0).logical_and(other_p <= 0.0), 0.0
+        )
+        + other_t * self_p / other_p
+    )
+
+
+def xlogy_Scalar_Self_jvp(
+    self: Number, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (other_t.conj() * self / other_p).conj()
+
+
+def xlogy_Scalar_Other_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        xlogy(self_t.conj(), other)
+        if other > 0.0
+        else xlogy(self_t.conj(), other).masked_fill(self_p == 0.0, 0.0)
+    ).conj()
+
+
+def xlogy__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: xlogy(self_t, other_p).masked_fill((self_p == 0.).logical_and(other_p <= 0.), 0.) + other_t * self_p / other_p``."""
+    return (
+        xlogy(self_t, other_p).masked_fill(
+            (self_p == 0.0).logical_and(other_p <= 0.0), 0.0
+        )
+        + other_t * self_p / other_p
+    )
+
+
+def xlogy__Scalar_Other_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        xlogy(self_t.conj(), other)
+        if other > 0.0
+        else xlogy(self_t.conj(), other).masked_fill(self_p == 0.0, 0.0)
+    ).conj()
+
+
+def mvlgamma_jvp(self_p: Tensor, self_t: Tensor, p: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return mvlgamma_backward(self_t.conj(), self_p, p).conj()
+
+
+def mvlgamma__jvp(self_p: Tensor, self_t: Tensor, p: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return mvlgamma_backward(self_t.conj(), self_p, p).conj()
+
+
+def logit_jvp(self_p: Tensor, self_t: Tensor, eps: float | None, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_logit_backward(self_t.conj(), self_p, eps)
+        if is_grad_enabled()
+        else logit_backward(self_t.conj(), self_p, eps)
+    ).conj()
+
+
+def logit__jvp(self_p: Tensor, self_t: Tensor, eps: float | None, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_logit_backward(self_t.conj(), self_p, eps)
+        if is_grad_enabled()
+        else logit_backward(self_t.conj(), self_p, eps)
+    ).conj()
+
+
+def sinc_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return sinc_backward(self_t.conj(), self_p).conj()
+
+
+def sinc__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return sinc_backward(self_t.conj(), self_p).conj()
+
+
+def lgamma__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * digamma(self_p)).conj()
+
+
+def lgamma_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * digamma(self_p)).conj()
+
+
+def digamma_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * polygamma(1, self_p)).conj()
+
+
+def digamma__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * polygamma(1, self_p)).conj()
+
+
+def polygamma_jvp(n: int, self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * polygamma(n + 1, self_p)).conj()
+
+
+def erfinv_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        0.5 * 1.7724538509055159 * exp(self_p.erfinv().pow(2)) * self_t.conj()
+    ).conj()
+
+
+def erfinv__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        0.5 * 1.7724538509055159 * exp(self_p.erfinv().pow(2)) * self_t.conj()
+    ).conj()
+
+
+def i0_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * special_i1(self_p)).conj()
+
+
+def i0__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * special_i1(self_p)).conj()
+
+
+def special_entr_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * -(1 + self_p.log())).conj()
+
+
+def special_ndtri_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * 2.5066282746310002 * (result.square() / 2).exp()).conj()
+
+
+def special_log_ndtr_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        self_t.conj() / 2.5066282746310002 * (result + self_p.pow(2) / 2).neg().exp()
+    ).conj()
+
+
+def special_erfcx_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return ((2.0 * self_p * result - 2.0 / 1.7724538509055159) * self_t.conj()).conj()
+
+
+def special_xlog1py_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: special_xlog1py(self_t, other_p).masked_fill((self_p == 0.).logical_and(other_p <= -1.), 0.) + other_t * self_p / (other_p + 1)``."""
+    return special_xlog1py(self_t, other_p).masked_fill(
+        (self_p == 0.0).logical_and(other_p <= -1.0), 0.0
+    ) + other_t * self_p / (other_p + 1)
+
+
+def special_xlog1py_self_scalar_jvp(
+    self: Number, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (other_t.conj() * self / (other_p + 1)).conj()
+
+
+def special_xlog1py_other_scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        special_xlog1py(self_t.conj(), other)
+        if other > -1.0
+        else special_xlog1py(self_t.conj(), other).masked_fill(self_p == 0.0, 0.0)
+    ).conj()
+
+
+def special_i0e_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (special_i1e(self_p) - self_p.sgn() * result)).conj()
+
+
+def special_i1_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return i1_backward(self_t.conj(), self_p, result).conj()
+
+
+def special_i1e_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return i1e_backward(self_t.conj(), self_p, result).conj()

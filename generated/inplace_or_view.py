@@ -773,6 +773,111 @@ def mish_(ks: int, self: Tensor) -> Tensor:
     return result
 
 
+def erfc_(ks: int, self: Tensor) -> Tensor:
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.erfc_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.xlogy__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Tensor:
+    """xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.xlogy__Scalar_Other, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def mvlgamma_(ks: int, self: Tensor, p: int) -> Tensor:
+    """mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"""
+    result = redispatch(
+        operators.mvlgamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, p
+    )
+    increment_version(self)
+    return result
+
+
+def logit_(ks: int, self: Tensor, eps: float | None) -> Tensor:
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.logit_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, eps
+    )
+    increment_version(self)
+    return result
+
+
+def sinc_(ks: int, self: Tensor) -> Tensor:
+    """sinc_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sinc_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def lgamma_(ks: int, self: Tensor) -> Tensor:
+    """lgamma_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.lgamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def digamma_(ks: int, self: Tensor) -> Tensor:
+    """digamma_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.digamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def polygamma_(ks: int, self: Tensor, n: int) -> Tensor:
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+    result = redispatch(
+        operators.polygamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, n
+    )
+    increment_version(self)
+    return result
+
+
+def erfinv_(ks: int, self: Tensor) -> Tensor:
+    """erfinv_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.erfinv_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def i0_(ks: int, self: Tensor) -> Tensor:
+    """i0_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.i0_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def igamma_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.igamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def igammac_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.igammac_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators.expand.register(DispatchKey.ADInplaceOrView, expand)
 operators.view.register(DispatchKey.ADInplaceOrView, view)
@@ -857,3 +962,16 @@ operators.leaky_relu_.register(DispatchKey.ADInplaceOrView, leaky_relu_)
 operators.elu_.register(DispatchKey.ADInplaceOrView, elu_)
 operators.hardtanh_.register(DispatchKey.ADInplaceOrView, hardtanh_)
 operators.mish_.register(DispatchKey.ADInplaceOrView, mish_)
+operators.erfc_.register(DispatchKey.ADInplaceOrView, erfc_)
+operators.xlogy__Tensor.register(DispatchKey.ADInplaceOrView, xlogy__Tensor)
+operators.xlogy__Scalar_Other.register(DispatchKey.ADInplaceOrView, xlogy__Scalar_Other)
+operators.mvlgamma_.register(DispatchKey.ADInplaceOrView, mvlgamma_)
+operators.logit_.register(DispatchKey.ADInplaceOrView, logit_)
+operators.sinc_.register(DispatchKey.ADInplaceOrView, sinc_)
+operators.lgamma_.register(DispatchKey.ADInplaceOrView, lgamma_)
+operators.digamma_.register(DispatchKey.ADInplaceOrView, digamma_)
+operators.polygamma_.register(DispatchKey.ADInplaceOrView, polygamma_)
+operators.erfinv_.register(DispatchKey.ADInplaceOrView, erfinv_)
+operators.i0_.register(DispatchKey.ADInplaceOrView, i0_)
+operators.igamma_.register(DispatchKey.ADInplaceOrView, igamma_)
+operators.igammac_.register(DispatchKey.ADInplaceOrView, igammac_)

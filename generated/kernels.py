@@ -3293,6 +3293,351 @@ def numpy_adaptive_max_pool3d_backward(
     return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 3))
 
 
+def numpy_erfc(ks: int, self: Tensor) -> Any:
+    """erfc(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(erfc(self))
+
+
+def numpy_erfc_(ks: int, self: Tensor) -> Any:
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, erfc(self))
+
+
+def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(xlogy(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(xlogy(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(xlogy(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, xlogy(self, other))
+
+
+def numpy_xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
+    """xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, xlogy(self, other))
+
+
+def numpy_mvlgamma(ks: int, self: Tensor, p: int) -> Any:
+    """mvlgamma(Tensor self, int p) -> Tensor"""
+    self = self._data
+    return wrap_result(mvlgamma(self, p))
+
+
+def numpy_mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
+    """mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, mvlgamma(self, p))
+
+
+def numpy_logit(ks: int, self: Tensor, eps: float | None) -> Any:
+    """logit(Tensor self, float? eps=None) -> Tensor"""
+    self = self._data
+    return wrap_result(logit(self, eps))
+
+
+def numpy_logit_(ks: int, self: Tensor, eps: float | None) -> Any:
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, logit(self, eps))
+
+
+def numpy_sinc(ks: int, self: Tensor) -> Any:
+    """sinc(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(sinc(self))
+
+
+def numpy_sinc_(ks: int, self: Tensor) -> Any:
+    """sinc_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, sinc(self))
+
+
+def numpy_lgamma_(ks: int, self: Tensor) -> Any:
+    """lgamma_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, lgamma(self))
+
+
+def numpy_lgamma(ks: int, self: Tensor) -> Any:
+    """lgamma(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(lgamma(self))
+
+
+def numpy_digamma(ks: int, self: Tensor) -> Any:
+    """digamma(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(digamma(self))
+
+
+def numpy_digamma_(ks: int, self: Tensor) -> Any:
+    """digamma_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, digamma(self))
+
+
+def numpy_polygamma(ks: int, n: int, self: Tensor) -> Any:
+    """polygamma(int n, Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(polygamma(n, self))
+
+
+def numpy_polygamma_(ks: int, self: Tensor, n: int) -> Any:
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, polygamma(n, self))
+
+
+def numpy_erfinv(ks: int, self: Tensor) -> Any:
+    """erfinv(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(erfinv(self))
+
+
+def numpy_erfinv_(ks: int, self: Tensor) -> Any:
+    """erfinv_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, erfinv(self))
+
+
+def numpy_i0(ks: int, self: Tensor) -> Any:
+    """i0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(i0(self))
+
+
+def numpy_i0_(ks: int, self: Tensor) -> Any:
+    """i0_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, i0(self))
+
+
+def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igamma(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(igamma(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, igamma(self, other))
+
+
+def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igammac(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(igammac(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, igammac(self, other))
+
+
+def numpy_logit_backward(
+    ks: int, grad_output: Tensor, self: Tensor, eps: float | None
+) -> Any:
+    """logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(logit_backward(grad_output, self, eps), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_special_entr(ks: int, self: Tensor) -> Any:
+    """special_entr(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(entr(self))
+
+
+def numpy_special_ndtri(ks: int, self: Tensor) -> Any:
+    """special_ndtri(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(ndtri(self))
+
+
+def numpy_special_log_ndtr(ks: int, self: Tensor) -> Any:
+    """special_log_ndtr(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(log_ndtr(self))
+
+
+def numpy_special_erfcx(ks: int, self: Tensor) -> Any:
+    """special_erfcx(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(erfcx(self))
+
+
+def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(xlog1py(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(xlog1py(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(xlog1py(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
+    """special_zeta(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(zeta(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(zeta(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(zeta(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_i0e(ks: int, self: Tensor) -> Any:
+    """special_i0e(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(i0e(self))
+
+
+def numpy_special_i1(ks: int, self: Tensor) -> Any:
+    """special_i1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(i1(self))
+
+
+def numpy_special_i1e(ks: int, self: Tensor) -> Any:
+    """special_i1e(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(i1e(self))
+
+
+def numpy_special_bessel_j0(ks: int, self: Tensor) -> Any:
+    """special_bessel_j0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(bessel_j0(self))
+
+
+def numpy_special_bessel_j1(ks: int, self: Tensor) -> Any:
+    """special_bessel_j1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(bessel_j1(self))
+
+
 operators.permute.register(DispatchKey.NumPy, numpy_permute)
 operators.expand.register(DispatchKey.NumPy, numpy_expand)
 operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
@@ -3648,3 +3993,54 @@ operators.adaptive_max_pool3d.register(DispatchKey.NumPy, numpy_adaptive_max_poo
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.NumPy, numpy_adaptive_max_pool3d_backward
 )
+operators.erfc.register(DispatchKey.NumPy, numpy_erfc)
+operators.erfc_.register(DispatchKey.NumPy, numpy_erfc_)
+operators.xlogy_Tensor.register(DispatchKey.NumPy, numpy_xlogy_Tensor)
+operators.xlogy_Scalar_Self.register(DispatchKey.NumPy, numpy_xlogy_Scalar_Self)
+operators.xlogy_Scalar_Other.register(DispatchKey.NumPy, numpy_xlogy_Scalar_Other)
+operators.xlogy__Tensor.register(DispatchKey.NumPy, numpy_xlogy__Tensor)
+operators.xlogy__Scalar_Other.register(DispatchKey.NumPy, numpy_xlogy__Scalar_Other)
+operators.mvlgamma.register(DispatchKey.NumPy, numpy_mvlgamma)
+operators.mvlgamma_.register(DispatchKey.NumPy, numpy_mvlgamma_)
+operators.logit.register(DispatchKey.NumPy, numpy_logit)
+operators.logit_.register(DispatchKey.NumPy, numpy_logit_)
+operators.sinc.register(DispatchKey.NumPy, numpy_sinc)
+operators.sinc_.register(DispatchKey.NumPy, numpy_sinc_)
+operators.lgamma_.register(DispatchKey.NumPy, numpy_lgamma_)
+operators.lgamma.register(DispatchKey.NumPy, numpy_lgamma)
+operators.digamma.register(DispatchKey.NumPy, numpy_digamma)
+operators.digamma_.register(DispatchKey.NumPy, numpy_digamma_)
+operators.polygamma.register(DispatchKey.NumPy, numpy_polygamma)
+operators.polygamma_.register(DispatchKey.NumPy, numpy_polygamma_)
+operators.erfinv.register(DispatchKey.NumPy, numpy_erfinv)
+operators.erfinv_.register(DispatchKey.NumPy, numpy_erfinv_)
+operators.i0.register(DispatchKey.NumPy, numpy_i0)
+operators.i0_.register(DispatchKey.NumPy, numpy_i0_)
+operators.igamma.register(DispatchKey.NumPy, numpy_igamma)
+operators.igamma_.register(DispatchKey.NumPy, numpy_igamma_)
+operators.igammac.register(DispatchKey.NumPy, numpy_igammac)
+operators.igammac_.register(DispatchKey.NumPy, numpy_igammac_)
+operators.logit_backward.register(DispatchKey.NumPy, numpy_logit_backward)
+operators.special_entr.register(DispatchKey.NumPy, numpy_special_entr)
+operators.special_ndtri.register(DispatchKey.NumPy, numpy_special_ndtri)
+operators.special_log_ndtr.register(DispatchKey.NumPy, numpy_special_log_ndtr)
+operators.special_erfcx.register(DispatchKey.NumPy, numpy_special_erfcx)
+operators.special_xlog1py.register(DispatchKey.NumPy, numpy_special_xlog1py)
+operators.special_xlog1py_self_scalar.register(
+    DispatchKey.NumPy, numpy_special_xlog1py_self_scalar
+)
+operators.special_xlog1py_other_scalar.register(
+    DispatchKey.NumPy, numpy_special_xlog1py_other_scalar
+)
+operators.special_zeta.register(DispatchKey.NumPy, numpy_special_zeta)
+operators.special_zeta_self_scalar.register(
+    DispatchKey.NumPy, numpy_special_zeta_self_scalar
+)
+operators.special_zeta_other_scalar.register(
+    DispatchKey.NumPy, numpy_special_zeta_other_scalar
+)
+operators.special_i0e.register(DispatchKey.NumPy, numpy_special_i0e)
+operators.special_i1.register(DispatchKey.NumPy, numpy_special_i1)
+operators.special_i1e.register(DispatchKey.NumPy, numpy_special_i1e)
+operators.special_bessel_j0.register(DispatchKey.NumPy, numpy_special_bessel_j0)
+operators.special_bessel_j1.register(DispatchKey.NumPy, numpy_special_bessel_j1)

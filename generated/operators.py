@@ -849,3 +849,92 @@ adaptive_max_pool3d_backward = OperatorHandle(
     "adaptive_max_pool3d_backward",
     "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
 )
+erfc = OperatorHandle("erfc", "erfc(Tensor self) -> Tensor")
+erfc_ = OperatorHandle("erfc_", "erfc_(Tensor(a!) self) -> Tensor(a!)")
+xlogy_Tensor = OperatorHandle(
+    "xlogy.Tensor", "xlogy.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+xlogy_Scalar_Self = OperatorHandle(
+    "xlogy.Scalar_Self", "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"
+)
+xlogy_Scalar_Other = OperatorHandle(
+    "xlogy.Scalar_Other", "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
+)
+xlogy__Tensor = OperatorHandle(
+    "xlogy_.Tensor", "xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+xlogy__Scalar_Other = OperatorHandle(
+    "xlogy_.Scalar_Other",
+    "xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+)
+mvlgamma = OperatorHandle("mvlgamma", "mvlgamma(Tensor self, int p) -> Tensor")
+mvlgamma_ = OperatorHandle(
+    "mvlgamma_", "mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"
+)
+logit = OperatorHandle("logit", "logit(Tensor self, float? eps=None) -> Tensor")
+logit_ = OperatorHandle(
+    "logit_", "logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"
+)
+sinc = OperatorHandle("sinc", "sinc(Tensor self) -> Tensor")
+sinc_ = OperatorHandle("sinc_", "sinc_(Tensor(a!) self) -> Tensor(a!)")
+lgamma_ = OperatorHandle("lgamma_", "lgamma_(Tensor(a!) self) -> Tensor(a!)")
+lgamma = OperatorHandle("lgamma", "lgamma(Tensor self) -> Tensor")
+digamma = OperatorHandle("digamma", "digamma(Tensor self) -> Tensor")
+digamma_ = OperatorHandle("digamma_", "digamma_(Tensor(a!) self) -> Tensor(a!)")
+polygamma = OperatorHandle("polygamma", "polygamma(int n, Tensor self) -> Tensor")
+polygamma_ = OperatorHandle(
+    "polygamma_", "polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"
+)
+erfinv = OperatorHandle("erfinv", "erfinv(Tensor self) -> Tensor")
+erfinv_ = OperatorHandle("erfinv_", "erfinv_(Tensor(a!) self) -> Tensor(a!)")
+i0 = OperatorHandle("i0", "i0(Tensor self) -> Tensor")
+i0_ = OperatorHandle("i0_", "i0_(Tensor(a!) self) -> Tensor(a!)")
+igamma = OperatorHandle("igamma", "igamma(Tensor self, Tensor other) -> Tensor")
+igamma_ = OperatorHandle(
+    "igamma_", "igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+igammac = OperatorHandle("igammac", "igammac(Tensor self, Tensor other) -> Tensor")
+igammac_ = OperatorHandle(
+    "igammac_", "igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+logit_backward = OperatorHandle(
+    "logit_backward",
+    "logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor",
+)
+special_entr = OperatorHandle("special_entr", "special_entr(Tensor self) -> Tensor")
+special_ndtri = OperatorHandle("special_ndtri", "special_ndtri(Tensor self) -> Tensor")
+special_log_ndtr = OperatorHandle(
+    "special_log_ndtr", "special_log_ndtr(Tensor self) -> Tensor"
+)
+special_erfcx = OperatorHandle("special_erfcx", "special_erfcx(Tensor self) -> Tensor")
+special_xlog1py = OperatorHandle(
+    "special_xlog1py", "special_xlog1py(Tensor self, Tensor other) -> Tensor"
+)
+special_xlog1py_self_scalar = OperatorHandle(
+    "special_xlog1py.self_scalar",
+    "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor",
+)
+special_xlog1py_other_scalar = OperatorHandle(
+    "special_xlog1py.other_scalar",
+    "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor",
+)
+special_zeta = OperatorHandle(
+    "special_zeta", "special_zeta(Tensor self, Tensor other) -> Tensor"
+)
+special_zeta_self_scalar = OperatorHandle(
+    "special_zeta.self_scalar",
+    "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor",
+)
+special_zeta_other_scalar = OperatorHandle(
+    "special_zeta.other_scalar",
+    "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor",
+)
+special_i0e = OperatorHandle("special_i0e", "special_i0e(Tensor self) -> Tensor")
+special_i1 = OperatorHandle("special_i1", "special_i1(Tensor self) -> Tensor")
+special_i1e = OperatorHandle("special_i1e", "special_i1e(Tensor self) -> Tensor")
+special_bessel_j0 = OperatorHandle(
+    "special_bessel_j0", "special_bessel_j0(Tensor self) -> Tensor"
+)
+special_bessel_j1 = OperatorHandle(
+    "special_bessel_j1", "special_bessel_j1(Tensor self) -> Tensor"
+)

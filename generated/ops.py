@@ -299,6 +299,53 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "erfc",
+    "erfc_",
+    "mvlgamma",
+    "logit",
+    "logit_",
+    "sinc",
+    "sinc_",
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "erfinv",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
+    "logit_backward",
+    "special_entr",
+    "special_ndtri",
+    "special_log_ndtr",
+    "special_expm1",
+    "special_exp2",
+    "special_psi",
+    "special_digamma",
+    "special_gammaln",
+    "special_erf",
+    "special_erfc",
+    "special_erfcx",
+    "special_erfinv",
+    "special_ndtr",
+    "special_i0",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_logit",
+    "special_polygamma",
+    "special_logsumexp",
+    "special_expit",
+    "special_sinc",
+    "special_round",
+    "special_log1p",
+    "special_log_softmax",
+    "special_gammainc",
+    "special_gammaincc",
+    "special_multigammaln",
+    "special_softmax",
+    "special_bessel_j0",
+    "special_bessel_j1",
     "squeeze",
     "split",
     "movedim",
@@ -352,6 +399,11 @@ __all__ = [
     "conv1d",
     "conv2d",
     "conv3d",
+    "xlogy",
+    "xlogy_",
+    "special_xlog1py",
+    "special_xlogy",
+    "special_zeta",
 ]
 
 
@@ -3231,6 +3283,302 @@ def adaptive_max_pool3d_backward(
     return operators.adaptive_max_pool3d_backward.call(grad_output, input, indices)
 
 
+def erfc(input: Tensor) -> Tensor:
+    """``erfc(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "erfc", "input", 1, False)
+    return operators.erfc.call(input)
+
+
+def erfc_(input: Tensor) -> Tensor:
+    """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "erfc_", "input", 1, False)
+    return operators.erfc_.call(input)
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """``mvlgamma(Tensor self, int p) -> Tensor``"""
+    input = tensor_argument(input, "mvlgamma", "input", 1, False)
+    return operators.mvlgamma.call(input, p)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``logit(Tensor self, float? eps=None) -> Tensor``"""
+    input = tensor_argument(input, "logit", "input", 1, False)
+    return operators.logit.call(input, eps)
+
+
+def logit_(input: Tensor, eps: float | None = None) -> Tensor:
+    """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
+    input = tensor_argument(input, "logit_", "input", 1, False)
+    return operators.logit_.call(input, eps)
+
+
+def sinc(input: Tensor) -> Tensor:
+    """``sinc(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "sinc", "input", 1, False)
+    return operators.sinc.call(input)
+
+
+def sinc_(input: Tensor) -> Tensor:
+    """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "sinc_", "input", 1, False)
+    return operators.sinc_.call(input)
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """``lgamma(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "lgamma", "input", 1, False)
+    return operators.lgamma.call(input)
+
+
+def digamma(input: Tensor) -> Tensor:
+    """``digamma(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "digamma", "input", 1, False)
+    return operators.digamma.call(input)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """``polygamma(int n, Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "polygamma", "input", 2, False)
+    return operators.polygamma.call(n, input)
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """``erfinv(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "erfinv", "input", 1, False)
+    return operators.erfinv.call(input)
+
+
+def i0(input: Tensor) -> Tensor:
+    """``i0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "i0", "input", 1, False)
+    return operators.i0.call(input)
+
+
+def i0_(input: Tensor) -> Tensor:
+    """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "i0_", "input", 1, False)
+    return operators.i0_.call(input)
+
+
+def igamma(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``igamma(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "igamma", "input", 1, False)
+    other = tensor_argument(other, "igamma", "other", 2, True)
+    return operators.igamma.call(input, other)
+
+
+def igammac(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``igammac(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "igammac", "input", 1, False)
+    other = tensor_argument(other, "igammac", "other", 2, True)
+    return operators.igammac.call(input, other)
+
+
+def logit_backward(
+    grad_output: Tensor | Number, input: Tensor, eps: float | None = None
+) -> Tensor:
+    """``logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "logit_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "logit_backward", "input", 2, False)
+    return operators.logit_backward.call(grad_output, input, eps)
+
+
+def special_entr(input: Tensor) -> Tensor:
+    """``special_entr(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_entr", "input", 1, False)
+    return operators.special_entr.call(input)
+
+
+def special_ndtri(input: Tensor) -> Tensor:
+    """``special_ndtri(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_ndtri", "input", 1, False)
+    return operators.special_ndtri.call(input)
+
+
+def special_log_ndtr(input: Tensor) -> Tensor:
+    """``special_log_ndtr(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_log_ndtr", "input", 1, False)
+    return operators.special_log_ndtr.call(input)
+
+
+def special_expm1(input: Tensor) -> Tensor:
+    """``special_expm1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_expm1", "input", 1, False)
+    return composites.special_expm1(input)
+
+
+def special_exp2(input: Tensor) -> Tensor:
+    """``special_exp2(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_exp2", "input", 1, False)
+    return composites.special_exp2(input)
+
+
+def special_psi(input: Tensor) -> Tensor:
+    """``special_psi(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_psi", "input", 1, False)
+    return composites.special_psi(input)
+
+
+def special_digamma(input: Tensor) -> Tensor:
+    """``special_digamma(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_digamma", "input", 1, False)
+    return composites.special_digamma(input)
+
+
+def special_gammaln(input: Tensor) -> Tensor:
+    """``special_gammaln(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_gammaln", "input", 1, False)
+    return composites.special_gammaln(input)
+
+
+def special_erf(input: Tensor) -> Tensor:
+    """``special_erf(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_erf", "input", 1, False)
+    return composites.special_erf(input)
+
+
+def special_erfc(input: Tensor) -> Tensor:
+    """``special_erfc(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_erfc", "input", 1, False)
+    return composites.special_erfc(input)
+
+
+def special_erfcx(input: Tensor) -> Tensor:
+    """``special_erfcx(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_erfcx", "input", 1, False)
+    return operators.special_erfcx.call(input)
+
+
+def special_erfinv(input: Tensor) -> Tensor:
+    """``special_erfinv(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_erfinv", "input", 1, False)
+    return composites.special_erfinv(input)
+
+
+def special_ndtr(input: Tensor) -> Tensor:
+    """``special_ndtr(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_ndtr", "input", 1, False)
+    return composites.special_ndtr(input)
+
+
+def special_i0(input: Tensor) -> Tensor:
+    """``special_i0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_i0", "input", 1, False)
+    return composites.special_i0(input)
+
+
+def special_i0e(input: Tensor) -> Tensor:
+    """``special_i0e(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_i0e", "input", 1, False)
+    return operators.special_i0e.call(input)
+
+
+def special_i1(input: Tensor) -> Tensor:
+    """``special_i1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_i1", "input", 1, False)
+    return operators.special_i1.call(input)
+
+
+def special_i1e(input: Tensor) -> Tensor:
+    """``special_i1e(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_i1e", "input", 1, False)
+    return operators.special_i1e.call(input)
+
+
+def special_logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``special_logit(Tensor self, float? eps=None) -> Tensor``"""
+    input = tensor_argument(input, "special_logit", "input", 1, False)
+    return composites.special_logit(input, eps)
+
+
+def special_polygamma(n: int, input: Tensor) -> Tensor:
+    """``special_polygamma(int n, Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_polygamma", "input", 2, False)
+    return composites.special_polygamma(n, input)
+
+
+def special_logsumexp(
+    input: Tensor, dim: Sequence[int], keepdim: bool = False
+) -> Tensor:
+    """``special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
+    input = tensor_argument(input, "special_logsumexp", "input", 1, False)
+    dim = int_list_argument(dim, "special_logsumexp", "dim")
+    return composites.special_logsumexp(input, dim, keepdim)
+
+
+def special_expit(input: Tensor) -> Tensor:
+    """``special_expit(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_expit", "input", 1, False)
+    return composites.special_expit(input)
+
+
+def special_sinc(input: Tensor) -> Tensor:
+    """``special_sinc(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_sinc", "input", 1, False)
+    return composites.special_sinc(input)
+
+
+def special_round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """``special_round(Tensor self, *, int decimals=0) -> Tensor``"""
+    input = tensor_argument(input, "special_round", "input", 1, False)
+    return composites.special_round(input, decimals)
+
+
+def special_log1p(input: Tensor) -> Tensor:
+    """``special_log1p(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_log1p", "input", 1, False)
+    return composites.special_log1p(input)
+
+
+def special_log_softmax(
+    input: Tensor, dim: int, *, dtype: dtype | None = None
+) -> Tensor:
+    """``special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "special_log_softmax", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return composites.special_log_softmax(input, dim, dtype)
+
+
+def special_gammainc(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``special_gammainc(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "special_gammainc", "input", 1, False)
+    other = tensor_argument(other, "special_gammainc", "other", 2, True)
+    return composites.special_gammainc(input, other)
+
+
+def special_gammaincc(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``special_gammaincc(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "special_gammaincc", "input", 1, False)
+    other = tensor_argument(other, "special_gammaincc", "other", 2, True)
+    return composites.special_gammaincc(input, other)
+
+
+def special_multigammaln(input: Tensor, p: int) -> Tensor:
+    """``special_multigammaln(Tensor self, int p) -> Tensor``"""
+    input = tensor_argument(input, "special_multigammaln", "input", 1, False)
+    return composites.special_multigammaln(input, p)
+
+
+def special_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "special_softmax", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return composites.special_softmax(input, dim, dtype)
+
+
+def special_bessel_j0(input: Tensor) -> Tensor:
+    """``special_bessel_j0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_bessel_j0", "input", 1, False)
+    return operators.special_bessel_j0.call(input)
+
+
+def special_bessel_j1(input: Tensor) -> Tensor:
+    """``special_bessel_j1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_bessel_j1", "input", 1, False)
+    return operators.special_bessel_j1.call(input)
+
+
 squeeze = Overloads(
     "squeeze",
     (
@@ -4754,6 +5102,167 @@ conv3d = Overloads(
                 Param("padding", "str", has_default=True, default="valid"),
                 Param("dilation", "int[]", has_default=True, default=(1, 1, 1)),
                 Param("groups", "int", has_default=True, default=1),
+            ),
+        ),
+    ),
+)
+
+
+xlogy = Overloads(
+    "xlogy",
+    (
+        # xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.xlogy_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+        Signature(
+            operators.xlogy_Scalar_Self.call,
+            "Number input, Tensor other",
+            (
+                Param("input", "Scalar"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.xlogy_Scalar_Other.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+xlogy_ = Overloads(
+    "xlogy_",
+    (
+        # xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.xlogy__Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.xlogy__Scalar_Other.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+special_xlog1py = Overloads(
+    "special_xlog1py",
+    (
+        # special_xlog1py(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.special_xlog1py.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+        Signature(
+            operators.special_xlog1py_self_scalar.call,
+            "Number input, Tensor other",
+            (
+                Param("input", "Scalar"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.special_xlog1py_other_scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+special_xlogy = Overloads(
+    "special_xlogy",
+    (
+        # special_xlogy(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.special_xlogy,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor
+        Signature(
+            composites.special_xlogy,
+            "Number input, Tensor other",
+            (
+                Param("input", "Scalar"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.special_xlogy,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+special_zeta = Overloads(
+    "special_zeta",
+    (
+        # special_zeta(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.special_zeta.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+        Signature(
+            operators.special_zeta_self_scalar.call,
+            "Number input, Tensor other",
+            (
+                Param("input", "Scalar"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.special_zeta_other_scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
             ),
         ),
     ),

@@ -356,6 +356,58 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "erfc",
+    "erfc_",
+    "xlogy",
+    "xlogy_",
+    "mvlgamma",
+    "logit",
+    "logit_",
+    "sinc",
+    "sinc_",
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "erfinv",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
+    "logit_backward",
+    "special_entr",
+    "special_ndtri",
+    "special_log_ndtr",
+    "special_expm1",
+    "special_exp2",
+    "special_psi",
+    "special_digamma",
+    "special_gammaln",
+    "special_erf",
+    "special_erfc",
+    "special_erfcx",
+    "special_erfinv",
+    "special_ndtr",
+    "special_xlog1py",
+    "special_xlogy",
+    "special_zeta",
+    "special_i0",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_logit",
+    "special_polygamma",
+    "special_logsumexp",
+    "special_expit",
+    "special_sinc",
+    "special_round",
+    "special_log1p",
+    "special_log_softmax",
+    "special_gammainc",
+    "special_gammaincc",
+    "special_multigammaln",
+    "special_softmax",
+    "special_bessel_j0",
+    "special_bessel_j1",
 ]
 
 
@@ -2667,3 +2719,267 @@ def adaptive_max_pool3d_backward(
     grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number
 ) -> Tensor:
     """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
+
+
+def erfc(input: Tensor) -> Tensor:
+    """``erfc(Tensor self) -> Tensor``"""
+
+
+def erfc_(input: Tensor) -> Tensor:
+    """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+@overload
+def xlogy(input: Tensor, other: Tensor) -> Tensor:
+    """``xlogy.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def xlogy(input: _Number, other: Tensor) -> Tensor:
+    """``xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor``"""
+
+
+@overload
+def xlogy(input: Tensor, other: _Number) -> Tensor:
+    """``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def xlogy_(input: Tensor, other: Tensor) -> Tensor:
+    """``xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+
+@overload
+def xlogy_(input: Tensor, other: _Number) -> Tensor:
+    """``xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+
+
+def mvlgamma(input: Tensor, p: _int) -> Tensor:
+    """``mvlgamma(Tensor self, int p) -> Tensor``"""
+
+
+def logit(input: Tensor, eps: _float | None = ...) -> Tensor:
+    """``logit(Tensor self, float? eps=None) -> Tensor``"""
+
+
+def logit_(input: Tensor, eps: _float | None = ...) -> Tensor:
+    """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
+
+
+def sinc(input: Tensor) -> Tensor:
+    """``sinc(Tensor self) -> Tensor``"""
+
+
+def sinc_(input: Tensor) -> Tensor:
+    """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """``lgamma(Tensor self) -> Tensor``"""
+
+
+def digamma(input: Tensor) -> Tensor:
+    """``digamma(Tensor self) -> Tensor``"""
+
+
+def polygamma(n: _int, input: Tensor) -> Tensor:
+    """``polygamma(int n, Tensor self) -> Tensor``"""
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """``erfinv(Tensor self) -> Tensor``"""
+
+
+def i0(input: Tensor) -> Tensor:
+    """``i0(Tensor self) -> Tensor``"""
+
+
+def i0_(input: Tensor) -> Tensor:
+    """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def igamma(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``igamma(Tensor self, Tensor other) -> Tensor``"""
+
+
+def igammac(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``igammac(Tensor self, Tensor other) -> Tensor``"""
+
+
+def logit_backward(
+    grad_output: Tensor | _Number, input: Tensor, eps: _float | None = ...
+) -> Tensor:
+    """``logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor``"""
+
+
+def special_entr(input: Tensor) -> Tensor:
+    """``special_entr(Tensor self) -> Tensor``"""
+
+
+def special_ndtri(input: Tensor) -> Tensor:
+    """``special_ndtri(Tensor self) -> Tensor``"""
+
+
+def special_log_ndtr(input: Tensor) -> Tensor:
+    """``special_log_ndtr(Tensor self) -> Tensor``"""
+
+
+def special_expm1(input: Tensor) -> Tensor:
+    """``special_expm1(Tensor self) -> Tensor``"""
+
+
+def special_exp2(input: Tensor) -> Tensor:
+    """``special_exp2(Tensor self) -> Tensor``"""
+
+
+def special_psi(input: Tensor) -> Tensor:
+    """``special_psi(Tensor self) -> Tensor``"""
+
+
+def special_digamma(input: Tensor) -> Tensor:
+    """``special_digamma(Tensor self) -> Tensor``"""
+
+
+def special_gammaln(input: Tensor) -> Tensor:
+    """``special_gammaln(Tensor self) -> Tensor``"""
+
+
+def special_erf(input: Tensor) -> Tensor:
+    """``special_erf(Tensor self) -> Tensor``"""
+
+
+def special_erfc(input: Tensor) -> Tensor:
+    """``special_erfc(Tensor self) -> Tensor``"""
+
+
+def special_erfcx(input: Tensor) -> Tensor:
+    """``special_erfcx(Tensor self) -> Tensor``"""
+
+
+def special_erfinv(input: Tensor) -> Tensor:
+    """``special_erfinv(Tensor self) -> Tensor``"""
+
+
+def special_ndtr(input: Tensor) -> Tensor:
+    """``special_ndtr(Tensor self) -> Tensor``"""
+
+
+@overload
+def special_xlog1py(input: Tensor, other: Tensor) -> Tensor:
+    """``special_xlog1py(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def special_xlog1py(input: _Number, other: Tensor) -> Tensor:
+    """``special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor``"""
+
+
+@overload
+def special_xlog1py(input: Tensor, other: _Number) -> Tensor:
+    """``special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def special_xlogy(input: Tensor, other: Tensor) -> Tensor:
+    """``special_xlogy(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def special_xlogy(input: _Number, other: Tensor) -> Tensor:
+    """``special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor``"""
+
+
+@overload
+def special_xlogy(input: Tensor, other: _Number) -> Tensor:
+    """``special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def special_zeta(input: Tensor, other: Tensor) -> Tensor:
+    """``special_zeta(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def special_zeta(input: _Number, other: Tensor) -> Tensor:
+    """``special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor``"""
+
+
+@overload
+def special_zeta(input: Tensor, other: _Number) -> Tensor:
+    """``special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+def special_i0(input: Tensor) -> Tensor:
+    """``special_i0(Tensor self) -> Tensor``"""
+
+
+def special_i0e(input: Tensor) -> Tensor:
+    """``special_i0e(Tensor self) -> Tensor``"""
+
+
+def special_i1(input: Tensor) -> Tensor:
+    """``special_i1(Tensor self) -> Tensor``"""
+
+
+def special_i1e(input: Tensor) -> Tensor:
+    """``special_i1e(Tensor self) -> Tensor``"""
+
+
+def special_logit(input: Tensor, eps: _float | None = ...) -> Tensor:
+    """``special_logit(Tensor self, float? eps=None) -> Tensor``"""
+
+
+def special_polygamma(n: _int, input: Tensor) -> Tensor:
+    """``special_polygamma(int n, Tensor self) -> Tensor``"""
+
+
+def special_logsumexp(
+    input: Tensor, dim: _int | Sequence[_int], keepdim: _bool = ...
+) -> Tensor:
+    """``special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
+
+
+def special_expit(input: Tensor) -> Tensor:
+    """``special_expit(Tensor self) -> Tensor``"""
+
+
+def special_sinc(input: Tensor) -> Tensor:
+    """``special_sinc(Tensor self) -> Tensor``"""
+
+
+def special_round(input: Tensor, *, decimals: _int = ...) -> Tensor:
+    """``special_round(Tensor self, *, int decimals=0) -> Tensor``"""
+
+
+def special_log1p(input: Tensor) -> Tensor:
+    """``special_log1p(Tensor self) -> Tensor``"""
+
+
+def special_log_softmax(
+    input: Tensor, dim: _int, *, dtype: _DType | None = ...
+) -> Tensor:
+    """``special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+def special_gammainc(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``special_gammainc(Tensor self, Tensor other) -> Tensor``"""
+
+
+def special_gammaincc(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``special_gammaincc(Tensor self, Tensor other) -> Tensor``"""
+
+
+def special_multigammaln(input: Tensor, p: _int) -> Tensor:
+    """``special_multigammaln(Tensor self, int p) -> Tensor``"""
+
+
+def special_softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
+    """``special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+
+
+def special_bessel_j0(input: Tensor) -> Tensor:
+    """``special_bessel_j0(Tensor self) -> Tensor``"""
+
+
+def special_bessel_j1(input: Tensor) -> Tensor:
+    """``special_bessel_j1(Tensor self) -> Tensor``"""

@@ -1236,3 +1236,85 @@ class TensorBase:
 
     def log_softmax(self, dim: _int, dtype: _DType | None = ...) -> Tensor:
         """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+
+    def erfc(self) -> Tensor:
+        """``erfc(Tensor self) -> Tensor``"""
+
+    def erfc_(self) -> Tensor:
+        """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    @overload
+    def xlogy(self, other: Tensor) -> Tensor:
+        """``xlogy.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def xlogy(self, other: _Number) -> Tensor:
+        """``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``"""
+
+    @overload
+    def xlogy_(self, other: Tensor) -> Tensor:
+        """``xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    @overload
+    def xlogy_(self, other: _Number) -> Tensor:
+        """``xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+
+    def mvlgamma(self, p: _int) -> Tensor:
+        """``mvlgamma(Tensor self, int p) -> Tensor``"""
+
+    def mvlgamma_(self, p: _int) -> Tensor:
+        """``mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)``"""
+
+    def logit(self, eps: _float | None = ...) -> Tensor:
+        """``logit(Tensor self, float? eps=None) -> Tensor``"""
+
+    def logit_(self, eps: _float | None = ...) -> Tensor:
+        """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
+
+    def sinc(self) -> Tensor:
+        """``sinc(Tensor self) -> Tensor``"""
+
+    def sinc_(self) -> Tensor:
+        """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def lgamma_(self) -> Tensor:
+        """``lgamma_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def lgamma(self) -> Tensor:
+        """``lgamma(Tensor self) -> Tensor``"""
+
+    def digamma(self) -> Tensor:
+        """``digamma(Tensor self) -> Tensor``"""
+
+    def digamma_(self) -> Tensor:
+        """``digamma_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def polygamma(self, n: _int) -> Tensor:
+        """``polygamma(int n, Tensor self) -> Tensor``"""
+
+    def polygamma_(self, n: _int) -> Tensor:
+        """``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``"""
+
+    def erfinv(self) -> Tensor:
+        """``erfinv(Tensor self) -> Tensor``"""
+
+    def erfinv_(self) -> Tensor:
+        """``erfinv_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def i0(self) -> Tensor:
+        """``i0(Tensor self) -> Tensor``"""
+
+    def i0_(self) -> Tensor:
+        """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def igamma(self, other: Tensor | _Number) -> Tensor:
+        """``igamma(Tensor self, Tensor other) -> Tensor``"""
+
+    def igamma_(self, other: Tensor | _Number) -> Tensor:
+        """``igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def igammac(self, other: Tensor | _Number) -> Tensor:
+        """``igammac(Tensor self, Tensor other) -> Tensor``"""
+
+    def igammac_(self, other: Tensor | _Number) -> Tensor:
+        """``igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""

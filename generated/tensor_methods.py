@@ -1116,6 +1116,120 @@ def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     return composites.log_softmax(self, dim, dtype)
 
 
+def erfc(self: Tensor) -> Tensor:
+    """``erfc(Tensor self) -> Tensor``"""
+    return operators.erfc.call(self)
+
+
+def erfc_(self: Tensor) -> Tensor:
+    """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.erfc_.call(self)
+
+
+def mvlgamma(self: Tensor, p: int) -> Tensor:
+    """``mvlgamma(Tensor self, int p) -> Tensor``"""
+    return operators.mvlgamma.call(self, p)
+
+
+def mvlgamma_(self: Tensor, p: int) -> Tensor:
+    """``mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)``"""
+    return operators.mvlgamma_.call(self, p)
+
+
+def logit(self: Tensor, eps: float | None = None) -> Tensor:
+    """``logit(Tensor self, float? eps=None) -> Tensor``"""
+    return operators.logit.call(self, eps)
+
+
+def logit_(self: Tensor, eps: float | None = None) -> Tensor:
+    """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
+    return operators.logit_.call(self, eps)
+
+
+def sinc(self: Tensor) -> Tensor:
+    """``sinc(Tensor self) -> Tensor``"""
+    return operators.sinc.call(self)
+
+
+def sinc_(self: Tensor) -> Tensor:
+    """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sinc_.call(self)
+
+
+def lgamma_(self: Tensor) -> Tensor:
+    """``lgamma_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.lgamma_.call(self)
+
+
+def lgamma(self: Tensor) -> Tensor:
+    """``lgamma(Tensor self) -> Tensor``"""
+    return operators.lgamma.call(self)
+
+
+def digamma(self: Tensor) -> Tensor:
+    """``digamma(Tensor self) -> Tensor``"""
+    return operators.digamma.call(self)
+
+
+def digamma_(self: Tensor) -> Tensor:
+    """``digamma_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.digamma_.call(self)
+
+
+def polygamma(self: Tensor, n: int) -> Tensor:
+    """``polygamma(int n, Tensor self) -> Tensor``"""
+    return operators.polygamma.call(n, self)
+
+
+def polygamma_(self: Tensor, n: int) -> Tensor:
+    """``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``"""
+    return operators.polygamma_.call(self, n)
+
+
+def erfinv(self: Tensor) -> Tensor:
+    """``erfinv(Tensor self) -> Tensor``"""
+    return operators.erfinv.call(self)
+
+
+def erfinv_(self: Tensor) -> Tensor:
+    """``erfinv_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.erfinv_.call(self)
+
+
+def i0(self: Tensor) -> Tensor:
+    """``i0(Tensor self) -> Tensor``"""
+    return operators.i0.call(self)
+
+
+def i0_(self: Tensor) -> Tensor:
+    """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.i0_.call(self)
+
+
+def igamma(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``igamma(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "igamma", "other", 2, True)
+    return operators.igamma.call(self, other)
+
+
+def igamma_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "igamma_", "other", 2, True)
+    return operators.igamma_.call(self, other)
+
+
+def igammac(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``igammac(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "igammac", "other", 2, True)
+    return operators.igammac.call(self, other)
+
+
+def igammac_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "igammac_", "other", 2, True)
+    return operators.igammac_.call(self, other)
+
+
 _squeeze_overloads = Overloads(
     "squeeze",
     (
@@ -2949,6 +3063,66 @@ def norm(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _norm_overloads(*args, self=self, **kwargs)
 
 
+_xlogy_overloads = Overloads(
+    "xlogy",
+    (
+        # xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.xlogy_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.xlogy_Scalar_Other.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def xlogy(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``xlogy.Tensor(Tensor self, Tensor other) -> Tensor`` or ``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``"""
+    return _xlogy_overloads(*args, self=self, **kwargs)
+
+
+_xlogy__overloads = Overloads(
+    "xlogy_",
+    (
+        # xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.xlogy__Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.xlogy__Scalar_Other.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def xlogy_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`` or ``xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+    return _xlogy__overloads(*args, self=self, **kwargs)
+
+
 METHODS: dict[str, Callable[..., Any]] = {
     "permute": permute,
     "expand": expand,
@@ -3135,6 +3309,28 @@ METHODS: dict[str, Callable[..., Any]] = {
     "relu_": relu_,
     "softmax": softmax,
     "log_softmax": log_softmax,
+    "erfc": erfc,
+    "erfc_": erfc_,
+    "mvlgamma": mvlgamma,
+    "mvlgamma_": mvlgamma_,
+    "logit": logit,
+    "logit_": logit_,
+    "sinc": sinc,
+    "sinc_": sinc_,
+    "lgamma_": lgamma_,
+    "lgamma": lgamma,
+    "digamma": digamma,
+    "digamma_": digamma_,
+    "polygamma": polygamma,
+    "polygamma_": polygamma_,
+    "erfinv": erfinv,
+    "erfinv_": erfinv_,
+    "i0": i0,
+    "i0_": i0_,
+    "igamma": igamma,
+    "igamma_": igamma_,
+    "igammac": igammac,
+    "igammac_": igammac_,
     "squeeze": squeeze,
     "split": split,
     "movedim": movedim,
@@ -3191,4 +3387,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "masked_fill": masked_fill,
     "masked_fill_": masked_fill_,
     "norm": norm,
+    "xlogy": xlogy,
+    "xlogy_": xlogy_,
 }

@@ -9278,6 +9278,1001 @@ def adaptive_max_pool3d_backward(
     return result
 
 
+def erfc(ks: int, self: Tensor) -> Any:
+    """erfc(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ErfcBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.erfc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.erfc_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def erfc_(ks: int, self: Tensor) -> Any:
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ErfcBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.erfc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.erfc__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.XlogyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.xlogy_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(other)
+    grad_fn: functions.XlogyBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward1()
+        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self = self
+    result = redispatch(
+        operators.xlogy_Scalar_Self, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy_Scalar_Self_jvp(
+                    self, other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.XlogyBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.other = other
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.xlogy_Scalar_Other, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy_Scalar_Other_jvp(
+                    self, tangent_or_zeros(self), other, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.XlogyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.xlogy__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
+    """xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.XlogyBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.other = other
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.xlogy__Scalar_Other, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy__Scalar_Other_jvp(
+                    original_self, tangent_or_zeros(self), other, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def mvlgamma(ks: int, self: Tensor, p: int) -> Any:
+    """mvlgamma(Tensor self, int p) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MvlgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MvlgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.mvlgamma, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mvlgamma_jvp(self, tangent_or_zeros(self), p, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
+    """mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MvlgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MvlgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.mvlgamma_, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mvlgamma__jvp(original_self, tangent_or_zeros(self), p, self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def logit(ks: int, self: Tensor, eps: float | None) -> Any:
+    """logit(Tensor self, float? eps=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LogitBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.eps = eps
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.logit, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.logit_jvp(self, tangent_or_zeros(self), eps, result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def logit_(ks: int, self: Tensor, eps: float | None) -> Any:
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LogitBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.eps = eps
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.logit_, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.logit__jvp(original_self, tangent_or_zeros(self), eps, self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sinc(ks: int, self: Tensor) -> Any:
+    """sinc(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SincBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SincBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.sinc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sinc_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sinc_(ks: int, self: Tensor) -> Any:
+    """sinc_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SincBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SincBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.sinc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sinc__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def lgamma_(ks: int, self: Tensor) -> Any:
+    """lgamma_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.lgamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lgamma__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def lgamma(ks: int, self: Tensor) -> Any:
+    """lgamma(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.lgamma, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.lgamma_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def digamma(ks: int, self: Tensor) -> Any:
+    """digamma(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.DigammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DigammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.digamma, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.digamma_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def digamma_(ks: int, self: Tensor) -> Any:
+    """digamma_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.DigammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DigammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.digamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.digamma__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def polygamma(ks: int, n: int, self: Tensor) -> Any:
+    """polygamma(int n, Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.PolygammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PolygammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.n = n
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.polygamma, ks & AFTER_AUTOGRAD_KEYSET, n, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.polygamma_jvp(n, self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def polygamma_(ks: int, self: Tensor, n: int) -> Any:
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("polygamma_")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.PolygammaBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PolygammaBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.n = n
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.polygamma_, ks & AFTER_AUTOGRAD_KEYSET, self, n)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def erfinv(ks: int, self: Tensor) -> Any:
+    """erfinv(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ErfinvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfinvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.erfinv, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.erfinv_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def erfinv_(ks: int, self: Tensor) -> Any:
+    """erfinv_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ErfinvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfinvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.erfinv_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.erfinv__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def i0(ks: int, self: Tensor) -> Any:
+    """i0(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.I0Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.I0Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.i0, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.i0_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def i0_(ks: int, self: Tensor) -> Any:
+    """i0_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.I0Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.I0Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.i0_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.i0__jvp(original_self, tangent_or_zeros(self), self),)
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def igamma(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igamma(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("igamma")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.IgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.igamma, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("igamma_")
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.igamma_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def igammac(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igammac(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("igammac")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.IgammacBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IgammacBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.igammac, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("igammac_")
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IgammacBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IgammacBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.igammac_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def logit_backward(
+    ks: int, grad_output: Tensor, self: Tensor, eps: float | None
+) -> Any:
+    """logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("logit_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("logit_backward")
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+    result = redispatch(
+        operators.logit_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self, eps
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def special_entr(ks: int, self: Tensor) -> Any:
+    """special_entr(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialEntrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialEntrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_entr, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_entr_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_ndtri(ks: int, self: Tensor) -> Any:
+    """special_ndtri(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialNdtriBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialNdtriBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.special_ndtri, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_ndtri_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_log_ndtr(ks: int, self: Tensor) -> Any:
+    """special_log_ndtr(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialLogNdtrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialLogNdtrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_log_ndtr, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_log_ndtr_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_erfcx(ks: int, self: Tensor) -> Any:
+    """special_erfcx(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialErfcxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialErfcxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_erfcx, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_erfcx_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.SpecialXlog1PyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialXlog1PyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.special_xlog1py, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_xlog1py_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(other)
+    grad_fn: functions.SpecialXlog1PyBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialXlog1PyBackward1()
+        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self = self
+    result = redispatch(
+        operators.special_xlog1py_self_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_xlog1py_self_scalar_jvp(
+                    self, other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialXlog1PyBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialXlog1PyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.other = other
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.special_xlog1py_other_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_xlog1py_other_scalar_jvp(
+                    self, tangent_or_zeros(self), other, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
+    """special_zeta(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("special_zeta")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.SpecialZetaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialZetaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_zeta, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("special_zeta.self_scalar")
+    _any_requires_grad = compute_requires_grad(other)
+    grad_fn: functions.SpecialZetaBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialZetaBackward1()
+        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self = self
+    result = redispatch(
+        operators.special_zeta_self_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("special_zeta.other_scalar")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialZetaBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialZetaBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.special_zeta_other_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def special_i0e(ks: int, self: Tensor) -> Any:
+    """special_i0e(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialI0EBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialI0EBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_i0e, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_i0e_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_i1(ks: int, self: Tensor) -> Any:
+    """special_i1(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialI1Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialI1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_i1, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.special_i1_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_i1e(ks: int, self: Tensor) -> Any:
+    """special_i1e(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialI1EBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialI1EBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_i1e, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_i1e_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_bessel_j0(ks: int, self: Tensor) -> Any:
+    """special_bessel_j0(Tensor self) -> Tensor"""
+    return redispatch(operators.special_bessel_j0, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def special_bessel_j1(ks: int, self: Tensor) -> Any:
+    """special_bessel_j1(Tensor self) -> Tensor"""
+    return redispatch(operators.special_bessel_j1, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
 operators.permute.register(DispatchKey.Autograd, permute)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
@@ -9631,3 +10626,54 @@ operators.adaptive_max_pool3d.register(DispatchKey.Autograd, adaptive_max_pool3d
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.Autograd, adaptive_max_pool3d_backward
 )
+operators.erfc.register(DispatchKey.Autograd, erfc)
+operators.erfc_.register(DispatchKey.Autograd, erfc_)
+operators.xlogy_Tensor.register(DispatchKey.Autograd, xlogy_Tensor)
+operators.xlogy_Scalar_Self.register(DispatchKey.Autograd, xlogy_Scalar_Self)
+operators.xlogy_Scalar_Other.register(DispatchKey.Autograd, xlogy_Scalar_Other)
+operators.xlogy__Tensor.register(DispatchKey.Autograd, xlogy__Tensor)
+operators.xlogy__Scalar_Other.register(DispatchKey.Autograd, xlogy__Scalar_Other)
+operators.mvlgamma.register(DispatchKey.Autograd, mvlgamma)
+operators.mvlgamma_.register(DispatchKey.Autograd, mvlgamma_)
+operators.logit.register(DispatchKey.Autograd, logit)
+operators.logit_.register(DispatchKey.Autograd, logit_)
+operators.sinc.register(DispatchKey.Autograd, sinc)
+operators.sinc_.register(DispatchKey.Autograd, sinc_)
+operators.lgamma_.register(DispatchKey.Autograd, lgamma_)
+operators.lgamma.register(DispatchKey.Autograd, lgamma)
+operators.digamma.register(DispatchKey.Autograd, digamma)
+operators.digamma_.register(DispatchKey.Autograd, digamma_)
+operators.polygamma.register(DispatchKey.Autograd, polygamma)
+operators.polygamma_.register(DispatchKey.Autograd, polygamma_)
+operators.erfinv.register(DispatchKey.Autograd, erfinv)
+operators.erfinv_.register(DispatchKey.Autograd, erfinv_)
+operators.i0.register(DispatchKey.Autograd, i0)
+operators.i0_.register(DispatchKey.Autograd, i0_)
+operators.igamma.register(DispatchKey.Autograd, igamma)
+operators.igamma_.register(DispatchKey.Autograd, igamma_)
+operators.igammac.register(DispatchKey.Autograd, igammac)
+operators.igammac_.register(DispatchKey.Autograd, igammac_)
+operators.logit_backward.register(DispatchKey.Autograd, logit_backward)
+operators.special_entr.register(DispatchKey.Autograd, special_entr)
+operators.special_ndtri.register(DispatchKey.Autograd, special_ndtri)
+operators.special_log_ndtr.register(DispatchKey.Autograd, special_log_ndtr)
+operators.special_erfcx.register(DispatchKey.Autograd, special_erfcx)
+operators.special_xlog1py.register(DispatchKey.Autograd, special_xlog1py)
+operators.special_xlog1py_self_scalar.register(
+    DispatchKey.Autograd, special_xlog1py_self_scalar
+)
+operators.special_xlog1py_other_scalar.register(
+    DispatchKey.Autograd, special_xlog1py_other_scalar
+)
+operators.special_zeta.register(DispatchKey.Autograd, special_zeta)
+operators.special_zeta_self_scalar.register(
+    DispatchKey.Autograd, special_zeta_self_scalar
+)
+operators.special_zeta_other_scalar.register(
+    DispatchKey.Autograd, special_zeta_other_scalar
+)
+operators.special_i0e.register(DispatchKey.Autograd, special_i0e)
+operators.special_i1.register(DispatchKey.Autograd, special_i1)
+operators.special_i1e.register(DispatchKey.Autograd, special_i1e)
+operators.special_bessel_j0.register(DispatchKey.Autograd, special_bessel_j0)
+operators.special_bessel_j1.register(DispatchKey.Autograd, special_bessel_j1)

@@ -21,6 +21,7 @@ from . import (
     reduction,
     shape,
     sparse,
+    special,
 )
 from .common import Line
 
@@ -36,6 +37,7 @@ FAMILIES: dict[str, ModuleType] = {
     "sparse": sparse,
     "conv": conv,
     "pooling": pooling,
+    "special": special,
 }
 
 

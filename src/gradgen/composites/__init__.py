@@ -2,8 +2,8 @@
 
 These are PyTorch's CompositeImplicitAutograd functions, one module per family (shape,
 elementwise, reduction, indexing, linalg, activation, loss, normalization, sparse,
-dropout). native_functions.yaml names them with ``composite: NAME``; the generated
-function and method call the function of that name here, and autograd records whatever
+dropout, special). native_functions.yaml names them with ``composite: NAME``; the
+generated function and method call the function of that name here, and autograd records whatever
 operators it calls. `__all__` is the list of names ``composite:`` may give (the
 generator reads it without importing this package): a new composite goes in its
 family's module and its `__all__`.
@@ -26,6 +26,7 @@ from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
+from .special import *  # noqa: F403  (the names of its __all__)
 
 # Each family module's `__all__` (the generator reads the same lists from the
 # files, without running them).
@@ -43,6 +44,7 @@ for _family in (
     "reduction",
     "shape",
     "sparse",
+    "special",
 ):
     __all__ += import_module(f".{_family}", __name__).__all__
 del _family

@@ -197,21 +197,17 @@ def logit_backward(
     return value.astype(np.result_type(grad_output, x), copy=False)
 
 
-def _binary(kernel: str, self: Any, other: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Both operands as arrays of their (floating) common dtype, broadcast checked;
-    the YAML entries promote them first (`type_promotion`)."""
-    _check_broadcast(self, other)
-    x, y = np.asarray(self), np.asarray(other)
-    if x.dtype.kind != "f":
-        raise _not_implemented_for(kernel, x)
-    return x, y
-
-
 def _binary_float64(kernel: str, function: Any, self: Any, other: Any) -> np.ndarray:
-    x, y = _binary(kernel, self, other)
+    """function(self, other) computed in float64, returned in the operands' common
+    dtype: the YAML entries promote them first (`type_promotion`); a Scalar operand
+    is a Python number here, so the tensor operand's dtype decides."""
+    _check_broadcast(self, other)
+    like = self if isinstance(self, np.ndarray) else np.asarray(other)
+    if like.dtype.kind != "f":
+        raise _not_implemented_for(kernel, like)
     with np.errstate(all="ignore"):
-        value = function(x.astype(np.float64), y.astype(np.float64))
-    return np.asarray(value).astype(x.dtype, copy=False)
+        value = function(np.asarray(self, np.float64), np.asarray(other, np.float64))
+    return np.asarray(value).astype(like.dtype, copy=False)
 
 
 def _xlogy64(x: np.ndarray, y: np.ndarray) -> np.ndarray:
