@@ -248,10 +248,13 @@ def _float_power_dtype(*operands: Tensor | Number) -> _dtype:
     return float64
 
 
-def _as(value: Tensor | Number, wanted: _dtype) -> Tensor | Number:
+def _as(value: Tensor | Number, wanted: _dtype) -> Any:
+    """A tensor converted to `wanted`; a number as a Python complex or float."""
     if isinstance(value, Tensor):
         return value.to(wanted)
-    return complex(value) if wanted is complex128 else float(value)
+    if wanted is complex128:
+        return complex(value)
+    return float(value.real) if isinstance(value, complex) else float(value)
 
 
 def float_power(self: Tensor | Number, exponent: Tensor | Number) -> Tensor:

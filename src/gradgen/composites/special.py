@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..tensor import Number, Tensor
+from ..tensor import Tensor
 from ..generated import ops  # functions read at call time (the generated tie)
 
 __all__ = [
@@ -82,7 +82,7 @@ def special_ndtr(self: Tensor) -> Tensor:
     return (1 + ops.erf(self * math.sqrt(0.5))) * 0.5
 
 
-def special_xlogy(self: Tensor | Number, other: Tensor | Number) -> Tensor:
+def special_xlogy(self: Any, other: Any) -> Tensor:
     """An alias of xlogy (each of its overloads)."""
     return ops.xlogy(self, other)
 
@@ -127,7 +127,7 @@ def special_log1p(self: Tensor) -> Tensor:
     return ops.log1p(self)
 
 
-def special_log_softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
+def special_log_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """An alias of log_softmax."""
     return ops.log_softmax(self, dim, dtype=dtype)
 
@@ -147,6 +147,6 @@ def special_multigammaln(self: Tensor, p: int) -> Tensor:
     return ops.mvlgamma(self, p)
 
 
-def special_softmax(self: Tensor, dim: int, dtype: object = None) -> Tensor:
+def special_softmax(self: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """An alias of softmax."""
     return ops.softmax(self, dim, dtype)
