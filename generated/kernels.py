@@ -39,6 +39,7 @@ from gradgen.numpy_kernels import (
     bitwise,
     bmm,
     cat_arrays,
+    clamp_bound,
     clamp_scalars,
     clamp_tensors,
     compare,
@@ -94,6 +95,7 @@ from gradgen.numpy_kernels import (
     index_select,
     int_to_float,
     into,
+    ldexp,
     leaky_relu,
     leaky_relu_backward,
     lerp,
@@ -1634,24 +1636,17 @@ def numpy_frexp_Tensor(ks: int, self: Tensor) -> Any:
 
 def numpy_ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
-    common_dtype = result_type(self, other)
-    common_dtype = integer_to_float(common_dtype)
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
-    try:
-        return wrap_result(self * np.exp2(other), common_dtype)
-    except ValueError as error:
-        raise broadcast_error(error, self, other) from None
+    self = self._data
+    other = other._data
+    return wrap_result(ldexp(self, other))
 
 
 def numpy_ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
     """ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
-    common_dtype = result_type(self, other)
-    common_dtype = integer_to_float(common_dtype)
     self_tensor = self
-    self = promoted_array(self, common_dtype)
-    other = promoted_array(other, common_dtype)
-    return copy_into(self_tensor, self * np.exp2(other))
+    self = self._data
+    other = other._data
+    return copy_into(self_tensor, ldexp(self, other))
 
 
 def numpy_heaviside(ks: int, self: Tensor, values: Tensor) -> Any:
@@ -1710,14 +1705,14 @@ def numpy_clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
     self = self._data
     min = min._data
-    return wrap_result(clamp_tensors(self, min, None))
+    return wrap_result(clamp_bound("maximum", self, min, None))
 
 
 def numpy_clamp_max_Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
     self = self._data
     max = max._data
-    return wrap_result(clamp_tensors(self, None, max))
+    return wrap_result(clamp_bound("minimum", self, None, max))
 
 
 def numpy_clamp_min_(ks: int, self: Tensor, min: Number) -> Any:
@@ -1732,7 +1727,7 @@ def numpy_clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
     self_tensor = self
     self = self._data
     min = min._data
-    return copy_into(self_tensor, clamp_tensors(self, min, None))
+    return copy_into(self_tensor, clamp_bound("maximum", self, min, None))
 
 
 def numpy_clamp_max_(ks: int, self: Tensor, max: Number) -> Any:
@@ -1747,7 +1742,7 @@ def numpy_clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
     self_tensor = self
     self = self._data
     max = max._data
-    return copy_into(self_tensor, clamp_tensors(self, None, max))
+    return copy_into(self_tensor, clamp_bound("minimum", self, None, max))
 
 
 def numpy_signbit(ks: int, self: Tensor) -> Any:

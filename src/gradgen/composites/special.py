@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from ..tensor import Tensor
-from ..generated import ops  # functions read at call time (the generated tie)
+from ..generated import operators, ops  # read at call time (the generated tie)
 
 __all__ = [
     "special_expm1",
@@ -78,8 +78,12 @@ def special_erfinv(self: Tensor) -> Tensor:
 
 
 def special_ndtr(self: Tensor) -> Tensor:
-    """The standard normal distribution function (1 + erf(x / sqrt(2))) / 2."""
-    return (1 + ops.erf(self * math.sqrt(0.5))) * 0.5
+    """The standard normal distribution function (1 + erf(x / sqrt(2))) / 2, with
+    PyTorch's Scalar overloads (its node is MulBackward1, after AddBackward1)."""
+    scaled = operators.mul_Scalar.call(self, math.sqrt(0.5))
+    return operators.mul_Scalar.call(
+        operators.add_Scalar.call(ops.erf(scaled), 1, 1), 0.5
+    )
 
 
 def special_xlogy(self: Any, other: Any) -> Tensor:

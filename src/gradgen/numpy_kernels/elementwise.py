@@ -60,6 +60,8 @@ __all__ = [
     "frexp",
     "heaviside",
     "floating_binary",
+    "ldexp",
+    "clamp_bound",
 ]
 
 
@@ -599,7 +601,7 @@ def degrees_radians(name: str, ufunc: Any, self: np.ndarray) -> np.ndarray:
 def signbit(self: np.ndarray) -> np.ndarray:
     """Whether the sign bit is set (-0.0 and NaNs with it included); real only."""
     if self.dtype.kind == "c":
-        raise RuntimeError("signbit is not implemented for complex tensors.")
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
     return np.signbit(self)
 
 
@@ -636,3 +638,32 @@ def floating_binary(name: str, ufunc: Any, self: np.ndarray, other: Any) -> np.n
     if self.dtype.kind != "f":
         raise _cpu_kernel_missing(name, self)
     return ufunc(self, other)
+
+
+def ldexp(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """self * 2 ** other as PyTorch: a floating self with an integer exponent is C's
+    ldexp (exact, in self's dtype; a bool exponent is refused), anything else the
+    product with pow(2, other), that power computed in other's own floating dtype
+    (integers in the default one)."""
+    _check_broadcast(self, other)
+    if self.dtype.kind == "f" and other.dtype.kind in "biu":
+        if other.dtype.kind == "b":
+            raise _not_implemented_for("ldexp_cpu_exp", other)
+        exponent = np.clip(other, -(2**31), 2**31 - 1).astype(np.int32)
+        return np.ldexp(self, exponent).astype(self.dtype, copy=False)
+    power = np.exp2(int_to_float(other))
+    common = _common_dtype(self, power)
+    return self.astype(common, copy=False) * power.astype(common, copy=False)
+
+
+def clamp_bound(
+    name: str, self: np.ndarray, min: np.ndarray | None, max: np.ndarray | None
+) -> np.ndarray:
+    """clamp_min / clamp_max with a Tensor bound: clamp_tensors, with the error of
+    PyTorch's maximum / minimum kernel (`name`) for complex operands."""
+    common = _common_dtype(self, min, max)
+    if common.kind == "c":
+        raise NotImplementedError(
+            f"\"{name}_cpu\" not implemented for '{spelling(common).scalar_type}'"
+        )
+    return clamp_tensors(self, min, max)

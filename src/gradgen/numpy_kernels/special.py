@@ -93,7 +93,7 @@ def mvlgamma(self: np.ndarray, p: int) -> np.ndarray:
     lgamma(x - j / 2), plus p (p - 1) / 4 log(pi)."""
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
-    x = _real("mvlgamma", self)
+    x = _real("arange_cpu", self)  # PyTorch's error comes from its arange
 
     def compute(v: np.ndarray) -> np.ndarray:
         halves = -np.arange(p, dtype=np.float64) / 2
@@ -105,7 +105,7 @@ def mvlgamma(self: np.ndarray, p: int) -> np.ndarray:
 
 def erfinv(self: np.ndarray) -> np.ndarray:
     """The inverse error function, on [-1, 1]."""
-    return _in_float64(_scipy.erfinv, _real("erfinv_cpu", self))
+    return _in_float64(_scipy.erfinv, _real("erfinv_vml_cpu", self))
 
 
 def erfc(self: np.ndarray) -> np.ndarray:
