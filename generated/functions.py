@@ -420,40 +420,6 @@ from .ops import (
     softplus,
     softplus_backward,
     sort,
-    special_bessel_j0,
-    special_bessel_j1,
-    special_digamma,
-    special_entr,
-    special_erf,
-    special_erfc,
-    special_erfcx,
-    special_erfinv,
-    special_exp2,
-    special_expit,
-    special_expm1,
-    special_gammainc,
-    special_gammaincc,
-    special_gammaln,
-    special_i0,
-    special_i0e,
-    special_i1,
-    special_i1e,
-    special_log1p,
-    special_log_ndtr,
-    special_log_softmax,
-    special_logit,
-    special_logsumexp,
-    special_multigammaln,
-    special_ndtr,
-    special_ndtri,
-    special_polygamma,
-    special_psi,
-    special_round,
-    special_sinc,
-    special_softmax,
-    special_xlog1py,
-    special_xlogy,
-    special_zeta,
     split,
     split_with_sizes,
     sqrt,
@@ -495,6 +461,41 @@ from .ops import (
     xlogy_,
     zero_,
 )
+from .linalg import vector_norm as linalg_vector_norm
+from .special import bessel_j0 as special_bessel_j0
+from .special import bessel_j1 as special_bessel_j1
+from .special import digamma as special_digamma
+from .special import entr as special_entr
+from .special import erf as special_erf
+from .special import erfc as special_erfc
+from .special import erfcx as special_erfcx
+from .special import erfinv as special_erfinv
+from .special import exp2 as special_exp2
+from .special import expit as special_expit
+from .special import expm1 as special_expm1
+from .special import gammainc as special_gammainc
+from .special import gammaincc as special_gammaincc
+from .special import gammaln as special_gammaln
+from .special import i0 as special_i0
+from .special import i0e as special_i0e
+from .special import i1 as special_i1
+from .special import i1e as special_i1e
+from .special import log1p as special_log1p
+from .special import log_ndtr as special_log_ndtr
+from .special import log_softmax as special_log_softmax
+from .special import logit as special_logit
+from .special import logsumexp as special_logsumexp
+from .special import multigammaln as special_multigammaln
+from .special import ndtr as special_ndtr
+from .special import ndtri as special_ndtri
+from .special import polygamma as special_polygamma
+from .special import psi as special_psi
+from .special import round as special_round
+from .special import sinc as special_sinc
+from .special import softmax as special_softmax
+from .special import xlog1py as special_xlog1py
+from .special import xlogy as special_xlogy
+from .special import zeta as special_zeta
 
 
 def any_variable_defined(grads: Sequence[Tensor | None]) -> bool:

@@ -615,6 +615,8 @@ RUNTIME_SOURCES = [
         "autograd/_gradcheck_inputs.py",
         "autograd/_gradcheck_jacobians.py",
         "autograd/_gradcheck_checks.py",
+        "autograd/graph.py",
+        "utils/checkpoint.py",
     )
 ]
 RUNTIME_EXCEPTIONS = {
@@ -626,6 +628,7 @@ RUNTIME_EXCEPTIONS = {
     "IndexError",
     "AssertionError",
     "GradcheckError",
+    "CheckpointError",
 }
 
 

@@ -115,8 +115,8 @@ from .legacy_tensors import (
     LongTensor as LongTensor,
     ShortTensor as ShortTensor,
 )
+from . import linalg as linalg, special as special
 from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
-from . import special as special
 from .serialization import load as load, save as save
 
 # The Tensor methods: the generated operators', then the hand-written ones that call

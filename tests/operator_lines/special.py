@@ -5,15 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import gradgen
-
 from .common import Line, _f64
 
 
 def _special(lib: Any, name: str) -> Callable[..., Any]:
-    """torch.special.NAME, gradgen.special.NAME."""
-    if lib is gradgen and not hasattr(lib, "special"):
-        return getattr(lib, f"special_{name}")
+    """torch.special.NAME, gradgen.special.NAME (python_module: special)."""
     return getattr(lib.special, name)
 
 

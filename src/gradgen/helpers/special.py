@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from ..generated.ops import special_i0e, where
+from ..generated.ops import where
+from ..generated.special import i0e as special_i0e
 from ..tensor import Tensor
 from ._common import _full
 
