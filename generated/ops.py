@@ -142,6 +142,10 @@ __all__ = [
     "arccosh",
     "arcsinh",
     "arctanh",
+    "arccosh_",
+    "arcsinh_",
+    "arctanh_",
+    "fix_",
     "deg2rad",
     "deg2rad_",
     "rad2deg",
@@ -1188,6 +1192,30 @@ def arctanh(input: Tensor) -> Tensor:
     """``arctanh(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "arctanh", "input", 1, False)
     return composites.arctanh(input)
+
+
+def arccosh_(input: Tensor) -> Tensor:
+    """``arccosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arccosh_", "input", 1, False)
+    return composites.arccosh_(input)
+
+
+def arcsinh_(input: Tensor) -> Tensor:
+    """``arcsinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arcsinh_", "input", 1, False)
+    return composites.arcsinh_(input)
+
+
+def arctanh_(input: Tensor) -> Tensor:
+    """``arctanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arctanh_", "input", 1, False)
+    return composites.arctanh_(input)
+
+
+def fix_(input: Tensor) -> Tensor:
+    """``fix_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "fix_", "input", 1, False)
+    return composites.fix_(input)
 
 
 def deg2rad(input: Tensor) -> Tensor:

@@ -181,6 +181,10 @@ __all__ = [
     "arccosh",
     "arcsinh",
     "arctanh",
+    "arccosh_",
+    "arcsinh_",
+    "arctanh_",
+    "fix_",
     "deg2rad",
     "deg2rad_",
     "rad2deg",
@@ -1300,6 +1304,22 @@ def arcsinh(input: Tensor) -> Tensor:
 
 def arctanh(input: Tensor) -> Tensor:
     """``arctanh(Tensor self) -> Tensor``"""
+
+
+def arccosh_(input: Tensor) -> Tensor:
+    """``arccosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arcsinh_(input: Tensor) -> Tensor:
+    """``arcsinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arctanh_(input: Tensor) -> Tensor:
+    """``arctanh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def fix_(input: Tensor) -> Tensor:
+    """``fix_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
 def deg2rad(input: Tensor) -> Tensor:

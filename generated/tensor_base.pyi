@@ -769,6 +769,18 @@ class TensorBase:
     def arctanh(self) -> Tensor:
         """``arctanh(Tensor self) -> Tensor``"""
 
+    def arccosh_(self) -> Tensor:
+        """``arccosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arcsinh_(self) -> Tensor:
+        """``arcsinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arctanh_(self) -> Tensor:
+        """``arctanh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def fix_(self) -> Tensor:
+        """``fix_(Tensor(a!) self) -> Tensor(a!)``"""
+
     def deg2rad(self) -> Tensor:
         """``deg2rad(Tensor self) -> Tensor``"""
 

@@ -702,6 +702,26 @@ def arctanh(self: Tensor) -> Tensor:
     return composites.arctanh(self)
 
 
+def arccosh_(self: Tensor) -> Tensor:
+    """``arccosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arccosh_(self)
+
+
+def arcsinh_(self: Tensor) -> Tensor:
+    """``arcsinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arcsinh_(self)
+
+
+def arctanh_(self: Tensor) -> Tensor:
+    """``arctanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arctanh_(self)
+
+
+def fix_(self: Tensor) -> Tensor:
+    """``fix_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.fix_(self)
+
+
 def deg2rad(self: Tensor) -> Tensor:
     """``deg2rad(Tensor self) -> Tensor``"""
     return operators.deg2rad.call(self)
@@ -3241,6 +3261,10 @@ METHODS: dict[str, Callable[..., Any]] = {
     "arccosh": arccosh,
     "arcsinh": arcsinh,
     "arctanh": arctanh,
+    "arccosh_": arccosh_,
+    "arcsinh_": arcsinh_,
+    "arctanh_": arctanh_,
+    "fix_": fix_,
     "deg2rad": deg2rad,
     "deg2rad_": deg2rad_,
     "rad2deg": rad2deg,

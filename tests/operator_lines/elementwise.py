@@ -505,4 +505,14 @@ LINES: dict[str, Line] = {
     "square_": Line(
         lambda lib, a: lib.square_(a * 1.0) * (a * 1.0).square_(), ((4,),), complex=True
     ),
+    "arccosh_": Line(
+        lambda lib, a: _f64(lib, [1.5, 2.0, 3.0, 1.25]).arccosh_() * a, ((4,),)
+    ),
+    "arcsinh_": Line(
+        lambda lib, a: lib.arcsinh_(_f64(lib, [-1.5, 0.0, 2.0, 0.5])) * a, ((4,),)
+    ),
+    "arctanh_": Line(
+        lambda lib, a: _f64(lib, [-0.5, 0.0, 0.25, 0.75]).arctanh_() * a, ((4,),)
+    ),
+    "fix_": Line(lambda lib, a: lib.fix_(a * 2.0) * (a * 2.0).fix_() * a, ((5,),)),
 }

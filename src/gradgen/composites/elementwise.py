@@ -44,6 +44,10 @@ __all__ = [
     "arccosh",
     "arcsinh",
     "arctanh",
+    "arccosh_",
+    "arcsinh_",
+    "arctanh_",
+    "fix_",
     "float_power",
     "float_power_",
     "square_",
@@ -236,6 +240,26 @@ def arcsinh(self: Tensor) -> Tensor:
 def arctanh(self: Tensor) -> Tensor:
     """An alias of atanh."""
     return self.atanh()
+
+
+def arccosh_(self: Tensor) -> Tensor:
+    """An alias of acosh_."""
+    return self.acosh_()
+
+
+def arcsinh_(self: Tensor) -> Tensor:
+    """An alias of asinh_."""
+    return self.asinh_()
+
+
+def arctanh_(self: Tensor) -> Tensor:
+    """An alias of atanh_."""
+    return self.atanh_()
+
+
+def fix_(self: Tensor) -> Tensor:
+    """An alias of trunc_."""
+    return self.trunc_()
 
 
 def _float_power_dtype(*operands: Tensor | Number) -> _dtype:
