@@ -466,8 +466,15 @@ from .ops import (
     zero_,
 )
 from .linalg import vector_norm as linalg_vector_norm
+from .special import airy_ai as special_airy_ai
 from .special import bessel_j0 as special_bessel_j0
 from .special import bessel_j1 as special_bessel_j1
+from .special import bessel_y0 as special_bessel_y0
+from .special import bessel_y1 as special_bessel_y1
+from .special import chebyshev_polynomial_t as special_chebyshev_polynomial_t
+from .special import chebyshev_polynomial_u as special_chebyshev_polynomial_u
+from .special import chebyshev_polynomial_v as special_chebyshev_polynomial_v
+from .special import chebyshev_polynomial_w as special_chebyshev_polynomial_w
 from .special import digamma as special_digamma
 from .special import entr as special_entr
 from .special import erf as special_erf
@@ -480,23 +487,46 @@ from .special import expm1 as special_expm1
 from .special import gammainc as special_gammainc
 from .special import gammaincc as special_gammaincc
 from .special import gammaln as special_gammaln
+from .special import hermite_polynomial_h as special_hermite_polynomial_h
+from .special import hermite_polynomial_he as special_hermite_polynomial_he
 from .special import i0 as special_i0
 from .special import i0e as special_i0e
 from .special import i1 as special_i1
 from .special import i1e as special_i1e
+from .special import laguerre_polynomial_l as special_laguerre_polynomial_l
+from .special import legendre_polynomial_p as special_legendre_polynomial_p
 from .special import log1p as special_log1p
 from .special import log_ndtr as special_log_ndtr
 from .special import log_softmax as special_log_softmax
 from .special import logit as special_logit
 from .special import logsumexp as special_logsumexp
+from .special import modified_bessel_i0 as special_modified_bessel_i0
+from .special import modified_bessel_i1 as special_modified_bessel_i1
+from .special import modified_bessel_k0 as special_modified_bessel_k0
+from .special import modified_bessel_k1 as special_modified_bessel_k1
 from .special import multigammaln as special_multigammaln
 from .special import ndtr as special_ndtr
 from .special import ndtri as special_ndtri
 from .special import polygamma as special_polygamma
 from .special import psi as special_psi
 from .special import round as special_round
+from .special import scaled_modified_bessel_k0 as special_scaled_modified_bessel_k0
+from .special import scaled_modified_bessel_k1 as special_scaled_modified_bessel_k1
+from .special import (
+    shifted_chebyshev_polynomial_t as special_shifted_chebyshev_polynomial_t,
+)
+from .special import (
+    shifted_chebyshev_polynomial_u as special_shifted_chebyshev_polynomial_u,
+)
+from .special import (
+    shifted_chebyshev_polynomial_v as special_shifted_chebyshev_polynomial_v,
+)
+from .special import (
+    shifted_chebyshev_polynomial_w as special_shifted_chebyshev_polynomial_w,
+)
 from .special import sinc as special_sinc
 from .special import softmax as special_softmax
+from .special import spherical_bessel_j0 as special_spherical_bessel_j0
 from .special import xlog1py as special_xlog1py
 from .special import xlogy as special_xlogy
 from .special import zeta as special_zeta

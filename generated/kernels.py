@@ -24,6 +24,7 @@ from gradgen.numpy_kernels import (
     addcmul,
     addmm,
     advanced_index,
+    airy_ai,
     allclose,
     amax,
     angle,
@@ -33,6 +34,8 @@ from gradgen.numpy_kernels import (
     avg_pool_backward,
     bessel_j0,
     bessel_j1,
+    bessel_y0,
+    bessel_y1,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -116,6 +119,10 @@ from gradgen.numpy_kernels import (
     mish,
     mish_backward,
     mm,
+    modified_bessel_i0,
+    modified_bessel_i1,
+    modified_bessel_k0,
+    modified_bessel_k1,
     modulo,
     mse_loss,
     mse_loss_backward,
@@ -135,6 +142,7 @@ from gradgen.numpy_kernels import (
     nll_loss_backward,
     nll_loss_forward,
     one_hot,
+    orthogonal_polynomial,
     permute,
     polygamma,
     power,
@@ -148,6 +156,8 @@ from gradgen.numpy_kernels import (
     roll,
     round_decimals,
     rounding,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
     scatter,
     select,
     select_backward,
@@ -168,6 +178,7 @@ from gradgen.numpy_kernels import (
     softplus,
     softplus_backward,
     sort,
+    spherical_bessel_j0,
     split,
     split_with_sizes,
     squeeze,
@@ -3633,6 +3644,562 @@ def numpy_special_bessel_j1(ks: int, self: Tensor) -> Any:
     return wrap_result(bessel_j1(self))
 
 
+def numpy_special_airy_ai(ks: int, x: Tensor) -> Any:
+    """special_airy_ai(Tensor x) -> Tensor"""
+    x = x._data
+    return wrap_result(airy_ai(x))
+
+
+def numpy_special_bessel_y0(ks: int, self: Tensor) -> Any:
+    """special_bessel_y0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(bessel_y0(self))
+
+
+def numpy_special_bessel_y1(ks: int, self: Tensor) -> Any:
+    """special_bessel_y1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(bessel_y1(self))
+
+
+def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_modified_bessel_i0(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_i0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(modified_bessel_i0(self))
+
+
+def numpy_special_modified_bessel_i1(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_i1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(modified_bessel_i1(self))
+
+
+def numpy_special_modified_bessel_k0(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_k0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(modified_bessel_k0(self))
+
+
+def numpy_special_modified_bessel_k1(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_k1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(modified_bessel_k1(self))
+
+
+def numpy_special_scaled_modified_bessel_k0(ks: int, x: Tensor) -> Any:
+    """special_scaled_modified_bessel_k0(Tensor x) -> Tensor"""
+    x = x._data
+    return wrap_result(scaled_modified_bessel_k0(x))
+
+
+def numpy_special_scaled_modified_bessel_k1(ks: int, x: Tensor) -> Any:
+    """special_scaled_modified_bessel_k1(Tensor x) -> Tensor"""
+    x = x._data
+    return wrap_result(scaled_modified_bessel_k1(x))
+
+
+def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_spherical_bessel_j0(ks: int, x: Tensor) -> Any:
+    """special_spherical_bessel_j0(Tensor x) -> Tensor"""
+    x = x._data
+    return wrap_result(spherical_bessel_j0(x))
+
+
 operators.permute.register(DispatchKey.NumPy, numpy_permute)
 operators.expand.register(DispatchKey.NumPy, numpy_expand)
 operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
@@ -4039,3 +4606,135 @@ operators.special_i1.register(DispatchKey.NumPy, numpy_special_i1)
 operators.special_i1e.register(DispatchKey.NumPy, numpy_special_i1e)
 operators.special_bessel_j0.register(DispatchKey.NumPy, numpy_special_bessel_j0)
 operators.special_bessel_j1.register(DispatchKey.NumPy, numpy_special_bessel_j1)
+operators.special_airy_ai.register(DispatchKey.NumPy, numpy_special_airy_ai)
+operators.special_bessel_y0.register(DispatchKey.NumPy, numpy_special_bessel_y0)
+operators.special_bessel_y1.register(DispatchKey.NumPy, numpy_special_bessel_y1)
+operators.special_chebyshev_polynomial_t.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_t
+)
+operators.special_chebyshev_polynomial_t_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_t_x_scalar
+)
+operators.special_chebyshev_polynomial_t_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_t_n_scalar
+)
+operators.special_chebyshev_polynomial_u.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_u
+)
+operators.special_chebyshev_polynomial_u_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_u_x_scalar
+)
+operators.special_chebyshev_polynomial_u_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_u_n_scalar
+)
+operators.special_chebyshev_polynomial_v.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_v
+)
+operators.special_chebyshev_polynomial_v_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_v_x_scalar
+)
+operators.special_chebyshev_polynomial_v_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_v_n_scalar
+)
+operators.special_chebyshev_polynomial_w.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_w
+)
+operators.special_chebyshev_polynomial_w_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_w_x_scalar
+)
+operators.special_chebyshev_polynomial_w_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_w_n_scalar
+)
+operators.special_hermite_polynomial_h.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_h
+)
+operators.special_hermite_polynomial_h_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_h_x_scalar
+)
+operators.special_hermite_polynomial_h_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_h_n_scalar
+)
+operators.special_hermite_polynomial_he.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_he
+)
+operators.special_hermite_polynomial_he_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_he_x_scalar
+)
+operators.special_hermite_polynomial_he_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_he_n_scalar
+)
+operators.special_laguerre_polynomial_l.register(
+    DispatchKey.NumPy, numpy_special_laguerre_polynomial_l
+)
+operators.special_laguerre_polynomial_l_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_laguerre_polynomial_l_x_scalar
+)
+operators.special_laguerre_polynomial_l_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_laguerre_polynomial_l_n_scalar
+)
+operators.special_legendre_polynomial_p.register(
+    DispatchKey.NumPy, numpy_special_legendre_polynomial_p
+)
+operators.special_legendre_polynomial_p_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_legendre_polynomial_p_x_scalar
+)
+operators.special_legendre_polynomial_p_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_legendre_polynomial_p_n_scalar
+)
+operators.special_modified_bessel_i0.register(
+    DispatchKey.NumPy, numpy_special_modified_bessel_i0
+)
+operators.special_modified_bessel_i1.register(
+    DispatchKey.NumPy, numpy_special_modified_bessel_i1
+)
+operators.special_modified_bessel_k0.register(
+    DispatchKey.NumPy, numpy_special_modified_bessel_k0
+)
+operators.special_modified_bessel_k1.register(
+    DispatchKey.NumPy, numpy_special_modified_bessel_k1
+)
+operators.special_scaled_modified_bessel_k0.register(
+    DispatchKey.NumPy, numpy_special_scaled_modified_bessel_k0
+)
+operators.special_scaled_modified_bessel_k1.register(
+    DispatchKey.NumPy, numpy_special_scaled_modified_bessel_k1
+)
+operators.special_shifted_chebyshev_polynomial_t.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_t
+)
+operators.special_shifted_chebyshev_polynomial_t_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_t_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_t_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_t_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_u.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_u
+)
+operators.special_shifted_chebyshev_polynomial_u_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_u_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_u_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_u_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_v.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_v
+)
+operators.special_shifted_chebyshev_polynomial_v_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_v_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_v_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_v_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_w.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_w
+)
+operators.special_shifted_chebyshev_polynomial_w_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_w_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_w_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_w_n_scalar
+)
+operators.special_spherical_bessel_j0.register(
+    DispatchKey.NumPy, numpy_special_spherical_bessel_j0
+)

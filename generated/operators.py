@@ -938,3 +938,179 @@ special_bessel_j0 = OperatorHandle(
 special_bessel_j1 = OperatorHandle(
     "special_bessel_j1", "special_bessel_j1(Tensor self) -> Tensor"
 )
+special_airy_ai = OperatorHandle(
+    "special_airy_ai", "special_airy_ai(Tensor x) -> Tensor"
+)
+special_bessel_y0 = OperatorHandle(
+    "special_bessel_y0", "special_bessel_y0(Tensor self) -> Tensor"
+)
+special_bessel_y1 = OperatorHandle(
+    "special_bessel_y1", "special_bessel_y1(Tensor self) -> Tensor"
+)
+special_chebyshev_polynomial_t = OperatorHandle(
+    "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_t_x_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_t.x_scalar",
+    "special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_t_n_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_t.n_scalar",
+    "special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_chebyshev_polynomial_u = OperatorHandle(
+    "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_u_x_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_u.x_scalar",
+    "special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_u_n_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_u.n_scalar",
+    "special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_chebyshev_polynomial_v = OperatorHandle(
+    "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_v_x_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_v.x_scalar",
+    "special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_v_n_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_v.n_scalar",
+    "special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_chebyshev_polynomial_w = OperatorHandle(
+    "special_chebyshev_polynomial_w",
+    "special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_w_x_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_w.x_scalar",
+    "special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_w_n_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_w.n_scalar",
+    "special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_hermite_polynomial_h = OperatorHandle(
+    "special_hermite_polynomial_h",
+    "special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor",
+)
+special_hermite_polynomial_h_x_scalar = OperatorHandle(
+    "special_hermite_polynomial_h.x_scalar",
+    "special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_hermite_polynomial_h_n_scalar = OperatorHandle(
+    "special_hermite_polynomial_h.n_scalar",
+    "special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_hermite_polynomial_he = OperatorHandle(
+    "special_hermite_polynomial_he",
+    "special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor",
+)
+special_hermite_polynomial_he_x_scalar = OperatorHandle(
+    "special_hermite_polynomial_he.x_scalar",
+    "special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_hermite_polynomial_he_n_scalar = OperatorHandle(
+    "special_hermite_polynomial_he.n_scalar",
+    "special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_laguerre_polynomial_l = OperatorHandle(
+    "special_laguerre_polynomial_l",
+    "special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor",
+)
+special_laguerre_polynomial_l_x_scalar = OperatorHandle(
+    "special_laguerre_polynomial_l.x_scalar",
+    "special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_laguerre_polynomial_l_n_scalar = OperatorHandle(
+    "special_laguerre_polynomial_l.n_scalar",
+    "special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_legendre_polynomial_p = OperatorHandle(
+    "special_legendre_polynomial_p",
+    "special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor",
+)
+special_legendre_polynomial_p_x_scalar = OperatorHandle(
+    "special_legendre_polynomial_p.x_scalar",
+    "special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_legendre_polynomial_p_n_scalar = OperatorHandle(
+    "special_legendre_polynomial_p.n_scalar",
+    "special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_modified_bessel_i0 = OperatorHandle(
+    "special_modified_bessel_i0", "special_modified_bessel_i0(Tensor self) -> Tensor"
+)
+special_modified_bessel_i1 = OperatorHandle(
+    "special_modified_bessel_i1", "special_modified_bessel_i1(Tensor self) -> Tensor"
+)
+special_modified_bessel_k0 = OperatorHandle(
+    "special_modified_bessel_k0", "special_modified_bessel_k0(Tensor self) -> Tensor"
+)
+special_modified_bessel_k1 = OperatorHandle(
+    "special_modified_bessel_k1", "special_modified_bessel_k1(Tensor self) -> Tensor"
+)
+special_scaled_modified_bessel_k0 = OperatorHandle(
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k0(Tensor x) -> Tensor",
+)
+special_scaled_modified_bessel_k1 = OperatorHandle(
+    "special_scaled_modified_bessel_k1",
+    "special_scaled_modified_bessel_k1(Tensor x) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_t = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_t_x_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_t.x_scalar",
+    "special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_t_n_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_t.n_scalar",
+    "special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_u = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_u_x_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_u.x_scalar",
+    "special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_u_n_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_u.n_scalar",
+    "special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_v = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_v_x_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_v.x_scalar",
+    "special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_v_n_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_v.n_scalar",
+    "special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_w = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_w",
+    "special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_w_x_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_w.x_scalar",
+    "special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_w_n_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_w.n_scalar",
+    "special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_spherical_bessel_j0 = OperatorHandle(
+    "special_spherical_bessel_j0", "special_spherical_bessel_j0(Tensor x) -> Tensor"
+)

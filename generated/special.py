@@ -54,9 +54,31 @@ __all__ = [
     "softmax",
     "bessel_j0",
     "bessel_j1",
+    "airy_ai",
+    "bessel_y0",
+    "bessel_y1",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
     "zeta",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
 ]
 
 
@@ -251,6 +273,66 @@ def bessel_j1(input: Tensor) -> Tensor:
     return operators.special_bessel_j1.call(input)
 
 
+def airy_ai(x: Tensor | Number) -> Tensor:
+    """``special_airy_ai(Tensor x) -> Tensor``"""
+    x = tensor_argument(x, "special_airy_ai", "x", 1, True)
+    return operators.special_airy_ai.call(x)
+
+
+def bessel_y0(input: Tensor) -> Tensor:
+    """``special_bessel_y0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_bessel_y0", "input", 1, False)
+    return operators.special_bessel_y0.call(input)
+
+
+def bessel_y1(input: Tensor) -> Tensor:
+    """``special_bessel_y1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_bessel_y1", "input", 1, False)
+    return operators.special_bessel_y1.call(input)
+
+
+def modified_bessel_i0(input: Tensor) -> Tensor:
+    """``special_modified_bessel_i0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_modified_bessel_i0", "input", 1, False)
+    return operators.special_modified_bessel_i0.call(input)
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:
+    """``special_modified_bessel_i1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_modified_bessel_i1", "input", 1, False)
+    return operators.special_modified_bessel_i1.call(input)
+
+
+def modified_bessel_k0(input: Tensor) -> Tensor:
+    """``special_modified_bessel_k0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_modified_bessel_k0", "input", 1, False)
+    return operators.special_modified_bessel_k0.call(input)
+
+
+def modified_bessel_k1(input: Tensor) -> Tensor:
+    """``special_modified_bessel_k1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_modified_bessel_k1", "input", 1, False)
+    return operators.special_modified_bessel_k1.call(input)
+
+
+def scaled_modified_bessel_k0(x: Tensor | Number) -> Tensor:
+    """``special_scaled_modified_bessel_k0(Tensor x) -> Tensor``"""
+    x = tensor_argument(x, "special_scaled_modified_bessel_k0", "x", 1, True)
+    return operators.special_scaled_modified_bessel_k0.call(x)
+
+
+def scaled_modified_bessel_k1(x: Tensor | Number) -> Tensor:
+    """``special_scaled_modified_bessel_k1(Tensor x) -> Tensor``"""
+    x = tensor_argument(x, "special_scaled_modified_bessel_k1", "x", 1, True)
+    return operators.special_scaled_modified_bessel_k1.call(x)
+
+
+def spherical_bessel_j0(x: Tensor | Number) -> Tensor:
+    """``special_spherical_bessel_j0(Tensor x) -> Tensor``"""
+    x = tensor_argument(x, "special_spherical_bessel_j0", "x", 1, True)
+    return operators.special_spherical_bessel_j0.call(x)
+
+
 xlog1py = Overloads(
     "xlog1py",
     (
@@ -347,6 +429,414 @@ zeta = Overloads(
             (
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+chebyshev_polynomial_t = Overloads(
+    "chebyshev_polynomial_t",
+    (
+        # special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_t.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_t_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_t_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+chebyshev_polynomial_u = Overloads(
+    "chebyshev_polynomial_u",
+    (
+        # special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_u.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_u_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_u_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+chebyshev_polynomial_v = Overloads(
+    "chebyshev_polynomial_v",
+    (
+        # special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_v.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_v_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_v_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+chebyshev_polynomial_w = Overloads(
+    "chebyshev_polynomial_w",
+    (
+        # special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_w.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_w_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_w_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+hermite_polynomial_h = Overloads(
+    "hermite_polynomial_h",
+    (
+        # special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_h.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_h_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_h_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+hermite_polynomial_he = Overloads(
+    "hermite_polynomial_he",
+    (
+        # special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_he.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_he_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_he_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+laguerre_polynomial_l = Overloads(
+    "laguerre_polynomial_l",
+    (
+        # special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_laguerre_polynomial_l.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_laguerre_polynomial_l_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_laguerre_polynomial_l_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+legendre_polynomial_p = Overloads(
+    "legendre_polynomial_p",
+    (
+        # special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_legendre_polynomial_p.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_legendre_polynomial_p_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_legendre_polynomial_p_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+shifted_chebyshev_polynomial_t = Overloads(
+    "shifted_chebyshev_polynomial_t",
+    (
+        # special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_t.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_t_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_t_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+shifted_chebyshev_polynomial_u = Overloads(
+    "shifted_chebyshev_polynomial_u",
+    (
+        # special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_u.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_u_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_u_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+shifted_chebyshev_polynomial_v = Overloads(
+    "shifted_chebyshev_polynomial_v",
+    (
+        # special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_v.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_v_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_v_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+shifted_chebyshev_polynomial_w = Overloads(
+    "shifted_chebyshev_polynomial_w",
+    (
+        # special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_w.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_w_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_w_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
             ),
         ),
     ),

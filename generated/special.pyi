@@ -61,6 +61,28 @@ __all__ = [
     "softmax",
     "bessel_j0",
     "bessel_j1",
+    "airy_ai",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "spherical_bessel_j0",
 ]
 
 
@@ -233,3 +255,223 @@ def bessel_j0(input: Tensor) -> Tensor:
 
 def bessel_j1(input: Tensor) -> Tensor:
     """``special_bessel_j1(Tensor self) -> Tensor``"""
+
+
+def airy_ai(x: Tensor | _Number) -> Tensor:
+    """``special_airy_ai(Tensor x) -> Tensor``"""
+
+
+def bessel_y0(input: Tensor) -> Tensor:
+    """``special_bessel_y0(Tensor self) -> Tensor``"""
+
+
+def bessel_y1(input: Tensor) -> Tensor:
+    """``special_bessel_y1(Tensor self) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_t(x: Tensor, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_t(x: _Number, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_t(x: Tensor, n: _Number) -> Tensor:
+    """``special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_u(x: Tensor, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_u(x: _Number, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_u(x: Tensor, n: _Number) -> Tensor:
+    """``special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_v(x: Tensor, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_v(x: _Number, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_v(x: Tensor, n: _Number) -> Tensor:
+    """``special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_w(x: Tensor, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_w(x: _Number, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_w(x: Tensor, n: _Number) -> Tensor:
+    """``special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_h(x: Tensor, n: Tensor) -> Tensor:
+    """``special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_h(x: _Number, n: Tensor) -> Tensor:
+    """``special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_h(x: Tensor, n: _Number) -> Tensor:
+    """``special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_he(x: Tensor, n: Tensor) -> Tensor:
+    """``special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_he(x: _Number, n: Tensor) -> Tensor:
+    """``special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_he(x: Tensor, n: _Number) -> Tensor:
+    """``special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def laguerre_polynomial_l(x: Tensor, n: Tensor) -> Tensor:
+    """``special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def laguerre_polynomial_l(x: _Number, n: Tensor) -> Tensor:
+    """``special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def laguerre_polynomial_l(x: Tensor, n: _Number) -> Tensor:
+    """``special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def legendre_polynomial_p(x: Tensor, n: Tensor) -> Tensor:
+    """``special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def legendre_polynomial_p(x: _Number, n: Tensor) -> Tensor:
+    """``special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def legendre_polynomial_p(x: Tensor, n: _Number) -> Tensor:
+    """``special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+def modified_bessel_i0(input: Tensor) -> Tensor:
+    """``special_modified_bessel_i0(Tensor self) -> Tensor``"""
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:
+    """``special_modified_bessel_i1(Tensor self) -> Tensor``"""
+
+
+def modified_bessel_k0(input: Tensor) -> Tensor:
+    """``special_modified_bessel_k0(Tensor self) -> Tensor``"""
+
+
+def modified_bessel_k1(input: Tensor) -> Tensor:
+    """``special_modified_bessel_k1(Tensor self) -> Tensor``"""
+
+
+def scaled_modified_bessel_k0(x: Tensor | _Number) -> Tensor:
+    """``special_scaled_modified_bessel_k0(Tensor x) -> Tensor``"""
+
+
+def scaled_modified_bessel_k1(x: Tensor | _Number) -> Tensor:
+    """``special_scaled_modified_bessel_k1(Tensor x) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_t(x: Tensor, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_t(x: _Number, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_t(x: Tensor, n: _Number) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_u(x: Tensor, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_u(x: _Number, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_u(x: Tensor, n: _Number) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_v(x: Tensor, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_v(x: _Number, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_v(x: Tensor, n: _Number) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_w(x: Tensor, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_w(x: _Number, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_w(x: Tensor, n: _Number) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+def spherical_bessel_j0(x: Tensor | _Number) -> Tensor:
+    """``special_spherical_bessel_j0(Tensor x) -> Tensor``"""

@@ -10273,6 +10273,422 @@ def special_bessel_j1(ks: int, self: Tensor) -> Any:
     return redispatch(operators.special_bessel_j1, ks & AFTER_AUTOGRAD_KEYSET, self)
 
 
+def special_airy_ai(ks: int, x: Tensor) -> Any:
+    """special_airy_ai(Tensor x) -> Tensor"""
+    return redispatch(operators.special_airy_ai, ks & AFTER_AUTOGRAD_KEYSET, x)
+
+
+def special_bessel_y0(ks: int, self: Tensor) -> Any:
+    """special_bessel_y0(Tensor self) -> Tensor"""
+    return redispatch(operators.special_bessel_y0, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def special_bessel_y1(ks: int, self: Tensor) -> Any:
+    """special_bessel_y1(Tensor self) -> Tensor"""
+    return redispatch(operators.special_bessel_y1, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_t, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_t_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_t_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_u, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_u_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_u_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_v, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_v_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_v_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_w, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_w_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_w_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_h, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_h_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_h_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_he, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_he_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_he_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_laguerre_polynomial_l, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_laguerre_polynomial_l_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_laguerre_polynomial_l_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_legendre_polynomial_p, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_legendre_polynomial_p_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_legendre_polynomial_p_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_modified_bessel_i0(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_i0(Tensor self) -> Tensor"""
+    return redispatch(
+        operators.special_modified_bessel_i0, ks & AFTER_AUTOGRAD_KEYSET, self
+    )
+
+
+def special_modified_bessel_i1(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_i1(Tensor self) -> Tensor"""
+    return redispatch(
+        operators.special_modified_bessel_i1, ks & AFTER_AUTOGRAD_KEYSET, self
+    )
+
+
+def special_modified_bessel_k0(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_k0(Tensor self) -> Tensor"""
+    return redispatch(
+        operators.special_modified_bessel_k0, ks & AFTER_AUTOGRAD_KEYSET, self
+    )
+
+
+def special_modified_bessel_k1(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_k1(Tensor self) -> Tensor"""
+    return redispatch(
+        operators.special_modified_bessel_k1, ks & AFTER_AUTOGRAD_KEYSET, self
+    )
+
+
+def special_scaled_modified_bessel_k0(ks: int, x: Tensor) -> Any:
+    """special_scaled_modified_bessel_k0(Tensor x) -> Tensor"""
+    return redispatch(
+        operators.special_scaled_modified_bessel_k0, ks & AFTER_AUTOGRAD_KEYSET, x
+    )
+
+
+def special_scaled_modified_bessel_k1(ks: int, x: Tensor) -> Any:
+    """special_scaled_modified_bessel_k1(Tensor x) -> Tensor"""
+    return redispatch(
+        operators.special_scaled_modified_bessel_k1, ks & AFTER_AUTOGRAD_KEYSET, x
+    )
+
+
+def special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_t,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_t_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_t_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_u,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_u_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_u_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_v,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_v_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_v_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_w,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_w_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_w_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_spherical_bessel_j0(ks: int, x: Tensor) -> Any:
+    """special_spherical_bessel_j0(Tensor x) -> Tensor"""
+    return redispatch(
+        operators.special_spherical_bessel_j0, ks & AFTER_AUTOGRAD_KEYSET, x
+    )
+
+
 operators.permute.register(DispatchKey.Autograd, permute)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
@@ -10677,3 +11093,135 @@ operators.special_i1.register(DispatchKey.Autograd, special_i1)
 operators.special_i1e.register(DispatchKey.Autograd, special_i1e)
 operators.special_bessel_j0.register(DispatchKey.Autograd, special_bessel_j0)
 operators.special_bessel_j1.register(DispatchKey.Autograd, special_bessel_j1)
+operators.special_airy_ai.register(DispatchKey.Autograd, special_airy_ai)
+operators.special_bessel_y0.register(DispatchKey.Autograd, special_bessel_y0)
+operators.special_bessel_y1.register(DispatchKey.Autograd, special_bessel_y1)
+operators.special_chebyshev_polynomial_t.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_t
+)
+operators.special_chebyshev_polynomial_t_x_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_t_x_scalar
+)
+operators.special_chebyshev_polynomial_t_n_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_t_n_scalar
+)
+operators.special_chebyshev_polynomial_u.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_u
+)
+operators.special_chebyshev_polynomial_u_x_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_u_x_scalar
+)
+operators.special_chebyshev_polynomial_u_n_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_u_n_scalar
+)
+operators.special_chebyshev_polynomial_v.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_v
+)
+operators.special_chebyshev_polynomial_v_x_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_v_x_scalar
+)
+operators.special_chebyshev_polynomial_v_n_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_v_n_scalar
+)
+operators.special_chebyshev_polynomial_w.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_w
+)
+operators.special_chebyshev_polynomial_w_x_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_w_x_scalar
+)
+operators.special_chebyshev_polynomial_w_n_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_w_n_scalar
+)
+operators.special_hermite_polynomial_h.register(
+    DispatchKey.Autograd, special_hermite_polynomial_h
+)
+operators.special_hermite_polynomial_h_x_scalar.register(
+    DispatchKey.Autograd, special_hermite_polynomial_h_x_scalar
+)
+operators.special_hermite_polynomial_h_n_scalar.register(
+    DispatchKey.Autograd, special_hermite_polynomial_h_n_scalar
+)
+operators.special_hermite_polynomial_he.register(
+    DispatchKey.Autograd, special_hermite_polynomial_he
+)
+operators.special_hermite_polynomial_he_x_scalar.register(
+    DispatchKey.Autograd, special_hermite_polynomial_he_x_scalar
+)
+operators.special_hermite_polynomial_he_n_scalar.register(
+    DispatchKey.Autograd, special_hermite_polynomial_he_n_scalar
+)
+operators.special_laguerre_polynomial_l.register(
+    DispatchKey.Autograd, special_laguerre_polynomial_l
+)
+operators.special_laguerre_polynomial_l_x_scalar.register(
+    DispatchKey.Autograd, special_laguerre_polynomial_l_x_scalar
+)
+operators.special_laguerre_polynomial_l_n_scalar.register(
+    DispatchKey.Autograd, special_laguerre_polynomial_l_n_scalar
+)
+operators.special_legendre_polynomial_p.register(
+    DispatchKey.Autograd, special_legendre_polynomial_p
+)
+operators.special_legendre_polynomial_p_x_scalar.register(
+    DispatchKey.Autograd, special_legendre_polynomial_p_x_scalar
+)
+operators.special_legendre_polynomial_p_n_scalar.register(
+    DispatchKey.Autograd, special_legendre_polynomial_p_n_scalar
+)
+operators.special_modified_bessel_i0.register(
+    DispatchKey.Autograd, special_modified_bessel_i0
+)
+operators.special_modified_bessel_i1.register(
+    DispatchKey.Autograd, special_modified_bessel_i1
+)
+operators.special_modified_bessel_k0.register(
+    DispatchKey.Autograd, special_modified_bessel_k0
+)
+operators.special_modified_bessel_k1.register(
+    DispatchKey.Autograd, special_modified_bessel_k1
+)
+operators.special_scaled_modified_bessel_k0.register(
+    DispatchKey.Autograd, special_scaled_modified_bessel_k0
+)
+operators.special_scaled_modified_bessel_k1.register(
+    DispatchKey.Autograd, special_scaled_modified_bessel_k1
+)
+operators.special_shifted_chebyshev_polynomial_t.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_t
+)
+operators.special_shifted_chebyshev_polynomial_t_x_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_t_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_t_n_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_t_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_u.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_u
+)
+operators.special_shifted_chebyshev_polynomial_u_x_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_u_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_u_n_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_u_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_v.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_v
+)
+operators.special_shifted_chebyshev_polynomial_v_x_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_v_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_v_n_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_v_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_w.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_w
+)
+operators.special_shifted_chebyshev_polynomial_w_x_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_w_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_w_n_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_w_n_scalar
+)
+operators.special_spherical_bessel_j0.register(
+    DispatchKey.Autograd, special_spherical_bessel_j0
+)

@@ -230,3 +230,70 @@ LINES: dict[str, Line] = {
         rtol=1e-6,
     ),
 }
+
+
+# PyTorch's other special functions have no derivatives: each line checks the values
+# (against torch) of fixed inputs, times the input `a`.
+_POINTS = (0.25, 0.5, 1.5, 3.0)
+_BESSELS = (
+    "airy_ai",
+    "bessel_y0",
+    "bessel_y1",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "spherical_bessel_j0",
+)
+_POLYNOMIALS = (
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+)
+# Degrees (a negative one gives 0, 2.7 is truncated) and points inside and outside
+# [-1, 1]; recurrences and PyTorch's cos(n acos x) agree to about 1e-14.
+_X = (-0.3, 0.45, 1.0, 1.7, 0.2)
+_N = (8.0, 3.0, 9.0, 4.0, -1.0)
+
+
+def _bessel_line(name: str) -> Line:
+    return Line(
+        lambda lib, a: _special(lib, name)(_f64(lib, _POINTS)) * a,
+        ((4,),),
+        rtol=1e-6,
+    )
+
+
+def _polynomial_lines(name: str) -> dict[str, Line]:
+    def function(lib: Any) -> Callable[..., Any]:
+        return _special(lib, name)
+
+    return {
+        f"special_{name}": Line(
+            lambda lib, a: function(lib)(_f64(lib, _X), _f64(lib, _N)) * a,
+            ((5,),),
+            rtol=1e-9,
+        ),
+        f"special_{name}.x_scalar": Line(
+            lambda lib, a: function(lib)(0.7, _f64(lib, _N)) * a, ((5,),), rtol=1e-9
+        ),
+        f"special_{name}.n_scalar": Line(
+            lambda lib, a: function(lib)(_f64(lib, _X), 2.7) * a, ((5,),), rtol=1e-9
+        ),
+    }
+
+
+LINES.update({f"special_{name}": _bessel_line(name) for name in _BESSELS})
+for _name in _POLYNOMIALS:
+    LINES.update(_polynomial_lines(_name))

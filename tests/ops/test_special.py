@@ -94,6 +94,13 @@ UNARY: dict[str, Callable[[Any, Any], Any]] = {
     "frexp": lambda lib, a: lib.frexp(a),
     "signbit": lambda lib, a: lib.signbit(-a),
     "float_power": lambda lib, a: lib.float_power(a, 2),
+    "airy_ai": lambda lib, a: special(lib).airy_ai(a),
+    "bessel_y1": lambda lib, a: special(lib).bessel_y1(a + 1),
+    "modified_bessel_k0": lambda lib, a: special(lib).modified_bessel_k0(a + 1),
+    "scaled_modified_bessel_k1": lambda lib, a: special(lib).scaled_modified_bessel_k1(
+        a + 1
+    ),
+    "spherical_bessel_j0": lambda lib, a: special(lib).spherical_bessel_j0(a),
     "float_power scalar base": lambda lib, a: lib.float_power(2, a),
 }
 # PyTorch's trigamma and Bessel approximations are exact to about 1e-9 and 1e-8 (scipy's,
@@ -133,6 +140,13 @@ BINARY: dict[str, Callable[[Any, Any, Any], Any]] = {
     "logaddexp2": lambda lib, a, b: lib.logaddexp2(a, b),
     "clamp_min tensor": lambda lib, a, b: lib.clamp_min(a, b),
     "float_power": lambda lib, a, b: lib.float_power(a, b),
+    "chebyshev_polynomial_w": lambda lib, a, b: special(lib).chebyshev_polynomial_w(
+        a, b
+    ),
+    "hermite_polynomial_he": lambda lib, a, b: special(lib).hermite_polynomial_he(a, b),
+    "laguerre_polynomial_l scalar x": lambda lib, a, b: special(
+        lib
+    ).laguerre_polynomial_l(0.5, b),
 }
 
 

@@ -44,6 +44,17 @@ __all__ = [
     "zeta",
     "igamma",
     "igammac",
+    "airy_ai",
+    "bessel_y0",
+    "bessel_y1",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "spherical_bessel_j0",
+    "orthogonal_polynomial",
 ]
 
 
@@ -242,3 +253,106 @@ def igamma(self: Any, other: Any) -> np.ndarray:
 def igammac(self: Any, other: Any) -> np.ndarray:
     """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
     return _binary_float64("igammac_cpu", _scipy.gammaincc, self, other)
+
+
+def airy_ai(self: np.ndarray) -> np.ndarray:
+    """The Airy function Ai."""
+    return _in_float64(lambda v: _scipy.airy(v)[0], _real("airy_ai_cpu", self))
+
+
+def bessel_y0(self: np.ndarray) -> np.ndarray:
+    """The Bessel function of the second kind, order 0 (NaN below 0)."""
+    return _in_float64(_scipy.y0, _real("bessel_y0_cpu", self))
+
+
+def bessel_y1(self: np.ndarray) -> np.ndarray:
+    """The Bessel function of the second kind, order 1 (NaN below 0)."""
+    return _in_float64(_scipy.y1, _real("bessel_y1_cpu", self))
+
+
+def modified_bessel_i0(self: np.ndarray) -> np.ndarray:
+    """The modified Bessel function of the first kind, order 0."""
+    return _in_float64(_scipy.i0, _real("modified_bessel_i0_cpu", self))
+
+
+def modified_bessel_i1(self: np.ndarray) -> np.ndarray:
+    """The modified Bessel function of the first kind, order 1."""
+    return _in_float64(_scipy.i1, _real("modified_bessel_i1_cpu", self))
+
+
+def modified_bessel_k0(self: np.ndarray) -> np.ndarray:
+    """The modified Bessel function of the second kind, order 0."""
+    return _in_float64(_scipy.k0, _real("modified_bessel_k0_cpu", self))
+
+
+def modified_bessel_k1(self: np.ndarray) -> np.ndarray:
+    """The modified Bessel function of the second kind, order 1."""
+    return _in_float64(_scipy.k1, _real("modified_bessel_k1_cpu", self))
+
+
+def scaled_modified_bessel_k0(self: np.ndarray) -> np.ndarray:
+    """exp(x) k0(x)."""
+    return _in_float64(_scipy.k0e, _real("scaled_modified_bessel_k0_cpu", self))
+
+
+def scaled_modified_bessel_k1(self: np.ndarray) -> np.ndarray:
+    """exp(x) k1(x)."""
+    return _in_float64(_scipy.k1e, _real("scaled_modified_bessel_k1_cpu", self))
+
+
+def spherical_bessel_j0(self: np.ndarray) -> np.ndarray:
+    """sin(x) / x, 1 at 0."""
+    return _in_float64(
+        lambda v: _scipy.spherical_jn(0, v), _real("spherical_bessel_j0_cpu", self)
+    )
+
+
+# The three-term recurrences p[k + 1] = a(k, x) p[k] - b(k, x) p[k - 1] of PyTorch's
+# orthogonal polynomials: (p[0], p[1](x), a, b) for each kind.
+_RECURRENCES: dict[str, tuple[Any, Any, Any]] = {
+    "chebyshev_polynomial_t": (lambda x: x, lambda k, x: 2 * x, lambda k: 1.0),
+    "chebyshev_polynomial_u": (lambda x: 2 * x, lambda k, x: 2 * x, lambda k: 1.0),
+    "chebyshev_polynomial_v": (lambda x: 2 * x - 1, lambda k, x: 2 * x, lambda k: 1.0),
+    "chebyshev_polynomial_w": (lambda x: 2 * x + 1, lambda k, x: 2 * x, lambda k: 1.0),
+    "hermite_polynomial_h": (lambda x: 2 * x, lambda k, x: 2 * x, lambda k: 2.0 * k),
+    "hermite_polynomial_he": (lambda x: x, lambda k, x: x, lambda k: float(k)),
+    "laguerre_polynomial_l": (
+        lambda x: 1 - x,
+        lambda k, x: (2 * k + 1 - x) / (k + 1),
+        lambda k: k / (k + 1),
+    ),
+    "legendre_polynomial_p": (
+        lambda x: x,
+        lambda k, x: (2 * k + 1) * x / (k + 1),
+        lambda k: k / (k + 1),
+    ),
+}
+
+
+def _recurrence(kind: str, x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    first, a, b = _RECURRENCES[kind]
+    previous, current = np.ones_like(x), first(x)
+    result = np.where(n == 0, previous, np.where(n == 1, current, 0.0))
+    for k in range(1, int(n.max(initial=0))):
+        previous, current = current, a(k, x) * current - b(k) * previous
+        result = np.where(n == k + 1, current, result)
+    return result
+
+
+def orthogonal_polynomial(kind: str, x: Any, n: Any) -> np.ndarray:
+    """PyTorch's special_<kind>(x, n): the polynomial of integer degree n (n is
+    truncated; a negative degree gives 0), by its recurrence; `shifted_` kinds take
+    2x - 1. x and n are promoted to their common floating dtype first."""
+    _check_broadcast(x, n)
+    like = x if isinstance(x, np.ndarray) else np.asarray(n)
+    if like.dtype.kind != "f":
+        raise _not_implemented_for(f"{kind}_cpu", like)
+    shifted = kind.startswith("shifted_")
+    values = np.asarray(x, np.float64)
+    if shifted:
+        values = 2 * values - 1
+    degrees = np.trunc(np.asarray(n, np.float64))
+    values, degrees = np.broadcast_arrays(values, degrees)
+    with np.errstate(all="ignore"):
+        result = _recurrence(kind.removeprefix("shifted_"), values, degrees)
+    return np.asarray(result).astype(like.dtype, copy=False)
