@@ -81,9 +81,10 @@ def special_ndtr(self: Tensor) -> Tensor:
     """The standard normal distribution function (1 + erf(x / sqrt(2))) / 2, with
     PyTorch's Scalar overloads (its node is MulBackward1, after AddBackward1)."""
     scaled = operators.mul_Scalar.call(self, math.sqrt(0.5))
-    return operators.mul_Scalar.call(
+    result: Tensor = operators.mul_Scalar.call(
         operators.add_Scalar.call(ops.erf(scaled), 1, 1), 0.5
     )
+    return result
 
 
 def special_xlogy(self: Any, other: Any) -> Tensor:
