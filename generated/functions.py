@@ -128,6 +128,7 @@ from .ops import (
     abs_,
     absolute,
     acos,
+    acos_,
     acosh,
     acosh_,
     adaptive_avg_pool1d,
@@ -147,22 +148,27 @@ from .ops import (
     amin,
     angle,
     arccos,
+    arccos_,
     arccosh,
     arccosh_,
     arcsin,
+    arcsin_,
     arcsinh,
     arcsinh_,
     arctan,
     arctan2,
+    arctan_,
     arctanh,
     arctanh_,
     argmax,
     argmin,
     asin,
+    asin_,
     asinh,
     asinh_,
     atan,
     atan2,
+    atan_,
     atanh,
     atanh_,
     avg_pool1d,
@@ -235,6 +241,7 @@ from .ops import (
     eq,
     equal,
     erf,
+    erf_,
     erfc,
     erfc_,
     erfinv,
@@ -368,6 +375,7 @@ from .ops import (
     neg,
     neg_,
     negative,
+    negative_,
     nextafter,
     nll_loss,
     nll_loss2d,
@@ -395,6 +403,7 @@ from .ops import (
     reshape,
     roll,
     round,
+    round_,
     rsqrt,
     rsqrt_,
     rsub,
@@ -15930,6 +15939,83 @@ def floor__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 def ceil__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return zeros_like(self_t.conj()).conj()
+
+
+def acos__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * -(-self_p * self_p + 1).rsqrt().conj()).conj()
+
+
+def asin__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (-self_p * self_p + 1).rsqrt().conj()).conj()
+
+
+def atan__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() / (self_p * self_p + 1).conj()).conj()
+
+
+def erf__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (2.0 / 1.7724538509055159 * exp(-self_p.pow(2)) * self_t.conj()).conj()
+
+
+def round__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def round__decimals_jvp(
+    self_p: Tensor, self_t: Tensor, decimals: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def sign__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def atan2__jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))``."""
+    return (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+
+
+def fmod__Scalar_jvp(self_p: Tensor, self_t: Tensor, other: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().conj()
+
+
+def fmod__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, rounding_mode="trunc")``."""
+    return self_t - other_t * self_p.div(other_p, rounding_mode="trunc")
+
+
+def hypot__jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t * self_p / result + other_t * other_p / result``."""
+    return self_t * self_p / result + other_t * other_p / result
+
+
+def remainder__Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().conj()
+
+
+def remainder__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, rounding_mode="floor")``."""
+    return self_t - other_t * self_p.div(other_p, rounding_mode="floor")
 
 
 def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:

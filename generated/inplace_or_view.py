@@ -654,6 +654,111 @@ def ceil_(ks: int, self: Tensor) -> Tensor:
     return result
 
 
+def acos_(ks: int, self: Tensor) -> Tensor:
+    """acos_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.acos_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def asin_(ks: int, self: Tensor) -> Tensor:
+    """asin_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.asin_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def atan_(ks: int, self: Tensor) -> Tensor:
+    """atan_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.atan_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def erf_(ks: int, self: Tensor) -> Tensor:
+    """erf_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.erf_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def round_(ks: int, self: Tensor) -> Tensor:
+    """round_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.round_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def round__decimals(ks: int, self: Tensor, decimals: int) -> Tensor:
+    """round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
+    result = redispatch(
+        operators.round__decimals, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, decimals
+    )
+    increment_version(self)
+    return result
+
+
+def sign_(ks: int, self: Tensor) -> Tensor:
+    """sign_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sign_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def atan2_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.atan2_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def fmod__Scalar(ks: int, self: Tensor, other: Number) -> Tensor:
+    """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.fmod__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.fmod__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def hypot_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.hypot_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def remainder__Scalar(ks: int, self: Tensor, other: Number) -> Tensor:
+    """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.remainder__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.remainder__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
 def index_put_(
     ks: int,
     self: Tensor,
@@ -952,6 +1057,19 @@ operators.sgn_.register(DispatchKey.ADInplaceOrView, sgn_)
 operators.trunc_.register(DispatchKey.ADInplaceOrView, trunc_)
 operators.floor_.register(DispatchKey.ADInplaceOrView, floor_)
 operators.ceil_.register(DispatchKey.ADInplaceOrView, ceil_)
+operators.acos_.register(DispatchKey.ADInplaceOrView, acos_)
+operators.asin_.register(DispatchKey.ADInplaceOrView, asin_)
+operators.atan_.register(DispatchKey.ADInplaceOrView, atan_)
+operators.erf_.register(DispatchKey.ADInplaceOrView, erf_)
+operators.round_.register(DispatchKey.ADInplaceOrView, round_)
+operators.round__decimals.register(DispatchKey.ADInplaceOrView, round__decimals)
+operators.sign_.register(DispatchKey.ADInplaceOrView, sign_)
+operators.atan2_.register(DispatchKey.ADInplaceOrView, atan2_)
+operators.fmod__Scalar.register(DispatchKey.ADInplaceOrView, fmod__Scalar)
+operators.fmod__Tensor.register(DispatchKey.ADInplaceOrView, fmod__Tensor)
+operators.hypot_.register(DispatchKey.ADInplaceOrView, hypot_)
+operators.remainder__Scalar.register(DispatchKey.ADInplaceOrView, remainder__Scalar)
+operators.remainder__Tensor.register(DispatchKey.ADInplaceOrView, remainder__Tensor)
 operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)
 operators.masked_fill__Scalar.register(DispatchKey.ADInplaceOrView, masked_fill__Scalar)
 operators.masked_fill__Tensor.register(DispatchKey.ADInplaceOrView, masked_fill__Tensor)

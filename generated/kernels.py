@@ -1891,6 +1891,108 @@ def numpy_ceil_(ks: int, self: Tensor) -> Any:
     return copy_into(self_tensor, rounding(self, "ceil"))
 
 
+def numpy_acos_(ks: int, self: Tensor) -> Any:
+    """acos_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arccos(int_to_float(self)))
+
+
+def numpy_asin_(ks: int, self: Tensor) -> Any:
+    """asin_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arcsin(int_to_float(self)))
+
+
+def numpy_atan_(ks: int, self: Tensor) -> Any:
+    """atan_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arctan(int_to_float(self)))
+
+
+def numpy_erf_(ks: int, self: Tensor) -> Any:
+    """erf_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, erf(self))
+
+
+def numpy_round_(ks: int, self: Tensor) -> Any:
+    """round_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, rounding(self, "round"))
+
+
+def numpy_round__decimals(ks: int, self: Tensor, decimals: int) -> Any:
+    """round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, round_decimals(self, decimals))
+
+
+def numpy_sign_(ks: int, self: Tensor) -> Any:
+    """sign_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, sign(self))
+
+
+def numpy_atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, atan2_floating(self, other))
+
+
+def numpy_fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, modulo("fmod", np.fmod, self, other))
+
+
+def numpy_fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, modulo("fmod", np.fmod, self, other))
+
+
+def numpy_hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, hypot_floating(self, other))
+
+
+def numpy_remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
+
+
+def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
+
+
 def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     self = self._data
@@ -4400,6 +4502,19 @@ operators.sgn_.register(DispatchKey.NumPy, numpy_sgn_)
 operators.trunc_.register(DispatchKey.NumPy, numpy_trunc_)
 operators.floor_.register(DispatchKey.NumPy, numpy_floor_)
 operators.ceil_.register(DispatchKey.NumPy, numpy_ceil_)
+operators.acos_.register(DispatchKey.NumPy, numpy_acos_)
+operators.asin_.register(DispatchKey.NumPy, numpy_asin_)
+operators.atan_.register(DispatchKey.NumPy, numpy_atan_)
+operators.erf_.register(DispatchKey.NumPy, numpy_erf_)
+operators.round_.register(DispatchKey.NumPy, numpy_round_)
+operators.round__decimals.register(DispatchKey.NumPy, numpy_round__decimals)
+operators.sign_.register(DispatchKey.NumPy, numpy_sign_)
+operators.atan2_.register(DispatchKey.NumPy, numpy_atan2_)
+operators.fmod__Scalar.register(DispatchKey.NumPy, numpy_fmod__Scalar)
+operators.fmod__Tensor.register(DispatchKey.NumPy, numpy_fmod__Tensor)
+operators.hypot_.register(DispatchKey.NumPy, numpy_hypot_)
+operators.remainder__Scalar.register(DispatchKey.NumPy, numpy_remainder__Scalar)
+operators.remainder__Tensor.register(DispatchKey.NumPy, numpy_remainder__Tensor)
 operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)

@@ -452,6 +452,31 @@ sgn_ = OperatorHandle("sgn_", "sgn_(Tensor(a!) self) -> Tensor(a!)")
 trunc_ = OperatorHandle("trunc_", "trunc_(Tensor(a!) self) -> Tensor(a!)")
 floor_ = OperatorHandle("floor_", "floor_(Tensor(a!) self) -> Tensor(a!)")
 ceil_ = OperatorHandle("ceil_", "ceil_(Tensor(a!) self) -> Tensor(a!)")
+acos_ = OperatorHandle("acos_", "acos_(Tensor(a!) self) -> Tensor(a!)")
+asin_ = OperatorHandle("asin_", "asin_(Tensor(a!) self) -> Tensor(a!)")
+atan_ = OperatorHandle("atan_", "atan_(Tensor(a!) self) -> Tensor(a!)")
+erf_ = OperatorHandle("erf_", "erf_(Tensor(a!) self) -> Tensor(a!)")
+round_ = OperatorHandle("round_", "round_(Tensor(a!) self) -> Tensor(a!)")
+round__decimals = OperatorHandle(
+    "round_.decimals", "round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"
+)
+sign_ = OperatorHandle("sign_", "sign_(Tensor(a!) self) -> Tensor(a!)")
+atan2_ = OperatorHandle("atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+fmod__Scalar = OperatorHandle(
+    "fmod_.Scalar", "fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+fmod__Tensor = OperatorHandle(
+    "fmod_.Tensor", "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+hypot_ = OperatorHandle("hypot_", "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+remainder__Scalar = OperatorHandle(
+    "remainder_.Scalar",
+    "remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+)
+remainder__Tensor = OperatorHandle(
+    "remainder_.Tensor",
+    "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+)
 sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 sum_dim_IntList = OperatorHandle(
     "sum.dim_IntList",

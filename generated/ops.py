@@ -175,6 +175,14 @@ __all__ = [
     "floor_",
     "ceil_",
     "square_",
+    "acos_",
+    "asin_",
+    "atan_",
+    "erf_",
+    "arccos_",
+    "arcsin_",
+    "arctan_",
+    "negative_",
     "amax",
     "amin",
     "argmax",
@@ -358,6 +366,7 @@ __all__ = [
     "clamp_min_",
     "clamp_max_",
     "float_power",
+    "round_",
     "sum",
     "mean",
     "prod",
@@ -1395,6 +1404,54 @@ def square_(input: Tensor) -> Tensor:
     """``square_(Tensor(a!) self) -> Tensor(a!)``"""
     input = tensor_argument(input, "square_", "input", 1, False)
     return composites.square_(input)
+
+
+def acos_(input: Tensor) -> Tensor:
+    """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "acos_", "input", 1, False)
+    return operators.acos_.call(input)
+
+
+def asin_(input: Tensor) -> Tensor:
+    """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "asin_", "input", 1, False)
+    return operators.asin_.call(input)
+
+
+def atan_(input: Tensor) -> Tensor:
+    """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "atan_", "input", 1, False)
+    return operators.atan_.call(input)
+
+
+def erf_(input: Tensor) -> Tensor:
+    """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "erf_", "input", 1, False)
+    return operators.erf_.call(input)
+
+
+def arccos_(input: Tensor) -> Tensor:
+    """``arccos_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arccos_", "input", 1, False)
+    return composites.arccos_(input)
+
+
+def arcsin_(input: Tensor) -> Tensor:
+    """``arcsin_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arcsin_", "input", 1, False)
+    return composites.arcsin_(input)
+
+
+def arctan_(input: Tensor) -> Tensor:
+    """``arctan_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arctan_", "input", 1, False)
+    return composites.arctan_(input)
+
+
+def negative_(input: Tensor) -> Tensor:
+    """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "negative_", "input", 1, False)
+    return composites.negative_(input)
 
 
 def amax(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
@@ -4416,6 +4473,28 @@ float_power = Overloads(
             (
                 Param("input", "Tensor"),
                 Param("exponent", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+round_ = Overloads(
+    "round_",
+    (
+        # round_(Tensor(a!) self) -> Tensor(a!)
+        Signature(
+            operators.round_.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+        Signature(
+            operators.round__decimals.call,
+            "Tensor input, *, int decimals",
+            (
+                Param("input", "Tensor"),
+                Param("decimals", "int", keyword_only=True),
             ),
         ),
     ),

@@ -218,6 +218,15 @@ __all__ = [
     "floor_",
     "ceil_",
     "square_",
+    "acos_",
+    "asin_",
+    "atan_",
+    "erf_",
+    "round_",
+    "arccos_",
+    "arcsin_",
+    "arctan_",
+    "negative_",
     "sum",
     "mean",
     "prod",
@@ -1481,6 +1490,48 @@ def ceil_(input: Tensor) -> Tensor:
 
 def square_(input: Tensor) -> Tensor:
     """``square_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def acos_(input: Tensor) -> Tensor:
+    """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def asin_(input: Tensor) -> Tensor:
+    """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def atan_(input: Tensor) -> Tensor:
+    """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def erf_(input: Tensor) -> Tensor:
+    """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+@overload
+def round_(input: Tensor) -> Tensor:
+    """``round_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+@overload
+def round_(input: Tensor, *, decimals: _int) -> Tensor:
+    """``round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)``"""
+
+
+def arccos_(input: Tensor) -> Tensor:
+    """``arccos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arcsin_(input: Tensor) -> Tensor:
+    """``arcsin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arctan_(input: Tensor) -> Tensor:
+    """``arctan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def negative_(input: Tensor) -> Tensor:
+    """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
 @overload

@@ -933,6 +933,69 @@ class TensorBase:
     def square_(self) -> Tensor:
         """``square_(Tensor(a!) self) -> Tensor(a!)``"""
 
+    def acos_(self) -> Tensor:
+        """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def asin_(self) -> Tensor:
+        """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def atan_(self) -> Tensor:
+        """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def erf_(self) -> Tensor:
+        """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    @overload
+    def round_(self) -> Tensor:
+        """``round_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    @overload
+    def round_(self, *, decimals: _int) -> Tensor:
+        """``round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)``"""
+
+    def sign_(self) -> Tensor:
+        """``sign_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def atan2_(self, other: Tensor | _Number) -> Tensor:
+        """``atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    @overload
+    def fmod_(self, other: _Number) -> Tensor:
+        """``fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+
+    @overload
+    def fmod_(self, other: Tensor) -> Tensor:
+        """``fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def hypot_(self, other: Tensor | _Number) -> Tensor:
+        """``hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    @overload
+    def remainder_(self, other: _Number) -> Tensor:
+        """``remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+
+    @overload
+    def remainder_(self, other: Tensor) -> Tensor:
+        """``remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def absolute_(self) -> Tensor:
+        """``absolute_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arccos_(self) -> Tensor:
+        """``arccos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arcsin_(self) -> Tensor:
+        """``arcsin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arctan_(self) -> Tensor:
+        """``arctan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arctan2_(self, other: Tensor | _Number) -> Tensor:
+        """``arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def negative_(self) -> Tensor:
+        """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
+
     @overload
     def sum(self, *, dtype: _DType | None = ...) -> Tensor:
         """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""

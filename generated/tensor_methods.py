@@ -889,6 +889,74 @@ def square_(self: Tensor) -> Tensor:
     return composites.square_(self)
 
 
+def acos_(self: Tensor) -> Tensor:
+    """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.acos_.call(self)
+
+
+def asin_(self: Tensor) -> Tensor:
+    """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.asin_.call(self)
+
+
+def atan_(self: Tensor) -> Tensor:
+    """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.atan_.call(self)
+
+
+def erf_(self: Tensor) -> Tensor:
+    """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.erf_.call(self)
+
+
+def sign_(self: Tensor) -> Tensor:
+    """``sign_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sign_.call(self)
+
+
+def atan2_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "atan2_", "other", 2, True)
+    return operators.atan2_.call(self, other)
+
+
+def hypot_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "hypot_", "other", 2, True)
+    return operators.hypot_.call(self, other)
+
+
+def absolute_(self: Tensor) -> Tensor:
+    """``absolute_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.absolute_(self)
+
+
+def arccos_(self: Tensor) -> Tensor:
+    """``arccos_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arccos_(self)
+
+
+def arcsin_(self: Tensor) -> Tensor:
+    """``arcsin_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arcsin_(self)
+
+
+def arctan_(self: Tensor) -> Tensor:
+    """``arctan_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arctan_(self)
+
+
+def arctan2_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "arctan2_", "other", 2, True)
+    return composites.arctan2_(self, other)
+
+
+def negative_(self: Tensor) -> Tensor:
+    """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.negative_(self)
+
+
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amax", "dim")
@@ -2540,6 +2608,93 @@ def float_power_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _float_power__overloads(*args, self=self, **kwargs)
 
 
+_round__overloads = Overloads(
+    "round_",
+    (
+        # round_(Tensor(a!) self) -> Tensor(a!)
+        Signature(
+            operators.round_.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+        Signature(
+            operators.round__decimals.call,
+            "*, int decimals",
+            (
+                Param("self", "Tensor"),
+                Param("decimals", "int", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+def round_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``round_(Tensor(a!) self) -> Tensor(a!)`` or ``round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)``"""
+    return _round__overloads(*args, self=self, **kwargs)
+
+
+_fmod__overloads = Overloads(
+    "fmod_",
+    (
+        # fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.fmod__Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+        # fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.fmod__Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def fmod_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`` or ``fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    return _fmod__overloads(*args, self=self, **kwargs)
+
+
+_remainder__overloads = Overloads(
+    "remainder_",
+    (
+        # remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.remainder__Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+        # remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.remainder__Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def remainder_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`` or ``remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    return _remainder__overloads(*args, self=self, **kwargs)
+
+
 _sum_overloads = Overloads(
     "sum",
     (
@@ -3297,6 +3452,19 @@ METHODS: dict[str, Callable[..., Any]] = {
     "floor_": floor_,
     "ceil_": ceil_,
     "square_": square_,
+    "acos_": acos_,
+    "asin_": asin_,
+    "atan_": atan_,
+    "erf_": erf_,
+    "sign_": sign_,
+    "atan2_": atan2_,
+    "hypot_": hypot_,
+    "absolute_": absolute_,
+    "arccos_": arccos_,
+    "arcsin_": arcsin_,
+    "arctan_": arctan_,
+    "arctan2_": arctan2_,
+    "negative_": negative_,
     "amax": amax,
     "amin": amin,
     "argmax": argmax,
@@ -3397,6 +3565,9 @@ METHODS: dict[str, Callable[..., Any]] = {
     "pow_": pow_,
     "float_power": float_power,
     "float_power_": float_power_,
+    "round_": round_,
+    "fmod_": fmod_,
+    "remainder_": remainder_,
     "sum": sum,
     "mean": mean,
     "prod": prod,

@@ -515,4 +515,36 @@ LINES: dict[str, Line] = {
         lambda lib, a: _f64(lib, [-0.5, 0.0, 0.25, 0.75]).arctanh_() * a, ((4,),)
     ),
     "fix_": Line(lambda lib, a: lib.fix_(a * 2.0) * (a * 2.0).fix_() * a, ((5,),)),
+    "acos_": Line(lambda lib, a: lib.acos_(a * 0.4) * (a * 0.3).acos_(), ((4,),)),
+    "asin_": Line(lambda lib, a: (a * 0.4).asin_() * lib.asin_(a * 0.3), ((4,),)),
+    "atan_": Line(lambda lib, a: lib.atan_(a * 1.0) * a, ((4,),), complex=True),
+    "erf_": Line(lambda lib, a: (a * 1.0).erf_() * lib.erf_(a * 0.5), ((5,),)),
+    "round_": Line(
+        lambda lib, a: lib.round_(a * 2.0) * (a * 2.0).round_() * a, ((5,),)
+    ),
+    "round_.decimals": Line(
+        lambda lib, a: (a * 1.0).round_(decimals=1)
+        * lib.round_(a * 1.0, decimals=2)
+        * a,
+        ((5,),),
+    ),
+    "sign_": Line(lambda lib, a: (a * 1.0).sign_() * a, ((5,),)),
+    "atan2_": Line(lambda lib, a, b: (a * 1.0).atan2_(b), ((4,), (4,))),
+    "fmod_.Scalar": Line(lambda lib, a: (a * 3.0).fmod_(-0.7) * a, ((6,),)),
+    "fmod_.Tensor": Line(
+        lambda lib, a, b: (a * 3.0).fmod_(b), ((4,), (4,)), positive=True
+    ),
+    "hypot_": Line(lambda lib, a, b: (a * 1.0).hypot_(b), ((4,), (4,))),
+    "remainder_.Scalar": Line(lambda lib, a: (a * 3.0).remainder_(0.7) * a, ((6,),)),
+    "remainder_.Tensor": Line(
+        lambda lib, a, b: (a * 3.0).remainder_(b), ((4,), (4,)), positive=True
+    ),
+    "absolute_": Line(lambda lib, a: (a * 1.0).absolute_() * a, ((5,),)),
+    "arccos_": Line(lambda lib, a: lib.arccos_(a * 0.4) * (a * 0.3).arccos_(), ((4,),)),
+    "arcsin_": Line(lambda lib, a: (a * 0.4).arcsin_() * lib.arcsin_(a * 0.3), ((4,),)),
+    "arctan_": Line(lambda lib, a: lib.arctan_(a * 1.0) * (a * 1.0).arctan_(), ((4,),)),
+    "arctan2_": Line(lambda lib, a, b: (a * 1.0).arctan2_(b), ((4,), (4,))),
+    "negative_": Line(
+        lambda lib, a: lib.negative_(a * a) * (a * 1.0).negative_(), ((4,),)
+    ),
 }

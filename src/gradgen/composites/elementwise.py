@@ -48,6 +48,12 @@ __all__ = [
     "arcsinh_",
     "arctanh_",
     "fix_",
+    "absolute_",
+    "arccos_",
+    "arcsin_",
+    "arctan_",
+    "arctan2_",
+    "negative_",
     "float_power",
     "float_power_",
     "square_",
@@ -260,6 +266,36 @@ def arctanh_(self: Tensor) -> Tensor:
 def fix_(self: Tensor) -> Tensor:
     """An alias of trunc_."""
     return self.trunc_()
+
+
+def absolute_(self: Tensor) -> Tensor:
+    """An alias of abs_."""
+    return self.abs_()
+
+
+def arccos_(self: Tensor) -> Tensor:
+    """An alias of acos_."""
+    return self.acos_()
+
+
+def arcsin_(self: Tensor) -> Tensor:
+    """An alias of asin_."""
+    return self.asin_()
+
+
+def arctan_(self: Tensor) -> Tensor:
+    """An alias of atan_."""
+    return self.atan_()
+
+
+def arctan2_(self: Tensor, other: Tensor) -> Tensor:
+    """An alias of atan2_."""
+    return self.atan2_(other)
+
+
+def negative_(self: Tensor) -> Tensor:
+    """An alias of neg_."""
+    return self.neg_()
 
 
 def _float_power_dtype(*operands: Tensor | Number) -> _dtype:
