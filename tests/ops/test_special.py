@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import gradgen
+from gradgen.generated import functions
 from torch_oracle import oracle
 
 DTYPES = ("bool", "int64", "float32", "float64", "complex64")
@@ -348,3 +349,16 @@ def test_float_power_computes_in_float64_and_complex128() -> None:
     assert gradgen.float_power(x, 2).dtype is gradgen.float64
     assert gradgen.float_power(x, 2j).dtype is gradgen.complex128
     assert gradgen.float_power(2, gradgen.tensor([1, 2])).tolist() == [2.0, 4.0]
+
+
+@pytest.mark.parametrize("node", ["acosh", "logit", "mish", "silu"])
+def test_a_conditional_formula_gives_none_for_an_undefined_gradient(node: str) -> None:
+    """`a if c else b` formulas (acosh's complex case, logit's and mish's grad mode)
+    are parenthesized inside the generated `... if any_grad_defined else None`, so an
+    undefined gradient gives None on both branches (it used to reach `a` as None)."""
+    apply = getattr(functions, f"{node}_backward0_apply")
+    saved = {"self": gradgen.tensor([0.5j + 2.0 if node == "acosh" else 0.5])}
+    if node == "logit":
+        saved["eps"] = None
+    with gradgen.enable_grad():
+        assert apply([None], (True,), **saved) == [None]
