@@ -46,6 +46,8 @@ from gradgen.helpers import (
     embedding_dense_double_backward,
     evenly_distribute_backward,
     fmap_neg,
+    fused_gru_cell_jvp,
+    fused_lstm_cell_jvp,
     gelu_double_backward,
     group_norm_invstd_jvp,
     group_norm_jvp,
@@ -120,8 +122,16 @@ from .ops import (
     _conj,
     _log_softmax,
     _log_softmax_backward_data,
+    _scaled_dot_product_attention_math,
     _softmax,
     _softmax_backward_data,
+    _thnn_differentiable_gru_cell_backward,
+    _thnn_differentiable_lstm_cell_backward,
+    _thnn_fused_gru_cell,
+    _thnn_fused_gru_cell_backward,
+    _thnn_fused_lstm_cell,
+    _thnn_fused_lstm_cell_backward,
+    _thnn_fused_lstm_cell_backward_impl,
     _to_copy,
     _unsafe_view,
     abs,
@@ -237,6 +247,7 @@ from .ops import (
     elu_backward,
     embedding,
     embedding_backward,
+    embedding_bag,
     embedding_dense_backward,
     eq,
     equal,
@@ -276,6 +287,8 @@ from .ops import (
     greater,
     greater_equal,
     group_norm,
+    gru,
+    gru_cell,
     gt,
     hardtanh,
     hardtanh_,
@@ -334,6 +347,8 @@ from .ops import (
     logit_,
     logit_backward,
     logsumexp,
+    lstm,
+    lstm_cell,
     lt,
     masked_fill,
     matmul,
@@ -401,6 +416,10 @@ from .ops import (
     relu_,
     remainder,
     reshape,
+    rnn_relu,
+    rnn_relu_cell,
+    rnn_tanh,
+    rnn_tanh_cell,
     roll,
     round,
     round_,
@@ -13235,6 +13254,281 @@ def adaptive_max_pool3_d_backward_backward0_apply(
     return grad_inputs
 
 
+class ThnnFusedLstmCellBackward0(Node):
+    """Backward of ``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``.
+
+    input_gates, hidden_gates, cx, input_bias, hidden_bias: _thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1) if is_grad_enabled() else _thnn_fused_lstm_cell_backward(grads[0], grads[1], cx, result1, result2, input_bias is not None or hidden_bias is not None)
+    """
+
+    __slots__ = (
+        "cx_",
+        "hidden_bias_",
+        "hidden_gates_",
+        "input_bias_",
+        "input_gates_",
+        "result1_",
+        "result2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cx_: SavedVariable | SavedVariableList | None = None
+        self.hidden_bias_: SavedVariable | SavedVariableList | None = None
+        self.hidden_gates_: SavedVariable | SavedVariableList | None = None
+        self.input_bias_: SavedVariable | SavedVariableList | None = None
+        self.input_gates_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return thnn_fused_lstm_cell_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            cx=unpack_saved(self.cx_, self),
+            hidden_bias=unpack_saved(self.hidden_bias_, self),
+            hidden_gates=unpack_saved(self.hidden_gates_, self),
+            input_bias=unpack_saved(self.input_bias_, self),
+            input_gates=unpack_saved(self.input_gates_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.cx_ is not None:
+            self.cx_.reset_data()
+        if self.hidden_bias_ is not None:
+            self.hidden_bias_.reset_data()
+        if self.hidden_gates_ is not None:
+            self.hidden_gates_.reset_data()
+        if self.input_bias_ is not None:
+            self.input_bias_.reset_data()
+        if self.input_gates_ is not None:
+            self.input_gates_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+
+    @property
+    def _saved_cx(self) -> Tensor | None:
+        return unpack_saved(self.cx_, self)
+
+    @property
+    def _saved_hidden_bias(self) -> Tensor | None:
+        return unpack_saved(self.hidden_bias_, self)
+
+    @property
+    def _saved_hidden_gates(self) -> Tensor | None:
+        return unpack_saved(self.hidden_gates_, self)
+
+    @property
+    def _saved_input_bias(self) -> Tensor | None:
+        return unpack_saved(self.input_bias_, self)
+
+    @property
+    def _saved_input_gates(self) -> Tensor | None:
+        return unpack_saved(self.input_gates_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+
+def thnn_fused_lstm_cell_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    cx: Tensor | None,
+    hidden_bias: Tensor | None,
+    hidden_gates: Tensor | None,
+    input_bias: Tensor | None,
+    input_gates: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+) -> list[Any]:
+    """The formulas of ThnnFusedLstmCellBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 5
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0]
+        or needs_input_grad[1]
+        or needs_input_grad[2]
+        or needs_input_grad[3]
+        or needs_input_grad[4]
+    ):  # input_gates, hidden_gates, cx, input_bias, hidden_bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+            needs_input_grad[3],
+            needs_input_grad[4],
+        )
+        grad_result = (
+            _thnn_differentiable_lstm_cell_backward(
+                grads[0],
+                grads[1],
+                input_gates,
+                hidden_gates,
+                input_bias,
+                hidden_bias,
+                cx,
+                result1,
+            )
+            if is_grad_enabled()
+            else _thnn_fused_lstm_cell_backward(
+                grads[0],
+                grads[1],
+                cx,
+                result1,
+                result2,
+                input_bias is not None or hidden_bias is not None,
+            )
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+        if needs_input_grad[3]:
+            grad_inputs[3] = grad_result[3]
+        if needs_input_grad[4]:
+            grad_inputs[4] = grad_result[4]
+    return grad_inputs
+
+
+class ThnnFusedGruCellBackward0(Node):
+    """Backward of ``_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)``.
+
+    input_gates, hidden_gates, hx, input_bias, hidden_bias: (_thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias) if is_grad_enabled() else _thnn_fused_gru_cell_backward(grad, result1, input_bias is not None or hidden_bias is not None)) if grad is not None else (None, None, None, None, None)
+    """
+
+    __slots__ = (
+        "hidden_bias_",
+        "hidden_gates_",
+        "hx_",
+        "input_bias_",
+        "input_gates_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden_bias_: SavedVariable | SavedVariableList | None = None
+        self.hidden_gates_: SavedVariable | SavedVariableList | None = None
+        self.hx_: SavedVariable | SavedVariableList | None = None
+        self.input_bias_: SavedVariable | SavedVariableList | None = None
+        self.input_gates_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return thnn_fused_gru_cell_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            hidden_bias=unpack_saved(self.hidden_bias_, self),
+            hidden_gates=unpack_saved(self.hidden_gates_, self),
+            hx=unpack_saved(self.hx_, self),
+            input_bias=unpack_saved(self.input_bias_, self),
+            input_gates=unpack_saved(self.input_gates_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.hidden_bias_ is not None:
+            self.hidden_bias_.reset_data()
+        if self.hidden_gates_ is not None:
+            self.hidden_gates_.reset_data()
+        if self.hx_ is not None:
+            self.hx_.reset_data()
+        if self.input_bias_ is not None:
+            self.input_bias_.reset_data()
+        if self.input_gates_ is not None:
+            self.input_gates_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_hidden_bias(self) -> Tensor | None:
+        return unpack_saved(self.hidden_bias_, self)
+
+    @property
+    def _saved_hidden_gates(self) -> Tensor | None:
+        return unpack_saved(self.hidden_gates_, self)
+
+    @property
+    def _saved_hx(self) -> Tensor | None:
+        return unpack_saved(self.hx_, self)
+
+    @property
+    def _saved_input_bias(self) -> Tensor | None:
+        return unpack_saved(self.input_bias_, self)
+
+    @property
+    def _saved_input_gates(self) -> Tensor | None:
+        return unpack_saved(self.input_gates_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def thnn_fused_gru_cell_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    hidden_bias: Tensor | None,
+    hidden_gates: Tensor | None,
+    hx: Tensor | None,
+    input_bias: Tensor | None,
+    input_gates: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of ThnnFusedGruCellBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 5
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0]
+        or needs_input_grad[1]
+        or needs_input_grad[2]
+        or needs_input_grad[3]
+        or needs_input_grad[4]
+    ):  # input_gates, hidden_gates, hx, input_bias, hidden_bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+            needs_input_grad[3],
+            needs_input_grad[4],
+        )
+        grad_result = (
+            (
+                _thnn_differentiable_gru_cell_backward(
+                    grad, input_gates, hidden_gates, hx, input_bias, hidden_bias
+                )
+                if is_grad_enabled()
+                else _thnn_fused_gru_cell_backward(
+                    grad, result1, input_bias is not None or hidden_bias is not None
+                )
+            )
+            if grad is not None
+            else (None, None, None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+        if needs_input_grad[3]:
+            grad_inputs[3] = grad_result[3]
+        if needs_input_grad[4]:
+            grad_inputs[4] = grad_result[4]
+    return grad_inputs
+
+
 class ErfcBackward0(Node):
     """Backward of ``erfc(Tensor self) -> Tensor``.
 
@@ -17467,6 +17761,82 @@ def adaptive_max_pool3d_backward_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.adaptive_max_pool3d_backward.call(grad_output_t, self_t, indices)
+
+
+def _thnn_fused_lstm_cell_jvp_result0(
+    input_gates_p: Tensor,
+    input_gates_t: Tensor,
+    hidden_gates_p: Tensor,
+    hidden_gates_t: Tensor,
+    cx_p: Tensor,
+    cx_t: Tensor,
+    input_bias_p: Tensor,
+    input_bias_t: Tensor,
+    hidden_bias_p: Tensor,
+    hidden_bias_t: Tensor,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: fused_lstm_cell_jvp(input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, cx_p, cx_t, result1, result2)[0]``."""
+    return fused_lstm_cell_jvp(
+        input_gates_t,
+        hidden_gates_t,
+        input_bias_t,
+        hidden_bias_t,
+        cx_p,
+        cx_t,
+        result1,
+        result2,
+    )[0]
+
+
+def _thnn_fused_lstm_cell_jvp_result1(
+    input_gates_p: Tensor,
+    input_gates_t: Tensor,
+    hidden_gates_p: Tensor,
+    hidden_gates_t: Tensor,
+    cx_p: Tensor,
+    cx_t: Tensor,
+    input_bias_p: Tensor,
+    input_bias_t: Tensor,
+    hidden_bias_p: Tensor,
+    hidden_bias_t: Tensor,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: fused_lstm_cell_jvp(input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, cx_p, cx_t, result1, result2)[1]``."""
+    return fused_lstm_cell_jvp(
+        input_gates_t,
+        hidden_gates_t,
+        input_bias_t,
+        hidden_bias_t,
+        cx_p,
+        cx_t,
+        result1,
+        result2,
+    )[1]
+
+
+def _thnn_fused_gru_cell_jvp_result0(
+    input_gates_p: Tensor,
+    input_gates_t: Tensor,
+    hidden_gates_p: Tensor,
+    hidden_gates_t: Tensor,
+    hx_p: Tensor,
+    hx_t: Tensor,
+    input_bias_p: Tensor,
+    input_bias_t: Tensor,
+    hidden_bias_p: Tensor,
+    hidden_bias_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: fused_gru_cell_jvp(input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, hx_t, result1)``."""
+    return fused_gru_cell_jvp(
+        input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, hx_t, result1
+    )
 
 
 def erfc_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

@@ -78,6 +78,10 @@ from gradgen.numpy_kernels import (
     floating_binary,
     frac,
     frexp,
+    fused_gru_cell,
+    fused_gru_cell_backward,
+    fused_lstm_cell,
+    fused_lstm_cell_backward_impl,
     gather,
     gelu,
     gelu_backward,
@@ -3401,6 +3405,85 @@ def numpy_adaptive_max_pool3d_backward(
     return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 3))
 
 
+def numpy__thnn_fused_lstm_cell(
+    ks: int,
+    input_gates: Tensor,
+    hidden_gates: Tensor,
+    cx: Tensor,
+    input_bias: Tensor | None,
+    hidden_bias: Tensor | None,
+) -> Any:
+    """_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)"""
+    input_gates = input_gates._data
+    hidden_gates = hidden_gates._data
+    cx = cx._data
+    input_bias = None if input_bias is None else input_bias._data
+    hidden_bias = None if hidden_bias is None else hidden_bias._data
+    result0, result1, result2 = fused_lstm_cell(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy__thnn_fused_lstm_cell_backward_impl(
+    ks: int,
+    grad_hy: Tensor | None,
+    grad_cy: Tensor | None,
+    cx: Tensor,
+    cy: Tensor,
+    workspace: Tensor,
+    has_bias: bool,
+) -> Any:
+    """_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)"""
+    grad_hy = None if grad_hy is None else grad_hy._data
+    grad_cy = None if grad_cy is None else grad_cy._data
+    cx = cx._data
+    cy = cy._data
+    workspace = workspace._data
+    result0, result1, result2 = fused_lstm_cell_backward_impl(
+        grad_hy, grad_cy, cx, cy, workspace, has_bias
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy__thnn_fused_gru_cell(
+    ks: int,
+    input_gates: Tensor,
+    hidden_gates: Tensor,
+    hx: Tensor,
+    input_bias: Tensor | None,
+    hidden_bias: Tensor | None,
+) -> Any:
+    """_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)"""
+    input_gates = input_gates._data
+    hidden_gates = hidden_gates._data
+    hx = hx._data
+    input_bias = None if input_bias is None else input_bias._data
+    hidden_bias = None if hidden_bias is None else hidden_bias._data
+    result0, result1 = fused_gru_cell(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy__thnn_fused_gru_cell_backward(
+    ks: int, grad_hy: Tensor, workspace: Tensor, has_bias: bool
+) -> Any:
+    """_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"""
+    grad_hy = grad_hy._data
+    workspace = workspace._data
+    result0, result1, result2, result3, result4 = fused_gru_cell_backward(
+        grad_hy, workspace, has_bias
+    )
+    return (
+        wrap_result(result0),
+        wrap_result(result1),
+        wrap_result(result2),
+        wrap_result(result3),
+        wrap_result(result4),
+    )
+
+
 def numpy_erfc(ks: int, self: Tensor) -> Any:
     """erfc(Tensor self) -> Tensor"""
     self = self._data
@@ -4669,6 +4752,14 @@ operators.adaptive_max_pool2d_backward.register(
 operators.adaptive_max_pool3d.register(DispatchKey.NumPy, numpy_adaptive_max_pool3d)
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.NumPy, numpy_adaptive_max_pool3d_backward
+)
+operators._thnn_fused_lstm_cell.register(DispatchKey.NumPy, numpy__thnn_fused_lstm_cell)
+operators._thnn_fused_lstm_cell_backward_impl.register(
+    DispatchKey.NumPy, numpy__thnn_fused_lstm_cell_backward_impl
+)
+operators._thnn_fused_gru_cell.register(DispatchKey.NumPy, numpy__thnn_fused_gru_cell)
+operators._thnn_fused_gru_cell_backward.register(
+    DispatchKey.NumPy, numpy__thnn_fused_gru_cell_backward
 )
 operators.erfc.register(DispatchKey.NumPy, numpy_erfc)
 operators.erfc_.register(DispatchKey.NumPy, numpy_erfc_)

@@ -874,6 +874,22 @@ adaptive_max_pool3d_backward = OperatorHandle(
     "adaptive_max_pool3d_backward",
     "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
 )
+_thnn_fused_lstm_cell = OperatorHandle(
+    "_thnn_fused_lstm_cell",
+    "_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)",
+)
+_thnn_fused_lstm_cell_backward_impl = OperatorHandle(
+    "_thnn_fused_lstm_cell_backward_impl",
+    "_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)",
+)
+_thnn_fused_gru_cell = OperatorHandle(
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)",
+)
+_thnn_fused_gru_cell_backward = OperatorHandle(
+    "_thnn_fused_gru_cell_backward",
+    "_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
 erfc = OperatorHandle("erfc", "erfc(Tensor self) -> Tensor")
 erfc_ = OperatorHandle("erfc_", "erfc_(Tensor(a!) self) -> Tensor(a!)")
 xlogy_Tensor = OperatorHandle(

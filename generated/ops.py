@@ -311,6 +311,18 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "_thnn_fused_lstm_cell",
+    "_thnn_fused_lstm_cell_backward_impl",
+    "_thnn_fused_lstm_cell_backward",
+    "_thnn_differentiable_lstm_cell_backward",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell_backward",
+    "_thnn_differentiable_gru_cell_backward",
+    "lstm_cell",
+    "gru_cell",
+    "rnn_tanh_cell",
+    "rnn_relu_cell",
+    "_scaled_dot_product_attention_math",
     "erfc",
     "erfc_",
     "mvlgamma",
@@ -378,9 +390,14 @@ __all__ = [
     "scatter",
     "masked_fill",
     "norm",
+    "embedding_bag",
     "conv1d",
     "conv2d",
     "conv3d",
+    "lstm",
+    "gru",
+    "rnn_tanh",
+    "rnn_relu",
     "xlogy",
     "xlogy_",
 ]
@@ -3334,6 +3351,382 @@ def adaptive_max_pool3d_backward(
     return operators.adaptive_max_pool3d_backward.call(grad_output, input, indices)
 
 
+def _thnn_fused_lstm_cell(
+    input_gates: Tensor | Number,
+    hidden_gates: Tensor | Number,
+    cx: Tensor | Number,
+    input_bias: Tensor | Number | None = None,
+    hidden_bias: Tensor | Number | None = None,
+) -> Tensor:
+    """``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``"""
+    input_gates = tensor_argument(
+        input_gates, "_thnn_fused_lstm_cell", "input_gates", 1, True
+    )
+    hidden_gates = tensor_argument(
+        hidden_gates, "_thnn_fused_lstm_cell", "hidden_gates", 2, True
+    )
+    cx = tensor_argument(cx, "_thnn_fused_lstm_cell", "cx", 3, True)
+    input_bias = (
+        None
+        if input_bias is None
+        else tensor_argument(input_bias, "_thnn_fused_lstm_cell", "input_bias", 4, True)
+    )
+    hidden_bias = (
+        None
+        if hidden_bias is None
+        else tensor_argument(
+            hidden_bias, "_thnn_fused_lstm_cell", "hidden_bias", 5, True
+        )
+    )
+    return operators._thnn_fused_lstm_cell.call(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    )
+
+
+def _thnn_fused_lstm_cell_backward_impl(
+    grad_hy: Tensor | Number | None,
+    grad_cy: Tensor | Number | None,
+    cx: Tensor | Number,
+    cy: Tensor | Number,
+    workspace: Tensor | Number,
+    has_bias: bool,
+) -> Tensor:
+    """``_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)``"""
+    grad_hy = (
+        None
+        if grad_hy is None
+        else tensor_argument(
+            grad_hy, "_thnn_fused_lstm_cell_backward_impl", "grad_hy", 1, True
+        )
+    )
+    grad_cy = (
+        None
+        if grad_cy is None
+        else tensor_argument(
+            grad_cy, "_thnn_fused_lstm_cell_backward_impl", "grad_cy", 2, True
+        )
+    )
+    cx = tensor_argument(cx, "_thnn_fused_lstm_cell_backward_impl", "cx", 3, True)
+    cy = tensor_argument(cy, "_thnn_fused_lstm_cell_backward_impl", "cy", 4, True)
+    workspace = tensor_argument(
+        workspace, "_thnn_fused_lstm_cell_backward_impl", "workspace", 5, True
+    )
+    return operators._thnn_fused_lstm_cell_backward_impl.call(
+        grad_hy, grad_cy, cx, cy, workspace, has_bias
+    )
+
+
+def _thnn_fused_lstm_cell_backward(
+    grad_hy: Tensor | Number | None,
+    grad_cy: Tensor | Number | None,
+    cx: Tensor | Number,
+    cy: Tensor | Number,
+    workspace: Tensor | Number,
+    has_bias: bool,
+) -> Tensor:
+    """``_thnn_fused_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+    grad_hy = (
+        None
+        if grad_hy is None
+        else tensor_argument(
+            grad_hy, "_thnn_fused_lstm_cell_backward", "grad_hy", 1, True
+        )
+    )
+    grad_cy = (
+        None
+        if grad_cy is None
+        else tensor_argument(
+            grad_cy, "_thnn_fused_lstm_cell_backward", "grad_cy", 2, True
+        )
+    )
+    cx = tensor_argument(cx, "_thnn_fused_lstm_cell_backward", "cx", 3, True)
+    cy = tensor_argument(cy, "_thnn_fused_lstm_cell_backward", "cy", 4, True)
+    workspace = tensor_argument(
+        workspace, "_thnn_fused_lstm_cell_backward", "workspace", 5, True
+    )
+    return composites.thnn_fused_lstm_cell_backward(
+        grad_hy, grad_cy, cx, cy, workspace, has_bias
+    )
+
+
+def _thnn_differentiable_lstm_cell_backward(
+    grad_hy: Tensor | Number | None,
+    grad_cy: Tensor | Number | None,
+    input_gates: Tensor | Number,
+    hidden_gates: Tensor | Number,
+    input_bias: Tensor | Number | None,
+    hidden_bias: Tensor | Number | None,
+    cx: Tensor | Number,
+    cy: Tensor | Number,
+) -> Tensor:
+    """``_thnn_differentiable_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor input_gates, Tensor hidden_gates, Tensor? input_bias, Tensor? hidden_bias, Tensor cx, Tensor cy) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+    grad_hy = (
+        None
+        if grad_hy is None
+        else tensor_argument(
+            grad_hy, "_thnn_differentiable_lstm_cell_backward", "grad_hy", 1, True
+        )
+    )
+    grad_cy = (
+        None
+        if grad_cy is None
+        else tensor_argument(
+            grad_cy, "_thnn_differentiable_lstm_cell_backward", "grad_cy", 2, True
+        )
+    )
+    input_gates = tensor_argument(
+        input_gates, "_thnn_differentiable_lstm_cell_backward", "input_gates", 3, True
+    )
+    hidden_gates = tensor_argument(
+        hidden_gates, "_thnn_differentiable_lstm_cell_backward", "hidden_gates", 4, True
+    )
+    input_bias = (
+        None
+        if input_bias is None
+        else tensor_argument(
+            input_bias, "_thnn_differentiable_lstm_cell_backward", "input_bias", 5, True
+        )
+    )
+    hidden_bias = (
+        None
+        if hidden_bias is None
+        else tensor_argument(
+            hidden_bias,
+            "_thnn_differentiable_lstm_cell_backward",
+            "hidden_bias",
+            6,
+            True,
+        )
+    )
+    cx = tensor_argument(cx, "_thnn_differentiable_lstm_cell_backward", "cx", 7, True)
+    cy = tensor_argument(cy, "_thnn_differentiable_lstm_cell_backward", "cy", 8, True)
+    return composites.thnn_differentiable_lstm_cell_backward(
+        grad_hy, grad_cy, input_gates, hidden_gates, input_bias, hidden_bias, cx, cy
+    )
+
+
+def _thnn_fused_gru_cell(
+    input_gates: Tensor | Number,
+    hidden_gates: Tensor | Number,
+    hx: Tensor | Number,
+    input_bias: Tensor | Number | None = None,
+    hidden_bias: Tensor | Number | None = None,
+) -> Tensor:
+    """``_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)``"""
+    input_gates = tensor_argument(
+        input_gates, "_thnn_fused_gru_cell", "input_gates", 1, True
+    )
+    hidden_gates = tensor_argument(
+        hidden_gates, "_thnn_fused_gru_cell", "hidden_gates", 2, True
+    )
+    hx = tensor_argument(hx, "_thnn_fused_gru_cell", "hx", 3, True)
+    input_bias = (
+        None
+        if input_bias is None
+        else tensor_argument(input_bias, "_thnn_fused_gru_cell", "input_bias", 4, True)
+    )
+    hidden_bias = (
+        None
+        if hidden_bias is None
+        else tensor_argument(
+            hidden_bias, "_thnn_fused_gru_cell", "hidden_bias", 5, True
+        )
+    )
+    return operators._thnn_fused_gru_cell.call(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    )
+
+
+def _thnn_fused_gru_cell_backward(
+    grad_hy: Tensor | Number, workspace: Tensor | Number, has_bias: bool
+) -> Tensor:
+    """``_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+    grad_hy = tensor_argument(
+        grad_hy, "_thnn_fused_gru_cell_backward", "grad_hy", 1, True
+    )
+    workspace = tensor_argument(
+        workspace, "_thnn_fused_gru_cell_backward", "workspace", 2, True
+    )
+    return operators._thnn_fused_gru_cell_backward.call(grad_hy, workspace, has_bias)
+
+
+def _thnn_differentiable_gru_cell_backward(
+    grad_hy: Tensor | Number,
+    input_gates: Tensor | Number,
+    hidden_gates: Tensor | Number,
+    hx: Tensor | Number,
+    input_bias: Tensor | Number | None,
+    hidden_bias: Tensor | Number | None,
+) -> Tensor:
+    """``_thnn_differentiable_gru_cell_backward(Tensor grad_hy, Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias, Tensor? hidden_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+    grad_hy = tensor_argument(
+        grad_hy, "_thnn_differentiable_gru_cell_backward", "grad_hy", 1, True
+    )
+    input_gates = tensor_argument(
+        input_gates, "_thnn_differentiable_gru_cell_backward", "input_gates", 2, True
+    )
+    hidden_gates = tensor_argument(
+        hidden_gates, "_thnn_differentiable_gru_cell_backward", "hidden_gates", 3, True
+    )
+    hx = tensor_argument(hx, "_thnn_differentiable_gru_cell_backward", "hx", 4, True)
+    input_bias = (
+        None
+        if input_bias is None
+        else tensor_argument(
+            input_bias, "_thnn_differentiable_gru_cell_backward", "input_bias", 5, True
+        )
+    )
+    hidden_bias = (
+        None
+        if hidden_bias is None
+        else tensor_argument(
+            hidden_bias,
+            "_thnn_differentiable_gru_cell_backward",
+            "hidden_bias",
+            6,
+            True,
+        )
+    )
+    return composites.thnn_differentiable_gru_cell_backward(
+        grad_hy, input_gates, hidden_gates, hx, input_bias, hidden_bias
+    )
+
+
+def lstm_cell(
+    input: Tensor | Number,
+    hx: Sequence[Tensor],
+    w_ih: Tensor | Number,
+    w_hh: Tensor | Number,
+    b_ih: Tensor | Number | None = None,
+    b_hh: Tensor | Number | None = None,
+) -> Tensor:
+    """``lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "lstm_cell", "input", 1, False)
+    hx = tensor_list_argument(hx, "lstm_cell", "hx", 2)
+    w_ih = tensor_argument(w_ih, "lstm_cell", "w_ih", 3, True)
+    w_hh = tensor_argument(w_hh, "lstm_cell", "w_hh", 4, True)
+    b_ih = None if b_ih is None else tensor_argument(b_ih, "lstm_cell", "b_ih", 5, True)
+    b_hh = None if b_hh is None else tensor_argument(b_hh, "lstm_cell", "b_hh", 6, True)
+    return composites.lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell(
+    input: Tensor | Number,
+    hx: Tensor | Number,
+    w_ih: Tensor | Number,
+    w_hh: Tensor | Number,
+    b_ih: Tensor | Number | None = None,
+    b_hh: Tensor | Number | None = None,
+) -> Tensor:
+    """``gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+    input = tensor_argument(input, "gru_cell", "input", 1, False)
+    hx = tensor_argument(hx, "gru_cell", "hx", 2, True)
+    w_ih = tensor_argument(w_ih, "gru_cell", "w_ih", 3, True)
+    w_hh = tensor_argument(w_hh, "gru_cell", "w_hh", 4, True)
+    b_ih = None if b_ih is None else tensor_argument(b_ih, "gru_cell", "b_ih", 5, True)
+    b_hh = None if b_hh is None else tensor_argument(b_hh, "gru_cell", "b_hh", 6, True)
+    return composites.gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_tanh_cell(
+    input: Tensor | Number,
+    hx: Tensor | Number,
+    w_ih: Tensor | Number,
+    w_hh: Tensor | Number,
+    b_ih: Tensor | Number | None = None,
+    b_hh: Tensor | Number | None = None,
+) -> Tensor:
+    """``rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+    input = tensor_argument(input, "rnn_tanh_cell", "input", 1, False)
+    hx = tensor_argument(hx, "rnn_tanh_cell", "hx", 2, True)
+    w_ih = tensor_argument(w_ih, "rnn_tanh_cell", "w_ih", 3, True)
+    w_hh = tensor_argument(w_hh, "rnn_tanh_cell", "w_hh", 4, True)
+    b_ih = (
+        None
+        if b_ih is None
+        else tensor_argument(b_ih, "rnn_tanh_cell", "b_ih", 5, True)
+    )
+    b_hh = (
+        None
+        if b_hh is None
+        else tensor_argument(b_hh, "rnn_tanh_cell", "b_hh", 6, True)
+    )
+    return composites.rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_relu_cell(
+    input: Tensor | Number,
+    hx: Tensor | Number,
+    w_ih: Tensor | Number,
+    w_hh: Tensor | Number,
+    b_ih: Tensor | Number | None = None,
+    b_hh: Tensor | Number | None = None,
+) -> Tensor:
+    """``rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+    input = tensor_argument(input, "rnn_relu_cell", "input", 1, False)
+    hx = tensor_argument(hx, "rnn_relu_cell", "hx", 2, True)
+    w_ih = tensor_argument(w_ih, "rnn_relu_cell", "w_ih", 3, True)
+    w_hh = tensor_argument(w_hh, "rnn_relu_cell", "w_hh", 4, True)
+    b_ih = (
+        None
+        if b_ih is None
+        else tensor_argument(b_ih, "rnn_relu_cell", "b_ih", 5, True)
+    )
+    b_hh = (
+        None
+        if b_hh is None
+        else tensor_argument(b_hh, "rnn_relu_cell", "b_hh", 6, True)
+    )
+    return composites.rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def _scaled_dot_product_attention_math(
+    query: Tensor | Number,
+    key: Tensor | Number,
+    value: Tensor | Number,
+    attn_mask: Tensor | Number | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    dropout_mask: Tensor | Number | None = None,
+    *,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""
+    query = tensor_argument(
+        query, "_scaled_dot_product_attention_math", "query", 1, True
+    )
+    key = tensor_argument(key, "_scaled_dot_product_attention_math", "key", 2, True)
+    value = tensor_argument(
+        value, "_scaled_dot_product_attention_math", "value", 3, True
+    )
+    attn_mask = (
+        None
+        if attn_mask is None
+        else tensor_argument(
+            attn_mask, "_scaled_dot_product_attention_math", "attn_mask", 4, True
+        )
+    )
+    dropout_mask = (
+        None
+        if dropout_mask is None
+        else tensor_argument(
+            dropout_mask, "_scaled_dot_product_attention_math", "dropout_mask", 7, True
+        )
+    )
+    return composites._scaled_dot_product_attention_math(
+        query,
+        key,
+        value,
+        attn_mask,
+        dropout_p,
+        is_causal,
+        dropout_mask,
+        scale,
+        enable_gqa,
+    )
+
+
 def erfc(input: Tensor) -> Tensor:
     """``erfc(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "erfc", "input", 1, False)
@@ -4881,6 +5274,44 @@ norm = Overloads(
 )
 
 
+embedding_bag = Overloads(
+    "embedding_bag",
+    (
+        # embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)
+        Signature(
+            composites.embedding_bag,
+            "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False",
+            (
+                Param("weight", "Tensor"),
+                Param("indices", "Tensor"),
+                Param("offsets", "Tensor"),
+                Param("scale_grad_by_freq", "bool", has_default=True, default=False),
+                Param("mode", "int", has_default=True, default=0),
+                Param("sparse", "bool", has_default=True, default=False),
+                Param("per_sample_weights", "Tensor?", has_default=True, default=None),
+                Param("include_last_offset", "bool", has_default=True, default=False),
+            ),
+        ),
+        # embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)
+        Signature(
+            composites.embedding_bag_padding_idx,
+            "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx",
+            (
+                Param("weight", "Tensor"),
+                Param("indices", "Tensor"),
+                Param("offsets", "Tensor"),
+                Param("scale_grad_by_freq", "bool"),
+                Param("mode", "int"),
+                Param("sparse", "bool"),
+                Param("per_sample_weights", "Tensor?"),
+                Param("include_last_offset", "bool"),
+                Param("padding_idx", "int?"),
+            ),
+        ),
+    ),
+)
+
+
 conv1d = Overloads(
     "conv1d",
     (
@@ -4980,6 +5411,162 @@ conv3d = Overloads(
                 Param("padding", "str", has_default=True, default="valid"),
                 Param("dilation", "int[]", has_default=True, default=(1, 1, 1)),
                 Param("groups", "int", has_default=True, default=1),
+            ),
+        ),
+    ),
+)
+
+
+lstm = Overloads(
+    "lstm",
+    (
+        # lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)
+        Signature(
+            composites.lstm_input,
+            "Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
+            (
+                Param("input", "Tensor"),
+                Param("hx", "Tensor[]"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+                Param("batch_first", "bool"),
+            ),
+        ),
+        # lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)
+        Signature(
+            composites.lstm_data,
+            "Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional",
+            (
+                Param("data", "Tensor"),
+                Param("batch_sizes", "Tensor"),
+                Param("hx", "Tensor[]"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+            ),
+        ),
+    ),
+)
+
+
+gru = Overloads(
+    "gru",
+    (
+        # gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+        Signature(
+            composites.gru_input,
+            "Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
+            (
+                Param("input", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+                Param("batch_first", "bool"),
+            ),
+        ),
+        # gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+        Signature(
+            composites.gru_data,
+            "Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional",
+            (
+                Param("data", "Tensor"),
+                Param("batch_sizes", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+            ),
+        ),
+    ),
+)
+
+
+rnn_tanh = Overloads(
+    "rnn_tanh",
+    (
+        # rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+        Signature(
+            composites.rnn_tanh_input,
+            "Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
+            (
+                Param("input", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+                Param("batch_first", "bool"),
+            ),
+        ),
+        # rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+        Signature(
+            composites.rnn_tanh_data,
+            "Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional",
+            (
+                Param("data", "Tensor"),
+                Param("batch_sizes", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+            ),
+        ),
+    ),
+)
+
+
+rnn_relu = Overloads(
+    "rnn_relu",
+    (
+        # rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+        Signature(
+            composites.rnn_relu_input,
+            "Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
+            (
+                Param("input", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+                Param("batch_first", "bool"),
+            ),
+        ),
+        # rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+        Signature(
+            composites.rnn_relu_data,
+            "Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional",
+            (
+                Param("data", "Tensor"),
+                Param("batch_sizes", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
             ),
         ),
     ),

@@ -336,6 +336,7 @@ __all__ = [
     "embedding_backward",
     "embedding_dense_backward",
     "one_hot",
+    "embedding_bag",
     "convolution",
     "convolution_backward",
     "conv1d",
@@ -369,6 +370,22 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "_thnn_fused_lstm_cell",
+    "_thnn_fused_lstm_cell_backward_impl",
+    "_thnn_fused_lstm_cell_backward",
+    "_thnn_differentiable_lstm_cell_backward",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell_backward",
+    "_thnn_differentiable_gru_cell_backward",
+    "lstm_cell",
+    "gru_cell",
+    "rnn_tanh_cell",
+    "rnn_relu_cell",
+    "lstm",
+    "gru",
+    "rnn_tanh",
+    "rnn_relu",
+    "_scaled_dot_product_attention_math",
     "erfc",
     "erfc_",
     "xlogy",
@@ -2396,6 +2413,35 @@ def one_hot(input: Tensor, num_classes: _int = ...) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
 
 
+@overload
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: _bool = ...,
+    mode: _int = ...,
+    sparse: _bool = ...,
+    per_sample_weights: Tensor | None = ...,
+    include_last_offset: _bool = ...,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)``"""
+
+
+@overload
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: _bool,
+    mode: _int,
+    sparse: _bool,
+    per_sample_weights: Tensor | None,
+    include_last_offset: _bool,
+    padding_idx: _int | None,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)``"""
+
+
 def convolution(
     input: Tensor | _Number,
     weight: Tensor | _Number,
@@ -2756,6 +2802,257 @@ def adaptive_max_pool3d_backward(
     grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number
 ) -> Tensor:
     """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
+
+
+def _thnn_fused_lstm_cell(
+    input_gates: Tensor | _Number,
+    hidden_gates: Tensor | _Number,
+    cx: Tensor | _Number,
+    input_bias: Tensor | _Number | None = ...,
+    hidden_bias: Tensor | _Number | None = ...,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_fused_lstm_cell_backward_impl(
+    grad_hy: Tensor | _Number | None,
+    grad_cy: Tensor | _Number | None,
+    cx: Tensor | _Number,
+    cy: Tensor | _Number,
+    workspace: Tensor | _Number,
+    has_bias: _bool,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_fused_lstm_cell_backward(
+    grad_hy: Tensor | _Number | None,
+    grad_cy: Tensor | _Number | None,
+    cx: Tensor | _Number,
+    cy: Tensor | _Number,
+    workspace: Tensor | _Number,
+    has_bias: _bool,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``_thnn_fused_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_differentiable_lstm_cell_backward(
+    grad_hy: Tensor | _Number | None,
+    grad_cy: Tensor | _Number | None,
+    input_gates: Tensor | _Number,
+    hidden_gates: Tensor | _Number,
+    input_bias: Tensor | _Number | None,
+    hidden_bias: Tensor | _Number | None,
+    cx: Tensor | _Number,
+    cy: Tensor | _Number,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``_thnn_differentiable_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor input_gates, Tensor hidden_gates, Tensor? input_bias, Tensor? hidden_bias, Tensor cx, Tensor cy) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_fused_gru_cell(
+    input_gates: Tensor | _Number,
+    hidden_gates: Tensor | _Number,
+    hx: Tensor | _Number,
+    input_bias: Tensor | _Number | None = ...,
+    hidden_bias: Tensor | _Number | None = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)``"""
+
+
+def _thnn_fused_gru_cell_backward(
+    grad_hy: Tensor | _Number, workspace: Tensor | _Number, has_bias: _bool
+) -> _tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_differentiable_gru_cell_backward(
+    grad_hy: Tensor | _Number,
+    input_gates: Tensor | _Number,
+    hidden_gates: Tensor | _Number,
+    hx: Tensor | _Number,
+    input_bias: Tensor | _Number | None,
+    hidden_bias: Tensor | _Number | None,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``_thnn_differentiable_gru_cell_backward(Tensor grad_hy, Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias, Tensor? hidden_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def lstm_cell(
+    input: Tensor | _Number,
+    hx: Sequence[Tensor],
+    w_ih: Tensor | _Number,
+    w_hh: Tensor | _Number,
+    b_ih: Tensor | _Number | None = ...,
+    b_hh: Tensor | _Number | None = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)``"""
+
+
+def gru_cell(
+    input: Tensor | _Number,
+    hx: Tensor | _Number,
+    w_ih: Tensor | _Number,
+    w_hh: Tensor | _Number,
+    b_ih: Tensor | _Number | None = ...,
+    b_hh: Tensor | _Number | None = ...,
+) -> Tensor:
+    """``gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+
+
+def rnn_tanh_cell(
+    input: Tensor | _Number,
+    hx: Tensor | _Number,
+    w_ih: Tensor | _Number,
+    w_hh: Tensor | _Number,
+    b_ih: Tensor | _Number | None = ...,
+    b_hh: Tensor | _Number | None = ...,
+) -> Tensor:
+    """``rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+
+
+def rnn_relu_cell(
+    input: Tensor | _Number,
+    hx: Tensor | _Number,
+    w_ih: Tensor | _Number,
+    w_hh: Tensor | _Number,
+    b_ih: Tensor | _Number | None = ...,
+    b_hh: Tensor | _Number | None = ...,
+) -> Tensor:
+    """``rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+
+
+@overload
+def lstm(
+    input: Tensor,
+    hx: Sequence[Tensor],
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)``"""
+
+
+@overload
+def lstm(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Sequence[Tensor],
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)``"""
+
+
+@overload
+def gru(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)``"""
+
+
+@overload
+def gru(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)``"""
+
+
+@overload
+def rnn_tanh(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)``"""
+
+
+@overload
+def rnn_tanh(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)``"""
+
+
+@overload
+def rnn_relu(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)``"""
+
+
+@overload
+def rnn_relu(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)``"""
+
+
+def _scaled_dot_product_attention_math(
+    query: Tensor | _Number,
+    key: Tensor | _Number,
+    value: Tensor | _Number,
+    attn_mask: Tensor | _Number | None = ...,
+    dropout_p: _float = ...,
+    is_causal: _bool = ...,
+    dropout_mask: Tensor | _Number | None = ...,
+    *,
+    scale: _float | None = ...,
+    enable_gqa: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""
 
 
 def erfc(input: Tensor) -> Tensor:

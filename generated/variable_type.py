@@ -9664,6 +9664,234 @@ def adaptive_max_pool3d_backward(
     return result
 
 
+def _thnn_fused_lstm_cell(
+    ks: int,
+    input_gates: Tensor,
+    hidden_gates: Tensor,
+    cx: Tensor,
+    input_bias: Tensor | None,
+    hidden_bias: Tensor | None,
+) -> Any:
+    """_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input_gates._fw_grad is not None
+        or hidden_gates._fw_grad is not None
+        or cx._fw_grad is not None
+        or (input_bias is not None and input_bias._fw_grad is not None)
+        or (hidden_bias is not None and hidden_bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    )
+    grad_fn: functions.ThnnFusedLstmCellBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ThnnFusedLstmCellBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(input_gates, hidden_gates, cx, input_bias, hidden_bias)
+        )
+        grad_fn.cx_ = SavedVariable(cx, False)
+        grad_fn.hidden_bias_ = (
+            None if hidden_bias is None else SavedVariable(hidden_bias, False)
+        )
+        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
+        grad_fn.input_bias_ = (
+            None if input_bias is None else SavedVariable(input_bias, False)
+        )
+        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+    result = redispatch(
+        operators._thnn_fused_lstm_cell,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input_gates,
+        hidden_gates,
+        cx,
+        input_bias,
+        hidden_bias,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._thnn_fused_lstm_cell_jvp_result0(
+                    input_gates,
+                    tangent_or_zeros(input_gates),
+                    hidden_gates,
+                    tangent_or_zeros(hidden_gates),
+                    cx,
+                    tangent_or_zeros(cx),
+                    input_bias,
+                    tangent_or_zeros(input_bias),
+                    hidden_bias,
+                    tangent_or_zeros(hidden_bias),
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions._thnn_fused_lstm_cell_jvp_result1(
+                    input_gates,
+                    tangent_or_zeros(input_gates),
+                    hidden_gates,
+                    tangent_or_zeros(hidden_gates),
+                    cx,
+                    tangent_or_zeros(cx),
+                    input_bias,
+                    tangent_or_zeros(input_bias),
+                    hidden_bias,
+                    tangent_or_zeros(hidden_bias),
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def _thnn_fused_lstm_cell_backward_impl(
+    ks: int,
+    grad_hy: Tensor | None,
+    grad_cy: Tensor | None,
+    cx: Tensor,
+    cy: Tensor,
+    workspace: Tensor,
+    has_bias: bool,
+) -> Any:
+    """_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        (grad_hy is not None and grad_hy._fw_grad is not None)
+        or (grad_cy is not None and grad_cy._fw_grad is not None)
+        or cx._fw_grad is not None
+        or cy._fw_grad is not None
+        or workspace._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_thnn_fused_lstm_cell_backward_impl")
+    _any_requires_grad = compute_requires_grad(grad_hy, grad_cy, cx, cy, workspace)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("_thnn_fused_lstm_cell_backward_impl")
+        grad_fn.set_next_edges(collect_next_edges(grad_hy, grad_cy, cx, cy, workspace))
+    result = redispatch(
+        operators._thnn_fused_lstm_cell_backward_impl,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_hy,
+        grad_cy,
+        cx,
+        cy,
+        workspace,
+        has_bias,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result[0], grad_fn)
+        set_history_if_differentiable(result[1], grad_fn)
+        set_history_if_differentiable(result[2], grad_fn)
+    return result
+
+
+def _thnn_fused_gru_cell(
+    ks: int,
+    input_gates: Tensor,
+    hidden_gates: Tensor,
+    hx: Tensor,
+    input_bias: Tensor | None,
+    hidden_bias: Tensor | None,
+) -> Any:
+    """_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input_gates._fw_grad is not None
+        or hidden_gates._fw_grad is not None
+        or hx._fw_grad is not None
+        or (input_bias is not None and input_bias._fw_grad is not None)
+        or (hidden_bias is not None and hidden_bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    )
+    grad_fn: functions.ThnnFusedGruCellBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ThnnFusedGruCellBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(input_gates, hidden_gates, hx, input_bias, hidden_bias)
+        )
+        grad_fn.hidden_bias_ = (
+            None if hidden_bias is None else SavedVariable(hidden_bias, False)
+        )
+        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
+        grad_fn.hx_ = SavedVariable(hx, False)
+        grad_fn.input_bias_ = (
+            None if input_bias is None else SavedVariable(input_bias, False)
+        )
+        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+    result = redispatch(
+        operators._thnn_fused_gru_cell,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input_gates,
+        hidden_gates,
+        hx,
+        input_bias,
+        hidden_bias,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._thnn_fused_gru_cell_jvp_result0(
+                    input_gates,
+                    tangent_or_zeros(input_gates),
+                    hidden_gates,
+                    tangent_or_zeros(hidden_gates),
+                    hx,
+                    tangent_or_zeros(hx),
+                    input_bias,
+                    tangent_or_zeros(input_bias),
+                    hidden_bias,
+                    tangent_or_zeros(hidden_bias),
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def _thnn_fused_gru_cell_backward(
+    ks: int, grad_hy: Tensor, workspace: Tensor, has_bias: bool
+) -> Any:
+    """_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        grad_hy._fw_grad is not None or workspace._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_thnn_fused_gru_cell_backward")
+    _any_requires_grad = compute_requires_grad(grad_hy, workspace)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("_thnn_fused_gru_cell_backward")
+        grad_fn.set_next_edges(collect_next_edges(grad_hy, workspace))
+    result = redispatch(
+        operators._thnn_fused_gru_cell_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_hy,
+        workspace,
+        has_bias,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result[0], grad_fn)
+        set_history_if_differentiable(result[1], grad_fn)
+        set_history_if_differentiable(result[2], grad_fn)
+        set_history_if_differentiable(result[3], grad_fn)
+        set_history_if_differentiable(result[4], grad_fn)
+    return result
+
+
 def erfc(ks: int, self: Tensor) -> Any:
     """erfc(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -11440,6 +11668,14 @@ operators.adaptive_max_pool2d_backward.register(
 operators.adaptive_max_pool3d.register(DispatchKey.Autograd, adaptive_max_pool3d)
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.Autograd, adaptive_max_pool3d_backward
+)
+operators._thnn_fused_lstm_cell.register(DispatchKey.Autograd, _thnn_fused_lstm_cell)
+operators._thnn_fused_lstm_cell_backward_impl.register(
+    DispatchKey.Autograd, _thnn_fused_lstm_cell_backward_impl
+)
+operators._thnn_fused_gru_cell.register(DispatchKey.Autograd, _thnn_fused_gru_cell)
+operators._thnn_fused_gru_cell_backward.register(
+    DispatchKey.Autograd, _thnn_fused_gru_cell_backward
 )
 operators.erfc.register(DispatchKey.Autograd, erfc)
 operators.erfc_.register(DispatchKey.Autograd, erfc_)

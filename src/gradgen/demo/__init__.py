@@ -12,6 +12,9 @@ classifier trained with gradgen.
    of one training step (`gradgen.viz`).
 
     python -m gradgen.demo [--epochs N] [--out DIR] [--no-pictures] [--seed S]
+
+`--char-lm` runs the character-level LSTM language model instead (`char_lm.py`; the
+other arguments are then its own: `python -m gradgen.demo --char-lm --help`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import numpy as np
 
 import gradgen
 from gradgen import nn
+from gradgen.demo import char_lm
 from gradgen.graph import Node
 from gradgen.nn import functional as F
 
@@ -317,6 +321,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of data and weights (0)"
     )
+    parser.add_argument(
+        "--char-lm",
+        action="store_true",
+        help="train the character-level LSTM language model instead (its own "
+        "options: python -m gradgen.demo --char-lm --help)",
+    )
     args = parser.parse_args(argv)
     if args.epochs < 1:
         parser.error(f"--epochs must be at least 1, got {args.epochs}")
@@ -326,7 +336,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: `argv` as sys.argv[1:] (None: the real command line)."""
     started = time.perf_counter()
-    args = parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if "--char-lm" in arguments:
+        return char_lm.main([a for a in arguments if a != "--char-lm"])
+    args = parse_args(arguments)
     print("== The documents' example ==")
     example()
 
