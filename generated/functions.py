@@ -39,9 +39,11 @@ from gradgen.helpers import (
     clamp_backward_min_max,
     convolution_backward_jvp_grad_bias,
     convolution_jvp,
+    copysign_tensor_self_backward,
     cummaxmin_backward,
     cumprod_backward,
     cumsum_backward,
+    deg2rad_backward,
     div_tensor_other_backward,
     div_tensor_self_backward,
     elu_double_backward,
@@ -59,8 +61,11 @@ from gradgen.helpers import (
     handle_r_to_c,
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
+    i1_backward,
+    i1e_backward,
     index_backward,
     index_reduce_backward,
+    infinitely_differentiable_logit_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_native_group_norm_backward,
     infinitely_differentiable_silu_backward,
@@ -84,6 +89,7 @@ from gradgen.helpers import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mul_tensor_backward,
+    mvlgamma_backward,
     nansum_backward,
     norm_backward,
     norm_jvp,
@@ -93,6 +99,7 @@ from gradgen.helpers import (
     pow_backward_exponent,
     pow_backward_self,
     prod_backward,
+    rad2deg_backward,
     repeat_backward,
     restore_reduced_dims,
     reverse_list,
@@ -103,6 +110,7 @@ from gradgen.helpers import (
     scatter_reduce_backward,
     scatter_reduce_jvp,
     sgn_backward,
+    sinc_backward,
     slice_backward_wrapper,
     smooth_l1_loss_double_backward,
     softmax_double_backward,
@@ -157,6 +165,9 @@ from .ops import (
     abs_,
     absolute,
     acos,
+    acos_,
+    acosh,
+    acosh_,
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
     adaptive_avg_pool3d,
@@ -175,16 +186,31 @@ from .ops import (
     aminmax,
     angle,
     arccos,
+    arccos_,
+    arccosh,
+    arccosh_,
     arcsin,
+    arcsin_,
+    arcsinh,
+    arcsinh_,
     arctan,
     arctan2,
+    arctan_,
+    arctanh,
+    arctanh_,
     argmax,
     argmin,
     argsort,
     argwhere,
     asin,
+    asin_,
+    asinh,
+    asinh_,
     atan,
     atan2,
+    atan_,
+    atanh,
+    atanh_,
     avg_pool1d,
     avg_pool2d,
     avg_pool2d_backward,
@@ -203,11 +229,14 @@ from .ops import (
     bucketize,
     cat,
     ceil,
+    ceil_,
     chunk,
     clamp,
     clamp_,
     clamp_max,
+    clamp_max_,
     clamp_min,
+    clamp_min_,
     clip,
     clip_,
     clone,
@@ -223,14 +252,19 @@ from .ops import (
     conv_transpose3d,
     convolution,
     convolution_backward,
+    copysign,
     cos,
+    cos_,
     cosh,
+    cosh_,
     count_nonzero,
     cross_entropy_loss,
     cummax,
     cummin,
     cumprod,
     cumsum,
+    deg2rad,
+    deg2rad_,
     detach_,
     diag,
     diag_embed,
@@ -239,6 +273,7 @@ from .ops import (
     diagonal_copy,
     diagonal_scatter,
     diff,
+    digamma,
     dist,
     div,
     divide,
@@ -254,20 +289,32 @@ from .ops import (
     eq,
     equal,
     erf,
+    erf_,
+    erfc,
+    erfc_,
+    erfinv,
     exp,
     exp2,
+    exp2_,
     exp_,
     expm1,
+    expm1_,
     fill,
     fill_,
     fix,
+    fix_,
     flatten,
     flip,
+    float_power,
     floor,
+    floor_,
     floor_divide,
     fmax,
     fmin,
     fmod,
+    frac,
+    frac_,
+    frexp,
     gather,
     gather_backward,
     ge,
@@ -283,10 +330,15 @@ from .ops import (
     hardtanh,
     hardtanh_,
     hardtanh_backward,
+    heaviside,
     histc,
     huber_loss,
     huber_loss_backward,
     hypot,
+    i0,
+    i0_,
+    igamma,
+    igammac,
     imag,
     index,
     index_add,
@@ -305,6 +357,8 @@ from .ops import (
     kthvalue,
     l1_loss,
     layer_norm,
+    ldexp,
+    ldexp_,
     le,
     leaky_relu,
     leaky_relu_,
@@ -312,21 +366,29 @@ from .ops import (
     lerp,
     less,
     less_equal,
+    lgamma,
     linear,
     log,
     log10,
+    log10_,
     log1p,
+    log1p_,
     log2,
+    log2_,
     log_,
     log_sigmoid,
     log_sigmoid_backward,
     log_sigmoid_forward,
     log_softmax,
+    logaddexp2,
     logcumsumexp,
     logical_and,
     logical_not,
     logical_or,
     logical_xor,
+    logit,
+    logit_,
+    logit_backward,
     logsumexp,
     lstm,
     lstm_cell,
@@ -363,6 +425,7 @@ from .ops import (
     mul,
     multiply,
     mv,
+    mvlgamma,
     nan_to_num,
     nan_to_num_,
     nanmean,
@@ -380,6 +443,8 @@ from .ops import (
     neg,
     neg_,
     negative,
+    negative_,
+    nextafter,
     nll_loss,
     nll_loss2d,
     nll_loss2d_backward,
@@ -394,12 +459,16 @@ from .ops import (
     one_hot,
     outer,
     permute,
+    polygamma,
     pow,
     prod,
     put,
     quantile,
+    rad2deg,
+    rad2deg_,
     real,
     reciprocal,
+    reciprocal_,
     relu,
     relu_,
     remainder,
@@ -410,7 +479,9 @@ from .ops import (
     rnn_tanh_cell,
     roll,
     round,
+    round_,
     rsqrt,
+    rsqrt_,
     rsub,
     scatter,
     scatter_add,
@@ -424,10 +495,15 @@ from .ops import (
     sigmoid_,
     sigmoid_backward,
     sign,
+    signbit,
     silu,
     silu_backward,
     sin,
+    sin_,
+    sinc,
+    sinc_,
     sinh,
+    sinh_,
     slice,
     slice_backward,
     slice_scatter,
@@ -442,6 +518,7 @@ from .ops import (
     sqrt,
     sqrt_,
     square,
+    square_,
     squeeze,
     stack,
     std,
@@ -455,6 +532,7 @@ from .ops import (
     take,
     take_along_dim,
     tan,
+    tan_,
     tanh,
     tanh_,
     tanh_backward,
@@ -466,6 +544,7 @@ from .ops import (
     triu,
     true_divide,
     trunc,
+    trunc_,
     unbind,
     unique_dim_consecutive,
     unsqueeze,
@@ -476,9 +555,75 @@ from .ops import (
     view_as_complex,
     view_as_real,
     where,
+    xlogy,
+    xlogy_,
     zero_,
 )
 from .linalg import vector_norm as linalg_vector_norm
+from .special import airy_ai as special_airy_ai
+from .special import bessel_j0 as special_bessel_j0
+from .special import bessel_j1 as special_bessel_j1
+from .special import bessel_y0 as special_bessel_y0
+from .special import bessel_y1 as special_bessel_y1
+from .special import chebyshev_polynomial_t as special_chebyshev_polynomial_t
+from .special import chebyshev_polynomial_u as special_chebyshev_polynomial_u
+from .special import chebyshev_polynomial_v as special_chebyshev_polynomial_v
+from .special import chebyshev_polynomial_w as special_chebyshev_polynomial_w
+from .special import digamma as special_digamma
+from .special import entr as special_entr
+from .special import erf as special_erf
+from .special import erfc as special_erfc
+from .special import erfcx as special_erfcx
+from .special import erfinv as special_erfinv
+from .special import exp2 as special_exp2
+from .special import expit as special_expit
+from .special import expm1 as special_expm1
+from .special import gammainc as special_gammainc
+from .special import gammaincc as special_gammaincc
+from .special import gammaln as special_gammaln
+from .special import hermite_polynomial_h as special_hermite_polynomial_h
+from .special import hermite_polynomial_he as special_hermite_polynomial_he
+from .special import i0 as special_i0
+from .special import i0e as special_i0e
+from .special import i1 as special_i1
+from .special import i1e as special_i1e
+from .special import laguerre_polynomial_l as special_laguerre_polynomial_l
+from .special import legendre_polynomial_p as special_legendre_polynomial_p
+from .special import log1p as special_log1p
+from .special import log_ndtr as special_log_ndtr
+from .special import log_softmax as special_log_softmax
+from .special import logit as special_logit
+from .special import logsumexp as special_logsumexp
+from .special import modified_bessel_i0 as special_modified_bessel_i0
+from .special import modified_bessel_i1 as special_modified_bessel_i1
+from .special import modified_bessel_k0 as special_modified_bessel_k0
+from .special import modified_bessel_k1 as special_modified_bessel_k1
+from .special import multigammaln as special_multigammaln
+from .special import ndtr as special_ndtr
+from .special import ndtri as special_ndtri
+from .special import polygamma as special_polygamma
+from .special import psi as special_psi
+from .special import round as special_round
+from .special import scaled_modified_bessel_k0 as special_scaled_modified_bessel_k0
+from .special import scaled_modified_bessel_k1 as special_scaled_modified_bessel_k1
+from .special import (
+    shifted_chebyshev_polynomial_t as special_shifted_chebyshev_polynomial_t,
+)
+from .special import (
+    shifted_chebyshev_polynomial_u as special_shifted_chebyshev_polynomial_u,
+)
+from .special import (
+    shifted_chebyshev_polynomial_v as special_shifted_chebyshev_polynomial_v,
+)
+from .special import (
+    shifted_chebyshev_polynomial_w as special_shifted_chebyshev_polynomial_w,
+)
+from .special import sinc as special_sinc
+from .special import softmax as special_softmax
+from .special import spherical_bessel_j0 as special_spherical_bessel_j0
+from .special import xlog1py as special_xlog1py
+from .special import xlogy as special_xlogy
+from .special import zeta as special_zeta
 
 
 def any_variable_defined(grads: Sequence[Tensor | None]) -> bool:
@@ -5324,6 +5469,757 @@ def nan_to_num_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad * isfinite(self) if any_grad_defined else None
+    return grad_inputs
+
+
+class AcoshBackward0(Node):
+    """Backward of ``acosh(Tensor self) -> Tensor``.
+
+    self: grad * ((self + 1).rsqrt() * (self - 1).rsqrt()).conj() if self.is_complex() else grad * (self * self - 1).rsqrt()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return acosh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def acosh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AcoshBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                grad * ((self + 1).rsqrt() * (self - 1).rsqrt()).conj()
+                if self.is_complex()
+                else grad * (self * self - 1).rsqrt()
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AcoshBackward1(Node):
+    """Backward of ``acosh_(Tensor(a!) self) -> Tensor(a!)``.
+
+    self: not_implemented("inplace version of acosh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return acosh_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def acosh_backward1_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of AcoshBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("inplace version of acosh")
+    return grad_inputs
+
+
+class AsinhBackward0(Node):
+    """Backward of ``asinh(Tensor self) -> Tensor``.
+
+    self: grad * (self.pow(2) + 1).rsqrt().conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return asinh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def asinh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AsinhBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * (self.pow(2) + 1).rsqrt().conj() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AsinhBackward1(Node):
+    """Backward of ``asinh_(Tensor(a!) self) -> Tensor(a!)``.
+
+    self: not_implemented("inplace version of asinh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return asinh_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def asinh_backward1_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of AsinhBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("inplace version of asinh")
+    return grad_inputs
+
+
+class AtanhBackward0(Node):
+    """Backward of ``atanh(Tensor self) -> Tensor``.
+
+    self: grad * 1 / (1 - self.pow(2)).conj()
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return atanh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def atanh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of AtanhBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * 1 / (1 - self.pow(2)).conj() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class AtanhBackward1(Node):
+    """Backward of ``atanh_(Tensor(a!) self) -> Tensor(a!)``.
+
+    self: not_implemented("inplace version of atanh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return atanh_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def atanh_backward1_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of AtanhBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("inplace version of atanh")
+    return grad_inputs
+
+
+class Deg2RadBackward0(Node):
+    """Backward of ``deg2rad(Tensor self) -> Tensor``.
+
+    self: deg2rad_backward(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return deg2_rad_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def deg2_rad_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of Deg2RadBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = deg2rad_backward(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class Rad2DegBackward0(Node):
+    """Backward of ``rad2deg(Tensor self) -> Tensor``.
+
+    self: rad2deg_backward(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return rad2_deg_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def rad2_deg_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of Rad2DegBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = rad2deg_backward(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class CopysignBackward0(Node):
+    """Backward of ``copysign.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: zeros_like(other)
+    self: copysign_tensor_self_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "other_info",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return copysign_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other_info=self.other_info,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def copysign_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other_info: TypeAndSize,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CopysignBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = other_info.zeros() if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            copysign_tensor_self_backward(grad, self, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CopysignBackward1(Node):
+    """Backward of ``copysign.Scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: copysign_tensor_self_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return copysign_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def copysign_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CopysignBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            copysign_tensor_self_backward(grad, self, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FracBackward0(Node):
+    """Backward of ``frac(Tensor self) -> Tensor``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return frac_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def frac_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of FracBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class FrexpBackward0(Node):
+    """Backward of ``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``.
+
+    self: grad / exponent.exp2()
+    """
+
+    __slots__ = ("exponent_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exponent_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return frexp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            exponent=unpack_saved(self.exponent_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.exponent_ is not None:
+            self.exponent_.reset_data()
+
+    @property
+    def _saved_exponent(self) -> Tensor | None:
+        return unpack_saved(self.exponent_, self)
+
+
+def frexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    exponent: Tensor | None,
+) -> list[Any]:
+    """The formulas of FrexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad / exponent.exp2() if any_grad_defined else None
+    return grad_inputs
+
+
+class LdexpBackward0(Node):
+    """Backward of ``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * result.conj() * 0.6931471805599453
+    self: grad * pow(2, other).conj()
+    """
+
+    __slots__ = (
+        "other_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return ldexp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def ldexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LdexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            grad * result.conj() * 0.6931471805599453 if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * pow(2, other).conj() if any_grad_defined else None
+    return grad_inputs
+
+
+class NextafterBackward0(Node):
+    """Backward of ``nextafter(Tensor self, Tensor other) -> Tensor``.
+
+    other: zeros_like(other)
+    self: where(self != other, grad, 0)
+    """
+
+    __slots__ = (
+        "other_",
+        "other_info",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nextafter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            other_info=self.other_info,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def nextafter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    other_info: TypeAndSize,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of NextafterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = other_info.zeros() if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = where(self != other, grad, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+class Logaddexp2Backward0(Node):
+    """Backward of ``logaddexp2(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad / (1 + pow(2, self - other))
+    self: grad / (1 + pow(2, other - self))
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return logaddexp2_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def logaddexp2_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of Logaddexp2Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = grad / (1 + pow(2, self - other)) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad / (1 + pow(2, other - self)) if any_grad_defined else None
+    return grad_inputs
+
+
+class ClampMinBackward1(Node):
+    """Backward of ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``.
+
+    min: where(self < min, grad, 0.)
+    self: where(self >= min, grad, 0.)
+    """
+
+    __slots__ = (
+        "min_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.min_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return clamp_min_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            min=unpack_saved(self.min_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.min_ is not None:
+            self.min_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_min(self) -> Tensor | None:
+        return unpack_saved(self.min_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def clamp_min_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    min: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ClampMinBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # min
+        grad_inputs[1] = where(self < min, grad, 0.0) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = where(self >= min, grad, 0.0) if any_grad_defined else None
+    return grad_inputs
+
+
+class ClampMaxBackward1(Node):
+    """Backward of ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``.
+
+    max: where(self > max, grad, 0.)
+    self: where(self <= max, grad, 0.)
+    """
+
+    __slots__ = (
+        "max_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return clamp_max_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            max=unpack_saved(self.max_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.max_ is not None:
+            self.max_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_max(self) -> Tensor | None:
+        return unpack_saved(self.max_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def clamp_max_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    max: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ClampMaxBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # max
+        grad_inputs[1] = where(self > max, grad, 0.0) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = where(self <= max, grad, 0.0) if any_grad_defined else None
     return grad_inputs
 
 
@@ -14785,6 +15681,1452 @@ def thnn_fused_gru_cell_backward0_apply(
     return grad_inputs
 
 
+class ErfcBackward0(Node):
+    """Backward of ``erfc(Tensor self) -> Tensor``.
+
+    self: -2.0 / 1.7724538509055159 * exp(-(self.pow(2))) * grad
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return erfc_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def erfc_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ErfcBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            -2.0 / 1.7724538509055159 * exp(-self.pow(2)) * grad
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class XlogyBackward0(Node):
+    """Backward of ``xlogy.Tensor(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * self / other
+    self: xlogy(grad, other).masked_fill((self == 0.).logical_and(other <= 0.), 0.)
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return xlogy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def xlogy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of XlogyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = grad * self / other if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            xlogy(grad, other).masked_fill((self == 0.0).logical_and(other <= 0.0), 0.0)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class XlogyBackward1(Node):
+    """Backward of ``xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor``.
+
+    other: grad * self / other
+    """
+
+    __slots__ = (
+        "other_",
+        "self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return xlogy_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=self.self,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Number:
+        return self.self
+
+
+def xlogy_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of XlogyBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = grad * self / other if any_grad_defined else None
+    return grad_inputs
+
+
+class XlogyBackward2(Node):
+    """Backward of ``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``.
+
+    self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = (
+        "other",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return xlogy_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=self.other,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Number:
+        return self.other
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def xlogy_backward2_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of XlogyBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                xlogy(grad, other)
+                if other > 0.0
+                else xlogy(grad, other).masked_fill(self == 0.0, 0.0)
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MvlgammaBackward0(Node):
+    """Backward of ``mvlgamma(Tensor self, int p) -> Tensor``.
+
+    self: mvlgamma_backward(grad, self, p)
+    """
+
+    __slots__ = (
+        "p",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mvlgamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_p(self) -> int:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def mvlgamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: int,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of MvlgammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = mvlgamma_backward(grad, self, p) if any_grad_defined else None
+    return grad_inputs
+
+
+class LogitBackward0(Node):
+    """Backward of ``logit(Tensor self, float? eps=None) -> Tensor``.
+
+    self: infinitely_differentiable_logit_backward(grad, self, eps) if is_grad_enabled() else logit_backward(grad, self, eps)
+    """
+
+    __slots__ = (
+        "eps",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return logit_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float | None:
+        return self.eps
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def logit_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogitBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                infinitely_differentiable_logit_backward(grad, self, eps)
+                if is_grad_enabled()
+                else logit_backward(grad, self, eps)
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SincBackward0(Node):
+    """Backward of ``sinc(Tensor self) -> Tensor``.
+
+    self: sinc_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return sinc_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def sinc_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SincBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = sinc_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class LgammaBackward0(Node):
+    """Backward of ``lgamma(Tensor self) -> Tensor``.
+
+    self: grad * digamma(self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lgamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def lgamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LgammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * digamma(self) if any_grad_defined else None
+    return grad_inputs
+
+
+class DigammaBackward0(Node):
+    """Backward of ``digamma(Tensor self) -> Tensor``.
+
+    self: grad * polygamma(1, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return digamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def digamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of DigammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * polygamma(1, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class PolygammaBackward0(Node):
+    """Backward of ``polygamma(int n, Tensor self) -> Tensor``.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = (
+        "n",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return polygamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            n=self.n,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_n(self) -> int:
+        return self.n
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def polygamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    n: int,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of PolygammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * polygamma(n + 1, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class PolygammaBackward1(Node):
+    """Backward of ``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = (
+        "n",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return polygamma_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            n=self.n,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_n(self) -> int:
+        return self.n
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def polygamma_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    n: int,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of PolygammaBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * polygamma(n + 1, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class ErfinvBackward0(Node):
+    """Backward of ``erfinv(Tensor self) -> Tensor``.
+
+    self: 0.5 * 1.7724538509055159 * exp(self.erfinv().pow(2)) * grad
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return erfinv_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def erfinv_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ErfinvBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            0.5 * 1.7724538509055159 * exp(self.erfinv().pow(2)) * grad
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class I0Backward0(Node):
+    """Backward of ``i0(Tensor self) -> Tensor``.
+
+    self: grad * special_i1(self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return i0_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def i0_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of I0Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * special_i1(self) if any_grad_defined else None
+    return grad_inputs
+
+
+class IgammaBackward0(Node):
+    """Backward of ``igamma(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * exp((self - 1) * log(other) - other - lgamma(self))
+    self: not_implemented("igamma: input")
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return igamma_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def igamma_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of IgammaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            grad * exp((self - 1) * log(other) - other - lgamma(self))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("igamma: input")
+    return grad_inputs
+
+
+class IgammacBackward0(Node):
+    """Backward of ``igammac(Tensor self, Tensor other) -> Tensor``.
+
+    other: -grad * exp((self - 1) * log(other) - other - lgamma(self))
+    self: not_implemented("igammac: input")
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return igammac_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def igammac_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of IgammacBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            -grad * exp((self - 1) * log(other) - other - lgamma(self))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("igammac: input")
+    return grad_inputs
+
+
+class SpecialEntrBackward0(Node):
+    """Backward of ``special_entr(Tensor self) -> Tensor``.
+
+    self: grad * (-(1 + self.log()))
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_entr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def special_entr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialEntrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad * -(1 + self.log()) if any_grad_defined else None
+    return grad_inputs
+
+
+class SpecialNdtriBackward0(Node):
+    """Backward of ``special_ndtri(Tensor self) -> Tensor``.
+
+    self: grad * 2.5066282746310002 * (result.square() / 2).exp()
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_ndtri_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_ndtri_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialNdtriBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * 2.5066282746310002 * (result.square() / 2).exp()
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialLogNdtrBackward0(Node):
+    """Backward of ``special_log_ndtr(Tensor self) -> Tensor``.
+
+    self: grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_log_ndtr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_log_ndtr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialLogNdtrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad / 2.5066282746310002 * (result + self.pow(2) / 2).neg().exp()
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialErfcxBackward0(Node):
+    """Backward of ``special_erfcx(Tensor self) -> Tensor``.
+
+    self: (2.0 * self * result - 2.0 / 1.7724538509055159) * grad
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_erfcx_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_erfcx_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialErfcxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (2.0 * self * result - 2.0 / 1.7724538509055159) * grad
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialXlog1PyBackward0(Node):
+    """Backward of ``special_xlog1py(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * self / (other + 1)
+    self: special_xlog1py(grad, other).masked_fill((self == 0.).logical_and(other <= -1.), 0.)
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_xlog1_py_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def special_xlog1_py_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialXlog1PyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = grad * self / (other + 1) if any_grad_defined else None
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            special_xlog1py(grad, other).masked_fill(
+                (self == 0.0).logical_and(other <= -1.0), 0.0
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialXlog1PyBackward1(Node):
+    """Backward of ``special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor``.
+
+    other: grad * self / (other + 1)
+    """
+
+    __slots__ = (
+        "other_",
+        "self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_xlog1_py_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=self.self,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Number:
+        return self.self
+
+
+def special_xlog1_py_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of SpecialXlog1PyBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = grad * self / (other + 1) if any_grad_defined else None
+    return grad_inputs
+
+
+class SpecialXlog1PyBackward2(Node):
+    """Backward of ``special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = (
+        "other",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_xlog1_py_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=self.other,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Number:
+        return self.other
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def special_xlog1_py_backward2_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialXlog1PyBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                special_xlog1py(grad, other)
+                if other > -1.0
+                else special_xlog1py(grad, other).masked_fill(self == 0.0, 0.0)
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialZetaBackward0(Node):
+    """Backward of ``special_zeta(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad * -self * special_zeta(self + 1., other)
+    self: not_implemented("zeta")
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_zeta_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def special_zeta_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialZetaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            grad * -self * special_zeta(self + 1.0, other) if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("zeta")
+    return grad_inputs
+
+
+class SpecialZetaBackward1(Node):
+    """Backward of ``special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor``.
+
+    other: grad * -self * special_zeta(self + 1., other)
+    """
+
+    __slots__ = (
+        "other_",
+        "self",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_zeta_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=self.self,
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Number:
+        return self.self
+
+
+def special_zeta_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Number,
+) -> list[Any]:
+    """The formulas of SpecialZetaBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # other
+        grad_inputs[0] = (
+            grad * -self * special_zeta(self + 1.0, other) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SpecialZetaBackward2(Node):
+    """Backward of ``special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor``.
+
+    self: not_implemented("zeta")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_zeta_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def special_zeta_backward2_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of SpecialZetaBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("zeta")
+    return grad_inputs
+
+
+class SpecialI0EBackward0(Node):
+    """Backward of ``special_i0e(Tensor self) -> Tensor``.
+
+    self: grad * (special_i1e(self) - self.sgn() * result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_i0_e_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_i0_e_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialI0EBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad * (special_i1e(self) - self.sgn() * result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SpecialI1Backward0(Node):
+    """Backward of ``special_i1(Tensor self) -> Tensor``.
+
+    self: i1_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_i1_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_i1_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialI1Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = i1_backward(grad, self, result) if any_grad_defined else None
+    return grad_inputs
+
+
+class SpecialI1EBackward0(Node):
+    """Backward of ``special_i1e(Tensor self) -> Tensor``.
+
+    self: i1e_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return special_i1_e_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def special_i1_e_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SpecialI1EBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = i1e_backward(grad, self, result) if any_grad_defined else None
+    return grad_inputs
+
+
 def permute_jvp(
     self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any
 ) -> Any:
@@ -15795,6 +18137,343 @@ def nan_to_num__jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return (self_t.conj() * isfinite(self_p)).conj()
+
+
+def acosh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        self_t.conj() * ((self_p + 1).rsqrt() * (self_p - 1).rsqrt()).conj()
+        if self_p.is_complex()
+        else self_t.conj() * (self_p * self_p - 1).rsqrt()
+    ).conj()
+
+
+def asinh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (self_p.pow(2) + 1).rsqrt().conj()).conj()
+
+
+def atanh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * 1 / (1 - self_p.pow(2)).conj()).conj()
+
+
+def deg2rad_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return deg2rad_backward(self_t.conj()).conj()
+
+
+def deg2rad__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return deg2rad_backward(self_t.conj()).conj()
+
+
+def rad2deg_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return rad2deg_backward(self_t.conj()).conj()
+
+
+def rad2deg__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return rad2deg_backward(self_t.conj()).conj()
+
+
+def copysign_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: copysign_tensor_self_backward(self_t, self_p, result)``."""
+    return copysign_tensor_self_backward(self_t, self_p, result)
+
+
+def copysign__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: copysign_tensor_self_backward(self_t, self_p, result)``."""
+    return copysign_tensor_self_backward(self_t, self_p, result)
+
+
+def copysign_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return copysign_tensor_self_backward(self_t.conj(), self_p, result).conj()
+
+
+def copysign__Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return copysign_tensor_self_backward(self_t.conj(), self_p, result).conj()
+
+
+def frac_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: self_t``."""
+    return self_t
+
+
+def frac__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: self_t``."""
+    return self_t
+
+
+def frexp_Tensor_jvp_mantissa(
+    self_p: Tensor, self_t: Tensor, mantissa: Any, exponent: Any
+) -> Any:
+    """Forward-mode derivative: ``mantissa: self_t / exponent.exp2()``."""
+    return self_t / exponent.exp2()
+
+
+def ldexp_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t * pow(2, other_p) + other_t * result * 0.6931471805599453``."""
+    return self_t * pow(2, other_p) + other_t * result * 0.6931471805599453
+
+
+def ldexp__jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t * pow(2, other_p) + other_t * result * 0.6931471805599453``."""
+    return self_t * pow(2, other_p) + other_t * result * 0.6931471805599453
+
+
+def nextafter_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p != other_p, self_t, 0)``."""
+    return where(self_p != other_p, self_t, 0)
+
+
+def nextafter__jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p != other_p, self_t, 0)``."""
+    return where(self_p != other_p, self_t, 0)
+
+
+def logaddexp2_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t / (1 + pow(2, other_p - self_p)) + other_t / (1 + pow(2, self_p - other_p))``."""
+    return self_t / (1 + pow(2, other_p - self_p)) + other_t / (
+        1 + pow(2, self_p - other_p)
+    )
+
+
+def clamp_min_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, min_p: Tensor, min_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p >= min_p, self_t, min_t)``."""
+    return where(self_p >= min_p, self_t, min_t)
+
+
+def clamp_max_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, max_p: Tensor, max_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p <= max_p, self_t, max_t)``."""
+    return where(self_p <= max_p, self_t, max_t)
+
+
+def clamp_min__jvp(self_p: Tensor, self_t: Tensor, min: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return where(
+        self_p >= min, self_t.conj(), scalar_tensor(0.0, self_t.conj().dtype)
+    ).conj()
+
+
+def clamp_min__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, min_p: Tensor, min_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p >= min_p, self_t, min_t)``."""
+    return where(self_p >= min_p, self_t, min_t)
+
+
+def clamp_max__jvp(self_p: Tensor, self_t: Tensor, max: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return where(
+        self_p <= max, self_t.conj(), scalar_tensor(0.0, self_t.conj().dtype)
+    ).conj()
+
+
+def clamp_max__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, max_p: Tensor, max_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p <= max_p, self_t, max_t)``."""
+    return where(self_p <= max_p, self_t, max_t)
+
+
+def pow__Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, exponent: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return pow_backward(self_t.conj(), self_p, exponent).conj()
+
+
+def pow__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, exponent_p: Tensor, exponent_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (pow_backward_self(self_t.conj(), self_p, exponent_p) + pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result)).conj()``."""
+    return (
+        pow_backward_self(self_t.conj(), self_p, exponent_p)
+        + pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result)
+    ).conj()
+
+
+def exp2__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * result.conj() * 0.6931471805599453).conj()
+
+
+def expm1__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (result.conj() + 1)).conj()
+
+
+def log1p__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return log1p_backward(self_t.conj(), self_p).conj()
+
+
+def log2__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() / (self_p.conj() * 0.6931471805599453)).conj()
+
+
+def log10__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() / (self_p.conj() * 2.3025850929940455)).conj()
+
+
+def rsqrt__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-0.5 * self_t.conj() * result.pow(3).conj()).conj()
+
+
+def reciprocal__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-self_t.conj() * (result * result).conj()).conj()
+
+
+def sin__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.cos().conj()).conj()
+
+
+def cos__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * -self_p.sin().conj()).conj()
+
+
+def tan__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (1 + result.pow(2)).conj()).conj()
+
+
+def sinh__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.cosh().conj()).conj()
+
+
+def cosh__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * self_p.sinh().conj()).conj()
+
+
+def sgn__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: sgn_backward(self_p, self_t, result)``."""
+    return sgn_backward(self_p, self_t, result)
+
+
+def trunc__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def floor__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def ceil__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def acos__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * -(-self_p * self_p + 1).rsqrt().conj()).conj()
+
+
+def asin__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (-self_p * self_p + 1).rsqrt().conj()).conj()
+
+
+def atan__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() / (self_p * self_p + 1).conj()).conj()
+
+
+def erf__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (2.0 / 1.7724538509055159 * exp(-self_p.pow(2)) * self_t.conj()).conj()
+
+
+def round__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def round__decimals_jvp(
+    self_p: Tensor, self_t: Tensor, decimals: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def sign__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
+
+
+def atan2__jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))``."""
+    return (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+
+
+def fmod__Scalar_jvp(self_p: Tensor, self_t: Tensor, other: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().conj()
+
+
+def fmod__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, /*rounding_mode=*/"trunc")``."""
+    return self_t - other_t * self_p.div(other_p, rounding_mode="trunc")
+
+
+def hypot__jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t * self_p / result + other_t * other_p / result``."""
+    return self_t * self_p / result + other_t * other_p / result
+
+
+def remainder__Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().conj()
+
+
+def remainder__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, /*rounding_mode=*/"floor")``."""
+    return self_t - other_t * self_p.div(other_p, rounding_mode="floor")
 
 
 def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
@@ -17766,3 +20445,217 @@ def _thnn_fused_gru_cell_jvp_result0(
     return fused_gru_cell_jvp(
         input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, hx_t, result1
     )
+
+
+def erfc_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-2.0 / 1.7724538509055159 * exp(-self_p.pow(2)) * self_t.conj()).conj()
+
+
+def erfc__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (-2.0 / 1.7724538509055159 * exp(-self_p.pow(2)) * self_t.conj()).conj()
+
+
+def xlogy_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: xlogy(self_t, other_p).masked_fill((self_p == 0.).logical_and(other_p <= 0.), 0.) + other_t * self_p / other_p``."""
+    return (
+        xlogy(self_t, other_p).masked_fill(
+            (self_p == 0.0).logical_and(other_p <= 0.0), 0.0
+        )
+        + other_t * self_p / other_p
+    )
+
+
+def xlogy_Scalar_Self_jvp(
+    self: Number, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (other_t.conj() * self / other_p).conj()
+
+
+def xlogy_Scalar_Other_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        xlogy(self_t.conj(), other)
+        if other > 0.0
+        else xlogy(self_t.conj(), other).masked_fill(self_p == 0.0, 0.0)
+    ).conj()
+
+
+def xlogy__Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: xlogy(self_t, other_p).masked_fill((self_p == 0.).logical_and(other_p <= 0.), 0.) + other_t * self_p / other_p``."""
+    return (
+        xlogy(self_t, other_p).masked_fill(
+            (self_p == 0.0).logical_and(other_p <= 0.0), 0.0
+        )
+        + other_t * self_p / other_p
+    )
+
+
+def xlogy__Scalar_Other_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        xlogy(self_t.conj(), other)
+        if other > 0.0
+        else xlogy(self_t.conj(), other).masked_fill(self_p == 0.0, 0.0)
+    ).conj()
+
+
+def mvlgamma_jvp(self_p: Tensor, self_t: Tensor, p: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return mvlgamma_backward(self_t.conj(), self_p, p).conj()
+
+
+def mvlgamma__jvp(self_p: Tensor, self_t: Tensor, p: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return mvlgamma_backward(self_t.conj(), self_p, p).conj()
+
+
+def logit_jvp(self_p: Tensor, self_t: Tensor, eps: float | None, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_logit_backward(self_t.conj(), self_p, eps)
+        if is_grad_enabled()
+        else logit_backward(self_t.conj(), self_p, eps)
+    ).conj()
+
+
+def logit__jvp(self_p: Tensor, self_t: Tensor, eps: float | None, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        infinitely_differentiable_logit_backward(self_t.conj(), self_p, eps)
+        if is_grad_enabled()
+        else logit_backward(self_t.conj(), self_p, eps)
+    ).conj()
+
+
+def sinc_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return sinc_backward(self_t.conj(), self_p).conj()
+
+
+def sinc__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return sinc_backward(self_t.conj(), self_p).conj()
+
+
+def lgamma__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * digamma(self_p)).conj()
+
+
+def lgamma_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * digamma(self_p)).conj()
+
+
+def digamma_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * polygamma(1, self_p)).conj()
+
+
+def digamma__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * polygamma(1, self_p)).conj()
+
+
+def polygamma_jvp(n: int, self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * polygamma(n + 1, self_p)).conj()
+
+
+def erfinv_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        0.5 * 1.7724538509055159 * exp(self_p.erfinv().pow(2)) * self_t.conj()
+    ).conj()
+
+
+def erfinv__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        0.5 * 1.7724538509055159 * exp(self_p.erfinv().pow(2)) * self_t.conj()
+    ).conj()
+
+
+def i0_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * special_i1(self_p)).conj()
+
+
+def i0__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * special_i1(self_p)).conj()
+
+
+def special_entr_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * -(1 + self_p.log())).conj()
+
+
+def special_ndtri_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * 2.5066282746310002 * (result.square() / 2).exp()).conj()
+
+
+def special_log_ndtr_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        self_t.conj() / 2.5066282746310002 * (result + self_p.pow(2) / 2).neg().exp()
+    ).conj()
+
+
+def special_erfcx_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return ((2.0 * self_p * result - 2.0 / 1.7724538509055159) * self_t.conj()).conj()
+
+
+def special_xlog1py_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: special_xlog1py(self_t, other_p).masked_fill((self_p == 0.).logical_and(other_p <= -1.), 0.) + other_t * self_p / (other_p + 1)``."""
+    return special_xlog1py(self_t, other_p).masked_fill(
+        (self_p == 0.0).logical_and(other_p <= -1.0), 0.0
+    ) + other_t * self_p / (other_p + 1)
+
+
+def special_xlog1py_self_scalar_jvp(
+    self: Number, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (other_t.conj() * self / (other_p + 1)).conj()
+
+
+def special_xlog1py_other_scalar_jvp(
+    self_p: Tensor, self_t: Tensor, other: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (
+        special_xlog1py(self_t.conj(), other)
+        if other > -1.0
+        else special_xlog1py(self_t.conj(), other).masked_fill(self_p == 0.0, 0.0)
+    ).conj()
+
+
+def special_i0e_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return (self_t.conj() * (special_i1e(self_p) - self_p.sgn() * result)).conj()
+
+
+def special_i1_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return i1_backward(self_t.conj(), self_p, result).conj()
+
+
+def special_i1e_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return i1e_backward(self_t.conj(), self_p, result).conj()

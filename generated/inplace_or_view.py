@@ -399,6 +399,366 @@ def nan_to_num_(
     return result
 
 
+def acosh_(ks: int, self: Tensor) -> Tensor:
+    """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.acosh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def asinh_(ks: int, self: Tensor) -> Tensor:
+    """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.asinh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def atanh_(ks: int, self: Tensor) -> Tensor:
+    """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.atanh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def deg2rad_(ks: int, self: Tensor) -> Tensor:
+    """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.deg2rad_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def rad2deg_(ks: int, self: Tensor) -> Tensor:
+    """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.rad2deg_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.copysign__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Tensor:
+    """copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.copysign__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def frac_(ks: int, self: Tensor) -> Tensor:
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.frac_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def ldexp_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.ldexp_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def heaviside_(ks: int, self: Tensor, values: Tensor) -> Tensor:
+    """heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"""
+    result = redispatch(
+        operators.heaviside_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, values
+    )
+    increment_version(self)
+    return result
+
+
+def nextafter_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.nextafter_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_min_(ks: int, self: Tensor, min: Number) -> Tensor:
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_min_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, min
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Tensor:
+    """clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_min__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, min
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_max_(ks: int, self: Tensor, max: Number) -> Tensor:
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_max_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, max
+    )
+    increment_version(self)
+    return result
+
+
+def clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Tensor:
+    """clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    result = redispatch(
+        operators.clamp_max__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, max
+    )
+    increment_version(self)
+    return result
+
+
+def pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Tensor:
+    """pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
+    result = redispatch(
+        operators.pow__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, exponent
+    )
+    increment_version(self)
+    return result
+
+
+def pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Tensor:
+    """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
+    result = redispatch(
+        operators.pow__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, exponent
+    )
+    increment_version(self)
+    return result
+
+
+def exp2_(ks: int, self: Tensor) -> Tensor:
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.exp2_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def expm1_(ks: int, self: Tensor) -> Tensor:
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.expm1_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def log1p_(ks: int, self: Tensor) -> Tensor:
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.log1p_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def log2_(ks: int, self: Tensor) -> Tensor:
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.log2_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def log10_(ks: int, self: Tensor) -> Tensor:
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.log10_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def rsqrt_(ks: int, self: Tensor) -> Tensor:
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.rsqrt_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def reciprocal_(ks: int, self: Tensor) -> Tensor:
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(
+        operators.reciprocal_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self
+    )
+    increment_version(self)
+    return result
+
+
+def sin_(ks: int, self: Tensor) -> Tensor:
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sin_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def cos_(ks: int, self: Tensor) -> Tensor:
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.cos_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def tan_(ks: int, self: Tensor) -> Tensor:
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.tan_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def sinh_(ks: int, self: Tensor) -> Tensor:
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sinh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def cosh_(ks: int, self: Tensor) -> Tensor:
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.cosh_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def sgn_(ks: int, self: Tensor) -> Tensor:
+    """sgn_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sgn_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def trunc_(ks: int, self: Tensor) -> Tensor:
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.trunc_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def floor_(ks: int, self: Tensor) -> Tensor:
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.floor_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def ceil_(ks: int, self: Tensor) -> Tensor:
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.ceil_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def acos_(ks: int, self: Tensor) -> Tensor:
+    """acos_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.acos_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def asin_(ks: int, self: Tensor) -> Tensor:
+    """asin_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.asin_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def atan_(ks: int, self: Tensor) -> Tensor:
+    """atan_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.atan_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def erf_(ks: int, self: Tensor) -> Tensor:
+    """erf_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.erf_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def round_(ks: int, self: Tensor) -> Tensor:
+    """round_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.round_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def round__decimals(ks: int, self: Tensor, decimals: int) -> Tensor:
+    """round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
+    result = redispatch(
+        operators.round__decimals, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, decimals
+    )
+    increment_version(self)
+    return result
+
+
+def sign_(ks: int, self: Tensor) -> Tensor:
+    """sign_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sign_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def atan2_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.atan2_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def fmod__Scalar(ks: int, self: Tensor, other: Number) -> Tensor:
+    """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.fmod__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.fmod__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def hypot_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.hypot_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def remainder__Scalar(ks: int, self: Tensor, other: Number) -> Tensor:
+    """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.remainder__Scalar, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.remainder__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
 def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Tensor:
     """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
     result = redispatch(
@@ -778,6 +1138,111 @@ def mish_(ks: int, self: Tensor) -> Tensor:
     return result
 
 
+def erfc_(ks: int, self: Tensor) -> Tensor:
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.erfc_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.xlogy__Tensor, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Tensor:
+    """xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.xlogy__Scalar_Other, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def mvlgamma_(ks: int, self: Tensor, p: int) -> Tensor:
+    """mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"""
+    result = redispatch(
+        operators.mvlgamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, p
+    )
+    increment_version(self)
+    return result
+
+
+def logit_(ks: int, self: Tensor, eps: float | None) -> Tensor:
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.logit_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, eps
+    )
+    increment_version(self)
+    return result
+
+
+def sinc_(ks: int, self: Tensor) -> Tensor:
+    """sinc_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.sinc_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def lgamma_(ks: int, self: Tensor) -> Tensor:
+    """lgamma_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.lgamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def digamma_(ks: int, self: Tensor) -> Tensor:
+    """digamma_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.digamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def polygamma_(ks: int, self: Tensor, n: int) -> Tensor:
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+    result = redispatch(
+        operators.polygamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, n
+    )
+    increment_version(self)
+    return result
+
+
+def erfinv_(ks: int, self: Tensor) -> Tensor:
+    """erfinv_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.erfinv_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def i0_(ks: int, self: Tensor) -> Tensor:
+    """i0_(Tensor(a!) self) -> Tensor(a!)"""
+    result = redispatch(operators.i0_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    increment_version(self)
+    return result
+
+
+def igamma_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.igamma_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
+def igammac_(ks: int, self: Tensor, other: Tensor) -> Tensor:
+    """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    result = redispatch(
+        operators.igammac_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, other
+    )
+    increment_version(self)
+    return result
+
+
 operators.permute.register(DispatchKey.ADInplaceOrView, permute)
 operators.expand.register(DispatchKey.ADInplaceOrView, expand)
 operators.view.register(DispatchKey.ADInplaceOrView, view)
@@ -819,6 +1284,52 @@ operators.addcmul_.register(DispatchKey.ADInplaceOrView, addcmul_)
 operators.addcdiv_.register(DispatchKey.ADInplaceOrView, addcdiv_)
 operators.clamp__Tensor.register(DispatchKey.ADInplaceOrView, clamp__Tensor)
 operators.nan_to_num_.register(DispatchKey.ADInplaceOrView, nan_to_num_)
+operators.acosh_.register(DispatchKey.ADInplaceOrView, acosh_)
+operators.asinh_.register(DispatchKey.ADInplaceOrView, asinh_)
+operators.atanh_.register(DispatchKey.ADInplaceOrView, atanh_)
+operators.deg2rad_.register(DispatchKey.ADInplaceOrView, deg2rad_)
+operators.rad2deg_.register(DispatchKey.ADInplaceOrView, rad2deg_)
+operators.copysign__Tensor.register(DispatchKey.ADInplaceOrView, copysign__Tensor)
+operators.copysign__Scalar.register(DispatchKey.ADInplaceOrView, copysign__Scalar)
+operators.frac_.register(DispatchKey.ADInplaceOrView, frac_)
+operators.ldexp_.register(DispatchKey.ADInplaceOrView, ldexp_)
+operators.heaviside_.register(DispatchKey.ADInplaceOrView, heaviside_)
+operators.nextafter_.register(DispatchKey.ADInplaceOrView, nextafter_)
+operators.clamp_min_.register(DispatchKey.ADInplaceOrView, clamp_min_)
+operators.clamp_min__Tensor.register(DispatchKey.ADInplaceOrView, clamp_min__Tensor)
+operators.clamp_max_.register(DispatchKey.ADInplaceOrView, clamp_max_)
+operators.clamp_max__Tensor.register(DispatchKey.ADInplaceOrView, clamp_max__Tensor)
+operators.pow__Scalar.register(DispatchKey.ADInplaceOrView, pow__Scalar)
+operators.pow__Tensor.register(DispatchKey.ADInplaceOrView, pow__Tensor)
+operators.exp2_.register(DispatchKey.ADInplaceOrView, exp2_)
+operators.expm1_.register(DispatchKey.ADInplaceOrView, expm1_)
+operators.log1p_.register(DispatchKey.ADInplaceOrView, log1p_)
+operators.log2_.register(DispatchKey.ADInplaceOrView, log2_)
+operators.log10_.register(DispatchKey.ADInplaceOrView, log10_)
+operators.rsqrt_.register(DispatchKey.ADInplaceOrView, rsqrt_)
+operators.reciprocal_.register(DispatchKey.ADInplaceOrView, reciprocal_)
+operators.sin_.register(DispatchKey.ADInplaceOrView, sin_)
+operators.cos_.register(DispatchKey.ADInplaceOrView, cos_)
+operators.tan_.register(DispatchKey.ADInplaceOrView, tan_)
+operators.sinh_.register(DispatchKey.ADInplaceOrView, sinh_)
+operators.cosh_.register(DispatchKey.ADInplaceOrView, cosh_)
+operators.sgn_.register(DispatchKey.ADInplaceOrView, sgn_)
+operators.trunc_.register(DispatchKey.ADInplaceOrView, trunc_)
+operators.floor_.register(DispatchKey.ADInplaceOrView, floor_)
+operators.ceil_.register(DispatchKey.ADInplaceOrView, ceil_)
+operators.acos_.register(DispatchKey.ADInplaceOrView, acos_)
+operators.asin_.register(DispatchKey.ADInplaceOrView, asin_)
+operators.atan_.register(DispatchKey.ADInplaceOrView, atan_)
+operators.erf_.register(DispatchKey.ADInplaceOrView, erf_)
+operators.round_.register(DispatchKey.ADInplaceOrView, round_)
+operators.round__decimals.register(DispatchKey.ADInplaceOrView, round__decimals)
+operators.sign_.register(DispatchKey.ADInplaceOrView, sign_)
+operators.atan2_.register(DispatchKey.ADInplaceOrView, atan2_)
+operators.fmod__Scalar.register(DispatchKey.ADInplaceOrView, fmod__Scalar)
+operators.fmod__Tensor.register(DispatchKey.ADInplaceOrView, fmod__Tensor)
+operators.hypot_.register(DispatchKey.ADInplaceOrView, hypot_)
+operators.remainder__Scalar.register(DispatchKey.ADInplaceOrView, remainder__Scalar)
+operators.remainder__Tensor.register(DispatchKey.ADInplaceOrView, remainder__Tensor)
 operators.cumsum_.register(DispatchKey.ADInplaceOrView, cumsum_)
 operators.cumprod_.register(DispatchKey.ADInplaceOrView, cumprod_)
 operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)
@@ -851,3 +1362,16 @@ operators.leaky_relu_.register(DispatchKey.ADInplaceOrView, leaky_relu_)
 operators.elu_.register(DispatchKey.ADInplaceOrView, elu_)
 operators.hardtanh_.register(DispatchKey.ADInplaceOrView, hardtanh_)
 operators.mish_.register(DispatchKey.ADInplaceOrView, mish_)
+operators.erfc_.register(DispatchKey.ADInplaceOrView, erfc_)
+operators.xlogy__Tensor.register(DispatchKey.ADInplaceOrView, xlogy__Tensor)
+operators.xlogy__Scalar_Other.register(DispatchKey.ADInplaceOrView, xlogy__Scalar_Other)
+operators.mvlgamma_.register(DispatchKey.ADInplaceOrView, mvlgamma_)
+operators.logit_.register(DispatchKey.ADInplaceOrView, logit_)
+operators.sinc_.register(DispatchKey.ADInplaceOrView, sinc_)
+operators.lgamma_.register(DispatchKey.ADInplaceOrView, lgamma_)
+operators.digamma_.register(DispatchKey.ADInplaceOrView, digamma_)
+operators.polygamma_.register(DispatchKey.ADInplaceOrView, polygamma_)
+operators.erfinv_.register(DispatchKey.ADInplaceOrView, erfinv_)
+operators.i0_.register(DispatchKey.ADInplaceOrView, i0_)
+operators.igamma_.register(DispatchKey.ADInplaceOrView, igamma_)
+operators.igammac_.register(DispatchKey.ADInplaceOrView, igammac_)

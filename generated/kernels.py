@@ -24,6 +24,7 @@ from gradgen.numpy_kernels import (
     addcmul,
     addmm,
     advanced_index,
+    airy_ai,
     allclose,
     amax,
     aminmax,
@@ -32,6 +33,10 @@ from gradgen.numpy_kernels import (
     atan2_floating,
     avg_pool,
     avg_pool_backward,
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -40,6 +45,7 @@ from gradgen.numpy_kernels import (
     bmm,
     bucketize,
     cat_arrays,
+    clamp_bound,
     clamp_scalars,
     clamp_tensors,
     compare,
@@ -51,10 +57,12 @@ from gradgen.numpy_kernels import (
     cummax,
     cumprod,
     cumsum,
+    degrees_radians,
     diag_embed,
     diagonal,
     diagonal_backward,
     diagonal_scatter,
+    digamma,
     dist,
     div_floor,
     div_mode,
@@ -64,11 +72,18 @@ from gradgen.numpy_kernels import (
     elu_backward,
     embedding,
     embedding_dense_backward,
+    entr,
     erf,
+    erfc,
+    erfcx,
+    erfinv,
     expand,
     extremum,
     fill,
     flip,
+    floating_binary,
+    frac,
+    frexp,
     fused_gru_cell,
     fused_gru_cell_backward,
     fused_lstm_cell,
@@ -78,10 +93,17 @@ from gradgen.numpy_kernels import (
     gelu_backward,
     hardtanh,
     hardtanh_backward,
+    heaviside,
     histc,
     huber_loss,
     huber_loss_backward,
     hypot_floating,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    igamma,
+    igammac,
     index_add,
     index_copy,
     index_fill,
@@ -91,14 +113,19 @@ from gradgen.numpy_kernels import (
     int_to_float,
     into,
     kthvalue,
+    ldexp,
     leaky_relu,
     leaky_relu_backward,
     lerp,
+    lgamma,
+    log_ndtr,
     log_sigmoid_backward,
     log_sigmoid_forward,
     logcumsumexp,
     logical,
     logical_reduction,
+    logit,
+    logit_backward,
     logsumexp,
     masked_fill,
     masked_scatter,
@@ -114,10 +141,15 @@ from gradgen.numpy_kernels import (
     mish_backward,
     mm,
     mode,
+    modified_bessel_i0,
+    modified_bessel_i1,
+    modified_bessel_k0,
+    modified_bessel_k1,
     modulo,
     mse_loss,
     mse_loss_backward,
     mv,
+    mvlgamma,
     nan_to_num,
     nansum,
     native_batch_norm,
@@ -126,6 +158,7 @@ from gradgen.numpy_kernels import (
     native_group_norm_backward,
     native_layer_norm,
     native_layer_norm_backward,
+    ndtri,
     negative,
     nll_loss2d_backward,
     nll_loss2d_forward,
@@ -133,7 +166,9 @@ from gradgen.numpy_kernels import (
     nll_loss_forward,
     nonzero,
     one_hot,
+    orthogonal_polynomial,
     permute,
+    polygamma,
     power,
     put,
     reduce_mean,
@@ -146,6 +181,8 @@ from gradgen.numpy_kernels import (
     roll,
     round_decimals,
     rounding,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
     scatter,
     scatter_reduce,
     searchsorted,
@@ -156,8 +193,10 @@ from gradgen.numpy_kernels import (
     sigmoid,
     sigmoid_backward,
     sign,
+    signbit,
     silu,
     silu_backward,
+    sinc,
     slice_,
     slice_backward,
     slice_scatter,
@@ -168,6 +207,7 @@ from gradgen.numpy_kernels import (
     softplus,
     softplus_backward,
     sort,
+    spherical_bessel_j0,
     split,
     split_with_sizes,
     squeeze,
@@ -196,6 +236,9 @@ from gradgen.numpy_kernels import (
     view_as_complex,
     view_as_real,
     where_select,
+    xlog1py,
+    xlogy,
+    zeta,
 )
 from gradgen.tensor import Number, Tensor
 from gradgen.variable_type_utils import (
@@ -218,6 +261,15 @@ warnings.filterwarnings(
     module=__name__,
 )
 
+
+# `values, indices = ...` or `.values`, as torch.return_types.frexp
+frexp_Tensor_return = namedtuple(
+    "frexp",
+    [
+        "mantissa",
+        "exponent",
+    ],
+)
 
 # `values, indices = ...` or `.values`, as torch.return_types.max
 max_dim_return = namedtuple(
@@ -1555,6 +1607,485 @@ def numpy_nan_to_num_(
     self_tensor = self
     self = self._data
     return copy_into(self_tensor, nan_to_num(self, nan, posinf, neginf))
+
+
+def numpy_acosh(ks: int, self: Tensor) -> Any:
+    """acosh(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.arccosh(int_to_float(self)))
+
+
+def numpy_acosh_(ks: int, self: Tensor) -> Any:
+    """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arccosh(int_to_float(self)))
+
+
+def numpy_asinh(ks: int, self: Tensor) -> Any:
+    """asinh(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.arcsinh(int_to_float(self)))
+
+
+def numpy_asinh_(ks: int, self: Tensor) -> Any:
+    """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arcsinh(int_to_float(self)))
+
+
+def numpy_atanh(ks: int, self: Tensor) -> Any:
+    """atanh(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(np.arctanh(int_to_float(self)))
+
+
+def numpy_atanh_(ks: int, self: Tensor) -> Any:
+    """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arctanh(int_to_float(self)))
+
+
+def numpy_deg2rad(ks: int, self: Tensor) -> Any:
+    """deg2rad(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(degrees_radians("deg2rad", np.deg2rad, self))
+
+
+def numpy_deg2rad_(ks: int, self: Tensor) -> Any:
+    """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, degrees_radians("deg2rad", np.deg2rad, self))
+
+
+def numpy_rad2deg(ks: int, self: Tensor) -> Any:
+    """rad2deg(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(degrees_radians("rad2deg", np.rad2deg, self))
+
+
+def numpy_rad2deg_(ks: int, self: Tensor) -> Any:
+    """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, degrees_radians("rad2deg", np.rad2deg, self))
+
+
+def numpy_copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            floating_binary("copysign", np.copysign, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, floating_binary("copysign", np.copysign, self, other))
+
+
+def numpy_copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(
+            floating_binary("copysign", np.copysign, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, floating_binary("copysign", np.copysign, self, other))
+
+
+def numpy_frac(ks: int, self: Tensor) -> Any:
+    """frac(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(frac(self))
+
+
+def numpy_frac_(ks: int, self: Tensor) -> Any:
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, frac(self))
+
+
+def numpy_frexp_Tensor(ks: int, self: Tensor) -> Any:
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
+    self = self._data
+    mantissa, exponent = frexp(self)
+    return frexp_Tensor_return(wrap_result(mantissa), wrap_result(exponent))
+
+
+def numpy_ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(ldexp(self, other))
+
+
+def numpy_ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    other = other._data
+    return copy_into(self_tensor, ldexp(self, other))
+
+
+def numpy_heaviside(ks: int, self: Tensor, values: Tensor) -> Any:
+    """heaviside(Tensor self, Tensor values) -> Tensor"""
+    self = self._data
+    values = values._data
+    return wrap_result(heaviside(self, values))
+
+
+def numpy_heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
+    """heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    values = values._data
+    return copy_into(self_tensor, heaviside(self, values))
+
+
+def numpy_nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
+    """nextafter(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            floating_binary("nextafter", np.nextafter, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(
+        self_tensor, floating_binary("nextafter", np.nextafter, self, other)
+    )
+
+
+def numpy_logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(
+            floating_binary("logaddexp2", np.logaddexp2, self, other), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
+    self = self._data
+    min = min._data
+    return wrap_result(clamp_bound("maximum", self, min, None))
+
+
+def numpy_clamp_max_Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
+    self = self._data
+    max = max._data
+    return wrap_result(clamp_bound("minimum", self, None, max))
+
+
+def numpy_clamp_min_(ks: int, self: Tensor, min: Number) -> Any:
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, clamp_scalars(self, min, None))
+
+
+def numpy_clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
+    """clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    min = min._data
+    return copy_into(self_tensor, clamp_bound("maximum", self, min, None))
+
+
+def numpy_clamp_max_(ks: int, self: Tensor, max: Number) -> Any:
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, clamp_scalars(self, None, max))
+
+
+def numpy_clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
+    """clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    max = max._data
+    return copy_into(self_tensor, clamp_bound("minimum", self, None, max))
+
+
+def numpy_signbit(ks: int, self: Tensor) -> Any:
+    """signbit(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(signbit(self))
+
+
+def numpy_pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
+    """pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
+    common_dtype = result_type(self, exponent)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, power(self, exponent))
+
+
+def numpy_pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
+    """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
+    common_dtype = result_type(self, exponent)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    exponent = promoted_array(exponent, common_dtype)
+    return copy_into(self_tensor, power(self, exponent))
+
+
+def numpy_exp2_(ks: int, self: Tensor) -> Any:
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.exp2(int_to_float(self)))
+
+
+def numpy_expm1_(ks: int, self: Tensor) -> Any:
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.expm1(int_to_float(self)))
+
+
+def numpy_log1p_(ks: int, self: Tensor) -> Any:
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.log1p(int_to_float(self)))
+
+
+def numpy_log2_(ks: int, self: Tensor) -> Any:
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.log2(int_to_float(self)))
+
+
+def numpy_log10_(ks: int, self: Tensor) -> Any:
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.log10(int_to_float(self)))
+
+
+def numpy_rsqrt_(ks: int, self: Tensor) -> Any:
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.reciprocal(np.sqrt(int_to_float(self))))
+
+
+def numpy_reciprocal_(ks: int, self: Tensor) -> Any:
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.reciprocal(int_to_float(self)))
+
+
+def numpy_sin_(ks: int, self: Tensor) -> Any:
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.sin(int_to_float(self)))
+
+
+def numpy_cos_(ks: int, self: Tensor) -> Any:
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.cos(int_to_float(self)))
+
+
+def numpy_tan_(ks: int, self: Tensor) -> Any:
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.tan(int_to_float(self)))
+
+
+def numpy_sinh_(ks: int, self: Tensor) -> Any:
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.sinh(int_to_float(self)))
+
+
+def numpy_cosh_(ks: int, self: Tensor) -> Any:
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.cosh(int_to_float(self)))
+
+
+def numpy_sgn_(ks: int, self: Tensor) -> Any:
+    """sgn_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, sgn(self))
+
+
+def numpy_trunc_(ks: int, self: Tensor) -> Any:
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, rounding(self, "trunc"))
+
+
+def numpy_floor_(ks: int, self: Tensor) -> Any:
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, rounding(self, "floor"))
+
+
+def numpy_ceil_(ks: int, self: Tensor) -> Any:
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, rounding(self, "ceil"))
+
+
+def numpy_acos_(ks: int, self: Tensor) -> Any:
+    """acos_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arccos(int_to_float(self)))
+
+
+def numpy_asin_(ks: int, self: Tensor) -> Any:
+    """asin_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arcsin(int_to_float(self)))
+
+
+def numpy_atan_(ks: int, self: Tensor) -> Any:
+    """atan_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, np.arctan(int_to_float(self)))
+
+
+def numpy_erf_(ks: int, self: Tensor) -> Any:
+    """erf_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, erf(self))
+
+
+def numpy_round_(ks: int, self: Tensor) -> Any:
+    """round_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, rounding(self, "round"))
+
+
+def numpy_round__decimals(ks: int, self: Tensor, decimals: int) -> Any:
+    """round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, round_decimals(self, decimals))
+
+
+def numpy_sign_(ks: int, self: Tensor) -> Any:
+    """sign_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, sign(self))
+
+
+def numpy_atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, atan2_floating(self, other))
+
+
+def numpy_fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, modulo("fmod", np.fmod, self, other))
+
+
+def numpy_fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, modulo("fmod", np.fmod, self, other))
+
+
+def numpy_hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, hypot_floating(self, other))
+
+
+def numpy_remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
+
+
+def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
 
 
 def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
@@ -3650,6 +4181,907 @@ def numpy__thnn_fused_gru_cell_backward(
     )
 
 
+def numpy_erfc(ks: int, self: Tensor) -> Any:
+    """erfc(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(erfc(self))
+
+
+def numpy_erfc_(ks: int, self: Tensor) -> Any:
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, erfc(self))
+
+
+def numpy_xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(xlogy(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(xlogy(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(xlogy(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, xlogy(self, other))
+
+
+def numpy_xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
+    """xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    return copy_into(self_tensor, xlogy(self, other))
+
+
+def numpy_mvlgamma(ks: int, self: Tensor, p: int) -> Any:
+    """mvlgamma(Tensor self, int p) -> Tensor"""
+    self = self._data
+    return wrap_result(mvlgamma(self, p))
+
+
+def numpy_mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
+    """mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, mvlgamma(self, p))
+
+
+def numpy_logit(ks: int, self: Tensor, eps: float | None) -> Any:
+    """logit(Tensor self, float? eps=None) -> Tensor"""
+    self = self._data
+    return wrap_result(logit(self, eps))
+
+
+def numpy_logit_(ks: int, self: Tensor, eps: float | None) -> Any:
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, logit(self, eps))
+
+
+def numpy_sinc(ks: int, self: Tensor) -> Any:
+    """sinc(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(sinc(self))
+
+
+def numpy_sinc_(ks: int, self: Tensor) -> Any:
+    """sinc_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, sinc(self))
+
+
+def numpy_lgamma_(ks: int, self: Tensor) -> Any:
+    """lgamma_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, lgamma(self))
+
+
+def numpy_lgamma(ks: int, self: Tensor) -> Any:
+    """lgamma(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(lgamma(self))
+
+
+def numpy_digamma(ks: int, self: Tensor) -> Any:
+    """digamma(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(digamma(self))
+
+
+def numpy_digamma_(ks: int, self: Tensor) -> Any:
+    """digamma_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, digamma(self))
+
+
+def numpy_polygamma(ks: int, n: int, self: Tensor) -> Any:
+    """polygamma(int n, Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(polygamma(n, self))
+
+
+def numpy_polygamma_(ks: int, self: Tensor, n: int) -> Any:
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, polygamma(n, self))
+
+
+def numpy_erfinv(ks: int, self: Tensor) -> Any:
+    """erfinv(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(erfinv(self))
+
+
+def numpy_erfinv_(ks: int, self: Tensor) -> Any:
+    """erfinv_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, erfinv(self))
+
+
+def numpy_i0(ks: int, self: Tensor) -> Any:
+    """i0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(i0(self))
+
+
+def numpy_i0_(ks: int, self: Tensor) -> Any:
+    """i0_(Tensor(a!) self) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, i0(self))
+
+
+def numpy_igamma(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igamma(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(igamma(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, igamma(self, other))
+
+
+def numpy_igammac(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igammac(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(igammac(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    common_dtype = result_type(self, other)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    return copy_into(self_tensor, igammac(self, other))
+
+
+def numpy_logit_backward(
+    ks: int, grad_output: Tensor, self: Tensor, eps: float | None
+) -> Any:
+    """logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(logit_backward(grad_output, self, eps), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_special_entr(ks: int, self: Tensor) -> Any:
+    """special_entr(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(entr(self))
+
+
+def numpy_special_ndtri(ks: int, self: Tensor) -> Any:
+    """special_ndtri(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(ndtri(self))
+
+
+def numpy_special_log_ndtr(ks: int, self: Tensor) -> Any:
+    """special_log_ndtr(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(log_ndtr(self))
+
+
+def numpy_special_erfcx(ks: int, self: Tensor) -> Any:
+    """special_erfcx(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(erfcx(self))
+
+
+def numpy_special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(xlog1py(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(xlog1py(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(xlog1py(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
+    """special_zeta(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(zeta(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(zeta(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(zeta(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_special_i0e(ks: int, self: Tensor) -> Any:
+    """special_i0e(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(i0e(self))
+
+
+def numpy_special_i1(ks: int, self: Tensor) -> Any:
+    """special_i1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(i1(self))
+
+
+def numpy_special_i1e(ks: int, self: Tensor) -> Any:
+    """special_i1e(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(i1e(self))
+
+
+def numpy_special_bessel_j0(ks: int, self: Tensor) -> Any:
+    """special_bessel_j0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(bessel_j0(self))
+
+
+def numpy_special_bessel_j1(ks: int, self: Tensor) -> Any:
+    """special_bessel_j1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(bessel_j1(self))
+
+
+def numpy_special_airy_ai(ks: int, x: Tensor) -> Any:
+    """special_airy_ai(Tensor x) -> Tensor"""
+    x = x._data
+    return wrap_result(airy_ai(x))
+
+
+def numpy_special_bessel_y0(ks: int, self: Tensor) -> Any:
+    """special_bessel_y0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(bessel_y0(self))
+
+
+def numpy_special_bessel_y1(ks: int, self: Tensor) -> Any:
+    """special_bessel_y1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(bessel_y1(self))
+
+
+def numpy_special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_h", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("hermite_polynomial_he", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("laguerre_polynomial_l", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("legendre_polynomial_p", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_modified_bessel_i0(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_i0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(modified_bessel_i0(self))
+
+
+def numpy_special_modified_bessel_i1(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_i1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(modified_bessel_i1(self))
+
+
+def numpy_special_modified_bessel_k0(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_k0(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(modified_bessel_k0(self))
+
+
+def numpy_special_modified_bessel_k1(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_k1(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(modified_bessel_k1(self))
+
+
+def numpy_special_scaled_modified_bessel_k0(ks: int, x: Tensor) -> Any:
+    """special_scaled_modified_bessel_k0(Tensor x) -> Tensor"""
+    x = x._data
+    return wrap_result(scaled_modified_bessel_k0(x))
+
+
+def numpy_special_scaled_modified_bessel_k1(ks: int, x: Tensor) -> Any:
+    """special_scaled_modified_bessel_k1(Tensor x) -> Tensor"""
+    x = x._data
+    return wrap_result(scaled_modified_bessel_k1(x))
+
+
+def numpy_special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_t_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_t_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_t", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_u_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_u_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_u", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_v_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_v_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_v", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_w_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    n = promoted_array(n, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_shifted_chebyshev_polynomial_w_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    common_dtype = result_type(x, n)
+    common_dtype = integer_to_float(common_dtype)
+    x = promoted_array(x, common_dtype)
+    try:
+        return wrap_result(
+            orthogonal_polynomial("shifted_chebyshev_polynomial_w", x, n), common_dtype
+        )
+    except ValueError as error:
+        raise broadcast_error(error, x, n) from None
+
+
+def numpy_special_spherical_bessel_j0(ks: int, x: Tensor) -> Any:
+    """special_spherical_bessel_j0(Tensor x) -> Tensor"""
+    x = x._data
+    return wrap_result(spherical_bessel_j0(x))
+
+
 operators.permute.register(DispatchKey.NumPy, numpy_permute)
 operators.expand.register(DispatchKey.NumPy, numpy_expand)
 operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
@@ -3801,6 +5233,68 @@ operators.addcdiv_.register(DispatchKey.NumPy, numpy_addcdiv_)
 operators.clamp__Tensor.register(DispatchKey.NumPy, numpy_clamp__Tensor)
 operators.nan_to_num.register(DispatchKey.NumPy, numpy_nan_to_num)
 operators.nan_to_num_.register(DispatchKey.NumPy, numpy_nan_to_num_)
+operators.acosh.register(DispatchKey.NumPy, numpy_acosh)
+operators.acosh_.register(DispatchKey.NumPy, numpy_acosh_)
+operators.asinh.register(DispatchKey.NumPy, numpy_asinh)
+operators.asinh_.register(DispatchKey.NumPy, numpy_asinh_)
+operators.atanh.register(DispatchKey.NumPy, numpy_atanh)
+operators.atanh_.register(DispatchKey.NumPy, numpy_atanh_)
+operators.deg2rad.register(DispatchKey.NumPy, numpy_deg2rad)
+operators.deg2rad_.register(DispatchKey.NumPy, numpy_deg2rad_)
+operators.rad2deg.register(DispatchKey.NumPy, numpy_rad2deg)
+operators.rad2deg_.register(DispatchKey.NumPy, numpy_rad2deg_)
+operators.copysign_Tensor.register(DispatchKey.NumPy, numpy_copysign_Tensor)
+operators.copysign__Tensor.register(DispatchKey.NumPy, numpy_copysign__Tensor)
+operators.copysign_Scalar.register(DispatchKey.NumPy, numpy_copysign_Scalar)
+operators.copysign__Scalar.register(DispatchKey.NumPy, numpy_copysign__Scalar)
+operators.frac.register(DispatchKey.NumPy, numpy_frac)
+operators.frac_.register(DispatchKey.NumPy, numpy_frac_)
+operators.frexp_Tensor.register(DispatchKey.NumPy, numpy_frexp_Tensor)
+operators.ldexp_Tensor.register(DispatchKey.NumPy, numpy_ldexp_Tensor)
+operators.ldexp_.register(DispatchKey.NumPy, numpy_ldexp_)
+operators.heaviside.register(DispatchKey.NumPy, numpy_heaviside)
+operators.heaviside_.register(DispatchKey.NumPy, numpy_heaviside_)
+operators.nextafter.register(DispatchKey.NumPy, numpy_nextafter)
+operators.nextafter_.register(DispatchKey.NumPy, numpy_nextafter_)
+operators.logaddexp2.register(DispatchKey.NumPy, numpy_logaddexp2)
+operators.clamp_min_Tensor.register(DispatchKey.NumPy, numpy_clamp_min_Tensor)
+operators.clamp_max_Tensor.register(DispatchKey.NumPy, numpy_clamp_max_Tensor)
+operators.clamp_min_.register(DispatchKey.NumPy, numpy_clamp_min_)
+operators.clamp_min__Tensor.register(DispatchKey.NumPy, numpy_clamp_min__Tensor)
+operators.clamp_max_.register(DispatchKey.NumPy, numpy_clamp_max_)
+operators.clamp_max__Tensor.register(DispatchKey.NumPy, numpy_clamp_max__Tensor)
+operators.signbit.register(DispatchKey.NumPy, numpy_signbit)
+operators.pow__Scalar.register(DispatchKey.NumPy, numpy_pow__Scalar)
+operators.pow__Tensor.register(DispatchKey.NumPy, numpy_pow__Tensor)
+operators.exp2_.register(DispatchKey.NumPy, numpy_exp2_)
+operators.expm1_.register(DispatchKey.NumPy, numpy_expm1_)
+operators.log1p_.register(DispatchKey.NumPy, numpy_log1p_)
+operators.log2_.register(DispatchKey.NumPy, numpy_log2_)
+operators.log10_.register(DispatchKey.NumPy, numpy_log10_)
+operators.rsqrt_.register(DispatchKey.NumPy, numpy_rsqrt_)
+operators.reciprocal_.register(DispatchKey.NumPy, numpy_reciprocal_)
+operators.sin_.register(DispatchKey.NumPy, numpy_sin_)
+operators.cos_.register(DispatchKey.NumPy, numpy_cos_)
+operators.tan_.register(DispatchKey.NumPy, numpy_tan_)
+operators.sinh_.register(DispatchKey.NumPy, numpy_sinh_)
+operators.cosh_.register(DispatchKey.NumPy, numpy_cosh_)
+operators.sgn_.register(DispatchKey.NumPy, numpy_sgn_)
+operators.trunc_.register(DispatchKey.NumPy, numpy_trunc_)
+operators.floor_.register(DispatchKey.NumPy, numpy_floor_)
+operators.ceil_.register(DispatchKey.NumPy, numpy_ceil_)
+operators.acos_.register(DispatchKey.NumPy, numpy_acos_)
+operators.asin_.register(DispatchKey.NumPy, numpy_asin_)
+operators.atan_.register(DispatchKey.NumPy, numpy_atan_)
+operators.erf_.register(DispatchKey.NumPy, numpy_erf_)
+operators.round_.register(DispatchKey.NumPy, numpy_round_)
+operators.round__decimals.register(DispatchKey.NumPy, numpy_round__decimals)
+operators.sign_.register(DispatchKey.NumPy, numpy_sign_)
+operators.atan2_.register(DispatchKey.NumPy, numpy_atan2_)
+operators.fmod__Scalar.register(DispatchKey.NumPy, numpy_fmod__Scalar)
+operators.fmod__Tensor.register(DispatchKey.NumPy, numpy_fmod__Tensor)
+operators.hypot_.register(DispatchKey.NumPy, numpy_hypot_)
+operators.remainder__Scalar.register(DispatchKey.NumPy, numpy_remainder__Scalar)
+operators.remainder__Tensor.register(DispatchKey.NumPy, numpy_remainder__Tensor)
 operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)
@@ -4033,4 +5527,187 @@ operators._thnn_fused_lstm_cell_backward_impl.register(
 operators._thnn_fused_gru_cell.register(DispatchKey.NumPy, numpy__thnn_fused_gru_cell)
 operators._thnn_fused_gru_cell_backward.register(
     DispatchKey.NumPy, numpy__thnn_fused_gru_cell_backward
+)
+operators.erfc.register(DispatchKey.NumPy, numpy_erfc)
+operators.erfc_.register(DispatchKey.NumPy, numpy_erfc_)
+operators.xlogy_Tensor.register(DispatchKey.NumPy, numpy_xlogy_Tensor)
+operators.xlogy_Scalar_Self.register(DispatchKey.NumPy, numpy_xlogy_Scalar_Self)
+operators.xlogy_Scalar_Other.register(DispatchKey.NumPy, numpy_xlogy_Scalar_Other)
+operators.xlogy__Tensor.register(DispatchKey.NumPy, numpy_xlogy__Tensor)
+operators.xlogy__Scalar_Other.register(DispatchKey.NumPy, numpy_xlogy__Scalar_Other)
+operators.mvlgamma.register(DispatchKey.NumPy, numpy_mvlgamma)
+operators.mvlgamma_.register(DispatchKey.NumPy, numpy_mvlgamma_)
+operators.logit.register(DispatchKey.NumPy, numpy_logit)
+operators.logit_.register(DispatchKey.NumPy, numpy_logit_)
+operators.sinc.register(DispatchKey.NumPy, numpy_sinc)
+operators.sinc_.register(DispatchKey.NumPy, numpy_sinc_)
+operators.lgamma_.register(DispatchKey.NumPy, numpy_lgamma_)
+operators.lgamma.register(DispatchKey.NumPy, numpy_lgamma)
+operators.digamma.register(DispatchKey.NumPy, numpy_digamma)
+operators.digamma_.register(DispatchKey.NumPy, numpy_digamma_)
+operators.polygamma.register(DispatchKey.NumPy, numpy_polygamma)
+operators.polygamma_.register(DispatchKey.NumPy, numpy_polygamma_)
+operators.erfinv.register(DispatchKey.NumPy, numpy_erfinv)
+operators.erfinv_.register(DispatchKey.NumPy, numpy_erfinv_)
+operators.i0.register(DispatchKey.NumPy, numpy_i0)
+operators.i0_.register(DispatchKey.NumPy, numpy_i0_)
+operators.igamma.register(DispatchKey.NumPy, numpy_igamma)
+operators.igamma_.register(DispatchKey.NumPy, numpy_igamma_)
+operators.igammac.register(DispatchKey.NumPy, numpy_igammac)
+operators.igammac_.register(DispatchKey.NumPy, numpy_igammac_)
+operators.logit_backward.register(DispatchKey.NumPy, numpy_logit_backward)
+operators.special_entr.register(DispatchKey.NumPy, numpy_special_entr)
+operators.special_ndtri.register(DispatchKey.NumPy, numpy_special_ndtri)
+operators.special_log_ndtr.register(DispatchKey.NumPy, numpy_special_log_ndtr)
+operators.special_erfcx.register(DispatchKey.NumPy, numpy_special_erfcx)
+operators.special_xlog1py.register(DispatchKey.NumPy, numpy_special_xlog1py)
+operators.special_xlog1py_self_scalar.register(
+    DispatchKey.NumPy, numpy_special_xlog1py_self_scalar
+)
+operators.special_xlog1py_other_scalar.register(
+    DispatchKey.NumPy, numpy_special_xlog1py_other_scalar
+)
+operators.special_zeta.register(DispatchKey.NumPy, numpy_special_zeta)
+operators.special_zeta_self_scalar.register(
+    DispatchKey.NumPy, numpy_special_zeta_self_scalar
+)
+operators.special_zeta_other_scalar.register(
+    DispatchKey.NumPy, numpy_special_zeta_other_scalar
+)
+operators.special_i0e.register(DispatchKey.NumPy, numpy_special_i0e)
+operators.special_i1.register(DispatchKey.NumPy, numpy_special_i1)
+operators.special_i1e.register(DispatchKey.NumPy, numpy_special_i1e)
+operators.special_bessel_j0.register(DispatchKey.NumPy, numpy_special_bessel_j0)
+operators.special_bessel_j1.register(DispatchKey.NumPy, numpy_special_bessel_j1)
+operators.special_airy_ai.register(DispatchKey.NumPy, numpy_special_airy_ai)
+operators.special_bessel_y0.register(DispatchKey.NumPy, numpy_special_bessel_y0)
+operators.special_bessel_y1.register(DispatchKey.NumPy, numpy_special_bessel_y1)
+operators.special_chebyshev_polynomial_t.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_t
+)
+operators.special_chebyshev_polynomial_t_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_t_x_scalar
+)
+operators.special_chebyshev_polynomial_t_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_t_n_scalar
+)
+operators.special_chebyshev_polynomial_u.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_u
+)
+operators.special_chebyshev_polynomial_u_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_u_x_scalar
+)
+operators.special_chebyshev_polynomial_u_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_u_n_scalar
+)
+operators.special_chebyshev_polynomial_v.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_v
+)
+operators.special_chebyshev_polynomial_v_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_v_x_scalar
+)
+operators.special_chebyshev_polynomial_v_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_v_n_scalar
+)
+operators.special_chebyshev_polynomial_w.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_w
+)
+operators.special_chebyshev_polynomial_w_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_w_x_scalar
+)
+operators.special_chebyshev_polynomial_w_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_chebyshev_polynomial_w_n_scalar
+)
+operators.special_hermite_polynomial_h.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_h
+)
+operators.special_hermite_polynomial_h_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_h_x_scalar
+)
+operators.special_hermite_polynomial_h_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_h_n_scalar
+)
+operators.special_hermite_polynomial_he.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_he
+)
+operators.special_hermite_polynomial_he_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_he_x_scalar
+)
+operators.special_hermite_polynomial_he_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_hermite_polynomial_he_n_scalar
+)
+operators.special_laguerre_polynomial_l.register(
+    DispatchKey.NumPy, numpy_special_laguerre_polynomial_l
+)
+operators.special_laguerre_polynomial_l_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_laguerre_polynomial_l_x_scalar
+)
+operators.special_laguerre_polynomial_l_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_laguerre_polynomial_l_n_scalar
+)
+operators.special_legendre_polynomial_p.register(
+    DispatchKey.NumPy, numpy_special_legendre_polynomial_p
+)
+operators.special_legendre_polynomial_p_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_legendre_polynomial_p_x_scalar
+)
+operators.special_legendre_polynomial_p_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_legendre_polynomial_p_n_scalar
+)
+operators.special_modified_bessel_i0.register(
+    DispatchKey.NumPy, numpy_special_modified_bessel_i0
+)
+operators.special_modified_bessel_i1.register(
+    DispatchKey.NumPy, numpy_special_modified_bessel_i1
+)
+operators.special_modified_bessel_k0.register(
+    DispatchKey.NumPy, numpy_special_modified_bessel_k0
+)
+operators.special_modified_bessel_k1.register(
+    DispatchKey.NumPy, numpy_special_modified_bessel_k1
+)
+operators.special_scaled_modified_bessel_k0.register(
+    DispatchKey.NumPy, numpy_special_scaled_modified_bessel_k0
+)
+operators.special_scaled_modified_bessel_k1.register(
+    DispatchKey.NumPy, numpy_special_scaled_modified_bessel_k1
+)
+operators.special_shifted_chebyshev_polynomial_t.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_t
+)
+operators.special_shifted_chebyshev_polynomial_t_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_t_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_t_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_t_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_u.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_u
+)
+operators.special_shifted_chebyshev_polynomial_u_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_u_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_u_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_u_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_v.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_v
+)
+operators.special_shifted_chebyshev_polynomial_v_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_v_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_v_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_v_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_w.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_w
+)
+operators.special_shifted_chebyshev_polynomial_w_x_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_w_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_w_n_scalar.register(
+    DispatchKey.NumPy, numpy_special_shifted_chebyshev_polynomial_w_n_scalar
+)
+operators.special_spherical_bessel_j0.register(
+    DispatchKey.NumPy, numpy_special_spherical_bessel_j0
 )

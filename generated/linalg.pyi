@@ -16,6 +16,7 @@ from gradgen.tensor import Number as _Number
 from gradgen.tensor import Tensor
 
 from .tensor_base import _DType
+from .tensor_base import frexp_Tensor_return
 from .tensor_base import max_dim_return
 from .tensor_base import min_dim_return
 from .tensor_base import sort_return

@@ -363,6 +363,120 @@ nan_to_num_ = OperatorHandle(
     "nan_to_num_",
     "nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)",
 )
+acosh = OperatorHandle("acosh", "acosh(Tensor self) -> Tensor")
+acosh_ = OperatorHandle("acosh_", "acosh_(Tensor(a!) self) -> Tensor(a!)")
+asinh = OperatorHandle("asinh", "asinh(Tensor self) -> Tensor")
+asinh_ = OperatorHandle("asinh_", "asinh_(Tensor(a!) self) -> Tensor(a!)")
+atanh = OperatorHandle("atanh", "atanh(Tensor self) -> Tensor")
+atanh_ = OperatorHandle("atanh_", "atanh_(Tensor(a!) self) -> Tensor(a!)")
+deg2rad = OperatorHandle("deg2rad", "deg2rad(Tensor self) -> Tensor")
+deg2rad_ = OperatorHandle("deg2rad_", "deg2rad_(Tensor(a!) self) -> Tensor(a!)")
+rad2deg = OperatorHandle("rad2deg", "rad2deg(Tensor self) -> Tensor")
+rad2deg_ = OperatorHandle("rad2deg_", "rad2deg_(Tensor(a!) self) -> Tensor(a!)")
+copysign_Tensor = OperatorHandle(
+    "copysign.Tensor", "copysign.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+copysign__Tensor = OperatorHandle(
+    "copysign_.Tensor", "copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+copysign_Scalar = OperatorHandle(
+    "copysign.Scalar", "copysign.Scalar(Tensor self, Scalar other) -> Tensor"
+)
+copysign__Scalar = OperatorHandle(
+    "copysign_.Scalar", "copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+frac = OperatorHandle("frac", "frac(Tensor self) -> Tensor")
+frac_ = OperatorHandle("frac_", "frac_(Tensor(a!) self) -> Tensor(a!)")
+frexp_Tensor = OperatorHandle(
+    "frexp.Tensor", "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"
+)
+ldexp_Tensor = OperatorHandle(
+    "ldexp.Tensor", "ldexp.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+ldexp_ = OperatorHandle("ldexp_", "ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+heaviside = OperatorHandle(
+    "heaviside", "heaviside(Tensor self, Tensor values) -> Tensor"
+)
+heaviside_ = OperatorHandle(
+    "heaviside_", "heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"
+)
+nextafter = OperatorHandle(
+    "nextafter", "nextafter(Tensor self, Tensor other) -> Tensor"
+)
+nextafter_ = OperatorHandle(
+    "nextafter_", "nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+logaddexp2 = OperatorHandle(
+    "logaddexp2", "logaddexp2(Tensor self, Tensor other) -> Tensor"
+)
+clamp_min_Tensor = OperatorHandle(
+    "clamp_min.Tensor", "clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"
+)
+clamp_max_Tensor = OperatorHandle(
+    "clamp_max.Tensor", "clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"
+)
+clamp_min_ = OperatorHandle(
+    "clamp_min_", "clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"
+)
+clamp_min__Tensor = OperatorHandle(
+    "clamp_min_.Tensor", "clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"
+)
+clamp_max_ = OperatorHandle(
+    "clamp_max_", "clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"
+)
+clamp_max__Tensor = OperatorHandle(
+    "clamp_max_.Tensor", "clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"
+)
+signbit = OperatorHandle("signbit", "signbit(Tensor self) -> Tensor")
+pow__Scalar = OperatorHandle(
+    "pow_.Scalar", "pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"
+)
+pow__Tensor = OperatorHandle(
+    "pow_.Tensor", "pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"
+)
+exp2_ = OperatorHandle("exp2_", "exp2_(Tensor(a!) self) -> Tensor(a!)")
+expm1_ = OperatorHandle("expm1_", "expm1_(Tensor(a!) self) -> Tensor(a!)")
+log1p_ = OperatorHandle("log1p_", "log1p_(Tensor(a!) self) -> Tensor(a!)")
+log2_ = OperatorHandle("log2_", "log2_(Tensor(a!) self) -> Tensor(a!)")
+log10_ = OperatorHandle("log10_", "log10_(Tensor(a!) self) -> Tensor(a!)")
+rsqrt_ = OperatorHandle("rsqrt_", "rsqrt_(Tensor(a!) self) -> Tensor(a!)")
+reciprocal_ = OperatorHandle(
+    "reciprocal_", "reciprocal_(Tensor(a!) self) -> Tensor(a!)"
+)
+sin_ = OperatorHandle("sin_", "sin_(Tensor(a!) self) -> Tensor(a!)")
+cos_ = OperatorHandle("cos_", "cos_(Tensor(a!) self) -> Tensor(a!)")
+tan_ = OperatorHandle("tan_", "tan_(Tensor(a!) self) -> Tensor(a!)")
+sinh_ = OperatorHandle("sinh_", "sinh_(Tensor(a!) self) -> Tensor(a!)")
+cosh_ = OperatorHandle("cosh_", "cosh_(Tensor(a!) self) -> Tensor(a!)")
+sgn_ = OperatorHandle("sgn_", "sgn_(Tensor(a!) self) -> Tensor(a!)")
+trunc_ = OperatorHandle("trunc_", "trunc_(Tensor(a!) self) -> Tensor(a!)")
+floor_ = OperatorHandle("floor_", "floor_(Tensor(a!) self) -> Tensor(a!)")
+ceil_ = OperatorHandle("ceil_", "ceil_(Tensor(a!) self) -> Tensor(a!)")
+acos_ = OperatorHandle("acos_", "acos_(Tensor(a!) self) -> Tensor(a!)")
+asin_ = OperatorHandle("asin_", "asin_(Tensor(a!) self) -> Tensor(a!)")
+atan_ = OperatorHandle("atan_", "atan_(Tensor(a!) self) -> Tensor(a!)")
+erf_ = OperatorHandle("erf_", "erf_(Tensor(a!) self) -> Tensor(a!)")
+round_ = OperatorHandle("round_", "round_(Tensor(a!) self) -> Tensor(a!)")
+round__decimals = OperatorHandle(
+    "round_.decimals", "round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"
+)
+sign_ = OperatorHandle("sign_", "sign_(Tensor(a!) self) -> Tensor(a!)")
+atan2_ = OperatorHandle("atan2_", "atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+fmod__Scalar = OperatorHandle(
+    "fmod_.Scalar", "fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"
+)
+fmod__Tensor = OperatorHandle(
+    "fmod_.Tensor", "fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+hypot_ = OperatorHandle("hypot_", "hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+remainder__Scalar = OperatorHandle(
+    "remainder_.Scalar",
+    "remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+)
+remainder__Tensor = OperatorHandle(
+    "remainder_.Tensor",
+    "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+)
 sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 sum_dim_IntList = OperatorHandle(
     "sum.dim_IntList",
@@ -997,4 +1111,269 @@ _thnn_fused_gru_cell = OperatorHandle(
 _thnn_fused_gru_cell_backward = OperatorHandle(
     "_thnn_fused_gru_cell_backward",
     "_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
+erfc = OperatorHandle("erfc", "erfc(Tensor self) -> Tensor")
+erfc_ = OperatorHandle("erfc_", "erfc_(Tensor(a!) self) -> Tensor(a!)")
+xlogy_Tensor = OperatorHandle(
+    "xlogy.Tensor", "xlogy.Tensor(Tensor self, Tensor other) -> Tensor"
+)
+xlogy_Scalar_Self = OperatorHandle(
+    "xlogy.Scalar_Self", "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"
+)
+xlogy_Scalar_Other = OperatorHandle(
+    "xlogy.Scalar_Other", "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"
+)
+xlogy__Tensor = OperatorHandle(
+    "xlogy_.Tensor", "xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+xlogy__Scalar_Other = OperatorHandle(
+    "xlogy_.Scalar_Other",
+    "xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+)
+mvlgamma = OperatorHandle("mvlgamma", "mvlgamma(Tensor self, int p) -> Tensor")
+mvlgamma_ = OperatorHandle(
+    "mvlgamma_", "mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"
+)
+logit = OperatorHandle("logit", "logit(Tensor self, float? eps=None) -> Tensor")
+logit_ = OperatorHandle(
+    "logit_", "logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"
+)
+sinc = OperatorHandle("sinc", "sinc(Tensor self) -> Tensor")
+sinc_ = OperatorHandle("sinc_", "sinc_(Tensor(a!) self) -> Tensor(a!)")
+lgamma_ = OperatorHandle("lgamma_", "lgamma_(Tensor(a!) self) -> Tensor(a!)")
+lgamma = OperatorHandle("lgamma", "lgamma(Tensor self) -> Tensor")
+digamma = OperatorHandle("digamma", "digamma(Tensor self) -> Tensor")
+digamma_ = OperatorHandle("digamma_", "digamma_(Tensor(a!) self) -> Tensor(a!)")
+polygamma = OperatorHandle("polygamma", "polygamma(int n, Tensor self) -> Tensor")
+polygamma_ = OperatorHandle(
+    "polygamma_", "polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"
+)
+erfinv = OperatorHandle("erfinv", "erfinv(Tensor self) -> Tensor")
+erfinv_ = OperatorHandle("erfinv_", "erfinv_(Tensor(a!) self) -> Tensor(a!)")
+i0 = OperatorHandle("i0", "i0(Tensor self) -> Tensor")
+i0_ = OperatorHandle("i0_", "i0_(Tensor(a!) self) -> Tensor(a!)")
+igamma = OperatorHandle("igamma", "igamma(Tensor self, Tensor other) -> Tensor")
+igamma_ = OperatorHandle(
+    "igamma_", "igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+igammac = OperatorHandle("igammac", "igammac(Tensor self, Tensor other) -> Tensor")
+igammac_ = OperatorHandle(
+    "igammac_", "igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"
+)
+logit_backward = OperatorHandle(
+    "logit_backward",
+    "logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor",
+)
+special_entr = OperatorHandle("special_entr", "special_entr(Tensor self) -> Tensor")
+special_ndtri = OperatorHandle("special_ndtri", "special_ndtri(Tensor self) -> Tensor")
+special_log_ndtr = OperatorHandle(
+    "special_log_ndtr", "special_log_ndtr(Tensor self) -> Tensor"
+)
+special_erfcx = OperatorHandle("special_erfcx", "special_erfcx(Tensor self) -> Tensor")
+special_xlog1py = OperatorHandle(
+    "special_xlog1py", "special_xlog1py(Tensor self, Tensor other) -> Tensor"
+)
+special_xlog1py_self_scalar = OperatorHandle(
+    "special_xlog1py.self_scalar",
+    "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor",
+)
+special_xlog1py_other_scalar = OperatorHandle(
+    "special_xlog1py.other_scalar",
+    "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor",
+)
+special_zeta = OperatorHandle(
+    "special_zeta", "special_zeta(Tensor self, Tensor other) -> Tensor"
+)
+special_zeta_self_scalar = OperatorHandle(
+    "special_zeta.self_scalar",
+    "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor",
+)
+special_zeta_other_scalar = OperatorHandle(
+    "special_zeta.other_scalar",
+    "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor",
+)
+special_i0e = OperatorHandle("special_i0e", "special_i0e(Tensor self) -> Tensor")
+special_i1 = OperatorHandle("special_i1", "special_i1(Tensor self) -> Tensor")
+special_i1e = OperatorHandle("special_i1e", "special_i1e(Tensor self) -> Tensor")
+special_bessel_j0 = OperatorHandle(
+    "special_bessel_j0", "special_bessel_j0(Tensor self) -> Tensor"
+)
+special_bessel_j1 = OperatorHandle(
+    "special_bessel_j1", "special_bessel_j1(Tensor self) -> Tensor"
+)
+special_airy_ai = OperatorHandle(
+    "special_airy_ai", "special_airy_ai(Tensor x) -> Tensor"
+)
+special_bessel_y0 = OperatorHandle(
+    "special_bessel_y0", "special_bessel_y0(Tensor self) -> Tensor"
+)
+special_bessel_y1 = OperatorHandle(
+    "special_bessel_y1", "special_bessel_y1(Tensor self) -> Tensor"
+)
+special_chebyshev_polynomial_t = OperatorHandle(
+    "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_t_x_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_t.x_scalar",
+    "special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_t_n_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_t.n_scalar",
+    "special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_chebyshev_polynomial_u = OperatorHandle(
+    "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_u_x_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_u.x_scalar",
+    "special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_u_n_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_u.n_scalar",
+    "special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_chebyshev_polynomial_v = OperatorHandle(
+    "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_v_x_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_v.x_scalar",
+    "special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_v_n_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_v.n_scalar",
+    "special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_chebyshev_polynomial_w = OperatorHandle(
+    "special_chebyshev_polynomial_w",
+    "special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_w_x_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_w.x_scalar",
+    "special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_chebyshev_polynomial_w_n_scalar = OperatorHandle(
+    "special_chebyshev_polynomial_w.n_scalar",
+    "special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_hermite_polynomial_h = OperatorHandle(
+    "special_hermite_polynomial_h",
+    "special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor",
+)
+special_hermite_polynomial_h_x_scalar = OperatorHandle(
+    "special_hermite_polynomial_h.x_scalar",
+    "special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_hermite_polynomial_h_n_scalar = OperatorHandle(
+    "special_hermite_polynomial_h.n_scalar",
+    "special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_hermite_polynomial_he = OperatorHandle(
+    "special_hermite_polynomial_he",
+    "special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor",
+)
+special_hermite_polynomial_he_x_scalar = OperatorHandle(
+    "special_hermite_polynomial_he.x_scalar",
+    "special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_hermite_polynomial_he_n_scalar = OperatorHandle(
+    "special_hermite_polynomial_he.n_scalar",
+    "special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_laguerre_polynomial_l = OperatorHandle(
+    "special_laguerre_polynomial_l",
+    "special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor",
+)
+special_laguerre_polynomial_l_x_scalar = OperatorHandle(
+    "special_laguerre_polynomial_l.x_scalar",
+    "special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_laguerre_polynomial_l_n_scalar = OperatorHandle(
+    "special_laguerre_polynomial_l.n_scalar",
+    "special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_legendre_polynomial_p = OperatorHandle(
+    "special_legendre_polynomial_p",
+    "special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor",
+)
+special_legendre_polynomial_p_x_scalar = OperatorHandle(
+    "special_legendre_polynomial_p.x_scalar",
+    "special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_legendre_polynomial_p_n_scalar = OperatorHandle(
+    "special_legendre_polynomial_p.n_scalar",
+    "special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_modified_bessel_i0 = OperatorHandle(
+    "special_modified_bessel_i0", "special_modified_bessel_i0(Tensor self) -> Tensor"
+)
+special_modified_bessel_i1 = OperatorHandle(
+    "special_modified_bessel_i1", "special_modified_bessel_i1(Tensor self) -> Tensor"
+)
+special_modified_bessel_k0 = OperatorHandle(
+    "special_modified_bessel_k0", "special_modified_bessel_k0(Tensor self) -> Tensor"
+)
+special_modified_bessel_k1 = OperatorHandle(
+    "special_modified_bessel_k1", "special_modified_bessel_k1(Tensor self) -> Tensor"
+)
+special_scaled_modified_bessel_k0 = OperatorHandle(
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k0(Tensor x) -> Tensor",
+)
+special_scaled_modified_bessel_k1 = OperatorHandle(
+    "special_scaled_modified_bessel_k1",
+    "special_scaled_modified_bessel_k1(Tensor x) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_t = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_t_x_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_t.x_scalar",
+    "special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_t_n_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_t.n_scalar",
+    "special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_u = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_u_x_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_u.x_scalar",
+    "special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_u_n_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_u.n_scalar",
+    "special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_v = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_v_x_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_v.x_scalar",
+    "special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_v_n_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_v.n_scalar",
+    "special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_w = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_w",
+    "special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_w_x_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_w.x_scalar",
+    "special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor",
+)
+special_shifted_chebyshev_polynomial_w_n_scalar = OperatorHandle(
+    "special_shifted_chebyshev_polynomial_w.n_scalar",
+    "special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor",
+)
+special_spherical_bessel_j0 = OperatorHandle(
+    "special_spherical_bessel_j0", "special_spherical_bessel_j0(Tensor x) -> Tensor"
 )

@@ -111,8 +111,6 @@ __all__ = [
     "fmin",
     "atan2",
     "hypot",
-    "clamp_min",
-    "clamp_max",
     "logical_and",
     "logical_or",
     "logical_xor",
@@ -136,6 +134,56 @@ __all__ = [
     "arctan",
     "fix",
     "arctan2",
+    "acosh",
+    "acosh_",
+    "asinh",
+    "asinh_",
+    "atanh",
+    "atanh_",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "arccosh_",
+    "arcsinh_",
+    "arctanh_",
+    "fix_",
+    "deg2rad",
+    "deg2rad_",
+    "rad2deg",
+    "rad2deg_",
+    "frac",
+    "frac_",
+    "frexp",
+    "ldexp",
+    "ldexp_",
+    "heaviside",
+    "nextafter",
+    "logaddexp2",
+    "signbit",
+    "exp2_",
+    "expm1_",
+    "log1p_",
+    "log2_",
+    "log10_",
+    "rsqrt_",
+    "reciprocal_",
+    "sin_",
+    "cos_",
+    "tan_",
+    "sinh_",
+    "cosh_",
+    "trunc_",
+    "floor_",
+    "ceil_",
+    "square_",
+    "acos_",
+    "asin_",
+    "atan_",
+    "erf_",
+    "arccos_",
+    "arcsin_",
+    "arctan_",
+    "negative_",
     "amax",
     "amin",
     "argmax",
@@ -309,6 +357,22 @@ __all__ = [
     "rnn_tanh_cell",
     "rnn_relu_cell",
     "_scaled_dot_product_attention_math",
+    "erfc",
+    "erfc_",
+    "mvlgamma",
+    "logit",
+    "logit_",
+    "sinc",
+    "sinc_",
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "erfinv",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
+    "logit_backward",
     "squeeze",
     "split",
     "movedim",
@@ -321,6 +385,8 @@ __all__ = [
     "where",
     "clamp",
     "clamp_",
+    "clamp_min",
+    "clamp_max",
     "fmod",
     "remainder",
     "eq",
@@ -342,6 +408,11 @@ __all__ = [
     "multiply",
     "divide",
     "subtract",
+    "copysign",
+    "clamp_min_",
+    "clamp_max_",
+    "float_power",
+    "round_",
     "sum",
     "mean",
     "prod",
@@ -372,6 +443,8 @@ __all__ = [
     "gru",
     "rnn_tanh",
     "rnn_relu",
+    "xlogy",
+    "xlogy_",
 ]
 
 
@@ -1209,38 +1282,6 @@ def hypot(
     return operators.hypot.call(input, other)
 
 
-def clamp_min(input: Tensor, min: Number, *, out: Tensor | None = None) -> Tensor:
-    """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
-    input = tensor_argument(input, "clamp_min", "input", 1, False)
-    if out is not None:  # clamp_min.out
-        return write_out(
-            "clamp_min",
-            out,
-            operators.clamp_min.call,
-            (
-                input,
-                min,
-            ),
-        )
-    return operators.clamp_min.call(input, min)
-
-
-def clamp_max(input: Tensor, max: Number, *, out: Tensor | None = None) -> Tensor:
-    """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
-    input = tensor_argument(input, "clamp_max", "input", 1, False)
-    if out is not None:  # clamp_max.out
-        return write_out(
-            "clamp_max",
-            out,
-            operators.clamp_max.call,
-            (
-                input,
-                max,
-            ),
-        )
-    return operators.clamp_max.call(input, max)
-
-
 def logical_and(
     input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
@@ -1550,6 +1591,311 @@ def arctan2(
             ),
         )
     return composites.arctan2(input, other)
+
+
+def acosh(input: Tensor) -> Tensor:
+    """``acosh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "acosh", "input", 1, False)
+    return operators.acosh.call(input)
+
+
+def acosh_(input: Tensor) -> Tensor:
+    """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "acosh_", "input", 1, False)
+    return operators.acosh_.call(input)
+
+
+def asinh(input: Tensor) -> Tensor:
+    """``asinh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "asinh", "input", 1, False)
+    return operators.asinh.call(input)
+
+
+def asinh_(input: Tensor) -> Tensor:
+    """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "asinh_", "input", 1, False)
+    return operators.asinh_.call(input)
+
+
+def atanh(input: Tensor) -> Tensor:
+    """``atanh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "atanh", "input", 1, False)
+    return operators.atanh.call(input)
+
+
+def atanh_(input: Tensor) -> Tensor:
+    """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "atanh_", "input", 1, False)
+    return operators.atanh_.call(input)
+
+
+def arccosh(input: Tensor) -> Tensor:
+    """``arccosh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "arccosh", "input", 1, False)
+    return composites.arccosh(input)
+
+
+def arcsinh(input: Tensor) -> Tensor:
+    """``arcsinh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "arcsinh", "input", 1, False)
+    return composites.arcsinh(input)
+
+
+def arctanh(input: Tensor) -> Tensor:
+    """``arctanh(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "arctanh", "input", 1, False)
+    return composites.arctanh(input)
+
+
+def arccosh_(input: Tensor) -> Tensor:
+    """``arccosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arccosh_", "input", 1, False)
+    return composites.arccosh_(input)
+
+
+def arcsinh_(input: Tensor) -> Tensor:
+    """``arcsinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arcsinh_", "input", 1, False)
+    return composites.arcsinh_(input)
+
+
+def arctanh_(input: Tensor) -> Tensor:
+    """``arctanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arctanh_", "input", 1, False)
+    return composites.arctanh_(input)
+
+
+def fix_(input: Tensor) -> Tensor:
+    """``fix_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "fix_", "input", 1, False)
+    return composites.fix_(input)
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """``deg2rad(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "deg2rad", "input", 1, False)
+    return operators.deg2rad.call(input)
+
+
+def deg2rad_(input: Tensor) -> Tensor:
+    """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "deg2rad_", "input", 1, False)
+    return operators.deg2rad_.call(input)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """``rad2deg(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "rad2deg", "input", 1, False)
+    return operators.rad2deg.call(input)
+
+
+def rad2deg_(input: Tensor) -> Tensor:
+    """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "rad2deg_", "input", 1, False)
+    return operators.rad2deg_.call(input)
+
+
+def frac(input: Tensor) -> Tensor:
+    """``frac(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "frac", "input", 1, False)
+    return operators.frac.call(input)
+
+
+def frac_(input: Tensor) -> Tensor:
+    """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "frac_", "input", 1, False)
+    return operators.frac_.call(input)
+
+
+def frexp(input: Tensor) -> Tensor:
+    """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
+    input = tensor_argument(input, "frexp", "input", 1, False)
+    return operators.frexp_Tensor.call(input)
+
+
+def ldexp(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "ldexp", "input", 1, False)
+    other = tensor_argument(other, "ldexp", "other", 2, True)
+    return operators.ldexp_Tensor.call(input, other)
+
+
+def ldexp_(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    input = tensor_argument(input, "ldexp_", "input", 1, False)
+    other = tensor_argument(other, "ldexp_", "other", 2, True)
+    return operators.ldexp_.call(input, other)
+
+
+def heaviside(input: Tensor, values: Tensor | Number) -> Tensor:
+    """``heaviside(Tensor self, Tensor values) -> Tensor``"""
+    input = tensor_argument(input, "heaviside", "input", 1, False)
+    values = tensor_argument(values, "heaviside", "values", 2, True)
+    return operators.heaviside.call(input, values)
+
+
+def nextafter(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``nextafter(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "nextafter", "input", 1, False)
+    other = tensor_argument(other, "nextafter", "other", 2, True)
+    return operators.nextafter.call(input, other)
+
+
+def logaddexp2(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "logaddexp2", "input", 1, False)
+    other = tensor_argument(other, "logaddexp2", "other", 2, True)
+    return operators.logaddexp2.call(input, other)
+
+
+def signbit(input: Tensor) -> Tensor:
+    """``signbit(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "signbit", "input", 1, False)
+    return operators.signbit.call(input)
+
+
+def exp2_(input: Tensor) -> Tensor:
+    """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "exp2_", "input", 1, False)
+    return operators.exp2_.call(input)
+
+
+def expm1_(input: Tensor) -> Tensor:
+    """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "expm1_", "input", 1, False)
+    return operators.expm1_.call(input)
+
+
+def log1p_(input: Tensor) -> Tensor:
+    """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "log1p_", "input", 1, False)
+    return operators.log1p_.call(input)
+
+
+def log2_(input: Tensor) -> Tensor:
+    """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "log2_", "input", 1, False)
+    return operators.log2_.call(input)
+
+
+def log10_(input: Tensor) -> Tensor:
+    """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "log10_", "input", 1, False)
+    return operators.log10_.call(input)
+
+
+def rsqrt_(input: Tensor) -> Tensor:
+    """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "rsqrt_", "input", 1, False)
+    return operators.rsqrt_.call(input)
+
+
+def reciprocal_(input: Tensor) -> Tensor:
+    """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "reciprocal_", "input", 1, False)
+    return operators.reciprocal_.call(input)
+
+
+def sin_(input: Tensor) -> Tensor:
+    """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "sin_", "input", 1, False)
+    return operators.sin_.call(input)
+
+
+def cos_(input: Tensor) -> Tensor:
+    """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "cos_", "input", 1, False)
+    return operators.cos_.call(input)
+
+
+def tan_(input: Tensor) -> Tensor:
+    """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "tan_", "input", 1, False)
+    return operators.tan_.call(input)
+
+
+def sinh_(input: Tensor) -> Tensor:
+    """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "sinh_", "input", 1, False)
+    return operators.sinh_.call(input)
+
+
+def cosh_(input: Tensor) -> Tensor:
+    """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "cosh_", "input", 1, False)
+    return operators.cosh_.call(input)
+
+
+def trunc_(input: Tensor) -> Tensor:
+    """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "trunc_", "input", 1, False)
+    return operators.trunc_.call(input)
+
+
+def floor_(input: Tensor) -> Tensor:
+    """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "floor_", "input", 1, False)
+    return operators.floor_.call(input)
+
+
+def ceil_(input: Tensor) -> Tensor:
+    """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "ceil_", "input", 1, False)
+    return operators.ceil_.call(input)
+
+
+def square_(input: Tensor) -> Tensor:
+    """``square_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "square_", "input", 1, False)
+    return composites.square_(input)
+
+
+def acos_(input: Tensor) -> Tensor:
+    """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "acos_", "input", 1, False)
+    return operators.acos_.call(input)
+
+
+def asin_(input: Tensor) -> Tensor:
+    """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "asin_", "input", 1, False)
+    return operators.asin_.call(input)
+
+
+def atan_(input: Tensor) -> Tensor:
+    """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "atan_", "input", 1, False)
+    return operators.atan_.call(input)
+
+
+def erf_(input: Tensor) -> Tensor:
+    """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "erf_", "input", 1, False)
+    return operators.erf_.call(input)
+
+
+def arccos_(input: Tensor) -> Tensor:
+    """``arccos_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arccos_", "input", 1, False)
+    return composites.arccos_(input)
+
+
+def arcsin_(input: Tensor) -> Tensor:
+    """``arcsin_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arcsin_", "input", 1, False)
+    return composites.arcsin_(input)
+
+
+def arctan_(input: Tensor) -> Tensor:
+    """``arctan_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "arctan_", "input", 1, False)
+    return composites.arctan_(input)
+
+
+def negative_(input: Tensor) -> Tensor:
+    """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "negative_", "input", 1, False)
+    return composites.negative_(input)
 
 
 def amax(
@@ -4875,6 +5221,107 @@ def _scaled_dot_product_attention_math(
     )
 
 
+def erfc(input: Tensor) -> Tensor:
+    """``erfc(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "erfc", "input", 1, False)
+    return operators.erfc.call(input)
+
+
+def erfc_(input: Tensor) -> Tensor:
+    """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "erfc_", "input", 1, False)
+    return operators.erfc_.call(input)
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    """``mvlgamma(Tensor self, int p) -> Tensor``"""
+    input = tensor_argument(input, "mvlgamma", "input", 1, False)
+    return operators.mvlgamma.call(input, p)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``logit(Tensor self, float? eps=None) -> Tensor``"""
+    input = tensor_argument(input, "logit", "input", 1, False)
+    return operators.logit.call(input, eps)
+
+
+def logit_(input: Tensor, eps: float | None = None) -> Tensor:
+    """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
+    input = tensor_argument(input, "logit_", "input", 1, False)
+    return operators.logit_.call(input, eps)
+
+
+def sinc(input: Tensor) -> Tensor:
+    """``sinc(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "sinc", "input", 1, False)
+    return operators.sinc.call(input)
+
+
+def sinc_(input: Tensor) -> Tensor:
+    """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "sinc_", "input", 1, False)
+    return operators.sinc_.call(input)
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """``lgamma(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "lgamma", "input", 1, False)
+    return operators.lgamma.call(input)
+
+
+def digamma(input: Tensor) -> Tensor:
+    """``digamma(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "digamma", "input", 1, False)
+    return operators.digamma.call(input)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """``polygamma(int n, Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "polygamma", "input", 2, False)
+    return operators.polygamma.call(n, input)
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """``erfinv(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "erfinv", "input", 1, False)
+    return operators.erfinv.call(input)
+
+
+def i0(input: Tensor) -> Tensor:
+    """``i0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "i0", "input", 1, False)
+    return operators.i0.call(input)
+
+
+def i0_(input: Tensor) -> Tensor:
+    """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
+    input = tensor_argument(input, "i0_", "input", 1, False)
+    return operators.i0_.call(input)
+
+
+def igamma(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``igamma(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "igamma", "input", 1, False)
+    other = tensor_argument(other, "igamma", "other", 2, True)
+    return operators.igamma.call(input, other)
+
+
+def igammac(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``igammac(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "igammac", "input", 1, False)
+    other = tensor_argument(other, "igammac", "other", 2, True)
+    return operators.igammac.call(input, other)
+
+
+def logit_backward(
+    grad_output: Tensor | Number, input: Tensor, eps: float | None = None
+) -> Tensor:
+    """``logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "logit_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "logit_backward", "input", 2, False)
+    return operators.logit_backward.call(grad_output, input, eps)
+
+
 squeeze = Overloads(
     "squeeze",
     (
@@ -5220,6 +5667,58 @@ clamp_ = Overloads(
                 Param("input", "Tensor"),
                 Param("min", "Tensor?", has_default=True, default=None),
                 Param("max", "Tensor?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+clamp_min = OutOverloads(
+    "clamp_min",
+    (
+        # clamp_min(Tensor self, Scalar min) -> Tensor
+        Signature(
+            operators.clamp_min.call,
+            "Tensor input, Number min",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar"),
+            ),
+            accepts_out=True,
+        ),
+        # clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+        Signature(
+            operators.clamp_min_Tensor.call,
+            "Tensor input, Tensor min",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+clamp_max = OutOverloads(
+    "clamp_max",
+    (
+        # clamp_max(Tensor self, Scalar max) -> Tensor
+        Signature(
+            operators.clamp_max.call,
+            "Tensor input, Number max",
+            (
+                Param("input", "Tensor"),
+                Param("max", "Scalar"),
+            ),
+            accepts_out=True,
+        ),
+        # clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+        Signature(
+            operators.clamp_max_Tensor.call,
+            "Tensor input, Tensor max",
+            (
+                Param("input", "Tensor"),
+                Param("max", "Tensor"),
             ),
         ),
     ),
@@ -5799,6 +6298,137 @@ subtract = OutOverloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
                 Param("alpha", "Scalar", has_default=True, default=1),
+            ),
+        ),
+    ),
+)
+
+
+copysign = Overloads(
+    "copysign",
+    (
+        # copysign.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.copysign_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # copysign.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.copysign_Scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+clamp_min_ = Overloads(
+    "clamp_min_",
+    (
+        # clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+        Signature(
+            operators.clamp_min_.call,
+            "Tensor input, Number min",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Scalar"),
+            ),
+        ),
+        # clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+        Signature(
+            operators.clamp_min__Tensor.call,
+            "Tensor input, Tensor min",
+            (
+                Param("input", "Tensor"),
+                Param("min", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+clamp_max_ = Overloads(
+    "clamp_max_",
+    (
+        # clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+        Signature(
+            operators.clamp_max_.call,
+            "Tensor input, Number max",
+            (
+                Param("input", "Tensor"),
+                Param("max", "Scalar"),
+            ),
+        ),
+        # clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+        Signature(
+            operators.clamp_max__Tensor.call,
+            "Tensor input, Tensor max",
+            (
+                Param("input", "Tensor"),
+                Param("max", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+float_power = Overloads(
+    "float_power",
+    (
+        # float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Tensor input, Tensor exponent",
+            (
+                Param("input", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+        # float_power.Scalar(Scalar self, Tensor exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Number input, Tensor exponent",
+            (
+                Param("input", "Scalar"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+        # float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Tensor input, Number exponent",
+            (
+                Param("input", "Tensor"),
+                Param("exponent", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+round_ = Overloads(
+    "round_",
+    (
+        # round_(Tensor(a!) self) -> Tensor(a!)
+        Signature(
+            operators.round_.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+        Signature(
+            operators.round__decimals.call,
+            "Tensor input, *, int decimals",
+            (
+                Param("input", "Tensor"),
+                Param("decimals", "int", keyword_only=True),
             ),
         ),
     ),
@@ -6949,6 +7579,65 @@ rnn_relu = Overloads(
                 Param("dropout", "float"),
                 Param("train", "bool"),
                 Param("bidirectional", "bool"),
+            ),
+        ),
+    ),
+)
+
+
+xlogy = Overloads(
+    "xlogy",
+    (
+        # xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.xlogy_Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+        Signature(
+            operators.xlogy_Scalar_Self.call,
+            "Number input, Tensor other",
+            (
+                Param("input", "Scalar"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.xlogy_Scalar_Other.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+xlogy_ = Overloads(
+    "xlogy_",
+    (
+        # xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.xlogy__Tensor.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.xlogy__Scalar_Other.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
             ),
         ),
     ),

@@ -16,6 +16,7 @@ from gradgen.tensor import Number as _Number
 from gradgen.tensor import Tensor
 
 from .tensor_base import _DType
+from .tensor_base import frexp_Tensor_return
 from .tensor_base import max_dim_return
 from .tensor_base import min_dim_return
 from .tensor_base import sort_return
@@ -178,6 +179,61 @@ __all__ = [
     "multiply",
     "divide",
     "subtract",
+    "acosh",
+    "acosh_",
+    "asinh",
+    "asinh_",
+    "atanh",
+    "atanh_",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "arccosh_",
+    "arcsinh_",
+    "arctanh_",
+    "fix_",
+    "deg2rad",
+    "deg2rad_",
+    "rad2deg",
+    "rad2deg_",
+    "copysign",
+    "frac",
+    "frac_",
+    "frexp",
+    "ldexp",
+    "ldexp_",
+    "heaviside",
+    "nextafter",
+    "logaddexp2",
+    "clamp_min_",
+    "clamp_max_",
+    "signbit",
+    "float_power",
+    "exp2_",
+    "expm1_",
+    "log1p_",
+    "log2_",
+    "log10_",
+    "rsqrt_",
+    "reciprocal_",
+    "sin_",
+    "cos_",
+    "tan_",
+    "sinh_",
+    "cosh_",
+    "trunc_",
+    "floor_",
+    "ceil_",
+    "square_",
+    "acos_",
+    "asin_",
+    "atan_",
+    "erf_",
+    "round_",
+    "arccos_",
+    "arcsin_",
+    "arctan_",
+    "negative_",
     "sum",
     "mean",
     "prod",
@@ -381,6 +437,24 @@ __all__ = [
     "rnn_tanh",
     "rnn_relu",
     "_scaled_dot_product_attention_math",
+    "erfc",
+    "erfc_",
+    "xlogy",
+    "xlogy_",
+    "mvlgamma",
+    "logit",
+    "logit_",
+    "sinc",
+    "sinc_",
+    "lgamma",
+    "digamma",
+    "polygamma",
+    "erfinv",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
+    "logit_backward",
 ]
 
 
@@ -970,12 +1044,24 @@ def clamp_(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) ->
     """``clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
 
 
+@overload
 def clamp_min(input: Tensor, min: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
 
 
+@overload
+def clamp_min(input: Tensor, min: Tensor) -> Tensor:
+    """``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``"""
+
+
+@overload
 def clamp_max(input: Tensor, max: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
+
+
+@overload
+def clamp_max(input: Tensor, max: Tensor) -> Tensor:
+    """``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``"""
 
 
 @overload
@@ -1349,6 +1435,261 @@ def subtract(
 @overload
 def subtract(input: Tensor, other: _Number, alpha: _Number = ...) -> Tensor:
     """``subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
+
+
+def acosh(input: Tensor) -> Tensor:
+    """``acosh(Tensor self) -> Tensor``"""
+
+
+def acosh_(input: Tensor) -> Tensor:
+    """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def asinh(input: Tensor) -> Tensor:
+    """``asinh(Tensor self) -> Tensor``"""
+
+
+def asinh_(input: Tensor) -> Tensor:
+    """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def atanh(input: Tensor) -> Tensor:
+    """``atanh(Tensor self) -> Tensor``"""
+
+
+def atanh_(input: Tensor) -> Tensor:
+    """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arccosh(input: Tensor) -> Tensor:
+    """``arccosh(Tensor self) -> Tensor``"""
+
+
+def arcsinh(input: Tensor) -> Tensor:
+    """``arcsinh(Tensor self) -> Tensor``"""
+
+
+def arctanh(input: Tensor) -> Tensor:
+    """``arctanh(Tensor self) -> Tensor``"""
+
+
+def arccosh_(input: Tensor) -> Tensor:
+    """``arccosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arcsinh_(input: Tensor) -> Tensor:
+    """``arcsinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arctanh_(input: Tensor) -> Tensor:
+    """``arctanh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def fix_(input: Tensor) -> Tensor:
+    """``fix_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """``deg2rad(Tensor self) -> Tensor``"""
+
+
+def deg2rad_(input: Tensor) -> Tensor:
+    """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """``rad2deg(Tensor self) -> Tensor``"""
+
+
+def rad2deg_(input: Tensor) -> Tensor:
+    """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+@overload
+def copysign(input: Tensor, other: Tensor) -> Tensor:
+    """``copysign.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def copysign(input: Tensor, other: _Number) -> Tensor:
+    """``copysign.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+def frac(input: Tensor) -> Tensor:
+    """``frac(Tensor self) -> Tensor``"""
+
+
+def frac_(input: Tensor) -> Tensor:
+    """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def frexp(input: Tensor) -> frexp_Tensor_return:
+    """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
+
+
+def ldexp(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+def ldexp_(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+
+def heaviside(input: Tensor, values: Tensor | _Number) -> Tensor:
+    """``heaviside(Tensor self, Tensor values) -> Tensor``"""
+
+
+def nextafter(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``nextafter(Tensor self, Tensor other) -> Tensor``"""
+
+
+def logaddexp2(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def clamp_min_(input: Tensor, min: _Number) -> Tensor:
+    """``clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)``"""
+
+
+@overload
+def clamp_min_(input: Tensor, min: Tensor) -> Tensor:
+    """``clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)``"""
+
+
+@overload
+def clamp_max_(input: Tensor, max: _Number) -> Tensor:
+    """``clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)``"""
+
+
+@overload
+def clamp_max_(input: Tensor, max: Tensor) -> Tensor:
+    """``clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)``"""
+
+
+def signbit(input: Tensor) -> Tensor:
+    """``signbit(Tensor self) -> Tensor``"""
+
+
+@overload
+def float_power(input: Tensor, exponent: Tensor) -> Tensor:
+    """``float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
+
+
+@overload
+def float_power(input: _Number, exponent: Tensor) -> Tensor:
+    """``float_power.Scalar(Scalar self, Tensor exponent) -> Tensor``"""
+
+
+@overload
+def float_power(input: Tensor, exponent: _Number) -> Tensor:
+    """``float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
+
+
+def exp2_(input: Tensor) -> Tensor:
+    """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def expm1_(input: Tensor) -> Tensor:
+    """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def log1p_(input: Tensor) -> Tensor:
+    """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def log2_(input: Tensor) -> Tensor:
+    """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def log10_(input: Tensor) -> Tensor:
+    """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def rsqrt_(input: Tensor) -> Tensor:
+    """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def reciprocal_(input: Tensor) -> Tensor:
+    """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def sin_(input: Tensor) -> Tensor:
+    """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def cos_(input: Tensor) -> Tensor:
+    """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def tan_(input: Tensor) -> Tensor:
+    """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def sinh_(input: Tensor) -> Tensor:
+    """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def cosh_(input: Tensor) -> Tensor:
+    """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def trunc_(input: Tensor) -> Tensor:
+    """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def floor_(input: Tensor) -> Tensor:
+    """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def ceil_(input: Tensor) -> Tensor:
+    """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def square_(input: Tensor) -> Tensor:
+    """``square_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def acos_(input: Tensor) -> Tensor:
+    """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def asin_(input: Tensor) -> Tensor:
+    """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def atan_(input: Tensor) -> Tensor:
+    """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def erf_(input: Tensor) -> Tensor:
+    """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+@overload
+def round_(input: Tensor) -> Tensor:
+    """``round_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+@overload
+def round_(input: Tensor, *, decimals: _int) -> Tensor:
+    """``round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)``"""
+
+
+def arccos_(input: Tensor) -> Tensor:
+    """``arccos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arcsin_(input: Tensor) -> Tensor:
+    """``arcsin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def arctan_(input: Tensor) -> Tensor:
+    """``arctan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def negative_(input: Tensor) -> Tensor:
+    """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
 @overload
@@ -3456,3 +3797,94 @@ def _scaled_dot_product_attention_math(
     enable_gqa: _bool = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""
+
+
+def erfc(input: Tensor) -> Tensor:
+    """``erfc(Tensor self) -> Tensor``"""
+
+
+def erfc_(input: Tensor) -> Tensor:
+    """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+@overload
+def xlogy(input: Tensor, other: Tensor) -> Tensor:
+    """``xlogy.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def xlogy(input: _Number, other: Tensor) -> Tensor:
+    """``xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor``"""
+
+
+@overload
+def xlogy(input: Tensor, other: _Number) -> Tensor:
+    """``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def xlogy_(input: Tensor, other: Tensor) -> Tensor:
+    """``xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+
+@overload
+def xlogy_(input: Tensor, other: _Number) -> Tensor:
+    """``xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+
+
+def mvlgamma(input: Tensor, p: _int) -> Tensor:
+    """``mvlgamma(Tensor self, int p) -> Tensor``"""
+
+
+def logit(input: Tensor, eps: _float | None = ...) -> Tensor:
+    """``logit(Tensor self, float? eps=None) -> Tensor``"""
+
+
+def logit_(input: Tensor, eps: _float | None = ...) -> Tensor:
+    """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
+
+
+def sinc(input: Tensor) -> Tensor:
+    """``sinc(Tensor self) -> Tensor``"""
+
+
+def sinc_(input: Tensor) -> Tensor:
+    """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def lgamma(input: Tensor) -> Tensor:
+    """``lgamma(Tensor self) -> Tensor``"""
+
+
+def digamma(input: Tensor) -> Tensor:
+    """``digamma(Tensor self) -> Tensor``"""
+
+
+def polygamma(n: _int, input: Tensor) -> Tensor:
+    """``polygamma(int n, Tensor self) -> Tensor``"""
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """``erfinv(Tensor self) -> Tensor``"""
+
+
+def i0(input: Tensor) -> Tensor:
+    """``i0(Tensor self) -> Tensor``"""
+
+
+def i0_(input: Tensor) -> Tensor:
+    """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
+
+
+def igamma(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``igamma(Tensor self, Tensor other) -> Tensor``"""
+
+
+def igammac(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``igammac(Tensor self, Tensor other) -> Tensor``"""
+
+
+def logit_backward(
+    grad_output: Tensor | _Number, input: Tensor, eps: _float | None = ...
+) -> Tensor:
+    """``logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor``"""

@@ -23,4 +23,822 @@ from gradgen.tensor import Number, Tensor
 
 from . import operators
 
-__all__ = []
+__all__ = [
+    "entr",
+    "ndtri",
+    "log_ndtr",
+    "expm1",
+    "exp2",
+    "psi",
+    "digamma",
+    "gammaln",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "ndtr",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "logit",
+    "polygamma",
+    "logsumexp",
+    "expit",
+    "sinc",
+    "round",
+    "log1p",
+    "log_softmax",
+    "gammainc",
+    "gammaincc",
+    "multigammaln",
+    "softmax",
+    "bessel_j0",
+    "bessel_j1",
+    "airy_ai",
+    "bessel_y0",
+    "bessel_y1",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "spherical_bessel_j0",
+    "xlog1py",
+    "xlogy",
+    "zeta",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+]
+
+
+def entr(input: Tensor) -> Tensor:
+    """``special_entr(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_entr", "input", 1, False)
+    return operators.special_entr.call(input)
+
+
+def ndtri(input: Tensor) -> Tensor:
+    """``special_ndtri(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_ndtri", "input", 1, False)
+    return operators.special_ndtri.call(input)
+
+
+def log_ndtr(input: Tensor) -> Tensor:
+    """``special_log_ndtr(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_log_ndtr", "input", 1, False)
+    return operators.special_log_ndtr.call(input)
+
+
+def expm1(input: Tensor) -> Tensor:
+    """``special_expm1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_expm1", "input", 1, False)
+    return composites.special_expm1(input)
+
+
+def exp2(input: Tensor) -> Tensor:
+    """``special_exp2(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_exp2", "input", 1, False)
+    return composites.special_exp2(input)
+
+
+def psi(input: Tensor) -> Tensor:
+    """``special_psi(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_psi", "input", 1, False)
+    return composites.special_psi(input)
+
+
+def digamma(input: Tensor) -> Tensor:
+    """``special_digamma(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_digamma", "input", 1, False)
+    return composites.special_digamma(input)
+
+
+def gammaln(input: Tensor) -> Tensor:
+    """``special_gammaln(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_gammaln", "input", 1, False)
+    return composites.special_gammaln(input)
+
+
+def erf(input: Tensor) -> Tensor:
+    """``special_erf(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_erf", "input", 1, False)
+    return composites.special_erf(input)
+
+
+def erfc(input: Tensor) -> Tensor:
+    """``special_erfc(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_erfc", "input", 1, False)
+    return composites.special_erfc(input)
+
+
+def erfcx(input: Tensor) -> Tensor:
+    """``special_erfcx(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_erfcx", "input", 1, False)
+    return operators.special_erfcx.call(input)
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """``special_erfinv(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_erfinv", "input", 1, False)
+    return composites.special_erfinv(input)
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """``special_ndtr(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_ndtr", "input", 1, False)
+    return composites.special_ndtr(input)
+
+
+def i0(input: Tensor) -> Tensor:
+    """``special_i0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_i0", "input", 1, False)
+    return composites.special_i0(input)
+
+
+def i0e(input: Tensor) -> Tensor:
+    """``special_i0e(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_i0e", "input", 1, False)
+    return operators.special_i0e.call(input)
+
+
+def i1(input: Tensor) -> Tensor:
+    """``special_i1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_i1", "input", 1, False)
+    return operators.special_i1.call(input)
+
+
+def i1e(input: Tensor) -> Tensor:
+    """``special_i1e(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_i1e", "input", 1, False)
+    return operators.special_i1e.call(input)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``special_logit(Tensor self, float? eps=None) -> Tensor``"""
+    input = tensor_argument(input, "special_logit", "input", 1, False)
+    return composites.special_logit(input, eps)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    """``special_polygamma(int n, Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_polygamma", "input", 2, False)
+    return composites.special_polygamma(n, input)
+
+
+def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
+    """``special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
+    input = tensor_argument(input, "special_logsumexp", "input", 1, False)
+    dim = int_list_argument(dim, "special_logsumexp", "dim")
+    return composites.special_logsumexp(input, dim, keepdim)
+
+
+def expit(input: Tensor) -> Tensor:
+    """``special_expit(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_expit", "input", 1, False)
+    return composites.special_expit(input)
+
+
+def sinc(input: Tensor) -> Tensor:
+    """``special_sinc(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_sinc", "input", 1, False)
+    return composites.special_sinc(input)
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """``special_round(Tensor self, *, int decimals=0) -> Tensor``"""
+    input = tensor_argument(input, "special_round", "input", 1, False)
+    return composites.special_round(input, decimals)
+
+
+def log1p(input: Tensor) -> Tensor:
+    """``special_log1p(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_log1p", "input", 1, False)
+    return composites.special_log1p(input)
+
+
+def log_softmax(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """``special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "special_log_softmax", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return composites.special_log_softmax(input, dim, dtype)
+
+
+def gammainc(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``special_gammainc(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "special_gammainc", "input", 1, False)
+    other = tensor_argument(other, "special_gammainc", "other", 2, True)
+    return composites.special_gammainc(input, other)
+
+
+def gammaincc(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``special_gammaincc(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "special_gammaincc", "input", 1, False)
+    other = tensor_argument(other, "special_gammaincc", "other", 2, True)
+    return composites.special_gammaincc(input, other)
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:
+    """``special_multigammaln(Tensor self, int p) -> Tensor``"""
+    input = tensor_argument(input, "special_multigammaln", "input", 1, False)
+    return composites.special_multigammaln(input, p)
+
+
+def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+    """``special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "special_softmax", "input", 1, False)
+    dtype = dtype_argument(dtype)
+    return composites.special_softmax(input, dim, dtype)
+
+
+def bessel_j0(input: Tensor) -> Tensor:
+    """``special_bessel_j0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_bessel_j0", "input", 1, False)
+    return operators.special_bessel_j0.call(input)
+
+
+def bessel_j1(input: Tensor) -> Tensor:
+    """``special_bessel_j1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_bessel_j1", "input", 1, False)
+    return operators.special_bessel_j1.call(input)
+
+
+def airy_ai(x: Tensor | Number) -> Tensor:
+    """``special_airy_ai(Tensor x) -> Tensor``"""
+    x = tensor_argument(x, "special_airy_ai", "x", 1, True)
+    return operators.special_airy_ai.call(x)
+
+
+def bessel_y0(input: Tensor) -> Tensor:
+    """``special_bessel_y0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_bessel_y0", "input", 1, False)
+    return operators.special_bessel_y0.call(input)
+
+
+def bessel_y1(input: Tensor) -> Tensor:
+    """``special_bessel_y1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_bessel_y1", "input", 1, False)
+    return operators.special_bessel_y1.call(input)
+
+
+def modified_bessel_i0(input: Tensor) -> Tensor:
+    """``special_modified_bessel_i0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_modified_bessel_i0", "input", 1, False)
+    return operators.special_modified_bessel_i0.call(input)
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:
+    """``special_modified_bessel_i1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_modified_bessel_i1", "input", 1, False)
+    return operators.special_modified_bessel_i1.call(input)
+
+
+def modified_bessel_k0(input: Tensor) -> Tensor:
+    """``special_modified_bessel_k0(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_modified_bessel_k0", "input", 1, False)
+    return operators.special_modified_bessel_k0.call(input)
+
+
+def modified_bessel_k1(input: Tensor) -> Tensor:
+    """``special_modified_bessel_k1(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "special_modified_bessel_k1", "input", 1, False)
+    return operators.special_modified_bessel_k1.call(input)
+
+
+def scaled_modified_bessel_k0(x: Tensor | Number) -> Tensor:
+    """``special_scaled_modified_bessel_k0(Tensor x) -> Tensor``"""
+    x = tensor_argument(x, "special_scaled_modified_bessel_k0", "x", 1, True)
+    return operators.special_scaled_modified_bessel_k0.call(x)
+
+
+def scaled_modified_bessel_k1(x: Tensor | Number) -> Tensor:
+    """``special_scaled_modified_bessel_k1(Tensor x) -> Tensor``"""
+    x = tensor_argument(x, "special_scaled_modified_bessel_k1", "x", 1, True)
+    return operators.special_scaled_modified_bessel_k1.call(x)
+
+
+def spherical_bessel_j0(x: Tensor | Number) -> Tensor:
+    """``special_spherical_bessel_j0(Tensor x) -> Tensor``"""
+    x = tensor_argument(x, "special_spherical_bessel_j0", "x", 1, True)
+    return operators.special_spherical_bessel_j0.call(x)
+
+
+xlog1py = Overloads(
+    "xlog1py",
+    (
+        # special_xlog1py(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.special_xlog1py.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+        Signature(
+            operators.special_xlog1py_self_scalar.call,
+            "Number input, Tensor other",
+            (
+                Param("input", "Scalar"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.special_xlog1py_other_scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+xlogy = Overloads(
+    "xlogy",
+    (
+        # special_xlogy(Tensor self, Tensor other) -> Tensor
+        Signature(
+            composites.special_xlogy,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor
+        Signature(
+            composites.special_xlogy,
+            "Number input, Tensor other",
+            (
+                Param("input", "Scalar"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            composites.special_xlogy,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+zeta = Overloads(
+    "zeta",
+    (
+        # special_zeta(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.special_zeta.call,
+            "Tensor input, Tensor other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+        Signature(
+            operators.special_zeta_self_scalar.call,
+            "Number input, Tensor other",
+            (
+                Param("input", "Scalar"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.special_zeta_other_scalar.call,
+            "Tensor input, Number other",
+            (
+                Param("input", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+chebyshev_polynomial_t = Overloads(
+    "chebyshev_polynomial_t",
+    (
+        # special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_t.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_t_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_t_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+chebyshev_polynomial_u = Overloads(
+    "chebyshev_polynomial_u",
+    (
+        # special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_u.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_u_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_u_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+chebyshev_polynomial_v = Overloads(
+    "chebyshev_polynomial_v",
+    (
+        # special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_v.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_v_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_v_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+chebyshev_polynomial_w = Overloads(
+    "chebyshev_polynomial_w",
+    (
+        # special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_w.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_w_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_chebyshev_polynomial_w_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+hermite_polynomial_h = Overloads(
+    "hermite_polynomial_h",
+    (
+        # special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_h.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_h_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_h_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+hermite_polynomial_he = Overloads(
+    "hermite_polynomial_he",
+    (
+        # special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_he.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_he_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_hermite_polynomial_he_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+laguerre_polynomial_l = Overloads(
+    "laguerre_polynomial_l",
+    (
+        # special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_laguerre_polynomial_l.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_laguerre_polynomial_l_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_laguerre_polynomial_l_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+legendre_polynomial_p = Overloads(
+    "legendre_polynomial_p",
+    (
+        # special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_legendre_polynomial_p.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_legendre_polynomial_p_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_legendre_polynomial_p_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+shifted_chebyshev_polynomial_t = Overloads(
+    "shifted_chebyshev_polynomial_t",
+    (
+        # special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_t.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_t_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_t_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+shifted_chebyshev_polynomial_u = Overloads(
+    "shifted_chebyshev_polynomial_u",
+    (
+        # special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_u.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_u_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_u_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+shifted_chebyshev_polynomial_v = Overloads(
+    "shifted_chebyshev_polynomial_v",
+    (
+        # special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_v.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_v_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_v_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+shifted_chebyshev_polynomial_w = Overloads(
+    "shifted_chebyshev_polynomial_w",
+    (
+        # special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_w.call,
+            "Tensor x, Tensor n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_w_x_scalar.call,
+            "Number x, Tensor n",
+            (
+                Param("x", "Scalar"),
+                Param("n", "Tensor"),
+            ),
+        ),
+        # special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+        Signature(
+            operators.special_shifted_chebyshev_polynomial_w_n_scalar.call,
+            "Tensor x, Number n",
+            (
+                Param("x", "Tensor"),
+                Param("n", "Scalar"),
+            ),
+        ),
+    ),
+)

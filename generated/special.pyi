@@ -16,6 +16,7 @@ from gradgen.tensor import Number as _Number
 from gradgen.tensor import Tensor
 
 from .tensor_base import _DType
+from .tensor_base import frexp_Tensor_return
 from .tensor_base import max_dim_return
 from .tensor_base import min_dim_return
 from .tensor_base import sort_return
@@ -32,4 +33,452 @@ from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
 
-__all__ = []
+__all__ = [
+    "entr",
+    "ndtri",
+    "log_ndtr",
+    "expm1",
+    "exp2",
+    "psi",
+    "digamma",
+    "gammaln",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "ndtr",
+    "xlog1py",
+    "xlogy",
+    "zeta",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "logit",
+    "polygamma",
+    "logsumexp",
+    "expit",
+    "sinc",
+    "round",
+    "log1p",
+    "log_softmax",
+    "gammainc",
+    "gammaincc",
+    "multigammaln",
+    "softmax",
+    "bessel_j0",
+    "bessel_j1",
+    "airy_ai",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "spherical_bessel_j0",
+]
+
+
+def entr(input: Tensor) -> Tensor:
+    """``special_entr(Tensor self) -> Tensor``"""
+
+
+def ndtri(input: Tensor) -> Tensor:
+    """``special_ndtri(Tensor self) -> Tensor``"""
+
+
+def log_ndtr(input: Tensor) -> Tensor:
+    """``special_log_ndtr(Tensor self) -> Tensor``"""
+
+
+def expm1(input: Tensor) -> Tensor:
+    """``special_expm1(Tensor self) -> Tensor``"""
+
+
+def exp2(input: Tensor) -> Tensor:
+    """``special_exp2(Tensor self) -> Tensor``"""
+
+
+def psi(input: Tensor) -> Tensor:
+    """``special_psi(Tensor self) -> Tensor``"""
+
+
+def digamma(input: Tensor) -> Tensor:
+    """``special_digamma(Tensor self) -> Tensor``"""
+
+
+def gammaln(input: Tensor) -> Tensor:
+    """``special_gammaln(Tensor self) -> Tensor``"""
+
+
+def erf(input: Tensor) -> Tensor:
+    """``special_erf(Tensor self) -> Tensor``"""
+
+
+def erfc(input: Tensor) -> Tensor:
+    """``special_erfc(Tensor self) -> Tensor``"""
+
+
+def erfcx(input: Tensor) -> Tensor:
+    """``special_erfcx(Tensor self) -> Tensor``"""
+
+
+def erfinv(input: Tensor) -> Tensor:
+    """``special_erfinv(Tensor self) -> Tensor``"""
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """``special_ndtr(Tensor self) -> Tensor``"""
+
+
+@overload
+def xlog1py(input: Tensor, other: Tensor) -> Tensor:
+    """``special_xlog1py(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def xlog1py(input: _Number, other: Tensor) -> Tensor:
+    """``special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor``"""
+
+
+@overload
+def xlog1py(input: Tensor, other: _Number) -> Tensor:
+    """``special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def xlogy(input: Tensor, other: Tensor) -> Tensor:
+    """``special_xlogy(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def xlogy(input: _Number, other: Tensor) -> Tensor:
+    """``special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor``"""
+
+
+@overload
+def xlogy(input: Tensor, other: _Number) -> Tensor:
+    """``special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+@overload
+def zeta(input: Tensor, other: Tensor) -> Tensor:
+    """``special_zeta(Tensor self, Tensor other) -> Tensor``"""
+
+
+@overload
+def zeta(input: _Number, other: Tensor) -> Tensor:
+    """``special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor``"""
+
+
+@overload
+def zeta(input: Tensor, other: _Number) -> Tensor:
+    """``special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor``"""
+
+
+def i0(input: Tensor) -> Tensor:
+    """``special_i0(Tensor self) -> Tensor``"""
+
+
+def i0e(input: Tensor) -> Tensor:
+    """``special_i0e(Tensor self) -> Tensor``"""
+
+
+def i1(input: Tensor) -> Tensor:
+    """``special_i1(Tensor self) -> Tensor``"""
+
+
+def i1e(input: Tensor) -> Tensor:
+    """``special_i1e(Tensor self) -> Tensor``"""
+
+
+def logit(input: Tensor, eps: _float | None = ...) -> Tensor:
+    """``special_logit(Tensor self, float? eps=None) -> Tensor``"""
+
+
+def polygamma(n: _int, input: Tensor) -> Tensor:
+    """``special_polygamma(int n, Tensor self) -> Tensor``"""
+
+
+def logsumexp(
+    input: Tensor, dim: _int | Sequence[_int], keepdim: _bool = ...
+) -> Tensor:
+    """``special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
+
+
+def expit(input: Tensor) -> Tensor:
+    """``special_expit(Tensor self) -> Tensor``"""
+
+
+def sinc(input: Tensor) -> Tensor:
+    """``special_sinc(Tensor self) -> Tensor``"""
+
+
+def round(input: Tensor, *, decimals: _int = ...) -> Tensor:
+    """``special_round(Tensor self, *, int decimals=0) -> Tensor``"""
+
+
+def log1p(input: Tensor) -> Tensor:
+    """``special_log1p(Tensor self) -> Tensor``"""
+
+
+def log_softmax(input: Tensor, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
+    """``special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+def gammainc(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``special_gammainc(Tensor self, Tensor other) -> Tensor``"""
+
+
+def gammaincc(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``special_gammaincc(Tensor self, Tensor other) -> Tensor``"""
+
+
+def multigammaln(input: Tensor, p: _int) -> Tensor:
+    """``special_multigammaln(Tensor self, int p) -> Tensor``"""
+
+
+def softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
+    """``special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+
+
+def bessel_j0(input: Tensor) -> Tensor:
+    """``special_bessel_j0(Tensor self) -> Tensor``"""
+
+
+def bessel_j1(input: Tensor) -> Tensor:
+    """``special_bessel_j1(Tensor self) -> Tensor``"""
+
+
+def airy_ai(x: Tensor | _Number) -> Tensor:
+    """``special_airy_ai(Tensor x) -> Tensor``"""
+
+
+def bessel_y0(input: Tensor) -> Tensor:
+    """``special_bessel_y0(Tensor self) -> Tensor``"""
+
+
+def bessel_y1(input: Tensor) -> Tensor:
+    """``special_bessel_y1(Tensor self) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_t(x: Tensor, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_t(x: _Number, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_t(x: Tensor, n: _Number) -> Tensor:
+    """``special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_u(x: Tensor, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_u(x: _Number, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_u(x: Tensor, n: _Number) -> Tensor:
+    """``special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_v(x: Tensor, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_v(x: _Number, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_v(x: Tensor, n: _Number) -> Tensor:
+    """``special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_w(x: Tensor, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_w(x: _Number, n: Tensor) -> Tensor:
+    """``special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def chebyshev_polynomial_w(x: Tensor, n: _Number) -> Tensor:
+    """``special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_h(x: Tensor, n: Tensor) -> Tensor:
+    """``special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_h(x: _Number, n: Tensor) -> Tensor:
+    """``special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_h(x: Tensor, n: _Number) -> Tensor:
+    """``special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_he(x: Tensor, n: Tensor) -> Tensor:
+    """``special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_he(x: _Number, n: Tensor) -> Tensor:
+    """``special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def hermite_polynomial_he(x: Tensor, n: _Number) -> Tensor:
+    """``special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def laguerre_polynomial_l(x: Tensor, n: Tensor) -> Tensor:
+    """``special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def laguerre_polynomial_l(x: _Number, n: Tensor) -> Tensor:
+    """``special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def laguerre_polynomial_l(x: Tensor, n: _Number) -> Tensor:
+    """``special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def legendre_polynomial_p(x: Tensor, n: Tensor) -> Tensor:
+    """``special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def legendre_polynomial_p(x: _Number, n: Tensor) -> Tensor:
+    """``special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def legendre_polynomial_p(x: Tensor, n: _Number) -> Tensor:
+    """``special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+def modified_bessel_i0(input: Tensor) -> Tensor:
+    """``special_modified_bessel_i0(Tensor self) -> Tensor``"""
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:
+    """``special_modified_bessel_i1(Tensor self) -> Tensor``"""
+
+
+def modified_bessel_k0(input: Tensor) -> Tensor:
+    """``special_modified_bessel_k0(Tensor self) -> Tensor``"""
+
+
+def modified_bessel_k1(input: Tensor) -> Tensor:
+    """``special_modified_bessel_k1(Tensor self) -> Tensor``"""
+
+
+def scaled_modified_bessel_k0(x: Tensor | _Number) -> Tensor:
+    """``special_scaled_modified_bessel_k0(Tensor x) -> Tensor``"""
+
+
+def scaled_modified_bessel_k1(x: Tensor | _Number) -> Tensor:
+    """``special_scaled_modified_bessel_k1(Tensor x) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_t(x: Tensor, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_t(x: _Number, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_t(x: Tensor, n: _Number) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_u(x: Tensor, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_u(x: _Number, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_u(x: Tensor, n: _Number) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_v(x: Tensor, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_v(x: _Number, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_v(x: Tensor, n: _Number) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_w(x: Tensor, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_w(x: _Number, n: Tensor) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor``"""
+
+
+@overload
+def shifted_chebyshev_polynomial_w(x: Tensor, n: _Number) -> Tensor:
+    """``special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor``"""
+
+
+def spherical_bessel_j0(x: Tensor | _Number) -> Tensor:
+    """``special_spherical_bessel_j0(Tensor x) -> Tensor``"""

@@ -23,6 +23,11 @@ from gradgen.tensor import Tensor
 _DType: TypeAlias = dtype | np.dtype[Any] | type[Any] | _str
 
 
+class frexp_Tensor_return(NamedTuple):
+    mantissa: Tensor
+    exponent: Tensor
+
+
 class max_dim_return(NamedTuple):
     values: Tensor
     indices: Tensor
@@ -472,11 +477,21 @@ class TensorBase:
     def clamp_(self, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
         """``clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
 
+    @overload
     def clamp_min(self, min: _Number) -> Tensor:
         """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
 
+    @overload
+    def clamp_min(self, min: Tensor) -> Tensor:
+        """``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``"""
+
+    @overload
     def clamp_max(self, max: _Number) -> Tensor:
         """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
+
+    @overload
+    def clamp_max(self, max: Tensor) -> Tensor:
+        """``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``"""
 
     @overload
     def fmod(self, other: Tensor) -> Tensor:
@@ -761,6 +776,260 @@ class TensorBase:
     @overload
     def subtract(self, other: _Number, alpha: _Number = ...) -> Tensor:
         """``subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
+
+    def acosh(self) -> Tensor:
+        """``acosh(Tensor self) -> Tensor``"""
+
+    def acosh_(self) -> Tensor:
+        """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def asinh(self) -> Tensor:
+        """``asinh(Tensor self) -> Tensor``"""
+
+    def asinh_(self) -> Tensor:
+        """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def atanh(self) -> Tensor:
+        """``atanh(Tensor self) -> Tensor``"""
+
+    def atanh_(self) -> Tensor:
+        """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arccosh(self) -> Tensor:
+        """``arccosh(Tensor self) -> Tensor``"""
+
+    def arcsinh(self) -> Tensor:
+        """``arcsinh(Tensor self) -> Tensor``"""
+
+    def arctanh(self) -> Tensor:
+        """``arctanh(Tensor self) -> Tensor``"""
+
+    def arccosh_(self) -> Tensor:
+        """``arccosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arcsinh_(self) -> Tensor:
+        """``arcsinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arctanh_(self) -> Tensor:
+        """``arctanh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def fix_(self) -> Tensor:
+        """``fix_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def deg2rad(self) -> Tensor:
+        """``deg2rad(Tensor self) -> Tensor``"""
+
+    def deg2rad_(self) -> Tensor:
+        """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def rad2deg(self) -> Tensor:
+        """``rad2deg(Tensor self) -> Tensor``"""
+
+    def rad2deg_(self) -> Tensor:
+        """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    @overload
+    def copysign(self, other: Tensor) -> Tensor:
+        """``copysign.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def copysign(self, other: _Number) -> Tensor:
+        """``copysign.Scalar(Tensor self, Scalar other) -> Tensor``"""
+
+    @overload
+    def copysign_(self, other: Tensor) -> Tensor:
+        """``copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    @overload
+    def copysign_(self, other: _Number) -> Tensor:
+        """``copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+
+    def frac(self) -> Tensor:
+        """``frac(Tensor self) -> Tensor``"""
+
+    def frac_(self) -> Tensor:
+        """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def frexp(self) -> frexp_Tensor_return:
+        """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
+
+    def ldexp(self, other: Tensor | _Number) -> Tensor:
+        """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    def ldexp_(self, other: Tensor | _Number) -> Tensor:
+        """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def heaviside(self, values: Tensor | _Number) -> Tensor:
+        """``heaviside(Tensor self, Tensor values) -> Tensor``"""
+
+    def heaviside_(self, values: Tensor | _Number) -> Tensor:
+        """``heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)``"""
+
+    def nextafter(self, other: Tensor | _Number) -> Tensor:
+        """``nextafter(Tensor self, Tensor other) -> Tensor``"""
+
+    def nextafter_(self, other: Tensor | _Number) -> Tensor:
+        """``nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def logaddexp2(self, other: Tensor | _Number) -> Tensor:
+        """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def clamp_min_(self, min: _Number) -> Tensor:
+        """``clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)``"""
+
+    @overload
+    def clamp_min_(self, min: Tensor) -> Tensor:
+        """``clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)``"""
+
+    @overload
+    def clamp_max_(self, max: _Number) -> Tensor:
+        """``clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)``"""
+
+    @overload
+    def clamp_max_(self, max: Tensor) -> Tensor:
+        """``clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)``"""
+
+    def signbit(self) -> Tensor:
+        """``signbit(Tensor self) -> Tensor``"""
+
+    @overload
+    def pow_(self, exponent: _Number) -> Tensor:
+        """``pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)``"""
+
+    @overload
+    def pow_(self, exponent: Tensor) -> Tensor:
+        """``pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)``"""
+
+    @overload
+    def float_power(self, exponent: Tensor) -> Tensor:
+        """``float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
+
+    @overload
+    def float_power(self, exponent: _Number) -> Tensor:
+        """``float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
+
+    @overload
+    def float_power_(self, exponent: _Number) -> Tensor:
+        """``float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)``"""
+
+    @overload
+    def float_power_(self, exponent: Tensor) -> Tensor:
+        """``float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)``"""
+
+    def exp2_(self) -> Tensor:
+        """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def expm1_(self) -> Tensor:
+        """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def log1p_(self) -> Tensor:
+        """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def log2_(self) -> Tensor:
+        """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def log10_(self) -> Tensor:
+        """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def rsqrt_(self) -> Tensor:
+        """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def reciprocal_(self) -> Tensor:
+        """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def sin_(self) -> Tensor:
+        """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def cos_(self) -> Tensor:
+        """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def tan_(self) -> Tensor:
+        """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def sinh_(self) -> Tensor:
+        """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def cosh_(self) -> Tensor:
+        """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def sgn_(self) -> Tensor:
+        """``sgn_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def trunc_(self) -> Tensor:
+        """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def floor_(self) -> Tensor:
+        """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def ceil_(self) -> Tensor:
+        """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def square_(self) -> Tensor:
+        """``square_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def acos_(self) -> Tensor:
+        """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def asin_(self) -> Tensor:
+        """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def atan_(self) -> Tensor:
+        """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def erf_(self) -> Tensor:
+        """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    @overload
+    def round_(self) -> Tensor:
+        """``round_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    @overload
+    def round_(self, *, decimals: _int) -> Tensor:
+        """``round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)``"""
+
+    def sign_(self) -> Tensor:
+        """``sign_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def atan2_(self, other: Tensor | _Number) -> Tensor:
+        """``atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    @overload
+    def fmod_(self, other: _Number) -> Tensor:
+        """``fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+
+    @overload
+    def fmod_(self, other: Tensor) -> Tensor:
+        """``fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def hypot_(self, other: Tensor | _Number) -> Tensor:
+        """``hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    @overload
+    def remainder_(self, other: _Number) -> Tensor:
+        """``remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+
+    @overload
+    def remainder_(self, other: Tensor) -> Tensor:
+        """``remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def absolute_(self) -> Tensor:
+        """``absolute_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arccos_(self) -> Tensor:
+        """``arccos_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arcsin_(self) -> Tensor:
+        """``arcsin_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arctan_(self) -> Tensor:
+        """``arctan_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def arctan2_(self, other: Tensor | _Number) -> Tensor:
+        """``arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def negative_(self) -> Tensor:
+        """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
 
     @overload
     def sum(self, *, dtype: _DType | None = ...) -> Tensor:
@@ -1398,3 +1667,85 @@ class TensorBase:
 
     def log_softmax(self, dim: _int, dtype: _DType | None = ...) -> Tensor:
         """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+
+    def erfc(self) -> Tensor:
+        """``erfc(Tensor self) -> Tensor``"""
+
+    def erfc_(self) -> Tensor:
+        """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    @overload
+    def xlogy(self, other: Tensor) -> Tensor:
+        """``xlogy.Tensor(Tensor self, Tensor other) -> Tensor``"""
+
+    @overload
+    def xlogy(self, other: _Number) -> Tensor:
+        """``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``"""
+
+    @overload
+    def xlogy_(self, other: Tensor) -> Tensor:
+        """``xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    @overload
+    def xlogy_(self, other: _Number) -> Tensor:
+        """``xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+
+    def mvlgamma(self, p: _int) -> Tensor:
+        """``mvlgamma(Tensor self, int p) -> Tensor``"""
+
+    def mvlgamma_(self, p: _int) -> Tensor:
+        """``mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)``"""
+
+    def logit(self, eps: _float | None = ...) -> Tensor:
+        """``logit(Tensor self, float? eps=None) -> Tensor``"""
+
+    def logit_(self, eps: _float | None = ...) -> Tensor:
+        """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
+
+    def sinc(self) -> Tensor:
+        """``sinc(Tensor self) -> Tensor``"""
+
+    def sinc_(self) -> Tensor:
+        """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def lgamma_(self) -> Tensor:
+        """``lgamma_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def lgamma(self) -> Tensor:
+        """``lgamma(Tensor self) -> Tensor``"""
+
+    def digamma(self) -> Tensor:
+        """``digamma(Tensor self) -> Tensor``"""
+
+    def digamma_(self) -> Tensor:
+        """``digamma_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def polygamma(self, n: _int) -> Tensor:
+        """``polygamma(int n, Tensor self) -> Tensor``"""
+
+    def polygamma_(self, n: _int) -> Tensor:
+        """``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``"""
+
+    def erfinv(self) -> Tensor:
+        """``erfinv(Tensor self) -> Tensor``"""
+
+    def erfinv_(self) -> Tensor:
+        """``erfinv_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def i0(self) -> Tensor:
+        """``i0(Tensor self) -> Tensor``"""
+
+    def i0_(self) -> Tensor:
+        """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
+
+    def igamma(self, other: Tensor | _Number) -> Tensor:
+        """``igamma(Tensor self, Tensor other) -> Tensor``"""
+
+    def igamma_(self, other: Tensor | _Number) -> Tensor:
+        """``igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+
+    def igammac(self, other: Tensor | _Number) -> Tensor:
+        """``igammac(Tensor self, Tensor other) -> Tensor``"""
+
+    def igammac_(self, other: Tensor | _Number) -> Tensor:
+        """``igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""

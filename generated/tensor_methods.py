@@ -477,16 +477,6 @@ def hypot(self: Tensor, other: Tensor | Number) -> Tensor:
     return operators.hypot.call(self, other)
 
 
-def clamp_min(self: Tensor, min: Number) -> Tensor:
-    """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
-    return operators.clamp_min.call(self, min)
-
-
-def clamp_max(self: Tensor, max: Number) -> Tensor:
-    """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
-    return operators.clamp_max.call(self, max)
-
-
 def logical_and(self: Tensor, other: Tensor | Number) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
     other = tensor_argument(other, "logical_and", "other", 2, True)
@@ -665,6 +655,306 @@ def arctan2(self: Tensor, other: Tensor | Number) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
     other = tensor_argument(other, "arctan2", "other", 2, True)
     return composites.arctan2(self, other)
+
+
+def acosh(self: Tensor) -> Tensor:
+    """``acosh(Tensor self) -> Tensor``"""
+    return operators.acosh.call(self)
+
+
+def acosh_(self: Tensor) -> Tensor:
+    """``acosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.acosh_.call(self)
+
+
+def asinh(self: Tensor) -> Tensor:
+    """``asinh(Tensor self) -> Tensor``"""
+    return operators.asinh.call(self)
+
+
+def asinh_(self: Tensor) -> Tensor:
+    """``asinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.asinh_.call(self)
+
+
+def atanh(self: Tensor) -> Tensor:
+    """``atanh(Tensor self) -> Tensor``"""
+    return operators.atanh.call(self)
+
+
+def atanh_(self: Tensor) -> Tensor:
+    """``atanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.atanh_.call(self)
+
+
+def arccosh(self: Tensor) -> Tensor:
+    """``arccosh(Tensor self) -> Tensor``"""
+    return composites.arccosh(self)
+
+
+def arcsinh(self: Tensor) -> Tensor:
+    """``arcsinh(Tensor self) -> Tensor``"""
+    return composites.arcsinh(self)
+
+
+def arctanh(self: Tensor) -> Tensor:
+    """``arctanh(Tensor self) -> Tensor``"""
+    return composites.arctanh(self)
+
+
+def arccosh_(self: Tensor) -> Tensor:
+    """``arccosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arccosh_(self)
+
+
+def arcsinh_(self: Tensor) -> Tensor:
+    """``arcsinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arcsinh_(self)
+
+
+def arctanh_(self: Tensor) -> Tensor:
+    """``arctanh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arctanh_(self)
+
+
+def fix_(self: Tensor) -> Tensor:
+    """``fix_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.fix_(self)
+
+
+def deg2rad(self: Tensor) -> Tensor:
+    """``deg2rad(Tensor self) -> Tensor``"""
+    return operators.deg2rad.call(self)
+
+
+def deg2rad_(self: Tensor) -> Tensor:
+    """``deg2rad_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.deg2rad_.call(self)
+
+
+def rad2deg(self: Tensor) -> Tensor:
+    """``rad2deg(Tensor self) -> Tensor``"""
+    return operators.rad2deg.call(self)
+
+
+def rad2deg_(self: Tensor) -> Tensor:
+    """``rad2deg_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.rad2deg_.call(self)
+
+
+def frac(self: Tensor) -> Tensor:
+    """``frac(Tensor self) -> Tensor``"""
+    return operators.frac.call(self)
+
+
+def frac_(self: Tensor) -> Tensor:
+    """``frac_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.frac_.call(self)
+
+
+def frexp(self: Tensor) -> Tensor:
+    """``frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)``"""
+    return operators.frexp_Tensor.call(self)
+
+
+def ldexp(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``ldexp.Tensor(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "ldexp", "other", 2, True)
+    return operators.ldexp_Tensor.call(self, other)
+
+
+def ldexp_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "ldexp_", "other", 2, True)
+    return operators.ldexp_.call(self, other)
+
+
+def heaviside(self: Tensor, values: Tensor | Number) -> Tensor:
+    """``heaviside(Tensor self, Tensor values) -> Tensor``"""
+    values = tensor_argument(values, "heaviside", "values", 2, True)
+    return operators.heaviside.call(self, values)
+
+
+def heaviside_(self: Tensor, values: Tensor | Number) -> Tensor:
+    """``heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)``"""
+    values = tensor_argument(values, "heaviside_", "values", 2, True)
+    return operators.heaviside_.call(self, values)
+
+
+def nextafter(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``nextafter(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "nextafter", "other", 2, True)
+    return operators.nextafter.call(self, other)
+
+
+def nextafter_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "nextafter_", "other", 2, True)
+    return operators.nextafter_.call(self, other)
+
+
+def logaddexp2(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``logaddexp2(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "logaddexp2", "other", 2, True)
+    return operators.logaddexp2.call(self, other)
+
+
+def signbit(self: Tensor) -> Tensor:
+    """``signbit(Tensor self) -> Tensor``"""
+    return operators.signbit.call(self)
+
+
+def exp2_(self: Tensor) -> Tensor:
+    """``exp2_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.exp2_.call(self)
+
+
+def expm1_(self: Tensor) -> Tensor:
+    """``expm1_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.expm1_.call(self)
+
+
+def log1p_(self: Tensor) -> Tensor:
+    """``log1p_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.log1p_.call(self)
+
+
+def log2_(self: Tensor) -> Tensor:
+    """``log2_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.log2_.call(self)
+
+
+def log10_(self: Tensor) -> Tensor:
+    """``log10_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.log10_.call(self)
+
+
+def rsqrt_(self: Tensor) -> Tensor:
+    """``rsqrt_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.rsqrt_.call(self)
+
+
+def reciprocal_(self: Tensor) -> Tensor:
+    """``reciprocal_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.reciprocal_.call(self)
+
+
+def sin_(self: Tensor) -> Tensor:
+    """``sin_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sin_.call(self)
+
+
+def cos_(self: Tensor) -> Tensor:
+    """``cos_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.cos_.call(self)
+
+
+def tan_(self: Tensor) -> Tensor:
+    """``tan_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.tan_.call(self)
+
+
+def sinh_(self: Tensor) -> Tensor:
+    """``sinh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sinh_.call(self)
+
+
+def cosh_(self: Tensor) -> Tensor:
+    """``cosh_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.cosh_.call(self)
+
+
+def sgn_(self: Tensor) -> Tensor:
+    """``sgn_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sgn_.call(self)
+
+
+def trunc_(self: Tensor) -> Tensor:
+    """``trunc_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.trunc_.call(self)
+
+
+def floor_(self: Tensor) -> Tensor:
+    """``floor_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.floor_.call(self)
+
+
+def ceil_(self: Tensor) -> Tensor:
+    """``ceil_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.ceil_.call(self)
+
+
+def square_(self: Tensor) -> Tensor:
+    """``square_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.square_(self)
+
+
+def acos_(self: Tensor) -> Tensor:
+    """``acos_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.acos_.call(self)
+
+
+def asin_(self: Tensor) -> Tensor:
+    """``asin_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.asin_.call(self)
+
+
+def atan_(self: Tensor) -> Tensor:
+    """``atan_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.atan_.call(self)
+
+
+def erf_(self: Tensor) -> Tensor:
+    """``erf_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.erf_.call(self)
+
+
+def sign_(self: Tensor) -> Tensor:
+    """``sign_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sign_.call(self)
+
+
+def atan2_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "atan2_", "other", 2, True)
+    return operators.atan2_.call(self, other)
+
+
+def hypot_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "hypot_", "other", 2, True)
+    return operators.hypot_.call(self, other)
+
+
+def absolute_(self: Tensor) -> Tensor:
+    """``absolute_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.absolute_(self)
+
+
+def arccos_(self: Tensor) -> Tensor:
+    """``arccos_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arccos_(self)
+
+
+def arcsin_(self: Tensor) -> Tensor:
+    """``arcsin_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arcsin_(self)
+
+
+def arctan_(self: Tensor) -> Tensor:
+    """``arctan_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.arctan_(self)
+
+
+def arctan2_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "arctan2_", "other", 2, True)
+    return composites.arctan2_(self, other)
+
+
+def negative_(self: Tensor) -> Tensor:
+    """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
+    return composites.negative_(self)
 
 
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
@@ -1232,6 +1522,120 @@ def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     return composites.log_softmax(self, dim, dtype)
 
 
+def erfc(self: Tensor) -> Tensor:
+    """``erfc(Tensor self) -> Tensor``"""
+    return operators.erfc.call(self)
+
+
+def erfc_(self: Tensor) -> Tensor:
+    """``erfc_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.erfc_.call(self)
+
+
+def mvlgamma(self: Tensor, p: int) -> Tensor:
+    """``mvlgamma(Tensor self, int p) -> Tensor``"""
+    return operators.mvlgamma.call(self, p)
+
+
+def mvlgamma_(self: Tensor, p: int) -> Tensor:
+    """``mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)``"""
+    return operators.mvlgamma_.call(self, p)
+
+
+def logit(self: Tensor, eps: float | None = None) -> Tensor:
+    """``logit(Tensor self, float? eps=None) -> Tensor``"""
+    return operators.logit.call(self, eps)
+
+
+def logit_(self: Tensor, eps: float | None = None) -> Tensor:
+    """``logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)``"""
+    return operators.logit_.call(self, eps)
+
+
+def sinc(self: Tensor) -> Tensor:
+    """``sinc(Tensor self) -> Tensor``"""
+    return operators.sinc.call(self)
+
+
+def sinc_(self: Tensor) -> Tensor:
+    """``sinc_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.sinc_.call(self)
+
+
+def lgamma_(self: Tensor) -> Tensor:
+    """``lgamma_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.lgamma_.call(self)
+
+
+def lgamma(self: Tensor) -> Tensor:
+    """``lgamma(Tensor self) -> Tensor``"""
+    return operators.lgamma.call(self)
+
+
+def digamma(self: Tensor) -> Tensor:
+    """``digamma(Tensor self) -> Tensor``"""
+    return operators.digamma.call(self)
+
+
+def digamma_(self: Tensor) -> Tensor:
+    """``digamma_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.digamma_.call(self)
+
+
+def polygamma(self: Tensor, n: int) -> Tensor:
+    """``polygamma(int n, Tensor self) -> Tensor``"""
+    return operators.polygamma.call(n, self)
+
+
+def polygamma_(self: Tensor, n: int) -> Tensor:
+    """``polygamma_(Tensor(a!) self, int n) -> Tensor(a!)``"""
+    return operators.polygamma_.call(self, n)
+
+
+def erfinv(self: Tensor) -> Tensor:
+    """``erfinv(Tensor self) -> Tensor``"""
+    return operators.erfinv.call(self)
+
+
+def erfinv_(self: Tensor) -> Tensor:
+    """``erfinv_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.erfinv_.call(self)
+
+
+def i0(self: Tensor) -> Tensor:
+    """``i0(Tensor self) -> Tensor``"""
+    return operators.i0.call(self)
+
+
+def i0_(self: Tensor) -> Tensor:
+    """``i0_(Tensor(a!) self) -> Tensor(a!)``"""
+    return operators.i0_.call(self)
+
+
+def igamma(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``igamma(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "igamma", "other", 2, True)
+    return operators.igamma.call(self, other)
+
+
+def igamma_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "igamma_", "other", 2, True)
+    return operators.igamma_.call(self, other)
+
+
+def igammac(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``igammac(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "igammac", "other", 2, True)
+    return operators.igammac.call(self, other)
+
+
+def igammac_(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    other = tensor_argument(other, "igammac_", "other", 2, True)
+    return operators.igammac_.call(self, other)
+
+
 _squeeze_overloads = Overloads(
     "squeeze",
     (
@@ -1598,6 +2002,66 @@ _clamp__overloads = Overloads(
 def clamp_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)`` or ``clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
     return _clamp__overloads(*args, self=self, **kwargs)
+
+
+_clamp_min_overloads = Overloads(
+    "clamp_min",
+    (
+        # clamp_min(Tensor self, Scalar min) -> Tensor
+        Signature(
+            operators.clamp_min.call,
+            "Number min",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar"),
+            ),
+        ),
+        # clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
+        Signature(
+            operators.clamp_min_Tensor.call,
+            "Tensor min",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def clamp_min(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp_min(Tensor self, Scalar min) -> Tensor`` or ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor``"""
+    return _clamp_min_overloads(*args, self=self, **kwargs)
+
+
+_clamp_max_overloads = Overloads(
+    "clamp_max",
+    (
+        # clamp_max(Tensor self, Scalar max) -> Tensor
+        Signature(
+            operators.clamp_max.call,
+            "Number max",
+            (
+                Param("self", "Tensor"),
+                Param("max", "Scalar"),
+            ),
+        ),
+        # clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
+        Signature(
+            operators.clamp_max_Tensor.call,
+            "Tensor max",
+            (
+                Param("self", "Tensor"),
+                Param("max", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def clamp_max(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp_max(Tensor self, Scalar max) -> Tensor`` or ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor``"""
+    return _clamp_max_overloads(*args, self=self, **kwargs)
 
 
 _fmod_overloads = Overloads(
@@ -2250,6 +2714,303 @@ _subtract_overloads = Overloads(
 def subtract(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` or ``subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
     return _subtract_overloads(*args, self=self, **kwargs)
+
+
+_copysign_overloads = Overloads(
+    "copysign",
+    (
+        # copysign.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.copysign_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # copysign.Scalar(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.copysign_Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def copysign(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``copysign.Tensor(Tensor self, Tensor other) -> Tensor`` or ``copysign.Scalar(Tensor self, Scalar other) -> Tensor``"""
+    return _copysign_overloads(*args, self=self, **kwargs)
+
+
+_copysign__overloads = Overloads(
+    "copysign_",
+    (
+        # copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.copysign__Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.copysign__Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def copysign_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`` or ``copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+    return _copysign__overloads(*args, self=self, **kwargs)
+
+
+_clamp_min__overloads = Overloads(
+    "clamp_min_",
+    (
+        # clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)
+        Signature(
+            operators.clamp_min_.call,
+            "Number min",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Scalar"),
+            ),
+        ),
+        # clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)
+        Signature(
+            operators.clamp_min__Tensor.call,
+            "Tensor min",
+            (
+                Param("self", "Tensor"),
+                Param("min", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def clamp_min_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)`` or ``clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)``"""
+    return _clamp_min__overloads(*args, self=self, **kwargs)
+
+
+_clamp_max__overloads = Overloads(
+    "clamp_max_",
+    (
+        # clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)
+        Signature(
+            operators.clamp_max_.call,
+            "Number max",
+            (
+                Param("self", "Tensor"),
+                Param("max", "Scalar"),
+            ),
+        ),
+        # clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)
+        Signature(
+            operators.clamp_max__Tensor.call,
+            "Tensor max",
+            (
+                Param("self", "Tensor"),
+                Param("max", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def clamp_max_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)`` or ``clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)``"""
+    return _clamp_max__overloads(*args, self=self, **kwargs)
+
+
+_pow__overloads = Overloads(
+    "pow_",
+    (
+        # pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+        Signature(
+            operators.pow__Scalar.call,
+            "Number exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Scalar"),
+            ),
+        ),
+        # pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+        Signature(
+            operators.pow__Tensor.call,
+            "Tensor exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def pow_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`` or ``pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)``"""
+    return _pow__overloads(*args, self=self, **kwargs)
+
+
+_float_power_overloads = Overloads(
+    "float_power",
+    (
+        # float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Tensor exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+        # float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+        Signature(
+            composites.float_power,
+            "Number exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def float_power(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`` or ``float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
+    return _float_power_overloads(*args, self=self, **kwargs)
+
+
+_float_power__overloads = Overloads(
+    "float_power_",
+    (
+        # float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+        Signature(
+            composites.float_power_,
+            "Number exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Scalar"),
+            ),
+        ),
+        # float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+        Signature(
+            composites.float_power_,
+            "Tensor exponent",
+            (
+                Param("self", "Tensor"),
+                Param("exponent", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def float_power_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`` or ``float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)``"""
+    return _float_power__overloads(*args, self=self, **kwargs)
+
+
+_round__overloads = Overloads(
+    "round_",
+    (
+        # round_(Tensor(a!) self) -> Tensor(a!)
+        Signature(
+            operators.round_.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)
+        Signature(
+            operators.round__decimals.call,
+            "*, int decimals",
+            (
+                Param("self", "Tensor"),
+                Param("decimals", "int", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+def round_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``round_(Tensor(a!) self) -> Tensor(a!)`` or ``round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)``"""
+    return _round__overloads(*args, self=self, **kwargs)
+
+
+_fmod__overloads = Overloads(
+    "fmod_",
+    (
+        # fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.fmod__Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+        # fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.fmod__Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def fmod_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`` or ``fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    return _fmod__overloads(*args, self=self, **kwargs)
+
+
+_remainder__overloads = Overloads(
+    "remainder_",
+    (
+        # remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.remainder__Scalar.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+        # remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.remainder__Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def remainder_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`` or ``remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)``"""
+    return _remainder__overloads(*args, self=self, **kwargs)
 
 
 _sum_overloads = Overloads(
@@ -3166,6 +3927,66 @@ def norm(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _norm_overloads(*args, self=self, **kwargs)
 
 
+_xlogy_overloads = Overloads(
+    "xlogy",
+    (
+        # xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        Signature(
+            operators.xlogy_Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        Signature(
+            operators.xlogy_Scalar_Other.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def xlogy(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``xlogy.Tensor(Tensor self, Tensor other) -> Tensor`` or ``xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor``"""
+    return _xlogy_overloads(*args, self=self, **kwargs)
+
+
+_xlogy__overloads = Overloads(
+    "xlogy_",
+    (
+        # xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        Signature(
+            operators.xlogy__Tensor.call,
+            "Tensor other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Tensor"),
+            ),
+        ),
+        # xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        Signature(
+            operators.xlogy__Scalar_Other.call,
+            "Number other",
+            (
+                Param("self", "Tensor"),
+                Param("other", "Scalar"),
+            ),
+        ),
+    ),
+)
+
+
+def xlogy_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`` or ``xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)``"""
+    return _xlogy__overloads(*args, self=self, **kwargs)
+
+
 METHODS: dict[str, Callable[..., Any]] = {
     "permute": permute,
     "expand": expand,
@@ -3249,8 +4070,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "fmin": fmin,
     "atan2": atan2,
     "hypot": hypot,
-    "clamp_min": clamp_min,
-    "clamp_max": clamp_max,
     "logical_and": logical_and,
     "logical_or": logical_or,
     "logical_xor": logical_xor,
@@ -3277,6 +4096,64 @@ METHODS: dict[str, Callable[..., Any]] = {
     "arctan": arctan,
     "fix": fix,
     "arctan2": arctan2,
+    "acosh": acosh,
+    "acosh_": acosh_,
+    "asinh": asinh,
+    "asinh_": asinh_,
+    "atanh": atanh,
+    "atanh_": atanh_,
+    "arccosh": arccosh,
+    "arcsinh": arcsinh,
+    "arctanh": arctanh,
+    "arccosh_": arccosh_,
+    "arcsinh_": arcsinh_,
+    "arctanh_": arctanh_,
+    "fix_": fix_,
+    "deg2rad": deg2rad,
+    "deg2rad_": deg2rad_,
+    "rad2deg": rad2deg,
+    "rad2deg_": rad2deg_,
+    "frac": frac,
+    "frac_": frac_,
+    "frexp": frexp,
+    "ldexp": ldexp,
+    "ldexp_": ldexp_,
+    "heaviside": heaviside,
+    "heaviside_": heaviside_,
+    "nextafter": nextafter,
+    "nextafter_": nextafter_,
+    "logaddexp2": logaddexp2,
+    "signbit": signbit,
+    "exp2_": exp2_,
+    "expm1_": expm1_,
+    "log1p_": log1p_,
+    "log2_": log2_,
+    "log10_": log10_,
+    "rsqrt_": rsqrt_,
+    "reciprocal_": reciprocal_,
+    "sin_": sin_,
+    "cos_": cos_,
+    "tan_": tan_,
+    "sinh_": sinh_,
+    "cosh_": cosh_,
+    "sgn_": sgn_,
+    "trunc_": trunc_,
+    "floor_": floor_,
+    "ceil_": ceil_,
+    "square_": square_,
+    "acos_": acos_,
+    "asin_": asin_,
+    "atan_": atan_,
+    "erf_": erf_,
+    "sign_": sign_,
+    "atan2_": atan2_,
+    "hypot_": hypot_,
+    "absolute_": absolute_,
+    "arccos_": arccos_,
+    "arcsin_": arcsin_,
+    "arctan_": arctan_,
+    "arctan2_": arctan2_,
+    "negative_": negative_,
     "amax": amax,
     "amin": amin,
     "argmax": argmax,
@@ -3348,6 +4225,28 @@ METHODS: dict[str, Callable[..., Any]] = {
     "relu_": relu_,
     "softmax": softmax,
     "log_softmax": log_softmax,
+    "erfc": erfc,
+    "erfc_": erfc_,
+    "mvlgamma": mvlgamma,
+    "mvlgamma_": mvlgamma_,
+    "logit": logit,
+    "logit_": logit_,
+    "sinc": sinc,
+    "sinc_": sinc_,
+    "lgamma_": lgamma_,
+    "lgamma": lgamma,
+    "digamma": digamma,
+    "digamma_": digamma_,
+    "polygamma": polygamma,
+    "polygamma_": polygamma_,
+    "erfinv": erfinv,
+    "erfinv_": erfinv_,
+    "i0": i0,
+    "i0_": i0_,
+    "igamma": igamma,
+    "igamma_": igamma_,
+    "igammac": igammac,
+    "igammac_": igammac_,
     "squeeze": squeeze,
     "split": split,
     "movedim": movedim,
@@ -3360,6 +4259,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "where": where,
     "clamp": clamp,
     "clamp_": clamp_,
+    "clamp_min": clamp_min,
+    "clamp_max": clamp_max,
     "fmod": fmod,
     "remainder": remainder,
     "eq": eq,
@@ -3381,6 +4282,16 @@ METHODS: dict[str, Callable[..., Any]] = {
     "multiply": multiply,
     "divide": divide,
     "subtract": subtract,
+    "copysign": copysign,
+    "copysign_": copysign_,
+    "clamp_min_": clamp_min_,
+    "clamp_max_": clamp_max_,
+    "pow_": pow_,
+    "float_power": float_power,
+    "float_power_": float_power_,
+    "round_": round_,
+    "fmod_": fmod_,
+    "remainder_": remainder_,
     "sum": sum,
     "mean": mean,
     "prod": prod,
@@ -3404,4 +4315,6 @@ METHODS: dict[str, Callable[..., Any]] = {
     "scatter_": scatter_,
     "index_fill_": index_fill_,
     "norm": norm,
+    "xlogy": xlogy,
+    "xlogy_": xlogy_,
 }

@@ -3687,6 +3687,1646 @@ def nan_to_num_(
     return result
 
 
+def acosh(ks: int, self: Tensor) -> Any:
+    """acosh(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AcoshBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AcoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.acosh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.acosh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def acosh_(ks: int, self: Tensor) -> Any:
+    """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("acosh_")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AcoshBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AcoshBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.acosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def asinh(ks: int, self: Tensor) -> Any:
+    """asinh(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AsinhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.asinh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.asinh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def asinh_(ks: int, self: Tensor) -> Any:
+    """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("asinh_")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AsinhBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsinhBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.asinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def atanh(ks: int, self: Tensor) -> Any:
+    """atanh(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AtanhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AtanhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.atanh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.atanh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def atanh_(ks: int, self: Tensor) -> Any:
+    """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("atanh_")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AtanhBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AtanhBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.atanh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def deg2rad(ks: int, self: Tensor) -> Any:
+    """deg2rad(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Deg2RadBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Deg2RadBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.deg2rad, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.deg2rad_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def deg2rad_(ks: int, self: Tensor) -> Any:
+    """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Deg2RadBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Deg2RadBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.deg2rad_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.deg2rad__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def rad2deg(ks: int, self: Tensor) -> Any:
+    """rad2deg(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Rad2DegBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Rad2DegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.rad2deg, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.rad2deg_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def rad2deg_(ks: int, self: Tensor) -> Any:
+    """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Rad2DegBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Rad2DegBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.rad2deg_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rad2deg__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def copysign_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """copysign.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.CopysignBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopysignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_info = TypeAndSize(other)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.copysign_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copysign_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def copysign__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CopysignBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopysignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_info = TypeAndSize(other)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.copysign__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copysign__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def copysign_Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """copysign.Scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CopysignBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopysignBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.copysign_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copysign_Scalar_jvp(
+                    self, tangent_or_zeros(self), other, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def copysign__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CopysignBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CopysignBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.copysign__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.copysign__Scalar_jvp(
+                    original_self, tangent_or_zeros(self), other, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def frac(ks: int, self: Tensor) -> Any:
+    """frac(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FracBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FracBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.frac, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.frac_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def frac_(ks: int, self: Tensor) -> Any:
+    """frac_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FracBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FracBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.frac_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.frac__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def frexp_Tensor(ks: int, self: Tensor) -> Any:
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FrexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FrexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.frexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.exponent_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.frexp_Tensor_jvp_mantissa(
+                    self, tangent_or_zeros(self), result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def ldexp_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.LdexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LdexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+    result = redispatch(operators.ldexp_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.ldexp_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def ldexp_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LdexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LdexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+    result = redispatch(operators.ldexp_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.ldexp__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def heaviside(ks: int, self: Tensor, values: Tensor) -> Any:
+    """heaviside(Tensor self, Tensor values) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("heaviside")
+    _any_requires_grad = compute_requires_grad(self, values)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("heaviside")
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+    result = redispatch(operators.heaviside, ks & AFTER_AUTOGRAD_KEYSET, self, values)
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def heaviside_(ks: int, self: Tensor, values: Tensor) -> Any:
+    """heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("heaviside_")
+    _any_requires_grad = compute_requires_grad(self, values)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("heaviside")
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+    result = redispatch(operators.heaviside_, ks & AFTER_AUTOGRAD_KEYSET, self, values)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def nextafter(ks: int, self: Tensor, other: Tensor) -> Any:
+    """nextafter(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.NextafterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NextafterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_info = TypeAndSize(other)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.nextafter, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nextafter_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def nextafter_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.NextafterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NextafterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_info = TypeAndSize(other)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.nextafter_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nextafter__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def logaddexp2(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.Logaddexp2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Logaddexp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.logaddexp2, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.logaddexp2_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp_min_Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
+    """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or min._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, min)
+    grad_fn: functions.ClampMinBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, min))
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.clamp_min_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_min_Tensor_jvp(
+                    self, tangent_or_zeros(self), min, tangent_or_zeros(min), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp_max_Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
+    """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or max._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, max)
+    grad_fn: functions.ClampMaxBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, max))
+        grad_fn.max_ = SavedVariable(max, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.clamp_max_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, max
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_max_Tensor_jvp(
+                    self, tangent_or_zeros(self), max, tangent_or_zeros(max), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def clamp_min_(ks: int, self: Tensor, min: Number) -> Any:
+    """clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampMinBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.min = min
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.clamp_min_, ks & AFTER_AUTOGRAD_KEYSET, self, min)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_min__jvp(
+                    original_self, tangent_or_zeros(self), min, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def clamp_min__Tensor(ks: int, self: Tensor, min: Tensor) -> Any:
+    """clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or min._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, min)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampMinBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMinBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, min))
+        grad_fn.min_ = SavedVariable(min, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.clamp_min__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, min
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_min__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    min,
+                    tangent_or_zeros(min),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def clamp_max_(ks: int, self: Tensor, max: Number) -> Any:
+    """clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampMaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.max = max
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.clamp_max_, ks & AFTER_AUTOGRAD_KEYSET, self, max)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_max__jvp(
+                    original_self, tangent_or_zeros(self), max, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def clamp_max__Tensor(ks: int, self: Tensor, max: Tensor) -> Any:
+    """clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or max._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, max)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ClampMaxBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ClampMaxBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, max))
+        grad_fn.max_ = SavedVariable(max, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.clamp_max__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, max
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.clamp_max__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    max,
+                    tangent_or_zeros(max),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def signbit(ks: int, self: Tensor) -> Any:
+    """signbit(Tensor self) -> Tensor"""
+    return redispatch(operators.signbit, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def pow__Scalar(ks: int, self: Tensor, exponent: Number) -> Any:
+    """pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.PowBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PowBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.exponent = exponent
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.pow__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pow__Scalar_jvp(
+                    original_self, tangent_or_zeros(self), exponent, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def pow__Tensor(ks: int, self: Tensor, exponent: Tensor) -> Any:
+    """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or exponent._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, exponent)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.PowBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PowBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, exponent))
+        grad_fn.exponent_ = SavedVariable(exponent, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.pow__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, exponent
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pow__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    exponent,
+                    tangent_or_zeros(exponent),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def exp2_(ks: int, self: Tensor) -> Any:
+    """exp2_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Exp2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Exp2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.exp2_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.exp2__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def expm1_(ks: int, self: Tensor) -> Any:
+    """expm1_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Expm1Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Expm1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.expm1_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.expm1__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def log1p_(ks: int, self: Tensor) -> Any:
+    """log1p_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Log1PBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Log1PBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.log1p_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.log1p__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def log2_(ks: int, self: Tensor) -> Any:
+    """log2_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Log2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Log2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.log2_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.log2__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def log10_(ks: int, self: Tensor) -> Any:
+    """log10_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Log10Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Log10Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.log10_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.log10__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def rsqrt_(ks: int, self: Tensor) -> Any:
+    """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.RsqrtBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RsqrtBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.rsqrt_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rsqrt__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def reciprocal_(ks: int, self: Tensor) -> Any:
+    """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ReciprocalBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReciprocalBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.reciprocal_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reciprocal__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sin_(ks: int, self: Tensor) -> Any:
+    """sin_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SinBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.sin_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sin__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def cos_(ks: int, self: Tensor) -> Any:
+    """cos_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CosBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.cos_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cos__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def tan_(ks: int, self: Tensor) -> Any:
+    """tan_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.TanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.tan_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.tan__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sinh_(ks: int, self: Tensor) -> Any:
+    """sinh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SinhBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SinhBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.sinh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sinh__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def cosh_(ks: int, self: Tensor) -> Any:
+    """cosh_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CoshBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CoshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.cosh_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cosh__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sgn_(ks: int, self: Tensor) -> Any:
+    """sgn_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SgnBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SgnBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.sgn_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sgn__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def trunc_(ks: int, self: Tensor) -> Any:
+    """trunc_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.TruncBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TruncBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.trunc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.trunc__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def floor_(ks: int, self: Tensor) -> Any:
+    """floor_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FloorBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FloorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.floor_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.floor__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def ceil_(ks: int, self: Tensor) -> Any:
+    """ceil_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CeilBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CeilBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.ceil_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.ceil__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def acos_(ks: int, self: Tensor) -> Any:
+    """acos_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AcosBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AcosBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.acos_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.acos__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def asin_(ks: int, self: Tensor) -> Any:
+    """asin_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AsinBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsinBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.asin_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.asin__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def atan_(ks: int, self: Tensor) -> Any:
+    """atan_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AtanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AtanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.atan_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.atan__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def erf_(ks: int, self: Tensor) -> Any:
+    """erf_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ErfBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.erf_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.erf__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def round_(ks: int, self: Tensor) -> Any:
+    """round_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.RoundBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RoundBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.round_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.round__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def round__decimals(ks: int, self: Tensor, decimals: int) -> Any:
+    """round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.RoundBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RoundBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.round__decimals, ks & AFTER_AUTOGRAD_KEYSET, self, decimals
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.round__decimals_jvp(
+                    original_self, tangent_or_zeros(self), decimals, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sign_(ks: int, self: Tensor) -> Any:
+    """sign_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SignBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SignBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.sign_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sign__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def atan2_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.Atan2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Atan2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.atan2_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.atan2__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def fmod__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """fmod_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FmodBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FmodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.fmod__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fmod__Scalar_jvp(
+                    original_self, tangent_or_zeros(self), other, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def fmod__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.FmodBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FmodBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.fmod__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fmod__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def hypot_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.HypotBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HypotBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.hypot_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hypot__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def remainder__Scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.RemainderBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RemainderBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.remainder__Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.remainder__Scalar_jvp(
+                    original_self, tangent_or_zeros(self), other, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.RemainderBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RemainderBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.remainder__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.remainder__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
 def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -10170,6 +11810,1417 @@ def _thnn_fused_gru_cell_backward(
     return result
 
 
+def erfc(ks: int, self: Tensor) -> Any:
+    """erfc(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ErfcBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.erfc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.erfc_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def erfc_(ks: int, self: Tensor) -> Any:
+    """erfc_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ErfcBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.erfc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.erfc__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def xlogy_Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.XlogyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.xlogy_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy_Tensor_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def xlogy_Scalar_Self(ks: int, self: Number, other: Tensor) -> Any:
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(other)
+    grad_fn: functions.XlogyBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward1()
+        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self = self
+    result = redispatch(
+        operators.xlogy_Scalar_Self, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy_Scalar_Self_jvp(
+                    self, other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def xlogy_Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.XlogyBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.other = other
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.xlogy_Scalar_Other, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy_Scalar_Other_jvp(
+                    self, tangent_or_zeros(self), other, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def xlogy__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
+    """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.XlogyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.xlogy__Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy__Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def xlogy__Scalar_Other(ks: int, self: Tensor, other: Number) -> Any:
+    """xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.XlogyBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.XlogyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.other = other
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.xlogy__Scalar_Other, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.xlogy__Scalar_Other_jvp(
+                    original_self, tangent_or_zeros(self), other, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def mvlgamma(ks: int, self: Tensor, p: int) -> Any:
+    """mvlgamma(Tensor self, int p) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MvlgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MvlgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.mvlgamma, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mvlgamma_jvp(self, tangent_or_zeros(self), p, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def mvlgamma_(ks: int, self: Tensor, p: int) -> Any:
+    """mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MvlgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MvlgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.mvlgamma_, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mvlgamma__jvp(original_self, tangent_or_zeros(self), p, self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def logit(ks: int, self: Tensor, eps: float | None) -> Any:
+    """logit(Tensor self, float? eps=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LogitBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.eps = eps
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.logit, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.logit_jvp(self, tangent_or_zeros(self), eps, result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def logit_(ks: int, self: Tensor, eps: float | None) -> Any:
+    """logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LogitBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.eps = eps
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.logit_, ks & AFTER_AUTOGRAD_KEYSET, self, eps)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.logit__jvp(original_self, tangent_or_zeros(self), eps, self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def sinc(ks: int, self: Tensor) -> Any:
+    """sinc(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SincBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SincBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.sinc, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.sinc_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def sinc_(ks: int, self: Tensor) -> Any:
+    """sinc_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.SincBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SincBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.sinc_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.sinc__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def lgamma_(ks: int, self: Tensor) -> Any:
+    """lgamma_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.LgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.lgamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lgamma__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def lgamma(ks: int, self: Tensor) -> Any:
+    """lgamma(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.lgamma, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.lgamma_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def digamma(ks: int, self: Tensor) -> Any:
+    """digamma(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.DigammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DigammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.digamma, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.digamma_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def digamma_(ks: int, self: Tensor) -> Any:
+    """digamma_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.DigammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DigammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.digamma_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.digamma__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def polygamma(ks: int, n: int, self: Tensor) -> Any:
+    """polygamma(int n, Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.PolygammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PolygammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.n = n
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.polygamma, ks & AFTER_AUTOGRAD_KEYSET, n, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.polygamma_jvp(n, self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def polygamma_(ks: int, self: Tensor, n: int) -> Any:
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("polygamma_")
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.PolygammaBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PolygammaBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.n = n
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.polygamma_, ks & AFTER_AUTOGRAD_KEYSET, self, n)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def erfinv(ks: int, self: Tensor) -> Any:
+    """erfinv(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ErfinvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfinvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.erfinv, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.erfinv_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def erfinv_(ks: int, self: Tensor) -> Any:
+    """erfinv_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ErfinvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ErfinvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.erfinv_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.erfinv__jvp(original_self, tangent_or_zeros(self), self),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def i0(ks: int, self: Tensor) -> Any:
+    """i0(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.I0Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.I0Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.i0, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.i0_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def i0_(ks: int, self: Tensor) -> Any:
+    """i0_(Tensor(a!) self) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.I0Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.I0Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.i0_, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.i0__jvp(original_self, tangent_or_zeros(self), self),)
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def igamma(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igamma(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("igamma")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.IgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.igamma, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def igamma_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("igamma_")
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IgammaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IgammaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.igamma_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def igammac(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igammac(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("igammac")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.IgammacBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IgammacBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.igammac, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def igammac_(ks: int, self: Tensor, other: Tensor) -> Any:
+    """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("igammac_")
+    _any_requires_grad = compute_requires_grad(self, other)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IgammacBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IgammacBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(operators.igammac_, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def logit_backward(
+    ks: int, grad_output: Tensor, self: Tensor, eps: float | None
+) -> Any:
+    """logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("logit_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("logit_backward")
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+    result = redispatch(
+        operators.logit_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self, eps
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def special_entr(ks: int, self: Tensor) -> Any:
+    """special_entr(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialEntrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialEntrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_entr, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_entr_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_ndtri(ks: int, self: Tensor) -> Any:
+    """special_ndtri(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialNdtriBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialNdtriBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.special_ndtri, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_ndtri_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_log_ndtr(ks: int, self: Tensor) -> Any:
+    """special_log_ndtr(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialLogNdtrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialLogNdtrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_log_ndtr, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_log_ndtr_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_erfcx(ks: int, self: Tensor) -> Any:
+    """special_erfcx(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialErfcxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialErfcxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_erfcx, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_erfcx_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_xlog1py(ks: int, self: Tensor, other: Tensor) -> Any:
+    """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.SpecialXlog1PyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialXlog1PyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.special_xlog1py, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_xlog1py_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_xlog1py_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(other)
+    grad_fn: functions.SpecialXlog1PyBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialXlog1PyBackward1()
+        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self = self
+    result = redispatch(
+        operators.special_xlog1py_self_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_xlog1py_self_scalar_jvp(
+                    self, other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_xlog1py_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialXlog1PyBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialXlog1PyBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.other = other
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.special_xlog1py_other_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_xlog1py_other_scalar_jvp(
+                    self, tangent_or_zeros(self), other, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_zeta(ks: int, self: Tensor, other: Tensor) -> Any:
+    """special_zeta(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("special_zeta")
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.SpecialZetaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialZetaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        if grad_fn.should_compute_output(1):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_zeta, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def special_zeta_self_scalar(ks: int, self: Number, other: Tensor) -> Any:
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (other._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("special_zeta.self_scalar")
+    _any_requires_grad = compute_requires_grad(other)
+    grad_fn: functions.SpecialZetaBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialZetaBackward1()
+        grad_fn.set_next_edges(collect_next_edges(other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self = self
+    result = redispatch(
+        operators.special_zeta_self_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def special_zeta_other_scalar(ks: int, self: Tensor, other: Number) -> Any:
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("special_zeta.other_scalar")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialZetaBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialZetaBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.special_zeta_other_scalar, ks & AFTER_AUTOGRAD_KEYSET, self, other
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def special_i0e(ks: int, self: Tensor) -> Any:
+    """special_i0e(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialI0EBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialI0EBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_i0e, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_i0e_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_i1(ks: int, self: Tensor) -> Any:
+    """special_i1(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialI1Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialI1Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_i1, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.special_i1_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_i1e(ks: int, self: Tensor) -> Any:
+    """special_i1e(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SpecialI1EBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SpecialI1EBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.special_i1e, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.special_i1e_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def special_bessel_j0(ks: int, self: Tensor) -> Any:
+    """special_bessel_j0(Tensor self) -> Tensor"""
+    return redispatch(operators.special_bessel_j0, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def special_bessel_j1(ks: int, self: Tensor) -> Any:
+    """special_bessel_j1(Tensor self) -> Tensor"""
+    return redispatch(operators.special_bessel_j1, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def special_airy_ai(ks: int, x: Tensor) -> Any:
+    """special_airy_ai(Tensor x) -> Tensor"""
+    return redispatch(operators.special_airy_ai, ks & AFTER_AUTOGRAD_KEYSET, x)
+
+
+def special_bessel_y0(ks: int, self: Tensor) -> Any:
+    """special_bessel_y0(Tensor self) -> Tensor"""
+    return redispatch(operators.special_bessel_y0, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def special_bessel_y1(ks: int, self: Tensor) -> Any:
+    """special_bessel_y1(Tensor self) -> Tensor"""
+    return redispatch(operators.special_bessel_y1, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def special_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_t, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_chebyshev_polynomial_t_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_t_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_t_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_t_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_u, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_chebyshev_polynomial_u_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_u_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_u_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_u_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_v, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_chebyshev_polynomial_v_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_v_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_v_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_v_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_w, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_chebyshev_polynomial_w_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_w_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_chebyshev_polynomial_w_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_chebyshev_polynomial_w_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_hermite_polynomial_h(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_h, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_hermite_polynomial_h_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_h_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_hermite_polynomial_h_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_h_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_hermite_polynomial_he(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_he, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_hermite_polynomial_he_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_he_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_hermite_polynomial_he_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_hermite_polynomial_he_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_laguerre_polynomial_l(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_laguerre_polynomial_l, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_laguerre_polynomial_l_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_laguerre_polynomial_l_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_laguerre_polynomial_l_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_laguerre_polynomial_l_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_legendre_polynomial_p(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_legendre_polynomial_p, ks & AFTER_AUTOGRAD_KEYSET, x, n
+    )
+
+
+def special_legendre_polynomial_p_x_scalar(ks: int, x: Number, n: Tensor) -> Any:
+    """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_legendre_polynomial_p_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_legendre_polynomial_p_n_scalar(ks: int, x: Tensor, n: Number) -> Any:
+    """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_legendre_polynomial_p_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_modified_bessel_i0(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_i0(Tensor self) -> Tensor"""
+    return redispatch(
+        operators.special_modified_bessel_i0, ks & AFTER_AUTOGRAD_KEYSET, self
+    )
+
+
+def special_modified_bessel_i1(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_i1(Tensor self) -> Tensor"""
+    return redispatch(
+        operators.special_modified_bessel_i1, ks & AFTER_AUTOGRAD_KEYSET, self
+    )
+
+
+def special_modified_bessel_k0(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_k0(Tensor self) -> Tensor"""
+    return redispatch(
+        operators.special_modified_bessel_k0, ks & AFTER_AUTOGRAD_KEYSET, self
+    )
+
+
+def special_modified_bessel_k1(ks: int, self: Tensor) -> Any:
+    """special_modified_bessel_k1(Tensor self) -> Tensor"""
+    return redispatch(
+        operators.special_modified_bessel_k1, ks & AFTER_AUTOGRAD_KEYSET, self
+    )
+
+
+def special_scaled_modified_bessel_k0(ks: int, x: Tensor) -> Any:
+    """special_scaled_modified_bessel_k0(Tensor x) -> Tensor"""
+    return redispatch(
+        operators.special_scaled_modified_bessel_k0, ks & AFTER_AUTOGRAD_KEYSET, x
+    )
+
+
+def special_scaled_modified_bessel_k1(ks: int, x: Tensor) -> Any:
+    """special_scaled_modified_bessel_k1(Tensor x) -> Tensor"""
+    return redispatch(
+        operators.special_scaled_modified_bessel_k1, ks & AFTER_AUTOGRAD_KEYSET, x
+    )
+
+
+def special_shifted_chebyshev_polynomial_t(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_t,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_t_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_t_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_u(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_u,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_u_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_u_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_v(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_v,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_v_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_v_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_w(ks: int, x: Tensor, n: Tensor) -> Any:
+    """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_w,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar(
+    ks: int, x: Number, n: Tensor
+) -> Any:
+    """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_w_x_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar(
+    ks: int, x: Tensor, n: Number
+) -> Any:
+    """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor"""
+    return redispatch(
+        operators.special_shifted_chebyshev_polynomial_w_n_scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        x,
+        n,
+    )
+
+
+def special_spherical_bessel_j0(ks: int, x: Tensor) -> Any:
+    """special_spherical_bessel_j0(Tensor x) -> Tensor"""
+    return redispatch(
+        operators.special_spherical_bessel_j0, ks & AFTER_AUTOGRAD_KEYSET, x
+    )
+
+
 operators.permute.register(DispatchKey.Autograd, permute)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
@@ -10321,6 +13372,68 @@ operators.addcdiv_.register(DispatchKey.Autograd, addcdiv_)
 operators.clamp__Tensor.register(DispatchKey.Autograd, clamp__Tensor)
 operators.nan_to_num.register(DispatchKey.Autograd, nan_to_num)
 operators.nan_to_num_.register(DispatchKey.Autograd, nan_to_num_)
+operators.acosh.register(DispatchKey.Autograd, acosh)
+operators.acosh_.register(DispatchKey.Autograd, acosh_)
+operators.asinh.register(DispatchKey.Autograd, asinh)
+operators.asinh_.register(DispatchKey.Autograd, asinh_)
+operators.atanh.register(DispatchKey.Autograd, atanh)
+operators.atanh_.register(DispatchKey.Autograd, atanh_)
+operators.deg2rad.register(DispatchKey.Autograd, deg2rad)
+operators.deg2rad_.register(DispatchKey.Autograd, deg2rad_)
+operators.rad2deg.register(DispatchKey.Autograd, rad2deg)
+operators.rad2deg_.register(DispatchKey.Autograd, rad2deg_)
+operators.copysign_Tensor.register(DispatchKey.Autograd, copysign_Tensor)
+operators.copysign__Tensor.register(DispatchKey.Autograd, copysign__Tensor)
+operators.copysign_Scalar.register(DispatchKey.Autograd, copysign_Scalar)
+operators.copysign__Scalar.register(DispatchKey.Autograd, copysign__Scalar)
+operators.frac.register(DispatchKey.Autograd, frac)
+operators.frac_.register(DispatchKey.Autograd, frac_)
+operators.frexp_Tensor.register(DispatchKey.Autograd, frexp_Tensor)
+operators.ldexp_Tensor.register(DispatchKey.Autograd, ldexp_Tensor)
+operators.ldexp_.register(DispatchKey.Autograd, ldexp_)
+operators.heaviside.register(DispatchKey.Autograd, heaviside)
+operators.heaviside_.register(DispatchKey.Autograd, heaviside_)
+operators.nextafter.register(DispatchKey.Autograd, nextafter)
+operators.nextafter_.register(DispatchKey.Autograd, nextafter_)
+operators.logaddexp2.register(DispatchKey.Autograd, logaddexp2)
+operators.clamp_min_Tensor.register(DispatchKey.Autograd, clamp_min_Tensor)
+operators.clamp_max_Tensor.register(DispatchKey.Autograd, clamp_max_Tensor)
+operators.clamp_min_.register(DispatchKey.Autograd, clamp_min_)
+operators.clamp_min__Tensor.register(DispatchKey.Autograd, clamp_min__Tensor)
+operators.clamp_max_.register(DispatchKey.Autograd, clamp_max_)
+operators.clamp_max__Tensor.register(DispatchKey.Autograd, clamp_max__Tensor)
+operators.signbit.register(DispatchKey.Autograd, signbit)
+operators.pow__Scalar.register(DispatchKey.Autograd, pow__Scalar)
+operators.pow__Tensor.register(DispatchKey.Autograd, pow__Tensor)
+operators.exp2_.register(DispatchKey.Autograd, exp2_)
+operators.expm1_.register(DispatchKey.Autograd, expm1_)
+operators.log1p_.register(DispatchKey.Autograd, log1p_)
+operators.log2_.register(DispatchKey.Autograd, log2_)
+operators.log10_.register(DispatchKey.Autograd, log10_)
+operators.rsqrt_.register(DispatchKey.Autograd, rsqrt_)
+operators.reciprocal_.register(DispatchKey.Autograd, reciprocal_)
+operators.sin_.register(DispatchKey.Autograd, sin_)
+operators.cos_.register(DispatchKey.Autograd, cos_)
+operators.tan_.register(DispatchKey.Autograd, tan_)
+operators.sinh_.register(DispatchKey.Autograd, sinh_)
+operators.cosh_.register(DispatchKey.Autograd, cosh_)
+operators.sgn_.register(DispatchKey.Autograd, sgn_)
+operators.trunc_.register(DispatchKey.Autograd, trunc_)
+operators.floor_.register(DispatchKey.Autograd, floor_)
+operators.ceil_.register(DispatchKey.Autograd, ceil_)
+operators.acos_.register(DispatchKey.Autograd, acos_)
+operators.asin_.register(DispatchKey.Autograd, asin_)
+operators.atan_.register(DispatchKey.Autograd, atan_)
+operators.erf_.register(DispatchKey.Autograd, erf_)
+operators.round_.register(DispatchKey.Autograd, round_)
+operators.round__decimals.register(DispatchKey.Autograd, round__decimals)
+operators.sign_.register(DispatchKey.Autograd, sign_)
+operators.atan2_.register(DispatchKey.Autograd, atan2_)
+operators.fmod__Scalar.register(DispatchKey.Autograd, fmod__Scalar)
+operators.fmod__Tensor.register(DispatchKey.Autograd, fmod__Tensor)
+operators.hypot_.register(DispatchKey.Autograd, hypot_)
+operators.remainder__Scalar.register(DispatchKey.Autograd, remainder__Scalar)
+operators.remainder__Tensor.register(DispatchKey.Autograd, remainder__Tensor)
 operators.sum.register(DispatchKey.Autograd, sum)
 operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
 operators.mean.register(DispatchKey.Autograd, mean)
@@ -10545,4 +13658,187 @@ operators._thnn_fused_lstm_cell_backward_impl.register(
 operators._thnn_fused_gru_cell.register(DispatchKey.Autograd, _thnn_fused_gru_cell)
 operators._thnn_fused_gru_cell_backward.register(
     DispatchKey.Autograd, _thnn_fused_gru_cell_backward
+)
+operators.erfc.register(DispatchKey.Autograd, erfc)
+operators.erfc_.register(DispatchKey.Autograd, erfc_)
+operators.xlogy_Tensor.register(DispatchKey.Autograd, xlogy_Tensor)
+operators.xlogy_Scalar_Self.register(DispatchKey.Autograd, xlogy_Scalar_Self)
+operators.xlogy_Scalar_Other.register(DispatchKey.Autograd, xlogy_Scalar_Other)
+operators.xlogy__Tensor.register(DispatchKey.Autograd, xlogy__Tensor)
+operators.xlogy__Scalar_Other.register(DispatchKey.Autograd, xlogy__Scalar_Other)
+operators.mvlgamma.register(DispatchKey.Autograd, mvlgamma)
+operators.mvlgamma_.register(DispatchKey.Autograd, mvlgamma_)
+operators.logit.register(DispatchKey.Autograd, logit)
+operators.logit_.register(DispatchKey.Autograd, logit_)
+operators.sinc.register(DispatchKey.Autograd, sinc)
+operators.sinc_.register(DispatchKey.Autograd, sinc_)
+operators.lgamma_.register(DispatchKey.Autograd, lgamma_)
+operators.lgamma.register(DispatchKey.Autograd, lgamma)
+operators.digamma.register(DispatchKey.Autograd, digamma)
+operators.digamma_.register(DispatchKey.Autograd, digamma_)
+operators.polygamma.register(DispatchKey.Autograd, polygamma)
+operators.polygamma_.register(DispatchKey.Autograd, polygamma_)
+operators.erfinv.register(DispatchKey.Autograd, erfinv)
+operators.erfinv_.register(DispatchKey.Autograd, erfinv_)
+operators.i0.register(DispatchKey.Autograd, i0)
+operators.i0_.register(DispatchKey.Autograd, i0_)
+operators.igamma.register(DispatchKey.Autograd, igamma)
+operators.igamma_.register(DispatchKey.Autograd, igamma_)
+operators.igammac.register(DispatchKey.Autograd, igammac)
+operators.igammac_.register(DispatchKey.Autograd, igammac_)
+operators.logit_backward.register(DispatchKey.Autograd, logit_backward)
+operators.special_entr.register(DispatchKey.Autograd, special_entr)
+operators.special_ndtri.register(DispatchKey.Autograd, special_ndtri)
+operators.special_log_ndtr.register(DispatchKey.Autograd, special_log_ndtr)
+operators.special_erfcx.register(DispatchKey.Autograd, special_erfcx)
+operators.special_xlog1py.register(DispatchKey.Autograd, special_xlog1py)
+operators.special_xlog1py_self_scalar.register(
+    DispatchKey.Autograd, special_xlog1py_self_scalar
+)
+operators.special_xlog1py_other_scalar.register(
+    DispatchKey.Autograd, special_xlog1py_other_scalar
+)
+operators.special_zeta.register(DispatchKey.Autograd, special_zeta)
+operators.special_zeta_self_scalar.register(
+    DispatchKey.Autograd, special_zeta_self_scalar
+)
+operators.special_zeta_other_scalar.register(
+    DispatchKey.Autograd, special_zeta_other_scalar
+)
+operators.special_i0e.register(DispatchKey.Autograd, special_i0e)
+operators.special_i1.register(DispatchKey.Autograd, special_i1)
+operators.special_i1e.register(DispatchKey.Autograd, special_i1e)
+operators.special_bessel_j0.register(DispatchKey.Autograd, special_bessel_j0)
+operators.special_bessel_j1.register(DispatchKey.Autograd, special_bessel_j1)
+operators.special_airy_ai.register(DispatchKey.Autograd, special_airy_ai)
+operators.special_bessel_y0.register(DispatchKey.Autograd, special_bessel_y0)
+operators.special_bessel_y1.register(DispatchKey.Autograd, special_bessel_y1)
+operators.special_chebyshev_polynomial_t.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_t
+)
+operators.special_chebyshev_polynomial_t_x_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_t_x_scalar
+)
+operators.special_chebyshev_polynomial_t_n_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_t_n_scalar
+)
+operators.special_chebyshev_polynomial_u.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_u
+)
+operators.special_chebyshev_polynomial_u_x_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_u_x_scalar
+)
+operators.special_chebyshev_polynomial_u_n_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_u_n_scalar
+)
+operators.special_chebyshev_polynomial_v.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_v
+)
+operators.special_chebyshev_polynomial_v_x_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_v_x_scalar
+)
+operators.special_chebyshev_polynomial_v_n_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_v_n_scalar
+)
+operators.special_chebyshev_polynomial_w.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_w
+)
+operators.special_chebyshev_polynomial_w_x_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_w_x_scalar
+)
+operators.special_chebyshev_polynomial_w_n_scalar.register(
+    DispatchKey.Autograd, special_chebyshev_polynomial_w_n_scalar
+)
+operators.special_hermite_polynomial_h.register(
+    DispatchKey.Autograd, special_hermite_polynomial_h
+)
+operators.special_hermite_polynomial_h_x_scalar.register(
+    DispatchKey.Autograd, special_hermite_polynomial_h_x_scalar
+)
+operators.special_hermite_polynomial_h_n_scalar.register(
+    DispatchKey.Autograd, special_hermite_polynomial_h_n_scalar
+)
+operators.special_hermite_polynomial_he.register(
+    DispatchKey.Autograd, special_hermite_polynomial_he
+)
+operators.special_hermite_polynomial_he_x_scalar.register(
+    DispatchKey.Autograd, special_hermite_polynomial_he_x_scalar
+)
+operators.special_hermite_polynomial_he_n_scalar.register(
+    DispatchKey.Autograd, special_hermite_polynomial_he_n_scalar
+)
+operators.special_laguerre_polynomial_l.register(
+    DispatchKey.Autograd, special_laguerre_polynomial_l
+)
+operators.special_laguerre_polynomial_l_x_scalar.register(
+    DispatchKey.Autograd, special_laguerre_polynomial_l_x_scalar
+)
+operators.special_laguerre_polynomial_l_n_scalar.register(
+    DispatchKey.Autograd, special_laguerre_polynomial_l_n_scalar
+)
+operators.special_legendre_polynomial_p.register(
+    DispatchKey.Autograd, special_legendre_polynomial_p
+)
+operators.special_legendre_polynomial_p_x_scalar.register(
+    DispatchKey.Autograd, special_legendre_polynomial_p_x_scalar
+)
+operators.special_legendre_polynomial_p_n_scalar.register(
+    DispatchKey.Autograd, special_legendre_polynomial_p_n_scalar
+)
+operators.special_modified_bessel_i0.register(
+    DispatchKey.Autograd, special_modified_bessel_i0
+)
+operators.special_modified_bessel_i1.register(
+    DispatchKey.Autograd, special_modified_bessel_i1
+)
+operators.special_modified_bessel_k0.register(
+    DispatchKey.Autograd, special_modified_bessel_k0
+)
+operators.special_modified_bessel_k1.register(
+    DispatchKey.Autograd, special_modified_bessel_k1
+)
+operators.special_scaled_modified_bessel_k0.register(
+    DispatchKey.Autograd, special_scaled_modified_bessel_k0
+)
+operators.special_scaled_modified_bessel_k1.register(
+    DispatchKey.Autograd, special_scaled_modified_bessel_k1
+)
+operators.special_shifted_chebyshev_polynomial_t.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_t
+)
+operators.special_shifted_chebyshev_polynomial_t_x_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_t_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_t_n_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_t_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_u.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_u
+)
+operators.special_shifted_chebyshev_polynomial_u_x_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_u_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_u_n_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_u_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_v.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_v
+)
+operators.special_shifted_chebyshev_polynomial_v_x_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_v_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_v_n_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_v_n_scalar
+)
+operators.special_shifted_chebyshev_polynomial_w.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_w
+)
+operators.special_shifted_chebyshev_polynomial_w_x_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_w_x_scalar
+)
+operators.special_shifted_chebyshev_polynomial_w_n_scalar.register(
+    DispatchKey.Autograd, special_shifted_chebyshev_polynomial_w_n_scalar
+)
+operators.special_spherical_bessel_j0.register(
+    DispatchKey.Autograd, special_spherical_bessel_j0
 )

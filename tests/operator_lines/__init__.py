@@ -23,6 +23,7 @@ from . import (
     rnn,
     shape,
     sparse,
+    special,
 )
 from .common import Line
 
@@ -40,6 +41,7 @@ FAMILIES: dict[str, ModuleType] = {
     "pooling": pooling,
     "rnn": rnn,
     "attention": attention,
+    "special": special,
 }
 
 

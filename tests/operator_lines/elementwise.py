@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from .common import Line, _aten, _dispatcher, _hidden_overload, _nan_where_negative
+from .common import (
+    Line,
+    _aten,
+    _f64,
+    _dispatcher,
+    _hidden_overload,
+    _nan_where_negative,
+)
 
 LINES: dict[str, Line] = {
     "add.Tensor": Line(lambda lib, a, b: lib.add(a, b, alpha=2.5), ((3, 1), (1, 4))),
@@ -378,5 +385,166 @@ LINES: dict[str, Line] = {
     "subtract.Scalar": Line(
         lambda lib, a: lib.subtract(a, 1.5, alpha=-0.5) * a.subtract(2),
         ((3,),),
+    ),
+    "acosh": Line(
+        lambda lib, a: lib.acosh(a * a + 1.5) * (a * a + 1.2).acosh(),
+        ((4,),),
+        complex=True,
+    ),
+    "acosh_": Line(  # PyTorch's backward is not implemented: forward only
+        lambda lib, a: _f64(lib, [1.5, 2.0, 3.0, 1.25]).acosh_() * a, ((4,),)
+    ),
+    "asinh": Line(lambda lib, a: lib.asinh(a) * a.asinh(), ((4,),), complex=True),
+    "asinh_": Line(
+        lambda lib, a: lib.asinh_(_f64(lib, [-1.5, 0.0, 2.0, 0.5])) * a, ((4,),)
+    ),
+    "atanh": Line(lambda lib, a: lib.atanh(a * 0.4), ((4,),), complex=True),
+    "atanh_": Line(
+        lambda lib, a: _f64(lib, [-0.5, 0.0, 0.25, 0.75]).atanh_() * a, ((4,),)
+    ),
+    "arccosh": Line(lambda lib, a: lib.arccosh(a * a + 1.5), ((4,),)),
+    "arcsinh": Line(lambda lib, a: lib.arcsinh(a) * a.arcsinh(), ((4,),)),
+    "arctanh": Line(lambda lib, a: lib.arctanh(a * 0.4) * (a * 0.3).arctanh(), ((4,),)),
+    "deg2rad": Line(lambda lib, a: lib.deg2rad(a) * a.deg2rad(), ((4,),)),
+    "deg2rad_": Line(lambda lib, a: lib.deg2rad_(a * 1.0) * a, ((4,),)),
+    "rad2deg": Line(lambda lib, a: lib.rad2deg(a) * a.rad2deg(), ((4,),)),
+    "rad2deg_": Line(lambda lib, a: (a * 1.0).rad2deg_() * a, ((4,),)),
+    "copysign.Tensor": Line(
+        lambda lib, a, b: lib.copysign(a, b) * a.copysign(b), ((3, 1), (4,))
+    ),
+    "copysign_.Tensor": Line(lambda lib, a, b: (a * 1.0).copysign_(b), ((4,), (4,))),
+    "copysign.Scalar": Line(
+        lambda lib, a: lib.copysign(a, -1.5) * a.copysign(2), ((4,),)
+    ),
+    "copysign_.Scalar": Line(lambda lib, a: (a * a).copysign_(-1.0), ((4,),)),
+    "frac": Line(lambda lib, a: lib.frac(a * 2.0) * a.frac(), ((5,),)),
+    "frac_": Line(lambda lib, a: lib.frac_(a * 2.0) * a, ((5,),)),
+    "frexp.Tensor": Line(
+        lambda lib, a: lib.frexp(a).mantissa * a.frexp()[0] * a.frexp().exponent,
+        ((5,),),
+    ),
+    "ldexp.Tensor": Line(lambda lib, a, b: lib.ldexp(a, b) * a, ((3, 1), (4,))),
+    "ldexp_": Line(
+        lambda lib, a, b: (a * 1.0).ldexp_(b) + lib.ldexp_(a * a, b), ((4,), (4,))
+    ),
+    "heaviside": Line(  # not differentiable (PyTorch has no formula): forward only
+        lambda lib, a, b: lib.heaviside(a.detach(), b.detach()) * (a + b),
+        ((3, 1), (4,)),
+    ),
+    "heaviside_": Line(
+        lambda lib, a, b: (a.detach() * 1.0).heaviside_(b.detach()) * (a + b),
+        ((4,), (4,)),
+    ),
+    "nextafter": Line(
+        lambda lib, a, b: lib.nextafter(a, b) * a.nextafter(b), ((3, 1), (4,))
+    ),
+    "nextafter_": Line(lambda lib, a, b: (a * 1.0).nextafter_(b), ((4,), (4,))),
+    "logaddexp2": Line(
+        lambda lib, a, b: lib.logaddexp2(a, b) * a.logaddexp2(b), ((3, 1), (4,))
+    ),
+    "clamp_min.Tensor": Line(
+        lambda lib, a, b: lib.clamp_min(a, b) + a.clamp_min(b * 0.5), ((3, 1), (4,))
+    ),
+    "clamp_max.Tensor": Line(
+        lambda lib, a, b: lib.clamp_max(a, b) + a.clamp_max(b * 0.5), ((3, 1), (4,))
+    ),
+    "clamp_min_": Line(
+        lambda lib, a: (a * 1.0).clamp_min_(0.2) * lib.clamp_min_(a * 1.0, -0.5),
+        ((6,),),
+    ),
+    "clamp_min_.Tensor": Line(
+        lambda lib, a, b: (a * 1.0).clamp_min_(b) + lib.clamp_min_(a * 1.0, b * 0.5),
+        ((4,), (4,)),
+    ),
+    "clamp_max_": Line(
+        lambda lib, a: (a * 1.0).clamp_max_(0.2) * lib.clamp_max_(a * 1.0, -0.5),
+        ((6,),),
+    ),
+    "clamp_max_.Tensor": Line(
+        lambda lib, a, b: (a * 1.0).clamp_max_(b) + lib.clamp_max_(a * 1.0, b * 0.5),
+        ((4,), (4,)),
+    ),
+    "signbit": Line(lambda lib, a: a * lib.signbit(a) + a.signbit() * a, ((5,),)),
+    "pow_.Scalar": Line(lambda lib, a: (a * 1.0).pow_(2.5), ((4,),), positive=True),
+    "pow_.Tensor": Line(
+        lambda lib, a, b: (a * 1.0).pow_(b), ((4,), (4,)), positive=True
+    ),
+    "float_power.Tensor_Tensor": Line(
+        lambda lib, a, b: lib.float_power(a, b) * a.float_power(b),
+        ((3, 1), (4,)),
+        positive=True,
+    ),
+    "float_power.Scalar": Line(lambda lib, a: lib.float_power(2.5, a), ((4,),)),
+    "float_power.Tensor_Scalar": Line(
+        lambda lib, a: lib.float_power(a, 2) * a.float_power(1.5),
+        ((4,),),
+        positive=True,
+    ),
+    "float_power_.Scalar": Line(
+        lambda lib, a: (a * 1.0).float_power_(2), ((4,),), positive=True
+    ),
+    "float_power_.Tensor": Line(
+        lambda lib, a, b: (a * 1.0).float_power_(b), ((4,), (4,)), positive=True
+    ),
+    "exp2_": Line(lambda lib, a: lib.exp2_(a * 1.0) * (a * 1.0).exp2_(), ((4,),)),
+    "expm1_": Line(lambda lib, a: lib.expm1_(a * 1.0) * a, ((4,),), complex=True),
+    "log1p_": Line(lambda lib, a: (a * 1.0).log1p_(), ((4,),), positive=True),
+    "log2_": Line(lambda lib, a: lib.log2_(a * 1.0), ((4,),), positive=True),
+    "log10_": Line(lambda lib, a: (a * 1.0).log10_(), ((4,),), positive=True),
+    "rsqrt_": Line(lambda lib, a: lib.rsqrt_(a * 1.0), ((4,),), positive=True),
+    "reciprocal_": Line(lambda lib, a: (a * 1.0).reciprocal_(), ((4,),), positive=True),
+    "sin_": Line(lambda lib, a: lib.sin_(a * 1.0) * a, ((4,),), complex=True),
+    "cos_": Line(lambda lib, a: (a * 1.0).cos_(), ((4,),), complex=True),
+    "tan_": Line(lambda lib, a: lib.tan_(a * 0.5), ((4,),)),
+    "sinh_": Line(lambda lib, a: (a * 1.0).sinh_() * a, ((4,),)),
+    "cosh_": Line(lambda lib, a: lib.cosh_(a * 1.0), ((4,),)),
+    "sgn_": Line(lambda lib, a: (a * 1.0).sgn_() * a, ((4,),), complex=True),
+    "trunc_": Line(lambda lib, a: lib.trunc_(a * 2.0) * a, ((5,),)),
+    "floor_": Line(lambda lib, a: (a * 2.0).floor_() * a, ((5,),)),
+    "ceil_": Line(lambda lib, a: lib.ceil_(a * 2.0) * a, ((5,),)),
+    "square_": Line(
+        lambda lib, a: lib.square_(a * 1.0) * (a * 1.0).square_(), ((4,),), complex=True
+    ),
+    "arccosh_": Line(
+        lambda lib, a: _f64(lib, [1.5, 2.0, 3.0, 1.25]).arccosh_() * a, ((4,),)
+    ),
+    "arcsinh_": Line(
+        lambda lib, a: lib.arcsinh_(_f64(lib, [-1.5, 0.0, 2.0, 0.5])) * a, ((4,),)
+    ),
+    "arctanh_": Line(
+        lambda lib, a: _f64(lib, [-0.5, 0.0, 0.25, 0.75]).arctanh_() * a, ((4,),)
+    ),
+    "fix_": Line(lambda lib, a: lib.fix_(a * 2.0) * (a * 2.0).fix_() * a, ((5,),)),
+    "acos_": Line(lambda lib, a: lib.acos_(a * 0.4) * (a * 0.3).acos_(), ((4,),)),
+    "asin_": Line(lambda lib, a: (a * 0.4).asin_() * lib.asin_(a * 0.3), ((4,),)),
+    "atan_": Line(lambda lib, a: lib.atan_(a * 1.0) * a, ((4,),), complex=True),
+    "erf_": Line(lambda lib, a: (a * 1.0).erf_() * lib.erf_(a * 0.5), ((5,),)),
+    "round_": Line(
+        lambda lib, a: lib.round_(a * 2.0) * (a * 2.0).round_() * a, ((5,),)
+    ),
+    "round_.decimals": Line(
+        lambda lib, a: (a * 1.0).round_(decimals=1)
+        * lib.round_(a * 1.0, decimals=2)
+        * a,
+        ((5,),),
+    ),
+    "sign_": Line(lambda lib, a: (a * 1.0).sign_() * a, ((5,),)),
+    "atan2_": Line(lambda lib, a, b: (a * 1.0).atan2_(b), ((4,), (4,))),
+    "fmod_.Scalar": Line(lambda lib, a: (a * 3.0).fmod_(-0.7) * a, ((6,),)),
+    "fmod_.Tensor": Line(
+        lambda lib, a, b: (a * 3.0).fmod_(b), ((4,), (4,)), positive=True
+    ),
+    "hypot_": Line(lambda lib, a, b: (a * 1.0).hypot_(b), ((4,), (4,))),
+    "remainder_.Scalar": Line(lambda lib, a: (a * 3.0).remainder_(0.7) * a, ((6,),)),
+    "remainder_.Tensor": Line(
+        lambda lib, a, b: (a * 3.0).remainder_(b), ((4,), (4,)), positive=True
+    ),
+    "absolute_": Line(lambda lib, a: (a * 1.0).absolute_() * a, ((5,),)),
+    "arccos_": Line(lambda lib, a: lib.arccos_(a * 0.4) * (a * 0.3).arccos_(), ((4,),)),
+    "arcsin_": Line(lambda lib, a: (a * 0.4).arcsin_() * lib.arcsin_(a * 0.3), ((4,),)),
+    "arctan_": Line(lambda lib, a: lib.arctan_(a * 1.0) * (a * 1.0).arctan_(), ((4,),)),
+    "arctan2_": Line(lambda lib, a, b: (a * 1.0).arctan2_(b), ((4,), (4,))),
+    "negative_": Line(
+        lambda lib, a: lib.negative_(a * a) * (a * 1.0).negative_(), ((4,),)
     ),
 }

@@ -2,11 +2,11 @@
 
 These are PyTorch's CompositeImplicitAutograd functions, one module per family (shape,
 elementwise, reduction, indexing, linalg, activation, loss, normalization, sparse,
-attention, dropout). native_functions.yaml names them with ``composite: NAME``; the
-generated function and method call the function of that name here, and autograd
-records whatever operators it calls. `__all__` is the list of names ``composite:`` may give (the
-generator reads it without importing this package): a new composite goes in its
-family's module and its `__all__`.
+rnn, attention, dropout, special). native_functions.yaml names them with
+``composite: NAME``; the generated function and method call the function of that name
+here, and autograd records whatever operators it calls. `__all__` is the list of names
+``composite:`` may give (the generator reads it without importing this package): a new
+composite goes in its family's module and its `__all__`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from .reduction import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
+from .special import *  # noqa: F403  (the names of its __all__)
 
 # Each family module's `__all__` (the generator reads the same lists from the
 # files, without running them).
@@ -47,6 +48,7 @@ for _family in (
     "rnn",
     "shape",
     "sparse",
+    "special",
 ):
     __all__ += import_module(f".{_family}", __name__).__all__
 del _family

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..dtypes import complex128, float64, spelling
 from ..dtypes import dtype as _dtype
 from ..tensor import Number, Tensor, wrap_number
 from ..generated import ops  # functions read at call time (the generated tie)
@@ -40,6 +41,22 @@ __all__ = [
     "arctan",
     "arctan2",
     "fix",
+    "arccosh",
+    "arcsinh",
+    "arctanh",
+    "arccosh_",
+    "arcsinh_",
+    "arctanh_",
+    "fix_",
+    "absolute_",
+    "arccos_",
+    "arcsin_",
+    "arctan_",
+    "arctan2_",
+    "negative_",
+    "float_power",
+    "float_power_",
+    "square_",
 ]
 
 
@@ -214,3 +231,109 @@ def divide_mode(self: Tensor, other: Any, rounding_mode: str | None) -> Tensor:
 def subtract(self: Tensor, other: Any, alpha: Number = 1) -> Tensor:
     """An alias of sub."""
     return self.sub(other, alpha=alpha)
+
+
+def arccosh(self: Tensor) -> Tensor:
+    """An alias of acosh."""
+    return self.acosh()
+
+
+def arcsinh(self: Tensor) -> Tensor:
+    """An alias of asinh."""
+    return self.asinh()
+
+
+def arctanh(self: Tensor) -> Tensor:
+    """An alias of atanh."""
+    return self.atanh()
+
+
+def arccosh_(self: Tensor) -> Tensor:
+    """An alias of acosh_."""
+    return self.acosh_()
+
+
+def arcsinh_(self: Tensor) -> Tensor:
+    """An alias of asinh_."""
+    return self.asinh_()
+
+
+def arctanh_(self: Tensor) -> Tensor:
+    """An alias of atanh_."""
+    return self.atanh_()
+
+
+def fix_(self: Tensor) -> Tensor:
+    """An alias of trunc_."""
+    return self.trunc_()
+
+
+def absolute_(self: Tensor) -> Tensor:
+    """An alias of abs_."""
+    return self.abs_()
+
+
+def arccos_(self: Tensor) -> Tensor:
+    """An alias of acos_."""
+    return self.acos_()
+
+
+def arcsin_(self: Tensor) -> Tensor:
+    """An alias of asin_."""
+    return self.asin_()
+
+
+def arctan_(self: Tensor) -> Tensor:
+    """An alias of atan_."""
+    return self.atan_()
+
+
+def arctan2_(self: Tensor, other: Tensor) -> Tensor:
+    """An alias of atan2_."""
+    return self.atan2_(other)
+
+
+def negative_(self: Tensor) -> Tensor:
+    """An alias of neg_."""
+    return self.neg_()
+
+
+def _float_power_dtype(*operands: Tensor | Number) -> _dtype:
+    """float_power's dtype: complex128 when an operand is complex, else float64."""
+    for operand in operands:
+        if isinstance(operand, complex) or (
+            isinstance(operand, Tensor) and operand.is_complex()
+        ):
+            return complex128
+    return float64
+
+
+def _as(value: Tensor | Number, wanted: _dtype) -> Any:
+    """A tensor converted to `wanted`; a number as a Python complex or float."""
+    if isinstance(value, Tensor):
+        return value.to(wanted)
+    if wanted is complex128:
+        return complex(value)
+    return float(value.real) if isinstance(value, complex) else float(value)
+
+
+def float_power(self: Tensor | Number, exponent: Tensor | Number) -> Tensor:
+    """pow computed in float64 (complex128 when an operand is complex)."""
+    wanted = _float_power_dtype(self, exponent)
+    return ops.pow(_as(self, wanted), _as(exponent, wanted))
+
+
+def float_power_(self: Tensor, exponent: Tensor | Number) -> Tensor:
+    """pow_ in float64 (or complex128), which self must already have."""
+    wanted = _float_power_dtype(self, exponent)
+    if self.dtype is not wanted:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {spelling(self.dtype).scalar_type}"
+            f" but the operation's result requires dtype {spelling(wanted).scalar_type}"
+        )
+    return self.pow_(_as(exponent, wanted))
+
+
+def square_(self: Tensor) -> Tensor:
+    """self.pow_(2), as PyTorch's square_."""
+    return self.pow_(2)

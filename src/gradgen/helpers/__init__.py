@@ -1,6 +1,6 @@
 """Helper functions that derivatives.yaml formulas call (PyTorch's FunctionsManual), one
 module per family (shape, elementwise, reduction, indexing, linalg, activation, loss,
-normalization, sparse); the helpers every family uses are in `_common`.
+normalization, sparse, special); the helpers every family uses are in `_common`.
 
 Every value a helper computes from a differentiable input is computed with gradgen
 operators, so a formula that calls it is itself differentiable: under
@@ -33,6 +33,7 @@ from .reduction import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
+from .special import *  # noqa: F403  (the names of its __all__)
 
 # The package's own names; each family module's `__all__` adds its names below
 # (the generator reads the same lists from the files, without running them).
@@ -53,6 +54,7 @@ for _family in (
     "rnn",
     "shape",
     "sparse",
+    "special",
 ):
     __all__ += import_module(f".{_family}", __name__).__all__
 del _family

@@ -28,6 +28,9 @@ __all__ = [
     "atan2_backward",
     "clamp_backward",
     "clamp_backward_min_max",
+    "deg2rad_backward",
+    "rad2deg_backward",
+    "copysign_tensor_self_backward",
 ]
 
 
@@ -202,3 +205,20 @@ def clamp_backward_min_max(
     elif max is not None and grad_input_mask[1]:
         grad_max = where(self > max, grad, 0.0)
     return grad_min, grad_max
+
+
+def deg2rad_backward(grad: Tensor) -> Tensor:
+    """deg2rad is x * pi / 180: grad * (pi / 180)."""
+    return grad * (math.pi / 180.0)
+
+
+def rad2deg_backward(grad: Tensor) -> Tensor:
+    """rad2deg is x * 180 / pi: grad * (180 / pi)."""
+    return grad * (180.0 / math.pi)
+
+
+def copysign_tensor_self_backward(grad: Tensor, self: Tensor, result: Tensor) -> Tensor:
+    """copysign(self, other) is self or -self: grad times result / self (+1 or -1),
+    zero where self == 0."""
+    ratio = (result / self).masked_fill(self == 0, 0)
+    return grad * ratio

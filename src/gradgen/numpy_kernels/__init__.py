@@ -1,6 +1,6 @@
 """numpy functions that native_functions.yaml kernel expressions may call, one module
 per family (shape, elementwise, reduction, indexing, linalg, activation, loss,
-normalization, sparse); what two families share is in `_common`.
+normalization, sparse, special); what two families share is in `_common`.
 
 A kernel expression is one Python expression over numpy arrays; where one numpy call
 does not say it (negative sizes in `expand`, summing to a shape), the helper is here.
@@ -32,6 +32,7 @@ from .reduction import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
+from .special import *  # noqa: F403  (the names of its __all__)
 
 # The package's own names; each family module's `__all__` adds its names below
 # (the generator reads the same lists from the files, without running them).
@@ -55,6 +56,7 @@ for _family in (
     "rnn",
     "shape",
     "sparse",
+    "special",
 ):
     __all__ += import_module(f".{_family}", __name__).__all__
 del _family

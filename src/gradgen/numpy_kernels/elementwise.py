@@ -54,6 +54,14 @@ __all__ = [
     "addcmul",
     "addcdiv",
     "nan_to_num",
+    "degrees_radians",
+    "signbit",
+    "frac",
+    "frexp",
+    "heaviside",
+    "floating_binary",
+    "ldexp",
+    "clamp_bound",
 ]
 
 
@@ -581,3 +589,81 @@ def nan_to_num(
             posinf=info.max if posinf is None else posinf,
             neginf=info.min if neginf is None else neginf,
         )
+
+
+def degrees_radians(name: str, ufunc: Any, self: np.ndarray) -> np.ndarray:
+    """deg2rad / rad2deg: integers in the default float dtype, complex refused."""
+    if self.dtype.kind == "c":
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
+    return ufunc(int_to_float(self))
+
+
+def signbit(self: np.ndarray) -> np.ndarray:
+    """Whether the sign bit is set (-0.0 and NaNs with it included); real only."""
+    if self.dtype.kind == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    return np.signbit(self)
+
+
+def frac(self: np.ndarray) -> np.ndarray:
+    """self - trunc(self), for floating dtypes only."""
+    if self.dtype.kind != "f":
+        raise _cpu_kernel_missing("frac", self)
+    return self - np.trunc(self)
+
+
+def frexp(self: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mantissa in (-1, -0.5] or [0.5, 1) (or 0) and int32 exponent."""
+    if self.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = np.frexp(self)
+    return mantissa, exponent.astype(np.int32)
+
+
+def heaviside(self: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """0 below 0, 1 above, `values` where self == 0; both of one real dtype."""
+    if self.dtype.kind == "c" or values.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if self.dtype != values.dtype:
+        raise RuntimeError(
+            "heaviside is not yet implemented for tensors with different dtypes."
+        )
+    _check_broadcast(self, values)
+    return np.where(self == 0, values, self > 0).astype(self.dtype)
+
+
+def floating_binary(name: str, ufunc: Any, self: np.ndarray, other: Any) -> np.ndarray:
+    """A numpy ufunc of operands already in their common dtype, which PyTorch's
+    kernel has for floating dtypes only (nextafter, logaddexp2, copysign)."""
+    if self.dtype.kind != "f":
+        raise _cpu_kernel_missing(name, self)
+    return ufunc(self, other)
+
+
+def ldexp(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """self * 2 ** other as PyTorch: a floating self with an integer exponent is C's
+    ldexp (exact, in self's dtype; a bool exponent is refused), anything else the
+    product with pow(2, other), that power computed in other's own floating dtype
+    (integers in the default one)."""
+    _check_broadcast(self, other)
+    if self.dtype.kind == "f" and other.dtype.kind in "biu":
+        if other.dtype.kind == "b":
+            raise _not_implemented_for("ldexp_cpu_exp", other)
+        exponent = np.clip(other, -(2**31), 2**31 - 1).astype(np.int32)
+        return np.ldexp(self, exponent).astype(self.dtype, copy=False)
+    power = np.exp2(int_to_float(other))
+    common = _common_dtype(self, power)
+    return self.astype(common, copy=False) * power.astype(common, copy=False)
+
+
+def clamp_bound(
+    name: str, self: np.ndarray, min: np.ndarray | None, max: np.ndarray | None
+) -> np.ndarray:
+    """clamp_min / clamp_max with a Tensor bound: clamp_tensors, with the error of
+    PyTorch's maximum / minimum kernel (`name`) for complex operands."""
+    common = _common_dtype(self, min, max)
+    if common.kind == "c":
+        raise NotImplementedError(
+            f"\"{name}_cpu\" not implemented for '{spelling(common).scalar_type}'"
+        )
+    return clamp_tensors(self, min, max)
