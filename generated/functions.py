@@ -10742,7 +10742,7 @@ def linalg_vector_norm_backward0_apply(
 class DistBackward0(Node):
     """Backward of ``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``.
 
-    other: -norm_backward(grad, self - other, p, result)
+    other: norm_backward(-grad, self - other, p, result)
     self: norm_backward(grad, self - other, p, result)
     """
 
@@ -10808,7 +10808,7 @@ def dist_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            -norm_backward(grad, self - other, p, result) if any_grad_defined else None
+            norm_backward(-grad, self - other, p, result) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
