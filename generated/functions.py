@@ -32,6 +32,8 @@ from gradgen.helpers import (
     binary_cross_entropy_with_logits_backward,
     binary_cross_entropy_with_logits_target_backward,
     cat_tensors_backward,
+    cholesky_backward,
+    cholesky_jvp,
     clamp_backward,
     clamp_backward_min_max,
     convolution_backward_jvp_grad_bias,
@@ -58,6 +60,18 @@ from gradgen.helpers import (
     is_grad_enabled,
     layer_norm_double_backward,
     layer_norm_jvp,
+    linalg_det_backward,
+    linalg_det_jvp,
+    linalg_eig_backward,
+    linalg_eig_jvp,
+    linalg_matrix_exp_differential,
+    linalg_qr_backward,
+    linalg_qr_jvp,
+    linalg_solve_backward,
+    linalg_solve_jvp,
+    linalg_solve_triangular_backward,
+    linalg_solve_triangular_forward_AD,
+    linalg_svd_jvp,
     linalg_vector_norm_backward,
     log1p_backward,
     log_sigmoid_double_backward,
@@ -73,6 +87,8 @@ from gradgen.helpers import (
     norm_backward,
     norm_jvp,
     permute_backwards,
+    pinv_backward,
+    pinv_jvp,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
@@ -85,6 +101,8 @@ from gradgen.helpers import (
     scale_grad_by_count,
     sgn_backward,
     slice_backward_wrapper,
+    slogdet_backward,
+    slogdet_jvp,
     smooth_l1_loss_double_backward,
     softmax_double_backward,
     softplus_double_backward,
@@ -94,6 +112,7 @@ from gradgen.helpers import (
     std_backward,
     sum_backward,
     sum_to,
+    svd_backward,
     trace_backward,
     unbind_backward,
     unsqueeze_to,
@@ -110,6 +129,11 @@ from .ops import (
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
     _conj,
+    _linalg_det,
+    _linalg_eigh,
+    _linalg_slogdet,
+    _linalg_solve_ex,
+    _linalg_svd,
     _log_softmax,
     _log_softmax_backward_data,
     _softmax,
@@ -183,9 +207,11 @@ from .ops import (
     convolution_backward,
     cos,
     cosh,
+    cross,
     cross_entropy_loss,
     cumprod,
     cumsum,
+    det,
     detach_,
     diag,
     diag_embed,
@@ -244,6 +270,7 @@ from .ops import (
     index_select,
     index_select_backward,
     instance_norm,
+    inverse,
     isfinite,
     isinf,
     isnan,
@@ -257,6 +284,34 @@ from .ops import (
     lerp,
     less,
     less_equal,
+    linalg_cholesky,
+    linalg_cholesky_ex,
+    linalg_cond,
+    linalg_cross,
+    linalg_det,
+    linalg_eig,
+    linalg_eigh,
+    linalg_eigvals,
+    linalg_eigvalsh,
+    linalg_inv,
+    linalg_inv_ex,
+    linalg_matrix_exp,
+    linalg_matrix_norm,
+    linalg_matrix_power,
+    linalg_matrix_rank,
+    linalg_multi_dot,
+    linalg_norm,
+    linalg_pinv,
+    linalg_qr,
+    linalg_slogdet,
+    linalg_solve,
+    linalg_solve_ex,
+    linalg_solve_triangular,
+    linalg_svd,
+    linalg_svdvals,
+    linalg_tensorinv,
+    linalg_tensorsolve,
+    linalg_vander,
     linear,
     log,
     log10,
@@ -267,6 +322,7 @@ from .ops import (
     log_sigmoid_backward,
     log_sigmoid_forward,
     log_softmax,
+    logdet,
     logical_and,
     logical_not,
     logical_or,
@@ -275,6 +331,8 @@ from .ops import (
     lt,
     masked_fill,
     matmul,
+    matrix_exp,
+    matrix_power,
     max,
     max_pool1d,
     max_pool1d_with_indices,
@@ -324,6 +382,7 @@ from .ops import (
     one_hot,
     outer,
     permute,
+    pinverse,
     pow,
     prod,
     real,
@@ -351,6 +410,7 @@ from .ops import (
     sinh,
     slice,
     slice_backward,
+    slogdet,
     smooth_l1_loss,
     smooth_l1_loss_backward,
     softmax,
@@ -368,6 +428,7 @@ from .ops import (
     sub,
     subtract,
     sum,
+    svd,
     swapaxes,
     swapdims,
     t,
@@ -7761,6 +7822,927 @@ def dist_backward0_apply(
     return grad_inputs
 
 
+class LinalgInvExBackward0(Node):
+    """Backward of ``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``.
+
+    A: -matmul(inverse.transpose(-2, -1).conj(), matmul(grad, inverse.transpose(-2, -1).conj()))
+    """
+
+    __slots__ = ("inverse_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inverse_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_inv_ex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            inverse=unpack_saved(self.inverse_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.inverse_ is not None:
+            self.inverse_.reset_data()
+
+    @property
+    def _saved_inverse(self) -> Tensor | None:
+        return unpack_saved(self.inverse_, self)
+
+
+def linalg_inv_ex_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    inverse: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgInvExBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            -matmul(
+                inverse.transpose(-2, -1).conj(),
+                matmul(grad, inverse.transpose(-2, -1).conj()),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgDetBackward0(Node):
+    """Backward of ``_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)``.
+
+    A: linalg_det_backward(grad, result, A, LU, pivots)
+    """
+
+    __slots__ = (
+        "A_",
+        "LU_",
+        "pivots_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A_: SavedVariable | SavedVariableList | None = None
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_det_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A=unpack_saved(self.A_, self),
+            LU=unpack_saved(self.LU_, self),
+            pivots=unpack_saved(self.pivots_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.A_ is not None:
+            self.A_.reset_data()
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_A(self) -> Tensor | None:
+        return unpack_saved(self.A_, self)
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_det_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A: Tensor | None,
+    LU: Tensor | None,
+    pivots: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgDetBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            linalg_det_backward(grad, result, A, LU, pivots)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgSlogdetBackward0(Node):
+    """Backward of ``_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)``.
+
+    A: slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)
+    """
+
+    __slots__ = (
+        "A_",
+        "LU_",
+        "pivots_",
+        "sign_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A_: SavedVariable | SavedVariableList | None = None
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+        self.sign_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_slogdet_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A=unpack_saved(self.A_, self),
+            LU=unpack_saved(self.LU_, self),
+            pivots=unpack_saved(self.pivots_, self),
+            sign=unpack_saved(self.sign_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.A_ is not None:
+            self.A_.reset_data()
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+        if self.sign_ is not None:
+            self.sign_.reset_data()
+
+    @property
+    def _saved_A(self) -> Tensor | None:
+        return unpack_saved(self.A_, self)
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+    @property
+    def _saved_sign(self) -> Tensor | None:
+        return unpack_saved(self.sign_, self)
+
+
+def linalg_slogdet_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A: Tensor | None,
+    LU: Tensor | None,
+    pivots: Tensor | None,
+    sign: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgSlogdetBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            slogdet_backward(grads[0], grads[1], A, sign, LU, pivots)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgSolveExBackward0(Node):
+    """Backward of ``_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)``.
+
+    A, B: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask[1])
+    """
+
+    __slots__ = (
+        "A_",
+        "left",
+        "LU_",
+        "pivots_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A_: SavedVariable | SavedVariableList | None = None
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_solve_ex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A=unpack_saved(self.A_, self),
+            left=self.left,
+            LU=unpack_saved(self.LU_, self),
+            pivots=unpack_saved(self.pivots_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.A_ is not None:
+            self.A_.reset_data()
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_A(self) -> Tensor | None:
+        return unpack_saved(self.A_, self)
+
+    @property
+    def _saved_left(self) -> bool:
+        return self.left
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_solve_ex_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A: Tensor | None,
+    left: bool,
+    LU: Tensor | None,
+    pivots: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgSolveExBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # A, B
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = linalg_solve_backward(
+            grad, result, A, LU, pivots, left, grad_input_mask[1]
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class LinalgCholeskyExBackward0(Node):
+    """Backward of ``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``.
+
+    self: cholesky_backward(grad, upper, L)
+    """
+
+    __slots__ = (
+        "upper",
+        "L_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.L_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_cholesky_ex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            upper=self.upper,
+            L=unpack_saved(self.L_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.L_ is not None:
+            self.L_.reset_data()
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_L(self) -> Tensor | None:
+        return unpack_saved(self.L_, self)
+
+
+def linalg_cholesky_ex_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    upper: bool,
+    L: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgCholeskyExBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = cholesky_backward(grad, upper, L) if any_grad_defined else None
+    return grad_inputs
+
+
+class LinalgQrBackward0(Node):
+    """Backward of ``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``.
+
+    A: linalg_qr_backward(grad_Q, grad_R, Q, R, mode)
+    """
+
+    __slots__ = (
+        "mode",
+        "Q_",
+        "R_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.Q_: SavedVariable | SavedVariableList | None = None
+        self.R_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_qr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            mode=self.mode,
+            Q=unpack_saved(self.Q_, self),
+            R=unpack_saved(self.R_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.Q_ is not None:
+            self.Q_.reset_data()
+        if self.R_ is not None:
+            self.R_.reset_data()
+
+    @property
+    def _saved_mode(self) -> str:
+        return self.mode
+
+    @property
+    def _saved_Q(self) -> Tensor | None:
+        return unpack_saved(self.Q_, self)
+
+    @property
+    def _saved_R(self) -> Tensor | None:
+        return unpack_saved(self.R_, self)
+
+
+def linalg_qr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mode: str,
+    Q: Tensor | None,
+    R: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgQrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            linalg_qr_backward(grads[0], grads[1], Q, R, mode)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgSvdBackward0(Node):
+    """Backward of ``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``.
+
+    A: svd_backward(grad_U.narrow(-1, 0, (A.sym_sizes()[-2] if A.sym_sizes()[-2] < A.sym_sizes()[-1] else A.sym_sizes()[-1])) if full_matrices and grad_U is not None else grad_U, grad_S, grad_Vh.narrow(-2, 0, (A.sym_sizes()[-2] if A.sym_sizes()[-2] < A.sym_sizes()[-1] else A.sym_sizes()[-1])) if full_matrices and grad_Vh is not None else grad_Vh, U.narrow(-1, 0, (A.sym_sizes()[-2] if A.sym_sizes()[-2] < A.sym_sizes()[-1] else A.sym_sizes()[-1])) if full_matrices else U, S, Vh.narrow(-2, 0, (A.sym_sizes()[-2] if A.sym_sizes()[-2] < A.sym_sizes()[-1] else A.sym_sizes()[-1])) if full_matrices else Vh)
+    """
+
+    __slots__ = (
+        "A_sym_sizes",
+        "full_matrices",
+        "S_",
+        "U_",
+        "Vh_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.S_: SavedVariable | SavedVariableList | None = None
+        self.U_: SavedVariable | SavedVariableList | None = None
+        self.Vh_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_svd_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A_sym_sizes=self.A_sym_sizes,
+            full_matrices=self.full_matrices,
+            S=unpack_saved(self.S_, self),
+            U=unpack_saved(self.U_, self),
+            Vh=unpack_saved(self.Vh_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.S_ is not None:
+            self.S_.reset_data()
+        if self.U_ is not None:
+            self.U_.reset_data()
+        if self.Vh_ is not None:
+            self.Vh_.reset_data()
+
+    @property
+    def _saved_A_sym_sizes(self) -> tuple[int, ...]:
+        return self.A_sym_sizes
+
+    @property
+    def _saved_full_matrices(self) -> bool:
+        return self.full_matrices
+
+    @property
+    def _saved_S(self) -> Tensor | None:
+        return unpack_saved(self.S_, self)
+
+    @property
+    def _saved_U(self) -> Tensor | None:
+        return unpack_saved(self.U_, self)
+
+    @property
+    def _saved_Vh(self) -> Tensor | None:
+        return unpack_saved(self.Vh_, self)
+
+
+def linalg_svd_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A_sym_sizes: tuple[int, ...],
+    full_matrices: bool,
+    S: Tensor | None,
+    U: Tensor | None,
+    Vh: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgSvdBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            svd_backward(
+                (
+                    grads[0].narrow(
+                        -1,
+                        0,
+                        (
+                            A_sym_sizes[-2]
+                            if A_sym_sizes[-2] < A_sym_sizes[-1]
+                            else A_sym_sizes[-1]
+                        ),
+                    )
+                    if full_matrices and grads[0] is not None
+                    else grads[0]
+                ),
+                grads[1],
+                (
+                    grads[2].narrow(
+                        -2,
+                        0,
+                        (
+                            A_sym_sizes[-2]
+                            if A_sym_sizes[-2] < A_sym_sizes[-1]
+                            else A_sym_sizes[-1]
+                        ),
+                    )
+                    if full_matrices and grads[2] is not None
+                    else grads[2]
+                ),
+                (
+                    U.narrow(
+                        -1,
+                        0,
+                        (
+                            A_sym_sizes[-2]
+                            if A_sym_sizes[-2] < A_sym_sizes[-1]
+                            else A_sym_sizes[-1]
+                        ),
+                    )
+                    if full_matrices
+                    else U
+                ),
+                S,
+                (
+                    Vh.narrow(
+                        -2,
+                        0,
+                        (
+                            A_sym_sizes[-2]
+                            if A_sym_sizes[-2] < A_sym_sizes[-1]
+                            else A_sym_sizes[-1]
+                        ),
+                    )
+                    if full_matrices
+                    else Vh
+                ),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgEighBackward0(Node):
+    """Backward of ``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``.
+
+    A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
+    """
+
+    __slots__ = (
+        "eigenvalues_",
+        "eigenvectors_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.eigenvalues_: SavedVariable | SavedVariableList | None = None
+        self.eigenvectors_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_eigh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eigenvalues=unpack_saved(self.eigenvalues_, self),
+            eigenvectors=unpack_saved(self.eigenvectors_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.eigenvalues_ is not None:
+            self.eigenvalues_.reset_data()
+        if self.eigenvectors_ is not None:
+            self.eigenvectors_.reset_data()
+
+    @property
+    def _saved_eigenvalues(self) -> Tensor | None:
+        return unpack_saved(self.eigenvalues_, self)
+
+    @property
+    def _saved_eigenvectors(self) -> Tensor | None:
+        return unpack_saved(self.eigenvectors_, self)
+
+
+def linalg_eigh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eigenvalues: Tensor | None,
+    eigenvectors: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgEighBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgEigBackward0(Node):
+    """Backward of ``linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)``.
+
+    self: handle_r_to_c(self.scalar_type(), linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))
+    """
+
+    __slots__ = (
+        "self_scalar_type",
+        "eigenvalues_",
+        "eigenvectors_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.eigenvalues_: SavedVariable | SavedVariableList | None = None
+        self.eigenvectors_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_eig_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_scalar_type=self.self_scalar_type,
+            eigenvalues=unpack_saved(self.eigenvalues_, self),
+            eigenvectors=unpack_saved(self.eigenvectors_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.eigenvalues_ is not None:
+            self.eigenvalues_.reset_data()
+        if self.eigenvectors_ is not None:
+            self.eigenvectors_.reset_data()
+
+    @property
+    def _saved_eigenvalues(self) -> Tensor | None:
+        return unpack_saved(self.eigenvalues_, self)
+
+    @property
+    def _saved_eigenvectors(self) -> Tensor | None:
+        return unpack_saved(self.eigenvectors_, self)
+
+
+def linalg_eig_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    eigenvalues: Tensor | None,
+    eigenvectors: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgEigBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(
+                self_scalar_type,
+                linalg_eig_backward(
+                    grads[0], grads[1], eigenvalues, eigenvectors, False
+                ),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgSolveTriangularBackward0(Node):
+    """Backward of ``linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor``.
+
+    self, B: linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular, grad_input_mask)
+    """
+
+    __slots__ = (
+        "left",
+        "self_",
+        "unitriangular",
+        "upper",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_solve_triangular_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            left=self.left,
+            self=unpack_saved(self.self_, self),
+            unitriangular=self.unitriangular,
+            upper=self.upper,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_left(self) -> bool:
+        return self.left
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_unitriangular(self) -> bool:
+        return self.unitriangular
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_solve_triangular_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    left: bool,
+    self: Tensor | None,
+    unitriangular: bool,
+    upper: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgSolveTriangularBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, B
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = linalg_solve_triangular_backward(
+            grad, self, result, upper, left, unitriangular, grad_input_mask
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class LinalgCrossBackward0(Node):
+    """Backward of ``linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor``.
+
+    other: linalg_cross(grad, self.conj(), dim=dim)
+    self: linalg_cross(other.conj(), grad, dim=dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_cross_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def linalg_cross_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgCrossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            linalg_cross(grad, self.conj(), dim=dim) if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            linalg_cross(other.conj(), grad, dim=dim) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class LinalgMatrixExpBackward0(Node):
+    """Backward of ``linalg_matrix_exp(Tensor self) -> Tensor``.
+
+    self: linalg_matrix_exp_differential(self, grad, True)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_matrix_exp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def linalg_matrix_exp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgMatrixExpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            linalg_matrix_exp_differential(self, grad, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgPinvBackward0(Node):
+    """Backward of ``linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor``.
+
+    self: pinv_backward(grad, result, self)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_pinv_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_pinv_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgPinvBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = pinv_backward(grad, result, self) if any_grad_defined else None
+    return grad_inputs
+
+
 class ReluBackward0(Node):
     """Backward of ``relu(Tensor self) -> Tensor``.
 
@@ -13796,6 +14778,194 @@ def dist_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)``."""
     return norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)
+
+
+def linalg_inv_ex_jvp_inverse(
+    A_p: Tensor, A_t: Tensor, check_errors: bool, inverse: Any, info: Any
+) -> Any:
+    """Forward-mode derivative: ``inverse: -matmul(matmul(inverse, A_t), inverse)``."""
+    return -matmul(matmul(inverse, A_t), inverse)
+
+
+def _linalg_det_jvp(A_p: Tensor, A_t: Tensor, result: Any, LU: Any, pivots: Any) -> Any:
+    """Forward-mode derivative: ``result: linalg_det_jvp(A_t, result, LU, pivots, False)``."""
+    return linalg_det_jvp(A_t, result, LU, pivots, False)
+
+
+def _linalg_slogdet_jvp_logabsdet(
+    A_p: Tensor, A_t: Tensor, sign: Any, logabsdet: Any, LU: Any, pivots: Any
+) -> Any:
+    """Forward-mode derivative: ``logabsdet: slogdet_jvp(LU, pivots, A_t, sign, False)[1]``."""
+    return slogdet_jvp(LU, pivots, A_t, sign, False)[1]
+
+
+def _linalg_slogdet_jvp_sign(
+    A_p: Tensor, A_t: Tensor, sign: Any, logabsdet: Any, LU: Any, pivots: Any
+) -> Any:
+    """Forward-mode derivative: ``sign: slogdet_jvp(LU, pivots, A_t, sign, False)[0]``."""
+    return slogdet_jvp(LU, pivots, A_t, sign, False)[0]
+
+
+def _linalg_solve_ex_jvp(
+    A_p: Tensor,
+    A_t: Tensor,
+    B_p: Tensor,
+    B_t: Tensor,
+    left: bool,
+    check_errors: bool,
+    result: Any,
+    LU: Any,
+    pivots: Any,
+    info: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: linalg_solve_jvp(A_t, B_t, result, LU, pivots, left)``."""
+    return linalg_solve_jvp(A_t, B_t, result, LU, pivots, left)
+
+
+def linalg_cholesky_ex_jvp_L(
+    self_p: Tensor, self_t: Tensor, upper: bool, check_errors: bool, L: Any, info: Any
+) -> Any:
+    """Forward-mode derivative: ``L: cholesky_jvp(self_t, L, upper)``."""
+    return cholesky_jvp(self_t, L, upper)
+
+
+def linalg_qr_jvp_Q(A_p: Tensor, A_t: Tensor, mode: str, Q: Any, R: Any) -> Any:
+    """Forward-mode derivative: ``Q: linalg_qr_jvp(A_t, Q, R, mode)[0]``."""
+    return linalg_qr_jvp(A_t, Q, R, mode)[0]
+
+
+def linalg_qr_jvp_R(A_p: Tensor, A_t: Tensor, mode: str, Q: Any, R: Any) -> Any:
+    """Forward-mode derivative: ``R: linalg_qr_jvp(A_t, Q, R, mode)[1]``."""
+    return linalg_qr_jvp(A_t, Q, R, mode)[1]
+
+
+def _linalg_svd_jvp_S(
+    A_p: Tensor,
+    A_t: Tensor,
+    full_matrices: bool,
+    compute_uv: bool,
+    driver: str | None,
+    U: Any,
+    S: Any,
+    Vh: Any,
+) -> Any:
+    """Forward-mode derivative: ``S: linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[1]``."""
+    return linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[1]
+
+
+def _linalg_svd_jvp_U(
+    A_p: Tensor,
+    A_t: Tensor,
+    full_matrices: bool,
+    compute_uv: bool,
+    driver: str | None,
+    U: Any,
+    S: Any,
+    Vh: Any,
+) -> Any:
+    """Forward-mode derivative: ``U: linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[0]``."""
+    return linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[0]
+
+
+def _linalg_svd_jvp_Vh(
+    A_p: Tensor,
+    A_t: Tensor,
+    full_matrices: bool,
+    compute_uv: bool,
+    driver: str | None,
+    U: Any,
+    S: Any,
+    Vh: Any,
+) -> Any:
+    """Forward-mode derivative: ``Vh: linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[2]``."""
+    return linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[2]
+
+
+def _linalg_eigh_jvp_eigenvalues(
+    A_p: Tensor,
+    A_t: Tensor,
+    UPLO: str,
+    compute_v: bool,
+    eigenvalues: Any,
+    eigenvectors: Any,
+) -> Any:
+    """Forward-mode derivative: ``eigenvalues: linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)[0]``."""
+    return linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)[0]
+
+
+def _linalg_eigh_jvp_eigenvectors(
+    A_p: Tensor,
+    A_t: Tensor,
+    UPLO: str,
+    compute_v: bool,
+    eigenvalues: Any,
+    eigenvectors: Any,
+) -> Any:
+    """Forward-mode derivative: ``eigenvectors: linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)[1]``."""
+    return linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)[1]
+
+
+def linalg_eig_jvp_eigenvalues(
+    self_p: Tensor, self_t: Tensor, eigenvalues: Any, eigenvectors: Any
+) -> Any:
+    """Forward-mode derivative: ``eigenvalues: linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)[0]``."""
+    return linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)[0]
+
+
+def linalg_eig_jvp_eigenvectors(
+    self_p: Tensor, self_t: Tensor, eigenvalues: Any, eigenvectors: Any
+) -> Any:
+    """Forward-mode derivative: ``eigenvectors: linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)[1]``."""
+    return linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)[1]
+
+
+def linalg_solve_triangular_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    B_p: Tensor,
+    B_t: Tensor,
+    upper: bool,
+    left: bool,
+    unitriangular: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: linalg_solve_triangular_forward_AD(self_t, B_t, self_p, result, upper, left, unitriangular)``."""
+    return linalg_solve_triangular_forward_AD(
+        self_t, B_t, self_p, result, upper, left, unitriangular
+    )
+
+
+def linalg_cross_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    dim: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: linalg_cross(self_t, other_p, dim=dim) + linalg_cross(self_p, other_t, dim=dim)``."""
+    return linalg_cross(self_t, other_p, dim=dim) + linalg_cross(
+        self_p, other_t, dim=dim
+    )
+
+
+def linalg_matrix_exp_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: linalg_matrix_exp_differential(self_p, self_t, False)``."""
+    return linalg_matrix_exp_differential(self_p, self_t, False)
+
+
+def linalg_pinv_atol_rtol_tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    atol_p: Tensor,
+    atol_t: Tensor,
+    rtol_p: Tensor,
+    rtol_t: Tensor,
+    hermitian: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: pinv_jvp(self_p, result, self_t)``."""
+    return pinv_jvp(self_p, result, self_t)
 
 
 def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

@@ -1,0 +1,563 @@
+"""Linear algebra kernels of torch.linalg: factorisations (LU, Cholesky, QR, SVD,
+eigendecompositions) and what is computed from them (inverse, determinants, solves).
+
+numpy.linalg runs LAPACK over batches of matrices; what it does not offer (an LU with
+its pivots, triangular solves) is written here over the whole batch at once, one
+column per step. Checks and messages are PyTorch's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import scalar_type_name as _scalar_type_name
+from ._common import _silently
+
+__all__ = [
+    "LinAlgError",
+    "linalg_lu_factor",
+    "linalg_lu_solve_arrays",
+    "linalg_inv_ex",
+    "linalg_det",
+    "linalg_slogdet",
+    "linalg_solve_ex",
+    "linalg_cholesky_ex",
+    "linalg_qr",
+    "linalg_svd",
+    "linalg_eigh",
+    "linalg_eig",
+    "linalg_solve_triangular",
+    "linalg_cross",
+    "linalg_matrix_exp",
+    "linalg_pinv",
+]
+
+
+class LinAlgError(RuntimeError):
+    """A linear algebra function failed on its input's values (a singular matrix, one
+    that is not positive-definite): torch.linalg.LinAlgError, a RuntimeError."""
+
+
+def _check_matrix(A: np.ndarray, fname: str, name: str = "A") -> None:
+    if A.ndim < 2:
+        raise RuntimeError(
+            f"{fname}: The input tensor {name} must have at least 2 dimensions."
+        )
+
+
+def _check_floating(A: np.ndarray, fname: str) -> None:
+    if A.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"{fname}: Expected a floating point or complex tensor as input. Got "
+            f"{_scalar_type_name(A)}"
+        )
+
+
+def _check_square(A: np.ndarray, fname: str, name: str = "A") -> None:
+    """PyTorch's squareCheckInputs and checkFloatingOrComplex, in its order."""
+    _check_matrix(A, fname, name)
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"{fname}: {name} must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    _check_floating(A, fname)
+
+
+def _raise_for_info(info: np.ndarray, fname: str, describe: Any) -> None:
+    """check_errors=True: a LinAlgError for the first failed batch element, described
+    by `describe(code)` (the element's number when the input is batched)."""
+    flat = info.reshape(-1)
+    failed = np.flatnonzero(flat)
+    if failed.size == 0:
+        return
+    first = int(failed[0])
+    where = f"(Batch element {first}): " if info.ndim > 0 else ""
+    raise LinAlgError(f"{fname}: {where}{describe(int(flat[first]))}")
+
+
+# --- LU -------------------------------------------------------------------------
+
+
+def _as_batch(A: np.ndarray) -> np.ndarray:
+    return A.reshape((-1,) + A.shape[-2:])
+
+
+@_silently
+def linalg_lu_factor(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LAPACK getrf over a batch: LU (L unit lower, U upper, in one matrix), the
+    1-based row interchanges (int32) and info (the first zero pivot, 1-based, or 0)."""
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    lu = np.array(_as_batch(A), copy=True)
+    count = lu.shape[0]
+    rows = np.arange(count)
+    pivots = np.empty((count, k), np.int32)
+    info = np.zeros(count, np.int32)
+    for j in range(k):
+        p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1)
+        pivots[:, j] = p + 1
+        swapped = lu[rows, p].copy()
+        lu[rows, p] = lu[:, j]
+        lu[:, j] = swapped
+        pivot = lu[:, j, j]
+        zero = pivot == 0
+        info = np.where((info == 0) & zero, j + 1, info).astype(np.int32)
+        lu[:, j + 1 :, j] /= np.where(zero, 1, pivot)[:, None]
+        lu[:, j + 1 :, j + 1 :] -= lu[:, j + 1 :, j, None] * lu[:, j, None, j + 1 :]
+    batch = A.shape[:-2]
+    return lu.reshape(A.shape), pivots.reshape(batch + (k,)), info.reshape(batch)
+
+
+def _permutation(pivots: np.ndarray, n: int) -> np.ndarray:
+    """The row order the interchanges produce: row i of P^T A is row perm[i] of A."""
+    flat = pivots.reshape((-1, pivots.shape[-1])).astype(np.intp) - 1
+    perm = np.tile(np.arange(n), (flat.shape[0], 1))
+    rows = np.arange(flat.shape[0])
+    for j in range(flat.shape[1]):
+        p = flat[:, j]
+        swapped = perm[rows, p].copy()
+        perm[rows, p] = perm[:, j]
+        perm[:, j] = swapped
+    return perm.reshape(pivots.shape[:-1] + (n,))
+
+
+def _substitute(T: np.ndarray, B: np.ndarray, lower: bool, unit: bool) -> np.ndarray:
+    """T^{-1} B for triangular T (batched, broadcast), one row per step, as LAPACK's
+    trtrs without its singularity check: a zero diagonal gives inf and nan."""
+    n = T.shape[-1]
+    shape = np.broadcast_shapes(T.shape[:-2], B.shape[:-2])
+    dtype = np.result_type(T, B)
+    T = np.broadcast_to(T, shape + T.shape[-2:])
+    X = np.array(np.broadcast_to(B, shape + B.shape[-2:]), dtype=dtype, copy=True)
+    order = range(n) if lower else range(n - 1, -1, -1)
+    for i in order:
+        done = slice(0, i) if lower else slice(i + 1, n)
+        if (i > 0) if lower else (i < n - 1):
+            X[..., i, :] -= np.einsum(
+                "...j,...jk->...k", T[..., i, done], X[..., done, :]
+            )
+        if not unit:
+            X[..., i, :] /= T[..., i, i, None]
+    return X
+
+
+@_silently
+def linalg_lu_solve_arrays(
+    LU: np.ndarray, pivots: np.ndarray, B: np.ndarray, left: bool, adjoint: bool
+) -> np.ndarray:
+    """X with A X = B (or X A = B when not `left`; A^H for `adjoint`), A = P L U given
+    by its LU factorisation."""
+    if not left:
+        # X A = B  <=>  A^H X^H = B^H
+        return np.conj(
+            linalg_lu_solve_arrays(
+                LU, pivots, np.conj(np.swapaxes(B, -1, -2)), True, not adjoint
+            )
+        ).swapaxes(-1, -2)
+    n = LU.shape[-1]
+    perm = _permutation(pivots, n)
+    if not adjoint:
+        # A = P L U: L U X = P^T B
+        shape = np.broadcast_shapes(perm.shape[:-1], B.shape[:-2])
+        Pb = np.take_along_axis(
+            np.broadcast_to(B, shape + B.shape[-2:]),
+            np.broadcast_to(perm, shape + (n,))[..., None],
+            axis=-2,
+        )
+        Y = _substitute(LU, Pb, lower=True, unit=True)
+        return _substitute(LU, Y, lower=False, unit=False)
+    # A^H = U^H L^H P^T: U^H L^H Z = B, X = P Z
+    LUh = np.conj(np.swapaxes(LU, -1, -2))
+    Y = _substitute(LUh, B, lower=True, unit=False)
+    Z = _substitute(LUh, Y, lower=False, unit=True)
+    inverse = np.argsort(perm, axis=-1)
+    shape = np.broadcast_shapes(inverse.shape[:-1], Z.shape[:-2])
+    return np.take_along_axis(
+        np.broadcast_to(Z, shape + Z.shape[-2:]),
+        np.broadcast_to(inverse, shape + (n,))[..., None],
+        axis=-2,
+    )
+
+
+def _lu_sign(pivots: np.ndarray, dtype: Any) -> np.ndarray:
+    swaps = np.sum(
+        pivots != np.arange(1, pivots.shape[-1] + 1, dtype=np.int32), axis=-1
+    )
+    return np.where(swaps % 2 == 1, -1, 1).astype(dtype)
+
+
+# --- inverse, determinants, solves ------------------------------------------------
+
+_SINGULAR = (
+    "The diagonal element {} is zero, the inversion could not be completed because "
+    "the input matrix is singular."
+)
+
+
+@_silently
+def linalg_inv_ex(A: np.ndarray, check_errors: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The inverse of each matrix and LAPACK's info (the first zero pivot of its LU)."""
+    _check_square(A, "linalg.inv")
+    n = A.shape[-1]
+    if A.size == 0:
+        return np.array(A, copy=True), np.zeros(A.shape[:-2], np.int32)
+    try:
+        inverse = np.linalg.inv(A)
+        info = np.zeros(A.shape[:-2], np.int32)
+    except np.linalg.LinAlgError:
+        LU, pivots, info = linalg_lu_factor(A)
+        eye = np.broadcast_to(np.eye(n, dtype=A.dtype), A.shape)
+        inverse = linalg_lu_solve_arrays(LU, pivots, eye, True, False)
+    if check_errors:
+        _raise_for_info(info, "linalg.inv", _SINGULAR.format)
+    return inverse.astype(A.dtype, copy=False), info
+
+
+def linalg_det(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_linalg_det: the determinant, with the LU factorisation it is computed from."""
+    _check_square(A, "linalg.det")
+    LU, pivots, _ = linalg_lu_factor(A)
+    diagonal = np.diagonal(LU, axis1=-2, axis2=-1)
+    det = np.prod(diagonal, axis=-1) * _lu_sign(pivots, A.dtype)
+    return np.asarray(det, A.dtype), LU, pivots
+
+
+@_silently
+def linalg_slogdet(
+    A: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """_linalg_slogdet: the sign (a unit complex number for complex input; 0 when
+    singular) and log|det| (-inf when singular), with the LU factorisation."""
+    _check_square(A, "linalg.slogdet")
+    LU, pivots, _ = linalg_lu_factor(A)
+    diagonal = np.diagonal(LU, axis1=-2, axis2=-1)
+    magnitude = np.abs(diagonal)
+    units = np.where(
+        magnitude == 0, 0, diagonal / np.where(magnitude == 0, 1, magnitude)
+    )
+    sign = np.prod(units, axis=-1) * _lu_sign(pivots, A.dtype)
+    logabsdet = np.sum(np.log(magnitude), axis=-1)
+    return (
+        np.asarray(sign, A.dtype),
+        np.asarray(logabsdet, magnitude.dtype),
+        LU,
+        pivots,
+    )
+
+
+def is_vector_rhs(A: np.ndarray, B: np.ndarray) -> bool:
+    """PyTorch's linalg_solve_is_vector_rhs: B is a (batch of) vector(s)."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
+def _check_solve(A: np.ndarray, B: np.ndarray, left: bool, vector: bool) -> None:
+    _check_square(A, "linalg.solve")
+    if B.ndim < 1 or (not vector and B.ndim < 2):
+        raise RuntimeError(
+            "linalg.solve: The input tensor B must have at least 2 dimensions."
+        )
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            "linalg.solve: Expected A and B to have the same dtype, but found A of type "
+            f"{_scalar_type_name(A)} and B of type {_scalar_type_name(B)} instead"
+        )
+    rows = B.shape[-1] if vector else B.shape[-2 if left else -1]
+    if rows != A.shape[-1]:
+        shown = (B.shape[-1], 1) if vector else B.shape[-2:]
+        raise RuntimeError(
+            "linalg.solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
+            f"{shown[0]}x{shown[1]})"
+        )
+
+
+@_silently
+def linalg_solve_ex(
+    A: np.ndarray, B: np.ndarray, left: bool, check_errors: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """_linalg_solve_ex: X with AX = B (XA = B when not `left`), B a matrix or (batch
+    of) vector(s), with the LU factorisation of A and its info."""
+    vector = is_vector_rhs(A, B)
+    _check_solve(A, B, left, vector)
+    if vector and not left:
+        raise RuntimeError(
+            "linalg.solve: Vector broadcasting of the left hand side is not supported "
+            "for left=False. In this case linalg.solve is equivalent to B / A.squeeze(-1)"
+        )
+    LU, pivots, info = linalg_lu_factor(A)
+    if check_errors and np.any(info):
+        raise LinAlgError(
+            "torch.linalg.solve: The solver failed because the input matrix is singular."
+        )
+    matrix = B[..., None] if vector else B
+    if left:
+        X = linalg_lu_solve_arrays(LU, pivots, matrix, True, False)
+    else:
+        X = linalg_lu_solve_arrays(LU, pivots, matrix, False, False)
+    return (X[..., 0] if vector else X), LU, pivots, info
+
+
+_NOT_PD = (
+    "The factorization could not be completed because the input is not "
+    "positive-definite (the leading minor of order {} is not positive-definite)."
+)
+
+
+def _cholesky_info(A: np.ndarray) -> np.ndarray:
+    """The order of the first leading minor that is not positive-definite (0: none),
+    found by factorising the leading blocks."""
+    n = A.shape[-1]
+    batch = _as_batch(A)
+    info = np.zeros(batch.shape[0], np.int32)
+    for b in range(batch.shape[0]):
+        for order in range(1, n + 1):
+            try:
+                np.linalg.cholesky(batch[b, :order, :order])
+            except np.linalg.LinAlgError:
+                info[b] = order
+                break
+    return info.reshape(A.shape[:-2])
+
+
+def linalg_cholesky_ex(
+    A: np.ndarray, upper: bool, check_errors: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """L lower triangular with A = L L^H (U = L^H when `upper`), read from A's lower
+    triangle, and info (the order of the first minor that is not positive-definite)."""
+    _check_square(A, "linalg.cholesky")
+    lower = np.tril(A)
+    hermitian = lower + np.conj(np.swapaxes(np.tril(A, -1), -1, -2))
+    try:
+        L = np.linalg.cholesky(hermitian) if A.size else np.array(A, copy=True)
+        info = np.zeros(A.shape[:-2], np.int32)
+    except np.linalg.LinAlgError:
+        info = _cholesky_info(hermitian)
+        good = np.where((info == 0)[..., None, None], hermitian, np.eye(A.shape[-1]))
+        L = np.linalg.cholesky(good)
+        L = np.where((info == 0)[..., None, None], L, np.tril(A))
+        if check_errors:
+            _raise_for_info(info, "linalg.cholesky", _NOT_PD.format)
+    L = L.astype(A.dtype, copy=False)
+    return (np.conj(np.swapaxes(L, -1, -2)) if upper else L), info
+
+
+def linalg_qr(A: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """Q with orthonormal columns and R upper triangular, A = QR; mode 'reduced'
+    (k = min(m, n) columns), 'complete' (Q square) or 'r' (Q empty)."""
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+            "(default), 'r', or 'complete'"
+        )
+    _check_matrix(A, "linalg.qr")
+    _check_floating(A, "linalg.qr")
+    if mode == "r":
+        R = np.linalg.qr(A, mode="r")
+        return np.zeros((0,), A.dtype), np.asarray(R, A.dtype)
+    Q, R = np.linalg.qr(A, mode=mode)
+    return Q.astype(A.dtype, copy=False), R.astype(A.dtype, copy=False)
+
+
+def linalg_svd(
+    A: np.ndarray, full_matrices: bool, compute_uv: bool, driver: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """_linalg_svd: U, S (real, descending), Vh with A = U diag(S) Vh; U and Vh empty
+    when not `compute_uv`."""
+    _check_matrix(A, "linalg.svd")
+    _check_floating(A, "linalg.svd")
+    if driver is not None:
+        raise RuntimeError(
+            "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA "
+            "inputs with cuSOLVER backend."
+        )
+    real = np.abs(np.zeros((), A.dtype)).dtype
+    if not compute_uv:
+        S = np.linalg.svd(A, compute_uv=False)
+        return (
+            np.zeros((0,), A.dtype),
+            S.astype(real, copy=False),
+            np.zeros((0,), A.dtype),
+        )
+    U, S, Vh = np.linalg.svd(A, full_matrices=full_matrices)
+    return (
+        U.astype(A.dtype, copy=False),
+        S.astype(real, copy=False),
+        Vh.astype(A.dtype, copy=False),
+    )
+
+
+def linalg_eigh(
+    A: np.ndarray, UPLO: str, compute_v: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """_linalg_eigh: the (real, ascending) eigenvalues of a Hermitian matrix read from
+    its lower ('L') or upper ('U') triangle, and orthonormal eigenvectors as columns
+    (empty when not `compute_v`)."""
+    if UPLO not in ("L", "U", "l", "u"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    _check_matrix(A, "linalg.eigh")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.eigh: A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    if A.dtype.kind not in "fc":
+        raise NotImplementedError(
+            f"\"linalg_eigh_cpu\" not implemented for '{_scalar_type_name(A)}'"
+        )
+    real = np.abs(np.zeros((), A.dtype)).dtype
+    if not compute_v:
+        L = np.linalg.eigvalsh(A, UPLO=UPLO.upper())
+        return L.astype(real, copy=False), np.zeros((0,), A.dtype)
+    L, V = np.linalg.eigh(A, UPLO=UPLO.upper())
+    return L.astype(real, copy=False), V.astype(A.dtype, copy=False)
+
+
+def _complex_of(dtype: np.dtype) -> np.dtype:
+    return np.result_type(dtype, np.complex64)
+
+
+def linalg_eig(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (complex) eigenvalues and unit-norm eigenvectors (as columns) of a general
+    square matrix."""
+    _check_matrix(A, "linalg.eig")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.eig: A must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    if A.dtype.kind not in "fc":
+        raise RuntimeError(f"Unknown Complex ScalarType for {_scalar_type_name(A)}")
+    L, V = np.linalg.eig(A)
+    complex_type = _complex_of(A.dtype)
+    return L.astype(complex_type), V.astype(complex_type)
+
+
+def linalg_solve_triangular(
+    A: np.ndarray, B: np.ndarray, upper: bool, left: bool, unitriangular: bool
+) -> np.ndarray:
+    """X with AX = B (XA = B when not `left`), A triangular: only its `upper` or lower
+    triangle is read, and its diagonal taken as ones when `unitriangular`."""
+    for name, array in (("A", A), ("B", B)):
+        _check_matrix(array, "linalg.solve_triangular", name)
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            "linalg.solve_triangular: Expected A and B to have the same dtype, but found "
+            f"A of type {_scalar_type_name(A)} and B of type {_scalar_type_name(B)} "
+            "instead"
+        )
+    _check_floating(A, "linalg.solve_triangular")
+    if left:
+        return _substitute_checked(A, B, upper, unitriangular)
+    # X A = B  <=>  A^T X^T = B^T
+    At, Bt = np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)
+    return np.swapaxes(_substitute_checked(At, Bt, not upper, unitriangular), -1, -2)
+
+
+@_silently
+def _substitute_checked(
+    A: np.ndarray, B: np.ndarray, upper: bool, unit: bool
+) -> np.ndarray:
+    if A.shape[-1] != A.shape[-2] or B.shape[-2] != A.shape[-1]:
+        raise RuntimeError(
+            "linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+            f"AX = B ({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    return _substitute(A, B, lower=not upper, unit=unit).astype(A.dtype, copy=False)
+
+
+def linalg_cross(self: np.ndarray, other: np.ndarray, dim: int) -> np.ndarray:
+    """The cross product of 3-vectors along `dim` (inputs broadcast)."""
+    if self.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions."
+        )
+    ndim = self.ndim
+    axis = dim + ndim if dim < 0 else dim
+    if not 0 <= axis < ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+            f"but got {dim})"
+        )
+    if self.shape[axis] != 3 or other.shape[axis] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{self.shape[axis]} and {other.shape[axis]}"
+        )
+    dtype = np.result_type(self, other)
+    return np.cross(self, other, axisa=axis, axisb=axis, axisc=axis).astype(
+        dtype, copy=False
+    )
+
+
+@_silently
+def linalg_matrix_exp(A: np.ndarray) -> np.ndarray:
+    """exp(A) by scaling and squaring with a degree-18 Taylor polynomial (a norm
+    below 1/2 after scaling keeps the remainder under float64's epsilon)."""
+    _check_square(A, "linalg.matrix_exp")
+    if A.size == 0:
+        return np.array(A, copy=True)
+    norm = np.max(np.sum(np.abs(A), axis=-2), axis=-1)
+    squarings = np.maximum(0, np.ceil(np.log2(np.maximum(norm, 1e-300) / 0.5))).astype(
+        int
+    )
+    top = int(np.max(squarings))
+    scaled = A / (2.0**squarings)[..., None, None]
+    eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A.dtype), A.shape)
+    result = eye.copy()
+    term = eye.copy()
+    for k in range(1, 19):
+        term = term @ scaled / k
+        result = result + term
+    for step in range(top):
+        square = result @ result
+        result = np.where((squarings > step)[..., None, None], square, result)
+    return result.astype(A.dtype, copy=False)
+
+
+def linalg_pinv(
+    A: np.ndarray, atol: np.ndarray | None, rtol: np.ndarray | None, hermitian: bool
+) -> np.ndarray:
+    """The pseudo-inverse from the SVD (the eigendecomposition when `hermitian`),
+    singular values below max(atol, rtol * largest) treated as zero."""
+    if A.ndim < 2 or A.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"linalg.pinv({_scalar_type_name(A)}{{{list(A.shape)}}}): expected a tensor "
+            "with 2 or more dimensions of float, double, cfloat or cdouble types"
+        )
+    real = np.abs(np.zeros((), A.dtype)).dtype
+    if rtol is None:
+        eps = np.finfo(real).eps
+        rtol_value = (
+            np.zeros((), real)
+            if atol is not None and np.any(atol > 0)
+            else np.asarray(eps * max(A.shape[-2:]), real)
+        )
+    else:
+        rtol_value = rtol
+    atol_value = np.zeros((), real) if atol is None else atol
+    if A.size == 0:
+        return np.zeros(A.shape[:-2] + (A.shape[-1], A.shape[-2]), A.dtype)
+    if hermitian:
+        L, V = np.linalg.eigh(A)
+        S = np.abs(L)
+        largest = np.max(S, axis=-1, keepdims=True)
+        cutoff = np.maximum(
+            np.asarray(atol_value)[..., None],
+            np.asarray(rtol_value)[..., None] * largest,
+        )
+        inverse = np.where(S > cutoff, 1 / np.where(S > cutoff, L, 1), 0)
+        return ((V * inverse[..., None, :]) @ np.conj(np.swapaxes(V, -1, -2))).astype(
+            A.dtype
+        )
+    U, S, Vh = np.linalg.svd(A, full_matrices=False)
+    largest = S[..., :1]
+    cutoff = np.maximum(
+        np.asarray(atol_value)[..., None], np.asarray(rtol_value)[..., None] * largest
+    )
+    inverse = np.where(S > cutoff, 1 / np.where(S > cutoff, S, 1), 0)
+    Vt = np.conj(np.swapaxes(Vh, -1, -2))
+    return ((Vt * inverse[..., None, :]) @ np.conj(np.swapaxes(U, -1, -2))).astype(
+        A.dtype
+    )
