@@ -15,7 +15,6 @@ import numpy as np
 from gradgen.dispatch import DispatchKey
 from gradgen.dtypes import dtype, integer_to_float, result_type
 from gradgen.numpy_kernels import (
-    LinAlgError,
     absolute,
     absolute_,
     adaptive_avg_pool,

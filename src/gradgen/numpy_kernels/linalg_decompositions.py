@@ -15,7 +15,6 @@ from ..dtypes import scalar_type_name as _scalar_type_name
 from ._common import _silently
 
 __all__ = [
-    "LinAlgError",
     "linalg_lu_factor",
     "linalg_lu_solve_arrays",
     "linalg_inv_ex",
@@ -471,7 +470,7 @@ def linalg_cross(self: np.ndarray, other: np.ndarray, dim: int) -> np.ndarray:
     """The cross product of 3-vectors along `dim` (inputs broadcast)."""
     if self.ndim != other.ndim:
         raise RuntimeError(
-            f"linalg.cross: inputs must have the same number of dimensions."
+            "linalg.cross: inputs must have the same number of dimensions."
         )
     ndim = self.ndim
     axis = dim + ndim if dim < 0 else dim
