@@ -24,9 +24,10 @@ import black
 import jinja2
 
 from .errors import CodegenError
-from .ir import PackageIR
+from .ir import BindingIR, OverloadedIR, PackageIR
+from .model import NAMESPACES
 from .literals import FILTERS
-from .stubs import STUB_FILES, StubIR
+from .stubs import STUB_FILES, StubIR, stub_context
 
 # Explicit target versions: black must not infer them from each block it is given.
 _BLACK_MODE = black.Mode(line_length=88, target_versions={black.TargetVersion.PY310})
@@ -71,6 +72,14 @@ OUTPUT_FILES = (
         "Autograd kernels: record the graph, then redispatch to the kernel.",
     ),
     OutputFile("ops.py", "ops.py.j2", "The public functions, gradgen.NAME(...)."),
+    *(
+        OutputFile(
+            f"{module}.py",
+            "ops.py.j2",
+            f"The public functions of python_module: {module}, gradgen.{module}.NAME(...).",
+        )
+        for module in NAMESPACES
+    ),
     OutputFile(
         "tensor_methods.py",
         "tensor_methods.py.j2",
@@ -409,6 +418,19 @@ def default_cache_directory() -> Path:
     )
 
 
+def _bindings(
+    ir: PackageIR, file_name: str
+) -> dict[str, tuple[BindingIR, ...] | tuple[OverloadedIR, ...]]:
+    """The functions (or methods) a bindings file defines: tensor_methods.py the
+    methods, ops.py gradgen.NAME, linalg.py gradgen.linalg.NAME, ..."""
+    if file_name == "tensor_methods.py":
+        return {"bindings": ir.methods, "overloaded": ir.overloaded_methods}
+    for namespace in ir.namespaces:
+        if file_name == f"{namespace.module}.py":
+            return {"bindings": namespace.functions, "overloaded": namespace.overloaded}
+    return {"bindings": ir.functions, "overloaded": ir.overloaded_functions}
+
+
 def render(
     ir: PackageIR,
     sources: str,
@@ -426,22 +448,20 @@ def render(
             purpose=output.purpose,
             operators=ir.operators,
             backward_nodes=ir.backward_nodes,
-            bindings=ir.methods if output.name == "tensor_methods.py" else ir.functions,
-            overloaded=(
-                ir.overloaded_methods
-                if output.name == "tensor_methods.py"
-                else ir.overloaded_functions
-            ),
+            **_bindings(ir, output.name),
             kernel_helpers=ir.kernel_helpers,
             return_types=ir.return_types,
             jvps=ir.jvps,
             formula_helpers=ir.formula_helpers,
             formula_functions=ir.formula_functions,
+            formula_imports=ir.formula_imports,
+            namespaces=ir.namespaces,
             user_module=ir.user_module,
         )
     for name, template, purpose in STUB_FILES if stubs is not None else ():
+        assert stubs is not None
         texts[name] = environment.get_template(template).render(
-            sources=sources, purpose=purpose, **vars(stubs)
+            sources=sources, purpose=purpose, **stub_context(stubs, name)
         )
     files = cache.format_modules(texts)
     cache.save()

@@ -28,7 +28,7 @@ from dataclasses import replace
 
 from .formulas import python_identifier
 from .kernels_module import MODULE_NAME
-from .model import DifferentiabilityInfo, Model, NativeFunction, Variant
+from .model import NAMESPACES, DifferentiabilityInfo, Model, NativeFunction, Variant
 from .ir_autograd import _autograd_ir, _not_implemented_ir
 from .ir_backward import _backward_ir
 from .ir_bindings import _binding, _group
@@ -42,6 +42,7 @@ from .ir_views import (
     ForwardADIR,
     ForwardIR,
     OperatorIR,
+    NamespaceIR,
     OverloadedIR,
     PackageIR,
     ReturnTypeIR,
@@ -61,6 +62,7 @@ __all__ = [
     "ForwardADIR",
     "ForwardIR",
     "OperatorIR",
+    "NamespaceIR",
     "OverloadedIR",
     "PackageIR",
     "ReturnTypeIR",
@@ -131,6 +133,29 @@ def _away_from_helpers(op: OperatorIR, helpers: frozenset[str]) -> OperatorIR:
     return replace(op, forward_ad=replace(op.forward_ad, jvps=jvps))
 
 
+def _namespaces(public: list[NativeFunction]) -> tuple[NamespaceIR, ...]:
+    """The functions of each python_module: namespace (linalg.py, ...)."""
+    return tuple(
+        NamespaceIR(module, *_group([_binding(f, False) for f in members]))
+        for module in NAMESPACES
+        for members in ([f for f in public if f.namespace == module],)
+    )
+
+
+def _formula_imports(public: list[NativeFunction]) -> tuple[tuple[str, str, str], ...]:
+    """(module, public name, operator name) of each namespace function, which
+    formulas call by the operator's name."""
+    return tuple(
+        sorted(
+            {
+                (str(f.namespace), f.public_name, f.python_name)
+                for f in public
+                if f.namespace is not None
+            }
+        )
+    )
+
+
 def build(
     model: Model, kernel_helpers: frozenset[str], formula_helpers: frozenset[str]
 ) -> PackageIR:
@@ -147,12 +172,9 @@ def build(
     nodes = tuple(
         _backward_ir(i) for i in model.infos if i.op is not None and unique[i.op] is i
     )
+    public = [f for f in model.native_functions if Variant.function in f.variants]
     functions, overloaded_functions = _group(
-        [
-            _binding(f, method=False)
-            for f in model.native_functions
-            if Variant.function in f.variants
-        ]
+        [_binding(f, method=False) for f in public if f.namespace is None]
     )
     methods, overloaded_methods = _group(
         [
@@ -187,5 +209,7 @@ def build(
                 | {o.python_name for o in overloaded_functions}
             )
         ),
+        namespaces=_namespaces(public),
+        formula_imports=_formula_imports(public),
         user_module=MODULE_NAME if model.kernels is not None else None,
     )

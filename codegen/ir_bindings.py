@@ -31,7 +31,7 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         target = f"operators.{function.identifier}.call"
     call = f"{target}({', '.join(call_names)})"
     return BindingIR(
-        function.python_name,
+        function.python_name if method else function.public_name,
         ", ".join(params),
         tuple(conversions),
         call,

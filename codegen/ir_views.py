@@ -111,6 +111,23 @@ class OverloadedIR:
         return " or ".join(f"``{overload.schema}``" for overload in self.overloads)
 
 
+@dataclass(frozen=True)
+class NamespaceIR:
+    """A generated module of public functions: ops.py (gradgen.NAME) or one of
+    `python_module:` (linalg.py for gradgen.linalg.NAME)."""
+
+    module: str  # "ops", "linalg", ...
+    functions: tuple[BindingIR, ...]
+    overloaded: tuple[OverloadedIR, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (
+            *(f.python_name for f in self.functions),
+            *(o.python_name for o in self.overloaded),
+        )
+
+
 # -- Backward nodes ---------------------------------------------------------------------
 
 
@@ -172,6 +189,11 @@ class PackageIR:
     kernel_helpers: tuple[str, ...]
     formula_helpers: tuple[str, ...]
     formula_functions: tuple[str, ...]
+    # The python_module: namespaces (linalg.py, ...), each also in formula_imports.
+    namespaces: tuple[NamespaceIR, ...]
+    # What formulas call from the namespaces: (module, public name, operator name), so
+    # functions.py has `from .linalg import solve as linalg_solve`.
+    formula_imports: tuple[tuple[str, str, str], ...]
     # The user's kernels module, imported by name in kernels.py and functions.py.
     user_module: str | None = None
 

@@ -20,6 +20,12 @@ from .schema import Argument, FunctionSchema
 # The name an in-place kernel expression uses for the array it writes into (self's).
 INPLACE_OUT = "out"
 
+# `python_module:` values. PyTorch binds an operator of the namespaces as
+# torch.<module>.<name without the `<module>_` prefix> (linalg_solve -> torch.linalg.solve);
+# `nn` (torch._C._nn) binds as gradgen.NAME here, like an entry without the key.
+NAMESPACES = ("linalg", "special", "fft")
+PYTHON_MODULES = ("nn", *NAMESPACES)
+
 
 class Variant(enum.Enum):
     function = "function"
@@ -45,6 +51,22 @@ class NativeFunction:
     # TensorIterator's promote_integer_inputs_to_float: an integral common dtype becomes
     # the default float dtype (true division, atan2, ...).
     integer_to_float: bool = False
+    python_module: str | None = None  # one of PYTHON_MODULES
+
+    @property
+    def namespace(self) -> str | None:
+        """The module the public function lives in (`linalg` for gradgen.linalg.NAME),
+        None for gradgen.NAME."""
+        return self.python_module if self.python_module in NAMESPACES else None
+
+    @property
+    def public_name(self) -> str:
+        """The public function's name in its module: `solve` for `linalg_solve` in
+        gradgen.linalg; else `python_name`. Formulas call the operator by
+        `python_name`, as PyTorch's call at::linalg_solve."""
+        if self.namespace is None:
+            return self.python_name
+        return self.python_name.removeprefix(self.namespace + "_")
 
     @property
     def name(self) -> str:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from .errors import CodegenError
 from .kernels_module import MODULE_NAME
+from .model import NAMESPACES
 
 if TYPE_CHECKING:
     from . import emit
@@ -103,6 +104,10 @@ _PROBE_NATIVE = """\
 - func: zqu(Tensor self, Tensor zqo) -> Tensor
   variants: function
   numpy: self + zqo
+
+- func: linalg_zqx(Tensor self, Tensor zqo) -> Tensor
+  python_module: linalg
+  numpy: self - zqo
 """
 
 _PROBE_DERIVATIVES = """\
@@ -126,6 +131,10 @@ _PROBE_DERIVATIVES = """\
 
 - name: zqj(Tensor[] zqt, int zqi=0) -> Tensor
   zqt: zqj(zqt, zqi) if retain_variables else grad
+
+- name: linalg_zqx(Tensor self, Tensor zqo) -> Tensor
+  self: linalg_zqx(grad, zqo) + zqo
+  zqo: grad * zqo
 
 - name: zqu(Tensor self, Tensor zqo) -> Tensor
   self: zqe(grad, self.sym_sizes()) * result
@@ -361,6 +370,7 @@ _ALL_FILES = [
     "functions.py",
     "ops.py",
     "tensor_methods.py",
+    *(f"{module}.py" for module in NAMESPACES),
 ]
 
 
@@ -462,7 +472,10 @@ def _derived_names(
             (f"numpy_{identifier}", ["kernels.py"]),
             (f"{identifier}_return", ["kernels.py"]),
         ]
-    if has_function:
+    if has_function and function.namespace is not None:
+        derived.append((function.public_name, [f"{function.namespace}.py"]))
+        derived.append((function.python_name, ["functions.py"]))
+    elif has_function:
         derived.append((function.python_name, _FUNCTION_FILES))
     if has_method:
         derived.append((function.python_name, _METHOD_FILES))

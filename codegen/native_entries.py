@@ -12,7 +12,7 @@ from typing import Any
 from .errors import CodegenError, ErrorCollector, did_you_mean, excerpt
 from .expressions import check_kernel_expression
 from .kernels_module import MODULE_NAME, KernelsModule
-from .model import INPLACE_OUT, NativeFunction, Variant
+from .model import INPLACE_OUT, NAMESPACES, PYTHON_MODULES, NativeFunction, Variant
 from .schema import FunctionSchema, SchemaKind, default_to_python, parse_schema
 from .yaml_loader import Entry
 
@@ -24,6 +24,7 @@ NATIVE_KEYS = (
     "type_promotion",
     "promote_integer_inputs_to_float",
     "python_binding",
+    "python_module",
 )
 
 
@@ -89,17 +90,27 @@ def _native_function(
         self_arg = schema.arguments.self_arg
         if self_arg is None or not self_arg.type.is_tensor_like():
             raise CodegenError("a method variant needs a Tensor argument named 'self'")
+    python_module = _entry_python_module(values, schema, variants)
     numpy, composite = values.get("numpy"), values.get("composite")
     inplace = schema.kind() is SchemaKind.inplace
     if numpy is None and composite is None and inplace:
         # Derived later from the functional operator's kernel (see _derive_inplace).
-        return NativeFunction(schema, variants, None, None, (), entry.location)
+        return NativeFunction(
+            schema, variants, None, None, (), entry.location, False, python_module
+        )
     numpy, composite = _entry_kernel(
         numpy, composite, inplace, argument_names, kernel_helpers, composites, kernels
     )
     promotion, integer_to_float = _entry_promotion(values, argument_names)
     return NativeFunction(
-        schema, variants, numpy, composite, promotion, entry.location, integer_to_float
+        schema,
+        variants,
+        numpy,
+        composite,
+        promotion,
+        entry.location,
+        integer_to_float,
+        python_module,
     )
 
 
@@ -126,6 +137,35 @@ def _entry_variants(values: dict[str, Any]) -> frozenset[Variant]:
             f"python_binding must be true or false, got {excerpt(binding)}"
         )
     return variants if binding else frozenset()
+
+
+def _entry_python_module(
+    values: dict[str, Any], schema: FunctionSchema, variants: frozenset[Variant]
+) -> str | None:
+    """`python_module:` as PyTorch's: `linalg`, `special` and `fft` bind the function
+    as gradgen.<module>.<name without the prefix>, so the name must have the prefix."""
+    module = values.get("python_module")
+    if module is None:
+        return None
+    if module not in PYTHON_MODULES:
+        raise CodegenError(
+            f"python_module must be one of {', '.join(PYTHON_MODULES)}, got "
+            f"{excerpt(module)}" + did_you_mean(str(module), PYTHON_MODULES)
+        )
+    if module not in NAMESPACES:
+        return str(module)
+    if Variant.method in variants:
+        raise CodegenError(
+            f"an operator of python_module: {module} is a function of "
+            f"gradgen.{module} only; it cannot have a method variant"
+        )
+    base = schema.name.name.base
+    if not base.startswith(f"{module}_") or base == f"{module}_":
+        raise CodegenError(
+            f"an operator of python_module: {module} must be named '{module}_NAME' "
+            f"(bound as gradgen.{module}.NAME), got '{base}'"
+        )
+    return str(module)
 
 
 def _entry_kernel(

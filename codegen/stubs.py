@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from .formulas import python_identifier
 from .ir import return_type_name
-from .model import Model, NativeFunction, Variant
+from .model import NAMESPACES, Model, NativeFunction, Variant
 from .schema import Argument, BaseTy, Type
 
 # The stub's spelling of each schema base type (builtins under aliases: a stub defines
@@ -90,6 +90,8 @@ class StubIR:
     functions: tuple[StubFunction, ...]
     methods: tuple[StubFunction, ...]
     named_tuples: tuple[StubNamedTuple, ...]
+    # python_module: namespaces, each with its functions (linalg.pyi, ...)
+    namespaces: tuple[tuple[str, tuple[StubFunction, ...]], ...] = ()
 
 
 def annotation(type_: Type, numbers: bool) -> str:
@@ -205,7 +207,8 @@ def _group(functions: list[NativeFunction], method: bool) -> tuple[StubFunction,
     the int overload can never match)."""
     by_name: dict[str, list[NativeFunction]] = {}
     for function in functions:
-        by_name.setdefault(function.python_name, []).append(function)
+        name = function.python_name if method else function.public_name
+        by_name.setdefault(name, []).append(function)
     return tuple(
         StubFunction(
             name,
@@ -221,18 +224,31 @@ def _group(functions: list[NativeFunction], method: bool) -> tuple[StubFunction,
 def build(model: Model) -> StubIR:
     """The stubs' content: every public function and method, in the YAML's order."""
     functions = model.native_functions
+    public = [f for f in functions if Variant.function in f.variants]
     named: dict[str, StubNamedTuple] = {}
     for function in functions:
         found = _named_tuple(function)
         if found is not None:
             named.setdefault(found.name, found)
     return StubIR(
-        functions=_group(
-            [f for f in functions if Variant.function in f.variants], False
-        ),
+        functions=_group([f for f in public if f.namespace is None], False),
         methods=_group([f for f in functions if Variant.method in f.variants], True),
         named_tuples=tuple(named.values()),
+        namespaces=tuple(
+            (module, _group([f for f in public if f.namespace == module], False))
+            for module in NAMESPACES
+        ),
     )
+
+
+def stub_context(stubs: StubIR, file_name: str) -> dict[str, object]:
+    """What a stub template is rendered with: a namespace's stub (linalg.pyi) gets
+    that namespace's functions as `functions`."""
+    context: dict[str, object] = dict(vars(stubs))
+    for module, functions in stubs.namespaces:
+        if file_name == f"{module}.pyi":
+            context["functions"] = functions
+    return context
 
 
 # The stub files: (file name, template, purpose).
@@ -246,6 +262,14 @@ STUB_FILES = (
         "ops.pyi",
         "stub_ops.pyi.j2",
         "Typing only: the signatures of the public functions, gradgen.NAME(...).",
+    ),
+    *(
+        (
+            f"{module}.pyi",
+            "stub_ops.pyi.j2",
+            f"Typing only: the signatures of gradgen.{module}.NAME(...).",
+        )
+        for module in NAMESPACES
     ),
     (
         "tensor_base.pyi",

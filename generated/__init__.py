@@ -6,6 +6,9 @@ The generated operators; importing it registers their kernels.
 # Import order registers the kernels: the backend, then view bookkeeping, then autograd.
 from . import kernels, inplace_or_view, variable_type  # noqa: F401  (registration)
 from . import ops, tensor_methods
+from . import linalg  # noqa: F401  (gradgen.linalg)
+from . import special  # noqa: F401  (gradgen.special)
+from . import fft  # noqa: F401  (gradgen.fft)
 from .ops import *  # noqa: F401,F403
 
 METHODS = tensor_methods.METHODS

@@ -8,6 +8,9 @@ from typing import Any
 
 from . import operators as operators
 from . import ops as ops
+from . import linalg as linalg
+from . import special as special
+from . import fft as fft
 from .ops import *
 
 METHODS: dict[str, Callable[..., Any]]

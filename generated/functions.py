@@ -454,6 +454,7 @@ from .ops import (
     where,
     zero_,
 )
+from .linalg import vector_norm as linalg_vector_norm
 
 
 def any_variable_defined(grads: Sequence[Tensor | None]) -> bool:

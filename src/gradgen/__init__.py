@@ -115,6 +115,7 @@ from .legacy_tensors import (
     LongTensor as LongTensor,
     ShortTensor as ShortTensor,
 )
+from . import linalg as linalg, special as special
 from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
 from .serialization import load as load, save as save
 
