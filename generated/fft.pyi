@@ -21,6 +21,15 @@ from .tensor_base import min_dim_return
 from .tensor_base import sort_return
 from .tensor_base import sort_stable_return
 from .tensor_base import topk_return
+from .tensor_base import linalg_inv_ex_return
+from .tensor_base import _linalg_det_return
+from .tensor_base import _linalg_slogdet_return
+from .tensor_base import _linalg_solve_ex_return
+from .tensor_base import linalg_cholesky_ex_return
+from .tensor_base import linalg_qr_return
+from .tensor_base import _linalg_svd_return
+from .tensor_base import _linalg_eigh_return
+from .tensor_base import linalg_eig_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return

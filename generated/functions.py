@@ -284,34 +284,6 @@ from .ops import (
     lerp,
     less,
     less_equal,
-    linalg_cholesky,
-    linalg_cholesky_ex,
-    linalg_cond,
-    linalg_cross,
-    linalg_det,
-    linalg_eig,
-    linalg_eigh,
-    linalg_eigvals,
-    linalg_eigvalsh,
-    linalg_inv,
-    linalg_inv_ex,
-    linalg_matrix_exp,
-    linalg_matrix_norm,
-    linalg_matrix_power,
-    linalg_matrix_rank,
-    linalg_multi_dot,
-    linalg_norm,
-    linalg_pinv,
-    linalg_qr,
-    linalg_slogdet,
-    linalg_solve,
-    linalg_solve_ex,
-    linalg_solve_triangular,
-    linalg_svd,
-    linalg_svdvals,
-    linalg_tensorinv,
-    linalg_tensorsolve,
-    linalg_vander,
     linear,
     log,
     log10,
@@ -454,6 +426,34 @@ from .ops import (
     where,
     zero_,
 )
+from .linalg import cholesky as linalg_cholesky
+from .linalg import cholesky_ex as linalg_cholesky_ex
+from .linalg import cond as linalg_cond
+from .linalg import cross as linalg_cross
+from .linalg import det as linalg_det
+from .linalg import eig as linalg_eig
+from .linalg import eigh as linalg_eigh
+from .linalg import eigvals as linalg_eigvals
+from .linalg import eigvalsh as linalg_eigvalsh
+from .linalg import inv as linalg_inv
+from .linalg import inv_ex as linalg_inv_ex
+from .linalg import matrix_exp as linalg_matrix_exp
+from .linalg import matrix_norm as linalg_matrix_norm
+from .linalg import matrix_power as linalg_matrix_power
+from .linalg import matrix_rank as linalg_matrix_rank
+from .linalg import multi_dot as linalg_multi_dot
+from .linalg import norm as linalg_norm
+from .linalg import pinv as linalg_pinv
+from .linalg import qr as linalg_qr
+from .linalg import slogdet as linalg_slogdet
+from .linalg import solve as linalg_solve
+from .linalg import solve_ex as linalg_solve_ex
+from .linalg import solve_triangular as linalg_solve_triangular
+from .linalg import svd as linalg_svd
+from .linalg import svdvals as linalg_svdvals
+from .linalg import tensorinv as linalg_tensorinv
+from .linalg import tensorsolve as linalg_tensorsolve
+from .linalg import vander as linalg_vander
 from .linalg import vector_norm as linalg_vector_norm
 
 

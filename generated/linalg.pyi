@@ -21,12 +21,49 @@ from .tensor_base import min_dim_return
 from .tensor_base import sort_return
 from .tensor_base import sort_stable_return
 from .tensor_base import topk_return
+from .tensor_base import linalg_inv_ex_return
+from .tensor_base import _linalg_det_return
+from .tensor_base import _linalg_slogdet_return
+from .tensor_base import _linalg_solve_ex_return
+from .tensor_base import linalg_cholesky_ex_return
+from .tensor_base import linalg_qr_return
+from .tensor_base import _linalg_svd_return
+from .tensor_base import _linalg_eigh_return
+from .tensor_base import linalg_eig_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
 
 __all__ = [
     "vector_norm",
+    "inv_ex",
+    "cholesky_ex",
+    "qr",
+    "eig",
+    "solve_triangular",
+    "cross",
+    "matrix_exp",
+    "pinv",
+    "inv",
+    "det",
+    "slogdet",
+    "solve_ex",
+    "solve",
+    "cholesky",
+    "svd",
+    "svdvals",
+    "eigh",
+    "eigvalsh",
+    "eigvals",
+    "matrix_norm",
+    "norm",
+    "cond",
+    "matrix_rank",
+    "matrix_power",
+    "multi_dot",
+    "vander",
+    "tensorinv",
+    "tensorsolve",
 ]
 
 
@@ -39,3 +76,209 @@ def vector_norm(
     dtype: _DType | None = ...,
 ) -> Tensor:
     """``linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+def inv_ex(A: Tensor | _Number, *, check_errors: _bool = ...) -> linalg_inv_ex_return:
+    """``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``"""
+
+
+def cholesky_ex(
+    input: Tensor, *, upper: _bool = ..., check_errors: _bool = ...
+) -> linalg_cholesky_ex_return:
+    """``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``"""
+
+
+def qr(A: Tensor | _Number, mode: _str = ...) -> linalg_qr_return:
+    """``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``"""
+
+
+def eig(input: Tensor) -> linalg_eig_return:
+    """``linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
+
+
+def solve_triangular(
+    input: Tensor,
+    B: Tensor | _Number,
+    *,
+    upper: _bool,
+    left: _bool = ...,
+    unitriangular: _bool = ...,
+) -> Tensor:
+    """``linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor``"""
+
+
+def cross(input: Tensor, other: Tensor | _Number, *, dim: _int = ...) -> Tensor:
+    """``linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor``"""
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """``linalg_matrix_exp(Tensor self) -> Tensor``"""
+
+
+@overload
+def pinv(
+    input: Tensor,
+    *,
+    atol: Tensor | None = ...,
+    rtol: Tensor | None = ...,
+    hermitian: _bool = ...,
+) -> Tensor:
+    """``linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor``"""
+
+
+@overload
+def pinv(
+    input: Tensor,
+    *,
+    atol: _float | None = ...,
+    rtol: _float | None = ...,
+    hermitian: _bool = ...,
+) -> Tensor:
+    """``linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
+
+
+@overload
+def pinv(input: Tensor, rcond: _float, hermitian: _bool = ...) -> Tensor:
+    """``linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor``"""
+
+
+def inv(A: Tensor | _Number) -> Tensor:
+    """``linalg_inv(Tensor A) -> Tensor``"""
+
+
+def det(A: Tensor | _Number) -> Tensor:
+    """``linalg_det(Tensor A) -> Tensor``"""
+
+
+def slogdet(A: Tensor | _Number) -> _tuple[Tensor, Tensor]:
+    """``linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)``"""
+
+
+def solve_ex(
+    A: Tensor | _Number,
+    B: Tensor | _Number,
+    *,
+    left: _bool = ...,
+    check_errors: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)``"""
+
+
+def solve(A: Tensor | _Number, B: Tensor | _Number, *, left: _bool = ...) -> Tensor:
+    """``linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor``"""
+
+
+def cholesky(input: Tensor, *, upper: _bool = ...) -> Tensor:
+    """``linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor``"""
+
+
+def svd(
+    A: Tensor | _Number, full_matrices: _bool = ..., *, driver: _str | None = ...
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
+
+
+def svdvals(A: Tensor | _Number, *, driver: _str | None = ...) -> Tensor:
+    """``linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor``"""
+
+
+def eigh(input: Tensor, UPLO: _str = ...) -> _tuple[Tensor, Tensor]:
+    """``linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)``"""
+
+
+def eigvalsh(input: Tensor, UPLO: _str = ...) -> Tensor:
+    """``linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor``"""
+
+
+def eigvals(input: Tensor) -> Tensor:
+    """``linalg_eigvals(Tensor self) -> Tensor``"""
+
+
+@overload
+def matrix_norm(
+    input: Tensor,
+    ord: _Number,
+    dim: _int | Sequence[_int] = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def matrix_norm(
+    input: Tensor,
+    ord: _str = ...,
+    dim: _int | Sequence[_int] = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def norm(
+    input: Tensor,
+    ord: _Number | None = ...,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def norm(
+    input: Tensor,
+    ord: _str,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def cond(input: Tensor, p: _Number | None = ...) -> Tensor:
+    """``linalg_cond(Tensor self, Scalar? p=None) -> Tensor``"""
+
+
+@overload
+def cond(input: Tensor, p: _str) -> Tensor:
+    """``linalg_cond.p_str(Tensor self, str p) -> Tensor``"""
+
+
+def matrix_rank(
+    input: Tensor,
+    *,
+    atol: _float | None = ...,
+    rtol: _float | None = ...,
+    hermitian: _bool = ...,
+) -> Tensor:
+    """``linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
+
+
+def matrix_power(input: Tensor, n: _int) -> Tensor:
+    """``linalg_matrix_power(Tensor self, int n) -> Tensor``"""
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """``linalg_multi_dot(Tensor[] tensors) -> Tensor``"""
+
+
+def vander(x: Tensor | _Number, *, N: _int | None = ...) -> Tensor:
+    """``linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor``"""
+
+
+def tensorinv(input: Tensor, ind: _int = ...) -> Tensor:
+    """``linalg_tensorinv(Tensor self, int ind=2) -> Tensor``"""
+
+
+def tensorsolve(
+    input: Tensor, other: Tensor | _Number, dims: _int | Sequence[_int] | None = ...
+) -> Tensor:
+    """``linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor``"""

@@ -169,44 +169,20 @@ __all__ = [
     "triu",
     "trace",
     "dist",
-    "linalg_inv_ex",
     "_linalg_det",
     "_linalg_slogdet",
     "_linalg_solve_ex",
-    "linalg_cholesky_ex",
-    "linalg_qr",
     "_linalg_svd",
     "_linalg_eigh",
-    "linalg_eig",
-    "linalg_solve_triangular",
-    "linalg_cross",
-    "linalg_matrix_exp",
-    "linalg_inv",
     "inverse",
-    "linalg_det",
     "det",
-    "linalg_slogdet",
     "slogdet",
     "logdet",
-    "linalg_solve_ex",
-    "linalg_solve",
-    "linalg_cholesky",
-    "linalg_svd",
-    "linalg_svdvals",
     "svd",
-    "linalg_eigh",
-    "linalg_eigvalsh",
-    "linalg_eigvals",
     "pinverse",
-    "linalg_matrix_rank",
-    "linalg_matrix_power",
     "matrix_power",
     "matrix_exp",
     "cross",
-    "linalg_multi_dot",
-    "linalg_vander",
-    "linalg_tensorinv",
-    "linalg_tensorsolve",
     "relu",
     "gelu",
     "silu",
@@ -345,10 +321,6 @@ __all__ = [
     "scatter",
     "masked_fill",
     "norm",
-    "linalg_pinv",
-    "linalg_matrix_norm",
-    "linalg_norm",
-    "linalg_cond",
     "conv1d",
     "conv2d",
     "conv3d",
@@ -1427,12 +1399,6 @@ def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     return operators.dist.call(input, other, p)
 
 
-def linalg_inv_ex(A: Tensor | Number, *, check_errors: bool = False) -> Tensor:
-    """``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``"""
-    A = tensor_argument(A, "linalg_inv_ex", "A", 1, True)
-    return operators.linalg_inv_ex.call(A, check_errors)
-
-
 def _linalg_det(A: Tensor | Number) -> Tensor:
     """``_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)``"""
     A = tensor_argument(A, "_linalg_det", "A", 1, True)
@@ -1458,20 +1424,6 @@ def _linalg_solve_ex(
     return operators._linalg_solve_ex.call(A, B, left, check_errors)
 
 
-def linalg_cholesky_ex(
-    input: Tensor, *, upper: bool = False, check_errors: bool = False
-) -> Tensor:
-    """``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``"""
-    input = tensor_argument(input, "linalg_cholesky_ex", "input", 1, False)
-    return operators.linalg_cholesky_ex.call(input, upper, check_errors)
-
-
-def linalg_qr(A: Tensor | Number, mode: str = "reduced") -> Tensor:
-    """``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``"""
-    A = tensor_argument(A, "linalg_qr", "A", 1, True)
-    return operators.linalg_qr.call(A, mode)
-
-
 def _linalg_svd(
     A: Tensor | Number,
     full_matrices: bool = False,
@@ -1490,67 +1442,16 @@ def _linalg_eigh(A: Tensor | Number, UPLO: str = "L", compute_v: bool = True) ->
     return operators._linalg_eigh.call(A, UPLO, compute_v)
 
 
-def linalg_eig(input: Tensor) -> Tensor:
-    """``linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
-    input = tensor_argument(input, "linalg_eig", "input", 1, False)
-    return operators.linalg_eig.call(input)
-
-
-def linalg_solve_triangular(
-    input: Tensor,
-    B: Tensor | Number,
-    *,
-    upper: bool,
-    left: bool = True,
-    unitriangular: bool = False,
-) -> Tensor:
-    """``linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor``"""
-    input = tensor_argument(input, "linalg_solve_triangular", "input", 1, False)
-    B = tensor_argument(B, "linalg_solve_triangular", "B", 2, True)
-    return operators.linalg_solve_triangular.call(input, B, upper, left, unitriangular)
-
-
-def linalg_cross(input: Tensor, other: Tensor | Number, *, dim: int = -1) -> Tensor:
-    """``linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor``"""
-    input = tensor_argument(input, "linalg_cross", "input", 1, False)
-    other = tensor_argument(other, "linalg_cross", "other", 2, True)
-    return operators.linalg_cross.call(input, other, dim)
-
-
-def linalg_matrix_exp(input: Tensor) -> Tensor:
-    """``linalg_matrix_exp(Tensor self) -> Tensor``"""
-    input = tensor_argument(input, "linalg_matrix_exp", "input", 1, False)
-    return operators.linalg_matrix_exp.call(input)
-
-
-def linalg_inv(A: Tensor | Number) -> Tensor:
-    """``linalg_inv(Tensor A) -> Tensor``"""
-    A = tensor_argument(A, "linalg_inv", "A", 1, True)
-    return composites.linalg_inv(A)
-
-
 def inverse(input: Tensor) -> Tensor:
     """``inverse(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "inverse", "input", 1, False)
     return composites.inverse(input)
 
 
-def linalg_det(A: Tensor | Number) -> Tensor:
-    """``linalg_det(Tensor A) -> Tensor``"""
-    A = tensor_argument(A, "linalg_det", "A", 1, True)
-    return composites.linalg_det(A)
-
-
 def det(input: Tensor) -> Tensor:
     """``det(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "det", "input", 1, False)
     return composites.det(input)
-
-
-def linalg_slogdet(A: Tensor | Number) -> Tensor:
-    """``linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)``"""
-    A = tensor_argument(A, "linalg_slogdet", "A", 1, True)
-    return composites.linalg_slogdet(A)
 
 
 def slogdet(input: Tensor) -> Tensor:
@@ -1565,94 +1466,16 @@ def logdet(input: Tensor) -> Tensor:
     return composites.logdet(input)
 
 
-def linalg_solve_ex(
-    A: Tensor | Number,
-    B: Tensor | Number,
-    *,
-    left: bool = True,
-    check_errors: bool = False,
-) -> Tensor:
-    """``linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)``"""
-    A = tensor_argument(A, "linalg_solve_ex", "A", 1, True)
-    B = tensor_argument(B, "linalg_solve_ex", "B", 2, True)
-    return composites.linalg_solve_ex(A, B, left, check_errors)
-
-
-def linalg_solve(
-    A: Tensor | Number, B: Tensor | Number, *, left: bool = True
-) -> Tensor:
-    """``linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor``"""
-    A = tensor_argument(A, "linalg_solve", "A", 1, True)
-    B = tensor_argument(B, "linalg_solve", "B", 2, True)
-    return composites.linalg_solve(A, B, left)
-
-
-def linalg_cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
-    """``linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor``"""
-    input = tensor_argument(input, "linalg_cholesky", "input", 1, False)
-    return composites.linalg_cholesky(input, upper)
-
-
-def linalg_svd(
-    A: Tensor | Number, full_matrices: bool = True, *, driver: str | None = None
-) -> Tensor:
-    """``linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
-    A = tensor_argument(A, "linalg_svd", "A", 1, True)
-    return composites.linalg_svd(A, full_matrices, driver)
-
-
-def linalg_svdvals(A: Tensor | Number, *, driver: str | None = None) -> Tensor:
-    """``linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor``"""
-    A = tensor_argument(A, "linalg_svdvals", "A", 1, True)
-    return composites.linalg_svdvals(A, driver)
-
-
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
     """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
     input = tensor_argument(input, "svd", "input", 1, False)
     return composites.svd(input, some, compute_uv)
 
 
-def linalg_eigh(input: Tensor, UPLO: str = "L") -> Tensor:
-    """``linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)``"""
-    input = tensor_argument(input, "linalg_eigh", "input", 1, False)
-    return composites.linalg_eigh(input, UPLO)
-
-
-def linalg_eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:
-    """``linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor``"""
-    input = tensor_argument(input, "linalg_eigvalsh", "input", 1, False)
-    return composites.linalg_eigvalsh(input, UPLO)
-
-
-def linalg_eigvals(input: Tensor) -> Tensor:
-    """``linalg_eigvals(Tensor self) -> Tensor``"""
-    input = tensor_argument(input, "linalg_eigvals", "input", 1, False)
-    return composites.linalg_eigvals(input)
-
-
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
     input = tensor_argument(input, "pinverse", "input", 1, False)
     return composites.pinverse(input, rcond)
-
-
-def linalg_matrix_rank(
-    input: Tensor,
-    *,
-    atol: float | None = None,
-    rtol: float | None = None,
-    hermitian: bool = False,
-) -> Tensor:
-    """``linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
-    input = tensor_argument(input, "linalg_matrix_rank", "input", 1, False)
-    return composites.linalg_matrix_rank_atol_rtol_float(input, atol, rtol, hermitian)
-
-
-def linalg_matrix_power(input: Tensor, n: int) -> Tensor:
-    """``linalg_matrix_power(Tensor self, int n) -> Tensor``"""
-    input = tensor_argument(input, "linalg_matrix_power", "input", 1, False)
-    return composites.linalg_matrix_power(input, n)
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
@@ -1672,36 +1495,6 @@ def cross(input: Tensor, other: Tensor | Number, dim: int | None = None) -> Tens
     input = tensor_argument(input, "cross", "input", 1, False)
     other = tensor_argument(other, "cross", "other", 2, True)
     return composites.cross(input, other, dim)
-
-
-def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
-    """``linalg_multi_dot(Tensor[] tensors) -> Tensor``"""
-    tensors = tensor_list_argument(tensors, "linalg_multi_dot", "tensors", 1)
-    return composites.linalg_multi_dot(tensors)
-
-
-def linalg_vander(x: Tensor | Number, *, N: int | None = None) -> Tensor:
-    """``linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor``"""
-    x = tensor_argument(x, "linalg_vander", "x", 1, True)
-    return composites.linalg_vander(x, N)
-
-
-def linalg_tensorinv(input: Tensor, ind: int = 2) -> Tensor:
-    """``linalg_tensorinv(Tensor self, int ind=2) -> Tensor``"""
-    input = tensor_argument(input, "linalg_tensorinv", "input", 1, False)
-    return composites.linalg_tensorinv(input, ind)
-
-
-def linalg_tensorsolve(
-    input: Tensor, other: Tensor | Number, dims: Sequence[int] | None = None
-) -> Tensor:
-    """``linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor``"""
-    input = tensor_argument(input, "linalg_tensorsolve", "input", 1, False)
-    other = tensor_argument(other, "linalg_tensorsolve", "other", 2, True)
-    dims = (
-        None if dims is None else int_list_argument(dims, "linalg_tensorsolve", "dims")
-    )
-    return composites.linalg_tensorsolve(input, other, dims)
 
 
 def relu(input: Tensor) -> Tensor:
@@ -4546,176 +4339,6 @@ norm = Overloads(
                 Param("p", "Scalar?"),
                 Param("dim", "int[]"),
                 Param("keepdim", "bool", has_default=True, default=False),
-            ),
-        ),
-    ),
-)
-
-
-linalg_pinv = Overloads(
-    "linalg_pinv",
-    (
-        # linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
-        Signature(
-            operators.linalg_pinv_atol_rtol_tensor.call,
-            "Tensor input, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False",
-            (
-                Param("input", "Tensor"),
-                Param(
-                    "atol", "Tensor?", keyword_only=True, has_default=True, default=None
-                ),
-                Param(
-                    "rtol", "Tensor?", keyword_only=True, has_default=True, default=None
-                ),
-                Param(
-                    "hermitian",
-                    "bool",
-                    keyword_only=True,
-                    has_default=True,
-                    default=False,
-                ),
-            ),
-        ),
-        # linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
-        Signature(
-            composites.linalg_pinv_atol_rtol_float,
-            "Tensor input, *, float? atol=None, float? rtol=None, bool hermitian=False",
-            (
-                Param("input", "Tensor"),
-                Param(
-                    "atol", "float?", keyword_only=True, has_default=True, default=None
-                ),
-                Param(
-                    "rtol", "float?", keyword_only=True, has_default=True, default=None
-                ),
-                Param(
-                    "hermitian",
-                    "bool",
-                    keyword_only=True,
-                    has_default=True,
-                    default=False,
-                ),
-            ),
-        ),
-        # linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor
-        Signature(
-            composites.linalg_pinv,
-            "Tensor input, float rcond, bool hermitian=False",
-            (
-                Param("input", "Tensor"),
-                Param("rcond", "float"),
-                Param("hermitian", "bool", has_default=True, default=False),
-            ),
-        ),
-    ),
-)
-
-
-linalg_matrix_norm = Overloads(
-    "linalg_matrix_norm",
-    (
-        # linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-        Signature(
-            composites.linalg_matrix_norm,
-            "Tensor input, Number ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None",
-            (
-                Param("input", "Tensor"),
-                Param("ord", "Scalar"),
-                Param("dim", "int[]", has_default=True, default=(-2, -1)),
-                Param("keepdim", "bool", has_default=True, default=False),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
-            ),
-        ),
-        # linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-        Signature(
-            composites.linalg_matrix_norm_str_ord,
-            "Tensor input, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None",
-            (
-                Param("input", "Tensor"),
-                Param("ord", "str", has_default=True, default="fro"),
-                Param("dim", "int[]", has_default=True, default=(-2, -1)),
-                Param("keepdim", "bool", has_default=True, default=False),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
-            ),
-        ),
-    ),
-)
-
-
-linalg_norm = Overloads(
-    "linalg_norm",
-    (
-        # linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-        Signature(
-            composites.linalg_norm,
-            "Tensor input, Number? ord=None, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None",
-            (
-                Param("input", "Tensor"),
-                Param("ord", "Scalar?", has_default=True, default=None),
-                Param("dim", "int[]?", has_default=True, default=None),
-                Param("keepdim", "bool", has_default=True, default=False),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
-            ),
-        ),
-        # linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
-        Signature(
-            composites.linalg_norm_ord_str,
-            "Tensor input, str ord, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None",
-            (
-                Param("input", "Tensor"),
-                Param("ord", "str"),
-                Param("dim", "int[]?", has_default=True, default=None),
-                Param("keepdim", "bool", has_default=True, default=False),
-                Param(
-                    "dtype",
-                    "ScalarType?",
-                    keyword_only=True,
-                    has_default=True,
-                    default=None,
-                ),
-            ),
-        ),
-    ),
-)
-
-
-linalg_cond = Overloads(
-    "linalg_cond",
-    (
-        # linalg_cond(Tensor self, Scalar? p=None) -> Tensor
-        Signature(
-            composites.linalg_cond,
-            "Tensor input, Number? p=None",
-            (
-                Param("input", "Tensor"),
-                Param("p", "Scalar?", has_default=True, default=None),
-            ),
-        ),
-        # linalg_cond.p_str(Tensor self, str p) -> Tensor
-        Signature(
-            composites.linalg_cond,
-            "Tensor input, str p",
-            (
-                Param("input", "Tensor"),
-                Param("p", "str"),
             ),
         ),
     ),

@@ -225,48 +225,20 @@ __all__ = [
     "trace",
     "norm",
     "dist",
-    "linalg_inv_ex",
     "_linalg_det",
     "_linalg_slogdet",
     "_linalg_solve_ex",
-    "linalg_cholesky_ex",
-    "linalg_qr",
     "_linalg_svd",
     "_linalg_eigh",
-    "linalg_eig",
-    "linalg_solve_triangular",
-    "linalg_cross",
-    "linalg_matrix_exp",
-    "linalg_pinv",
-    "linalg_inv",
     "inverse",
-    "linalg_det",
     "det",
-    "linalg_slogdet",
     "slogdet",
     "logdet",
-    "linalg_solve_ex",
-    "linalg_solve",
-    "linalg_cholesky",
-    "linalg_svd",
-    "linalg_svdvals",
     "svd",
-    "linalg_eigh",
-    "linalg_eigvalsh",
-    "linalg_eigvals",
     "pinverse",
-    "linalg_matrix_norm",
-    "linalg_norm",
-    "linalg_cond",
-    "linalg_matrix_rank",
-    "linalg_matrix_power",
     "matrix_power",
     "matrix_exp",
     "cross",
-    "linalg_multi_dot",
-    "linalg_vander",
-    "linalg_tensorinv",
-    "linalg_tensorsolve",
     "relu",
     "gelu",
     "silu",
@@ -1603,12 +1575,6 @@ def dist(input: Tensor, other: Tensor | _Number, p: _Number = ...) -> Tensor:
     """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
 
 
-def linalg_inv_ex(
-    A: Tensor | _Number, *, check_errors: _bool = ...
-) -> linalg_inv_ex_return:
-    """``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``"""
-
-
 def _linalg_det(A: Tensor | _Number) -> _linalg_det_return:
     """``_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)``"""
 
@@ -1627,16 +1593,6 @@ def _linalg_solve_ex(
     """``_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)``"""
 
 
-def linalg_cholesky_ex(
-    input: Tensor, *, upper: _bool = ..., check_errors: _bool = ...
-) -> linalg_cholesky_ex_return:
-    """``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``"""
-
-
-def linalg_qr(A: Tensor | _Number, mode: _str = ...) -> linalg_qr_return:
-    """``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``"""
-
-
 def _linalg_svd(
     A: Tensor | _Number,
     full_matrices: _bool = ...,
@@ -1653,74 +1609,12 @@ def _linalg_eigh(
     """``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
 
 
-def linalg_eig(input: Tensor) -> linalg_eig_return:
-    """``linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
-
-
-def linalg_solve_triangular(
-    input: Tensor,
-    B: Tensor | _Number,
-    *,
-    upper: _bool,
-    left: _bool = ...,
-    unitriangular: _bool = ...,
-) -> Tensor:
-    """``linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor``"""
-
-
-def linalg_cross(input: Tensor, other: Tensor | _Number, *, dim: _int = ...) -> Tensor:
-    """``linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor``"""
-
-
-def linalg_matrix_exp(input: Tensor) -> Tensor:
-    """``linalg_matrix_exp(Tensor self) -> Tensor``"""
-
-
-@overload
-def linalg_pinv(
-    input: Tensor,
-    *,
-    atol: Tensor | None = ...,
-    rtol: Tensor | None = ...,
-    hermitian: _bool = ...,
-) -> Tensor:
-    """``linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor``"""
-
-
-@overload
-def linalg_pinv(
-    input: Tensor,
-    *,
-    atol: _float | None = ...,
-    rtol: _float | None = ...,
-    hermitian: _bool = ...,
-) -> Tensor:
-    """``linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
-
-
-@overload
-def linalg_pinv(input: Tensor, rcond: _float, hermitian: _bool = ...) -> Tensor:
-    """``linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor``"""
-
-
-def linalg_inv(A: Tensor | _Number) -> Tensor:
-    """``linalg_inv(Tensor A) -> Tensor``"""
-
-
 def inverse(input: Tensor) -> Tensor:
     """``inverse(Tensor self) -> Tensor``"""
 
 
-def linalg_det(A: Tensor | _Number) -> Tensor:
-    """``linalg_det(Tensor A) -> Tensor``"""
-
-
 def det(input: Tensor) -> Tensor:
     """``det(Tensor self) -> Tensor``"""
-
-
-def linalg_slogdet(A: Tensor | _Number) -> _tuple[Tensor, Tensor]:
-    """``linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)``"""
 
 
 def slogdet(input: Tensor) -> _tuple[Tensor, Tensor]:
@@ -1731,128 +1625,14 @@ def logdet(input: Tensor) -> Tensor:
     """``logdet(Tensor self) -> Tensor``"""
 
 
-def linalg_solve_ex(
-    A: Tensor | _Number,
-    B: Tensor | _Number,
-    *,
-    left: _bool = ...,
-    check_errors: _bool = ...,
-) -> _tuple[Tensor, Tensor]:
-    """``linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)``"""
-
-
-def linalg_solve(
-    A: Tensor | _Number, B: Tensor | _Number, *, left: _bool = ...
-) -> Tensor:
-    """``linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor``"""
-
-
-def linalg_cholesky(input: Tensor, *, upper: _bool = ...) -> Tensor:
-    """``linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor``"""
-
-
-def linalg_svd(
-    A: Tensor | _Number, full_matrices: _bool = ..., *, driver: _str | None = ...
-) -> _tuple[Tensor, Tensor, Tensor]:
-    """``linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
-
-
-def linalg_svdvals(A: Tensor | _Number, *, driver: _str | None = ...) -> Tensor:
-    """``linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor``"""
-
-
 def svd(
     input: Tensor, some: _bool = ..., compute_uv: _bool = ...
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
 
 
-def linalg_eigh(input: Tensor, UPLO: _str = ...) -> _tuple[Tensor, Tensor]:
-    """``linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)``"""
-
-
-def linalg_eigvalsh(input: Tensor, UPLO: _str = ...) -> Tensor:
-    """``linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor``"""
-
-
-def linalg_eigvals(input: Tensor) -> Tensor:
-    """``linalg_eigvals(Tensor self) -> Tensor``"""
-
-
 def pinverse(input: Tensor, rcond: _float = ...) -> Tensor:
     """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
-
-
-@overload
-def linalg_matrix_norm(
-    input: Tensor,
-    ord: _Number,
-    dim: _int | Sequence[_int] = ...,
-    keepdim: _bool = ...,
-    *,
-    dtype: _DType | None = ...,
-) -> Tensor:
-    """``linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-
-
-@overload
-def linalg_matrix_norm(
-    input: Tensor,
-    ord: _str = ...,
-    dim: _int | Sequence[_int] = ...,
-    keepdim: _bool = ...,
-    *,
-    dtype: _DType | None = ...,
-) -> Tensor:
-    """``linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-
-
-@overload
-def linalg_norm(
-    input: Tensor,
-    ord: _Number | None = ...,
-    dim: _int | Sequence[_int] | None = ...,
-    keepdim: _bool = ...,
-    *,
-    dtype: _DType | None = ...,
-) -> Tensor:
-    """``linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-
-
-@overload
-def linalg_norm(
-    input: Tensor,
-    ord: _str,
-    dim: _int | Sequence[_int] | None = ...,
-    keepdim: _bool = ...,
-    *,
-    dtype: _DType | None = ...,
-) -> Tensor:
-    """``linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
-
-
-@overload
-def linalg_cond(input: Tensor, p: _Number | None = ...) -> Tensor:
-    """``linalg_cond(Tensor self, Scalar? p=None) -> Tensor``"""
-
-
-@overload
-def linalg_cond(input: Tensor, p: _str) -> Tensor:
-    """``linalg_cond.p_str(Tensor self, str p) -> Tensor``"""
-
-
-def linalg_matrix_rank(
-    input: Tensor,
-    *,
-    atol: _float | None = ...,
-    rtol: _float | None = ...,
-    hermitian: _bool = ...,
-) -> Tensor:
-    """``linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
-
-
-def linalg_matrix_power(input: Tensor, n: _int) -> Tensor:
-    """``linalg_matrix_power(Tensor self, int n) -> Tensor``"""
 
 
 def matrix_power(input: Tensor, n: _int) -> Tensor:
@@ -1865,24 +1645,6 @@ def matrix_exp(input: Tensor) -> Tensor:
 
 def cross(input: Tensor, other: Tensor | _Number, dim: _int | None = ...) -> Tensor:
     """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
-
-
-def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
-    """``linalg_multi_dot(Tensor[] tensors) -> Tensor``"""
-
-
-def linalg_vander(x: Tensor | _Number, *, N: _int | None = ...) -> Tensor:
-    """``linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor``"""
-
-
-def linalg_tensorinv(input: Tensor, ind: _int = ...) -> Tensor:
-    """``linalg_tensorinv(Tensor self, int ind=2) -> Tensor``"""
-
-
-def linalg_tensorsolve(
-    input: Tensor, other: Tensor | _Number, dims: _int | Sequence[_int] | None = ...
-) -> Tensor:
-    """``linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor``"""
 
 
 def relu(input: Tensor) -> Tensor:

@@ -9,9 +9,7 @@ from .common import Line, _aten_namespace, _vector_norms
 
 def _la(lib: Any, name: str) -> Any:
     """torch.linalg.NAME, and gradgen's."""
-    if lib.__name__ == "torch":
-        return getattr(lib.linalg, name)
-    return getattr(lib, "linalg_" + name)
+    return getattr(lib.linalg, name)
 
 
 def _eye(lib: Any, n: int) -> Any:
