@@ -438,7 +438,7 @@ def linalg_matrix_power(self: Tensor, n: int) -> Tensor:
         eye = np.broadcast_to(
             np.eye(self.shape[-1], dtype=self._data.dtype), self.shape
         )
-        return Tensor(np.array(eye))
+        return self.clone().copy_(Tensor(np.array(eye)))
     base = linalg_inv(self) if n < 0 else self
     n = abs(n)
     if n == 1:

@@ -33,9 +33,13 @@ __all__ = [
 ]
 
 
-class LinAlgError(RuntimeError):
+class _LinAlgError(RuntimeError):
     """A linear algebra function failed on its input's values (a singular matrix, one
-    that is not positive-definite): torch.linalg.LinAlgError, a RuntimeError."""
+    that is not positive-definite): torch.linalg.LinAlgError, a RuntimeError (its class
+    is torch._C._LinAlgError, hence the name)."""
+
+
+LinAlgError = _LinAlgError
 
 
 def _check_matrix(A: np.ndarray, fname: str, name: str = "A") -> None:
@@ -262,13 +266,12 @@ def _check_solve(A: np.ndarray, B: np.ndarray, left: bool, vector: bool) -> None
             "linalg.solve: Expected A and B to have the same dtype, but found A of type "
             f"{_scalar_type_name(A)} and B of type {_scalar_type_name(B)} instead"
         )
-    rows = B.shape[-1] if vector else B.shape[-2 if left else -1]
-    if rows != A.shape[-1]:
-        shown = (B.shape[-1], 1) if vector else B.shape[-2:]
+    shape = (B.shape[-1], 1) if vector else B.shape[-2:]
+    if shape[0 if left else 1] != A.shape[-1]:
         raise RuntimeError(
             "linalg.solve: Incompatible shapes of A and B for the equation "
             f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
-            f"{shown[0]}x{shown[1]})"
+            f"{shape[0]}x{shape[1]})"
         )
 
 
@@ -304,20 +307,20 @@ _NOT_PD = (
 )
 
 
-def _cholesky_info(A: np.ndarray) -> np.ndarray:
-    """The order of the first leading minor that is not positive-definite (0: none),
-    found by factorising the leading blocks."""
-    n = A.shape[-1]
-    batch = _as_batch(A)
-    info = np.zeros(batch.shape[0], np.int32)
-    for b in range(batch.shape[0]):
-        for order in range(1, n + 1):
-            try:
-                np.linalg.cholesky(batch[b, :order, :order])
-            except np.linalg.LinAlgError:
-                info[b] = order
-                break
-    return info.reshape(A.shape[:-2])
+def _partial_cholesky(A: np.ndarray) -> tuple[np.ndarray, int]:
+    """LAPACK's unblocked potf2 on one matrix: L column by column until a pivot is not
+    positive; that pivot is stored as computed and the rest of A's lower triangle is
+    left as it was. The factor and info (the failing order, 0 if none)."""
+    L = np.tril(A).copy()
+    for j in range(A.shape[-1]):
+        pivot = L[j, j] - np.vdot(L[j, :j], L[j, :j])
+        if not pivot.real > 0:
+            L[j, j] = pivot
+            return L, j + 1
+        L[j, j] = np.sqrt(pivot.real)
+        below = L[j + 1 :, j] - L[j + 1 :, :j] @ np.conj(L[j, :j])
+        L[j + 1 :, j] = below / L[j, j]
+    return L, 0
 
 
 def linalg_cholesky_ex(
@@ -332,10 +335,10 @@ def linalg_cholesky_ex(
         L = np.linalg.cholesky(hermitian) if A.size else np.array(A, copy=True)
         info = np.zeros(A.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
-        info = _cholesky_info(hermitian)
-        good = np.where((info == 0)[..., None, None], hermitian, np.eye(A.shape[-1]))
-        L = np.linalg.cholesky(good)
-        L = np.where((info == 0)[..., None, None], L, np.tril(A))
+        batch = _as_batch(hermitian)
+        parts = [_partial_cholesky(matrix) for matrix in batch]
+        L = np.stack([part[0] for part in parts]).reshape(A.shape)
+        info = np.array([part[1] for part in parts], np.int32).reshape(A.shape[:-2])
         if check_errors:
             _raise_for_info(info, "linalg.cholesky", _NOT_PD.format)
     L = L.astype(A.dtype, copy=False)
