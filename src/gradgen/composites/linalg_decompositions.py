@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import dtype as _dtype
+from ..dtypes import scalar_type_name
 from ..generated import operators
 from ..generated import ops  # functions read at call time (the generated tie)
 from ..grad_mode import is_grad_enabled
@@ -57,12 +58,12 @@ __all__ = [
 ]
 
 # The named tuples of torch.return_types, for the composites' several outputs.
-linalg_slogdet_return = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-slogdet_return = namedtuple("slogdet", ["sign", "logabsdet"])
-linalg_solve_ex_return = namedtuple("linalg_solve_ex", ["result", "info"])
-linalg_svd_return = namedtuple("linalg_svd", ["U", "S", "Vh"])
-svd_return = namedtuple("svd", ["U", "S", "V"])
-linalg_eigh_return = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_slogdet_return = namedtuple("linalg_slogdet", ["sign", "logabsdet"])  # type: ignore[name-match]
+slogdet_return = namedtuple("slogdet", ["sign", "logabsdet"])  # type: ignore[name-match]
+linalg_solve_ex_return = namedtuple("linalg_solve_ex", ["result", "info"])  # type: ignore[name-match]
+linalg_svd_return = namedtuple("linalg_svd", ["U", "S", "Vh"])  # type: ignore[name-match]
+svd_return = namedtuple("svd", ["U", "S", "V"])  # type: ignore[name-match]
+linalg_eigh_return = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])  # type: ignore[name-match]
 
 
 def _may_require_grad(A: Tensor) -> bool:
@@ -234,10 +235,10 @@ def _check_matrix_norm_input(A: Tensor, dim: Sequence[int]) -> list[int]:
         raise RuntimeError(
             "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
         )
-    if A.dtype.is_complex is False and not A.dtype.is_floating_point:
+    if A._data.dtype.kind not in "fc":
         raise RuntimeError(
             "linalg.matrix_norm: Expected a floating point or complex tensor as input. "
-            f"Got {A.dtype.scalar_type}"
+            f"Got {scalar_type_name(A._data)}"
         )
     if len(dim) != 2:
         raise RuntimeError(

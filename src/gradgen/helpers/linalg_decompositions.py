@@ -131,7 +131,7 @@ def _det_singular(A: Tensor, grad: Tensor) -> Tensor:
     det_vh = operators._linalg_det.call(Vh)[0]
     alpha = (det_u * det_vh).conj() * grad
     D = _prod_safe_zeros_backward(alpha.unsqueeze(-1), S.to(A.dtype))
-    return (U * D.unsqueeze(-2)).matmul(Vh)
+    return (U * D.unsqueeze(-2)).matmul(Vh)  # type: ignore[no-any-return]
 
 
 def linalg_det_backward(

@@ -115,10 +115,11 @@ def linalg_lu_factor(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def _permutation(pivots: np.ndarray, n: int) -> np.ndarray:
     """The row order the interchanges produce: row i of P^T A is row perm[i] of A."""
-    flat = pivots.reshape((-1, pivots.shape[-1])).astype(np.intp) - 1
-    perm = np.tile(np.arange(n), (flat.shape[0], 1))
-    rows = np.arange(flat.shape[0])
-    for j in range(flat.shape[1]):
+    count, k = int(np.prod(pivots.shape[:-1])), pivots.shape[-1]
+    flat = pivots.reshape((count, k)).astype(np.intp) - 1
+    perm = np.tile(np.arange(n), (count, 1))
+    rows = np.arange(count)
+    for j in range(k):
         p = flat[:, j]
         swapped = perm[rows, p].copy()
         perm[rows, p] = perm[:, j]
@@ -356,10 +357,10 @@ def linalg_qr(A: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     _check_matrix(A, "linalg.qr")
     _check_floating(A, "linalg.qr")
     if mode == "r":
-        R = np.linalg.qr(A, mode="r")
-        return np.zeros((0,), A.dtype), np.asarray(R, A.dtype)
-    Q, R = np.linalg.qr(A, mode=mode)
-    return Q.astype(A.dtype, copy=False), R.astype(A.dtype, copy=False)
+        only_r = np.linalg.qr(A, mode="r")
+        return np.zeros((0,), A.dtype), np.asarray(only_r, A.dtype)
+    Q, R = np.linalg.qr(A, mode="complete" if mode == "complete" else "reduced")
+    return np.asarray(Q, A.dtype), np.asarray(R, A.dtype)
 
 
 def linalg_svd(
@@ -410,9 +411,9 @@ def linalg_eigh(
         )
     real = np.abs(np.zeros((), A.dtype)).dtype
     if not compute_v:
-        L = np.linalg.eigvalsh(A, UPLO=UPLO.upper())
+        L = np.linalg.eigvalsh(A, UPLO="U" if UPLO in "Uu" else "L")
         return L.astype(real, copy=False), np.zeros((0,), A.dtype)
-    L, V = np.linalg.eigh(A, UPLO=UPLO.upper())
+    L, V = np.linalg.eigh(A, UPLO="U" if UPLO in "Uu" else "L")
     return L.astype(real, copy=False), V.astype(A.dtype, copy=False)
 
 
