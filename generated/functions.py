@@ -64,6 +64,9 @@ from gradgen.helpers import (
     linalg_det_jvp,
     linalg_eig_backward,
     linalg_eig_jvp,
+    linalg_lstsq_backward,
+    linalg_lstsq_residuals_jvp,
+    linalg_lstsq_solution_jvp,
     linalg_matrix_exp_differential,
     linalg_qr_backward,
     linalg_qr_jvp,
@@ -437,6 +440,7 @@ from .linalg import eigvals as linalg_eigvals
 from .linalg import eigvalsh as linalg_eigvalsh
 from .linalg import inv as linalg_inv
 from .linalg import inv_ex as linalg_inv_ex
+from .linalg import lstsq as linalg_lstsq
 from .linalg import matrix_exp as linalg_matrix_exp
 from .linalg import matrix_norm as linalg_matrix_norm
 from .linalg import matrix_power as linalg_matrix_power
@@ -8744,6 +8748,79 @@ def linalg_pinv_backward0_apply(
     return grad_inputs
 
 
+class LinalgLstsqBackward0(Node):
+    """Backward of ``linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)``.
+
+    self, b: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)
+    """
+
+    __slots__ = (
+        "b_",
+        "self_",
+        "solution_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.b_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.solution_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_lstsq_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            b=unpack_saved(self.b_, self),
+            self=unpack_saved(self.self_, self),
+            solution=unpack_saved(self.solution_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.b_ is not None:
+            self.b_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.solution_ is not None:
+            self.solution_.reset_data()
+
+    @property
+    def _saved_b(self) -> Tensor | None:
+        return unpack_saved(self.b_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_solution(self) -> Tensor | None:
+        return unpack_saved(self.solution_, self)
+
+
+def linalg_lstsq_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    b: Tensor | None,
+    self: Tensor | None,
+    solution: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgLstsqBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, b
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = linalg_lstsq_backward(
+            grads[0], grads[1], self, b, solution, grad_input_mask
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
 class ReluBackward0(Node):
     """Backward of ``relu(Tensor self) -> Tensor``.
 
@@ -14967,6 +15044,38 @@ def linalg_pinv_atol_rtol_tensor_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: pinv_jvp(self_p, result, self_t)``."""
     return pinv_jvp(self_p, result, self_t)
+
+
+def linalg_lstsq_jvp_residuals(
+    self_p: Tensor,
+    self_t: Tensor,
+    b_p: Tensor,
+    b_t: Tensor,
+    rcond: float | None,
+    driver: str | None,
+    solution: Any,
+    residuals: Any,
+    rank: Any,
+    singular_values: Any,
+) -> Any:
+    """Forward-mode derivative: ``residuals: linalg_lstsq_residuals_jvp(self_p, b_p, self_t, b_t, solution, residuals)``."""
+    return linalg_lstsq_residuals_jvp(self_p, b_p, self_t, b_t, solution, residuals)
+
+
+def linalg_lstsq_jvp_solution(
+    self_p: Tensor,
+    self_t: Tensor,
+    b_p: Tensor,
+    b_t: Tensor,
+    rcond: float | None,
+    driver: str | None,
+    solution: Any,
+    residuals: Any,
+    rank: Any,
+    singular_values: Any,
+) -> Any:
+    """Forward-mode derivative: ``solution: linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t)``."""
+    return linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t)
 
 
 def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

@@ -85,6 +85,7 @@ from gradgen.numpy_kernels import (
     linalg_eig,
     linalg_eigh,
     linalg_inv_ex,
+    linalg_lstsq,
     linalg_lu_factor,
     linalg_lu_solve_arrays,
     linalg_matrix_exp,
@@ -331,6 +332,17 @@ linalg_eig_return = namedtuple(
     [
         "eigenvalues",
         "eigenvectors",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_lstsq
+linalg_lstsq_return = namedtuple(
+    "linalg_lstsq",
+    [
+        "solution",
+        "residuals",
+        "rank",
+        "singular_values",
     ],
 )
 
@@ -2100,6 +2112,21 @@ def numpy_linalg_pinv_atol_rtol_tensor(
     return wrap_result(linalg_pinv(self, atol, rtol, hermitian))
 
 
+def numpy_linalg_lstsq(
+    ks: int, self: Tensor, b: Tensor, rcond: float | None, driver: str | None
+) -> Any:
+    """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)"""
+    self = self._data
+    b = b._data
+    solution, residuals, rank, singular_values = linalg_lstsq(self, b, rcond, driver)
+    return linalg_lstsq_return(
+        wrap_result(solution),
+        wrap_result(residuals),
+        wrap_result(rank),
+        wrap_result(singular_values),
+    )
+
+
 def numpy_relu(ks: int, self: Tensor) -> Any:
     """relu(Tensor self) -> Tensor"""
     self = self._data
@@ -3300,6 +3327,7 @@ operators.linalg_matrix_exp.register(DispatchKey.NumPy, numpy_linalg_matrix_exp)
 operators.linalg_pinv_atol_rtol_tensor.register(
     DispatchKey.NumPy, numpy_linalg_pinv_atol_rtol_tensor
 )
+operators.linalg_lstsq.register(DispatchKey.NumPy, numpy_linalg_lstsq)
 operators.relu.register(DispatchKey.NumPy, numpy_relu)
 operators.gelu.register(DispatchKey.NumPy, numpy_gelu)
 operators.silu.register(DispatchKey.NumPy, numpy_silu)

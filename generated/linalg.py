@@ -31,6 +31,7 @@ __all__ = [
     "solve_triangular",
     "cross",
     "matrix_exp",
+    "lstsq",
     "inv",
     "det",
     "slogdet",
@@ -121,6 +122,19 @@ def matrix_exp(input: Tensor) -> Tensor:
     """``linalg_matrix_exp(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "linalg_matrix_exp", "input", 1, False)
     return operators.linalg_matrix_exp.call(input)
+
+
+def lstsq(
+    input: Tensor,
+    b: Tensor | Number,
+    rcond: float | None = None,
+    *,
+    driver: str | None = None,
+) -> Tensor:
+    """``linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)``"""
+    input = tensor_argument(input, "linalg_lstsq", "input", 1, False)
+    b = tensor_argument(b, "linalg_lstsq", "b", 2, True)
+    return operators.linalg_lstsq.call(input, b, rcond, driver)
 
 
 def inv(A: Tensor | Number) -> Tensor:

@@ -30,6 +30,7 @@ from .tensor_base import linalg_qr_return
 from .tensor_base import _linalg_svd_return
 from .tensor_base import _linalg_eigh_return
 from .tensor_base import linalg_eig_return
+from .tensor_base import linalg_lstsq_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
@@ -44,6 +45,7 @@ __all__ = [
     "cross",
     "matrix_exp",
     "pinv",
+    "lstsq",
     "inv",
     "det",
     "slogdet",
@@ -140,6 +142,16 @@ def pinv(
 @overload
 def pinv(input: Tensor, rcond: _float, hermitian: _bool = ...) -> Tensor:
     """``linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor``"""
+
+
+def lstsq(
+    input: Tensor,
+    b: Tensor | _Number,
+    rcond: _float | None = ...,
+    *,
+    driver: _str | None = ...,
+) -> linalg_lstsq_return:
+    """``linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)``"""
 
 
 def inv(A: Tensor | _Number) -> Tensor:

@@ -566,6 +566,10 @@ linalg_pinv_atol_rtol_tensor = OperatorHandle(
     "linalg_pinv.atol_rtol_tensor",
     "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
 )
+linalg_lstsq = OperatorHandle(
+    "linalg_lstsq",
+    "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
+)
 relu = OperatorHandle("relu", "relu(Tensor self) -> Tensor")
 gelu = OperatorHandle("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor")
 silu = OperatorHandle("silu", "silu(Tensor self) -> Tensor")

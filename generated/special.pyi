@@ -30,6 +30,7 @@ from .tensor_base import linalg_qr_return
 from .tensor_base import _linalg_svd_return
 from .tensor_base import _linalg_eigh_return
 from .tensor_base import linalg_eig_return
+from .tensor_base import linalg_lstsq_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return

@@ -99,6 +99,13 @@ class linalg_eig_return(NamedTuple):
     eigenvectors: Tensor
 
 
+class linalg_lstsq_return(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
 class log_sigmoid_forward_return(NamedTuple):
     output: Tensor
     buffer: Tensor

@@ -5619,6 +5619,61 @@ def linalg_pinv_atol_rtol_tensor(
     return result
 
 
+def linalg_lstsq(
+    ks: int, self: Tensor, b: Tensor, rcond: float | None, driver: str | None
+) -> Any:
+    """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or b._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, b)
+    grad_fn: functions.LinalgLstsqBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgLstsqBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, b))
+        grad_fn.b_ = SavedVariable(b, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.linalg_lstsq, ks & AFTER_AUTOGRAD_KEYSET, self, b, rcond, driver
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.solution_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_lstsq_jvp_residuals(
+                    self,
+                    tangent_or_zeros(self),
+                    b,
+                    tangent_or_zeros(b),
+                    rcond,
+                    driver,
+                    result[0],
+                    result[1],
+                    result[2],
+                    result[3],
+                ),
+                functions.linalg_lstsq_jvp_solution(
+                    self,
+                    tangent_or_zeros(self),
+                    b,
+                    tangent_or_zeros(b),
+                    rcond,
+                    driver,
+                    result[0],
+                    result[1],
+                    result[2],
+                    result[3],
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+    return result
+
+
 def relu(ks: int, self: Tensor) -> Any:
     """relu(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -8721,6 +8776,7 @@ operators.linalg_matrix_exp.register(DispatchKey.Autograd, linalg_matrix_exp)
 operators.linalg_pinv_atol_rtol_tensor.register(
     DispatchKey.Autograd, linalg_pinv_atol_rtol_tensor
 )
+operators.linalg_lstsq.register(DispatchKey.Autograd, linalg_lstsq)
 operators.relu.register(DispatchKey.Autograd, relu)
 operators.gelu.register(DispatchKey.Autograd, gelu)
 operators.silu.register(DispatchKey.Autograd, silu)

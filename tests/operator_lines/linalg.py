@@ -262,4 +262,11 @@ LINES: dict[str, Line] = {
     "linalg_tensorsolve": Line(
         lambda lib, a, b: _la(lib, "tensorsolve")(a, b), ((2, 3, 6), (2, 3))
     ),
+    "linalg_lstsq": Line(
+        lambda lib, a, b: _la(lib, "lstsq")(a, b).solution
+        + _la(lib, "lstsq")(a, b, driver="gelsd").residuals.sum()
+        + _la(lib, "lstsq")(a, b[..., 0], driver="gels").solution.unsqueeze(-1),
+        ((2, 5, 3), (2, 5, 2)),
+        complex=True,
+    ),
 }

@@ -40,6 +40,9 @@ __all__ = [
     "linalg_matrix_exp_differential",
     "pinv_backward",
     "pinv_jvp",
+    "linalg_lstsq_backward",
+    "linalg_lstsq_solution_jvp",
+    "linalg_lstsq_residuals_jvp",
 ]
 
 
@@ -637,3 +640,84 @@ def pinv_backward(grad: Tensor | None, pinvA: Tensor, A: Tensor) -> Tensor | Non
         + pinvAhK
         - pinvAhK.matmul(pinvA).matmul(A)
     )
+
+
+# --- least squares -----------------------------------------------------------------
+
+
+def _pinv(A: Tensor) -> Tensor:
+    return operators.linalg_pinv_atol_rtol_tensor.call(  # type: ignore[no-any-return]
+        A, None, None, False
+    )
+
+
+def _lstsq_vector(A: Tensor, B: Tensor) -> bool:
+    return B.dim() == 1 or B.dim() == A.dim() - 1
+
+
+def linalg_lstsq_solution_jvp(A: Tensor, B_: Tensor, dA: Tensor, dB_: Tensor) -> Tensor:
+    """dX = d(pinv(A)) B + pinv(A) dB."""
+    vector = _lstsq_vector(A, B_)
+    B = B_.unsqueeze(-1) if vector else B_
+    dB = dB_.unsqueeze(-1) if vector else dB_
+    pinvA = _pinv(A)
+    dX = pinv_jvp(A, pinvA, dA).matmul(B) + pinvA.matmul(dB)
+    return dX.squeeze(-1) if vector else dX
+
+
+def linalg_lstsq_residuals_jvp(
+    A: Tensor, B_: Tensor, dA: Tensor, dB_: Tensor, X_: Tensor, L: Tensor
+) -> Tensor:
+    """dL = 2 Re(sum(r * conj(dr))) over the rows, r = AX - B, dr = dA X - dB, as if X
+    were fixed (Danskin's theorem)."""
+    if L.numel() == 0:
+        return L.clone()
+    vector = _lstsq_vector(A, B_)
+    B = B_.unsqueeze(-1) if vector else B_
+    dB = dB_.unsqueeze(-1) if vector else dB_
+    X = X_.unsqueeze(-1) if vector else X_
+    r = A.matmul(X) - B
+    dr = dA.matmul(X) - dB
+    dL = 2 * real(r * dr.conj()).sum(-2)
+    return dL.squeeze(-1) if vector else dL
+
+
+def linalg_lstsq_backward(
+    gX_: Tensor | None,
+    gL_: Tensor | None,
+    A: Tensor,
+    B_: Tensor,
+    X_: Tensor,
+    grad_input_mask: tuple[bool, ...],
+) -> tuple[Tensor | None, Tensor | None]:
+    """Through pinv for the solution (gA = pinv_backward(gX B^H), gB = pinv(A)^H gX)
+    and directly for the residuals (gA = 2 gL r X^H, gB = -2 gL r)."""
+    A_requires_grad, B_requires_grad = grad_input_mask[0], grad_input_mask[1]
+    has_gL = gL_ is not None and gL_.numel() > 0
+    if (gX_ is None and not has_gL) or not (A_requires_grad or B_requires_grad):
+        return None, None
+    vector = _lstsq_vector(A, B_)
+    B = B_.unsqueeze(-1) if vector else B_
+    A_grad: Tensor | None = None
+    B_grad: Tensor | None = None
+    if gX_ is not None:
+        gX = gX_.unsqueeze(-1) if vector else gX_
+        pinvA = _pinv(A)
+        if A_requires_grad:
+            A_grad = pinv_backward(gX.matmul(_mH(B)), pinvA, A)
+        if B_requires_grad:
+            B_grad = _mH(pinvA).matmul(gX)
+            B_grad = B_grad.squeeze(-1) if vector else B_grad
+    if has_gL:
+        assert gL_ is not None
+        X = X_.unsqueeze(-1) if vector else X_
+        r = A.matmul(X) - B
+        gL = (gL_.unsqueeze(-1) if vector else gL_).unsqueeze(-2)
+        if A_requires_grad:
+            A_grad_L = 2 * (gL * r).matmul(_mH(X))
+            A_grad = A_grad_L if A_grad is None else A_grad + A_grad_L
+        if B_requires_grad:
+            B_grad_L = -2 * gL * r
+            B_grad_L = B_grad_L.squeeze(-1) if vector else B_grad_L
+            B_grad = B_grad_L if B_grad is None else B_grad + B_grad_L
+    return A_grad, B_grad

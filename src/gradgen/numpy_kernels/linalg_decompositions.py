@@ -30,6 +30,7 @@ __all__ = [
     "linalg_cross",
     "linalg_matrix_exp",
     "linalg_pinv",
+    "linalg_lstsq",
 ]
 
 
@@ -564,3 +565,69 @@ def linalg_pinv(
     return ((Vt * inverse[..., None, :]) @ np.conj(np.swapaxes(U, -1, -2))).astype(
         A.dtype
     )
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _check_lstsq(A: np.ndarray, B: np.ndarray, driver: str | None) -> bool:
+    """linalg.lstsq's checks; whether B is a (batch of) vector(s)."""
+    if A.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if B.ndim < 1:
+        raise RuntimeError("torch.linalg.lstsq: other must have at least 1 dimension.")
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            "torch.linalg.lstsq: Expected input and other to have the same dtype, but "
+            f"got input's dtype {_scalar_type_name(A)} and other's dtype "
+            f"{_scalar_type_name(B)}"
+        )
+    _check_floating(A, "torch.linalg.lstsq")
+    if driver is not None and driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError(
+            "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
+            "gelsd, gelss)"
+        )
+    vector = B.ndim == 1 or B.ndim == A.ndim - 1
+    rows = B.shape[-1] if vector else B.shape[-2]
+    if rows != A.shape[-2]:
+        raise RuntimeError(
+            "torch.linalg.lstsq: input.size(-2) should match other.size(-"
+            f"{1 if vector else 2})"
+        )
+    return vector
+
+
+def linalg_lstsq(
+    A: np.ndarray, B: np.ndarray, rcond: float | None, driver: str | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The least-squares solution X of AX = B (batched, broadcast), with what the
+    driver reports: the squared residuals (not 'gelsy'; only for m > n and full
+    rank), the rank (not 'gels') and the singular values ('gelsd', 'gelss')."""
+    vector = _check_lstsq(A, B, driver)
+    driver = driver or "gelsy"
+    matrix = B[..., None] if vector else B
+    batch = np.broadcast_shapes(A.shape[:-2], matrix.shape[:-2])
+    m, n = A.shape[-2:]
+    As = np.broadcast_to(A, batch + A.shape[-2:]).reshape((-1, m, n))
+    Bs = np.broadcast_to(matrix, batch + matrix.shape[-2:]).reshape(
+        (-1, m, matrix.shape[-1])
+    )
+    real = np.abs(np.zeros((), A.dtype)).dtype
+    cutoff = rcond if rcond is not None else float(np.finfo(real).eps) * max(m, n)
+    solved = [np.linalg.lstsq(a, b, rcond=cutoff) for a, b in zip(As, Bs)]
+    X = np.stack([s[0] for s in solved]).reshape(batch + (n, matrix.shape[-1]))
+    ranks = np.array([s[2] for s in solved], np.int64).reshape(batch)
+    if vector:
+        X = X[..., 0]
+    residuals = np.zeros((0,), real)
+    if driver != "gelsy" and m > n and (driver == "gels" or np.all(ranks == n)):
+        difference = np.matmul(A, X[..., None] if vector else X) - matrix
+        residuals = np.sum(np.abs(difference) ** 2, axis=-2).astype(real)
+        if vector:
+            residuals = residuals[..., 0]
+    singular = np.zeros((0,), real)
+    if driver in ("gelsd", "gelss"):
+        singular = np.stack([s[3] for s in solved]).reshape(batch + (min(m, n),))
+    rank = ranks if driver != "gels" else np.zeros((0,), np.int64)
+    return X.astype(A.dtype, copy=False), residuals, rank, singular.astype(real)
