@@ -67,6 +67,10 @@ from gradgen.helpers import (
     linalg_lstsq_backward,
     linalg_lstsq_residuals_jvp,
     linalg_lstsq_solution_jvp,
+    linalg_lu_backward,
+    linalg_lu_jvp,
+    linalg_lu_solve_LU,
+    linalg_lu_solve_jvp,
     linalg_matrix_exp_differential,
     linalg_qr_backward,
     linalg_qr_jvp,
@@ -79,6 +83,8 @@ from gradgen.helpers import (
     log1p_backward,
     log_sigmoid_double_backward,
     logsumexp_backward,
+    lu_factor_ex_backward,
+    lu_factor_ex_jvp,
     masked_fill_backward,
     max_pool_double_backward,
     maybe_multiply,
@@ -441,6 +447,10 @@ from .linalg import eigvalsh as linalg_eigvalsh
 from .linalg import inv as linalg_inv
 from .linalg import inv_ex as linalg_inv_ex
 from .linalg import lstsq as linalg_lstsq
+from .linalg import lu as linalg_lu
+from .linalg import lu_factor as linalg_lu_factor
+from .linalg import lu_factor_ex as linalg_lu_factor_ex
+from .linalg import lu_solve as linalg_lu_solve
 from .linalg import matrix_exp as linalg_matrix_exp
 from .linalg import matrix_norm as linalg_matrix_norm
 from .linalg import matrix_power as linalg_matrix_power
@@ -8821,6 +8831,232 @@ def linalg_lstsq_backward0_apply(
     return grad_inputs
 
 
+class LinalgLuFactorExBackward0(Node):
+    """Backward of ``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``.
+
+    A: lu_factor_ex_backward(grad, LU, pivots, pivot)
+    """
+
+    __slots__ = (
+        "pivot",
+        "LU_",
+        "pivots_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_lu_factor_ex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            pivot=self.pivot,
+            LU=unpack_saved(self.LU_, self),
+            pivots=unpack_saved(self.pivots_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+
+    @property
+    def _saved_pivot(self) -> bool:
+        return self.pivot
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+
+def linalg_lu_factor_ex_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    pivot: bool,
+    LU: Tensor | None,
+    pivots: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgLuFactorExBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            lu_factor_ex_backward(grad, LU, pivots, pivot) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class LinalgLuBackward0(Node):
+    """Backward of ``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``.
+
+    A: linalg_lu_backward(grad_L, grad_U, P, L, U, pivot)
+    """
+
+    __slots__ = (
+        "pivot",
+        "L_",
+        "P_",
+        "U_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.L_: SavedVariable | SavedVariableList | None = None
+        self.P_: SavedVariable | SavedVariableList | None = None
+        self.U_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_lu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            pivot=self.pivot,
+            L=unpack_saved(self.L_, self),
+            P=unpack_saved(self.P_, self),
+            U=unpack_saved(self.U_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.L_ is not None:
+            self.L_.reset_data()
+        if self.P_ is not None:
+            self.P_.reset_data()
+        if self.U_ is not None:
+            self.U_.reset_data()
+
+    @property
+    def _saved_pivot(self) -> bool:
+        return self.pivot
+
+    @property
+    def _saved_L(self) -> Tensor | None:
+        return unpack_saved(self.L_, self)
+
+    @property
+    def _saved_P(self) -> Tensor | None:
+        return unpack_saved(self.P_, self)
+
+    @property
+    def _saved_U(self) -> Tensor | None:
+        return unpack_saved(self.U_, self)
+
+
+def linalg_lu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    pivot: bool,
+    L: Tensor | None,
+    P: Tensor | None,
+    U: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgLuBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            linalg_lu_backward(grads[1], grads[2], P, L, U, pivot)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgLuSolveBackward0(Node):
+    """Backward of ``linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor``.
+
+    B: linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
+    LU: linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+    """
+
+    __slots__ = (
+        "LU_",
+        "adjoint",
+        "left",
+        "pivots_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_lu_solve_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            LU=unpack_saved(self.LU_, self),
+            adjoint=self.adjoint,
+            left=self.left,
+            pivots=unpack_saved(self.pivots_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_adjoint(self) -> bool:
+        return self.adjoint
+
+    @property
+    def _saved_left(self) -> bool:
+        return self.left
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_lu_solve_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    LU: Tensor | None,
+    adjoint: bool,
+    left: bool,
+    pivots: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgLuSolveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # B
+        grad_inputs[1] = (
+            linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # LU
+        grad_inputs[0] = (
+            linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 class ReluBackward0(Node):
     """Backward of ``relu(Tensor self) -> Tensor``.
 
@@ -15076,6 +15312,54 @@ def linalg_lstsq_jvp_solution(
 ) -> Any:
     """Forward-mode derivative: ``solution: linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t)``."""
     return linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t)
+
+
+def linalg_lu_factor_ex_jvp_LU(
+    A_p: Tensor,
+    A_t: Tensor,
+    pivot: bool,
+    check_errors: bool,
+    LU: Any,
+    pivots: Any,
+    info: Any,
+) -> Any:
+    """Forward-mode derivative: ``LU: lu_factor_ex_jvp(A_t, LU, pivots, pivot)``."""
+    return lu_factor_ex_jvp(A_t, LU, pivots, pivot)
+
+
+def linalg_lu_jvp_L(
+    A_p: Tensor, A_t: Tensor, pivot: bool, P: Any, L: Any, U: Any
+) -> Any:
+    """Forward-mode derivative: ``L: linalg_lu_jvp(A_t, P, L, U, pivot)[0]``."""
+    return linalg_lu_jvp(A_t, P, L, U, pivot)[0]
+
+
+def linalg_lu_jvp_P(
+    A_p: Tensor, A_t: Tensor, pivot: bool, P: Any, L: Any, U: Any
+) -> Any:
+    """Forward-mode derivative: ``P: zeros_like(P)``."""
+    return zeros_like(P)
+
+
+def linalg_lu_jvp_U(
+    A_p: Tensor, A_t: Tensor, pivot: bool, P: Any, L: Any, U: Any
+) -> Any:
+    """Forward-mode derivative: ``U: linalg_lu_jvp(A_t, P, L, U, pivot)[1]``."""
+    return linalg_lu_jvp(A_t, P, L, U, pivot)[1]
+
+
+def linalg_lu_solve_jvp_formula(
+    LU_p: Tensor,
+    LU_t: Tensor,
+    pivots: Tensor,
+    B_p: Tensor,
+    B_t: Tensor,
+    left: bool,
+    adjoint: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left, adjoint)``."""
+    return linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left, adjoint)
 
 
 def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

@@ -86,7 +86,10 @@ from gradgen.numpy_kernels import (
     linalg_eigh,
     linalg_inv_ex,
     linalg_lstsq,
+    linalg_lu,
     linalg_lu_factor,
+    linalg_lu_factor_ex,
+    linalg_lu_solve,
     linalg_lu_solve_arrays,
     linalg_matrix_exp,
     linalg_pinv,
@@ -343,6 +346,26 @@ linalg_lstsq_return = namedtuple(
         "residuals",
         "rank",
         "singular_values",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_lu_factor_ex
+linalg_lu_factor_ex_return = namedtuple(
+    "linalg_lu_factor_ex",
+    [
+        "LU",
+        "pivots",
+        "info",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_lu
+linalg_lu_return = namedtuple(
+    "linalg_lu",
+    [
+        "P",
+        "L",
+        "U",
     ],
 )
 
@@ -2127,6 +2150,34 @@ def numpy_linalg_lstsq(
     )
 
 
+def numpy_linalg_lu_factor_ex(
+    ks: int, A: Tensor, pivot: bool, check_errors: bool
+) -> Any:
+    """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
+    A = A._data
+    LU, pivots, info = linalg_lu_factor_ex(A, pivot, check_errors)
+    return linalg_lu_factor_ex_return(
+        wrap_result(LU), wrap_result(pivots), wrap_result(info)
+    )
+
+
+def numpy_linalg_lu(ks: int, A: Tensor, pivot: bool) -> Any:
+    """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
+    A = A._data
+    P, L, U = linalg_lu(A, pivot)
+    return linalg_lu_return(wrap_result(P), wrap_result(L), wrap_result(U))
+
+
+def numpy_linalg_lu_solve(
+    ks: int, LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool
+) -> Any:
+    """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor"""
+    LU = LU._data
+    pivots = pivots._data
+    B = B._data
+    return wrap_result(linalg_lu_solve(LU, pivots, B, left, adjoint))
+
+
 def numpy_relu(ks: int, self: Tensor) -> Any:
     """relu(Tensor self) -> Tensor"""
     self = self._data
@@ -3328,6 +3379,9 @@ operators.linalg_pinv_atol_rtol_tensor.register(
     DispatchKey.NumPy, numpy_linalg_pinv_atol_rtol_tensor
 )
 operators.linalg_lstsq.register(DispatchKey.NumPy, numpy_linalg_lstsq)
+operators.linalg_lu_factor_ex.register(DispatchKey.NumPy, numpy_linalg_lu_factor_ex)
+operators.linalg_lu.register(DispatchKey.NumPy, numpy_linalg_lu)
+operators.linalg_lu_solve.register(DispatchKey.NumPy, numpy_linalg_lu_solve)
 operators.relu.register(DispatchKey.NumPy, numpy_relu)
 operators.gelu.register(DispatchKey.NumPy, numpy_gelu)
 operators.silu.register(DispatchKey.NumPy, numpy_silu)

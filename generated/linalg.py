@@ -32,6 +32,9 @@ __all__ = [
     "cross",
     "matrix_exp",
     "lstsq",
+    "lu_factor_ex",
+    "lu",
+    "lu_solve",
     "inv",
     "det",
     "slogdet",
@@ -49,6 +52,7 @@ __all__ = [
     "vander",
     "tensorinv",
     "tensorsolve",
+    "lu_factor",
     "pinv",
     "matrix_norm",
     "norm",
@@ -135,6 +139,35 @@ def lstsq(
     input = tensor_argument(input, "linalg_lstsq", "input", 1, False)
     b = tensor_argument(b, "linalg_lstsq", "b", 2, True)
     return operators.linalg_lstsq.call(input, b, rcond, driver)
+
+
+def lu_factor_ex(
+    A: Tensor | Number, *, pivot: bool = True, check_errors: bool = False
+) -> Tensor:
+    """``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``"""
+    A = tensor_argument(A, "linalg_lu_factor_ex", "A", 1, True)
+    return operators.linalg_lu_factor_ex.call(A, pivot, check_errors)
+
+
+def lu(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
+    """``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``"""
+    A = tensor_argument(A, "linalg_lu", "A", 1, True)
+    return operators.linalg_lu.call(A, pivot)
+
+
+def lu_solve(
+    LU: Tensor | Number,
+    pivots: Tensor | Number,
+    B: Tensor | Number,
+    *,
+    left: bool = True,
+    adjoint: bool = False,
+) -> Tensor:
+    """``linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor``"""
+    LU = tensor_argument(LU, "linalg_lu_solve", "LU", 1, True)
+    pivots = tensor_argument(pivots, "linalg_lu_solve", "pivots", 2, True)
+    B = tensor_argument(B, "linalg_lu_solve", "B", 3, True)
+    return operators.linalg_lu_solve.call(LU, pivots, B, left, adjoint)
 
 
 def inv(A: Tensor | Number) -> Tensor:
@@ -259,6 +292,12 @@ def tensorsolve(
         None if dims is None else int_list_argument(dims, "linalg_tensorsolve", "dims")
     )
     return composites.linalg_tensorsolve(input, other, dims)
+
+
+def lu_factor(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
+    """``linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)``"""
+    A = tensor_argument(A, "linalg_lu_factor", "A", 1, True)
+    return composites.linalg_lu_factor(A, pivot)
 
 
 pinv = Overloads(

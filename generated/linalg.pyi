@@ -31,6 +31,8 @@ from .tensor_base import _linalg_svd_return
 from .tensor_base import _linalg_eigh_return
 from .tensor_base import linalg_eig_return
 from .tensor_base import linalg_lstsq_return
+from .tensor_base import linalg_lu_factor_ex_return
+from .tensor_base import linalg_lu_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
@@ -46,6 +48,9 @@ __all__ = [
     "matrix_exp",
     "pinv",
     "lstsq",
+    "lu_factor_ex",
+    "lu",
+    "lu_solve",
     "inv",
     "det",
     "slogdet",
@@ -66,6 +71,7 @@ __all__ = [
     "vander",
     "tensorinv",
     "tensorsolve",
+    "lu_factor",
 ]
 
 
@@ -152,6 +158,27 @@ def lstsq(
     driver: _str | None = ...,
 ) -> linalg_lstsq_return:
     """``linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)``"""
+
+
+def lu_factor_ex(
+    A: Tensor | _Number, *, pivot: _bool = ..., check_errors: _bool = ...
+) -> linalg_lu_factor_ex_return:
+    """``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``"""
+
+
+def lu(A: Tensor | _Number, *, pivot: _bool = ...) -> linalg_lu_return:
+    """``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``"""
+
+
+def lu_solve(
+    LU: Tensor | _Number,
+    pivots: Tensor | _Number,
+    B: Tensor | _Number,
+    *,
+    left: _bool = ...,
+    adjoint: _bool = ...,
+) -> Tensor:
+    """``linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor``"""
 
 
 def inv(A: Tensor | _Number) -> Tensor:
@@ -294,3 +321,7 @@ def tensorsolve(
     input: Tensor, other: Tensor | _Number, dims: _int | Sequence[_int] | None = ...
 ) -> Tensor:
     """``linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor``"""
+
+
+def lu_factor(A: Tensor | _Number, *, pivot: _bool = ...) -> _tuple[Tensor, Tensor]:
+    """``linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)``"""

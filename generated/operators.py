@@ -570,6 +570,18 @@ linalg_lstsq = OperatorHandle(
     "linalg_lstsq",
     "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
 )
+linalg_lu_factor_ex = OperatorHandle(
+    "linalg_lu_factor_ex",
+    "linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)",
+)
+linalg_lu = OperatorHandle(
+    "linalg_lu",
+    "linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)",
+)
+linalg_lu_solve = OperatorHandle(
+    "linalg_lu_solve",
+    "linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor",
+)
 relu = OperatorHandle("relu", "relu(Tensor self) -> Tensor")
 gelu = OperatorHandle("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor")
 silu = OperatorHandle("silu", "silu(Tensor self) -> Tensor")

@@ -31,6 +31,8 @@ from .tensor_base import _linalg_svd_return
 from .tensor_base import _linalg_eigh_return
 from .tensor_base import linalg_eig_return
 from .tensor_base import linalg_lstsq_return
+from .tensor_base import linalg_lu_factor_ex_return
+from .tensor_base import linalg_lu_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return

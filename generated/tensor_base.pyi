@@ -106,6 +106,18 @@ class linalg_lstsq_return(NamedTuple):
     singular_values: Tensor
 
 
+class linalg_lu_factor_ex_return(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class linalg_lu_return(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
 class log_sigmoid_forward_return(NamedTuple):
     output: Tensor
     buffer: Tensor

@@ -5674,6 +5674,128 @@ def linalg_lstsq(
     return result
 
 
+def linalg_lu_factor_ex(ks: int, A: Tensor, pivot: bool, check_errors: bool) -> Any:
+    """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgLuFactorExBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgLuFactorExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.pivot = pivot
+    result = redispatch(
+        operators.linalg_lu_factor_ex,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        A,
+        pivot,
+        check_errors,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.LU_ = SavedVariable(result[0], True)
+        grad_fn.pivots_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_lu_factor_ex_jvp_LU(
+                    A,
+                    tangent_or_zeros(A),
+                    pivot,
+                    check_errors,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def linalg_lu(ks: int, A: Tensor, pivot: bool) -> Any:
+    """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgLuBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgLuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.pivot = pivot
+    result = redispatch(operators.linalg_lu, ks & AFTER_AUTOGRAD_KEYSET, A, pivot)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+        grad_fn.L_ = SavedVariable(result[1], True)
+        grad_fn.P_ = SavedVariable(result[0], True)
+        grad_fn.U_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_lu_jvp_L(
+                    A, tangent_or_zeros(A), pivot, result[0], result[1], result[2]
+                ),
+                functions.linalg_lu_jvp_P(
+                    A, tangent_or_zeros(A), pivot, result[0], result[1], result[2]
+                ),
+                functions.linalg_lu_jvp_U(
+                    A, tangent_or_zeros(A), pivot, result[0], result[1], result[2]
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+        set_fw_grad(result[2], tangents[2])
+    return result
+
+
+def linalg_lu_solve(
+    ks: int, LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool
+) -> Any:
+    """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor"""
+    _any_has_forward_grad = (
+        LU._fw_grad is not None or B._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(LU, B)
+    grad_fn: functions.LinalgLuSolveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgLuSolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(LU, B))
+        grad_fn.LU_ = SavedVariable(LU, False)
+        grad_fn.adjoint = adjoint
+        grad_fn.left = left
+        grad_fn.pivots_ = SavedVariable(pivots, False)
+    result = redispatch(
+        operators.linalg_lu_solve,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        LU,
+        pivots,
+        B,
+        left,
+        adjoint,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_lu_solve_jvp_formula(
+                    LU,
+                    tangent_or_zeros(LU),
+                    pivots,
+                    B,
+                    tangent_or_zeros(B),
+                    left,
+                    adjoint,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def relu(ks: int, self: Tensor) -> Any:
     """relu(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -8777,6 +8899,9 @@ operators.linalg_pinv_atol_rtol_tensor.register(
     DispatchKey.Autograd, linalg_pinv_atol_rtol_tensor
 )
 operators.linalg_lstsq.register(DispatchKey.Autograd, linalg_lstsq)
+operators.linalg_lu_factor_ex.register(DispatchKey.Autograd, linalg_lu_factor_ex)
+operators.linalg_lu.register(DispatchKey.Autograd, linalg_lu)
+operators.linalg_lu_solve.register(DispatchKey.Autograd, linalg_lu_solve)
 operators.relu.register(DispatchKey.Autograd, relu)
 operators.gelu.register(DispatchKey.Autograd, gelu)
 operators.silu.register(DispatchKey.Autograd, silu)

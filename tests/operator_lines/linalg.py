@@ -40,6 +40,18 @@ def _eigh(lib: Any, values: Any, vectors: Any) -> Any:
     return vectors.abs() * values.unsqueeze(-2)
 
 
+def _lu_solves(lib: Any, a: Any, b: Any) -> Any:
+    """linalg.lu_solve with every side and adjoint, its LU (recorded) from a's."""
+    LU, pivots = _la(lib, "lu_factor")(a)
+    solve = _la(lib, "lu_solve")
+    return (
+        solve(LU, pivots, b)
+        + solve(LU, pivots, b, adjoint=True)
+        + solve(LU, pivots, b.mT, left=False).mT
+        + solve(LU, pivots, b.mT, left=False, adjoint=True).mT
+    )
+
+
 def _eig(lib: Any, a: Any) -> Any:
     values, vectors = _la(lib, "eig")(a)
     return vectors.abs() * values.abs().unsqueeze(-2) + values.real.unsqueeze(-2)
@@ -268,5 +280,19 @@ LINES: dict[str, Line] = {
         + _la(lib, "lstsq")(a, b[..., 0], driver="gels").solution.unsqueeze(-1),
         ((2, 5, 3), (2, 5, 2)),
         complex=True,
+    ),
+    "linalg_lu_factor_ex": Line(
+        lambda lib, a: _la(lib, "lu_factor_ex")(a).LU, ((2, 3, 3),), complex=True
+    ),
+    "linalg_lu": Line(
+        lambda lib, a: (lambda p, l, u: p @ l + u)(*_la(lib, "lu")(a)),
+        ((2, 3, 3),),
+        complex=True,
+    ),
+    "linalg_lu_solve": Line(
+        lambda lib, a, b: _lu_solves(lib, a, b), ((2, 3, 3), (2, 3, 2)), complex=True
+    ),
+    "linalg_lu_factor": Line(
+        lambda lib, a: _la(lib, "lu_factor")(a).LU * 2.0, ((3, 3),), complex=True
     ),
 }

@@ -19,6 +19,7 @@ from ..dtypes import scalar_type_name
 from ..generated import operators
 from ..generated import ops  # functions read at call time (the generated tie)
 from ..grad_mode import is_grad_enabled
+from ..numpy_kernels.linalg_decompositions import lu_factor_errors
 from ..tensor import Number, Tensor
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "linalg_vander",
     "linalg_tensorinv",
     "linalg_tensorsolve",
+    "linalg_lu_factor",
 ]
 
 # The named tuples of torch.return_types, for the composites' several outputs.
@@ -63,6 +65,7 @@ slogdet_return = namedtuple("slogdet", ["sign", "logabsdet"])  # type: ignore[na
 linalg_solve_ex_return = namedtuple("linalg_solve_ex", ["result", "info"])  # type: ignore[name-match]
 linalg_svd_return = namedtuple("linalg_svd", ["U", "S", "Vh"])  # type: ignore[name-match]
 svd_return = namedtuple("svd", ["U", "S", "V"])  # type: ignore[name-match]
+linalg_lu_factor_return = namedtuple("linalg_lu_factor", ["LU", "pivots"])  # type: ignore[name-match]
 linalg_eigh_return = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])  # type: ignore[name-match]
 
 
@@ -590,3 +593,10 @@ def linalg_tensorsolve(
         )
     solution = linalg_solve(self.reshape((rows, cols)), other.reshape((rows,)))
     return solution.reshape(tuple(result_shape))
+
+
+def linalg_lu_factor(A: Tensor, pivot: bool = True) -> Any:
+    """(LU, pivots) of A; an error naming the first zero pivot of U."""
+    LU, pivots, info = operators.linalg_lu_factor_ex.call(A, pivot, False)
+    lu_factor_errors(info._data, "torch.linalg.lu_factor")
+    return linalg_lu_factor_return(LU, pivots)

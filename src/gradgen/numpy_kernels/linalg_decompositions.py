@@ -31,6 +31,9 @@ __all__ = [
     "linalg_matrix_exp",
     "linalg_pinv",
     "linalg_lstsq",
+    "linalg_lu_factor_ex",
+    "linalg_lu",
+    "linalg_lu_solve",
 ]
 
 
@@ -99,8 +102,12 @@ def linalg_lu_factor(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     rows = np.arange(count)
     pivots = np.empty((count, k), np.int32)
     info = np.zeros(count, np.int32)
+    complex_ = A.dtype.kind == "c"
     for j in range(k):
-        p = j + np.argmax(np.abs(lu[:, j:, j]), axis=1)
+        column = lu[:, j:, j]
+        # LAPACK's i?amax: |re| + |im| for complex numbers
+        size = np.abs(column.real) + np.abs(column.imag) if complex_ else np.abs(column)
+        p = j + np.argmax(size, axis=1)
         pivots[:, j] = p + 1
         swapped = lu[rows, p].copy()
         lu[rows, p] = lu[:, j]
@@ -631,3 +638,82 @@ def linalg_lstsq(
         singular = np.stack([s[3] for s in solved]).reshape(batch + (min(m, n),))
     rank = ranks if driver != "gels" else np.zeros((0,), np.int64)
     return X.astype(A.dtype, copy=False), residuals, rank, singular.astype(real)
+
+
+def _lu_zero_pivot(code: int) -> str:
+    return (
+        f"U[{code},{code}] is zero and using it on lu_solve would result in a division "
+        "by zero. If you still want to perform the factorization, consider calling "
+        "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
+    )
+
+
+def _check_lu_input(A: np.ndarray, fname: str, pivot: bool) -> None:
+    if A.ndim < 2:
+        raise RuntimeError(
+            f"{fname}: Expected tensor with 2 or more dimensions. Got size: "
+            f"{list(A.shape)} instead"
+        )
+    _check_floating(A, fname)
+    if not pivot:
+        raise RuntimeError(
+            f"{fname}: LU without pivoting is not implemented on the CPU"
+        )
+
+
+def linalg_lu_factor_ex(
+    A: np.ndarray, pivot: bool, check_errors: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The packed LU factorisation with partial pivoting (getrf): LU, pivots, info."""
+    _check_lu_input(A, "torch.lu_factor" if A.ndim < 2 else "linalg.lu_factor", pivot)
+    LU, pivots, info = linalg_lu_factor(A)
+    if check_errors:
+        lu_factor_errors(info, "torch.linalg.lu_factor_ex")
+    return LU, pivots, info
+
+
+def lu_factor_errors(info: np.ndarray, fname: str) -> None:
+    """The error of an LU factorisation with a zero pivot (RuntimeError, as
+    PyTorch's), naming the first failed batch element."""
+    try:
+        _raise_for_info(info, fname, _lu_zero_pivot)
+    except LinAlgError as error:
+        raise RuntimeError(str(error)) from None
+
+
+def linalg_lu(A: np.ndarray, pivot: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P, L (unit lower, m x k) and U (upper, k x n) with A = P L U."""
+    _check_lu_input(A, "linalg.lu", pivot)
+    LU, pivots, _ = linalg_lu_factor(A)
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    L = np.tril(LU[..., :, :k], -1) + np.eye(m, k, dtype=A.dtype)
+    U = np.triu(LU[..., :k, :])
+    perm = _permutation(pivots, m)
+    P = np.zeros(A.shape[:-2] + (m, m), A.dtype)
+    np.put_along_axis(P, perm[..., :, None], 1, axis=-1)
+    return np.swapaxes(P, -1, -2).copy(), L, U
+
+
+def linalg_lu_solve(
+    LU: np.ndarray, pivots: np.ndarray, B: np.ndarray, left: bool, adjoint: bool
+) -> np.ndarray:
+    """X with op(A) X = B (X op(A) = B when not `left`), A = P L U given packed,
+    op the conjugate transpose when `adjoint`."""
+    _check_matrix(B, "linalg.lu_solve", "B")
+    _check_square(LU, "linalg.lu_solve", "LU")
+    if LU.dtype != B.dtype:
+        raise RuntimeError(
+            "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of "
+            f"type {_scalar_type_name(LU)} and B of type {_scalar_type_name(B)} instead"
+        )
+    side = B.shape[-2] if left else B.shape[-1]
+    if side != LU.shape[-1]:
+        raise RuntimeError(
+            "linalg.lu_solve: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({LU.shape[-2]}x{LU.shape[-1]} and "
+            f"{B.shape[-2]}x{B.shape[-1]})"
+        )
+    return linalg_lu_solve_arrays(LU, pivots, B, left, adjoint).astype(
+        B.dtype, copy=False
+    )
