@@ -442,7 +442,9 @@ def linalg_matrix_power(self: Tensor, n: int) -> Tensor:
         eye = np.broadcast_to(
             np.eye(self.shape[-1], dtype=self._data.dtype), self.shape
         )
-        return self.clone().copy_(Tensor(np.array(eye)))
+        # PyTorch copies the identity into a clone of A: A's graph, zero gradients.
+        everywhere = Tensor(np.ones(self.shape, np.bool_))
+        return ops.where(everywhere, Tensor(np.array(eye)), self)
     base = linalg_inv(self) if n < 0 else self
     n = abs(n)
     if n == 1:

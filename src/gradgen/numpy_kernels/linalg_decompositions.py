@@ -627,13 +627,13 @@ def linalg_lstsq(
     ranks = np.array([s[2] for s in solved], np.int64).reshape(batch)
     if vector:
         X = X[..., 0]
-    residuals = np.zeros((0,), real)
+    residuals: np.ndarray = np.zeros((0,), real)
     if driver != "gelsy" and m > n and (driver == "gels" or np.all(ranks == n)):
         difference = np.matmul(A, X[..., None] if vector else X) - matrix
         residuals = np.sum(np.abs(difference) ** 2, axis=-2).astype(real)
         if vector:
             residuals = residuals[..., 0]
-    singular = np.zeros((0,), real)
+    singular: np.ndarray = np.zeros((0,), real)
     if driver in ("gelsd", "gelss"):
         singular = np.stack([s[3] for s in solved]).reshape(batch + (min(m, n),))
     rank = ranks if driver != "gels" else np.zeros((0,), np.int64)
