@@ -194,6 +194,7 @@ from .ops import (
     bmm,
     cat,
     ceil,
+    cholesky,
     chunk,
     clamp,
     clamp_,
@@ -444,6 +445,7 @@ from .linalg import eig as linalg_eig
 from .linalg import eigh as linalg_eigh
 from .linalg import eigvals as linalg_eigvals
 from .linalg import eigvalsh as linalg_eigvalsh
+from .linalg import householder_product as linalg_householder_product
 from .linalg import inv as linalg_inv
 from .linalg import inv_ex as linalg_inv_ex
 from .linalg import lstsq as linalg_lstsq

@@ -53,6 +53,7 @@ __all__ = [
     "tensorinv",
     "tensorsolve",
     "lu_factor",
+    "householder_product",
     "pinv",
     "matrix_norm",
     "norm",
@@ -298,6 +299,13 @@ def lu_factor(A: Tensor | Number, *, pivot: bool = True) -> Tensor:
     """``linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)``"""
     A = tensor_argument(A, "linalg_lu_factor", "A", 1, True)
     return composites.linalg_lu_factor(A, pivot)
+
+
+def householder_product(input: Tensor | Number, tau: Tensor | Number) -> Tensor:
+    """``linalg_householder_product(Tensor input, Tensor tau) -> Tensor``"""
+    input = tensor_argument(input, "linalg_householder_product", "input", 1, False)
+    tau = tensor_argument(tau, "linalg_householder_product", "tau", 2, True)
+    return composites.linalg_householder_product(input, tau)
 
 
 pinv = Overloads(

@@ -72,6 +72,7 @@ __all__ = [
     "tensorinv",
     "tensorsolve",
     "lu_factor",
+    "householder_product",
 ]
 
 
@@ -325,3 +326,7 @@ def tensorsolve(
 
 def lu_factor(A: Tensor | _Number, *, pivot: _bool = ...) -> _tuple[Tensor, Tensor]:
     """``linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)``"""
+
+
+def householder_product(input: Tensor | _Number, tau: Tensor | _Number) -> Tensor:
+    """``linalg_householder_product(Tensor input, Tensor tau) -> Tensor``"""

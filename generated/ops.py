@@ -183,6 +183,7 @@ __all__ = [
     "matrix_power",
     "matrix_exp",
     "cross",
+    "cholesky",
     "relu",
     "gelu",
     "silu",
@@ -1495,6 +1496,12 @@ def cross(input: Tensor, other: Tensor | Number, dim: int | None = None) -> Tens
     input = tensor_argument(input, "cross", "input", 1, False)
     other = tensor_argument(other, "cross", "other", 2, True)
     return composites.cross(input, other, dim)
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+    input = tensor_argument(input, "cholesky", "input", 1, False)
+    return composites.cholesky(input, upper)
 
 
 def relu(input: Tensor) -> Tensor:

@@ -242,6 +242,7 @@ __all__ = [
     "matrix_power",
     "matrix_exp",
     "cross",
+    "cholesky",
     "relu",
     "gelu",
     "silu",
@@ -1648,6 +1649,10 @@ def matrix_exp(input: Tensor) -> Tensor:
 
 def cross(input: Tensor, other: Tensor | _Number, dim: _int | None = ...) -> Tensor:
     """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
+
+
+def cholesky(input: Tensor, upper: _bool = ...) -> Tensor:
+    """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
 
 
 def relu(input: Tensor) -> Tensor:

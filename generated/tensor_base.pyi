@@ -1130,6 +1130,9 @@ class TensorBase:
     def cross(self, other: Tensor | _Number, dim: _int | None = ...) -> Tensor:
         """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
 
+    def cholesky(self, upper: _bool = ...) -> Tensor:
+        """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+
     def relu(self) -> Tensor:
         """``relu(Tensor self) -> Tensor``"""
 

@@ -938,6 +938,11 @@ def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tenso
     return composites.cross(self, other, dim)
 
 
+def cholesky(self: Tensor, upper: bool = False) -> Tensor:
+    """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+    return composites.cholesky(self, upper)
+
+
 def relu(self: Tensor) -> Tensor:
     """``relu(Tensor self) -> Tensor``"""
     return operators.relu.call(self)
@@ -2675,6 +2680,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "matrix_power": matrix_power,
     "matrix_exp": matrix_exp,
     "cross": cross,
+    "cholesky": cholesky,
     "relu": relu,
     "relu_": relu_,
     "softmax": softmax,

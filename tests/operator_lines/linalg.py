@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from .common import Line, _aten_namespace, _vector_norms
@@ -10,6 +11,13 @@ from .common import Line, _aten_namespace, _vector_norms
 def _la(lib: Any, name: str) -> Any:
     """torch.linalg.NAME, and gradgen's."""
     return getattr(lib.linalg, name)
+
+
+def _quiet(fn: Any) -> Any:
+    """fn() without torch.cholesky's deprecation warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
 
 
 def _eye(lib: Any, n: int) -> Any:
@@ -294,5 +302,16 @@ LINES: dict[str, Line] = {
     ),
     "linalg_lu_factor": Line(
         lambda lib, a: _la(lib, "lu_factor")(a).LU * 2.0, ((3, 3),), complex=True
+    ),
+    "cholesky": Line(
+        lambda lib, a: _quiet(
+            lambda: lib.cholesky(_spd(lib, a)) + _spd(lib, a).cholesky(True)
+        ),
+        ((3, 3),),
+    ),
+    "linalg_householder_product": Line(
+        lambda lib, a, t: _la(lib, "householder_product")(a, t),
+        ((2, 4, 3), (2, 2)),
+        complex=True,
     ),
 }

@@ -310,3 +310,22 @@ def test_lu_factorisation_matches_lapack() -> None:
     np.testing.assert_allclose(LU, theirs[0], rtol=1e-12, atol=1e-14)
     np.testing.assert_array_equal(pivots, theirs[1])
     np.testing.assert_array_equal(info, theirs[2])
+
+
+def test_torch_cholesky_is_deprecated() -> None:
+    with pytest.warns(UserWarning, match="^torch.cholesky is deprecated in favor of"):
+        gradgen.cholesky(_f64(gradgen, np.eye(2)))
+    _same_error(lambda lib: _quiet(lambda: lib.cholesky(_f64(lib, -np.eye(2)))))
+
+
+def test_householder_product_checks_its_shapes() -> None:
+    A, tau = RNG.uniform(-1, 1, (4, 3)), RNG.uniform(0, 1, 4)
+    _same_error(
+        lambda lib: lib.linalg.householder_product(_f64(lib, A), _f64(lib, tau))
+    )
+    compare(
+        lambda lib, a, t: lib.linalg.householder_product(a, t),
+        A,
+        tau[:3],
+        create_graph=True,
+    )

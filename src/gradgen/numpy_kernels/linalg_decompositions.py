@@ -354,6 +354,11 @@ def linalg_cholesky_ex(
     return (np.conj(np.swapaxes(L, -1, -2)) if upper else L), info
 
 
+def cholesky_errors(info: np.ndarray) -> None:
+    """torch.cholesky's error for a matrix that is not positive-definite."""
+    _raise_for_info(info, "cholesky", _NOT_PD.format)
+
+
 def linalg_qr(A: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
     """Q with orthonormal columns and R upper triangular, A = QR; mode 'reduced'
     (k = min(m, n) columns), 'complete' (Q square) or 'r' (Q empty)."""
