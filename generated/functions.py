@@ -441,6 +441,7 @@ from .linalg import cholesky_ex as linalg_cholesky_ex
 from .linalg import cond as linalg_cond
 from .linalg import cross as linalg_cross
 from .linalg import det as linalg_det
+from .linalg import diagonal as linalg_diagonal
 from .linalg import eig as linalg_eig
 from .linalg import eigh as linalg_eigh
 from .linalg import eigvals as linalg_eigvals
@@ -453,6 +454,7 @@ from .linalg import lu as linalg_lu
 from .linalg import lu_factor as linalg_lu_factor
 from .linalg import lu_factor_ex as linalg_lu_factor_ex
 from .linalg import lu_solve as linalg_lu_solve
+from .linalg import matmul as linalg_matmul
 from .linalg import matrix_exp as linalg_matrix_exp
 from .linalg import matrix_norm as linalg_matrix_norm
 from .linalg import matrix_power as linalg_matrix_power
@@ -470,6 +472,7 @@ from .linalg import svdvals as linalg_svdvals
 from .linalg import tensorinv as linalg_tensorinv
 from .linalg import tensorsolve as linalg_tensorsolve
 from .linalg import vander as linalg_vander
+from .linalg import vecdot as linalg_vecdot
 from .linalg import vector_norm as linalg_vector_norm
 
 

@@ -54,6 +54,9 @@ __all__ = [
     "tensorsolve",
     "lu_factor",
     "householder_product",
+    "matmul",
+    "vecdot",
+    "diagonal",
     "pinv",
     "matrix_norm",
     "norm",
@@ -306,6 +309,28 @@ def householder_product(input: Tensor | Number, tau: Tensor | Number) -> Tensor:
     input = tensor_argument(input, "linalg_householder_product", "input", 1, False)
     tau = tensor_argument(tau, "linalg_householder_product", "tau", 2, True)
     return composites.linalg_householder_product(input, tau)
+
+
+def matmul(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``linalg_matmul(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "linalg_matmul", "input", 1, False)
+    other = tensor_argument(other, "linalg_matmul", "other", 2, True)
+    return composites.linalg_matmul(input, other)
+
+
+def vecdot(x: Tensor | Number, y: Tensor | Number, *, dim: int = -1) -> Tensor:
+    """``linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor``"""
+    x = tensor_argument(x, "linalg_vecdot", "x", 1, True)
+    y = tensor_argument(y, "linalg_vecdot", "y", 2, True)
+    return composites.linalg_vecdot(x, y, dim)
+
+
+def diagonal(
+    A: Tensor | Number, *, offset: int = 0, dim1: int = -2, dim2: int = -1
+) -> Tensor:
+    """``linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)``"""
+    A = tensor_argument(A, "linalg_diagonal", "A", 1, True)
+    return composites.linalg_diagonal(A, offset, dim1, dim2)
 
 
 pinv = Overloads(

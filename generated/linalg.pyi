@@ -73,6 +73,9 @@ __all__ = [
     "tensorsolve",
     "lu_factor",
     "householder_product",
+    "matmul",
+    "vecdot",
+    "diagonal",
 ]
 
 
@@ -330,3 +333,17 @@ def lu_factor(A: Tensor | _Number, *, pivot: _bool = ...) -> _tuple[Tensor, Tens
 
 def householder_product(input: Tensor | _Number, tau: Tensor | _Number) -> Tensor:
     """``linalg_householder_product(Tensor input, Tensor tau) -> Tensor``"""
+
+
+def matmul(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``linalg_matmul(Tensor self, Tensor other) -> Tensor``"""
+
+
+def vecdot(x: Tensor | _Number, y: Tensor | _Number, *, dim: _int = ...) -> Tensor:
+    """``linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor``"""
+
+
+def diagonal(
+    A: Tensor | _Number, *, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
+) -> Tensor:
+    """``linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)``"""

@@ -314,4 +314,19 @@ LINES: dict[str, Line] = {
         ((2, 4, 3), (2, 2)),
         complex=True,
     ),
+    "linalg_matmul": Line(
+        lambda lib, a, b: _la(lib, "matmul")(a, b), ((2, 2, 3), (3, 2)), complex=True
+    ),
+    "linalg_vecdot": Line(
+        lambda lib, a, b: _la(lib, "vecdot")(a, b)
+        + _la(lib, "vecdot")(a, b, dim=0).sum(),
+        ((2, 3), (2, 3)),
+        complex=True,
+    ),
+    "linalg_diagonal": Line(
+        lambda lib, a: _la(lib, "diagonal")(a) * 2.0
+        + _la(lib, "diagonal")(a, offset=1, dim1=0, dim2=2).sum(),
+        ((3, 2, 3),),
+        complex=True,
+    ),
 }

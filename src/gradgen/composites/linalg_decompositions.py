@@ -59,6 +59,9 @@ __all__ = [
     "linalg_lu_factor",
     "cholesky",
     "linalg_householder_product",
+    "linalg_matmul",
+    "linalg_vecdot",
+    "linalg_diagonal",
 ]
 
 # The named tuples of torch.return_types, for the composites' several outputs.
@@ -651,3 +654,22 @@ def linalg_householder_product(input: Tensor, tau: Tensor) -> Tensor:
         t = tau.narrow(-1, i, 1).unsqueeze(-1)
         Q = Q - (t * v).matmul(_mH(v).matmul(Q))
     return Q
+
+
+def linalg_matmul(self: Tensor, other: Tensor) -> Tensor:
+    """linalg.matmul: matmul."""
+    return ops.matmul(self, other)
+
+
+def linalg_vecdot(x: Tensor, y: Tensor, dim: int = -1) -> Tensor:
+    """The dot product along `dim`, conjugating x (inputs broadcast)."""
+    if x.is_complex() or y.is_complex():
+        return (x.conj() * y).sum(dim)  # type: ignore[no-any-return]
+    return (x * y).sum(dim)  # type: ignore[no-any-return]
+
+
+def linalg_diagonal(
+    A: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1
+) -> Tensor:
+    """linalg.diagonal: diagonal, over the last two dims by default."""
+    return A.diagonal(offset, dim1, dim2)
