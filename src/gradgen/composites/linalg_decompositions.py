@@ -664,8 +664,8 @@ def linalg_matmul(self: Tensor, other: Tensor) -> Tensor:
 def linalg_vecdot(x: Tensor, y: Tensor, dim: int = -1) -> Tensor:
     """The dot product along `dim`, conjugating x (inputs broadcast)."""
     if x.is_complex() or y.is_complex():
-        return (x.conj() * y).sum(dim)  # type: ignore[no-any-return]
-    return (x * y).sum(dim)  # type: ignore[no-any-return]
+        return (x.conj() * y).sum(dim)
+    return (x * y).sum(dim)
 
 
 def linalg_diagonal(
