@@ -329,3 +329,36 @@ def test_householder_product_checks_its_shapes() -> None:
         tau[:3],
         create_graph=True,
     )
+
+
+def test_eig_of_complex_matrices() -> None:
+    """Complex input: the eigenvalues and a phase-free function of the eigenvectors."""
+    values = A3 + 1j * RNG.uniform(-2, 2, (3, 3))
+
+    def loss(lib: Any, a: Any) -> Any:
+        L, V = lib.linalg.eig(a)
+        return (V.abs() * L.unsqueeze(-2)).sum(-2) + lib.linalg.eigvals(a) * 2
+
+    compare(loss, values)
+
+
+def test_qr_modes() -> None:
+    A = RNG.uniform(-2, 2, (2, 3, 5))
+
+    def shapes(lib: Any) -> Any:
+        a = _f64(lib, A)
+        return [
+            tuple(t.shape)
+            for mode in ("reduced", "complete", "r")
+            for t in lib.linalg.qr(a, mode=mode)
+        ]
+
+    assert shapes(gradgen) == oracle("shapes", shapes)
+    compare(lambda lib, a: lib.linalg.qr(a, mode="complete")[1].abs(), A)
+    _same_error(
+        lambda lib: lib.linalg.qr(
+            lib.tensor(A.mT.copy(), requires_grad=True), mode="r"
+        )[1]
+        .sum()
+        .backward()
+    )
