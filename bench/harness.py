@@ -35,7 +35,7 @@ HEADERS = {
     "mygrad": "mygrad",
     "micrograd": "micrograd",
 }
-SECTIONS = ("W1", "W2", "W3", "W4", "W5", "OPS", "CODEGEN")
+SECTIONS = ("W1", "W2", "W3", "W4", "W5", "LSTM", "OPS", "CODEGEN")
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ Workloads (see bench/README.md for what each measures and why):
     W3      sum((a*b - c)**2) on 1e6-element vectors, forward + backward       x numpy
     W4      MLP step 64x784 -> 128 -> 10, relu, MSE, SGD update               x numpy
     W5      chain of 100,000 multiplications, forward + backward (+ memory)         s
+    LSTM    nn.LSTM batch 32, 50 steps, 64 -> 128, forward + backward         x torch
     OPS     gradgen's per-operator forward / backward overhead (add, mul, pow)  us/call
     CODEGEN `python -m codegen` on the repository's YAML and on N synthetic operators
 
@@ -23,7 +24,8 @@ Adding an implementation is one function decorated with `@implementation(workloa
 library)` that returns a `Prepared(step, grads)`; it may raise `Unavailable(reason)`.
 
 The pieces: harness.py (peers, sizes, the registry, the timer), workloads_small.py (W1,
-W2), workloads_large.py (W3, W4), workloads_chain.py (W5), runner.py (running them, OPS,
+W2), workloads_large.py (W3, W4), workloads_chain.py (W5), workloads_layers.py
+(LSTM), runner.py (running them, OPS,
 CODEGEN), tables.py (rows and the results file); this file parses the flags and runs.
 """
 
@@ -74,10 +76,11 @@ from tables import (  # noqa: E402
 import workloads_large  # noqa: E402
 import workloads_small  # noqa: E402
 import workloads_chain  # noqa: E402
+import workloads_layers  # noqa: E402
 from workloads_chain import w5_memory  # noqa: E402
 
 # Importing a workload module registers its implementations (`@implementation`).
-WORKLOADS = (workloads_small, workloads_large, workloads_chain)
+WORKLOADS = (workloads_small, workloads_large, workloads_chain, workloads_layers)
 
 # ---------------------------------------------------------------------------------------
 # Main
@@ -169,13 +172,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_workloads(config: Config, only: list[str]) -> dict[str, Any]:
-    """W1 ... W5 (those in `only`), each for every library."""
+    """W1 ... W5 and LSTM (those in `only`), each for every library."""
     outcomes: dict[str, Any] = {}
     w5_budget = 20.0 if not config.quick else 2.0
-    for name in ("W1", "W2", "W3", "W4", "W5"):
+    for name in ("W1", "W2", "W3", "W4", "W5", "LSTM"):
         if name not in only:
             continue
-        if name in ("W1", "W2", "W3", "W4"):
+        if name in ("W1", "W2", "W3", "W4", "LSTM"):
             # collect=True: micrograd's and autograd's graphs hold reference cycles;
             # their garbage must not be collected while someone else is being timed.
             outcome = run_workload(

@@ -29,6 +29,7 @@ from harness import (
     perf_counter,
 )
 from workloads_large import W4_BATCH, W4_HIDDEN, W4_IN, W4_OUT
+from workloads_layers import LSTM_BATCH, LSTM_HIDDEN, LSTM_INPUT, LSTM_STEPS
 from workloads_small import W2_STEPS, w2_operators
 
 # ---------------------------------------------------------------------------------------
@@ -70,6 +71,7 @@ def main_rows(
         ("W3", _w3_rows),
         ("W4", _w4_rows),
         ("W5", _w5_rows),
+        ("LSTM", _lstm_rows),
         ("CODEGEN", _codegen_repository_rows),
     )
     for name, section_rows in sections:
@@ -166,6 +168,26 @@ def _w4_rows(config: Config, out: Outcome) -> tuple[list[list[str]], list[str]]:
         "W1, b1, W2, b2."
     )
     return [_ratio_row(out, title, 1.30)], [note]
+
+
+def _lstm_rows(config: Config, out: Outcome) -> tuple[list[list[str]], list[str]]:
+    """Times in ms, gradgen's ratio to torch measured in the same run (issue 13:
+    within 2x)."""
+    base = out.cells["torch"]
+    ratio = None
+    if isinstance(base, Timing):
+        ratio = _gradgen_value(out, lambda t: t.median / base.median)
+    shown = "" if ratio is None else f"{ratio:.2f}x torch; "
+    row = (
+        [f"LSTM {LSTM_BATCH}x{LSTM_STEPS}, {LSTM_INPUT}->{LSTM_HIDDEN} fwd+bwd [ms]"]
+        + _cells(out, lambda t: f"{fmt(t.median * 1e3)} ms")
+        + [shown + "<= 2.00x torch" + verdict(_check(ratio, 2.0))]
+    )
+    note = (
+        "LSTM: one nn.LSTM layer (batch 32, 50 steps, 64 inputs, 128 hidden), "
+        "sum(output).backward(), all four parameters' gradients checked."
+    )
+    return [row], [note]
 
 
 def _w5_rows(config: Config, out: Outcome) -> tuple[list[list[str]], list[str]]:

@@ -4,6 +4,8 @@ formula rewritten into the code that computes it (`BackwardIR`).
 
 from __future__ import annotations
 
+import ast
+
 from .formulas import SavedAttribute, SavedKind, python_identifier
 from .model import DifferentiabilityInfo
 from .ir_views import BackwardIR, FormulaIR, _is_tensor_list
@@ -80,6 +82,16 @@ def _apply_arguments(saved: tuple[SavedAttribute, ...]) -> list[tuple[str, str]]
     return [(python_identifier(a.local), _saved_getter_expression(a)) for a in saved]
 
 
+def _guardable(expression: str, guarded: bool) -> str:
+    """The formula as the template's `EXPR if any_grad_defined else None` may hold it:
+    a conditional formula (`a if c else b`, already unparsed from its checked AST, which
+    drops parentheses) is parenthesized, or the guard would bind to its else branch."""
+    top = ast.parse(expression, mode="eval").body
+    if guarded and isinstance(top, (ast.IfExp, ast.Lambda, ast.NamedExpr)):
+        return f"({expression})"
+    return expression
+
+
 def _formula_irs(info: DifferentiabilityInfo) -> tuple[FormulaIR, ...]:
     """Each gradient formula with the edges (input indices) it computes."""
     edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
@@ -91,7 +103,7 @@ def _formula_irs(info: DifferentiabilityInfo) -> tuple[FormulaIR, ...]:
             FormulaIR(
                 indices=indices,
                 var_names=", ".join(derivative.var_names),
-                expression=derivative.formula.expression,
+                expression=_guardable(derivative.formula.expression, single),
                 wrap_any_grad_defined=single
                 and not derivative.formula.is_not_implemented,
                 uses_grad_input_mask=derivative.formula.uses_grad_input_mask,

@@ -25,6 +25,11 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
     varargs = method and len(positional) == 1 and _is_int_list(positional[0])
     conversions, call_names = _conversions(function, method, positional, varargs)
     params = _binding_params(positional, kwarg_only, method, varargs)
+    out_overload = None if method else function.out_overload
+    if out_overload is not None:
+        # out= is keyword-only and last, as PyTorch's `Tensor(a!) out`
+        params += [] if kwarg_only else ["*"]
+        params.append(f"out: {out_annotation(function)} | None = None")
     if function.composite is not None:
         target = f"composites.{function.composite}"
     else:
@@ -39,7 +44,14 @@ def _binding(function: NativeFunction, method: bool) -> BindingIR:
         target,
         _overload_text(function, method),
         _overload_params(function, method),
+        ", ".join(call_names),
+        out_overload,
     )
+
+
+def out_annotation(function: NativeFunction) -> str:
+    """The type of out=: a Tensor, or a sequence of them for several results."""
+    return "Tensor" if len(function.schema.returns) == 1 else "Sequence[Tensor]"
 
 
 def _conversions(

@@ -96,6 +96,8 @@ class BindingIR:
     target: str  # what the call calls: "operators.add_Tensor.call"
     overload_text: str  # the signature as errors show it: "Tensor input, Scalar other"
     overload_params: tuple[str, ...]  # Param(...) constructors, in schema order
+    arguments: str = ""  # what `call` passes: "input, other, alpha"
+    out_overload: str | None = None  # PyTorch's out= overload: the function takes out=
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,11 @@ class OverloadedIR:
     def doc(self) -> str:
         """The method's docstring text: its schemas."""
         return " or ".join(f"``{overload.schema}``" for overload in self.overloads)
+
+    @property
+    def accepts_out(self) -> bool:
+        """Whether one of the overloads takes out= (the name is an `OutOverloads`)."""
+        return any(overload.out_overload for overload in self.overloads)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ NATIVE_KEYS = (
     "promote_integer_inputs_to_float",
     "python_binding",
     "python_module",
+    "out_overload",
 )
 
 
@@ -102,6 +103,7 @@ def _native_function(
         numpy, composite, inplace, argument_names, kernel_helpers, composites, kernels
     )
     promotion, integer_to_float = _entry_promotion(values, argument_names)
+    out_overload = _entry_out_overload(values, schema, variants)
     return NativeFunction(
         schema,
         variants,
@@ -111,7 +113,37 @@ def _native_function(
         entry.location,
         integer_to_float,
         python_module,
+        out_overload,
     )
+
+
+def _entry_out_overload(
+    values: dict[str, Any], schema: FunctionSchema, variants: frozenset[Variant]
+) -> str | None:
+    """`out_overload:` the name of PyTorch's out= overload of this function (`add.out`
+    for `add.Tensor`): the public function then takes `out=`. Only a functional
+    operator with a public function and Tensor results can have one."""
+    name = values.get("out_overload")
+    if name is None:
+        return None
+    base = schema.name.name.base
+    if not isinstance(name, str) or name.partition(".")[0] != base or "." not in name:
+        raise CodegenError(
+            f"out_overload must name PyTorch's out= overload of '{base}' as "
+            f"'{base}.OVERLOAD', got {excerpt(name)}"
+        )
+    if schema.kind() is not SchemaKind.functional or Variant.function not in variants:
+        raise CodegenError(
+            "out_overload is for a functional operator with a function variant "
+            "(gradgen.NAME takes out=)"
+        )
+    returns = schema.returns
+    if not returns or any(str(r.type) != "Tensor" for r in returns):
+        raise CodegenError(
+            "out_overload is for an operator returning Tensors (one, or several: out= "
+            f"is then a tuple); this one returns ({', '.join(str(r.type) for r in returns)})"
+        )
+    return name
 
 
 def _entry_schema(values: dict[str, Any]) -> FunctionSchema:

@@ -192,6 +192,10 @@ def _signature(function: NativeFunction, method: bool, exact: bool) -> StubSigna
                 argument in keyword_only and not varargs,
             )
         parameters.append(parameter)
+    if function.out_overload is not None and not method:
+        several = len(function.schema.returns) > 1
+        annotation_ = "Sequence[Tensor]" if several else "Tensor"
+        parameters.append(StubParameter("out", f"{annotation_} | None", True, True))
     returns, named = _returns(function)
     return StubSignature(str(function.schema), tuple(parameters), returns, named)
 

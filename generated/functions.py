@@ -20,6 +20,8 @@ from gradgen.graph import (
 from gradgen.helpers import (
     _convolution_double_backward_symint,
     _to_copy_backward,
+    aminmax_backward,
+    aminmax_jvp,
     angle_backward,
     apply_loss_reduction,
     atan2_backward,
@@ -38,6 +40,7 @@ from gradgen.helpers import (
     clamp_backward_min_max,
     convolution_backward_jvp_grad_bias,
     convolution_jvp,
+    cummaxmin_backward,
     cumprod_backward,
     cumsum_backward,
     div_tensor_other_backward,
@@ -45,7 +48,11 @@ from gradgen.helpers import (
     elu_double_backward,
     embedding_dense_double_backward,
     evenly_distribute_backward,
+    evenly_read_jvp,
     fmap_neg,
+    fused_gru_cell_jvp,
+    fused_lstm_cell_jvp,
+    gather_with_keepdimed_indices,
     gelu_double_backward,
     group_norm_invstd_jvp,
     group_norm_jvp,
@@ -54,6 +61,7 @@ from gradgen.helpers import (
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
     index_backward,
+    index_reduce_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_native_group_norm_backward,
     infinitely_differentiable_silu_backward,
@@ -82,10 +90,14 @@ from gradgen.helpers import (
     linalg_vector_norm_backward,
     log1p_backward,
     log_sigmoid_double_backward,
+    logcumsumexp_backward,
+    logcumsumexp_jvp,
     logsumexp_backward,
     lu_factor_ex_backward,
     lu_factor_ex_jvp,
     masked_fill_backward,
+    masked_scatter_backward_symint,
+    masked_select_backward,
     max_pool_double_backward,
     maybe_multiply,
     mean_backward,
@@ -93,6 +105,7 @@ from gradgen.helpers import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mul_tensor_backward,
+    nansum_backward,
     norm_backward,
     norm_jvp,
     permute_backwards,
@@ -108,6 +121,8 @@ from gradgen.helpers import (
     reverse_list_symint,
     scalar_conj,
     scale_grad_by_count,
+    scatter_reduce_backward,
+    scatter_reduce_jvp,
     sgn_backward,
     slice_backward_wrapper,
     slogdet_backward,
@@ -119,13 +134,17 @@ from gradgen.helpers import (
     split_with_sizes_backward,
     stack_tensors_backward,
     std_backward,
+    std_mean_backward,
     sum_backward,
     sum_to,
     svd_backward,
+    take_backward,
     trace_backward,
     unbind_backward,
     unsqueeze_to,
+    value_selecting_reduction_backward_symint,
     var_backward,
+    var_mean_backward,
     zeros_like,
 )
 from gradgen.tensor import Number, Tensor
@@ -138,6 +157,7 @@ from .ops import (
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
     _conj,
+    _index_put_impl_,
     _linalg_det,
     _linalg_eigh,
     _linalg_slogdet,
@@ -145,9 +165,21 @@ from .ops import (
     _linalg_svd,
     _log_softmax,
     _log_softmax_backward_data,
+    _scaled_dot_product_attention_math,
     _softmax,
     _softmax_backward_data,
+    _thnn_differentiable_gru_cell_backward,
+    _thnn_differentiable_lstm_cell_backward,
+    _thnn_fused_gru_cell,
+    _thnn_fused_gru_cell_backward,
+    _thnn_fused_lstm_cell,
+    _thnn_fused_lstm_cell_backward,
+    _thnn_fused_lstm_cell_backward_impl,
     _to_copy,
+    _unique,
+    _unique2,
+    _unsafe_index,
+    _unsafe_index_put,
     _unsafe_view,
     abs,
     abs_,
@@ -168,6 +200,7 @@ from .ops import (
     allclose,
     amax,
     amin,
+    aminmax,
     angle,
     arccos,
     arcsin,
@@ -175,6 +208,8 @@ from .ops import (
     arctan2,
     argmax,
     argmin,
+    argsort,
+    argwhere,
     asin,
     atan,
     atan2,
@@ -187,11 +222,13 @@ from .ops import (
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
+    bincount,
     bitwise_and,
     bitwise_not,
     bitwise_or,
     bitwise_xor,
     bmm,
+    bucketize,
     cat,
     ceil,
     cholesky,
@@ -217,8 +254,11 @@ from .ops import (
     convolution_backward,
     cos,
     cosh,
+    count_nonzero,
     cross,
     cross_entropy_loss,
+    cummax,
+    cummin,
     cumprod,
     cumsum,
     det,
@@ -228,6 +268,8 @@ from .ops import (
     diagonal,
     diagonal_backward,
     diagonal_copy,
+    diagonal_scatter,
+    diff,
     dist,
     div,
     divide,
@@ -238,6 +280,7 @@ from .ops import (
     elu_backward,
     embedding,
     embedding_backward,
+    embedding_bag,
     embedding_dense_backward,
     eq,
     equal,
@@ -265,18 +308,24 @@ from .ops import (
     greater,
     greater_equal,
     group_norm,
+    gru,
+    gru_cell,
     gt,
     hardtanh,
     hardtanh_,
     hardtanh_backward,
+    histc,
     huber_loss,
     huber_loss_backward,
     hypot,
     imag,
     index,
     index_add,
+    index_copy,
+    index_fill,
     index_put,
     index_put_,
+    index_reduce,
     index_select,
     index_select_backward,
     instance_norm,
@@ -285,6 +334,7 @@ from .ops import (
     isinf,
     isnan,
     kl_div,
+    kthvalue,
     l1_loss,
     layer_norm,
     le,
@@ -304,14 +354,20 @@ from .ops import (
     log_sigmoid_backward,
     log_sigmoid_forward,
     log_softmax,
+    logcumsumexp,
     logdet,
     logical_and,
     logical_not,
     logical_or,
     logical_xor,
     logsumexp,
+    lstm,
+    lstm_cell,
     lt,
     masked_fill,
+    masked_scatter,
+    masked_scatter_backward,
+    masked_select,
     matmul,
     matrix_exp,
     matrix_power,
@@ -326,21 +382,28 @@ from .ops import (
     max_pool3d_with_indices_backward,
     maximum,
     mean,
+    median,
     min,
     minimum,
     mish,
     mish_,
     mish_backward,
     mm,
+    mode,
     moveaxis,
     movedim,
     mse_loss,
     mse_loss_backward,
+    msort,
     mul,
     multiply,
     mv,
     nan_to_num,
     nan_to_num_,
+    nanmean,
+    nanmedian,
+    nanquantile,
+    nansum,
     narrow,
     native_batch_norm,
     native_batch_norm_backward,
@@ -359,6 +422,8 @@ from .ops import (
     nll_loss_backward,
     nll_loss_forward,
     nll_loss_nd,
+    nonzero,
+    nonzero_numpy,
     norm,
     not_equal,
     one_hot,
@@ -367,20 +432,29 @@ from .ops import (
     pinverse,
     pow,
     prod,
+    put,
+    quantile,
     real,
     reciprocal,
     relu,
     relu_,
     remainder,
     reshape,
+    rnn_relu,
+    rnn_relu_cell,
+    rnn_tanh,
+    rnn_tanh_cell,
     roll,
     round,
     rsqrt,
     rsub,
     scatter,
     scatter_add,
+    scatter_reduce,
+    searchsorted,
     select,
     select_backward,
+    select_scatter,
     sgn,
     sigmoid,
     sigmoid_,
@@ -392,6 +466,7 @@ from .ops import (
     sinh,
     slice,
     slice_backward,
+    slice_scatter,
     slogdet,
     smooth_l1_loss,
     smooth_l1_loss_backward,
@@ -407,6 +482,7 @@ from .ops import (
     squeeze,
     stack,
     std,
+    std_mean,
     sub,
     subtract,
     sum,
@@ -414,6 +490,8 @@ from .ops import (
     swapaxes,
     swapdims,
     t,
+    take,
+    take_along_dim,
     tan,
     tanh,
     tanh_,
@@ -427,9 +505,11 @@ from .ops import (
     true_divide,
     trunc,
     unbind,
+    unique_dim_consecutive,
     unsqueeze,
     value_selecting_reduction_backward,
     var,
+    var_mean,
     vdot,
     view_as_complex,
     view_as_real,
@@ -6591,6 +6671,1015 @@ def topk_backward0_apply(
     return grad_inputs
 
 
+class LogcumsumexpBackward0(Node):
+    """Backward of ``logcumsumexp(Tensor self, int dim) -> Tensor``.
+
+    self: logcumsumexp_backward(grad, self, result, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return logcumsumexp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def logcumsumexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogcumsumexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            logcumsumexp_backward(grad, self, result, dim) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class CummaxBackward0(Node):
+    """Backward of ``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cummax_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def cummax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of CummaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cummaxmin_backward(grad, self, indices, dim) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class CumminBackward0(Node):
+    """Backward of ``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``.
+
+    self: cummaxmin_backward(grad, self, indices, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cummin_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def cummin_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of CumminBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cummaxmin_backward(grad, self, indices, dim) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class KthvalueBackward0(Node):
+    """Backward of ``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return kthvalue_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def kthvalue_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of KthvalueBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MedianBackward0(Node):
+    """Backward of ``median(Tensor self) -> Tensor``.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return median_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def median_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of MedianBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            evenly_distribute_backward(grad, self, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MedianBackward1(Node):
+    """Backward of ``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return median_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def median_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MedianBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NanmedianBackward0(Node):
+    """Backward of ``nanmedian(Tensor self) -> Tensor``.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nanmedian_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def nanmedian_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NanmedianBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            evenly_distribute_backward(grad, self, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class NanmedianBackward1(Node):
+    """Backward of ``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nanmedian_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def nanmedian_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of NanmedianBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ModeBackward0(Node):
+    """Backward of ``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``.
+
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_sym_sizes",
+        "indices_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return mode_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self_sym_sizes=self.self_sym_sizes,
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def mode_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    keepdim: bool,
+    self_sym_sizes: tuple[int, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of ModeBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AminmaxBackward0(Node):
+    """Backward of ``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``.
+
+    self: aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "max_",
+        "min_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.max_: SavedVariable | SavedVariableList | None = None
+        self.min_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return aminmax_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            max=unpack_saved(self.max_, self),
+            min=unpack_saved(self.min_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.max_ is not None:
+            self.max_.reset_data()
+        if self.min_ is not None:
+            self.min_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_max(self) -> Tensor | None:
+        return unpack_saved(self.max_, self)
+
+    @property
+    def _saved_min(self) -> Tensor | None:
+        return unpack_saved(self.min_, self)
+
+
+def aminmax_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int | None,
+    keepdim: bool,
+    self: Tensor | None,
+    max: Tensor | None,
+    min: Tensor | None,
+) -> list[Any]:
+    """The formulas of AminmaxBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            aminmax_backward(self, dim, keepdim, grads[0], grads[1], min, max)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NansumBackward0(Node):
+    """Backward of ``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
+
+    self: nansum_backward(grad.to(self.scalar_type()), self, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "self_",
+        "self_scalar_type",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nansum_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            self_scalar_type=self.self_scalar_type,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def nansum_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+    self_scalar_type: dtype,
+) -> list[Any]:
+    """The formulas of NansumBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            nansum_backward(grad.to(self_scalar_type), self, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class StdMeanBackward0(Node):
+    """Backward of ``std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``.
+
+    self: std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "correction",
+        "dim",
+        "keepdim",
+        "self_",
+        "result0_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result0_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return std_mean_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            correction=self.correction,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+            result0=unpack_saved(self.result0_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result0_ is not None:
+            self.result0_.reset_data()
+
+    @property
+    def _saved_correction(self) -> Number | None:
+        return self.correction
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result0(self) -> Tensor | None:
+        return unpack_saved(self.result0_, self)
+
+
+def std_mean_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    correction: Number | None,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+    result0: Tensor | None,
+) -> list[Any]:
+    """The formulas of StdMeanBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            std_mean_backward(
+                grads[0], grads[1], self, result0, dim, correction, keepdim
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class VarMeanBackward0(Node):
+    """Backward of ``var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``.
+
+    self: var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+    """
+
+    __slots__ = (
+        "correction",
+        "dim",
+        "keepdim",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return var_mean_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            correction=self.correction,
+            dim=self.dim,
+            keepdim=self.keepdim,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_correction(self) -> Number | None:
+        return self.correction
+
+    @property
+    def _saved_dim(self) -> Sequence[int] | None:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def var_mean_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    correction: Number | None,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of VarMeanBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class Unique2Backward0(Node):
+    """Backward of ``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``.
+
+    self: not_implemented("_unique2")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique2_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique2_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of Unique2Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("_unique2")
+    return grad_inputs
+
+
+class UniqueDimBackward0(Node):
+    """Backward of ``unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``.
+
+    self: not_implemented("unique_dim")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique_dim_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique_dim_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of UniqueDimBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("unique_dim")
+    return grad_inputs
+
+
+class UniqueConsecutiveBackward0(Node):
+    """Backward of ``unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)``.
+
+    self: not_implemented("unique_consecutive")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique_consecutive_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique_consecutive_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of UniqueConsecutiveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("unique_consecutive")
+    return grad_inputs
+
+
+class UniqueBackward0(Node):
+    """Backward of ``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``.
+
+    self: not_implemented("_unique")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of UniqueBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("_unique")
+    return grad_inputs
+
+
+class UniqueDimConsecutiveBackward0(Node):
+    """Backward of ``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``.
+
+    self: not_implemented("unique_dim_consecutive")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unique_dim_consecutive_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def unique_dim_consecutive_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of UniqueDimConsecutiveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("unique_dim_consecutive")
+    return grad_inputs
+
+
 class IndexSelectBackward0(Node):
     """Backward of ``index_select(Tensor self, int dim, Tensor index) -> Tensor``.
 
@@ -7163,13 +8252,1062 @@ def index_put_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            grad
-            if accumulate
-            else (
-                grad.index_put(indices, values_info.zeros(), False)
-                if any_grad_defined
-                else None
+            (
+                grad
+                if accumulate
+                else grad.index_put(indices, values_info.zeros(), False)
             )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # values
+        grad_inputs[1] = grad.index(indices) if any_grad_defined else None
+    return grad_inputs
+
+
+class ScatterReduceBackward0(Node):
+    """Backward of ``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``.
+
+    self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+    """
+
+    __slots__ = (
+        "dim",
+        "include_self",
+        "index_",
+        "reduce",
+        "self_",
+        "src_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.src_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return scatter_reduce_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            include_self=self.include_self,
+            index=unpack_saved(self.index_, self),
+            reduce=self.reduce,
+            self=unpack_saved(self.self_, self),
+            src=unpack_saved(self.src_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.src_ is not None:
+            self.src_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_include_self(self) -> bool:
+        return self.include_self
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_reduce(self) -> str:
+        return self.reduce
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_src(self) -> Tensor | None:
+        return unpack_saved(self.src_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def scatter_reduce_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    include_self: bool,
+    index: Tensor | None,
+    reduce: str,
+    self: Tensor | None,
+    src: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of ScatterReduceBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, src
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = scatter_reduce_backward(
+            grad, self, dim, index, src, reduce, include_self, result
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class IndexCopyBackward0(Node):
+    """Backward of ``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``.
+
+    self: grad.index_fill(dim, index, 0)
+    source: grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0))
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+        "source_",
+        "source_dim",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.source_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_copy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+            source=unpack_saved(self.source_, self),
+            source_dim=self.source_dim,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.source_ is not None:
+            self.source_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_source(self) -> Tensor | None:
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _saved_source_dim(self) -> int:
+        return self.source_dim
+
+
+def index_copy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+    source: Tensor | None,
+    source_dim: int,
+) -> list[Any]:
+    """The formulas of IndexCopyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.index_fill(dim, index, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            (
+                grad.index_select(dim, index).expand_as(source)
+                if source_dim > 0
+                else grad.index_select(dim, index.squeeze(0))
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class IndexFillBackward0(Node):
+    """Backward of ``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``.
+
+    self: grad.index_fill(dim, index, 0)
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_fill_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def index_fill_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of IndexFillBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.index_fill(dim, index, 0) if any_grad_defined else None
+    return grad_inputs
+
+
+class IndexFillBackward1(Node):
+    """Backward of ``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``.
+
+    self: grad.index_fill(dim, index, 0)
+    value: (grad - grad.index_fill(dim, index, 0)).sum()
+    """
+
+    __slots__ = (
+        "dim",
+        "index_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_fill_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            index=unpack_saved(self.index_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+
+def index_fill_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: Tensor | None,
+) -> list[Any]:
+    """The formulas of IndexFillBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.index_fill(dim, index, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # value
+        grad_inputs[1] = (
+            (grad - grad.index_fill(dim, index, 0)).sum() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MaskedScatterBackward0(Node):
+    """Backward of ``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``.
+
+    self: grad.masked_fill(mask, 0)
+    source: masked_scatter_backward_symint(grad, mask, source.sym_sizes())
+    """
+
+    __slots__ = (
+        "mask_",
+        "source_sym_sizes",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return masked_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            mask=unpack_saved(self.mask_, self),
+            source_sym_sizes=self.source_sym_sizes,
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _saved_source_sym_sizes(self) -> tuple[int, ...]:
+        return self.source_sym_sizes
+
+
+def masked_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+    source_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of MaskedScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.masked_fill(mask, 0) if any_grad_defined else None
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            masked_scatter_backward_symint(grad, mask, source_sym_sizes)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MaskedSelectBackward0(Node):
+    """Backward of ``masked_select(Tensor self, Tensor mask) -> Tensor``.
+
+    self: masked_select_backward(grad, self, mask)
+    """
+
+    __slots__ = (
+        "mask_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return masked_select_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            mask=unpack_saved(self.mask_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def masked_select_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mask: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaskedSelectBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            masked_select_backward(grad, self, mask) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class TakeBackward0(Node):
+    """Backward of ``take(Tensor self, Tensor index) -> Tensor``.
+
+    self: take_backward(grad, self, index)
+    """
+
+    __slots__ = (
+        "index_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return take_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            index=unpack_saved(self.index_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def take_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    index: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of TakeBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = take_backward(grad, self, index) if any_grad_defined else None
+    return grad_inputs
+
+
+class PutBackward0(Node):
+    """Backward of ``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``.
+
+    self: grad if accumulate else grad.put(index, zeros_like(source), False)
+    source: grad.take(index).reshape_as(source)
+    """
+
+    __slots__ = (
+        "accumulate",
+        "index_",
+        "source_",
+        "source_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.source_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return put_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            accumulate=self.accumulate,
+            index=unpack_saved(self.index_, self),
+            source=unpack_saved(self.source_, self),
+            source_info=self.source_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.source_ is not None:
+            self.source_.reset_data()
+
+    @property
+    def _saved_accumulate(self) -> bool:
+        return self.accumulate
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_source(self) -> Tensor | None:
+        return unpack_saved(self.source_, self)
+
+
+def put_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    accumulate: bool,
+    index: Tensor | None,
+    source: Tensor | None,
+    source_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of PutBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (grad if accumulate else grad.put(index, source_info.zeros(), False))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # source
+        grad_inputs[1] = (
+            grad.take(index).reshape_as(source) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class IndexReduceBackward0(Node):
+    """Backward of ``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``.
+
+    self, source: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+    """
+
+    __slots__ = (
+        "dim",
+        "include_self",
+        "index_",
+        "reduce",
+        "self_",
+        "source_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.source_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_reduce_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            include_self=self.include_self,
+            index=unpack_saved(self.index_, self),
+            reduce=self.reduce,
+            self=unpack_saved(self.self_, self),
+            source=unpack_saved(self.source_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.index_ is not None:
+            self.index_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.source_ is not None:
+            self.source_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_include_self(self) -> bool:
+        return self.include_self
+
+    @property
+    def _saved_index(self) -> Tensor | None:
+        return unpack_saved(self.index_, self)
+
+    @property
+    def _saved_reduce(self) -> str:
+        return self.reduce
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_source(self) -> Tensor | None:
+        return unpack_saved(self.source_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def index_reduce_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    include_self: bool,
+    index: Tensor | None,
+    reduce: str,
+    self: Tensor | None,
+    source: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of IndexReduceBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, source
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = index_reduce_backward(
+            grad, self, dim, index, source, reduce, include_self, result
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class MaskedScatterBackwardBackward0(Node):
+    """Backward of ``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``.
+
+    grad_output: zeros_like(grad_output).masked_scatter(mask, grad)
+    """
+
+    __slots__ = (
+        "grad_output_info",
+        "mask_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return masked_scatter_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output_info=self.grad_output_info,
+            mask=unpack_saved(self.mask_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+
+def masked_scatter_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output_info: TypeAndSize,
+    mask: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaskedScatterBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            grad_output_info.zeros().masked_scatter(mask, grad)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SliceScatterBackward0(Node):
+    """Backward of ``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``.
+
+    self: slice_scatter(grad, zeros_like(src), dim, start, end, step)
+    src: grad.slice(dim, start, end, step)
+    """
+
+    __slots__ = (
+        "dim",
+        "end",
+        "src_info",
+        "start",
+        "step",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slice_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            end=self.end,
+            src_info=self.src_info,
+            start=self.start,
+            step=self.step,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_end(self) -> int | None:
+        return self.end
+
+    @property
+    def _saved_start(self) -> int | None:
+        return self.start
+
+    @property
+    def _saved_step(self) -> int:
+        return self.step
+
+
+def slice_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    end: int | None,
+    src_info: TypeAndSize,
+    start: int | None,
+    step: int,
+) -> list[Any]:
+    """The formulas of SliceScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            slice_scatter(grad, src_info.zeros(), dim, start, end, step)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.slice(dim, start, end, step) if any_grad_defined else None
+    return grad_inputs
+
+
+class SelectScatterBackward0(Node):
+    """Backward of ``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``.
+
+    self: select_scatter(grad, zeros_like(src), dim, index)
+    src: grad.select(dim, index)
+    """
+
+    __slots__ = (
+        "dim",
+        "index",
+        "src_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return select_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            index=self.index,
+            src_info=self.src_info,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_index(self) -> int:
+        return self.index
+
+
+def select_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    index: int,
+    src_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of SelectScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            select_scatter(grad, src_info.zeros(), dim, index)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.select(dim, index) if any_grad_defined else None
+    return grad_inputs
+
+
+class DiagonalScatterBackward0(Node):
+    """Backward of ``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``.
+
+    self: diagonal_scatter(grad, zeros_like(src), offset, dim1, dim2)
+    src: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = (
+        "dim1",
+        "dim2",
+        "offset",
+        "src_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return diagonal_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim1=self.dim1,
+            dim2=self.dim2,
+            offset=self.offset,
+            src_info=self.src_info,
+        )
+
+    @property
+    def _saved_dim1(self) -> int:
+        return self.dim1
+
+    @property
+    def _saved_dim2(self) -> int:
+        return self.dim2
+
+    @property
+    def _saved_offset(self) -> int:
+        return self.offset
+
+
+def diagonal_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim1: int,
+    dim2: int,
+    offset: int,
+    src_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of DiagonalScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            diagonal_scatter(grad, src_info.zeros(), offset, dim1, dim2)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+class UnsafeIndexBackward0(Node):
+    """Backward of ``_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``.
+
+    self: _unsafe_index_put(zeros_like(self), indices, grad, True)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unsafe_index_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> list[Tensor]:
+        return unpack_saved(self.indices_, self)
+
+
+def unsafe_index_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: list[Tensor],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of UnsafeIndexBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _unsafe_index_put(self_info.zeros(), indices, grad, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnsafeIndexPutBackward0(Node):
+    """Backward of ``_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``.
+
+    self: grad if accumulate else _unsafe_index_put(grad, indices, zeros_like(values), False)
+    values: _unsafe_index(grad, indices)
+    """
+
+    __slots__ = (
+        "accumulate",
+        "indices_",
+        "values_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unsafe_index_put_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            accumulate=self.accumulate,
+            indices=unpack_saved(self.indices_, self),
+            values_info=self.values_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_accumulate(self) -> bool:
+        return self.accumulate
+
+    @property
+    def _saved_indices(self) -> list[Tensor]:
+        return unpack_saved(self.indices_, self)
+
+
+def unsafe_index_put_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    accumulate: bool,
+    indices: list[Tensor],
+    values_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of UnsafeIndexPutBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                grad
+                if accumulate
+                else _unsafe_index_put(grad, indices, values_info.zeros(), False)
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # values
+        grad_inputs[1] = _unsafe_index(grad, indices) if any_grad_defined else None
+    return grad_inputs
+
+
+class IndexPutImplBackward0(Node):
+    """Backward of ``_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)``.
+
+    self: grad if accumulate else grad.index_put(indices, zeros_like(values), False)
+    values: grad.index(indices)
+    """
+
+    __slots__ = (
+        "accumulate",
+        "indices_",
+        "values_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return index_put_impl_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            accumulate=self.accumulate,
+            indices=unpack_saved(self.indices_, self),
+            values_info=self.values_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_accumulate(self) -> bool:
+        return self.accumulate
+
+    @property
+    def _saved_indices(self) -> list[Tensor]:
+        return unpack_saved(self.indices_, self)
+
+
+def index_put_impl_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    accumulate: bool,
+    indices: list[Tensor],
+    values_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of IndexPutImplBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            (
+                grad
+                if accumulate
+                else grad.index_put(indices, values_info.zeros(), False)
+            )
+            if any_grad_defined
+            else None
         )
     if needs_input_grad[1]:  # values
         grad_inputs[1] = grad.index(indices) if any_grad_defined else None
@@ -9200,9 +11338,13 @@ def silu_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            infinitely_differentiable_silu_backward(grad, self)
-            if is_grad_enabled()
-            else silu_backward(grad, self) if any_grad_defined else None
+            (
+                infinitely_differentiable_silu_backward(grad, self)
+                if is_grad_enabled()
+                else silu_backward(grad, self)
+            )
+            if any_grad_defined
+            else None
         )
     return grad_inputs
 
@@ -10324,9 +12466,13 @@ def mish_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            infinitely_differentiable_mish_backward(grad, self)
-            if is_grad_enabled()
-            else mish_backward(grad, self) if any_grad_defined else None
+            (
+                infinitely_differentiable_mish_backward(grad, self)
+                if is_grad_enabled()
+                else mish_backward(grad, self)
+            )
+            if any_grad_defined
+            else None
         )
     return grad_inputs
 
@@ -13631,6 +15777,281 @@ def adaptive_max_pool3_d_backward_backward0_apply(
     return grad_inputs
 
 
+class ThnnFusedLstmCellBackward0(Node):
+    """Backward of ``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``.
+
+    input_gates, hidden_gates, cx, input_bias, hidden_bias: _thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1) if is_grad_enabled() else _thnn_fused_lstm_cell_backward(grads[0], grads[1], cx, result1, result2, input_bias is not None or hidden_bias is not None)
+    """
+
+    __slots__ = (
+        "cx_",
+        "hidden_bias_",
+        "hidden_gates_",
+        "input_bias_",
+        "input_gates_",
+        "result1_",
+        "result2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cx_: SavedVariable | SavedVariableList | None = None
+        self.hidden_bias_: SavedVariable | SavedVariableList | None = None
+        self.hidden_gates_: SavedVariable | SavedVariableList | None = None
+        self.input_bias_: SavedVariable | SavedVariableList | None = None
+        self.input_gates_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return thnn_fused_lstm_cell_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            cx=unpack_saved(self.cx_, self),
+            hidden_bias=unpack_saved(self.hidden_bias_, self),
+            hidden_gates=unpack_saved(self.hidden_gates_, self),
+            input_bias=unpack_saved(self.input_bias_, self),
+            input_gates=unpack_saved(self.input_gates_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.cx_ is not None:
+            self.cx_.reset_data()
+        if self.hidden_bias_ is not None:
+            self.hidden_bias_.reset_data()
+        if self.hidden_gates_ is not None:
+            self.hidden_gates_.reset_data()
+        if self.input_bias_ is not None:
+            self.input_bias_.reset_data()
+        if self.input_gates_ is not None:
+            self.input_gates_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+
+    @property
+    def _saved_cx(self) -> Tensor | None:
+        return unpack_saved(self.cx_, self)
+
+    @property
+    def _saved_hidden_bias(self) -> Tensor | None:
+        return unpack_saved(self.hidden_bias_, self)
+
+    @property
+    def _saved_hidden_gates(self) -> Tensor | None:
+        return unpack_saved(self.hidden_gates_, self)
+
+    @property
+    def _saved_input_bias(self) -> Tensor | None:
+        return unpack_saved(self.input_bias_, self)
+
+    @property
+    def _saved_input_gates(self) -> Tensor | None:
+        return unpack_saved(self.input_gates_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+
+def thnn_fused_lstm_cell_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    cx: Tensor | None,
+    hidden_bias: Tensor | None,
+    hidden_gates: Tensor | None,
+    input_bias: Tensor | None,
+    input_gates: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+) -> list[Any]:
+    """The formulas of ThnnFusedLstmCellBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 5
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0]
+        or needs_input_grad[1]
+        or needs_input_grad[2]
+        or needs_input_grad[3]
+        or needs_input_grad[4]
+    ):  # input_gates, hidden_gates, cx, input_bias, hidden_bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+            needs_input_grad[3],
+            needs_input_grad[4],
+        )
+        grad_result = (
+            _thnn_differentiable_lstm_cell_backward(
+                grads[0],
+                grads[1],
+                input_gates,
+                hidden_gates,
+                input_bias,
+                hidden_bias,
+                cx,
+                result1,
+            )
+            if is_grad_enabled()
+            else _thnn_fused_lstm_cell_backward(
+                grads[0],
+                grads[1],
+                cx,
+                result1,
+                result2,
+                input_bias is not None or hidden_bias is not None,
+            )
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+        if needs_input_grad[3]:
+            grad_inputs[3] = grad_result[3]
+        if needs_input_grad[4]:
+            grad_inputs[4] = grad_result[4]
+    return grad_inputs
+
+
+class ThnnFusedGruCellBackward0(Node):
+    """Backward of ``_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)``.
+
+    input_gates, hidden_gates, hx, input_bias, hidden_bias: (_thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias) if is_grad_enabled() else _thnn_fused_gru_cell_backward(grad, result1, input_bias is not None or hidden_bias is not None)) if grad is not None else (None, None, None, None, None)
+    """
+
+    __slots__ = (
+        "hidden_bias_",
+        "hidden_gates_",
+        "hx_",
+        "input_bias_",
+        "input_gates_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden_bias_: SavedVariable | SavedVariableList | None = None
+        self.hidden_gates_: SavedVariable | SavedVariableList | None = None
+        self.hx_: SavedVariable | SavedVariableList | None = None
+        self.input_bias_: SavedVariable | SavedVariableList | None = None
+        self.input_gates_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return thnn_fused_gru_cell_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            hidden_bias=unpack_saved(self.hidden_bias_, self),
+            hidden_gates=unpack_saved(self.hidden_gates_, self),
+            hx=unpack_saved(self.hx_, self),
+            input_bias=unpack_saved(self.input_bias_, self),
+            input_gates=unpack_saved(self.input_gates_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.hidden_bias_ is not None:
+            self.hidden_bias_.reset_data()
+        if self.hidden_gates_ is not None:
+            self.hidden_gates_.reset_data()
+        if self.hx_ is not None:
+            self.hx_.reset_data()
+        if self.input_bias_ is not None:
+            self.input_bias_.reset_data()
+        if self.input_gates_ is not None:
+            self.input_gates_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_hidden_bias(self) -> Tensor | None:
+        return unpack_saved(self.hidden_bias_, self)
+
+    @property
+    def _saved_hidden_gates(self) -> Tensor | None:
+        return unpack_saved(self.hidden_gates_, self)
+
+    @property
+    def _saved_hx(self) -> Tensor | None:
+        return unpack_saved(self.hx_, self)
+
+    @property
+    def _saved_input_bias(self) -> Tensor | None:
+        return unpack_saved(self.input_bias_, self)
+
+    @property
+    def _saved_input_gates(self) -> Tensor | None:
+        return unpack_saved(self.input_gates_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def thnn_fused_gru_cell_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    hidden_bias: Tensor | None,
+    hidden_gates: Tensor | None,
+    hx: Tensor | None,
+    input_bias: Tensor | None,
+    input_gates: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of ThnnFusedGruCellBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 5
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0]
+        or needs_input_grad[1]
+        or needs_input_grad[2]
+        or needs_input_grad[3]
+        or needs_input_grad[4]
+    ):  # input_gates, hidden_gates, hx, input_bias, hidden_bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+            needs_input_grad[3],
+            needs_input_grad[4],
+        )
+        grad_result = (
+            (
+                _thnn_differentiable_gru_cell_backward(
+                    grad, input_gates, hidden_gates, hx, input_bias, hidden_bias
+                )
+                if is_grad_enabled()
+                else _thnn_fused_gru_cell_backward(
+                    grad, result1, input_bias is not None or hidden_bias is not None
+                )
+            )
+            if grad is not None
+            else (None, None, None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+        if needs_input_grad[3]:
+            grad_inputs[3] = grad_result[3]
+        if needs_input_grad[4]:
+            grad_inputs[4] = grad_result[4]
+    return grad_inputs
+
+
 def permute_jvp(
     self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any
 ) -> Any:
@@ -14858,6 +17279,177 @@ def topk_jvp_values(
     return gather(self_t, dim, indices)
 
 
+def logcumsumexp_jvp_formula(
+    self_p: Tensor, self_t: Tensor, dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: logcumsumexp_jvp(self_p, self_t, dim)``."""
+    return logcumsumexp_jvp(self_p, self_t, dim)
+
+
+def cumsum__jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.cumsum.call(self_t, dim, dtype)
+
+
+def cumprod__jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, dtype: dtype | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: (self_t.div(self_p).cumsum(dim) * result).to(self_p.scalar_type() if dtype is None else dtype)``."""
+    return (self_t.div(self_p).cumsum(dim) * result).to(
+        self_p.dtype if dtype is None else dtype
+    )
+
+
+def cummax_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices)``."""
+    return self_t.gather(dim, indices)
+
+
+def cummin_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: self_t.gather(dim, indices)``."""
+    return self_t.gather(dim, indices)
+
+
+def kthvalue_jvp_values(
+    self_p: Tensor,
+    self_t: Tensor,
+    k: int,
+    dim: int,
+    keepdim: bool,
+    values: Any,
+    indices: Any,
+) -> Any:
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+
+
+def median_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: evenly_read_jvp(self_t, self_p, result)``."""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def median_dim_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+
+
+def nanmedian_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: evenly_read_jvp(self_t, self_p, result)``."""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def nanmedian_dim_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+
+
+def mode_jvp_values(
+    self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
+) -> Any:
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+
+
+def aminmax_jvp_max(
+    self_p: Tensor, self_t: Tensor, dim: int | None, keepdim: bool, min: Any, max: Any
+) -> Any:
+    """Forward-mode derivative: ``max: aminmax_jvp(self_p, self_t, max, dim, keepdim)``."""
+    return aminmax_jvp(self_p, self_t, max, dim, keepdim)
+
+
+def aminmax_jvp_min(
+    self_p: Tensor, self_t: Tensor, dim: int | None, keepdim: bool, min: Any, max: Any
+) -> Any:
+    """Forward-mode derivative: ``min: aminmax_jvp(self_p, self_t, min, dim, keepdim)``."""
+    return aminmax_jvp(self_p, self_t, min, dim, keepdim)
+
+
+def nansum_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+    dtype: dtype | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: where(self_p.isnan(), 0, self_t).sum(dim, keepdim, dtype=dtype)``."""
+    return where(self_p.isnan(), 0, self_t).sum(dim, keepdim, dtype=dtype)
+
+
+def std_mean_correction_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim)).div(2.0 * result0).masked_fill(result0.eq(0), 0)``."""
+    return (
+        real(
+            var_backward(self_t.conj(), self_p, dim, correction, True).sum(
+                dim if dim is not None else [], keepdim
+            )
+        )
+        .div(2.0 * result0)
+        .masked_fill(result0.eq(0), 0)
+    )
+
+
+def std_mean_correction_jvp_result1(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: mean(self_t, dim if dim is not None else [], keepdim)``."""
+    return mean(self_t, dim if dim is not None else [], keepdim)
+
+
+def var_mean_correction_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim))``."""
+    return real(
+        var_backward(self_t.conj(), self_p, dim, correction, True).sum(
+            dim if dim is not None else [], keepdim
+        )
+    )
+
+
+def var_mean_correction_jvp_result1(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: mean(self_t, dim if dim is not None else [], keepdim)``."""
+    return mean(self_t, dim if dim is not None else [], keepdim)
+
+
 def index_select_jvp(
     self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, result: Any
 ) -> Any:
@@ -14993,6 +17585,286 @@ def masked_fill__Tensor_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
     return self_t.masked_fill(mask, value_t)
+
+
+def scatter_reduce_two_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    reduce: str,
+    include_self: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result)``."""
+    return scatter_reduce_jvp(
+        self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result
+    )
+
+
+def index_copy_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_copy(dim, index, source_t)``."""
+    return self_t.index_copy(dim, index, source_t)
+
+
+def index_fill_int_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_fill(dim, index, 0)``."""
+    return self_t.index_fill(dim, index, 0)
+
+
+def index_fill_int_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    value_p: Tensor,
+    value_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_fill(dim, index, value_t)``."""
+    return self_t.index_fill(dim, index, value_t)
+
+
+def masked_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mask: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_scatter(mask, source_t)``."""
+    return self_t.masked_scatter(mask, source_t)
+
+
+def masked_select_jvp(self_p: Tensor, self_t: Tensor, mask: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.masked_select.call(self_t, mask)
+
+
+def take_jvp(self_p: Tensor, self_t: Tensor, index: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.take.call(self_t, index)
+
+
+def put_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.put(index, source_t, accumulate)``."""
+    return self_t.put(index, source_t, accumulate)
+
+
+def scatter__src_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, src_t)``."""
+    return self_t.scatter(dim, index, src_t)
+
+
+def scatter__value_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, 0)``."""
+    return self_t.scatter(dim, index, 0)
+
+
+def scatter_add__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index_p, src_t)``."""
+    return scatter_add(self_t, dim, index, src_t)
+
+
+def scatter_reduce__two_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    reduce: str,
+    include_self: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result)``."""
+    return scatter_reduce_jvp(
+        self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result
+    )
+
+
+def index_add__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))``."""
+    return index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
+
+
+def index_copy__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_copy(dim, index, source_t)``."""
+    return self_t.index_copy(dim, index, source_t)
+
+
+def index_fill__int_Scalar_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_fill(dim, index, 0)``."""
+    return self_t.index_fill(dim, index, 0)
+
+
+def index_fill__int_Tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    index: Tensor,
+    value_p: Tensor,
+    value_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.index_fill(dim, index, value_t)``."""
+    return self_t.index_fill(dim, index, value_t)
+
+
+def masked_scatter__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mask: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.masked_scatter(mask, source_t)``."""
+    return self_t.masked_scatter(mask, source_t)
+
+
+def put__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    index: Tensor,
+    source_p: Tensor,
+    source_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: self_t.put(index, source_t, accumulate)``."""
+    return self_t.put(index, source_t, accumulate)
+
+
+def masked_scatter_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    mask: Tensor,
+    sizes: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: masked_scatter_backward(grad_output_t, mask, sizes)``."""
+    return masked_scatter_backward(grad_output_t, mask, sizes)
+
+
+def slice_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.slice_scatter.call(self_t, src_t, dim, start, end, step)
+
+
+def select_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    dim: int,
+    index: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.select_scatter.call(self_t, src_t, dim, index)
+
+
+def diagonal_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    offset: int,
+    dim1: int,
+    dim2: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.diagonal_scatter.call(self_t, src_t, offset, dim1, dim2)
+
+
+def _unsafe_index_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, indices: Sequence[Tensor | None], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._unsafe_index_Tensor.call(self_t, indices)
+
+
+def _unsafe_index_put_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Sequence[Tensor | None],
+    values_p: Tensor,
+    values_t: Tensor,
+    accumulate: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: _unsafe_index_put(self_t, indices, values_t, accumulate)``."""
+    return _unsafe_index_put(self_t, indices, values_t, accumulate)
 
 
 def mm_jvp(
@@ -16352,3 +19224,79 @@ def adaptive_max_pool3d_backward_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.adaptive_max_pool3d_backward.call(grad_output_t, self_t, indices)
+
+
+def _thnn_fused_lstm_cell_jvp_result0(
+    input_gates_p: Tensor,
+    input_gates_t: Tensor,
+    hidden_gates_p: Tensor,
+    hidden_gates_t: Tensor,
+    cx_p: Tensor,
+    cx_t: Tensor,
+    input_bias_p: Tensor,
+    input_bias_t: Tensor,
+    hidden_bias_p: Tensor,
+    hidden_bias_t: Tensor,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: fused_lstm_cell_jvp(input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, cx_p, cx_t, result1, result2)[0]``."""
+    return fused_lstm_cell_jvp(
+        input_gates_t,
+        hidden_gates_t,
+        input_bias_t,
+        hidden_bias_t,
+        cx_p,
+        cx_t,
+        result1,
+        result2,
+    )[0]
+
+
+def _thnn_fused_lstm_cell_jvp_result1(
+    input_gates_p: Tensor,
+    input_gates_t: Tensor,
+    hidden_gates_p: Tensor,
+    hidden_gates_t: Tensor,
+    cx_p: Tensor,
+    cx_t: Tensor,
+    input_bias_p: Tensor,
+    input_bias_t: Tensor,
+    hidden_bias_p: Tensor,
+    hidden_bias_t: Tensor,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: fused_lstm_cell_jvp(input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, cx_p, cx_t, result1, result2)[1]``."""
+    return fused_lstm_cell_jvp(
+        input_gates_t,
+        hidden_gates_t,
+        input_bias_t,
+        hidden_bias_t,
+        cx_p,
+        cx_t,
+        result1,
+        result2,
+    )[1]
+
+
+def _thnn_fused_gru_cell_jvp_result0(
+    input_gates_p: Tensor,
+    input_gates_t: Tensor,
+    hidden_gates_p: Tensor,
+    hidden_gates_t: Tensor,
+    hx_p: Tensor,
+    hx_t: Tensor,
+    input_bias_p: Tensor,
+    input_bias_t: Tensor,
+    hidden_bias_p: Tensor,
+    hidden_bias_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: fused_gru_cell_jvp(input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, hx_t, result1)``."""
+    return fused_gru_cell_jvp(
+        input_gates_t, hidden_gates_t, input_bias_t, hidden_bias_t, hx_t, result1
+    )

@@ -399,6 +399,24 @@ def nan_to_num_(
     return result
 
 
+def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Tensor:
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.cumsum_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, dim, dtype
+    )
+    increment_version(self)
+    return result
+
+
+def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Tensor:
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    result = redispatch(
+        operators.cumprod_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, dim, dtype
+    )
+    increment_version(self)
+    return result
+
+
 def index_put_(
     ks: int,
     self: Tensor,
@@ -440,6 +458,248 @@ def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> T
         self,
         mask,
         value,
+    )
+    increment_version(self)
+    return result
+
+
+def scatter__src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    result = redispatch(
+        operators.scatter__src,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+    )
+    increment_version(self)
+    return result
+
+
+def scatter__value(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Tensor:
+    """scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    result = redispatch(
+        operators.scatter__value,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    increment_version(self)
+    return result
+
+
+def scatter_add_(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    result = redispatch(
+        operators.scatter_add_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+    )
+    increment_version(self)
+    return result
+
+
+def scatter_reduce__two(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Tensor:
+    """scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    result = redispatch(
+        operators.scatter_reduce__two,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )
+    increment_version(self)
+    return result
+
+
+def index_add_(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number
+) -> Tensor:
+    """index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.index_add_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+        alpha,
+    )
+    increment_version(self)
+    return result
+
+
+def index_copy_(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor
+) -> Tensor:
+    """index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"""
+    result = redispatch(
+        operators.index_copy_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+    )
+    increment_version(self)
+    return result
+
+
+def index_fill__int_Scalar(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Tensor:
+    """index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    result = redispatch(
+        operators.index_fill__int_Scalar,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    increment_version(self)
+    return result
+
+
+def index_fill__int_Tensor(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Tensor:
+    """index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)"""
+    result = redispatch(
+        operators.index_fill__int_Tensor,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    increment_version(self)
+    return result
+
+
+def masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"""
+    result = redispatch(
+        operators.masked_scatter_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        mask,
+        source,
+    )
+    increment_version(self)
+    return result
+
+
+def put_(
+    ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool
+) -> Tensor:
+    """put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"""
+    result = redispatch(
+        operators.put_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        index,
+        source,
+        accumulate,
+    )
+    increment_version(self)
+    return result
+
+
+def scatter__reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Tensor:
+    """scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"""
+    result = redispatch(
+        operators.scatter__reduce,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+    )
+    increment_version(self)
+    return result
+
+
+def scatter__value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Tensor:
+    """scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"""
+    result = redispatch(
+        operators.scatter__value_reduce,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+        reduce,
+    )
+    increment_version(self)
+    return result
+
+
+def index_reduce_(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Tensor:
+    """index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    result = redispatch(
+        operators.index_reduce_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+        reduce,
+        include_self,
+    )
+    increment_version(self)
+    return result
+
+
+def _index_put_impl_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+    unsafe: bool,
+) -> Tensor:
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)"""
+    result = redispatch(
+        operators._index_put_impl_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+        unsafe,
     )
     increment_version(self)
     return result
@@ -559,9 +819,31 @@ operators.addcmul_.register(DispatchKey.ADInplaceOrView, addcmul_)
 operators.addcdiv_.register(DispatchKey.ADInplaceOrView, addcdiv_)
 operators.clamp__Tensor.register(DispatchKey.ADInplaceOrView, clamp__Tensor)
 operators.nan_to_num_.register(DispatchKey.ADInplaceOrView, nan_to_num_)
+operators.cumsum_.register(DispatchKey.ADInplaceOrView, cumsum_)
+operators.cumprod_.register(DispatchKey.ADInplaceOrView, cumprod_)
 operators.index_put_.register(DispatchKey.ADInplaceOrView, index_put_)
 operators.masked_fill__Scalar.register(DispatchKey.ADInplaceOrView, masked_fill__Scalar)
 operators.masked_fill__Tensor.register(DispatchKey.ADInplaceOrView, masked_fill__Tensor)
+operators.scatter__src.register(DispatchKey.ADInplaceOrView, scatter__src)
+operators.scatter__value.register(DispatchKey.ADInplaceOrView, scatter__value)
+operators.scatter_add_.register(DispatchKey.ADInplaceOrView, scatter_add_)
+operators.scatter_reduce__two.register(DispatchKey.ADInplaceOrView, scatter_reduce__two)
+operators.index_add_.register(DispatchKey.ADInplaceOrView, index_add_)
+operators.index_copy_.register(DispatchKey.ADInplaceOrView, index_copy_)
+operators.index_fill__int_Scalar.register(
+    DispatchKey.ADInplaceOrView, index_fill__int_Scalar
+)
+operators.index_fill__int_Tensor.register(
+    DispatchKey.ADInplaceOrView, index_fill__int_Tensor
+)
+operators.masked_scatter_.register(DispatchKey.ADInplaceOrView, masked_scatter_)
+operators.put_.register(DispatchKey.ADInplaceOrView, put_)
+operators.scatter__reduce.register(DispatchKey.ADInplaceOrView, scatter__reduce)
+operators.scatter__value_reduce.register(
+    DispatchKey.ADInplaceOrView, scatter__value_reduce
+)
+operators.index_reduce_.register(DispatchKey.ADInplaceOrView, index_reduce_)
+operators._index_put_impl_.register(DispatchKey.ADInplaceOrView, _index_put_impl_)
 operators.tril_.register(DispatchKey.ADInplaceOrView, tril_)
 operators.triu_.register(DispatchKey.ADInplaceOrView, triu_)
 operators.relu_.register(DispatchKey.ADInplaceOrView, relu_)

@@ -26,6 +26,7 @@ from gradgen.numpy_kernels import (
     advanced_index,
     allclose,
     amax,
+    aminmax,
     angle,
     argmax,
     atan2_floating,
@@ -34,8 +35,10 @@ from gradgen.numpy_kernels import (
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
+    bincount,
     bitwise,
     bmm,
+    bucketize,
     cat_arrays,
     clamp_scalars,
     clamp_tensors,
@@ -44,11 +47,14 @@ from gradgen.numpy_kernels import (
     convolution,
     convolution_backward,
     copy_from,
+    count_nonzero,
+    cummax,
     cumprod,
     cumsum,
     diag_embed,
     diagonal,
     diagonal_backward,
+    diagonal_scatter,
     dist,
     div_floor,
     div_mode,
@@ -63,19 +69,28 @@ from gradgen.numpy_kernels import (
     extremum,
     fill,
     flip,
+    fused_gru_cell,
+    fused_gru_cell_backward,
+    fused_lstm_cell,
+    fused_lstm_cell_backward_impl,
     gather,
     gelu,
     gelu_backward,
     hardtanh,
     hardtanh_backward,
+    histc,
     huber_loss,
     huber_loss_backward,
     hypot_floating,
     index_add,
+    index_copy,
+    index_fill,
     index_put,
+    index_reduce,
     index_select,
     int_to_float,
     into,
+    kthvalue,
     leaky_relu,
     leaky_relu_backward,
     lerp,
@@ -100,22 +115,30 @@ from gradgen.numpy_kernels import (
     linalg_svd,
     log_sigmoid_backward,
     log_sigmoid_forward,
+    logcumsumexp,
     logical,
     logical_reduction,
     logsumexp,
     masked_fill,
+    masked_scatter,
+    masked_scatter_backward,
+    masked_select,
     max_all,
     max_dim,
     max_pool_with_indices,
     max_pool_with_indices_backward,
+    median_all,
+    median_dim,
     mish,
     mish_backward,
     mm,
+    mode,
     modulo,
     mse_loss,
     mse_loss_backward,
     mv,
     nan_to_num,
+    nansum,
     native_batch_norm,
     native_batch_norm_backward,
     native_group_norm,
@@ -127,9 +150,11 @@ from gradgen.numpy_kernels import (
     nll_loss2d_forward,
     nll_loss_backward,
     nll_loss_forward,
+    nonzero,
     one_hot,
     permute,
     power,
+    put,
     reduce_mean,
     reduce_prod,
     reduce_sum,
@@ -141,8 +166,11 @@ from gradgen.numpy_kernels import (
     round_decimals,
     rounding,
     scatter,
+    scatter_reduce,
+    searchsorted,
     select,
     select_backward,
+    select_scatter,
     sgn,
     sigmoid,
     sigmoid_backward,
@@ -151,6 +179,7 @@ from gradgen.numpy_kernels import (
     silu_backward,
     slice_,
     slice_backward,
+    slice_scatter,
     smooth_l1_loss,
     smooth_l1_loss_backward,
     softmax,
@@ -165,6 +194,7 @@ from gradgen.numpy_kernels import (
     subtract,
     sum_to_size,
     t,
+    take,
     tanh_backward,
     tensor_equal,
     threshold_backward,
@@ -175,6 +205,8 @@ from gradgen.numpy_kernels import (
     tril,
     triu,
     unbind,
+    unique_consecutive,
+    unique_sorted,
     unsafe_view,
     unsqueeze,
     vdot,
@@ -248,6 +280,69 @@ topk_return = namedtuple(
     [
         "values",
         "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.cummax
+cummax_return = namedtuple(
+    "cummax",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.cummin
+cummin_return = namedtuple(
+    "cummin",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.kthvalue
+kthvalue_return = namedtuple(
+    "kthvalue",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.median
+median_dim_return = namedtuple(
+    "median",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.nanmedian
+nanmedian_dim_return = namedtuple(
+    "nanmedian",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.mode
+mode_return = namedtuple(
+    "mode",
+    [
+        "values",
+        "indices",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.aminmax
+aminmax_return = namedtuple(
+    "aminmax",
+    [
+        "min",
+        "max",
     ],
 )
 
@@ -1804,6 +1899,264 @@ def numpy_topk(
     return topk_return(wrap_result(values), wrap_result(indices))
 
 
+def numpy_logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
+    """logcumsumexp(Tensor self, int dim) -> Tensor"""
+    self = self._data
+    return wrap_result(logcumsumexp(self, dim))
+
+
+def numpy_cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, cumsum(self, dim, dtype))
+
+
+def numpy_cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, cumprod(self, dim, dtype))
+
+
+def numpy_cummax(ks: int, self: Tensor, dim: int) -> Any:
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = cummax(self, dim, "max")
+    return cummax_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_cummin(ks: int, self: Tensor, dim: int) -> Any:
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = cummax(self, dim, "min")
+    return cummin_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = kthvalue(self, k, dim, keepdim)
+    return kthvalue_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_median(ks: int, self: Tensor) -> Any:
+    """median(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(median_all(self, False))
+
+
+def numpy_median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = median_dim(self, dim, keepdim, False)
+    return median_dim_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_nanmedian(ks: int, self: Tensor) -> Any:
+    """nanmedian(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(median_all(self, True))
+
+
+def numpy_nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = median_dim(self, dim, keepdim, True)
+    return nanmedian_dim_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    self = self._data
+    values, indices = mode(self, dim, keepdim)
+    return mode_return(wrap_result(values), wrap_result(indices))
+
+
+def numpy_aminmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
+    """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
+    self = self._data
+    min, max = aminmax(self, dim, keepdim)
+    return aminmax_return(wrap_result(min), wrap_result(max))
+
+
+def numpy_nansum(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    self = self._data
+    return wrap_result(nansum(self, dim, keepdim, dtype))
+
+
+def numpy_std_mean_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = (
+        reduce_var(self, dim, correction, keepdim, "std"),
+        reduce_mean(self, dim, keepdim, None),
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_var_mean_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = (
+        reduce_var(self, dim, correction, keepdim, "var"),
+        reduce_mean(self, dim, keepdim, None),
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_searchsorted_Tensor(
+    ks: int,
+    sorted_sequence: Tensor,
+    self: Tensor,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Tensor | None,
+) -> Any:
+    """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    sorted_sequence = sorted_sequence._data
+    self = self._data
+    sorter = None if sorter is None else sorter._data
+    return wrap_result(
+        searchsorted(sorted_sequence, self, out_int32, right, side, sorter)
+    )
+
+
+def numpy_searchsorted_Scalar(
+    ks: int,
+    sorted_sequence: Tensor,
+    self: Number,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Tensor | None,
+) -> Any:
+    """searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    sorted_sequence = sorted_sequence._data
+    sorter = None if sorter is None else sorter._data
+    return wrap_result(
+        searchsorted(sorted_sequence, self, out_int32, right, side, sorter)
+    )
+
+
+def numpy_bucketize_Tensor(
+    ks: int, self: Tensor, boundaries: Tensor, out_int32: bool, right: bool
+) -> Any:
+    """bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    self = self._data
+    boundaries = boundaries._data
+    return wrap_result(bucketize(self, boundaries, out_int32, right))
+
+
+def numpy_bucketize_Scalar(
+    ks: int, self: Number, boundaries: Tensor, out_int32: bool, right: bool
+) -> Any:
+    """bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    boundaries = boundaries._data
+    return wrap_result(bucketize(self, boundaries, out_int32, right))
+
+
+def numpy__unique2(
+    ks: int, self: Tensor, sorted: bool, return_inverse: bool, return_counts: bool
+) -> Any:
+    """_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    self = self._data
+    result0, result1, result2 = unique_sorted(self, return_inverse, return_counts, None)
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_unique_dim(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    sorted: bool,
+    return_inverse: bool,
+    return_counts: bool,
+) -> Any:
+    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    self = self._data
+    result0, result1, result2 = unique_sorted(self, return_inverse, return_counts, dim)
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_unique_consecutive(
+    ks: int, self: Tensor, return_inverse: bool, return_counts: bool, dim: int | None
+) -> Any:
+    """unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)"""
+    self = self._data
+    result0, result1, result2 = unique_consecutive(
+        self, return_inverse, return_counts, dim
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_nonzero(ks: int, self: Tensor) -> Any:
+    """nonzero(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(nonzero(self))
+
+
+def numpy_histc(ks: int, self: Tensor, bins: int, min: Number, max: Number) -> Any:
+    """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"""
+    self = self._data
+    return wrap_result(histc(self, bins, min, max))
+
+
+def numpy_bincount(
+    ks: int, self: Tensor, weights: Tensor | None, minlength: int
+) -> Any:
+    """bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"""
+    self = self._data
+    weights = None if weights is None else weights._data
+    return wrap_result(bincount(self, weights, minlength))
+
+
+def numpy_count_nonzero_dim_IntList(ks: int, self: Tensor, dim: Sequence[int]) -> Any:
+    """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor"""
+    self = self._data
+    return wrap_result(count_nonzero(self, dim))
+
+
+def numpy_count_nonzero(ks: int, self: Tensor, dim: int | None) -> Any:
+    """count_nonzero(Tensor self, int? dim=None) -> Tensor"""
+    self = self._data
+    return wrap_result(count_nonzero(self, dim))
+
+
+def numpy__unique(ks: int, self: Tensor, sorted: bool, return_inverse: bool) -> Any:
+    """_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)"""
+    self = self._data
+    result0, result1 = unique_sorted(self, return_inverse, False, None)[0:2]
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_unique_dim_consecutive(
+    ks: int, self: Tensor, dim: int, return_inverse: bool, return_counts: bool
+) -> Any:
+    """unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    self = self._data
+    result0, result1, result2 = unique_consecutive(
+        self, return_inverse, return_counts, dim
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
 def numpy_index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     self = self._data
@@ -1930,6 +2283,354 @@ def numpy_masked_fill__Tensor(
     mask = mask._data
     value = value._data
     return copy_into(self_tensor, masked_fill(self, mask, value))
+
+
+def numpy_scatter_reduce_two(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+    self = self._data
+    index = index._data
+    src = src._data
+    return wrap_result(scatter_reduce(self, dim, index, src, reduce, include_self))
+
+
+def numpy_index_copy(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor
+) -> Any:
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+    self = self._data
+    index = index._data
+    source = source._data
+    return wrap_result(index_copy(self, dim, index, source))
+
+
+def numpy_index_fill_int_Scalar(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    self = self._data
+    index = index._data
+    return wrap_result(index_fill(self, dim, index, value))
+
+
+def numpy_index_fill_int_Tensor(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"""
+    self = self._data
+    index = index._data
+    value = value._data
+    return wrap_result(index_fill(self, dim, index, value))
+
+
+def numpy_masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+    self = self._data
+    mask = mask._data
+    source = source._data
+    return wrap_result(masked_scatter(self, mask, source))
+
+
+def numpy_masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
+    """masked_select(Tensor self, Tensor mask) -> Tensor"""
+    self = self._data
+    mask = mask._data
+    return wrap_result(masked_select(self, mask))
+
+
+def numpy_take(ks: int, self: Tensor, index: Tensor) -> Any:
+    """take(Tensor self, Tensor index) -> Tensor"""
+    self = self._data
+    index = index._data
+    return wrap_result(take(self, index))
+
+
+def numpy_put(
+    ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool
+) -> Any:
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+    self = self._data
+    index = index._data
+    source = source._data
+    return wrap_result(put(self, index, source, accumulate))
+
+
+def numpy_scatter__src(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor
+) -> Any:
+    """scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    src = src._data
+    return copy_into(self_tensor, scatter(self, dim, index, src, None))
+
+
+def numpy_scatter__value(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    return copy_into(self_tensor, scatter(self, dim, index, value, None))
+
+
+def numpy_scatter_add_(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor
+) -> Any:
+    """scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    src = src._data
+    return copy_into(self_tensor, scatter(self, dim, index, src, "add"))
+
+
+def numpy_scatter_reduce__two(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    src = src._data
+    return copy_into(
+        self_tensor, scatter_reduce(self, dim, index, src, reduce, include_self)
+    )
+
+
+def numpy_index_add_(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number
+) -> Any:
+    """index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    source = source._data
+    return copy_into(self_tensor, index_add(self, dim, index, source, alpha))
+
+
+def numpy_index_copy_(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor
+) -> Any:
+    """index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    source = source._data
+    return copy_into(self_tensor, index_copy(self, dim, index, source))
+
+
+def numpy_index_fill__int_Scalar(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    return copy_into(self_tensor, index_fill(self, dim, index, value))
+
+
+def numpy_index_fill__int_Tensor(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    value = value._data
+    return copy_into(self_tensor, index_fill(self, dim, index, value))
+
+
+def numpy_masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    mask = mask._data
+    source = source._data
+    return copy_into(self_tensor, masked_scatter(self, mask, source))
+
+
+def numpy_put_(
+    ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool
+) -> Any:
+    """put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    source = source._data
+    return copy_into(self_tensor, put(self, index, source, accumulate))
+
+
+def numpy_scatter_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Any:
+    """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor"""
+    self = self._data
+    index = index._data
+    src = src._data
+    return wrap_result(scatter(self, dim, index, src, reduce))
+
+
+def numpy_scatter_value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor"""
+    self = self._data
+    index = index._data
+    return wrap_result(scatter(self, dim, index, value, reduce))
+
+
+def numpy_scatter__reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Any:
+    """scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    src = src._data
+    return copy_into(self_tensor, scatter(self, dim, index, src, reduce))
+
+
+def numpy_scatter__value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    return copy_into(self_tensor, scatter(self, dim, index, value, reduce))
+
+
+def numpy_index_reduce(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
+    self = self._data
+    index = index._data
+    source = source._data
+    return wrap_result(index_reduce(self, dim, index, source, reduce, include_self))
+
+
+def numpy_index_reduce_(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    index = index._data
+    source = source._data
+    return copy_into(
+        self_tensor, index_reduce(self, dim, index, source, reduce, include_self)
+    )
+
+
+def numpy_masked_scatter_backward(
+    ks: int, grad_output: Tensor, mask: Tensor, sizes: Sequence[int]
+) -> Any:
+    """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"""
+    grad_output = grad_output._data
+    mask = mask._data
+    return wrap_result(masked_scatter_backward(grad_output, mask, sizes))
+
+
+def numpy_slice_scatter(
+    ks: int,
+    self: Tensor,
+    src: Tensor,
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+) -> Any:
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(slice_scatter(self, src, dim, start, end, step))
+
+
+def numpy_select_scatter(
+    ks: int, self: Tensor, src: Tensor, dim: int, index: int
+) -> Any:
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(select_scatter(self, src, dim, index))
+
+
+def numpy_diagonal_scatter(
+    ks: int, self: Tensor, src: Tensor, offset: int, dim1: int, dim2: int
+) -> Any:
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(diagonal_scatter(self, src, offset, dim1, dim2))
+
+
+def numpy__unsafe_index_Tensor(
+    ks: int, self: Tensor, indices: Sequence[Tensor | None]
+) -> Any:
+    """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    self = self._data
+    indices = [None if t is None else t._data for t in indices]
+    return wrap_result(advanced_index(self, indices))
+
+
+def numpy__unsafe_index_put(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Any:
+    """_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    self = self._data
+    indices = [None if t is None else t._data for t in indices]
+    values = values._data
+    return wrap_result(index_put(self, indices, values, accumulate))
+
+
+def numpy__index_put_impl_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+    unsafe: bool,
+) -> Any:
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)"""
+    self_tensor = self
+    out = self._data
+    self = self._data
+    indices = [None if t is None else t._data for t in indices]
+    values = values._data
+    return copy_into(self_tensor, index_put(self, indices, values, accumulate, out))
 
 
 def numpy_mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
@@ -3156,6 +3857,85 @@ def numpy_adaptive_max_pool3d_backward(
     return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 3))
 
 
+def numpy__thnn_fused_lstm_cell(
+    ks: int,
+    input_gates: Tensor,
+    hidden_gates: Tensor,
+    cx: Tensor,
+    input_bias: Tensor | None,
+    hidden_bias: Tensor | None,
+) -> Any:
+    """_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)"""
+    input_gates = input_gates._data
+    hidden_gates = hidden_gates._data
+    cx = cx._data
+    input_bias = None if input_bias is None else input_bias._data
+    hidden_bias = None if hidden_bias is None else hidden_bias._data
+    result0, result1, result2 = fused_lstm_cell(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy__thnn_fused_lstm_cell_backward_impl(
+    ks: int,
+    grad_hy: Tensor | None,
+    grad_cy: Tensor | None,
+    cx: Tensor,
+    cy: Tensor,
+    workspace: Tensor,
+    has_bias: bool,
+) -> Any:
+    """_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)"""
+    grad_hy = None if grad_hy is None else grad_hy._data
+    grad_cy = None if grad_cy is None else grad_cy._data
+    cx = cx._data
+    cy = cy._data
+    workspace = workspace._data
+    result0, result1, result2 = fused_lstm_cell_backward_impl(
+        grad_hy, grad_cy, cx, cy, workspace, has_bias
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy__thnn_fused_gru_cell(
+    ks: int,
+    input_gates: Tensor,
+    hidden_gates: Tensor,
+    hx: Tensor,
+    input_bias: Tensor | None,
+    hidden_bias: Tensor | None,
+) -> Any:
+    """_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)"""
+    input_gates = input_gates._data
+    hidden_gates = hidden_gates._data
+    hx = hx._data
+    input_bias = None if input_bias is None else input_bias._data
+    hidden_bias = None if hidden_bias is None else hidden_bias._data
+    result0, result1 = fused_gru_cell(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy__thnn_fused_gru_cell_backward(
+    ks: int, grad_hy: Tensor, workspace: Tensor, has_bias: bool
+) -> Any:
+    """_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"""
+    grad_hy = grad_hy._data
+    workspace = workspace._data
+    result0, result1, result2, result3, result4 = fused_gru_cell_backward(
+        grad_hy, workspace, has_bias
+    )
+    return (
+        wrap_result(result0),
+        wrap_result(result1),
+        wrap_result(result2),
+        wrap_result(result3),
+        wrap_result(result4),
+    )
+
+
 operators.permute.register(DispatchKey.NumPy, numpy_permute)
 operators.expand.register(DispatchKey.NumPy, numpy_expand)
 operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
@@ -3335,6 +4115,39 @@ operators.equal.register(DispatchKey.NumPy, numpy_equal)
 operators.sort.register(DispatchKey.NumPy, numpy_sort)
 operators.sort_stable.register(DispatchKey.NumPy, numpy_sort_stable)
 operators.topk.register(DispatchKey.NumPy, numpy_topk)
+operators.logcumsumexp.register(DispatchKey.NumPy, numpy_logcumsumexp)
+operators.cumsum_.register(DispatchKey.NumPy, numpy_cumsum_)
+operators.cumprod_.register(DispatchKey.NumPy, numpy_cumprod_)
+operators.cummax.register(DispatchKey.NumPy, numpy_cummax)
+operators.cummin.register(DispatchKey.NumPy, numpy_cummin)
+operators.kthvalue.register(DispatchKey.NumPy, numpy_kthvalue)
+operators.median.register(DispatchKey.NumPy, numpy_median)
+operators.median_dim.register(DispatchKey.NumPy, numpy_median_dim)
+operators.nanmedian.register(DispatchKey.NumPy, numpy_nanmedian)
+operators.nanmedian_dim.register(DispatchKey.NumPy, numpy_nanmedian_dim)
+operators.mode.register(DispatchKey.NumPy, numpy_mode)
+operators.aminmax.register(DispatchKey.NumPy, numpy_aminmax)
+operators.nansum.register(DispatchKey.NumPy, numpy_nansum)
+operators.std_mean_correction.register(DispatchKey.NumPy, numpy_std_mean_correction)
+operators.var_mean_correction.register(DispatchKey.NumPy, numpy_var_mean_correction)
+operators.searchsorted_Tensor.register(DispatchKey.NumPy, numpy_searchsorted_Tensor)
+operators.searchsorted_Scalar.register(DispatchKey.NumPy, numpy_searchsorted_Scalar)
+operators.bucketize_Tensor.register(DispatchKey.NumPy, numpy_bucketize_Tensor)
+operators.bucketize_Scalar.register(DispatchKey.NumPy, numpy_bucketize_Scalar)
+operators._unique2.register(DispatchKey.NumPy, numpy__unique2)
+operators.unique_dim.register(DispatchKey.NumPy, numpy_unique_dim)
+operators.unique_consecutive.register(DispatchKey.NumPy, numpy_unique_consecutive)
+operators.nonzero.register(DispatchKey.NumPy, numpy_nonzero)
+operators.histc.register(DispatchKey.NumPy, numpy_histc)
+operators.bincount.register(DispatchKey.NumPy, numpy_bincount)
+operators.count_nonzero_dim_IntList.register(
+    DispatchKey.NumPy, numpy_count_nonzero_dim_IntList
+)
+operators.count_nonzero.register(DispatchKey.NumPy, numpy_count_nonzero)
+operators._unique.register(DispatchKey.NumPy, numpy__unique)
+operators.unique_dim_consecutive.register(
+    DispatchKey.NumPy, numpy_unique_dim_consecutive
+)
 operators.index_select.register(DispatchKey.NumPy, numpy_index_select)
 operators.index_add.register(DispatchKey.NumPy, numpy_index_add)
 operators.gather.register(DispatchKey.NumPy, numpy_gather)
@@ -3348,6 +4161,43 @@ operators.index_put.register(DispatchKey.NumPy, numpy_index_put)
 operators.index_put_.register(DispatchKey.NumPy, numpy_index_put_)
 operators.masked_fill__Scalar.register(DispatchKey.NumPy, numpy_masked_fill__Scalar)
 operators.masked_fill__Tensor.register(DispatchKey.NumPy, numpy_masked_fill__Tensor)
+operators.scatter_reduce_two.register(DispatchKey.NumPy, numpy_scatter_reduce_two)
+operators.index_copy.register(DispatchKey.NumPy, numpy_index_copy)
+operators.index_fill_int_Scalar.register(DispatchKey.NumPy, numpy_index_fill_int_Scalar)
+operators.index_fill_int_Tensor.register(DispatchKey.NumPy, numpy_index_fill_int_Tensor)
+operators.masked_scatter.register(DispatchKey.NumPy, numpy_masked_scatter)
+operators.masked_select.register(DispatchKey.NumPy, numpy_masked_select)
+operators.take.register(DispatchKey.NumPy, numpy_take)
+operators.put.register(DispatchKey.NumPy, numpy_put)
+operators.scatter__src.register(DispatchKey.NumPy, numpy_scatter__src)
+operators.scatter__value.register(DispatchKey.NumPy, numpy_scatter__value)
+operators.scatter_add_.register(DispatchKey.NumPy, numpy_scatter_add_)
+operators.scatter_reduce__two.register(DispatchKey.NumPy, numpy_scatter_reduce__two)
+operators.index_add_.register(DispatchKey.NumPy, numpy_index_add_)
+operators.index_copy_.register(DispatchKey.NumPy, numpy_index_copy_)
+operators.index_fill__int_Scalar.register(
+    DispatchKey.NumPy, numpy_index_fill__int_Scalar
+)
+operators.index_fill__int_Tensor.register(
+    DispatchKey.NumPy, numpy_index_fill__int_Tensor
+)
+operators.masked_scatter_.register(DispatchKey.NumPy, numpy_masked_scatter_)
+operators.put_.register(DispatchKey.NumPy, numpy_put_)
+operators.scatter_reduce.register(DispatchKey.NumPy, numpy_scatter_reduce)
+operators.scatter_value_reduce.register(DispatchKey.NumPy, numpy_scatter_value_reduce)
+operators.scatter__reduce.register(DispatchKey.NumPy, numpy_scatter__reduce)
+operators.scatter__value_reduce.register(DispatchKey.NumPy, numpy_scatter__value_reduce)
+operators.index_reduce.register(DispatchKey.NumPy, numpy_index_reduce)
+operators.index_reduce_.register(DispatchKey.NumPy, numpy_index_reduce_)
+operators.masked_scatter_backward.register(
+    DispatchKey.NumPy, numpy_masked_scatter_backward
+)
+operators.slice_scatter.register(DispatchKey.NumPy, numpy_slice_scatter)
+operators.select_scatter.register(DispatchKey.NumPy, numpy_select_scatter)
+operators.diagonal_scatter.register(DispatchKey.NumPy, numpy_diagonal_scatter)
+operators._unsafe_index_Tensor.register(DispatchKey.NumPy, numpy__unsafe_index_Tensor)
+operators._unsafe_index_put.register(DispatchKey.NumPy, numpy__unsafe_index_put)
+operators._index_put_impl_.register(DispatchKey.NumPy, numpy__index_put_impl_)
 operators.mm.register(DispatchKey.NumPy, numpy_mm)
 operators.bmm.register(DispatchKey.NumPy, numpy_bmm)
 operators.dot.register(DispatchKey.NumPy, numpy_dot)
@@ -3482,4 +4332,12 @@ operators.adaptive_max_pool2d_backward.register(
 operators.adaptive_max_pool3d.register(DispatchKey.NumPy, numpy_adaptive_max_pool3d)
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.NumPy, numpy_adaptive_max_pool3d_backward
+)
+operators._thnn_fused_lstm_cell.register(DispatchKey.NumPy, numpy__thnn_fused_lstm_cell)
+operators._thnn_fused_lstm_cell_backward_impl.register(
+    DispatchKey.NumPy, numpy__thnn_fused_lstm_cell_backward_impl
+)
+operators._thnn_fused_gru_cell.register(DispatchKey.NumPy, numpy__thnn_fused_gru_cell)
+operators._thnn_fused_gru_cell_backward.register(
+    DispatchKey.NumPy, numpy__thnn_fused_gru_cell_backward
 )

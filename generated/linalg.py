@@ -11,13 +11,14 @@ from typing import Any
 from gradgen import composites
 from gradgen.arguments import (
     dtype_argument,
+    write_out,
     int_list_argument,
     int_list_varargs,
     tensor_argument,
     tensor_list_argument,
 )
 from gradgen.dtypes import as_dtype, dtype
-from gradgen.overloads import Overloads, Param, Signature
+from gradgen.overloads import OutOverloads, Overloads, Param, Signature
 from gradgen.tensor import Number, Tensor
 
 from . import operators

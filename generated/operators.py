@@ -446,6 +446,108 @@ topk = OperatorHandle(
     "topk",
     "topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)",
 )
+logcumsumexp = OperatorHandle(
+    "logcumsumexp", "logcumsumexp(Tensor self, int dim) -> Tensor"
+)
+cumsum_ = OperatorHandle(
+    "cumsum_",
+    "cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
+)
+cumprod_ = OperatorHandle(
+    "cumprod_",
+    "cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)",
+)
+cummax = OperatorHandle(
+    "cummax", "cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+)
+cummin = OperatorHandle(
+    "cummin", "cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+)
+kthvalue = OperatorHandle(
+    "kthvalue",
+    "kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+median = OperatorHandle("median", "median(Tensor self) -> Tensor")
+median_dim = OperatorHandle(
+    "median.dim",
+    "median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+nanmedian = OperatorHandle("nanmedian", "nanmedian(Tensor self) -> Tensor")
+nanmedian_dim = OperatorHandle(
+    "nanmedian.dim",
+    "nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+mode = OperatorHandle(
+    "mode",
+    "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+)
+aminmax = OperatorHandle(
+    "aminmax",
+    "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+)
+nansum = OperatorHandle(
+    "nansum",
+    "nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+)
+std_mean_correction = OperatorHandle(
+    "std_mean.correction",
+    "std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+)
+var_mean_correction = OperatorHandle(
+    "var_mean.correction",
+    "var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)",
+)
+searchsorted_Tensor = OperatorHandle(
+    "searchsorted.Tensor",
+    "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+)
+searchsorted_Scalar = OperatorHandle(
+    "searchsorted.Scalar",
+    "searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor",
+)
+bucketize_Tensor = OperatorHandle(
+    "bucketize.Tensor",
+    "bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+)
+bucketize_Scalar = OperatorHandle(
+    "bucketize.Scalar",
+    "bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor",
+)
+_unique2 = OperatorHandle(
+    "_unique2",
+    "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+)
+unique_dim = OperatorHandle(
+    "unique_dim",
+    "unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+)
+unique_consecutive = OperatorHandle(
+    "unique_consecutive",
+    "unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
+)
+nonzero = OperatorHandle("nonzero", "nonzero(Tensor self) -> Tensor")
+histc = OperatorHandle(
+    "histc", "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"
+)
+bincount = OperatorHandle(
+    "bincount",
+    "bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor",
+)
+count_nonzero_dim_IntList = OperatorHandle(
+    "count_nonzero.dim_IntList",
+    "count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+)
+count_nonzero = OperatorHandle(
+    "count_nonzero", "count_nonzero(Tensor self, int? dim=None) -> Tensor"
+)
+_unique = OperatorHandle(
+    "_unique",
+    "_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)",
+)
+unique_dim_consecutive = OperatorHandle(
+    "unique_dim_consecutive",
+    "unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+)
 index_select = OperatorHandle(
     "index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor"
 )
@@ -495,6 +597,126 @@ masked_fill__Scalar = OperatorHandle(
 masked_fill__Tensor = OperatorHandle(
     "masked_fill_.Tensor",
     "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+)
+scatter_reduce_two = OperatorHandle(
+    "scatter_reduce.two",
+    "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
+)
+index_copy = OperatorHandle(
+    "index_copy",
+    "index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor",
+)
+index_fill_int_Scalar = OperatorHandle(
+    "index_fill.int_Scalar",
+    "index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+)
+index_fill_int_Tensor = OperatorHandle(
+    "index_fill.int_Tensor",
+    "index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor",
+)
+masked_scatter = OperatorHandle(
+    "masked_scatter",
+    "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+)
+masked_select = OperatorHandle(
+    "masked_select", "masked_select(Tensor self, Tensor mask) -> Tensor"
+)
+take = OperatorHandle("take", "take(Tensor self, Tensor index) -> Tensor")
+put = OperatorHandle(
+    "put",
+    "put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
+)
+scatter__src = OperatorHandle(
+    "scatter_.src",
+    "scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+)
+scatter__value = OperatorHandle(
+    "scatter_.value",
+    "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+)
+scatter_add_ = OperatorHandle(
+    "scatter_add_",
+    "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+)
+scatter_reduce__two = OperatorHandle(
+    "scatter_reduce_.two",
+    "scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)",
+)
+index_add_ = OperatorHandle(
+    "index_add_",
+    "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
+)
+index_copy_ = OperatorHandle(
+    "index_copy_",
+    "index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)",
+)
+index_fill__int_Scalar = OperatorHandle(
+    "index_fill_.int_Scalar",
+    "index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+)
+index_fill__int_Tensor = OperatorHandle(
+    "index_fill_.int_Tensor",
+    "index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)",
+)
+masked_scatter_ = OperatorHandle(
+    "masked_scatter_",
+    "masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)",
+)
+put_ = OperatorHandle(
+    "put_",
+    "put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)",
+)
+scatter_reduce = OperatorHandle(
+    "scatter.reduce",
+    "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
+)
+scatter_value_reduce = OperatorHandle(
+    "scatter.value_reduce",
+    "scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
+)
+scatter__reduce = OperatorHandle(
+    "scatter_.reduce",
+    "scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)",
+)
+scatter__value_reduce = OperatorHandle(
+    "scatter_.value_reduce",
+    "scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)",
+)
+index_reduce = OperatorHandle(
+    "index_reduce",
+    "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor",
+)
+index_reduce_ = OperatorHandle(
+    "index_reduce_",
+    "index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)",
+)
+masked_scatter_backward = OperatorHandle(
+    "masked_scatter_backward",
+    "masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor",
+)
+slice_scatter = OperatorHandle(
+    "slice_scatter",
+    "slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
+)
+select_scatter = OperatorHandle(
+    "select_scatter",
+    "select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+)
+diagonal_scatter = OperatorHandle(
+    "diagonal_scatter",
+    "diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor",
+)
+_unsafe_index_Tensor = OperatorHandle(
+    "_unsafe_index.Tensor",
+    "_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+)
+_unsafe_index_put = OperatorHandle(
+    "_unsafe_index_put",
+    "_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+)
+_index_put_impl_ = OperatorHandle(
+    "_index_put_impl_",
+    "_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)",
 )
 mm = OperatorHandle("mm", "mm(Tensor self, Tensor mat2) -> Tensor")
 bmm = OperatorHandle("bmm", "bmm(Tensor self, Tensor mat2) -> Tensor")
@@ -822,4 +1044,20 @@ adaptive_max_pool3d = OperatorHandle(
 adaptive_max_pool3d_backward = OperatorHandle(
     "adaptive_max_pool3d_backward",
     "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+)
+_thnn_fused_lstm_cell = OperatorHandle(
+    "_thnn_fused_lstm_cell",
+    "_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)",
+)
+_thnn_fused_lstm_cell_backward_impl = OperatorHandle(
+    "_thnn_fused_lstm_cell_backward_impl",
+    "_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)",
+)
+_thnn_fused_gru_cell = OperatorHandle(
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)",
+)
+_thnn_fused_gru_cell_backward = OperatorHandle(
+    "_thnn_fused_gru_cell_backward",
+    "_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
 )

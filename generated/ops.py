@@ -11,13 +11,14 @@ from typing import Any
 from gradgen import composites
 from gradgen.arguments import (
     dtype_argument,
+    write_out,
     int_list_argument,
     int_list_varargs,
     tensor_argument,
     tensor_list_argument,
 )
 from gradgen.dtypes import as_dtype, dtype
-from gradgen.overloads import Overloads, Param, Signature
+from gradgen.overloads import OutOverloads, Overloads, Param, Signature
 from gradgen.tensor import Number, Tensor
 
 from . import operators
@@ -146,6 +147,24 @@ __all__ = [
     "allclose",
     "equal",
     "topk",
+    "logcumsumexp",
+    "cummax",
+    "cummin",
+    "msort",
+    "kthvalue",
+    "mode",
+    "aminmax",
+    "nansum",
+    "nanmean",
+    "diff",
+    "_unique2",
+    "nonzero",
+    "nonzero_numpy",
+    "argwhere",
+    "histc",
+    "bincount",
+    "_unique",
+    "unique_dim_consecutive",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -155,6 +174,21 @@ __all__ = [
     "index",
     "index_put",
     "index_put_",
+    "scatter_reduce",
+    "index_copy",
+    "masked_scatter",
+    "masked_select",
+    "take",
+    "take_along_dim",
+    "put",
+    "index_reduce",
+    "masked_scatter_backward",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
+    "_unsafe_index",
+    "_unsafe_index_put",
+    "_index_put_impl_",
     "mm",
     "bmm",
     "dot",
@@ -278,6 +312,18 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "_thnn_fused_lstm_cell",
+    "_thnn_fused_lstm_cell_backward_impl",
+    "_thnn_fused_lstm_cell_backward",
+    "_thnn_differentiable_lstm_cell_backward",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell_backward",
+    "_thnn_differentiable_gru_cell_backward",
+    "lstm_cell",
+    "gru_cell",
+    "rnn_tanh_cell",
+    "rnn_relu_cell",
+    "_scaled_dot_product_attention_math",
     "squeeze",
     "split",
     "movedim",
@@ -319,12 +365,28 @@ __all__ = [
     "var",
     "std",
     "sort",
+    "argsort",
+    "median",
+    "nanmedian",
+    "std_mean",
+    "var_mean",
+    "quantile",
+    "nanquantile",
+    "searchsorted",
+    "bucketize",
+    "count_nonzero",
     "scatter",
     "masked_fill",
+    "index_fill",
     "norm",
+    "embedding_bag",
     "conv1d",
     "conv2d",
     "conv3d",
+    "lstm",
+    "gru",
+    "rnn_tanh",
+    "rnn_relu",
 ]
 
 
@@ -390,15 +452,39 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     return composites.narrow(input, dim, start, length)
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def cat(
+    tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
+) -> Tensor:
     """``cat(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "cat", "tensors", 1)
+    if out is not None:  # cat.out
+        return write_out(
+            "cat",
+            out,
+            operators.cat.call,
+            (
+                tensors,
+                dim,
+            ),
+        )
     return operators.cat.call(tensors, dim)
 
 
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def stack(
+    tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
+) -> Tensor:
     """``stack(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "stack", "tensors", 1)
+    if out is not None:  # stack.out
+        return write_out(
+            "stack",
+            out,
+            operators.stack.call,
+            (
+                tensors,
+                dim,
+            ),
+        )
     return operators.stack.call(tensors, dim)
 
 
@@ -534,21 +620,55 @@ def diag_embed(
     return operators.diag_embed.call(input, offset, dim1, dim2)
 
 
-def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
     input = tensor_argument(input, "diag", "input", 1, False)
+    if out is not None:  # diag.out
+        return write_out(
+            "diag",
+            out,
+            composites.diag,
+            (
+                input,
+                diagonal,
+            ),
+        )
     return composites.diag(input, diagonal)
 
 
-def concat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def concat(
+    tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
+) -> Tensor:
     """``concat(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "concat", "tensors", 1)
+    if out is not None:  # concat.out
+        return write_out(
+            "concat",
+            out,
+            composites.concat,
+            (
+                tensors,
+                dim,
+            ),
+        )
     return composites.concat(tensors, dim)
 
 
-def concatenate(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def concatenate(
+    tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None
+) -> Tensor:
     """``concatenate(Tensor[] tensors, int dim=0) -> Tensor``"""
     tensors = tensor_list_argument(tensors, "concatenate", "tensors", 1)
+    if out is not None:  # concatenate.out
+        return write_out(
+            "concatenate",
+            out,
+            composites.concat,
+            (
+                tensors,
+                dim,
+            ),
+        )
     return composites.concat(tensors, dim)
 
 
@@ -564,30 +684,76 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return composites.swapaxes(input, dim0, dim1)
 
 
-def add(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+def add(
+    input: Tensor,
+    other: Tensor | Number,
+    *,
+    alpha: Number = 1,
+    out: Tensor | None = None,
+) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     input = tensor_argument(input, "add", "input", 1, False)
     other = tensor_argument(other, "add", "other", 2, True)
+    if out is not None:  # add.out
+        return write_out(
+            "add",
+            out,
+            operators.add_Tensor.call,
+            (
+                input,
+                other,
+                alpha,
+            ),
+        )
     return operators.add_Tensor.call(input, other, alpha)
 
 
-def sub(input: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
+def sub(
+    input: Tensor,
+    other: Tensor | Number,
+    *,
+    alpha: Number = 1,
+    out: Tensor | None = None,
+) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     input = tensor_argument(input, "sub", "input", 1, False)
     other = tensor_argument(other, "sub", "other", 2, True)
+    if out is not None:  # sub.out
+        return write_out(
+            "sub",
+            out,
+            operators.sub_Tensor.call,
+            (
+                input,
+                other,
+                alpha,
+            ),
+        )
     return operators.sub_Tensor.call(input, other, alpha)
 
 
-def mul(input: Tensor, other: Tensor | Number) -> Tensor:
+def mul(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "mul", "input", 1, False)
     other = tensor_argument(other, "mul", "other", 2, True)
+    if out is not None:  # mul.out
+        return write_out(
+            "mul",
+            out,
+            operators.mul_Tensor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.mul_Tensor.call(input, other)
 
 
-def neg(input: Tensor) -> Tensor:
+def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``neg(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "neg", "input", 1, False)
+    if out is not None:  # neg.out
+        return write_out("neg", out, operators.neg.call, (input,))
     return operators.neg.call(input)
 
 
@@ -633,177 +799,235 @@ def _to_copy(
     )
 
 
-def exp(input: Tensor) -> Tensor:
+def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``exp(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "exp", "input", 1, False)
+    if out is not None:  # exp.out
+        return write_out("exp", out, operators.exp.call, (input,))
     return operators.exp.call(input)
 
 
-def exp2(input: Tensor) -> Tensor:
+def exp2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``exp2(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "exp2", "input", 1, False)
+    if out is not None:  # exp2.out
+        return write_out("exp2", out, operators.exp2.call, (input,))
     return operators.exp2.call(input)
 
 
-def log(input: Tensor) -> Tensor:
+def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log", "input", 1, False)
+    if out is not None:  # log.out
+        return write_out("log", out, operators.log.call, (input,))
     return operators.log.call(input)
 
 
-def log2(input: Tensor) -> Tensor:
+def log2(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log2(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log2", "input", 1, False)
+    if out is not None:  # log2.out
+        return write_out("log2", out, operators.log2.call, (input,))
     return operators.log2.call(input)
 
 
-def log10(input: Tensor) -> Tensor:
+def log10(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log10(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log10", "input", 1, False)
+    if out is not None:  # log10.out
+        return write_out("log10", out, operators.log10.call, (input,))
     return operators.log10.call(input)
 
 
-def log1p(input: Tensor) -> Tensor:
+def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log1p(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log1p", "input", 1, False)
+    if out is not None:  # log1p.out
+        return write_out("log1p", out, operators.log1p.call, (input,))
     return operators.log1p.call(input)
 
 
-def expm1(input: Tensor) -> Tensor:
+def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``expm1(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "expm1", "input", 1, False)
+    if out is not None:  # expm1.out
+        return write_out("expm1", out, operators.expm1.call, (input,))
     return operators.expm1.call(input)
 
 
-def sqrt(input: Tensor) -> Tensor:
+def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sqrt(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sqrt", "input", 1, False)
+    if out is not None:  # sqrt.out
+        return write_out("sqrt", out, operators.sqrt.call, (input,))
     return operators.sqrt.call(input)
 
 
-def rsqrt(input: Tensor) -> Tensor:
+def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``rsqrt(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "rsqrt", "input", 1, False)
+    if out is not None:  # rsqrt.out
+        return write_out("rsqrt", out, operators.rsqrt.call, (input,))
     return operators.rsqrt.call(input)
 
 
-def reciprocal(input: Tensor) -> Tensor:
+def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``reciprocal(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "reciprocal", "input", 1, False)
+    if out is not None:  # reciprocal.out
+        return write_out("reciprocal", out, operators.reciprocal.call, (input,))
     return operators.reciprocal.call(input)
 
 
-def square(input: Tensor) -> Tensor:
+def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``square(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "square", "input", 1, False)
+    if out is not None:  # square.out
+        return write_out("square", out, composites.square, (input,))
     return composites.square(input)
 
 
-def abs(input: Tensor) -> Tensor:
+def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``abs(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "abs", "input", 1, False)
+    if out is not None:  # abs.out
+        return write_out("abs", out, operators.abs.call, (input,))
     return operators.abs.call(input)
 
 
-def sgn(input: Tensor) -> Tensor:
+def sgn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sgn(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sgn", "input", 1, False)
+    if out is not None:  # sgn.out
+        return write_out("sgn", out, operators.sgn.call, (input,))
     return operators.sgn.call(input)
 
 
-def sign(input: Tensor) -> Tensor:
+def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sign(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sign", "input", 1, False)
+    if out is not None:  # sign.out
+        return write_out("sign", out, operators.sign.call, (input,))
     return operators.sign.call(input)
 
 
-def sin(input: Tensor) -> Tensor:
+def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sin(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sin", "input", 1, False)
+    if out is not None:  # sin.out
+        return write_out("sin", out, operators.sin.call, (input,))
     return operators.sin.call(input)
 
 
-def cos(input: Tensor) -> Tensor:
+def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``cos(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "cos", "input", 1, False)
+    if out is not None:  # cos.out
+        return write_out("cos", out, operators.cos.call, (input,))
     return operators.cos.call(input)
 
 
-def tan(input: Tensor) -> Tensor:
+def tan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``tan(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "tan", "input", 1, False)
+    if out is not None:  # tan.out
+        return write_out("tan", out, operators.tan.call, (input,))
     return operators.tan.call(input)
 
 
-def asin(input: Tensor) -> Tensor:
+def asin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``asin(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "asin", "input", 1, False)
+    if out is not None:  # asin.out
+        return write_out("asin", out, operators.asin.call, (input,))
     return operators.asin.call(input)
 
 
-def acos(input: Tensor) -> Tensor:
+def acos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``acos(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "acos", "input", 1, False)
+    if out is not None:  # acos.out
+        return write_out("acos", out, operators.acos.call, (input,))
     return operators.acos.call(input)
 
 
-def atan(input: Tensor) -> Tensor:
+def atan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``atan(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "atan", "input", 1, False)
+    if out is not None:  # atan.out
+        return write_out("atan", out, operators.atan.call, (input,))
     return operators.atan.call(input)
 
 
-def sinh(input: Tensor) -> Tensor:
+def sinh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sinh(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sinh", "input", 1, False)
+    if out is not None:  # sinh.out
+        return write_out("sinh", out, operators.sinh.call, (input,))
     return operators.sinh.call(input)
 
 
-def cosh(input: Tensor) -> Tensor:
+def cosh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``cosh(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "cosh", "input", 1, False)
+    if out is not None:  # cosh.out
+        return write_out("cosh", out, operators.cosh.call, (input,))
     return operators.cosh.call(input)
 
 
-def tanh(input: Tensor) -> Tensor:
+def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``tanh(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "tanh", "input", 1, False)
+    if out is not None:  # tanh.out
+        return write_out("tanh", out, operators.tanh.call, (input,))
     return operators.tanh.call(input)
 
 
-def sigmoid(input: Tensor) -> Tensor:
+def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``sigmoid(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "sigmoid", "input", 1, False)
+    if out is not None:  # sigmoid.out
+        return write_out("sigmoid", out, operators.sigmoid.call, (input,))
     return operators.sigmoid.call(input)
 
 
-def erf(input: Tensor) -> Tensor:
+def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "erf", "input", 1, False)
+    if out is not None:  # erf.out
+        return write_out("erf", out, operators.erf.call, (input,))
     return operators.erf.call(input)
 
 
-def floor(input: Tensor) -> Tensor:
+def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``floor(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "floor", "input", 1, False)
+    if out is not None:  # floor.out
+        return write_out("floor", out, operators.floor.call, (input,))
     return operators.floor.call(input)
 
 
-def ceil(input: Tensor) -> Tensor:
+def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``ceil(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "ceil", "input", 1, False)
+    if out is not None:  # ceil.out
+        return write_out("ceil", out, operators.ceil.call, (input,))
     return operators.ceil.call(input)
 
 
-def trunc(input: Tensor) -> Tensor:
+def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``trunc(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "trunc", "input", 1, False)
+    if out is not None:  # trunc.out
+        return write_out("trunc", out, operators.trunc.call, (input,))
     return operators.trunc.call(input)
 
 
-def angle(input: Tensor) -> Tensor:
+def angle(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``angle(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "angle", "input", 1, False)
+    if out is not None:  # angle.out
+        return write_out("angle", out, operators.angle.call, (input,))
     return operators.angle.call(input)
 
 
@@ -871,118 +1095,294 @@ def tanh_(input: Tensor) -> Tensor:
     return operators.tanh_.call(input)
 
 
-def true_divide(input: Tensor, other: Tensor | Number) -> Tensor:
+def true_divide(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "true_divide", "input", 1, False)
     other = tensor_argument(other, "true_divide", "other", 2, True)
+    if out is not None:  # true_divide.out
+        return write_out(
+            "true_divide",
+            out,
+            composites.true_divide,
+            (
+                input,
+                other,
+            ),
+        )
     return composites.true_divide(input, other)
 
 
-def maximum(input: Tensor, other: Tensor | Number) -> Tensor:
+def maximum(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "maximum", "input", 1, False)
     other = tensor_argument(other, "maximum", "other", 2, True)
+    if out is not None:  # maximum.out
+        return write_out(
+            "maximum",
+            out,
+            operators.maximum.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.maximum.call(input, other)
 
 
-def minimum(input: Tensor, other: Tensor | Number) -> Tensor:
+def minimum(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "minimum", "input", 1, False)
     other = tensor_argument(other, "minimum", "other", 2, True)
+    if out is not None:  # minimum.out
+        return write_out(
+            "minimum",
+            out,
+            operators.minimum.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.minimum.call(input, other)
 
 
-def fmax(input: Tensor, other: Tensor | Number) -> Tensor:
+def fmax(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "fmax", "input", 1, False)
     other = tensor_argument(other, "fmax", "other", 2, True)
+    if out is not None:  # fmax.out
+        return write_out(
+            "fmax",
+            out,
+            operators.fmax.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.fmax.call(input, other)
 
 
-def fmin(input: Tensor, other: Tensor | Number) -> Tensor:
+def fmin(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "fmin", "input", 1, False)
     other = tensor_argument(other, "fmin", "other", 2, True)
+    if out is not None:  # fmin.out
+        return write_out(
+            "fmin",
+            out,
+            operators.fmin.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.fmin.call(input, other)
 
 
-def atan2(input: Tensor, other: Tensor | Number) -> Tensor:
+def atan2(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "atan2", "input", 1, False)
     other = tensor_argument(other, "atan2", "other", 2, True)
+    if out is not None:  # atan2.out
+        return write_out(
+            "atan2",
+            out,
+            operators.atan2.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.atan2.call(input, other)
 
 
-def hypot(input: Tensor, other: Tensor | Number) -> Tensor:
+def hypot(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "hypot", "input", 1, False)
     other = tensor_argument(other, "hypot", "other", 2, True)
+    if out is not None:  # hypot.out
+        return write_out(
+            "hypot",
+            out,
+            operators.hypot.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.hypot.call(input, other)
 
 
-def clamp_min(input: Tensor, min: Number) -> Tensor:
+def clamp_min(input: Tensor, min: Number, *, out: Tensor | None = None) -> Tensor:
     """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
     input = tensor_argument(input, "clamp_min", "input", 1, False)
+    if out is not None:  # clamp_min.out
+        return write_out(
+            "clamp_min",
+            out,
+            operators.clamp_min.call,
+            (
+                input,
+                min,
+            ),
+        )
     return operators.clamp_min.call(input, min)
 
 
-def clamp_max(input: Tensor, max: Number) -> Tensor:
+def clamp_max(input: Tensor, max: Number, *, out: Tensor | None = None) -> Tensor:
     """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
     input = tensor_argument(input, "clamp_max", "input", 1, False)
+    if out is not None:  # clamp_max.out
+        return write_out(
+            "clamp_max",
+            out,
+            operators.clamp_max.call,
+            (
+                input,
+                max,
+            ),
+        )
     return operators.clamp_max.call(input, max)
 
 
-def logical_and(input: Tensor, other: Tensor | Number) -> Tensor:
+def logical_and(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "logical_and", "input", 1, False)
     other = tensor_argument(other, "logical_and", "other", 2, True)
+    if out is not None:  # logical_and.out
+        return write_out(
+            "logical_and",
+            out,
+            operators.logical_and.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.logical_and.call(input, other)
 
 
-def logical_or(input: Tensor, other: Tensor | Number) -> Tensor:
+def logical_or(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "logical_or", "input", 1, False)
     other = tensor_argument(other, "logical_or", "other", 2, True)
+    if out is not None:  # logical_or.out
+        return write_out(
+            "logical_or",
+            out,
+            operators.logical_or.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.logical_or.call(input, other)
 
 
-def logical_xor(input: Tensor, other: Tensor | Number) -> Tensor:
+def logical_xor(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "logical_xor", "input", 1, False)
     other = tensor_argument(other, "logical_xor", "other", 2, True)
+    if out is not None:  # logical_xor.out
+        return write_out(
+            "logical_xor",
+            out,
+            operators.logical_xor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.logical_xor.call(input, other)
 
 
-def logical_not(input: Tensor) -> Tensor:
+def logical_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``logical_not(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "logical_not", "input", 1, False)
+    if out is not None:  # logical_not.out
+        return write_out("logical_not", out, operators.logical_not.call, (input,))
     return operators.logical_not.call(input)
 
 
-def bitwise_and(input: Tensor, other: Tensor | Number) -> Tensor:
+def bitwise_and(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "bitwise_and", "input", 1, False)
     other = tensor_argument(other, "bitwise_and", "other", 2, True)
+    if out is not None:  # bitwise_and.Tensor_out
+        return write_out(
+            "bitwise_and",
+            out,
+            operators.bitwise_and_Tensor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.bitwise_and_Tensor.call(input, other)
 
 
-def bitwise_or(input: Tensor, other: Tensor | Number) -> Tensor:
+def bitwise_or(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "bitwise_or", "input", 1, False)
     other = tensor_argument(other, "bitwise_or", "other", 2, True)
+    if out is not None:  # bitwise_or.Tensor_out
+        return write_out(
+            "bitwise_or",
+            out,
+            operators.bitwise_or_Tensor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.bitwise_or_Tensor.call(input, other)
 
 
-def bitwise_xor(input: Tensor, other: Tensor | Number) -> Tensor:
+def bitwise_xor(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "bitwise_xor", "input", 1, False)
     other = tensor_argument(other, "bitwise_xor", "other", 2, True)
+    if out is not None:  # bitwise_xor.Tensor_out
+        return write_out(
+            "bitwise_xor",
+            out,
+            operators.bitwise_xor_Tensor.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.bitwise_xor_Tensor.call(input, other)
 
 
-def bitwise_not(input: Tensor) -> Tensor:
+def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``bitwise_not(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "bitwise_not", "input", 1, False)
+    if out is not None:  # bitwise_not.out
+        return write_out("bitwise_not", out, operators.bitwise_not.call, (input,))
     return operators.bitwise_not.call(input)
 
 
@@ -1016,11 +1416,24 @@ def addcmul(
     tensor2: Tensor | Number,
     *,
     value: Number = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
     input = tensor_argument(input, "addcmul", "input", 1, False)
     tensor1 = tensor_argument(tensor1, "addcmul", "tensor1", 2, True)
     tensor2 = tensor_argument(tensor2, "addcmul", "tensor2", 3, True)
+    if out is not None:  # addcmul.out
+        return write_out(
+            "addcmul",
+            out,
+            operators.addcmul.call,
+            (
+                input,
+                tensor1,
+                tensor2,
+                value,
+            ),
+        )
     return operators.addcmul.call(input, tensor1, tensor2, value)
 
 
@@ -1030,11 +1443,24 @@ def addcdiv(
     tensor2: Tensor | Number,
     *,
     value: Number = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
     input = tensor_argument(input, "addcdiv", "input", 1, False)
     tensor1 = tensor_argument(tensor1, "addcdiv", "tensor1", 2, True)
     tensor2 = tensor_argument(tensor2, "addcdiv", "tensor2", 3, True)
+    if out is not None:  # addcdiv.out
+        return write_out(
+            "addcdiv",
+            out,
+            operators.addcdiv.call,
+            (
+                input,
+                tensor1,
+                tensor2,
+                value,
+            ),
+        )
     return operators.addcdiv.call(input, tensor1, tensor2, value)
 
 
@@ -1043,9 +1469,23 @@ def nan_to_num(
     nan: float | None = None,
     posinf: float | None = None,
     neginf: float | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
     input = tensor_argument(input, "nan_to_num", "input", 1, False)
+    if out is not None:  # nan_to_num.out
+        return write_out(
+            "nan_to_num",
+            out,
+            operators.nan_to_num.call,
+            (
+                input,
+                nan,
+                posinf,
+                neginf,
+            ),
+        )
     return operators.nan_to_num.call(input, nan, posinf, neginf)
 
 
@@ -1060,93 +1500,228 @@ def nan_to_num_(
     return operators.nan_to_num_.call(input, nan, posinf, neginf)
 
 
-def absolute(input: Tensor) -> Tensor:
+def absolute(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``absolute(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "absolute", "input", 1, False)
+    if out is not None:  # absolute.out
+        return write_out("absolute", out, composites.absolute, (input,))
     return composites.absolute(input)
 
 
-def negative(input: Tensor) -> Tensor:
+def negative(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``negative(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "negative", "input", 1, False)
+    if out is not None:  # negative.out
+        return write_out("negative", out, composites.negative, (input,))
     return composites.negative(input)
 
 
-def arccos(input: Tensor) -> Tensor:
+def arccos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``arccos(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "arccos", "input", 1, False)
+    if out is not None:  # arccos.out
+        return write_out("arccos", out, composites.arccos, (input,))
     return composites.arccos(input)
 
 
-def arcsin(input: Tensor) -> Tensor:
+def arcsin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``arcsin(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "arcsin", "input", 1, False)
+    if out is not None:  # arcsin.out
+        return write_out("arcsin", out, composites.arcsin, (input,))
     return composites.arcsin(input)
 
 
-def arctan(input: Tensor) -> Tensor:
+def arctan(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``arctan(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "arctan", "input", 1, False)
+    if out is not None:  # arctan.out
+        return write_out("arctan", out, composites.arctan, (input,))
     return composites.arctan(input)
 
 
-def fix(input: Tensor) -> Tensor:
+def fix(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``fix(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "fix", "input", 1, False)
+    if out is not None:  # fix.out
+        return write_out("fix", out, composites.fix, (input,))
     return composites.fix(input)
 
 
-def arctan2(input: Tensor, other: Tensor | Number) -> Tensor:
+def arctan2(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "arctan2", "input", 1, False)
     other = tensor_argument(other, "arctan2", "other", 2, True)
+    if out is not None:  # arctan2.out
+        return write_out(
+            "arctan2",
+            out,
+            composites.arctan2,
+            (
+                input,
+                other,
+            ),
+        )
     return composites.arctan2(input, other)
 
 
-def amax(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+def amax(
+    input: Tensor,
+    dim: Sequence[int] = (),
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "amax", "input", 1, False)
     dim = int_list_argument(dim, "amax", "dim")
+    if out is not None:  # amax.out
+        return write_out(
+            "amax",
+            out,
+            operators.amax.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.amax.call(input, dim, keepdim)
 
 
-def amin(input: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
+def amin(
+    input: Tensor,
+    dim: Sequence[int] = (),
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "amin", "input", 1, False)
     dim = int_list_argument(dim, "amin", "dim")
+    if out is not None:  # amin.out
+        return write_out(
+            "amin",
+            out,
+            operators.amin.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.amin.call(input, dim, keepdim)
 
 
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+def argmax(
+    input: Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "argmax", "input", 1, False)
+    if out is not None:  # argmax.out
+        return write_out(
+            "argmax",
+            out,
+            operators.argmax.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.argmax.call(input, dim, keepdim)
 
 
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+def argmin(
+    input: Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "argmin", "input", 1, False)
+    if out is not None:  # argmin.out
+        return write_out(
+            "argmin",
+            out,
+            operators.argmin.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.argmin.call(input, dim, keepdim)
 
 
-def logsumexp(input: Tensor, dim: Sequence[int], keepdim: bool = False) -> Tensor:
+def logsumexp(
+    input: Tensor,
+    dim: Sequence[int],
+    keepdim: bool = False,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
     input = tensor_argument(input, "logsumexp", "input", 1, False)
     dim = int_list_argument(dim, "logsumexp", "dim")
+    if out is not None:  # logsumexp.out
+        return write_out(
+            "logsumexp",
+            out,
+            operators.logsumexp.call,
+            (
+                input,
+                dim,
+                keepdim,
+            ),
+        )
     return operators.logsumexp.call(input, dim, keepdim)
 
 
-def cumsum(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+def cumsum(
+    input: Tensor, dim: int, *, dtype: dtype | None = None, out: Tensor | None = None
+) -> Tensor:
     """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     input = tensor_argument(input, "cumsum", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if out is not None:  # cumsum.out
+        return write_out(
+            "cumsum",
+            out,
+            operators.cumsum.call,
+            (
+                input,
+                dim,
+                dtype,
+            ),
+        )
     return operators.cumsum.call(input, dim, dtype)
 
 
-def cumprod(input: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+def cumprod(
+    input: Tensor, dim: int, *, dtype: dtype | None = None, out: Tensor | None = None
+) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
     input = tensor_argument(input, "cumprod", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if out is not None:  # cumprod.out
+        return write_out(
+            "cumprod",
+            out,
+            operators.cumprod.call,
+            (
+                input,
+                dim,
+                dtype,
+            ),
+        )
     return operators.cumprod.call(input, dim, dtype)
 
 
@@ -1189,17 +1764,203 @@ def equal(input: Tensor, other: Tensor | Number) -> Tensor:
 
 
 def topk(
-    input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
+    input: Tensor,
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
     input = tensor_argument(input, "topk", "input", 1, False)
+    if out is not None:  # topk.values
+        return write_out(
+            "topk",
+            out,
+            operators.topk.call,
+            (
+                input,
+                k,
+                dim,
+                largest,
+                sorted,
+            ),
+        )
     return operators.topk.call(input, k, dim, largest, sorted)
 
 
-def index_select(input: Tensor, dim: int, index: Tensor | Number) -> Tensor:
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+    input = tensor_argument(input, "logcumsumexp", "input", 1, False)
+    return operators.logcumsumexp.call(input, dim)
+
+
+def cummax(input: Tensor, dim: int) -> Tensor:
+    """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "cummax", "input", 1, False)
+    return operators.cummax.call(input, dim)
+
+
+def cummin(input: Tensor, dim: int) -> Tensor:
+    """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "cummin", "input", 1, False)
+    return operators.cummin.call(input, dim)
+
+
+def msort(input: Tensor) -> Tensor:
+    """``msort(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "msort", "input", 1, False)
+    return composites.msort(input)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "kthvalue", "input", 1, False)
+    return operators.kthvalue.call(input, k, dim, keepdim)
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    input = tensor_argument(input, "mode", "input", 1, False)
+    return operators.mode.call(input, dim, keepdim)
+
+
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+    input = tensor_argument(input, "aminmax", "input", 1, False)
+    return operators.aminmax.call(input, dim, keepdim)
+
+
+def nansum(
+    input: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "nansum", "input", 1, False)
+    dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
+    dtype = dtype_argument(dtype)
+    return operators.nansum.call(input, dim, keepdim, dtype)
+
+
+def nanmean(
+    input: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    input = tensor_argument(input, "nanmean", "input", 1, False)
+    dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
+    dtype = dtype_argument(dtype)
+    return composites.nanmean(input, dim, keepdim, dtype)
+
+
+def diff(
+    input: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | Number | None = None,
+    append: Tensor | Number | None = None,
+) -> Tensor:
+    """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+    input = tensor_argument(input, "diff", "input", 1, False)
+    prepend = (
+        None
+        if prepend is None
+        else tensor_argument(prepend, "diff", "prepend", 4, True)
+    )
+    append = (
+        None if append is None else tensor_argument(append, "diff", "append", 5, True)
+    )
+    return composites.diff(input, n, dim, prepend, append)
+
+
+def _unique2(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+) -> Tensor:
+    """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "_unique2", "input", 1, False)
+    return operators._unique2.call(input, sorted, return_inverse, return_counts)
+
+
+def nonzero(input: Tensor) -> Tensor:
+    """``nonzero(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "nonzero", "input", 1, False)
+    return operators.nonzero.call(input)
+
+
+def nonzero_numpy(input: Tensor) -> Tensor:
+    """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+    input = tensor_argument(input, "nonzero_numpy", "input", 1, False)
+    return composites.nonzero_numpy(input)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``argwhere(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "argwhere", "input", 1, False)
+    return composites.argwhere(input)
+
+
+def histc(input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
+    """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+    input = tensor_argument(input, "histc", "input", 1, False)
+    return operators.histc.call(input, bins, min, max)
+
+
+def bincount(
+    input: Tensor, weights: Tensor | Number | None = None, minlength: int = 0
+) -> Tensor:
+    """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+    input = tensor_argument(input, "bincount", "input", 1, False)
+    weights = (
+        None
+        if weights is None
+        else tensor_argument(weights, "bincount", "weights", 2, True)
+    )
+    return operators.bincount.call(input, weights, minlength)
+
+
+def _unique(input: Tensor, sorted: bool = True, return_inverse: bool = False) -> Tensor:
+    """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "_unique", "input", 1, False)
+    return operators._unique.call(input, sorted, return_inverse)
+
+
+def unique_dim_consecutive(
+    input: Tensor, dim: int, return_inverse: bool = False, return_counts: bool = False
+) -> Tensor:
+    """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "unique_dim_consecutive", "input", 1, False)
+    return operators.unique_dim_consecutive.call(
+        input, dim, return_inverse, return_counts
+    )
+
+
+def index_select(
+    input: Tensor, dim: int, index: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
     input = tensor_argument(input, "index_select", "input", 1, False)
     index = tensor_argument(index, "index_select", "index", 3, True)
+    if out is not None:  # index_select.out
+        return write_out(
+            "index_select",
+            out,
+            operators.index_select.call,
+            (
+                input,
+                dim,
+                index,
+            ),
+        )
     return operators.index_select.call(input, dim, index)
 
 
@@ -1220,20 +1981,51 @@ def index_add(
     source: Tensor | Number,
     *,
     alpha: Number = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
     input = tensor_argument(input, "index_add", "input", 1, False)
     index = tensor_argument(index, "index_add", "index", 3, True)
     source = tensor_argument(source, "index_add", "source", 4, True)
+    if out is not None:  # index_add.out
+        return write_out(
+            "index_add",
+            out,
+            operators.index_add.call,
+            (
+                input,
+                dim,
+                index,
+                source,
+                alpha,
+            ),
+        )
     return operators.index_add.call(input, dim, index, source, alpha)
 
 
 def gather(
-    input: Tensor, dim: int, index: Tensor | Number, *, sparse_grad: bool = False
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    *,
+    sparse_grad: bool = False,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
     input = tensor_argument(input, "gather", "input", 1, False)
     index = tensor_argument(index, "gather", "index", 3, True)
+    if out is not None:  # gather.out
+        return write_out(
+            "gather",
+            out,
+            operators.gather.call,
+            (
+                input,
+                dim,
+                index,
+                sparse_grad,
+            ),
+        )
     return operators.gather.call(input, dim, index, sparse_grad)
 
 
@@ -1252,19 +2044,48 @@ def gather_backward(
 
 
 def scatter_add(
-    input: Tensor, dim: int, index: Tensor | Number, src: Tensor | Number
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    src: Tensor | Number,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
     input = tensor_argument(input, "scatter_add", "input", 1, False)
     index = tensor_argument(index, "scatter_add", "index", 3, True)
     src = tensor_argument(src, "scatter_add", "src", 4, True)
+    if out is not None:  # scatter_add.out
+        return write_out(
+            "scatter_add",
+            out,
+            operators.scatter_add.call,
+            (
+                input,
+                dim,
+                index,
+                src,
+            ),
+        )
     return operators.scatter_add.call(input, dim, index, src)
 
 
-def index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+def index(
+    input: Tensor, indices: Sequence[Tensor | None], *, out: Tensor | None = None
+) -> Tensor:
     """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
     input = tensor_argument(input, "index", "input", 1, False)
     indices = tensor_list_argument(indices, "index", "indices", 2, True)
+    if out is not None:  # index.Tensor_out
+        return write_out(
+            "index",
+            out,
+            operators.index_Tensor.call,
+            (
+                input,
+                indices,
+            ),
+        )
     return operators.index_Tensor.call(input, indices)
 
 
@@ -1294,59 +2115,307 @@ def index_put_(
     return operators.index_put_.call(input, indices, values, accumulate)
 
 
-def mm(input: Tensor, mat2: Tensor | Number) -> Tensor:
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    src: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+    input = tensor_argument(input, "scatter_reduce", "input", 1, False)
+    index = tensor_argument(index, "scatter_reduce", "index", 3, True)
+    src = tensor_argument(src, "scatter_reduce", "src", 4, True)
+    return operators.scatter_reduce_two.call(
+        input, dim, index, src, reduce, include_self
+    )
+
+
+def index_copy(
+    input: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+    input = tensor_argument(input, "index_copy", "input", 1, False)
+    index = tensor_argument(index, "index_copy", "index", 3, True)
+    source = tensor_argument(source, "index_copy", "source", 4, True)
+    return operators.index_copy.call(input, dim, index, source)
+
+
+def masked_scatter(
+    input: Tensor, mask: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+    input = tensor_argument(input, "masked_scatter", "input", 1, False)
+    mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
+    source = tensor_argument(source, "masked_scatter", "source", 3, True)
+    return operators.masked_scatter.call(input, mask, source)
+
+
+def masked_select(input: Tensor, mask: Tensor | Number) -> Tensor:
+    """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+    input = tensor_argument(input, "masked_select", "input", 1, False)
+    mask = tensor_argument(mask, "masked_select", "mask", 2, True)
+    return operators.masked_select.call(input, mask)
+
+
+def take(input: Tensor, index: Tensor | Number) -> Tensor:
+    """``take(Tensor self, Tensor index) -> Tensor``"""
+    input = tensor_argument(input, "take", "input", 1, False)
+    index = tensor_argument(index, "take", "index", 2, True)
+    return operators.take.call(input, index)
+
+
+def take_along_dim(
+    input: Tensor, indices: Tensor | Number, dim: int | None = None
+) -> Tensor:
+    """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+    input = tensor_argument(input, "take_along_dim", "input", 1, False)
+    indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
+    return composites.take_along_dim(input, indices, dim)
+
+
+def put(
+    input: Tensor,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+    input = tensor_argument(input, "put", "input", 1, False)
+    index = tensor_argument(index, "put", "index", 2, True)
+    source = tensor_argument(source, "put", "source", 3, True)
+    return operators.put.call(input, index, source, accumulate)
+
+
+def index_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+    input = tensor_argument(input, "index_reduce", "input", 1, False)
+    index = tensor_argument(index, "index_reduce", "index", 3, True)
+    source = tensor_argument(source, "index_reduce", "source", 4, True)
+    return operators.index_reduce.call(input, dim, index, source, reduce, include_self)
+
+
+def masked_scatter_backward(
+    grad_output: Tensor | Number, mask: Tensor | Number, sizes: Sequence[int]
+) -> Tensor:
+    """``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "masked_scatter_backward", "grad_output", 1, True
+    )
+    mask = tensor_argument(mask, "masked_scatter_backward", "mask", 2, True)
+    sizes = int_list_argument(sizes, "masked_scatter_backward", "sizes")
+    return operators.masked_scatter_backward.call(grad_output, mask, sizes)
+
+
+def slice_scatter(
+    input: Tensor,
+    src: Tensor | Number,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
+    """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+    input = tensor_argument(input, "slice_scatter", "input", 1, False)
+    src = tensor_argument(src, "slice_scatter", "src", 2, True)
+    return operators.slice_scatter.call(input, src, dim, start, end, step)
+
+
+def select_scatter(input: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
+    """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+    input = tensor_argument(input, "select_scatter", "input", 1, False)
+    src = tensor_argument(src, "select_scatter", "src", 2, True)
+    return operators.select_scatter.call(input, src, dim, index)
+
+
+def diagonal_scatter(
+    input: Tensor, src: Tensor | Number, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+    input = tensor_argument(input, "diagonal_scatter", "input", 1, False)
+    src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
+    return operators.diagonal_scatter.call(input, src, offset, dim1, dim2)
+
+
+def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    """``_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+    input = tensor_argument(input, "_unsafe_index", "input", 1, False)
+    indices = tensor_list_argument(indices, "_unsafe_index", "indices", 2, True)
+    return operators._unsafe_index_Tensor.call(input, indices)
+
+
+def _unsafe_index_put(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
+    input = tensor_argument(input, "_unsafe_index_put", "input", 1, False)
+    indices = tensor_list_argument(indices, "_unsafe_index_put", "indices", 2, True)
+    values = tensor_argument(values, "_unsafe_index_put", "values", 3, True)
+    return operators._unsafe_index_put.call(input, indices, values, accumulate)
+
+
+def _index_put_impl_(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | Number,
+    accumulate: bool = False,
+    unsafe: bool = False,
+) -> Tensor:
+    """``_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)``"""
+    input = tensor_argument(input, "_index_put_impl_", "input", 1, False)
+    indices = tensor_list_argument(indices, "_index_put_impl_", "indices", 2, True)
+    values = tensor_argument(values, "_index_put_impl_", "values", 3, True)
+    return operators._index_put_impl_.call(input, indices, values, accumulate, unsafe)
+
+
+def mm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
     input = tensor_argument(input, "mm", "input", 1, False)
     mat2 = tensor_argument(mat2, "mm", "mat2", 2, True)
+    if out is not None:  # mm.out
+        return write_out(
+            "mm",
+            out,
+            operators.mm.call,
+            (
+                input,
+                mat2,
+            ),
+        )
     return operators.mm.call(input, mat2)
 
 
-def bmm(input: Tensor, mat2: Tensor | Number) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
     input = tensor_argument(input, "bmm", "input", 1, False)
     mat2 = tensor_argument(mat2, "bmm", "mat2", 2, True)
+    if out is not None:  # bmm.out
+        return write_out(
+            "bmm",
+            out,
+            operators.bmm.call,
+            (
+                input,
+                mat2,
+            ),
+        )
     return operators.bmm.call(input, mat2)
 
 
-def dot(input: Tensor, tensor: Tensor | Number) -> Tensor:
+def dot(input: Tensor, tensor: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
     input = tensor_argument(input, "dot", "input", 1, False)
     tensor = tensor_argument(tensor, "dot", "tensor", 2, True)
+    if out is not None:  # dot.out
+        return write_out(
+            "dot",
+            out,
+            operators.dot.call,
+            (
+                input,
+                tensor,
+            ),
+        )
     return operators.dot.call(input, tensor)
 
 
-def vdot(input: Tensor, other: Tensor | Number) -> Tensor:
+def vdot(input: Tensor, other: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "vdot", "input", 1, False)
     other = tensor_argument(other, "vdot", "other", 2, True)
+    if out is not None:  # vdot.out
+        return write_out(
+            "vdot",
+            out,
+            operators.vdot.call,
+            (
+                input,
+                other,
+            ),
+        )
     return operators.vdot.call(input, other)
 
 
-def mv(input: Tensor, vec: Tensor | Number) -> Tensor:
+def mv(input: Tensor, vec: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
     input = tensor_argument(input, "mv", "input", 1, False)
     vec = tensor_argument(vec, "mv", "vec", 2, True)
+    if out is not None:  # mv.out
+        return write_out(
+            "mv",
+            out,
+            operators.mv.call,
+            (
+                input,
+                vec,
+            ),
+        )
     return operators.mv.call(input, vec)
 
 
-def outer(input: Tensor, vec2: Tensor | Number) -> Tensor:
+def outer(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``outer(Tensor self, Tensor vec2) -> Tensor``"""
     input = tensor_argument(input, "outer", "input", 1, False)
     vec2 = tensor_argument(vec2, "outer", "vec2", 2, True)
+    if out is not None:  # outer.out
+        return write_out(
+            "outer",
+            out,
+            composites.outer,
+            (
+                input,
+                vec2,
+            ),
+        )
     return composites.outer(input, vec2)
 
 
-def ger(input: Tensor, vec2: Tensor | Number) -> Tensor:
+def ger(input: Tensor, vec2: Tensor | Number, *, out: Tensor | None = None) -> Tensor:
     """``ger(Tensor self, Tensor vec2) -> Tensor``"""
     input = tensor_argument(input, "ger", "input", 1, False)
     vec2 = tensor_argument(vec2, "ger", "vec2", 2, True)
+    if out is not None:  # ger.out
+        return write_out(
+            "ger",
+            out,
+            composites.ger,
+            (
+                input,
+                vec2,
+            ),
+        )
     return composites.ger(input, vec2)
 
 
-def matmul(input: Tensor, other: Tensor | Number) -> Tensor:
+def matmul(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
     input = tensor_argument(input, "matmul", "input", 1, False)
     other = tensor_argument(other, "matmul", "other", 2, True)
+    if out is not None:  # matmul.out
+        return write_out(
+            "matmul",
+            out,
+            composites.matmul,
+            (
+                input,
+                other,
+            ),
+        )
     return composites.matmul(input, other)
 
 
@@ -1357,33 +2426,82 @@ def addmm(
     *,
     beta: Number = 1,
     alpha: Number = 1,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
     input = tensor_argument(input, "addmm", "input", 1, False)
     mat1 = tensor_argument(mat1, "addmm", "mat1", 2, True)
     mat2 = tensor_argument(mat2, "addmm", "mat2", 3, True)
+    if out is not None:  # addmm.out
+        return write_out(
+            "addmm",
+            out,
+            operators.addmm.call,
+            (
+                input,
+                mat1,
+                mat2,
+                beta,
+                alpha,
+            ),
+        )
     return operators.addmm.call(input, mat1, mat2, beta, alpha)
 
 
 def linear(
-    input: Tensor | Number, weight: Tensor | Number, bias: Tensor | Number | None = None
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor``"""
     input = tensor_argument(input, "linear", "input", 1, False)
     weight = tensor_argument(weight, "linear", "weight", 2, True)
     bias = None if bias is None else tensor_argument(bias, "linear", "bias", 3, True)
+    if out is not None:  # linear.out
+        return write_out(
+            "linear",
+            out,
+            composites.linear,
+            (
+                input,
+                weight,
+                bias,
+            ),
+        )
     return composites.linear(input, weight, bias)
 
 
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
     input = tensor_argument(input, "tril", "input", 1, False)
+    if out is not None:  # tril.out
+        return write_out(
+            "tril",
+            out,
+            operators.tril.call,
+            (
+                input,
+                diagonal,
+            ),
+        )
     return operators.tril.call(input, diagonal)
 
 
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+def triu(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
     input = tensor_argument(input, "triu", "input", 1, False)
+    if out is not None:  # triu.out
+        return write_out(
+            "triu",
+            out,
+            operators.triu.call,
+            (
+                input,
+                diagonal,
+            ),
+        )
     return operators.triu.call(input, diagonal)
 
 
@@ -1510,15 +2628,29 @@ def relu(input: Tensor) -> Tensor:
     return operators.relu.call(input)
 
 
-def gelu(input: Tensor, *, approximate: str = "none") -> Tensor:
+def gelu(
+    input: Tensor, *, approximate: str = "none", out: Tensor | None = None
+) -> Tensor:
     """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
     input = tensor_argument(input, "gelu", "input", 1, False)
+    if out is not None:  # gelu.out
+        return write_out(
+            "gelu",
+            out,
+            operators.gelu.call,
+            (
+                input,
+                approximate,
+            ),
+        )
     return operators.gelu.call(input, approximate)
 
 
-def silu(input: Tensor) -> Tensor:
+def silu(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``silu(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "silu", "input", 1, False)
+    if out is not None:  # silu.out
+        return write_out("silu", out, operators.silu.call, (input,))
     return operators.silu.call(input)
 
 
@@ -1555,16 +2687,42 @@ def relu_(input: Tensor) -> Tensor:
     return operators.relu_.call(input)
 
 
-def softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+def softmax(
+    input: Tensor, dim: int, dtype: dtype | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
     input = tensor_argument(input, "softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if out is not None:  # softmax.int_out
+        return write_out(
+            "softmax",
+            out,
+            composites.softmax,
+            (
+                input,
+                dim,
+                dtype,
+            ),
+        )
     return composites.softmax(input, dim, dtype)
 
 
-def _softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+def _softmax(
+    input: Tensor, dim: int, half_to_float: bool, *, out: Tensor | None = None
+) -> Tensor:
     """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
     input = tensor_argument(input, "_softmax", "input", 1, False)
+    if out is not None:  # _softmax.out
+        return write_out(
+            "_softmax",
+            out,
+            operators._softmax.call,
+            (
+                input,
+                dim,
+                half_to_float,
+            ),
+        )
     return operators._softmax.call(input, dim, half_to_float)
 
 
@@ -1580,21 +2738,52 @@ def _softmax_backward_data(
     return operators._softmax_backward_data.call(grad_output, output, dim, input_dtype)
 
 
-def log_softmax(input: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: int, dtype: dtype | None = None, *, out: Tensor | None = None
+) -> Tensor:
     """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
     input = tensor_argument(input, "log_softmax", "input", 1, False)
     dtype = dtype_argument(dtype)
+    if out is not None:  # log_softmax.int_out
+        return write_out(
+            "log_softmax",
+            out,
+            composites.log_softmax,
+            (
+                input,
+                dim,
+                dtype,
+            ),
+        )
     return composites.log_softmax(input, dim, dtype)
 
 
-def _log_softmax(input: Tensor, dim: int, half_to_float: bool) -> Tensor:
+def _log_softmax(
+    input: Tensor, dim: int, half_to_float: bool, *, out: Tensor | None = None
+) -> Tensor:
     """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
     input = tensor_argument(input, "_log_softmax", "input", 1, False)
+    if out is not None:  # _log_softmax.out
+        return write_out(
+            "_log_softmax",
+            out,
+            operators._log_softmax.call,
+            (
+                input,
+                dim,
+                half_to_float,
+            ),
+        )
     return operators._log_softmax.call(input, dim, half_to_float)
 
 
 def _log_softmax_backward_data(
-    grad_output: Tensor | Number, output: Tensor | Number, dim: int, input_dtype: dtype
+    grad_output: Tensor | Number,
+    output: Tensor | Number,
+    dim: int,
+    input_dtype: dtype,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
     grad_output = tensor_argument(
@@ -1602,14 +2791,38 @@ def _log_softmax_backward_data(
     )
     output = tensor_argument(output, "_log_softmax_backward_data", "output", 2, True)
     input_dtype = dtype_argument(input_dtype)
+    if out is not None:  # _log_softmax_backward_data.out
+        return write_out(
+            "_log_softmax_backward_data",
+            out,
+            operators._log_softmax_backward_data.call,
+            (
+                grad_output,
+                output,
+                dim,
+                input_dtype,
+            ),
+        )
     return operators._log_softmax_backward_data.call(
         grad_output, output, dim, input_dtype
     )
 
 
-def leaky_relu(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
+def leaky_relu(
+    input: Tensor, negative_slope: Number = 0.01, *, out: Tensor | None = None
+) -> Tensor:
     """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
     input = tensor_argument(input, "leaky_relu", "input", 1, False)
+    if out is not None:  # leaky_relu.out
+        return write_out(
+            "leaky_relu",
+            out,
+            operators.leaky_relu.call,
+            (
+                input,
+                negative_slope,
+            ),
+        )
     return operators.leaky_relu.call(input, negative_slope)
 
 
@@ -1636,10 +2849,27 @@ def leaky_relu_(input: Tensor, negative_slope: Number = 0.01) -> Tensor:
 
 
 def elu(
-    input: Tensor, alpha: Number = 1, scale: Number = 1, input_scale: Number = 1
+    input: Tensor,
+    alpha: Number = 1,
+    scale: Number = 1,
+    input_scale: Number = 1,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
     input = tensor_argument(input, "elu", "input", 1, False)
+    if out is not None:  # elu.out
+        return write_out(
+            "elu",
+            out,
+            operators.elu.call,
+            (
+                input,
+                alpha,
+                scale,
+                input_scale,
+            ),
+        )
     return operators.elu.call(input, alpha, scale, input_scale)
 
 
@@ -1669,9 +2899,26 @@ def elu_(
     return operators.elu_.call(input, alpha, scale, input_scale)
 
 
-def softplus(input: Tensor, beta: Number = 1, threshold: Number = 20) -> Tensor:
+def softplus(
+    input: Tensor,
+    beta: Number = 1,
+    threshold: Number = 20,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
     input = tensor_argument(input, "softplus", "input", 1, False)
+    if out is not None:  # softplus.out
+        return write_out(
+            "softplus",
+            out,
+            operators.softplus.call,
+            (
+                input,
+                beta,
+                threshold,
+            ),
+        )
     return operators.softplus.call(input, beta, threshold)
 
 
@@ -1686,15 +2933,23 @@ def softplus_backward(
     return operators.softplus_backward.call(grad_output, input, beta, threshold)
 
 
-def log_sigmoid(input: Tensor) -> Tensor:
+def log_sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log_sigmoid(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "log_sigmoid", "input", 1, False)
+    if out is not None:  # log_sigmoid.out
+        return write_out("log_sigmoid", out, composites.log_sigmoid, (input,))
     return composites.log_sigmoid(input)
 
 
-def log_sigmoid_forward(input: Tensor) -> Tensor:
+def log_sigmoid_forward(
+    input: Tensor, *, out: Sequence[Tensor] | None = None
+) -> Tensor:
     """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
     input = tensor_argument(input, "log_sigmoid_forward", "input", 1, False)
+    if out is not None:  # log_sigmoid_forward.output
+        return write_out(
+            "log_sigmoid_forward", out, operators.log_sigmoid_forward.call, (input,)
+        )
     return operators.log_sigmoid_forward.call(input)
 
 
@@ -1710,9 +2965,26 @@ def log_sigmoid_backward(
     return operators.log_sigmoid_backward.call(grad_output, input, buffer)
 
 
-def hardtanh(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tensor:
+def hardtanh(
+    input: Tensor,
+    min_val: Number = -1,
+    max_val: Number = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
     input = tensor_argument(input, "hardtanh", "input", 1, False)
+    if out is not None:  # hardtanh.out
+        return write_out(
+            "hardtanh",
+            out,
+            operators.hardtanh.call,
+            (
+                input,
+                min_val,
+                max_val,
+            ),
+        )
     return operators.hardtanh.call(input, min_val, max_val)
 
 
@@ -1733,9 +3005,11 @@ def hardtanh_(input: Tensor, min_val: Number = -1, max_val: Number = 1) -> Tenso
     return operators.hardtanh_.call(input, min_val, max_val)
 
 
-def mish(input: Tensor) -> Tensor:
+def mish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``mish(Tensor self) -> Tensor``"""
     input = tensor_argument(input, "mish", "input", 1, False)
+    if out is not None:  # mish.out
+        return write_out("mish", out, operators.mish.call, (input,))
     return operators.mish.call(input)
 
 
@@ -1758,10 +3032,27 @@ def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
     return composites.dropout(input, p, train)
 
 
-def mse_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
     """``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
     input = tensor_argument(input, "mse_loss", "input", 1, False)
     target = tensor_argument(target, "mse_loss", "target", 2, True)
+    if out is not None:  # mse_loss.out
+        return write_out(
+            "mse_loss",
+            out,
+            operators.mse_loss.call,
+            (
+                input,
+                target,
+                reduction,
+            ),
+        )
     return operators.mse_loss.call(input, target, reduction)
 
 
@@ -1801,6 +3092,8 @@ def nll_loss(
     weight: Tensor | Number | None = None,
     reduction: int = 1,
     ignore_index: int = -100,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
     input = tensor_argument(input, "nll_loss", "input", 1, False)
@@ -1810,6 +3103,19 @@ def nll_loss(
         if weight is None
         else tensor_argument(weight, "nll_loss", "weight", 3, True)
     )
+    if out is not None:  # nll_loss.out
+        return write_out(
+            "nll_loss",
+            out,
+            composites.nll_loss,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return composites.nll_loss(input, target, weight, reduction, ignore_index)
 
 
@@ -1819,6 +3125,8 @@ def nll_loss_forward(
     weight: Tensor | Number | None,
     reduction: int,
     ignore_index: int,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
     input = tensor_argument(input, "nll_loss_forward", "input", 1, False)
@@ -1828,6 +3136,19 @@ def nll_loss_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss_forward", "weight", 3, True)
     )
+    if out is not None:  # nll_loss_forward.output
+        return write_out(
+            "nll_loss_forward",
+            out,
+            operators.nll_loss_forward.call,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return operators.nll_loss_forward.call(
         input, target, weight, reduction, ignore_index
     )
@@ -1867,6 +3188,8 @@ def nll_loss2d(
     weight: Tensor | Number | None = None,
     reduction: int = 1,
     ignore_index: int = -100,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
     input = tensor_argument(input, "nll_loss2d", "input", 1, False)
@@ -1876,6 +3199,19 @@ def nll_loss2d(
         if weight is None
         else tensor_argument(weight, "nll_loss2d", "weight", 3, True)
     )
+    if out is not None:  # nll_loss2d.out
+        return write_out(
+            "nll_loss2d",
+            out,
+            composites.nll_loss2d,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return composites.nll_loss2d(input, target, weight, reduction, ignore_index)
 
 
@@ -1885,6 +3221,8 @@ def nll_loss2d_forward(
     weight: Tensor | Number | None,
     reduction: int,
     ignore_index: int,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
     input = tensor_argument(input, "nll_loss2d_forward", "input", 1, False)
@@ -1894,6 +3232,19 @@ def nll_loss2d_forward(
         if weight is None
         else tensor_argument(weight, "nll_loss2d_forward", "weight", 3, True)
     )
+    if out is not None:  # nll_loss2d_forward.output
+        return write_out(
+            "nll_loss2d_forward",
+            out,
+            operators.nll_loss2d_forward.call,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+                ignore_index,
+            ),
+        )
     return operators.nll_loss2d_forward.call(
         input, target, weight, reduction, ignore_index
     )
@@ -1932,6 +3283,8 @@ def binary_cross_entropy(
     target: Tensor | Number,
     weight: Tensor | Number | None = None,
     reduction: int = 1,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
     input = tensor_argument(input, "binary_cross_entropy", "input", 1, False)
@@ -1941,6 +3294,18 @@ def binary_cross_entropy(
         if weight is None
         else tensor_argument(weight, "binary_cross_entropy", "weight", 3, True)
     )
+    if out is not None:  # binary_cross_entropy.out
+        return write_out(
+            "binary_cross_entropy",
+            out,
+            operators.binary_cross_entropy.call,
+            (
+                input,
+                target,
+                weight,
+                reduction,
+            ),
+        )
     return operators.binary_cross_entropy.call(input, target, weight, reduction)
 
 
@@ -1996,11 +3361,28 @@ def l1_loss(input: Tensor, target: Tensor | Number, reduction: int = 1) -> Tenso
 
 
 def smooth_l1_loss(
-    input: Tensor, target: Tensor | Number, reduction: int = 1, beta: float = 1.0
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    beta: float = 1.0,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``"""
     input = tensor_argument(input, "smooth_l1_loss", "input", 1, False)
     target = tensor_argument(target, "smooth_l1_loss", "target", 2, True)
+    if out is not None:  # smooth_l1_loss.out
+        return write_out(
+            "smooth_l1_loss",
+            out,
+            operators.smooth_l1_loss.call,
+            (
+                input,
+                target,
+                reduction,
+                beta,
+            ),
+        )
     return operators.smooth_l1_loss.call(input, target, reduction, beta)
 
 
@@ -2023,11 +3405,28 @@ def smooth_l1_loss_backward(
 
 
 def huber_loss(
-    input: Tensor, target: Tensor | Number, reduction: int = 1, delta: float = 1.0
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    delta: float = 1.0,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``"""
     input = tensor_argument(input, "huber_loss", "input", 1, False)
     target = tensor_argument(target, "huber_loss", "target", 2, True)
+    if out is not None:  # huber_loss.out
+        return write_out(
+            "huber_loss",
+            out,
+            operators.huber_loss.call,
+            (
+                input,
+                target,
+                reduction,
+                delta,
+            ),
+        )
     return operators.huber_loss.call(input, target, reduction, delta)
 
 
@@ -2148,6 +3547,8 @@ def native_batch_norm(
     training: bool,
     momentum: float,
     eps: float,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
     input = tensor_argument(input, "native_batch_norm", "input", 1, False)
@@ -2171,6 +3572,22 @@ def native_batch_norm(
         if running_var is None
         else tensor_argument(running_var, "native_batch_norm", "running_var", 5, True)
     )
+    if out is not None:  # native_batch_norm.out
+        return write_out(
+            "native_batch_norm",
+            out,
+            operators.native_batch_norm.call,
+            (
+                input,
+                weight,
+                bias,
+                running_mean,
+                running_var,
+                training,
+                momentum,
+                eps,
+            ),
+        )
     return operators.native_batch_norm.call(
         input, weight, bias, running_mean, running_var, training, momentum, eps
     )
@@ -2674,6 +4091,8 @@ def max_pool2d_with_indices(
     padding: Sequence[int] = (0, 0),
     dilation: Sequence[int] = (1, 1),
     ceil_mode: bool = False,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "max_pool2d_with_indices", "input", 1, False)
@@ -2683,6 +4102,20 @@ def max_pool2d_with_indices(
     stride = int_list_argument(stride, "max_pool2d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool2d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool2d_with_indices", "dilation")
+    if out is not None:  # max_pool2d_with_indices.out
+        return write_out(
+            "max_pool2d_with_indices",
+            out,
+            operators.max_pool2d_with_indices.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            ),
+        )
     return operators.max_pool2d_with_indices.call(
         input, kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -2728,6 +4161,8 @@ def max_pool3d_with_indices(
     padding: Sequence[int] = (0, 0, 0),
     dilation: Sequence[int] = (1, 1, 1),
     ceil_mode: bool = False,
+    *,
+    out: Sequence[Tensor] | None = None,
 ) -> Tensor:
     """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "max_pool3d_with_indices", "input", 1, False)
@@ -2737,6 +4172,20 @@ def max_pool3d_with_indices(
     stride = int_list_argument(stride, "max_pool3d_with_indices", "stride")
     padding = int_list_argument(padding, "max_pool3d_with_indices", "padding")
     dilation = int_list_argument(dilation, "max_pool3d_with_indices", "dilation")
+    if out is not None:  # max_pool3d_with_indices.out
+        return write_out(
+            "max_pool3d_with_indices",
+            out,
+            operators.max_pool3d_with_indices.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                dilation,
+                ceil_mode,
+            ),
+        )
     return operators.max_pool3d_with_indices.call(
         input, kernel_size, stride, padding, dilation, ceil_mode
     )
@@ -2879,12 +4328,29 @@ def avg_pool2d(
     ceil_mode: bool = False,
     count_include_pad: bool = True,
     divisor_override: int | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
     input = tensor_argument(input, "avg_pool2d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool2d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool2d", "stride")
     padding = int_list_argument(padding, "avg_pool2d", "padding")
+    if out is not None:  # avg_pool2d.out
+        return write_out(
+            "avg_pool2d",
+            out,
+            operators.avg_pool2d.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )
     return operators.avg_pool2d.call(
         input,
         kernel_size,
@@ -2934,12 +4400,29 @@ def avg_pool3d(
     ceil_mode: bool = False,
     count_include_pad: bool = True,
     divisor_override: int | None = None,
+    *,
+    out: Tensor | None = None,
 ) -> Tensor:
     """``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
     input = tensor_argument(input, "avg_pool3d", "input", 1, False)
     kernel_size = int_list_argument(kernel_size, "avg_pool3d", "kernel_size")
     stride = int_list_argument(stride, "avg_pool3d", "stride")
     padding = int_list_argument(padding, "avg_pool3d", "padding")
+    if out is not None:  # avg_pool3d.out
+        return write_out(
+            "avg_pool3d",
+            out,
+            operators.avg_pool3d.call,
+            (
+                input,
+                kernel_size,
+                stride,
+                padding,
+                ceil_mode,
+                count_include_pad,
+                divisor_override,
+            ),
+        )
     return operators.avg_pool3d.call(
         input,
         kernel_size,
@@ -2988,10 +4471,22 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     return composites.adaptive_avg_pool1d(input, output_size)
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_avg_pool2d(
+    input: Tensor, output_size: Sequence[int], *, out: Tensor | None = None
+) -> Tensor:
     """``adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
     input = tensor_argument(input, "adaptive_avg_pool2d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_avg_pool2d", "output_size")
+    if out is not None:  # adaptive_avg_pool2d.out
+        return write_out(
+            "adaptive_avg_pool2d",
+            out,
+            composites.adaptive_avg_pool2d,
+            (
+                input,
+                output_size,
+            ),
+        )
     return composites.adaptive_avg_pool2d(input, output_size)
 
 
@@ -3013,10 +4508,22 @@ def _adaptive_avg_pool2d_backward(
     return operators._adaptive_avg_pool2d_backward.call(grad_output, input)
 
 
-def adaptive_avg_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_avg_pool3d(
+    input: Tensor, output_size: Sequence[int], *, out: Tensor | None = None
+) -> Tensor:
     """``adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
     input = tensor_argument(input, "adaptive_avg_pool3d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_avg_pool3d", "output_size")
+    if out is not None:  # adaptive_avg_pool3d.out
+        return write_out(
+            "adaptive_avg_pool3d",
+            out,
+            composites.adaptive_avg_pool3d,
+            (
+                input,
+                output_size,
+            ),
+        )
     return composites.adaptive_avg_pool3d(input, output_size)
 
 
@@ -3045,10 +4552,22 @@ def adaptive_max_pool1d(input: Tensor, output_size: Sequence[int]) -> Tensor:
     return composites.adaptive_max_pool1d(input, output_size)
 
 
-def adaptive_max_pool2d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_max_pool2d(
+    input: Tensor, output_size: Sequence[int], *, out: Sequence[Tensor] | None = None
+) -> Tensor:
     """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "adaptive_max_pool2d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_max_pool2d", "output_size")
+    if out is not None:  # adaptive_max_pool2d.out
+        return write_out(
+            "adaptive_max_pool2d",
+            out,
+            operators.adaptive_max_pool2d.call,
+            (
+                input,
+                output_size,
+            ),
+        )
     return operators.adaptive_max_pool2d.call(input, output_size)
 
 
@@ -3066,10 +4585,22 @@ def adaptive_max_pool2d_backward(
     return operators.adaptive_max_pool2d_backward.call(grad_output, input, indices)
 
 
-def adaptive_max_pool3d(input: Tensor, output_size: Sequence[int]) -> Tensor:
+def adaptive_max_pool3d(
+    input: Tensor, output_size: Sequence[int], *, out: Sequence[Tensor] | None = None
+) -> Tensor:
     """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
     input = tensor_argument(input, "adaptive_max_pool3d", "input", 1, False)
     output_size = int_list_argument(output_size, "adaptive_max_pool3d", "output_size")
+    if out is not None:  # adaptive_max_pool3d.out
+        return write_out(
+            "adaptive_max_pool3d",
+            out,
+            operators.adaptive_max_pool3d.call,
+            (
+                input,
+                output_size,
+            ),
+        )
     return operators.adaptive_max_pool3d.call(input, output_size)
 
 
@@ -3085,6 +4616,382 @@ def adaptive_max_pool3d_backward(
         indices, "adaptive_max_pool3d_backward", "indices", 3, True
     )
     return operators.adaptive_max_pool3d_backward.call(grad_output, input, indices)
+
+
+def _thnn_fused_lstm_cell(
+    input_gates: Tensor | Number,
+    hidden_gates: Tensor | Number,
+    cx: Tensor | Number,
+    input_bias: Tensor | Number | None = None,
+    hidden_bias: Tensor | Number | None = None,
+) -> Tensor:
+    """``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``"""
+    input_gates = tensor_argument(
+        input_gates, "_thnn_fused_lstm_cell", "input_gates", 1, True
+    )
+    hidden_gates = tensor_argument(
+        hidden_gates, "_thnn_fused_lstm_cell", "hidden_gates", 2, True
+    )
+    cx = tensor_argument(cx, "_thnn_fused_lstm_cell", "cx", 3, True)
+    input_bias = (
+        None
+        if input_bias is None
+        else tensor_argument(input_bias, "_thnn_fused_lstm_cell", "input_bias", 4, True)
+    )
+    hidden_bias = (
+        None
+        if hidden_bias is None
+        else tensor_argument(
+            hidden_bias, "_thnn_fused_lstm_cell", "hidden_bias", 5, True
+        )
+    )
+    return operators._thnn_fused_lstm_cell.call(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    )
+
+
+def _thnn_fused_lstm_cell_backward_impl(
+    grad_hy: Tensor | Number | None,
+    grad_cy: Tensor | Number | None,
+    cx: Tensor | Number,
+    cy: Tensor | Number,
+    workspace: Tensor | Number,
+    has_bias: bool,
+) -> Tensor:
+    """``_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)``"""
+    grad_hy = (
+        None
+        if grad_hy is None
+        else tensor_argument(
+            grad_hy, "_thnn_fused_lstm_cell_backward_impl", "grad_hy", 1, True
+        )
+    )
+    grad_cy = (
+        None
+        if grad_cy is None
+        else tensor_argument(
+            grad_cy, "_thnn_fused_lstm_cell_backward_impl", "grad_cy", 2, True
+        )
+    )
+    cx = tensor_argument(cx, "_thnn_fused_lstm_cell_backward_impl", "cx", 3, True)
+    cy = tensor_argument(cy, "_thnn_fused_lstm_cell_backward_impl", "cy", 4, True)
+    workspace = tensor_argument(
+        workspace, "_thnn_fused_lstm_cell_backward_impl", "workspace", 5, True
+    )
+    return operators._thnn_fused_lstm_cell_backward_impl.call(
+        grad_hy, grad_cy, cx, cy, workspace, has_bias
+    )
+
+
+def _thnn_fused_lstm_cell_backward(
+    grad_hy: Tensor | Number | None,
+    grad_cy: Tensor | Number | None,
+    cx: Tensor | Number,
+    cy: Tensor | Number,
+    workspace: Tensor | Number,
+    has_bias: bool,
+) -> Tensor:
+    """``_thnn_fused_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+    grad_hy = (
+        None
+        if grad_hy is None
+        else tensor_argument(
+            grad_hy, "_thnn_fused_lstm_cell_backward", "grad_hy", 1, True
+        )
+    )
+    grad_cy = (
+        None
+        if grad_cy is None
+        else tensor_argument(
+            grad_cy, "_thnn_fused_lstm_cell_backward", "grad_cy", 2, True
+        )
+    )
+    cx = tensor_argument(cx, "_thnn_fused_lstm_cell_backward", "cx", 3, True)
+    cy = tensor_argument(cy, "_thnn_fused_lstm_cell_backward", "cy", 4, True)
+    workspace = tensor_argument(
+        workspace, "_thnn_fused_lstm_cell_backward", "workspace", 5, True
+    )
+    return composites.thnn_fused_lstm_cell_backward(
+        grad_hy, grad_cy, cx, cy, workspace, has_bias
+    )
+
+
+def _thnn_differentiable_lstm_cell_backward(
+    grad_hy: Tensor | Number | None,
+    grad_cy: Tensor | Number | None,
+    input_gates: Tensor | Number,
+    hidden_gates: Tensor | Number,
+    input_bias: Tensor | Number | None,
+    hidden_bias: Tensor | Number | None,
+    cx: Tensor | Number,
+    cy: Tensor | Number,
+) -> Tensor:
+    """``_thnn_differentiable_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor input_gates, Tensor hidden_gates, Tensor? input_bias, Tensor? hidden_bias, Tensor cx, Tensor cy) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+    grad_hy = (
+        None
+        if grad_hy is None
+        else tensor_argument(
+            grad_hy, "_thnn_differentiable_lstm_cell_backward", "grad_hy", 1, True
+        )
+    )
+    grad_cy = (
+        None
+        if grad_cy is None
+        else tensor_argument(
+            grad_cy, "_thnn_differentiable_lstm_cell_backward", "grad_cy", 2, True
+        )
+    )
+    input_gates = tensor_argument(
+        input_gates, "_thnn_differentiable_lstm_cell_backward", "input_gates", 3, True
+    )
+    hidden_gates = tensor_argument(
+        hidden_gates, "_thnn_differentiable_lstm_cell_backward", "hidden_gates", 4, True
+    )
+    input_bias = (
+        None
+        if input_bias is None
+        else tensor_argument(
+            input_bias, "_thnn_differentiable_lstm_cell_backward", "input_bias", 5, True
+        )
+    )
+    hidden_bias = (
+        None
+        if hidden_bias is None
+        else tensor_argument(
+            hidden_bias,
+            "_thnn_differentiable_lstm_cell_backward",
+            "hidden_bias",
+            6,
+            True,
+        )
+    )
+    cx = tensor_argument(cx, "_thnn_differentiable_lstm_cell_backward", "cx", 7, True)
+    cy = tensor_argument(cy, "_thnn_differentiable_lstm_cell_backward", "cy", 8, True)
+    return composites.thnn_differentiable_lstm_cell_backward(
+        grad_hy, grad_cy, input_gates, hidden_gates, input_bias, hidden_bias, cx, cy
+    )
+
+
+def _thnn_fused_gru_cell(
+    input_gates: Tensor | Number,
+    hidden_gates: Tensor | Number,
+    hx: Tensor | Number,
+    input_bias: Tensor | Number | None = None,
+    hidden_bias: Tensor | Number | None = None,
+) -> Tensor:
+    """``_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)``"""
+    input_gates = tensor_argument(
+        input_gates, "_thnn_fused_gru_cell", "input_gates", 1, True
+    )
+    hidden_gates = tensor_argument(
+        hidden_gates, "_thnn_fused_gru_cell", "hidden_gates", 2, True
+    )
+    hx = tensor_argument(hx, "_thnn_fused_gru_cell", "hx", 3, True)
+    input_bias = (
+        None
+        if input_bias is None
+        else tensor_argument(input_bias, "_thnn_fused_gru_cell", "input_bias", 4, True)
+    )
+    hidden_bias = (
+        None
+        if hidden_bias is None
+        else tensor_argument(
+            hidden_bias, "_thnn_fused_gru_cell", "hidden_bias", 5, True
+        )
+    )
+    return operators._thnn_fused_gru_cell.call(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    )
+
+
+def _thnn_fused_gru_cell_backward(
+    grad_hy: Tensor | Number, workspace: Tensor | Number, has_bias: bool
+) -> Tensor:
+    """``_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+    grad_hy = tensor_argument(
+        grad_hy, "_thnn_fused_gru_cell_backward", "grad_hy", 1, True
+    )
+    workspace = tensor_argument(
+        workspace, "_thnn_fused_gru_cell_backward", "workspace", 2, True
+    )
+    return operators._thnn_fused_gru_cell_backward.call(grad_hy, workspace, has_bias)
+
+
+def _thnn_differentiable_gru_cell_backward(
+    grad_hy: Tensor | Number,
+    input_gates: Tensor | Number,
+    hidden_gates: Tensor | Number,
+    hx: Tensor | Number,
+    input_bias: Tensor | Number | None,
+    hidden_bias: Tensor | Number | None,
+) -> Tensor:
+    """``_thnn_differentiable_gru_cell_backward(Tensor grad_hy, Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias, Tensor? hidden_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+    grad_hy = tensor_argument(
+        grad_hy, "_thnn_differentiable_gru_cell_backward", "grad_hy", 1, True
+    )
+    input_gates = tensor_argument(
+        input_gates, "_thnn_differentiable_gru_cell_backward", "input_gates", 2, True
+    )
+    hidden_gates = tensor_argument(
+        hidden_gates, "_thnn_differentiable_gru_cell_backward", "hidden_gates", 3, True
+    )
+    hx = tensor_argument(hx, "_thnn_differentiable_gru_cell_backward", "hx", 4, True)
+    input_bias = (
+        None
+        if input_bias is None
+        else tensor_argument(
+            input_bias, "_thnn_differentiable_gru_cell_backward", "input_bias", 5, True
+        )
+    )
+    hidden_bias = (
+        None
+        if hidden_bias is None
+        else tensor_argument(
+            hidden_bias,
+            "_thnn_differentiable_gru_cell_backward",
+            "hidden_bias",
+            6,
+            True,
+        )
+    )
+    return composites.thnn_differentiable_gru_cell_backward(
+        grad_hy, input_gates, hidden_gates, hx, input_bias, hidden_bias
+    )
+
+
+def lstm_cell(
+    input: Tensor | Number,
+    hx: Sequence[Tensor],
+    w_ih: Tensor | Number,
+    w_hh: Tensor | Number,
+    b_ih: Tensor | Number | None = None,
+    b_hh: Tensor | Number | None = None,
+) -> Tensor:
+    """``lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "lstm_cell", "input", 1, False)
+    hx = tensor_list_argument(hx, "lstm_cell", "hx", 2)
+    w_ih = tensor_argument(w_ih, "lstm_cell", "w_ih", 3, True)
+    w_hh = tensor_argument(w_hh, "lstm_cell", "w_hh", 4, True)
+    b_ih = None if b_ih is None else tensor_argument(b_ih, "lstm_cell", "b_ih", 5, True)
+    b_hh = None if b_hh is None else tensor_argument(b_hh, "lstm_cell", "b_hh", 6, True)
+    return composites.lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell(
+    input: Tensor | Number,
+    hx: Tensor | Number,
+    w_ih: Tensor | Number,
+    w_hh: Tensor | Number,
+    b_ih: Tensor | Number | None = None,
+    b_hh: Tensor | Number | None = None,
+) -> Tensor:
+    """``gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+    input = tensor_argument(input, "gru_cell", "input", 1, False)
+    hx = tensor_argument(hx, "gru_cell", "hx", 2, True)
+    w_ih = tensor_argument(w_ih, "gru_cell", "w_ih", 3, True)
+    w_hh = tensor_argument(w_hh, "gru_cell", "w_hh", 4, True)
+    b_ih = None if b_ih is None else tensor_argument(b_ih, "gru_cell", "b_ih", 5, True)
+    b_hh = None if b_hh is None else tensor_argument(b_hh, "gru_cell", "b_hh", 6, True)
+    return composites.gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_tanh_cell(
+    input: Tensor | Number,
+    hx: Tensor | Number,
+    w_ih: Tensor | Number,
+    w_hh: Tensor | Number,
+    b_ih: Tensor | Number | None = None,
+    b_hh: Tensor | Number | None = None,
+) -> Tensor:
+    """``rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+    input = tensor_argument(input, "rnn_tanh_cell", "input", 1, False)
+    hx = tensor_argument(hx, "rnn_tanh_cell", "hx", 2, True)
+    w_ih = tensor_argument(w_ih, "rnn_tanh_cell", "w_ih", 3, True)
+    w_hh = tensor_argument(w_hh, "rnn_tanh_cell", "w_hh", 4, True)
+    b_ih = (
+        None
+        if b_ih is None
+        else tensor_argument(b_ih, "rnn_tanh_cell", "b_ih", 5, True)
+    )
+    b_hh = (
+        None
+        if b_hh is None
+        else tensor_argument(b_hh, "rnn_tanh_cell", "b_hh", 6, True)
+    )
+    return composites.rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_relu_cell(
+    input: Tensor | Number,
+    hx: Tensor | Number,
+    w_ih: Tensor | Number,
+    w_hh: Tensor | Number,
+    b_ih: Tensor | Number | None = None,
+    b_hh: Tensor | Number | None = None,
+) -> Tensor:
+    """``rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+    input = tensor_argument(input, "rnn_relu_cell", "input", 1, False)
+    hx = tensor_argument(hx, "rnn_relu_cell", "hx", 2, True)
+    w_ih = tensor_argument(w_ih, "rnn_relu_cell", "w_ih", 3, True)
+    w_hh = tensor_argument(w_hh, "rnn_relu_cell", "w_hh", 4, True)
+    b_ih = (
+        None
+        if b_ih is None
+        else tensor_argument(b_ih, "rnn_relu_cell", "b_ih", 5, True)
+    )
+    b_hh = (
+        None
+        if b_hh is None
+        else tensor_argument(b_hh, "rnn_relu_cell", "b_hh", 6, True)
+    )
+    return composites.rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def _scaled_dot_product_attention_math(
+    query: Tensor | Number,
+    key: Tensor | Number,
+    value: Tensor | Number,
+    attn_mask: Tensor | Number | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    dropout_mask: Tensor | Number | None = None,
+    *,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
+    """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""
+    query = tensor_argument(
+        query, "_scaled_dot_product_attention_math", "query", 1, True
+    )
+    key = tensor_argument(key, "_scaled_dot_product_attention_math", "key", 2, True)
+    value = tensor_argument(
+        value, "_scaled_dot_product_attention_math", "value", 3, True
+    )
+    attn_mask = (
+        None
+        if attn_mask is None
+        else tensor_argument(
+            attn_mask, "_scaled_dot_product_attention_math", "attn_mask", 4, True
+        )
+    )
+    dropout_mask = (
+        None
+        if dropout_mask is None
+        else tensor_argument(
+            dropout_mask, "_scaled_dot_product_attention_math", "dropout_mask", 7, True
+        )
+    )
+    return composites._scaled_dot_product_attention_math(
+        query,
+        key,
+        value,
+        attn_mask,
+        dropout_p,
+        is_causal,
+        dropout_mask,
+        scale,
+        enable_gqa,
+    )
 
 
 squeeze = Overloads(
@@ -3190,7 +5097,7 @@ moveaxis = Overloads(
 )
 
 
-pow = Overloads(
+pow = OutOverloads(
     "pow",
     (
         # pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
@@ -3201,6 +5108,7 @@ pow = Overloads(
                 Param("input", "Tensor"),
                 Param("exponent", "Scalar"),
             ),
+            accepts_out=True,
         ),
         # pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         Signature(
@@ -3210,6 +5118,7 @@ pow = Overloads(
                 Param("input", "Tensor"),
                 Param("exponent", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # pow.Scalar(Scalar self, Tensor exponent) -> Tensor
         Signature(
@@ -3219,12 +5128,13 @@ pow = Overloads(
                 Param("input", "Scalar"),
                 Param("exponent", "Tensor"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-round = Overloads(
+round = OutOverloads(
     "round",
     (
         # round(Tensor self) -> Tensor
@@ -3232,6 +5142,7 @@ round = Overloads(
             operators.round.call,
             "Tensor input",
             (Param("input", "Tensor"),),
+            accepts_out=True,
         ),
         # round.decimals(Tensor self, *, int decimals) -> Tensor
         Signature(
@@ -3241,12 +5152,13 @@ round = Overloads(
                 Param("input", "Tensor"),
                 Param("decimals", "int", keyword_only=True),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-div = Overloads(
+div = OutOverloads(
     "div",
     (
         # div.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3257,6 +5169,7 @@ div = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         Signature(
@@ -3267,12 +5180,13 @@ div = Overloads(
                 Param("other", "Tensor"),
                 Param("rounding_mode", "str?", keyword_only=True),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-floor_divide = Overloads(
+floor_divide = OutOverloads(
     "floor_divide",
     (
         # floor_divide(Tensor self, Tensor other) -> Tensor
@@ -3283,6 +5197,7 @@ floor_divide = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3326,7 +5241,7 @@ rsub = Overloads(
 )
 
 
-where = Overloads(
+where = OutOverloads(
     "where",
     (
         # where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
@@ -3338,6 +5253,7 @@ where = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3373,7 +5289,7 @@ where = Overloads(
 )
 
 
-clamp = Overloads(
+clamp = OutOverloads(
     "clamp",
     (
         # clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
@@ -3385,6 +5301,7 @@ clamp = Overloads(
                 Param("min", "Tensor?", has_default=True, default=None),
                 Param("max", "Tensor?", has_default=True, default=None),
             ),
+            accepts_out=True,
         ),
         # clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         Signature(
@@ -3395,6 +5312,7 @@ clamp = Overloads(
                 Param("min", "Scalar?", has_default=True, default=None),
                 Param("max", "Scalar?", has_default=True, default=None),
             ),
+            accepts_out=True,
         ),
     ),
 )
@@ -3427,7 +5345,7 @@ clamp_ = Overloads(
 )
 
 
-fmod = Overloads(
+fmod = OutOverloads(
     "fmod",
     (
         # fmod.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3438,6 +5356,7 @@ fmod = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # fmod.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3447,12 +5366,13 @@ fmod = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-remainder = Overloads(
+remainder = OutOverloads(
     "remainder",
     (
         # remainder.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3463,6 +5383,7 @@ remainder = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # remainder.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3472,12 +5393,13 @@ remainder = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-eq = Overloads(
+eq = OutOverloads(
     "eq",
     (
         # eq.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3488,6 +5410,7 @@ eq = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # eq.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3497,12 +5420,13 @@ eq = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-ne = Overloads(
+ne = OutOverloads(
     "ne",
     (
         # ne.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3513,6 +5437,7 @@ ne = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # ne.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3522,12 +5447,13 @@ ne = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-lt = Overloads(
+lt = OutOverloads(
     "lt",
     (
         # lt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3538,6 +5464,7 @@ lt = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # lt.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3547,12 +5474,13 @@ lt = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-le = Overloads(
+le = OutOverloads(
     "le",
     (
         # le.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3563,6 +5491,7 @@ le = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # le.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3572,12 +5501,13 @@ le = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-gt = Overloads(
+gt = OutOverloads(
     "gt",
     (
         # gt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3588,6 +5518,7 @@ gt = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # gt.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3597,12 +5528,13 @@ gt = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-ge = Overloads(
+ge = OutOverloads(
     "ge",
     (
         # ge.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3613,6 +5545,7 @@ ge = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # ge.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3622,6 +5555,7 @@ ge = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
@@ -3677,7 +5611,7 @@ fill_ = Overloads(
 )
 
 
-lerp = Overloads(
+lerp = OutOverloads(
     "lerp",
     (
         # lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
@@ -3689,6 +5623,7 @@ lerp = Overloads(
                 Param("end", "Tensor"),
                 Param("weight", "Scalar"),
             ),
+            accepts_out=True,
         ),
         # lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         Signature(
@@ -3699,12 +5634,13 @@ lerp = Overloads(
                 Param("end", "Tensor"),
                 Param("weight", "Tensor"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-clip = Overloads(
+clip = OutOverloads(
     "clip",
     (
         # clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
@@ -3716,6 +5652,7 @@ clip = Overloads(
                 Param("min", "Tensor?", has_default=True, default=None),
                 Param("max", "Tensor?", has_default=True, default=None),
             ),
+            accepts_out=True,
         ),
         # clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         Signature(
@@ -3726,6 +5663,7 @@ clip = Overloads(
                 Param("min", "Scalar?", has_default=True, default=None),
                 Param("max", "Scalar?", has_default=True, default=None),
             ),
+            accepts_out=True,
         ),
     ),
 )
@@ -3758,7 +5696,7 @@ clip_ = Overloads(
 )
 
 
-greater = Overloads(
+greater = OutOverloads(
     "greater",
     (
         # greater.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3769,6 +5707,7 @@ greater = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # greater.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3778,12 +5717,13 @@ greater = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-greater_equal = Overloads(
+greater_equal = OutOverloads(
     "greater_equal",
     (
         # greater_equal.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3794,6 +5734,7 @@ greater_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # greater_equal.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3803,12 +5744,13 @@ greater_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-less = Overloads(
+less = OutOverloads(
     "less",
     (
         # less.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3819,6 +5761,7 @@ less = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # less.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3828,12 +5771,13 @@ less = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-less_equal = Overloads(
+less_equal = OutOverloads(
     "less_equal",
     (
         # less_equal.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3844,6 +5788,7 @@ less_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # less_equal.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3853,12 +5798,13 @@ less_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-not_equal = Overloads(
+not_equal = OutOverloads(
     "not_equal",
     (
         # not_equal.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3869,6 +5815,7 @@ not_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # not_equal.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3878,12 +5825,13 @@ not_equal = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Scalar"),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-multiply = Overloads(
+multiply = OutOverloads(
     "multiply",
     (
         # multiply.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3894,6 +5842,7 @@ multiply = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # multiply.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3908,7 +5857,7 @@ multiply = Overloads(
 )
 
 
-divide = Overloads(
+divide = OutOverloads(
     "divide",
     (
         # divide.Tensor(Tensor self, Tensor other) -> Tensor
@@ -3919,6 +5868,7 @@ divide = Overloads(
                 Param("input", "Tensor"),
                 Param("other", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # divide.Scalar(Tensor self, Scalar other) -> Tensor
         Signature(
@@ -3938,12 +5888,13 @@ divide = Overloads(
                 Param("other", "Tensor"),
                 Param("rounding_mode", "str?", keyword_only=True),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-subtract = Overloads(
+subtract = OutOverloads(
     "subtract",
     (
         # subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -3957,6 +5908,7 @@ subtract = Overloads(
                     "alpha", "Scalar", keyword_only=True, has_default=True, default=1
                 ),
             ),
+            accepts_out=True,
         ),
         # subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
         Signature(
@@ -3972,7 +5924,7 @@ subtract = Overloads(
 )
 
 
-sum = Overloads(
+sum = OutOverloads(
     "sum",
     (
         # sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -4006,12 +5958,13 @@ sum = Overloads(
                     default=None,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-mean = Overloads(
+mean = OutOverloads(
     "mean",
     (
         # mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -4028,6 +5981,7 @@ mean = Overloads(
                     default=None,
                 ),
             ),
+            accepts_out=True,
         ),
         # mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         Signature(
@@ -4045,12 +5999,13 @@ mean = Overloads(
                     default=None,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-prod = Overloads(
+prod = OutOverloads(
     "prod",
     (
         # prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -4084,12 +6039,13 @@ prod = Overloads(
                     default=None,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-max = Overloads(
+max = OutOverloads(
     "max",
     (
         # max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -4101,18 +6057,20 @@ max = Overloads(
                 Param("dim", "int"),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # max(Tensor self) -> Tensor
         Signature(
             operators.max.call,
             "Tensor input",
             (Param("input", "Tensor"),),
+            accepts_out=True,
         ),
     ),
 )
 
 
-min = Overloads(
+min = OutOverloads(
     "min",
     (
         # min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -4124,18 +6082,20 @@ min = Overloads(
                 Param("dim", "int"),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # min(Tensor self) -> Tensor
         Signature(
             operators.min.call,
             "Tensor input",
             (Param("input", "Tensor"),),
+            accepts_out=True,
         ),
     ),
 )
 
 
-var = Overloads(
+var = OutOverloads(
     "var",
     (
         # var(Tensor self, bool unbiased=True) -> Tensor
@@ -4157,6 +6117,7 @@ var = Overloads(
                 Param("unbiased", "bool", has_default=True, default=True),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
         Signature(
@@ -4180,12 +6141,13 @@ var = Overloads(
                     default=False,
                 ),
             ),
+            accepts_out=True,
         ),
     ),
 )
 
 
-std = Overloads(
+std = OutOverloads(
     "std",
     (
         # std(Tensor self, bool unbiased=True) -> Tensor
@@ -4207,10 +6169,178 @@ std = Overloads(
                 Param("unbiased", "bool", has_default=True, default=True),
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
+            accepts_out=True,
         ),
         # std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
         Signature(
             operators.std_correction.call,
+            "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
+                Param(
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+            accepts_out=True,
+        ),
+    ),
+)
+
+
+sort = OutOverloads(
+    "sort",
+    (
+        # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.sort.call,
+            "Tensor input, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int", has_default=True, default=-1),
+                Param("descending", "bool", has_default=True, default=False),
+            ),
+            accepts_out=True,
+        ),
+        # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.sort_stable.call,
+            "Tensor input, *, bool? stable, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("stable", "bool?", keyword_only=True),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param(
+                    "descending",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+            accepts_out=True,
+        ),
+    ),
+)
+
+
+argsort = Overloads(
+    "argsort",
+    (
+        # argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort,
+            "Tensor input, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int", has_default=True, default=-1),
+                Param("descending", "bool", has_default=True, default=False),
+            ),
+        ),
+        # argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort_stable,
+            "Tensor input, *, bool stable, int dim=-1, bool descending=False",
+            (
+                Param("input", "Tensor"),
+                Param("stable", "bool", keyword_only=True),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param(
+                    "descending",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+median = Overloads(
+    "median",
+    (
+        # median(Tensor self) -> Tensor
+        Signature(
+            operators.median.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.median_dim.call,
+            "Tensor input, int dim, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+nanmedian = Overloads(
+    "nanmedian",
+    (
+        # nanmedian(Tensor self) -> Tensor
+        Signature(
+            operators.nanmedian.call,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.nanmedian_dim.call,
+            "Tensor input, int dim, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+std_mean = Overloads(
+    "std_mean",
+    (
+        # std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
+        Signature(
+            composites.std_mean,
+            "Tensor input, bool unbiased=True",
+            (
+                Param("input", "Tensor"),
+                Param("unbiased", "bool", has_default=True, default=True),
+            ),
+        ),
+        # std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            composites.std_mean_dim,
+            "Tensor input, int[]? dim, bool unbiased=True, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            operators.std_mean_correction.call,
             "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -4235,29 +6365,45 @@ std = Overloads(
 )
 
 
-sort = Overloads(
-    "sort",
+var_mean = Overloads(
+    "var_mean",
     (
-        # sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        # var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)
         Signature(
-            operators.sort.call,
-            "Tensor input, int dim=-1, bool descending=False",
+            composites.var_mean,
+            "Tensor input, bool unbiased=True",
             (
                 Param("input", "Tensor"),
-                Param("dim", "int", has_default=True, default=-1),
-                Param("descending", "bool", has_default=True, default=False),
+                Param("unbiased", "bool", has_default=True, default=True),
             ),
         ),
-        # sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
+        # var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)
         Signature(
-            operators.sort_stable.call,
-            "Tensor input, *, bool? stable, int dim=-1, bool descending=False",
+            composites.var_mean_dim,
+            "Tensor input, int[]? dim, bool unbiased=True, bool keepdim=False",
             (
                 Param("input", "Tensor"),
-                Param("stable", "bool?", keyword_only=True),
-                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param("dim", "int[]?"),
+                Param("unbiased", "bool", has_default=True, default=True),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+        # var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
+        Signature(
+            operators.var_mean_correction.call,
+            "Tensor input, int[]? dim=None, *, Number? correction=None, bool keepdim=False",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]?", has_default=True, default=None),
                 Param(
-                    "descending",
+                    "correction",
+                    "Scalar?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+                Param(
+                    "keepdim",
                     "bool",
                     keyword_only=True,
                     has_default=True,
@@ -4269,7 +6415,228 @@ sort = Overloads(
 )
 
 
-scatter = Overloads(
+quantile = Overloads(
+    "quantile",
+    (
+        # quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile,
+            "Tensor input, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile_scalar,
+            "Tensor input, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+nanquantile = Overloads(
+    "nanquantile",
+    (
+        # nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile,
+            "Tensor input, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile_scalar,
+            "Tensor input, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("input", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+searchsorted = Overloads(
+    "searchsorted",
+    (
+        # searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+        Signature(
+            operators.searchsorted_Tensor.call,
+            "Tensor sorted_sequence, Tensor input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None",
+            (
+                Param("sorted_sequence", "Tensor"),
+                Param("input", "Tensor"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+                Param(
+                    "side", "str?", keyword_only=True, has_default=True, default=None
+                ),
+                Param(
+                    "sorter",
+                    "Tensor?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
+        Signature(
+            operators.searchsorted_Scalar.call,
+            "Tensor sorted_sequence, Number input, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None",
+            (
+                Param("sorted_sequence", "Tensor"),
+                Param("input", "Scalar"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+                Param(
+                    "side", "str?", keyword_only=True, has_default=True, default=None
+                ),
+                Param(
+                    "sorter",
+                    "Tensor?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+bucketize = Overloads(
+    "bucketize",
+    (
+        # bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+        Signature(
+            operators.bucketize_Tensor.call,
+            "Tensor input, Tensor boundaries, *, bool out_int32=False, bool right=False",
+            (
+                Param("input", "Tensor"),
+                Param("boundaries", "Tensor"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+            ),
+        ),
+        # bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
+        Signature(
+            operators.bucketize_Scalar.call,
+            "Number input, Tensor boundaries, *, bool out_int32=False, bool right=False",
+            (
+                Param("input", "Scalar"),
+                Param("boundaries", "Tensor"),
+                Param(
+                    "out_int32",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+                Param(
+                    "right", "bool", keyword_only=True, has_default=True, default=False
+                ),
+            ),
+        ),
+    ),
+)
+
+
+count_nonzero = Overloads(
+    "count_nonzero",
+    (
+        # count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+        Signature(
+            operators.count_nonzero_dim_IntList.call,
+            "Tensor input, int[] dim",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int[]"),
+            ),
+        ),
+        # count_nonzero(Tensor self, int? dim=None) -> Tensor
+        Signature(
+            operators.count_nonzero.call,
+            "Tensor input, int? dim=None",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+scatter = OutOverloads(
     "scatter",
     (
         # scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -4282,6 +6649,7 @@ scatter = Overloads(
                 Param("index", "Tensor"),
                 Param("src", "Tensor"),
             ),
+            accepts_out=True,
         ),
         # scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         Signature(
@@ -4292,6 +6660,31 @@ scatter = Overloads(
                 Param("dim", "int"),
                 Param("index", "Tensor"),
                 Param("value", "Scalar"),
+            ),
+            accepts_out=True,
+        ),
+        # scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_reduce.call,
+            "Tensor input, int dim, Tensor index, Tensor src, *, str reduce",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
+        # scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_value_reduce.call,
+            "Tensor input, int dim, Tensor index, Number value, *, str reduce",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+                Param("reduce", "str", keyword_only=True),
             ),
         ),
     ),
@@ -4325,7 +6718,36 @@ masked_fill = Overloads(
 )
 
 
-norm = Overloads(
+index_fill = Overloads(
+    "index_fill",
+    (
+        # index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        Signature(
+            operators.index_fill_int_Scalar.call,
+            "Tensor input, int dim, Tensor index, Number value",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+        Signature(
+            operators.index_fill_int_Tensor.call,
+            "Tensor input, int dim, Tensor index, Tensor value",
+            (
+                Param("input", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+norm = OutOverloads(
     "norm",
     (
         # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
@@ -4346,6 +6768,45 @@ norm = Overloads(
                 Param("p", "Scalar?"),
                 Param("dim", "int[]"),
                 Param("keepdim", "bool", has_default=True, default=False),
+            ),
+            accepts_out=True,
+        ),
+    ),
+)
+
+
+embedding_bag = Overloads(
+    "embedding_bag",
+    (
+        # embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)
+        Signature(
+            composites.embedding_bag,
+            "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False",
+            (
+                Param("weight", "Tensor"),
+                Param("indices", "Tensor"),
+                Param("offsets", "Tensor"),
+                Param("scale_grad_by_freq", "bool", has_default=True, default=False),
+                Param("mode", "int", has_default=True, default=0),
+                Param("sparse", "bool", has_default=True, default=False),
+                Param("per_sample_weights", "Tensor?", has_default=True, default=None),
+                Param("include_last_offset", "bool", has_default=True, default=False),
+            ),
+        ),
+        # embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)
+        Signature(
+            composites.embedding_bag_padding_idx,
+            "Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx",
+            (
+                Param("weight", "Tensor"),
+                Param("indices", "Tensor"),
+                Param("offsets", "Tensor"),
+                Param("scale_grad_by_freq", "bool"),
+                Param("mode", "int"),
+                Param("sparse", "bool"),
+                Param("per_sample_weights", "Tensor?"),
+                Param("include_last_offset", "bool"),
+                Param("padding_idx", "int?"),
             ),
         ),
     ),
@@ -4451,6 +6912,162 @@ conv3d = Overloads(
                 Param("padding", "str", has_default=True, default="valid"),
                 Param("dilation", "int[]", has_default=True, default=(1, 1, 1)),
                 Param("groups", "int", has_default=True, default=1),
+            ),
+        ),
+    ),
+)
+
+
+lstm = Overloads(
+    "lstm",
+    (
+        # lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)
+        Signature(
+            composites.lstm_input,
+            "Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
+            (
+                Param("input", "Tensor"),
+                Param("hx", "Tensor[]"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+                Param("batch_first", "bool"),
+            ),
+        ),
+        # lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)
+        Signature(
+            composites.lstm_data,
+            "Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional",
+            (
+                Param("data", "Tensor"),
+                Param("batch_sizes", "Tensor"),
+                Param("hx", "Tensor[]"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+            ),
+        ),
+    ),
+)
+
+
+gru = Overloads(
+    "gru",
+    (
+        # gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+        Signature(
+            composites.gru_input,
+            "Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
+            (
+                Param("input", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+                Param("batch_first", "bool"),
+            ),
+        ),
+        # gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+        Signature(
+            composites.gru_data,
+            "Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional",
+            (
+                Param("data", "Tensor"),
+                Param("batch_sizes", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+            ),
+        ),
+    ),
+)
+
+
+rnn_tanh = Overloads(
+    "rnn_tanh",
+    (
+        # rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+        Signature(
+            composites.rnn_tanh_input,
+            "Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
+            (
+                Param("input", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+                Param("batch_first", "bool"),
+            ),
+        ),
+        # rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+        Signature(
+            composites.rnn_tanh_data,
+            "Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional",
+            (
+                Param("data", "Tensor"),
+                Param("batch_sizes", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+            ),
+        ),
+    ),
+)
+
+
+rnn_relu = Overloads(
+    "rnn_relu",
+    (
+        # rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+        Signature(
+            composites.rnn_relu_input,
+            "Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first",
+            (
+                Param("input", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
+                Param("batch_first", "bool"),
+            ),
+        ),
+        # rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)
+        Signature(
+            composites.rnn_relu_data,
+            "Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional",
+            (
+                Param("data", "Tensor"),
+                Param("batch_sizes", "Tensor"),
+                Param("hx", "Tensor"),
+                Param("params", "Tensor[]"),
+                Param("has_biases", "bool"),
+                Param("num_layers", "int"),
+                Param("dropout", "float"),
+                Param("train", "bool"),
+                Param("bidirectional", "bool"),
             ),
         ),
     ),

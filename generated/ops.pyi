@@ -21,6 +21,13 @@ from .tensor_base import min_dim_return
 from .tensor_base import sort_return
 from .tensor_base import sort_stable_return
 from .tensor_base import topk_return
+from .tensor_base import cummax_return
+from .tensor_base import cummin_return
+from .tensor_base import kthvalue_return
+from .tensor_base import median_dim_return
+from .tensor_base import nanmedian_dim_return
+from .tensor_base import mode_return
+from .tensor_base import aminmax_return
 from .tensor_base import linalg_inv_ex_return
 from .tensor_base import _linalg_det_return
 from .tensor_base import _linalg_slogdet_return
@@ -202,6 +209,34 @@ __all__ = [
     "equal",
     "sort",
     "topk",
+    "logcumsumexp",
+    "cummax",
+    "cummin",
+    "argsort",
+    "msort",
+    "kthvalue",
+    "median",
+    "nanmedian",
+    "mode",
+    "aminmax",
+    "nansum",
+    "nanmean",
+    "std_mean",
+    "var_mean",
+    "quantile",
+    "nanquantile",
+    "diff",
+    "searchsorted",
+    "bucketize",
+    "_unique2",
+    "nonzero",
+    "nonzero_numpy",
+    "argwhere",
+    "histc",
+    "bincount",
+    "count_nonzero",
+    "_unique",
+    "unique_dim_consecutive",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -213,6 +248,22 @@ __all__ = [
     "index",
     "index_put",
     "index_put_",
+    "scatter_reduce",
+    "index_copy",
+    "index_fill",
+    "masked_scatter",
+    "masked_select",
+    "take",
+    "take_along_dim",
+    "put",
+    "index_reduce",
+    "masked_scatter_backward",
+    "slice_scatter",
+    "select_scatter",
+    "diagonal_scatter",
+    "_unsafe_index",
+    "_unsafe_index_put",
+    "_index_put_impl_",
     "mm",
     "bmm",
     "dot",
@@ -307,6 +358,7 @@ __all__ = [
     "embedding_backward",
     "embedding_dense_backward",
     "one_hot",
+    "embedding_bag",
     "convolution",
     "convolution_backward",
     "conv1d",
@@ -340,6 +392,22 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "_thnn_fused_lstm_cell",
+    "_thnn_fused_lstm_cell_backward_impl",
+    "_thnn_fused_lstm_cell_backward",
+    "_thnn_differentiable_lstm_cell_backward",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell_backward",
+    "_thnn_differentiable_gru_cell_backward",
+    "lstm_cell",
+    "gru_cell",
+    "rnn_tanh_cell",
+    "rnn_relu_cell",
+    "lstm",
+    "gru",
+    "rnn_tanh",
+    "rnn_relu",
+    "_scaled_dot_product_attention_math",
 ]
 
 
@@ -395,11 +463,15 @@ def narrow(input: Tensor, dim: _int, start: _int, length: _int) -> Tensor:
     """``narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)``"""
 
 
-def cat(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+def cat(
+    tensors: Sequence[Tensor], dim: _int = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``cat(Tensor[] tensors, int dim=0) -> Tensor``"""
 
 
-def stack(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+def stack(
+    tensors: Sequence[Tensor], dim: _int = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``stack(Tensor[] tensors, int dim=0) -> Tensor``"""
 
 
@@ -509,15 +581,19 @@ def diag_embed(
     """``diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor``"""
 
 
-def diag(input: Tensor, diagonal: _int = ...) -> Tensor:
+def diag(input: Tensor, diagonal: _int = ..., *, out: Tensor | None = ...) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
 
 
-def concat(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+def concat(
+    tensors: Sequence[Tensor], dim: _int = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``concat(Tensor[] tensors, int dim=0) -> Tensor``"""
 
 
-def concatenate(tensors: Sequence[Tensor], dim: _int = ...) -> Tensor:
+def concatenate(
+    tensors: Sequence[Tensor], dim: _int = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``concatenate(Tensor[] tensors, int dim=0) -> Tensor``"""
 
 
@@ -553,34 +629,46 @@ def moveaxis(
     """``moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
 
 
-def add(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+def add(
+    input: Tensor,
+    other: Tensor | _Number,
+    *,
+    alpha: _Number = ...,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
 
-def sub(input: Tensor, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
+def sub(
+    input: Tensor,
+    other: Tensor | _Number,
+    *,
+    alpha: _Number = ...,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
 
-def mul(input: Tensor, other: Tensor | _Number) -> Tensor:
+def mul(input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``mul.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def pow(input: Tensor, exponent: _Number) -> Tensor:
+def pow(input: Tensor, exponent: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor``"""
 
 
 @overload
-def pow(input: Tensor, exponent: Tensor) -> Tensor:
+def pow(input: Tensor, exponent: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor``"""
 
 
 @overload
-def pow(input: _Number, exponent: Tensor) -> Tensor:
+def pow(input: _Number, exponent: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``pow.Scalar(Scalar self, Tensor exponent) -> Tensor``"""
 
 
-def neg(input: Tensor) -> Tensor:
+def neg(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``neg(Tensor self) -> Tensor``"""
 
 
@@ -613,129 +701,129 @@ def _to_copy(
     """``_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor``"""
 
 
-def exp(input: Tensor) -> Tensor:
+def exp(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``exp(Tensor self) -> Tensor``"""
 
 
-def exp2(input: Tensor) -> Tensor:
+def exp2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``exp2(Tensor self) -> Tensor``"""
 
 
-def log(input: Tensor) -> Tensor:
+def log(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log(Tensor self) -> Tensor``"""
 
 
-def log2(input: Tensor) -> Tensor:
+def log2(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log2(Tensor self) -> Tensor``"""
 
 
-def log10(input: Tensor) -> Tensor:
+def log10(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log10(Tensor self) -> Tensor``"""
 
 
-def log1p(input: Tensor) -> Tensor:
+def log1p(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log1p(Tensor self) -> Tensor``"""
 
 
-def expm1(input: Tensor) -> Tensor:
+def expm1(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``expm1(Tensor self) -> Tensor``"""
 
 
-def sqrt(input: Tensor) -> Tensor:
+def sqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sqrt(Tensor self) -> Tensor``"""
 
 
-def rsqrt(input: Tensor) -> Tensor:
+def rsqrt(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``rsqrt(Tensor self) -> Tensor``"""
 
 
-def reciprocal(input: Tensor) -> Tensor:
+def reciprocal(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``reciprocal(Tensor self) -> Tensor``"""
 
 
-def square(input: Tensor) -> Tensor:
+def square(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``square(Tensor self) -> Tensor``"""
 
 
-def abs(input: Tensor) -> Tensor:
+def abs(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``abs(Tensor self) -> Tensor``"""
 
 
-def sgn(input: Tensor) -> Tensor:
+def sgn(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sgn(Tensor self) -> Tensor``"""
 
 
-def sign(input: Tensor) -> Tensor:
+def sign(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sign(Tensor self) -> Tensor``"""
 
 
-def sin(input: Tensor) -> Tensor:
+def sin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sin(Tensor self) -> Tensor``"""
 
 
-def cos(input: Tensor) -> Tensor:
+def cos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``cos(Tensor self) -> Tensor``"""
 
 
-def tan(input: Tensor) -> Tensor:
+def tan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``tan(Tensor self) -> Tensor``"""
 
 
-def asin(input: Tensor) -> Tensor:
+def asin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``asin(Tensor self) -> Tensor``"""
 
 
-def acos(input: Tensor) -> Tensor:
+def acos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``acos(Tensor self) -> Tensor``"""
 
 
-def atan(input: Tensor) -> Tensor:
+def atan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``atan(Tensor self) -> Tensor``"""
 
 
-def sinh(input: Tensor) -> Tensor:
+def sinh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sinh(Tensor self) -> Tensor``"""
 
 
-def cosh(input: Tensor) -> Tensor:
+def cosh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``cosh(Tensor self) -> Tensor``"""
 
 
-def tanh(input: Tensor) -> Tensor:
+def tanh(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``tanh(Tensor self) -> Tensor``"""
 
 
-def sigmoid(input: Tensor) -> Tensor:
+def sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``sigmoid(Tensor self) -> Tensor``"""
 
 
-def erf(input: Tensor) -> Tensor:
+def erf(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``erf(Tensor self) -> Tensor``"""
 
 
-def floor(input: Tensor) -> Tensor:
+def floor(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``floor(Tensor self) -> Tensor``"""
 
 
-def ceil(input: Tensor) -> Tensor:
+def ceil(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``ceil(Tensor self) -> Tensor``"""
 
 
 @overload
-def round(input: Tensor) -> Tensor:
+def round(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``round(Tensor self) -> Tensor``"""
 
 
 @overload
-def round(input: Tensor, *, decimals: _int) -> Tensor:
+def round(input: Tensor, *, decimals: _int, out: Tensor | None = ...) -> Tensor:
     """``round.decimals(Tensor self, *, int decimals) -> Tensor``"""
 
 
-def trunc(input: Tensor) -> Tensor:
+def trunc(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``trunc(Tensor self) -> Tensor``"""
 
 
-def angle(input: Tensor) -> Tensor:
+def angle(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``angle(Tensor self) -> Tensor``"""
 
 
@@ -780,21 +868,29 @@ def tanh_(input: Tensor) -> Tensor:
 
 
 @overload
-def div(input: Tensor, other: Tensor) -> Tensor:
+def div(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``div.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def div(input: Tensor, other: Tensor, *, rounding_mode: _str | None) -> Tensor:
+def div(
+    input: Tensor,
+    other: Tensor,
+    *,
+    rounding_mode: _str | None,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
 
 
-def true_divide(input: Tensor, other: Tensor | _Number) -> Tensor:
+def true_divide(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``true_divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def floor_divide(input: Tensor, other: Tensor) -> Tensor:
+def floor_divide(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``floor_divide(Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -813,32 +909,42 @@ def rsub(input: Tensor, other: _Number, alpha: _Number = ...) -> Tensor:
     """``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor``"""
 
 
-def maximum(input: Tensor, other: Tensor | _Number) -> Tensor:
+def maximum(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``maximum(Tensor self, Tensor other) -> Tensor``"""
 
 
-def minimum(input: Tensor, other: Tensor | _Number) -> Tensor:
+def minimum(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``minimum(Tensor self, Tensor other) -> Tensor``"""
 
 
-def fmax(input: Tensor, other: Tensor | _Number) -> Tensor:
+def fmax(input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``fmax(Tensor self, Tensor other) -> Tensor``"""
 
 
-def fmin(input: Tensor, other: Tensor | _Number) -> Tensor:
+def fmin(input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``fmin(Tensor self, Tensor other) -> Tensor``"""
 
 
-def atan2(input: Tensor, other: Tensor | _Number) -> Tensor:
+def atan2(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``atan2(Tensor self, Tensor other) -> Tensor``"""
 
 
-def hypot(input: Tensor, other: Tensor | _Number) -> Tensor:
+def hypot(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``hypot(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def where(condition: Tensor, input: Tensor, other: Tensor) -> Tensor:
+def where(
+    condition: Tensor, input: Tensor, other: Tensor, *, out: Tensor | None = ...
+) -> Tensor:
     """``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -858,13 +964,23 @@ def where(condition: Tensor, input: _Number, other: _Number) -> Tensor:
 
 
 @overload
-def clamp(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
+def clamp(
+    input: Tensor,
+    min: Tensor | None = ...,
+    max: Tensor | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
 
 
 @overload
 def clamp(
-    input: Tensor, min: _Number | None = ..., max: _Number | None = ...
+    input: Tensor,
+    min: _Number | None = ...,
+    max: _Number | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
 
@@ -881,123 +997,135 @@ def clamp_(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) ->
     """``clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)``"""
 
 
-def clamp_min(input: Tensor, min: _Number) -> Tensor:
+def clamp_min(input: Tensor, min: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``clamp_min(Tensor self, Scalar min) -> Tensor``"""
 
 
-def clamp_max(input: Tensor, max: _Number) -> Tensor:
+def clamp_max(input: Tensor, max: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``clamp_max(Tensor self, Scalar max) -> Tensor``"""
 
 
 @overload
-def fmod(input: Tensor, other: Tensor) -> Tensor:
+def fmod(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``fmod.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def fmod(input: Tensor, other: _Number) -> Tensor:
+def fmod(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``fmod.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def remainder(input: Tensor, other: Tensor) -> Tensor:
+def remainder(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``remainder.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def remainder(input: Tensor, other: _Number) -> Tensor:
+def remainder(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``remainder.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def eq(input: Tensor, other: Tensor) -> Tensor:
+def eq(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``eq.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def eq(input: Tensor, other: _Number) -> Tensor:
+def eq(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``eq.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def ne(input: Tensor, other: Tensor) -> Tensor:
+def ne(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``ne.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def ne(input: Tensor, other: _Number) -> Tensor:
+def ne(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``ne.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def lt(input: Tensor, other: Tensor) -> Tensor:
+def lt(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``lt.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def lt(input: Tensor, other: _Number) -> Tensor:
+def lt(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``lt.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def le(input: Tensor, other: Tensor) -> Tensor:
+def le(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``le.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def le(input: Tensor, other: _Number) -> Tensor:
+def le(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``le.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def gt(input: Tensor, other: Tensor) -> Tensor:
+def gt(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``gt.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def gt(input: Tensor, other: _Number) -> Tensor:
+def gt(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``gt.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def ge(input: Tensor, other: Tensor) -> Tensor:
+def ge(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``ge.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def ge(input: Tensor, other: _Number) -> Tensor:
+def ge(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``ge.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
-def logical_and(input: Tensor, other: Tensor | _Number) -> Tensor:
+def logical_and(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``logical_and(Tensor self, Tensor other) -> Tensor``"""
 
 
-def logical_or(input: Tensor, other: Tensor | _Number) -> Tensor:
+def logical_or(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``logical_or(Tensor self, Tensor other) -> Tensor``"""
 
 
-def logical_xor(input: Tensor, other: Tensor | _Number) -> Tensor:
+def logical_xor(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``logical_xor(Tensor self, Tensor other) -> Tensor``"""
 
 
-def logical_not(input: Tensor) -> Tensor:
+def logical_not(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``logical_not(Tensor self) -> Tensor``"""
 
 
-def bitwise_and(input: Tensor, other: Tensor | _Number) -> Tensor:
+def bitwise_and(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
-def bitwise_or(input: Tensor, other: Tensor | _Number) -> Tensor:
+def bitwise_or(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
-def bitwise_xor(input: Tensor, other: Tensor | _Number) -> Tensor:
+def bitwise_xor(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
-def bitwise_not(input: Tensor) -> Tensor:
+def bitwise_not(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``bitwise_not(Tensor self) -> Tensor``"""
 
 
@@ -1038,12 +1166,16 @@ def fill_(input: Tensor, value: Tensor) -> Tensor:
 
 
 @overload
-def lerp(input: Tensor, end: Tensor, weight: _Number) -> Tensor:
+def lerp(
+    input: Tensor, end: Tensor, weight: _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor``"""
 
 
 @overload
-def lerp(input: Tensor, end: Tensor, weight: Tensor) -> Tensor:
+def lerp(
+    input: Tensor, end: Tensor, weight: Tensor, *, out: Tensor | None = ...
+) -> Tensor:
     """``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor``"""
 
 
@@ -1053,6 +1185,7 @@ def addcmul(
     tensor2: Tensor | _Number,
     *,
     value: _Number = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
 
@@ -1063,17 +1196,30 @@ def addcdiv(
     tensor2: Tensor | _Number,
     *,
     value: _Number = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor``"""
 
 
 @overload
-def clip(input: Tensor, min: Tensor | None = ..., max: Tensor | None = ...) -> Tensor:
+def clip(
+    input: Tensor,
+    min: Tensor | None = ...,
+    max: Tensor | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor``"""
 
 
 @overload
-def clip(input: Tensor, min: _Number | None = ..., max: _Number | None = ...) -> Tensor:
+def clip(
+    input: Tensor,
+    min: _Number | None = ...,
+    max: _Number | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor``"""
 
 
@@ -1094,6 +1240,8 @@ def nan_to_num(
     nan: _float | None = ...,
     posinf: _float | None = ...,
     neginf: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``"""
 
@@ -1108,85 +1256,87 @@ def nan_to_num_(
 
 
 @overload
-def greater(input: Tensor, other: Tensor) -> Tensor:
+def greater(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``greater.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def greater(input: Tensor, other: _Number) -> Tensor:
+def greater(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``greater.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def greater_equal(input: Tensor, other: Tensor) -> Tensor:
+def greater_equal(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``greater_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def greater_equal(input: Tensor, other: _Number) -> Tensor:
+def greater_equal(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``greater_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def less(input: Tensor, other: Tensor) -> Tensor:
+def less(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``less.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def less(input: Tensor, other: _Number) -> Tensor:
+def less(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``less.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def less_equal(input: Tensor, other: Tensor) -> Tensor:
+def less_equal(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``less_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def less_equal(input: Tensor, other: _Number) -> Tensor:
+def less_equal(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``less_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
 @overload
-def not_equal(input: Tensor, other: Tensor) -> Tensor:
+def not_equal(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``not_equal.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def not_equal(input: Tensor, other: _Number) -> Tensor:
+def not_equal(input: Tensor, other: _Number, *, out: Tensor | None = ...) -> Tensor:
     """``not_equal.Scalar(Tensor self, Scalar other) -> Tensor``"""
 
 
-def absolute(input: Tensor) -> Tensor:
+def absolute(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``absolute(Tensor self) -> Tensor``"""
 
 
-def negative(input: Tensor) -> Tensor:
+def negative(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``negative(Tensor self) -> Tensor``"""
 
 
-def arccos(input: Tensor) -> Tensor:
+def arccos(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``arccos(Tensor self) -> Tensor``"""
 
 
-def arcsin(input: Tensor) -> Tensor:
+def arcsin(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``arcsin(Tensor self) -> Tensor``"""
 
 
-def arctan(input: Tensor) -> Tensor:
+def arctan(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``arctan(Tensor self) -> Tensor``"""
 
 
-def fix(input: Tensor) -> Tensor:
+def fix(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``fix(Tensor self) -> Tensor``"""
 
 
-def arctan2(input: Tensor, other: Tensor | _Number) -> Tensor:
+def arctan2(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``arctan2(Tensor self, Tensor other) -> Tensor``"""
 
 
 @overload
-def multiply(input: Tensor, other: Tensor) -> Tensor:
+def multiply(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``multiply.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -1196,7 +1346,7 @@ def multiply(input: Tensor, other: _Number) -> Tensor:
 
 
 @overload
-def divide(input: Tensor, other: Tensor) -> Tensor:
+def divide(input: Tensor, other: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``divide.Tensor(Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -1206,12 +1356,20 @@ def divide(input: Tensor, other: _Number) -> Tensor:
 
 
 @overload
-def divide(input: Tensor, other: Tensor, *, rounding_mode: _str | None) -> Tensor:
+def divide(
+    input: Tensor,
+    other: Tensor,
+    *,
+    rounding_mode: _str | None,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor``"""
 
 
 @overload
-def subtract(input: Tensor, other: Tensor, *, alpha: _Number = ...) -> Tensor:
+def subtract(
+    input: Tensor, other: Tensor, *, alpha: _Number = ..., out: Tensor | None = ...
+) -> Tensor:
     """``subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 
 
@@ -1232,12 +1390,15 @@ def sum(
     keepdim: _bool = ...,
     *,
     dtype: _DType | None = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
 
 @overload
-def mean(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
+def mean(
+    input: Tensor, *, dtype: _DType | None = ..., out: Tensor | None = ...
+) -> Tensor:
     """``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
 
 
@@ -1248,6 +1409,7 @@ def mean(
     keepdim: _bool = ...,
     *,
     dtype: _DType | None = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
@@ -1259,53 +1421,94 @@ def prod(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
 
 @overload
 def prod(
-    input: Tensor, dim: _int, keepdim: _bool = ..., *, dtype: _DType | None = ...
+    input: Tensor,
+    dim: _int,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
 
 
 @overload
-def max(input: Tensor, dim: _int, keepdim: _bool = ...) -> max_dim_return:
+def max(
+    input: Tensor,
+    dim: _int,
+    keepdim: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> max_dim_return:
     """``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
 
 
 @overload
-def max(input: Tensor) -> Tensor:
+def max(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``max(Tensor self) -> Tensor``"""
 
 
 @overload
-def min(input: Tensor, dim: _int, keepdim: _bool = ...) -> min_dim_return:
+def min(
+    input: Tensor,
+    dim: _int,
+    keepdim: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> min_dim_return:
     """``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
 
 
 @overload
-def min(input: Tensor) -> Tensor:
+def min(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``min(Tensor self) -> Tensor``"""
 
 
 def amax(
-    input: Tensor, dim: _int | Sequence[_int] = ..., keepdim: _bool = ...
+    input: Tensor,
+    dim: _int | Sequence[_int] = ...,
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
 
 
 def amin(
-    input: Tensor, dim: _int | Sequence[_int] = ..., keepdim: _bool = ...
+    input: Tensor,
+    dim: _int | Sequence[_int] = ...,
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
 
 
-def argmax(input: Tensor, dim: _int | None = ..., keepdim: _bool = ...) -> Tensor:
+def argmax(
+    input: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
 
 
-def argmin(input: Tensor, dim: _int | None = ..., keepdim: _bool = ...) -> Tensor:
+def argmin(
+    input: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor``"""
 
 
 def logsumexp(
-    input: Tensor, dim: _int | Sequence[_int], keepdim: _bool = ...
+    input: Tensor,
+    dim: _int | Sequence[_int],
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor``"""
 
@@ -1321,6 +1524,8 @@ def var(
     dim: _int | Sequence[_int] | None,
     unbiased: _bool = ...,
     keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor``"""
 
@@ -1332,6 +1537,7 @@ def var(
     *,
     correction: _Number | None = ...,
     keepdim: _bool = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
 
@@ -1347,6 +1553,8 @@ def std(
     dim: _int | Sequence[_int] | None,
     unbiased: _bool = ...,
     keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor``"""
 
@@ -1358,15 +1566,20 @@ def std(
     *,
     correction: _Number | None = ...,
     keepdim: _bool = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor``"""
 
 
-def cumsum(input: Tensor, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
+def cumsum(
+    input: Tensor, dim: _int, *, dtype: _DType | None = ..., out: Tensor | None = ...
+) -> Tensor:
     """``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
 
 
-def cumprod(input: Tensor, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
+def cumprod(
+    input: Tensor, dim: _int, *, dtype: _DType | None = ..., out: Tensor | None = ...
+) -> Tensor:
     """``cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor``"""
 
 
@@ -1395,24 +1608,332 @@ def equal(input: Tensor, other: Tensor | _Number) -> _bool:
 
 
 @overload
-def sort(input: Tensor, dim: _int = ..., descending: _bool = ...) -> sort_return:
+def sort(
+    input: Tensor,
+    dim: _int = ...,
+    descending: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> sort_return:
     """``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
 
 
 @overload
 def sort(
-    input: Tensor, *, stable: _bool | None, dim: _int = ..., descending: _bool = ...
+    input: Tensor,
+    *,
+    stable: _bool | None,
+    dim: _int = ...,
+    descending: _bool = ...,
+    out: Sequence[Tensor] | None = ...,
 ) -> sort_stable_return:
     """``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``"""
 
 
 def topk(
-    input: Tensor, k: _int, dim: _int = ..., largest: _bool = ..., sorted: _bool = ...
+    input: Tensor,
+    k: _int,
+    dim: _int = ...,
+    largest: _bool = ...,
+    sorted: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> topk_return:
     """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
 
 
-def index_select(input: Tensor, dim: _int, index: Tensor | _Number) -> Tensor:
+def logcumsumexp(input: Tensor, dim: _int) -> Tensor:
+    """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+
+
+def cummax(input: Tensor, dim: _int) -> cummax_return:
+    """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+
+def cummin(input: Tensor, dim: _int) -> cummin_return:
+    """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+
+@overload
+def argsort(input: Tensor, dim: _int = ..., descending: _bool = ...) -> Tensor:
+    """``argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor``"""
+
+
+@overload
+def argsort(
+    input: Tensor, *, stable: _bool, dim: _int = ..., descending: _bool = ...
+) -> Tensor:
+    """``argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor``"""
+
+
+def msort(input: Tensor) -> Tensor:
+    """``msort(Tensor self) -> Tensor``"""
+
+
+def kthvalue(
+    input: Tensor, k: _int, dim: _int = ..., keepdim: _bool = ...
+) -> kthvalue_return:
+    """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+@overload
+def median(input: Tensor) -> Tensor:
+    """``median(Tensor self) -> Tensor``"""
+
+
+@overload
+def median(input: Tensor, dim: _int, keepdim: _bool = ...) -> median_dim_return:
+    """``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+@overload
+def nanmedian(input: Tensor) -> Tensor:
+    """``nanmedian(Tensor self) -> Tensor``"""
+
+
+@overload
+def nanmedian(input: Tensor, dim: _int, keepdim: _bool = ...) -> nanmedian_dim_return:
+    """``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+def mode(input: Tensor, dim: _int = ..., keepdim: _bool = ...) -> mode_return:
+    """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+
+def aminmax(
+    input: Tensor, *, dim: _int | None = ..., keepdim: _bool = ...
+) -> aminmax_return:
+    """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+
+
+def nansum(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+def nanmean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def std_mean(input: Tensor, unbiased: _bool = ...) -> _tuple[Tensor, Tensor]:
+    """``std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)``"""
+
+
+@overload
+def std_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None,
+    unbiased: _bool = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def std_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    *,
+    correction: _Number | None = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def var_mean(input: Tensor, unbiased: _bool = ...) -> _tuple[Tensor, Tensor]:
+    """``var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)``"""
+
+
+@overload
+def var_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None,
+    unbiased: _bool = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def var_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = ...,
+    *,
+    correction: _Number | None = ...,
+    keepdim: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)``"""
+
+
+@overload
+def quantile(
+    input: Tensor,
+    q: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+@overload
+def quantile(
+    input: Tensor,
+    q: _float,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+@overload
+def nanquantile(
+    input: Tensor,
+    q: Tensor,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+@overload
+def nanquantile(
+    input: Tensor,
+    q: _float,
+    dim: _int | None = ...,
+    keepdim: _bool = ...,
+    *,
+    interpolation: _str = ...,
+) -> Tensor:
+    """``nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+
+def diff(
+    input: Tensor,
+    n: _int = ...,
+    dim: _int = ...,
+    prepend: Tensor | _Number | None = ...,
+    append: Tensor | _Number | None = ...,
+) -> Tensor:
+    """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+
+
+@overload
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: Tensor,
+    *,
+    out_int32: _bool = ...,
+    right: _bool = ...,
+    side: _str | None = ...,
+    sorter: Tensor | None = ...,
+) -> Tensor:
+    """``searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor``"""
+
+
+@overload
+def searchsorted(
+    sorted_sequence: Tensor,
+    input: _Number,
+    *,
+    out_int32: _bool = ...,
+    right: _bool = ...,
+    side: _str | None = ...,
+    sorter: Tensor | None = ...,
+) -> Tensor:
+    """``searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor``"""
+
+
+@overload
+def bucketize(
+    input: Tensor, boundaries: Tensor, *, out_int32: _bool = ..., right: _bool = ...
+) -> Tensor:
+    """``bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor``"""
+
+
+@overload
+def bucketize(
+    input: _Number, boundaries: Tensor, *, out_int32: _bool = ..., right: _bool = ...
+) -> Tensor:
+    """``bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor``"""
+
+
+def _unique2(
+    input: Tensor,
+    sorted: _bool = ...,
+    return_inverse: _bool = ...,
+    return_counts: _bool = ...,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+
+
+def nonzero(input: Tensor) -> Tensor:
+    """``nonzero(Tensor self) -> Tensor``"""
+
+
+def nonzero_numpy(input: Tensor) -> _list[Tensor]:
+    """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """``argwhere(Tensor self) -> Tensor``"""
+
+
+def histc(
+    input: Tensor, bins: _int = ..., min: _Number = ..., max: _Number = ...
+) -> Tensor:
+    """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+
+
+def bincount(
+    input: Tensor, weights: Tensor | _Number | None = ..., minlength: _int = ...
+) -> Tensor:
+    """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+
+
+@overload
+def count_nonzero(input: Tensor, dim: _int | None = ...) -> Tensor:
+    """``count_nonzero(Tensor self, int? dim=None) -> Tensor``"""
+
+
+@overload
+def count_nonzero(input: Tensor, dim: _int | Sequence[_int]) -> Tensor:
+    """``count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor``"""
+
+
+def _unique(
+    input: Tensor, sorted: _bool = ..., return_inverse: _bool = ...
+) -> _tuple[Tensor, Tensor]:
+    """``_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)``"""
+
+
+def unique_dim_consecutive(
+    input: Tensor, dim: _int, return_inverse: _bool = ..., return_counts: _bool = ...
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+
+
+def index_select(
+    input: Tensor, dim: _int, index: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
 
 
@@ -1432,12 +1953,18 @@ def index_add(
     source: Tensor | _Number,
     *,
     alpha: _Number = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``"""
 
 
 def gather(
-    input: Tensor, dim: _int, index: Tensor | _Number, *, sparse_grad: _bool = ...
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    *,
+    sparse_grad: _bool = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor``"""
 
@@ -1453,17 +1980,40 @@ def gather_backward(
 
 
 @overload
-def scatter(input: Tensor, dim: _int, index: Tensor, src: Tensor) -> Tensor:
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, src: Tensor, *, out: Tensor | None = ...
+) -> Tensor:
     """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
 
 
 @overload
-def scatter(input: Tensor, dim: _int, index: Tensor, value: _Number) -> Tensor:
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, value: _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
 
 
+@overload
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, src: Tensor, *, reduce: _str
+) -> Tensor:
+    """``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor``"""
+
+
+@overload
+def scatter(
+    input: Tensor, dim: _int, index: Tensor, value: _Number, *, reduce: _str
+) -> Tensor:
+    """``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor``"""
+
+
 def scatter_add(
-    input: Tensor, dim: _int, index: Tensor | _Number, src: Tensor | _Number
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    src: Tensor | _Number,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor``"""
 
@@ -1478,7 +2028,9 @@ def masked_fill(input: Tensor, mask: Tensor, value: Tensor) -> Tensor:
     """``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor``"""
 
 
-def index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+def index(
+    input: Tensor, indices: Sequence[Tensor | None], *, out: Tensor | None = ...
+) -> Tensor:
     """``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
 
 
@@ -1500,35 +2052,162 @@ def index_put_(
     """``index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)``"""
 
 
-def mm(input: Tensor, mat2: Tensor | _Number) -> Tensor:
+def scatter_reduce(
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    src: Tensor | _Number,
+    reduce: _str,
+    *,
+    include_self: _bool = ...,
+) -> Tensor:
+    """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+
+
+def index_copy(
+    input: Tensor, dim: _int, index: Tensor | _Number, source: Tensor | _Number
+) -> Tensor:
+    """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+
+
+@overload
+def index_fill(input: Tensor, dim: _int, index: Tensor, value: _Number) -> Tensor:
+    """``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+
+
+@overload
+def index_fill(input: Tensor, dim: _int, index: Tensor, value: Tensor) -> Tensor:
+    """``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``"""
+
+
+def masked_scatter(
+    input: Tensor, mask: Tensor | _Number, source: Tensor | _Number
+) -> Tensor:
+    """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+
+
+def masked_select(input: Tensor, mask: Tensor | _Number) -> Tensor:
+    """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+
+
+def take(input: Tensor, index: Tensor | _Number) -> Tensor:
+    """``take(Tensor self, Tensor index) -> Tensor``"""
+
+
+def take_along_dim(
+    input: Tensor, indices: Tensor | _Number, dim: _int | None = ...
+) -> Tensor:
+    """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+
+
+def put(
+    input: Tensor,
+    index: Tensor | _Number,
+    source: Tensor | _Number,
+    accumulate: _bool = ...,
+) -> Tensor:
+    """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+
+
+def index_reduce(
+    input: Tensor,
+    dim: _int,
+    index: Tensor | _Number,
+    source: Tensor | _Number,
+    reduce: _str,
+    *,
+    include_self: _bool = ...,
+) -> Tensor:
+    """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+
+
+def masked_scatter_backward(
+    grad_output: Tensor | _Number, mask: Tensor | _Number, sizes: _int | Sequence[_int]
+) -> Tensor:
+    """``masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor``"""
+
+
+def slice_scatter(
+    input: Tensor,
+    src: Tensor | _Number,
+    dim: _int = ...,
+    start: _int | None = ...,
+    end: _int | None = ...,
+    step: _int = ...,
+) -> Tensor:
+    """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+
+
+def select_scatter(
+    input: Tensor, src: Tensor | _Number, dim: _int, index: _int
+) -> Tensor:
+    """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+
+
+def diagonal_scatter(
+    input: Tensor,
+    src: Tensor | _Number,
+    offset: _int = ...,
+    dim1: _int = ...,
+    dim2: _int = ...,
+) -> Tensor:
+    """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+
+
+def _unsafe_index(input: Tensor, indices: Sequence[Tensor | None]) -> Tensor:
+    """``_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor``"""
+
+
+def _unsafe_index_put(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | _Number,
+    accumulate: _bool = ...,
+) -> Tensor:
+    """``_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor``"""
+
+
+def _index_put_impl_(
+    input: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor | _Number,
+    accumulate: _bool = ...,
+    unsafe: _bool = ...,
+) -> Tensor:
+    """``_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)``"""
+
+
+def mm(input: Tensor, mat2: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``mm(Tensor self, Tensor mat2) -> Tensor``"""
 
 
-def bmm(input: Tensor, mat2: Tensor | _Number) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``bmm(Tensor self, Tensor mat2) -> Tensor``"""
 
 
-def dot(input: Tensor, tensor: Tensor | _Number) -> Tensor:
+def dot(input: Tensor, tensor: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``dot(Tensor self, Tensor tensor) -> Tensor``"""
 
 
-def vdot(input: Tensor, other: Tensor | _Number) -> Tensor:
+def vdot(input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``vdot(Tensor self, Tensor other) -> Tensor``"""
 
 
-def mv(input: Tensor, vec: Tensor | _Number) -> Tensor:
+def mv(input: Tensor, vec: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``mv(Tensor self, Tensor vec) -> Tensor``"""
 
 
-def outer(input: Tensor, vec2: Tensor | _Number) -> Tensor:
+def outer(input: Tensor, vec2: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``outer(Tensor self, Tensor vec2) -> Tensor``"""
 
 
-def ger(input: Tensor, vec2: Tensor | _Number) -> Tensor:
+def ger(input: Tensor, vec2: Tensor | _Number, *, out: Tensor | None = ...) -> Tensor:
     """``ger(Tensor self, Tensor vec2) -> Tensor``"""
 
 
-def matmul(input: Tensor, other: Tensor | _Number) -> Tensor:
+def matmul(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
     """``matmul(Tensor self, Tensor other) -> Tensor``"""
 
 
@@ -1539,6 +2218,7 @@ def addmm(
     *,
     beta: _Number = ...,
     alpha: _Number = ...,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
 
@@ -1547,15 +2227,17 @@ def linear(
     input: Tensor | _Number,
     weight: Tensor | _Number,
     bias: Tensor | _Number | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor``"""
 
 
-def tril(input: Tensor, diagonal: _int = ...) -> Tensor:
+def tril(input: Tensor, diagonal: _int = ..., *, out: Tensor | None = ...) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
 
 
-def triu(input: Tensor, diagonal: _int = ...) -> Tensor:
+def triu(input: Tensor, diagonal: _int = ..., *, out: Tensor | None = ...) -> Tensor:
     """``triu(Tensor self, SymInt diagonal=0) -> Tensor``"""
 
 
@@ -1570,7 +2252,12 @@ def norm(input: Tensor, p: _Number = ...) -> Tensor:
 
 @overload
 def norm(
-    input: Tensor, p: _Number | None, dim: _int | Sequence[_int], keepdim: _bool = ...
+    input: Tensor,
+    p: _Number | None,
+    dim: _int | Sequence[_int],
+    keepdim: _bool = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
 
@@ -1659,11 +2346,11 @@ def relu(input: Tensor) -> Tensor:
     """``relu(Tensor self) -> Tensor``"""
 
 
-def gelu(input: Tensor, *, approximate: _str = ...) -> Tensor:
+def gelu(input: Tensor, *, approximate: _str = ..., out: Tensor | None = ...) -> Tensor:
     """``gelu(Tensor self, *, str approximate='none') -> Tensor``"""
 
 
-def silu(input: Tensor) -> Tensor:
+def silu(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``silu(Tensor self) -> Tensor``"""
 
 
@@ -1687,11 +2374,15 @@ def relu_(input: Tensor) -> Tensor:
     """``relu_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
-def softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
+def softmax(
+    input: Tensor, dim: _int, dtype: _DType | None = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
 
 
-def _softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
+def _softmax(
+    input: Tensor, dim: _int, half_to_float: _bool, *, out: Tensor | None = ...
+) -> Tensor:
     """``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
 
 
@@ -1704,11 +2395,15 @@ def _softmax_backward_data(
     """``_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
 
 
-def log_softmax(input: Tensor, dim: _int, dtype: _DType | None = ...) -> Tensor:
+def log_softmax(
+    input: Tensor, dim: _int, dtype: _DType | None = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
 
 
-def _log_softmax(input: Tensor, dim: _int, half_to_float: _bool) -> Tensor:
+def _log_softmax(
+    input: Tensor, dim: _int, half_to_float: _bool, *, out: Tensor | None = ...
+) -> Tensor:
     """``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor``"""
 
 
@@ -1717,11 +2412,15 @@ def _log_softmax_backward_data(
     output: Tensor | _Number,
     dim: _int,
     input_dtype: _DType,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor``"""
 
 
-def leaky_relu(input: Tensor, negative_slope: _Number = ...) -> Tensor:
+def leaky_relu(
+    input: Tensor, negative_slope: _Number = ..., *, out: Tensor | None = ...
+) -> Tensor:
     """``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``"""
 
 
@@ -1743,6 +2442,8 @@ def elu(
     alpha: _Number = ...,
     scale: _Number = ...,
     input_scale: _Number = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``"""
 
@@ -1767,7 +2468,13 @@ def elu_(
     """``elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)``"""
 
 
-def softplus(input: Tensor, beta: _Number = ..., threshold: _Number = ...) -> Tensor:
+def softplus(
+    input: Tensor,
+    beta: _Number = ...,
+    threshold: _Number = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor``"""
 
 
@@ -1777,11 +2484,13 @@ def softplus_backward(
     """``softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor``"""
 
 
-def log_sigmoid(input: Tensor) -> Tensor:
+def log_sigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``log_sigmoid(Tensor self) -> Tensor``"""
 
 
-def log_sigmoid_forward(input: Tensor) -> log_sigmoid_forward_return:
+def log_sigmoid_forward(
+    input: Tensor, *, out: Sequence[Tensor] | None = ...
+) -> log_sigmoid_forward_return:
     """``log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)``"""
 
 
@@ -1791,7 +2500,13 @@ def log_sigmoid_backward(
     """``log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor``"""
 
 
-def hardtanh(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> Tensor:
+def hardtanh(
+    input: Tensor,
+    min_val: _Number = ...,
+    max_val: _Number = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor``"""
 
 
@@ -1805,7 +2520,7 @@ def hardtanh_(input: Tensor, min_val: _Number = ..., max_val: _Number = ...) -> 
     """``hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)``"""
 
 
-def mish(input: Tensor) -> Tensor:
+def mish(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
     """``mish(Tensor self) -> Tensor``"""
 
 
@@ -1821,7 +2536,13 @@ def dropout(input: Tensor | _Number, p: _float, train: _bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
 
 
-def mse_loss(input: Tensor, target: Tensor | _Number, reduction: _int = ...) -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
     """``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
 
 
@@ -1850,6 +2571,8 @@ def nll_loss(
     weight: Tensor | _Number | None = ...,
     reduction: _int = ...,
     ignore_index: _int = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
 
@@ -1860,6 +2583,8 @@ def nll_loss_forward(
     weight: Tensor | _Number | None,
     reduction: _int,
     ignore_index: _int,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> nll_loss_forward_return:
     """``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
 
@@ -1882,6 +2607,8 @@ def nll_loss2d(
     weight: Tensor | _Number | None = ...,
     reduction: _int = ...,
     ignore_index: _int = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor``"""
 
@@ -1892,6 +2619,8 @@ def nll_loss2d_forward(
     weight: Tensor | _Number | None,
     reduction: _int,
     ignore_index: _int,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> nll_loss2d_forward_return:
     """``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``"""
 
@@ -1913,6 +2642,8 @@ def binary_cross_entropy(
     target: Tensor | _Number,
     weight: Tensor | _Number | None = ...,
     reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
 
@@ -1943,7 +2674,12 @@ def l1_loss(input: Tensor, target: Tensor | _Number, reduction: _int = ...) -> T
 
 
 def smooth_l1_loss(
-    input: Tensor, target: Tensor | _Number, reduction: _int = ..., beta: _float = ...
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    beta: _float = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor``"""
 
@@ -1959,7 +2695,12 @@ def smooth_l1_loss_backward(
 
 
 def huber_loss(
-    input: Tensor, target: Tensor | _Number, reduction: _int = ..., delta: _float = ...
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    delta: _float = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor``"""
 
@@ -2017,6 +2758,8 @@ def native_batch_norm(
     training: _bool,
     momentum: _float,
     eps: _float,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
 
@@ -2156,6 +2899,35 @@ def embedding_dense_backward(
 
 def one_hot(input: Tensor, num_classes: _int = ...) -> Tensor:
     """``one_hot(Tensor self, int num_classes=-1) -> Tensor``"""
+
+
+@overload
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: _bool = ...,
+    mode: _int = ...,
+    sparse: _bool = ...,
+    per_sample_weights: Tensor | None = ...,
+    include_last_offset: _bool = ...,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)``"""
+
+
+@overload
+def embedding_bag(
+    weight: Tensor,
+    indices: Tensor,
+    offsets: Tensor,
+    scale_grad_by_freq: _bool,
+    mode: _int,
+    sparse: _bool,
+    per_sample_weights: Tensor | None,
+    include_last_offset: _bool,
+    padding_idx: _int | None,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)``"""
 
 
 def convolution(
@@ -2312,6 +3084,8 @@ def max_pool2d_with_indices(
     padding: _int | Sequence[_int] = ...,
     dilation: _int | Sequence[_int] = ...,
     ceil_mode: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
 
@@ -2336,6 +3110,8 @@ def max_pool3d_with_indices(
     padding: _int | Sequence[_int] = ...,
     dilation: _int | Sequence[_int] = ...,
     ceil_mode: _bool = ...,
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``"""
 
@@ -2416,6 +3192,8 @@ def avg_pool2d(
     ceil_mode: _bool = ...,
     count_include_pad: _bool = ...,
     divisor_override: _int | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
 
@@ -2441,6 +3219,8 @@ def avg_pool3d(
     ceil_mode: _bool = ...,
     count_include_pad: _bool = ...,
     divisor_override: _int | None = ...,
+    *,
+    out: Tensor | None = ...,
 ) -> Tensor:
     """``avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor``"""
 
@@ -2462,7 +3242,9 @@ def adaptive_avg_pool1d(input: Tensor, output_size: _int | Sequence[_int]) -> Te
     """``adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor``"""
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
+def adaptive_avg_pool2d(
+    input: Tensor, output_size: _int | Sequence[_int], *, out: Tensor | None = ...
+) -> Tensor:
     """``adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor``"""
 
 
@@ -2476,7 +3258,9 @@ def _adaptive_avg_pool2d_backward(
     """``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``"""
 
 
-def adaptive_avg_pool3d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor:
+def adaptive_avg_pool3d(
+    input: Tensor, output_size: _int | Sequence[_int], *, out: Tensor | None = ...
+) -> Tensor:
     """``adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor``"""
 
 
@@ -2497,7 +3281,10 @@ def adaptive_max_pool1d(
 
 
 def adaptive_max_pool2d(
-    input: Tensor, output_size: _int | Sequence[_int]
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)``"""
 
@@ -2509,7 +3296,10 @@ def adaptive_max_pool2d_backward(
 
 
 def adaptive_max_pool3d(
-    input: Tensor, output_size: _int | Sequence[_int]
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    *,
+    out: Sequence[Tensor] | None = ...,
 ) -> _tuple[Tensor, Tensor]:
     """``adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)``"""
 
@@ -2518,3 +3308,254 @@ def adaptive_max_pool3d_backward(
     grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number
 ) -> Tensor:
     """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
+
+
+def _thnn_fused_lstm_cell(
+    input_gates: Tensor | _Number,
+    hidden_gates: Tensor | _Number,
+    cx: Tensor | _Number,
+    input_bias: Tensor | _Number | None = ...,
+    hidden_bias: Tensor | _Number | None = ...,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_fused_lstm_cell_backward_impl(
+    grad_hy: Tensor | _Number | None,
+    grad_cy: Tensor | _Number | None,
+    cx: Tensor | _Number,
+    cy: Tensor | _Number,
+    workspace: Tensor | _Number,
+    has_bias: _bool,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_fused_lstm_cell_backward(
+    grad_hy: Tensor | _Number | None,
+    grad_cy: Tensor | _Number | None,
+    cx: Tensor | _Number,
+    cy: Tensor | _Number,
+    workspace: Tensor | _Number,
+    has_bias: _bool,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``_thnn_fused_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_differentiable_lstm_cell_backward(
+    grad_hy: Tensor | _Number | None,
+    grad_cy: Tensor | _Number | None,
+    input_gates: Tensor | _Number,
+    hidden_gates: Tensor | _Number,
+    input_bias: Tensor | _Number | None,
+    hidden_bias: Tensor | _Number | None,
+    cx: Tensor | _Number,
+    cy: Tensor | _Number,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``_thnn_differentiable_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor input_gates, Tensor hidden_gates, Tensor? input_bias, Tensor? hidden_bias, Tensor cx, Tensor cy) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_fused_gru_cell(
+    input_gates: Tensor | _Number,
+    hidden_gates: Tensor | _Number,
+    hx: Tensor | _Number,
+    input_bias: Tensor | _Number | None = ...,
+    hidden_bias: Tensor | _Number | None = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)``"""
+
+
+def _thnn_fused_gru_cell_backward(
+    grad_hy: Tensor | _Number, workspace: Tensor | _Number, has_bias: _bool
+) -> _tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def _thnn_differentiable_gru_cell_backward(
+    grad_hy: Tensor | _Number,
+    input_gates: Tensor | _Number,
+    hidden_gates: Tensor | _Number,
+    hx: Tensor | _Number,
+    input_bias: Tensor | _Number | None,
+    hidden_bias: Tensor | _Number | None,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``_thnn_differentiable_gru_cell_backward(Tensor grad_hy, Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias, Tensor? hidden_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def lstm_cell(
+    input: Tensor | _Number,
+    hx: Sequence[Tensor],
+    w_ih: Tensor | _Number,
+    w_hh: Tensor | _Number,
+    b_ih: Tensor | _Number | None = ...,
+    b_hh: Tensor | _Number | None = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)``"""
+
+
+def gru_cell(
+    input: Tensor | _Number,
+    hx: Tensor | _Number,
+    w_ih: Tensor | _Number,
+    w_hh: Tensor | _Number,
+    b_ih: Tensor | _Number | None = ...,
+    b_hh: Tensor | _Number | None = ...,
+) -> Tensor:
+    """``gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+
+
+def rnn_tanh_cell(
+    input: Tensor | _Number,
+    hx: Tensor | _Number,
+    w_ih: Tensor | _Number,
+    w_hh: Tensor | _Number,
+    b_ih: Tensor | _Number | None = ...,
+    b_hh: Tensor | _Number | None = ...,
+) -> Tensor:
+    """``rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+
+
+def rnn_relu_cell(
+    input: Tensor | _Number,
+    hx: Tensor | _Number,
+    w_ih: Tensor | _Number,
+    w_hh: Tensor | _Number,
+    b_ih: Tensor | _Number | None = ...,
+    b_hh: Tensor | _Number | None = ...,
+) -> Tensor:
+    """``rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor``"""
+
+
+@overload
+def lstm(
+    input: Tensor,
+    hx: Sequence[Tensor],
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor, Tensor)``"""
+
+
+@overload
+def lstm(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Sequence[Tensor],
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``lstm.data(Tensor data, Tensor batch_sizes, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor, Tensor)``"""
+
+
+@overload
+def gru(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)``"""
+
+
+@overload
+def gru(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``gru.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)``"""
+
+
+@overload
+def rnn_tanh(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)``"""
+
+
+@overload
+def rnn_tanh(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``rnn_tanh.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)``"""
+
+
+@overload
+def rnn_relu(
+    input: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+    batch_first: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)``"""
+
+
+@overload
+def rnn_relu(
+    data: Tensor,
+    batch_sizes: Tensor,
+    hx: Tensor,
+    params: Sequence[Tensor],
+    has_biases: _bool,
+    num_layers: _int,
+    dropout: _float,
+    train: _bool,
+    bidirectional: _bool,
+) -> _tuple[Tensor, Tensor]:
+    """``rnn_relu.data(Tensor data, Tensor batch_sizes, Tensor hx, Tensor[] params, bool has_biases, int num_layers, float dropout, bool train, bool bidirectional) -> (Tensor, Tensor)``"""
+
+
+def _scaled_dot_product_attention_math(
+    query: Tensor | _Number,
+    key: Tensor | _Number,
+    value: Tensor | _Number,
+    attn_mask: Tensor | _Number | None = ...,
+    dropout_p: _float = ...,
+    is_causal: _bool = ...,
+    dropout_mask: Tensor | _Number | None = ...,
+    *,
+    scale: _float | None = ...,
+    enable_gqa: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)``"""

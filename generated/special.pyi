@@ -21,6 +21,13 @@ from .tensor_base import min_dim_return
 from .tensor_base import sort_return
 from .tensor_base import sort_stable_return
 from .tensor_base import topk_return
+from .tensor_base import cummax_return
+from .tensor_base import cummin_return
+from .tensor_base import kthvalue_return
+from .tensor_base import median_dim_return
+from .tensor_base import nanmedian_dim_return
+from .tensor_base import mode_return
+from .tensor_base import aminmax_return
 from .tensor_base import linalg_inv_ex_return
 from .tensor_base import _linalg_det_return
 from .tensor_base import _linalg_slogdet_return

@@ -48,6 +48,41 @@ class topk_return(NamedTuple):
     indices: Tensor
 
 
+class cummax_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class cummin_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class kthvalue_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class median_dim_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class nanmedian_dim_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class mode_return(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+class aminmax_return(NamedTuple):
+    min: Tensor
+    max: Tensor
+
+
 class linalg_inv_ex_return(NamedTuple):
     inverse: Tensor
     info: Tensor
@@ -973,6 +1008,159 @@ class TensorBase:
     ) -> topk_return:
         """``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``"""
 
+    def logcumsumexp(self, dim: _int) -> Tensor:
+        """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+
+    def cumsum_(self, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
+        """``cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
+
+    def cumprod_(self, dim: _int, *, dtype: _DType | None = ...) -> Tensor:
+        """``cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
+
+    def cummax(self, dim: _int) -> cummax_return:
+        """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+    def cummin(self, dim: _int) -> cummin_return:
+        """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+
+    @overload
+    def argsort(self, dim: _int = ..., descending: _bool = ...) -> Tensor:
+        """``argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor``"""
+
+    @overload
+    def argsort(
+        self, *, stable: _bool, dim: _int = ..., descending: _bool = ...
+    ) -> Tensor:
+        """``argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor``"""
+
+    def msort(self) -> Tensor:
+        """``msort(Tensor self) -> Tensor``"""
+
+    def kthvalue(
+        self, k: _int, dim: _int = ..., keepdim: _bool = ...
+    ) -> kthvalue_return:
+        """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+    @overload
+    def median(self) -> Tensor:
+        """``median(Tensor self) -> Tensor``"""
+
+    @overload
+    def median(self, dim: _int, keepdim: _bool = ...) -> median_dim_return:
+        """``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+    @overload
+    def nanmedian(self) -> Tensor:
+        """``nanmedian(Tensor self) -> Tensor``"""
+
+    @overload
+    def nanmedian(self, dim: _int, keepdim: _bool = ...) -> nanmedian_dim_return:
+        """``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+    def mode(self, dim: _int = ..., keepdim: _bool = ...) -> mode_return:
+        """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+
+    def aminmax(
+        self, *, dim: _int | None = ..., keepdim: _bool = ...
+    ) -> aminmax_return:
+        """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+
+    def nansum(
+        self,
+        dim: _int | Sequence[_int] | None = ...,
+        keepdim: _bool = ...,
+        *,
+        dtype: _DType | None = ...,
+    ) -> Tensor:
+        """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+    def nanmean(
+        self,
+        dim: _int | Sequence[_int] | None = ...,
+        keepdim: _bool = ...,
+        *,
+        dtype: _DType | None = ...,
+    ) -> Tensor:
+        """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+    @overload
+    def quantile(
+        self,
+        q: Tensor,
+        dim: _int | None = ...,
+        keepdim: _bool = ...,
+        *,
+        interpolation: _str = ...,
+    ) -> Tensor:
+        """``quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+    @overload
+    def quantile(
+        self,
+        q: _float,
+        dim: _int | None = ...,
+        keepdim: _bool = ...,
+        *,
+        interpolation: _str = ...,
+    ) -> Tensor:
+        """``quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+    @overload
+    def nanquantile(
+        self,
+        q: Tensor,
+        dim: _int | None = ...,
+        keepdim: _bool = ...,
+        *,
+        interpolation: _str = ...,
+    ) -> Tensor:
+        """``nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+    @overload
+    def nanquantile(
+        self,
+        q: _float,
+        dim: _int | None = ...,
+        keepdim: _bool = ...,
+        *,
+        interpolation: _str = ...,
+    ) -> Tensor:
+        """``nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+
+    def diff(
+        self,
+        n: _int = ...,
+        dim: _int = ...,
+        prepend: Tensor | _Number | None = ...,
+        append: Tensor | _Number | None = ...,
+    ) -> Tensor:
+        """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+
+    def nonzero(self) -> Tensor:
+        """``nonzero(Tensor self) -> Tensor``"""
+
+    def nonzero_numpy(self) -> _list[Tensor]:
+        """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+
+    def argwhere(self) -> Tensor:
+        """``argwhere(Tensor self) -> Tensor``"""
+
+    def histc(self, bins: _int = ..., min: _Number = ..., max: _Number = ...) -> Tensor:
+        """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+
+    def bincount(
+        self, weights: Tensor | _Number | None = ..., minlength: _int = ...
+    ) -> Tensor:
+        """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+
+    @overload
+    def count_nonzero(self, dim: _int | None = ...) -> Tensor:
+        """``count_nonzero(Tensor self, int? dim=None) -> Tensor``"""
+
+    @overload
+    def count_nonzero(self, dim: _int | Sequence[_int]) -> Tensor:
+        """``count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor``"""
+
     def index_select(self, dim: _int, index: Tensor | _Number) -> Tensor:
         """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
 
@@ -998,6 +1186,16 @@ class TensorBase:
     @overload
     def scatter(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
         """``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+
+    @overload
+    def scatter(self, dim: _int, index: Tensor, src: Tensor, *, reduce: _str) -> Tensor:
+        """``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor``"""
+
+    @overload
+    def scatter(
+        self, dim: _int, index: Tensor, value: _Number, *, reduce: _str
+    ) -> Tensor:
+        """``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor``"""
 
     def scatter_add(
         self, dim: _int, index: Tensor | _Number, src: Tensor | _Number
@@ -1038,6 +1236,164 @@ class TensorBase:
     @overload
     def masked_fill_(self, mask: Tensor, value: Tensor) -> Tensor:
         """``masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)``"""
+
+    def scatter_reduce(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        src: Tensor | _Number,
+        reduce: _str,
+        *,
+        include_self: _bool = ...,
+    ) -> Tensor:
+        """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+
+    def index_copy(
+        self, dim: _int, index: Tensor | _Number, source: Tensor | _Number
+    ) -> Tensor:
+        """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+
+    @overload
+    def index_fill(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
+        """``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+
+    @overload
+    def index_fill(self, dim: _int, index: Tensor, value: Tensor) -> Tensor:
+        """``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``"""
+
+    def masked_scatter(
+        self, mask: Tensor | _Number, source: Tensor | _Number
+    ) -> Tensor:
+        """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+
+    def masked_select(self, mask: Tensor | _Number) -> Tensor:
+        """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+
+    def take(self, index: Tensor | _Number) -> Tensor:
+        """``take(Tensor self, Tensor index) -> Tensor``"""
+
+    def take_along_dim(
+        self, indices: Tensor | _Number, dim: _int | None = ...
+    ) -> Tensor:
+        """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+
+    def put(
+        self, index: Tensor | _Number, source: Tensor | _Number, accumulate: _bool = ...
+    ) -> Tensor:
+        """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+
+    @overload
+    def scatter_(self, dim: _int, index: Tensor, src: Tensor) -> Tensor:
+        """``scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)``"""
+
+    @overload
+    def scatter_(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
+        """``scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)``"""
+
+    @overload
+    def scatter_(
+        self, dim: _int, index: Tensor, src: Tensor, *, reduce: _str
+    ) -> Tensor:
+        """``scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)``"""
+
+    @overload
+    def scatter_(
+        self, dim: _int, index: Tensor, value: _Number, *, reduce: _str
+    ) -> Tensor:
+        """``scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)``"""
+
+    def scatter_add_(
+        self, dim: _int, index: Tensor | _Number, src: Tensor | _Number
+    ) -> Tensor:
+        """``scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)``"""
+
+    def scatter_reduce_(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        src: Tensor | _Number,
+        reduce: _str,
+        *,
+        include_self: _bool = ...,
+    ) -> Tensor:
+        """``scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
+
+    def index_add_(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        source: Tensor | _Number,
+        *,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def index_copy_(
+        self, dim: _int, index: Tensor | _Number, source: Tensor | _Number
+    ) -> Tensor:
+        """``index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)``"""
+
+    @overload
+    def index_fill_(self, dim: _int, index: Tensor, value: _Number) -> Tensor:
+        """``index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)``"""
+
+    @overload
+    def index_fill_(self, dim: _int, index: Tensor, value: Tensor) -> Tensor:
+        """``index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)``"""
+
+    def masked_scatter_(
+        self, mask: Tensor | _Number, source: Tensor | _Number
+    ) -> Tensor:
+        """``masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)``"""
+
+    def put_(
+        self, index: Tensor | _Number, source: Tensor | _Number, accumulate: _bool = ...
+    ) -> Tensor:
+        """``put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)``"""
+
+    def index_reduce(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        source: Tensor | _Number,
+        reduce: _str,
+        *,
+        include_self: _bool = ...,
+    ) -> Tensor:
+        """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+
+    def index_reduce_(
+        self,
+        dim: _int,
+        index: Tensor | _Number,
+        source: Tensor | _Number,
+        reduce: _str,
+        *,
+        include_self: _bool = ...,
+    ) -> Tensor:
+        """``index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
+
+    def slice_scatter(
+        self,
+        src: Tensor | _Number,
+        dim: _int = ...,
+        start: _int | None = ...,
+        end: _int | None = ...,
+        step: _int = ...,
+    ) -> Tensor:
+        """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+
+    def select_scatter(self, src: Tensor | _Number, dim: _int, index: _int) -> Tensor:
+        """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+
+    def diagonal_scatter(
+        self,
+        src: Tensor | _Number,
+        offset: _int = ...,
+        dim1: _int = ...,
+        dim2: _int = ...,
+    ) -> Tensor:
+        """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
 
     def mm(self, mat2: Tensor | _Number) -> Tensor:
         """``mm(Tensor self, Tensor mat2) -> Tensor``"""

@@ -732,6 +732,130 @@ def topk(
     return operators.topk.call(self, k, dim, largest, sorted)
 
 
+def logcumsumexp(self: Tensor, dim: int) -> Tensor:
+    """``logcumsumexp(Tensor self, int dim) -> Tensor``"""
+    return operators.logcumsumexp.call(self, dim)
+
+
+def cumsum_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """``cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
+    dtype = dtype_argument(dtype)
+    return operators.cumsum_.call(self, dim, dtype)
+
+
+def cumprod_(self: Tensor, dim: int, *, dtype: dtype | None = None) -> Tensor:
+    """``cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)``"""
+    dtype = dtype_argument(dtype)
+    return operators.cumprod_.call(self, dim, dtype)
+
+
+def cummax(self: Tensor, dim: int) -> Tensor:
+    """``cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    return operators.cummax.call(self, dim)
+
+
+def cummin(self: Tensor, dim: int) -> Tensor:
+    """``cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)``"""
+    return operators.cummin.call(self, dim)
+
+
+def msort(self: Tensor) -> Tensor:
+    """``msort(Tensor self) -> Tensor``"""
+    return composites.msort(self)
+
+
+def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    return operators.kthvalue.call(self, k, dim, keepdim)
+
+
+def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> Tensor:
+    """``mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    return operators.mode.call(self, dim, keepdim)
+
+
+def aminmax(self: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)``"""
+    return operators.aminmax.call(self, dim, keepdim)
+
+
+def nansum(
+    self: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    dim = None if dim is None else int_list_argument(dim, "nansum", "dim")
+    dtype = dtype_argument(dtype)
+    return operators.nansum.call(self, dim, keepdim, dtype)
+
+
+def nanmean(
+    self: Tensor,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: dtype | None = None,
+) -> Tensor:
+    """``nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+    dim = None if dim is None else int_list_argument(dim, "nanmean", "dim")
+    dtype = dtype_argument(dtype)
+    return composites.nanmean(self, dim, keepdim, dtype)
+
+
+def diff(
+    self: Tensor,
+    n: int = 1,
+    dim: int = -1,
+    prepend: Tensor | Number | None = None,
+    append: Tensor | Number | None = None,
+) -> Tensor:
+    """``diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor``"""
+    prepend = (
+        None
+        if prepend is None
+        else tensor_argument(prepend, "diff", "prepend", 4, True)
+    )
+    append = (
+        None if append is None else tensor_argument(append, "diff", "append", 5, True)
+    )
+    return composites.diff(self, n, dim, prepend, append)
+
+
+def nonzero(self: Tensor) -> Tensor:
+    """``nonzero(Tensor self) -> Tensor``"""
+    return operators.nonzero.call(self)
+
+
+def nonzero_numpy(self: Tensor) -> Tensor:
+    """``nonzero_numpy(Tensor self) -> Tensor[]``"""
+    return composites.nonzero_numpy(self)
+
+
+def argwhere(self: Tensor) -> Tensor:
+    """``argwhere(Tensor self) -> Tensor``"""
+    return composites.argwhere(self)
+
+
+def histc(self: Tensor, bins: int = 100, min: Number = 0, max: Number = 0) -> Tensor:
+    """``histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor``"""
+    return operators.histc.call(self, bins, min, max)
+
+
+def bincount(
+    self: Tensor, weights: Tensor | Number | None = None, minlength: int = 0
+) -> Tensor:
+    """``bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor``"""
+    weights = (
+        None
+        if weights is None
+        else tensor_argument(weights, "bincount", "weights", 2, True)
+    )
+    return operators.bincount.call(self, weights, minlength)
+
+
 def index_select(self: Tensor, dim: int, index: Tensor | Number) -> Tensor:
     """``index_select(Tensor self, int dim, Tensor index) -> Tensor``"""
     index = tensor_argument(index, "index_select", "index", 3, True)
@@ -797,6 +921,200 @@ def index_put_(
     indices = tensor_list_argument(indices, "index_put_", "indices", 2, True)
     values = tensor_argument(values, "index_put_", "values", 3, True)
     return operators.index_put_.call(self, indices, values, accumulate)
+
+
+def scatter_reduce(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    src: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor``"""
+    index = tensor_argument(index, "scatter_reduce", "index", 3, True)
+    src = tensor_argument(src, "scatter_reduce", "src", 4, True)
+    return operators.scatter_reduce_two.call(
+        self, dim, index, src, reduce, include_self
+    )
+
+
+def index_copy(
+    self: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor``"""
+    index = tensor_argument(index, "index_copy", "index", 3, True)
+    source = tensor_argument(source, "index_copy", "source", 4, True)
+    return operators.index_copy.call(self, dim, index, source)
+
+
+def masked_scatter(
+    self: Tensor, mask: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor``"""
+    mask = tensor_argument(mask, "masked_scatter", "mask", 2, True)
+    source = tensor_argument(source, "masked_scatter", "source", 3, True)
+    return operators.masked_scatter.call(self, mask, source)
+
+
+def masked_select(self: Tensor, mask: Tensor | Number) -> Tensor:
+    """``masked_select(Tensor self, Tensor mask) -> Tensor``"""
+    mask = tensor_argument(mask, "masked_select", "mask", 2, True)
+    return operators.masked_select.call(self, mask)
+
+
+def take(self: Tensor, index: Tensor | Number) -> Tensor:
+    """``take(Tensor self, Tensor index) -> Tensor``"""
+    index = tensor_argument(index, "take", "index", 2, True)
+    return operators.take.call(self, index)
+
+
+def take_along_dim(
+    self: Tensor, indices: Tensor | Number, dim: int | None = None
+) -> Tensor:
+    """``take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor``"""
+    indices = tensor_argument(indices, "take_along_dim", "indices", 2, True)
+    return composites.take_along_dim(self, indices, dim)
+
+
+def put(
+    self: Tensor,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor``"""
+    index = tensor_argument(index, "put", "index", 2, True)
+    source = tensor_argument(source, "put", "source", 3, True)
+    return operators.put.call(self, index, source, accumulate)
+
+
+def scatter_add_(
+    self: Tensor, dim: int, index: Tensor | Number, src: Tensor | Number
+) -> Tensor:
+    """``scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)``"""
+    index = tensor_argument(index, "scatter_add_", "index", 3, True)
+    src = tensor_argument(src, "scatter_add_", "src", 4, True)
+    return operators.scatter_add_.call(self, dim, index, src)
+
+
+def scatter_reduce_(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    src: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
+    index = tensor_argument(index, "scatter_reduce_", "index", 3, True)
+    src = tensor_argument(src, "scatter_reduce_", "src", 4, True)
+    return operators.scatter_reduce__two.call(
+        self, dim, index, src, reduce, include_self
+    )
+
+
+def index_add_(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    *,
+    alpha: Number = 1,
+) -> Tensor:
+    """``index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)``"""
+    index = tensor_argument(index, "index_add_", "index", 3, True)
+    source = tensor_argument(source, "index_add_", "source", 4, True)
+    return operators.index_add_.call(self, dim, index, source, alpha)
+
+
+def index_copy_(
+    self: Tensor, dim: int, index: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)``"""
+    index = tensor_argument(index, "index_copy_", "index", 3, True)
+    source = tensor_argument(source, "index_copy_", "source", 4, True)
+    return operators.index_copy_.call(self, dim, index, source)
+
+
+def masked_scatter_(
+    self: Tensor, mask: Tensor | Number, source: Tensor | Number
+) -> Tensor:
+    """``masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)``"""
+    mask = tensor_argument(mask, "masked_scatter_", "mask", 2, True)
+    source = tensor_argument(source, "masked_scatter_", "source", 3, True)
+    return operators.masked_scatter_.call(self, mask, source)
+
+
+def put_(
+    self: Tensor,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    accumulate: bool = False,
+) -> Tensor:
+    """``put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)``"""
+    index = tensor_argument(index, "put_", "index", 2, True)
+    source = tensor_argument(source, "put_", "source", 3, True)
+    return operators.put_.call(self, index, source, accumulate)
+
+
+def index_reduce(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor``"""
+    index = tensor_argument(index, "index_reduce", "index", 3, True)
+    source = tensor_argument(source, "index_reduce", "source", 4, True)
+    return operators.index_reduce.call(self, dim, index, source, reduce, include_self)
+
+
+def index_reduce_(
+    self: Tensor,
+    dim: int,
+    index: Tensor | Number,
+    source: Tensor | Number,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """``index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)``"""
+    index = tensor_argument(index, "index_reduce_", "index", 3, True)
+    source = tensor_argument(source, "index_reduce_", "source", 4, True)
+    return operators.index_reduce_.call(self, dim, index, source, reduce, include_self)
+
+
+def slice_scatter(
+    self: Tensor,
+    src: Tensor | Number,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
+    """``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor``"""
+    src = tensor_argument(src, "slice_scatter", "src", 2, True)
+    return operators.slice_scatter.call(self, src, dim, start, end, step)
+
+
+def select_scatter(self: Tensor, src: Tensor | Number, dim: int, index: int) -> Tensor:
+    """``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor``"""
+    src = tensor_argument(src, "select_scatter", "src", 2, True)
+    return operators.select_scatter.call(self, src, dim, index)
+
+
+def diagonal_scatter(
+    self: Tensor, src: Tensor | Number, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor``"""
+    src = tensor_argument(src, "diagonal_scatter", "src", 2, True)
+    return operators.diagonal_scatter.call(self, src, offset, dim1, dim2)
 
 
 def mm(self: Tensor, mat2: Tensor | Number) -> Tensor:
@@ -2398,6 +2716,227 @@ def sort(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     return _sort_overloads(*args, self=self, **kwargs)
 
 
+_argsort_overloads = Overloads(
+    "argsort",
+    (
+        # argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort,
+            "int dim=-1, bool descending=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int", has_default=True, default=-1),
+                Param("descending", "bool", has_default=True, default=False),
+            ),
+        ),
+        # argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor
+        Signature(
+            composites.argsort_stable,
+            "*, bool stable, int dim=-1, bool descending=False",
+            (
+                Param("self", "Tensor"),
+                Param("stable", "bool", keyword_only=True),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+                Param(
+                    "descending",
+                    "bool",
+                    keyword_only=True,
+                    has_default=True,
+                    default=False,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def argsort(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor`` or ``argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor``"""
+    return _argsort_overloads(*args, self=self, **kwargs)
+
+
+_median_overloads = Overloads(
+    "median",
+    (
+        # median(Tensor self) -> Tensor
+        Signature(
+            operators.median.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.median_dim.call,
+            "int dim, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+def median(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``median(Tensor self) -> Tensor`` or ``median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    return _median_overloads(*args, self=self, **kwargs)
+
+
+_nanmedian_overloads = Overloads(
+    "nanmedian",
+    (
+        # nanmedian(Tensor self) -> Tensor
+        Signature(
+            operators.nanmedian.call,
+            "",
+            (Param("self", "Tensor"),),
+        ),
+        # nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+        Signature(
+            operators.nanmedian_dim.call,
+            "int dim, bool keepdim=False",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("keepdim", "bool", has_default=True, default=False),
+            ),
+        ),
+    ),
+)
+
+
+def nanmedian(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``nanmedian(Tensor self) -> Tensor`` or ``nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``"""
+    return _nanmedian_overloads(*args, self=self, **kwargs)
+
+
+_quantile_overloads = Overloads(
+    "quantile",
+    (
+        # quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile,
+            "Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("self", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.quantile_scalar,
+            "float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("self", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def quantile(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`` or ``quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+    return _quantile_overloads(*args, self=self, **kwargs)
+
+
+_nanquantile_overloads = Overloads(
+    "nanquantile",
+    (
+        # nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile,
+            "Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("self", "Tensor"),
+                Param("q", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+        # nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor
+        Signature(
+            composites.nanquantile_scalar,
+            "float q, int? dim=None, bool keepdim=False, *, str interpolation='linear'",
+            (
+                Param("self", "Tensor"),
+                Param("q", "float"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param("keepdim", "bool", has_default=True, default=False),
+                Param(
+                    "interpolation",
+                    "str",
+                    keyword_only=True,
+                    has_default=True,
+                    default="linear",
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def nanquantile(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor`` or ``nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor``"""
+    return _nanquantile_overloads(*args, self=self, **kwargs)
+
+
+_count_nonzero_overloads = Overloads(
+    "count_nonzero",
+    (
+        # count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
+        Signature(
+            operators.count_nonzero_dim_IntList.call,
+            "int[] dim",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int[]"),
+            ),
+        ),
+        # count_nonzero(Tensor self, int? dim=None) -> Tensor
+        Signature(
+            operators.count_nonzero.call,
+            "int? dim=None",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+            ),
+        ),
+    ),
+)
+
+
+def count_nonzero(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`` or ``count_nonzero(Tensor self, int? dim=None) -> Tensor``"""
+    return _count_nonzero_overloads(*args, self=self, **kwargs)
+
+
 _scatter_overloads = Overloads(
     "scatter",
     (
@@ -2423,12 +2962,36 @@ _scatter_overloads = Overloads(
                 Param("value", "Scalar"),
             ),
         ),
+        # scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_reduce.call,
+            "int dim, Tensor index, Tensor src, *, str reduce",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
+        # scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
+        Signature(
+            operators.scatter_value_reduce.call,
+            "int dim, Tensor index, Number value, *, str reduce",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
     ),
 )
 
 
 def scatter(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` or ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor``"""
+    """``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` or ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`` or ``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`` or ``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor``"""
     return _scatter_overloads(*args, self=self, **kwargs)
 
 
@@ -2494,6 +3057,132 @@ _masked_fill__overloads = Overloads(
 def masked_fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`` or ``masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)``"""
     return _masked_fill__overloads(*args, self=self, **kwargs)
+
+
+_index_fill_overloads = Overloads(
+    "index_fill",
+    (
+        # index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
+        Signature(
+            operators.index_fill_int_Scalar.call,
+            "int dim, Tensor index, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
+        Signature(
+            operators.index_fill_int_Tensor.call,
+            "int dim, Tensor index, Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def index_fill(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`` or ``index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor``"""
+    return _index_fill_overloads(*args, self=self, **kwargs)
+
+
+_scatter__overloads = Overloads(
+    "scatter_",
+    (
+        # scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)
+        Signature(
+            operators.scatter__src.call,
+            "int dim, Tensor index, Tensor src",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+            ),
+        ),
+        # scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.scatter__value.call,
+            "int dim, Tensor index, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)
+        Signature(
+            operators.scatter__reduce.call,
+            "int dim, Tensor index, Tensor src, *, str reduce",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("src", "Tensor"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
+        # scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)
+        Signature(
+            operators.scatter__value_reduce.call,
+            "int dim, Tensor index, Number value, *, str reduce",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+                Param("reduce", "str", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+def scatter_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)`` or ``scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`` or ``scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)`` or ``scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)``"""
+    return _scatter__overloads(*args, self=self, **kwargs)
+
+
+_index_fill__overloads = Overloads(
+    "index_fill_",
+    (
+        # index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)
+        Signature(
+            operators.index_fill__int_Scalar.call,
+            "int dim, Tensor index, Number value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Scalar"),
+            ),
+        ),
+        # index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)
+        Signature(
+            operators.index_fill__int_Tensor.call,
+            "int dim, Tensor index, Tensor value",
+            (
+                Param("self", "Tensor"),
+                Param("dim", "int"),
+                Param("index", "Tensor"),
+                Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+def index_fill_(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`` or ``index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)``"""
+    return _index_fill__overloads(*args, self=self, **kwargs)
 
 
 _norm_overloads = Overloads(
@@ -2649,6 +3338,23 @@ METHODS: dict[str, Callable[..., Any]] = {
     "allclose": allclose,
     "equal": equal,
     "topk": topk,
+    "logcumsumexp": logcumsumexp,
+    "cumsum_": cumsum_,
+    "cumprod_": cumprod_,
+    "cummax": cummax,
+    "cummin": cummin,
+    "msort": msort,
+    "kthvalue": kthvalue,
+    "mode": mode,
+    "aminmax": aminmax,
+    "nansum": nansum,
+    "nanmean": nanmean,
+    "diff": diff,
+    "nonzero": nonzero,
+    "nonzero_numpy": nonzero_numpy,
+    "argwhere": argwhere,
+    "histc": histc,
+    "bincount": bincount,
     "index_select": index_select,
     "index_add": index_add,
     "gather": gather,
@@ -2656,6 +3362,24 @@ METHODS: dict[str, Callable[..., Any]] = {
     "index": index,
     "index_put": index_put,
     "index_put_": index_put_,
+    "scatter_reduce": scatter_reduce,
+    "index_copy": index_copy,
+    "masked_scatter": masked_scatter,
+    "masked_select": masked_select,
+    "take": take,
+    "take_along_dim": take_along_dim,
+    "put": put,
+    "scatter_add_": scatter_add_,
+    "scatter_reduce_": scatter_reduce_,
+    "index_add_": index_add_,
+    "index_copy_": index_copy_,
+    "masked_scatter_": masked_scatter_,
+    "put_": put_,
+    "index_reduce": index_reduce,
+    "index_reduce_": index_reduce_,
+    "slice_scatter": slice_scatter,
+    "select_scatter": select_scatter,
+    "diagonal_scatter": diagonal_scatter,
     "mm": mm,
     "bmm": bmm,
     "dot": dot,
@@ -2728,8 +3452,17 @@ METHODS: dict[str, Callable[..., Any]] = {
     "any": any,
     "all": all,
     "sort": sort,
+    "argsort": argsort,
+    "median": median,
+    "nanmedian": nanmedian,
+    "quantile": quantile,
+    "nanquantile": nanquantile,
+    "count_nonzero": count_nonzero,
     "scatter": scatter,
     "masked_fill": masked_fill,
     "masked_fill_": masked_fill_,
+    "index_fill": index_fill,
+    "scatter_": scatter_,
+    "index_fill_": index_fill_,
     "norm": norm,
 }

@@ -4310,6 +4310,721 @@ def topk(ks: int, self: Tensor, k: int, dim: int, largest: bool, sorted: bool) -
     return result
 
 
+def logcumsumexp(ks: int, self: Tensor, dim: int) -> Any:
+    """logcumsumexp(Tensor self, int dim) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LogcumsumexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogcumsumexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.logcumsumexp, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.logcumsumexp_jvp_formula(
+                    self, tangent_or_zeros(self), dim, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def cumsum_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CumsumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CumsumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.cumsum_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype)
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cumsum__jvp(
+                    original_self, tangent_or_zeros(self), dim, dtype, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def cumprod_(ks: int, self: Tensor, dim: int, dtype: dtype | None) -> Any:
+    """cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.CumprodBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CumprodBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.cumprod_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, dtype
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cumprod__jvp(
+                    original_self, tangent_or_zeros(self), dim, dtype, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def cummax(ks: int, self: Tensor, dim: int) -> Any:
+    """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CummaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CummaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.cummax, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cummax_jvp_values(
+                    self, tangent_or_zeros(self), dim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def cummin(ks: int, self: Tensor, dim: int) -> Any:
+    """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CumminBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CumminBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.cummin, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cummin_jvp_values(
+                    self, tangent_or_zeros(self), dim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def kthvalue(ks: int, self: Tensor, k: int, dim: int, keepdim: bool) -> Any:
+    """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.KthvalueBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.KthvalueBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.kthvalue, ks & AFTER_AUTOGRAD_KEYSET, self, k, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.kthvalue_jvp_values(
+                    self, tangent_or_zeros(self), k, dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def median(ks: int, self: Tensor) -> Any:
+    """median(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MedianBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MedianBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.median, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.median_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def median_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MedianBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MedianBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.median_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.median_dim_jvp_values(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def nanmedian(ks: int, self: Tensor) -> Any:
+    """nanmedian(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NanmedianBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NanmedianBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.nanmedian, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.nanmedian_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def nanmedian_dim(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NanmedianBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NanmedianBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.nanmedian_dim, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nanmedian_dim_jvp_values(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def mode(ks: int, self: Tensor, dim: int, keepdim: bool) -> Any:
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ModeBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ModeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(operators.mode, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.indices_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.mode_jvp_values(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def aminmax(ks: int, self: Tensor, dim: int | None, keepdim: bool) -> Any:
+    """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AminmaxBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AminmaxBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.aminmax, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.max_ = SavedVariable(result[1], True)
+        grad_fn.min_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.aminmax_jvp_max(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+                functions.aminmax_jvp_min(
+                    self, tangent_or_zeros(self), dim, keepdim, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+    return result
+
+
+def nansum(
+    ks: int, self: Tensor, dim: Sequence[int] | None, keepdim: bool, dtype: dtype | None
+) -> Any:
+    """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NansumBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NansumBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(
+        operators.nansum, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.nansum_jvp(
+                    self, tangent_or_zeros(self), dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def std_mean_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.StdMeanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.StdMeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.correction = correction
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.std_mean_correction,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        correction,
+        keepdim,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.result0_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.std_mean_correction_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    correction,
+                    keepdim,
+                    result[0],
+                    result[1],
+                ),
+                functions.std_mean_correction_jvp_result1(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    correction,
+                    keepdim,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def var_mean_correction(
+    ks: int,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Any:
+    """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.VarMeanBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.VarMeanBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.correction = correction
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.var_mean_correction,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        correction,
+        keepdim,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.var_mean_correction_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    correction,
+                    keepdim,
+                    result[0],
+                    result[1],
+                ),
+                functions.var_mean_correction_jvp_result1(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    correction,
+                    keepdim,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def searchsorted_Tensor(
+    ks: int,
+    sorted_sequence: Tensor,
+    self: Tensor,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Tensor | None,
+) -> Any:
+    """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    return redispatch(
+        operators.searchsorted_Tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        sorted_sequence,
+        self,
+        out_int32,
+        right,
+        side,
+        sorter,
+    )
+
+
+def searchsorted_Scalar(
+    ks: int,
+    sorted_sequence: Tensor,
+    self: Number,
+    out_int32: bool,
+    right: bool,
+    side: str | None,
+    sorter: Tensor | None,
+) -> Any:
+    """searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
+    return redispatch(
+        operators.searchsorted_Scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        sorted_sequence,
+        self,
+        out_int32,
+        right,
+        side,
+        sorter,
+    )
+
+
+def bucketize_Tensor(
+    ks: int, self: Tensor, boundaries: Tensor, out_int32: bool, right: bool
+) -> Any:
+    """bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    return redispatch(
+        operators.bucketize_Tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        boundaries,
+        out_int32,
+        right,
+    )
+
+
+def bucketize_Scalar(
+    ks: int, self: Number, boundaries: Tensor, out_int32: bool, right: bool
+) -> Any:
+    """bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor"""
+    return redispatch(
+        operators.bucketize_Scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        boundaries,
+        out_int32,
+        right,
+    )
+
+
+def _unique2(
+    ks: int, self: Tensor, sorted: bool, return_inverse: bool, return_counts: bool
+) -> Any:
+    """_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_unique2")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Unique2Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Unique2Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators._unique2,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        sorted,
+        return_inverse,
+        return_counts,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def unique_dim(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    sorted: bool,
+    return_inverse: bool,
+    return_counts: bool,
+) -> Any:
+    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("unique_dim")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UniqueDimBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UniqueDimBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.unique_dim,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        sorted,
+        return_inverse,
+        return_counts,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def unique_consecutive(
+    ks: int, self: Tensor, return_inverse: bool, return_counts: bool, dim: int | None
+) -> Any:
+    """unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("unique_consecutive")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UniqueConsecutiveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UniqueConsecutiveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.unique_consecutive,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        return_inverse,
+        return_counts,
+        dim,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def nonzero(ks: int, self: Tensor) -> Any:
+    """nonzero(Tensor self) -> Tensor"""
+    return redispatch(operators.nonzero, ks & AFTER_AUTOGRAD_KEYSET, self)
+
+
+def histc(ks: int, self: Tensor, bins: int, min: Number, max: Number) -> Any:
+    """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"""
+    return redispatch(operators.histc, ks & AFTER_AUTOGRAD_KEYSET, self, bins, min, max)
+
+
+def bincount(ks: int, self: Tensor, weights: Tensor | None, minlength: int) -> Any:
+    """bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or (weights is not None and weights._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("bincount")
+    _any_requires_grad = compute_requires_grad(self, weights)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("bincount")
+        grad_fn.set_next_edges(collect_next_edges(self, weights))
+    result = redispatch(
+        operators.bincount, ks & AFTER_AUTOGRAD_KEYSET, self, weights, minlength
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def count_nonzero_dim_IntList(ks: int, self: Tensor, dim: Sequence[int]) -> Any:
+    """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor"""
+    return redispatch(
+        operators.count_nonzero_dim_IntList, ks & AFTER_AUTOGRAD_KEYSET, self, dim
+    )
+
+
+def count_nonzero(ks: int, self: Tensor, dim: int | None) -> Any:
+    """count_nonzero(Tensor self, int? dim=None) -> Tensor"""
+    return redispatch(operators.count_nonzero, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+
+
+def _unique(ks: int, self: Tensor, sorted: bool, return_inverse: bool) -> Any:
+    """_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_unique")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UniqueBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UniqueBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators._unique, ks & AFTER_AUTOGRAD_KEYSET, self, sorted, return_inverse
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def unique_dim_consecutive(
+    ks: int, self: Tensor, dim: int, return_inverse: bool, return_counts: bool
+) -> Any:
+    """unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("unique_dim_consecutive")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UniqueDimConsecutiveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UniqueDimConsecutiveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.unique_dim_consecutive,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        return_inverse,
+        return_counts,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
 def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -4750,6 +5465,1196 @@ def masked_fill__Tensor(ks: int, self: Tensor, mask: Tensor, value: Tensor) -> A
                 ),
             )
         set_fw_grad(self, tangents[0])
+    return result
+
+
+def scatter_reduce_two(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.ScatterReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.include_self = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce = reduce
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.src_ = SavedVariable(src, False)
+    result = redispatch(
+        operators.scatter_reduce_two,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter_reduce_two_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    reduce,
+                    include_self,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_copy(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -> Any:
+    """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, source)
+    grad_fn: functions.IndexCopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim = source.dim()
+    result = redispatch(
+        operators.index_copy, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_copy_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_fill_int_Scalar(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.IndexFillBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.index_fill_int_Scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_fill_int_Scalar_jvp(
+                    self, tangent_or_zeros(self), dim, index, value, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def index_fill_int_Tensor(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, value)
+    grad_fn: functions.IndexFillBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.index_fill_int_Tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_fill_int_Tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    value,
+                    tangent_or_zeros(value),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def masked_scatter(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, source)
+    grad_fn: functions.MaskedScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.source_sym_sizes = tuple(source.shape)
+    result = redispatch(
+        operators.masked_scatter, ks & AFTER_AUTOGRAD_KEYSET, self, mask, source
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    mask,
+                    source,
+                    tangent_or_zeros(source),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def masked_select(ks: int, self: Tensor, mask: Tensor) -> Any:
+    """masked_select(Tensor self, Tensor mask) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaskedSelectBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedSelectBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.masked_select, ks & AFTER_AUTOGRAD_KEYSET, self, mask)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_select_jvp(self, tangent_or_zeros(self), mask, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def take(ks: int, self: Tensor, index: Tensor) -> Any:
+    """take(Tensor self, Tensor index) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.TakeBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TakeBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.take, ks & AFTER_AUTOGRAD_KEYSET, self, index)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.take_jvp(self, tangent_or_zeros(self), index, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def put(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> Any:
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, source)
+    grad_fn: functions.PutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.accumulate = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_info = TypeAndSize(source)
+    result = redispatch(
+        operators.put, ks & AFTER_AUTOGRAD_KEYSET, self, index, source, accumulate
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.put_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    accumulate,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def scatter__src(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.scatter__src, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter__src_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def scatter__value(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ScatterBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.scatter__value, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, value
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter__value_jvp(
+                    original_self, tangent_or_zeros(self), dim, index, value, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def scatter_add_(ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
+    """scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ScatterAddBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.scatter_add_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, src
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter_add__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def scatter_reduce__two(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.ScatterReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ScatterReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.include_self = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce = reduce
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.src_ = SavedVariable(src, False)
+    result = redispatch(
+        operators.scatter_reduce__two,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+        include_self,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.scatter_reduce__two_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    src,
+                    tangent_or_zeros(src),
+                    reduce,
+                    include_self,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def index_add_(
+    ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor, alpha: Number
+) -> Any:
+    """index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexAddBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexAddBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.alpha = alpha
+        grad_fn.dim = dim
+        if grad_fn.should_compute_output(1):
+            grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim = source.dim()
+    result = redispatch(
+        operators.index_add_,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+        alpha,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_add__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def index_copy_(ks: int, self: Tensor, dim: int, index: Tensor, source: Tensor) -> Any:
+    """index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexCopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_dim = source.dim()
+    result = redispatch(
+        operators.index_copy_, ks & AFTER_AUTOGRAD_KEYSET, self, dim, index, source
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_copy__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def index_fill__int_Scalar(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number
+) -> Any:
+    """index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexFillBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexFillBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.index_fill__int_Scalar,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_fill__int_Scalar_jvp(
+                    original_self, tangent_or_zeros(self), dim, index, value, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def index_fill__int_Tensor(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Tensor
+) -> Any:
+    """index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or value._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, value)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexFillBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexFillBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self, value))
+        grad_fn.dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+    result = redispatch(
+        operators.index_fill__int_Tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.index_fill__int_Tensor_jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    dim,
+                    index,
+                    value,
+                    tangent_or_zeros(value),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def masked_scatter_(ks: int, self: Tensor, mask: Tensor, source: Tensor) -> Any:
+    """masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.MaskedScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.source_sym_sizes = tuple(source.shape)
+    result = redispatch(
+        operators.masked_scatter_, ks & AFTER_AUTOGRAD_KEYSET, self, mask, source
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_scatter__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    mask,
+                    source,
+                    tangent_or_zeros(source),
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def put_(ks: int, self: Tensor, index: Tensor, source: Tensor, accumulate: bool) -> Any:
+    """put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.PutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.accumulate = accumulate
+        grad_fn.index_ = SavedVariable(index, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.source_ = SavedVariable(source, False)
+        grad_fn.source_info = TypeAndSize(source)
+    result = redispatch(
+        operators.put_, ks & AFTER_AUTOGRAD_KEYSET, self, index, source, accumulate
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.put__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    index,
+                    source,
+                    tangent_or_zeros(source),
+                    accumulate,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def scatter_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Any:
+    """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or index._fw_grad is not None
+        or src._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("scatter.reduce")
+    _any_requires_grad = compute_requires_grad(self, index, src)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("scatter")
+        grad_fn.set_next_edges(collect_next_edges(self, index, src))
+    result = redispatch(
+        operators.scatter_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def scatter_value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or index._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("scatter.value_reduce")
+    _any_requires_grad = compute_requires_grad(self, index)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("scatter")
+        grad_fn.set_next_edges(collect_next_edges(self, index))
+    result = redispatch(
+        operators.scatter_value_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+        reduce,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
+def scatter__reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
+) -> Any:
+    """scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or index._fw_grad is not None
+        or src._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("scatter_.reduce")
+    _any_requires_grad = compute_requires_grad(self, index, src)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("scatter")
+        grad_fn.set_next_edges(collect_next_edges(self, index, src))
+    result = redispatch(
+        operators.scatter__reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        src,
+        reduce,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def scatter__value_reduce(
+    ks: int, self: Tensor, dim: int, index: Tensor, value: Number, reduce: str
+) -> Any:
+    """scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or index._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("scatter_.value_reduce")
+    _any_requires_grad = compute_requires_grad(self, index)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("scatter")
+        grad_fn.set_next_edges(collect_next_edges(self, index))
+    result = redispatch(
+        operators.scatter__value_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        value,
+        reduce,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    return result
+
+
+def index_reduce(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("index_reduce")
+    _any_requires_grad = compute_requires_grad(self, source)
+    grad_fn: functions.IndexReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.dim = dim
+        grad_fn.include_self = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce = reduce
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.source_ = SavedVariable(source, False)
+    result = redispatch(
+        operators.index_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+        reduce,
+        include_self,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def index_reduce_(
+    ks: int,
+    self: Tensor,
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    include_self: bool,
+) -> Any:
+    """index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or source._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("index_reduce_")
+    _any_requires_grad = compute_requires_grad(self, source)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, source))
+        grad_fn.dim = dim
+        grad_fn.include_self = include_self
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.reduce = reduce
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+        grad_fn.source_ = SavedVariable(source, False)
+    result = redispatch(
+        operators.index_reduce_,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        index,
+        source,
+        reduce,
+        include_self,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+        grad_fn.result_ = SavedVariable(self, True)
+    return result
+
+
+def masked_scatter_backward(
+    ks: int, grad_output: Tensor, mask: Tensor, sizes: Sequence[int]
+) -> Any:
+    """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.MaskedScatterBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaskedScatterBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.grad_output_info = TypeAndSize(grad_output)
+        grad_fn.mask_ = SavedVariable(mask, False)
+    result = redispatch(
+        operators.masked_scatter_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        mask,
+        sizes,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.masked_scatter_backward_jvp(
+                    grad_output, tangent_or_zeros(grad_output), mask, sizes, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def slice_scatter(
+    ks: int,
+    self: Tensor,
+    src: Tensor,
+    dim: int,
+    start: int | None,
+    end: int | None,
+    step: int,
+) -> Any:
+    """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.SliceScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SliceScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.end = end
+        grad_fn.src_info = TypeAndSize(src)
+        grad_fn.start = start
+        grad_fn.step = step
+    result = redispatch(
+        operators.slice_scatter,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        src,
+        dim,
+        start,
+        end,
+        step,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.slice_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    dim,
+                    start,
+                    end,
+                    step,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def select_scatter(ks: int, self: Tensor, src: Tensor, dim: int, index: int) -> Any:
+    """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.SelectScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SelectScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim = dim
+        grad_fn.index = index
+        grad_fn.src_info = TypeAndSize(src)
+    result = redispatch(
+        operators.select_scatter, ks & AFTER_AUTOGRAD_KEYSET, self, src, dim, index
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.select_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    dim,
+                    index,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def diagonal_scatter(
+    ks: int, self: Tensor, src: Tensor, offset: int, dim1: int, dim2: int
+) -> Any:
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.DiagonalScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.DiagonalScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        grad_fn.dim1 = dim1
+        grad_fn.dim2 = dim2
+        grad_fn.offset = offset
+        grad_fn.src_info = TypeAndSize(src)
+    result = redispatch(
+        operators.diagonal_scatter,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        src,
+        offset,
+        dim1,
+        dim2,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.diagonal_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    offset,
+                    dim1,
+                    dim2,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _unsafe_index_Tensor(
+    ks: int, self: Tensor, indices: Sequence[Tensor | None]
+) -> Any:
+    """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnsafeIndexBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeIndexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.indices_ = SavedVariableList(indices)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators._unsafe_index_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, indices
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._unsafe_index_Tensor_jvp(
+                    self, tangent_or_zeros(self), indices, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _unsafe_index_put(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+) -> Any:
+    """_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, values)
+    grad_fn: functions.UnsafeIndexPutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeIndexPutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices)
+        grad_fn.values_info = TypeAndSize(values)
+    result = redispatch(
+        operators._unsafe_index_put,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._unsafe_index_put_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    indices,
+                    values,
+                    tangent_or_zeros(values),
+                    accumulate,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _index_put_impl_(
+    ks: int,
+    self: Tensor,
+    indices: Sequence[Tensor | None],
+    values: Tensor,
+    accumulate: bool,
+    unsafe: bool,
+) -> Any:
+    """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or values._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_index_put_impl_")
+    _any_requires_grad = compute_requires_grad(self, values)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.IndexPutImplBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.IndexPutImplBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, values))
+        grad_fn.accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices)
+        grad_fn.values_info = TypeAndSize(values)
+    result = redispatch(
+        operators._index_put_impl_,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        indices,
+        values,
+        accumulate,
+        unsafe,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
     return result
 
 
@@ -8676,6 +10581,234 @@ def adaptive_max_pool3d_backward(
     return result
 
 
+def _thnn_fused_lstm_cell(
+    ks: int,
+    input_gates: Tensor,
+    hidden_gates: Tensor,
+    cx: Tensor,
+    input_bias: Tensor | None,
+    hidden_bias: Tensor | None,
+) -> Any:
+    """_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input_gates._fw_grad is not None
+        or hidden_gates._fw_grad is not None
+        or cx._fw_grad is not None
+        or (input_bias is not None and input_bias._fw_grad is not None)
+        or (hidden_bias is not None and hidden_bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(
+        input_gates, hidden_gates, cx, input_bias, hidden_bias
+    )
+    grad_fn: functions.ThnnFusedLstmCellBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ThnnFusedLstmCellBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(input_gates, hidden_gates, cx, input_bias, hidden_bias)
+        )
+        grad_fn.cx_ = SavedVariable(cx, False)
+        grad_fn.hidden_bias_ = (
+            None if hidden_bias is None else SavedVariable(hidden_bias, False)
+        )
+        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
+        grad_fn.input_bias_ = (
+            None if input_bias is None else SavedVariable(input_bias, False)
+        )
+        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+    result = redispatch(
+        operators._thnn_fused_lstm_cell,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input_gates,
+        hidden_gates,
+        cx,
+        input_bias,
+        hidden_bias,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._thnn_fused_lstm_cell_jvp_result0(
+                    input_gates,
+                    tangent_or_zeros(input_gates),
+                    hidden_gates,
+                    tangent_or_zeros(hidden_gates),
+                    cx,
+                    tangent_or_zeros(cx),
+                    input_bias,
+                    tangent_or_zeros(input_bias),
+                    hidden_bias,
+                    tangent_or_zeros(hidden_bias),
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions._thnn_fused_lstm_cell_jvp_result1(
+                    input_gates,
+                    tangent_or_zeros(input_gates),
+                    hidden_gates,
+                    tangent_or_zeros(hidden_gates),
+                    cx,
+                    tangent_or_zeros(cx),
+                    input_bias,
+                    tangent_or_zeros(input_bias),
+                    hidden_bias,
+                    tangent_or_zeros(hidden_bias),
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def _thnn_fused_lstm_cell_backward_impl(
+    ks: int,
+    grad_hy: Tensor | None,
+    grad_cy: Tensor | None,
+    cx: Tensor,
+    cy: Tensor,
+    workspace: Tensor,
+    has_bias: bool,
+) -> Any:
+    """_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        (grad_hy is not None and grad_hy._fw_grad is not None)
+        or (grad_cy is not None and grad_cy._fw_grad is not None)
+        or cx._fw_grad is not None
+        or cy._fw_grad is not None
+        or workspace._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_thnn_fused_lstm_cell_backward_impl")
+    _any_requires_grad = compute_requires_grad(grad_hy, grad_cy, cx, cy, workspace)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("_thnn_fused_lstm_cell_backward_impl")
+        grad_fn.set_next_edges(collect_next_edges(grad_hy, grad_cy, cx, cy, workspace))
+    result = redispatch(
+        operators._thnn_fused_lstm_cell_backward_impl,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_hy,
+        grad_cy,
+        cx,
+        cy,
+        workspace,
+        has_bias,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result[0], grad_fn)
+        set_history_if_differentiable(result[1], grad_fn)
+        set_history_if_differentiable(result[2], grad_fn)
+    return result
+
+
+def _thnn_fused_gru_cell(
+    ks: int,
+    input_gates: Tensor,
+    hidden_gates: Tensor,
+    hx: Tensor,
+    input_bias: Tensor | None,
+    hidden_bias: Tensor | None,
+) -> Any:
+    """_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input_gates._fw_grad is not None
+        or hidden_gates._fw_grad is not None
+        or hx._fw_grad is not None
+        or (input_bias is not None and input_bias._fw_grad is not None)
+        or (hidden_bias is not None and hidden_bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(
+        input_gates, hidden_gates, hx, input_bias, hidden_bias
+    )
+    grad_fn: functions.ThnnFusedGruCellBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ThnnFusedGruCellBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(input_gates, hidden_gates, hx, input_bias, hidden_bias)
+        )
+        grad_fn.hidden_bias_ = (
+            None if hidden_bias is None else SavedVariable(hidden_bias, False)
+        )
+        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
+        grad_fn.hx_ = SavedVariable(hx, False)
+        grad_fn.input_bias_ = (
+            None if input_bias is None else SavedVariable(input_bias, False)
+        )
+        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+    result = redispatch(
+        operators._thnn_fused_gru_cell,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input_gates,
+        hidden_gates,
+        hx,
+        input_bias,
+        hidden_bias,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._thnn_fused_gru_cell_jvp_result0(
+                    input_gates,
+                    tangent_or_zeros(input_gates),
+                    hidden_gates,
+                    tangent_or_zeros(hidden_gates),
+                    hx,
+                    tangent_or_zeros(hx),
+                    input_bias,
+                    tangent_or_zeros(input_bias),
+                    hidden_bias,
+                    tangent_or_zeros(hidden_bias),
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def _thnn_fused_gru_cell_backward(
+    ks: int, grad_hy: Tensor, workspace: Tensor, has_bias: bool
+) -> Any:
+    """_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        grad_hy._fw_grad is not None or workspace._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_thnn_fused_gru_cell_backward")
+    _any_requires_grad = compute_requires_grad(grad_hy, workspace)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("_thnn_fused_gru_cell_backward")
+        grad_fn.set_next_edges(collect_next_edges(grad_hy, workspace))
+    result = redispatch(
+        operators._thnn_fused_gru_cell_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_hy,
+        workspace,
+        has_bias,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result[0], grad_fn)
+        set_history_if_differentiable(result[1], grad_fn)
+        set_history_if_differentiable(result[2], grad_fn)
+        set_history_if_differentiable(result[3], grad_fn)
+        set_history_if_differentiable(result[4], grad_fn)
+    return result
+
+
 operators.permute.register(DispatchKey.Autograd, permute)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
@@ -8855,6 +10988,37 @@ operators.equal.register(DispatchKey.Autograd, equal)
 operators.sort.register(DispatchKey.Autograd, sort)
 operators.sort_stable.register(DispatchKey.Autograd, sort_stable)
 operators.topk.register(DispatchKey.Autograd, topk)
+operators.logcumsumexp.register(DispatchKey.Autograd, logcumsumexp)
+operators.cumsum_.register(DispatchKey.Autograd, cumsum_)
+operators.cumprod_.register(DispatchKey.Autograd, cumprod_)
+operators.cummax.register(DispatchKey.Autograd, cummax)
+operators.cummin.register(DispatchKey.Autograd, cummin)
+operators.kthvalue.register(DispatchKey.Autograd, kthvalue)
+operators.median.register(DispatchKey.Autograd, median)
+operators.median_dim.register(DispatchKey.Autograd, median_dim)
+operators.nanmedian.register(DispatchKey.Autograd, nanmedian)
+operators.nanmedian_dim.register(DispatchKey.Autograd, nanmedian_dim)
+operators.mode.register(DispatchKey.Autograd, mode)
+operators.aminmax.register(DispatchKey.Autograd, aminmax)
+operators.nansum.register(DispatchKey.Autograd, nansum)
+operators.std_mean_correction.register(DispatchKey.Autograd, std_mean_correction)
+operators.var_mean_correction.register(DispatchKey.Autograd, var_mean_correction)
+operators.searchsorted_Tensor.register(DispatchKey.Autograd, searchsorted_Tensor)
+operators.searchsorted_Scalar.register(DispatchKey.Autograd, searchsorted_Scalar)
+operators.bucketize_Tensor.register(DispatchKey.Autograd, bucketize_Tensor)
+operators.bucketize_Scalar.register(DispatchKey.Autograd, bucketize_Scalar)
+operators._unique2.register(DispatchKey.Autograd, _unique2)
+operators.unique_dim.register(DispatchKey.Autograd, unique_dim)
+operators.unique_consecutive.register(DispatchKey.Autograd, unique_consecutive)
+operators.nonzero.register(DispatchKey.Autograd, nonzero)
+operators.histc.register(DispatchKey.Autograd, histc)
+operators.bincount.register(DispatchKey.Autograd, bincount)
+operators.count_nonzero_dim_IntList.register(
+    DispatchKey.Autograd, count_nonzero_dim_IntList
+)
+operators.count_nonzero.register(DispatchKey.Autograd, count_nonzero)
+operators._unique.register(DispatchKey.Autograd, _unique)
+operators.unique_dim_consecutive.register(DispatchKey.Autograd, unique_dim_consecutive)
 operators.index_select.register(DispatchKey.Autograd, index_select)
 operators.index_add.register(DispatchKey.Autograd, index_add)
 operators.gather.register(DispatchKey.Autograd, gather)
@@ -8868,6 +11032,39 @@ operators.index_put.register(DispatchKey.Autograd, index_put)
 operators.index_put_.register(DispatchKey.Autograd, index_put_)
 operators.masked_fill__Scalar.register(DispatchKey.Autograd, masked_fill__Scalar)
 operators.masked_fill__Tensor.register(DispatchKey.Autograd, masked_fill__Tensor)
+operators.scatter_reduce_two.register(DispatchKey.Autograd, scatter_reduce_two)
+operators.index_copy.register(DispatchKey.Autograd, index_copy)
+operators.index_fill_int_Scalar.register(DispatchKey.Autograd, index_fill_int_Scalar)
+operators.index_fill_int_Tensor.register(DispatchKey.Autograd, index_fill_int_Tensor)
+operators.masked_scatter.register(DispatchKey.Autograd, masked_scatter)
+operators.masked_select.register(DispatchKey.Autograd, masked_select)
+operators.take.register(DispatchKey.Autograd, take)
+operators.put.register(DispatchKey.Autograd, put)
+operators.scatter__src.register(DispatchKey.Autograd, scatter__src)
+operators.scatter__value.register(DispatchKey.Autograd, scatter__value)
+operators.scatter_add_.register(DispatchKey.Autograd, scatter_add_)
+operators.scatter_reduce__two.register(DispatchKey.Autograd, scatter_reduce__two)
+operators.index_add_.register(DispatchKey.Autograd, index_add_)
+operators.index_copy_.register(DispatchKey.Autograd, index_copy_)
+operators.index_fill__int_Scalar.register(DispatchKey.Autograd, index_fill__int_Scalar)
+operators.index_fill__int_Tensor.register(DispatchKey.Autograd, index_fill__int_Tensor)
+operators.masked_scatter_.register(DispatchKey.Autograd, masked_scatter_)
+operators.put_.register(DispatchKey.Autograd, put_)
+operators.scatter_reduce.register(DispatchKey.Autograd, scatter_reduce)
+operators.scatter_value_reduce.register(DispatchKey.Autograd, scatter_value_reduce)
+operators.scatter__reduce.register(DispatchKey.Autograd, scatter__reduce)
+operators.scatter__value_reduce.register(DispatchKey.Autograd, scatter__value_reduce)
+operators.index_reduce.register(DispatchKey.Autograd, index_reduce)
+operators.index_reduce_.register(DispatchKey.Autograd, index_reduce_)
+operators.masked_scatter_backward.register(
+    DispatchKey.Autograd, masked_scatter_backward
+)
+operators.slice_scatter.register(DispatchKey.Autograd, slice_scatter)
+operators.select_scatter.register(DispatchKey.Autograd, select_scatter)
+operators.diagonal_scatter.register(DispatchKey.Autograd, diagonal_scatter)
+operators._unsafe_index_Tensor.register(DispatchKey.Autograd, _unsafe_index_Tensor)
+operators._unsafe_index_put.register(DispatchKey.Autograd, _unsafe_index_put)
+operators._index_put_impl_.register(DispatchKey.Autograd, _index_put_impl_)
 operators.mm.register(DispatchKey.Autograd, mm)
 operators.bmm.register(DispatchKey.Autograd, bmm)
 operators.dot.register(DispatchKey.Autograd, dot)
@@ -9000,4 +11197,12 @@ operators.adaptive_max_pool2d_backward.register(
 operators.adaptive_max_pool3d.register(DispatchKey.Autograd, adaptive_max_pool3d)
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.Autograd, adaptive_max_pool3d_backward
+)
+operators._thnn_fused_lstm_cell.register(DispatchKey.Autograd, _thnn_fused_lstm_cell)
+operators._thnn_fused_lstm_cell_backward_impl.register(
+    DispatchKey.Autograd, _thnn_fused_lstm_cell_backward_impl
+)
+operators._thnn_fused_gru_cell.register(DispatchKey.Autograd, _thnn_fused_gru_cell)
+operators._thnn_fused_gru_cell_backward.register(
+    DispatchKey.Autograd, _thnn_fused_gru_cell_backward
 )

@@ -615,6 +615,16 @@ RUNTIME_SOURCES = [
         "autograd/_gradcheck_inputs.py",
         "autograd/_gradcheck_jacobians.py",
         "autograd/_gradcheck_checks.py",
+        "autograd/graph.py",
+        "utils/checkpoint.py",
+        "autograd/functional.py",
+        "func/eager_transforms.py",
+        "func/vmap.py",
+        "func/batching.py",
+        "func/batching_rules.py",
+        "func/randomness.py",
+        "func/functional_call.py",
+        "func/pytree.py",
     )
 ]
 RUNTIME_EXCEPTIONS = {
@@ -626,6 +636,7 @@ RUNTIME_EXCEPTIONS = {
     "IndexError",
     "AssertionError",
     "GradcheckError",
+    "CheckpointError",
 }
 
 

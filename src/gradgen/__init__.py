@@ -10,6 +10,8 @@ runtime.
 
 from __future__ import annotations
 
+import typing as _typing
+
 # Imported floor by floor (docs/architecture.md, "Floors"): every module below imports
 # only from its own floor or lower ones, so this order is the order they load in.
 # `name as name`: the explicit re-exports of a typed package (PEP 484), so that type
@@ -33,6 +35,9 @@ from .dtypes import (
     set_default_dtype as set_default_dtype,
     uint8 as uint8,
 )
+
+if dtypes.HAS_BFLOAT16:
+    from .dtypes import bfloat16 as bfloat16
 from .anomaly_mode import (
     is_anomaly_check_nan_enabled as is_anomaly_check_nan_enabled,
     is_anomaly_enabled as is_anomaly_enabled,
@@ -103,6 +108,11 @@ from .generated.ops import *  # noqa: F401,F403
 
 # PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
 from .norms import norm as norm  # type: ignore[no-redef]  # replaces the generated norm
+from .functional import nonzero as nonzero  # PyTorch binding's as_tuple
+from .functional import (
+    unique as unique,
+    unique_consecutive as unique_consecutive,
+)
 from . import tensor_api
 from .legacy_tensors import (
     BoolTensor as BoolTensor,
@@ -117,7 +127,15 @@ from .legacy_tensors import (
 )
 from . import linalg as linalg, special as special
 from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
+from . import profiler as profiler
 from .serialization import load as load, save as save
+from . import func as func
+
+# gradgen.autograd.functional sits on floor 6 (it uses func), above autograd/, so
+# autograd/__init__.py cannot import it: importing it here makes it the attribute.
+from .autograd import functional as _autograd_functional
+
+del _autograd_functional
 
 # The Tensor methods: the generated operators', then the hand-written ones that call
 # them (the Python operators of tensor_api look the generated methods up once).
@@ -140,3 +158,12 @@ contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 
 __version__ = "0.1.0"
+
+
+if not _typing.TYPE_CHECKING:  # type checkers should report unknown names, not see this
+
+    def __getattr__(name: str) -> object:
+        # Only reached for names the module lacks: bfloat16 without ml_dtypes.
+        if name == "bfloat16":
+            raise AttributeError(dtypes.BFLOAT16_MISSING)
+        raise AttributeError(f"module 'gradgen' has no attribute '{name}'")

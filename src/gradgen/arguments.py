@@ -8,13 +8,16 @@ a TypeError naming the function, the argument and its position. Those rules live
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .dtypes import as_dtype, dtype
+from .grad_mode import _state as _grad_mode_state
 from .tensor import Tensor, wrap_number
+from .variable_type_utils import copy_into, increment_version
 
 _NUMBER_TYPES = (bool, int, float, complex, np.number, np.bool_)
 
@@ -101,3 +104,83 @@ def int_list_varargs(
 def dtype_argument(value: Any) -> dtype | None:
     """A ScalarType? argument: None, or anything `as_dtype` accepts."""
     return None if value is None else as_dtype(value)
+
+
+# -- out= ---------------------------------------------------------------------------------
+
+OUT_REQUIRES_GRAD = (
+    "{}(): functions with out=... arguments don't support automatic differentiation, "
+    "but one of the arguments requires grad."
+)
+OUT_RESIZED = (
+    "An output with one or more elements was resized since it had shape {}, which does "
+    "not match the required output shape {}. This behavior is deprecated, and in a "
+    "future PyTorch release outputs will not be resized unless they have zero elements. "
+    "You can explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+    "with t.resize_(0)."
+)
+
+
+def _any_requires_grad(values: Sequence[Any]) -> bool:
+    for value in values:
+        if isinstance(value, Tensor) and value.requires_grad:
+            return True
+        if isinstance(value, list) and _any_requires_grad(value):
+            return True
+    return False
+
+
+def write_out(
+    function: str,
+    out: Any,
+    operator: Callable[..., Any],
+    arguments: tuple[Any, ...],
+    stacklevel: int = 3,
+) -> Any:
+    """`gradgen.NAME(..., out=out)`, as PyTorch's out= overloads behave: the result is
+    computed, then written into `out` (resized when its shape differs, with PyTorch's
+    warning unless `out` is empty; cast to out's dtype where PyTorch's casting rule
+    allows), and `out` is returned with its version bumped. Under grad mode no argument
+    may require grad: out= functions are not differentiable."""
+    outs = _out_tensors(function, out)
+    if _grad_mode_state.enabled and _any_requires_grad((*outs, *arguments)):
+        raise RuntimeError(OUT_REQUIRES_GRAD.format(function))
+    result = operator(*arguments)
+    if isinstance(result, Tensor):
+        if not isinstance(out, Tensor):
+            raise TypeError(
+                f"{function}(): argument 'out' must be Tensor, not {type(out).__name__}"
+            )
+        _write(out, result._data, stacklevel)
+        return out
+    if len(result) != len(outs):
+        raise TypeError(f"expected tuple of {len(result)} elements but got {len(outs)}")
+    for target, value in zip(outs, result):
+        _write(target, value._data, stacklevel)
+    return type(result)(*outs)  # the operator's named tuple, of the out tensors
+
+
+def _out_tensors(function: str, out: Any) -> tuple[Tensor, ...]:
+    """`out` as a tuple of tensors (a Tensor, or a tuple or list of them)."""
+    if isinstance(out, Tensor):
+        return (out,)
+    if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
+        return tuple(out)
+    raise TypeError(
+        f"{function}(): argument 'out' must be Tensor, not {type(out).__name__}"
+    )
+
+
+def _write(out: Tensor, value: np.ndarray, stacklevel: int) -> None:
+    """One result into its out tensor: resized (warning unless empty), cast, bumped;
+    `stacklevel` as write_out's caller gave it (this frame is one more)."""
+    shape = value.shape
+    if out._data.shape != shape:
+        if out._data.size != 0:
+            warnings.warn(
+                OUT_RESIZED.format(list(out._data.shape), list(shape)),
+                stacklevel=stacklevel + 1,
+            )
+        out._data = np.empty(shape, dtype=out._data.dtype)
+    copy_into(out, value)
+    increment_version(out)

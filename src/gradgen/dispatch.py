@@ -3,6 +3,7 @@
 A call enters at the highest key and each kernel may pass the call down with
 `redispatch(handle, keyset_without_me, ...)`, as PyTorch's dispatcher does:
 
+    Batched          gradgen.func's vmap: batching rules (only while vmap runs)
     Autograd         generated VariableType kernel: records the graph
     ADInplaceOrView  generated: view bookkeeping and version bumps (views, in-place)
     NumPy            generated backend kernel: runs the numpy expression from the YAML
@@ -32,6 +33,9 @@ class DispatchKey(enum.IntEnum):
     NumPy = 0
     ADInplaceOrView = 1
     Autograd = 2
+    # Above Autograd, as functorch's FuncTorchBatched: entered only while a vmap level
+    # is open (gradgen.func registers its kernel for every operator).
+    Batched = 3
 
 
 def keyset(*keys: DispatchKey) -> int:
@@ -41,7 +45,10 @@ def keyset(*keys: DispatchKey) -> int:
     return bits
 
 
-ALL_KEYS = keyset(*DispatchKey)
+# The keys a call enters with when no vmap level is open.
+ALL_KEYS = keyset(DispatchKey.Autograd, DispatchKey.ADInplaceOrView, DispatchKey.NumPy)
+BATCHED_KEYSET = keyset(DispatchKey.Batched)
+_TABLE_SIZE = keyset(*DispatchKey) + 1
 AFTER_AUTOGRAD_KEYSET = keyset(DispatchKey.ADInplaceOrView, DispatchKey.NumPy)
 AFTER_AD_INPLACE_OR_VIEW_KEYSET = keyset(DispatchKey.NumPy)
 
@@ -56,6 +63,27 @@ class _ForwardADLevels:
 
 forward_ad_levels = _ForwardADLevels()
 
+# The profiler's hook: `observer(handle, args)` runs every top-level call when set (see
+# `observe_calls`); None, the usual case, costs each call one global lookup.
+Observer = Callable[["OperatorHandle", tuple[Any, ...]], Any]
+_observer: Observer | None = None
+
+
+def observe_calls(observer: Observer | None) -> None:
+    """Route every `OperatorHandle.call` through `observer(handle, args)`, which calls
+    `handle.call_unobserved(*args)` itself; None puts the direct call back."""
+    global _observer
+    _observer = observer
+
+
+class _BatchedLevels:
+    """How many vmap levels are open (in any thread); kept by gradgen.func.batching."""
+
+    open = 0
+
+
+batched_levels = _BatchedLevels()
+
 
 class OperatorHandle:
     """An operator known to the dispatcher, e.g. ``add.Tensor``."""
@@ -66,13 +94,13 @@ class OperatorHandle:
         self.name = name
         self.schema = schema
         self._kernels: dict[DispatchKey, Kernel] = {}
-        self._table: list[Kernel | None] = [None] * (ALL_KEYS + 1)
+        self._table: list[Kernel | None] = [None] * _TABLE_SIZE
 
     def register(self, key: DispatchKey, kernel: Kernel) -> None:
         if key in self._kernels:
             raise RuntimeError(f"{self.name} already has a {key.name} kernel")
         self._kernels[key] = kernel
-        for bits in range(ALL_KEYS + 1):
+        for bits in range(_TABLE_SIZE):
             self._table[bits] = next(
                 (
                     self._kernels[k]
@@ -94,10 +122,26 @@ class OperatorHandle:
 
     def call(self, *args: Any) -> Any:
         """Enter the dispatcher at the top (below Autograd when it has nothing to do)."""
+        if _observer is not None:
+            return _observer(self, args)
+        # The body of call_unobserved, inlined: this is every operator's hot path.
         if _grad_mode_state.enabled or forward_ad_levels.open:
             keys = ALL_KEYS
         else:
             keys = AFTER_AUTOGRAD_KEYSET
+        kernel = self._table[keys]
+        if kernel is None:
+            kernel = self.kernel_for(keys)
+        return kernel(keys, *args)
+
+    def call_unobserved(self, *args: Any) -> Any:
+        """`call` past the observer: how the observer itself runs the operator."""
+        if _grad_mode_state.enabled or forward_ad_levels.open:
+            keys = ALL_KEYS
+        else:
+            keys = AFTER_AUTOGRAD_KEYSET
+        if batched_levels.open:
+            keys |= BATCHED_KEYSET
         kernel = self._table[keys]
         if kernel is None:
             kernel = self.kernel_for(keys)

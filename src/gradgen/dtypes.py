@@ -20,6 +20,22 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+try:  # bfloat16 comes from the optional ml_dtypes package (pip install gradgen[bfloat16])
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - depends on the machine
+    _ml_dtypes = None  # type: ignore[assignment]
+HAS_BFLOAT16 = _ml_dtypes is not None
+
+BFLOAT16_MISSING = (
+    "gradgen.bfloat16 needs the optional package ml_dtypes, which gives numpy a bfloat16 "
+    "type: pip install ml_dtypes (or gradgen[bfloat16])"
+)
+
+
+# The category (bool < integer < floating < complex) of a numpy dtype's kind; "V" is
+# ml_dtypes' bfloat16, the one dtype of that kind gradgen has.
+_KIND_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 3, "V": 3, "c": 4}
+
 
 class dtype:
     """A tensor element type: ``gradgen.float32``, ``gradgen.complex128``, ..."""
@@ -33,12 +49,14 @@ class dtype:
         "itemsize",
     )
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, numpy_type: Any = None) -> None:
         self.name = name
-        self.numpy = np.dtype(name)
-        self.is_complex = self.numpy.kind == "c"
-        self.is_floating_point = self.numpy.kind == "f"
-        self.is_signed = self.numpy.kind in "ifc"
+        self.numpy = np.dtype(name if numpy_type is None else numpy_type)
+        # ml_dtypes' bfloat16 is a numpy dtype of kind "V": a floating type here.
+        kind = "f" if self.numpy.kind == "V" else self.numpy.kind
+        self.is_complex = kind == "c"
+        self.is_floating_point = kind == "f"
+        self.is_signed = kind in "ifc"
         self.itemsize = self.numpy.itemsize
 
     def __repr__(self) -> str:
@@ -50,7 +68,7 @@ class dtype:
     @property
     def category(self) -> int:
         """0 bool, 1 integer, 3 floating, 4 complex: the order promotion climbs."""
-        return "biufc".index(self.numpy.kind) if self.numpy.kind != "u" else 1
+        return _KIND_CATEGORY[self.numpy.kind]
 
     def to_complex(self) -> dtype:
         """The complex dtype with this floating dtype's precision."""
@@ -75,6 +93,8 @@ float32 = dtype("float32")
 float64 = dtype("float64")
 complex64 = dtype("complex64")
 complex128 = dtype("complex128")
+if _ml_dtypes is not None:
+    bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16)
 
 ALL_DTYPES = (
     bool,
@@ -89,8 +109,11 @@ ALL_DTYPES = (
     complex64,
     complex128,
 )
-_FROM_NUMPY: dict[np.dtype, dtype] = {d.numpy: d for d in ALL_DTYPES}
-_FROM_NAME: dict[str, dtype] = {d.name: d for d in ALL_DTYPES}
+# bfloat16, when ml_dtypes is installed, is known by name and numpy dtype but not listed
+# in ALL_DTYPES (what gradgen always has).
+_KNOWN = ALL_DTYPES + ((bfloat16,) if _ml_dtypes is not None else ())
+_FROM_NUMPY: dict[np.dtype, dtype] = {d.numpy: d for d in _KNOWN}
+_FROM_NAME: dict[str, dtype] = {d.name: d for d in _KNOWN}
 
 
 def from_numpy(np_dtype: np.dtype) -> dtype:
@@ -145,6 +168,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a
     if {a, b} == {uint8, int8}:  # neither holds the other: the next signed type
         return int16
+    if {a.name, b.name} == {"float16", "bfloat16"}:  # neither holds the other
+        return float32
     ca, cb = a.category, b.category
     if ca != cb:
         high, low = (a, b) if ca > cb else (b, a)
@@ -167,9 +192,6 @@ def python_scalar_dtype(value: object) -> dtype:
     if isinstance(value, (complex, np.complexfloating)):
         return complex128
     raise TypeError(f"expected a number, got {type(value).__name__}")
-
-
-_KIND_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 3, "c": 4}
 
 
 def _same_dtype_result(operands: tuple[object, ...]) -> dtype | None:
@@ -295,7 +317,9 @@ class Spelling(NamedTuple):
 
 def _spelling(scalar_type: str, typeid: str, cpp: str) -> Spelling:
     legacy = scalar_type + "Tensor"
-    old_class = scalar_type != "Bool" and not scalar_type.startswith("Complex")
+    old_class = scalar_type not in ("Bool", "BFloat16") and not scalar_type.startswith(
+        "Complex"
+    )
     tensor_type = "torch." + legacy if old_class else f"CPU{scalar_type}Type"
     return Spelling(scalar_type, typeid, cpp, legacy, tensor_type)
 
@@ -317,6 +341,7 @@ PYTORCH_SPELLINGS: dict[str, Spelling] = {
     "complex128": _spelling(
         "ComplexDouble", "c10::complex<double>", "c10::complex<double>"
     ),
+    "bfloat16": _spelling("BFloat16", "c10::BFloat16", "c10::BFloat16"),
 }
 
 
@@ -345,7 +370,11 @@ class finfo:  # noqa: N801  (PyTorch's name)
                 "torch.finfo() requires a floating point input type. Use torch.iinfo "
                 "to handle 'torch.finfo'"
             )
-        info = np.finfo(target.to_real().numpy)
+        real = target.to_real().numpy
+        if real.kind == "V":  # bfloat16: numpy's finfo does not know ml_dtypes' types
+            info = _ml_dtypes.finfo(real)  # type: ignore[no-untyped-call]
+        else:
+            info = np.finfo(real)
         self.bits: int = info.bits
         self.eps = float(info.eps)
         self.max = float(info.max)

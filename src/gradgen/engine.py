@@ -19,6 +19,7 @@ Gradients of non-leaves live only in the engine's input buffers.
 from __future__ import annotations
 
 import heapq
+import itertools
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -56,6 +57,9 @@ class InputBuffer:
             slots[position] = gradient
         elif grad_mode.is_grad_enabled():
             slots[position] = old + gradient  # recorded: create_graph
+        elif old.__class__ is not Tensor or gradient.__class__ is not Tensor:
+            # A subclass (vmap's BatchedTensor): its _data is not all of it.
+            slots[position] = old + gradient
         else:
             slots[position] = None
             if is_stealable(old):
@@ -139,12 +143,17 @@ def validate_outputs(
         grads[index] = grad
 
 
+_task_ids = itertools.count()
+
+
 class GraphTask:
     """The state of one backward pass."""
 
     __slots__ = (
+        "task_id",
         "keep_graph",
         "dependencies",
+        "nodes_in_graph",
         "not_ready",
         "exec_info",
         "needed",
@@ -153,8 +162,10 @@ class GraphTask:
     )
 
     def __init__(self, keep_graph: bool) -> None:
+        self.task_id = next(_task_ids)  # PyTorch's _current_graph_task_id
         self.keep_graph = keep_graph
         self.dependencies: dict[Node, int] = {}
+        self.nodes_in_graph: set[Node] = set()  # reached from the root
         self.not_ready: dict[Node, InputBuffer] = {}
         # None: run everything. Otherwise the nodes gradients must reach (PyTorch's
         # should_execute: needed or captured) ...
@@ -172,7 +183,8 @@ def compute_dependencies(root: Node, task: GraphTask, min_topo_nr: int = 0) -> N
     requested outputs, so the search does not go below them (PyTorch's pruning).
     """
     dependencies = task.dependencies
-    seen = {root}
+    seen = task.nodes_in_graph
+    seen.add(root)
     stack = [root]
     while stack:
         node = stack.pop()
@@ -388,14 +400,14 @@ def execute(
         task.captured = [None] * len(outputs)
 
     previous_mode = grad_mode.is_grad_enabled()
-    previous_exec_info = task_state.exec_info
+    previous_exec_info, previous_task = task_state.exec_info, task_state.task
     grad_mode._set_enabled(create_graph)
-    task_state.exec_info = task.exec_info
+    task_state.exec_info, task_state.task = task.exec_info, task
     try:
         _run(task, root, root_buffer)
     finally:
         grad_mode._set_enabled(previous_mode)
-        task_state.exec_info = previous_exec_info
+        task_state.exec_info, task_state.task = previous_exec_info, previous_task
     if task.not_ready and task.exec_info is None:
         raise RuntimeError("could not compute gradients for some functions")
     return task.captured

@@ -18,7 +18,8 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from . import dtypes
-from .dtypes import as_dtype, dtype
+from .dtypes import as_dtype, dtype, spelling
+from .grad_mode import is_grad_enabled
 from .devices import check_device
 from .scalars import COMPLEX_DISCARDED, python_type_name, array_from_data, checked_value
 from .tensor import Number, Size, Tensor
@@ -57,7 +58,7 @@ def _check_numpy_data(data: Any) -> None:
 def _finish(data: np.ndarray, requires_grad: builtins.bool) -> Tensor:
     if data.dtype not in dtypes._FROM_NUMPY:
         raise TypeError(f"unsupported dtype {data.dtype}")
-    if requires_grad and data.dtype.kind not in "fc":
+    if requires_grad and data.dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError(REQUIRES_GRAD_DTYPE_ERROR)
     return Tensor(data, requires_grad=builtins.bool(requires_grad))
 
@@ -194,12 +195,51 @@ def _float_dtype(dtype: DTypeArgument) -> dtype:
     return as_dtype(dtype) if dtype is not None else dtypes.get_default_dtype()
 
 
+# -- out= on the factories ----------------------------------------------------------------
+
+
+def out_dtype(function: str, dtype: DTypeArgument, out: Any) -> dtype:
+    """The dtype a factory computes in when given `out=`: out's, which an explicit
+    dtype must equal (PyTorch's check)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(
+            f"{function}(): argument 'out' must be Tensor, not {type(out).__name__}"
+        )
+    target = dtypes.from_numpy(out._data.dtype)
+    if dtype is not None and as_dtype(dtype) is not target:
+        raise RuntimeError(
+            f"dtype {spelling(as_dtype(dtype)).scalar_type} does not match dtype of "
+            f"out parameter ({spelling(target).scalar_type})"
+        )
+    return target
+
+
+def into_out(function: str, out: Tensor, result: Tensor) -> Tensor:
+    """A factory's result written into `out`: resized to the result's shape without a
+    warning (the factories' out= resize as PyTorch's do), version bumped."""
+    if is_grad_enabled() and out.requires_grad:
+        raise RuntimeError(
+            f"aten::{function}(): functions with out=... arguments don't support "
+            "automatic differentiation, but one of the arguments requires grad."
+        )
+    if out._data.shape == result._data.shape:
+        out._data[...] = result._data
+    else:
+        out._data = result._data
+    out._counter().version += 1
+    return out
+
+
 def zeros(
     *size: SizeArgument,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
+    if out is not None:
+        dtype = out_dtype("zeros", dtype, out)
+        return into_out("zeros", out, zeros(*size, dtype=dtype, device=device))
     check_device(device)
     return _finish(
         np.zeros(_size("zeros", size), _float_dtype(dtype).numpy), requires_grad
@@ -208,10 +248,14 @@ def zeros(
 
 def ones(
     *size: SizeArgument,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
+    if out is not None:
+        dtype = out_dtype("ones", dtype, out)
+        return into_out("ones", out, ones(*size, dtype=dtype, device=device))
     check_device(device)
     return _finish(
         np.ones(_size("ones", size), _float_dtype(dtype).numpy), requires_grad
@@ -222,10 +266,14 @@ def full(
     size: Sequence[builtins.int],
     fill_value: Number,
     *,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
+    if out is not None:
+        dtype = out_dtype("full", dtype, out)
+        return into_out("full", out, full(size, fill_value, dtype=dtype, device=device))
     check_device(device)
     if dtype is None:
         inferred = np.array(fill_value)
@@ -267,10 +315,16 @@ def arange(
     end: builtins.int | builtins.float | None = None,
     step: builtins.int | builtins.float = 1,
     *,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
+    if out is not None:
+        dtype = out_dtype("arange", dtype, out)
+        result = arange(start, end, step, dtype=dtype, device=device)
+        _warn_arange_resize(out, result)
+        return into_out("arange", out, result)
     check_device(device)
     if end is None:
         start, end = 0, start
@@ -285,6 +339,19 @@ def arange(
     return _finish(
         np.arange(start, end, step)[:size].astype(target.numpy), requires_grad
     )
+
+
+def _warn_arange_resize(out: Tensor, result: Tensor) -> None:
+    """arange's own warning when an `out` with elements has another number of them."""
+    have, want = out._data.size, result._data.size
+    if have and have != want:
+        warnings.warn(
+            f"The number of elements in the out tensor of shape {list(out.shape)} is "
+            f"{have} which does not match the computed number of elements {want}. "
+            "Note that this may occur as a result of rounding error. The out tensor "
+            f"will be resized to a tensor of shape ({want},).",
+            stacklevel=3,
+        )
 
 
 def _arange_size(start: Any, end: Any, step: Any) -> builtins.int:
@@ -332,12 +399,16 @@ def _scalar_text(value: Any) -> str:
 
 def empty(
     *size: SizeArgument,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     """Zeros: gradgen never hands out uninitialised memory (PyTorch's values are
     whatever the memory held, so no program can rely on them)."""
+    if out is not None:
+        dtype = out_dtype("empty", dtype, out)
+        return into_out("empty", out, empty(*size, dtype=dtype, device=device))
     return zeros(
         _size("empty", size), dtype=dtype, device=device, requires_grad=requires_grad
     )
@@ -371,11 +442,15 @@ def eye(
     n: builtins.int,
     m: builtins.int | None = None,
     *,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     """The n x m identity (ones on the diagonal)."""
+    if out is not None:
+        dtype = out_dtype("eye", dtype, out)
+        return into_out("eye", out, eye(n, m, dtype=dtype, device=device))
     check_device(device)
     for name, value in (("n", n), ("m", m)):
         if value is not None and value < 0:
@@ -388,11 +463,17 @@ def linspace(
     end: Number,
     steps: builtins.int,
     *,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     """`steps` evenly spaced values from start to end, both included."""
+    if out is not None:
+        dtype = out_dtype("linspace", dtype, out)
+        return into_out(
+            "linspace", out, linspace(start, end, steps, dtype=dtype, device=device)
+        )
     check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -407,11 +488,19 @@ def logspace(
     steps: builtins.int,
     base: builtins.float = 10.0,
     *,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     """base ** linspace(start, end, steps)."""
+    if out is not None:
+        dtype = out_dtype("logspace", dtype, out)
+        return into_out(
+            "logspace",
+            out,
+            logspace(start, end, steps, base, dtype=dtype, device=device),
+        )
     check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")

@@ -227,6 +227,8 @@ def _coerce(array: Any, dtype_name: str) -> np.ndarray:
         return data
     if data.dtype != wanted:
         data = data.astype(wanted)
+    if data.dtype.kind == "V":  # ml_dtypes' bfloat16: its values print as floats
+        data = data.astype(np.float32)
     return data
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 import numpy as np
 
 from . import anomaly_mode, grad_mode
+from .dispatch import forward_ad_levels
 from .dtypes import spelling
 
 if TYPE_CHECKING:
@@ -96,9 +97,11 @@ class RemovableHandle:
 
 
 class _TaskState(threading.local):
-    """The graph task whose nodes this thread is running (for exec-info pruning)."""
+    """The graph task whose nodes this thread is running (for exec-info pruning, and
+    for autograd.graph's hooks that need to know which backward pass calls them)."""
 
     exec_info: dict[Node, bool] | None = None
+    task: Any = None  # engine.GraphTask
 
 
 task_state = _TaskState()
@@ -344,8 +347,38 @@ def is_stealable(tensor: Tensor, extra_refs: int = 0) -> bool:
     )
 
 
+class _SavedTensorsHooks(threading.local):
+    """This thread's saved-tensor hooks (autograd.graph.saved_tensors_hooks): a stack
+    of (pack_hook, unpack_hook), and the message of disable_saved_tensors_hooks."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[Callable[[Any], Any], Callable[[Any], Any]]] = []
+        self.disabled: str | None = None
+
+
+SAVED_TENSORS_HOOKS = _SavedTensorsHooks()
+# How many saved_tensors_hooks contexts are open in all threads: a SavedVariable looks
+# at its thread's stack only when some are (the common case costs one global read).
+_open_hooks = [0]
+
+
+def push_saved_tensors_hooks(
+    pack_hook: Callable[[Any], Any], unpack_hook: Callable[[Any], Any]
+) -> None:
+    if SAVED_TENSORS_HOOKS.disabled is not None:
+        raise RuntimeError(SAVED_TENSORS_HOOKS.disabled)
+    SAVED_TENSORS_HOOKS.stack.append((pack_hook, unpack_hook))
+    _open_hooks[0] += 1
+
+
+def pop_saved_tensors_hooks() -> None:
+    SAVED_TENSORS_HOOKS.stack.pop()
+    _open_hooks[0] -= 1
+
+
 class SavedVariable:
-    """A tensor saved for backward, with the version it had when saved."""
+    """A tensor saved for backward, with the version it had when saved; or, under
+    saved-tensor hooks, what the pack hook made of it."""
 
     __slots__ = (
         "_data",
@@ -355,6 +388,8 @@ class SavedVariable:
         "_requires_grad",
         "_is_output",
         "_released",
+        "_hooked",
+        "_dual_output",
     )
 
     def __init__(self, tensor: Tensor, is_output: bool) -> None:
@@ -367,15 +402,60 @@ class SavedVariable:
             self._data = tensor._shallow_copy()
             self._output_nr = tensor._output_nr
             self._requires_grad = True
+            # Under forward AD the output's tangent is set after it is saved: keep the
+            # output itself to read it (a cycle, freed by the collector, only then).
+            self._dual_output = tensor if forward_ad_levels.open else None
         else:
+            self._dual_output = None
             self._data = tensor
             self._output_nr = 0
             self._requires_grad = False
+        self._hooked: tuple[Any, Callable[[Any], Any], Node | None, int] | None = None
+        if _open_hooks[0] and SAVED_TENSORS_HOOKS.stack:
+            self._pack(tensor)
+
+    def _pack(self, tensor: Tensor) -> None:
+        """Hand the tensor to the innermost pack hook (in no-grad mode, as PyTorch)
+        and keep only what it returns, and where the tensor's gradient goes."""
+        pack_hook, unpack_hook = SAVED_TENSORS_HOOKS.stack[-1]
+        previous = grad_mode.is_grad_enabled()
+        grad_mode._set_enabled(False)
+        try:
+            packed = pack_hook(tensor)
+        finally:
+            grad_mode._set_enabled(previous)
+        node: Node | None = None
+        if not self._is_output and tensor.requires_grad:
+            node = tensor.grad_fn or tensor._get_grad_accumulator()
+        self._hooked = (packed, unpack_hook, node, tensor._output_nr)
+        self._data = None  # type: ignore[assignment]  # the hooks hold it now
+
+    def _unpack_hooked(self, saved_for: Node | None) -> Tensor:
+        """The unpack hook's tensor, given the saved tensor's place in the graph (no
+        version check: the hooks own the value, as in PyTorch)."""
+        assert self._hooked is not None
+        packed, unpack_hook, node, output_nr = self._hooked
+        tensor: Tensor = unpack_hook(packed)
+        if not hasattr(tensor, "_shallow_copy"):  # graph.py sits below tensor.py
+            raise TypeError(
+                "Output of saved tensor unpack_hook expected to be a Tensor but got "
+                f"result of type {type(tensor).__name__}"
+            )
+        if self._is_output and self._requires_grad:
+            node, output_nr = saved_for, self._output_nr
+        if node is None or tensor._grad_fn is node:
+            return tensor
+        copy: Tensor = tensor._shallow_copy()
+        copy._grad_fn = node
+        copy._output_nr = output_nr
+        return copy
 
     def unpack(self, saved_for: Node | None = None) -> Tensor:
         """The saved tensor, checked against in-place changes since it was saved."""
         if self._released:
             raise RuntimeError(ERR_BACKWARD_TWICE)
+        if self._hooked is not None:
+            return self._unpack_hooked(saved_for)
         data = self._data
         if self._saved_version != self._version_counter.version:
             raise RuntimeError(self._version_error(saved_for))
@@ -383,6 +463,8 @@ class SavedVariable:
             return data
         # Rebuild the output with its history (saved_for is the node that made it).
         tensor = data._shallow_copy()
+        if self._dual_output is not None:
+            tensor._fw_grad = self._dual_output._fw_grad
         if saved_for is not None:
             tensor._grad_fn = saved_for
             tensor._output_nr = self._output_nr
@@ -425,6 +507,7 @@ class SavedVariable:
         """Free the saved tensor; unpacking afterwards is the backward-twice error."""
         self._released = True
         self._data = None  # type: ignore[assignment]
+        self._hooked = None
 
 
 def unpack_saved(

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .arguments import write_out
 from .dtypes import as_dtype, dtype
 from .tensor import Tensor, wrap_number
 
@@ -144,6 +145,7 @@ class Signature:
     function: Callable[..., Any]
     text: str  # as shown in errors: "Tensor input, Scalar exponent"
     params: tuple[Param, ...]
+    accepts_out: bool = False  # PyTorch has an out= overload of it
 
     def __post_init__(self) -> None:
         # What binding asks on every call, worked out once.
@@ -224,3 +226,33 @@ class Overloads:
 
     def __repr__(self) -> str:
         return f"<gradgen overloads of {self.__name__}>"
+
+
+class OutOverloads(Overloads):
+    """Overloads of which some take `out=` (see `arguments.write_out`)."""
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        if "out" in kwargs:
+            return self._call_out(args, kwargs)
+        # Overloads.__call__'s loop, inlined: calls without out= pay one dict lookup.
+        for numbers_as_tensors in (False, True):
+            for signature in self.signatures:
+                bound = signature.bind(args, kwargs, numbers_as_tensors)
+                if bound is not None:
+                    return signature.function(*bound)
+        raise TypeError(self._mismatch(args, kwargs))
+
+    def _call_out(self, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+        others = {k: v for k, v in kwargs.items() if k != "out"}
+        for numbers_as_tensors in (False, True):
+            for signature in self.signatures:
+                if not signature.accepts_out:
+                    continue
+                bound = signature.bind(args, others, numbers_as_tensors)
+                if bound is not None:
+                    out = kwargs["out"]
+                    # stacklevel 4: the user's line, past __call__ and this method
+                    return write_out(
+                        self.__name__, out, signature.function, tuple(bound), 4
+                    )
+        raise TypeError(self._mismatch(args, kwargs))

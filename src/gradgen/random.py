@@ -26,6 +26,8 @@ from .factories import (
     _float_dtype,
     _size,
     _size_sequence,
+    into_out,
+    out_dtype,
 )
 from .scalars import python_type_name
 from .tensor import Tensor
@@ -153,11 +155,17 @@ def numpy_generator(function: str, generator: Any) -> np.random.Generator:
 def rand(
     *size: SizeArgument,
     generator: Generator | None = None,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     """Uniform on [0, 1), in the default dtype."""
+    if out is not None:
+        dtype = out_dtype("rand", dtype, out)
+        return into_out(
+            "rand", out, rand(*size, generator=generator, dtype=dtype, device=device)
+        )
     check_device(device)
     target = _float_dtype(dtype)
     draw = numpy_generator("rand", generator).random(_size("rand", size))
@@ -167,11 +175,17 @@ def rand(
 def randn(
     *size: SizeArgument,
     generator: Generator | None = None,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     """Standard normal, in the default dtype."""
+    if out is not None:
+        dtype = out_dtype("randn", dtype, out)
+        return into_out(
+            "randn", out, randn(*size, generator=generator, dtype=dtype, device=device)
+        )
     check_device(device)
     target = _float_dtype(dtype)
     draw = numpy_generator("randn", generator).standard_normal(_size("randn", size))
@@ -268,11 +282,19 @@ def randperm(
     n: builtins.int,
     *,
     generator: Generator | None = None,
+    out: Tensor | None = None,
     dtype: DTypeArgument = None,
     device: Any = None,
     requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A random permutation of 0 .. n-1, int64 unless `dtype=`."""
+    if out is not None:
+        dtype = out_dtype("randperm", dtype, out)
+        return into_out(
+            "randperm",
+            out,
+            randperm(n, generator=generator, dtype=dtype, device=device),
+        )
     check_device(device)
     if n < 0:
         raise RuntimeError(

@@ -185,6 +185,7 @@ _STORAGE_TYPES = [
         ("ComplexFloatStorage", "complex64"),
         ("ComplexDoubleStorage", "complex128"),
     ]
+    + ([("BFloat16Storage", "bfloat16")] if dtypes.HAS_BFLOAT16 else [])
 ] + [_StorageType("torch.storage", "UntypedStorage", "uint8")]
 _STORAGE_FOR_DTYPE = {kind.dtype: kind for kind in _STORAGE_TYPES[:-1]}
 

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from .generated.tensor_base import TensorBase
     from .indexing import getitem as _getitem, setitem as _setitem
     from .norms import tensor_norm as _tensor_norm
+    from .functional import nonzero as _nonzero
+    from .functional import unique as _unique
+    from .functional import unique_consecutive as _unique_consecutive
 else:
     TensorBase = object  # the methods are attached at import (install_methods)
 
@@ -185,7 +188,7 @@ class Tensor(TensorBase):
         return self._data.dtype.kind == "c"
 
     def is_floating_point(self) -> bool:
-        return self._data.dtype.kind == "f"
+        return self._data.dtype.kind in "fV"  # V: ml_dtypes' bfloat16
 
     @property
     def _version(self) -> int:
@@ -230,7 +233,7 @@ class Tensor(TensorBase):
                 "to use a computed variable in a subgraph that doesn't require "
                 "differentiation use var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind not in "fc":
+        if value and self._data.dtype.kind not in "fcV":
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"
             )
@@ -239,7 +242,7 @@ class Tensor(TensorBase):
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         if self._grad_fn is not None and not requires_grad:
             self.requires_grad = requires_grad  # raises PyTorch's non-leaf error
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and self._data.dtype.kind not in "fcV":
             raise RuntimeError(
                 "only Tensors of floating point dtype can require gradients"
             )
@@ -502,6 +505,9 @@ class Tensor(TensorBase):
         new_empty = _api.new_empty
         backward = _api.backward
         norm = _tensor_norm
+        unique = _unique
+        nonzero = _nonzero
+        unique_consecutive = _unique_consecutive
         __iter__ = _api.iterate
         __getitem__ = _getitem
         __setitem__ = _setitem

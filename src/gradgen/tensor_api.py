@@ -15,7 +15,8 @@ importing upwards. `install` puts them on Tensor when gradgen is imported, as
   TypeError (an operand that is neither a tensor nor a number) means NotImplemented;
   `**`, `/` by a tensor, `@`, `~` have bodies of their own;
 - `t[index]`, `t[index] = v` (indexing), iteration (`unbind`), numpy's protocols
-  (numpy_interop), `backward` (autograd), `norm` (norms).
+  (numpy_interop), `backward` (autograd), `norm` (norms), `unique` and
+  `unique_consecutive` (functional).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from .legacy_tensors import tensor_type
 from .random import METHODS as RANDOM_METHODS
 from .factories import tensor as _new_tensor
 from .generated import operators, ops
+from .functional import nonzero, unique, unique_consecutive
 from .norms import tensor_norm
 from .tensor import HOOKS, Number, Size, Tensor, wrap_number
 from .view_history import refresh_view
@@ -117,6 +119,8 @@ CONVERSIONS: dict[str, Unary] = {
         ("byte", dtypes.uint8),
     )
 }
+if dtypes.HAS_BFLOAT16:
+    CONVERSIONS["bfloat16"] = _conversion(dtypes.bfloat16)
 
 
 def tensor_format(self: Tensor, format_spec: str) -> str:
@@ -484,11 +488,16 @@ METHODS: dict[str, Callable[..., Any]] = {
     "__array_ufunc__": array_ufunc,
     "__array_function__": array_function,
     "backward": backward,
+    "unique": unique,
+    "unique_consecutive": unique_consecutive,
 }
 
 # Generated methods that the hand-written ones here replace: PyTorch's Python-level
-# norm (p optional with dim, "fro") over the schema overloads.
-REPLACES_GENERATED: dict[str, Callable[..., Any]] = {"norm": tensor_norm}
+# norm (p optional with dim, "fro") over the schema overloads, and nonzero's as_tuple.
+REPLACES_GENERATED: dict[str, Callable[..., Any]] = {
+    "norm": tensor_norm,
+    "nonzero": nonzero,  # as_tuple, a keyword of PyTorch's binding
+}
 
 
 def installed_names() -> set[str]:

@@ -58,7 +58,7 @@ def collect_next_edges(*tensors: Tensor | None) -> tuple[Edge, ...]:
 
 def set_history(result: Tensor, grad_fn: Node) -> None:
     """Make `result` the next output of `grad_fn`."""
-    if result._data.dtype.kind not in "fc":
+    if result._data.dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError(
             f"Autograd not support dtype: {spelling(result).scalar_type}"
         )
@@ -68,7 +68,7 @@ def set_history(result: Tensor, grad_fn: Node) -> None:
 
 def set_history_if_differentiable(result: Tensor, grad_fn: Node) -> None:
     """set_history for an output that may be integral or bool (which gets none)."""
-    if result._data.dtype.kind in "fc":
+    if result._data.dtype.kind in "fcV":
         set_history(result, grad_fn)
 
 

@@ -11,6 +11,7 @@ from types import ModuleType
 
 from . import (
     activation,
+    attention,
     conv,
     elementwise,
     indexing,
@@ -19,6 +20,7 @@ from . import (
     normalization,
     pooling,
     reduction,
+    rnn,
     shape,
     sparse,
 )
@@ -36,6 +38,8 @@ FAMILIES: dict[str, ModuleType] = {
     "sparse": sparse,
     "conv": conv,
     "pooling": pooling,
+    "rnn": rnn,
+    "attention": attention,
 }
 
 

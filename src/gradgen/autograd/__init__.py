@@ -31,6 +31,7 @@ from .gradcheck import (
     gradcheck as gradcheck,
     gradgradcheck as gradgradcheck,
 )
+from . import profiler as profiler
 from .variable import Variable as Variable
 from ..graph import Edge
 from ..tensor import Size, Tensor, make_edge

@@ -2,9 +2,9 @@
 
 These are PyTorch's CompositeImplicitAutograd functions, one module per family (shape,
 elementwise, reduction, indexing, linalg, activation, loss, normalization, sparse,
-dropout). native_functions.yaml names them with ``composite: NAME``; the generated
-function and method call the function of that name here, and autograd records whatever
-operators it calls. `__all__` is the list of names ``composite:`` may give (the
+attention, dropout). native_functions.yaml names them with ``composite: NAME``; the
+generated function and method call the function of that name here, and autograd
+records whatever operators it calls. `__all__` is the list of names ``composite:`` may give (the
 generator reads it without importing this package): a new composite goes in its
 family's module and its `__all__`.
 """
@@ -15,6 +15,7 @@ from importlib import import_module
 
 
 from .activation import *  # noqa: F403  (the names of its __all__)
+from .attention import *  # noqa: F403  (the names of its __all__)
 from .conv import *  # noqa: F403  (the names of its __all__)
 from .dropout import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
@@ -25,6 +26,7 @@ from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
+from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
 
@@ -33,6 +35,7 @@ from .sparse import *  # noqa: F403  (the names of its __all__)
 __all__: list[str] = []
 for _family in (
     "activation",
+    "attention",
     "conv",
     "dropout",
     "elementwise",
@@ -43,6 +46,7 @@ for _family in (
     "normalization",
     "pooling",
     "reduction",
+    "rnn",
     "shape",
     "sparse",
 ):

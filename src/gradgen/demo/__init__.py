@@ -12,6 +12,10 @@ classifier trained with gradgen.
    of one training step (`gradgen.viz`).
 
     python -m gradgen.demo [--epochs N] [--out DIR] [--no-pictures] [--seed S]
+
+`--char-lm` runs the character-level LSTM language model instead (`char_lm.py`; the
+other arguments are then its own: `python -m gradgen.demo --char-lm --help`).
+`--mnist-like` runs the CNN demo of gradgen.demo.mnist_like instead.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ import gradgen
 from gradgen import nn
 from gradgen.graph import Node
 from gradgen.nn import functional as F
+
+from . import char_lm, mnist_like
 
 # -- the documents' example ------------------------------------------------------------
 
@@ -305,7 +311,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "spirals.",
     )
     parser.add_argument(
-        "--epochs", type=int, default=500, help="full-batch Adam steps (500)"
+        "--epochs",
+        type=int,
+        default=None,
+        help="full-batch Adam steps (500), or epochs with --mnist-like (6)",
+    )
+    parser.add_argument(
+        "--mnist-like", action="store_true", help="a CNN on rendered digits instead"
     )
     parser.add_argument(
         "--out",
@@ -317,8 +329,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of data and weights (0)"
     )
+    parser.add_argument(
+        "--char-lm",
+        action="store_true",
+        help="train the character-level LSTM language model instead (its own "
+        "options: python -m gradgen.demo --char-lm --help)",
+    )
     args = parser.parse_args(argv)
-    if args.epochs < 1:
+    if args.epochs is not None and args.epochs < 1:
         parser.error(f"--epochs must be at least 1, got {args.epochs}")
     return args
 
@@ -326,7 +344,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: `argv` as sys.argv[1:] (None: the real command line)."""
     started = time.perf_counter()
-    args = parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if "--char-lm" in arguments:
+        return char_lm.main([a for a in arguments if a != "--char-lm"])
+    args = parse_args(arguments)
+    if args.mnist_like:
+        return mnist_like.run(args)
+    args.epochs = 500 if args.epochs is None else args.epochs
     print("== The documents' example ==")
     example()
 

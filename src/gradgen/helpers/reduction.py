@@ -1,4 +1,5 @@
-"""Formula helpers of the reduction family: sums, means, products, variance, scans."""
+"""Formula helpers of the reduction family: sums, means, products, variance, scans,
+selections (kthvalue, median, mode: the gradient goes to the selected index)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 from ..grad_mode import is_grad_enabled
 from ..generated.ops import cat
 from ..generated.ops import stack
+from ..generated.ops import value_selecting_reduction_backward, where
 from ..numpy_kernels import _wrap_dim
 from ..tensor import Tensor
 from ._common import Number, _full, _unsqueeze_multiple, zeros_like
@@ -25,6 +27,17 @@ __all__ = [
     "std_backward",
     "cumsum_backward",
     "cumprod_backward",
+    "logcumsumexp_backward",
+    "logcumsumexp_jvp",
+    "cummaxmin_backward",
+    "value_selecting_reduction_backward_symint",
+    "gather_with_keepdimed_indices",
+    "evenly_read_jvp",
+    "aminmax_backward",
+    "aminmax_jvp",
+    "nansum_backward",
+    "var_mean_backward",
+    "std_mean_backward",
 ]
 
 
@@ -240,3 +253,155 @@ def cumprod_backward(grad: Tensor, input: Tensor, dim: int, output: Tensor) -> T
             )
         slices.append((grad.slice(dim, k) * omitted).sum(dim))
     return stack(slices, dim)
+
+
+def _reverse_logcumsumexp(tensor: Tensor, dim: int) -> Tensor:
+    return tensor.flip([dim]).logcumsumexp(dim).flip([dim])
+
+
+def logcumsumexp_backward(
+    grad: Tensor, self: Tensor, result: Tensor, dim: int
+) -> Tensor:
+    """d self_j = sum over i >= j of grad_i * exp(self_j - result_i), computed as
+    reversed logcumsumexps of log|grad| - result, one for the positive and one for
+    the negative part of grad (so nothing overflows)."""
+    if grad.dim() == 0 or grad.numel() == 0:
+        return grad
+    if grad.is_complex():
+        return (_reverse_logcumsumexp(grad.log() - result, dim) + self).exp()
+    lowest = float(np.finfo(grad.dtype.numpy).min)
+    log_abs_grad = grad.abs().log()
+    positive = where(grad > 0, log_abs_grad, lowest)
+    negative = where(grad < 0, log_abs_grad, lowest)
+    output_positive = (_reverse_logcumsumexp(positive - result, dim) + self).exp()
+    output_negative = (_reverse_logcumsumexp(negative - result, dim) + self).exp()
+    return output_positive - output_negative
+
+
+def logcumsumexp_jvp(self_p: Tensor, self_t: Tensor, dim: int) -> Tensor:
+    """The tangent of logcumsumexp: running means of the tangent weighted by
+    exp(self), each weight shifted by the max along dim."""
+    if self_p.dim() == 0:
+        return self_t
+    if self_p.is_complex():
+        weights = self_p.exp()
+    else:
+        weights = (self_p - self_p.amax(dim, True)).exp()
+    return (weights * self_t).cumsum(dim) / weights.cumsum(dim)
+
+
+def cummaxmin_backward(
+    grad: Tensor, input: Tensor, indices: Tensor, dim: int
+) -> Tensor:
+    """The gradient of cummax/cummin: each output's gradient added at the index its
+    value came from."""
+    if input.numel() == 0:
+        return input
+    return _full(input.shape, 0, grad.dtype).scatter_add(dim, indices, grad)
+
+
+def value_selecting_reduction_backward_symint(
+    grad: Tensor, dim: int, indices: Tensor, sizes: Sequence[int], keepdim: bool
+) -> Tensor:
+    """The gradient of a reduction that picks one element per slice (kthvalue,
+    median, mode): grad put at the picked index."""
+    return value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim)
+
+
+def gather_with_keepdimed_indices(
+    input: Tensor, dim: int, indices: Tensor, keepdim: bool
+) -> Tensor:
+    """input at the picked indices of a reduction (its tangent, in forward mode)."""
+    if keepdim:
+        return input.gather(dim, indices)
+    return input.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
+
+
+def evenly_read_jvp(fw_grad: Tensor, input: Tensor, value: Tensor) -> Tensor:
+    """The tangent of a full median: the mean tangent of the elements equal to it."""
+    mask = input.eq(value)
+    return (fw_grad * mask).sum() / mask.sum()
+
+
+def _one_dim(dim: int | None) -> list[int]:
+    return [] if dim is None else [dim]
+
+
+def aminmax_backward(
+    self: Tensor,
+    dim: int | None,
+    keepdim: bool,
+    grad_min: Tensor | None,
+    grad_max: Tensor | None,
+    min: Tensor,
+    max: Tensor,
+) -> Tensor:
+    """The gradient of aminmax: each output's gradient shared evenly among the
+    elements equal to it, as amin's and amax's."""
+    dims = _one_dim(dim)
+    total: Tensor | None = None
+    for grad, value in ((grad_min, min), (grad_max, max)):
+        if grad is None:
+            continue
+        mask = restore_reduced_dims(value, dims, keepdim).eq(self)
+        part = scale_grad_by_count(
+            restore_reduced_dims(grad, dims, keepdim), mask, dims
+        )
+        total = part if total is None else total + part
+    return total if total is not None else zeros_like(self)
+
+
+def aminmax_jvp(
+    self_p: Tensor, self_t: Tensor, result: Tensor, dim: int | None, keepdim: bool
+) -> Tensor:
+    """The tangent of amin or amax: the mean tangent of the elements equal to it."""
+    dims = _one_dim(dim)
+    mask = self_p.eq(restore_reduced_dims(result, dims, keepdim))
+    return (self_t * mask).sum(dims, keepdim) / mask.sum(dims, keepdim)
+
+
+def nansum_backward(
+    grad: Tensor, self: Tensor, dims: Sequence[int] | None, keepdim: bool
+) -> Tensor:
+    """The gradient of nansum: the sum's, zero at the NaNs."""
+    return (
+        sum_backward(grad, tuple(self.shape), dims, keepdim)
+        * self.isnan().logical_not()
+    )
+
+
+def var_mean_backward(
+    gvar: Tensor | None,
+    gmean: Tensor | None,
+    self: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Tensor | None:
+    """The gradient of var_mean: var's and mean's, added."""
+    gself = None if gvar is None else var_backward(gvar, self, dim, correction, keepdim)
+    if gmean is not None:
+        part = mean_backward(gmean, tuple(self.shape), dim or [], self.numel(), keepdim)
+        gself = part if gself is None else gself + part
+    return gself
+
+
+def std_mean_backward(
+    gstd: Tensor | None,
+    gmean: Tensor | None,
+    self: Tensor,
+    std: Tensor,
+    dim: Sequence[int] | None,
+    correction: Number | None,
+    keepdim: bool,
+) -> Tensor | None:
+    """The gradient of std_mean: std's and mean's, added."""
+    gself = (
+        None
+        if gstd is None
+        else std_backward(std, gstd, self, dim, correction, keepdim)
+    )
+    if gmean is not None:
+        part = mean_backward(gmean, tuple(self.shape), dim or [], self.numel(), keepdim)
+        gself = part if gself is None else gself + part
+    return gself

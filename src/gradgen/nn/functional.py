@@ -17,10 +17,8 @@ import numpy as np
 from gradgen.composites.dropout import _dropout_noise
 from gradgen.factories import zeros
 from gradgen.generated import ops
-from gradgen.grad_mode import no_grad
 from gradgen.numpy_kernels import broadcast_shape_error
 from gradgen.tensor import Tensor
-from gradgen.variable_type_utils import copy_into, increment_version
 
 from ._functional.activation import (
     celu,
@@ -35,6 +33,10 @@ from ._functional.activation import (
     softshrink,
     tanhshrink,
     threshold,
+)
+from ._functional.attention import (
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
 )
 from ._functional.conv import (
     conv1d,
@@ -59,6 +61,7 @@ from ._functional.margin_loss import (
     triplet_margin_loss,
 )
 from ._functional.padding import pad_by_mode
+from ._functional.sparse import _no_grad_embedding_renorm_, embedding_bag
 from ._functional.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -113,6 +116,8 @@ __all__ = [
     "margin_ranking_loss",
     "soft_margin_loss",
     "triplet_margin_loss",
+    "scaled_dot_product_attention",
+    "multi_head_attention_forward",
     "conv1d",
     "conv2d",
     "conv3d",
@@ -312,6 +317,7 @@ __all__ += [
     "kl_div",
     "layer_norm",
     "embedding",
+    "embedding_bag",
     "one_hot",
     "pad",
     "dropout",
@@ -529,26 +535,6 @@ def layer_norm(
     """Normalize over the last len(normalized_shape) dimensions (mean 0, variance 1),
     then scale by weight and shift by bias."""
     return ops.layer_norm(input, normalized_shape, weight, bias, eps)
-
-
-def _no_grad_embedding_renorm_(
-    weight: Tensor, input: Tensor, max_norm: float, norm_type: float
-) -> None:
-    """Scale, in place and outside autograd, the rows of `weight` that `input` picks and
-    whose norm exceeds max_norm, to norm max_norm (PyTorch's embedding_renorm_)."""
-    with no_grad():
-        rows = np.unique(input._data.reshape(-1))
-        if rows.size == 0:
-            return
-        if rows.min() < 0 or rows.max() >= weight.shape[0]:
-            raise IndexError("index out of range in self")
-        data = weight._data.copy()
-        picked = data[rows]
-        norms = np.linalg.norm(picked.reshape(rows.size, -1), ord=norm_type, axis=1)
-        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
-        data[rows] = picked * scale.reshape((-1,) + (1,) * (picked.ndim - 1))
-        copy_into(weight, data)
-        increment_version(weight)
 
 
 def embedding(

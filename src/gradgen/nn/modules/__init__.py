@@ -1,6 +1,6 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
-conv, pooling)."""
+conv, pooling, rnn, attention, transformer)."""
 
 from __future__ import annotations
 
@@ -56,7 +56,15 @@ from .normalization import LayerNorm
 from .normalization import GroupNorm, LocalResponseNorm
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
+from .attention import MultiheadAttention
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .distance import CosineSimilarity, PairwiseDistance
 from .flatten import Flatten, Unflatten
 from .conv import (
@@ -87,6 +95,7 @@ from .pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
 # The helpers that optim's zero_grad and the tests reach (private: not in __all__).
 from .module import _overwrite_ as _overwrite_, _reset_grad as _reset_grad
@@ -151,6 +160,13 @@ __all__ = [
     "InstanceNorm2d",
     "InstanceNorm3d",
     "Embedding",
+    "EmbeddingBag",
+    "MultiheadAttention",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
     "CosineSimilarity",
     "PairwiseDistance",
     "Flatten",
@@ -179,4 +195,12 @@ __all__ = [
     "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
+    "RNNBase",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "RNNCellBase",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
 ]

@@ -71,6 +71,34 @@ class _NormBase(Module):
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
 
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        # Version 1 (and state dicts without versions) had no num_batches_tracked:
+        # keep the module's count rather than report the key missing, as PyTorch.
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats:
+            if key not in state_dict:
+                count = self.num_batches_tracked
+                state_dict[key] = tensor(0, dtype=int64) if count is None else count
+        super()._load_from_state_dict(
+            state_dict,
+            prefix,
+            local_metadata,
+            strict,
+            missing_keys,
+            unexpected_keys,
+            error_msgs,
+        )
+
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
             assert self.running_mean is not None and self.running_var is not None

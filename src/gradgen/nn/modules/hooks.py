@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import warnings
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 from gradgen.autograd.function import Function
 from gradgen.tensor import Tensor
 
-__all__ = ["RemovableHandle", "BackwardHook"]
+__all__ = [
+    "RemovableHandle",
+    "BackwardHook",
+    "call_with_hooks",
+    "register_module_forward_pre_hook",
+    "register_module_forward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_full_backward_hook",
+]
 
 
 class RemovableHandle:
@@ -44,6 +53,117 @@ class RemovableHandle:
 
     def __exit__(self, *exc_info: Any) -> None:
         self.remove()
+
+
+# Hooks of every module (torch.nn.modules.module.register_module_*): each module call
+# runs them before its own hooks of the same kind.
+# (OrderedDicts: a handle refers to them weakly, which plain dicts do not allow.)
+global_forward_pre_hooks: dict[int, Callable[..., Any]] = OrderedDict()
+global_forward_hooks: dict[int, Callable[..., Any]] = OrderedDict()
+global_forward_hooks_with_kwargs: dict[int, bool] = OrderedDict()
+global_backward_pre_hooks: dict[int, Callable[..., Any]] = OrderedDict()
+global_backward_hooks: dict[int, Callable[..., Any]] = OrderedDict()
+
+
+def any_global_hooks() -> bool:
+    return bool(
+        global_forward_pre_hooks
+        or global_forward_hooks
+        or global_backward_pre_hooks
+        or global_backward_hooks
+    )
+
+
+def _register_global(
+    registry: dict[int, Callable[..., Any]],
+    hook: Callable[..., Any],
+    *flags: dict[int, bool],
+) -> RemovableHandle:
+    handle = RemovableHandle(registry, *flags)
+    registry[handle.id] = hook
+    for flag in flags:
+        flag[handle.id] = True
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """`hook(module, args)` before every module's forward (and its own pre-hooks); a
+    result other than None replaces the arguments."""
+    return _register_global(global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(
+    hook: Callable[..., Any], *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """`hook(module, args, output)` (with kwargs before output if `with_kwargs`) after
+    every module's forward, before its own hooks; a result other than None replaces
+    the output."""
+    del always_call  # the hook runs after every forward that returns
+    flags = (global_forward_hooks_with_kwargs,) if with_kwargs else ()
+    return _register_global(global_forward_hooks, hook, *flags)
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """`hook(module, grad_output)` for every module, before its own pre-hooks."""
+    return _register_global(global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """`hook(module, grad_input, grad_output)` for every module, before its own."""
+    return _register_global(global_backward_hooks, hook)
+
+
+def call_with_hooks(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Module.__call__ with hooks: forward between the pre-hooks and the hooks (the
+    global ones first), full backward hooks wrapped around."""
+    args, kwargs = _run_forward_pre_hooks(module, args, kwargs)
+    backward_hook = None
+    full = [*global_backward_hooks.values(), *module._backward_hooks.values()]
+    pre = [*global_backward_pre_hooks.values(), *module._backward_pre_hooks.values()]
+    if full or pre:
+        backward_hook = BackwardHook(module, full, pre)
+        args = backward_hook.setup_input_hook(args)
+    result = module.forward(*args, **kwargs)
+    with_kwargs = {
+        **global_forward_hooks_with_kwargs,
+        **module._forward_hooks_with_kwargs,
+    }
+    hooks = [*global_forward_hooks.items(), *module._forward_hooks.items()]
+    for hook_id, hook in hooks:
+        if hook_id in with_kwargs:
+            hook_result = hook(module, args, kwargs, result)
+        else:
+            hook_result = hook(module, args, result)
+        if hook_result is not None:
+            result = hook_result
+    if backward_hook is not None:
+        result = backward_hook.setup_output_hook(result)
+    return result
+
+
+def _run_forward_pre_hooks(
+    module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    for hook in global_forward_pre_hooks.values():
+        result = hook(module, args)
+        if result is not None:
+            args = result if isinstance(result, tuple) else (result,)
+    for hook_id, hook in module._forward_pre_hooks.items():
+        if hook_id in module._forward_pre_hooks_with_kwargs:
+            result = hook(module, args, kwargs)
+            if result is None:
+                continue
+            if not (isinstance(result, tuple) and len(result) == 2):
+                raise RuntimeError(
+                    "forward pre-hook must return None or a tuple of "
+                    f"(new_args, new_kwargs), but got {result}."
+                )
+            args, kwargs = result
+        else:
+            result = hook(module, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+    return args, kwargs
 
 
 class _Identity(Function):

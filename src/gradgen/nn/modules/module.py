@@ -24,9 +24,22 @@ from gradgen.tensor import Size, Tensor
 from gradgen.variable_type_utils import copy_into, increment_version
 
 from ..parameter import Parameter
-from .hooks import BackwardHook, RemovableHandle
+from . import hooks as _hooks  # the registries of global hooks
+from .hooks import RemovableHandle, call_with_hooks
+from .hooks import (
+    register_module_forward_hook as register_module_forward_hook,
+    register_module_forward_pre_hook as register_module_forward_pre_hook,
+    register_module_full_backward_hook as register_module_full_backward_hook,
+    register_module_full_backward_pre_hook as register_module_full_backward_pre_hook,
+)
 
-__all__ = ["Module"]
+__all__ = [
+    "Module",
+    "register_module_forward_hook",
+    "register_module_forward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+]
 
 _HOOK_DICTS = (
     "_forward_pre_hooks",
@@ -239,52 +252,10 @@ class Module:
             or self._forward_hooks
             or self._backward_hooks
             or self._backward_pre_hooks
+            or _hooks.any_global_hooks()
         ):
             return self.forward(*args, **kwargs)
-        return self._call_with_hooks(args, kwargs)
-
-    def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """forward between the pre-hooks and hooks, backward hooks wrapped around."""
-        args, kwargs = self._run_forward_pre_hooks(args, kwargs)
-        backward_hook = None
-        if self._backward_hooks or self._backward_pre_hooks:
-            backward_hook = BackwardHook(
-                self,
-                list(self._backward_hooks.values()),
-                list(self._backward_pre_hooks.values()),
-            )
-            args = backward_hook.setup_input_hook(args)
-        result = self.forward(*args, **kwargs)
-        for hook_id, hook in self._forward_hooks.items():
-            if hook_id in self._forward_hooks_with_kwargs:
-                hook_result = hook(self, args, kwargs, result)
-            else:
-                hook_result = hook(self, args, result)
-            if hook_result is not None:
-                result = hook_result
-        if backward_hook is not None:
-            result = backward_hook.setup_output_hook(result)
-        return result
-
-    def _run_forward_pre_hooks(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        for hook_id, hook in self._forward_pre_hooks.items():
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is None:
-                    continue
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(
-                        "forward pre-hook must return None or a tuple of "
-                        f"(new_args, new_kwargs), but got {result}."
-                    )
-                args, kwargs = result
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        return args, kwargs
+        return call_with_hooks(self, args, kwargs)
 
     # -- hooks ------------------------------------------------------------------------
     def _add_hook(
@@ -569,10 +540,17 @@ class Module:
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
+        # A copy (modules may add keys, as BatchNorm does for old checkpoints) that
+        # keeps the versions saved in `_metadata`.
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
         for module_prefix, module in self.named_modules(remove_duplicate=False):
             prefix = module_prefix + "." if module_prefix else ""
-            module._load_local(state_dict, prefix, missing, errors, assign)
-            unexpected += module._unexpected_keys(state_dict, prefix)
+            local_metadata = dict(metadata.get(module_prefix, {})) if metadata else {}
+            local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(
+                state_dict, prefix, local_metadata, True, missing, unexpected, errors
+            )
         result = _IncompatibleKeys(missing, unexpected)
         for _, module in self.named_modules(remove_duplicate=False):
             for hook in module._load_state_dict_post_hooks.values():
@@ -597,6 +575,25 @@ class Module:
                 + "\n\t".join(errors)
             )
         return result
+
+    def _load_from_state_dict(
+        self,
+        state_dict: dict[str, Any],
+        prefix: str,
+        local_metadata: dict[str, Any],
+        strict: bool,
+        missing_keys: list[str],
+        unexpected_keys: list[str],
+        error_msgs: list[str],
+    ) -> None:
+        """Load this module's own entries (not its children's), as PyTorch's hook for
+        subclasses: `local_metadata["version"]` is the `_version` the checkpoint was
+        saved with (absent in old or hand-made state dicts); an override may change
+        `state_dict` (a copy) before calling this one."""
+        assign = bool(local_metadata.get("assign_to_params_buffers", False))
+        self._load_local(state_dict, prefix, missing_keys, error_msgs, assign)
+        if strict:
+            unexpected_keys += self._unexpected_keys(state_dict, prefix)
 
     def _load_local(
         self,

@@ -1,0 +1,340 @@
+"""BatchedTensor and the Batched dispatch key: how vmap runs a function once per batch.
+
+Inside ``vmap`` every input mapped over becomes a BatchedTensor: a Tensor whose
+`_value` holds the whole batch with the batch dimension first, seen from the outside
+with the shape of one example (its `_data` is a view of example 0, so code that reads
+shapes sees the logical ones). While a vmap level is open the dispatcher enters every
+operator at the Batched key (dispatch.py); its kernel here finds the innermost level
+among the arguments and
+
+- runs the operator's batching rule (batching_rules.py) when it has one: the operator
+  is called once on the unwrapped values, with dims shifted past the batch dimension;
+- else falls back: calls the operator once per example on slices of the values and
+  stacks the results (warning once per operator), which is correct for any operator.
+
+Levels nest (``vmap(vmap(f))``): a level's `_value` may itself be a BatchedTensor of
+an outer level, and an operator called on values re-enters the dispatcher, where the
+outer level's rules apply in turn. Autograd runs below the Batched key, on the values:
+a batched call records one node for the whole batch.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+from ..dispatch import (
+    BATCHED_KEYSET,
+    DispatchKey,
+    OperatorHandle,
+    batched_levels,
+    redispatch,
+)
+from ..generated import operators
+from ..tensor import Tensor
+
+HANDLES: dict[str, OperatorHandle] = {
+    handle.name: handle
+    for handle in vars(operators).values()
+    if isinstance(handle, OperatorHandle)
+}
+
+
+def _data_dependent(what: str) -> NoReturn:
+    raise RuntimeError(
+        f"vmap: It looks like you're calling {what} on a Tensor. We don't support vmap "
+        f"over calling {what} on a Tensor, please try to rewrite what you're doing with "
+        "other operations. If error is occurring somewhere inside gradgen internals, "
+        "please file a bug report."
+    )
+
+
+class BatchedTensor(Tensor):
+    """One example's view of a batch: `_value` has the batch at dimension 0."""
+
+    __slots__ = ("_value", "_level")
+
+    def __init__(self, value: Tensor, level: int) -> None:
+        super().__init__(value._data[0, ...])
+        self._value = value
+        self._level = level
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._value.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self._value.requires_grad = value
+
+    def detach(self) -> Tensor:
+        return BatchedTensor(self._value.detach(), self._level)
+
+    def _shallow_copy(self) -> Tensor:
+        return BatchedTensor(self._value._shallow_copy(), self._level)
+
+    def item(self) -> NoReturn:
+        _data_dependent(".item()")
+
+    def tolist(self) -> NoReturn:
+        _data_dependent(".tolist()")
+
+    def numpy(self) -> NoReturn:
+        _data_dependent(".numpy()")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NoReturn:
+        _data_dependent("numpy.asarray()")
+
+    def __bool__(self) -> NoReturn:
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some "
+            "data-dependent control flow. We don't support that yet, please file an "
+            "issue at https://github.com/pytorch/pytorch/issues ."
+        )
+
+    def __float__(self) -> NoReturn:
+        _data_dependent("float()")
+
+    def __int__(self) -> NoReturn:
+        _data_dependent("int()")
+
+    def __index__(self) -> NoReturn:
+        _data_dependent("operator.index()")
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value`` example by example (writes through the value's slices)."""
+        for index in range(batch_size(self._level)):
+            example = HANDLES["select.int"].call(self._value, 0, index)
+            example[key] = slice_example(value, self._level, index)
+
+    def __repr__(self) -> str:
+        return f"BatchedTensor(lvl={self._level}, bdim=0, value={self._value!r})"
+
+
+# -- levels ------------------------------------------------------------------------------
+
+
+class _Levels(threading.local):
+    def __init__(self) -> None:
+        self.sizes: dict[int, int] = {}
+        self.next = 1
+
+
+_levels = _Levels()
+
+
+@contextmanager
+def vmap_level(size: int) -> Iterator[int]:
+    """Open a vmap level over a batch of `size`; gives the level."""
+    level = _levels.next
+    _levels.next += 1
+    _levels.sizes[level] = size
+    batched_levels.open += 1
+    try:
+        yield level
+    finally:
+        batched_levels.open -= 1
+        del _levels.sizes[level]
+        _levels.next -= 1
+
+
+def batch_size(level: int) -> int:
+    return _levels.sizes[level]
+
+
+def innermost_level() -> int | None:
+    return max(_levels.sizes) if _levels.sizes else None
+
+
+def open_levels() -> list[int]:
+    return sorted(_levels.sizes)
+
+
+# -- wrapping ----------------------------------------------------------------------------
+
+
+def is_batched(x: Any, level: int) -> bool:
+    return isinstance(x, BatchedTensor) and x._level == level
+
+
+def unwrap(x: Any, level: int) -> Any:
+    return x._value if is_batched(x, level) else x
+
+
+def wrap(value: Any, level: int) -> Any:
+    """Results of a call on values, as BatchedTensors of `level`."""
+    if isinstance(value, Tensor):
+        return BatchedTensor(value, level)
+    if isinstance(value, (tuple, list)):
+        return _same_kind(value, [wrap(v, level) for v in value])
+    return value
+
+
+def _same_kind(container: Any, items: list[Any]) -> Any:
+    """`items` in a container of the type of `container` (namedtuples included)."""
+    if hasattr(container, "_fields"):
+        return type(container)(*items)
+    return type(container)(items)
+
+
+def broadcast_value(x: Tensor, level: int) -> Tensor:
+    """The value of `x` at `level`: its own if batched there, else `x` repeated (an
+    expanded view, so gradients reach `x`)."""
+    if isinstance(x, BatchedTensor) and x._level == level:
+        return x._value
+    size = batch_size(level)
+    shape = [size] + list(x.shape)
+    repeated: Tensor = HANDLES["expand"].call(
+        HANDLES["unsqueeze"].call(x, 0), shape, False
+    )
+    return repeated
+
+
+def make_batched(x: Tensor, level: int) -> BatchedTensor:
+    if isinstance(x, BatchedTensor) and x._level == level:
+        return x
+    return BatchedTensor(broadcast_value(x, level), level)
+
+
+def batch_at(x: Tensor, levels: list[int]) -> Tensor:
+    """`x` batched at every one of `levels` (ascending; the outermost wraps the
+    innermost value, as vmap nests them), repeating it where it is not."""
+    if not levels:
+        return x
+    top = levels[-1]
+    if isinstance(x, BatchedTensor) and x._level == top:
+        return BatchedTensor(batch_at(x._value, levels[:-1]), top)
+    return BatchedTensor(broadcast_value(batch_at(x, levels[:-1]), top), top)
+
+
+def physical(x: Tensor) -> Tensor:
+    """The plain tensor under every level of `x`: the batches first, outermost first."""
+    while isinstance(x, BatchedTensor):
+        x = x._value
+    return x
+
+
+def rewrap(value: Tensor, levels: list[int]) -> Tensor:
+    """A plain tensor with batches for `levels` in front, as nested BatchedTensors."""
+    for level in levels:
+        value = BatchedTensor(value, level)
+    return value
+
+
+def slice_example(x: Any, level: int, index: int) -> Any:
+    if is_batched(x, level):
+        return HANDLES["select.int"].call(x._value, 0, index)
+    if isinstance(x, (list, tuple)):
+        return _same_kind(x, [slice_example(item, level, index) for item in x])
+    return x
+
+
+def top_level(args: tuple[Any, ...]) -> int | None:
+    """The innermost vmap level among the arguments (None: nothing batched)."""
+    found = None
+    for arg in args:
+        if isinstance(arg, BatchedTensor):
+            if found is None or arg._level > found:
+                found = arg._level
+        elif isinstance(arg, (list, tuple)):
+            inner = top_level(tuple(arg))
+            if inner is not None and (found is None or inner > found):
+                found = inner
+    return found
+
+
+# -- the fallback ------------------------------------------------------------------------
+
+_warned: set[str] = set()
+FALLBACK_WARNING = (
+    "vmap: {name} has no batching rule for this call: it runs once per example and "
+    "the results are stacked (gradgen.func.batching_rules lists the operators with one)"
+)
+
+
+def mutates_self(handle: OperatorHandle) -> bool:
+    return "(a!) self" in handle.schema
+
+
+def _stack(results: list[Any], level: int, name: str) -> Any:
+    first = results[0]
+    if isinstance(first, Tensor):
+        return BatchedTensor(HANDLES["stack"].call(results, 0), level)
+    if isinstance(first, (tuple, list)):
+        columns = [
+            _stack([r[i] for r in results], level, name) for i in range(len(first))
+        ]
+        return _same_kind(first, columns)
+    if first is None or all(r == first for r in results):
+        return first
+    raise RuntimeError(
+        f"vmap: {name} returned a different {type(first).__name__} for each example: "
+        "data-dependent Python values cannot be batched"
+    )
+
+
+def fallback(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """Call `handle` per example and stack: correct for every operator."""
+    if handle.name not in _warned:
+        _warned.add(handle.name)
+        warnings.warn(
+            FALLBACK_WARNING.format(name=handle.name), UserWarning, stacklevel=4
+        )
+    if mutates_self(handle) and not is_batched(args[0], level):
+        inplace_error(args[0], level)
+    results = [
+        handle.call(*slice_example(args, level, index))
+        for index in range(batch_size(level))
+    ]
+    if mutates_self(handle):
+        return args[0]
+    return _stack(results, level, handle.name)
+
+
+def inplace_error(self: Tensor, level: int) -> NoReturn:
+    """An in-place operator whose `self` is one tensor for the whole batch while
+    another argument is batched: the result cannot go into `self`."""
+    shape = list(self.shape)
+    raise RuntimeError(
+        f"output with shape {shape} doesn't match the broadcast shape "
+        f"{[batch_size(level)] + shape}"
+    )
+
+
+# -- the kernel --------------------------------------------------------------------------
+
+Rule = Callable[[OperatorHandle, int, tuple[Any, ...]], Any]
+
+
+def _kernel(handle: OperatorHandle, rule: Rule | None) -> Callable[..., Any]:
+    def batched(keys: int, *args: Any) -> Any:
+        level = top_level(args)
+        if level is None:
+            return redispatch(handle, keys & ~BATCHED_KEYSET, *args)
+        if rule is not None:
+            result = rule(handle, level, args)
+            if result is not NotImplemented:
+                return result
+        return fallback(handle, level, args)
+
+    return batched
+
+
+def install(rules: dict[str, Rule]) -> None:
+    """Register the Batched kernel of every operator (its rule, or the fallback)."""
+    for name, handle in HANDLES.items():
+        handle.register(DispatchKey.Batched, _kernel(handle, rules.get(name)))
+
+
+def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
+    """The batch under a BatchedTensor (every level's with `recurse`); other tensors
+    as they are. For looking inside vmap while debugging."""
+    if not isinstance(tensor, BatchedTensor):
+        return tensor
+    return physical(tensor) if recurse else tensor._value
+
+
+__all__ = ["BatchedTensor", "debug_unwrap"]

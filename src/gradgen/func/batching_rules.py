@@ -1,0 +1,562 @@
+"""Batching rules: how an operator runs once on a whole batch inside vmap.
+
+The rules are a table keyed by operator name (`RULES`), built from a few kinds:
+
+- `pointwise`: elementwise operators (the elementwise family, the pointwise
+  activations and their backward formulas). Every batched argument's value gets size-1
+  dimensions after its batch dimension up to the largest logical rank, so numpy's
+  broadcasting lines the examples up; unbatched arguments broadcast as they are.
+- `dims`: operators along `dim` arguments (reductions, softmax, scans, sort, views
+  such as select, narrow, transpose, ...). Which arguments are dims comes from the
+  operator's schema (`int dim`, `int[1]? dim`, `dim0`, `dims`, ...): each shifts by one
+  past the batch dimension, and a reduction's "all dims" (None or []) becomes the
+  logical dims. Other Tensor arguments must have the same logical rank; unbatched ones
+  are expanded along the batch.
+- `trailing`: operators that only look at their last dims (tril, constant_pad_nd,
+  layer_norm, embedding's indices, ...) run on the values as they are, when only the
+  named arguments are batched.
+- one-off rules (shape lists: view, reshape, expand, permute, ...; whole-tensor
+  reductions as the `dim` overload over the logical dims; matrix products as numpy's
+  batched matmul; losses as the unreduced loss reduced per example).
+
+A rule returns NotImplemented when a call falls outside what it handles (an unbatched
+`self` of an in-place operator, mixed ranks, ...): the fallback (batching.py) then
+runs that call per example. Operators without a rule always fall back; `rule_count()`
+says how many have one.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from ..dispatch import OperatorHandle
+from ..dtypes import get_default_dtype
+from ..factories import zeros_like
+from ..generated import ops
+from ..tensor import Tensor
+from .batching import (
+    HANDLES,
+    Rule,
+    batch_size,
+    broadcast_value,
+    inplace_error,
+    is_batched,
+    mutates_self,
+    unwrap,
+    wrap,
+)
+
+# -- schema facts ------------------------------------------------------------------------
+
+
+@functools.cache
+def arguments(schema: str) -> tuple[tuple[str, str], ...]:
+    """(type, name) of each argument of a schema string, keyword-only ones included."""
+    inner = schema[schema.index("(") + 1 : schema.rindex(") ->")]
+    found = []
+    for part in inner.split(", "):
+        if part == "*" or not part:
+            continue
+        declaration = part.split("=")[0]
+        kind, _, name = declaration.rpartition(" ")
+        found.append((kind, name))
+    return tuple(found)
+
+
+DIM_NAMES = frozenset(
+    {
+        "dim",
+        "dim0",
+        "dim1",
+        "dim2",
+        "dims",
+        "start_dim",
+        "end_dim",
+        "source",
+        "destination",
+    }
+)
+
+
+def _pad(value: Tensor, logical_rank: int, rank: int) -> Tensor:
+    """`value` (batch first) with size-1 dims after the batch up to logical `rank`."""
+    for _ in range(rank - logical_rank):
+        value = HANDLES["unsqueeze"].call(value, 1)
+    return value
+
+
+def _wrap_dim(dim: int, rank: int) -> int:
+    if not -max(rank, 1) <= dim < max(rank, 1):
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-max(rank, 1)}, "
+            f"{max(rank, 1) - 1}], but got {dim})"
+        )
+    return dim % max(rank, 1)
+
+
+def _tensors(args: Sequence[Any]) -> list[Tensor]:
+    return [a for a in args if isinstance(a, Tensor)]
+
+
+# -- pointwise ---------------------------------------------------------------------------
+
+
+def _promotes_alike(tensors: list[Tensor], level: int, rank: int) -> bool:
+    """Whether the values promote as the examples do: a batch of 0-d examples is a
+    dimensioned tensor, which outranks a 0-d one of another dtype."""
+    if len({t.dtype for t in tensors}) == 1:
+        return True
+    return not any(is_batched(t, level) and t.dim() == 0 for t in tensors) or rank == 0
+
+
+def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    tensors = _tensors(args)
+    rank = max(t.dim() for t in tensors)
+    if not _promotes_alike(tensors, level, rank):
+        return NotImplemented
+    inplace = mutates_self(handle)
+    if inplace and not is_batched(args[0], level):
+        inplace_error(args[0], level)
+    new_args = [_pointwise_value(a, level, rank) for a in args]
+    result = handle.call(*new_args)
+    return args[0] if inplace else wrap(result, level)
+
+
+def _pointwise_value(arg: Any, level: int, rank: int) -> Any:
+    """An argument as the batched call takes it: a batched value padded to `rank`;
+    with 0-d examples, an unbatched 0-d tensor repeated too (0-d against 0-d, as in
+    one example); anything else as it is."""
+    if is_batched(arg, level):
+        return _pad(arg._value, arg.dim(), rank)
+    if rank == 0 and isinstance(arg, Tensor) and not arg._is_wrapped_number:
+        return broadcast_value(arg, level)
+    return arg
+
+
+# -- dims --------------------------------------------------------------------------------
+
+REDUCTION_TYPES = ("int[1]", "int[1]?", "int[]?")
+
+
+def _shift(kind: str, value: Any, rank: int, reduce_all: bool) -> Any:
+    if value is None or (isinstance(value, (list, tuple)) and not value):
+        if reduce_all and kind in REDUCTION_TYPES:
+            return list(range(1, rank + 1))
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_wrap_dim(d, rank) + 1 for d in value]
+    return _wrap_dim(value, rank) + 1
+
+
+def dims(
+    handle: OperatorHandle,
+    level: int,
+    args: tuple[Any, ...],
+    *,
+    extra_rank: int = 0,
+    reduce_all: bool = True,
+) -> Any:
+    """Shift the schema's dim arguments past the batch dimension."""
+    schema = arguments(handle.schema)
+    tensors = _tensors(args)
+    rank = tensors[0].dim()
+    if rank + extra_rank == 0 or any(t.dim() != rank for t in tensors):
+        return NotImplemented  # 0-d examples: "all dims" would take the batch too
+    if (None in args[1:] or [] in args[1:]) and any(
+        k == "int?" and n in DIM_NAMES and a is None for (k, n), a in zip(schema, args)
+    ):
+        return NotImplemented  # `int? dim=None`: over the flattened tensor
+    if mutates_self(handle) and not is_batched(args[0], level):
+        inplace_error(args[0], level)
+    new_args = []
+    for (kind, name), arg in zip(schema, args):
+        if isinstance(arg, Tensor):
+            arg = broadcast_value(arg, level)
+        elif name in DIM_NAMES and kind.startswith("int"):
+            arg = _shift(kind, arg, rank + extra_rank, reduce_all)
+        new_args.append(arg)
+    new_args += list(args[len(schema) :])
+    result = handle.call(*new_args)
+    return args[0] if mutates_self(handle) else wrap(result, level)
+
+
+def _tensor_list_dims(
+    handle: OperatorHandle, level: int, args: tuple[Any, ...], extra_rank: int
+) -> Any:
+    """cat / stack: every tensor of the list batched, the dim shifted."""
+    tensors = list(args[0])
+    if not tensors:
+        return NotImplemented
+    rank = tensors[0].dim()
+    values = [broadcast_value(t, level) for t in tensors]
+    dim = args[1] if len(args) > 1 else 0
+    return wrap(handle.call(values, _wrap_dim(dim, rank + extra_rank) + 1), level)
+
+
+# -- shapes ------------------------------------------------------------------------------
+
+
+def _with_batch(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """view / reshape / _unsafe_view: the size gets the batch in front."""
+    value = unwrap(args[0], level)
+    if not is_batched(args[0], level):
+        return NotImplemented
+    size = [batch_size(level)] + list(args[1])
+    return wrap(handle.call(value, size, *args[2:]), level)
+
+
+def _expand(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    self, size = args[0], list(args[1])
+    if not is_batched(self, level) or len(size) < self.dim():
+        return NotImplemented
+    value = _pad(self._value, self.dim(), len(size))
+    return wrap(handle.call(value, [batch_size(level)] + size, *args[2:]), level)
+
+
+def _sum_to_size(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    self, size = args[0], list(args[1])
+    if not is_batched(self, level):
+        return NotImplemented
+    padded = [1] * (self.dim() - len(size)) + size
+    summed = handle.call(self._value, [batch_size(level)] + padded)
+    return wrap(ops.reshape(summed, [batch_size(level)] + size), level)
+
+
+def _permute(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    self = args[0]
+    rank = self.dim()
+    order = [0] + [_wrap_dim(d, rank) + 1 for d in args[1]]
+    return wrap(handle.call(self._value, order), level)
+
+
+def _t(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    self = args[0]
+    if self.dim() < 2:
+        return wrap(HANDLES["view"].call(self._value, list(self._value.shape)), level)
+    return wrap(HANDLES["transpose.int"].call(self._value, 1, 2), level)
+
+
+def _squeeze(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    self = args[0]
+    shape = [batch_size(level)] + [s for s in self.shape if s != 1]
+    return wrap(HANDLES["view"].call(self._value, shape), level)
+
+
+def _repeat(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    self, repeats = args[0], list(args[1])
+    if not is_batched(self, level) or len(repeats) < self.dim():
+        return NotImplemented
+    value = _pad(self._value, self.dim(), len(repeats))
+    return wrap(handle.call(value, [1] + repeats), level)
+
+
+def _sizes_and_dims(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """select_backward / slice_backward / diagonal_backward: (grad, input_sizes, dims)."""
+    grad, sizes = args[0], list(args[1])
+    if not is_batched(grad, level):
+        return NotImplemented
+    rank = len(sizes)
+    schema = arguments(handle.schema)
+    rest = [
+        _wrap_dim(a, rank) + 1 if name in DIM_NAMES else a
+        for (_, name), a in zip(schema[2:], args[2:])
+    ]
+    value = grad._value
+    return wrap(handle.call(value, [batch_size(level)] + sizes, *rest), level)
+
+
+def _index_select(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    self, dim, index = args
+    if is_batched(index, level) or not is_batched(self, level):
+        return NotImplemented
+    return wrap(handle.call(self._value, _wrap_dim(dim, self.dim()) + 1, index), level)
+
+
+def trailing(*batched_names: str) -> Rule:
+    """Operators on the last dims: run on the values when only these are batched."""
+
+    def rule(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+        schema = arguments(handle.schema)
+        for (_, name), arg in zip(schema, args):
+            if is_batched(arg, level) and name not in batched_names:
+                return NotImplemented
+        if mutates_self(handle) and not is_batched(args[0], level):
+            inplace_error(args[0], level)
+        result = handle.call(*[unwrap(a, level) for a in args])
+        return args[0] if mutates_self(handle) else wrap(result, level)
+
+    return rule
+
+
+# -- whole-tensor reductions -------------------------------------------------------------
+
+
+def reduce_all(target: str, *extra: Any, before: tuple[Any, ...] = ()) -> Rule:
+    """An operator over the whole tensor as `target` over the logical dims."""
+
+    def rule(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+        self = args[0]
+        all_dims = list(range(1, self.dim() + 1))
+        if not all_dims:
+            return wrap(HANDLES["clone"].call(self._value, None), level)
+        call_args = (self._value, *before, *args[1 : 1 + len(before)], all_dims, *extra)
+        return wrap(HANDLES[target].call(*call_args), level)
+
+    return rule
+
+
+def _sum(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    self = args[0]
+    dtype = args[1] if len(args) > 1 else None
+    all_dims = list(range(1, self.dim() + 1))
+    if not all_dims:
+        return wrap(HANDLES["clone"].call(self._value, None), level)
+    name = "sum.dim_IntList" if handle.name == "sum" else "mean.dim"
+    return wrap(HANDLES[name].call(self._value, all_dims, False, dtype), level)
+
+
+def _prod(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    flat = ops.reshape(args[0]._value, [batch_size(level), -1])
+    dtype = args[1] if len(args) > 1 else None
+    return wrap(HANDLES["prod.dim_int"].call(flat, 1, False, dtype), level)
+
+
+# -- matrix products ---------------------------------------------------------------------
+
+
+def _values(level: int, *tensors: Tensor) -> list[Tensor]:
+    return [unwrap(t, level) for t in tensors]
+
+
+def _matmul_rule(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """mm / bmm: numpy's batched matmul broadcasts the batch of either side."""
+    a, b = _values(level, args[0], args[1])
+    if a.shape[-1] == 1:
+        # Outer products (per-example weight gradients): numpy's matmul has no fast
+        # path for a contraction of length 1, its broadcasting multiply does.
+        return wrap(ops.mul(a, b), level)
+    return wrap(ops.matmul(a, b), level)
+
+
+def _mv(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    a, v = _values(level, args[0], args[1])
+    column = HANDLES["unsqueeze"].call(v, -1)
+    return wrap(HANDLES["squeeze.dim"].call(ops.matmul(a, column), -1), level)
+
+
+def _dot(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    a, b = args[0], args[1]
+    if handle.name == "vdot":
+        a = ops.conj(a)
+    product = HANDLES["mul.Tensor"].call(a, b)
+    return HANDLES["sum.dim_IntList"].call(product, [-1], False, None)
+
+
+def _addmm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    bias, a, b = args[0], args[1], args[2]
+    beta = args[3] if len(args) > 3 else 1
+    alpha = args[4] if len(args) > 4 else 1
+    product = HANDLES["mm"].call(a, b)
+    if alpha != 1:
+        product = HANDLES["mul.Scalar"].call(product, alpha)
+    if beta == 0:
+        return product
+    return HANDLES["add.Tensor"].call(product, bias, beta)
+
+
+# -- losses ------------------------------------------------------------------------------
+
+
+def _loss(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """A loss as its unreduced (pointwise) form, then reduced per example."""
+    schema = arguments(handle.schema)
+    names = [name for _, name in schema]
+    position = names.index("reduction")
+    full = list(args) + [None] * (len(schema) - len(args))
+    reduction = (
+        1 if full[position] is None and len(args) <= position else full[position]
+    )
+    full[position] = 0
+    while full and full[-1] is None and len(full) > len(args):
+        full.pop()
+    unreduced = pointwise(handle, level, tuple(full[: max(len(args), position + 1)]))
+    if unreduced is NotImplemented or reduction == 0:
+        return unreduced
+    if handle.name.endswith("_backward"):
+        count = max(args[1].numel(), 1)
+        return (
+            unreduced
+            if reduction == 2
+            else HANDLES["div.Scalar"].call(unreduced, count)
+        )
+    target = "sum.dim_IntList" if reduction == 2 else "mean.dim"
+    all_dims = list(range(unreduced.dim()))
+    if not all_dims:
+        return unreduced
+    return HANDLES[target].call(unreduced, all_dims, False, None)
+
+
+def _class_rows(level: int, self: Tensor, target: Tensor) -> tuple[Tensor, Tensor, int]:
+    """The batch's inputs as one (B * N, C) matrix and (B * N,) targets, and N."""
+    size = batch_size(level)
+    classes = self.shape[-1]
+    rows = 1 if self.dim() == 1 else self.shape[0]
+    scores = ops.reshape(broadcast_value(self, level), [size * rows, classes])
+    targets = ops.reshape(broadcast_value(target, level), [size * rows])
+    return scores, targets, rows
+
+
+def _class_weights(
+    level: int, targets: Tensor, weight: Tensor | None, ignore_index: int, rows: int
+) -> Tensor:
+    """Each example's total weight: the weights of its targets that are not ignored."""
+    kept = ops.ne(targets, ignore_index)
+    if weight is None:
+        each = kept.to(get_default_dtype())
+    else:
+        safe = ops.where(kept, targets, zeros_like(targets))
+        each = ops.index_select(weight, 0, safe) * kept
+    return ops.sum(ops.reshape(each, [batch_size(level), rows]), [1])
+
+
+def _nll_loss_forward(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """nll_loss per example: the unreduced loss of all rows at once, reduced per
+    example by its own total weight."""
+    self, target, weight, reduction, ignore_index = args
+    if is_batched(weight, level):
+        return NotImplemented
+    scores, targets, rows = _class_rows(level, self, target)
+    losses, _ = handle.call(scores, targets, weight, 0, ignore_index)
+    losses = ops.reshape(losses, [batch_size(level), rows])
+    total = _class_weights(level, targets, weight, ignore_index, rows).to(losses.dtype)
+    if reduction == 0:
+        out = losses if self.dim() > 1 else ops.reshape(losses, [batch_size(level)])
+        return wrap((out, zeros_like(total)), level)
+    summed = ops.sum(losses, [1])
+    return wrap((summed if reduction == 2 else summed / total, total), level)
+
+
+def _nll_loss_backward(
+    handle: OperatorHandle, level: int, args: tuple[Any, ...]
+) -> Any:
+    grad, self, target, weight, reduction, ignore_index, total = args
+    if is_batched(weight, level):
+        return NotImplemented
+    scores, targets, rows = _class_rows(level, self, target)
+    size = batch_size(level)
+    grads = broadcast_value(grad, level)
+    if reduction == 1:
+        grads = grads / broadcast_value(total, level)
+    grads = ops.reshape(grads, [size, -1]).expand(size, rows).reshape([size * rows])
+    result = handle.call(grads, scores, targets, weight, 0, ignore_index, total)
+    return wrap(ops.reshape(result, [size] + list(self.shape)), level)
+
+
+# -- the table ---------------------------------------------------------------------------
+
+POINTWISE = """
+masked_fill.Scalar masked_fill.Tensor masked_fill_.Scalar masked_fill_.Tensor
+add.Tensor sub.Tensor mul.Tensor pow.Tensor_Scalar neg _conj real clone _to_copy
+add_.Tensor sub_.Tensor mul_.Tensor exp exp2 log log2 log10 log1p expm1 sqrt rsqrt
+reciprocal abs sgn sign sin cos tan asin acos atan sinh cosh tanh sigmoid erf floor ceil
+round round.decimals trunc angle sigmoid_backward tanh_backward exp_ log_ sqrt_ neg_
+abs_ sigmoid_ tanh_ pow.Tensor_Tensor pow.Scalar add.Scalar sub.Scalar mul.Scalar
+div.Tensor div.Scalar div.Tensor_mode div_.Tensor div_.Tensor_mode floor_divide
+floor_divide.Scalar rsub.Tensor rsub.Scalar maximum minimum fmax fmin atan2 hypot
+where.self clamp.Tensor clamp clamp_ clamp_min clamp_max fmod.Tensor fmod.Scalar
+remainder.Tensor remainder.Scalar eq.Tensor eq.Scalar ne.Tensor ne.Scalar lt.Tensor
+lt.Scalar le.Tensor le.Scalar gt.Tensor gt.Scalar ge.Tensor ge.Scalar logical_and
+logical_or logical_xor logical_not bitwise_and.Tensor bitwise_or.Tensor
+bitwise_xor.Tensor bitwise_not isnan isinf copy copy_ zero zero_ fill.Scalar fill.Tensor
+fill_.Scalar fill_.Tensor lerp.Scalar lerp.Tensor lerp_.Scalar lerp_.Tensor addcmul
+addcmul_ addcdiv addcdiv_ clamp_.Tensor nan_to_num nan_to_num_ relu gelu silu
+threshold_backward gelu_backward silu_backward relu_ leaky_relu leaky_relu_backward
+leaky_relu_ elu elu_backward elu_ softplus softplus_backward log_sigmoid_forward
+log_sigmoid_backward hardtanh hardtanh_backward hardtanh_ mish mish_backward mish_
+view_as_real view_as_complex
+"""
+
+DIMS = """
+diagonal_copy
+squeeze.dim select.int slice.Tensor split.Tensor split_with_sizes unbind.int flip
+transpose.int diagonal sum.dim_IntList mean.dim prod.dim_int max.dim min.dim amax amin
+argmax argmin logsumexp var.correction std.correction cumsum cumprod any.dim any.dims
+all.dim all.dims sort sort.stable topk _softmax _softmax_backward_data _log_softmax
+_log_softmax_backward_data gather scatter.src scatter.value scatter_add
+linalg_vector_norm
+"""
+
+LOSSES = """
+mse_loss mse_loss_backward smooth_l1_loss smooth_l1_loss_backward huber_loss
+huber_loss_backward binary_cross_entropy binary_cross_entropy_backward
+binary_cross_entropy_with_logits
+"""
+
+SPECIAL: dict[str, Rule] = {
+    "view": _with_batch,
+    "_unsafe_view": _with_batch,
+    "expand": _expand,
+    "sum_to_size": _sum_to_size,
+    "permute": _permute,
+    "t": _t,
+    "squeeze": _squeeze,
+    "repeat": _repeat,
+    "unsqueeze": functools.partial(dims, extra_rank=1),
+    "roll": functools.partial(dims, reduce_all=False),
+    "cat": functools.partial(_tensor_list_dims, extra_rank=0),
+    "stack": functools.partial(_tensor_list_dims, extra_rank=1),
+    "select_backward": _sizes_and_dims,
+    "slice_backward": _sizes_and_dims,
+    "diagonal_backward": _sizes_and_dims,
+    "index_select": _index_select,
+    "tril": trailing("self"),
+    "triu": trailing("self"),
+    "tril_": trailing("self"),
+    "triu_": trailing("self"),
+    "constant_pad_nd": trailing("self"),
+    "one_hot": trailing("self"),
+    "embedding": trailing("indices"),
+    "native_layer_norm": trailing("input"),
+    "sum": _sum,
+    "mean": _sum,
+    "prod": _prod,
+    "max": reduce_all("amax", False),
+    "min": reduce_all("amin", False),
+    "mm": _matmul_rule,
+    "bmm": _matmul_rule,
+    "mv": _mv,
+    "dot": _dot,
+    "vdot": _dot,
+    "addmm": _addmm,
+    "nll_loss_forward": _nll_loss_forward,
+    "nll_loss_backward": _nll_loss_backward,
+}
+
+
+def _build() -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    for name in POINTWISE.split():
+        rules[name] = pointwise
+    for name in DIMS.split():
+        rules[name] = dims
+    for name in LOSSES.split():
+        rules[name] = _loss
+    rules.update(SPECIAL)
+    return {name: rule for name, rule in rules.items() if name in HANDLES}
+
+
+RULES: dict[str, Rule] = _build()
+
+
+def rule_count() -> tuple[int, int]:
+    """(operators with a batching rule, operators in all)."""
+    return len(RULES), len(HANDLES)
+
+
+def operators_without_rule() -> list[str]:
+    return sorted(set(HANDLES) - set(RULES))
+
+
+__all__ = ["RULES", "operators_without_rule", "rule_count"]

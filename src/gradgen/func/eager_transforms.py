@@ -1,0 +1,586 @@
+"""grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd and hessian, as torch.func.
+
+Each transform runs the function on aliases of its inputs and differentiates with
+gradgen's own reverse mode (`autograd.grad`) or forward mode (`autograd.forward_ad`):
+
+- Reverse mode: every differentiated input becomes a fresh alias that requires grad (a
+  view of it when it already does, so outer levels still see the path). A transform
+  differentiates only with respect to its own aliases, so nested levels never take
+  each other's derivatives ("perturbation confusion"): in
+  ``grad(lambda x: x * grad(lambda y: x * y)(x))`` the inner level sees ``x`` as a
+  constant. Inner levels keep the graph of their results (`create_graph`) whenever an
+  outer level may differentiate them: a transform is running, a forward-AD level is
+  open, or an input already requires grad. At the top level the results are detached.
+- Forward mode: `jvp` opens a dual level and reads the output tangents. gradgen has
+  one dual level at a time (as PyTorch's forward_ad), so a `jvp` that runs inside
+  another (``jacfwd(jacfwd(f))``) computes J v by reverse mode twice instead: the
+  vector-Jacobian product ``g(u) = J^T u`` is linear in ``u``, and its own vjp with
+  ``v`` is ``J v``. The tangents of the outer level flow through both passes.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from .. import autograd
+from ..autograd import forward_ad
+from ..dispatch import forward_ad_levels
+from ..generated import ops
+from ..grad_mode import enable_grad, is_grad_enabled
+from ..tensor import Tensor
+from .batching import BatchedTensor, batch_at, open_levels, physical, rewrap
+from .randomness import Randomness as _Randomness
+from .pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
+from .vmap import vmap
+
+Argnums = int | tuple[int, ...]
+
+
+class _Nesting(threading.local):
+    depth = 0
+
+
+_nesting = _Nesting()
+
+
+@contextmanager
+def _level() -> Iterator[None]:
+    _nesting.depth += 1
+    try:
+        with enable_grad():
+            yield
+    finally:
+        _nesting.depth -= 1
+
+
+def _keeps_graph(inputs: Any) -> bool:
+    """Whether a level's results must stay differentiable: an outer level may take
+    their derivative (see the module docstring)."""
+    if _nesting.depth > 0 or forward_ad_levels.open:
+        return True
+    if not is_grad_enabled():
+        return False
+    leaves = tree_flatten(inputs)[0]
+    return any(isinstance(leaf, Tensor) and leaf.requires_grad for leaf in leaves)
+
+
+def _detach(tree: Any) -> Any:
+    return tree_map(lambda x: x.detach() if isinstance(x, Tensor) else x, tree)
+
+
+def _differentiable(x: Any) -> Tensor:
+    """An alias of `x` that requires grad and that this level differentiates. Inside
+    vmap the alias is batched at every open level (an unbatched input is repeated), so
+    that one backward pass gives every example its own gradient."""
+    if not isinstance(x, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    levels = open_levels()
+    value = physical(batch_at(x, levels))
+    if value.requires_grad:
+        alias = value.view_as(value)
+    else:
+        alias = value.detach().requires_grad_()
+        if value._fw_grad is not None:
+            forward_ad.set_fw_grad(alias, value._fw_grad)
+    return rewrap(alias, levels)
+
+
+def _physical(x: Tensor) -> Tensor:
+    """The plain tensor under `x`, batched at every open vmap level."""
+    return physical(batch_at(x, open_levels()))
+
+
+# -- argnums -----------------------------------------------------------------------------
+
+
+def _check_argnum(argnum: Any, num_args: int) -> int:
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if -num_args <= argnum < num_args:
+        return argnum % num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def _check_argnums(argnums: Any, num_args: int) -> Argnums:
+    if isinstance(argnums, int):
+        return _check_argnum(argnums, num_args)
+    if isinstance(argnums, tuple):
+        if not argnums:
+            raise RuntimeError("argnums must be non-empty")
+        checked = tuple(_check_argnum(a, num_args) for a in argnums)
+        if len(set(checked)) != len(checked):
+            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+        return checked
+    raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+
+
+def _slice_argnums(args: tuple[Any, ...], argnums: Argnums) -> Any:
+    if isinstance(argnums, int):
+        return args[argnums]
+    return tuple(args[a] for a in argnums)
+
+
+def _replace_argnums(
+    args: tuple[Any, ...], argnums: Argnums, new: Any
+) -> tuple[Any, ...]:
+    replaced = list(args)
+    if isinstance(argnums, int):
+        replaced[argnums] = new
+    else:
+        for index, value in zip(argnums, new):
+            replaced[index] = value
+    return tuple(replaced)
+
+
+def _split_aux(output: Any, has_aux: bool, api: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(
+            f"{api}: output of function f should be a tuple: (output, aux) if has_aux is "
+            "True"
+        )
+    return output[0], output[1]
+
+
+def _tensor_outputs(output: Any, api: str) -> tuple[list[Tensor], Any]:
+    flat, spec = tree_flatten(output)
+    if not flat:
+        raise RuntimeError(
+            f"{api}: Expected f to be a function that has non-empty output (got output = "
+            f"{output})"
+        )
+    for leaf in flat:
+        if not isinstance(leaf, Tensor):
+            raise RuntimeError(
+                f"{api}: expected f(*primals) to return only tensors, got unsupported "
+                f"type {type(leaf)}"
+            )
+    return flat, spec
+
+
+# -- reverse mode ------------------------------------------------------------------------
+
+
+def _zeros(like: Tensor, requires_grad: bool = False) -> Tensor:
+    """Zeros shaped as `like` (as every example of it inside vmap)."""
+    zeros = Tensor(np.zeros_like(_physical(like)._data))
+    return rewrap(zeros.requires_grad_(requires_grad), open_levels())
+
+
+def _vjp(
+    outputs: Sequence[Tensor],
+    inputs: Sequence[Tensor],
+    cotangents: Sequence[Tensor | None],
+    create_graph: bool,
+) -> list[Tensor]:
+    """d(sum_i <outputs_i, cotangents_i>)/d inputs; zeros for an unused input."""
+    pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
+    if not pairs:
+        return [_zeros(x) for x in inputs]
+    levels = open_levels()
+    if levels and not any(isinstance(x, BatchedTensor) for x in inputs):
+        # A batch of cotangents through a graph made outside vmap (jacrev's rows): the
+        # backward formulas run on the batched cotangents, by the batching rules.
+        found = autograd.grad(
+            [o for o, _ in pairs],
+            list(inputs),
+            grad_outputs=[c for _, c in pairs],  # type: ignore[misc]  # None: implicit
+            retain_graph=True,
+            create_graph=create_graph,
+            allow_unused=True,
+        )
+        return [_zeros(x) if g is None else g for x, g in zip(inputs, found)]
+    physical_outputs = [_physical(o) for o, _ in pairs]
+    physical_cotangents = [_physical(c) if c is not None else None for _, c in pairs]
+    if levels:  # a batch of scalars: every example's gradient at once
+        physical_cotangents = [
+            Tensor(np.ones_like(o._data)) if c is None else c
+            for o, c in zip(physical_outputs, physical_cotangents)
+        ]
+    grads = autograd.grad(
+        physical_outputs,
+        [_physical(x) for x in inputs],
+        grad_outputs=physical_cotangents,  # type: ignore[arg-type]  # None: implicit
+        retain_graph=True,
+        create_graph=create_graph,
+        allow_unused=True,
+    )
+    return [
+        _zeros(x) if g is None else rewrap(g, levels) for x, g in zip(inputs, grads)
+    ]
+
+
+def grad_and_value(
+    func: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """A function returning ``(gradient, value)`` of `func`, a function with a scalar
+    Tensor output, with respect to the positional arguments `argnums` (pytrees)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        api = "grad_and_value(f)(*args)"
+        positions = _check_argnums(argnums, len(args))
+        keep = _keeps_graph(args)
+        with _level():
+            diff = tree_map(_differentiable, _slice_argnums(args, positions))
+            output = func(*_replace_argnums(args, positions, diff), **kwargs)
+            output, aux = _split_aux(output, has_aux, api)
+            if not isinstance(output, Tensor):
+                raise RuntimeError(
+                    f"{api}: Expected f(*args) to return a Tensor, got {type(output)}"
+                )
+            if output.dim() != 0:
+                raise RuntimeError(
+                    f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
+                    f"{output.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs "
+                    "instead?"
+                )
+            flat_diff, spec = tree_flatten(diff)
+            grads = tree_unflatten(_vjp([output], flat_diff, [None], keep), spec)
+        result = (grads, (output, aux) if has_aux else output)
+        return result if keep else _detach(result)
+
+    return wrapper
+
+
+def grad(
+    func: Callable[..., Any], argnums: Argnums = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """A function returning the gradient of `func` (see `grad_and_value`); with
+    `has_aux`, ``(gradient, aux)``."""
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        grads, value = inner(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapper
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(func(*primals), vjp_fn)``, and `aux` last with `has_aux`: ``vjp_fn(v)`` is the
+    tuple of vector-Jacobian products with each primal."""
+    api = "vjp(f, *primals)"
+    keep = _keeps_graph(primals)
+    with _level():
+        diff = tree_map(_differentiable, primals)
+        output, aux = _split_aux(func(*diff), has_aux, api)
+        flat_out, out_spec = _tensor_outputs(output, api)
+        for leaf in flat_out:
+            if not (leaf.is_floating_point() or leaf.is_complex()):
+                raise RuntimeError(
+                    "vjp(f, ...): All outputs of f must be floating-point or complex "
+                    f"Tensors, got Tensor with dtype {leaf.dtype}"
+                )
+    flat_diff, diff_spec = tree_flatten(diff)
+
+    def vjp_fn(cotangents: Any) -> Any:
+        flat_cot, cot_spec = tree_flatten(cotangents)
+        if cot_spec != out_spec:
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as pytree "
+                f"structure of outputs to the function. cotangents: "
+                f"{treespec_pprint(cot_spec)}, primal output: {treespec_pprint(out_spec)}"
+            )
+        grads_keep = keep or _keeps_graph(cotangents)
+        with _level():
+            grads = _vjp(flat_out, flat_diff, flat_cot, grads_keep)
+        result = tree_unflatten(grads, diff_spec)
+        return result if grads_keep else _detach(result)
+
+    result = (output, vjp_fn, aux) if has_aux else (output, vjp_fn)
+    return (
+        result
+        if keep
+        else (_detach(output), vjp_fn) + ((_detach(aux),) if has_aux else ())
+    )
+
+
+# -- forward mode ------------------------------------------------------------------------
+
+
+def _check_jvp_arguments(
+    primals: Any, tangents: Any
+) -> tuple[list[Tensor], list[Tensor], Any]:
+    api = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(
+            f"{api}: Expected primals to be a tuple. E.g. it should be valid to call "
+            "f(*primals)."
+        )
+    flat_primals, primals_spec = tree_flatten(primals)
+    flat_tangents, tangents_spec = tree_flatten(tangents)
+    if primals_spec != tangents_spec:
+        raise RuntimeError(
+            f"{api}: Expected primals and tangents to have the same python structure. "
+            "For example, if primals is a tuple of 3 tensors, tangents also must be. Got "
+            f"primals with structure {primals_spec} and tangents with structure "
+            f"{tangents_spec}"
+        )
+    for name, leaves in (("primals", flat_primals), ("tangents", flat_tangents)):
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(
+                    f"{api}: Expected {name} to only contain Tensors, got {type(leaf)}"
+                )
+    return flat_primals, flat_tangents, primals_spec
+
+
+def jvp(
+    func: Callable[..., Any],
+    primals: Any,
+    tangents: Any,
+    *,
+    strict: bool = False,
+    has_aux: bool = False,
+) -> Any:
+    """``(func(*primals), J tangents)`` (and `aux` last with `has_aux`): the
+    Jacobian-vector product, by forward-mode AD."""
+    flat_primals, flat_tangents, spec = _check_jvp_arguments(primals, tangents)
+    if forward_ad_levels.open:
+        return _jvp_by_reverse_mode(func, flat_primals, flat_tangents, spec, has_aux)
+    api = "jvp(f, primals, tangents)"
+    keep = _keeps_graph((primals, tangents))
+    levels = open_levels()
+    with forward_ad.dual_level():
+        duals = [
+            rewrap(forward_ad.make_dual(_physical(p), _physical(t)), levels)
+            for p, t in zip(flat_primals, flat_tangents)
+        ]
+        output, aux = _split_aux(func(*tree_unflatten(duals, spec)), has_aux, api)
+        flat_out, out_spec = _tensor_outputs(output, api)
+        unpacked = [forward_ad.unpack_dual(_physical(o)) for o in flat_out]
+        primals_out = [rewrap(u.primal, levels) for u in unpacked]
+        tangents_out = [
+            rewrap(
+                (
+                    Tensor(np.zeros_like(u.primal._data))
+                    if u.tangent is None
+                    else u.tangent
+                ),
+                levels,
+            )
+            for u in unpacked
+        ]
+    pair = (
+        tree_unflatten(primals_out, out_spec),
+        tree_unflatten(tangents_out, out_spec),
+    )
+    result = pair + (aux,) if has_aux else pair
+    return result if keep else _detach(result)
+
+
+def _jvp_by_reverse_mode(
+    func: Callable[..., Any],
+    flat_primals: list[Tensor],
+    flat_tangents: list[Tensor],
+    spec: Any,
+    has_aux: bool,
+) -> Any:
+    """J v as the vjp (in u) of the vjp ``u -> J^T u``, for a jvp inside a dual level."""
+    api = "jvp(f, primals, tangents)"
+    with _level():
+        diff = [_differentiable(p) for p in flat_primals]
+        output, aux = _split_aux(func(*tree_unflatten(diff, spec)), has_aux, api)
+        flat_out, out_spec = _tensor_outputs(output, api)
+        dummies = [_zeros(o, requires_grad=True) for o in flat_out]
+        transposed = _vjp(flat_out, diff, dummies, create_graph=True)
+        tangents_out = _vjp(transposed, dummies, flat_tangents, create_graph=True)
+    result = (
+        tree_unflatten(flat_out, out_spec),
+        tree_unflatten(tangents_out, out_spec),
+    )
+    return result + (aux,) if has_aux else result
+
+
+def linearize(
+    func: Callable[..., Any], *primals: Any
+) -> tuple[Any, Callable[..., Any]]:
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector
+    product at `primals` (computed by `jvp` at each call)."""
+    output = func(*primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
+
+
+# -- Jacobians ---------------------------------------------------------------------------
+
+
+def _jacobian_tree(blocks: list[list[Tensor]], out_spec: Any, in_spec: Any) -> Any:
+    """blocks[o][i] (output leaf o, input leaf i) as the output pytree of input pytrees."""
+    return tree_unflatten([tree_unflatten(row, in_spec) for row in blocks], out_spec)
+
+
+def jacrev(
+    func: Callable[..., Any],
+    argnums: Argnums = 0,
+    *,
+    has_aux: bool = False,
+    chunk_size: int | None = None,
+    _preallocate_and_copy: bool = False,
+) -> Callable[..., Any]:
+    """A function returning the Jacobian of `func` with respect to `argnums`, one
+    reverse-mode pass per output element (`chunk_size` of them at a time)."""
+    if chunk_size is not None and not chunk_size > 0:
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        api = "jacrev(f, ...)(*args)"
+        positions = _check_argnums(argnums, len(args))
+        keep = _keeps_graph(args)
+        with _level():
+            diff = tree_map(_differentiable, _slice_argnums(args, positions))
+            output = func(*_replace_argnums(args, positions, diff), **kwargs)
+            output, aux = _split_aux(output, has_aux, api)
+            flat_out, out_spec = _tensor_outputs(output, api)
+            flat_in, in_spec = tree_flatten(diff)
+            blocks = [_reverse_rows(o, flat_in, keep, chunk_size) for o in flat_out]
+        result = _jacobian_tree(blocks, out_spec, in_spec)
+        result = (result, aux) if has_aux else result
+        return result if keep else _detach(result)
+
+    return wrapper
+
+
+def _reverse_rows(
+    output: Tensor, inputs: list[Tensor], keep: bool, chunk_size: int | None
+) -> list[Tensor]:
+    """The Jacobian blocks d output / d input_i, shaped output.shape + input_i.shape:
+    one backward pass over the batch of basis cotangents (vmap), or one per row inside
+    another vmap or dual level."""
+    count = output._data.size
+    basis = np.eye(count, dtype=output._data.dtype).reshape(
+        (count,) + output._data.shape
+    )
+    shapes = [tuple(output._data.shape) + tuple(x._data.shape) for x in inputs]
+    if count == 0:
+        return [Tensor(np.zeros(s, x._data.dtype)) for s, x in zip(shapes, inputs)]
+    if not open_levels() and not forward_ad_levels.open:
+
+        def row(cotangent: Tensor) -> tuple[Tensor, ...]:
+            return tuple(_vjp([output], inputs, [cotangent], keep))
+
+        stacked = vmap(row, chunk_size=chunk_size)(Tensor(basis))
+        return [block.reshape(s) for block, s in zip(stacked, shapes)]
+    rows = [_vjp([output], inputs, [Tensor(basis[k])], keep) for k in range(count)]
+    return [
+        ops.stack([r[index] for r in rows], 0).reshape(s)
+        for index, s in enumerate(shapes)
+    ]
+
+
+def jacfwd(
+    func: Callable[..., Any],
+    argnums: Argnums = 0,
+    has_aux: bool = False,
+    *,
+    randomness: str = "error",
+) -> Callable[..., Any]:
+    """A function returning the Jacobian of `func` with respect to `argnums`, one
+    forward-mode pass (`jvp`) per input element."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        randomness_state = _Randomness(randomness)
+        positions = _check_argnums(argnums, len(args))
+        flat_in, in_spec = tree_flatten(_slice_argnums(args, positions))
+
+        def partial(*leaves: Tensor) -> Any:
+            diff = tree_unflatten(list(leaves), in_spec)
+            return func(*_replace_argnums(args, positions, diff), **kwargs)
+
+        columns, output, aux = _forward_columns(
+            partial, flat_in, has_aux, randomness_state
+        )
+        flat_out, out_spec = tree_flatten(output)
+        blocks = []
+        for o, out in enumerate(flat_out):
+            row = []
+            for i, x in enumerate(flat_in):
+                shape = tuple(out._data.shape) + tuple(x._data.shape)
+                if not columns[i]:
+                    row.append(Tensor(np.zeros(shape, out._data.dtype)))
+                    continue
+                stacked = ops.stack([col[o] for col in columns[i]], -1)
+                row.append(stacked.reshape(shape))
+            blocks.append(row)
+        result = _jacobian_tree(blocks, out_spec, in_spec)
+        return (result, aux) if has_aux else result
+
+    return wrapper
+
+
+def _forward_columns(
+    func: Callable[..., Any],
+    inputs: list[Tensor],
+    has_aux: bool,
+    randomness: _Randomness,
+) -> tuple[list[list[list[Tensor]]], Any, Any]:
+    """columns[i][k]: the output tangents (flat) along the k-th element of input i."""
+    zeros = [_zeros(x) for x in inputs]
+    output: Any = None
+    aux: Any = None
+    columns: list[list[list[Tensor]]] = []
+    for i, x in enumerate(inputs):
+        count = x._data.size
+        basis = np.eye(count, dtype=x._data.dtype).reshape((count,) + x._data.shape)
+        found = []
+        for k in range(count):
+            tangents = zeros[:i] + [Tensor(basis[k])] + zeros[i + 1 :]
+            randomness.before_call()  # every column sees the same draws
+            answer = jvp(func, tuple(inputs), tuple(tangents), has_aux=has_aux)
+            randomness.after_call()
+            output, aux = answer[0], answer[2] if has_aux else None
+            found.append(tree_flatten(answer[1])[0])
+        columns.append(found)
+    if output is None:  # every input is empty: run once for the output
+        output, aux = _split_aux(func(*inputs), has_aux, "jacfwd(f, ...)(*args)")
+    return columns, output, aux
+
+
+def hessian(func: Callable[..., Any], argnums: Argnums = 0) -> Callable[..., Any]:
+    """The Hessian of `func`: the forward-mode Jacobian of its reverse-mode one."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def functionalize(
+    func: Callable[..., Any], *, remove: str = "mutations"
+) -> Callable[..., Any]:
+    """`func` itself: gradgen runs eagerly and its transforms differentiate through
+    in-place operators and views, so there is nothing to rewrite (torch.func's
+    functionalize removes mutations for its tracing backends)."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            "functionalize(f, remove='mutations'): received invalid argument for remove="
+            f"{remove}. Valid options are:\n     remove='mutations': all inplace and out= "
+            "operators will be removed from the program, and replaced with their "
+            "out-of-place equivalents.\n     remove='mutations_and_views': In addition "
+            "to the above, all aliasing operators {view} will be replaced with their "
+            "non-aliasing counterparts, {view}_copy.\n"
+        )
+    return func
+
+
+__all__ = [
+    "functionalize",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linearize",
+    "vjp",
+]

@@ -1,0 +1,131 @@
+"""Pytrees: nested tuples, lists and dicts of leaves (tensors, numbers, ...).
+
+The transforms take and return pytrees, as torch.func's do: `tree_flatten` lists the
+leaves in a fixed order (tuples and lists by position, dicts by insertion order) with a
+`TreeSpec` that `tree_unflatten` uses to rebuild the same structure around new leaves.
+Anything else, None included, is a leaf, as in torch.utils._pytree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TreeSpec:
+    """The shape of a pytree: `kind` is 'leaf', 'tuple', 'list' or 'dict' (`context`
+    holds a dict's keys or a namedtuple's class)."""
+
+    kind: str
+    context: Any = None
+    children: tuple[TreeSpec, ...] = ()
+
+    @property
+    def num_leaves(self) -> int:
+        if self.kind == "leaf":
+            return 1
+        return sum(child.num_leaves for child in self.children)
+
+    def __repr__(self, indent: int = 0) -> str:
+        """As torch.utils._pytree's: ``TreeSpec(tuple, None, [*,\n  *])``."""
+        if self.kind == "leaf":
+            return "*"
+        name = "namedtuple" if self.kind == "tuple" and self.context else self.kind
+        context = list(self.context) if self.kind == "dict" else self.context
+        inner = [child.__repr__(indent + 2) for child in self.children]
+        joined = (",\n" + " " * (indent + 2)).join(inner)
+        return f"TreeSpec({name}, {context}, [{joined}])"
+
+
+def treespec_pprint(spec: TreeSpec) -> str:
+    """A spec as Python's spelling of the structure: ``(*, [*, *], {'k': *})``."""
+    if spec.kind == "leaf":
+        return "*"
+    inner = [treespec_pprint(child) for child in spec.children]
+    if spec.kind == "dict":
+        return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(spec.context, inner)) + "}"
+    if spec.kind == "list":
+        return "[" + ", ".join(inner) + "]"
+    return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+
+
+LEAF = TreeSpec("leaf")
+
+
+def _children(tree: Any) -> tuple[str, Any, list[Any]] | None:
+    if isinstance(tree, tuple):
+        named = type(tree) if hasattr(tree, "_fields") else None
+        return "tuple", named, list(tree)
+    if isinstance(tree, list):
+        return "list", None, list(tree)
+    if isinstance(tree, dict):
+        return "dict", tuple(tree), list(tree.values())
+    return None
+
+
+def tree_flatten(tree: Any) -> tuple[list[Any], TreeSpec]:
+    """The leaves of `tree`, left to right, and its structure."""
+    found = _children(tree)
+    if found is None:
+        return [tree], LEAF
+    kind, context, items = found
+    leaves: list[Any] = []
+    specs = []
+    for item in items:
+        item_leaves, spec = tree_flatten(item)
+        leaves.extend(item_leaves)
+        specs.append(spec)
+    return leaves, TreeSpec(kind, context, tuple(specs))
+
+
+def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
+    """The pytree of structure `spec` holding `leaves` in order."""
+    if len(leaves) != spec.num_leaves:
+        raise ValueError(
+            f"tree_unflatten(leaves, spec): `leaves` has length {len(leaves)} but the "
+            f"spec refers to a pytree that holds {spec.num_leaves} items ({spec})."
+        )
+    return _build(iter(leaves), spec)
+
+
+def _build(leaves: Any, spec: TreeSpec) -> Any:
+    if spec.kind == "leaf":
+        return next(leaves)
+    items = [_build(leaves, child) for child in spec.children]
+    if spec.kind == "list":
+        return items
+    if spec.kind == "dict":
+        return dict(zip(spec.context, items))
+    return spec.context(*items) if spec.context is not None else tuple(items)
+
+
+def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    """`tree` with every leaf replaced by `fn(leaf)`."""
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([fn(leaf) for leaf in leaves], spec)
+
+
+def broadcast_prefix(prefix: Any, tree: Any) -> list[Any] | None:
+    """The leaves of `prefix` repeated for every leaf of `tree` below it (an int for a
+    whole tuple, as vmap's in_dims), or None when `prefix` is not a prefix of `tree`."""
+    if _children(prefix) is None:
+        return [prefix] * tree_flatten(tree)[1].num_leaves
+    mine, theirs = _children(prefix), _children(tree)
+    if theirs is None or mine is None or mine[0] != theirs[0]:
+        return None
+    if len(mine[2]) != len(theirs[2]) or (mine[0] == "dict" and mine[1] != theirs[1]):
+        if mine[0] != "dict" or set(mine[1]) != set(theirs[1]):
+            return None
+        mine = ("dict", theirs[1], [prefix[key] for key in theirs[1]])
+    result: list[Any] = []
+    for sub_prefix, sub_tree in zip(mine[2], theirs[2]):
+        found = broadcast_prefix(sub_prefix, sub_tree)
+        if found is None:
+            return None
+        result.extend(found)
+    return result
+
+
+__all__ = ["TreeSpec", "tree_flatten", "tree_map", "tree_unflatten"]

@@ -1,0 +1,310 @@
+"""vmap: map a function over a dimension of its inputs, as torch.func.vmap.
+
+``vmap(f, in_dims, out_dims)(*args)`` is ``stack([f(*args_i) for i], out_dims)``
+where ``args_i`` takes the i-th slice of each input along its in_dim (None: the input
+is passed whole to every call). Two ways run it:
+
+- batched (the default): the inputs become BatchedTensors (batching.py) and f runs
+  once; every operator called on them runs once on the whole batch by its batching
+  rule (batching_rules.py), or, without one, per example and stacked (the fallback,
+  which keeps every operator correct).
+- per example (``_loop``): f runs once per example and the results are stacked;
+  this is what the batched run must equal, and the tests compare the two.
+
+`randomness` says what random operations do: 'error' refuses them, 'different' draws
+per example, 'same' draws once for the whole batch (the generator is rewound before
+every example).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .. import random
+from ..generated import ops
+from ..tensor import Tensor
+from . import batching
+from .randomness import Randomness as _Randomness
+from .batching_rules import RULES
+from .pytree import broadcast_prefix, tree_flatten, tree_unflatten
+
+
+def _name(func: Callable[..., Any]) -> str:
+    return getattr(func, "__name__", repr(func))
+
+
+def _check_in_dims(
+    func: Callable[..., Any], in_dims: Any, args: tuple[Any, ...]
+) -> tuple[int, list[int | None], list[Any], Any]:
+    """The batch size, each input leaf's in_dim (non-negative) and the input leaves."""
+    name = _name(func)
+    where = f"vmap({name}, in_dims={in_dims}, ...)(<inputs>)"
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(
+            f"{where}: expected `in_dims` to be int or a (potentially nested) tuple "
+            f"matching the structure of inputs, got: {type(in_dims)}."
+        )
+    if not args:
+        raise ValueError(
+            f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or "
+            "you are trying to vmap over a function with no inputs. The latter is "
+            "unsupported."
+        )
+    flat_args, spec = tree_flatten(args)
+    dims = broadcast_prefix(in_dims, args)
+    if dims is None:
+        raise ValueError(
+            f"{where}: in_dims is not compatible with the structure of `inputs`. "
+            f"in_dims has structure {tree_flatten(in_dims)[1]} but inputs has structure "
+            f"{spec}."
+        )
+    for index, (arg, dim) in enumerate(zip(flat_args, dims)):
+        dims[index] = _check_in_dim(where, arg, dim)
+    sizes = [arg.shape[d] for arg, d in zip(flat_args, dims) if d is not None]
+    if not sizes:
+        raise ValueError("vmap: Expected at least one Tensor to vmap over")
+    if any(size != sizes[0] for size in sizes):
+        raise ValueError(
+            "vmap: Expected all tensors to have the same size in the mapped dimension, "
+            f"got sizes {sizes} for the mapped dimension"
+        )
+    return sizes[0], dims, flat_args, spec
+
+
+def _check_in_dim(where: str, arg: Any, dim: Any) -> int | None:
+    if dim is None:
+        return None
+    if not isinstance(dim, int):
+        raise ValueError(
+            f"{where}: Got in_dim={dim} for an input but in_dim must be either an "
+            "integer dimension or None."
+        )
+    if not isinstance(arg, Tensor):
+        raise ValueError(
+            f"{where}: Got in_dim={dim} for an input but the input is of type "
+            f"{type(arg)}. We cannot vmap over non-Tensor arguments, please use None as "
+            "the respective in_dim"
+        )
+    rank = arg.dim()
+    if not -rank <= dim < rank:
+        raise ValueError(
+            f"{where}: Got in_dim={dim} for some input, but that input is a Tensor of "
+            f"dimensionality {rank} so expected in_dim to satisfy -{rank} <= in_dim < "
+            f"{rank}."
+        )
+    return dim % rank
+
+
+def _check_out_dims(func: Callable[..., Any], out_dims: Any, output: Any) -> list[Any]:
+    name = _name(func)
+    if not isinstance(out_dims, (int, tuple, list)) and out_dims is not None:
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or "
+            "a python collection of ints representing where in the outputs the vmapped "
+            "dimension should appear."
+        )
+    dims = broadcast_prefix(out_dims, output)
+    if dims is None:
+        raise ValueError(
+            f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not "
+            "compatible with the structure of `outputs`. out_dims has structure "
+            f"{tree_flatten(out_dims)[1]} but outputs has structure "
+            f"{tree_flatten(output)[1]}."
+        )
+    return dims
+
+
+def _slice(args: list[Any], dims: list[int | None], index: int) -> list[Any]:
+    return [a if d is None else ops.select(a, d, index) for a, d in zip(args, dims)]
+
+
+def _loop(
+    func: Callable[..., Any],
+    batch_size: int,
+    dims: list[int | None],
+    flat_args: list[Any],
+    spec: Any,
+    kwargs: dict[str, Any],
+    randomness: _Randomness,
+) -> tuple[list[list[Any]], Any]:
+    """Each example's flat outputs, and the output structure."""
+    results: list[list[Any]] = []
+    out_spec: Any = None
+    for index in range(batch_size):
+        randomness.before_call()
+        output = func(*tree_unflatten(_slice(flat_args, dims, index), spec), **kwargs)
+        randomness.after_call()
+        flat, out_spec = tree_flatten(output)
+        results.append(flat)
+    return results, out_spec
+
+
+def _batched(
+    func: Callable[..., Any],
+    batch_size: int,
+    dims: list[int | None],
+    flat_args: list[Any],
+    spec: Any,
+    kwargs: dict[str, Any],
+) -> tuple[list[Any], list[bool], Any]:
+    """Run `func` once on BatchedTensors: its flat outputs as values with the batch
+    first (whether each was batched), and the output structure."""
+    with batching.vmap_level(batch_size) as level:
+        inputs = [
+            a if d is None else batching.BatchedTensor(ops.movedim(a, d, 0), level)
+            for a, d in zip(flat_args, dims)
+        ]
+        output = func(*tree_unflatten(inputs, spec), **kwargs)
+        flat, out_spec = tree_flatten(output)
+        batched = [batching.is_batched(o, level) for o in flat]
+        values = [
+            (
+                o
+                if not isinstance(o, Tensor) or is_batched
+                else batching.BatchedTensor(batching.broadcast_value(o, level), level)
+            )
+            for o, is_batched in zip(flat, batched)
+        ]
+        values = [batching.unwrap(v, level) for v in values]
+    return values, batched, out_spec
+
+
+def _place_outputs(
+    func: Callable[..., Any],
+    values: list[Any],
+    batched: list[bool],
+    output: Any,
+    out_dims: Any,
+) -> list[Any]:
+    """Each output's batch dimension moved to its out_dim."""
+    name = _name(func)
+    placed = []
+    for value, was_batched, dim in zip(
+        values, batched, _check_out_dims(func, out_dims, output)
+    ):
+        if dim is None:
+            if was_batched:
+                raise ValueError(
+                    f"vmap({name}, ...): `{name}` can not return a BatchedTensor when "
+                    "out_dim is None"
+                )
+            placed.append(
+                ops.select(value, 0, 0) if isinstance(value, Tensor) else value
+            )
+            continue
+        if not isinstance(value, Tensor):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                f"{type(value)}. Did you mean to set out_dims= to None for output?"
+            )
+        placed.append(ops.movedim(value, 0, dim))
+    return placed
+
+
+def _run_batched(
+    func: Callable[..., Any],
+    batch_size: int,
+    dims: list[int | None],
+    flat_args: list[Any],
+    spec: Any,
+    kwargs: dict[str, Any],
+    chunk_size: int | None,
+) -> tuple[list[Any], list[bool], Any]:
+    """`_batched` over chunks of `chunk_size` examples, concatenated."""
+    if chunk_size is None or chunk_size >= batch_size:
+        return _batched(func, batch_size, dims, flat_args, spec, kwargs)
+    pieces = []
+    for start in range(0, batch_size, chunk_size):
+        length = min(chunk_size, batch_size - start)
+        chunk = [
+            a if d is None else ops.narrow(a, d, start, length)
+            for a, d in zip(flat_args, dims)
+        ]
+        pieces.append(_batched(func, length, dims, chunk, spec, kwargs))
+    values = [
+        ops.cat([p[0][i] for p in pieces], 0) if pieces[0][1][i] else pieces[0][0][i]
+        for i in range(len(pieces[0][0]))
+    ]
+    return values, pieces[0][1], pieces[0][2]
+
+
+def _stack_outputs(
+    func: Callable[..., Any], results: list[list[Any]], out_dims: list[Any]
+) -> list[Any]:
+    name = _name(func)
+    stacked = []
+    for position, dim in enumerate(out_dims):
+        column = [flat[position] for flat in results]
+        if dim is None:
+            stacked.append(column[0])
+            continue
+        if not isinstance(column[0], Tensor):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                f"{type(column[0])}. Did you mean to set out_dims= to None for output?"
+            )
+        stacked.append(ops.stack(column, dim))
+    return stacked
+
+
+def vmap(
+    func: Callable[..., Any],
+    in_dims: Any = 0,
+    out_dims: Any = 0,
+    randomness: str = "error",
+    *,
+    chunk_size: int | None = None,
+) -> Callable[..., Any]:
+    """`func` mapped over dimension `in_dims` of its inputs, the results stacked at
+    `out_dims` (both ints, None or pytrees matching the inputs and outputs);
+    `chunk_size` examples run at a time."""
+    _Randomness(randomness)  # checks the mode
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(
+            f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})"
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        batch_size, dims, flat_args, spec = _check_in_dims(func, in_dims, args)
+        state = _Randomness(randomness)
+        values, batched, out_spec = _run_batched(
+            func, batch_size, dims, flat_args, spec, kwargs, chunk_size
+        )
+        if state.drew():
+            # A random draw inside the batched run: 'error' refuses it, and the other
+            # modes run per example, as their draws must be per example or shared.
+            state.after_call()
+            random.set_rng_state(state.start)
+            return _per_example(
+                func, out_dims, batch_size, dims, flat_args, spec, kwargs, state
+            )
+        output = tree_unflatten(values, out_spec)
+        placed = _place_outputs(func, values, batched, output, out_dims)
+        return tree_unflatten(placed, out_spec)
+
+    return wrapper
+
+
+def _per_example(
+    func: Callable[..., Any],
+    out_dims: Any,
+    batch_size: int,
+    dims: list[int | None],
+    flat_args: list[Any],
+    spec: Any,
+    kwargs: dict[str, Any],
+    state: _Randomness,
+) -> Any:
+    """vmap by running `func` once per example and stacking the results."""
+    results, out_spec = _loop(func, batch_size, dims, flat_args, spec, kwargs, state)
+    output = tree_unflatten(results[0], out_spec)
+    flat_out_dims = _check_out_dims(func, out_dims, output)
+    return tree_unflatten(_stack_outputs(func, results, flat_out_dims), out_spec)
+
+
+batching.install(RULES)
+
+__all__ = ["vmap"]

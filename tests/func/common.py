@@ -1,0 +1,65 @@
+"""What the func tests share: PyTorch's answers as plain data, compared with ours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+X = np.array([0.3, -0.7, 1.1])
+Y = np.array([[0.5, 2.0, -1.0], [1.0, 0.2, 0.3]])
+BATCH = np.linspace(-1.5, 2.0, 24).reshape(4, 3, 2)
+
+
+def plain(value: Any) -> Any:
+    """Tensors as (numpy array, requires_grad); containers and errors kept."""
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (tuple, list)):
+        return tuple(plain(item) for item in value)
+    if hasattr(value, "detach"):
+        return (np.asarray(value.detach().numpy()), bool(value.requires_grad))
+    return value
+
+
+def errors(calls: dict[str, Any]) -> dict[str, Exception | None]:
+    """Each call's exception (None when it returns), for message comparisons."""
+    found: dict[str, Exception | None] = {}
+    for name, call in calls.items():
+        try:
+            call()
+            found[name] = None
+        except Exception as error:  # noqa: BLE001 - the error is the answer
+            found[name] = error
+    return found
+
+
+def assert_same(ours: Any, theirs: Any, where: str = "") -> None:
+    """Equal structure, arrays close, flags and messages equal (torch.Size spelled as
+    gradgen's)."""
+    if isinstance(theirs, BaseException):
+        assert isinstance(
+            ours, BaseException
+        ), f"{where}: no error, torch raises {theirs!r}"
+        assert type(ours).__name__ == type(theirs).__name__, where
+        assert str(ours) == str(theirs).replace("torch.", "gradgen."), where
+        return
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict) and sorted(ours) == sorted(theirs), where
+        for key in theirs:
+            assert_same(ours[key], theirs[key], f"{where}.{key}")
+        return
+    if isinstance(theirs, (tuple, list)):
+        assert isinstance(ours, (tuple, list)), f"{where}: {ours!r}"
+        assert len(ours) == len(theirs), where
+        for index, (a, b) in enumerate(zip(ours, theirs)):
+            assert_same(a, b, f"{where}[{index}]")
+        return
+    if isinstance(theirs, np.ndarray):
+        ours = np.asarray(ours)
+        assert ours.shape == theirs.shape, f"{where}: {ours.shape} != {theirs.shape}"
+        assert np.allclose(
+            ours, theirs, rtol=1e-5, atol=1e-6
+        ), f"{where}: {ours} != {theirs}"
+        return
+    assert ours == theirs, f"{where}: {ours!r} != {theirs!r}"
