@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 # never imports the gradgen package it is about to regenerate.
 CODEGEN := $(PY) -m codegen --native-functions native_functions.yaml --derivatives derivatives.yaml --out generated
 
-.PHONY: all install generate check-generated test golden demo bench bench-quick bench-memory clean
+.PHONY: all install generate check-generated coverage test golden demo bench bench-quick bench-memory clean
 
 all: generate
 
@@ -25,6 +25,11 @@ generate: install
 
 check-generated: install
 	$(CODEGEN) --check
+
+# How much of PyTorch's derivatives.yaml gradgen has, and how much of it the generator
+# reads pasted verbatim (PyTorch's file comes from torchgen; without torch, it says so).
+coverage: install
+	$(PY) -m codegen.coverage
 
 test: install
 	$(PY) -m pytest -q

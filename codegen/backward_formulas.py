@@ -10,12 +10,14 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from .errors import CodegenError
-from .expressions import check_node_types, parse_expression, user_function
+from .cpp_spelling import parse_formula
+from .expressions import check_node_types, user_function
 from .formulas import (
     AnalysedFormula,
     ArgumentInfo,
     FormulaNames,
     LIST_METADATA_SUGAR,
+    LIVE_SUGAR,
     METADATA_SUGAR,
     SCALAR_METHODS,
     SavedAttribute,
@@ -129,6 +131,20 @@ class _BackwardRewriter(ast.NodeTransformer):
         )
         return ast.copy_location(ast.Name(id=local, ctx=ast.Load()), node)
 
+    def _live_sugar_call(
+        self, node: ast.Call, function: ast.Attribute
+    ) -> ast.AST | None:
+        """`grad.sym_sizes()` and the like on a tensor that is not saved (a cotangent,
+        a computed tensor): the value, computed where the formula runs."""
+        receiver, method = function.value, function.attr
+        if method not in LIVE_SUGAR or node.args or node.keywords:
+            return None
+        if isinstance(receiver, ast.Name) and receiver.id in self.arguments:
+            return None  # a non-tensor argument: the Scalar and receiver checks say so
+        _check_receiver(receiver, "a formula", self.non_tensors)
+        live = LIVE_SUGAR[method](self.visit(receiver))
+        return ast.copy_location(live, node)
+
     def _scalar_method_call(
         self, node: ast.Call, function: ast.Attribute
     ) -> ast.AST | None:
@@ -235,7 +251,12 @@ class _BackwardRewriter(ast.NodeTransformer):
         tuple[
             Callable[[_BackwardRewriter, ast.Call, ast.Attribute], ast.AST | None], ...
         ]
-    ] = (_metadata_sugar_call, _scalar_method_call, _tensor_method_call)
+    ] = (
+        _metadata_sugar_call,
+        _live_sugar_call,
+        _scalar_method_call,
+        _tensor_method_call,
+    )
     _NAME_CALLS: ClassVar[
         tuple[Callable[[_BackwardRewriter, ast.Call, ast.Name], ast.AST | None], ...]
     ] = (
@@ -392,7 +413,7 @@ def analyse_backward(
     names: FormulaNames,
 ) -> AnalysedFormula:
     """Check a backward formula and find what it needs saved."""
-    tree = parse_expression(text, "formula")
+    tree = parse_formula(text, "formula", names)
     check_node_types(tree, "a formula")
     result = AnalysedFormula(expression="")
     rewriter = _BackwardRewriter(arguments, outputs, names, result)

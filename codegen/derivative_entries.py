@@ -64,10 +64,9 @@ def _differentiability_info(
     check_names: bool = True,
 ) -> DifferentiabilityInfo | None:
     """The analysed entry, or None when a key had errors (each recorded in `errors`)."""
+    entry = default_dispatch(entry)
     values = dict(entry.values)
     values.pop("name")
-    if "dispatch" in values:
-        raise CodegenError("per-dispatch-key formulas ('dispatch:') are not supported")
     output_differentiability = _output_differentiability(
         values.pop("output_differentiability", None), function
     )
@@ -85,7 +84,9 @@ def _differentiability_info(
         if value == "non_differentiable"
         for name in key.split(",")
     )
-    context = _EntryContext(function, arguments, names, declared)
+    context = _EntryContext(
+        function, arguments, names, declared, _with_formula(values, arguments)
+    )
     failed = False
     for key in sorted(values):
         location = entry.location_of(key)
@@ -111,6 +112,45 @@ def _differentiability_info(
         output_differentiability=output_differentiability,
         location=entry.location,
     )
+
+
+def _with_formula(
+    values: Mapping[str, Any], arguments: Mapping[str, ArgumentInfo]
+) -> frozenset[str]:
+    """The inputs with a gradient formula: a forward formula reads any other tensor
+    input by its bare name (PyTorch's rule: `running_mean` in native_batch_norm's)."""
+    return frozenset(
+        name.strip()
+        for key, value in values.items()
+        if value != "non_differentiable"
+        for name in key.split(",")
+        if name.strip() in arguments
+    )
+
+
+def default_dispatch(entry: Entry) -> Entry:
+    """An entry with per-dispatch-key formulas as its `Default:` ones (gradgen has one
+    backend, the one PyTorch's Default formulas are for); the others are not read."""
+    values = entry.values
+    if "dispatch" not in values:
+        return entry
+    dispatch = values["dispatch"]
+    default = dispatch.get("Default") if isinstance(dispatch, dict) else None
+    if not isinstance(default, dict) or not all(isinstance(k, str) for k in default):
+        raise CodegenError(
+            "dispatch: must hold a Default: mapping of formulas (gradgen has one "
+            f"backend, the one of PyTorch's Default formulas), got {excerpt(dispatch)}"
+        )
+    beside = sorted(set(values) - {"name", "dispatch", "output_differentiability"})
+    if beside:
+        raise CodegenError(
+            f"formulas both under dispatch: and beside it ({', '.join(beside)}): "
+            "write them under dispatch: Default: only"
+        )
+    merged = {k: v for k, v in values.items() if k != "dispatch"}
+    merged.update(default)
+    lines = {**entry.key_lines, **getattr(default, "key_lines", {})}
+    return Entry(merged, entry.location, lines)
 
 
 def _formula_arguments(function: NativeFunction) -> dict[str, ArgumentInfo]:
@@ -148,6 +188,7 @@ class _EntryContext:
     arguments: dict[str, ArgumentInfo]
     names: FormulaNames
     declared_non_differentiable: frozenset[str]  # names of `x: non_differentiable` keys
+    with_formula: frozenset[str] = frozenset()  # inputs with a gradient formula
 
 
 @dataclass(frozen=True)
@@ -182,6 +223,7 @@ def _load_key(
             context.names,
             location,
             context.declared_non_differentiable,
+            context.with_formula,
         )
         return _KeyResult(forward=(forward,))
     claims = _claims(key, var_names, formula, function, arguments, claimed)
@@ -257,8 +299,11 @@ def _forward_derivative(
     names: FormulaNames,
     location: Location,
     declared_non_differentiable: frozenset[str],
+    with_formula: frozenset[str] = frozenset(),
 ) -> ForwardDerivative:
     outputs = function.output_names
+    if var_names == ("result",) and len(outputs) == 1:
+        var_names = outputs  # PyTorch's name of a single output (an in-place one's too)
     for name in var_names:
         if name not in outputs:
             raise CodegenError(
@@ -287,8 +332,19 @@ def _forward_derivative(
                 "input and a single differentiable output"
             ).located(location, function.name)
         return ForwardDerivative(var_names, text, kind, location)
+    # With gradient formulas in the entry, the other tensor inputs read bare are x_p.
+    primal = frozenset(
+        n for n in differentiable if arguments[n].is_tensor and n not in with_formula
+    )
     try:
-        analysed = analyse_forward(text, arguments, differentiable, outputs, names)
+        analysed = analyse_forward(
+            text,
+            arguments,
+            differentiable,
+            outputs,
+            names,
+            primal if with_formula else frozenset(),
+        )
     except CodegenError as error:
         raise error.located(location, function.name) from None
     return ForwardDerivative(var_names, text, ForwardKind.formula, location, analysed)
@@ -380,7 +436,7 @@ def _element_wise(
         ).located(derived.location, function.name)
     (derivative,) = backward
     name = derivative.var_names[0]
-    text = element_wise_forward(derivative.original, name)
+    text = element_wise_forward(derivative.original, name, names)
     try:
         analysed = analyse_forward(
             text, arguments, derivative.var_names, function.output_names, names

@@ -78,7 +78,8 @@ class Location:
 class CodegenError(Exception):
     """A problem in the generator's input, with its location when known.
 
-    ``str(error)`` is the whole message, location and operator included.
+    ``str(error)`` is the whole message, location and operator included. `unknown`
+    holds the names an error of unknown names is about (`make coverage` counts them).
     """
 
     def __init__(
@@ -86,10 +87,12 @@ class CodegenError(Exception):
         message: str,
         location: Location | None = None,
         operator: str | None = None,
+        unknown: tuple[str, ...] = (),
     ) -> None:
         self.message = shorten(message, MESSAGE_LIMIT)
         self.location = location
         self.operator = operator
+        self.unknown = unknown
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -106,6 +109,7 @@ class CodegenError(Exception):
             self.message,
             self.location or location,
             self.operator or operator,
+            self.unknown,
         )
 
 

@@ -198,10 +198,11 @@ class Unknowns:
         entries = [self.found[position] for position in sorted(self.found)]
         if not entries:
             return
+        words = tuple(word for _, word, _ in entries)
         if len(entries) == 1:
             kind, word, candidates = entries[0]
             message = self.templates[kind][0].replace("{word}", f"'{word}'")
-            raise CodegenError(message + did_you_mean(word, candidates))
+            raise CodegenError(message + did_you_mean(word, candidates), unknown=words)
         kinds: dict[str, list[str]] = {}
         for kind, word, candidates in entries:
             kinds.setdefault(kind, []).append(f"'{word}'{_hint(word, candidates)}")
@@ -211,7 +212,7 @@ class Unknowns:
             if len(listed) > 1:
                 text = ", ".join(listed[:-1]) + " and " + listed[-1]
             parts.append(self.templates[kind][len(listed) > 1].replace("{word}", text))
-        raise CodegenError("; ".join(parts))
+        raise CodegenError("; ".join(parts), unknown=words)
 
 
 def _hint(word: str, candidates: Iterable[str]) -> str:

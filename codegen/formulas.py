@@ -32,12 +32,13 @@ from __future__ import annotations
 import ast
 import enum
 import keyword
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .allowed import FORMULA_FORBIDDEN_METHODS, FORMULA_HAND_METHODS
+from .cpp_spelling import parse_formula
 from .errors import CodegenError
 from .expressions import Unknowns
-from .expressions import parse_expression
 
 
 class SavedKind(enum.Enum):
@@ -68,7 +69,27 @@ METADATA_SUGAR: dict[str, tuple[str, str, bool, str]] = {
     "options": ("options", "{x}.dtype", False, "dtype"),
     "dim": ("dim", "{x}.dim()", True, "int"),
     "sym_numel": ("sym_numel", "{x}.numel()", True, "int"),
+    "sym_strides": ("sym_strides", "{x}.stride()", True, "tuple[int, ...]"),
 }
+
+# Where the tensor itself is at hand (in a JVP; in a backward formula, on a tensor that
+# is not saved, such as grad), the metadata sugar becomes plain code.
+LIVE_SUGAR: dict[str, Callable[[ast.expr], ast.expr]] = {
+    "scalar_type": lambda x: ast.Attribute(value=x, attr="dtype", ctx=ast.Load()),
+    "options": lambda x: ast.Attribute(value=x, attr="dtype", ctx=ast.Load()),
+    "sym_sizes": lambda x: ast.Call(
+        func=ast.Name(id="tuple", ctx=ast.Load()),
+        args=[ast.Attribute(value=x, attr="shape", ctx=ast.Load())],
+        keywords=[],
+    ),
+    "sym_numel": lambda x: ast.Call(
+        func=ast.Attribute(value=x, attr="numel", ctx=ast.Load()), args=[], keywords=[]
+    ),
+    "sym_strides": lambda x: ast.Call(
+        func=ast.Attribute(value=x, attr="stride", ctx=ast.Load()), args=[], keywords=[]
+    ),
+}
+
 
 # f(xs) sugar on a Tensor[] argument that saves metadata of each tensor instead of the
 # tensors: function -> (suffix of the saved name, expression at save time, Python type)
@@ -106,6 +127,12 @@ class FormulaNames:
     # module (`user_kernels.NAME(...)` in generated code); they win over `helpers`.
     user: frozenset[str] = frozenset()
     user_file: str = ""  # the kernels module's file name, for messages
+    # The keyword-only parameters of each operator's overloads, for C++ calls that pass
+    # them by position: ("function" | "method", name) -> ((positional count, keyword-only
+    # names), ...), a method's positional count without self.
+    keyword_only: Mapping[tuple[str, str], tuple[tuple[int, tuple[str, ...]], ...]] = (
+        field(default_factory=dict, compare=False, hash=False)
+    )
 
     @property
     def callables(self) -> frozenset[str]:
@@ -113,7 +140,7 @@ class FormulaNames:
             self.helpers
             | self.functions
             | self.user
-            | {"not_implemented"}
+            | {"not_implemented", "len"}
             | set(LIST_METADATA_SUGAR)
         )
 
@@ -208,6 +235,6 @@ def python_identifier(name: str) -> str:
 def names_used(text: str) -> set[str]:
     return {
         n.id
-        for n in ast.walk(parse_expression(text, "formula"))
+        for n in ast.walk(parse_formula(text, "formula"))
         if isinstance(n, ast.Name)
     }

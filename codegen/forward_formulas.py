@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import CodegenError
-from .expressions import QualifyUserNames, Unknowns, check_node_types, parse_expression
+from .cpp_spelling import parse_formula
+from .expressions import QualifyUserNames, Unknowns, check_node_types
 from .formulas import (
     ArgumentInfo,
     FormulaNames,
+    LIVE_SUGAR,
     METADATA_SUGAR,
     SCALAR_METHODS,
     _check_method,
@@ -41,13 +43,38 @@ def analyse_forward(
     differentiable: Iterable[str],
     outputs: tuple[str, ...],
     names: FormulaNames,
+    primal: frozenset[str] = frozenset(),
 ) -> AnalysedForward:
     """Check a forward (JVP) formula: differentiable inputs as x_p / x_t, never the bare
-    name; a non-differentiable tensor (an index, a mask) as x or x_p."""
-    tree = parse_expression(text, "forward formula")
+    name; a non-differentiable tensor (an index, a mask) as x or x_p. The inputs of
+    `primal` (tensors without a gradient formula in the entry) may be read bare, as
+    PyTorch's formulas do: `x` is x_p."""
+    tree = parse_formula(text, "forward formula", names)
+    if primal:
+        tree = _PrimalNames(primal).visit(tree)
     _check_forward_tree(tree, arguments, differentiable, outputs, names)
     used = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
     return AnalysedForward(text, tree, used)
+
+
+class _PrimalNames(ast.NodeTransformer):
+    """The bare names of `primal` inputs as their primal values: `x` -> `x_p`."""
+
+    def __init__(self, primal: frozenset[str]) -> None:
+        self.primal = primal
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        node.args = [self.visit(a) for a in node.args]  # not the called name
+        for keyword_node in node.keywords:
+            keyword_node.value = self.visit(keyword_node.value)
+        if isinstance(node.func, ast.Attribute):
+            node.func.value = self.visit(node.func.value)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.primal:
+            return ast.copy_location(ast.Name(id=f"{node.id}_p", ctx=ast.Load()), node)
+        return node
 
 
 def _check_forward_tree(
@@ -179,20 +206,6 @@ def _check_forward_value(
 
 # -- forward (JVP) formulas ---------------------------------------------------------------
 
-# In a JVP the tensors themselves are at hand, so the metadata sugar becomes plain code.
-_LIVE_SUGAR: dict[str, Callable[[ast.expr], ast.expr]] = {
-    "scalar_type": lambda x: ast.Attribute(value=x, attr="dtype", ctx=ast.Load()),
-    "options": lambda x: ast.Attribute(value=x, attr="dtype", ctx=ast.Load()),
-    "sym_sizes": lambda x: ast.Call(
-        func=ast.Name(id="tuple", ctx=ast.Load()),
-        args=[ast.Attribute(value=x, attr="shape", ctx=ast.Load())],
-        keywords=[],
-    ),
-    "sym_numel": lambda x: ast.Call(
-        func=ast.Attribute(value=x, attr="numel", ctx=ast.Load()), args=[], keywords=[]
-    ),
-}
-
 
 class _LiveRewriter(ast.NodeTransformer):
     """Sugar and Scalar methods as code over live values (for generated JVPs)."""
@@ -212,8 +225,8 @@ class _LiveRewriter(ast.NodeTransformer):
         function = node.func
         if isinstance(function, ast.Attribute) and not node.args and not node.keywords:
             receiver = self.visit(function.value)
-            if function.attr in _LIVE_SUGAR:
-                return ast.copy_location(_LIVE_SUGAR[function.attr](receiver), node)
+            if function.attr in LIVE_SUGAR:
+                return ast.copy_location(LIVE_SUGAR[function.attr](receiver), node)
             if (
                 isinstance(function.value, ast.Name)
                 and function.value.id in self.scalars
@@ -247,10 +260,12 @@ def forward_expression(
     return ast.unparse(rewritten)
 
 
-def element_wise_forward(backward: str, input_name: str) -> str:
+def element_wise_forward(
+    backward: str, input_name: str, names: FormulaNames | None = None
+) -> str:
     """PyTorch's auto_element_wise: the JVP from the backward formula of a function with
     a diagonal Jacobian, `(backward with grad -> x_t.conj() and x -> x_p).conj()`."""
-    tree = parse_expression(backward, "formula")
+    tree = parse_formula(backward, "formula", names)
 
     class Substitute(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:

@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 from .errors import CodegenError, ErrorCollector, Location, did_you_mean, shorten
-from .formulas import FormulaNames
+from .formulas import FormulaNames, python_identifier
 from .kernels_module import KernelsModule, read_all
 from .names import check_operator_names
 from .model import DifferentiabilityInfo, Model, NativeFunction, Variant
@@ -165,7 +165,29 @@ def _formula_names(
         ),
         user=kernels.names if kernels is not None else frozenset(),
         user_file=kernels.file_name if kernels is not None else "",
+        keyword_only=_keyword_only(functions),
     )
+
+
+def _keyword_only(
+    functions: list[NativeFunction],
+) -> dict[tuple[str, str], tuple[tuple[int, tuple[str, ...]], ...]]:
+    """Each operator's overloads as (positional count, keyword-only names), for calls
+    and method calls (see FormulaNames.keyword_only)."""
+    found: dict[tuple[str, str], list[tuple[int, tuple[str, ...]]]] = {}
+    for function in functions:
+        arguments = function.schema.arguments
+        keywords = tuple(python_identifier(a.name) for a in arguments.kwarg_only)
+        count = len(arguments.positional)
+        if Variant.function in function.variants:
+            found.setdefault(("function", function.python_name), []).append(
+                (count, keywords)
+            )
+        if Variant.method in function.variants:
+            found.setdefault(("method", function.python_name), []).append(
+                (count - 1, keywords)
+            )
+    return {key: tuple(value) for key, value in found.items()}
 
 
 def load_derivatives(

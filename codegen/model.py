@@ -67,6 +67,7 @@ class NativeFunction:
         if self.namespace is None:
             return self.python_name
         return self.python_name.removeprefix(self.namespace + "_")
+
     # PyTorch's out= overload of this function (`add.out`): gradgen.NAME takes `out=`.
     out_overload: str | None = None
 

@@ -20,6 +20,7 @@ from gradgen.graph import (
 from gradgen.helpers import (
     _convolution_double_backward_symint,
     _to_copy_backward,
+    amaxamin_jvp,
     aminmax_backward,
     aminmax_jvp,
     angle_backward,
@@ -93,6 +94,7 @@ from gradgen.helpers import (
     logcumsumexp_backward,
     logcumsumexp_jvp,
     logsumexp_backward,
+    logsumexp_jvp,
     lu_factor_ex_backward,
     lu_factor_ex_jvp,
     masked_fill_backward,
@@ -108,6 +110,7 @@ from gradgen.helpers import (
     nansum_backward,
     norm_backward,
     norm_jvp,
+    ones,
     permute_backwards,
     pinv_backward,
     pinv_jvp,
@@ -120,6 +123,7 @@ from gradgen.helpers import (
     reverse_list,
     reverse_list_symint,
     scalar_conj,
+    scalar_tensor,
     scale_grad_by_count,
     scatter_reduce_backward,
     scatter_reduce_jvp,
@@ -145,6 +149,7 @@ from gradgen.helpers import (
     value_selecting_reduction_backward_symint,
     var_backward,
     var_mean_backward,
+    zeros,
     zeros_like,
 )
 from gradgen.tensor import Number, Tensor
@@ -600,7 +605,7 @@ def permute_backward0_apply(
 class ExpandBackward0(Node):
     """Backward of ``expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)``.
 
-    self: sum_to(grad, self.sym_sizes())
+    self: at::sum_to(grad, self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -668,7 +673,7 @@ def sum_to_size_backward0_apply(
 class ViewBackward0(Node):
     """Backward of ``view(Tensor(a) self, SymInt[] size) -> Tensor(a)``.
 
-    self: grad.reshape(self.sym_sizes())
+    self: grad.reshape_symint(self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -885,7 +890,7 @@ def t_backward0_apply(
 class SelectBackward0(Node):
     """Backward of ``select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)``.
 
-    self: select_backward(grad, self.sym_sizes(), dim, index)
+    self: select_backward_symint(grad, self.sym_sizes(), dim, index)
     """
 
     __slots__ = (
@@ -1267,7 +1272,7 @@ def unbind_backward0_apply(
 class SelectBackwardBackward0(Node):
     """Backward of ``select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor``.
 
-    grad_output: grad.select(dim, index)
+    grad_output: grad.select_symint(dim, index)
     """
 
     __slots__ = (
@@ -1310,7 +1315,7 @@ def select_backward_backward0_apply(
 class SliceBackwardBackward0(Node):
     """Backward of ``slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor``.
 
-    grad_output: grad.slice(dim, start, end, step)
+    grad_output: grad.slice_symint(dim, start, end, step)
     """
 
     __slots__ = (
@@ -1367,7 +1372,7 @@ def slice_backward_backward0_apply(
 class ViewAsRealBackward0(Node):
     """Backward of ``view_as_real(Tensor(a) self) -> Tensor(a)``.
 
-    self: view_as_complex(grad.contiguous())
+    self: at::view_as_complex(grad.contiguous())
     """
 
     __slots__ = ()
@@ -1549,7 +1554,7 @@ def repeat_backward0_apply(
 class UnsafeViewBackward0(Node):
     """Backward of ``_unsafe_view(Tensor self, SymInt[] size) -> Tensor``.
 
-    self: grad.reshape(self.sym_sizes())
+    self: grad.reshape_symint(self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -1619,7 +1624,7 @@ def constant_pad_nd_backward0_apply(
 class DiagonalBackward0(Node):
     """Backward of ``diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)``.
 
-    self: diagonal_backward(grad, self.sym_sizes(), offset, dim1, dim2)
+    self: diagonal_backward_symint(grad, self.sym_sizes(), offset, dim1, dim2)
     """
 
     __slots__ = (
@@ -2249,7 +2254,7 @@ def exp_backward0_apply(
 class Exp2Backward0(Node):
     """Backward of ``exp2(Tensor self) -> Tensor``.
 
-    self: grad * result.conj() * 0.6931471805599453
+    self: grad * result.conj() * M_LN2
     """
 
     __slots__ = ("result_",)
@@ -3182,7 +3187,7 @@ def sigmoid_backward0_apply(
 class ErfBackward0(Node):
     """Backward of ``erf(Tensor self) -> Tensor``.
 
-    self: 2.0 / 1.7724538509055159 * exp(-(self.pow(2))) * grad
+    self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad
     """
 
     __slots__ = ("self_",)
@@ -4054,8 +4059,8 @@ def rsub_backward1_apply(
 class MaximumBackward0(Node):
     """Backward of ``maximum(Tensor self, Tensor other) -> Tensor``.
 
-    other: where(self > other, 0, where(self == other, grad / 2, grad))
-    self: where(self < other, 0, where(self == other, grad / 2, grad))
+    other: at::where(self == other, grad / 2, grad).masked_fill_(self > other, 0)
+    self: at::where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
     """
 
     __slots__ = (
@@ -4103,13 +4108,13 @@ def maximum_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            where(self > other, 0, where(self == other, grad / 2, grad))
+            where(self == other, grad / 2, grad).masked_fill_(self > other, 0)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            where(self < other, 0, where(self == other, grad / 2, grad))
+            where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
             if any_grad_defined
             else None
         )
@@ -4119,8 +4124,8 @@ def maximum_backward0_apply(
 class MinimumBackward0(Node):
     """Backward of ``minimum(Tensor self, Tensor other) -> Tensor``.
 
-    other: where(self < other, 0, where(self == other, grad / 2, grad))
-    self: where(self > other, 0, where(self == other, grad / 2, grad))
+    other: at::where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
+    self: at::where(self == other, grad / 2, grad).masked_fill_(self > other, 0)
     """
 
     __slots__ = (
@@ -4168,13 +4173,13 @@ def minimum_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            where(self < other, 0, where(self == other, grad / 2, grad))
+            where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            where(self > other, 0, where(self == other, grad / 2, grad))
+            where(self == other, grad / 2, grad).masked_fill_(self > other, 0)
             if any_grad_defined
             else None
         )
@@ -4625,7 +4630,7 @@ def clamp_backward1_apply(
 class ClampMinBackward0(Node):
     """Backward of ``clamp_min(Tensor self, Scalar min) -> Tensor``.
 
-    self: where(self >= min, grad, 0.)
+    self: where(self >= min, grad, at::scalar_tensor(0., grad.options()))
     """
 
     __slots__ = (
@@ -4669,14 +4674,18 @@ def clamp_min_backward0_apply(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = where(self >= min, grad, 0.0) if any_grad_defined else None
+        grad_inputs[0] = (
+            where(self >= min, grad, scalar_tensor(0.0, grad.dtype))
+            if any_grad_defined
+            else None
+        )
     return grad_inputs
 
 
 class ClampMaxBackward0(Node):
     """Backward of ``clamp_max(Tensor self, Scalar max) -> Tensor``.
 
-    self: where(self <= max, grad, 0.)
+    self: where(self <= max, grad, at::scalar_tensor(0., grad.options()))
     """
 
     __slots__ = (
@@ -4720,7 +4729,11 @@ def clamp_max_backward0_apply(
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
-        grad_inputs[0] = where(self <= max, grad, 0.0) if any_grad_defined else None
+        grad_inputs[0] = (
+            where(self <= max, grad, scalar_tensor(0.0, grad.dtype))
+            if any_grad_defined
+            else None
+        )
     return grad_inputs
 
 
@@ -4754,7 +4767,7 @@ def fmod_backward0_apply(
 class FmodBackward1(Node):
     """Backward of ``fmod.Tensor(Tensor self, Tensor other) -> Tensor``.
 
-    other: -grad * self.div(other, rounding_mode="trunc")
+    other: -grad * self.div(other, /*rounding_mode=*/"trunc")
     self: grad
     """
 
@@ -4840,7 +4853,7 @@ def remainder_backward0_apply(
 class RemainderBackward1(Node):
     """Backward of ``remainder.Tensor(Tensor self, Tensor other) -> Tensor``.
 
-    other: -grad * self.div(other, rounding_mode="floor")
+    other: -grad * self.div(other, /*rounding_mode=*/"floor")
     self: grad
     """
 
@@ -5355,7 +5368,7 @@ def addcdiv_backward0_apply(
 class NanToNumBackward0(Node):
     """Backward of ``nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor``.
 
-    self: grad * isfinite(self)
+    self: grad * at::isfinite(self)
     """
 
     __slots__ = ("self_",)
@@ -5397,7 +5410,7 @@ def nan_to_num_backward0_apply(
 class SumBackward0(Node):
     """Backward of ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
-    self: grad.expand(self.sym_sizes())
+    self: grad.expand_symint(self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -5485,7 +5498,7 @@ def sum_backward1_apply(
 class MeanBackward0(Node):
     """Backward of ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
-    self: grad.expand(self.sym_sizes()) * (1.0 / self.sym_numel())
+    self: grad.expand_symint(self.sym_sizes()) / self.sym_numel()
     """
 
     __slots__ = (
@@ -5522,9 +5535,7 @@ def mean_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            grad.expand(self_sym_sizes) * (1.0 / self_sym_numel)
-            if any_grad_defined
-            else None
+            grad.expand(self_sym_sizes) / self_sym_numel if any_grad_defined else None
         )
     return grad_inputs
 
@@ -5593,13 +5604,11 @@ def mean_backward1_apply(
 class ProdBackward0(Node):
     """Backward of ``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor``.
 
-    self: prod_backward(grad, self.to(self.scalar_type() if dtype is None else dtype), result)
+    self: prod_backward(grad, self.to(grad.scalar_type()), result)
     """
 
     __slots__ = (
-        "dtype",
         "self_",
-        "self_scalar_type",
         "result_",
     )
 
@@ -5612,9 +5621,7 @@ class ProdBackward0(Node):
         return prod_backward0_apply(
             grads,
             self.task_needs_input_grad(),
-            dtype=self.dtype,
             self=unpack_saved(self.self_, self),
-            self_scalar_type=self.self_scalar_type,
             result=unpack_saved(self.result_, self),
         )
 
@@ -5623,10 +5630,6 @@ class ProdBackward0(Node):
             self.self_.reset_data()
         if self.result_ is not None:
             self.result_.reset_data()
-
-    @property
-    def _saved_dtype(self) -> dtype | None:
-        return self.dtype
 
     @property
     def _saved_self(self) -> Tensor | None:
@@ -5640,9 +5643,7 @@ class ProdBackward0(Node):
 def prod_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
-    dtype: dtype | None,
     self: Tensor | None,
-    self_scalar_type: dtype,
     result: Tensor | None,
 ) -> list[Any]:
     """The formulas of ProdBackward0, as a function of what it saved."""
@@ -5651,9 +5652,7 @@ def prod_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            prod_backward(
-                grad, self.to(self_scalar_type if dtype is None else dtype), result
-            )
+            prod_backward(grad, self.to(grad.dtype), result)
             if any_grad_defined
             else None
         )
@@ -5663,15 +5662,13 @@ def prod_backward0_apply(
 class ProdBackward1(Node):
     """Backward of ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``.
 
-    self: prod_backward(grad, self.to(self.scalar_type() if dtype is None else dtype), result, dim, keepdim)
+    self: prod_backward(grad, self.to(grad.scalar_type()), result, dim, keepdim)
     """
 
     __slots__ = (
         "dim",
-        "dtype",
         "keepdim",
         "self_",
-        "self_scalar_type",
         "result_",
     )
 
@@ -5685,10 +5682,8 @@ class ProdBackward1(Node):
             grads,
             self.task_needs_input_grad(),
             dim=self.dim,
-            dtype=self.dtype,
             keepdim=self.keepdim,
             self=unpack_saved(self.self_, self),
-            self_scalar_type=self.self_scalar_type,
             result=unpack_saved(self.result_, self),
         )
 
@@ -5701,10 +5696,6 @@ class ProdBackward1(Node):
     @property
     def _saved_dim(self) -> int:
         return self.dim
-
-    @property
-    def _saved_dtype(self) -> dtype | None:
-        return self.dtype
 
     @property
     def _saved_keepdim(self) -> bool:
@@ -5723,10 +5714,8 @@ def prod_backward1_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     dim: int,
-    dtype: dtype | None,
     keepdim: bool,
     self: Tensor | None,
-    self_scalar_type: dtype,
     result: Tensor | None,
 ) -> list[Any]:
     """The formulas of ProdBackward1, as a function of what it saved."""
@@ -5735,13 +5724,7 @@ def prod_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            prod_backward(
-                grad,
-                self.to(self_scalar_type if dtype is None else dtype),
-                result,
-                dim,
-                keepdim,
-            )
+            prod_backward(grad, self.to(grad.dtype), result, dim, keepdim)
             if any_grad_defined
             else None
         )
@@ -5751,7 +5734,7 @@ def prod_backward1_apply(
 class MaxBackward0(Node):
     """Backward of ``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
     """
 
     __slots__ = (
@@ -5810,7 +5793,7 @@ def max_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            value_selecting_reduction_backward(
+            value_selecting_reduction_backward_symint(
                 grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
@@ -5878,7 +5861,7 @@ def max_backward1_apply(
 class MinBackward0(Node):
     """Backward of ``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), keepdim)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)
     """
 
     __slots__ = (
@@ -5937,7 +5920,7 @@ def min_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            value_selecting_reduction_backward(
+            value_selecting_reduction_backward_symint(
                 grad, dim, indices, self_sym_sizes, keepdim
             )
             if any_grad_defined
@@ -6005,7 +5988,7 @@ def min_backward1_apply(
 class AmaxBackward0(Node):
     """Backward of ``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``.
 
-    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim).eq(self), dim)
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
     __slots__ = (
@@ -6069,7 +6052,7 @@ def amax_backward0_apply(
         grad_inputs[0] = (
             scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
-                restore_reduced_dims(result, dim, keepdim).eq(self),
+                restore_reduced_dims(result, dim, keepdim) == self,
                 dim,
             )
             if any_grad_defined
@@ -6081,7 +6064,7 @@ def amax_backward0_apply(
 class AminBackward0(Node):
     """Backward of ``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``.
 
-    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim).eq(self), dim)
+    self: scale_grad_by_count(restore_reduced_dims(grad, dim, keepdim), restore_reduced_dims(result, dim, keepdim) == self, dim)
     """
 
     __slots__ = (
@@ -6145,7 +6128,7 @@ def amin_backward0_apply(
         grad_inputs[0] = (
             scale_grad_by_count(
                 restore_reduced_dims(grad, dim, keepdim),
-                restore_reduced_dims(result, dim, keepdim).eq(self),
+                restore_reduced_dims(result, dim, keepdim) == self,
                 dim,
             )
             if any_grad_defined
@@ -6488,7 +6471,7 @@ def cumprod_backward0_apply(
 class SortBackward0(Node):
     """Backward of ``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)
     """
 
     __slots__ = (
@@ -6540,7 +6523,9 @@ def sort_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, True
+            )
             if any_grad_defined
             else None
         )
@@ -6550,7 +6535,7 @@ def sort_backward0_apply(
 class SortBackward1(Node):
     """Backward of ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)
     """
 
     __slots__ = (
@@ -6602,7 +6587,9 @@ def sort_backward1_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, True
+            )
             if any_grad_defined
             else None
         )
@@ -6612,7 +6599,7 @@ def sort_backward1_apply(
 class TopkBackward0(Node):
     """Backward of ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)``.
 
-    self: value_selecting_reduction_backward(grad, dim, indices, self.sym_sizes(), True)
+    self: value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)
     """
 
     __slots__ = (
@@ -6664,7 +6651,9 @@ def topk_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True)
+            value_selecting_reduction_backward_symint(
+                grad, dim, indices, self_sym_sizes, True
+            )
             if any_grad_defined
             else None
         )
@@ -7683,7 +7672,7 @@ def unique_dim_consecutive_backward0_apply(
 class IndexSelectBackward0(Node):
     """Backward of ``index_select(Tensor self, int dim, Tensor index) -> Tensor``.
 
-    self: index_select_backward(grad, self.sym_sizes(), dim, index)
+    self: index_select_backward_symint(grad, self.sym_sizes(), dim, index)
     """
 
     __slots__ = (
@@ -7746,7 +7735,7 @@ class IndexAddBackward0(Node):
     """Backward of ``index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor``.
 
     self: grad
-    source: maybe_multiply(grad.index_select(dim, index).expand_as(source) if source.dim() > 0 else grad.index_select(dim, index.squeeze(0)), alpha)
+    source: maybe_multiply(source.dim() > 0 ? grad.index_select(dim, index).expand_as(source) : grad.index_select(dim, index.squeeze(0)), alpha)
     """
 
     __slots__ = (
@@ -9317,15 +9306,17 @@ def index_put_impl_backward0_apply(
 class MmBackward0(Node):
     """Backward of ``mm(Tensor self, Tensor mat2) -> Tensor``.
 
-    mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), 1)
-    self: mm_mat1_backward(grad, mat2, self.sym_sizes(), 1)
+    mat2: mm_mat2_backward(grad, self, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), 1)
+    self: mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), self.layout(), 1)
     """
 
     __slots__ = (
         "mat2_",
         "mat2_sym_sizes",
+        "mat2_sym_strides",
         "self_",
         "self_sym_sizes",
+        "self_sym_strides",
     )
 
     def __init__(self) -> None:
@@ -9339,8 +9330,10 @@ class MmBackward0(Node):
             self.task_needs_input_grad(),
             mat2=unpack_saved(self.mat2_, self),
             mat2_sym_sizes=self.mat2_sym_sizes,
+            mat2_sym_strides=self.mat2_sym_strides,
             self=unpack_saved(self.self_, self),
             self_sym_sizes=self.self_sym_sizes,
+            self_sym_strides=self.self_sym_strides,
         )
 
     def release_variables(self) -> None:
@@ -9358,6 +9351,10 @@ class MmBackward0(Node):
         return self.mat2_sym_sizes
 
     @property
+    def _saved_mat2_sym_strides(self) -> tuple[int, ...]:
+        return self.mat2_sym_strides
+
+    @property
     def _saved_self(self) -> Tensor | None:
         return unpack_saved(self.self_, self)
 
@@ -9365,14 +9362,20 @@ class MmBackward0(Node):
     def _saved_self_sym_sizes(self) -> tuple[int, ...]:
         return self.self_sym_sizes
 
+    @property
+    def _saved_self_sym_strides(self) -> tuple[int, ...]:
+        return self.self_sym_strides
+
 
 def mm_backward0_apply(
     grads: Sequence[Tensor | None],
     needs_input_grad: tuple[bool, ...],
     mat2: Tensor | None,
     mat2_sym_sizes: tuple[int, ...],
+    mat2_sym_strides: tuple[int, ...],
     self: Tensor | None,
     self_sym_sizes: tuple[int, ...],
+    self_sym_strides: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of MmBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 2
@@ -9380,13 +9383,13 @@ def mm_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # mat2
         grad_inputs[1] = (
-            mm_mat2_backward(grad, self, mat2_sym_sizes, 1)
+            mm_mat2_backward(grad, self, mat2_sym_sizes, mat2_sym_strides, "strided", 1)
             if any_grad_defined
             else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
-            mm_mat1_backward(grad, mat2, self_sym_sizes, 1)
+            mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, "strided", 1)
             if any_grad_defined
             else None
         )
@@ -9628,8 +9631,8 @@ def mv_backward0_apply(
 class AddmmBackward0(Node):
     """Backward of ``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
 
-    mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), alpha)
-    mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), alpha)
+    mat1: mm_mat1_backward(grad, mat2, mat1.sym_sizes(), mat1.sym_strides(), mat1.layout(), alpha)
+    mat2: mm_mat2_backward(grad, mat1, mat2.sym_sizes(), mat2.sym_strides(), mat2.layout(), alpha)
     self: maybe_multiply(grad, beta.conj())
     """
 
@@ -9638,8 +9641,10 @@ class AddmmBackward0(Node):
         "beta",
         "mat1_",
         "mat1_sym_sizes",
+        "mat1_sym_strides",
         "mat2_",
         "mat2_sym_sizes",
+        "mat2_sym_strides",
     )
 
     def __init__(self) -> None:
@@ -9655,8 +9660,10 @@ class AddmmBackward0(Node):
             beta=self.beta,
             mat1=unpack_saved(self.mat1_, self),
             mat1_sym_sizes=self.mat1_sym_sizes,
+            mat1_sym_strides=self.mat1_sym_strides,
             mat2=unpack_saved(self.mat2_, self),
             mat2_sym_sizes=self.mat2_sym_sizes,
+            mat2_sym_strides=self.mat2_sym_strides,
         )
 
     def release_variables(self) -> None:
@@ -9682,12 +9689,20 @@ class AddmmBackward0(Node):
         return self.mat1_sym_sizes
 
     @property
+    def _saved_mat1_sym_strides(self) -> tuple[int, ...]:
+        return self.mat1_sym_strides
+
+    @property
     def _saved_mat2(self) -> Tensor | None:
         return unpack_saved(self.mat2_, self)
 
     @property
     def _saved_mat2_sym_sizes(self) -> tuple[int, ...]:
         return self.mat2_sym_sizes
+
+    @property
+    def _saved_mat2_sym_strides(self) -> tuple[int, ...]:
+        return self.mat2_sym_strides
 
 
 def addmm_backward0_apply(
@@ -9697,8 +9712,10 @@ def addmm_backward0_apply(
     beta: Number,
     mat1: Tensor | None,
     mat1_sym_sizes: tuple[int, ...],
+    mat1_sym_strides: tuple[int, ...],
     mat2: Tensor | None,
     mat2_sym_sizes: tuple[int, ...],
+    mat2_sym_strides: tuple[int, ...],
 ) -> list[Any]:
     """The formulas of AddmmBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 3
@@ -9706,13 +9723,17 @@ def addmm_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # mat1
         grad_inputs[1] = (
-            mm_mat1_backward(grad, mat2, mat1_sym_sizes, alpha)
+            mm_mat1_backward(
+                grad, mat2, mat1_sym_sizes, mat1_sym_strides, "strided", alpha
+            )
             if any_grad_defined
             else None
         )
     if needs_input_grad[2]:  # mat2
         grad_inputs[2] = (
-            mm_mat2_backward(grad, mat1, mat2_sym_sizes, alpha)
+            mm_mat2_backward(
+                grad, mat1, mat2_sym_sizes, mat2_sym_strides, "strided", alpha
+            )
             if any_grad_defined
             else None
         )
@@ -9726,7 +9747,7 @@ def addmm_backward0_apply(
 class TrilBackward0(Node):
     """Backward of ``tril(Tensor self, SymInt diagonal=0) -> Tensor``.
 
-    self: grad.tril(diagonal)
+    self: grad.tril_symint(diagonal)
     """
 
     __slots__ = ("diagonal",)
@@ -9758,7 +9779,7 @@ def tril_backward0_apply(
 class TriuBackward0(Node):
     """Backward of ``triu(Tensor self, SymInt diagonal=0) -> Tensor``.
 
-    self: grad.triu(diagonal)
+    self: grad.triu_symint(diagonal)
     """
 
     __slots__ = ("diagonal",)
@@ -9790,7 +9811,7 @@ def triu_backward0_apply(
 class TraceBackward0(Node):
     """Backward of ``trace(Tensor self) -> Tensor``.
 
-    self: trace_backward(grad, self.sym_sizes())
+    self: trace_backward_symint(grad, self.sym_sizes())
     """
 
     __slots__ = ("self_sym_sizes",)
@@ -9905,7 +9926,7 @@ def linalg_vector_norm_backward0_apply(
 class DistBackward0(Node):
     """Backward of ``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``.
 
-    other: norm_backward(-grad, self - other, p, result)
+    other: -norm_backward(grad, self - other, p, result)
     self: norm_backward(grad, self - other, p, result)
     """
 
@@ -9971,7 +9992,7 @@ def dist_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[1]:  # other
         grad_inputs[1] = (
-            norm_backward(-grad, self - other, p, result) if any_grad_defined else None
+            -norm_backward(grad, self - other, p, result) if any_grad_defined else None
         )
     if needs_input_grad[0]:  # self
         grad_inputs[0] = (
@@ -11247,7 +11268,7 @@ def relu_backward0_apply(
 class GeluBackward0(Node):
     """Backward of ``gelu(Tensor self, *, str approximate='none') -> Tensor``.
 
-    self: gelu_backward(grad, self, approximate=approximate)
+    self: gelu_backward(grad, self, approximate)
     """
 
     __slots__ = (
@@ -11302,7 +11323,7 @@ def gelu_backward0_apply(
 class SiluBackward0(Node):
     """Backward of ``silu(Tensor self) -> Tensor``.
 
-    self: infinitely_differentiable_silu_backward(grad, self) if is_grad_enabled() else silu_backward(grad, self)
+    self: GradMode::is_enabled() ? infinitely_differentiable_silu_backward(grad, self) : silu_backward(grad, self)
     """
 
     __slots__ = ("self_",)
@@ -11408,7 +11429,7 @@ def threshold_backward_backward0_apply(
 class GeluBackwardBackward0(Node):
     """Backward of ``gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor``.
 
-    grad_output: gelu_backward(grad, self, approximate=approximate)
+    grad_output: gelu_backward(grad, self, approximate)
     self: gelu_double_backward(grad, grad_output, self, approximate)
     """
 
@@ -11760,7 +11781,7 @@ def log_softmax_backward_data_backward0_apply(
 class LeakyReluBackward0(Node):
     """Backward of ``leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor``.
 
-    self: leaky_relu_backward(grad, self, negative_slope, False)
+    self: leaky_relu_backward(grad, self, negative_slope, false)
     """
 
     __slots__ = (
@@ -11815,7 +11836,7 @@ def leaky_relu_backward0_apply(
 class LeakyReluBackwardBackward0(Node):
     """Backward of ``leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor``.
 
-    grad_output: leaky_relu_backward(grad, self, negative_slope, False)
+    grad_output: leaky_relu_backward(grad, self, negative_slope, false)
     self: zeros_like(grad)
     """
 
@@ -11873,7 +11894,7 @@ def leaky_relu_backward_backward0_apply(
 class EluBackward0(Node):
     """Backward of ``elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor``.
 
-    self: elu_backward(grad, alpha, scale, input_scale, False, self)
+    self: elu_backward(grad, alpha, scale, input_scale, /* is_result */ false, self)
     """
 
     __slots__ = (
@@ -12430,7 +12451,7 @@ def hardtanh_backward_backward0_apply(
 class MishBackward0(Node):
     """Backward of ``mish(Tensor self) -> Tensor``.
 
-    self: infinitely_differentiable_mish_backward(grad, self) if is_grad_enabled() else mish_backward(grad, self)
+    self: GradMode::is_enabled() ? infinitely_differentiable_mish_backward(grad, self) : mish_backward(grad, self)
     """
 
     __slots__ = ("self_",)
@@ -12641,7 +12662,7 @@ def mse_loss_backward_backward0_apply(
 class NllLossBackward0(Node):
     """Backward of ``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
 
-    self: nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    self: nll_loss_backward_symint(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
     __slots__ = (
@@ -12735,7 +12756,7 @@ def nll_loss_backward0_apply(
 class NllLossBackwardBackward0(Node):
     """Backward of ``nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
 
-    grad_output: nll_loss(grad, target, weight, reduction, ignore_index)
+    grad_output: nll_loss_symint(grad, target, weight, reduction, ignore_index)
     self: zeros_like(grad)
     """
 
@@ -12810,7 +12831,7 @@ def nll_loss_backward_backward0_apply(
 class NllLoss2DBackward0(Node):
     """Backward of ``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)``.
 
-    self: nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)
+    self: nll_loss2d_backward_symint(grad, self, target, weight, reduction, ignore_index, total_weight)
     """
 
     __slots__ = (
@@ -12904,7 +12925,7 @@ def nll_loss2_d_backward0_apply(
 class NllLoss2DBackwardBackward0(Node):
     """Backward of ``nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor``.
 
-    grad_output: nll_loss2d(grad, target, weight, reduction, ignore_index)
+    grad_output: nll_loss2d_symint(grad, target, weight, reduction, ignore_index)
     self: zeros_like(grad)
     """
 
@@ -13622,7 +13643,7 @@ def binary_cross_entropy_with_logits_backward0_apply(
 class NativeBatchNormBackward0(Node):
     """Backward of ``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
 
-    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask) if grad is not None else (None, None, None)
+    input, weight, bias: grad.defined() ? native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
     """
 
     __slots__ = (
@@ -14062,7 +14083,7 @@ def native_group_norm_backward0_apply(
 class NativeLayerNormBackward0(Node):
     """Backward of ``native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)``.
 
-    input, weight, bias: native_layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask) if grad is not None else (None, None, None)
+    input, weight, bias: grad.defined() ? native_layer_norm_backward_symint(grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
     """
 
     __slots__ = (
@@ -14179,6 +14200,7 @@ def native_layer_norm_backward0_apply(
 class NativeLayerNormBackwardBackward0(Node):
     """Backward of ``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``.
 
+    bias: Tensor()
     input, weight, grad_out: layer_norm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, mean, rstd, normalized_shape, grad_input_mask)
     mean: not_implemented("native_layer_norm_backward mean")
     rstd: not_implemented("native_layer_norm_backward rstd")
@@ -14261,8 +14283,10 @@ def native_layer_norm_backward_backward0_apply(
     weight: Tensor | None,
 ) -> list[Any]:
     """The formulas of NativeLayerNormBackwardBackward0, as a function of what it saved."""
-    grad_inputs: list[Any] = [None] * 5
+    grad_inputs: list[Any] = [None] * 6
     any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[5]:  # bias
+        grad_inputs[5] = None if any_grad_defined else None
     if (
         needs_input_grad[1] or needs_input_grad[4] or needs_input_grad[0]
     ):  # input, weight, grad_out
@@ -14299,7 +14323,7 @@ def native_layer_norm_backward_backward0_apply(
 class EmbeddingBackward0(Node):
     """Backward of ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``.
 
-    weight: embedding_backward(grad, indices, weight.sym_sizes()[0], padding_idx, scale_grad_by_freq, sparse)
+    weight: embedding_backward_symint(grad, indices, weight.sym_size(0), padding_idx, scale_grad_by_freq, sparse)
     """
 
     __slots__ = (
@@ -14446,7 +14470,7 @@ def embedding_dense_backward_backward0_apply(
 class ConvolutionBackward0(Node):
     """Backward of ``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``.
 
-    input, weight, bias: convolution_backward(grad, input, weight, bias.sym_sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) if grad is not None else (None, None, None)
+    input, weight, bias: grad.defined() ? convolution_backward_symint(grad, input, weight, bias->sym_sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
     """
 
     __slots__ = (
@@ -15468,7 +15492,7 @@ def adaptive_avg_pool3_d_backward0_apply(
 class AdaptiveAvgPool2DBackwardBackward0(Node):
     """Backward of ``_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor``.
 
-    grad_output: _adaptive_avg_pool2d(grad, grad_output.sym_sizes()[-2:])
+    grad_output: _adaptive_avg_pool2d_symint(grad, {grad_output.sym_size(-2), grad_output.sym_size(-1)})
     self: zeros_like(self)
     """
 
@@ -15502,7 +15526,9 @@ def adaptive_avg_pool2_d_backward_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            _adaptive_avg_pool2d(grad, grad_output_sym_sizes[-2:])
+            _adaptive_avg_pool2d(
+                grad, [grad_output_sym_sizes[-2], grad_output_sym_sizes[-1]]
+            )
             if any_grad_defined
             else None
         )
@@ -15514,7 +15540,7 @@ def adaptive_avg_pool2_d_backward_backward0_apply(
 class AdaptiveAvgPool3DBackwardBackward0(Node):
     """Backward of ``_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor``.
 
-    grad_output: _adaptive_avg_pool3d(grad, grad_output.sym_sizes()[-3:])
+    grad_output: _adaptive_avg_pool3d_symint(grad, { grad_output.sym_size(-3), grad_output.sym_size(-2), grad_output.sym_size(-1) })
     self: zeros_like(self)
     """
 
@@ -15548,7 +15574,14 @@ def adaptive_avg_pool3_d_backward_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # grad_output
         grad_inputs[0] = (
-            _adaptive_avg_pool3d(grad, grad_output_sym_sizes[-3:])
+            _adaptive_avg_pool3d(
+                grad,
+                [
+                    grad_output_sym_sizes[-3],
+                    grad_output_sym_sizes[-2],
+                    grad_output_sym_sizes[-1],
+                ],
+            )
             if any_grad_defined
             else None
         )
@@ -16187,7 +16220,7 @@ def slice_backward_jvp(
 
 
 def view_as_real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: view_as_real(self_t)``."""
+    """Forward-mode derivative: ``result: at::view_as_real(self_t)``."""
     return view_as_real(self_t)
 
 
@@ -16308,13 +16341,13 @@ def pow_Tensor_Scalar_jvp(
 
 
 def neg_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.neg.call(self_t)
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().neg().conj()
 
 
 def _conj_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators._conj.call(self_t)
+    """Forward-mode derivative: ``result: self_t.conj()``."""
+    return self_t.conj()
 
 
 def real_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
@@ -16577,8 +16610,8 @@ def sqrt__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 
 
 def neg__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: auto_linear``."""
-    return operators.neg.call(self_t)
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return self_t.conj().neg().conj()
 
 
 def abs__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
@@ -16652,9 +16685,9 @@ def div_Tensor_mode_jvp(
     rounding_mode: str | None,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: zeros_like(result) if rounding_mode is not None else self_t / other_p - other_t * (self_p / other_p) / other_p``."""
+    """Forward-mode derivative: ``result: rounding_mode.has_value() ? result.new_zeros_symint(result.sym_sizes()) : self_t / other_p - other_t * (self_p / other_p) / other_p``."""
     return (
-        zeros_like(result)
+        zeros(tuple(result.shape), result.dtype)
         if rounding_mode is not None
         else self_t / other_p - other_t * (self_p / other_p) / other_p
     )
@@ -16675,9 +16708,9 @@ def div__Tensor_mode_jvp(
     rounding_mode: str | None,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: zeros_like(result) if rounding_mode is not None else self_t / other_p - other_t * (self_p / other_p) / other_p``."""
+    """Forward-mode derivative: ``result: rounding_mode.has_value() ? result.new_zeros_symint(result.sym_sizes()) : self_t / other_p - other_t * (self_p / other_p) / other_p``."""
     return (
-        zeros_like(result)
+        zeros(tuple(result.shape), result.dtype)
         if rounding_mode is not None
         else self_t / other_p - other_t * (self_p / other_p) / other_p
     )
@@ -16707,18 +16740,22 @@ def rsub_Scalar_jvp(
 def maximum_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: other_t + where(self_p == other_p, 0.5, _to_copy(self_p > other_p, dtype=result.scalar_type())) * (self_t - other_t)``."""
+    """Forward-mode derivative: ``result: other_t + at::where(self_p == other_p, at::scalar_tensor(0.5, result.options()), (self_p > other_p).to(result.scalar_type())) * (self_t - other_t)``."""
     return other_t + where(
-        self_p == other_p, 0.5, _to_copy(self_p > other_p, dtype=result.dtype)
+        self_p == other_p,
+        scalar_tensor(0.5, result.dtype),
+        (self_p > other_p).to(result.dtype),
     ) * (self_t - other_t)
 
 
 def minimum_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: other_t + where(self_p == other_p, 0.5, _to_copy(self_p < other_p, dtype=result.scalar_type())) * (self_t - other_t)``."""
+    """Forward-mode derivative: ``result: other_t + at::where(self_p == other_p, at::scalar_tensor(0.5, result.options()), (self_p < other_p).to(result.scalar_type())) * (self_t - other_t)``."""
     return other_t + where(
-        self_p == other_p, 0.5, _to_copy(self_p < other_p, dtype=result.dtype)
+        self_p == other_p,
+        scalar_tensor(0.5, result.dtype),
+        (self_p < other_p).to(result.dtype),
     ) * (self_t - other_t)
 
 
@@ -16760,7 +16797,7 @@ def where_self_jvp(
     other_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: where(condition_p, self_t, other_t)``."""
+    """Forward-mode derivative: ``result: where(condition, self_t, other_t)``."""
     return where(condition, self_t, other_t)
 
 
@@ -16805,18 +16842,22 @@ def clamp__jvp(
 
 def clamp_min_jvp(self_p: Tensor, self_t: Tensor, min: Number, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return where(self_p >= min, self_t.conj(), 0.0).conj()
+    return where(
+        self_p >= min, self_t.conj(), scalar_tensor(0.0, self_t.conj().dtype)
+    ).conj()
 
 
 def clamp_max_jvp(self_p: Tensor, self_t: Tensor, max: Number, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
-    return where(self_p <= max, self_t.conj(), 0.0).conj()
+    return where(
+        self_p <= max, self_t.conj(), scalar_tensor(0.0, self_t.conj().dtype)
+    ).conj()
 
 
 def fmod_Tensor_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, rounding_mode="trunc")``."""
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, /*rounding_mode=*/"trunc")``."""
     return self_t - other_t * self_p.div(other_p, rounding_mode="trunc")
 
 
@@ -16828,7 +16869,7 @@ def fmod_Scalar_jvp(self_p: Tensor, self_t: Tensor, other: Number, result: Any) 
 def remainder_Tensor_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, rounding_mode="floor")``."""
+    """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, /*rounding_mode=*/"floor")``."""
     return self_t - other_t * self_p.div(other_p, rounding_mode="floor")
 
 
@@ -16874,14 +16915,14 @@ def zero__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 
 
 def fill_Scalar_jvp(self_p: Tensor, self_t: Tensor, value: Number, result: Any) -> Any:
-    """Forward-mode derivative: ``result: fill(self_t, 0)``."""
+    """Forward-mode derivative: ``result: at::fill(self_t, 0)``."""
     return fill(self_t, 0)
 
 
 def fill_Tensor_jvp(
     self_p: Tensor, self_t: Tensor, value_p: Tensor, value_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: fill(self_t, value_t)``."""
+    """Forward-mode derivative: ``result: at::fill(self_t, value_t)``."""
     return fill(self_t, value_t)
 
 
@@ -16906,7 +16947,7 @@ def lerp_Tensor_jvp(
     weight_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
+    """Forward-mode derivative: ``result: at::lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
     return lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
 
 
@@ -16931,7 +16972,7 @@ def lerp__Tensor_jvp(
     weight_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
+    """Forward-mode derivative: ``result: at::lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)``."""
     return lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
 
 
@@ -17091,10 +17132,14 @@ def mean_dim_jvp(
 
 
 def prod_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
-    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result) * self_t.conj()).sum().conj()``."""
+    """Forward-mode derivative: ``result: (prod_backward(at::ones({}, result.options()).expand_as(result), self_p.to(result.scalar_type()), result) * self_t.conj()).sum().conj()``."""
     return (
         (
-            prod_backward(zeros_like(result) + 1, self_p.to(result.dtype), result)
+            prod_backward(
+                ones([], result.dtype).expand_as(result),
+                self_p.to(result.dtype),
+                result,
+            )
             * self_t.conj()
         )
         .sum()
@@ -17110,11 +17155,15 @@ def prod_dim_int_jvp(
     dtype: dtype | None,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: (prod_backward(zeros_like(result) + 1, self_p.to(result.scalar_type()), result, dim, keepdim) * self_t.conj()).sum(dim, keepdim).conj()``."""
+    """Forward-mode derivative: ``result: (prod_backward(at::ones({}, result.options()).expand_as(result), self_p.to(result.scalar_type()), result, dim, keepdim) * self_t.conj()).sum(dim, keepdim).conj()``."""
     return (
         (
             prod_backward(
-                zeros_like(result) + 1, self_p.to(result.dtype), result, dim, keepdim
+                ones([], result.dtype).expand_as(result),
+                self_p.to(result.dtype),
+                result,
+                dim,
+                keepdim,
             )
             * self_t.conj()
         )
@@ -17126,66 +17175,46 @@ def prod_dim_int_jvp(
 def max_dim_jvp_values(
     self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
 ) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
-    return (
-        self_t.gather(dim, indices)
-        if keepdim
-        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
-    )
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
 
 
 def max_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
-    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
+    """Forward-mode derivative: ``result: evenly_read_jvp(self_t, self_p, result)``."""
+    return evenly_read_jvp(self_t, self_p, result)
 
 
 def min_dim_jvp_values(
     self_p: Tensor, self_t: Tensor, dim: int, keepdim: bool, values: Any, indices: Any
 ) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if keepdim else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)``."""
-    return (
-        self_t.gather(dim, indices)
-        if keepdim
-        else self_t.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
-    )
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
 
 
 def min_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())``."""
-    return (self_t * self_p.eq(result)).sum().div(self_p.eq(result).sum())
+    """Forward-mode derivative: ``result: evenly_read_jvp(self_t, self_p, result)``."""
+    return evenly_read_jvp(self_t, self_p, result)
 
 
 def amax_jvp(
     self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
-    return (
-        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
-        .sum(dim, keepdim)
-        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
-    )
+    """Forward-mode derivative: ``result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)``."""
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
 
 
 def amin_jvp(
     self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim))).sum(dim, keepdim).div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))``."""
-    return (
-        (self_t * self_p.eq(restore_reduced_dims(result, dim, keepdim)))
-        .sum(dim, keepdim)
-        .div(self_p.eq(restore_reduced_dims(result, dim, keepdim)).sum(dim, keepdim))
-    )
+    """Forward-mode derivative: ``result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)``."""
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
 
 
-def logsumexp_jvp(
+def logsumexp_jvp_formula(
     self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: (self_t * (self_p - self_p.amax(dim, True)).exp()).sum(dim, keepdim).div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))``."""
-    return (
-        (self_t * (self_p - self_p.amax(dim, True)).exp())
-        .sum(dim, keepdim)
-        .div((self_p - self_p.amax(dim, True)).exp().sum(dim, keepdim))
-    )
+    """Forward-mode derivative: ``result: logsumexp_jvp(self_p, self_t, dim, keepdim)``."""
+    return logsumexp_jvp(self_p, self_t, dim, keepdim)
 
 
 def var_correction_jvp(
@@ -17196,7 +17225,7 @@ def var_correction_jvp(
     keepdim: bool,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim))``."""
+    """Forward-mode derivative: ``result: at::real(var_backward(self_t.conj(), self_p, dim, correction, true).sum(dim.value_or(IntArrayRef({})), keepdim))``."""
     return real(
         var_backward(self_t.conj(), self_p, dim, correction, True).sum(
             dim if dim is not None else [], keepdim
@@ -17212,16 +17241,15 @@ def std_correction_jvp(
     keepdim: bool,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: real(var_backward(self_t.conj(), self_p, dim, correction, True).sum(dim if dim is not None else [], keepdim)).div(2.0 * result).masked_fill(result.eq(0), 0)``."""
+    """Forward-mode derivative: ``result: (at::real(var_backward(self_t.conj(), self_p, dim, correction, true).sum(dim.value_or(IntArrayRef({})), keepdim)) / (2. * result)).masked_fill_(result == 0, 0)``."""
     return (
         real(
             var_backward(self_t.conj(), self_p, dim, correction, True).sum(
                 dim if dim is not None else [], keepdim
             )
         )
-        .div(2.0 * result)
-        .masked_fill(result.eq(0), 0)
-    )
+        / (2.0 * result)
+    ).masked_fill_(result == 0, 0)
 
 
 def cumsum_jvp(
@@ -17248,8 +17276,8 @@ def sort_jvp_values(
     values: Any,
     indices: Any,
 ) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()``."""
-    return self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, true)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, True)
 
 
 def sort_stable_jvp_values(
@@ -17261,8 +17289,8 @@ def sort_stable_jvp_values(
     values: Any,
     indices: Any,
 ) -> Any:
-    """Forward-mode derivative: ``values: self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()``."""
-    return self_t.gather(dim, indices) if self_p.dim() > 0 else self_t.clone()
+    """Forward-mode derivative: ``values: gather_with_keepdimed_indices(self_t, dim, indices, true)``."""
+    return gather_with_keepdimed_indices(self_t, dim, indices, True)
 
 
 def topk_jvp_values(
@@ -17467,7 +17495,7 @@ def index_add_jvp(
     alpha: Number,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))``."""
+    """Forward-mode derivative: ``result: at::index_add(self_t, dim, index, maybe_multiply(source_t, alpha))``."""
     return index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
 
 
@@ -17492,14 +17520,14 @@ def scatter_src_jvp(
     src_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, src_t)``."""
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index, src_t)``."""
     return self_t.scatter(dim, index, src_t)
 
 
 def scatter_value_jvp(
     self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, 0)``."""
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index, 0)``."""
     return self_t.scatter(dim, index, 0)
 
 
@@ -17512,14 +17540,14 @@ def scatter_add_jvp(
     src_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index_p, src_t)``."""
+    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index, src_t)``."""
     return scatter_add(self_t, dim, index, src_t)
 
 
 def masked_fill_Scalar_jvp(
     self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask, 0)``."""
     return self_t.masked_fill(mask, 0)
 
 
@@ -17531,7 +17559,7 @@ def masked_fill_Tensor_jvp(
     value_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask, value_t)``."""
     return self_t.masked_fill(mask, value_t)
 
 
@@ -17571,7 +17599,7 @@ def index_put__jvp(
 def masked_fill__Scalar_jvp(
     self_p: Tensor, self_t: Tensor, mask: Tensor, value: Number, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, 0)``."""
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask, 0)``."""
     return self_t.masked_fill(mask, 0)
 
 
@@ -17583,7 +17611,7 @@ def masked_fill__Tensor_jvp(
     value_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.masked_fill(mask_p, value_t)``."""
+    """Forward-mode derivative: ``result: self_t.masked_fill(mask, value_t)``."""
     return self_t.masked_fill(mask, value_t)
 
 
@@ -17681,14 +17709,14 @@ def scatter__src_jvp(
     src_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, src_t)``."""
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index, src_t)``."""
     return self_t.scatter(dim, index, src_t)
 
 
 def scatter__value_jvp(
     self_p: Tensor, self_t: Tensor, dim: int, index: Tensor, value: Number, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t.scatter(dim, index_p, 0)``."""
+    """Forward-mode derivative: ``result: self_t.scatter(dim, index, 0)``."""
     return self_t.scatter(dim, index, 0)
 
 
@@ -17701,7 +17729,7 @@ def scatter_add__jvp(
     src_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index_p, src_t)``."""
+    """Forward-mode derivative: ``result: scatter_add(self_t, dim, index, src_t)``."""
     return scatter_add(self_t, dim, index, src_t)
 
 
@@ -17732,7 +17760,7 @@ def index_add__jvp(
     alpha: Number,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: index_add(self_t, dim, index_p, maybe_multiply(source_t, alpha))``."""
+    """Forward-mode derivative: ``result: at::index_add(self_t, dim, index, maybe_multiply(source_t, alpha))``."""
     return index_add(self_t, dim, index, maybe_multiply(source_t, alpha))
 
 
@@ -17870,7 +17898,7 @@ def _unsafe_index_put_jvp(
 def mm_jvp(
     self_p: Tensor, self_t: Tensor, mat2_p: Tensor, mat2_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: mm(self_t, mat2_p) + mm(self_p, mat2_t)``."""
+    """Forward-mode derivative: ``result: at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)``."""
     return mm(self_t, mat2_p) + mm(self_p, mat2_t)
 
 
@@ -17884,14 +17912,14 @@ def bmm_jvp(
 def dot_jvp(
     self_p: Tensor, self_t: Tensor, tensor_p: Tensor, tensor_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: dot(self_t, tensor_p) + dot(self_p, tensor_t)``."""
+    """Forward-mode derivative: ``result: at::dot(self_t, tensor_p) + at::dot(self_p, tensor_t)``."""
     return dot(self_t, tensor_p) + dot(self_p, tensor_t)
 
 
 def vdot_jvp(
     self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: vdot(self_t, other_p) + vdot(self_p, other_t)``."""
+    """Forward-mode derivative: ``result: at::vdot(self_t, other_p) + at::vdot(self_p, other_t)``."""
     return vdot(self_t, other_p) + vdot(self_p, other_t)
 
 
@@ -17967,7 +17995,7 @@ def dist_jvp(
     p: Number,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)``."""
+    """Forward-mode derivative: ``result: norm_jvp(self_p - other_p, self_t - other_t, p, result, {}, false)``."""
     return norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)
 
 
@@ -18278,7 +18306,7 @@ def gelu_backward_jvp(
     approximate: str,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: gelu_backward(grad_output_t, self_p, approximate=approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)``."""
+    """Forward-mode derivative: ``result: gelu_backward(grad_output_t, self_p, approximate) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)``."""
     return gelu_backward(
         grad_output_t, self_p, approximate=approximate
     ) + gelu_double_backward(self_t, grad_output_p, self_p, approximate)
@@ -18292,15 +18320,15 @@ def relu__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 def _softmax_jvp(
     self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: result * (self_t - (self_t * result).sum(dim, True))``."""
-    return result * (self_t - (self_t * result).sum(dim, True))
+    """Forward-mode derivative: ``result: result * (self_t - logsumexp_jvp(self_p, self_t, {dim}, true))``."""
+    return result * (self_t - logsumexp_jvp(self_p, self_t, [dim], True))
 
 
 def _log_softmax_jvp(
     self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
 ) -> Any:
-    """Forward-mode derivative: ``result: self_t - (self_t * result.exp()).sum(dim, True)``."""
-    return self_t - (self_t * result.exp()).sum(dim, True)
+    """Forward-mode derivative: ``result: self_t - logsumexp_jvp(self_p, self_t, {dim}, true)``."""
+    return self_t - logsumexp_jvp(self_p, self_t, [dim], True)
 
 
 def leaky_relu_jvp(
@@ -18417,7 +18445,7 @@ def log_sigmoid_backward_jvp(
     buffer_t: Tensor,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: log_sigmoid_backward(grad_output_t, self_p, buffer_p) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)``."""
+    """Forward-mode derivative: ``result: log_sigmoid_backward(grad_output_t, self_p, buffer) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)``."""
     return log_sigmoid_backward(
         grad_output_t, self_p, buffer_p
     ) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)
@@ -18439,8 +18467,12 @@ def hardtanh_backward_jvp(
     max_val: Number,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: hardtanh_backward(grad_output_t, self_p, min_val, max_val)``."""
-    return hardtanh_backward(grad_output_t, self_p, min_val, max_val)
+    """Forward-mode derivative: ``result: at::where((self_p > min_val).logical_and(self_p < max_val), grad_output_t, at::zeros({}, result.options()).expand_as(result))``."""
+    return where(
+        (self_p > min_val).logical_and(self_p < max_val),
+        grad_output_t,
+        zeros([], result.dtype).expand_as(result),
+    )
 
 
 def hardtanh__jvp(
@@ -18476,7 +18508,7 @@ def mse_loss_jvp(
     reduction: int,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj() + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction(mse_loss_backward(self_t.conj(), self_p, target_p, at::Reduction::None).conj() + mse_loss_backward(target_t.conj(), target_p, self_p, at::Reduction::None).conj(), reduction)``."""
     return apply_loss_reduction(
         mse_loss_backward(self_t.conj(), self_p, target_p, 0).conj()
         + mse_loss_backward(target_t.conj(), target_p, self_p, 0).conj(),
@@ -18513,7 +18545,7 @@ def nll_loss_forward_jvp_output(
     output: Any,
     total_weight: Any,
 ) -> Any:
-    """Forward-mode derivative: ``output: nll_loss_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
+    """Forward-mode derivative: ``output: std::get<0>(nll_loss_forward_symint(self_t, target, weight, reduction, ignore_index))``."""
     return nll_loss_forward(self_t, target, weight_p, reduction, ignore_index)[0]
 
 
@@ -18528,7 +18560,7 @@ def nll_loss2d_forward_jvp_output(
     output: Any,
     total_weight: Any,
 ) -> Any:
-    """Forward-mode derivative: ``output: nll_loss2d_forward(self_t, target_p, weight_p, reduction, ignore_index)[0]``."""
+    """Forward-mode derivative: ``output: std::get<0>(nll_loss2d_forward_symint(self_t, target, weight, reduction, ignore_index))``."""
     return nll_loss2d_forward(self_t, target, weight_p, reduction, ignore_index)[0]
 
 
@@ -18542,7 +18574,7 @@ def binary_cross_entropy_jvp(
     reduction: int,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction( binary_cross_entropy_backward(self_t, self_p, target_p, weight, at::Reduction::None) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight, at::Reduction::None), reduction)``."""
     return apply_loss_reduction(
         binary_cross_entropy_backward(self_t, self_p, target_p, weight_p, 0)
         + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight_p, 0),
@@ -18562,7 +18594,7 @@ def binary_cross_entropy_backward_jvp(
     reduction: int,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight_p, reduction) + binary_cross_entropy_double_backward_grad_output(grad_output_t, self_p, target_p, weight_p, reduction)``."""
+    """Forward-mode derivative: ``result: binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight, reduction) + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p, target_p, weight, reduction) + binary_cross_entropy_double_backward_grad_output(grad_output_t, self_p, target_p, weight, reduction)``."""
     return (
         binary_cross_entropy_double_backward(
             grad_output_p, self_t, self_p, target_p, weight_p, reduction
@@ -18585,7 +18617,7 @@ def smooth_l1_loss_jvp(
     beta: float,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj() + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction(smooth_l1_loss_backward(self_t.conj(), self_p, target_p, at::Reduction::None, beta).conj() + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, at::Reduction::None, beta).conj(), reduction)``."""
     return apply_loss_reduction(
         smooth_l1_loss_backward(self_t.conj(), self_p, target_p, 0, beta).conj()
         + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, 0, beta).conj(),
@@ -18625,7 +18657,7 @@ def huber_loss_jvp(
     delta: float,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj() + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction(huber_loss_backward(self_t.conj(), self_p, target_p, at::Reduction::None, delta).conj() + huber_loss_backward(target_t.conj(), target_p, self_p, at::Reduction::None, delta).conj(), reduction)``."""
     return apply_loss_reduction(
         huber_loss_backward(self_t.conj(), self_p, target_p, 0, delta).conj()
         + huber_loss_backward(target_t.conj(), target_p, self_p, 0, delta).conj(),
@@ -18645,7 +18677,7 @@ def binary_cross_entropy_with_logits_jvp(
     reduction: int,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: apply_loss_reduction(binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight_p, pos_weight_p, 0) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight_p, pos_weight_p, 0), reduction)``."""
+    """Forward-mode derivative: ``result: apply_loss_reduction( binary_cross_entropy_with_logits_backward(self_t, self_p, target_p, weight, pos_weight, at::Reduction::None) + binary_cross_entropy_with_logits_target_backward(target_t, self_p, target_p, weight, pos_weight, at::Reduction::None), reduction)``."""
     return apply_loss_reduction(
         binary_cross_entropy_with_logits_backward(
             self_t, self_p, target_p, weight_p, pos_weight_p, 0
@@ -18664,8 +18696,10 @@ def native_batch_norm_jvp_result0(
     weight_t: Tensor,
     bias_p: Tensor,
     bias_t: Tensor,
-    running_mean: Tensor | None,
-    running_var: Tensor | None,
+    running_mean_p: Tensor,
+    running_mean_t: Tensor,
+    running_var_p: Tensor,
+    running_var_t: Tensor,
     training: bool,
     momentum: float,
     eps: float,
@@ -18681,8 +18715,8 @@ def native_batch_norm_jvp_result0(
         weight_t,
         bias_p,
         bias_t,
-        running_mean,
-        running_var,
+        running_mean_p,
+        running_var_p,
         result1,
         result2,
         training,
@@ -18860,7 +18894,7 @@ def convolution_backward_jvp_result0(
     result1: Any,
     result2: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result0: convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [True, False, False])[0]``."""
+    """Forward-mode derivative: ``result0: std::get<0>(convolution_backward_symint(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false})) + std::get<0>(convolution_backward_symint(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false}))``."""
     return (
         convolution_backward(
             grad_output_p,
@@ -18910,7 +18944,7 @@ def convolution_backward_jvp_result1(
     result1: Any,
     result2: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result1: convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1] + convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, [False, True, False])[1]``."""
+    """Forward-mode derivative: ``result1: std::get<1>(convolution_backward_symint(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) + std::get<1>(convolution_backward_symint(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false}))``."""
     return (
         convolution_backward(
             grad_output_p,

@@ -3799,9 +3799,7 @@ def prod(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     if _any_requires_grad:
         grad_fn = functions.ProdBackward0()
         grad_fn.set_next_edges(collect_next_edges(self))
-        grad_fn.dtype = dtype
         grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
     result = redispatch(operators.prod, ks & AFTER_AUTOGRAD_KEYSET, self, dtype)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -3827,10 +3825,8 @@ def prod_dim_int(
         grad_fn = functions.ProdBackward1()
         grad_fn.set_next_edges(collect_next_edges(self))
         grad_fn.dim = dim
-        grad_fn.dtype = dtype
         grad_fn.keepdim = keepdim
         grad_fn.self_ = SavedVariable(self, False)
-        grad_fn.self_scalar_type = self.dtype
     result = redispatch(
         operators.prod_dim_int, ks & AFTER_AUTOGRAD_KEYSET, self, dim, keepdim, dtype
     )
@@ -4030,7 +4026,7 @@ def logsumexp(ks: int, self: Tensor, dim: Sequence[int], keepdim: bool) -> Any:
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.logsumexp_jvp(
+                functions.logsumexp_jvp_formula(
                     self, tangent_or_zeros(self), dim, keepdim, result
                 ),
             )
@@ -6671,9 +6667,11 @@ def mm(ks: int, self: Tensor, mat2: Tensor) -> Any:
         if grad_fn.should_compute_output(0):
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+        grad_fn.mat2_sym_strides = mat2.stride()
         if grad_fn.should_compute_output(1):
             grad_fn.self_ = SavedVariable(self, False)
         grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.self_sym_strides = self.stride()
     result = redispatch(operators.mm, ks & AFTER_AUTOGRAD_KEYSET, self, mat2)
     if grad_fn is not None:
         set_history(result, grad_fn)
@@ -6828,9 +6826,11 @@ def addmm(
         if grad_fn.should_compute_output(2):
             grad_fn.mat1_ = SavedVariable(mat1, False)
         grad_fn.mat1_sym_sizes = tuple(mat1.shape)
+        grad_fn.mat1_sym_strides = mat1.stride()
         if grad_fn.should_compute_output(1):
             grad_fn.mat2_ = SavedVariable(mat2, False)
         grad_fn.mat2_sym_sizes = tuple(mat2.shape)
+        grad_fn.mat2_sym_strides = mat2.stride()
     result = redispatch(
         operators.addmm, ks & AFTER_AUTOGRAD_KEYSET, self, mat1, mat2, beta, alpha
     )
@@ -9177,6 +9177,8 @@ def native_batch_norm(
     eps: float,
 ) -> Any:
     """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(running_mean, "running_mean", "native_batch_norm")
+    check_no_requires_grad(running_var, "running_var", "native_batch_norm")
     _any_has_forward_grad = (
         input._fw_grad is not None
         or (weight is not None and weight._fw_grad is not None)
@@ -9225,7 +9227,9 @@ def native_batch_norm(
                     bias,
                     tangent_or_zeros(bias),
                     running_mean,
+                    tangent_or_zeros(running_mean),
                     running_var,
+                    tangent_or_zeros(running_var),
                     training,
                     momentum,
                     eps,
@@ -9252,10 +9256,14 @@ def native_batch_norm_backward(
     output_mask: Sequence[bool],
 ) -> Any:
     """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(running_mean, "running_mean", "native_batch_norm_backward")
+    check_no_requires_grad(running_var, "running_var", "native_batch_norm_backward")
     _any_has_forward_grad = (
         grad_out._fw_grad is not None
         or input._fw_grad is not None
         or (weight is not None and weight._fw_grad is not None)
+        or (running_mean is not None and running_mean._fw_grad is not None)
+        or (running_var is not None and running_var._fw_grad is not None)
         or (save_mean is not None and save_mean._fw_grad is not None)
         or (save_invstd is not None and save_invstd._fw_grad is not None)
     ) and not in_jvp()
@@ -9539,14 +9547,19 @@ def native_layer_norm_backward(
         or mean._fw_grad is not None
         or rstd._fw_grad is not None
         or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
     ) and not in_jvp()
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("native_layer_norm_backward")
-    _any_requires_grad = compute_requires_grad(grad_out, input, mean, rstd, weight)
+    _any_requires_grad = compute_requires_grad(
+        grad_out, input, mean, rstd, weight, bias
+    )
     grad_fn: functions.NativeLayerNormBackwardBackward0 | None = None
     if _any_requires_grad:
         grad_fn = functions.NativeLayerNormBackwardBackward0()
-        grad_fn.set_next_edges(collect_next_edges(grad_out, input, mean, rstd, weight))
+        grad_fn.set_next_edges(
+            collect_next_edges(grad_out, input, mean, rstd, weight, bias)
+        )
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.mean_ = SavedVariable(mean, False)

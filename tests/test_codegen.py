@@ -322,7 +322,8 @@ BROKEN += [
         "dispatch section",
         "- func: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  variants: function, method\n  numpy: self * other\n  type_promotion: self, other\n",
         "- name: mul.Tensor(Tensor self, Tensor other) -> Tensor\n  self: mul_tensor_backward(grad, other, self.scalar_type())\n  other: mul_tensor_backward(grad, self, other.scalar_type())\n  dispatch:\n    Default:\n      self: grad\n",
-        "derivatives.yaml:1: mul.Tensor: per-dispatch-key formulas ('dispatch:') are not supported",
+        "derivatives.yaml:1: mul.Tensor: formulas both under dispatch: and beside it "
+        "(other, self): write them under dispatch: Default: only",
     ),
     (
         "output_differentiability length",

@@ -129,6 +129,8 @@ class OperatorHandle:
             keys = ALL_KEYS
         else:
             keys = AFTER_AUTOGRAD_KEYSET
+        if batched_levels.open:
+            keys |= BATCHED_KEYSET
         kernel = self._table[keys]
         if kernel is None:
             kernel = self.kernel_for(keys)

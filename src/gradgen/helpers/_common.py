@@ -11,7 +11,16 @@ from ..generated.ops import real
 from ..numpy_kernels import _wrap_dim
 from ..tensor import Tensor
 
-__all__ = ["handle_r_to_c", "maybe_multiply", "sum_to", "zeros_like", "scalar_conj"]
+__all__ = [
+    "handle_r_to_c",
+    "maybe_multiply",
+    "sum_to",
+    "zeros_like",
+    "scalar_conj",
+    "scalar_tensor",
+    "zeros",
+    "ones",
+]
 
 Number = int | float | complex | bool
 
@@ -63,6 +72,22 @@ def _zeros(shape: Sequence[int], dtype: dtype) -> Tensor:
 def _full(shape: Sequence[int], value: Number, dtype: dtype) -> Tensor:
     """A constant tensor (not part of any graph), as at::full / at::ones."""
     return Tensor(np.full(tuple(shape), value, dtype.numpy))
+
+
+def scalar_tensor(value: Number, options: dtype) -> Tensor:
+    """PyTorch's at::scalar_tensor(value, x.options()): a 0-dim constant of x's dtype."""
+    return _full((), value, options)
+
+
+def zeros(size: Sequence[int], options: dtype) -> Tensor:
+    """PyTorch's at::zeros(size, x.options()): a constant of zeros of x's dtype (also
+    what `x.new_zeros(size)` is read as)."""
+    return _full(size, 0, options)
+
+
+def ones(size: Sequence[int], options: dtype) -> Tensor:
+    """PyTorch's at::ones(size, x.options()): a constant of ones of x's dtype."""
+    return _full(size, 1, options)
 
 
 def _unsqueeze_multiple(

@@ -27,19 +27,30 @@ __all__ = [
 
 
 def mm_mat1_backward(
-    grad: Tensor, mat2: Tensor, mat1_sizes: tuple[int, ...], alpha: Number
+    grad: Tensor,
+    mat2: Tensor,
+    mat1_sizes: tuple[int, ...],
+    mat1_strides: tuple[int, ...],
+    mat1_layout: str,
+    alpha: Number,
 ) -> Tensor:
     """d(alpha * mat1 @ mat2)/d(mat1) applied to grad: grad @ mat2^H * conj(alpha).
 
-    PyTorch's helper also takes mat1's strides and layout, only to return a
+    PyTorch's signature: it uses mat1's strides and layout only to return a
     column-major gradient for a column-major mat1; the values are the same."""
     return maybe_multiply(grad.mm(mat2.t().conj()), scalar_conj(alpha))
 
 
 def mm_mat2_backward(
-    grad: Tensor, mat1: Tensor, mat2_sizes: tuple[int, ...], alpha: Number
+    grad: Tensor,
+    mat1: Tensor,
+    mat2_sizes: tuple[int, ...],
+    mat2_strides: tuple[int, ...],
+    mat2_layout: str,
+    alpha: Number,
 ) -> Tensor:
-    """d(alpha * mat1 @ mat2)/d(mat2) applied to grad: mat1^H @ grad * conj(alpha)."""
+    """d(alpha * mat1 @ mat2)/d(mat2) applied to grad: mat1^H @ grad * conj(alpha)
+    (PyTorch's signature, as mm_mat1_backward's)."""
     return maybe_multiply(mat1.t().conj().mm(grad), scalar_conj(alpha))
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..grad_mode import is_grad_enabled
 from ..generated.ops import cat
+from ..generated.ops import gather
 from ..generated.ops import stack
 from ..generated.ops import value_selecting_reduction_backward, where
 from ..numpy_kernels import _wrap_dim
@@ -22,6 +23,10 @@ __all__ = [
     "restore_reduced_dims",
     "scale_grad_by_count",
     "evenly_distribute_backward",
+    "evenly_read_jvp",
+    "gather_with_keepdimed_indices",
+    "amaxamin_jvp",
+    "logsumexp_jvp",
     "logsumexp_backward",
     "var_backward",
     "std_backward",
@@ -31,8 +36,6 @@ __all__ = [
     "logcumsumexp_jvp",
     "cummaxmin_backward",
     "value_selecting_reduction_backward_symint",
-    "gather_with_keepdimed_indices",
-    "evenly_read_jvp",
     "aminmax_backward",
     "aminmax_jvp",
     "nansum_backward",
@@ -153,6 +156,46 @@ def evenly_distribute_backward(grad: Tensor, input: Tensor, value: Tensor) -> Te
     mask = _isnan(input) if bool(_isnan(value).item()) else input.eq(value)
     zeros = _full(input.shape, 0, input.dtype)
     return zeros.masked_fill(mask, grad.div(mask.sum()))
+
+
+def evenly_read_jvp(fw_grad: Tensor, input: Tensor, value: Tensor) -> Tensor:
+    """The tangent of a full max/min: the mean of the input's tangent over the elements
+    equal to the result (the forward counterpart of evenly_distribute_backward)."""
+    mask = _isnan(input) if bool(_isnan(value).item()) else input.eq(value)
+    return fw_grad.masked_fill(mask.logical_not(), 0).sum() / mask.sum()
+
+
+def gather_with_keepdimed_indices(
+    input: Tensor, dim: int, indices: Tensor, keepdim: bool
+) -> Tensor:
+    """`input` at the positions of a reduction's `indices` along `dim` (the tangent of
+    max.dim, sort, kthvalue, ...), the indices without the reduced dim unless keepdim;
+    a 0-d input's is the input itself (a copy)."""
+    if input.dim() == 0:
+        return input.clone()
+    full_indices = indices if keepdim else indices.unsqueeze(dim)
+    gathered = gather(input, dim, full_indices)
+    return gathered if keepdim else gathered.squeeze(dim)
+
+
+def amaxamin_jvp(
+    x: Tensor, dx: Tensor, result: Tensor, dim: Sequence[int], keepdim: bool
+) -> Tensor:
+    """The tangent of amax/amin: the mean of dx over the ties of each reduced slice."""
+    mask = x.eq(restore_reduced_dims(result, dim, keepdim))
+    return dx.masked_fill(mask.logical_not(), 0).sum(dim, keepdim) / mask.sum(
+        dim, keepdim
+    )
+
+
+def logsumexp_jvp(
+    self_p: Tensor, self_t: Tensor, dim: Sequence[int], keepdim: bool
+) -> Tensor:
+    """The tangent of logsumexp: the softmax-weighted sum of the tangent, the
+    exponentials shifted by the maximum so that they cannot overflow."""
+    shifted = self_p - self_p.amax(dim, True) if self_p.numel() > 0 else self_p
+    weights = shifted.exp()
+    return (weights * self_t).sum(dim, keepdim) / weights.sum(dim, keepdim)
 
 
 def logsumexp_backward(
@@ -306,21 +349,6 @@ def value_selecting_reduction_backward_symint(
     """The gradient of a reduction that picks one element per slice (kthvalue,
     median, mode): grad put at the picked index."""
     return value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim)
-
-
-def gather_with_keepdimed_indices(
-    input: Tensor, dim: int, indices: Tensor, keepdim: bool
-) -> Tensor:
-    """input at the picked indices of a reduction (its tangent, in forward mode)."""
-    if keepdim:
-        return input.gather(dim, indices)
-    return input.gather(dim, indices.unsqueeze(dim)).squeeze(dim)
-
-
-def evenly_read_jvp(fw_grad: Tensor, input: Tensor, value: Tensor) -> Tensor:
-    """The tangent of a full median: the mean tangent of the elements equal to it."""
-    mask = input.eq(value)
-    return (fw_grad * mask).sum() / mask.sum()
 
 
 def _one_dim(dim: int | None) -> list[int]:
