@@ -10757,8 +10757,8 @@ def linalg_solve_triangular_backward0_apply(
 class LinalgCrossBackward0(Node):
     """Backward of ``linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor``.
 
-    other: linalg_cross(grad, self.conj(), dim=dim)
-    self: linalg_cross(other.conj(), grad, dim=dim)
+    other: at::linalg_cross(grad, self.conj(), dim)
+    self: at::linalg_cross(other.conj(), grad, dim)
     """
 
     __slots__ = (
@@ -10825,7 +10825,7 @@ def linalg_cross_backward0_apply(
 class LinalgMatrixExpBackward0(Node):
     """Backward of ``linalg_matrix_exp(Tensor self) -> Tensor``.
 
-    self: linalg_matrix_exp_differential(self, grad, True)
+    self: linalg_matrix_exp_differential(self, grad, /*adjoint*/ true)
     """
 
     __slots__ = ("self_",)
@@ -11135,7 +11135,7 @@ def linalg_lu_backward0_apply(
 class LinalgLuSolveBackward0(Node):
     """Backward of ``linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor``.
 
-    B: linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
+    B: at::linalg_lu_solve(LU, pivots, grad, left, !adjoint)
     LU: linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
     """
 
@@ -18162,14 +18162,14 @@ def linalg_cross_jvp(
     dim: int,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: linalg_cross(self_t, other_p, dim=dim) + linalg_cross(self_p, other_t, dim=dim)``."""
+    """Forward-mode derivative: ``result: at::linalg_cross(self_t, other_p, dim) + at::linalg_cross(self_p, other_t, dim)``."""
     return linalg_cross(self_t, other_p, dim=dim) + linalg_cross(
         self_p, other_t, dim=dim
     )
 
 
 def linalg_matrix_exp_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
-    """Forward-mode derivative: ``result: linalg_matrix_exp_differential(self_p, self_t, False)``."""
+    """Forward-mode derivative: ``result: linalg_matrix_exp_differential(self_p, self_t, /*adjoint*/ false)``."""
     return linalg_matrix_exp_differential(self_p, self_t, False)
 
 
@@ -18256,7 +18256,8 @@ def linalg_lu_jvp_U(
 def linalg_lu_solve_jvp_formula(
     LU_p: Tensor,
     LU_t: Tensor,
-    pivots: Tensor,
+    pivots_p: Tensor,
+    pivots_t: Tensor,
     B_p: Tensor,
     B_t: Tensor,
     left: bool,
@@ -18264,7 +18265,7 @@ def linalg_lu_solve_jvp_formula(
     result: Any,
 ) -> Any:
     """Forward-mode derivative: ``result: linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left, adjoint)``."""
-    return linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left, adjoint)
+    return linalg_lu_solve_jvp(result, LU_p, pivots_p, LU_t, B_t, left, adjoint)
 
 
 def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

@@ -7658,6 +7658,7 @@ def linalg_lu_solve(
     ks: int, LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool
 ) -> Any:
     """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor"""
+    check_no_requires_grad(pivots, "pivots", "linalg_lu_solve")
     _any_has_forward_grad = (
         LU._fw_grad is not None or B._fw_grad is not None
     ) and not in_jvp()
@@ -7690,6 +7691,7 @@ def linalg_lu_solve(
                     LU,
                     tangent_or_zeros(LU),
                     pivots,
+                    tangent_or_zeros(pivots),
                     B,
                     tangent_or_zeros(B),
                     left,
