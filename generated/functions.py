@@ -35,6 +35,8 @@ from gradgen.helpers import (
     binary_cross_entropy_with_logits_backward,
     binary_cross_entropy_with_logits_target_backward,
     cat_tensors_backward,
+    cholesky_backward,
+    cholesky_jvp,
     clamp_backward,
     clamp_backward_min_max,
     convolution_backward_jvp_grad_bias,
@@ -72,6 +74,25 @@ from gradgen.helpers import (
     is_grad_enabled,
     layer_norm_double_backward,
     layer_norm_jvp,
+    linalg_det_backward,
+    linalg_det_jvp,
+    linalg_eig_backward,
+    linalg_eig_jvp,
+    linalg_lstsq_backward,
+    linalg_lstsq_residuals_jvp,
+    linalg_lstsq_solution_jvp,
+    linalg_lu_backward,
+    linalg_lu_jvp,
+    linalg_lu_solve_LU,
+    linalg_lu_solve_jvp,
+    linalg_matrix_exp_differential,
+    linalg_qr_backward,
+    linalg_qr_jvp,
+    linalg_solve_backward,
+    linalg_solve_jvp,
+    linalg_solve_triangular_backward,
+    linalg_solve_triangular_forward_AD,
+    linalg_svd_jvp,
     linalg_vector_norm_backward,
     log1p_backward,
     log_sigmoid_double_backward,
@@ -79,6 +100,8 @@ from gradgen.helpers import (
     logcumsumexp_jvp,
     logsumexp_backward,
     logsumexp_jvp,
+    lu_factor_ex_backward,
+    lu_factor_ex_jvp,
     masked_fill_backward,
     masked_scatter_backward_symint,
     masked_select_backward,
@@ -95,6 +118,8 @@ from gradgen.helpers import (
     norm_jvp,
     ones,
     permute_backwards,
+    pinv_backward,
+    pinv_jvp,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
@@ -112,6 +137,8 @@ from gradgen.helpers import (
     sgn_backward,
     sinc_backward,
     slice_backward_wrapper,
+    slogdet_backward,
+    slogdet_jvp,
     smooth_l1_loss_double_backward,
     softmax_double_backward,
     softplus_double_backward,
@@ -122,6 +149,7 @@ from gradgen.helpers import (
     std_mean_backward,
     sum_backward,
     sum_to,
+    svd_backward,
     take_backward,
     trace_backward,
     unbind_backward,
@@ -143,6 +171,11 @@ from .ops import (
     _adaptive_avg_pool3d_backward,
     _conj,
     _index_put_impl_,
+    _linalg_det,
+    _linalg_eigh,
+    _linalg_slogdet,
+    _linalg_solve_ex,
+    _linalg_svd,
     _log_softmax,
     _log_softmax_backward_data,
     _scaled_dot_product_attention_math,
@@ -230,6 +263,7 @@ from .ops import (
     cat,
     ceil,
     ceil_,
+    cholesky,
     chunk,
     clamp,
     clamp_,
@@ -258,6 +292,7 @@ from .ops import (
     cosh,
     cosh_,
     count_nonzero,
+    cross,
     cross_entropy_loss,
     cummax,
     cummin,
@@ -265,6 +300,7 @@ from .ops import (
     cumsum,
     deg2rad,
     deg2rad_,
+    det,
     detach_,
     diag,
     diag_embed,
@@ -350,6 +386,7 @@ from .ops import (
     index_select,
     index_select_backward,
     instance_norm,
+    inverse,
     isfinite,
     isinf,
     isnan,
@@ -382,6 +419,7 @@ from .ops import (
     log_softmax,
     logaddexp2,
     logcumsumexp,
+    logdet,
     logical_and,
     logical_not,
     logical_or,
@@ -398,6 +436,8 @@ from .ops import (
     masked_scatter_backward,
     masked_select,
     matmul,
+    matrix_exp,
+    matrix_power,
     max,
     max_pool1d,
     max_pool1d_with_indices,
@@ -459,6 +499,7 @@ from .ops import (
     one_hot,
     outer,
     permute,
+    pinverse,
     polygamma,
     pow,
     prod,
@@ -507,6 +548,7 @@ from .ops import (
     slice,
     slice_backward,
     slice_scatter,
+    slogdet,
     smooth_l1_loss,
     smooth_l1_loss_backward,
     softmax,
@@ -526,6 +568,7 @@ from .ops import (
     sub,
     subtract,
     sum,
+    svd,
     swapaxes,
     swapdims,
     t,
@@ -559,6 +602,43 @@ from .ops import (
     xlogy_,
     zero_,
 )
+from .linalg import cholesky as linalg_cholesky
+from .linalg import cholesky_ex as linalg_cholesky_ex
+from .linalg import cond as linalg_cond
+from .linalg import cross as linalg_cross
+from .linalg import det as linalg_det
+from .linalg import diagonal as linalg_diagonal
+from .linalg import eig as linalg_eig
+from .linalg import eigh as linalg_eigh
+from .linalg import eigvals as linalg_eigvals
+from .linalg import eigvalsh as linalg_eigvalsh
+from .linalg import householder_product as linalg_householder_product
+from .linalg import inv as linalg_inv
+from .linalg import inv_ex as linalg_inv_ex
+from .linalg import lstsq as linalg_lstsq
+from .linalg import lu as linalg_lu
+from .linalg import lu_factor as linalg_lu_factor
+from .linalg import lu_factor_ex as linalg_lu_factor_ex
+from .linalg import lu_solve as linalg_lu_solve
+from .linalg import matmul as linalg_matmul
+from .linalg import matrix_exp as linalg_matrix_exp
+from .linalg import matrix_norm as linalg_matrix_norm
+from .linalg import matrix_power as linalg_matrix_power
+from .linalg import matrix_rank as linalg_matrix_rank
+from .linalg import multi_dot as linalg_multi_dot
+from .linalg import norm as linalg_norm
+from .linalg import pinv as linalg_pinv
+from .linalg import qr as linalg_qr
+from .linalg import slogdet as linalg_slogdet
+from .linalg import solve as linalg_solve
+from .linalg import solve_ex as linalg_solve_ex
+from .linalg import solve_triangular as linalg_solve_triangular
+from .linalg import svd as linalg_svd
+from .linalg import svdvals as linalg_svdvals
+from .linalg import tensorinv as linalg_tensorinv
+from .linalg import tensorsolve as linalg_tensorsolve
+from .linalg import vander as linalg_vander
+from .linalg import vecdot as linalg_vecdot
 from .linalg import vector_norm as linalg_vector_norm
 from .special import airy_ai as special_airy_ai
 from .special import bessel_j0 as special_bessel_j0
@@ -10817,6 +10897,1226 @@ def dist_backward0_apply(
     return grad_inputs
 
 
+class LinalgInvExBackward0(Node):
+    """Backward of ``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``.
+
+    A: -matmul(inverse.transpose(-2, -1).conj(), matmul(grad, inverse.transpose(-2, -1).conj()))
+    """
+
+    __slots__ = ("inverse_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inverse_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_inv_ex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            inverse=unpack_saved(self.inverse_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.inverse_ is not None:
+            self.inverse_.reset_data()
+
+    @property
+    def _saved_inverse(self) -> Tensor | None:
+        return unpack_saved(self.inverse_, self)
+
+
+def linalg_inv_ex_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    inverse: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgInvExBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            -matmul(
+                inverse.transpose(-2, -1).conj(),
+                matmul(grad, inverse.transpose(-2, -1).conj()),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgDetBackward0(Node):
+    """Backward of ``_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)``.
+
+    A: linalg_det_backward(grad, result, A, LU, pivots)
+    """
+
+    __slots__ = (
+        "A_",
+        "LU_",
+        "pivots_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A_: SavedVariable | SavedVariableList | None = None
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_det_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A=unpack_saved(self.A_, self),
+            LU=unpack_saved(self.LU_, self),
+            pivots=unpack_saved(self.pivots_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.A_ is not None:
+            self.A_.reset_data()
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_A(self) -> Tensor | None:
+        return unpack_saved(self.A_, self)
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_det_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A: Tensor | None,
+    LU: Tensor | None,
+    pivots: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgDetBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            linalg_det_backward(grad, result, A, LU, pivots)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgSlogdetBackward0(Node):
+    """Backward of ``_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)``.
+
+    A: slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)
+    """
+
+    __slots__ = (
+        "A_",
+        "LU_",
+        "pivots_",
+        "sign_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A_: SavedVariable | SavedVariableList | None = None
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+        self.sign_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_slogdet_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A=unpack_saved(self.A_, self),
+            LU=unpack_saved(self.LU_, self),
+            pivots=unpack_saved(self.pivots_, self),
+            sign=unpack_saved(self.sign_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.A_ is not None:
+            self.A_.reset_data()
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+        if self.sign_ is not None:
+            self.sign_.reset_data()
+
+    @property
+    def _saved_A(self) -> Tensor | None:
+        return unpack_saved(self.A_, self)
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+    @property
+    def _saved_sign(self) -> Tensor | None:
+        return unpack_saved(self.sign_, self)
+
+
+def linalg_slogdet_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A: Tensor | None,
+    LU: Tensor | None,
+    pivots: Tensor | None,
+    sign: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgSlogdetBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            slogdet_backward(grads[0], grads[1], A, sign, LU, pivots)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgSolveExBackward0(Node):
+    """Backward of ``_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)``.
+
+    A, B: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask[1])
+    """
+
+    __slots__ = (
+        "A_",
+        "left",
+        "LU_",
+        "pivots_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A_: SavedVariable | SavedVariableList | None = None
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_solve_ex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A=unpack_saved(self.A_, self),
+            left=self.left,
+            LU=unpack_saved(self.LU_, self),
+            pivots=unpack_saved(self.pivots_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.A_ is not None:
+            self.A_.reset_data()
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_A(self) -> Tensor | None:
+        return unpack_saved(self.A_, self)
+
+    @property
+    def _saved_left(self) -> bool:
+        return self.left
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_solve_ex_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A: Tensor | None,
+    left: bool,
+    LU: Tensor | None,
+    pivots: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgSolveExBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # A, B
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = linalg_solve_backward(
+            grad, result, A, LU, pivots, left, grad_input_mask[1]
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class LinalgCholeskyExBackward0(Node):
+    """Backward of ``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``.
+
+    self: cholesky_backward(grad, upper, L)
+    """
+
+    __slots__ = (
+        "upper",
+        "L_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.L_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_cholesky_ex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            upper=self.upper,
+            L=unpack_saved(self.L_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.L_ is not None:
+            self.L_.reset_data()
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_L(self) -> Tensor | None:
+        return unpack_saved(self.L_, self)
+
+
+def linalg_cholesky_ex_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    upper: bool,
+    L: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgCholeskyExBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = cholesky_backward(grad, upper, L) if any_grad_defined else None
+    return grad_inputs
+
+
+class LinalgQrBackward0(Node):
+    """Backward of ``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``.
+
+    A: linalg_qr_backward(grad_Q, grad_R, Q, R, mode)
+    """
+
+    __slots__ = (
+        "mode",
+        "Q_",
+        "R_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.Q_: SavedVariable | SavedVariableList | None = None
+        self.R_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_qr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            mode=self.mode,
+            Q=unpack_saved(self.Q_, self),
+            R=unpack_saved(self.R_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.Q_ is not None:
+            self.Q_.reset_data()
+        if self.R_ is not None:
+            self.R_.reset_data()
+
+    @property
+    def _saved_mode(self) -> str:
+        return self.mode
+
+    @property
+    def _saved_Q(self) -> Tensor | None:
+        return unpack_saved(self.Q_, self)
+
+    @property
+    def _saved_R(self) -> Tensor | None:
+        return unpack_saved(self.R_, self)
+
+
+def linalg_qr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    mode: str,
+    Q: Tensor | None,
+    R: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgQrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            linalg_qr_backward(grads[0], grads[1], Q, R, mode)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgSvdBackward0(Node):
+    """Backward of ``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``.
+
+    A: svd_backward(grad_U.narrow(-1, 0, (A.sym_sizes()[-2] if A.sym_sizes()[-2] < A.sym_sizes()[-1] else A.sym_sizes()[-1])) if full_matrices and grad_U is not None else grad_U, grad_S, grad_Vh.narrow(-2, 0, (A.sym_sizes()[-2] if A.sym_sizes()[-2] < A.sym_sizes()[-1] else A.sym_sizes()[-1])) if full_matrices and grad_Vh is not None else grad_Vh, U.narrow(-1, 0, (A.sym_sizes()[-2] if A.sym_sizes()[-2] < A.sym_sizes()[-1] else A.sym_sizes()[-1])) if full_matrices else U, S, Vh.narrow(-2, 0, (A.sym_sizes()[-2] if A.sym_sizes()[-2] < A.sym_sizes()[-1] else A.sym_sizes()[-1])) if full_matrices else Vh)
+    """
+
+    __slots__ = (
+        "A_sym_sizes",
+        "full_matrices",
+        "S_",
+        "U_",
+        "Vh_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.S_: SavedVariable | SavedVariableList | None = None
+        self.U_: SavedVariable | SavedVariableList | None = None
+        self.Vh_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_svd_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A_sym_sizes=self.A_sym_sizes,
+            full_matrices=self.full_matrices,
+            S=unpack_saved(self.S_, self),
+            U=unpack_saved(self.U_, self),
+            Vh=unpack_saved(self.Vh_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.S_ is not None:
+            self.S_.reset_data()
+        if self.U_ is not None:
+            self.U_.reset_data()
+        if self.Vh_ is not None:
+            self.Vh_.reset_data()
+
+    @property
+    def _saved_A_sym_sizes(self) -> tuple[int, ...]:
+        return self.A_sym_sizes
+
+    @property
+    def _saved_full_matrices(self) -> bool:
+        return self.full_matrices
+
+    @property
+    def _saved_S(self) -> Tensor | None:
+        return unpack_saved(self.S_, self)
+
+    @property
+    def _saved_U(self) -> Tensor | None:
+        return unpack_saved(self.U_, self)
+
+    @property
+    def _saved_Vh(self) -> Tensor | None:
+        return unpack_saved(self.Vh_, self)
+
+
+def linalg_svd_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A_sym_sizes: tuple[int, ...],
+    full_matrices: bool,
+    S: Tensor | None,
+    U: Tensor | None,
+    Vh: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgSvdBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            svd_backward(
+                (
+                    grads[0].narrow(
+                        -1,
+                        0,
+                        (
+                            A_sym_sizes[-2]
+                            if A_sym_sizes[-2] < A_sym_sizes[-1]
+                            else A_sym_sizes[-1]
+                        ),
+                    )
+                    if full_matrices and grads[0] is not None
+                    else grads[0]
+                ),
+                grads[1],
+                (
+                    grads[2].narrow(
+                        -2,
+                        0,
+                        (
+                            A_sym_sizes[-2]
+                            if A_sym_sizes[-2] < A_sym_sizes[-1]
+                            else A_sym_sizes[-1]
+                        ),
+                    )
+                    if full_matrices and grads[2] is not None
+                    else grads[2]
+                ),
+                (
+                    U.narrow(
+                        -1,
+                        0,
+                        (
+                            A_sym_sizes[-2]
+                            if A_sym_sizes[-2] < A_sym_sizes[-1]
+                            else A_sym_sizes[-1]
+                        ),
+                    )
+                    if full_matrices
+                    else U
+                ),
+                S,
+                (
+                    Vh.narrow(
+                        -2,
+                        0,
+                        (
+                            A_sym_sizes[-2]
+                            if A_sym_sizes[-2] < A_sym_sizes[-1]
+                            else A_sym_sizes[-1]
+                        ),
+                    )
+                    if full_matrices
+                    else Vh
+                ),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgEighBackward0(Node):
+    """Backward of ``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``.
+
+    A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
+    """
+
+    __slots__ = (
+        "eigenvalues_",
+        "eigenvectors_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.eigenvalues_: SavedVariable | SavedVariableList | None = None
+        self.eigenvectors_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_eigh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eigenvalues=unpack_saved(self.eigenvalues_, self),
+            eigenvectors=unpack_saved(self.eigenvectors_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.eigenvalues_ is not None:
+            self.eigenvalues_.reset_data()
+        if self.eigenvectors_ is not None:
+            self.eigenvectors_.reset_data()
+
+    @property
+    def _saved_eigenvalues(self) -> Tensor | None:
+        return unpack_saved(self.eigenvalues_, self)
+
+    @property
+    def _saved_eigenvectors(self) -> Tensor | None:
+        return unpack_saved(self.eigenvectors_, self)
+
+
+def linalg_eigh_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eigenvalues: Tensor | None,
+    eigenvectors: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgEighBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgEigBackward0(Node):
+    """Backward of ``linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)``.
+
+    self: handle_r_to_c(self.scalar_type(), linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))
+    """
+
+    __slots__ = (
+        "self_scalar_type",
+        "eigenvalues_",
+        "eigenvectors_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.eigenvalues_: SavedVariable | SavedVariableList | None = None
+        self.eigenvectors_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_eig_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_scalar_type=self.self_scalar_type,
+            eigenvalues=unpack_saved(self.eigenvalues_, self),
+            eigenvectors=unpack_saved(self.eigenvectors_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.eigenvalues_ is not None:
+            self.eigenvalues_.reset_data()
+        if self.eigenvectors_ is not None:
+            self.eigenvectors_.reset_data()
+
+    @property
+    def _saved_eigenvalues(self) -> Tensor | None:
+        return unpack_saved(self.eigenvalues_, self)
+
+    @property
+    def _saved_eigenvectors(self) -> Tensor | None:
+        return unpack_saved(self.eigenvectors_, self)
+
+
+def linalg_eig_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_scalar_type: dtype,
+    eigenvalues: Tensor | None,
+    eigenvectors: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgEigBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            handle_r_to_c(
+                self_scalar_type,
+                linalg_eig_backward(
+                    grads[0], grads[1], eigenvalues, eigenvectors, False
+                ),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgSolveTriangularBackward0(Node):
+    """Backward of ``linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor``.
+
+    self, B: linalg_solve_triangular_backward(grad, self, result, upper, left, unitriangular, grad_input_mask)
+    """
+
+    __slots__ = (
+        "left",
+        "self_",
+        "unitriangular",
+        "upper",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_solve_triangular_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            left=self.left,
+            self=unpack_saved(self.self_, self),
+            unitriangular=self.unitriangular,
+            upper=self.upper,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_left(self) -> bool:
+        return self.left
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_unitriangular(self) -> bool:
+        return self.unitriangular
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_solve_triangular_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    left: bool,
+    self: Tensor | None,
+    unitriangular: bool,
+    upper: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgSolveTriangularBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, B
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = linalg_solve_triangular_backward(
+            grad, self, result, upper, left, unitriangular, grad_input_mask
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class LinalgCrossBackward0(Node):
+    """Backward of ``linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor``.
+
+    other: at::linalg_cross(grad, self.conj(), dim)
+    self: at::linalg_cross(other.conj(), grad, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_cross_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def linalg_cross_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgCrossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            linalg_cross(grad, self.conj(), dim=dim) if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            linalg_cross(other.conj(), grad, dim=dim) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class LinalgMatrixExpBackward0(Node):
+    """Backward of ``linalg_matrix_exp(Tensor self) -> Tensor``.
+
+    self: linalg_matrix_exp_differential(self, grad, /*adjoint*/ true)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_matrix_exp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def linalg_matrix_exp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgMatrixExpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            linalg_matrix_exp_differential(self, grad, True)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgPinvBackward0(Node):
+    """Backward of ``linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor``.
+
+    self: pinv_backward(grad, result, self)
+    """
+
+    __slots__ = (
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_pinv_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_pinv_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgPinvBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = pinv_backward(grad, result, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class LinalgLstsqBackward0(Node):
+    """Backward of ``linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)``.
+
+    self, b: linalg_lstsq_backward(grads[0], grads[1], self, b, solution, grad_input_mask)
+    """
+
+    __slots__ = (
+        "b_",
+        "self_",
+        "solution_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.b_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.solution_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_lstsq_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            b=unpack_saved(self.b_, self),
+            self=unpack_saved(self.self_, self),
+            solution=unpack_saved(self.solution_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.b_ is not None:
+            self.b_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.solution_ is not None:
+            self.solution_.reset_data()
+
+    @property
+    def _saved_b(self) -> Tensor | None:
+        return unpack_saved(self.b_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_solution(self) -> Tensor | None:
+        return unpack_saved(self.solution_, self)
+
+
+def linalg_lstsq_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    b: Tensor | None,
+    self: Tensor | None,
+    solution: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgLstsqBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, b
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = linalg_lstsq_backward(
+            grads[0], grads[1], self, b, solution, grad_input_mask
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class LinalgLuFactorExBackward0(Node):
+    """Backward of ``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``.
+
+    A: lu_factor_ex_backward(grad, LU, pivots, pivot)
+    """
+
+    __slots__ = (
+        "pivot",
+        "LU_",
+        "pivots_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_lu_factor_ex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            pivot=self.pivot,
+            LU=unpack_saved(self.LU_, self),
+            pivots=unpack_saved(self.pivots_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+
+    @property
+    def _saved_pivot(self) -> bool:
+        return self.pivot
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+
+def linalg_lu_factor_ex_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    pivot: bool,
+    LU: Tensor | None,
+    pivots: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgLuFactorExBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            lu_factor_ex_backward(grad, LU, pivots, pivot) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class LinalgLuBackward0(Node):
+    """Backward of ``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``.
+
+    A: linalg_lu_backward(grad_L, grad_U, P, L, U, pivot)
+    """
+
+    __slots__ = (
+        "pivot",
+        "L_",
+        "P_",
+        "U_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.L_: SavedVariable | SavedVariableList | None = None
+        self.P_: SavedVariable | SavedVariableList | None = None
+        self.U_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_lu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            pivot=self.pivot,
+            L=unpack_saved(self.L_, self),
+            P=unpack_saved(self.P_, self),
+            U=unpack_saved(self.U_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.L_ is not None:
+            self.L_.reset_data()
+        if self.P_ is not None:
+            self.P_.reset_data()
+        if self.U_ is not None:
+            self.U_.reset_data()
+
+    @property
+    def _saved_pivot(self) -> bool:
+        return self.pivot
+
+    @property
+    def _saved_L(self) -> Tensor | None:
+        return unpack_saved(self.L_, self)
+
+    @property
+    def _saved_P(self) -> Tensor | None:
+        return unpack_saved(self.P_, self)
+
+    @property
+    def _saved_U(self) -> Tensor | None:
+        return unpack_saved(self.U_, self)
+
+
+def linalg_lu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    pivot: bool,
+    L: Tensor | None,
+    P: Tensor | None,
+    U: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgLuBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # A
+        grad_inputs[0] = (
+            linalg_lu_backward(grads[1], grads[2], P, L, U, pivot)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LinalgLuSolveBackward0(Node):
+    """Backward of ``linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor``.
+
+    B: at::linalg_lu_solve(LU, pivots, grad, left, !adjoint)
+    LU: linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+    """
+
+    __slots__ = (
+        "LU_",
+        "adjoint",
+        "left",
+        "pivots_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.LU_: SavedVariable | SavedVariableList | None = None
+        self.pivots_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_lu_solve_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            LU=unpack_saved(self.LU_, self),
+            adjoint=self.adjoint,
+            left=self.left,
+            pivots=unpack_saved(self.pivots_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.LU_ is not None:
+            self.LU_.reset_data()
+        if self.pivots_ is not None:
+            self.pivots_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_LU(self) -> Tensor | None:
+        return unpack_saved(self.LU_, self)
+
+    @property
+    def _saved_adjoint(self) -> bool:
+        return self.adjoint
+
+    @property
+    def _saved_left(self) -> bool:
+        return self.left
+
+    @property
+    def _saved_pivots(self) -> Tensor | None:
+        return unpack_saved(self.pivots_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_lu_solve_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    LU: Tensor | None,
+    adjoint: bool,
+    left: bool,
+    pivots: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgLuSolveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # B
+        grad_inputs[1] = (
+            linalg_lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # LU
+        grad_inputs[0] = (
+            linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 class ReluBackward0(Node):
     """Backward of ``relu(Tensor self) -> Tensor``.
 
@@ -19376,6 +20676,275 @@ def dist_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: norm_jvp(self_p - other_p, self_t - other_t, p, result, {}, false)``."""
     return norm_jvp(self_p - other_p, self_t - other_t, p, result, [], False)
+
+
+def linalg_inv_ex_jvp_inverse(
+    A_p: Tensor, A_t: Tensor, check_errors: bool, inverse: Any, info: Any
+) -> Any:
+    """Forward-mode derivative: ``inverse: -matmul(matmul(inverse, A_t), inverse)``."""
+    return -matmul(matmul(inverse, A_t), inverse)
+
+
+def _linalg_det_jvp(A_p: Tensor, A_t: Tensor, result: Any, LU: Any, pivots: Any) -> Any:
+    """Forward-mode derivative: ``result: linalg_det_jvp(A_t, result, LU, pivots, False)``."""
+    return linalg_det_jvp(A_t, result, LU, pivots, False)
+
+
+def _linalg_slogdet_jvp_logabsdet(
+    A_p: Tensor, A_t: Tensor, sign: Any, logabsdet: Any, LU: Any, pivots: Any
+) -> Any:
+    """Forward-mode derivative: ``logabsdet: slogdet_jvp(LU, pivots, A_t, sign, False)[1]``."""
+    return slogdet_jvp(LU, pivots, A_t, sign, False)[1]
+
+
+def _linalg_slogdet_jvp_sign(
+    A_p: Tensor, A_t: Tensor, sign: Any, logabsdet: Any, LU: Any, pivots: Any
+) -> Any:
+    """Forward-mode derivative: ``sign: slogdet_jvp(LU, pivots, A_t, sign, False)[0]``."""
+    return slogdet_jvp(LU, pivots, A_t, sign, False)[0]
+
+
+def _linalg_solve_ex_jvp(
+    A_p: Tensor,
+    A_t: Tensor,
+    B_p: Tensor,
+    B_t: Tensor,
+    left: bool,
+    check_errors: bool,
+    result: Any,
+    LU: Any,
+    pivots: Any,
+    info: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: linalg_solve_jvp(A_t, B_t, result, LU, pivots, left)``."""
+    return linalg_solve_jvp(A_t, B_t, result, LU, pivots, left)
+
+
+def linalg_cholesky_ex_jvp_L(
+    self_p: Tensor, self_t: Tensor, upper: bool, check_errors: bool, L: Any, info: Any
+) -> Any:
+    """Forward-mode derivative: ``L: cholesky_jvp(self_t, L, upper)``."""
+    return cholesky_jvp(self_t, L, upper)
+
+
+def linalg_qr_jvp_Q(A_p: Tensor, A_t: Tensor, mode: str, Q: Any, R: Any) -> Any:
+    """Forward-mode derivative: ``Q: linalg_qr_jvp(A_t, Q, R, mode)[0]``."""
+    return linalg_qr_jvp(A_t, Q, R, mode)[0]
+
+
+def linalg_qr_jvp_R(A_p: Tensor, A_t: Tensor, mode: str, Q: Any, R: Any) -> Any:
+    """Forward-mode derivative: ``R: linalg_qr_jvp(A_t, Q, R, mode)[1]``."""
+    return linalg_qr_jvp(A_t, Q, R, mode)[1]
+
+
+def _linalg_svd_jvp_S(
+    A_p: Tensor,
+    A_t: Tensor,
+    full_matrices: bool,
+    compute_uv: bool,
+    driver: str | None,
+    U: Any,
+    S: Any,
+    Vh: Any,
+) -> Any:
+    """Forward-mode derivative: ``S: linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[1]``."""
+    return linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[1]
+
+
+def _linalg_svd_jvp_U(
+    A_p: Tensor,
+    A_t: Tensor,
+    full_matrices: bool,
+    compute_uv: bool,
+    driver: str | None,
+    U: Any,
+    S: Any,
+    Vh: Any,
+) -> Any:
+    """Forward-mode derivative: ``U: linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[0]``."""
+    return linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[0]
+
+
+def _linalg_svd_jvp_Vh(
+    A_p: Tensor,
+    A_t: Tensor,
+    full_matrices: bool,
+    compute_uv: bool,
+    driver: str | None,
+    U: Any,
+    S: Any,
+    Vh: Any,
+) -> Any:
+    """Forward-mode derivative: ``Vh: linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[2]``."""
+    return linalg_svd_jvp(A_t, U, S, Vh, full_matrices)[2]
+
+
+def _linalg_eigh_jvp_eigenvalues(
+    A_p: Tensor,
+    A_t: Tensor,
+    UPLO: str,
+    compute_v: bool,
+    eigenvalues: Any,
+    eigenvectors: Any,
+) -> Any:
+    """Forward-mode derivative: ``eigenvalues: linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)[0]``."""
+    return linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)[0]
+
+
+def _linalg_eigh_jvp_eigenvectors(
+    A_p: Tensor,
+    A_t: Tensor,
+    UPLO: str,
+    compute_v: bool,
+    eigenvalues: Any,
+    eigenvectors: Any,
+) -> Any:
+    """Forward-mode derivative: ``eigenvectors: linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)[1]``."""
+    return linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)[1]
+
+
+def linalg_eig_jvp_eigenvalues(
+    self_p: Tensor, self_t: Tensor, eigenvalues: Any, eigenvectors: Any
+) -> Any:
+    """Forward-mode derivative: ``eigenvalues: linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)[0]``."""
+    return linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)[0]
+
+
+def linalg_eig_jvp_eigenvectors(
+    self_p: Tensor, self_t: Tensor, eigenvalues: Any, eigenvectors: Any
+) -> Any:
+    """Forward-mode derivative: ``eigenvectors: linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)[1]``."""
+    return linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)[1]
+
+
+def linalg_solve_triangular_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    B_p: Tensor,
+    B_t: Tensor,
+    upper: bool,
+    left: bool,
+    unitriangular: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: linalg_solve_triangular_forward_AD(self_t, B_t, self_p, result, upper, left, unitriangular)``."""
+    return linalg_solve_triangular_forward_AD(
+        self_t, B_t, self_p, result, upper, left, unitriangular
+    )
+
+
+def linalg_cross_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    other_p: Tensor,
+    other_t: Tensor,
+    dim: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: at::linalg_cross(self_t, other_p, dim) + at::linalg_cross(self_p, other_t, dim)``."""
+    return linalg_cross(self_t, other_p, dim=dim) + linalg_cross(
+        self_p, other_t, dim=dim
+    )
+
+
+def linalg_matrix_exp_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: linalg_matrix_exp_differential(self_p, self_t, /*adjoint*/ false)``."""
+    return linalg_matrix_exp_differential(self_p, self_t, False)
+
+
+def linalg_pinv_atol_rtol_tensor_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    atol_p: Tensor,
+    atol_t: Tensor,
+    rtol_p: Tensor,
+    rtol_t: Tensor,
+    hermitian: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: pinv_jvp(self_p, result, self_t)``."""
+    return pinv_jvp(self_p, result, self_t)
+
+
+def linalg_lstsq_jvp_residuals(
+    self_p: Tensor,
+    self_t: Tensor,
+    b_p: Tensor,
+    b_t: Tensor,
+    rcond: float | None,
+    driver: str | None,
+    solution: Any,
+    residuals: Any,
+    rank: Any,
+    singular_values: Any,
+) -> Any:
+    """Forward-mode derivative: ``residuals: linalg_lstsq_residuals_jvp(self_p, b_p, self_t, b_t, solution, residuals)``."""
+    return linalg_lstsq_residuals_jvp(self_p, b_p, self_t, b_t, solution, residuals)
+
+
+def linalg_lstsq_jvp_solution(
+    self_p: Tensor,
+    self_t: Tensor,
+    b_p: Tensor,
+    b_t: Tensor,
+    rcond: float | None,
+    driver: str | None,
+    solution: Any,
+    residuals: Any,
+    rank: Any,
+    singular_values: Any,
+) -> Any:
+    """Forward-mode derivative: ``solution: linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t)``."""
+    return linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t)
+
+
+def linalg_lu_factor_ex_jvp_LU(
+    A_p: Tensor,
+    A_t: Tensor,
+    pivot: bool,
+    check_errors: bool,
+    LU: Any,
+    pivots: Any,
+    info: Any,
+) -> Any:
+    """Forward-mode derivative: ``LU: lu_factor_ex_jvp(A_t, LU, pivots, pivot)``."""
+    return lu_factor_ex_jvp(A_t, LU, pivots, pivot)
+
+
+def linalg_lu_jvp_L(
+    A_p: Tensor, A_t: Tensor, pivot: bool, P: Any, L: Any, U: Any
+) -> Any:
+    """Forward-mode derivative: ``L: linalg_lu_jvp(A_t, P, L, U, pivot)[0]``."""
+    return linalg_lu_jvp(A_t, P, L, U, pivot)[0]
+
+
+def linalg_lu_jvp_P(
+    A_p: Tensor, A_t: Tensor, pivot: bool, P: Any, L: Any, U: Any
+) -> Any:
+    """Forward-mode derivative: ``P: zeros_like(P)``."""
+    return zeros_like(P)
+
+
+def linalg_lu_jvp_U(
+    A_p: Tensor, A_t: Tensor, pivot: bool, P: Any, L: Any, U: Any
+) -> Any:
+    """Forward-mode derivative: ``U: linalg_lu_jvp(A_t, P, L, U, pivot)[1]``."""
+    return linalg_lu_jvp(A_t, P, L, U, pivot)[1]
+
+
+def linalg_lu_solve_jvp_formula(
+    LU_p: Tensor,
+    LU_t: Tensor,
+    pivots_p: Tensor,
+    pivots_t: Tensor,
+    B_p: Tensor,
+    B_t: Tensor,
+    left: bool,
+    adjoint: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left, adjoint)``."""
+    return linalg_lu_solve_jvp(result, LU_p, pivots_p, LU_t, B_t, left, adjoint)
 
 
 def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

@@ -118,6 +118,25 @@ from gradgen.numpy_kernels import (
     leaky_relu_backward,
     lerp,
     lgamma,
+    linalg_cholesky_ex,
+    linalg_cross,
+    linalg_det,
+    linalg_eig,
+    linalg_eigh,
+    linalg_inv_ex,
+    linalg_lstsq,
+    linalg_lu,
+    linalg_lu_factor,
+    linalg_lu_factor_ex,
+    linalg_lu_solve,
+    linalg_lu_solve_arrays,
+    linalg_matrix_exp,
+    linalg_pinv,
+    linalg_qr,
+    linalg_slogdet,
+    linalg_solve_ex,
+    linalg_solve_triangular,
+    linalg_svd,
     log_ndtr,
     log_sigmoid_backward,
     log_sigmoid_forward,
@@ -376,6 +395,124 @@ aminmax_return = namedtuple(
     [
         "min",
         "max",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_inv_ex
+linalg_inv_ex_return = namedtuple(
+    "linalg_inv_ex",
+    [
+        "inverse",
+        "info",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types._linalg_det
+_linalg_det_return = namedtuple(
+    "_linalg_det",
+    [
+        "result",
+        "LU",
+        "pivots",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types._linalg_slogdet
+_linalg_slogdet_return = namedtuple(
+    "_linalg_slogdet",
+    [
+        "sign",
+        "logabsdet",
+        "LU",
+        "pivots",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types._linalg_solve_ex
+_linalg_solve_ex_return = namedtuple(
+    "_linalg_solve_ex",
+    [
+        "result",
+        "LU",
+        "pivots",
+        "info",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_cholesky_ex
+linalg_cholesky_ex_return = namedtuple(
+    "linalg_cholesky_ex",
+    [
+        "L",
+        "info",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_qr
+linalg_qr_return = namedtuple(
+    "linalg_qr",
+    [
+        "Q",
+        "R",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types._linalg_svd
+_linalg_svd_return = namedtuple(
+    "_linalg_svd",
+    [
+        "U",
+        "S",
+        "Vh",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types._linalg_eigh
+_linalg_eigh_return = namedtuple(
+    "_linalg_eigh",
+    [
+        "eigenvalues",
+        "eigenvectors",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_eig
+linalg_eig_return = namedtuple(
+    "linalg_eig",
+    [
+        "eigenvalues",
+        "eigenvectors",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_lstsq
+linalg_lstsq_return = namedtuple(
+    "linalg_lstsq",
+    [
+        "solution",
+        "residuals",
+        "rank",
+        "singular_values",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_lu_factor_ex
+linalg_lu_factor_ex_return = namedtuple(
+    "linalg_lu_factor_ex",
+    [
+        "LU",
+        "pivots",
+        "info",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.linalg_lu
+linalg_lu_return = namedtuple(
+    "linalg_lu",
+    [
+        "P",
+        "L",
+        "U",
     ],
 )
 
@@ -3124,6 +3261,155 @@ def numpy_dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
     return wrap_result(dist(self, other, p))
 
 
+def numpy_linalg_inv_ex(ks: int, A: Tensor, check_errors: bool) -> Any:
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
+    A = A._data
+    inverse, info = linalg_inv_ex(A, check_errors)
+    return linalg_inv_ex_return(wrap_result(inverse), wrap_result(info))
+
+
+def numpy__linalg_det(ks: int, A: Tensor) -> Any:
+    """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)"""
+    A = A._data
+    result, LU, pivots = linalg_det(A)
+    return _linalg_det_return(wrap_result(result), wrap_result(LU), wrap_result(pivots))
+
+
+def numpy__linalg_slogdet(ks: int, A: Tensor) -> Any:
+    """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)"""
+    A = A._data
+    sign, logabsdet, LU, pivots = linalg_slogdet(A)
+    return _linalg_slogdet_return(
+        wrap_result(sign), wrap_result(logabsdet), wrap_result(LU), wrap_result(pivots)
+    )
+
+
+def numpy__linalg_solve_ex(
+    ks: int, A: Tensor, B: Tensor, left: bool, check_errors: bool
+) -> Any:
+    """_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)"""
+    A = A._data
+    B = B._data
+    result, LU, pivots, info = linalg_solve_ex(A, B, left, check_errors)
+    return _linalg_solve_ex_return(
+        wrap_result(result), wrap_result(LU), wrap_result(pivots), wrap_result(info)
+    )
+
+
+def numpy_linalg_cholesky_ex(
+    ks: int, self: Tensor, upper: bool, check_errors: bool
+) -> Any:
+    """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)"""
+    self = self._data
+    L, info = linalg_cholesky_ex(self, upper, check_errors)
+    return linalg_cholesky_ex_return(wrap_result(L), wrap_result(info))
+
+
+def numpy_linalg_qr(ks: int, A: Tensor, mode: str) -> Any:
+    """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"""
+    A = A._data
+    Q, R = linalg_qr(A, mode)
+    return linalg_qr_return(wrap_result(Q), wrap_result(R))
+
+
+def numpy__linalg_svd(
+    ks: int, A: Tensor, full_matrices: bool, compute_uv: bool, driver: str | None
+) -> Any:
+    """_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"""
+    A = A._data
+    U, S, Vh = linalg_svd(A, full_matrices, compute_uv, driver)
+    return _linalg_svd_return(wrap_result(U), wrap_result(S), wrap_result(Vh))
+
+
+def numpy__linalg_eigh(ks: int, A: Tensor, UPLO: str, compute_v: bool) -> Any:
+    """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
+    A = A._data
+    eigenvalues, eigenvectors = linalg_eigh(A, UPLO, compute_v)
+    return _linalg_eigh_return(wrap_result(eigenvalues), wrap_result(eigenvectors))
+
+
+def numpy_linalg_eig(ks: int, self: Tensor) -> Any:
+    """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"""
+    self = self._data
+    eigenvalues, eigenvectors = linalg_eig(self)
+    return linalg_eig_return(wrap_result(eigenvalues), wrap_result(eigenvectors))
+
+
+def numpy_linalg_solve_triangular(
+    ks: int, self: Tensor, B: Tensor, upper: bool, left: bool, unitriangular: bool
+) -> Any:
+    """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor"""
+    self = self._data
+    B = B._data
+    return wrap_result(linalg_solve_triangular(self, B, upper, left, unitriangular))
+
+
+def numpy_linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
+    """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"""
+    self = self._data
+    other = other._data
+    return wrap_result(linalg_cross(self, other, dim))
+
+
+def numpy_linalg_matrix_exp(ks: int, self: Tensor) -> Any:
+    """linalg_matrix_exp(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(linalg_matrix_exp(self))
+
+
+def numpy_linalg_pinv_atol_rtol_tensor(
+    ks: int, self: Tensor, atol: Tensor | None, rtol: Tensor | None, hermitian: bool
+) -> Any:
+    """linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor"""
+    self = self._data
+    atol = None if atol is None else atol._data
+    rtol = None if rtol is None else rtol._data
+    return wrap_result(linalg_pinv(self, atol, rtol, hermitian))
+
+
+def numpy_linalg_lstsq(
+    ks: int, self: Tensor, b: Tensor, rcond: float | None, driver: str | None
+) -> Any:
+    """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)"""
+    self = self._data
+    b = b._data
+    solution, residuals, rank, singular_values = linalg_lstsq(self, b, rcond, driver)
+    return linalg_lstsq_return(
+        wrap_result(solution),
+        wrap_result(residuals),
+        wrap_result(rank),
+        wrap_result(singular_values),
+    )
+
+
+def numpy_linalg_lu_factor_ex(
+    ks: int, A: Tensor, pivot: bool, check_errors: bool
+) -> Any:
+    """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
+    A = A._data
+    LU, pivots, info = linalg_lu_factor_ex(A, pivot, check_errors)
+    return linalg_lu_factor_ex_return(
+        wrap_result(LU), wrap_result(pivots), wrap_result(info)
+    )
+
+
+def numpy_linalg_lu(ks: int, A: Tensor, pivot: bool) -> Any:
+    """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
+    A = A._data
+    P, L, U = linalg_lu(A, pivot)
+    return linalg_lu_return(wrap_result(P), wrap_result(L), wrap_result(U))
+
+
+def numpy_linalg_lu_solve(
+    ks: int, LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool
+) -> Any:
+    """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor"""
+    LU = LU._data
+    pivots = pivots._data
+    B = B._data
+    return wrap_result(linalg_lu_solve(LU, pivots, B, left, adjoint))
+
+
 def numpy_relu(ks: int, self: Tensor) -> Any:
     """relu(Tensor self) -> Tensor"""
     self = self._data
@@ -5419,6 +5705,27 @@ operators.triu_.register(DispatchKey.NumPy, numpy_triu_)
 operators.trace.register(DispatchKey.NumPy, numpy_trace)
 operators.linalg_vector_norm.register(DispatchKey.NumPy, numpy_linalg_vector_norm)
 operators.dist.register(DispatchKey.NumPy, numpy_dist)
+operators.linalg_inv_ex.register(DispatchKey.NumPy, numpy_linalg_inv_ex)
+operators._linalg_det.register(DispatchKey.NumPy, numpy__linalg_det)
+operators._linalg_slogdet.register(DispatchKey.NumPy, numpy__linalg_slogdet)
+operators._linalg_solve_ex.register(DispatchKey.NumPy, numpy__linalg_solve_ex)
+operators.linalg_cholesky_ex.register(DispatchKey.NumPy, numpy_linalg_cholesky_ex)
+operators.linalg_qr.register(DispatchKey.NumPy, numpy_linalg_qr)
+operators._linalg_svd.register(DispatchKey.NumPy, numpy__linalg_svd)
+operators._linalg_eigh.register(DispatchKey.NumPy, numpy__linalg_eigh)
+operators.linalg_eig.register(DispatchKey.NumPy, numpy_linalg_eig)
+operators.linalg_solve_triangular.register(
+    DispatchKey.NumPy, numpy_linalg_solve_triangular
+)
+operators.linalg_cross.register(DispatchKey.NumPy, numpy_linalg_cross)
+operators.linalg_matrix_exp.register(DispatchKey.NumPy, numpy_linalg_matrix_exp)
+operators.linalg_pinv_atol_rtol_tensor.register(
+    DispatchKey.NumPy, numpy_linalg_pinv_atol_rtol_tensor
+)
+operators.linalg_lstsq.register(DispatchKey.NumPy, numpy_linalg_lstsq)
+operators.linalg_lu_factor_ex.register(DispatchKey.NumPy, numpy_linalg_lu_factor_ex)
+operators.linalg_lu.register(DispatchKey.NumPy, numpy_linalg_lu)
+operators.linalg_lu_solve.register(DispatchKey.NumPy, numpy_linalg_lu_solve)
 operators.relu.register(DispatchKey.NumPy, numpy_relu)
 operators.gelu.register(DispatchKey.NumPy, numpy_gelu)
 operators.silu.register(DispatchKey.NumPy, numpy_silu)

@@ -29,12 +29,61 @@ from .tensor_base import median_dim_return
 from .tensor_base import nanmedian_dim_return
 from .tensor_base import mode_return
 from .tensor_base import aminmax_return
+from .tensor_base import linalg_inv_ex_return
+from .tensor_base import _linalg_det_return
+from .tensor_base import _linalg_slogdet_return
+from .tensor_base import _linalg_solve_ex_return
+from .tensor_base import linalg_cholesky_ex_return
+from .tensor_base import linalg_qr_return
+from .tensor_base import _linalg_svd_return
+from .tensor_base import _linalg_eigh_return
+from .tensor_base import linalg_eig_return
+from .tensor_base import linalg_lstsq_return
+from .tensor_base import linalg_lu_factor_ex_return
+from .tensor_base import linalg_lu_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
 
 __all__ = [
     "vector_norm",
+    "inv_ex",
+    "cholesky_ex",
+    "qr",
+    "eig",
+    "solve_triangular",
+    "cross",
+    "matrix_exp",
+    "pinv",
+    "lstsq",
+    "lu_factor_ex",
+    "lu",
+    "lu_solve",
+    "inv",
+    "det",
+    "slogdet",
+    "solve_ex",
+    "solve",
+    "cholesky",
+    "svd",
+    "svdvals",
+    "eigh",
+    "eigvalsh",
+    "eigvals",
+    "matrix_norm",
+    "norm",
+    "cond",
+    "matrix_rank",
+    "matrix_power",
+    "multi_dot",
+    "vander",
+    "tensorinv",
+    "tensorsolve",
+    "lu_factor",
+    "householder_product",
+    "matmul",
+    "vecdot",
+    "diagonal",
 ]
 
 
@@ -47,3 +96,262 @@ def vector_norm(
     dtype: _DType | None = ...,
 ) -> Tensor:
     """``linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+def inv_ex(A: Tensor | _Number, *, check_errors: _bool = ...) -> linalg_inv_ex_return:
+    """``linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)``"""
+
+
+def cholesky_ex(
+    input: Tensor, *, upper: _bool = ..., check_errors: _bool = ...
+) -> linalg_cholesky_ex_return:
+    """``linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)``"""
+
+
+def qr(A: Tensor | _Number, mode: _str = ...) -> linalg_qr_return:
+    """``linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)``"""
+
+
+def eig(input: Tensor) -> linalg_eig_return:
+    """``linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
+
+
+def solve_triangular(
+    input: Tensor,
+    B: Tensor | _Number,
+    *,
+    upper: _bool,
+    left: _bool = ...,
+    unitriangular: _bool = ...,
+) -> Tensor:
+    """``linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor``"""
+
+
+def cross(input: Tensor, other: Tensor | _Number, *, dim: _int = ...) -> Tensor:
+    """``linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor``"""
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """``linalg_matrix_exp(Tensor self) -> Tensor``"""
+
+
+@overload
+def pinv(
+    input: Tensor,
+    *,
+    atol: Tensor | None = ...,
+    rtol: Tensor | None = ...,
+    hermitian: _bool = ...,
+) -> Tensor:
+    """``linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor``"""
+
+
+@overload
+def pinv(
+    input: Tensor,
+    *,
+    atol: _float | None = ...,
+    rtol: _float | None = ...,
+    hermitian: _bool = ...,
+) -> Tensor:
+    """``linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
+
+
+@overload
+def pinv(input: Tensor, rcond: _float, hermitian: _bool = ...) -> Tensor:
+    """``linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor``"""
+
+
+def lstsq(
+    input: Tensor,
+    b: Tensor | _Number,
+    rcond: _float | None = ...,
+    *,
+    driver: _str | None = ...,
+) -> linalg_lstsq_return:
+    """``linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)``"""
+
+
+def lu_factor_ex(
+    A: Tensor | _Number, *, pivot: _bool = ..., check_errors: _bool = ...
+) -> linalg_lu_factor_ex_return:
+    """``linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)``"""
+
+
+def lu(A: Tensor | _Number, *, pivot: _bool = ...) -> linalg_lu_return:
+    """``linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)``"""
+
+
+def lu_solve(
+    LU: Tensor | _Number,
+    pivots: Tensor | _Number,
+    B: Tensor | _Number,
+    *,
+    left: _bool = ...,
+    adjoint: _bool = ...,
+) -> Tensor:
+    """``linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor``"""
+
+
+def inv(A: Tensor | _Number) -> Tensor:
+    """``linalg_inv(Tensor A) -> Tensor``"""
+
+
+def det(A: Tensor | _Number) -> Tensor:
+    """``linalg_det(Tensor A) -> Tensor``"""
+
+
+def slogdet(A: Tensor | _Number) -> _tuple[Tensor, Tensor]:
+    """``linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)``"""
+
+
+def solve_ex(
+    A: Tensor | _Number,
+    B: Tensor | _Number,
+    *,
+    left: _bool = ...,
+    check_errors: _bool = ...,
+) -> _tuple[Tensor, Tensor]:
+    """``linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)``"""
+
+
+def solve(A: Tensor | _Number, B: Tensor | _Number, *, left: _bool = ...) -> Tensor:
+    """``linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor``"""
+
+
+def cholesky(input: Tensor, *, upper: _bool = ...) -> Tensor:
+    """``linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor``"""
+
+
+def svd(
+    A: Tensor | _Number, full_matrices: _bool = ..., *, driver: _str | None = ...
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
+
+
+def svdvals(A: Tensor | _Number, *, driver: _str | None = ...) -> Tensor:
+    """``linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor``"""
+
+
+def eigh(input: Tensor, UPLO: _str = ...) -> _tuple[Tensor, Tensor]:
+    """``linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)``"""
+
+
+def eigvalsh(input: Tensor, UPLO: _str = ...) -> Tensor:
+    """``linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor``"""
+
+
+def eigvals(input: Tensor) -> Tensor:
+    """``linalg_eigvals(Tensor self) -> Tensor``"""
+
+
+@overload
+def matrix_norm(
+    input: Tensor,
+    ord: _Number,
+    dim: _int | Sequence[_int] = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def matrix_norm(
+    input: Tensor,
+    ord: _str = ...,
+    dim: _int | Sequence[_int] = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def norm(
+    input: Tensor,
+    ord: _Number | None = ...,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def norm(
+    input: Tensor,
+    ord: _str,
+    dim: _int | Sequence[_int] | None = ...,
+    keepdim: _bool = ...,
+    *,
+    dtype: _DType | None = ...,
+) -> Tensor:
+    """``linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor``"""
+
+
+@overload
+def cond(input: Tensor, p: _Number | None = ...) -> Tensor:
+    """``linalg_cond(Tensor self, Scalar? p=None) -> Tensor``"""
+
+
+@overload
+def cond(input: Tensor, p: _str) -> Tensor:
+    """``linalg_cond.p_str(Tensor self, str p) -> Tensor``"""
+
+
+def matrix_rank(
+    input: Tensor,
+    *,
+    atol: _float | None = ...,
+    rtol: _float | None = ...,
+    hermitian: _bool = ...,
+) -> Tensor:
+    """``linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor``"""
+
+
+def matrix_power(input: Tensor, n: _int) -> Tensor:
+    """``linalg_matrix_power(Tensor self, int n) -> Tensor``"""
+
+
+def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    """``linalg_multi_dot(Tensor[] tensors) -> Tensor``"""
+
+
+def vander(x: Tensor | _Number, *, N: _int | None = ...) -> Tensor:
+    """``linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor``"""
+
+
+def tensorinv(input: Tensor, ind: _int = ...) -> Tensor:
+    """``linalg_tensorinv(Tensor self, int ind=2) -> Tensor``"""
+
+
+def tensorsolve(
+    input: Tensor, other: Tensor | _Number, dims: _int | Sequence[_int] | None = ...
+) -> Tensor:
+    """``linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor``"""
+
+
+def lu_factor(A: Tensor | _Number, *, pivot: _bool = ...) -> _tuple[Tensor, Tensor]:
+    """``linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)``"""
+
+
+def householder_product(input: Tensor | _Number, tau: Tensor | _Number) -> Tensor:
+    """``linalg_householder_product(Tensor input, Tensor tau) -> Tensor``"""
+
+
+def matmul(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``linalg_matmul(Tensor self, Tensor other) -> Tensor``"""
+
+
+def vecdot(x: Tensor | _Number, y: Tensor | _Number, *, dim: _int = ...) -> Tensor:
+    """``linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor``"""
+
+
+def diagonal(
+    A: Tensor | _Number, *, offset: _int = ..., dim1: _int = ..., dim2: _int = ...
+) -> Tensor:
+    """``linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)``"""

@@ -855,6 +855,69 @@ linalg_vector_norm = OperatorHandle(
     "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
 )
 dist = OperatorHandle("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")
+linalg_inv_ex = OperatorHandle(
+    "linalg_inv_ex",
+    "linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
+)
+_linalg_det = OperatorHandle(
+    "_linalg_det", "_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)"
+)
+_linalg_slogdet = OperatorHandle(
+    "_linalg_slogdet",
+    "_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)",
+)
+_linalg_solve_ex = OperatorHandle(
+    "_linalg_solve_ex",
+    "_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)",
+)
+linalg_cholesky_ex = OperatorHandle(
+    "linalg_cholesky_ex",
+    "linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)",
+)
+linalg_qr = OperatorHandle(
+    "linalg_qr", "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"
+)
+_linalg_svd = OperatorHandle(
+    "_linalg_svd",
+    "_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)",
+)
+_linalg_eigh = OperatorHandle(
+    "_linalg_eigh",
+    '_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)',
+)
+linalg_eig = OperatorHandle(
+    "linalg_eig", "linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"
+)
+linalg_solve_triangular = OperatorHandle(
+    "linalg_solve_triangular",
+    "linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor",
+)
+linalg_cross = OperatorHandle(
+    "linalg_cross", "linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"
+)
+linalg_matrix_exp = OperatorHandle(
+    "linalg_matrix_exp", "linalg_matrix_exp(Tensor self) -> Tensor"
+)
+linalg_pinv_atol_rtol_tensor = OperatorHandle(
+    "linalg_pinv.atol_rtol_tensor",
+    "linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor",
+)
+linalg_lstsq = OperatorHandle(
+    "linalg_lstsq",
+    "linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)",
+)
+linalg_lu_factor_ex = OperatorHandle(
+    "linalg_lu_factor_ex",
+    "linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)",
+)
+linalg_lu = OperatorHandle(
+    "linalg_lu",
+    "linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)",
+)
+linalg_lu_solve = OperatorHandle(
+    "linalg_lu_solve",
+    "linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor",
+)
 relu = OperatorHandle("relu", "relu(Tensor self) -> Tensor")
 gelu = OperatorHandle("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor")
 silu = OperatorHandle("silu", "silu(Tensor self) -> Tensor")

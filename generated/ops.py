@@ -251,6 +251,21 @@ __all__ = [
     "triu",
     "trace",
     "dist",
+    "_linalg_det",
+    "_linalg_slogdet",
+    "_linalg_solve_ex",
+    "_linalg_svd",
+    "_linalg_eigh",
+    "inverse",
+    "det",
+    "slogdet",
+    "logdet",
+    "svd",
+    "pinverse",
+    "matrix_power",
+    "matrix_exp",
+    "cross",
+    "cholesky",
     "relu",
     "gelu",
     "silu",
@@ -2847,6 +2862,110 @@ def dist(input: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     input = tensor_argument(input, "dist", "input", 1, False)
     other = tensor_argument(other, "dist", "other", 2, True)
     return operators.dist.call(input, other, p)
+
+
+def _linalg_det(A: Tensor | Number) -> Tensor:
+    """``_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)``"""
+    A = tensor_argument(A, "_linalg_det", "A", 1, True)
+    return operators._linalg_det.call(A)
+
+
+def _linalg_slogdet(A: Tensor | Number) -> Tensor:
+    """``_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)``"""
+    A = tensor_argument(A, "_linalg_slogdet", "A", 1, True)
+    return operators._linalg_slogdet.call(A)
+
+
+def _linalg_solve_ex(
+    A: Tensor | Number,
+    B: Tensor | Number,
+    *,
+    left: bool = True,
+    check_errors: bool = False,
+) -> Tensor:
+    """``_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)``"""
+    A = tensor_argument(A, "_linalg_solve_ex", "A", 1, True)
+    B = tensor_argument(B, "_linalg_solve_ex", "B", 2, True)
+    return operators._linalg_solve_ex.call(A, B, left, check_errors)
+
+
+def _linalg_svd(
+    A: Tensor | Number,
+    full_matrices: bool = False,
+    compute_uv: bool = True,
+    *,
+    driver: str | None = None,
+) -> Tensor:
+    """``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
+    A = tensor_argument(A, "_linalg_svd", "A", 1, True)
+    return operators._linalg_svd.call(A, full_matrices, compute_uv, driver)
+
+
+def _linalg_eigh(A: Tensor | Number, UPLO: str = "L", compute_v: bool = True) -> Tensor:
+    """``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
+    A = tensor_argument(A, "_linalg_eigh", "A", 1, True)
+    return operators._linalg_eigh.call(A, UPLO, compute_v)
+
+
+def inverse(input: Tensor) -> Tensor:
+    """``inverse(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "inverse", "input", 1, False)
+    return composites.inverse(input)
+
+
+def det(input: Tensor) -> Tensor:
+    """``det(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "det", "input", 1, False)
+    return composites.det(input)
+
+
+def slogdet(input: Tensor) -> Tensor:
+    """``slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)``"""
+    input = tensor_argument(input, "slogdet", "input", 1, False)
+    return composites.slogdet(input)
+
+
+def logdet(input: Tensor) -> Tensor:
+    """``logdet(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "logdet", "input", 1, False)
+    return composites.logdet(input)
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
+    """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
+    input = tensor_argument(input, "svd", "input", 1, False)
+    return composites.svd(input, some, compute_uv)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
+    input = tensor_argument(input, "pinverse", "input", 1, False)
+    return composites.pinverse(input, rcond)
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """``matrix_power(Tensor self, int n) -> Tensor``"""
+    input = tensor_argument(input, "matrix_power", "input", 1, False)
+    return composites.matrix_power(input, n)
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """``matrix_exp(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "matrix_exp", "input", 1, False)
+    return composites.matrix_exp(input)
+
+
+def cross(input: Tensor, other: Tensor | Number, dim: int | None = None) -> Tensor:
+    """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
+    input = tensor_argument(input, "cross", "input", 1, False)
+    other = tensor_argument(other, "cross", "other", 2, True)
+    return composites.cross(input, other, dim)
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+    input = tensor_argument(input, "cholesky", "input", 1, False)
+    return composites.cholesky(input, upper)
 
 
 def relu(input: Tensor) -> Tensor:

@@ -29,6 +29,18 @@ from .tensor_base import median_dim_return
 from .tensor_base import nanmedian_dim_return
 from .tensor_base import mode_return
 from .tensor_base import aminmax_return
+from .tensor_base import linalg_inv_ex_return
+from .tensor_base import _linalg_det_return
+from .tensor_base import _linalg_slogdet_return
+from .tensor_base import _linalg_solve_ex_return
+from .tensor_base import linalg_cholesky_ex_return
+from .tensor_base import linalg_qr_return
+from .tensor_base import _linalg_svd_return
+from .tensor_base import _linalg_eigh_return
+from .tensor_base import linalg_eig_return
+from .tensor_base import linalg_lstsq_return
+from .tensor_base import linalg_lu_factor_ex_return
+from .tensor_base import linalg_lu_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
@@ -323,6 +335,21 @@ __all__ = [
     "trace",
     "norm",
     "dist",
+    "_linalg_det",
+    "_linalg_slogdet",
+    "_linalg_solve_ex",
+    "_linalg_svd",
+    "_linalg_eigh",
+    "inverse",
+    "det",
+    "slogdet",
+    "logdet",
+    "svd",
+    "pinverse",
+    "matrix_power",
+    "matrix_exp",
+    "cross",
+    "cholesky",
     "relu",
     "gelu",
     "silu",
@@ -2578,6 +2605,82 @@ def norm(
 
 def dist(input: Tensor, other: Tensor | _Number, p: _Number = ...) -> Tensor:
     """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
+
+
+def _linalg_det(A: Tensor | _Number) -> _linalg_det_return:
+    """``_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)``"""
+
+
+def _linalg_slogdet(A: Tensor | _Number) -> _linalg_slogdet_return:
+    """``_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)``"""
+
+
+def _linalg_solve_ex(
+    A: Tensor | _Number,
+    B: Tensor | _Number,
+    *,
+    left: _bool = ...,
+    check_errors: _bool = ...,
+) -> _linalg_solve_ex_return:
+    """``_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)``"""
+
+
+def _linalg_svd(
+    A: Tensor | _Number,
+    full_matrices: _bool = ...,
+    compute_uv: _bool = ...,
+    *,
+    driver: _str | None = ...,
+) -> _linalg_svd_return:
+    """``_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)``"""
+
+
+def _linalg_eigh(
+    A: Tensor | _Number, UPLO: _str = ..., compute_v: _bool = ...
+) -> _linalg_eigh_return:
+    """``_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)``"""
+
+
+def inverse(input: Tensor) -> Tensor:
+    """``inverse(Tensor self) -> Tensor``"""
+
+
+def det(input: Tensor) -> Tensor:
+    """``det(Tensor self) -> Tensor``"""
+
+
+def slogdet(input: Tensor) -> _tuple[Tensor, Tensor]:
+    """``slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)``"""
+
+
+def logdet(input: Tensor) -> Tensor:
+    """``logdet(Tensor self) -> Tensor``"""
+
+
+def svd(
+    input: Tensor, some: _bool = ..., compute_uv: _bool = ...
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
+
+
+def pinverse(input: Tensor, rcond: _float = ...) -> Tensor:
+    """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
+
+
+def matrix_power(input: Tensor, n: _int) -> Tensor:
+    """``matrix_power(Tensor self, int n) -> Tensor``"""
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """``matrix_exp(Tensor self) -> Tensor``"""
+
+
+def cross(input: Tensor, other: Tensor | _Number, dim: _int | None = ...) -> Tensor:
+    """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
+
+
+def cholesky(input: Tensor, upper: _bool = ...) -> Tensor:
+    """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
 
 
 def relu(input: Tensor) -> Tensor:

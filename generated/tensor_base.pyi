@@ -88,6 +88,76 @@ class aminmax_return(NamedTuple):
     max: Tensor
 
 
+class linalg_inv_ex_return(NamedTuple):
+    inverse: Tensor
+    info: Tensor
+
+
+class _linalg_det_return(NamedTuple):
+    result: Tensor
+    LU: Tensor
+    pivots: Tensor
+
+
+class _linalg_slogdet_return(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+    LU: Tensor
+    pivots: Tensor
+
+
+class _linalg_solve_ex_return(NamedTuple):
+    result: Tensor
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class linalg_cholesky_ex_return(NamedTuple):
+    L: Tensor
+    info: Tensor
+
+
+class linalg_qr_return(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+class _linalg_svd_return(NamedTuple):
+    U: Tensor
+    S: Tensor
+    Vh: Tensor
+
+
+class _linalg_eigh_return(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class linalg_eig_return(NamedTuple):
+    eigenvalues: Tensor
+    eigenvectors: Tensor
+
+
+class linalg_lstsq_return(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+class linalg_lu_factor_ex_return(NamedTuple):
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+class linalg_lu_return(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
 class log_sigmoid_forward_return(NamedTuple):
     output: Tensor
     buffer: Tensor
@@ -1655,6 +1725,38 @@ class TensorBase:
 
     def dist(self, other: Tensor | _Number, p: _Number = ...) -> Tensor:
         """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
+
+    def inverse(self) -> Tensor:
+        """``inverse(Tensor self) -> Tensor``"""
+
+    def det(self) -> Tensor:
+        """``det(Tensor self) -> Tensor``"""
+
+    def slogdet(self) -> _tuple[Tensor, Tensor]:
+        """``slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)``"""
+
+    def logdet(self) -> Tensor:
+        """``logdet(Tensor self) -> Tensor``"""
+
+    def svd(
+        self, some: _bool = ..., compute_uv: _bool = ...
+    ) -> _tuple[Tensor, Tensor, Tensor]:
+        """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
+
+    def pinverse(self, rcond: _float = ...) -> Tensor:
+        """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
+
+    def matrix_power(self, n: _int) -> Tensor:
+        """``matrix_power(Tensor self, int n) -> Tensor``"""
+
+    def matrix_exp(self) -> Tensor:
+        """``matrix_exp(Tensor self) -> Tensor``"""
+
+    def cross(self, other: Tensor | _Number, dim: _int | None = ...) -> Tensor:
+        """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
+
+    def cholesky(self, upper: _bool = ...) -> Tensor:
+        """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
 
     def relu(self) -> Tensor:
         """``relu(Tensor self) -> Tensor``"""

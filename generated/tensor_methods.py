@@ -1500,6 +1500,57 @@ def dist(self: Tensor, other: Tensor | Number, p: Number = 2) -> Tensor:
     return operators.dist.call(self, other, p)
 
 
+def inverse(self: Tensor) -> Tensor:
+    """``inverse(Tensor self) -> Tensor``"""
+    return composites.inverse(self)
+
+
+def det(self: Tensor) -> Tensor:
+    """``det(Tensor self) -> Tensor``"""
+    return composites.det(self)
+
+
+def slogdet(self: Tensor) -> Tensor:
+    """``slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)``"""
+    return composites.slogdet(self)
+
+
+def logdet(self: Tensor) -> Tensor:
+    """``logdet(Tensor self) -> Tensor``"""
+    return composites.logdet(self)
+
+
+def svd(self: Tensor, some: bool = True, compute_uv: bool = True) -> Tensor:
+    """``svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)``"""
+    return composites.svd(self, some, compute_uv)
+
+
+def pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``pinverse(Tensor self, float rcond=1e-15) -> Tensor``"""
+    return composites.pinverse(self, rcond)
+
+
+def matrix_power(self: Tensor, n: int) -> Tensor:
+    """``matrix_power(Tensor self, int n) -> Tensor``"""
+    return composites.matrix_power(self, n)
+
+
+def matrix_exp(self: Tensor) -> Tensor:
+    """``matrix_exp(Tensor self) -> Tensor``"""
+    return composites.matrix_exp(self)
+
+
+def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tensor:
+    """``cross(Tensor self, Tensor other, int? dim=None) -> Tensor``"""
+    other = tensor_argument(other, "cross", "other", 2, True)
+    return composites.cross(self, other, dim)
+
+
+def cholesky(self: Tensor, upper: bool = False) -> Tensor:
+    """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+    return composites.cholesky(self, upper)
+
+
 def relu(self: Tensor) -> Tensor:
     """``relu(Tensor self) -> Tensor``"""
     return operators.relu.call(self)
@@ -4221,6 +4272,16 @@ METHODS: dict[str, Callable[..., Any]] = {
     "triu_": triu_,
     "trace": trace,
     "dist": dist,
+    "inverse": inverse,
+    "det": det,
+    "slogdet": slogdet,
+    "logdet": logdet,
+    "svd": svd,
+    "pinverse": pinverse,
+    "matrix_power": matrix_power,
+    "matrix_exp": matrix_exp,
+    "cross": cross,
+    "cholesky": cholesky,
     "relu": relu,
     "relu_": relu_,
     "softmax": softmax,

@@ -8689,6 +8689,660 @@ def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
     return result
 
 
+def linalg_inv_ex(ks: int, A: Tensor, check_errors: bool) -> Any:
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgInvExBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgInvExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+    result = redispatch(
+        operators.linalg_inv_ex, ks & AFTER_AUTOGRAD_KEYSET, A, check_errors
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.inverse_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_inv_ex_jvp_inverse(
+                    A, tangent_or_zeros(A), check_errors, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def _linalg_det(ks: int, A: Tensor) -> Any:
+    """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgDetBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgDetBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.A_ = SavedVariable(A, False)
+    result = redispatch(operators._linalg_det, ks & AFTER_AUTOGRAD_KEYSET, A)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.LU_ = SavedVariable(result[1], True)
+        grad_fn.pivots_ = SavedVariable(result[2], True)
+        grad_fn.result_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._linalg_det_jvp(
+                    A, tangent_or_zeros(A), result[0], result[1], result[2]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def _linalg_slogdet(ks: int, A: Tensor) -> Any:
+    """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgSlogdetBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgSlogdetBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.A_ = SavedVariable(A, False)
+    result = redispatch(operators._linalg_slogdet, ks & AFTER_AUTOGRAD_KEYSET, A)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.LU_ = SavedVariable(result[2], True)
+        grad_fn.pivots_ = SavedVariable(result[3], True)
+        grad_fn.sign_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._linalg_slogdet_jvp_logabsdet(
+                    A, tangent_or_zeros(A), result[0], result[1], result[2], result[3]
+                ),
+                functions._linalg_slogdet_jvp_sign(
+                    A, tangent_or_zeros(A), result[0], result[1], result[2], result[3]
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+    return result
+
+
+def _linalg_solve_ex(
+    ks: int, A: Tensor, B: Tensor, left: bool, check_errors: bool
+) -> Any:
+    """_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)"""
+    _any_has_forward_grad = (
+        A._fw_grad is not None or B._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A, B)
+    grad_fn: functions.LinalgSolveExBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgSolveExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A, B))
+        grad_fn.A_ = SavedVariable(A, False)
+        grad_fn.left = left
+    result = redispatch(
+        operators._linalg_solve_ex, ks & AFTER_AUTOGRAD_KEYSET, A, B, left, check_errors
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.LU_ = SavedVariable(result[1], True)
+        grad_fn.pivots_ = SavedVariable(result[2], True)
+        grad_fn.result_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._linalg_solve_ex_jvp(
+                    A,
+                    tangent_or_zeros(A),
+                    B,
+                    tangent_or_zeros(B),
+                    left,
+                    check_errors,
+                    result[0],
+                    result[1],
+                    result[2],
+                    result[3],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def linalg_cholesky_ex(ks: int, self: Tensor, upper: bool, check_errors: bool) -> Any:
+    """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LinalgCholeskyExBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgCholeskyExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.linalg_cholesky_ex,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        upper,
+        check_errors,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.L_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_cholesky_ex_jvp_L(
+                    self,
+                    tangent_or_zeros(self),
+                    upper,
+                    check_errors,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def linalg_qr(ks: int, A: Tensor, mode: str) -> Any:
+    """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgQrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgQrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.mode = mode
+    result = redispatch(operators.linalg_qr, ks & AFTER_AUTOGRAD_KEYSET, A, mode)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.Q_ = SavedVariable(result[0], True)
+        grad_fn.R_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_qr_jvp_Q(
+                    A, tangent_or_zeros(A), mode, result[0], result[1]
+                ),
+                functions.linalg_qr_jvp_R(
+                    A, tangent_or_zeros(A), mode, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def _linalg_svd(
+    ks: int, A: Tensor, full_matrices: bool, compute_uv: bool, driver: str | None
+) -> Any:
+    """_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgSvdBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgSvdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.A_sym_sizes = tuple(A.shape)
+        grad_fn.full_matrices = full_matrices
+    result = redispatch(
+        operators._linalg_svd,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        A,
+        full_matrices,
+        compute_uv,
+        driver,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+        grad_fn.S_ = SavedVariable(result[1], True)
+        grad_fn.U_ = SavedVariable(result[0], True)
+        grad_fn.Vh_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._linalg_svd_jvp_S(
+                    A,
+                    tangent_or_zeros(A),
+                    full_matrices,
+                    compute_uv,
+                    driver,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions._linalg_svd_jvp_U(
+                    A,
+                    tangent_or_zeros(A),
+                    full_matrices,
+                    compute_uv,
+                    driver,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions._linalg_svd_jvp_Vh(
+                    A,
+                    tangent_or_zeros(A),
+                    full_matrices,
+                    compute_uv,
+                    driver,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+        set_fw_grad(result[2], tangents[2])
+    return result
+
+
+def _linalg_eigh(ks: int, A: Tensor, UPLO: str, compute_v: bool) -> Any:
+    """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgEighBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgEighBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+    result = redispatch(
+        operators._linalg_eigh, ks & AFTER_AUTOGRAD_KEYSET, A, UPLO, compute_v
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.eigenvalues_ = SavedVariable(result[0], True)
+        grad_fn.eigenvectors_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._linalg_eigh_jvp_eigenvalues(
+                    A, tangent_or_zeros(A), UPLO, compute_v, result[0], result[1]
+                ),
+                functions._linalg_eigh_jvp_eigenvectors(
+                    A, tangent_or_zeros(A), UPLO, compute_v, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def linalg_eig(ks: int, self: Tensor) -> Any:
+    """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LinalgEigBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgEigBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_scalar_type = self.dtype
+    result = redispatch(operators.linalg_eig, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.eigenvalues_ = SavedVariable(result[0], True)
+        grad_fn.eigenvectors_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_eig_jvp_eigenvalues(
+                    self, tangent_or_zeros(self), result[0], result[1]
+                ),
+                functions.linalg_eig_jvp_eigenvectors(
+                    self, tangent_or_zeros(self), result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def linalg_solve_triangular(
+    ks: int, self: Tensor, B: Tensor, upper: bool, left: bool, unitriangular: bool
+) -> Any:
+    """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or B._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, B)
+    grad_fn: functions.LinalgSolveTriangularBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgSolveTriangularBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, B))
+        grad_fn.left = left
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.unitriangular = unitriangular
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.linalg_solve_triangular,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        B,
+        upper,
+        left,
+        unitriangular,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_solve_triangular_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    B,
+                    tangent_or_zeros(B),
+                    upper,
+                    left,
+                    unitriangular,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def linalg_cross(ks: int, self: Tensor, other: Tensor, dim: int) -> Any:
+    """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.LinalgCrossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgCrossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.dim = dim
+        if grad_fn.should_compute_output(0):
+            grad_fn.other_ = SavedVariable(other, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.linalg_cross, ks & AFTER_AUTOGRAD_KEYSET, self, other, dim
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_cross_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    other,
+                    tangent_or_zeros(other),
+                    dim,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def linalg_matrix_exp(ks: int, self: Tensor) -> Any:
+    """linalg_matrix_exp(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LinalgMatrixExpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgMatrixExpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.linalg_matrix_exp, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_matrix_exp_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def linalg_pinv_atol_rtol_tensor(
+    ks: int, self: Tensor, atol: Tensor | None, rtol: Tensor | None, hermitian: bool
+) -> Any:
+    """linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor"""
+    check_no_requires_grad(atol, "atol", "linalg_pinv")
+    check_no_requires_grad(rtol, "rtol", "linalg_pinv")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LinalgPinvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgPinvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.linalg_pinv_atol_rtol_tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        atol,
+        rtol,
+        hermitian,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_pinv_atol_rtol_tensor_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    atol,
+                    tangent_or_zeros(atol),
+                    rtol,
+                    tangent_or_zeros(rtol),
+                    hermitian,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def linalg_lstsq(
+    ks: int, self: Tensor, b: Tensor, rcond: float | None, driver: str | None
+) -> Any:
+    """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or b._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, b)
+    grad_fn: functions.LinalgLstsqBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgLstsqBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, b))
+        grad_fn.b_ = SavedVariable(b, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.linalg_lstsq, ks & AFTER_AUTOGRAD_KEYSET, self, b, rcond, driver
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.solution_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_lstsq_jvp_residuals(
+                    self,
+                    tangent_or_zeros(self),
+                    b,
+                    tangent_or_zeros(b),
+                    rcond,
+                    driver,
+                    result[0],
+                    result[1],
+                    result[2],
+                    result[3],
+                ),
+                functions.linalg_lstsq_jvp_solution(
+                    self,
+                    tangent_or_zeros(self),
+                    b,
+                    tangent_or_zeros(b),
+                    rcond,
+                    driver,
+                    result[0],
+                    result[1],
+                    result[2],
+                    result[3],
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+    return result
+
+
+def linalg_lu_factor_ex(ks: int, A: Tensor, pivot: bool, check_errors: bool) -> Any:
+    """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgLuFactorExBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgLuFactorExBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.pivot = pivot
+    result = redispatch(
+        operators.linalg_lu_factor_ex,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        A,
+        pivot,
+        check_errors,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.LU_ = SavedVariable(result[0], True)
+        grad_fn.pivots_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_lu_factor_ex_jvp_LU(
+                    A,
+                    tangent_or_zeros(A),
+                    pivot,
+                    check_errors,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def linalg_lu(ks: int, A: Tensor, pivot: bool) -> Any:
+    """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
+    _any_has_forward_grad = (A._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(A)
+    grad_fn: functions.LinalgLuBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgLuBackward0()
+        grad_fn.set_next_edges(collect_next_edges(A))
+        grad_fn.pivot = pivot
+    result = redispatch(operators.linalg_lu, ks & AFTER_AUTOGRAD_KEYSET, A, pivot)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+        grad_fn.L_ = SavedVariable(result[1], True)
+        grad_fn.P_ = SavedVariable(result[0], True)
+        grad_fn.U_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_lu_jvp_L(
+                    A, tangent_or_zeros(A), pivot, result[0], result[1], result[2]
+                ),
+                functions.linalg_lu_jvp_P(
+                    A, tangent_or_zeros(A), pivot, result[0], result[1], result[2]
+                ),
+                functions.linalg_lu_jvp_U(
+                    A, tangent_or_zeros(A), pivot, result[0], result[1], result[2]
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+        set_fw_grad(result[2], tangents[2])
+    return result
+
+
+def linalg_lu_solve(
+    ks: int, LU: Tensor, pivots: Tensor, B: Tensor, left: bool, adjoint: bool
+) -> Any:
+    """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor"""
+    check_no_requires_grad(pivots, "pivots", "linalg_lu_solve")
+    _any_has_forward_grad = (
+        LU._fw_grad is not None or B._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(LU, B)
+    grad_fn: functions.LinalgLuSolveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgLuSolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(LU, B))
+        grad_fn.LU_ = SavedVariable(LU, False)
+        grad_fn.adjoint = adjoint
+        grad_fn.left = left
+        grad_fn.pivots_ = SavedVariable(pivots, False)
+    result = redispatch(
+        operators.linalg_lu_solve,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        LU,
+        pivots,
+        B,
+        left,
+        adjoint,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_lu_solve_jvp_formula(
+                    LU,
+                    tangent_or_zeros(LU),
+                    pivots,
+                    tangent_or_zeros(pivots),
+                    B,
+                    tangent_or_zeros(B),
+                    left,
+                    adjoint,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def relu(ks: int, self: Tensor) -> Any:
     """relu(Tensor self) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -13552,6 +14206,27 @@ operators.triu_.register(DispatchKey.Autograd, triu_)
 operators.trace.register(DispatchKey.Autograd, trace)
 operators.linalg_vector_norm.register(DispatchKey.Autograd, linalg_vector_norm)
 operators.dist.register(DispatchKey.Autograd, dist)
+operators.linalg_inv_ex.register(DispatchKey.Autograd, linalg_inv_ex)
+operators._linalg_det.register(DispatchKey.Autograd, _linalg_det)
+operators._linalg_slogdet.register(DispatchKey.Autograd, _linalg_slogdet)
+operators._linalg_solve_ex.register(DispatchKey.Autograd, _linalg_solve_ex)
+operators.linalg_cholesky_ex.register(DispatchKey.Autograd, linalg_cholesky_ex)
+operators.linalg_qr.register(DispatchKey.Autograd, linalg_qr)
+operators._linalg_svd.register(DispatchKey.Autograd, _linalg_svd)
+operators._linalg_eigh.register(DispatchKey.Autograd, _linalg_eigh)
+operators.linalg_eig.register(DispatchKey.Autograd, linalg_eig)
+operators.linalg_solve_triangular.register(
+    DispatchKey.Autograd, linalg_solve_triangular
+)
+operators.linalg_cross.register(DispatchKey.Autograd, linalg_cross)
+operators.linalg_matrix_exp.register(DispatchKey.Autograd, linalg_matrix_exp)
+operators.linalg_pinv_atol_rtol_tensor.register(
+    DispatchKey.Autograd, linalg_pinv_atol_rtol_tensor
+)
+operators.linalg_lstsq.register(DispatchKey.Autograd, linalg_lstsq)
+operators.linalg_lu_factor_ex.register(DispatchKey.Autograd, linalg_lu_factor_ex)
+operators.linalg_lu.register(DispatchKey.Autograd, linalg_lu)
+operators.linalg_lu_solve.register(DispatchKey.Autograd, linalg_lu_solve)
 operators.relu.register(DispatchKey.Autograd, relu)
 operators.gelu.register(DispatchKey.Autograd, gelu)
 operators.silu.register(DispatchKey.Autograd, silu)

@@ -50,8 +50,13 @@ FAMILIES = (
 
 # Runtime modules not named after a family, and the family of what they define
 # (composites/dropout.py holds dropout, an activation-family operator: its tests are in
-# tests/ops/test_activation.py). A module listed here must exist.
-MODULE_FAMILY = {"composites/dropout.py": "activation"}
+# tests/ops/test_activation.py; a family's module over ~800 lines splits by topic into
+# <family>_<topic>.py). A module listed here must exist.
+MODULE_FAMILY = {
+    "composites/dropout.py": "activation",
+    "numpy_kernels/linalg_decompositions.py": "linalg",
+    "composites/linalg_decompositions.py": "linalg",
+}
 
 HEADER = re.compile(r"^# ==== family: (?P<family>\S+) ====$")
 # Anything that looks like a section header: it must be a family header.

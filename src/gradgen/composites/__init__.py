@@ -21,6 +21,7 @@ from .dropout import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
+from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
@@ -41,6 +42,7 @@ for _family in (
     "elementwise",
     "indexing",
     "linalg",
+    "linalg_decompositions",
     "loss",
     "normalization",
     "pooling",

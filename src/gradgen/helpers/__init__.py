@@ -26,6 +26,8 @@ from .conv import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
+from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
+from .linalg_lu_lstsq import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
@@ -47,6 +49,8 @@ for _family in (
     "elementwise",
     "indexing",
     "linalg",
+    "linalg_decompositions",
+    "linalg_lu_lstsq",
     "loss",
     "normalization",
     "pooling",

@@ -25,6 +25,7 @@ from .conv import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
+from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
@@ -49,6 +50,7 @@ for _family in (
     "elementwise",
     "indexing",
     "linalg",
+    "linalg_decompositions",
     "loss",
     "normalization",
     "pooling",
