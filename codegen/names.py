@@ -104,6 +104,7 @@ _PROBE_NATIVE = """\
 - func: zqu(Tensor self, Tensor zqo) -> Tensor
   variants: function
   numpy: self + zqo
+  out_overload: zqu.zqout
 
 - func: linalg_zqx(Tensor self, Tensor zqo) -> Tensor
   python_module: linalg

@@ -569,6 +569,7 @@ class Tensor(TensorBase):
         cfloat: _api.Unary
         cdouble: _api.Unary
         half: _api.Unary
+        bfloat16: _api.Unary  # installed when ml_dtypes is (dtypes.HAS_BFLOAT16)
         short: _api.Unary
         char: _api.Unary
         byte: _api.Unary

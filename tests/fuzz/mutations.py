@@ -54,6 +54,8 @@ def _renamed(entry: dict[str, Any], key: str) -> dict[str, Any]:
     beside gradgen's own operators, whose names they must not take."""
     copy = dict(entry)
     copy[key] = "fz_" + copy[key]
+    if "out_overload" in copy:  # names the operator: fz_add.out for fz_add
+        copy["out_overload"] = "fz_" + copy["out_overload"]
     if "composite" in copy:  # not expected in the seeds, but keep them generating
         del copy["composite"]
     return copy

@@ -19,7 +19,7 @@ from ..dtypes import scalar_type_name
 from ..generated import operators
 from ..generated import ops  # functions read at call time (the generated tie)
 from ..grad_mode import is_grad_enabled
-from ..numpy_kernels.linalg_decompositions import cholesky_errors, lu_factor_errors
+from ..numpy_kernels.linalg_decompositions import _cholesky_errors, _lu_factor_errors
 from ..tensor import Number, Tensor
 
 __all__ = [
@@ -605,7 +605,7 @@ def linalg_tensorsolve(
 def linalg_lu_factor(A: Tensor, pivot: bool = True) -> Any:
     """(LU, pivots) of A; an error naming the first zero pivot of U."""
     LU, pivots, info = operators.linalg_lu_factor_ex.call(A, pivot, False)
-    lu_factor_errors(info._data, "torch.linalg.lu_factor")
+    _lu_factor_errors(info._data, "torch.linalg.lu_factor")
     return linalg_lu_factor_return(LU, pivots)
 
 
@@ -623,7 +623,7 @@ def cholesky(self: Tensor, upper: bool = False) -> Tensor:
     error named `cholesky`."""
     warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=3)
     L, info = operators.linalg_cholesky_ex.call(self, upper, False)
-    cholesky_errors(info._data)
+    _cholesky_errors(info._data)
     return L  # type: ignore[no-any-return]
 
 

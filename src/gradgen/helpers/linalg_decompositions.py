@@ -15,7 +15,7 @@ from ..generated.ops import cat, imag, real, where
 from ..grad_mode import is_grad_enabled
 from ..numpy_kernels.linalg_decompositions import (
     _permutation,
-    is_vector_rhs,
+    _is_vector_rhs,
     linalg_lu_solve_arrays,
 )
 from ..tensor import Tensor
@@ -205,7 +205,7 @@ def linalg_solve_jvp(
     dA: Tensor, dB: Tensor, X: Tensor, LU: Tensor, pivots: Tensor, left: bool
 ) -> Tensor:
     """dX = A^{-1}(dB - dA X) (left), (dB - X dA) A^{-1} (right)."""
-    vector = is_vector_rhs(LU._data, dB._data)
+    vector = _is_vector_rhs(LU._data, dB._data)
     dB_ = dB.unsqueeze(-1) if vector else dB
     X_ = X.unsqueeze(-1) if vector else X
     rhs = dB_ - (dA.matmul(X_) if left else X_.matmul(dA))
@@ -225,7 +225,7 @@ def linalg_solve_backward(
     """gB = A^{-H} gX (left; gX A^{-H} right), gA = -gB X^H (left; -X^H gB right)."""
     if gX is None:
         return None, None
-    vector = is_vector_rhs(LU._data, X._data)
+    vector = _is_vector_rhs(LU._data, X._data)
     gX_ = gX.unsqueeze(-1) if vector else gX
     X_ = X.unsqueeze(-1) if vector else X
     if is_grad_enabled():

@@ -259,7 +259,7 @@ def linalg_slogdet(
     )
 
 
-def is_vector_rhs(A: np.ndarray, B: np.ndarray) -> bool:
+def _is_vector_rhs(A: np.ndarray, B: np.ndarray) -> bool:
     """PyTorch's linalg_solve_is_vector_rhs: B is a (batch of) vector(s)."""
     return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
 
@@ -290,7 +290,7 @@ def linalg_solve_ex(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """_linalg_solve_ex: X with AX = B (XA = B when not `left`), B a matrix or (batch
     of) vector(s), with the LU factorisation of A and its info."""
-    vector = is_vector_rhs(A, B)
+    vector = _is_vector_rhs(A, B)
     _check_solve(A, B, left, vector)
     if vector and not left:
         raise RuntimeError(
@@ -354,7 +354,7 @@ def linalg_cholesky_ex(
     return (np.conj(np.swapaxes(L, -1, -2)) if upper else L), info
 
 
-def cholesky_errors(info: np.ndarray) -> None:
+def _cholesky_errors(info: np.ndarray) -> None:
     """torch.cholesky's error for a matrix that is not positive-definite."""
     _raise_for_info(info, "cholesky", _NOT_PD.format)
 
@@ -673,11 +673,11 @@ def linalg_lu_factor_ex(
     _check_lu_input(A, "torch.lu_factor" if A.ndim < 2 else "linalg.lu_factor", pivot)
     LU, pivots, info = linalg_lu_factor(A)
     if check_errors:
-        lu_factor_errors(info, "torch.linalg.lu_factor_ex")
+        _lu_factor_errors(info, "torch.linalg.lu_factor_ex")
     return LU, pivots, info
 
 
-def lu_factor_errors(info: np.ndarray, fname: str) -> None:
+def _lu_factor_errors(info: np.ndarray, fname: str) -> None:
     """The error of an LU factorisation with a zero pivot (RuntimeError, as
     PyTorch's), naming the first failed batch element."""
     try:
