@@ -76,6 +76,10 @@ def bmm(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
             f"expected scalar type {_scalar_type(self)} but found {_scalar_type(mat2)}"
         )
     _check_not_bool("bmm", self)
+    if self.shape[2] == 1:
+        # Outer products (vmap's per-example weight gradients): numpy's matmul over a
+        # contraction of length one is far slower than the product it equals.
+        return self * mat2
     return np.matmul(self, mat2)
 
 
