@@ -6,6 +6,7 @@ variant an entry declares derived from its functional operator.
 from __future__ import annotations
 
 import dataclasses
+import keyword
 from collections.abc import Iterable
 from typing import Any
 
@@ -87,6 +88,11 @@ def _native_function(
     argument_names = [a.name for a in schema.arguments.flat_all]
     if kernels is not None:
         _check_module_name_is_free(schema.name.name.base, argument_names, kernels)
+    if keyword.iskeyword(schema.name.name.base):  # a dunder: __and__, __class__
+        raise CodegenError(
+            f"operator '{schema.name}' would be the Python function "
+            f"'{schema.name.name.base}', a keyword; gradgen cannot declare it"
+        )
     if Variant.method in variants:
         self_arg = schema.arguments.self_arg
         if self_arg is None or not self_arg.type.is_tensor_like():

@@ -49,6 +49,10 @@ def _program(lib: Any) -> dict[str, Any]:
         "finfo": repr(lib.finfo(lib.bfloat16)),
         "eps": lib.finfo(lib.bfloat16).eps,
         "cast_back": lib.tensor([1.0, 1 / 3]).to(lib.bfloat16).to(lib.float64).numpy(),
+        "reductions": [
+            r.float().numpy() for r in (x.mean(), x.std(), x.var(), x.sum(), x.amax())
+        ],
+        "reduction_dtypes": [_name(x.mean()), _name(x.std())],
     }
 
 
@@ -56,9 +60,18 @@ def _program(lib: Any) -> dict[str, Any]:
 def test_bfloat16_behaves_as_pytorchs() -> None:
     ours = _program(gradgen)
     theirs = oracle("program", _program)
-    for key in ("values", "product", "exp", "cast_back"):
+    for key in ("values", "product", "exp", "cast_back", "reductions"):
         np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
-    for key in ("repr", "repr_sum", "dtypes", "floating", "itemsize", "finfo", "eps"):
+    for key in (
+        "repr",
+        "repr_sum",
+        "dtypes",
+        "floating",
+        "itemsize",
+        "finfo",
+        "eps",
+        "reduction_dtypes",
+    ):
         assert ours[key] == theirs[key], key
     assert ours["dtypes"][2] == "float32"  # bfloat16 + float16: neither holds the other
 

@@ -80,7 +80,7 @@ def reduce_sum(
 def reduce_mean(
     self: np.ndarray, dim: Sequence[int] | None, keepdim: bool, dtype: Any
 ) -> np.ndarray:
-    if dtype is None and self.dtype.kind not in "fc":
+    if dtype is None and self.dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {_scalar_type_name(self)}"
@@ -198,7 +198,7 @@ def argmax(self: np.ndarray, dim: int | None, keepdim: bool, name: str) -> np.nd
 
 def _as_float(self: np.ndarray) -> np.ndarray:
     """Integral and bool input of a floating operator, in the default float dtype."""
-    if self.dtype.kind in "fc":
+    if self.dtype.kind in "fcV":  # V: ml_dtypes' bfloat16
         return self
     return self.astype(get_default_dtype().numpy)
 
@@ -238,7 +238,7 @@ def reduce_var(
 ) -> np.ndarray:
     """var/std with `correction` (default 1) over `dim` (None or [] for all); the result
     is real for complex input. Degrees of freedom <= 0 warn and divide by zero."""
-    if self.dtype.kind not in "fc":
+    if self.dtype.kind not in "fcV":  # V: ml_dtypes' bfloat16
         raise RuntimeError("std and var only support floating point and complex dtypes")
     correction = 1 if correction is None else correction
     dims = _reduction_dims(dim, self.ndim)
