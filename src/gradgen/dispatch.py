@@ -64,9 +64,34 @@ class _ForwardADLevels:
 forward_ad_levels = _ForwardADLevels()
 
 # The profiler's hook: `observer(handle, args)` runs every top-level call when set (see
-# `observe_calls`); None, the usual case, costs each call one global lookup.
+# `observe_calls`).
 Observer = Callable[["OperatorHandle", tuple[Any, ...]], Any]
 _observer: Observer | None = None
+
+
+class _BatchedLevels:
+    """How many vmap levels are open (in any thread); kept through enter_batched and
+    exit_batched by gradgen.func.batching."""
+
+    open = 0
+
+
+batched_levels = _BatchedLevels()
+
+
+def _unobserved(handle: OperatorHandle, args: tuple[Any, ...]) -> Any:
+    return handle.call_unobserved(*args)
+
+
+# What `OperatorHandle.call` hands every call to instead of its inlined body: the
+# observer, or `call_unobserved` while vmap runs (which adds the Batched key). None, the
+# usual case, costs each call one global lookup.
+_detour: Observer | None = None
+
+
+def _update_detour() -> None:
+    global _detour
+    _detour = _observer or (_unobserved if batched_levels.open else None)
 
 
 def observe_calls(observer: Observer | None) -> None:
@@ -74,15 +99,18 @@ def observe_calls(observer: Observer | None) -> None:
     `handle.call_unobserved(*args)` itself; None puts the direct call back."""
     global _observer
     _observer = observer
+    _update_detour()
 
 
-class _BatchedLevels:
-    """How many vmap levels are open (in any thread); kept by gradgen.func.batching."""
+def enter_batched() -> None:
+    """A vmap level opens: calls go through `call_unobserved`, which adds Batched."""
+    batched_levels.open += 1
+    _update_detour()
 
-    open = 0
 
-
-batched_levels = _BatchedLevels()
+def exit_batched() -> None:
+    batched_levels.open -= 1
+    _update_detour()
 
 
 class OperatorHandle:
@@ -122,15 +150,14 @@ class OperatorHandle:
 
     def call(self, *args: Any) -> Any:
         """Enter the dispatcher at the top (below Autograd when it has nothing to do)."""
-        if _observer is not None:
-            return _observer(self, args)
-        # The body of call_unobserved, inlined: this is every operator's hot path.
+        if _detour is not None:
+            return _detour(self, args)
+        # The body of call_unobserved, inlined, without its Batched check (vmap
+        # detours): this is every operator's hot path.
         if _grad_mode_state.enabled or forward_ad_levels.open:
             keys = ALL_KEYS
         else:
             keys = AFTER_AUTOGRAD_KEYSET
-        if batched_levels.open:
-            keys |= BATCHED_KEYSET
         kernel = self._table[keys]
         if kernel is None:
             kernel = self.kernel_for(keys)

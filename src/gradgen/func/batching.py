@@ -30,7 +30,8 @@ from ..dispatch import (
     BATCHED_KEYSET,
     DispatchKey,
     OperatorHandle,
-    batched_levels,
+    enter_batched,
+    exit_batched,
     redispatch,
 )
 from ..generated import operators
@@ -132,11 +133,11 @@ def vmap_level(size: int) -> Iterator[int]:
     level = _levels.next
     _levels.next += 1
     _levels.sizes[level] = size
-    batched_levels.open += 1
+    enter_batched()
     try:
         yield level
     finally:
-        batched_levels.open -= 1
+        exit_batched()
         del _levels.sizes[level]
         _levels.next -= 1
 
