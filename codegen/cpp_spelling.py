@@ -130,6 +130,25 @@ def _sizes(value: ast.expr) -> ast.expr:
     return ast.Call(func=method, args=[], keywords=[])
 
 
+def _matrix_transpose(value: ast.expr, conjugate: bool) -> ast.expr:
+    """PyTorch's `x.mT()` / `x.mH()`: x.transpose(-2, -1), conjugated for mH."""
+    minus: list[ast.expr] = [
+        ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=k)) for k in (2, 1)
+    ]
+    node: ast.expr = ast.Call(
+        func=ast.Attribute(value=value, attr="transpose", ctx=ast.Load()),
+        args=minus,
+        keywords=[],
+    )
+    if conjugate:
+        node = ast.Call(
+            func=ast.Attribute(value=node, attr="conj", ctx=ast.Load()),
+            args=[],
+            keywords=[],
+        )
+    return node
+
+
 def _constant_number(node: ast.expr) -> float | None:
     """The value of a constant arithmetic expression (`2 * M_PI`), else None."""
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
@@ -249,6 +268,8 @@ class CppSpelling(ast.NodeTransformer):
             return receiver
         if method == "layout" and not arguments:
             return ast.Constant(value="strided")
+        if method in ("mT", "mH") and not arguments:  # properties in Python
+            return _matrix_transpose(receiver, conjugate=method == "mH")
         if method in ("new_zeros", "new_zeros_symint") and len(arguments) in (1, 2):
             options = (
                 arguments[1]

@@ -72,7 +72,7 @@ def _differentiability_info(
     )
     arguments = _formula_arguments(function)
     if check_names:
-        check_backward_names(function)
+        check_backward_names(function, values.values())
     backward: list[Derivative] = []
     forward: list[ForwardDerivative] = []
     non_differentiable: list[str] = []

@@ -22,10 +22,11 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from .errors import CodegenError
@@ -484,15 +485,22 @@ def _derived_names(
     return derived
 
 
-def check_backward_names(function: NativeFunction) -> None:
+def check_backward_names(
+    function: NativeFunction, formulas: Iterable[object] = ()
+) -> None:
     """An operator with derivatives.yaml formulas also gets a Backward function and
     JVPs in functions.py, whose own names (`grad`, `grads`, `any_grad_defined` ...) its
-    arguments must not take: `grad` would be the incoming gradient, not the argument."""
+    arguments must not take: `grad` would be the incoming gradient, not the argument.
+    An argument named `grad` passes while no formula says `grad` (PyTorch's
+    _cdist_backward: its formulas are not_implemented), as nothing is ambiguous."""
     from .formulas import python_identifier
 
     reserved = generated_names().in_functions.get("functions.py", frozenset())
+    says_grad = any(re.search(r"\bgrad\b", str(text)) for text in formulas)
     for argument in function.arguments:
         local = python_identifier(argument.name)
+        if local == "grad" and not says_grad:
+            continue
         if local != "self" and local in reserved:
             raise CodegenError(
                 f"argument name '{argument.name}' is reserved in an operator with "

@@ -169,6 +169,8 @@ from .ops import (
     _adaptive_avg_pool2d_backward,
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
+    _cdist_backward,
+    _cdist_forward,
     _conj,
     _index_put_impl_,
     _linalg_det,
@@ -178,6 +180,8 @@ from .ops import (
     _linalg_svd,
     _log_softmax,
     _log_softmax_backward_data,
+    _pdist_backward,
+    _pdist_forward,
     _scaled_dot_product_attention_math,
     _softmax,
     _softmax_backward_data,
@@ -244,6 +248,9 @@ from .ops import (
     atan_,
     atanh,
     atanh_,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
     avg_pool1d,
     avg_pool2d,
     avg_pool2d_backward,
@@ -259,10 +266,15 @@ from .ops import (
     bitwise_or,
     bitwise_xor,
     bmm,
+    broadcast_tensors,
+    broadcast_to,
     bucketize,
+    cartesian_prod,
     cat,
+    cdist,
     ceil,
     ceil_,
+    chain_matmul,
     cholesky,
     chunk,
     clamp,
@@ -274,6 +286,8 @@ from .ops import (
     clip,
     clip_,
     clone,
+    column_stack,
+    combinations,
     concat,
     concatenate,
     conj,
@@ -298,6 +312,7 @@ from .ops import (
     cummin,
     cumprod,
     cumsum,
+    cumulative_trapezoid,
     deg2rad,
     deg2rad_,
     det,
@@ -315,6 +330,9 @@ from .ops import (
     divide,
     dot,
     dropout,
+    dsplit,
+    dstack,
+    einsum,
     elu,
     elu_,
     elu_backward,
@@ -341,6 +359,8 @@ from .ops import (
     fix_,
     flatten,
     flip,
+    fliplr,
+    flipud,
     float_power,
     floor,
     floor_,
@@ -368,6 +388,8 @@ from .ops import (
     hardtanh_backward,
     heaviside,
     histc,
+    hsplit,
+    hstack,
     huber_loss,
     huber_loss_backward,
     hypot,
@@ -385,12 +407,14 @@ from .ops import (
     index_reduce,
     index_select,
     index_select_backward,
+    inner,
     instance_norm,
     inverse,
     isfinite,
     isinf,
     isnan,
     kl_div,
+    kron,
     kthvalue,
     l1_loss,
     layer_norm,
@@ -450,6 +474,7 @@ from .ops import (
     maximum,
     mean,
     median,
+    meshgrid,
     min,
     minimum,
     mish,
@@ -498,6 +523,7 @@ from .ops import (
     not_equal,
     one_hot,
     outer,
+    pdist,
     permute,
     pinverse,
     polygamma,
@@ -513,6 +539,7 @@ from .ops import (
     relu,
     relu_,
     remainder,
+    repeat_interleave,
     reshape,
     rnn_relu,
     rnn_relu_cell,
@@ -521,6 +548,7 @@ from .ops import (
     roll,
     round,
     round_,
+    row_stack,
     rsqrt,
     rsqrt_,
     rsub,
@@ -579,16 +607,22 @@ from .ops import (
     tanh,
     tanh_,
     tanh_backward,
+    tensor_split,
+    tensordot,
     threshold_backward,
+    tile,
     topk,
     trace,
     transpose,
+    trapezoid,
+    trapz,
     tril,
     triu,
     true_divide,
     trunc,
     trunc_,
     unbind,
+    unflatten,
     unique_dim_consecutive,
     unsqueeze,
     value_selecting_reduction_backward,
@@ -597,6 +631,8 @@ from .ops import (
     vdot,
     view_as_complex,
     view_as_real,
+    vsplit,
+    vstack,
     where,
     xlogy,
     xlogy_,
@@ -10637,6 +10673,224 @@ def addmm_backward0_apply(
         grad_inputs[0] = (
             maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
         )
+    return grad_inputs
+
+
+class CdistBackward0(Node):
+    """Backward of ``_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor``.
+
+    x1: _cdist_backward(grad.contiguous(), x1, x2, p, result)
+    x2: _cdist_backward(grad.mT().contiguous(), x2, x1, p, result.mT().contiguous())
+    """
+
+    __slots__ = (
+        "p",
+        "x1_",
+        "x2_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.x1_: SavedVariable | SavedVariableList | None = None
+        self.x2_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cdist_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            x1=unpack_saved(self.x1_, self),
+            x2=unpack_saved(self.x2_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.x1_ is not None:
+            self.x1_.reset_data()
+        if self.x2_ is not None:
+            self.x2_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_p(self) -> float:
+        return self.p
+
+    @property
+    def _saved_x1(self) -> Tensor | None:
+        return unpack_saved(self.x1_, self)
+
+    @property
+    def _saved_x2(self) -> Tensor | None:
+        return unpack_saved(self.x2_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def cdist_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: float,
+    x1: Tensor | None,
+    x2: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CdistBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # x1
+        grad_inputs[0] = (
+            _cdist_backward(grad.contiguous(), x1, x2, p, result)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # x2
+        grad_inputs[1] = (
+            _cdist_backward(
+                grad.transpose(-2, -1).contiguous(),
+                x2,
+                x1,
+                p,
+                result.transpose(-2, -1).contiguous(),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CdistBackwardBackward0(Node):
+    """Backward of ``_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor``.
+
+    cdist: not_implemented("_cdist_backward")
+    grad: not_implemented("_cdist_backward")
+    x1: not_implemented("_cdist_backward")
+    x2: not_implemented("_cdist_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cdist_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def cdist_backward_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of CdistBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 4
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[3]:  # cdist
+        grad_inputs[3] = not_implemented("_cdist_backward")
+    if needs_input_grad[0]:  # grad
+        grad_inputs[0] = not_implemented("_cdist_backward")
+    if needs_input_grad[1]:  # x1
+        grad_inputs[1] = not_implemented("_cdist_backward")
+    if needs_input_grad[2]:  # x2
+        grad_inputs[2] = not_implemented("_cdist_backward")
+    return grad_inputs
+
+
+class PdistBackward0(Node):
+    """Backward of ``_pdist_forward(Tensor self, float p=2) -> Tensor``.
+
+    self: _pdist_backward(grad, self, p, result)
+    """
+
+    __slots__ = (
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return pdist_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_p(self) -> float:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def pdist_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: float,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of PdistBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _pdist_backward(grad, self, p, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class PdistBackwardBackward0(Node):
+    """Backward of ``_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor``.
+
+    grad: not_implemented("_pdist_backward")
+    pdist: not_implemented("_pdist_backward")
+    self: not_implemented("_pdist_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return pdist_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def pdist_backward_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of PdistBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad
+        grad_inputs[0] = not_implemented("_pdist_backward")
+    if needs_input_grad[2]:  # pdist
+        grad_inputs[2] = not_implemented("_pdist_backward")
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = not_implemented("_pdist_backward")
     return grad_inputs
 
 

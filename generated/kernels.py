@@ -45,6 +45,8 @@ from gradgen.numpy_kernels import (
     bmm,
     bucketize,
     cat_arrays,
+    cdist_backward,
+    cdist_forward,
     clamp_bound,
     clamp_scalars,
     clamp_tensors,
@@ -186,6 +188,8 @@ from gradgen.numpy_kernels import (
     nonzero,
     one_hot,
     orthogonal_polynomial,
+    pdist_backward,
+    pdist_forward,
     permute,
     polygamma,
     power,
@@ -196,6 +200,7 @@ from gradgen.numpy_kernels import (
     reduce_var,
     relu,
     repeat,
+    repeat_interleave_counts,
     reverse_subtract,
     roll,
     round_decimals,
@@ -745,6 +750,14 @@ def numpy_diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -
     """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
     self = self._data
     return wrap_result(diag_embed(self, offset, dim1, dim2))
+
+
+def numpy_repeat_interleave_Tensor(
+    ks: int, repeats: Tensor, output_size: int | None
+) -> Any:
+    """repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor"""
+    repeats = repeats._data
+    return wrap_result(repeat_interleave_counts(repeats, output_size))
 
 
 def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
@@ -3209,6 +3222,42 @@ def numpy_addmm(
     return wrap_result(addmm(self, mat1, mat2, beta, alpha))
 
 
+def numpy__cdist_forward(
+    ks: int, x1: Tensor, x2: Tensor, p: float, compute_mode: int | None
+) -> Any:
+    """_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"""
+    x1 = x1._data
+    x2 = x2._data
+    return wrap_result(cdist_forward(x1, x2, p, compute_mode))
+
+
+def numpy__cdist_backward(
+    ks: int, grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tensor
+) -> Any:
+    """_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor"""
+    grad = grad._data
+    x1 = x1._data
+    x2 = x2._data
+    cdist = cdist._data
+    return wrap_result(cdist_backward(grad, x1, x2, p, cdist))
+
+
+def numpy__pdist_forward(ks: int, self: Tensor, p: float) -> Any:
+    """_pdist_forward(Tensor self, float p=2) -> Tensor"""
+    self = self._data
+    return wrap_result(pdist_forward(self, p))
+
+
+def numpy__pdist_backward(
+    ks: int, grad: Tensor, self: Tensor, p: float, pdist: Tensor
+) -> Any:
+    """_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor"""
+    grad = grad._data
+    self = self._data
+    pdist = pdist._data
+    return wrap_result(pdist_backward(grad, self, p, pdist))
+
+
 def numpy_tril(ks: int, self: Tensor, diagonal: int) -> Any:
     """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
     self = self._data
@@ -5397,6 +5446,9 @@ operators.diagonal.register(DispatchKey.NumPy, numpy_diagonal)
 operators.diagonal_backward.register(DispatchKey.NumPy, numpy_diagonal_backward)
 operators.diagonal_copy.register(DispatchKey.NumPy, numpy_diagonal_copy)
 operators.diag_embed.register(DispatchKey.NumPy, numpy_diag_embed)
+operators.repeat_interleave_Tensor.register(
+    DispatchKey.NumPy, numpy_repeat_interleave_Tensor
+)
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -5698,6 +5750,10 @@ operators.dot.register(DispatchKey.NumPy, numpy_dot)
 operators.vdot.register(DispatchKey.NumPy, numpy_vdot)
 operators.mv.register(DispatchKey.NumPy, numpy_mv)
 operators.addmm.register(DispatchKey.NumPy, numpy_addmm)
+operators._cdist_forward.register(DispatchKey.NumPy, numpy__cdist_forward)
+operators._cdist_backward.register(DispatchKey.NumPy, numpy__cdist_backward)
+operators._pdist_forward.register(DispatchKey.NumPy, numpy__pdist_forward)
+operators._pdist_backward.register(DispatchKey.NumPy, numpy__pdist_backward)
 operators.tril.register(DispatchKey.NumPy, numpy_tril)
 operators.triu.register(DispatchKey.NumPy, numpy_triu)
 operators.tril_.register(DispatchKey.NumPy, numpy_tril_)

@@ -87,6 +87,10 @@ diag_embed = OperatorHandle(
     "diag_embed",
     "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
 )
+repeat_interleave_Tensor = OperatorHandle(
+    "repeat_interleave.Tensor",
+    "repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor",
+)
 add_Tensor = OperatorHandle(
     "add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
 )
@@ -840,6 +844,21 @@ mv = OperatorHandle("mv", "mv(Tensor self, Tensor vec) -> Tensor")
 addmm = OperatorHandle(
     "addmm",
     "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+_cdist_forward = OperatorHandle(
+    "_cdist_forward",
+    "_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor",
+)
+_cdist_backward = OperatorHandle(
+    "_cdist_backward",
+    "_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor",
+)
+_pdist_forward = OperatorHandle(
+    "_pdist_forward", "_pdist_forward(Tensor self, float p=2) -> Tensor"
+)
+_pdist_backward = OperatorHandle(
+    "_pdist_backward",
+    "_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor",
 )
 tril = OperatorHandle("tril", "tril(Tensor self, SymInt diagonal=0) -> Tensor")
 triu = OperatorHandle("triu", "triu(Tensor self, SymInt diagonal=0) -> Tensor")

@@ -52,6 +52,19 @@ __all__ = [
     "diagonal_copy",
     "diag_embed",
     "diag",
+    "broadcast_to",
+    "broadcast_tensors",
+    "hstack",
+    "vstack",
+    "row_stack",
+    "dstack",
+    "column_stack",
+    "unflatten",
+    "tile",
+    "fliplr",
+    "flipud",
+    "cartesian_prod",
+    "combinations",
     "concat",
     "concatenate",
     "swapaxes",
@@ -247,6 +260,17 @@ __all__ = [
     "matmul",
     "addmm",
     "linear",
+    "kron",
+    "inner",
+    "tensordot",
+    "einsum",
+    "chain_matmul",
+    "cdist",
+    "_cdist_forward",
+    "_cdist_backward",
+    "pdist",
+    "_pdist_forward",
+    "_pdist_backward",
     "tril",
     "triu",
     "trace",
@@ -390,6 +414,15 @@ __all__ = [
     "logit_backward",
     "squeeze",
     "split",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "meshgrid",
+    "repeat_interleave",
     "movedim",
     "moveaxis",
     "pow",
@@ -449,6 +482,9 @@ __all__ = [
     "scatter",
     "masked_fill",
     "index_fill",
+    "trapezoid",
+    "trapz",
+    "cumulative_trapezoid",
     "norm",
     "embedding_bag",
     "conv1d",
@@ -707,6 +743,87 @@ def diag(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tens
             ),
         )
     return composites.diag(input, diagonal)
+
+
+def broadcast_to(input: Tensor, size: Sequence[int]) -> Tensor:
+    """``broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
+    input = tensor_argument(input, "broadcast_to", "input", 1, False)
+    size = int_list_argument(size, "broadcast_to", "size")
+    return composites.broadcast_to(input, size)
+
+
+def broadcast_tensors(tensors: Sequence[Tensor]) -> Tensor:
+    """``broadcast_tensors(Tensor[] tensors) -> Tensor[]``"""
+    tensors = tensor_list_argument(tensors, "broadcast_tensors", "tensors", 1)
+    return composites.broadcast_tensors(tensors)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """``hstack(Tensor[] tensors) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "hstack", "tensors", 1)
+    return composites.hstack(tensors)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """``vstack(Tensor[] tensors) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "vstack", "tensors", 1)
+    return composites.vstack(tensors)
+
+
+def row_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """``row_stack(Tensor[] tensors) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "row_stack", "tensors", 1)
+    return composites.vstack(tensors)
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """``dstack(Tensor[] tensors) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "dstack", "tensors", 1)
+    return composites.dstack(tensors)
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """``column_stack(Tensor[] tensors) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "column_stack", "tensors", 1)
+    return composites.column_stack(tensors)
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """``unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)``"""
+    input = tensor_argument(input, "unflatten", "input", 1, False)
+    sizes = int_list_argument(sizes, "unflatten", "sizes")
+    return composites.unflatten(input, dim, sizes)
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """``tile(Tensor self, SymInt[] dims) -> Tensor``"""
+    input = tensor_argument(input, "tile", "input", 1, False)
+    dims = int_list_argument(dims, "tile", "dims")
+    return composites.tile(input, dims)
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """``fliplr(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "fliplr", "input", 1, False)
+    return composites.fliplr(input)
+
+
+def flipud(input: Tensor) -> Tensor:
+    """``flipud(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "flipud", "input", 1, False)
+    return composites.flipud(input)
+
+
+def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
+    """``cartesian_prod(Tensor[] tensors) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "cartesian_prod", "tensors", 1)
+    return composites.cartesian_prod(tensors)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """``combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor``"""
+    input = tensor_argument(input, "combinations", "input", 1, False)
+    return composites.combinations(input, r, with_replacement)
 
 
 def concat(
@@ -2817,6 +2934,107 @@ def linear(
             ),
         )
     return composites.linear(input, weight, bias)
+
+
+def kron(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``kron(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "kron", "input", 1, False)
+    other = tensor_argument(other, "kron", "other", 2, True)
+    return composites.kron(input, other)
+
+
+def inner(input: Tensor, other: Tensor | Number) -> Tensor:
+    """``inner(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "inner", "input", 1, False)
+    other = tensor_argument(other, "inner", "other", 2, True)
+    return composites.inner(input, other)
+
+
+def tensordot(
+    input: Tensor,
+    other: Tensor | Number,
+    dims_self: Sequence[int],
+    dims_other: Sequence[int],
+) -> Tensor:
+    """``tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor``"""
+    input = tensor_argument(input, "tensordot", "input", 1, False)
+    other = tensor_argument(other, "tensordot", "other", 2, True)
+    dims_self = int_list_argument(dims_self, "tensordot", "dims_self")
+    dims_other = int_list_argument(dims_other, "tensordot", "dims_other")
+    return composites.tensordot(input, other, dims_self, dims_other)
+
+
+def einsum(
+    equation: str, tensors: Sequence[Tensor], *, path: Sequence[int] | None = None
+) -> Tensor:
+    """``einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "einsum", "tensors", 2)
+    path = None if path is None else int_list_argument(path, "einsum", "path")
+    return composites.einsum(equation, tensors, path)
+
+
+def chain_matmul(matrices: Sequence[Tensor]) -> Tensor:
+    """``chain_matmul(Tensor[] matrices) -> Tensor``"""
+    matrices = tensor_list_argument(matrices, "chain_matmul", "matrices", 1)
+    return composites.chain_matmul(matrices)
+
+
+def cdist(
+    x1: Tensor | Number,
+    x2: Tensor | Number,
+    p: float = 2,
+    compute_mode: int | None = None,
+) -> Tensor:
+    """``cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor``"""
+    x1 = tensor_argument(x1, "cdist", "x1", 1, True)
+    x2 = tensor_argument(x2, "cdist", "x2", 2, True)
+    return composites.cdist(x1, x2, p, compute_mode)
+
+
+def _cdist_forward(
+    x1: Tensor | Number, x2: Tensor | Number, p: float, compute_mode: int | None
+) -> Tensor:
+    """``_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor``"""
+    x1 = tensor_argument(x1, "_cdist_forward", "x1", 1, True)
+    x2 = tensor_argument(x2, "_cdist_forward", "x2", 2, True)
+    return operators._cdist_forward.call(x1, x2, p, compute_mode)
+
+
+def _cdist_backward(
+    grad: Tensor | Number,
+    x1: Tensor | Number,
+    x2: Tensor | Number,
+    p: float,
+    cdist: Tensor | Number,
+) -> Tensor:
+    """``_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor``"""
+    grad = tensor_argument(grad, "_cdist_backward", "grad", 1, True)
+    x1 = tensor_argument(x1, "_cdist_backward", "x1", 2, True)
+    x2 = tensor_argument(x2, "_cdist_backward", "x2", 3, True)
+    cdist = tensor_argument(cdist, "_cdist_backward", "cdist", 5, True)
+    return operators._cdist_backward.call(grad, x1, x2, p, cdist)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """``pdist(Tensor self, float p=2) -> Tensor``"""
+    input = tensor_argument(input, "pdist", "input", 1, False)
+    return composites.pdist(input, p)
+
+
+def _pdist_forward(input: Tensor, p: float = 2) -> Tensor:
+    """``_pdist_forward(Tensor self, float p=2) -> Tensor``"""
+    input = tensor_argument(input, "_pdist_forward", "input", 1, False)
+    return operators._pdist_forward.call(input, p)
+
+
+def _pdist_backward(
+    grad: Tensor | Number, input: Tensor, p: float, pdist: Tensor | Number
+) -> Tensor:
+    """``_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor``"""
+    grad = tensor_argument(grad, "_pdist_backward", "grad", 1, True)
+    input = tensor_argument(input, "_pdist_backward", "input", 2, False)
+    pdist = tensor_argument(pdist, "_pdist_backward", "pdist", 4, True)
+    return operators._pdist_backward.call(grad, input, p, pdist)
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -5490,6 +5708,253 @@ split = Overloads(
 )
 
 
+atleast_1d = Overloads(
+    "atleast_1d",
+    (
+        # atleast_1d(Tensor self) -> Tensor
+        Signature(
+            composites.atleast_1d,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]
+        Signature(
+            composites.atleast_1d_sequence,
+            "Tensor[] tensors",
+            (Param("tensors", "Tensor[]"),),
+        ),
+    ),
+)
+
+
+atleast_2d = Overloads(
+    "atleast_2d",
+    (
+        # atleast_2d(Tensor self) -> Tensor
+        Signature(
+            composites.atleast_2d,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]
+        Signature(
+            composites.atleast_2d_sequence,
+            "Tensor[] tensors",
+            (Param("tensors", "Tensor[]"),),
+        ),
+    ),
+)
+
+
+atleast_3d = Overloads(
+    "atleast_3d",
+    (
+        # atleast_3d(Tensor self) -> Tensor
+        Signature(
+            composites.atleast_3d,
+            "Tensor input",
+            (Param("input", "Tensor"),),
+        ),
+        # atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]
+        Signature(
+            composites.atleast_3d_sequence,
+            "Tensor[] tensors",
+            (Param("tensors", "Tensor[]"),),
+        ),
+    ),
+)
+
+
+tensor_split = Overloads(
+    "tensor_split",
+    (
+        # tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
+        Signature(
+            composites.tensor_split_sections,
+            "Tensor input, int sections, int dim=0",
+            (
+                Param("input", "Tensor"),
+                Param("sections", "int"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+        # tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
+        Signature(
+            composites.tensor_split_indices,
+            "Tensor input, int[] indices, int dim=0",
+            (
+                Param("input", "Tensor"),
+                Param("indices", "int[]"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+        # tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
+        Signature(
+            composites.tensor_split_tensor,
+            "Tensor input, Tensor tensor_indices_or_sections, int dim=0",
+            (
+                Param("input", "Tensor"),
+                Param("tensor_indices_or_sections", "Tensor"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+    ),
+)
+
+
+hsplit = Overloads(
+    "hsplit",
+    (
+        # hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+        Signature(
+            composites.hsplit,
+            "Tensor input, int sections",
+            (
+                Param("input", "Tensor"),
+                Param("sections", "int"),
+            ),
+        ),
+        # hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+        Signature(
+            composites.hsplit,
+            "Tensor input, int[] indices",
+            (
+                Param("input", "Tensor"),
+                Param("indices", "int[]"),
+            ),
+        ),
+    ),
+)
+
+
+vsplit = Overloads(
+    "vsplit",
+    (
+        # vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+        Signature(
+            composites.vsplit,
+            "Tensor input, int sections",
+            (
+                Param("input", "Tensor"),
+                Param("sections", "int"),
+            ),
+        ),
+        # vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+        Signature(
+            composites.vsplit,
+            "Tensor input, int[] indices",
+            (
+                Param("input", "Tensor"),
+                Param("indices", "int[]"),
+            ),
+        ),
+    ),
+)
+
+
+dsplit = Overloads(
+    "dsplit",
+    (
+        # dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+        Signature(
+            composites.dsplit,
+            "Tensor input, int sections",
+            (
+                Param("input", "Tensor"),
+                Param("sections", "int"),
+            ),
+        ),
+        # dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+        Signature(
+            composites.dsplit,
+            "Tensor input, int[] indices",
+            (
+                Param("input", "Tensor"),
+                Param("indices", "int[]"),
+            ),
+        ),
+    ),
+)
+
+
+meshgrid = Overloads(
+    "meshgrid",
+    (
+        # meshgrid(Tensor[] tensors) -> Tensor[]
+        Signature(
+            composites.meshgrid,
+            "Tensor[] tensors",
+            (Param("tensors", "Tensor[]"),),
+        ),
+        # meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]
+        Signature(
+            composites.meshgrid_indexing,
+            "Tensor[] tensors, *, str indexing",
+            (
+                Param("tensors", "Tensor[]"),
+                Param("indexing", "str", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+repeat_interleave = Overloads(
+    "repeat_interleave",
+    (
+        # repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
+        Signature(
+            operators.repeat_interleave_Tensor.call,
+            "Tensor repeats, *, int? output_size=None",
+            (
+                Param("repeats", "Tensor"),
+                Param(
+                    "output_size",
+                    "int?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+        Signature(
+            composites.repeat_interleave_self_tensor,
+            "Tensor input, Tensor repeats, int? dim=None, *, int? output_size=None",
+            (
+                Param("input", "Tensor"),
+                Param("repeats", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param(
+                    "output_size",
+                    "int?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+        Signature(
+            composites.repeat_interleave_self_int,
+            "Tensor input, int repeats, int? dim=None, *, int? output_size=None",
+            (
+                Param("input", "Tensor"),
+                Param("repeats", "int"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param(
+                    "output_size",
+                    "int?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
 movedim = Overloads(
     "movedim",
     (
@@ -7371,6 +7836,87 @@ index_fill = Overloads(
                 Param("dim", "int"),
                 Param("index", "Tensor"),
                 Param("value", "Tensor"),
+            ),
+        ),
+    ),
+)
+
+
+trapezoid = Overloads(
+    "trapezoid",
+    (
+        # trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+        Signature(
+            composites.trapezoid_x,
+            "Tensor y, Tensor x, *, int dim=-1",
+            (
+                Param("y", "Tensor"),
+                Param("x", "Tensor"),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+            ),
+        ),
+        # trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+        Signature(
+            composites.trapezoid_dx,
+            "Tensor y, *, Number dx=1, int dim=-1",
+            (
+                Param("y", "Tensor"),
+                Param("dx", "Scalar", keyword_only=True, has_default=True, default=1),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+            ),
+        ),
+    ),
+)
+
+
+trapz = Overloads(
+    "trapz",
+    (
+        # trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+        Signature(
+            composites.trapezoid_x,
+            "Tensor y, Tensor x, *, int dim=-1",
+            (
+                Param("y", "Tensor"),
+                Param("x", "Tensor"),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+            ),
+        ),
+        # trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor
+        Signature(
+            composites.trapezoid_dx,
+            "Tensor y, *, float dx=1, int dim=-1",
+            (
+                Param("y", "Tensor"),
+                Param("dx", "float", keyword_only=True, has_default=True, default=1),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+            ),
+        ),
+    ),
+)
+
+
+cumulative_trapezoid = Overloads(
+    "cumulative_trapezoid",
+    (
+        # cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+        Signature(
+            composites.cumulative_trapezoid_x,
+            "Tensor y, Tensor x, *, int dim=-1",
+            (
+                Param("y", "Tensor"),
+                Param("x", "Tensor"),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
+            ),
+        ),
+        # cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+        Signature(
+            composites.cumulative_trapezoid_dx,
+            "Tensor y, *, Number dx=1, int dim=-1",
+            (
+                Param("y", "Tensor"),
+                Param("dx", "Scalar", keyword_only=True, has_default=True, default=1),
+                Param("dim", "int", keyword_only=True, has_default=True, default=-1),
             ),
         ),
     ),

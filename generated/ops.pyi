@@ -76,6 +76,28 @@ __all__ = [
     "diagonal_copy",
     "diag_embed",
     "diag",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_to",
+    "broadcast_tensors",
+    "hstack",
+    "vstack",
+    "row_stack",
+    "dstack",
+    "column_stack",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "unflatten",
+    "tile",
+    "fliplr",
+    "flipud",
+    "meshgrid",
+    "cartesian_prod",
+    "combinations",
+    "repeat_interleave",
     "concat",
     "concatenate",
     "swapaxes",
@@ -330,6 +352,20 @@ __all__ = [
     "matmul",
     "addmm",
     "linear",
+    "kron",
+    "inner",
+    "tensordot",
+    "einsum",
+    "chain_matmul",
+    "cdist",
+    "_cdist_forward",
+    "_cdist_backward",
+    "pdist",
+    "_pdist_forward",
+    "_pdist_backward",
+    "trapezoid",
+    "trapz",
+    "cumulative_trapezoid",
     "tril",
     "triu",
     "trace",
@@ -657,6 +693,174 @@ def diag_embed(
 
 def diag(input: Tensor, diagonal: _int = ..., *, out: Tensor | None = ...) -> Tensor:
     """``diag(Tensor self, int diagonal=0) -> Tensor``"""
+
+
+@overload
+def atleast_1d(input: Tensor) -> Tensor:
+    """``atleast_1d(Tensor self) -> Tensor``"""
+
+
+@overload
+def atleast_1d(tensors: Sequence[Tensor]) -> _list[Tensor]:
+    """``atleast_1d.Sequence(Tensor[] tensors) -> Tensor[]``"""
+
+
+@overload
+def atleast_2d(input: Tensor) -> Tensor:
+    """``atleast_2d(Tensor self) -> Tensor``"""
+
+
+@overload
+def atleast_2d(tensors: Sequence[Tensor]) -> _list[Tensor]:
+    """``atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]``"""
+
+
+@overload
+def atleast_3d(input: Tensor) -> Tensor:
+    """``atleast_3d(Tensor self) -> Tensor``"""
+
+
+@overload
+def atleast_3d(tensors: Sequence[Tensor]) -> _list[Tensor]:
+    """``atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]``"""
+
+
+def broadcast_to(input: Tensor, size: _int | Sequence[_int]) -> Tensor:
+    """``broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
+
+
+def broadcast_tensors(tensors: Sequence[Tensor]) -> _list[Tensor]:
+    """``broadcast_tensors(Tensor[] tensors) -> Tensor[]``"""
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """``hstack(Tensor[] tensors) -> Tensor``"""
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """``vstack(Tensor[] tensors) -> Tensor``"""
+
+
+def row_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """``row_stack(Tensor[] tensors) -> Tensor``"""
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """``dstack(Tensor[] tensors) -> Tensor``"""
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """``column_stack(Tensor[] tensors) -> Tensor``"""
+
+
+@overload
+def tensor_split(input: Tensor, sections: _int, dim: _int = ...) -> _list[Tensor]:
+    """``tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]``"""
+
+
+@overload
+def tensor_split(
+    input: Tensor, tensor_indices_or_sections: Tensor, dim: _int = ...
+) -> _list[Tensor]:
+    """``tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]``"""
+
+
+@overload
+def tensor_split(
+    input: Tensor, indices: _int | Sequence[_int], dim: _int = ...
+) -> _list[Tensor]:
+    """``tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]``"""
+
+
+@overload
+def hsplit(input: Tensor, sections: _int) -> _list[Tensor]:
+    """``hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
+
+
+@overload
+def hsplit(input: Tensor, indices: _int | Sequence[_int]) -> _list[Tensor]:
+    """``hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
+
+
+@overload
+def vsplit(input: Tensor, sections: _int) -> _list[Tensor]:
+    """``vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
+
+
+@overload
+def vsplit(input: Tensor, indices: _int | Sequence[_int]) -> _list[Tensor]:
+    """``vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
+
+
+@overload
+def dsplit(input: Tensor, sections: _int) -> _list[Tensor]:
+    """``dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
+
+
+@overload
+def dsplit(input: Tensor, indices: _int | Sequence[_int]) -> _list[Tensor]:
+    """``dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
+
+
+def unflatten(input: Tensor, dim: _int, sizes: _int | Sequence[_int]) -> Tensor:
+    """``unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)``"""
+
+
+def tile(input: Tensor, dims: _int | Sequence[_int]) -> Tensor:
+    """``tile(Tensor self, SymInt[] dims) -> Tensor``"""
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """``fliplr(Tensor self) -> Tensor``"""
+
+
+def flipud(input: Tensor) -> Tensor:
+    """``flipud(Tensor self) -> Tensor``"""
+
+
+@overload
+def meshgrid(tensors: Sequence[Tensor]) -> _list[Tensor]:
+    """``meshgrid(Tensor[] tensors) -> Tensor[]``"""
+
+
+@overload
+def meshgrid(tensors: Sequence[Tensor], *, indexing: _str) -> _list[Tensor]:
+    """``meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]``"""
+
+
+def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
+    """``cartesian_prod(Tensor[] tensors) -> Tensor``"""
+
+
+def combinations(input: Tensor, r: _int = ..., with_replacement: _bool = ...) -> Tensor:
+    """``combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor``"""
+
+
+@overload
+def repeat_interleave(repeats: Tensor, *, output_size: _int | None = ...) -> Tensor:
+    """``repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor``"""
+
+
+@overload
+def repeat_interleave(
+    input: Tensor,
+    repeats: Tensor,
+    dim: _int | None = ...,
+    *,
+    output_size: _int | None = ...,
+) -> Tensor:
+    """``repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor``"""
+
+
+@overload
+def repeat_interleave(
+    input: Tensor,
+    repeats: _int,
+    dim: _int | None = ...,
+    *,
+    output_size: _int | None = ...,
+) -> Tensor:
+    """``repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor``"""
 
 
 def concat(
@@ -2572,6 +2776,105 @@ def linear(
     out: Tensor | None = ...,
 ) -> Tensor:
     """``linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor``"""
+
+
+def kron(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``kron(Tensor self, Tensor other) -> Tensor``"""
+
+
+def inner(input: Tensor, other: Tensor | _Number) -> Tensor:
+    """``inner(Tensor self, Tensor other) -> Tensor``"""
+
+
+def tensordot(
+    input: Tensor,
+    other: Tensor | _Number,
+    dims_self: _int | Sequence[_int],
+    dims_other: _int | Sequence[_int],
+) -> Tensor:
+    """``tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor``"""
+
+
+def einsum(
+    equation: _str,
+    tensors: Sequence[Tensor],
+    *,
+    path: _int | Sequence[_int] | None = ...,
+) -> Tensor:
+    """``einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor``"""
+
+
+def chain_matmul(matrices: Sequence[Tensor]) -> Tensor:
+    """``chain_matmul(Tensor[] matrices) -> Tensor``"""
+
+
+def cdist(
+    x1: Tensor | _Number,
+    x2: Tensor | _Number,
+    p: _float = ...,
+    compute_mode: _int | None = ...,
+) -> Tensor:
+    """``cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor``"""
+
+
+def _cdist_forward(
+    x1: Tensor | _Number, x2: Tensor | _Number, p: _float, compute_mode: _int | None
+) -> Tensor:
+    """``_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor``"""
+
+
+def _cdist_backward(
+    grad: Tensor | _Number,
+    x1: Tensor | _Number,
+    x2: Tensor | _Number,
+    p: _float,
+    cdist: Tensor | _Number,
+) -> Tensor:
+    """``_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor``"""
+
+
+def pdist(input: Tensor, p: _float = ...) -> Tensor:
+    """``pdist(Tensor self, float p=2) -> Tensor``"""
+
+
+def _pdist_forward(input: Tensor, p: _float = ...) -> Tensor:
+    """``_pdist_forward(Tensor self, float p=2) -> Tensor``"""
+
+
+def _pdist_backward(
+    grad: Tensor | _Number, input: Tensor, p: _float, pdist: Tensor | _Number
+) -> Tensor:
+    """``_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor``"""
+
+
+@overload
+def trapezoid(y: Tensor, x: Tensor, *, dim: _int = ...) -> Tensor:
+    """``trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor``"""
+
+
+@overload
+def trapezoid(y: Tensor, *, dx: _Number = ..., dim: _int = ...) -> Tensor:
+    """``trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor``"""
+
+
+@overload
+def trapz(y: Tensor, x: Tensor, *, dim: _int = ...) -> Tensor:
+    """``trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor``"""
+
+
+@overload
+def trapz(y: Tensor, *, dx: _float = ..., dim: _int = ...) -> Tensor:
+    """``trapz.dx(Tensor y, *, float dx=1, int dim=-1) -> Tensor``"""
+
+
+@overload
+def cumulative_trapezoid(y: Tensor, x: Tensor, *, dim: _int = ...) -> Tensor:
+    """``cumulative_trapezoid.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor``"""
+
+
+@overload
+def cumulative_trapezoid(y: Tensor, *, dx: _Number = ..., dim: _int = ...) -> Tensor:
+    """``cumulative_trapezoid.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor``"""
 
 
 def tril(input: Tensor, diagonal: _int = ..., *, out: Tensor | None = ...) -> Tensor:

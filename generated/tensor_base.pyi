@@ -286,6 +286,73 @@ class TensorBase:
     def diag(self, diagonal: _int = ...) -> Tensor:
         """``diag(Tensor self, int diagonal=0) -> Tensor``"""
 
+    def broadcast_to(self, *size: _int | Sequence[_int]) -> Tensor:
+        """``broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
+
+    @overload
+    def tensor_split(self, sections: _int, dim: _int = ...) -> _list[Tensor]:
+        """``tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]``"""
+
+    @overload
+    def tensor_split(
+        self, tensor_indices_or_sections: Tensor, dim: _int = ...
+    ) -> _list[Tensor]:
+        """``tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]``"""
+
+    @overload
+    def tensor_split(
+        self, indices: _int | Sequence[_int], dim: _int = ...
+    ) -> _list[Tensor]:
+        """``tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]``"""
+
+    @overload
+    def hsplit(self, sections: _int) -> _list[Tensor]:
+        """``hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
+
+    @overload
+    def hsplit(self, indices: _int | Sequence[_int]) -> _list[Tensor]:
+        """``hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
+
+    @overload
+    def vsplit(self, sections: _int) -> _list[Tensor]:
+        """``vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
+
+    @overload
+    def vsplit(self, indices: _int | Sequence[_int]) -> _list[Tensor]:
+        """``vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
+
+    @overload
+    def dsplit(self, sections: _int) -> _list[Tensor]:
+        """``dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]``"""
+
+    @overload
+    def dsplit(self, indices: _int | Sequence[_int]) -> _list[Tensor]:
+        """``dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
+
+    def unflatten(self, dim: _int, sizes: _int | Sequence[_int]) -> Tensor:
+        """``unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)``"""
+
+    def tile(self, *dims: _int | Sequence[_int]) -> Tensor:
+        """``tile(Tensor self, SymInt[] dims) -> Tensor``"""
+
+    def fliplr(self) -> Tensor:
+        """``fliplr(Tensor self) -> Tensor``"""
+
+    def flipud(self) -> Tensor:
+        """``flipud(Tensor self) -> Tensor``"""
+
+    @overload
+    def repeat_interleave(
+        self, repeats: Tensor, dim: _int | None = ..., *, output_size: _int | None = ...
+    ) -> Tensor:
+        """``repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor``"""
+
+    @overload
+    def repeat_interleave(
+        self, repeats: _int, dim: _int | None = ..., *, output_size: _int | None = ...
+    ) -> Tensor:
+        """``repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor``"""
+
     def swapaxes(self, axis0: _int, axis1: _int) -> Tensor:
         """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
 
@@ -1697,6 +1764,12 @@ class TensorBase:
         alpha: _Number = ...,
     ) -> Tensor:
         """``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def kron(self, other: Tensor | _Number) -> Tensor:
+        """``kron(Tensor self, Tensor other) -> Tensor``"""
+
+    def inner(self, other: Tensor | _Number) -> Tensor:
+        """``inner(Tensor self, Tensor other) -> Tensor``"""
 
     def tril(self, diagonal: _int = ...) -> Tensor:
         """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""

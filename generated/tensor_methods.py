@@ -172,6 +172,34 @@ def diag(self: Tensor, diagonal: int = 0) -> Tensor:
     return composites.diag(self, diagonal)
 
 
+def broadcast_to(self: Tensor, *size: int | Sequence[int]) -> Tensor:
+    """``broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)``"""
+    size = int_list_varargs(size, "broadcast_to", "size")
+    return composites.broadcast_to(self, size)
+
+
+def unflatten(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """``unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)``"""
+    sizes = int_list_argument(sizes, "unflatten", "sizes")
+    return composites.unflatten(self, dim, sizes)
+
+
+def tile(self: Tensor, *dims: int | Sequence[int]) -> Tensor:
+    """``tile(Tensor self, SymInt[] dims) -> Tensor``"""
+    dims = int_list_varargs(dims, "tile", "dims")
+    return composites.tile(self, dims)
+
+
+def fliplr(self: Tensor) -> Tensor:
+    """``fliplr(Tensor self) -> Tensor``"""
+    return composites.fliplr(self)
+
+
+def flipud(self: Tensor) -> Tensor:
+    """``flipud(Tensor self) -> Tensor``"""
+    return composites.flipud(self)
+
+
 def swapaxes(self: Tensor, axis0: int, axis1: int) -> Tensor:
     """``swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)``"""
     return composites.swapaxes(self, axis0, axis1)
@@ -1469,6 +1497,18 @@ def addmm(
     return operators.addmm.call(self, mat1, mat2, beta, alpha)
 
 
+def kron(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``kron(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "kron", "other", 2, True)
+    return composites.kron(self, other)
+
+
+def inner(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``inner(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "inner", "other", 2, True)
+    return composites.inner(self, other)
+
+
 def tril(self: Tensor, diagonal: int = 0) -> Tensor:
     """``tril(Tensor self, SymInt diagonal=0) -> Tensor``"""
     return operators.tril.call(self, diagonal)
@@ -1744,6 +1784,184 @@ _split_overloads = Overloads(
 def split(self: Tensor, *args: Any, **kwargs: Any) -> Any:
     """``split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]`` or ``split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]``"""
     return _split_overloads(*args, self=self, **kwargs)
+
+
+_tensor_split_overloads = Overloads(
+    "tensor_split",
+    (
+        # tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
+        Signature(
+            composites.tensor_split_sections,
+            "int sections, int dim=0",
+            (
+                Param("self", "Tensor"),
+                Param("sections", "int"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+        # tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
+        Signature(
+            composites.tensor_split_indices,
+            "int[] indices, int dim=0",
+            (
+                Param("self", "Tensor"),
+                Param("indices", "int[]"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+        # tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
+        Signature(
+            composites.tensor_split_tensor,
+            "Tensor tensor_indices_or_sections, int dim=0",
+            (
+                Param("self", "Tensor"),
+                Param("tensor_indices_or_sections", "Tensor"),
+                Param("dim", "int", has_default=True, default=0),
+            ),
+        ),
+    ),
+)
+
+
+def tensor_split(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]`` or ``tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]`` or ``tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]``"""
+    return _tensor_split_overloads(*args, self=self, **kwargs)
+
+
+_hsplit_overloads = Overloads(
+    "hsplit",
+    (
+        # hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+        Signature(
+            composites.hsplit,
+            "int sections",
+            (
+                Param("self", "Tensor"),
+                Param("sections", "int"),
+            ),
+        ),
+        # hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+        Signature(
+            composites.hsplit,
+            "int[] indices",
+            (
+                Param("self", "Tensor"),
+                Param("indices", "int[]"),
+            ),
+        ),
+    ),
+)
+
+
+def hsplit(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`` or ``hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
+    return _hsplit_overloads(*args, self=self, **kwargs)
+
+
+_vsplit_overloads = Overloads(
+    "vsplit",
+    (
+        # vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+        Signature(
+            composites.vsplit,
+            "int sections",
+            (
+                Param("self", "Tensor"),
+                Param("sections", "int"),
+            ),
+        ),
+        # vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+        Signature(
+            composites.vsplit,
+            "int[] indices",
+            (
+                Param("self", "Tensor"),
+                Param("indices", "int[]"),
+            ),
+        ),
+    ),
+)
+
+
+def vsplit(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`` or ``vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
+    return _vsplit_overloads(*args, self=self, **kwargs)
+
+
+_dsplit_overloads = Overloads(
+    "dsplit",
+    (
+        # dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+        Signature(
+            composites.dsplit,
+            "int sections",
+            (
+                Param("self", "Tensor"),
+                Param("sections", "int"),
+            ),
+        ),
+        # dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+        Signature(
+            composites.dsplit,
+            "int[] indices",
+            (
+                Param("self", "Tensor"),
+                Param("indices", "int[]"),
+            ),
+        ),
+    ),
+)
+
+
+def dsplit(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]`` or ``dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]``"""
+    return _dsplit_overloads(*args, self=self, **kwargs)
+
+
+_repeat_interleave_overloads = Overloads(
+    "repeat_interleave",
+    (
+        # repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+        Signature(
+            composites.repeat_interleave_self_tensor,
+            "Tensor repeats, int? dim=None, *, int? output_size=None",
+            (
+                Param("self", "Tensor"),
+                Param("repeats", "Tensor"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param(
+                    "output_size",
+                    "int?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+        # repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
+        Signature(
+            composites.repeat_interleave_self_int,
+            "int repeats, int? dim=None, *, int? output_size=None",
+            (
+                Param("self", "Tensor"),
+                Param("repeats", "int"),
+                Param("dim", "int?", has_default=True, default=None),
+                Param(
+                    "output_size",
+                    "int?",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def repeat_interleave(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+    """``repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor`` or ``repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor``"""
+    return _repeat_interleave_overloads(*args, self=self, **kwargs)
 
 
 _movedim_overloads = Overloads(
@@ -4065,6 +4283,11 @@ METHODS: dict[str, Callable[..., Any]] = {
     "diagonal": diagonal,
     "diag_embed": diag_embed,
     "diag": diag,
+    "broadcast_to": broadcast_to,
+    "unflatten": unflatten,
+    "tile": tile,
+    "fliplr": fliplr,
+    "flipud": flipud,
     "swapaxes": swapaxes,
     "swapdims": swapdims,
     "add": add,
@@ -4266,6 +4489,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "ger": ger,
     "matmul": matmul,
     "addmm": addmm,
+    "kron": kron,
+    "inner": inner,
     "tril": tril,
     "triu": triu,
     "tril_": tril_,
@@ -4310,6 +4535,11 @@ METHODS: dict[str, Callable[..., Any]] = {
     "igammac_": igammac_,
     "squeeze": squeeze,
     "split": split,
+    "tensor_split": tensor_split,
+    "hsplit": hsplit,
+    "vsplit": vsplit,
+    "dsplit": dsplit,
+    "repeat_interleave": repeat_interleave,
     "movedim": movedim,
     "moveaxis": moveaxis,
     "pow": pow,

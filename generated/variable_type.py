@@ -819,6 +819,27 @@ def diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     return result
 
 
+def repeat_interleave_Tensor(ks: int, repeats: Tensor, output_size: int | None) -> Any:
+    """repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor"""
+    _any_has_forward_grad = (repeats._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("repeat_interleave.Tensor")
+    _any_requires_grad = compute_requires_grad(repeats)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("repeat_interleave")
+        grad_fn.set_next_edges(collect_next_edges(repeats))
+    result = redispatch(
+        operators.repeat_interleave_Tensor,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        repeats,
+        output_size,
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
 def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (
@@ -8496,6 +8517,100 @@ def addmm(
     return result
 
 
+def _cdist_forward(
+    ks: int, x1: Tensor, x2: Tensor, p: float, compute_mode: int | None
+) -> Any:
+    """_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor"""
+    _any_has_forward_grad = (
+        x1._fw_grad is not None or x2._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_cdist_forward")
+    _any_requires_grad = compute_requires_grad(x1, x2)
+    grad_fn: functions.CdistBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CdistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(x1, x2))
+        grad_fn.p = p
+        grad_fn.x1_ = SavedVariable(x1, False)
+        grad_fn.x2_ = SavedVariable(x2, False)
+    result = redispatch(
+        operators._cdist_forward, ks & AFTER_AUTOGRAD_KEYSET, x1, x2, p, compute_mode
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _cdist_backward(
+    ks: int, grad: Tensor, x1: Tensor, x2: Tensor, p: float, cdist: Tensor
+) -> Any:
+    """_cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor"""
+    _any_has_forward_grad = (
+        grad._fw_grad is not None
+        or x1._fw_grad is not None
+        or x2._fw_grad is not None
+        or cdist._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_cdist_backward")
+    _any_requires_grad = compute_requires_grad(grad, x1, x2, cdist)
+    grad_fn: functions.CdistBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CdistBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad, x1, x2, cdist))
+    result = redispatch(
+        operators._cdist_backward, ks & AFTER_AUTOGRAD_KEYSET, grad, x1, x2, p, cdist
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def _pdist_forward(ks: int, self: Tensor, p: float) -> Any:
+    """_pdist_forward(Tensor self, float p=2) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_pdist_forward")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.PdistBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PdistBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators._pdist_forward, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _pdist_backward(
+    ks: int, grad: Tensor, self: Tensor, p: float, pdist: Tensor
+) -> Any:
+    """_pdist_backward(Tensor grad, Tensor self, float p, Tensor pdist) -> Tensor"""
+    _any_has_forward_grad = (
+        grad._fw_grad is not None
+        or self._fw_grad is not None
+        or pdist._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_pdist_backward")
+    _any_requires_grad = compute_requires_grad(grad, self, pdist)
+    grad_fn: functions.PdistBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PdistBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad, self, pdist))
+    result = redispatch(
+        operators._pdist_backward, ks & AFTER_AUTOGRAD_KEYSET, grad, self, p, pdist
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def tril(ks: int, self: Tensor, diagonal: int) -> Any:
     """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -13904,6 +14019,9 @@ operators.diagonal.register(DispatchKey.Autograd, diagonal)
 operators.diagonal_backward.register(DispatchKey.Autograd, diagonal_backward)
 operators.diagonal_copy.register(DispatchKey.Autograd, diagonal_copy)
 operators.diag_embed.register(DispatchKey.Autograd, diag_embed)
+operators.repeat_interleave_Tensor.register(
+    DispatchKey.Autograd, repeat_interleave_Tensor
+)
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -14199,6 +14317,10 @@ operators.dot.register(DispatchKey.Autograd, dot)
 operators.vdot.register(DispatchKey.Autograd, vdot)
 operators.mv.register(DispatchKey.Autograd, mv)
 operators.addmm.register(DispatchKey.Autograd, addmm)
+operators._cdist_forward.register(DispatchKey.Autograd, _cdist_forward)
+operators._cdist_backward.register(DispatchKey.Autograd, _cdist_backward)
+operators._pdist_forward.register(DispatchKey.Autograd, _pdist_forward)
+operators._pdist_backward.register(DispatchKey.Autograd, _pdist_backward)
 operators.tril.register(DispatchKey.Autograd, tril)
 operators.triu.register(DispatchKey.Autograd, triu)
 operators.tril_.register(DispatchKey.Autograd, tril_)

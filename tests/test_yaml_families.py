@@ -56,6 +56,9 @@ MODULE_FAMILY = {
     "composites/dropout.py": "activation",
     "numpy_kernels/linalg_decompositions.py": "linalg",
     "composites/linalg_decompositions.py": "linalg",
+    "numpy_kernels/linalg_distance.py": "linalg",
+    "composites/linalg_products.py": "linalg",
+    "composites/shape_joining.py": "shape",
 }
 
 HEADER = re.compile(r"^# ==== family: (?P<family>\S+) ====$")

@@ -109,7 +109,20 @@ from .generated.ops import *  # noqa: F401,F403
 # PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
 from .norms import norm as norm  # type: ignore[no-redef]  # replaces the generated norm
 from .functional import nonzero as nonzero  # PyTorch binding's as_tuple
-from .functional import (
+
+# torch.functional's spellings, over the generated operators of the same names
+from .functional import (  # type: ignore[no-redef,assignment]
+    atleast_1d as atleast_1d,
+    atleast_2d as atleast_2d,
+    atleast_3d as atleast_3d,
+    broadcast_shapes as broadcast_shapes,
+    broadcast_tensors as broadcast_tensors,
+    cartesian_prod as cartesian_prod,
+    cdist as cdist,
+    chain_matmul as chain_matmul,
+    einsum as einsum,
+    meshgrid as meshgrid,
+    tensordot as tensordot,
     unique as unique,
     unique_consecutive as unique_consecutive,
 )

@@ -23,6 +23,9 @@ class Line:
     # Relative tolerance against torch where PyTorch computes with a less exact
     # algorithm (its trigamma, its Bessel functions); 0 keeps the table's defaults.
     rtol: float = 0.0
+    # PyTorch's double backward raises (a not_implemented formula): gradgradcheck
+    # must raise NotImplementedError too.
+    double_backward: bool = True
 
 
 def _nn(lib: Any, name: str) -> Callable[..., Any]:

@@ -5,7 +5,18 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .common import Line, _aten_namespace, _vector_norms
+from .common import Line, _aten, _aten_namespace, _vector_norms
+
+
+def _f64(lib: Any, values: Any) -> Any:
+    return lib.tensor(values, dtype=lib.float64)
+
+
+def _chain_matmul(lib: Any, a: Any, b: Any) -> Any:
+    """chain_matmul, without the deprecation warning both libraries give."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return lib.chain_matmul(a, b, b.t()) + lib.chain_matmul(a)
 
 
 def _la(lib: Any, name: str) -> Any:
@@ -66,6 +77,86 @@ def _eig(lib: Any, a: Any) -> Any:
 
 
 LINES: dict[str, Line] = {
+    # Products built from the others (composites/linalg_products.py) and distances.
+    "kron": Line(lambda lib, a, b: lib.kron(a, b) * a.kron(b), ((2, 3), (3,))),
+    "inner": Line(
+        lambda lib, a, b: lib.inner(a, b) + a.inner(b[0, 0]).sum(), ((2, 3), (4, 3))
+    ),
+    "tensordot": Line(
+        lambda lib, a, b: lib.tensordot(a, b, 1) * lib.tensordot(a, b, ([1], [0])),
+        ((2, 3), (3, 4)),
+    ),
+    "einsum": Line(
+        lambda lib, a, b: lib.einsum("ij,jk->ik", a, b)
+        + lib.einsum("ii,jk", [a[:, :2], b]).sum()
+        + lib.einsum(a, [0, 1], b, [1, 2], [0, 2]) * lib.einsum("ij->j", a)[0],
+        ((2, 3), (3, 4)),
+    ),
+    "chain_matmul": Line(lambda lib, a, b: _chain_matmul(lib, a, b), ((2, 3), (3, 4))),
+    "cdist": Line(
+        lambda lib, a, b: lib.cdist(a, b) + lib.cdist(a, b, p=1.5) * 2.0,
+        ((3, 2), (4, 2)),
+        forward=False,
+        double_backward=False,
+    ),
+    "_cdist_forward": Line(
+        lambda lib, a, b: _aten(lib, "_cdist_forward")(a, b, 3.0, None),
+        ((2, 3, 2), (1, 4, 2)),
+        forward=False,
+        double_backward=False,
+    ),
+    "_cdist_backward": Line(
+        lambda lib, a: a
+        * _aten(lib, "_cdist_backward")(
+            _f64(lib, [[1.0, -2.0], [0.5, 3.0]]),
+            _f64(lib, [[1.0, 2.0], [0.0, 1.0]]),
+            _f64(lib, [[0.0, 1.0], [2.0, 2.0]]),
+            2.0,
+            lib.cdist(
+                _f64(lib, [[1.0, 2.0], [0.0, 1.0]]), _f64(lib, [[0.0, 1.0], [2.0, 2.0]])
+            ),
+        ),
+        ((2, 2),),
+    ),
+    "pdist": Line(
+        lambda lib, a: lib.pdist(a) * lib.pdist(a, 1.5),
+        ((4, 3),),
+        forward=False,
+        double_backward=False,
+    ),
+    "_pdist_forward": Line(
+        lambda lib, a: _aten(lib, "_pdist_forward")(a, float("inf"))
+        + _aten(lib, "_pdist_forward")(a, 1.0),
+        ((4, 3),),
+        forward=False,
+        double_backward=False,
+    ),
+    "_pdist_backward": Line(
+        lambda lib, a: a
+        * _aten(lib, "_pdist_backward")(
+            _f64(lib, [1.0, -2.0, 0.5]),
+            _f64(lib, [[1.0, 2.0], [0.0, 1.0], [3.0, -1.0]]),
+            2.0,
+            lib.pdist(_f64(lib, [[1.0, 2.0], [0.0, 1.0], [3.0, -1.0]])),
+        )[0],
+        ((2,),),
+    ),
+    "trapezoid.x": Line(
+        lambda lib, a, b: lib.trapezoid(a, b) * lib.trapezoid(a.t(), b, dim=0),
+        ((2, 3), (3,)),
+    ),
+    "trapezoid.dx": Line(
+        lambda lib, a: lib.trapezoid(a) + lib.trapezoid(a, dx=0.5, dim=0).sum(),
+        ((2, 3),),
+    ),
+    "trapz.x": Line(lambda lib, a, b: lib.trapz(a, b) * 2.0, ((2, 3), (3,))),
+    "trapz.dx": Line(lambda lib, a: lib.trapz(a, dx=2.0, dim=0), ((2, 3),)),
+    "cumulative_trapezoid.x": Line(
+        lambda lib, a, b: lib.cumulative_trapezoid(a, b) * 2.0, ((2, 3), (3,))
+    ),
+    "cumulative_trapezoid.dx": Line(
+        lambda lib, a: lib.cumulative_trapezoid(a, dx=0.5, dim=0), ((3, 2),)
+    ),
     "mm": Line(lambda lib, a, b: lib.mm(a, b), ((2, 3), (3, 4)), complex=True),
     "bmm": Line(lambda lib, a, b: a.bmm(b), ((2, 2, 3), (2, 3, 2)), complex=True),
     "dot": Line(lambda lib, a, b: lib.dot(a, b) * a, ((3,), (3,)), complex=True),

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 from .common import Line, _aten_namespace, _f
+
+
+def _meshgrid_ij(lib: Any, a: Any, b: Any) -> Any:
+    """meshgrid without `indexing` ("ij"), whose warning PyTorch and gradgen both give."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        x, y = lib.meshgrid(a, b)
+    return x * y
+
 
 LINES: dict[str, Line] = {
     "permute": Line(lambda lib, a: lib.permute(a, (2, 0, 1)), ((2, 3, 4),)),
@@ -28,6 +40,104 @@ LINES: dict[str, Line] = {
     ),
     "cat": Line(lambda lib, a, b: lib.cat([a, b * b, a], 1), ((2, 3), (2, 1))),
     "stack": Line(lambda lib, a, b: lib.stack([a, b * b], -1), ((2, 3), (2, 3))),
+    # Building, splitting and tiling (composites/shape_joining.py).
+    "atleast_1d": Line(
+        lambda lib, a: lib.atleast_1d(a[0, 0]) * lib.atleast_1d(a).sum(), ((2, 3),)
+    ),
+    "atleast_1d.Sequence": Line(
+        lambda lib, a: lib.atleast_1d([a[0, 0], a])[0] * lib.atleast_1d(a[1], a)[1],
+        ((2, 3),),
+    ),
+    "atleast_2d": Line(
+        lambda lib, a: lib.atleast_2d(a[0]) * lib.atleast_2d(a[1, 1]), ((2, 3),)
+    ),
+    "atleast_2d.Sequence": Line(
+        lambda lib, a: lib.atleast_2d((a[0], a))[0] * lib.atleast_2d(a[1], a)[1],
+        ((2, 3),),
+    ),
+    "atleast_3d": Line(
+        lambda lib, a: lib.atleast_3d(a) * lib.atleast_3d(a[0]).sum()
+        + lib.atleast_3d(a[0, 0]),
+        ((2, 3),),
+    ),
+    "atleast_3d.Sequence": Line(
+        lambda lib, a: lib.atleast_3d([a[0], a])[1] * lib.atleast_3d(a, a[1, 1])[1],
+        ((2, 3),),
+    ),
+    "broadcast_to": Line(
+        lambda lib, a: lib.broadcast_to(a, (2, 3, 2)) * a.broadcast_to((3, 2)),
+        ((3, 1),),
+    ),
+    "broadcast_tensors": Line(
+        lambda lib, a, b: lib.broadcast_tensors(a, b)[0]
+        * lib.broadcast_tensors(a, b)[1],
+        ((3, 1), (2,)),
+    ),
+    "hstack": Line(lambda lib, a, b: lib.hstack([a, b * b, a]), ((2, 3), (2, 1))),
+    "vstack": Line(lambda lib, a, b: lib.vstack((a, b * b)), ((3,), (2, 3))),
+    "row_stack": Line(lambda lib, a, b: lib.row_stack([a * b, b]), ((3,), (2, 3))),
+    "dstack": Line(lambda lib, a, b: lib.dstack([a, b * 2.0]), ((2, 3), (2, 3))),
+    "column_stack": Line(
+        lambda lib, a, b: lib.column_stack([a, b, a * 2.0]), ((3,), (3, 2))
+    ),
+    "tensor_split.sections": Line(
+        lambda lib, a: lib.tensor_split(a, 3, 1)[0] * a.tensor_split(3, 1)[1],
+        ((2, 5),),
+    ),
+    "tensor_split.indices": Line(
+        lambda lib, a: lib.tensor_split(a, [1, -1], 1)[1]
+        * a.tensor_split((1, 9), 1)[0],
+        ((2, 4),),
+    ),
+    "tensor_split.tensor_indices_or_sections": Line(
+        lambda lib, a: lib.tensor_split(a, lib.tensor([1, 3]), 1)[1]
+        * a.tensor_split(lib.tensor(2), 1)[1],
+        ((2, 4),),
+    ),
+    "hsplit.int": Line(
+        lambda lib, a: lib.hsplit(a, 2)[1] * a.hsplit(2)[0] + lib.hsplit(a[0], 2)[0],
+        ((3, 4),),
+    ),
+    "hsplit.array": Line(lambda lib, a: lib.hsplit(a, [1, 3])[1] * 2.0, ((3, 4),)),
+    "vsplit.int": Line(lambda lib, a: lib.vsplit(a, 2)[1] * a.vsplit(2)[0], ((4, 3),)),
+    "vsplit.array": Line(lambda lib, a: lib.vsplit(a, [3])[0] * 2.0, ((4, 3),)),
+    "dsplit.int": Line(
+        lambda lib, a: lib.dsplit(a, 2)[1] * a.dsplit(2)[0], ((2, 1, 4),)
+    ),
+    "dsplit.array": Line(lambda lib, a: lib.dsplit(a, [1])[1] * 2.0, ((2, 1, 4),)),
+    "unflatten.int": Line(
+        lambda lib, a: lib.unflatten(a, 1, (2, -1)) * a.unflatten(-1, [2, 3]),
+        ((2, 6),),
+    ),
+    "tile": Line(lambda lib, a: lib.tile(a, (2, 1, 2)) * a.tile((2,)).sum(), ((2, 3),)),
+    "fliplr": Line(lambda lib, a: lib.fliplr(a) * a.fliplr(), ((2, 3),)),
+    "flipud": Line(lambda lib, a: lib.flipud(a) * a.flipud(), ((2, 3),)),
+    "meshgrid": Line(lambda lib, a, b: _meshgrid_ij(lib, a, b), ((3,), (2,))),
+    "meshgrid.indexing": Line(
+        lambda lib, a, b: lib.meshgrid(a, b, indexing="xy")[0]
+        * lib.meshgrid([a, b], indexing="xy")[1],
+        ((3,), (2,)),
+    ),
+    "cartesian_prod": Line(
+        lambda lib, a, b: lib.cartesian_prod(a, b) * 2.0 + lib.cartesian_prod(a).sum(),
+        ((3,), (2,)),
+    ),
+    "combinations": Line(
+        lambda lib, a: lib.combinations(a) * lib.combinations(a, 2, True)[:6],
+        ((4,),),
+    ),
+    "repeat_interleave.Tensor": Line(
+        lambda lib, a: a * lib.repeat_interleave(lib.tensor([1, 0, 2])).sum(), ((3,),)
+    ),
+    "repeat_interleave.self_Tensor": Line(
+        lambda lib, a: lib.repeat_interleave(a, lib.tensor([1, 0, 2]), 0)
+        * a.repeat_interleave(lib.tensor(2))[:2],
+        ((3, 2),),
+    ),
+    "repeat_interleave.self_int": Line(
+        lambda lib, a: lib.repeat_interleave(a, 2, 1) * a.repeat_interleave(2).sum(),
+        ((3, 2),),
+    ),
     "split.Tensor": Line(lambda lib, a: lib.split(a, 2)[1] * 3.0, ((5, 2),)),
     "split.sizes": Line(
         lambda lib, a: a.split([1, 4])[0] * a.split([3, 2])[1][:1], ((5,),)

@@ -22,12 +22,14 @@ from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
+from .linalg_products import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
+from .shape_joining import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
 from .special import *  # noqa: F403  (the names of its __all__)
 
@@ -43,12 +45,14 @@ for _family in (
     "indexing",
     "linalg",
     "linalg_decompositions",
+    "linalg_products",
     "loss",
     "normalization",
     "pooling",
     "reduction",
     "rnn",
     "shape",
+    "shape_joining",
     "sparse",
     "special",
 ):

@@ -11,6 +11,7 @@ from ..dtypes import spelling
 from ._common import _along, _reduction_dims, _wrap_dim
 
 __all__ = [
+    "repeat_interleave_counts",
     "permute",
     "expand",
     "sum_to_size",
@@ -484,4 +485,20 @@ def diag_embed(self: np.ndarray, offset: int, dim1: int, dim2: int) -> np.ndarra
         shape.append(size if d in (first, second) else leading.pop(0))
     result = np.zeros(tuple(shape), self.dtype)
     diagonal(result, offset, first, second)[...] = self
+    return result
+
+
+def repeat_interleave_counts(
+    repeats: np.ndarray, output_size: int | None
+) -> np.ndarray:
+    """repeat_interleave(repeats): index i repeated repeats[i] times (int64)."""
+    if repeats.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.dtype.kind not in "iu":
+        raise RuntimeError("repeats has to be Long or Int tensor")
+    if (repeats < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    result = np.repeat(np.arange(repeats.shape[0], dtype=np.int64), repeats)
+    if output_size is not None and output_size != result.shape[0]:
+        raise RuntimeError("allocated size does not match required size")
     return result
