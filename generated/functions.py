@@ -510,9 +510,21 @@ from .ops import (
     real,
     reciprocal,
     reciprocal_,
+    reflection_pad1d,
+    reflection_pad1d_backward,
+    reflection_pad2d,
+    reflection_pad2d_backward,
+    reflection_pad3d,
+    reflection_pad3d_backward,
     relu,
     relu_,
     remainder,
+    replication_pad1d,
+    replication_pad1d_backward,
+    replication_pad2d,
+    replication_pad2d_backward,
+    replication_pad3d,
+    replication_pad3d_backward,
     reshape,
     rnn_relu,
     rnn_relu_cell,
@@ -15627,6 +15639,582 @@ def convolution_backward_backward0_apply(
     return grad_inputs
 
 
+class ReflectionPad1DBackward0(Node):
+    """Backward of ``reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor``.
+
+    self: reflection_pad1d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad1_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def reflection_pad1_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad1DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            reflection_pad1d_backward(grad, self, padding) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ReflectionPad1DBackwardBackward0(Node):
+    """Backward of ``reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``.
+
+    grad_output: reflection_pad1d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad1_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def reflection_pad1_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReflectionPad1DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = reflection_pad1d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReflectionPad2DBackward0(Node):
+    """Backward of ``reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor``.
+
+    self: reflection_pad2d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def reflection_pad2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            reflection_pad2d_backward(grad, self, padding) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ReflectionPad2DBackwardBackward0(Node):
+    """Backward of ``reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``.
+
+    grad_output: reflection_pad2d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def reflection_pad2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReflectionPad2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = reflection_pad2d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReflectionPad3DBackward0(Node):
+    """Backward of ``reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor``.
+
+    self: reflection_pad3d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def reflection_pad3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            reflection_pad3d_backward(grad, self, padding) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ReflectionPad3DBackwardBackward0(Node):
+    """Backward of ``reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``.
+
+    grad_output: reflection_pad3d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def reflection_pad3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReflectionPad3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = reflection_pad3d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReplicationPad1DBackward0(Node):
+    """Backward of ``replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor``.
+
+    self: replication_pad1d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad1_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def replication_pad1_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad1DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            replication_pad1d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ReplicationPad1DBackwardBackward0(Node):
+    """Backward of ``replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``.
+
+    grad_output: replication_pad1d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad1_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def replication_pad1_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReplicationPad1DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = replication_pad1d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReplicationPad2DBackward0(Node):
+    """Backward of ``replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor``.
+
+    self: replication_pad2d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def replication_pad2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            replication_pad2d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ReplicationPad2DBackwardBackward0(Node):
+    """Backward of ``replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``.
+
+    grad_output: replication_pad2d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def replication_pad2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReplicationPad2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = replication_pad2d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReplicationPad3DBackward0(Node):
+    """Backward of ``replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor``.
+
+    self: replication_pad3d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def replication_pad3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            replication_pad3d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ReplicationPad3DBackwardBackward0(Node):
+    """Backward of ``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``.
+
+    grad_output: replication_pad3d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def replication_pad3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReplicationPad3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = replication_pad3d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
 class MaxPool2DWithIndicesBackward0(Node):
     """Backward of ``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
 
@@ -21676,6 +22264,120 @@ def convolution_backward_jvp_result2(
 ) -> Any:
     """Forward-mode derivative: ``result2: convolution_backward_jvp_grad_bias(grad_output_t, result2)``."""
     return convolution_backward_jvp_grad_bias(grad_output_t, result2)
+
+
+def reflection_pad1d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.reflection_pad1d.call(self_t, padding)
+
+
+def reflection_pad1d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: reflection_pad1d_backward_symint(grad_output_t, self_p, padding)``."""
+    return reflection_pad1d_backward(grad_output_t, self_p, padding)
+
+
+def reflection_pad2d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.reflection_pad2d.call(self_t, padding)
+
+
+def reflection_pad2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: reflection_pad2d_backward_symint(grad_output_t, self_p, padding)``."""
+    return reflection_pad2d_backward(grad_output_t, self_p, padding)
+
+
+def reflection_pad3d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.reflection_pad3d.call(self_t, padding)
+
+
+def reflection_pad3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: reflection_pad3d_backward_symint(grad_output_t, self_p, padding)``."""
+    return reflection_pad3d_backward(grad_output_t, self_p, padding)
+
+
+def replication_pad1d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.replication_pad1d.call(self_t, padding)
+
+
+def replication_pad1d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: replication_pad1d_backward_symint(grad_output_t, self_p, padding)``."""
+    return replication_pad1d_backward(grad_output_t, self_p, padding)
+
+
+def replication_pad2d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.replication_pad2d.call(self_t, padding)
+
+
+def replication_pad2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: replication_pad2d_backward_symint(grad_output_t, self_p, padding)``."""
+    return replication_pad2d_backward(grad_output_t, self_p, padding)
+
+
+def replication_pad3d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.replication_pad3d.call(self_t, padding)
+
+
+def replication_pad3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: replication_pad3d_backward_symint(grad_output_t, self_p, padding)``."""
+    return replication_pad3d_backward(grad_output_t, self_p, padding)
 
 
 def max_pool2d_with_indices_jvp_result0(

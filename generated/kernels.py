@@ -43,6 +43,7 @@ from gradgen.numpy_kernels import (
     bincount,
     bitwise,
     bmm,
+    border_pad_backward,
     bucketize,
     cat_arrays,
     clamp_bound,
@@ -194,8 +195,10 @@ from gradgen.numpy_kernels import (
     reduce_prod,
     reduce_sum,
     reduce_var,
+    reflection_pad,
     relu,
     repeat,
+    replication_pad,
     reverse_subtract,
     roll,
     round_decimals,
@@ -4140,6 +4143,96 @@ def numpy_convolution_backward(
     return wrap_result(result0), wrap_result(result1), wrap_result(result2)
 
 
+def numpy_reflection_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(reflection_pad(self, padding, 1))
+
+
+def numpy_reflection_pad1d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 1, "reflect"))
+
+
+def numpy_reflection_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(reflection_pad(self, padding, 2))
+
+
+def numpy_reflection_pad2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 2, "reflect"))
+
+
+def numpy_reflection_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(reflection_pad(self, padding, 3))
+
+
+def numpy_reflection_pad3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 3, "reflect"))
+
+
+def numpy_replication_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(replication_pad(self, padding, 1))
+
+
+def numpy_replication_pad1d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 1, "replicate"))
+
+
+def numpy_replication_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(replication_pad(self, padding, 2))
+
+
+def numpy_replication_pad2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 2, "replicate"))
+
+
+def numpy_replication_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(replication_pad(self, padding, 3))
+
+
+def numpy_replication_pad3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 3, "replicate"))
+
+
 def numpy_max_pool2d_with_indices(
     ks: int,
     self: Tensor,
@@ -5795,6 +5888,30 @@ operators.embedding_dense_backward.register(
 operators.one_hot.register(DispatchKey.NumPy, numpy_one_hot)
 operators.convolution.register(DispatchKey.NumPy, numpy_convolution)
 operators.convolution_backward.register(DispatchKey.NumPy, numpy_convolution_backward)
+operators.reflection_pad1d.register(DispatchKey.NumPy, numpy_reflection_pad1d)
+operators.reflection_pad1d_backward.register(
+    DispatchKey.NumPy, numpy_reflection_pad1d_backward
+)
+operators.reflection_pad2d.register(DispatchKey.NumPy, numpy_reflection_pad2d)
+operators.reflection_pad2d_backward.register(
+    DispatchKey.NumPy, numpy_reflection_pad2d_backward
+)
+operators.reflection_pad3d.register(DispatchKey.NumPy, numpy_reflection_pad3d)
+operators.reflection_pad3d_backward.register(
+    DispatchKey.NumPy, numpy_reflection_pad3d_backward
+)
+operators.replication_pad1d.register(DispatchKey.NumPy, numpy_replication_pad1d)
+operators.replication_pad1d_backward.register(
+    DispatchKey.NumPy, numpy_replication_pad1d_backward
+)
+operators.replication_pad2d.register(DispatchKey.NumPy, numpy_replication_pad2d)
+operators.replication_pad2d_backward.register(
+    DispatchKey.NumPy, numpy_replication_pad2d_backward
+)
+operators.replication_pad3d.register(DispatchKey.NumPy, numpy_replication_pad3d)
+operators.replication_pad3d_backward.register(
+    DispatchKey.NumPy, numpy_replication_pad3d_backward
+)
 operators.max_pool2d_with_indices.register(
     DispatchKey.NumPy, numpy_max_pool2d_with_indices
 )

@@ -1095,6 +1095,48 @@ convolution_backward = OperatorHandle(
     "convolution_backward",
     "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
 )
+reflection_pad1d = OperatorHandle(
+    "reflection_pad1d", "reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"
+)
+reflection_pad1d_backward = OperatorHandle(
+    "reflection_pad1d_backward",
+    "reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor",
+)
+reflection_pad2d = OperatorHandle(
+    "reflection_pad2d", "reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"
+)
+reflection_pad2d_backward = OperatorHandle(
+    "reflection_pad2d_backward",
+    "reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor",
+)
+reflection_pad3d = OperatorHandle(
+    "reflection_pad3d", "reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"
+)
+reflection_pad3d_backward = OperatorHandle(
+    "reflection_pad3d_backward",
+    "reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor",
+)
+replication_pad1d = OperatorHandle(
+    "replication_pad1d", "replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"
+)
+replication_pad1d_backward = OperatorHandle(
+    "replication_pad1d_backward",
+    "replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor",
+)
+replication_pad2d = OperatorHandle(
+    "replication_pad2d", "replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"
+)
+replication_pad2d_backward = OperatorHandle(
+    "replication_pad2d_backward",
+    "replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor",
+)
+replication_pad3d = OperatorHandle(
+    "replication_pad3d", "replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"
+)
+replication_pad3d_backward = OperatorHandle(
+    "replication_pad3d_backward",
+    "replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor",
+)
 max_pool2d_with_indices = OperatorHandle(
     "max_pool2d_with_indices",
     "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",

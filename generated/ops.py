@@ -335,6 +335,18 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "reflection_pad1d",
+    "reflection_pad1d_backward",
+    "reflection_pad2d",
+    "reflection_pad2d_backward",
+    "reflection_pad3d",
+    "reflection_pad3d_backward",
+    "replication_pad1d",
+    "replication_pad1d_backward",
+    "replication_pad2d",
+    "replication_pad2d_backward",
+    "replication_pad3d",
+    "replication_pad3d_backward",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -4428,6 +4440,120 @@ def conv_transpose3d(
     return composites.conv_transpose3d(
         input, weight, bias, stride, padding, output_padding, groups, dilation
     )
+
+
+def reflection_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
+    input = tensor_argument(input, "reflection_pad1d", "input", 1, False)
+    padding = int_list_argument(padding, "reflection_pad1d", "padding")
+    return operators.reflection_pad1d.call(input, padding)
+
+
+def reflection_pad1d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "reflection_pad1d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "reflection_pad1d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "reflection_pad1d_backward", "padding")
+    return operators.reflection_pad1d_backward.call(grad_output, input, padding)
+
+
+def reflection_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
+    input = tensor_argument(input, "reflection_pad2d", "input", 1, False)
+    padding = int_list_argument(padding, "reflection_pad2d", "padding")
+    return operators.reflection_pad2d.call(input, padding)
+
+
+def reflection_pad2d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "reflection_pad2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "reflection_pad2d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "reflection_pad2d_backward", "padding")
+    return operators.reflection_pad2d_backward.call(grad_output, input, padding)
+
+
+def reflection_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
+    input = tensor_argument(input, "reflection_pad3d", "input", 1, False)
+    padding = int_list_argument(padding, "reflection_pad3d", "padding")
+    return operators.reflection_pad3d.call(input, padding)
+
+
+def reflection_pad3d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "reflection_pad3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "reflection_pad3d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "reflection_pad3d_backward", "padding")
+    return operators.reflection_pad3d_backward.call(grad_output, input, padding)
+
+
+def replication_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
+    input = tensor_argument(input, "replication_pad1d", "input", 1, False)
+    padding = int_list_argument(padding, "replication_pad1d", "padding")
+    return operators.replication_pad1d.call(input, padding)
+
+
+def replication_pad1d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "replication_pad1d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "replication_pad1d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "replication_pad1d_backward", "padding")
+    return operators.replication_pad1d_backward.call(grad_output, input, padding)
+
+
+def replication_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
+    input = tensor_argument(input, "replication_pad2d", "input", 1, False)
+    padding = int_list_argument(padding, "replication_pad2d", "padding")
+    return operators.replication_pad2d.call(input, padding)
+
+
+def replication_pad2d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "replication_pad2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "replication_pad2d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "replication_pad2d_backward", "padding")
+    return operators.replication_pad2d_backward.call(grad_output, input, padding)
+
+
+def replication_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
+    input = tensor_argument(input, "replication_pad3d", "input", 1, False)
+    padding = int_list_argument(padding, "replication_pad3d", "padding")
+    return operators.replication_pad3d.call(input, padding)
+
+
+def replication_pad3d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "replication_pad3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "replication_pad3d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "replication_pad3d_backward", "padding")
+    return operators.replication_pad3d_backward.call(grad_output, input, padding)
 
 
 def max_pool2d_with_indices(

@@ -423,6 +423,18 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "reflection_pad1d",
+    "reflection_pad1d_backward",
+    "reflection_pad2d",
+    "reflection_pad2d_backward",
+    "reflection_pad3d",
+    "reflection_pad3d_backward",
+    "replication_pad1d",
+    "replication_pad1d_backward",
+    "replication_pad2d",
+    "replication_pad2d_backward",
+    "replication_pad3d",
+    "replication_pad3d_backward",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -3416,6 +3428,66 @@ def conv_transpose3d(
     dilation: _int | Sequence[_int] = ...,
 ) -> Tensor:
     """``conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor``"""
+
+
+def reflection_pad1d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
+
+
+def reflection_pad1d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
+
+
+def reflection_pad2d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
+
+
+def reflection_pad2d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
+
+
+def reflection_pad3d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
+
+
+def reflection_pad3d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
+
+
+def replication_pad1d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
+
+
+def replication_pad1d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
+
+
+def replication_pad2d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
+
+
+def replication_pad2d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
+
+
+def replication_pad3d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
+
+
+def replication_pad3d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
 
 
 def max_pool2d_with_indices(

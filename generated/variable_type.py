@@ -11520,6 +11520,396 @@ def convolution_backward(
     return result
 
 
+def reflection_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReflectionPad1DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.reflection_pad1d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad1d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad1d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReflectionPad1DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad1DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.reflection_pad1d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad1d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReflectionPad2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.reflection_pad2d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad2d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReflectionPad2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.reflection_pad2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReflectionPad3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.reflection_pad3d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad3d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReflectionPad3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.reflection_pad3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReplicationPad1DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.replication_pad1d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad1d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad1d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReplicationPad1DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad1DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.replication_pad1d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad1d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReplicationPad2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.replication_pad2d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad2d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReplicationPad2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.replication_pad2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReplicationPad3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.replication_pad3d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad3d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReplicationPad3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.replication_pad3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def max_pool2d_with_indices(
     ks: int,
     self: Tensor,
@@ -14294,6 +14684,30 @@ operators.embedding_dense_backward.register(
 operators.one_hot.register(DispatchKey.Autograd, one_hot)
 operators.convolution.register(DispatchKey.Autograd, convolution)
 operators.convolution_backward.register(DispatchKey.Autograd, convolution_backward)
+operators.reflection_pad1d.register(DispatchKey.Autograd, reflection_pad1d)
+operators.reflection_pad1d_backward.register(
+    DispatchKey.Autograd, reflection_pad1d_backward
+)
+operators.reflection_pad2d.register(DispatchKey.Autograd, reflection_pad2d)
+operators.reflection_pad2d_backward.register(
+    DispatchKey.Autograd, reflection_pad2d_backward
+)
+operators.reflection_pad3d.register(DispatchKey.Autograd, reflection_pad3d)
+operators.reflection_pad3d_backward.register(
+    DispatchKey.Autograd, reflection_pad3d_backward
+)
+operators.replication_pad1d.register(DispatchKey.Autograd, replication_pad1d)
+operators.replication_pad1d_backward.register(
+    DispatchKey.Autograd, replication_pad1d_backward
+)
+operators.replication_pad2d.register(DispatchKey.Autograd, replication_pad2d)
+operators.replication_pad2d_backward.register(
+    DispatchKey.Autograd, replication_pad2d_backward
+)
+operators.replication_pad3d.register(DispatchKey.Autograd, replication_pad3d)
+operators.replication_pad3d_backward.register(
+    DispatchKey.Autograd, replication_pad3d_backward
+)
 operators.max_pool2d_with_indices.register(
     DispatchKey.Autograd, max_pool2d_with_indices
 )

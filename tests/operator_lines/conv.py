@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import Line, _convolution_backward
+from .common import Line, _convolution_backward, _f
 
 LINES: dict[str, Line] = {
     "convolution": Line(
@@ -50,5 +50,53 @@ LINES: dict[str, Line] = {
     "conv_transpose3d.input": Line(
         lambda lib, a, w: lib.conv_transpose3d(a, w, stride=2),
         ((1, 2, 2, 3, 2), (2, 1, 2, 2, 2)),
+    ),
+    "reflection_pad1d": Line(
+        lambda lib, a: _f("reflection_pad1d")(lib)(a, [2, -1]), ((2, 3, 5),)
+    ),
+    "reflection_pad1d_backward": Line(
+        lambda lib, g, a: _f("reflection_pad1d_backward")(lib)(g, a, [2, -1]),
+        ((2, 3, 6), (2, 3, 5)),
+    ),
+    "reflection_pad2d": Line(
+        lambda lib, a: _f("reflection_pad2d")(lib)(a, [1, 2, -1, 3]), ((1, 2, 4, 5),)
+    ),
+    "reflection_pad2d_backward": Line(
+        lambda lib, g, a: _f("reflection_pad2d_backward")(lib)(g, a, [1, 2, -1, 3]),
+        ((1, 2, 6, 8), (1, 2, 4, 5)),
+    ),
+    "reflection_pad3d": Line(
+        lambda lib, a: _f("reflection_pad3d")(lib)(a, [2, 1, 0, 2, 1, -1]),
+        ((1, 1, 3, 4, 4),),
+    ),
+    "reflection_pad3d_backward": Line(
+        lambda lib, g, a: _f("reflection_pad3d_backward")(lib)(
+            g, a, [2, 1, 0, 2, 1, -1]
+        ),
+        ((1, 1, 3, 6, 7), (1, 1, 3, 4, 4)),
+    ),
+    "replication_pad1d": Line(
+        lambda lib, a: _f("replication_pad1d")(lib)(a, [2, -1]), ((2, 3, 5),)
+    ),
+    "replication_pad1d_backward": Line(
+        lambda lib, g, a: _f("replication_pad1d_backward")(lib)(g, a, [2, -1]),
+        ((2, 3, 6), (2, 3, 5)),
+    ),
+    "replication_pad2d": Line(
+        lambda lib, a: _f("replication_pad2d")(lib)(a, [1, 2, -1, 3]), ((1, 2, 4, 5),)
+    ),
+    "replication_pad2d_backward": Line(
+        lambda lib, g, a: _f("replication_pad2d_backward")(lib)(g, a, [1, 2, -1, 3]),
+        ((1, 2, 6, 8), (1, 2, 4, 5)),
+    ),
+    "replication_pad3d": Line(
+        lambda lib, a: _f("replication_pad3d")(lib)(a, [2, 1, 0, 2, 1, -1]),
+        ((1, 1, 3, 4, 4),),
+    ),
+    "replication_pad3d_backward": Line(
+        lambda lib, g, a: _f("replication_pad3d_backward")(lib)(
+            g, a, [2, 1, 0, 2, 1, -1]
+        ),
+        ((1, 1, 3, 6, 7), (1, 1, 3, 4, 4)),
     ),
 }
