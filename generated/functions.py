@@ -526,6 +526,7 @@ from .ops import (
     replication_pad3d,
     replication_pad3d_backward,
     reshape,
+    rms_norm,
     rnn_relu,
     rnn_relu_cell,
     rnn_tanh,

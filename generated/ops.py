@@ -326,6 +326,7 @@ __all__ = [
     "layer_norm",
     "native_layer_norm",
     "native_layer_norm_backward",
+    "rms_norm",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -4220,6 +4221,25 @@ def native_layer_norm_backward(
     return operators.native_layer_norm_backward.call(
         grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
     )
+
+
+def rms_norm(
+    input: Tensor | Number,
+    normalized_shape: Sequence[int],
+    weight: Tensor | Number | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """``rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor``"""
+    input = tensor_argument(input, "rms_norm", "input", 1, False)
+    normalized_shape = int_list_argument(
+        normalized_shape, "rms_norm", "normalized_shape"
+    )
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "rms_norm", "weight", 3, True)
+    )
+    return composites.rms_norm(input, normalized_shape, weight, eps)
 
 
 def embedding(

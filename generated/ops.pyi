@@ -410,6 +410,7 @@ __all__ = [
     "layer_norm",
     "native_layer_norm",
     "native_layer_norm_backward",
+    "rms_norm",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -3217,6 +3218,15 @@ def native_layer_norm_backward(
     output_mask: Sequence[_bool],
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
+
+
+def rms_norm(
+    input: Tensor | _Number,
+    normalized_shape: _int | Sequence[_int],
+    weight: Tensor | _Number | None = ...,
+    eps: _float | None = ...,
+) -> Tensor:
+    """``rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor``"""
 
 
 def embedding(

@@ -54,4 +54,9 @@ LINES: dict[str, Line] = {
         ((2, 3), (2, 3), (3,)),
         forward=False,  # PyTorch has no forward formula either
     ),
+    "rms_norm": Line(
+        lambda lib, a, w: _f("rms_norm")(lib)(a, (3, 4), w, 1e-3)
+        + _f("rms_norm")(lib)(a, (4,)),
+        ((2, 3, 4), (3, 4)),
+    ),
 }

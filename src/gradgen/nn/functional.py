@@ -52,6 +52,7 @@ from ._functional.normalization import (
     group_norm,
     instance_norm,
     local_response_norm,
+    rms_norm,
 )
 from ._functional.margin_loss import (
     cosine_embedding_loss,
@@ -148,6 +149,7 @@ __all__ = [
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+    "rms_norm",
 ]
 
 
