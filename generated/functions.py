@@ -39,6 +39,7 @@ from gradgen.helpers import (
     cholesky_jvp,
     clamp_backward,
     clamp_backward_min_max,
+    conv_tbc_backward,
     convolution_backward_jvp_grad_bias,
     convolution_jvp,
     copysign_tensor_self_backward,
@@ -170,6 +171,7 @@ from .ops import (
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
     _conj,
+    _conv_depthwise2d,
     _index_put_impl_,
     _linalg_det,
     _linalg_eigh,
@@ -179,6 +181,8 @@ from .ops import (
     _log_softmax,
     _log_softmax_backward_data,
     _scaled_dot_product_attention_math,
+    _slow_conv2d_backward,
+    _slow_conv2d_forward,
     _softmax,
     _softmax_backward_data,
     _thnn_differentiable_gru_cell_backward,
@@ -281,6 +285,8 @@ from .ops import (
     conv1d,
     conv2d,
     conv3d,
+    conv_depthwise3d,
+    conv_tbc,
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
@@ -562,6 +568,11 @@ from .ops import (
     slice_backward,
     slice_scatter,
     slogdet,
+    slow_conv3d_forward,
+    slow_conv_dilated2d,
+    slow_conv_dilated3d,
+    slow_conv_transpose2d,
+    slow_conv_transpose3d,
     smooth_l1_loss,
     smooth_l1_loss_backward,
     softmax,
@@ -16213,6 +16224,1090 @@ def replication_pad3_d_backward_backward0_apply(
         grad_inputs[0] = replication_pad3d(grad, padding) if any_grad_defined else None
     if needs_input_grad[1]:  # self
         grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ConvTbcBackward0(Node):
+    """Backward of ``conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? conv_tbc_backward(grad, self, weight, bias, pad) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_",
+        "pad",
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return conv_tbc_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias=unpack_saved(self.bias_, self),
+            pad=self.pad,
+            self=unpack_saved(self.self_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.bias_ is not None:
+            self.bias_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias(self) -> Tensor | None:
+        return unpack_saved(self.bias_, self)
+
+    @property
+    def _saved_pad(self) -> int:
+        return self.pad
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def conv_tbc_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias: Tensor | None,
+    pad: int,
+    self: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvTbcBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            conv_tbc_backward(grad, self, weight, bias, pad)
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConvTranspose2DBackward0(Node):
+    """Backward of ``slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, dilation, true, output_padding, 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "output_padding",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv_transpose2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            output_padding=self.output_padding,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv_transpose2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConvTranspose2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConvTranspose3DBackward0(Node):
+    """Backward of ``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, dilation, true, output_padding, 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "output_padding",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv_transpose3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            output_padding=self.output_padding,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv_transpose3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConvTranspose3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConv2DBackward0(Node):
+    """Backward of ``_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? _slow_conv2d_backward_symint(grad, self, weight, kernel_size, stride, padding, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "kernel_size",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConv2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            _slow_conv2d_backward(
+                grad, self, weight, kernel_size, stride, padding, grad_input_mask
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConv2DBackwardBackward0(Node):
+    """Backward of ``_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``.
+
+    grad_output, self, weight: _convolution_double_backward_symint(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, {{1, 1}}, false, {{0, 0}}, 1, grad_input_mask)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConv2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # grad_output, self, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = _convolution_double_backward_symint(
+            grads[0],
+            grads[1],
+            grads[2],
+            grad_output,
+            weight,
+            self,
+            stride,
+            padding,
+            [1, 1],
+            False,
+            [0, 0],
+            1,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvDepthwise2DBackward0(Node):
+    """Backward of ``_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad.contiguous(), self, weight, bias->sym_sizes(), stride, padding, dilation, /*transposed=*/ false, /*output_padding=*/ {{0, 0}}, /*groups=*/ self.sym_size(1), grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "padding",
+        "self_",
+        "self_sym_sizes",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return conv_depthwise2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            self_sym_sizes=self.self_sym_sizes,
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def conv_depthwise2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    self_sym_sizes: tuple[int, ...],
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvDepthwise2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad.contiguous(),
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0, 0],
+                self_sym_sizes[1],
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvDepthwise3DBackward0(Node):
+    """Backward of ``conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad.contiguous(), self, weight, bias->sym_sizes(), stride, padding, dilation, /*transposed=*/ false, /*output_padding=*/ {{0, 0, 0}}, /*groups=*/ self.sym_size(1), grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "padding",
+        "self_",
+        "self_sym_sizes",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return conv_depthwise3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            self_sym_sizes=self.self_sym_sizes,
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def conv_depthwise3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    self_sym_sizes: tuple[int, ...],
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvDepthwise3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad.contiguous(),
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0, 0, 0],
+                self_sym_sizes[1],
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConv3DBackward0(Node):
+    """Backward of ``slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, /*dilation=*/ {{1, 1, 1}}, false, /*output_padding=*/ {{0, 0, 0}}, 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConv3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                [1, 1, 1],
+                False,
+                [0, 0, 0],
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConvDilated2DBackward0(Node):
+    """Backward of ``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, dilation, false, std::vector<c10::SymInt>(padding.size(), 0), 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv_dilated2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv_dilated2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConvDilated2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConvDilated3DBackward0(Node):
+    """Backward of ``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, dilation, false, std::vector<c10::SymInt>(padding.size(), 0), 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv_dilated3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv_dilated3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConvDilated3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
     return grad_inputs
 
 

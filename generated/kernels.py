@@ -51,6 +51,7 @@ from gradgen.numpy_kernels import (
     clamp_tensors,
     compare,
     constant_pad_nd,
+    conv_tbc,
     convolution,
     convolution_backward,
     copy_from,
@@ -222,6 +223,7 @@ from gradgen.numpy_kernels import (
     slice_,
     slice_backward,
     slice_scatter,
+    slow_conv,
     smooth_l1_loss,
     smooth_l1_loss_backward,
     softmax,
@@ -543,6 +545,16 @@ nll_loss2d_forward_return = namedtuple(
     [
         "output",
         "total_weight",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types._slow_conv2d_backward
+_slow_conv2d_backward_output_mask_return = namedtuple(
+    "_slow_conv2d_backward",
+    [
+        "grad_input",
+        "grad_weight",
+        "grad_bias",
     ],
 )
 
@@ -4233,6 +4245,270 @@ def numpy_replication_pad3d_backward(
     return wrap_result(border_pad_backward(grad_output, self, padding, 3, "replicate"))
 
 
+def numpy_conv_tbc(
+    ks: int, self: Tensor, weight: Tensor, bias: Tensor, pad: int
+) -> Any:
+    """conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = bias._data
+    return wrap_result(conv_tbc(self, weight, bias, pad))
+
+
+def numpy_slow_conv_transpose2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            True,
+            output_padding,
+            1,
+        )
+    )
+
+
+def numpy_slow_conv_transpose3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            True,
+            output_padding,
+            1,
+        )
+    )
+
+
+def numpy__slow_conv2d_forward(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self, weight, kernel_size, bias, stride, padding, [1, 1], False, [0, 0], 1
+        )
+    )
+
+
+def numpy__slow_conv2d_backward_output_mask(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_mask: Sequence[bool],
+) -> Any:
+    """_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)"""
+    grad_output = grad_output._data
+    self = self._data
+    weight = weight._data
+    grad_input, grad_weight, grad_bias = convolution_backward(
+        grad_output,
+        self,
+        weight,
+        None,
+        stride,
+        padding,
+        [1, 1],
+        False,
+        [0, 0],
+        1,
+        output_mask,
+    )
+    return _slow_conv2d_backward_output_mask_return(
+        wrap_result(grad_input), wrap_result(grad_weight), wrap_result(grad_bias)
+    )
+
+
+def numpy__conv_depthwise2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            False,
+            [0, 0],
+            self.shape[1],
+        )
+    )
+
+
+def numpy_conv_depthwise3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            False,
+            [0, 0, 0],
+            self.shape[1],
+        )
+    )
+
+
+def numpy_slow_conv3d_forward(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            [1, 1, 1],
+            False,
+            [0, 0, 0],
+            1,
+        )
+    )
+
+
+def numpy_slow_conv_dilated2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self, weight, kernel_size, bias, stride, padding, dilation, False, [0, 0], 1
+        )
+    )
+
+
+def numpy_slow_conv_dilated3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            False,
+            [0, 0, 0],
+            1,
+        )
+    )
+
+
 def numpy_max_pool2d_with_indices(
     ks: int,
     self: Tensor,
@@ -5912,6 +6188,18 @@ operators.replication_pad3d.register(DispatchKey.NumPy, numpy_replication_pad3d)
 operators.replication_pad3d_backward.register(
     DispatchKey.NumPy, numpy_replication_pad3d_backward
 )
+operators.conv_tbc.register(DispatchKey.NumPy, numpy_conv_tbc)
+operators.slow_conv_transpose2d.register(DispatchKey.NumPy, numpy_slow_conv_transpose2d)
+operators.slow_conv_transpose3d.register(DispatchKey.NumPy, numpy_slow_conv_transpose3d)
+operators._slow_conv2d_forward.register(DispatchKey.NumPy, numpy__slow_conv2d_forward)
+operators._slow_conv2d_backward_output_mask.register(
+    DispatchKey.NumPy, numpy__slow_conv2d_backward_output_mask
+)
+operators._conv_depthwise2d.register(DispatchKey.NumPy, numpy__conv_depthwise2d)
+operators.conv_depthwise3d.register(DispatchKey.NumPy, numpy_conv_depthwise3d)
+operators.slow_conv3d_forward.register(DispatchKey.NumPy, numpy_slow_conv3d_forward)
+operators.slow_conv_dilated2d.register(DispatchKey.NumPy, numpy_slow_conv_dilated2d)
+operators.slow_conv_dilated3d.register(DispatchKey.NumPy, numpy_slow_conv_dilated3d)
 operators.max_pool2d_with_indices.register(
     DispatchKey.NumPy, numpy_max_pool2d_with_indices
 )

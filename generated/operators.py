@@ -1137,6 +1137,45 @@ replication_pad3d_backward = OperatorHandle(
     "replication_pad3d_backward",
     "replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor",
 )
+conv_tbc = OperatorHandle(
+    "conv_tbc", "conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor"
+)
+slow_conv_transpose2d = OperatorHandle(
+    "slow_conv_transpose2d",
+    "slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor",
+)
+slow_conv_transpose3d = OperatorHandle(
+    "slow_conv_transpose3d",
+    "slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor",
+)
+_slow_conv2d_forward = OperatorHandle(
+    "_slow_conv2d_forward",
+    "_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor",
+)
+_slow_conv2d_backward_output_mask = OperatorHandle(
+    "_slow_conv2d_backward.output_mask",
+    "_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+)
+_conv_depthwise2d = OperatorHandle(
+    "_conv_depthwise2d",
+    "_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor",
+)
+conv_depthwise3d = OperatorHandle(
+    "conv_depthwise3d",
+    "conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor",
+)
+slow_conv3d_forward = OperatorHandle(
+    "slow_conv3d_forward",
+    "slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor",
+)
+slow_conv_dilated2d = OperatorHandle(
+    "slow_conv_dilated2d",
+    "slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor",
+)
+slow_conv_dilated3d = OperatorHandle(
+    "slow_conv_dilated3d",
+    "slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor",
+)
 max_pool2d_with_indices = OperatorHandle(
     "max_pool2d_with_indices",
     "max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",

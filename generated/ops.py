@@ -348,6 +348,16 @@ __all__ = [
     "replication_pad2d_backward",
     "replication_pad3d",
     "replication_pad3d_backward",
+    "conv_tbc",
+    "slow_conv_transpose2d",
+    "slow_conv_transpose3d",
+    "_slow_conv2d_forward",
+    "_slow_conv2d_backward",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -4574,6 +4584,251 @@ def replication_pad3d_backward(
     input = tensor_argument(input, "replication_pad3d_backward", "input", 2, False)
     padding = int_list_argument(padding, "replication_pad3d_backward", "padding")
     return operators.replication_pad3d_backward.call(grad_output, input, padding)
+
+
+def conv_tbc(
+    input: Tensor, weight: Tensor | Number, bias: Tensor | Number, pad: int = 0
+) -> Tensor:
+    """``conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor``"""
+    input = tensor_argument(input, "conv_tbc", "input", 1, False)
+    weight = tensor_argument(weight, "conv_tbc", "weight", 2, True)
+    bias = tensor_argument(bias, "conv_tbc", "bias", 3, True)
+    return operators.conv_tbc.call(input, weight, bias, pad)
+
+
+def slow_conv_transpose2d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0),
+    output_padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1),
+) -> Tensor:
+    """``slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv_transpose2d", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv_transpose2d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv_transpose2d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv_transpose2d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv_transpose2d", "stride")
+    padding = int_list_argument(padding, "slow_conv_transpose2d", "padding")
+    output_padding = int_list_argument(
+        output_padding, "slow_conv_transpose2d", "output_padding"
+    )
+    dilation = int_list_argument(dilation, "slow_conv_transpose2d", "dilation")
+    return operators.slow_conv_transpose2d.call(
+        input, weight, kernel_size, bias, stride, padding, output_padding, dilation
+    )
+
+
+def slow_conv_transpose3d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1, 1),
+    padding: Sequence[int] = (0, 0, 0),
+    output_padding: Sequence[int] = (0, 0, 0),
+    dilation: Sequence[int] = (1, 1, 1),
+) -> Tensor:
+    """``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv_transpose3d", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv_transpose3d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv_transpose3d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv_transpose3d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv_transpose3d", "stride")
+    padding = int_list_argument(padding, "slow_conv_transpose3d", "padding")
+    output_padding = int_list_argument(
+        output_padding, "slow_conv_transpose3d", "output_padding"
+    )
+    dilation = int_list_argument(dilation, "slow_conv_transpose3d", "dilation")
+    return operators.slow_conv_transpose3d.call(
+        input, weight, kernel_size, bias, stride, padding, output_padding, dilation
+    )
+
+
+def _slow_conv2d_forward(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Tensor:
+    """``_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor``"""
+    input = tensor_argument(input, "_slow_conv2d_forward", "input", 1, False)
+    weight = tensor_argument(weight, "_slow_conv2d_forward", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "_slow_conv2d_forward", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_slow_conv2d_forward", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "_slow_conv2d_forward", "stride")
+    padding = int_list_argument(padding, "_slow_conv2d_forward", "padding")
+    return operators._slow_conv2d_forward.call(
+        input, weight, kernel_size, bias, stride, padding
+    )
+
+
+def _slow_conv2d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
+    grad_output = tensor_argument(
+        grad_output, "_slow_conv2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "_slow_conv2d_backward", "input", 2, False)
+    weight = tensor_argument(weight, "_slow_conv2d_backward", "weight", 3, True)
+    kernel_size = int_list_argument(kernel_size, "_slow_conv2d_backward", "kernel_size")
+    stride = int_list_argument(stride, "_slow_conv2d_backward", "stride")
+    padding = int_list_argument(padding, "_slow_conv2d_backward", "padding")
+    return operators._slow_conv2d_backward_output_mask.call(
+        grad_output, input, weight, kernel_size, stride, padding, output_mask
+    )
+
+
+def _conv_depthwise2d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Tensor:
+    """``_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor``"""
+    input = tensor_argument(input, "_conv_depthwise2d", "input", 1, False)
+    weight = tensor_argument(weight, "_conv_depthwise2d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "_conv_depthwise2d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_conv_depthwise2d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "_conv_depthwise2d", "stride")
+    padding = int_list_argument(padding, "_conv_depthwise2d", "padding")
+    dilation = int_list_argument(dilation, "_conv_depthwise2d", "dilation")
+    return operators._conv_depthwise2d.call(
+        input, weight, kernel_size, bias, stride, padding, dilation
+    )
+
+
+def conv_depthwise3d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Tensor:
+    """``conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor``"""
+    input = tensor_argument(input, "conv_depthwise3d", "input", 1, False)
+    weight = tensor_argument(weight, "conv_depthwise3d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "conv_depthwise3d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "conv_depthwise3d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "conv_depthwise3d", "stride")
+    padding = int_list_argument(padding, "conv_depthwise3d", "padding")
+    dilation = int_list_argument(dilation, "conv_depthwise3d", "dilation")
+    return operators.conv_depthwise3d.call(
+        input, weight, kernel_size, bias, stride, padding, dilation
+    )
+
+
+def slow_conv3d_forward(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Tensor:
+    """``slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv3d_forward", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv3d_forward", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv3d_forward", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv3d_forward", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv3d_forward", "stride")
+    padding = int_list_argument(padding, "slow_conv3d_forward", "padding")
+    return operators.slow_conv3d_forward.call(
+        input, weight, kernel_size, bias, stride, padding
+    )
+
+
+def slow_conv_dilated2d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1),
+) -> Tensor:
+    """``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv_dilated2d", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv_dilated2d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv_dilated2d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv_dilated2d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv_dilated2d", "stride")
+    padding = int_list_argument(padding, "slow_conv_dilated2d", "padding")
+    dilation = int_list_argument(dilation, "slow_conv_dilated2d", "dilation")
+    return operators.slow_conv_dilated2d.call(
+        input, weight, kernel_size, bias, stride, padding, dilation
+    )
+
+
+def slow_conv_dilated3d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1, 1),
+    padding: Sequence[int] = (0, 0, 0),
+    dilation: Sequence[int] = (1, 1, 1),
+) -> Tensor:
+    """``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv_dilated3d", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv_dilated3d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv_dilated3d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv_dilated3d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv_dilated3d", "stride")
+    padding = int_list_argument(padding, "slow_conv_dilated3d", "padding")
+    dilation = int_list_argument(dilation, "slow_conv_dilated3d", "dilation")
+    return operators.slow_conv_dilated3d.call(
+        input, weight, kernel_size, bias, stride, padding, dilation
+    )
 
 
 def max_pool2d_with_indices(

@@ -44,6 +44,7 @@ from .tensor_base import linalg_lu_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
+from .tensor_base import _slow_conv2d_backward_output_mask_return
 
 __all__ = [
     "permute",
@@ -436,6 +437,16 @@ __all__ = [
     "replication_pad2d_backward",
     "replication_pad3d",
     "replication_pad3d_backward",
+    "conv_tbc",
+    "slow_conv_transpose2d",
+    "slow_conv_transpose3d",
+    "_slow_conv2d_forward",
+    "_slow_conv2d_backward",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -3498,6 +3509,120 @@ def replication_pad3d_backward(
     grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
 ) -> Tensor:
     """``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
+
+
+def conv_tbc(
+    input: Tensor, weight: Tensor | _Number, bias: Tensor | _Number, pad: _int = ...
+) -> Tensor:
+    """``conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor``"""
+
+
+def slow_conv_transpose2d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    output_padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor``"""
+
+
+def slow_conv_transpose3d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    output_padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``"""
+
+
+def _slow_conv2d_forward(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+) -> Tensor:
+    """``_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor``"""
+
+
+def _slow_conv2d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    output_mask: Sequence[_bool],
+) -> _slow_conv2d_backward_output_mask_return:
+    """``_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
+
+
+def _conv_depthwise2d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+) -> Tensor:
+    """``_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor``"""
+
+
+def conv_depthwise3d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+) -> Tensor:
+    """``conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor``"""
+
+
+def slow_conv3d_forward(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+) -> Tensor:
+    """``slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor``"""
+
+
+def slow_conv_dilated2d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``"""
+
+
+def slow_conv_dilated3d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``"""
 
 
 def max_pool2d_with_indices(

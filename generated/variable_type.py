@@ -11910,6 +11910,440 @@ def replication_pad3d_backward(
     return result
 
 
+def conv_tbc(ks: int, self: Tensor, weight: Tensor, bias: Tensor, pad: int) -> Any:
+    """conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or bias._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("conv_tbc")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.ConvTbcBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvTbcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_ = SavedVariable(bias, False)
+        grad_fn.pad = pad
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.conv_tbc, ks & AFTER_AUTOGRAD_KEYSET, self, weight, bias, pad
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv_transpose2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv_transpose2d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConvTranspose2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConvTranspose2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv_transpose2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv_transpose3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv_transpose3d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConvTranspose3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConvTranspose3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv_transpose3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def _slow_conv2d_forward(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_slow_conv2d_forward")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConv2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConv2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._slow_conv2d_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def _slow_conv2d_backward_output_mask(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_mask: Sequence[bool],
+) -> Any:
+    """_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or weight._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_slow_conv2d_backward.output_mask")
+    _any_requires_grad = compute_requires_grad(grad_output, self, weight)
+    grad_fn: functions.SlowConv2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConv2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, weight))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._slow_conv2d_backward_output_mask,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        weight,
+        kernel_size,
+        stride,
+        padding,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    return result
+
+
+def _conv_depthwise2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_conv_depthwise2d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.ConvDepthwise2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvDepthwise2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._conv_depthwise2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def conv_depthwise3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("conv_depthwise3d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.ConvDepthwise3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvDepthwise3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.conv_depthwise3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv3d_forward(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv3d_forward")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConv3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConv3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv3d_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv_dilated2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv_dilated2d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConvDilated2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConvDilated2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv_dilated2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv_dilated3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv_dilated3d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConvDilated3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConvDilated3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv_dilated3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def max_pool2d_with_indices(
     ks: int,
     self: Tensor,
@@ -14708,6 +15142,18 @@ operators.replication_pad3d.register(DispatchKey.Autograd, replication_pad3d)
 operators.replication_pad3d_backward.register(
     DispatchKey.Autograd, replication_pad3d_backward
 )
+operators.conv_tbc.register(DispatchKey.Autograd, conv_tbc)
+operators.slow_conv_transpose2d.register(DispatchKey.Autograd, slow_conv_transpose2d)
+operators.slow_conv_transpose3d.register(DispatchKey.Autograd, slow_conv_transpose3d)
+operators._slow_conv2d_forward.register(DispatchKey.Autograd, _slow_conv2d_forward)
+operators._slow_conv2d_backward_output_mask.register(
+    DispatchKey.Autograd, _slow_conv2d_backward_output_mask
+)
+operators._conv_depthwise2d.register(DispatchKey.Autograd, _conv_depthwise2d)
+operators.conv_depthwise3d.register(DispatchKey.Autograd, conv_depthwise3d)
+operators.slow_conv3d_forward.register(DispatchKey.Autograd, slow_conv3d_forward)
+operators.slow_conv_dilated2d.register(DispatchKey.Autograd, slow_conv_dilated2d)
+operators.slow_conv_dilated3d.register(DispatchKey.Autograd, slow_conv_dilated3d)
 operators.max_pool2d_with_indices.register(
     DispatchKey.Autograd, max_pool2d_with_indices
 )

@@ -23,6 +23,8 @@ from ..dtypes import spelling
 __all__ = [
     "convolution",
     "convolution_backward",
+    "slow_conv",
+    "conv_tbc",
     "reflection_pad",
     "replication_pad",
     "border_pad_backward",
@@ -426,6 +428,85 @@ def convolution_backward(
         grad_weight.astype(dtype, copy=False),
         grad_bias.astype(dtype, copy=False),
     )
+
+
+# -- PyTorch's named convolution kernels, all the one `convolution` ---------------------
+
+
+def slow_conv(
+    self: np.ndarray,
+    weight: np.ndarray,
+    kernel_size: Sequence[int],
+    bias: np.ndarray | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> np.ndarray:
+    """slow_conv_transpose2d/3d, slow_conv_dilated2d/3d, _slow_conv2d_forward,
+    slow_conv3d_forward and conv_depthwise3d (groups = input channels): `convolution`
+    after the dilated kernels' check that the weight has `kernel_size`."""
+    if not transposed and list(weight.shape[2:]) != list(kernel_size):
+        raise RuntimeError(
+            f"weight[2:] shape {list(weight.shape[2:])} must be equal to kernel_size "
+            f"{list(kernel_size)}"
+        )
+    return convolution(
+        self,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+
+
+def _check_conv_tbc(self: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> None:
+    checks = (
+        (self.ndim != 3, "Input must have 3 dims: time, batch, in_channel"),
+        (
+            weight.ndim != 3,
+            "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.",
+        ),
+        (bias.ndim != 1, "Bias must be 1-D"),
+        (
+            self.ndim == 3 and weight.ndim == 3 and self.shape[2] != weight.shape[1],
+            "Input dim 2 (input channels) is not == dim 1 in the weight tensor",
+        ),
+        (
+            weight.ndim == 3 and bias.shape[:1] != weight.shape[2:],
+            "Bias size must equal dim 2 in the weight tensor (output channels).",
+        ),
+    )
+    for failed, message in checks:
+        if failed:
+            raise RuntimeError(message)
+
+
+def conv_tbc(
+    self: np.ndarray, weight: np.ndarray, bias: np.ndarray, pad: int
+) -> np.ndarray:
+    """PyTorch's conv_tbc: a 1d convolution of input (time, batch, channels) with
+    weight (kernel width, in channels, out channels), `pad` zeros at both ends of
+    time: the convolution of the input seen as (batch, channels, time)."""
+    _check_conv_tbc(self, weight, bias)
+    result = convolution(
+        self.transpose(1, 2, 0),
+        np.ascontiguousarray(weight.transpose(2, 1, 0)),
+        bias,
+        [1],
+        [pad],
+        [1],
+        False,
+        [0],
+        1,
+    )
+    return np.ascontiguousarray(result.transpose(2, 0, 1))
 
 
 # -- reflection and replication padding -----------------------------------------------
