@@ -356,6 +356,10 @@ from .ops import (
     fmod,
     frac,
     frac_,
+    fractional_max_pool2d,
+    fractional_max_pool2d_backward,
+    fractional_max_pool3d,
+    fractional_max_pool3d_backward,
     frexp,
     gather,
     gather_backward,
@@ -453,6 +457,8 @@ from .ops import (
     max_pool3d,
     max_pool3d_with_indices,
     max_pool3d_with_indices_backward,
+    max_unpool2d,
+    max_unpool3d,
     maximum,
     mean,
     median,
@@ -18390,6 +18396,346 @@ def adaptive_max_pool3_d_backward_backward0_apply(
     return grad_inputs
 
 
+class MaxUnpool2DBackward0(Node):
+    """Backward of ``max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor``.
+
+    self: max_pool_double_backward(grad, indices, 2)
+    """
+
+    __slots__ = ("indices_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return max_unpool2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def max_unpool2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxUnpool2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 2) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MaxUnpool3DBackward0(Node):
+    """Backward of ``max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor``.
+
+    self: max_pool_double_backward(grad, indices, 3)
+    """
+
+    __slots__ = ("indices_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return max_unpool3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def max_unpool3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxUnpool3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 3) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class FractionalMaxPool2DBackward0(Node):
+    """Backward of ``fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)``.
+
+    self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = (
+        "kernel_size",
+        "output_size",
+        "self_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fractional_max_pool2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            kernel_size=self.kernel_size,
+            output_size=self.output_size,
+            self=unpack_saved(self.self_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def fractional_max_pool2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    self: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of FractionalMaxPool2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fractional_max_pool2d_backward(
+                grad, self, kernel_size, output_size, result1
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FractionalMaxPool2DBackwardBackward0(Node):
+    """Backward of ``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``.
+
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fractional_max_pool2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def fractional_max_pool2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of FractionalMaxPool2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 2) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class FractionalMaxPool3DBackward0(Node):
+    """Backward of ``fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)``.
+
+    self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = (
+        "kernel_size",
+        "output_size",
+        "self_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fractional_max_pool3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            kernel_size=self.kernel_size,
+            output_size=self.output_size,
+            self=unpack_saved(self.self_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def fractional_max_pool3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    self: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of FractionalMaxPool3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fractional_max_pool3d_backward(
+                grad, self, kernel_size, output_size, result1
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FractionalMaxPool3DBackwardBackward0(Node):
+    """Backward of ``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fractional_max_pool3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def fractional_max_pool3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of FractionalMaxPool3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 3) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
 class ThnnFusedLstmCellBackward0(Node):
     """Backward of ``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``.
 
@@ -23736,6 +24082,90 @@ def adaptive_max_pool3d_backward_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.adaptive_max_pool3d_backward.call(grad_output_t, self_t, indices)
+
+
+def max_unpool2d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Tensor,
+    output_size: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.max_unpool2d.call(self_t, indices, output_size)
+
+
+def max_unpool3d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Tensor,
+    output_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.max_unpool3d.call(self_t, indices, output_size, stride, padding)
+
+
+def fractional_max_pool2d_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples_p: Tensor,
+    random_samples_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)``."""
+    return gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+
+
+def fractional_max_pool2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.fractional_max_pool2d_backward.call(
+        grad_output_t, self_t, kernel_size, output_size, indices
+    )
+
+
+def fractional_max_pool3d_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples_p: Tensor,
+    random_samples_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)``."""
+    return gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+
+
+def fractional_max_pool3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.fractional_max_pool3d_backward.call(
+        grad_output_t, self_t, kernel_size, output_size, indices
+    )
 
 
 def _thnn_fused_lstm_cell_jvp_result0(

@@ -85,6 +85,7 @@ from gradgen.numpy_kernels import (
     flip,
     floating_binary,
     frac,
+    fractional_max_pool,
     frexp,
     fused_gru_cell,
     fused_gru_cell_backward,
@@ -156,6 +157,7 @@ from gradgen.numpy_kernels import (
     max_dim,
     max_pool_with_indices,
     max_pool_with_indices_backward,
+    max_unpool,
     median_all,
     median_dim,
     mish,
@@ -4757,6 +4759,91 @@ def numpy_adaptive_max_pool3d_backward(
     return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 3))
 
 
+def numpy_max_unpool2d(
+    ks: int, self: Tensor, indices: Tensor, output_size: Sequence[int]
+) -> Any:
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"""
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_unpool(self, indices, output_size, 2))
+
+
+def numpy_max_unpool3d(
+    ks: int,
+    self: Tensor,
+    indices: Tensor,
+    output_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"""
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_unpool(self, indices, output_size, 3, stride))
+
+
+def numpy_fractional_max_pool2d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    self = self._data
+    random_samples = random_samples._data
+    result0, result1 = fractional_max_pool(
+        self, kernel_size, output_size, random_samples, 2
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_fractional_max_pool2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 2))
+
+
+def numpy_fractional_max_pool3d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    self = self._data
+    random_samples = random_samples._data
+    result0, result1 = fractional_max_pool(
+        self, kernel_size, output_size, random_samples, 3
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_fractional_max_pool3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 3))
+
+
 def numpy__thnn_fused_lstm_cell(
     ks: int,
     input_gates: Tensor,
@@ -6231,6 +6318,16 @@ operators.adaptive_max_pool2d_backward.register(
 operators.adaptive_max_pool3d.register(DispatchKey.NumPy, numpy_adaptive_max_pool3d)
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.NumPy, numpy_adaptive_max_pool3d_backward
+)
+operators.max_unpool2d.register(DispatchKey.NumPy, numpy_max_unpool2d)
+operators.max_unpool3d.register(DispatchKey.NumPy, numpy_max_unpool3d)
+operators.fractional_max_pool2d.register(DispatchKey.NumPy, numpy_fractional_max_pool2d)
+operators.fractional_max_pool2d_backward.register(
+    DispatchKey.NumPy, numpy_fractional_max_pool2d_backward
+)
+operators.fractional_max_pool3d.register(DispatchKey.NumPy, numpy_fractional_max_pool3d)
+operators.fractional_max_pool3d_backward.register(
+    DispatchKey.NumPy, numpy_fractional_max_pool3d_backward
 )
 operators._thnn_fused_lstm_cell.register(DispatchKey.NumPy, numpy__thnn_fused_lstm_cell)
 operators._thnn_fused_lstm_cell_backward_impl.register(

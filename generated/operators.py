@@ -1240,6 +1240,30 @@ adaptive_max_pool3d_backward = OperatorHandle(
     "adaptive_max_pool3d_backward",
     "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
 )
+max_unpool2d = OperatorHandle(
+    "max_unpool2d",
+    "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor",
+)
+max_unpool3d = OperatorHandle(
+    "max_unpool3d",
+    "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor",
+)
+fractional_max_pool2d = OperatorHandle(
+    "fractional_max_pool2d",
+    "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+)
+fractional_max_pool2d_backward = OperatorHandle(
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor",
+)
+fractional_max_pool3d = OperatorHandle(
+    "fractional_max_pool3d",
+    "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+)
+fractional_max_pool3d_backward = OperatorHandle(
+    "fractional_max_pool3d_backward",
+    "fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor",
+)
 _thnn_fused_lstm_cell = OperatorHandle(
     "_thnn_fused_lstm_cell",
     "_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)",

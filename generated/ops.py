@@ -383,6 +383,12 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "max_unpool2d",
+    "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_backward",
     "_thnn_fused_lstm_cell",
     "_thnn_fused_lstm_cell_backward_impl",
     "_thnn_fused_lstm_cell_backward",
@@ -5363,6 +5369,120 @@ def adaptive_max_pool3d_backward(
         indices, "adaptive_max_pool3d_backward", "indices", 3, True
     )
     return operators.adaptive_max_pool3d_backward.call(grad_output, input, indices)
+
+
+def max_unpool2d(
+    input: Tensor, indices: Tensor | Number, output_size: Sequence[int]
+) -> Tensor:
+    """``max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor``"""
+    input = tensor_argument(input, "max_unpool2d", "input", 1, False)
+    indices = tensor_argument(indices, "max_unpool2d", "indices", 2, True)
+    output_size = int_list_argument(output_size, "max_unpool2d", "output_size")
+    return operators.max_unpool2d.call(input, indices, output_size)
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor | Number,
+    output_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Tensor:
+    """``max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor``"""
+    input = tensor_argument(input, "max_unpool3d", "input", 1, False)
+    indices = tensor_argument(indices, "max_unpool3d", "indices", 2, True)
+    output_size = int_list_argument(output_size, "max_unpool3d", "output_size")
+    stride = int_list_argument(stride, "max_unpool3d", "stride")
+    padding = int_list_argument(padding, "max_unpool3d", "padding")
+    return operators.max_unpool3d.call(input, indices, output_size, stride, padding)
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor | Number,
+) -> Tensor:
+    """``fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "fractional_max_pool2d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "fractional_max_pool2d", "kernel_size")
+    output_size = int_list_argument(output_size, "fractional_max_pool2d", "output_size")
+    random_samples = tensor_argument(
+        random_samples, "fractional_max_pool2d", "random_samples", 4, True
+    )
+    return operators.fractional_max_pool2d.call(
+        input, kernel_size, output_size, random_samples
+    )
+
+
+def fractional_max_pool2d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor | Number,
+) -> Tensor:
+    """``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "fractional_max_pool2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "fractional_max_pool2d_backward", "input", 2, False)
+    kernel_size = int_list_argument(
+        kernel_size, "fractional_max_pool2d_backward", "kernel_size"
+    )
+    output_size = int_list_argument(
+        output_size, "fractional_max_pool2d_backward", "output_size"
+    )
+    indices = tensor_argument(
+        indices, "fractional_max_pool2d_backward", "indices", 5, True
+    )
+    return operators.fractional_max_pool2d_backward.call(
+        grad_output, input, kernel_size, output_size, indices
+    )
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor | Number,
+) -> Tensor:
+    """``fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "fractional_max_pool3d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "fractional_max_pool3d", "kernel_size")
+    output_size = int_list_argument(output_size, "fractional_max_pool3d", "output_size")
+    random_samples = tensor_argument(
+        random_samples, "fractional_max_pool3d", "random_samples", 4, True
+    )
+    return operators.fractional_max_pool3d.call(
+        input, kernel_size, output_size, random_samples
+    )
+
+
+def fractional_max_pool3d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor | Number,
+) -> Tensor:
+    """``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "fractional_max_pool3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "fractional_max_pool3d_backward", "input", 2, False)
+    kernel_size = int_list_argument(
+        kernel_size, "fractional_max_pool3d_backward", "kernel_size"
+    )
+    output_size = int_list_argument(
+        output_size, "fractional_max_pool3d_backward", "output_size"
+    )
+    indices = tensor_argument(
+        indices, "fractional_max_pool3d_backward", "indices", 5, True
+    )
+    return operators.fractional_max_pool3d_backward.call(
+        grad_output, input, kernel_size, output_size, indices
+    )
 
 
 def _thnn_fused_lstm_cell(

@@ -472,6 +472,12 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "max_unpool2d",
+    "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_backward",
     "_thnn_fused_lstm_cell",
     "_thnn_fused_lstm_cell_backward_impl",
     "_thnn_fused_lstm_cell_backward",
@@ -3856,6 +3862,60 @@ def adaptive_max_pool3d_backward(
     grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number
 ) -> Tensor:
     """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
+
+
+def max_unpool2d(
+    input: Tensor, indices: Tensor | _Number, output_size: _int | Sequence[_int]
+) -> Tensor:
+    """``max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor``"""
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+) -> Tensor:
+    """``max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor``"""
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    output_size: _int | Sequence[_int],
+    random_samples: Tensor | _Number,
+) -> _tuple[Tensor, Tensor]:
+    """``fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
+
+
+def fractional_max_pool2d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    output_size: _int | Sequence[_int],
+    indices: Tensor | _Number,
+) -> Tensor:
+    """``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``"""
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    output_size: _int | Sequence[_int],
+    random_samples: Tensor | _Number,
+) -> _tuple[Tensor, Tensor]:
+    """``fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
+
+
+def fractional_max_pool3d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    output_size: _int | Sequence[_int],
+    indices: Tensor | _Number,
+) -> Tensor:
+    """``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``"""
 
 
 def _thnn_fused_lstm_cell(

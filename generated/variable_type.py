@@ -13060,6 +13060,273 @@ def adaptive_max_pool3d_backward(
     return result
 
 
+def max_unpool2d(
+    ks: int, self: Tensor, indices: Tensor, output_size: Sequence[int]
+) -> Any:
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaxUnpool2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxUnpool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+    result = redispatch(
+        operators.max_unpool2d, ks & AFTER_AUTOGRAD_KEYSET, self, indices, output_size
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.max_unpool2d_jvp(
+                    self, tangent_or_zeros(self), indices, output_size, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def max_unpool3d(
+    ks: int,
+    self: Tensor,
+    indices: Tensor,
+    output_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaxUnpool3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxUnpool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+    result = redispatch(
+        operators.max_unpool3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        indices,
+        output_size,
+        stride,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.max_unpool3d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    indices,
+                    output_size,
+                    stride,
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fractional_max_pool2d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FractionalMaxPool2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FractionalMaxPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.kernel_size = kernel_size
+        grad_fn.output_size = output_size
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.fractional_max_pool2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        kernel_size,
+        output_size,
+        random_samples,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fractional_max_pool2d_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    output_size,
+                    random_samples,
+                    tangent_or_zeros(random_samples),
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def fractional_max_pool2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.FractionalMaxPool2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FractionalMaxPool2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.fractional_max_pool2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        kernel_size,
+        output_size,
+        indices,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fractional_max_pool2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    output_size,
+                    indices,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fractional_max_pool3d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FractionalMaxPool3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FractionalMaxPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.kernel_size = kernel_size
+        grad_fn.output_size = output_size
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.fractional_max_pool3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        kernel_size,
+        output_size,
+        random_samples,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fractional_max_pool3d_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    output_size,
+                    random_samples,
+                    tangent_or_zeros(random_samples),
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def fractional_max_pool3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.FractionalMaxPool3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FractionalMaxPool3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.fractional_max_pool3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        kernel_size,
+        output_size,
+        indices,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fractional_max_pool3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    output_size,
+                    indices,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def _thnn_fused_lstm_cell(
     ks: int,
     input_gates: Tensor,
@@ -15185,6 +15452,16 @@ operators.adaptive_max_pool2d_backward.register(
 operators.adaptive_max_pool3d.register(DispatchKey.Autograd, adaptive_max_pool3d)
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.Autograd, adaptive_max_pool3d_backward
+)
+operators.max_unpool2d.register(DispatchKey.Autograd, max_unpool2d)
+operators.max_unpool3d.register(DispatchKey.Autograd, max_unpool3d)
+operators.fractional_max_pool2d.register(DispatchKey.Autograd, fractional_max_pool2d)
+operators.fractional_max_pool2d_backward.register(
+    DispatchKey.Autograd, fractional_max_pool2d_backward
+)
+operators.fractional_max_pool3d.register(DispatchKey.Autograd, fractional_max_pool3d)
+operators.fractional_max_pool3d_backward.register(
+    DispatchKey.Autograd, fractional_max_pool3d_backward
 )
 operators._thnn_fused_lstm_cell.register(DispatchKey.Autograd, _thnn_fused_lstm_cell)
 operators._thnn_fused_lstm_cell_backward_impl.register(

@@ -88,6 +88,10 @@ from ._functional.pooling import (
     max_unpool1d,
     max_unpool2d,
     max_unpool3d,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
 )
 from ._reduction import get_enum as _get_enum
 from ._reduction import legacy_get_string as _legacy_get_string
@@ -150,6 +154,10 @@ __all__ = [
     "max_unpool2d",
     "max_unpool3d",
     "rms_norm",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
 ]
 
 

@@ -94,6 +94,8 @@ from .pooling import (
     MaxUnpool1d,
     MaxUnpool2d,
     MaxUnpool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
 )
 from .padding import (
     ConstantPad1d,
@@ -213,6 +215,8 @@ __all__ = [
     "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "RNNBase",
     "RNN",
     "LSTM",
