@@ -583,9 +583,9 @@ def _check_fractional(
         )
     batch = self.shape[0] if self.ndim == nd + 2 else 1
     planes = self.shape[-nd - 1]
-    if random_samples.shape[:2] != (batch, planes):
+    if random_samples.shape[0] < batch or random_samples.shape[1] < planes:
         raise RuntimeError(
-            f"Expect _random_samples to be of shape [{batch}, {planes}, {nd}]; got "
+            f"Expect _random_samples of at least [{batch}, {planes}, {nd}]; got "
             f"{list(random_samples.shape)}."
         )
     spatial = self.shape[self.ndim - nd :]
@@ -632,7 +632,9 @@ def fractional_max_pool(
     lead = self.shape[: self.ndim - nd]
     planes = math.prod(lead)
     x = self.reshape((planes,) + spatial)
-    samples = random_samples.reshape(planes, nd).astype(self.dtype, copy=False)
+    batch = self.shape[0] if self.ndim == nd + 2 else 1
+    used = random_samples[:batch, : self.shape[-nd - 1]]  # PyTorch reads these
+    samples = used.reshape(planes, nd).astype(self.dtype, copy=False)
     order = (1, 0) if nd == 2 else (0, 1, 2)  # the sample of each spatial dimension
     # flat[plane, *out, *window]: the flat input position each window element reads
     flat = np.zeros((planes,) + (1,) * (2 * nd), np.int64)
