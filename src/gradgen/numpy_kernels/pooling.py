@@ -550,10 +550,10 @@ def max_unpool(
         raise RuntimeError(
             f"Found an invalid max index: {first} (output volumes are of size {shape})"
         )
-    result = np.zeros((planes, volume), self.dtype)
-    rows = np.broadcast_to(np.arange(planes)[:, None], flat_indices.shape)
-    # numpy keeps the last of repeated writes: write backwards to keep the first
-    result[rows[:, ::-1], flat_indices[:, ::-1]] = self.reshape(planes, -1)[:, ::-1]
+    keys = (np.arange(planes)[:, None] * volume + flat_indices).reshape(-1)
+    _, first = np.unique(keys, return_index=True)  # the first write of each place
+    result = np.zeros(planes * volume, self.dtype)
+    result[keys[first]] = self.reshape(-1)[first]
     return result.reshape(lead + tuple(output_size))
 
 
