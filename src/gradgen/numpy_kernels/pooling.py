@@ -551,9 +551,9 @@ def max_unpool(
             f"Found an invalid max index: {first} (output volumes are of size {shape})"
         )
     keys = (np.arange(planes)[:, None] * volume + flat_indices).reshape(-1)
-    _, first = np.unique(keys, return_index=True)  # the first write of each place
+    _, written = np.unique(keys, return_index=True)  # the first write of each place
     result = np.zeros(planes * volume, self.dtype)
-    result[keys[first]] = self.reshape(-1)[first]
+    result[keys[written]] = self.reshape(-1)[written]
     return result.reshape(lead + tuple(output_size))
 
 
