@@ -19,6 +19,7 @@ from gradgen.graph import (
 )
 from gradgen.helpers import (
     _convolution_double_backward_symint,
+    _convolution_jvp,
     _to_copy_backward,
     amaxamin_jvp,
     aminmax_backward,
@@ -172,6 +173,7 @@ from .ops import (
     _adaptive_avg_pool3d_backward,
     _conj,
     _conv_depthwise2d,
+    _convolution,
     _index_put_impl_,
     _linalg_det,
     _linalg_eigh,
@@ -180,6 +182,7 @@ from .ops import (
     _linalg_svd,
     _log_softmax,
     _log_softmax_backward_data,
+    _nnpack_spatial_convolution,
     _scaled_dot_product_attention_math,
     _slow_conv2d_backward,
     _slow_conv2d_forward,
@@ -292,6 +295,8 @@ from .ops import (
     conv_transpose3d,
     convolution,
     convolution_backward,
+    convolution_backward_overrideable,
+    convolution_overrideable,
     copysign,
     cos,
     cos_,
@@ -17317,6 +17322,498 @@ def slow_conv_dilated3_d_backward0_apply(
     return grad_inputs
 
 
+class ConvolutionBackward1(Node):
+    """Backward of ``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``.
+
+    input, weight, bias: grad.defined() ? convolution_backward_symint(grad, input, weight, bias->sym_sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "groups",
+        "input_",
+        "output_padding",
+        "padding",
+        "stride",
+        "transposed",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return convolution_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            groups=self.groups,
+            input=unpack_saved(self.input_, self),
+            output_padding=self.output_padding,
+            padding=self.padding,
+            stride=self.stride,
+            transposed=self.transposed,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_groups(self) -> int:
+        return self.groups
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_transposed(self) -> bool:
+        return self.transposed
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def convolution_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    groups: int,
+    input: Tensor | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvolutionOverrideableBackward0(Node):
+    """Backward of ``convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``.
+
+    input, weight, bias: grad.defined() ? convolution_backward_overrideable_symint(grad, input, weight, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "dilation",
+        "groups",
+        "input_",
+        "output_padding",
+        "padding",
+        "stride",
+        "transposed",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return convolution_overrideable_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dilation=self.dilation,
+            groups=self.groups,
+            input=unpack_saved(self.input_, self),
+            output_padding=self.output_padding,
+            padding=self.padding,
+            stride=self.stride,
+            transposed=self.transposed,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_groups(self) -> int:
+        return self.groups
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_transposed(self) -> bool:
+        return self.transposed
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def convolution_overrideable_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    groups: int,
+    input: Tensor | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvolutionOverrideableBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward_overrideable(
+                grad,
+                input,
+                weight,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvolutionBackwardOverrideableBackward0(Node):
+    """Backward of ``convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``.
+
+    grad_output, input, weight: _convolution_double_backward_symint(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+    """
+
+    __slots__ = (
+        "dilation",
+        "grad_output_",
+        "groups",
+        "input_",
+        "output_padding",
+        "padding",
+        "stride",
+        "transposed",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return convolution_backward_overrideable_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dilation=self.dilation,
+            grad_output=unpack_saved(self.grad_output_, self),
+            groups=self.groups,
+            input=unpack_saved(self.input_, self),
+            output_padding=self.output_padding,
+            padding=self.padding,
+            stride=self.stride,
+            transposed=self.transposed,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_groups(self) -> int:
+        return self.groups
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_transposed(self) -> bool:
+        return self.transposed
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def convolution_backward_overrideable_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    grad_output: Tensor | None,
+    groups: int,
+    input: Tensor | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackwardOverrideableBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # grad_output, input, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = _convolution_double_backward_symint(
+            grads[0],
+            grads[1],
+            grads[2],
+            grad_output,
+            weight,
+            input,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class NnpackSpatialConvolutionBackward0(Node):
+    """Backward of ``_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor``.
+
+    input, weight, bias: grad.defined() ? convolution_backward_symint(grad, input, weight, bias->sym_sizes(), stride, padding, std::vector<c10::SymInt>(padding.size(), 1), false, std::vector<c10::SymInt>(padding.size(), 0), 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "input_",
+        "padding",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nnpack_spatial_convolution_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            input=unpack_saved(self.input_, self),
+            padding=self.padding,
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def nnpack_spatial_convolution_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    input: Tensor | None,
+    padding: Sequence[int],
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NnpackSpatialConvolutionBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                [1] * len(padding),
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
 class MaxPool2DWithIndicesBackward0(Node):
     """Backward of ``max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)``.
 
@@ -23820,6 +24317,46 @@ def replication_pad3d_backward_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: replication_pad3d_backward_symint(grad_output_t, self_p, padding)``."""
     return replication_pad3d_backward(grad_output_t, self_p, padding)
+
+
+def _convolution_jvp_formula(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: _convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32)``."""
+    return _convolution_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        benchmark,
+        deterministic,
+        cudnn_enabled,
+        allow_tf32,
+    )
 
 
 def max_pool2d_with_indices_jvp_result0(

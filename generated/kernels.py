@@ -560,6 +560,16 @@ _slow_conv2d_backward_output_mask_return = namedtuple(
     ],
 )
 
+# `values, indices = ...` or `.values`, as torch.return_types.convolution_backward_overrideable
+convolution_backward_overrideable_return = namedtuple(
+    "convolution_backward_overrideable",
+    [
+        "grad_input",
+        "grad_weight",
+        "grad_bias",
+    ],
+)
+
 
 def numpy_permute(ks: int, self: Tensor, dims: Sequence[int]) -> Any:
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
@@ -4511,6 +4521,124 @@ def numpy_slow_conv_dilated3d(
     )
 
 
+def numpy__convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+) -> Any:
+    """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor"""
+    input = input._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        convolution(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    )
+
+
+def numpy_convolution_overrideable(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Any:
+    """convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"""
+    input = input._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        convolution(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    )
+
+
+def numpy_convolution_backward_overrideable(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> Any:
+    """convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)"""
+    grad_output = grad_output._data
+    input = input._data
+    weight = weight._data
+    grad_input, grad_weight, grad_bias = convolution_backward(
+        grad_output,
+        input,
+        weight,
+        None,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    return convolution_backward_overrideable_return(
+        wrap_result(grad_input), wrap_result(grad_weight), wrap_result(grad_bias)
+    )
+
+
+def numpy__nnpack_spatial_convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor"""
+    input = input._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        convolution(input, weight, bias, stride, padding, [1, 1], False, [0, 0], 1)
+    )
+
+
 def numpy_max_pool2d_with_indices(
     ks: int,
     self: Tensor,
@@ -6287,6 +6415,16 @@ operators.conv_depthwise3d.register(DispatchKey.NumPy, numpy_conv_depthwise3d)
 operators.slow_conv3d_forward.register(DispatchKey.NumPy, numpy_slow_conv3d_forward)
 operators.slow_conv_dilated2d.register(DispatchKey.NumPy, numpy_slow_conv_dilated2d)
 operators.slow_conv_dilated3d.register(DispatchKey.NumPy, numpy_slow_conv_dilated3d)
+operators._convolution.register(DispatchKey.NumPy, numpy__convolution)
+operators.convolution_overrideable.register(
+    DispatchKey.NumPy, numpy_convolution_overrideable
+)
+operators.convolution_backward_overrideable.register(
+    DispatchKey.NumPy, numpy_convolution_backward_overrideable
+)
+operators._nnpack_spatial_convolution.register(
+    DispatchKey.NumPy, numpy__nnpack_spatial_convolution
+)
 operators.max_pool2d_with_indices.register(
     DispatchKey.NumPy, numpy_max_pool2d_with_indices
 )

@@ -358,6 +358,10 @@ __all__ = [
     "slow_conv3d_forward",
     "slow_conv_dilated2d",
     "slow_conv_dilated3d",
+    "_convolution",
+    "convolution_overrideable",
+    "convolution_backward_overrideable",
+    "_nnpack_spatial_convolution",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -4834,6 +4838,152 @@ def slow_conv_dilated3d(
     dilation = int_list_argument(dilation, "slow_conv_dilated3d", "dilation")
     return operators.slow_conv_dilated3d.call(
         input, weight, kernel_size, bias, stride, padding, dilation
+    )
+
+
+def _convolution(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+) -> Tensor:
+    """``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``"""
+    input = tensor_argument(input, "_convolution", "input", 1, False)
+    weight = tensor_argument(weight, "_convolution", "weight", 2, True)
+    bias = (
+        None if bias is None else tensor_argument(bias, "_convolution", "bias", 3, True)
+    )
+    stride = int_list_argument(stride, "_convolution", "stride")
+    padding = int_list_argument(padding, "_convolution", "padding")
+    dilation = int_list_argument(dilation, "_convolution", "dilation")
+    output_padding = int_list_argument(output_padding, "_convolution", "output_padding")
+    return operators._convolution.call(
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        benchmark,
+        deterministic,
+        cudnn_enabled,
+        allow_tf32,
+    )
+
+
+def convolution_overrideable(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Tensor:
+    """``convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``"""
+    input = tensor_argument(input, "convolution_overrideable", "input", 1, False)
+    weight = tensor_argument(weight, "convolution_overrideable", "weight", 2, True)
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "convolution_overrideable", "bias", 3, True)
+    )
+    stride = int_list_argument(stride, "convolution_overrideable", "stride")
+    padding = int_list_argument(padding, "convolution_overrideable", "padding")
+    dilation = int_list_argument(dilation, "convolution_overrideable", "dilation")
+    output_padding = int_list_argument(
+        output_padding, "convolution_overrideable", "output_padding"
+    )
+    return operators.convolution_overrideable.call(
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+
+
+def convolution_backward_overrideable(
+    grad_output: Tensor | Number,
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
+    grad_output = tensor_argument(
+        grad_output, "convolution_backward_overrideable", "grad_output", 1, True
+    )
+    input = tensor_argument(
+        input, "convolution_backward_overrideable", "input", 2, False
+    )
+    weight = tensor_argument(
+        weight, "convolution_backward_overrideable", "weight", 3, True
+    )
+    stride = int_list_argument(stride, "convolution_backward_overrideable", "stride")
+    padding = int_list_argument(padding, "convolution_backward_overrideable", "padding")
+    dilation = int_list_argument(
+        dilation, "convolution_backward_overrideable", "dilation"
+    )
+    output_padding = int_list_argument(
+        output_padding, "convolution_backward_overrideable", "output_padding"
+    )
+    return operators.convolution_backward_overrideable.call(
+        grad_output,
+        input,
+        weight,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+
+
+def _nnpack_spatial_convolution(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None,
+    padding: Sequence[int],
+    stride: Sequence[int] = (1, 1),
+) -> Tensor:
+    """``_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor``"""
+    input = tensor_argument(input, "_nnpack_spatial_convolution", "input", 1, False)
+    weight = tensor_argument(weight, "_nnpack_spatial_convolution", "weight", 2, True)
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_nnpack_spatial_convolution", "bias", 3, True)
+    )
+    padding = int_list_argument(padding, "_nnpack_spatial_convolution", "padding")
+    stride = int_list_argument(stride, "_nnpack_spatial_convolution", "stride")
+    return operators._nnpack_spatial_convolution.call(
+        input, weight, bias, padding, stride
     )
 
 

@@ -45,6 +45,7 @@ from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
 from .tensor_base import _slow_conv2d_backward_output_mask_return
+from .tensor_base import convolution_backward_overrideable_return
 
 __all__ = [
     "permute",
@@ -447,6 +448,10 @@ __all__ = [
     "slow_conv3d_forward",
     "slow_conv_dilated2d",
     "slow_conv_dilated3d",
+    "_convolution",
+    "convolution_overrideable",
+    "convolution_backward_overrideable",
+    "_nnpack_spatial_convolution",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -3629,6 +3634,63 @@ def slow_conv_dilated3d(
     dilation: _int | Sequence[_int] = ...,
 ) -> Tensor:
     """``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``"""
+
+
+def _convolution(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    transposed: _bool,
+    output_padding: _int | Sequence[_int],
+    groups: _int,
+    benchmark: _bool,
+    deterministic: _bool,
+    cudnn_enabled: _bool,
+    allow_tf32: _bool,
+) -> Tensor:
+    """``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``"""
+
+
+def convolution_overrideable(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    transposed: _bool,
+    output_padding: _int | Sequence[_int],
+    groups: _int,
+) -> Tensor:
+    """``convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``"""
+
+
+def convolution_backward_overrideable(
+    grad_output: Tensor | _Number,
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    transposed: _bool,
+    output_padding: _int | Sequence[_int],
+    groups: _int,
+    output_mask: Sequence[_bool],
+) -> convolution_backward_overrideable_return:
+    """``convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
+
+
+def _nnpack_spatial_convolution(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None,
+    padding: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor``"""
 
 
 def max_pool2d_with_indices(

@@ -12344,6 +12344,236 @@ def slow_conv_dilated3d(
     return result
 
 
+def _convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+) -> Any:
+    """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.ConvolutionBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvolutionBackward1()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.groups = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.transposed = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._convolution,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        benchmark,
+        deterministic,
+        cudnn_enabled,
+        allow_tf32,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._convolution_jvp_formula(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                    benchmark,
+                    deterministic,
+                    cudnn_enabled,
+                    allow_tf32,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def convolution_overrideable(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Any:
+    """convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("convolution_overrideable")
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.ConvolutionOverrideableBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvolutionOverrideableBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.dilation = dilation
+        grad_fn.groups = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.transposed = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.convolution_overrideable,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def convolution_backward_overrideable(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> Any:
+    """convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or input._fw_grad is not None
+        or weight._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("convolution_backward_overrideable")
+    _any_requires_grad = compute_requires_grad(grad_output, input, weight)
+    grad_fn: functions.ConvolutionBackwardOverrideableBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvolutionBackwardOverrideableBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, input, weight))
+        grad_fn.dilation = dilation
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.groups = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.transposed = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.convolution_backward_overrideable,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        input,
+        weight,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    return result
+
+
+def _nnpack_spatial_convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_nnpack_spatial_convolution")
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.NnpackSpatialConvolutionBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NnpackSpatialConvolutionBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._nnpack_spatial_convolution,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        padding,
+        stride,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def max_pool2d_with_indices(
     ks: int,
     self: Tensor,
@@ -15421,6 +15651,16 @@ operators.conv_depthwise3d.register(DispatchKey.Autograd, conv_depthwise3d)
 operators.slow_conv3d_forward.register(DispatchKey.Autograd, slow_conv3d_forward)
 operators.slow_conv_dilated2d.register(DispatchKey.Autograd, slow_conv_dilated2d)
 operators.slow_conv_dilated3d.register(DispatchKey.Autograd, slow_conv_dilated3d)
+operators._convolution.register(DispatchKey.Autograd, _convolution)
+operators.convolution_overrideable.register(
+    DispatchKey.Autograd, convolution_overrideable
+)
+operators.convolution_backward_overrideable.register(
+    DispatchKey.Autograd, convolution_backward_overrideable
+)
+operators._nnpack_spatial_convolution.register(
+    DispatchKey.Autograd, _nnpack_spatial_convolution
+)
 operators.max_pool2d_with_indices.register(
     DispatchKey.Autograd, max_pool2d_with_indices
 )

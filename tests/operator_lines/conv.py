@@ -33,6 +33,38 @@ def _depthwise(name: str, nd: int) -> Callable[..., Any]:
     return run
 
 
+def _overrideable_backward(lib: Any, g: Any, a: Any, w: Any) -> Any:
+    """All three gradients of convolution_backward_overrideable (torch's CPU has none:
+    convolution_backward there), joined."""
+    arguments = ([2, 1], [0, 1], [1, 2], True, [1, 0], 2, [True, True, True])
+    if lib.__name__ == "torch":
+        grads = lib.ops.aten.convolution_backward(g, a, w, [4], *arguments)
+    else:
+        grads = lib.convolution_backward_overrideable(g, a, w, *arguments)
+    grad_input, grad_weight, grad_bias = grads
+    return lib.cat(
+        [grad_input.flatten(), (grad_weight * grad_weight).flatten(), grad_bias * 3.0]
+    )
+
+
+def _other_backend(name: str) -> Callable[..., Any]:
+    """convolution_overrideable and _nnpack_spatial_convolution (which torch's CPU
+    refuses in float64) against torch's convolution."""
+
+    def run(lib: Any, a: Any, w: Any, b: Any) -> Any:
+        if name == "_nnpack_spatial_convolution":
+            arguments: tuple[Any, ...] = ([1, 0], [2, 1])
+            if lib.__name__ == "torch":
+                return lib.conv2d(a, w, b, [2, 1], [1, 0])
+        else:
+            arguments = ([1, 2], [1, 0], [2, 1], False, [0, 0], 1)
+            if lib.__name__ == "torch":
+                return lib.convolution(a, w, b, *arguments)
+        return getattr(lib, name)(a, w, b, *arguments)
+
+    return run
+
+
 LINES: dict[str, Line] = {
     "convolution": Line(
         lambda lib, a, w, b: lib.convolution(
@@ -186,6 +218,27 @@ LINES: dict[str, Line] = {
             a, w, [2, 2, 2], None, [1, 1, 1], [0, 0, 0], [2, 1, 1]
         ),
         ((1, 1, 4, 3, 3), (2, 1, 2, 2, 2)),
+        forward=False,
+    ),
+    "_convolution": Line(
+        lambda lib, a, w, b: _f("_convolution")(lib)(
+            a, w, b, [2, 1], [1, 0], [1, 2], False, [0, 0], 2, False, False, True, True
+        ),
+        ((1, 4, 5, 5), (4, 2, 3, 2), (4,)),
+    ),
+    "convolution_overrideable": Line(
+        _other_backend("convolution_overrideable"),
+        ((1, 2, 5, 5), (3, 2, 2, 3), (3,)),
+        forward=False,  # PyTorch has no forward formula either
+    ),
+    "convolution_backward_overrideable": Line(
+        _overrideable_backward,
+        ((1, 2, 7, 3), (1, 4, 3, 3), (4, 1, 2, 2)),
+        forward=False,
+    ),
+    "_nnpack_spatial_convolution": Line(
+        _other_backend("_nnpack_spatial_convolution"),
+        ((1, 2, 5, 4), (3, 2, 2, 2), (3,)),
         forward=False,
     ),
 }

@@ -18,6 +18,7 @@ __all__ = [
     "_convolution_double_backward_symint",
     "convolution_backward_jvp_grad_bias",
     "conv_tbc_backward",
+    "_convolution_jvp",
 ]
 
 
@@ -117,3 +118,39 @@ def conv_tbc_backward(
         [True, True, True],
     )
     return grad_input.permute(2, 0, 1), grad_weight.permute(2, 1, 0), grad_bias
+
+
+def _convolution_jvp(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor | None,
+    bias_t: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+) -> Tensor:
+    """The tangent of _convolution: convolution_jvp (the backend flags change nothing
+    here)."""
+    return convolution_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
