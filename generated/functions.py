@@ -171,6 +171,7 @@ from .ops import (
     _adaptive_avg_pool2d_backward,
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
+    _batch_norm_no_update,
     _conj,
     _conv_depthwise2d,
     _convolution,
@@ -182,6 +183,8 @@ from .ops import (
     _linalg_svd,
     _log_softmax,
     _log_softmax_backward_data,
+    _native_batch_norm_legit,
+    _native_batch_norm_legit_no_training,
     _nnpack_spatial_convolution,
     _scaled_dot_product_attention_math,
     _slow_conv2d_backward,
@@ -257,6 +260,7 @@ from .ops import (
     avg_pool3d,
     avg_pool3d_backward,
     batch_norm,
+    batch_norm_backward,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -15251,6 +15255,551 @@ def native_layer_norm_backward_backward0_apply(
     return grad_inputs
 
 
+class NativeBatchNormLegitNoTrainingBackward0(Node):
+    """Backward of ``_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, bias: grad.defined() ? native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, /*training=*/false, eps, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "eps",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "weight_",
+        "result1_",
+        "result2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.running_mean_: SavedVariable | SavedVariableList | None = None
+        self.running_var_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_batch_norm_legit_no_training_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            input=unpack_saved(self.input_, self),
+            running_mean=unpack_saved(self.running_mean_, self),
+            running_var=unpack_saved(self.running_var_, self),
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.running_mean_ is not None:
+            self.running_mean_.reset_data()
+        if self.running_var_ is not None:
+            self.running_var_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_running_mean(self) -> Tensor | None:
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _saved_running_var(self) -> Tensor | None:
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+
+def native_batch_norm_legit_no_training_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormLegitNoTrainingBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                False,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class NativeBatchNormLegitBackward0(Node):
+    """Backward of ``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, bias: grad.defined() ? native_batch_norm_backward(grad, input, weight, Tensor(), Tensor(), result1, result2, training, eps, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "eps",
+        "input_",
+        "training",
+        "weight_",
+        "result1_",
+        "result2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_batch_norm_legit_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            input=unpack_saved(self.input_, self),
+            training=self.training,
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_training(self) -> bool:
+        return self.training
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+
+def native_batch_norm_legit_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: Tensor | None,
+    training: bool,
+    weight: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormLegitBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                None,
+                None,
+                result1,
+                result2,
+                training,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class BatchNormNoUpdateBackward0(Node):
+    """Backward of ``_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)``.
+
+    input, weight, bias: grad.defined() ? batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, /*update*/false, eps, grad_input_mask, retain_variables ? result3.clone() : result3) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "eps",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "weight_",
+        "result1_",
+        "result2_",
+        "result3_",
+        "retain_variables",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.running_mean_: SavedVariable | SavedVariableList | None = None
+        self.running_var_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+        self.result3_: SavedVariable | SavedVariableList | None = None
+        self.retain_variables = True
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return batch_norm_no_update_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            input=unpack_saved(self.input_, self),
+            running_mean=unpack_saved(self.running_mean_, self),
+            running_var=unpack_saved(self.running_var_, self),
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+            result3=unpack_saved(self.result3_, self),
+            retain_variables=self.retain_variables,
+        )
+
+    def will_release_variables(self) -> None:
+        self.retain_variables = False
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.running_mean_ is not None:
+            self.running_mean_.reset_data()
+        if self.running_var_ is not None:
+            self.running_var_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+        if self.result3_ is not None:
+            self.result3_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_running_mean(self) -> Tensor | None:
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _saved_running_var(self) -> Tensor | None:
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+    @property
+    def _saved_result3(self) -> Tensor | None:
+        return unpack_saved(self.result3_, self)
+
+
+def batch_norm_no_update_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+    result3: Tensor | None,
+    retain_variables: bool,
+) -> list[Any]:
+    """The formulas of BatchNormNoUpdateBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                False,
+                eps,
+                grad_input_mask,
+                result3.clone() if retain_variables else result3,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class BatchNormBackwardBackward0(Node):
+    """Backward of ``batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)
+    reserve: not_implemented("batch_norm_backward reserve")
+    save_mean: not_implemented("batch_norm_backward save_mean")
+    save_var: not_implemented("batch_norm_backward save_var")
+    """
+
+    __slots__ = (
+        "eps",
+        "grad_out_",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "save_mean_",
+        "save_var_",
+        "update",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_out_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.running_mean_: SavedVariable | SavedVariableList | None = None
+        self.running_var_: SavedVariable | SavedVariableList | None = None
+        self.save_mean_: SavedVariable | SavedVariableList | None = None
+        self.save_var_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return batch_norm_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            grad_out=unpack_saved(self.grad_out_, self),
+            input=unpack_saved(self.input_, self),
+            running_mean=unpack_saved(self.running_mean_, self),
+            running_var=unpack_saved(self.running_var_, self),
+            save_mean=unpack_saved(self.save_mean_, self),
+            save_var=unpack_saved(self.save_var_, self),
+            update=self.update,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_out_ is not None:
+            self.grad_out_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.running_mean_ is not None:
+            self.running_mean_.reset_data()
+        if self.running_var_ is not None:
+            self.running_var_.reset_data()
+        if self.save_mean_ is not None:
+            self.save_mean_.reset_data()
+        if self.save_var_ is not None:
+            self.save_var_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_grad_out(self) -> Tensor | None:
+        return unpack_saved(self.grad_out_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_running_mean(self) -> Tensor | None:
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _saved_running_var(self) -> Tensor | None:
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _saved_save_mean(self) -> Tensor | None:
+        return unpack_saved(self.save_mean_, self)
+
+    @property
+    def _saved_save_var(self) -> Tensor | None:
+        return unpack_saved(self.save_var_, self)
+
+    @property
+    def _saved_update(self) -> bool:
+        return self.update
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def batch_norm_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    grad_out: Tensor | None,
+    input: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    save_mean: Tensor | None,
+    save_var: Tensor | None,
+    update: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of BatchNormBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 6
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[1] or needs_input_grad[2] or needs_input_grad[0]
+    ):  # input, weight, grad_out
+        grad_input_mask = (
+            needs_input_grad[1],
+            needs_input_grad[2],
+            needs_input_grad[0],
+        )
+        grad_result = batchnorm_double_backward(
+            input,
+            weight,
+            grads[0],
+            grads[1],
+            grads[2],
+            grad_out,
+            running_mean,
+            running_var,
+            update,
+            eps,
+            save_mean,
+            save_var,
+            grad_input_mask,
+        )
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[0]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[1]
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[2]
+    if needs_input_grad[5]:  # reserve
+        grad_inputs[5] = not_implemented("batch_norm_backward reserve")
+    if needs_input_grad[3]:  # save_mean
+        grad_inputs[3] = not_implemented("batch_norm_backward save_mean")
+    if needs_input_grad[4]:  # save_var
+        grad_inputs[4] = not_implemented("batch_norm_backward save_var")
+    return grad_inputs
+
+
 class EmbeddingBackward0(Node):
     """Backward of ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``.
 
@@ -24017,6 +24566,106 @@ def native_layer_norm_jvp_result0(
         result1,
         result2,
         normalized_shape,
+    )
+
+
+def _native_batch_norm_legit_no_training_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    running_mean_p: Tensor,
+    running_mean_t: Tensor,
+    running_var_p: Tensor,
+    running_var_t: Tensor,
+    momentum: float,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean, running_var, result1, result2, /*training=*/false, eps)``."""
+    return batch_norm_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        running_mean_p,
+        running_var_p,
+        result1,
+        result2,
+        False,
+        eps,
+    )
+
+
+def _native_batch_norm_legit_no_stats_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    training: bool,
+    momentum: float,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, Tensor(), Tensor(), result1, result2, training, eps)``."""
+    return batch_norm_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        None,
+        None,
+        result1,
+        result2,
+        training,
+        eps,
+    )
+
+
+def _batch_norm_no_update_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    running_mean_p: Tensor,
+    running_mean_t: Tensor,
+    running_var_p: Tensor,
+    running_var_t: Tensor,
+    momentum: float,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+    result3: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean, running_var, result1, result2, false, eps)``."""
+    return batch_norm_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        running_mean_p,
+        running_var_p,
+        result1,
+        result2,
+        False,
+        eps,
     )
 
 

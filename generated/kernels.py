@@ -33,6 +33,7 @@ from gradgen.numpy_kernels import (
     atan2_floating,
     avg_pool,
     avg_pool_backward,
+    batch_norm_no_update,
     bessel_j0,
     bessel_j1,
     bessel_y0,
@@ -4062,6 +4063,112 @@ def numpy_native_layer_norm_backward(
     return wrap_result(result0), wrap_result(result1), wrap_result(result2)
 
 
+def numpy__native_batch_norm_legit_no_training(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor,
+    running_var: Tensor,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    running_mean = running_mean._data
+    running_var = running_var._data
+    result0, result1, result2 = native_batch_norm(
+        input, weight, bias, running_mean, running_var, False, momentum, eps
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy__native_batch_norm_legit_no_stats(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    result0, result1, result2 = native_batch_norm(
+        input, weight, bias, None, None, training, momentum, eps
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy__batch_norm_no_update(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    running_mean = None if running_mean is None else running_mean._data
+    running_var = None if running_var is None else running_var._data
+    result0, result1, result2, result3 = batch_norm_no_update(
+        input, weight, bias, running_mean, running_var, momentum, eps
+    )
+    return (
+        wrap_result(result0),
+        wrap_result(result1),
+        wrap_result(result2),
+        wrap_result(result3),
+    )
+
+
+def numpy_batch_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    save_mean: Tensor | None,
+    save_var: Tensor | None,
+    update: bool,
+    eps: float,
+    output_mask: Sequence[bool],
+    reserve: Tensor,
+) -> Any:
+    """batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)"""
+    grad_out = grad_out._data
+    input = input._data
+    weight = weight._data
+    running_mean = None if running_mean is None else running_mean._data
+    running_var = None if running_var is None else running_var._data
+    save_mean = None if save_mean is None else save_mean._data
+    save_var = None if save_var is None else save_var._data
+    reserve = reserve._data
+    result0, result1, result2 = native_batch_norm_backward(
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_var,
+        update,
+        eps,
+        output_mask,
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
 def numpy_embedding(
     ks: int,
     weight: Tensor,
@@ -6372,6 +6479,14 @@ operators.native_layer_norm.register(DispatchKey.NumPy, numpy_native_layer_norm)
 operators.native_layer_norm_backward.register(
     DispatchKey.NumPy, numpy_native_layer_norm_backward
 )
+operators._native_batch_norm_legit_no_training.register(
+    DispatchKey.NumPy, numpy__native_batch_norm_legit_no_training
+)
+operators._native_batch_norm_legit_no_stats.register(
+    DispatchKey.NumPy, numpy__native_batch_norm_legit_no_stats
+)
+operators._batch_norm_no_update.register(DispatchKey.NumPy, numpy__batch_norm_no_update)
+operators.batch_norm_backward.register(DispatchKey.NumPy, numpy_batch_norm_backward)
 operators.embedding.register(DispatchKey.NumPy, numpy_embedding)
 operators.embedding_dense_backward.register(
     DispatchKey.NumPy, numpy_embedding_dense_backward

@@ -1076,6 +1076,22 @@ native_layer_norm_backward = OperatorHandle(
     "native_layer_norm_backward",
     "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
 )
+_native_batch_norm_legit_no_training = OperatorHandle(
+    "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+)
+_native_batch_norm_legit_no_stats = OperatorHandle(
+    "_native_batch_norm_legit.no_stats",
+    "_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+)
+_batch_norm_no_update = OperatorHandle(
+    "_batch_norm_no_update",
+    "_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)",
+)
+batch_norm_backward = OperatorHandle(
+    "batch_norm_backward",
+    "batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)",
+)
 embedding = OperatorHandle(
     "embedding",
     "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",

@@ -327,6 +327,10 @@ __all__ = [
     "native_layer_norm",
     "native_layer_norm_backward",
     "rms_norm",
+    "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit",
+    "_batch_norm_no_update",
+    "batch_norm_backward",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -4260,6 +4264,164 @@ def rms_norm(
         else tensor_argument(weight, "rms_norm", "weight", 3, True)
     )
     return composites.rms_norm(input, normalized_shape, weight, eps)
+
+
+def _native_batch_norm_legit_no_training(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    running_mean: Tensor | Number,
+    running_var: Tensor | Number,
+    momentum: float,
+    eps: float,
+) -> Tensor:
+    """``_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(
+        input, "_native_batch_norm_legit_no_training", "input", 1, False
+    )
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(
+            weight, "_native_batch_norm_legit_no_training", "weight", 2, True
+        )
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(
+            bias, "_native_batch_norm_legit_no_training", "bias", 3, True
+        )
+    )
+    running_mean = tensor_argument(
+        running_mean, "_native_batch_norm_legit_no_training", "running_mean", 4, True
+    )
+    running_var = tensor_argument(
+        running_var, "_native_batch_norm_legit_no_training", "running_var", 5, True
+    )
+    return operators._native_batch_norm_legit_no_training.call(
+        input, weight, bias, running_mean, running_var, momentum, eps
+    )
+
+
+def _native_batch_norm_legit(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Tensor:
+    """``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "_native_batch_norm_legit", "input", 1, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "_native_batch_norm_legit", "weight", 2, True)
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_native_batch_norm_legit", "bias", 3, True)
+    )
+    return operators._native_batch_norm_legit_no_stats.call(
+        input, weight, bias, training, momentum, eps
+    )
+
+
+def _batch_norm_no_update(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    running_mean: Tensor | Number | None,
+    running_var: Tensor | Number | None,
+    momentum: float,
+    eps: float,
+) -> Tensor:
+    """``_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "_batch_norm_no_update", "input", 1, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "_batch_norm_no_update", "weight", 2, True)
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_batch_norm_no_update", "bias", 3, True)
+    )
+    running_mean = (
+        None
+        if running_mean is None
+        else tensor_argument(
+            running_mean, "_batch_norm_no_update", "running_mean", 4, True
+        )
+    )
+    running_var = (
+        None
+        if running_var is None
+        else tensor_argument(
+            running_var, "_batch_norm_no_update", "running_var", 5, True
+        )
+    )
+    return operators._batch_norm_no_update.call(
+        input, weight, bias, running_mean, running_var, momentum, eps
+    )
+
+
+def batch_norm_backward(
+    grad_out: Tensor | Number,
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    running_mean: Tensor | Number | None,
+    running_var: Tensor | Number | None,
+    save_mean: Tensor | Number | None,
+    save_var: Tensor | Number | None,
+    update: bool,
+    eps: float,
+    output_mask: Sequence[bool],
+    reserve: Tensor | Number,
+) -> Tensor:
+    """``batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)``"""
+    grad_out = tensor_argument(grad_out, "batch_norm_backward", "grad_out", 1, True)
+    input = tensor_argument(input, "batch_norm_backward", "input", 2, False)
+    weight = tensor_argument(weight, "batch_norm_backward", "weight", 3, True)
+    running_mean = (
+        None
+        if running_mean is None
+        else tensor_argument(
+            running_mean, "batch_norm_backward", "running_mean", 4, True
+        )
+    )
+    running_var = (
+        None
+        if running_var is None
+        else tensor_argument(running_var, "batch_norm_backward", "running_var", 5, True)
+    )
+    save_mean = (
+        None
+        if save_mean is None
+        else tensor_argument(save_mean, "batch_norm_backward", "save_mean", 6, True)
+    )
+    save_var = (
+        None
+        if save_var is None
+        else tensor_argument(save_var, "batch_norm_backward", "save_var", 7, True)
+    )
+    reserve = tensor_argument(reserve, "batch_norm_backward", "reserve", 11, True)
+    return operators.batch_norm_backward.call(
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_var,
+        update,
+        eps,
+        output_mask,
+        reserve,
+    )
 
 
 def embedding(

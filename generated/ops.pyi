@@ -413,6 +413,10 @@ __all__ = [
     "native_layer_norm",
     "native_layer_norm_backward",
     "rms_norm",
+    "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit",
+    "_batch_norm_no_update",
+    "batch_norm_backward",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -3249,6 +3253,57 @@ def rms_norm(
     eps: _float | None = ...,
 ) -> Tensor:
     """``rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor``"""
+
+
+def _native_batch_norm_legit_no_training(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    running_mean: Tensor | _Number,
+    running_var: Tensor | _Number,
+    momentum: _float,
+    eps: _float,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _native_batch_norm_legit(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    training: _bool,
+    momentum: _float,
+    eps: _float,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _batch_norm_no_update(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    running_mean: Tensor | _Number | None,
+    running_var: Tensor | _Number | None,
+    momentum: _float,
+    eps: _float,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def batch_norm_backward(
+    grad_out: Tensor | _Number,
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    running_mean: Tensor | _Number | None,
+    running_var: Tensor | _Number | None,
+    save_mean: Tensor | _Number | None,
+    save_var: Tensor | _Number | None,
+    update: _bool,
+    eps: _float,
+    output_mask: Sequence[_bool],
+    reserve: Tensor | _Number,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)``"""
 
 
 def embedding(

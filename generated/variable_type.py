@@ -11227,6 +11227,290 @@ def native_layer_norm_backward(
     return result
 
 
+def _native_batch_norm_legit_no_training(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor,
+    running_var: Tensor,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(
+        running_mean, "running_mean", "_native_batch_norm_legit_no_training"
+    )
+    check_no_requires_grad(
+        running_var, "running_var", "_native_batch_norm_legit_no_training"
+    )
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.NativeBatchNormLegitNoTrainingBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeBatchNormLegitNoTrainingBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.eps = eps
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators._native_batch_norm_legit_no_training,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        momentum,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._native_batch_norm_legit_no_training_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    running_mean,
+                    tangent_or_zeros(running_mean),
+                    running_var,
+                    tangent_or_zeros(running_var),
+                    momentum,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def _native_batch_norm_legit_no_stats(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.NativeBatchNormLegitBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeBatchNormLegitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.eps = eps
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.training = training
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators._native_batch_norm_legit_no_stats,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        training,
+        momentum,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._native_batch_norm_legit_no_stats_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    training,
+                    momentum,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def _batch_norm_no_update(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(running_mean, "running_mean", "_batch_norm_no_update")
+    check_no_requires_grad(running_var, "running_var", "_batch_norm_no_update")
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.BatchNormNoUpdateBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BatchNormNoUpdateBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.eps = eps
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.running_mean_ = (
+            None if running_mean is None else SavedVariable(running_mean, False)
+        )
+        grad_fn.running_var_ = (
+            None if running_var is None else SavedVariable(running_var, False)
+        )
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators._batch_norm_no_update,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        momentum,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+        grad_fn.result3_ = SavedVariable(result[3], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._batch_norm_no_update_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    running_mean,
+                    tangent_or_zeros(running_mean),
+                    running_var,
+                    tangent_or_zeros(running_var),
+                    momentum,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                    result[3],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def batch_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    save_mean: Tensor | None,
+    save_var: Tensor | None,
+    update: bool,
+    eps: float,
+    output_mask: Sequence[bool],
+    reserve: Tensor,
+) -> Any:
+    """batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(running_mean, "running_mean", "batch_norm_backward")
+    check_no_requires_grad(running_var, "running_var", "batch_norm_backward")
+    _any_has_forward_grad = (
+        grad_out._fw_grad is not None
+        or input._fw_grad is not None
+        or weight._fw_grad is not None
+        or (running_mean is not None and running_mean._fw_grad is not None)
+        or (running_var is not None and running_var._fw_grad is not None)
+        or (save_mean is not None and save_mean._fw_grad is not None)
+        or (save_var is not None and save_var._fw_grad is not None)
+        or reserve._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("batch_norm_backward")
+    _any_requires_grad = compute_requires_grad(
+        grad_out, input, weight, save_mean, save_var, reserve
+    )
+    grad_fn: functions.BatchNormBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BatchNormBackwardBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(grad_out, input, weight, save_mean, save_var, reserve)
+        )
+        grad_fn.eps = eps
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.running_mean_ = (
+            None if running_mean is None else SavedVariable(running_mean, False)
+        )
+        grad_fn.running_var_ = (
+            None if running_var is None else SavedVariable(running_var, False)
+        )
+        grad_fn.save_mean_ = (
+            None if save_mean is None else SavedVariable(save_mean, False)
+        )
+        grad_fn.save_var_ = None if save_var is None else SavedVariable(save_var, False)
+        grad_fn.update = update
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.batch_norm_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_var,
+        update,
+        eps,
+        output_mask,
+        reserve,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    return result
+
+
 def embedding(
     ks: int,
     weight: Tensor,
@@ -15608,6 +15892,14 @@ operators.native_layer_norm.register(DispatchKey.Autograd, native_layer_norm)
 operators.native_layer_norm_backward.register(
     DispatchKey.Autograd, native_layer_norm_backward
 )
+operators._native_batch_norm_legit_no_training.register(
+    DispatchKey.Autograd, _native_batch_norm_legit_no_training
+)
+operators._native_batch_norm_legit_no_stats.register(
+    DispatchKey.Autograd, _native_batch_norm_legit_no_stats
+)
+operators._batch_norm_no_update.register(DispatchKey.Autograd, _batch_norm_no_update)
+operators.batch_norm_backward.register(DispatchKey.Autograd, batch_norm_backward)
 operators.embedding.register(DispatchKey.Autograd, embedding)
 operators.embedding_dense_backward.register(
     DispatchKey.Autograd, embedding_dense_backward

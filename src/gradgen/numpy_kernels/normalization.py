@@ -10,6 +10,7 @@ from ._common import _check_floating
 
 __all__ = [
     "native_batch_norm",
+    "batch_norm_no_update",
     "native_batch_norm_backward",
     "native_group_norm",
     "native_group_norm_backward",
@@ -386,3 +387,22 @@ def native_group_norm_backward(
         np.asarray(grad_weight).astype(dtype, copy=False),
         np.asarray(grad_bias).astype(dtype, copy=False),
     )
+
+
+def batch_norm_no_update(
+    input: np.ndarray,
+    weight: np.ndarray | None,
+    bias: np.ndarray | None,
+    running_mean: np.ndarray | None,
+    running_var: np.ndarray | None,
+    momentum: float,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """PyTorch's _batch_norm_no_update: native_batch_norm with the running statistics
+    (the batch's when there are none), which it leaves as they are; and an empty
+    uint8 `reserve` (a cuDNN workspace in PyTorch)."""
+    training = running_mean is None or running_var is None
+    out, mean, invstd = native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )
+    return out, mean, invstd, np.empty(0, np.uint8)
