@@ -20,6 +20,7 @@ from gradgen.graph import (
 from gradgen.helpers import (
     _convolution_double_backward_symint,
     _convolution_jvp,
+    _fused_rms_norm_backward,
     _to_copy_backward,
     amaxamin_jvp,
     aminmax_backward,
@@ -72,6 +73,7 @@ from gradgen.helpers import (
     infinitely_differentiable_logit_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_native_group_norm_backward,
+    infinitely_differentiable_native_rms_norm_backward,
     infinitely_differentiable_silu_backward,
     is_grad_enabled,
     layer_norm_double_backward,
@@ -131,6 +133,8 @@ from gradgen.helpers import (
     restore_reduced_dims,
     reverse_list,
     reverse_list_symint,
+    rms_norm_jvp,
+    rms_norm_rstd_jvp,
     scalar_conj,
     scalar_tensor,
     scale_grad_by_count,
@@ -175,6 +179,7 @@ from .ops import (
     _conj,
     _conv_depthwise2d,
     _convolution,
+    _fused_rms_norm,
     _index_put_impl_,
     _linalg_det,
     _linalg_eigh,
@@ -15800,6 +15805,102 @@ def batch_norm_backward_backward0_apply(
     return grad_inputs
 
 
+class FusedRmsNormBackward0(Node):
+    """Backward of ``_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)``.
+
+    input, weight: GradMode::is_enabled() || grads[1].defined() ? infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask) : (grads[0].defined() ? _fused_rms_norm_backward(grads[0], input, normalized_shape, result1, weight, grad_input_mask) : std::tuple<Tensor, Tensor>())
+    """
+
+    __slots__ = (
+        "input_",
+        "normalized_shape",
+        "weight_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fused_rms_norm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            input=unpack_saved(self.input_, self),
+            normalized_shape=self.normalized_shape,
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_normalized_shape(self) -> Sequence[int]:
+        return self.normalized_shape
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def fused_rms_norm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    input: Tensor | None,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of FusedRmsNormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # input, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = (
+            infinitely_differentiable_native_rms_norm_backward(
+                grads[0],
+                grads[1],
+                input,
+                normalized_shape,
+                result1,
+                weight,
+                grad_input_mask,
+            )
+            if is_grad_enabled() or grads[1] is not None
+            else (
+                _fused_rms_norm_backward(
+                    grads[0], input, normalized_shape, result1, weight, grad_input_mask
+                )
+                if grads[0] is not None
+                else (None, None)
+            )
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
 class EmbeddingBackward0(Node):
     """Backward of ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``.
 
@@ -24667,6 +24768,34 @@ def _batch_norm_no_update_jvp_result0(
         False,
         eps,
     )
+
+
+def _fused_rms_norm_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    normalized_shape: Sequence[int],
+    weight_p: Tensor,
+    weight_t: Tensor,
+    eps: float | None,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: rms_norm_jvp(input_p, input_t, weight_p, weight_t, result1, normalized_shape)``."""
+    return rms_norm_jvp(input_p, input_t, weight_p, weight_t, result1, normalized_shape)
+
+
+def _fused_rms_norm_jvp_result1(
+    input_p: Tensor,
+    input_t: Tensor,
+    normalized_shape: Sequence[int],
+    weight_p: Tensor,
+    weight_t: Tensor,
+    eps: float | None,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: rms_norm_rstd_jvp(input_p, input_t, result1, normalized_shape)``."""
+    return rms_norm_rstd_jvp(input_p, input_t, result1, normalized_shape)
 
 
 def embedding_jvp(

@@ -92,6 +92,7 @@ from gradgen.numpy_kernels import (
     fused_gru_cell_backward,
     fused_lstm_cell,
     fused_lstm_cell_backward_impl,
+    fused_rms_norm,
     gather,
     gelu,
     gelu_backward,
@@ -4169,6 +4170,20 @@ def numpy_batch_norm_backward(
     return wrap_result(result0), wrap_result(result1), wrap_result(result2)
 
 
+def numpy__fused_rms_norm(
+    ks: int,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None,
+    eps: float | None,
+) -> Any:
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    result0, result1 = fused_rms_norm(input, normalized_shape, weight, eps)
+    return wrap_result(result0), wrap_result(result1)
+
+
 def numpy_embedding(
     ks: int,
     weight: Tensor,
@@ -6487,6 +6502,7 @@ operators._native_batch_norm_legit_no_stats.register(
 )
 operators._batch_norm_no_update.register(DispatchKey.NumPy, numpy__batch_norm_no_update)
 operators.batch_norm_backward.register(DispatchKey.NumPy, numpy_batch_norm_backward)
+operators._fused_rms_norm.register(DispatchKey.NumPy, numpy__fused_rms_norm)
 operators.embedding.register(DispatchKey.NumPy, numpy_embedding)
 operators.embedding_dense_backward.register(
     DispatchKey.NumPy, numpy_embedding_dense_backward

@@ -1092,6 +1092,10 @@ batch_norm_backward = OperatorHandle(
     "batch_norm_backward",
     "batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)",
 )
+_fused_rms_norm = OperatorHandle(
+    "_fused_rms_norm",
+    "_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)",
+)
 embedding = OperatorHandle(
     "embedding",
     "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",

@@ -331,6 +331,7 @@ __all__ = [
     "_native_batch_norm_legit",
     "_batch_norm_no_update",
     "batch_norm_backward",
+    "_fused_rms_norm",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -4422,6 +4423,25 @@ def batch_norm_backward(
         output_mask,
         reserve,
     )
+
+
+def _fused_rms_norm(
+    input: Tensor | Number,
+    normalized_shape: Sequence[int],
+    weight: Tensor | Number | None,
+    eps: float | None,
+) -> Tensor:
+    """``_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "_fused_rms_norm", "input", 1, False)
+    normalized_shape = int_list_argument(
+        normalized_shape, "_fused_rms_norm", "normalized_shape"
+    )
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "_fused_rms_norm", "weight", 3, True)
+    )
+    return operators._fused_rms_norm.call(input, normalized_shape, weight, eps)
 
 
 def embedding(

@@ -417,6 +417,7 @@ __all__ = [
     "_native_batch_norm_legit",
     "_batch_norm_no_update",
     "batch_norm_backward",
+    "_fused_rms_norm",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -3304,6 +3305,15 @@ def batch_norm_backward(
     reserve: Tensor | _Number,
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _fused_rms_norm(
+    input: Tensor | _Number,
+    normalized_shape: _int | Sequence[_int],
+    weight: Tensor | _Number | None,
+    eps: _float | None,
+) -> _tuple[Tensor, Tensor]:
+    """``_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)``"""
 
 
 def embedding(

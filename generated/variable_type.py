@@ -11511,6 +11511,68 @@ def batch_norm_backward(
     return result
 
 
+def _fused_rms_norm(
+    ks: int,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None,
+    eps: float | None,
+) -> Any:
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight)
+    grad_fn: functions.FusedRmsNormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FusedRmsNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.normalized_shape = normalized_shape
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators._fused_rms_norm,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        normalized_shape,
+        weight,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._fused_rms_norm_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    normalized_shape,
+                    weight,
+                    tangent_or_zeros(weight),
+                    eps,
+                    result[0],
+                    result[1],
+                ),
+                functions._fused_rms_norm_jvp_result1(
+                    input,
+                    tangent_or_zeros(input),
+                    normalized_shape,
+                    weight,
+                    tangent_or_zeros(weight),
+                    eps,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
 def embedding(
     ks: int,
     weight: Tensor,
@@ -15900,6 +15962,7 @@ operators._native_batch_norm_legit_no_stats.register(
 )
 operators._batch_norm_no_update.register(DispatchKey.Autograd, _batch_norm_no_update)
 operators.batch_norm_backward.register(DispatchKey.Autograd, batch_norm_backward)
+operators._fused_rms_norm.register(DispatchKey.Autograd, _fused_rms_norm)
 operators.embedding.register(DispatchKey.Autograd, embedding)
 operators.embedding_dense_backward.register(
     DispatchKey.Autograd, embedding_dense_backward

@@ -102,4 +102,10 @@ LINES: dict[str, Line] = {
         ((2, 3, 2), (2, 3, 2), (3,)),
         forward=False,  # PyTorch has no forward formula either
     ),
+    "_fused_rms_norm": Line(
+        lambda lib, a, w: lib.cat(
+            [t.flatten() for t in _f("_fused_rms_norm")(lib)(a, [3, 4], w, 1e-3)]
+        ),
+        ((2, 3, 4), (3, 4)),
+    ),
 }

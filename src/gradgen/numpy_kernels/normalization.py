@@ -11,6 +11,7 @@ from ._common import _check_floating
 __all__ = [
     "native_batch_norm",
     "batch_norm_no_update",
+    "fused_rms_norm",
     "native_batch_norm_backward",
     "native_group_norm",
     "native_group_norm_backward",
@@ -406,3 +407,47 @@ def batch_norm_no_update(
         input, weight, bias, running_mean, running_var, training, momentum, eps
     )
     return out, mean, invstd, np.empty(0, np.uint8)
+
+
+def _rms_norm_dims(
+    input: np.ndarray, normalized_shape: Sequence[int], weight: np.ndarray | None
+) -> tuple[int, ...]:
+    """PyTorch's checks of rms_norm's arguments; the normalized dimensions."""
+    normalized = [int(n) for n in normalized_shape]
+    if not normalized:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+            f"least one element, but got normalized_shape = {normalized}"
+        )
+    if weight is not None and list(weight.shape) != normalized:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of "
+            f"shape {list(weight.shape)} and normalized_shape = {normalized}"
+        )
+    axis = input.ndim - len(normalized)
+    if axis < 0 or list(input.shape[axis:]) != normalized:
+        expected = ", ".join(str(n) for n in normalized)
+        raise RuntimeError(
+            f"Given normalized_shape={normalized}, expected input with shape "
+            f"[*{expected}], but got input of size{list(input.shape)}"
+        )
+    return tuple(range(axis, input.ndim))
+
+
+def fused_rms_norm(
+    input: np.ndarray,
+    normalized_shape: Sequence[int],
+    weight: np.ndarray | None,
+    eps: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's _fused_rms_norm: (out, rstd), rstd = 1 / sqrt(mean(input ** 2) + eps)
+    over the normalized dimensions (kept with size 1), out = input * rstd * weight; eps
+    None is the machine epsilon of input's dtype."""
+    dims = _rms_norm_dims(input, normalized_shape, weight)
+    value = np.finfo(input.dtype).eps if eps is None else eps
+    rstd = 1.0 / np.sqrt(np.mean(input * input, axis=dims, keepdims=True) + value)
+    rstd = rstd.astype(input.dtype, copy=False)
+    out = input * rstd
+    if weight is not None:
+        out = out * weight
+    return out, rstd
