@@ -19,6 +19,8 @@ from gradgen.graph import (
 )
 from gradgen.helpers import (
     _convolution_double_backward_symint,
+    _convolution_jvp,
+    _fused_rms_norm_backward,
     _to_copy_backward,
     amaxamin_jvp,
     aminmax_backward,
@@ -39,6 +41,7 @@ from gradgen.helpers import (
     cholesky_jvp,
     clamp_backward,
     clamp_backward_min_max,
+    conv_tbc_backward,
     convolution_backward_jvp_grad_bias,
     convolution_jvp,
     copysign_tensor_self_backward,
@@ -70,6 +73,7 @@ from gradgen.helpers import (
     infinitely_differentiable_logit_backward,
     infinitely_differentiable_mish_backward,
     infinitely_differentiable_native_group_norm_backward,
+    infinitely_differentiable_native_rms_norm_backward,
     infinitely_differentiable_silu_backward,
     is_grad_enabled,
     layer_norm_double_backward,
@@ -129,6 +133,8 @@ from gradgen.helpers import (
     restore_reduced_dims,
     reverse_list,
     reverse_list_symint,
+    rms_norm_jvp,
+    rms_norm_rstd_jvp,
     scalar_conj,
     scalar_tensor,
     scale_grad_by_count,
@@ -169,9 +175,13 @@ from .ops import (
     _adaptive_avg_pool2d_backward,
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
+    _batch_norm_no_update,
     _cdist_backward,
     _cdist_forward,
     _conj,
+    _conv_depthwise2d,
+    _convolution,
+    _fused_rms_norm,
     _index_put_impl_,
     _linalg_det,
     _linalg_eigh,
@@ -180,9 +190,14 @@ from .ops import (
     _linalg_svd,
     _log_softmax,
     _log_softmax_backward_data,
+    _native_batch_norm_legit,
+    _native_batch_norm_legit_no_training,
+    _nnpack_spatial_convolution,
     _pdist_backward,
     _pdist_forward,
     _scaled_dot_product_attention_math,
+    _slow_conv2d_backward,
+    _slow_conv2d_forward,
     _softmax,
     _softmax_backward_data,
     _thnn_differentiable_gru_cell_backward,
@@ -257,6 +272,7 @@ from .ops import (
     avg_pool3d,
     avg_pool3d_backward,
     batch_norm,
+    batch_norm_backward,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -295,11 +311,15 @@ from .ops import (
     conv1d,
     conv2d,
     conv3d,
+    conv_depthwise3d,
+    conv_tbc,
     conv_transpose1d,
     conv_transpose2d,
     conv_transpose3d,
     convolution,
     convolution_backward,
+    convolution_backward_overrideable,
+    convolution_overrideable,
     copysign,
     cos,
     cos_,
@@ -370,6 +390,10 @@ from .ops import (
     fmod,
     frac,
     frac_,
+    fractional_max_pool2d,
+    fractional_max_pool2d_backward,
+    fractional_max_pool3d,
+    fractional_max_pool3d_backward,
     frexp,
     gather,
     gather_backward,
@@ -471,6 +495,8 @@ from .ops import (
     max_pool3d,
     max_pool3d_with_indices,
     max_pool3d_with_indices_backward,
+    max_unpool2d,
+    max_unpool3d,
     maximum,
     mean,
     median,
@@ -536,11 +562,24 @@ from .ops import (
     real,
     reciprocal,
     reciprocal_,
+    reflection_pad1d,
+    reflection_pad1d_backward,
+    reflection_pad2d,
+    reflection_pad2d_backward,
+    reflection_pad3d,
+    reflection_pad3d_backward,
     relu,
     relu_,
     remainder,
     repeat_interleave,
+    replication_pad1d,
+    replication_pad1d_backward,
+    replication_pad2d,
+    replication_pad2d_backward,
+    replication_pad3d,
+    replication_pad3d_backward,
     reshape,
+    rms_norm,
     rnn_relu,
     rnn_relu_cell,
     rnn_tanh,
@@ -577,6 +616,11 @@ from .ops import (
     slice_backward,
     slice_scatter,
     slogdet,
+    slow_conv3d_forward,
+    slow_conv_dilated2d,
+    slow_conv_dilated3d,
+    slow_conv_transpose2d,
+    slow_conv_transpose3d,
     smooth_l1_loss,
     smooth_l1_loss_backward,
     softmax,
@@ -15470,6 +15514,647 @@ def native_layer_norm_backward_backward0_apply(
     return grad_inputs
 
 
+class NativeBatchNormLegitNoTrainingBackward0(Node):
+    """Backward of ``_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, bias: grad.defined() ? native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, /*training=*/false, eps, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "eps",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "weight_",
+        "result1_",
+        "result2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.running_mean_: SavedVariable | SavedVariableList | None = None
+        self.running_var_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_batch_norm_legit_no_training_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            input=unpack_saved(self.input_, self),
+            running_mean=unpack_saved(self.running_mean_, self),
+            running_var=unpack_saved(self.running_var_, self),
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.running_mean_ is not None:
+            self.running_mean_.reset_data()
+        if self.running_var_ is not None:
+            self.running_var_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_running_mean(self) -> Tensor | None:
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _saved_running_var(self) -> Tensor | None:
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+
+def native_batch_norm_legit_no_training_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormLegitNoTrainingBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                False,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class NativeBatchNormLegitBackward0(Node):
+    """Backward of ``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, bias: grad.defined() ? native_batch_norm_backward(grad, input, weight, Tensor(), Tensor(), result1, result2, training, eps, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "eps",
+        "input_",
+        "training",
+        "weight_",
+        "result1_",
+        "result2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_batch_norm_legit_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            input=unpack_saved(self.input_, self),
+            training=self.training,
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_training(self) -> bool:
+        return self.training
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+
+def native_batch_norm_legit_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: Tensor | None,
+    training: bool,
+    weight: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeBatchNormLegitBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            native_batch_norm_backward(
+                grad,
+                input,
+                weight,
+                None,
+                None,
+                result1,
+                result2,
+                training,
+                eps,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class BatchNormNoUpdateBackward0(Node):
+    """Backward of ``_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)``.
+
+    input, weight, bias: grad.defined() ? batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, /*update*/false, eps, grad_input_mask, retain_variables ? result3.clone() : result3) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "eps",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "weight_",
+        "result1_",
+        "result2_",
+        "result3_",
+        "retain_variables",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.running_mean_: SavedVariable | SavedVariableList | None = None
+        self.running_var_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+        self.result2_: SavedVariable | SavedVariableList | None = None
+        self.result3_: SavedVariable | SavedVariableList | None = None
+        self.retain_variables = True
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return batch_norm_no_update_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            input=unpack_saved(self.input_, self),
+            running_mean=unpack_saved(self.running_mean_, self),
+            running_var=unpack_saved(self.running_var_, self),
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+            result2=unpack_saved(self.result2_, self),
+            result3=unpack_saved(self.result3_, self),
+            retain_variables=self.retain_variables,
+        )
+
+    def will_release_variables(self) -> None:
+        self.retain_variables = False
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.running_mean_ is not None:
+            self.running_mean_.reset_data()
+        if self.running_var_ is not None:
+            self.running_var_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+        if self.result2_ is not None:
+            self.result2_.reset_data()
+        if self.result3_ is not None:
+            self.result3_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_running_mean(self) -> Tensor | None:
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _saved_running_var(self) -> Tensor | None:
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+    @property
+    def _saved_result2(self) -> Tensor | None:
+        return unpack_saved(self.result2_, self)
+
+    @property
+    def _saved_result3(self) -> Tensor | None:
+        return unpack_saved(self.result3_, self)
+
+
+def batch_norm_no_update_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    input: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None,
+    result1: Tensor | None,
+    result2: Tensor | None,
+    result3: Tensor | None,
+    retain_variables: bool,
+) -> list[Any]:
+    """The formulas of BatchNormNoUpdateBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            batch_norm_backward(
+                grad,
+                input,
+                weight,
+                running_mean,
+                running_var,
+                result1,
+                result2,
+                False,
+                eps,
+                grad_input_mask,
+                result3.clone() if retain_variables else result3,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class BatchNormBackwardBackward0(Node):
+    """Backward of ``batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)``.
+
+    input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)
+    reserve: not_implemented("batch_norm_backward reserve")
+    save_mean: not_implemented("batch_norm_backward save_mean")
+    save_var: not_implemented("batch_norm_backward save_var")
+    """
+
+    __slots__ = (
+        "eps",
+        "grad_out_",
+        "input_",
+        "running_mean_",
+        "running_var_",
+        "save_mean_",
+        "save_var_",
+        "update",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_out_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.running_mean_: SavedVariable | SavedVariableList | None = None
+        self.running_var_: SavedVariable | SavedVariableList | None = None
+        self.save_mean_: SavedVariable | SavedVariableList | None = None
+        self.save_var_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return batch_norm_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            eps=self.eps,
+            grad_out=unpack_saved(self.grad_out_, self),
+            input=unpack_saved(self.input_, self),
+            running_mean=unpack_saved(self.running_mean_, self),
+            running_var=unpack_saved(self.running_var_, self),
+            save_mean=unpack_saved(self.save_mean_, self),
+            save_var=unpack_saved(self.save_var_, self),
+            update=self.update,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_out_ is not None:
+            self.grad_out_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.running_mean_ is not None:
+            self.running_mean_.reset_data()
+        if self.running_var_ is not None:
+            self.running_var_.reset_data()
+        if self.save_mean_ is not None:
+            self.save_mean_.reset_data()
+        if self.save_var_ is not None:
+            self.save_var_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_eps(self) -> float:
+        return self.eps
+
+    @property
+    def _saved_grad_out(self) -> Tensor | None:
+        return unpack_saved(self.grad_out_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_running_mean(self) -> Tensor | None:
+        return unpack_saved(self.running_mean_, self)
+
+    @property
+    def _saved_running_var(self) -> Tensor | None:
+        return unpack_saved(self.running_var_, self)
+
+    @property
+    def _saved_save_mean(self) -> Tensor | None:
+        return unpack_saved(self.save_mean_, self)
+
+    @property
+    def _saved_save_var(self) -> Tensor | None:
+        return unpack_saved(self.save_var_, self)
+
+    @property
+    def _saved_update(self) -> bool:
+        return self.update
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def batch_norm_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    eps: float,
+    grad_out: Tensor | None,
+    input: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    save_mean: Tensor | None,
+    save_var: Tensor | None,
+    update: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of BatchNormBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 6
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[1] or needs_input_grad[2] or needs_input_grad[0]
+    ):  # input, weight, grad_out
+        grad_input_mask = (
+            needs_input_grad[1],
+            needs_input_grad[2],
+            needs_input_grad[0],
+        )
+        grad_result = batchnorm_double_backward(
+            input,
+            weight,
+            grads[0],
+            grads[1],
+            grads[2],
+            grad_out,
+            running_mean,
+            running_var,
+            update,
+            eps,
+            save_mean,
+            save_var,
+            grad_input_mask,
+        )
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[0]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[1]
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[2]
+    if needs_input_grad[5]:  # reserve
+        grad_inputs[5] = not_implemented("batch_norm_backward reserve")
+    if needs_input_grad[3]:  # save_mean
+        grad_inputs[3] = not_implemented("batch_norm_backward save_mean")
+    if needs_input_grad[4]:  # save_var
+        grad_inputs[4] = not_implemented("batch_norm_backward save_var")
+    return grad_inputs
+
+
+class FusedRmsNormBackward0(Node):
+    """Backward of ``_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)``.
+
+    input, weight: GradMode::is_enabled() || grads[1].defined() ? infinitely_differentiable_native_rms_norm_backward(grads[0], grads[1], input, normalized_shape, result1, weight, grad_input_mask) : (grads[0].defined() ? _fused_rms_norm_backward(grads[0], input, normalized_shape, result1, weight, grad_input_mask) : std::tuple<Tensor, Tensor>())
+    """
+
+    __slots__ = (
+        "input_",
+        "normalized_shape",
+        "weight_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fused_rms_norm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            input=unpack_saved(self.input_, self),
+            normalized_shape=self.normalized_shape,
+            weight=unpack_saved(self.weight_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_normalized_shape(self) -> Sequence[int]:
+        return self.normalized_shape
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def fused_rms_norm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    input: Tensor | None,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of FusedRmsNormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # input, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = (
+            infinitely_differentiable_native_rms_norm_backward(
+                grads[0],
+                grads[1],
+                input,
+                normalized_shape,
+                result1,
+                weight,
+                grad_input_mask,
+            )
+            if is_grad_enabled() or grads[1] is not None
+            else (
+                _fused_rms_norm_backward(
+                    grads[0], input, normalized_shape, result1, weight, grad_input_mask
+                )
+                if grads[0] is not None
+                else (None, None)
+            )
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
 class EmbeddingBackward0(Node):
     """Backward of ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor``.
 
@@ -15871,6 +16556,2158 @@ def convolution_backward_backward0_apply(
             output_padding,
             groups,
             grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ReflectionPad1DBackward0(Node):
+    """Backward of ``reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor``.
+
+    self: reflection_pad1d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad1_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def reflection_pad1_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad1DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            reflection_pad1d_backward(grad, self, padding) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ReflectionPad1DBackwardBackward0(Node):
+    """Backward of ``reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``.
+
+    grad_output: reflection_pad1d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad1_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def reflection_pad1_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReflectionPad1DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = reflection_pad1d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReflectionPad2DBackward0(Node):
+    """Backward of ``reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor``.
+
+    self: reflection_pad2d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def reflection_pad2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            reflection_pad2d_backward(grad, self, padding) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ReflectionPad2DBackwardBackward0(Node):
+    """Backward of ``reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``.
+
+    grad_output: reflection_pad2d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def reflection_pad2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReflectionPad2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = reflection_pad2d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReflectionPad3DBackward0(Node):
+    """Backward of ``reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor``.
+
+    self: reflection_pad3d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def reflection_pad3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReflectionPad3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            reflection_pad3d_backward(grad, self, padding) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ReflectionPad3DBackwardBackward0(Node):
+    """Backward of ``reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``.
+
+    grad_output: reflection_pad3d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return reflection_pad3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def reflection_pad3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReflectionPad3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = reflection_pad3d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReplicationPad1DBackward0(Node):
+    """Backward of ``replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor``.
+
+    self: replication_pad1d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad1_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def replication_pad1_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad1DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            replication_pad1d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ReplicationPad1DBackwardBackward0(Node):
+    """Backward of ``replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``.
+
+    grad_output: replication_pad1d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad1_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def replication_pad1_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReplicationPad1DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = replication_pad1d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReplicationPad2DBackward0(Node):
+    """Backward of ``replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor``.
+
+    self: replication_pad2d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def replication_pad2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            replication_pad2d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ReplicationPad2DBackwardBackward0(Node):
+    """Backward of ``replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``.
+
+    grad_output: replication_pad2d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def replication_pad2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReplicationPad2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = replication_pad2d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ReplicationPad3DBackward0(Node):
+    """Backward of ``replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor``.
+
+    self: replication_pad3d_backward_symint(grad, self, padding)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def replication_pad3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of ReplicationPad3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            replication_pad3d_backward(grad, self, padding)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ReplicationPad3DBackwardBackward0(Node):
+    """Backward of ``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``.
+
+    grad_output: replication_pad3d_symint(grad, padding)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "padding",
+        "self_info",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return replication_pad3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            padding=self.padding,
+            self_info=self.self_info,
+        )
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+
+def replication_pad3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    padding: Sequence[int],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of ReplicationPad3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = replication_pad3d(grad, padding) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class ConvTbcBackward0(Node):
+    """Backward of ``conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? conv_tbc_backward(grad, self, weight, bias, pad) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_",
+        "pad",
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return conv_tbc_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias=unpack_saved(self.bias_, self),
+            pad=self.pad,
+            self=unpack_saved(self.self_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.bias_ is not None:
+            self.bias_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias(self) -> Tensor | None:
+        return unpack_saved(self.bias_, self)
+
+    @property
+    def _saved_pad(self) -> int:
+        return self.pad
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def conv_tbc_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias: Tensor | None,
+    pad: int,
+    self: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvTbcBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            conv_tbc_backward(grad, self, weight, bias, pad)
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConvTranspose2DBackward0(Node):
+    """Backward of ``slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, dilation, true, output_padding, 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "output_padding",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv_transpose2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            output_padding=self.output_padding,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv_transpose2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConvTranspose2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConvTranspose3DBackward0(Node):
+    """Backward of ``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, dilation, true, output_padding, 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "output_padding",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv_transpose3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            output_padding=self.output_padding,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv_transpose3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConvTranspose3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                True,
+                output_padding,
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConv2DBackward0(Node):
+    """Backward of ``_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? _slow_conv2d_backward_symint(grad, self, weight, kernel_size, stride, padding, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "kernel_size",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConv2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            _slow_conv2d_backward(
+                grad, self, weight, kernel_size, stride, padding, grad_input_mask
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConv2DBackwardBackward0(Node):
+    """Backward of ``_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``.
+
+    grad_output, self, weight: _convolution_double_backward_symint(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, {{1, 1}}, false, {{0, 0}}, 1, grad_input_mask)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConv2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # grad_output, self, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = _convolution_double_backward_symint(
+            grads[0],
+            grads[1],
+            grads[2],
+            grad_output,
+            weight,
+            self,
+            stride,
+            padding,
+            [1, 1],
+            False,
+            [0, 0],
+            1,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvDepthwise2DBackward0(Node):
+    """Backward of ``_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad.contiguous(), self, weight, bias->sym_sizes(), stride, padding, dilation, /*transposed=*/ false, /*output_padding=*/ {{0, 0}}, /*groups=*/ self.sym_size(1), grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "padding",
+        "self_",
+        "self_sym_sizes",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return conv_depthwise2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            self_sym_sizes=self.self_sym_sizes,
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def conv_depthwise2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    self_sym_sizes: tuple[int, ...],
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvDepthwise2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad.contiguous(),
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0, 0],
+                self_sym_sizes[1],
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvDepthwise3DBackward0(Node):
+    """Backward of ``conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad.contiguous(), self, weight, bias->sym_sizes(), stride, padding, dilation, /*transposed=*/ false, /*output_padding=*/ {{0, 0, 0}}, /*groups=*/ self.sym_size(1), grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "padding",
+        "self_",
+        "self_sym_sizes",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return conv_depthwise3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            self_sym_sizes=self.self_sym_sizes,
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def conv_depthwise3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    self_sym_sizes: tuple[int, ...],
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvDepthwise3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad.contiguous(),
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0, 0, 0],
+                self_sym_sizes[1],
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConv3DBackward0(Node):
+    """Backward of ``slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, /*dilation=*/ {{1, 1, 1}}, false, /*output_padding=*/ {{0, 0, 0}}, 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConv3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                [1, 1, 1],
+                False,
+                [0, 0, 0],
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConvDilated2DBackward0(Node):
+    """Backward of ``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, dilation, false, std::vector<c10::SymInt>(padding.size(), 0), 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv_dilated2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv_dilated2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConvDilated2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class SlowConvDilated3DBackward0(Node):
+    """Backward of ``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``.
+
+    self, weight, bias: grad.defined() ? convolution_backward_symint(grad, self, weight, bias->sym_sizes(), stride, padding, dilation, false, std::vector<c10::SymInt>(padding.size(), 0), 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "padding",
+        "self_",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return slow_conv_dilated3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            padding=self.padding,
+            self=unpack_saved(self.self_, self),
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def slow_conv_dilated3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    self: Tensor | None,
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of SlowConvDilated3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                self,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvolutionBackward1(Node):
+    """Backward of ``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``.
+
+    input, weight, bias: grad.defined() ? convolution_backward_symint(grad, input, weight, bias->sym_sizes(), stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "dilation",
+        "groups",
+        "input_",
+        "output_padding",
+        "padding",
+        "stride",
+        "transposed",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return convolution_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            dilation=self.dilation,
+            groups=self.groups,
+            input=unpack_saved(self.input_, self),
+            output_padding=self.output_padding,
+            padding=self.padding,
+            stride=self.stride,
+            transposed=self.transposed,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_groups(self) -> int:
+        return self.groups
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_transposed(self) -> bool:
+        return self.transposed
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def convolution_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    dilation: Sequence[int],
+    groups: int,
+    input: Tensor | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvolutionOverrideableBackward0(Node):
+    """Backward of ``convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``.
+
+    input, weight, bias: grad.defined() ? convolution_backward_overrideable_symint(grad, input, weight, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "dilation",
+        "groups",
+        "input_",
+        "output_padding",
+        "padding",
+        "stride",
+        "transposed",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return convolution_overrideable_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dilation=self.dilation,
+            groups=self.groups,
+            input=unpack_saved(self.input_, self),
+            output_padding=self.output_padding,
+            padding=self.padding,
+            stride=self.stride,
+            transposed=self.transposed,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_groups(self) -> int:
+        return self.groups
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_transposed(self) -> bool:
+        return self.transposed
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def convolution_overrideable_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    groups: int,
+    input: Tensor | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvolutionOverrideableBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward_overrideable(
+                grad,
+                input,
+                weight,
+                stride,
+                padding,
+                dilation,
+                transposed,
+                output_padding,
+                groups,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class ConvolutionBackwardOverrideableBackward0(Node):
+    """Backward of ``convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``.
+
+    grad_output, input, weight: _convolution_double_backward_symint(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+    """
+
+    __slots__ = (
+        "dilation",
+        "grad_output_",
+        "groups",
+        "input_",
+        "output_padding",
+        "padding",
+        "stride",
+        "transposed",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return convolution_backward_overrideable_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dilation=self.dilation,
+            grad_output=unpack_saved(self.grad_output_, self),
+            groups=self.groups,
+            input=unpack_saved(self.input_, self),
+            output_padding=self.output_padding,
+            padding=self.padding,
+            stride=self.stride,
+            transposed=self.transposed,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_groups(self) -> int:
+        return self.groups
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_output_padding(self) -> Sequence[int]:
+        return self.output_padding
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_transposed(self) -> bool:
+        return self.transposed
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def convolution_backward_overrideable_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    grad_output: Tensor | None,
+    groups: int,
+    input: Tensor | None,
+    output_padding: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    transposed: bool,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of ConvolutionBackwardOverrideableBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # grad_output, input, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = _convolution_double_backward_symint(
+            grads[0],
+            grads[1],
+            grads[2],
+            grad_output,
+            weight,
+            input,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class NnpackSpatialConvolutionBackward0(Node):
+    """Backward of ``_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor``.
+
+    input, weight, bias: grad.defined() ? convolution_backward_symint(grad, input, weight, bias->sym_sizes(), stride, padding, std::vector<c10::SymInt>(padding.size(), 1), false, std::vector<c10::SymInt>(padding.size(), 0), 1, grad_input_mask) : std::tuple<Tensor, Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "bias_sym_sizes",
+        "input_",
+        "padding",
+        "stride",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return nnpack_spatial_convolution_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            bias_sym_sizes=self.bias_sym_sizes,
+            input=unpack_saved(self.input_, self),
+            padding=self.padding,
+            stride=self.stride,
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_bias_sym_sizes(self) -> tuple[int, ...] | None:
+        return self.bias_sym_sizes
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def nnpack_spatial_convolution_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    bias_sym_sizes: tuple[int, ...] | None,
+    input: Tensor | None,
+    padding: Sequence[int],
+    stride: Sequence[int],
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of NnpackSpatialConvolutionBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # input, weight, bias
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = (
+            convolution_backward(
+                grad,
+                input,
+                weight,
+                bias_sym_sizes,
+                stride,
+                padding,
+                [1] * len(padding),
+                False,
+                [0] * len(padding),
+                1,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None, None)
         )
         if needs_input_grad[0]:
             grad_inputs[0] = grad_result[0]
@@ -16948,6 +19785,346 @@ def adaptive_max_pool3_d_backward_backward0_apply(
     self_info: TypeAndSize,
 ) -> list[Any]:
     """The formulas of AdaptiveMaxPool3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 3) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class MaxUnpool2DBackward0(Node):
+    """Backward of ``max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor``.
+
+    self: max_pool_double_backward(grad, indices, 2)
+    """
+
+    __slots__ = ("indices_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return max_unpool2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def max_unpool2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxUnpool2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 2) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class MaxUnpool3DBackward0(Node):
+    """Backward of ``max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor``.
+
+    self: max_pool_double_backward(grad, indices, 3)
+    """
+
+    __slots__ = ("indices_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return max_unpool3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def max_unpool3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+) -> list[Any]:
+    """The formulas of MaxUnpool3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 3) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class FractionalMaxPool2DBackward0(Node):
+    """Backward of ``fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)``.
+
+    self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = (
+        "kernel_size",
+        "output_size",
+        "self_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fractional_max_pool2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            kernel_size=self.kernel_size,
+            output_size=self.output_size,
+            self=unpack_saved(self.self_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def fractional_max_pool2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    self: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of FractionalMaxPool2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fractional_max_pool2d_backward(
+                grad, self, kernel_size, output_size, result1
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FractionalMaxPool2DBackwardBackward0(Node):
+    """Backward of ``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``.
+
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fractional_max_pool2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def fractional_max_pool2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of FractionalMaxPool2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            max_pool_double_backward(grad, indices, 2) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class FractionalMaxPool3DBackward0(Node):
+    """Backward of ``fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)``.
+
+    self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = (
+        "kernel_size",
+        "output_size",
+        "self_",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fractional_max_pool3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            kernel_size=self.kernel_size,
+            output_size=self.output_size,
+            self=unpack_saved(self.self_, self),
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def fractional_max_pool3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    self: Tensor | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of FractionalMaxPool3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fractional_max_pool3d_backward(
+                grad, self, kernel_size, output_size, result1
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FractionalMaxPool3DBackwardBackward0(Node):
+    """Backward of ``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = (
+        "indices_",
+        "self_info",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.indices_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fractional_max_pool3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            indices=unpack_saved(self.indices_, self),
+            self_info=self.self_info,
+        )
+
+    def release_variables(self) -> None:
+        if self.indices_ is not None:
+            self.indices_.reset_data()
+
+    @property
+    def _saved_indices(self) -> Tensor | None:
+        return unpack_saved(self.indices_, self)
+
+
+def fractional_max_pool3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    indices: Tensor | None,
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of FractionalMaxPool3DBackwardBackward0, as a function of what it saved."""
     grad_inputs: list[Any] = [None] * 2
     grad = grads[0]
     any_grad_defined = any_variable_defined(grads)
@@ -21747,6 +24924,134 @@ def native_layer_norm_jvp_result0(
     )
 
 
+def _native_batch_norm_legit_no_training_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    running_mean_p: Tensor,
+    running_mean_t: Tensor,
+    running_var_p: Tensor,
+    running_var_t: Tensor,
+    momentum: float,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean, running_var, result1, result2, /*training=*/false, eps)``."""
+    return batch_norm_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        running_mean_p,
+        running_var_p,
+        result1,
+        result2,
+        False,
+        eps,
+    )
+
+
+def _native_batch_norm_legit_no_stats_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    training: bool,
+    momentum: float,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, Tensor(), Tensor(), result1, result2, training, eps)``."""
+    return batch_norm_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        None,
+        None,
+        result1,
+        result2,
+        training,
+        eps,
+    )
+
+
+def _batch_norm_no_update_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    running_mean_p: Tensor,
+    running_mean_t: Tensor,
+    running_var_p: Tensor,
+    running_var_t: Tensor,
+    momentum: float,
+    eps: float,
+    result0: Any,
+    result1: Any,
+    result2: Any,
+    result3: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean, running_var, result1, result2, false, eps)``."""
+    return batch_norm_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        running_mean_p,
+        running_var_p,
+        result1,
+        result2,
+        False,
+        eps,
+    )
+
+
+def _fused_rms_norm_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    normalized_shape: Sequence[int],
+    weight_p: Tensor,
+    weight_t: Tensor,
+    eps: float | None,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: rms_norm_jvp(input_p, input_t, weight_p, weight_t, result1, normalized_shape)``."""
+    return rms_norm_jvp(input_p, input_t, weight_p, weight_t, result1, normalized_shape)
+
+
+def _fused_rms_norm_jvp_result1(
+    input_p: Tensor,
+    input_t: Tensor,
+    normalized_shape: Sequence[int],
+    weight_p: Tensor,
+    weight_t: Tensor,
+    eps: float | None,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: rms_norm_rstd_jvp(input_p, input_t, result1, normalized_shape)``."""
+    return rms_norm_rstd_jvp(input_p, input_t, result1, normalized_shape)
+
+
 def embedding_jvp(
     weight_p: Tensor,
     weight_t: Tensor,
@@ -21930,6 +25235,160 @@ def convolution_backward_jvp_result2(
 ) -> Any:
     """Forward-mode derivative: ``result2: convolution_backward_jvp_grad_bias(grad_output_t, result2)``."""
     return convolution_backward_jvp_grad_bias(grad_output_t, result2)
+
+
+def reflection_pad1d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.reflection_pad1d.call(self_t, padding)
+
+
+def reflection_pad1d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: reflection_pad1d_backward_symint(grad_output_t, self_p, padding)``."""
+    return reflection_pad1d_backward(grad_output_t, self_p, padding)
+
+
+def reflection_pad2d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.reflection_pad2d.call(self_t, padding)
+
+
+def reflection_pad2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: reflection_pad2d_backward_symint(grad_output_t, self_p, padding)``."""
+    return reflection_pad2d_backward(grad_output_t, self_p, padding)
+
+
+def reflection_pad3d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.reflection_pad3d.call(self_t, padding)
+
+
+def reflection_pad3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: reflection_pad3d_backward_symint(grad_output_t, self_p, padding)``."""
+    return reflection_pad3d_backward(grad_output_t, self_p, padding)
+
+
+def replication_pad1d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.replication_pad1d.call(self_t, padding)
+
+
+def replication_pad1d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: replication_pad1d_backward_symint(grad_output_t, self_p, padding)``."""
+    return replication_pad1d_backward(grad_output_t, self_p, padding)
+
+
+def replication_pad2d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.replication_pad2d.call(self_t, padding)
+
+
+def replication_pad2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: replication_pad2d_backward_symint(grad_output_t, self_p, padding)``."""
+    return replication_pad2d_backward(grad_output_t, self_p, padding)
+
+
+def replication_pad3d_jvp(
+    self_p: Tensor, self_t: Tensor, padding: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.replication_pad3d.call(self_t, padding)
+
+
+def replication_pad3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: replication_pad3d_backward_symint(grad_output_t, self_p, padding)``."""
+    return replication_pad3d_backward(grad_output_t, self_p, padding)
+
+
+def _convolution_jvp_formula(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor,
+    bias_t: Tensor,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: _convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32)``."""
+    return _convolution_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        benchmark,
+        deterministic,
+        cudnn_enabled,
+        allow_tf32,
+    )
 
 
 def max_pool2d_with_indices_jvp_result0(
@@ -22192,6 +25651,90 @@ def adaptive_max_pool3d_backward_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.adaptive_max_pool3d_backward.call(grad_output_t, self_t, indices)
+
+
+def max_unpool2d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Tensor,
+    output_size: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.max_unpool2d.call(self_t, indices, output_size)
+
+
+def max_unpool3d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    indices: Tensor,
+    output_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.max_unpool3d.call(self_t, indices, output_size, stride, padding)
+
+
+def fractional_max_pool2d_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples_p: Tensor,
+    random_samples_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)``."""
+    return gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+
+
+def fractional_max_pool2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.fractional_max_pool2d_backward.call(
+        grad_output_t, self_t, kernel_size, output_size, indices
+    )
+
+
+def fractional_max_pool3d_jvp_result0(
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples_p: Tensor,
+    random_samples_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)``."""
+    return gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+
+
+def fractional_max_pool3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.fractional_max_pool3d_backward.call(
+        grad_output_t, self_t, kernel_size, output_size, indices
+    )
 
 
 def _thnn_fused_lstm_cell_jvp_result0(

@@ -33,6 +33,7 @@ from gradgen.numpy_kernels import (
     atan2_floating,
     avg_pool,
     avg_pool_backward,
+    batch_norm_no_update,
     bessel_j0,
     bessel_j1,
     bessel_y0,
@@ -43,6 +44,7 @@ from gradgen.numpy_kernels import (
     bincount,
     bitwise,
     bmm,
+    border_pad_backward,
     bucketize,
     cat_arrays,
     cdist_backward,
@@ -52,6 +54,7 @@ from gradgen.numpy_kernels import (
     clamp_tensors,
     compare,
     constant_pad_nd,
+    conv_tbc,
     convolution,
     convolution_backward,
     copy_from,
@@ -85,11 +88,13 @@ from gradgen.numpy_kernels import (
     flip,
     floating_binary,
     frac,
+    fractional_max_pool,
     frexp,
     fused_gru_cell,
     fused_gru_cell_backward,
     fused_lstm_cell,
     fused_lstm_cell_backward_impl,
+    fused_rms_norm,
     gather,
     gelu,
     gelu_backward,
@@ -156,6 +161,7 @@ from gradgen.numpy_kernels import (
     max_dim,
     max_pool_with_indices,
     max_pool_with_indices_backward,
+    max_unpool,
     median_all,
     median_dim,
     mish,
@@ -198,9 +204,11 @@ from gradgen.numpy_kernels import (
     reduce_prod,
     reduce_sum,
     reduce_var,
+    reflection_pad,
     relu,
     repeat,
     repeat_interleave_counts,
+    replication_pad,
     reverse_subtract,
     roll,
     round_decimals,
@@ -224,6 +232,7 @@ from gradgen.numpy_kernels import (
     slice_,
     slice_backward,
     slice_scatter,
+    slow_conv,
     smooth_l1_loss,
     smooth_l1_loss_backward,
     softmax,
@@ -545,6 +554,26 @@ nll_loss2d_forward_return = namedtuple(
     [
         "output",
         "total_weight",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types._slow_conv2d_backward
+_slow_conv2d_backward_output_mask_return = namedtuple(
+    "_slow_conv2d_backward",
+    [
+        "grad_input",
+        "grad_weight",
+        "grad_bias",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.convolution_backward_overrideable
+convolution_backward_overrideable_return = namedtuple(
+    "convolution_backward_overrideable",
+    [
+        "grad_input",
+        "grad_weight",
+        "grad_bias",
     ],
 )
 
@@ -4084,6 +4113,126 @@ def numpy_native_layer_norm_backward(
     return wrap_result(result0), wrap_result(result1), wrap_result(result2)
 
 
+def numpy__native_batch_norm_legit_no_training(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor,
+    running_var: Tensor,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    running_mean = running_mean._data
+    running_var = running_var._data
+    result0, result1, result2 = native_batch_norm(
+        input, weight, bias, running_mean, running_var, False, momentum, eps
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy__native_batch_norm_legit_no_stats(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    result0, result1, result2 = native_batch_norm(
+        input, weight, bias, None, None, training, momentum, eps
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy__batch_norm_no_update(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    bias = None if bias is None else bias._data
+    running_mean = None if running_mean is None else running_mean._data
+    running_var = None if running_var is None else running_var._data
+    result0, result1, result2, result3 = batch_norm_no_update(
+        input, weight, bias, running_mean, running_var, momentum, eps
+    )
+    return (
+        wrap_result(result0),
+        wrap_result(result1),
+        wrap_result(result2),
+        wrap_result(result3),
+    )
+
+
+def numpy_batch_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    save_mean: Tensor | None,
+    save_var: Tensor | None,
+    update: bool,
+    eps: float,
+    output_mask: Sequence[bool],
+    reserve: Tensor,
+) -> Any:
+    """batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)"""
+    grad_out = grad_out._data
+    input = input._data
+    weight = weight._data
+    running_mean = None if running_mean is None else running_mean._data
+    running_var = None if running_var is None else running_var._data
+    save_mean = None if save_mean is None else save_mean._data
+    save_var = None if save_var is None else save_var._data
+    reserve = reserve._data
+    result0, result1, result2 = native_batch_norm_backward(
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_var,
+        update,
+        eps,
+        output_mask,
+    )
+    return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy__fused_rms_norm(
+    ks: int,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None,
+    eps: float | None,
+) -> Any:
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)"""
+    input = input._data
+    weight = None if weight is None else weight._data
+    result0, result1 = fused_rms_norm(input, normalized_shape, weight, eps)
+    return wrap_result(result0), wrap_result(result1)
+
+
 def numpy_embedding(
     ks: int,
     weight: Tensor,
@@ -4187,6 +4336,478 @@ def numpy_convolution_backward(
         output_mask,
     )
     return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_reflection_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(reflection_pad(self, padding, 1))
+
+
+def numpy_reflection_pad1d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 1, "reflect"))
+
+
+def numpy_reflection_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(reflection_pad(self, padding, 2))
+
+
+def numpy_reflection_pad2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 2, "reflect"))
+
+
+def numpy_reflection_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(reflection_pad(self, padding, 3))
+
+
+def numpy_reflection_pad3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 3, "reflect"))
+
+
+def numpy_replication_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(replication_pad(self, padding, 1))
+
+
+def numpy_replication_pad1d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 1, "replicate"))
+
+
+def numpy_replication_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(replication_pad(self, padding, 2))
+
+
+def numpy_replication_pad2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 2, "replicate"))
+
+
+def numpy_replication_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    self = self._data
+    return wrap_result(replication_pad(self, padding, 3))
+
+
+def numpy_replication_pad3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    return wrap_result(border_pad_backward(grad_output, self, padding, 3, "replicate"))
+
+
+def numpy_conv_tbc(
+    ks: int, self: Tensor, weight: Tensor, bias: Tensor, pad: int
+) -> Any:
+    """conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = bias._data
+    return wrap_result(conv_tbc(self, weight, bias, pad))
+
+
+def numpy_slow_conv_transpose2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            True,
+            output_padding,
+            1,
+        )
+    )
+
+
+def numpy_slow_conv_transpose3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            True,
+            output_padding,
+            1,
+        )
+    )
+
+
+def numpy__slow_conv2d_forward(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self, weight, kernel_size, bias, stride, padding, [1, 1], False, [0, 0], 1
+        )
+    )
+
+
+def numpy__slow_conv2d_backward_output_mask(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_mask: Sequence[bool],
+) -> Any:
+    """_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)"""
+    grad_output = grad_output._data
+    self = self._data
+    weight = weight._data
+    grad_input, grad_weight, grad_bias = convolution_backward(
+        grad_output,
+        self,
+        weight,
+        None,
+        stride,
+        padding,
+        [1, 1],
+        False,
+        [0, 0],
+        1,
+        output_mask,
+    )
+    return _slow_conv2d_backward_output_mask_return(
+        wrap_result(grad_input), wrap_result(grad_weight), wrap_result(grad_bias)
+    )
+
+
+def numpy__conv_depthwise2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            False,
+            [0, 0],
+            self.shape[1],
+        )
+    )
+
+
+def numpy_conv_depthwise3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            False,
+            [0, 0, 0],
+            self.shape[1],
+        )
+    )
+
+
+def numpy_slow_conv3d_forward(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            [1, 1, 1],
+            False,
+            [0, 0, 0],
+            1,
+        )
+    )
+
+
+def numpy_slow_conv_dilated2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self, weight, kernel_size, bias, stride, padding, dilation, False, [0, 0], 1
+        )
+    )
+
+
+def numpy_slow_conv_dilated3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor"""
+    self = self._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        slow_conv(
+            self,
+            weight,
+            kernel_size,
+            bias,
+            stride,
+            padding,
+            dilation,
+            False,
+            [0, 0, 0],
+            1,
+        )
+    )
+
+
+def numpy__convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+) -> Any:
+    """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor"""
+    input = input._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        convolution(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    )
+
+
+def numpy_convolution_overrideable(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Any:
+    """convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"""
+    input = input._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        convolution(
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        )
+    )
+
+
+def numpy_convolution_backward_overrideable(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> Any:
+    """convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)"""
+    grad_output = grad_output._data
+    input = input._data
+    weight = weight._data
+    grad_input, grad_weight, grad_bias = convolution_backward(
+        grad_output,
+        input,
+        weight,
+        None,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    return convolution_backward_overrideable_return(
+        wrap_result(grad_input), wrap_result(grad_weight), wrap_result(grad_bias)
+    )
+
+
+def numpy__nnpack_spatial_convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor"""
+    input = input._data
+    weight = weight._data
+    bias = None if bias is None else bias._data
+    return wrap_result(
+        convolution(input, weight, bias, stride, padding, [1, 1], False, [0, 0], 1)
+    )
 
 
 def numpy_max_pool2d_with_indices(
@@ -4431,6 +5052,91 @@ def numpy_adaptive_max_pool3d_backward(
     ks: int, grad_output: Tensor, self: Tensor, indices: Tensor
 ) -> Any:
     """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 3))
+
+
+def numpy_max_unpool2d(
+    ks: int, self: Tensor, indices: Tensor, output_size: Sequence[int]
+) -> Any:
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"""
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_unpool(self, indices, output_size, 2))
+
+
+def numpy_max_unpool3d(
+    ks: int,
+    self: Tensor,
+    indices: Tensor,
+    output_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"""
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_unpool(self, indices, output_size, 3, stride))
+
+
+def numpy_fractional_max_pool2d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    self = self._data
+    random_samples = random_samples._data
+    result0, result1 = fractional_max_pool(
+        self, kernel_size, output_size, random_samples, 2
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_fractional_max_pool2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    indices = indices._data
+    return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 2))
+
+
+def numpy_fractional_max_pool3d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    self = self._data
+    random_samples = random_samples._data
+    result0, result1 = fractional_max_pool(
+        self, kernel_size, output_size, random_samples, 3
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_fractional_max_pool3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor"""
     grad_output = grad_output._data
     self = self._data
     indices = indices._data
@@ -5844,6 +6550,15 @@ operators.native_layer_norm.register(DispatchKey.NumPy, numpy_native_layer_norm)
 operators.native_layer_norm_backward.register(
     DispatchKey.NumPy, numpy_native_layer_norm_backward
 )
+operators._native_batch_norm_legit_no_training.register(
+    DispatchKey.NumPy, numpy__native_batch_norm_legit_no_training
+)
+operators._native_batch_norm_legit_no_stats.register(
+    DispatchKey.NumPy, numpy__native_batch_norm_legit_no_stats
+)
+operators._batch_norm_no_update.register(DispatchKey.NumPy, numpy__batch_norm_no_update)
+operators.batch_norm_backward.register(DispatchKey.NumPy, numpy_batch_norm_backward)
+operators._fused_rms_norm.register(DispatchKey.NumPy, numpy__fused_rms_norm)
 operators.embedding.register(DispatchKey.NumPy, numpy_embedding)
 operators.embedding_dense_backward.register(
     DispatchKey.NumPy, numpy_embedding_dense_backward
@@ -5851,6 +6566,52 @@ operators.embedding_dense_backward.register(
 operators.one_hot.register(DispatchKey.NumPy, numpy_one_hot)
 operators.convolution.register(DispatchKey.NumPy, numpy_convolution)
 operators.convolution_backward.register(DispatchKey.NumPy, numpy_convolution_backward)
+operators.reflection_pad1d.register(DispatchKey.NumPy, numpy_reflection_pad1d)
+operators.reflection_pad1d_backward.register(
+    DispatchKey.NumPy, numpy_reflection_pad1d_backward
+)
+operators.reflection_pad2d.register(DispatchKey.NumPy, numpy_reflection_pad2d)
+operators.reflection_pad2d_backward.register(
+    DispatchKey.NumPy, numpy_reflection_pad2d_backward
+)
+operators.reflection_pad3d.register(DispatchKey.NumPy, numpy_reflection_pad3d)
+operators.reflection_pad3d_backward.register(
+    DispatchKey.NumPy, numpy_reflection_pad3d_backward
+)
+operators.replication_pad1d.register(DispatchKey.NumPy, numpy_replication_pad1d)
+operators.replication_pad1d_backward.register(
+    DispatchKey.NumPy, numpy_replication_pad1d_backward
+)
+operators.replication_pad2d.register(DispatchKey.NumPy, numpy_replication_pad2d)
+operators.replication_pad2d_backward.register(
+    DispatchKey.NumPy, numpy_replication_pad2d_backward
+)
+operators.replication_pad3d.register(DispatchKey.NumPy, numpy_replication_pad3d)
+operators.replication_pad3d_backward.register(
+    DispatchKey.NumPy, numpy_replication_pad3d_backward
+)
+operators.conv_tbc.register(DispatchKey.NumPy, numpy_conv_tbc)
+operators.slow_conv_transpose2d.register(DispatchKey.NumPy, numpy_slow_conv_transpose2d)
+operators.slow_conv_transpose3d.register(DispatchKey.NumPy, numpy_slow_conv_transpose3d)
+operators._slow_conv2d_forward.register(DispatchKey.NumPy, numpy__slow_conv2d_forward)
+operators._slow_conv2d_backward_output_mask.register(
+    DispatchKey.NumPy, numpy__slow_conv2d_backward_output_mask
+)
+operators._conv_depthwise2d.register(DispatchKey.NumPy, numpy__conv_depthwise2d)
+operators.conv_depthwise3d.register(DispatchKey.NumPy, numpy_conv_depthwise3d)
+operators.slow_conv3d_forward.register(DispatchKey.NumPy, numpy_slow_conv3d_forward)
+operators.slow_conv_dilated2d.register(DispatchKey.NumPy, numpy_slow_conv_dilated2d)
+operators.slow_conv_dilated3d.register(DispatchKey.NumPy, numpy_slow_conv_dilated3d)
+operators._convolution.register(DispatchKey.NumPy, numpy__convolution)
+operators.convolution_overrideable.register(
+    DispatchKey.NumPy, numpy_convolution_overrideable
+)
+operators.convolution_backward_overrideable.register(
+    DispatchKey.NumPy, numpy_convolution_backward_overrideable
+)
+operators._nnpack_spatial_convolution.register(
+    DispatchKey.NumPy, numpy__nnpack_spatial_convolution
+)
 operators.max_pool2d_with_indices.register(
     DispatchKey.NumPy, numpy_max_pool2d_with_indices
 )
@@ -5882,6 +6643,16 @@ operators.adaptive_max_pool2d_backward.register(
 operators.adaptive_max_pool3d.register(DispatchKey.NumPy, numpy_adaptive_max_pool3d)
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.NumPy, numpy_adaptive_max_pool3d_backward
+)
+operators.max_unpool2d.register(DispatchKey.NumPy, numpy_max_unpool2d)
+operators.max_unpool3d.register(DispatchKey.NumPy, numpy_max_unpool3d)
+operators.fractional_max_pool2d.register(DispatchKey.NumPy, numpy_fractional_max_pool2d)
+operators.fractional_max_pool2d_backward.register(
+    DispatchKey.NumPy, numpy_fractional_max_pool2d_backward
+)
+operators.fractional_max_pool3d.register(DispatchKey.NumPy, numpy_fractional_max_pool3d)
+operators.fractional_max_pool3d_backward.register(
+    DispatchKey.NumPy, numpy_fractional_max_pool3d_backward
 )
 operators._thnn_fused_lstm_cell.register(DispatchKey.NumPy, numpy__thnn_fused_lstm_cell)
 operators._thnn_fused_lstm_cell_backward_impl.register(

@@ -1095,6 +1095,26 @@ native_layer_norm_backward = OperatorHandle(
     "native_layer_norm_backward",
     "native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
 )
+_native_batch_norm_legit_no_training = OperatorHandle(
+    "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+)
+_native_batch_norm_legit_no_stats = OperatorHandle(
+    "_native_batch_norm_legit.no_stats",
+    "_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+)
+_batch_norm_no_update = OperatorHandle(
+    "_batch_norm_no_update",
+    "_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)",
+)
+batch_norm_backward = OperatorHandle(
+    "batch_norm_backward",
+    "batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)",
+)
+_fused_rms_norm = OperatorHandle(
+    "_fused_rms_norm",
+    "_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)",
+)
 embedding = OperatorHandle(
     "embedding",
     "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
@@ -1113,6 +1133,103 @@ convolution = OperatorHandle(
 convolution_backward = OperatorHandle(
     "convolution_backward",
     "convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+)
+reflection_pad1d = OperatorHandle(
+    "reflection_pad1d", "reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"
+)
+reflection_pad1d_backward = OperatorHandle(
+    "reflection_pad1d_backward",
+    "reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor",
+)
+reflection_pad2d = OperatorHandle(
+    "reflection_pad2d", "reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"
+)
+reflection_pad2d_backward = OperatorHandle(
+    "reflection_pad2d_backward",
+    "reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor",
+)
+reflection_pad3d = OperatorHandle(
+    "reflection_pad3d", "reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"
+)
+reflection_pad3d_backward = OperatorHandle(
+    "reflection_pad3d_backward",
+    "reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor",
+)
+replication_pad1d = OperatorHandle(
+    "replication_pad1d", "replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"
+)
+replication_pad1d_backward = OperatorHandle(
+    "replication_pad1d_backward",
+    "replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor",
+)
+replication_pad2d = OperatorHandle(
+    "replication_pad2d", "replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"
+)
+replication_pad2d_backward = OperatorHandle(
+    "replication_pad2d_backward",
+    "replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor",
+)
+replication_pad3d = OperatorHandle(
+    "replication_pad3d", "replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"
+)
+replication_pad3d_backward = OperatorHandle(
+    "replication_pad3d_backward",
+    "replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor",
+)
+conv_tbc = OperatorHandle(
+    "conv_tbc", "conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor"
+)
+slow_conv_transpose2d = OperatorHandle(
+    "slow_conv_transpose2d",
+    "slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor",
+)
+slow_conv_transpose3d = OperatorHandle(
+    "slow_conv_transpose3d",
+    "slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor",
+)
+_slow_conv2d_forward = OperatorHandle(
+    "_slow_conv2d_forward",
+    "_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor",
+)
+_slow_conv2d_backward_output_mask = OperatorHandle(
+    "_slow_conv2d_backward.output_mask",
+    "_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+)
+_conv_depthwise2d = OperatorHandle(
+    "_conv_depthwise2d",
+    "_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor",
+)
+conv_depthwise3d = OperatorHandle(
+    "conv_depthwise3d",
+    "conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor",
+)
+slow_conv3d_forward = OperatorHandle(
+    "slow_conv3d_forward",
+    "slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor",
+)
+slow_conv_dilated2d = OperatorHandle(
+    "slow_conv_dilated2d",
+    "slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor",
+)
+slow_conv_dilated3d = OperatorHandle(
+    "slow_conv_dilated3d",
+    "slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor",
+)
+_convolution = OperatorHandle(
+    "_convolution",
+    "_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor",
+)
+convolution_overrideable = OperatorHandle(
+    "convolution_overrideable",
+    "convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
+)
+convolution_backward_overrideable = OperatorHandle(
+    "convolution_backward_overrideable",
+    "convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+)
+_nnpack_spatial_convolution = OperatorHandle(
+    "_nnpack_spatial_convolution",
+    "_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor",
 )
 max_pool2d_with_indices = OperatorHandle(
     "max_pool2d_with_indices",
@@ -1177,6 +1294,30 @@ adaptive_max_pool3d = OperatorHandle(
 adaptive_max_pool3d_backward = OperatorHandle(
     "adaptive_max_pool3d_backward",
     "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+)
+max_unpool2d = OperatorHandle(
+    "max_unpool2d",
+    "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor",
+)
+max_unpool3d = OperatorHandle(
+    "max_unpool3d",
+    "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor",
+)
+fractional_max_pool2d = OperatorHandle(
+    "fractional_max_pool2d",
+    "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+)
+fractional_max_pool2d_backward = OperatorHandle(
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor",
+)
+fractional_max_pool3d = OperatorHandle(
+    "fractional_max_pool3d",
+    "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+)
+fractional_max_pool3d_backward = OperatorHandle(
+    "fractional_max_pool3d_backward",
+    "fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor",
 )
 _thnn_fused_lstm_cell = OperatorHandle(
     "_thnn_fused_lstm_cell",

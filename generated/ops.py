@@ -350,6 +350,12 @@ __all__ = [
     "layer_norm",
     "native_layer_norm",
     "native_layer_norm_backward",
+    "rms_norm",
+    "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit",
+    "_batch_norm_no_update",
+    "batch_norm_backward",
+    "_fused_rms_norm",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -359,6 +365,32 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "reflection_pad1d",
+    "reflection_pad1d_backward",
+    "reflection_pad2d",
+    "reflection_pad2d_backward",
+    "reflection_pad3d",
+    "reflection_pad3d_backward",
+    "replication_pad1d",
+    "replication_pad1d_backward",
+    "replication_pad2d",
+    "replication_pad2d_backward",
+    "replication_pad3d",
+    "replication_pad3d_backward",
+    "conv_tbc",
+    "slow_conv_transpose2d",
+    "slow_conv_transpose3d",
+    "_slow_conv2d_forward",
+    "_slow_conv2d_backward",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
+    "_convolution",
+    "convolution_overrideable",
+    "convolution_backward_overrideable",
+    "_nnpack_spatial_convolution",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -384,6 +416,12 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "max_unpool2d",
+    "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_backward",
     "_thnn_fused_lstm_cell",
     "_thnn_fused_lstm_cell_backward_impl",
     "_thnn_fused_lstm_cell_backward",
@@ -4428,6 +4466,202 @@ def native_layer_norm_backward(
     )
 
 
+def rms_norm(
+    input: Tensor | Number,
+    normalized_shape: Sequence[int],
+    weight: Tensor | Number | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """``rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor``"""
+    input = tensor_argument(input, "rms_norm", "input", 1, False)
+    normalized_shape = int_list_argument(
+        normalized_shape, "rms_norm", "normalized_shape"
+    )
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "rms_norm", "weight", 3, True)
+    )
+    return composites.rms_norm(input, normalized_shape, weight, eps)
+
+
+def _native_batch_norm_legit_no_training(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    running_mean: Tensor | Number,
+    running_var: Tensor | Number,
+    momentum: float,
+    eps: float,
+) -> Tensor:
+    """``_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(
+        input, "_native_batch_norm_legit_no_training", "input", 1, False
+    )
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(
+            weight, "_native_batch_norm_legit_no_training", "weight", 2, True
+        )
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(
+            bias, "_native_batch_norm_legit_no_training", "bias", 3, True
+        )
+    )
+    running_mean = tensor_argument(
+        running_mean, "_native_batch_norm_legit_no_training", "running_mean", 4, True
+    )
+    running_var = tensor_argument(
+        running_var, "_native_batch_norm_legit_no_training", "running_var", 5, True
+    )
+    return operators._native_batch_norm_legit_no_training.call(
+        input, weight, bias, running_mean, running_var, momentum, eps
+    )
+
+
+def _native_batch_norm_legit(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Tensor:
+    """``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "_native_batch_norm_legit", "input", 1, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "_native_batch_norm_legit", "weight", 2, True)
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_native_batch_norm_legit", "bias", 3, True)
+    )
+    return operators._native_batch_norm_legit_no_stats.call(
+        input, weight, bias, training, momentum, eps
+    )
+
+
+def _batch_norm_no_update(
+    input: Tensor | Number,
+    weight: Tensor | Number | None,
+    bias: Tensor | Number | None,
+    running_mean: Tensor | Number | None,
+    running_var: Tensor | Number | None,
+    momentum: float,
+    eps: float,
+) -> Tensor:
+    """``_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)``"""
+    input = tensor_argument(input, "_batch_norm_no_update", "input", 1, False)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "_batch_norm_no_update", "weight", 2, True)
+    )
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_batch_norm_no_update", "bias", 3, True)
+    )
+    running_mean = (
+        None
+        if running_mean is None
+        else tensor_argument(
+            running_mean, "_batch_norm_no_update", "running_mean", 4, True
+        )
+    )
+    running_var = (
+        None
+        if running_var is None
+        else tensor_argument(
+            running_var, "_batch_norm_no_update", "running_var", 5, True
+        )
+    )
+    return operators._batch_norm_no_update.call(
+        input, weight, bias, running_mean, running_var, momentum, eps
+    )
+
+
+def batch_norm_backward(
+    grad_out: Tensor | Number,
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    running_mean: Tensor | Number | None,
+    running_var: Tensor | Number | None,
+    save_mean: Tensor | Number | None,
+    save_var: Tensor | Number | None,
+    update: bool,
+    eps: float,
+    output_mask: Sequence[bool],
+    reserve: Tensor | Number,
+) -> Tensor:
+    """``batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)``"""
+    grad_out = tensor_argument(grad_out, "batch_norm_backward", "grad_out", 1, True)
+    input = tensor_argument(input, "batch_norm_backward", "input", 2, False)
+    weight = tensor_argument(weight, "batch_norm_backward", "weight", 3, True)
+    running_mean = (
+        None
+        if running_mean is None
+        else tensor_argument(
+            running_mean, "batch_norm_backward", "running_mean", 4, True
+        )
+    )
+    running_var = (
+        None
+        if running_var is None
+        else tensor_argument(running_var, "batch_norm_backward", "running_var", 5, True)
+    )
+    save_mean = (
+        None
+        if save_mean is None
+        else tensor_argument(save_mean, "batch_norm_backward", "save_mean", 6, True)
+    )
+    save_var = (
+        None
+        if save_var is None
+        else tensor_argument(save_var, "batch_norm_backward", "save_var", 7, True)
+    )
+    reserve = tensor_argument(reserve, "batch_norm_backward", "reserve", 11, True)
+    return operators.batch_norm_backward.call(
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_var,
+        update,
+        eps,
+        output_mask,
+        reserve,
+    )
+
+
+def _fused_rms_norm(
+    input: Tensor | Number,
+    normalized_shape: Sequence[int],
+    weight: Tensor | Number | None,
+    eps: float | None,
+) -> Tensor:
+    """``_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "_fused_rms_norm", "input", 1, False)
+    normalized_shape = int_list_argument(
+        normalized_shape, "_fused_rms_norm", "normalized_shape"
+    )
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "_fused_rms_norm", "weight", 3, True)
+    )
+    return operators._fused_rms_norm.call(input, normalized_shape, weight, eps)
+
+
 def embedding(
     weight: Tensor | Number,
     indices: Tensor | Number,
@@ -4645,6 +4879,511 @@ def conv_transpose3d(
     dilation = int_list_argument(dilation, "conv_transpose3d", "dilation")
     return composites.conv_transpose3d(
         input, weight, bias, stride, padding, output_padding, groups, dilation
+    )
+
+
+def reflection_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
+    input = tensor_argument(input, "reflection_pad1d", "input", 1, False)
+    padding = int_list_argument(padding, "reflection_pad1d", "padding")
+    return operators.reflection_pad1d.call(input, padding)
+
+
+def reflection_pad1d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "reflection_pad1d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "reflection_pad1d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "reflection_pad1d_backward", "padding")
+    return operators.reflection_pad1d_backward.call(grad_output, input, padding)
+
+
+def reflection_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
+    input = tensor_argument(input, "reflection_pad2d", "input", 1, False)
+    padding = int_list_argument(padding, "reflection_pad2d", "padding")
+    return operators.reflection_pad2d.call(input, padding)
+
+
+def reflection_pad2d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "reflection_pad2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "reflection_pad2d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "reflection_pad2d_backward", "padding")
+    return operators.reflection_pad2d_backward.call(grad_output, input, padding)
+
+
+def reflection_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
+    input = tensor_argument(input, "reflection_pad3d", "input", 1, False)
+    padding = int_list_argument(padding, "reflection_pad3d", "padding")
+    return operators.reflection_pad3d.call(input, padding)
+
+
+def reflection_pad3d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "reflection_pad3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "reflection_pad3d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "reflection_pad3d_backward", "padding")
+    return operators.reflection_pad3d_backward.call(grad_output, input, padding)
+
+
+def replication_pad1d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
+    input = tensor_argument(input, "replication_pad1d", "input", 1, False)
+    padding = int_list_argument(padding, "replication_pad1d", "padding")
+    return operators.replication_pad1d.call(input, padding)
+
+
+def replication_pad1d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "replication_pad1d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "replication_pad1d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "replication_pad1d_backward", "padding")
+    return operators.replication_pad1d_backward.call(grad_output, input, padding)
+
+
+def replication_pad2d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
+    input = tensor_argument(input, "replication_pad2d", "input", 1, False)
+    padding = int_list_argument(padding, "replication_pad2d", "padding")
+    return operators.replication_pad2d.call(input, padding)
+
+
+def replication_pad2d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "replication_pad2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "replication_pad2d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "replication_pad2d_backward", "padding")
+    return operators.replication_pad2d_backward.call(grad_output, input, padding)
+
+
+def replication_pad3d(input: Tensor, padding: Sequence[int]) -> Tensor:
+    """``replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
+    input = tensor_argument(input, "replication_pad3d", "input", 1, False)
+    padding = int_list_argument(padding, "replication_pad3d", "padding")
+    return operators.replication_pad3d.call(input, padding)
+
+
+def replication_pad3d_backward(
+    grad_output: Tensor | Number, input: Tensor, padding: Sequence[int]
+) -> Tensor:
+    """``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "replication_pad3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "replication_pad3d_backward", "input", 2, False)
+    padding = int_list_argument(padding, "replication_pad3d_backward", "padding")
+    return operators.replication_pad3d_backward.call(grad_output, input, padding)
+
+
+def conv_tbc(
+    input: Tensor, weight: Tensor | Number, bias: Tensor | Number, pad: int = 0
+) -> Tensor:
+    """``conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor``"""
+    input = tensor_argument(input, "conv_tbc", "input", 1, False)
+    weight = tensor_argument(weight, "conv_tbc", "weight", 2, True)
+    bias = tensor_argument(bias, "conv_tbc", "bias", 3, True)
+    return operators.conv_tbc.call(input, weight, bias, pad)
+
+
+def slow_conv_transpose2d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0),
+    output_padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1),
+) -> Tensor:
+    """``slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv_transpose2d", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv_transpose2d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv_transpose2d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv_transpose2d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv_transpose2d", "stride")
+    padding = int_list_argument(padding, "slow_conv_transpose2d", "padding")
+    output_padding = int_list_argument(
+        output_padding, "slow_conv_transpose2d", "output_padding"
+    )
+    dilation = int_list_argument(dilation, "slow_conv_transpose2d", "dilation")
+    return operators.slow_conv_transpose2d.call(
+        input, weight, kernel_size, bias, stride, padding, output_padding, dilation
+    )
+
+
+def slow_conv_transpose3d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1, 1),
+    padding: Sequence[int] = (0, 0, 0),
+    output_padding: Sequence[int] = (0, 0, 0),
+    dilation: Sequence[int] = (1, 1, 1),
+) -> Tensor:
+    """``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv_transpose3d", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv_transpose3d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv_transpose3d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv_transpose3d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv_transpose3d", "stride")
+    padding = int_list_argument(padding, "slow_conv_transpose3d", "padding")
+    output_padding = int_list_argument(
+        output_padding, "slow_conv_transpose3d", "output_padding"
+    )
+    dilation = int_list_argument(dilation, "slow_conv_transpose3d", "dilation")
+    return operators.slow_conv_transpose3d.call(
+        input, weight, kernel_size, bias, stride, padding, output_padding, dilation
+    )
+
+
+def _slow_conv2d_forward(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Tensor:
+    """``_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor``"""
+    input = tensor_argument(input, "_slow_conv2d_forward", "input", 1, False)
+    weight = tensor_argument(weight, "_slow_conv2d_forward", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "_slow_conv2d_forward", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_slow_conv2d_forward", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "_slow_conv2d_forward", "stride")
+    padding = int_list_argument(padding, "_slow_conv2d_forward", "padding")
+    return operators._slow_conv2d_forward.call(
+        input, weight, kernel_size, bias, stride, padding
+    )
+
+
+def _slow_conv2d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
+    grad_output = tensor_argument(
+        grad_output, "_slow_conv2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "_slow_conv2d_backward", "input", 2, False)
+    weight = tensor_argument(weight, "_slow_conv2d_backward", "weight", 3, True)
+    kernel_size = int_list_argument(kernel_size, "_slow_conv2d_backward", "kernel_size")
+    stride = int_list_argument(stride, "_slow_conv2d_backward", "stride")
+    padding = int_list_argument(padding, "_slow_conv2d_backward", "padding")
+    return operators._slow_conv2d_backward_output_mask.call(
+        grad_output, input, weight, kernel_size, stride, padding, output_mask
+    )
+
+
+def _conv_depthwise2d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Tensor:
+    """``_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor``"""
+    input = tensor_argument(input, "_conv_depthwise2d", "input", 1, False)
+    weight = tensor_argument(weight, "_conv_depthwise2d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "_conv_depthwise2d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_conv_depthwise2d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "_conv_depthwise2d", "stride")
+    padding = int_list_argument(padding, "_conv_depthwise2d", "padding")
+    dilation = int_list_argument(dilation, "_conv_depthwise2d", "dilation")
+    return operators._conv_depthwise2d.call(
+        input, weight, kernel_size, bias, stride, padding, dilation
+    )
+
+
+def conv_depthwise3d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Tensor:
+    """``conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor``"""
+    input = tensor_argument(input, "conv_depthwise3d", "input", 1, False)
+    weight = tensor_argument(weight, "conv_depthwise3d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "conv_depthwise3d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "conv_depthwise3d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "conv_depthwise3d", "stride")
+    padding = int_list_argument(padding, "conv_depthwise3d", "padding")
+    dilation = int_list_argument(dilation, "conv_depthwise3d", "dilation")
+    return operators.conv_depthwise3d.call(
+        input, weight, kernel_size, bias, stride, padding, dilation
+    )
+
+
+def slow_conv3d_forward(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Tensor:
+    """``slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv3d_forward", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv3d_forward", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv3d_forward", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv3d_forward", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv3d_forward", "stride")
+    padding = int_list_argument(padding, "slow_conv3d_forward", "padding")
+    return operators.slow_conv3d_forward.call(
+        input, weight, kernel_size, bias, stride, padding
+    )
+
+
+def slow_conv_dilated2d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1),
+) -> Tensor:
+    """``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv_dilated2d", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv_dilated2d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv_dilated2d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv_dilated2d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv_dilated2d", "stride")
+    padding = int_list_argument(padding, "slow_conv_dilated2d", "padding")
+    dilation = int_list_argument(dilation, "slow_conv_dilated2d", "dilation")
+    return operators.slow_conv_dilated2d.call(
+        input, weight, kernel_size, bias, stride, padding, dilation
+    )
+
+
+def slow_conv_dilated3d(
+    input: Tensor,
+    weight: Tensor | Number,
+    kernel_size: Sequence[int],
+    bias: Tensor | Number | None = None,
+    stride: Sequence[int] = (1, 1, 1),
+    padding: Sequence[int] = (0, 0, 0),
+    dilation: Sequence[int] = (1, 1, 1),
+) -> Tensor:
+    """``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``"""
+    input = tensor_argument(input, "slow_conv_dilated3d", "input", 1, False)
+    weight = tensor_argument(weight, "slow_conv_dilated3d", "weight", 2, True)
+    kernel_size = int_list_argument(kernel_size, "slow_conv_dilated3d", "kernel_size")
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "slow_conv_dilated3d", "bias", 4, True)
+    )
+    stride = int_list_argument(stride, "slow_conv_dilated3d", "stride")
+    padding = int_list_argument(padding, "slow_conv_dilated3d", "padding")
+    dilation = int_list_argument(dilation, "slow_conv_dilated3d", "dilation")
+    return operators.slow_conv_dilated3d.call(
+        input, weight, kernel_size, bias, stride, padding, dilation
+    )
+
+
+def _convolution(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+) -> Tensor:
+    """``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``"""
+    input = tensor_argument(input, "_convolution", "input", 1, False)
+    weight = tensor_argument(weight, "_convolution", "weight", 2, True)
+    bias = (
+        None if bias is None else tensor_argument(bias, "_convolution", "bias", 3, True)
+    )
+    stride = int_list_argument(stride, "_convolution", "stride")
+    padding = int_list_argument(padding, "_convolution", "padding")
+    dilation = int_list_argument(dilation, "_convolution", "dilation")
+    output_padding = int_list_argument(output_padding, "_convolution", "output_padding")
+    return operators._convolution.call(
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        benchmark,
+        deterministic,
+        cudnn_enabled,
+        allow_tf32,
+    )
+
+
+def convolution_overrideable(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Tensor:
+    """``convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``"""
+    input = tensor_argument(input, "convolution_overrideable", "input", 1, False)
+    weight = tensor_argument(weight, "convolution_overrideable", "weight", 2, True)
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "convolution_overrideable", "bias", 3, True)
+    )
+    stride = int_list_argument(stride, "convolution_overrideable", "stride")
+    padding = int_list_argument(padding, "convolution_overrideable", "padding")
+    dilation = int_list_argument(dilation, "convolution_overrideable", "dilation")
+    output_padding = int_list_argument(
+        output_padding, "convolution_overrideable", "output_padding"
+    )
+    return operators.convolution_overrideable.call(
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+
+
+def convolution_backward_overrideable(
+    grad_output: Tensor | Number,
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
+    grad_output = tensor_argument(
+        grad_output, "convolution_backward_overrideable", "grad_output", 1, True
+    )
+    input = tensor_argument(
+        input, "convolution_backward_overrideable", "input", 2, False
+    )
+    weight = tensor_argument(
+        weight, "convolution_backward_overrideable", "weight", 3, True
+    )
+    stride = int_list_argument(stride, "convolution_backward_overrideable", "stride")
+    padding = int_list_argument(padding, "convolution_backward_overrideable", "padding")
+    dilation = int_list_argument(
+        dilation, "convolution_backward_overrideable", "dilation"
+    )
+    output_padding = int_list_argument(
+        output_padding, "convolution_backward_overrideable", "output_padding"
+    )
+    return operators.convolution_backward_overrideable.call(
+        grad_output,
+        input,
+        weight,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+
+
+def _nnpack_spatial_convolution(
+    input: Tensor | Number,
+    weight: Tensor | Number,
+    bias: Tensor | Number | None,
+    padding: Sequence[int],
+    stride: Sequence[int] = (1, 1),
+) -> Tensor:
+    """``_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor``"""
+    input = tensor_argument(input, "_nnpack_spatial_convolution", "input", 1, False)
+    weight = tensor_argument(weight, "_nnpack_spatial_convolution", "weight", 2, True)
+    bias = (
+        None
+        if bias is None
+        else tensor_argument(bias, "_nnpack_spatial_convolution", "bias", 3, True)
+    )
+    padding = int_list_argument(padding, "_nnpack_spatial_convolution", "padding")
+    stride = int_list_argument(stride, "_nnpack_spatial_convolution", "stride")
+    return operators._nnpack_spatial_convolution.call(
+        input, weight, bias, padding, stride
     )
 
 
@@ -5180,6 +5919,120 @@ def adaptive_max_pool3d_backward(
         indices, "adaptive_max_pool3d_backward", "indices", 3, True
     )
     return operators.adaptive_max_pool3d_backward.call(grad_output, input, indices)
+
+
+def max_unpool2d(
+    input: Tensor, indices: Tensor | Number, output_size: Sequence[int]
+) -> Tensor:
+    """``max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor``"""
+    input = tensor_argument(input, "max_unpool2d", "input", 1, False)
+    indices = tensor_argument(indices, "max_unpool2d", "indices", 2, True)
+    output_size = int_list_argument(output_size, "max_unpool2d", "output_size")
+    return operators.max_unpool2d.call(input, indices, output_size)
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor | Number,
+    output_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Tensor:
+    """``max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor``"""
+    input = tensor_argument(input, "max_unpool3d", "input", 1, False)
+    indices = tensor_argument(indices, "max_unpool3d", "indices", 2, True)
+    output_size = int_list_argument(output_size, "max_unpool3d", "output_size")
+    stride = int_list_argument(stride, "max_unpool3d", "stride")
+    padding = int_list_argument(padding, "max_unpool3d", "padding")
+    return operators.max_unpool3d.call(input, indices, output_size, stride, padding)
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor | Number,
+) -> Tensor:
+    """``fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "fractional_max_pool2d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "fractional_max_pool2d", "kernel_size")
+    output_size = int_list_argument(output_size, "fractional_max_pool2d", "output_size")
+    random_samples = tensor_argument(
+        random_samples, "fractional_max_pool2d", "random_samples", 4, True
+    )
+    return operators.fractional_max_pool2d.call(
+        input, kernel_size, output_size, random_samples
+    )
+
+
+def fractional_max_pool2d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor | Number,
+) -> Tensor:
+    """``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "fractional_max_pool2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "fractional_max_pool2d_backward", "input", 2, False)
+    kernel_size = int_list_argument(
+        kernel_size, "fractional_max_pool2d_backward", "kernel_size"
+    )
+    output_size = int_list_argument(
+        output_size, "fractional_max_pool2d_backward", "output_size"
+    )
+    indices = tensor_argument(
+        indices, "fractional_max_pool2d_backward", "indices", 5, True
+    )
+    return operators.fractional_max_pool2d_backward.call(
+        grad_output, input, kernel_size, output_size, indices
+    )
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor | Number,
+) -> Tensor:
+    """``fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "fractional_max_pool3d", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "fractional_max_pool3d", "kernel_size")
+    output_size = int_list_argument(output_size, "fractional_max_pool3d", "output_size")
+    random_samples = tensor_argument(
+        random_samples, "fractional_max_pool3d", "random_samples", 4, True
+    )
+    return operators.fractional_max_pool3d.call(
+        input, kernel_size, output_size, random_samples
+    )
+
+
+def fractional_max_pool3d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor | Number,
+) -> Tensor:
+    """``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "fractional_max_pool3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "fractional_max_pool3d_backward", "input", 2, False)
+    kernel_size = int_list_argument(
+        kernel_size, "fractional_max_pool3d_backward", "kernel_size"
+    )
+    output_size = int_list_argument(
+        output_size, "fractional_max_pool3d_backward", "output_size"
+    )
+    indices = tensor_argument(
+        indices, "fractional_max_pool3d_backward", "indices", 5, True
+    )
+    return operators.fractional_max_pool3d_backward.call(
+        grad_output, input, kernel_size, output_size, indices
+    )
 
 
 def _thnn_fused_lstm_cell(

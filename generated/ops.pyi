@@ -44,6 +44,8 @@ from .tensor_base import linalg_lu_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
+from .tensor_base import _slow_conv2d_backward_output_mask_return
+from .tensor_base import convolution_backward_overrideable_return
 
 __all__ = [
     "permute",
@@ -446,6 +448,12 @@ __all__ = [
     "layer_norm",
     "native_layer_norm",
     "native_layer_norm_backward",
+    "rms_norm",
+    "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit",
+    "_batch_norm_no_update",
+    "batch_norm_backward",
+    "_fused_rms_norm",
     "embedding",
     "embedding_backward",
     "embedding_dense_backward",
@@ -459,6 +467,32 @@ __all__ = [
     "conv_transpose1d",
     "conv_transpose2d",
     "conv_transpose3d",
+    "reflection_pad1d",
+    "reflection_pad1d_backward",
+    "reflection_pad2d",
+    "reflection_pad2d_backward",
+    "reflection_pad3d",
+    "reflection_pad3d_backward",
+    "replication_pad1d",
+    "replication_pad1d_backward",
+    "replication_pad2d",
+    "replication_pad2d_backward",
+    "replication_pad3d",
+    "replication_pad3d_backward",
+    "conv_tbc",
+    "slow_conv_transpose2d",
+    "slow_conv_transpose3d",
+    "_slow_conv2d_forward",
+    "_slow_conv2d_backward",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
+    "_convolution",
+    "convolution_overrideable",
+    "convolution_backward_overrideable",
+    "_nnpack_spatial_convolution",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -484,6 +518,12 @@ __all__ = [
     "adaptive_max_pool2d_backward",
     "adaptive_max_pool3d",
     "adaptive_max_pool3d_backward",
+    "max_unpool2d",
+    "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_backward",
     "_thnn_fused_lstm_cell",
     "_thnn_fused_lstm_cell_backward_impl",
     "_thnn_fused_lstm_cell_backward",
@@ -3510,6 +3550,75 @@ def native_layer_norm_backward(
     """``native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)``"""
 
 
+def rms_norm(
+    input: Tensor | _Number,
+    normalized_shape: _int | Sequence[_int],
+    weight: Tensor | _Number | None = ...,
+    eps: _float | None = ...,
+) -> Tensor:
+    """``rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor``"""
+
+
+def _native_batch_norm_legit_no_training(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    running_mean: Tensor | _Number,
+    running_var: Tensor | _Number,
+    momentum: _float,
+    eps: _float,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _native_batch_norm_legit(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    training: _bool,
+    momentum: _float,
+    eps: _float,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _batch_norm_no_update(
+    input: Tensor | _Number,
+    weight: Tensor | _Number | None,
+    bias: Tensor | _Number | None,
+    running_mean: Tensor | _Number | None,
+    running_var: Tensor | _Number | None,
+    momentum: _float,
+    eps: _float,
+) -> _tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)``"""
+
+
+def batch_norm_backward(
+    grad_out: Tensor | _Number,
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    running_mean: Tensor | _Number | None,
+    running_var: Tensor | _Number | None,
+    save_mean: Tensor | _Number | None,
+    save_var: Tensor | _Number | None,
+    update: _bool,
+    eps: _float,
+    output_mask: Sequence[_bool],
+    reserve: Tensor | _Number,
+) -> _tuple[Tensor, Tensor, Tensor]:
+    """``batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)``"""
+
+
+def _fused_rms_norm(
+    input: Tensor | _Number,
+    normalized_shape: _int | Sequence[_int],
+    weight: Tensor | _Number | None,
+    eps: _float | None,
+) -> _tuple[Tensor, Tensor]:
+    """``_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)``"""
+
+
 def embedding(
     weight: Tensor | _Number,
     indices: Tensor | _Number,
@@ -3719,6 +3828,237 @@ def conv_transpose3d(
     dilation: _int | Sequence[_int] = ...,
 ) -> Tensor:
     """``conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, SymInt[3] dilation=1) -> Tensor``"""
+
+
+def reflection_pad1d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
+
+
+def reflection_pad1d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
+
+
+def reflection_pad2d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
+
+
+def reflection_pad2d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
+
+
+def reflection_pad3d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
+
+
+def reflection_pad3d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
+
+
+def replication_pad1d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor``"""
+
+
+def replication_pad1d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor``"""
+
+
+def replication_pad2d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor``"""
+
+
+def replication_pad2d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor``"""
+
+
+def replication_pad3d(input: Tensor, padding: _int | Sequence[_int]) -> Tensor:
+    """``replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor``"""
+
+
+def replication_pad3d_backward(
+    grad_output: Tensor | _Number, input: Tensor, padding: _int | Sequence[_int]
+) -> Tensor:
+    """``replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor``"""
+
+
+def conv_tbc(
+    input: Tensor, weight: Tensor | _Number, bias: Tensor | _Number, pad: _int = ...
+) -> Tensor:
+    """``conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor``"""
+
+
+def slow_conv_transpose2d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    output_padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor``"""
+
+
+def slow_conv_transpose3d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    output_padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor``"""
+
+
+def _slow_conv2d_forward(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+) -> Tensor:
+    """``_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor``"""
+
+
+def _slow_conv2d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    output_mask: Sequence[_bool],
+) -> _slow_conv2d_backward_output_mask_return:
+    """``_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
+
+
+def _conv_depthwise2d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+) -> Tensor:
+    """``_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor``"""
+
+
+def conv_depthwise3d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+) -> Tensor:
+    """``conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor``"""
+
+
+def slow_conv3d_forward(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+) -> Tensor:
+    """``slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor``"""
+
+
+def slow_conv_dilated2d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor``"""
+
+
+def slow_conv_dilated3d(
+    input: Tensor,
+    weight: Tensor | _Number,
+    kernel_size: _int | Sequence[_int],
+    bias: Tensor | _Number | None = ...,
+    stride: _int | Sequence[_int] = ...,
+    padding: _int | Sequence[_int] = ...,
+    dilation: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor``"""
+
+
+def _convolution(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    transposed: _bool,
+    output_padding: _int | Sequence[_int],
+    groups: _int,
+    benchmark: _bool,
+    deterministic: _bool,
+    cudnn_enabled: _bool,
+    allow_tf32: _bool,
+) -> Tensor:
+    """``_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor``"""
+
+
+def convolution_overrideable(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    transposed: _bool,
+    output_padding: _int | Sequence[_int],
+    groups: _int,
+) -> Tensor:
+    """``convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor``"""
+
+
+def convolution_backward_overrideable(
+    grad_output: Tensor | _Number,
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    transposed: _bool,
+    output_padding: _int | Sequence[_int],
+    groups: _int,
+    output_mask: Sequence[_bool],
+) -> convolution_backward_overrideable_return:
+    """``convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)``"""
+
+
+def _nnpack_spatial_convolution(
+    input: Tensor | _Number,
+    weight: Tensor | _Number,
+    bias: Tensor | _Number | None,
+    padding: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = ...,
+) -> Tensor:
+    """``_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor``"""
 
 
 def max_pool2d_with_indices(
@@ -3952,6 +4292,60 @@ def adaptive_max_pool3d_backward(
     grad_output: Tensor | _Number, input: Tensor, indices: Tensor | _Number
 ) -> Tensor:
     """``adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor``"""
+
+
+def max_unpool2d(
+    input: Tensor, indices: Tensor | _Number, output_size: _int | Sequence[_int]
+) -> Tensor:
+    """``max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor``"""
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+) -> Tensor:
+    """``max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor``"""
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    output_size: _int | Sequence[_int],
+    random_samples: Tensor | _Number,
+) -> _tuple[Tensor, Tensor]:
+    """``fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
+
+
+def fractional_max_pool2d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    output_size: _int | Sequence[_int],
+    indices: Tensor | _Number,
+) -> Tensor:
+    """``fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor``"""
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    output_size: _int | Sequence[_int],
+    random_samples: Tensor | _Number,
+) -> _tuple[Tensor, Tensor]:
+    """``fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)``"""
+
+
+def fractional_max_pool3d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    output_size: _int | Sequence[_int],
+    indices: Tensor | _Number,
+) -> Tensor:
+    """``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``"""
 
 
 def _thnn_fused_lstm_cell(

@@ -173,6 +173,18 @@ class nll_loss2d_forward_return(NamedTuple):
     total_weight: Tensor
 
 
+class _slow_conv2d_backward_output_mask_return(NamedTuple):
+    grad_input: Tensor
+    grad_weight: Tensor
+    grad_bias: Tensor
+
+
+class convolution_backward_overrideable_return(NamedTuple):
+    grad_input: Tensor
+    grad_weight: Tensor
+    grad_bias: Tensor
+
+
 class TensorBase:
     """The generated Tensor methods (gradgen.generated.tensor_methods), typed."""
 

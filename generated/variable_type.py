@@ -11342,6 +11342,352 @@ def native_layer_norm_backward(
     return result
 
 
+def _native_batch_norm_legit_no_training(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor,
+    running_var: Tensor,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(
+        running_mean, "running_mean", "_native_batch_norm_legit_no_training"
+    )
+    check_no_requires_grad(
+        running_var, "running_var", "_native_batch_norm_legit_no_training"
+    )
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.NativeBatchNormLegitNoTrainingBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeBatchNormLegitNoTrainingBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.eps = eps
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators._native_batch_norm_legit_no_training,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        momentum,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._native_batch_norm_legit_no_training_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    running_mean,
+                    tangent_or_zeros(running_mean),
+                    running_var,
+                    tangent_or_zeros(running_var),
+                    momentum,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def _native_batch_norm_legit_no_stats(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.NativeBatchNormLegitBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeBatchNormLegitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.eps = eps
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.training = training
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators._native_batch_norm_legit_no_stats,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        training,
+        momentum,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._native_batch_norm_legit_no_stats_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    training,
+                    momentum,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def _batch_norm_no_update(
+    ks: int,
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    momentum: float,
+    eps: float,
+) -> Any:
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(running_mean, "running_mean", "_batch_norm_no_update")
+    check_no_requires_grad(running_var, "running_var", "_batch_norm_no_update")
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.BatchNormNoUpdateBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BatchNormNoUpdateBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.eps = eps
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.running_mean_ = (
+            None if running_mean is None else SavedVariable(running_mean, False)
+        )
+        grad_fn.running_var_ = (
+            None if running_var is None else SavedVariable(running_var, False)
+        )
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators._batch_norm_no_update,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        momentum,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+        grad_fn.result2_ = SavedVariable(result[2], True)
+        grad_fn.result3_ = SavedVariable(result[3], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._batch_norm_no_update_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    running_mean,
+                    tangent_or_zeros(running_mean),
+                    running_var,
+                    tangent_or_zeros(running_var),
+                    momentum,
+                    eps,
+                    result[0],
+                    result[1],
+                    result[2],
+                    result[3],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def batch_norm_backward(
+    ks: int,
+    grad_out: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    save_mean: Tensor | None,
+    save_var: Tensor | None,
+    update: bool,
+    eps: float,
+    output_mask: Sequence[bool],
+    reserve: Tensor,
+) -> Any:
+    """batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)"""
+    check_no_requires_grad(running_mean, "running_mean", "batch_norm_backward")
+    check_no_requires_grad(running_var, "running_var", "batch_norm_backward")
+    _any_has_forward_grad = (
+        grad_out._fw_grad is not None
+        or input._fw_grad is not None
+        or weight._fw_grad is not None
+        or (running_mean is not None and running_mean._fw_grad is not None)
+        or (running_var is not None and running_var._fw_grad is not None)
+        or (save_mean is not None and save_mean._fw_grad is not None)
+        or (save_var is not None and save_var._fw_grad is not None)
+        or reserve._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("batch_norm_backward")
+    _any_requires_grad = compute_requires_grad(
+        grad_out, input, weight, save_mean, save_var, reserve
+    )
+    grad_fn: functions.BatchNormBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BatchNormBackwardBackward0()
+        grad_fn.set_next_edges(
+            collect_next_edges(grad_out, input, weight, save_mean, save_var, reserve)
+        )
+        grad_fn.eps = eps
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.running_mean_ = (
+            None if running_mean is None else SavedVariable(running_mean, False)
+        )
+        grad_fn.running_var_ = (
+            None if running_var is None else SavedVariable(running_var, False)
+        )
+        grad_fn.save_mean_ = (
+            None if save_mean is None else SavedVariable(save_mean, False)
+        )
+        grad_fn.save_var_ = None if save_var is None else SavedVariable(save_var, False)
+        grad_fn.update = update
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.batch_norm_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_out,
+        input,
+        weight,
+        running_mean,
+        running_var,
+        save_mean,
+        save_var,
+        update,
+        eps,
+        output_mask,
+        reserve,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    return result
+
+
+def _fused_rms_norm(
+    ks: int,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None,
+    eps: float | None,
+) -> Any:
+    """_fused_rms_norm(Tensor input, int[] normalized_shape, Tensor? weight, float? eps) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight)
+    grad_fn: functions.FusedRmsNormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FusedRmsNormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.normalized_shape = normalized_shape
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators._fused_rms_norm,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        normalized_shape,
+        weight,
+        eps,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._fused_rms_norm_jvp_result0(
+                    input,
+                    tangent_or_zeros(input),
+                    normalized_shape,
+                    weight,
+                    tangent_or_zeros(weight),
+                    eps,
+                    result[0],
+                    result[1],
+                ),
+                functions._fused_rms_norm_jvp_result1(
+                    input,
+                    tangent_or_zeros(input),
+                    normalized_shape,
+                    weight,
+                    tangent_or_zeros(weight),
+                    eps,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
 def embedding(
     ks: int,
     weight: Tensor,
@@ -11632,6 +11978,1060 @@ def convolution_backward(
         set_fw_grad(result[0], tangents[0])
         set_fw_grad(result[1], tangents[1])
         set_fw_grad(result[2], tangents[2])
+    return result
+
+
+def reflection_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReflectionPad1DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.reflection_pad1d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad1d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad1d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReflectionPad1DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad1DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.reflection_pad1d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad1d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReflectionPad2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.reflection_pad2d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad2d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReflectionPad2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.reflection_pad2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReflectionPad3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.reflection_pad3d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad3d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def reflection_pad3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReflectionPad3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReflectionPad3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.reflection_pad3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.reflection_pad3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad1d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReplicationPad1DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.replication_pad1d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad1d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad1d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReplicationPad1DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad1DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.replication_pad1d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad1d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad2d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReplicationPad2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.replication_pad2d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad2d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad2d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReplicationPad2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.replication_pad2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad3d(ks: int, self: Tensor, padding: Sequence[int]) -> Any:
+    """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ReplicationPad3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.replication_pad3d, ks & AFTER_AUTOGRAD_KEYSET, self, padding
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad3d_jvp(
+                    self, tangent_or_zeros(self), padding, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def replication_pad3d_backward(
+    ks: int, grad_output: Tensor, self: Tensor, padding: Sequence[int]
+) -> Any:
+    """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.ReplicationPad3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ReplicationPad3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.padding = padding
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.replication_pad3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.replication_pad3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def conv_tbc(ks: int, self: Tensor, weight: Tensor, bias: Tensor, pad: int) -> Any:
+    """conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or bias._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("conv_tbc")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.ConvTbcBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvTbcBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_ = SavedVariable(bias, False)
+        grad_fn.pad = pad
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.conv_tbc, ks & AFTER_AUTOGRAD_KEYSET, self, weight, bias, pad
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv_transpose2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv_transpose2d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConvTranspose2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConvTranspose2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv_transpose2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv_transpose3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv_transpose3d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConvTranspose3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConvTranspose3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv_transpose3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def _slow_conv2d_forward(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_slow_conv2d_forward")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConv2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConv2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._slow_conv2d_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def _slow_conv2d_backward_output_mask(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    output_mask: Sequence[bool],
+) -> Any:
+    """_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or weight._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_slow_conv2d_backward.output_mask")
+    _any_requires_grad = compute_requires_grad(grad_output, self, weight)
+    grad_fn: functions.SlowConv2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConv2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, weight))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._slow_conv2d_backward_output_mask,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        weight,
+        kernel_size,
+        stride,
+        padding,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    return result
+
+
+def _conv_depthwise2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_conv_depthwise2d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.ConvDepthwise2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvDepthwise2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._conv_depthwise2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def conv_depthwise3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("conv_depthwise3d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.ConvDepthwise3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvDepthwise3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.conv_depthwise3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv3d_forward(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv3d_forward")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConv3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConv3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv3d_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv_dilated2d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv_dilated2d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConvDilated2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConvDilated2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv_dilated2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def slow_conv_dilated3d(
+    ks: int,
+    self: Tensor,
+    weight: Tensor,
+    kernel_size: Sequence[int],
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> Any:
+    """slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("slow_conv_dilated3d")
+    _any_requires_grad = compute_requires_grad(self, weight, bias)
+    grad_fn: functions.SlowConvDilated3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SlowConvDilated3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.padding = padding
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.slow_conv_dilated3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        weight,
+        kernel_size,
+        bias,
+        stride,
+        padding,
+        dilation,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def _convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+) -> Any:
+    """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.ConvolutionBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvolutionBackward1()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.dilation = dilation
+        grad_fn.groups = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.transposed = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._convolution,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        benchmark,
+        deterministic,
+        cudnn_enabled,
+        allow_tf32,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._convolution_jvp_formula(
+                    input,
+                    tangent_or_zeros(input),
+                    weight,
+                    tangent_or_zeros(weight),
+                    bias,
+                    tangent_or_zeros(bias),
+                    stride,
+                    padding,
+                    dilation,
+                    transposed,
+                    output_padding,
+                    groups,
+                    benchmark,
+                    deterministic,
+                    cudnn_enabled,
+                    allow_tf32,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def convolution_overrideable(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> Any:
+    """convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("convolution_overrideable")
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.ConvolutionOverrideableBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvolutionOverrideableBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.dilation = dilation
+        grad_fn.groups = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.transposed = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.convolution_overrideable,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def convolution_backward_overrideable(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    weight: Tensor,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    output_mask: Sequence[bool],
+) -> Any:
+    """convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or input._fw_grad is not None
+        or weight._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("convolution_backward_overrideable")
+    _any_requires_grad = compute_requires_grad(grad_output, input, weight)
+    grad_fn: functions.ConvolutionBackwardOverrideableBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ConvolutionBackwardOverrideableBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, input, weight))
+        grad_fn.dilation = dilation
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.groups = groups
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.output_padding = output_padding
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.transposed = transposed
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators.convolution_backward_overrideable,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        input,
+        weight,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    return result
+
+
+def _nnpack_spatial_convolution(
+    ks: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """_nnpack_spatial_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[2] padding, SymInt[2] stride=1) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None
+        or weight._fw_grad is not None
+        or (bias is not None and bias._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("_nnpack_spatial_convolution")
+    _any_requires_grad = compute_requires_grad(input, weight, bias)
+    grad_fn: functions.NnpackSpatialConvolutionBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NnpackSpatialConvolutionBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, weight, bias))
+        grad_fn.bias_sym_sizes = None if bias is None else tuple(bias.shape)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._nnpack_spatial_convolution,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        weight,
+        bias,
+        padding,
+        stride,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -12343,6 +13743,273 @@ def adaptive_max_pool3d_backward(
                     tangent_or_zeros(grad_output),
                     self,
                     tangent_or_zeros(self),
+                    indices,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def max_unpool2d(
+    ks: int, self: Tensor, indices: Tensor, output_size: Sequence[int]
+) -> Any:
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaxUnpool2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxUnpool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+    result = redispatch(
+        operators.max_unpool2d, ks & AFTER_AUTOGRAD_KEYSET, self, indices, output_size
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.max_unpool2d_jvp(
+                    self, tangent_or_zeros(self), indices, output_size, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def max_unpool3d(
+    ks: int,
+    self: Tensor,
+    indices: Tensor,
+    output_size: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+) -> Any:
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MaxUnpool3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MaxUnpool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+    result = redispatch(
+        operators.max_unpool3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        indices,
+        output_size,
+        stride,
+        padding,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.max_unpool3d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    indices,
+                    output_size,
+                    stride,
+                    padding,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fractional_max_pool2d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool2d")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FractionalMaxPool2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FractionalMaxPool2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.kernel_size = kernel_size
+        grad_fn.output_size = output_size
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.fractional_max_pool2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        kernel_size,
+        output_size,
+        random_samples,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fractional_max_pool2d_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    output_size,
+                    random_samples,
+                    tangent_or_zeros(random_samples),
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def fractional_max_pool2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.FractionalMaxPool2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FractionalMaxPool2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.fractional_max_pool2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        kernel_size,
+        output_size,
+        indices,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fractional_max_pool2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    output_size,
+                    indices,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def fractional_max_pool3d(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: Tensor,
+) -> Any:
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)"""
+    check_no_requires_grad(random_samples, "random_samples", "fractional_max_pool3d")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FractionalMaxPool3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FractionalMaxPool3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.kernel_size = kernel_size
+        grad_fn.output_size = output_size
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.fractional_max_pool3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        kernel_size,
+        output_size,
+        random_samples,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fractional_max_pool3d_jvp_result0(
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    output_size,
+                    random_samples,
+                    tangent_or_zeros(random_samples),
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def fractional_max_pool3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    indices: Tensor,
+) -> Any:
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.FractionalMaxPool3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FractionalMaxPool3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(
+        operators.fractional_max_pool3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        kernel_size,
+        output_size,
+        indices,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.fractional_max_pool3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    output_size,
                     indices,
                     result,
                 ),
@@ -14409,6 +16076,15 @@ operators.native_layer_norm.register(DispatchKey.Autograd, native_layer_norm)
 operators.native_layer_norm_backward.register(
     DispatchKey.Autograd, native_layer_norm_backward
 )
+operators._native_batch_norm_legit_no_training.register(
+    DispatchKey.Autograd, _native_batch_norm_legit_no_training
+)
+operators._native_batch_norm_legit_no_stats.register(
+    DispatchKey.Autograd, _native_batch_norm_legit_no_stats
+)
+operators._batch_norm_no_update.register(DispatchKey.Autograd, _batch_norm_no_update)
+operators.batch_norm_backward.register(DispatchKey.Autograd, batch_norm_backward)
+operators._fused_rms_norm.register(DispatchKey.Autograd, _fused_rms_norm)
 operators.embedding.register(DispatchKey.Autograd, embedding)
 operators.embedding_dense_backward.register(
     DispatchKey.Autograd, embedding_dense_backward
@@ -14416,6 +16092,52 @@ operators.embedding_dense_backward.register(
 operators.one_hot.register(DispatchKey.Autograd, one_hot)
 operators.convolution.register(DispatchKey.Autograd, convolution)
 operators.convolution_backward.register(DispatchKey.Autograd, convolution_backward)
+operators.reflection_pad1d.register(DispatchKey.Autograd, reflection_pad1d)
+operators.reflection_pad1d_backward.register(
+    DispatchKey.Autograd, reflection_pad1d_backward
+)
+operators.reflection_pad2d.register(DispatchKey.Autograd, reflection_pad2d)
+operators.reflection_pad2d_backward.register(
+    DispatchKey.Autograd, reflection_pad2d_backward
+)
+operators.reflection_pad3d.register(DispatchKey.Autograd, reflection_pad3d)
+operators.reflection_pad3d_backward.register(
+    DispatchKey.Autograd, reflection_pad3d_backward
+)
+operators.replication_pad1d.register(DispatchKey.Autograd, replication_pad1d)
+operators.replication_pad1d_backward.register(
+    DispatchKey.Autograd, replication_pad1d_backward
+)
+operators.replication_pad2d.register(DispatchKey.Autograd, replication_pad2d)
+operators.replication_pad2d_backward.register(
+    DispatchKey.Autograd, replication_pad2d_backward
+)
+operators.replication_pad3d.register(DispatchKey.Autograd, replication_pad3d)
+operators.replication_pad3d_backward.register(
+    DispatchKey.Autograd, replication_pad3d_backward
+)
+operators.conv_tbc.register(DispatchKey.Autograd, conv_tbc)
+operators.slow_conv_transpose2d.register(DispatchKey.Autograd, slow_conv_transpose2d)
+operators.slow_conv_transpose3d.register(DispatchKey.Autograd, slow_conv_transpose3d)
+operators._slow_conv2d_forward.register(DispatchKey.Autograd, _slow_conv2d_forward)
+operators._slow_conv2d_backward_output_mask.register(
+    DispatchKey.Autograd, _slow_conv2d_backward_output_mask
+)
+operators._conv_depthwise2d.register(DispatchKey.Autograd, _conv_depthwise2d)
+operators.conv_depthwise3d.register(DispatchKey.Autograd, conv_depthwise3d)
+operators.slow_conv3d_forward.register(DispatchKey.Autograd, slow_conv3d_forward)
+operators.slow_conv_dilated2d.register(DispatchKey.Autograd, slow_conv_dilated2d)
+operators.slow_conv_dilated3d.register(DispatchKey.Autograd, slow_conv_dilated3d)
+operators._convolution.register(DispatchKey.Autograd, _convolution)
+operators.convolution_overrideable.register(
+    DispatchKey.Autograd, convolution_overrideable
+)
+operators.convolution_backward_overrideable.register(
+    DispatchKey.Autograd, convolution_backward_overrideable
+)
+operators._nnpack_spatial_convolution.register(
+    DispatchKey.Autograd, _nnpack_spatial_convolution
+)
 operators.max_pool2d_with_indices.register(
     DispatchKey.Autograd, max_pool2d_with_indices
 )
@@ -14447,6 +16169,16 @@ operators.adaptive_max_pool2d_backward.register(
 operators.adaptive_max_pool3d.register(DispatchKey.Autograd, adaptive_max_pool3d)
 operators.adaptive_max_pool3d_backward.register(
     DispatchKey.Autograd, adaptive_max_pool3d_backward
+)
+operators.max_unpool2d.register(DispatchKey.Autograd, max_unpool2d)
+operators.max_unpool3d.register(DispatchKey.Autograd, max_unpool3d)
+operators.fractional_max_pool2d.register(DispatchKey.Autograd, fractional_max_pool2d)
+operators.fractional_max_pool2d_backward.register(
+    DispatchKey.Autograd, fractional_max_pool2d_backward
+)
+operators.fractional_max_pool3d.register(DispatchKey.Autograd, fractional_max_pool3d)
+operators.fractional_max_pool3d_backward.register(
+    DispatchKey.Autograd, fractional_max_pool3d_backward
 )
 operators._thnn_fused_lstm_cell.register(DispatchKey.Autograd, _thnn_fused_lstm_cell)
 operators._thnn_fused_lstm_cell_backward_impl.register(

@@ -2,7 +2,40 @@
 
 from __future__ import annotations
 
-from .common import Line, _POOL2D, _POOL3D, _f, _max_pool_indices
+from typing import Any
+
+import numpy as np
+
+from .common import Line, _POOL2D, _POOL3D, _f, _f64, _max_pool_indices
+
+
+def _samples(lib: Any, nd: int) -> Any:
+    """Fixed random_samples for fractional max pooling: one batch of two planes."""
+    return _f64(lib, np.random.default_rng(13).uniform(0.0, 1.0, (1, 2, nd)))
+
+
+_UNPOOL2D = ([2, 2], [2, 2], [0, 0], [1, 1], False)
+_UNPOOL3D = ([2, 2, 2], [2, 2, 2], [0, 0, 0], [1, 1, 1], False)
+_FRACTIONAL = {
+    2: ([2, 3], [3, 3], (1, 2, 6, 7)),
+    3: ([2, 2, 2], [2, 3, 2], (1, 2, 4, 5, 4)),
+}
+
+
+def _fractional(lib: Any, a: Any, nd: int) -> Any:
+    kernel, output, _ = _FRACTIONAL[nd]
+    return _f(f"fractional_max_pool{nd}d")(lib)(a, kernel, output, _samples(lib, nd))
+
+
+def _fractional_backward(lib: Any, g: Any, a: Any, nd: int) -> Any:
+    kernel, output, shape = _FRACTIONAL[nd]
+    indices = _fractional(lib, _max_pool_fixed(lib, shape), nd)[1]
+    return _f(f"fractional_max_pool{nd}d_backward")(lib)(g, a, kernel, output, indices)
+
+
+def _max_pool_fixed(lib: Any, shape: tuple[int, ...]) -> Any:
+    return _f64(lib, np.random.default_rng(11).uniform(-2.0, 2.0, shape))
+
 
 LINES: dict[str, Line] = {
     "max_pool2d_with_indices": Line(
@@ -114,5 +147,41 @@ LINES: dict[str, Line] = {
             _max_pool_indices(lib, "adaptive_max_pool3d", (1, 1, 3, 4, 5), [2, 3, 2]),
         ),
         ((1, 1, 2, 3, 2), (1, 1, 3, 4, 5)),
+    ),
+    # indices of non-overlapping windows (a repeated index keeps one value, so the
+    # gradient, which reads every copy, would not be the operator's)
+    "max_unpool2d": Line(
+        lambda lib, a: _f("max_unpool2d")(lib)(
+            a,
+            _max_pool_indices(lib, "max_pool2d_with_indices", (1, 2, 6, 6), *_UNPOOL2D),
+            [6, 6],
+        ),
+        ((1, 2, 3, 3),),
+    ),
+    "max_unpool3d": Line(
+        lambda lib, a: _f("max_unpool3d")(lib)(
+            a,
+            _max_pool_indices(
+                lib, "max_pool3d_with_indices", (1, 1, 4, 4, 4), *_UNPOOL3D
+            ),
+            [4, 4, 4],
+            [2, 2, 2],
+            [0, 0, 0],
+        ),
+        ((1, 1, 2, 2, 2),),
+    ),
+    "fractional_max_pool2d": Line(
+        lambda lib, a: _fractional(lib, a, 2)[0], ((1, 2, 6, 7),)
+    ),
+    "fractional_max_pool2d_backward": Line(
+        lambda lib, g, a: _fractional_backward(lib, g, a, 2),
+        ((1, 2, 3, 3), (1, 2, 6, 7)),
+    ),
+    "fractional_max_pool3d": Line(
+        lambda lib, a: _fractional(lib, a, 3)[0], ((1, 2, 4, 5, 4),)
+    ),
+    "fractional_max_pool3d_backward": Line(
+        lambda lib, g, a: _fractional_backward(lib, g, a, 3),
+        ((1, 2, 2, 3, 2), (1, 2, 4, 5, 4)),
     ),
 }

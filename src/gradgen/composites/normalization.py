@@ -1,17 +1,19 @@
 """Composites of the normalization family: layer_norm, batch_norm, instance_norm and
 group_norm, each PyTorch's CompositeImplicitAutograd function over the native
 operator (NativeLayerNormBackward0, NativeBatchNormBackward0,
-NativeGroupNormBackward0)."""
+NativeGroupNormBackward0), and rms_norm (PyTorch's CPU composite of elementwise
+operators)."""
 
 from __future__ import annotations
 
 import math
 
+from ..dtypes import finfo, float32
 from ..grad_mode import no_grad
 from ..tensor import Tensor
 from ..generated import ops  # functions read at call time (the generated tie)
 
-__all__ = ["layer_norm", "batch_norm", "instance_norm", "group_norm"]
+__all__ = ["layer_norm", "batch_norm", "instance_norm", "group_norm", "rms_norm"]
 
 
 def layer_norm(
@@ -132,3 +134,51 @@ def group_norm(
             )
     HxW = math.prod(shape[2:])
     return ops.native_group_norm(input, weight, bias, N, C, HxW, num_groups, eps)[0]
+
+
+def _check_rms_norm(
+    input: Tensor, normalized: list[int], weight: Tensor | None
+) -> None:
+    """PyTorch's checks of rms_norm's arguments (layer_norm's, without bias)."""
+    if not normalized:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+            f"least one element, but got normalized_shape = {normalized}"
+        )
+    if weight is not None and list(weight.shape) != normalized:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of "
+            f"shape {list(weight.shape)} and normalized_shape = {normalized}"
+        )
+    shape = list(input.shape)
+    if (
+        len(shape) < len(normalized)
+        or shape[len(shape) - len(normalized) :] != normalized
+    ):
+        expected = ", ".join(str(n) for n in normalized)  # no ", " after "*" here
+        raise RuntimeError(
+            f"Given normalized_shape={normalized}, expected input with shape "
+            f"[*{expected}], but got input of size{shape}"
+        )
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: tuple[int, ...],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """input / sqrt(mean(input ** 2) + eps) over the normalized (last) dimensions, times
+    weight; eps defaults to the machine epsilon of input's dtype. Half-precision input
+    is computed in float32 and rounded back (PyTorch's opmath type)."""
+    normalized = [int(n) for n in normalized_shape]
+    _check_rms_norm(input, normalized, weight)
+    dims = list(range(input.dim() - len(normalized), input.dim()))
+    eps_value = finfo(input.dtype).eps if eps is None else eps
+    upcast = input.dtype.is_floating_point and input.dtype.itemsize < 4
+    computed = input.to(float32) if upcast else input
+    rstd = ops.rsqrt(computed.pow(2).mean(dims, keepdim=True) + eps_value)
+    result = (computed * rstd).type_as(input)
+    if weight is not None:
+        result = (result * weight).type_as(result)
+    return result

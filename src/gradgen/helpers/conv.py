@@ -1,5 +1,5 @@
 """Formula helpers of the conv family: convolution's forward-mode formula and the
-derivatives of convolution_backward.
+derivatives of convolution_backward, conv_tbc's backward.
 
 A convolution is bilinear in (input, weight), for the transposed one too, so every
 derivative here is a convolution or a convolution_backward again (operators, hence
@@ -17,6 +17,8 @@ __all__ = [
     "convolution_jvp",
     "_convolution_double_backward_symint",
     "convolution_backward_jvp_grad_bias",
+    "conv_tbc_backward",
+    "_convolution_jvp",
 ]
 
 
@@ -93,3 +95,62 @@ def convolution_backward_jvp_grad_bias(grad_out_t: Tensor, grad_bias: Tensor) ->
     dimension but the channels."""
     dims = [0] + list(range(2, grad_out_t.dim()))
     return grad_out_t.sum(dims).reshape(grad_bias.shape)
+
+
+def conv_tbc_backward(
+    self: Tensor, input: Tensor, weight: Tensor, bias: Tensor, pad: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(grad_input, grad_weight, grad_bias) of conv_tbc, whose output gradient is
+    `self` (an operator in PyTorch, which its input and self arguments keep out of
+    gradgen's schemas; without a derivative there, so twice differentiable only here): convolution_backward with time, batch and channels moved to PyTorch's
+    (batch, channels, time) and the weight to (out, in, width)."""
+    grad_input, grad_weight, grad_bias = convolution_backward(
+        self.permute(1, 2, 0),
+        input.permute(1, 2, 0),
+        weight.permute(2, 1, 0),
+        [bias.shape[0]],
+        [1],
+        [pad],
+        [1],
+        False,
+        [0],
+        1,
+        [True, True, True],
+    )
+    return grad_input.permute(2, 0, 1), grad_weight.permute(2, 1, 0), grad_bias
+
+
+def _convolution_jvp(
+    input_p: Tensor,
+    input_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    bias_p: Tensor | None,
+    bias_t: Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    benchmark: bool,
+    deterministic: bool,
+    cudnn_enabled: bool,
+    allow_tf32: bool,
+) -> Tensor:
+    """The tangent of _convolution: convolution_jvp (the backend flags change nothing
+    here)."""
+    return convolution_jvp(
+        input_p,
+        input_t,
+        weight_p,
+        weight_t,
+        bias_p,
+        bias_t,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )

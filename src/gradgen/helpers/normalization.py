@@ -18,6 +18,10 @@ __all__ = [
     "group_norm_mean_jvp",
     "group_norm_invstd_jvp",
     "infinitely_differentiable_native_group_norm_backward",
+    "infinitely_differentiable_native_rms_norm_backward",
+    "rms_norm_jvp",
+    "rms_norm_rstd_jvp",
+    "_fused_rms_norm_backward",
 ]
 
 
@@ -400,4 +404,85 @@ def infinitely_differentiable_native_group_norm_backward(
         dX.reshape(tuple(X.shape)) if dX is not None and grad_input_mask[0] else None,
         dgamma if grad_input_mask[1] else None,
         dbeta if grad_input_mask[2] else None,
+    )
+
+
+def _rms_norm_count(input: Tensor, normalized_shape: Sequence[int]) -> int:
+    return int(np.prod([int(n) for n in normalized_shape]))
+
+
+def infinitely_differentiable_native_rms_norm_backward(
+    dY: Tensor | None,
+    drstd: Tensor | None,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    rstd: Tensor,
+    weight: Tensor | None,
+    grad_input_mask: Sequence[bool],
+) -> tuple[Tensor | None, Tensor | None]:
+    """(dX, dgamma) of _fused_rms_norm from the gradients of out (dY) and of rstd
+    (drstd), with operators: with out = x * rstd * w and rstd = (mean(x^2) + eps)^-1/2,
+    dX = rstd * g - x * rstd^3 * mean(g * x) (g = dY * w) - drstd * rstd^3 * x / M."""
+    dims = _normalized_dims(input, normalized_shape)
+    count = _rms_norm_count(input, normalized_shape)
+    dX: Tensor | None = None
+    dgamma: Tensor | None = None
+    cube = rstd * rstd * rstd
+    if grad_input_mask[0]:
+        if dY is not None:
+            g = dY if weight is None else dY * weight
+            dX = rstd * g - input * cube * (g * input).mean(list(dims), keepdim=True)
+        if drstd is not None:
+            extra = -(drstd * cube * input) / count
+            dX = extra if dX is None else dX + extra
+    if len(grad_input_mask) > 1 and grad_input_mask[1] and dY is not None:
+        if weight is not None:
+            lead = list(range(input.dim() - len(normalized_shape)))
+            product = dY * input * rstd
+            dgamma = product.sum(lead) if lead else product
+    return dX, dgamma
+
+
+def rms_norm_jvp(
+    input_p: Tensor,
+    input_t: Tensor | None,
+    weight_p: Tensor | None,
+    weight_t: Tensor | None,
+    rstd: Tensor,
+    normalized_shape: Sequence[int],
+) -> Tensor | None:
+    """The tangent of _fused_rms_norm's out: (x_t * rstd + x * rstd_t) * w
+    + x * rstd * w_t."""
+    result: Tensor | None = None
+    if input_t is not None:
+        rstd_t = rms_norm_rstd_jvp(input_p, input_t, rstd, normalized_shape)
+        result = input_t * rstd + input_p * rstd_t
+        if weight_p is not None:
+            result = result * weight_p
+    if weight_t is not None:
+        extra = input_p * rstd * weight_t
+        result = extra if result is None else result + extra
+    return result
+
+
+def rms_norm_rstd_jvp(
+    input_p: Tensor, input_t: Tensor, rstd: Tensor, normalized_shape: Sequence[int]
+) -> Tensor:
+    """The tangent of rstd = (mean(x^2) + eps)^-1/2: -rstd^3 * mean(x * x_t)."""
+    dims = list(_normalized_dims(input_p, normalized_shape))
+    return -(rstd * rstd * rstd) * (input_p * input_t).mean(dims, keepdim=True)
+
+
+def _fused_rms_norm_backward(
+    grad_out: Tensor,
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    rstd: Tensor,
+    weight: Tensor | None,
+    output_mask: Sequence[bool],
+) -> tuple[Tensor | None, Tensor | None]:
+    """(dX, dgamma) of _fused_rms_norm's out alone (a CUDA kernel in PyTorch): the
+    infinitely differentiable backward without a gradient for rstd."""
+    return infinitely_differentiable_native_rms_norm_backward(
+        grad_out, None, input, normalized_shape, rstd, weight, output_mask
     )

@@ -52,6 +52,7 @@ from ._functional.normalization import (
     group_norm,
     instance_norm,
     local_response_norm,
+    rms_norm,
 )
 from ._functional.margin_loss import (
     cosine_embedding_loss,
@@ -87,6 +88,10 @@ from ._functional.pooling import (
     max_unpool1d,
     max_unpool2d,
     max_unpool3d,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
 )
 from ._reduction import get_enum as _get_enum
 from ._reduction import legacy_get_string as _legacy_get_string
@@ -148,6 +153,11 @@ __all__ = [
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+    "rms_norm",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
 ]
 
 

@@ -14,12 +14,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..dtypes import spelling
 
-__all__ = ["convolution", "convolution_backward"]
+__all__ = [
+    "convolution",
+    "convolution_backward",
+    "slow_conv",
+    "conv_tbc",
+    "reflection_pad",
+    "replication_pad",
+    "border_pad_backward",
+]
 
 
 # -- windows and folding (pooling uses them too) -------------------------------------
@@ -419,3 +428,227 @@ def convolution_backward(
         grad_weight.astype(dtype, copy=False),
         grad_bias.astype(dtype, copy=False),
     )
+
+
+# -- PyTorch's named convolution kernels, all the one `convolution` ---------------------
+
+
+def slow_conv(
+    self: np.ndarray,
+    weight: np.ndarray,
+    kernel_size: Sequence[int],
+    bias: np.ndarray | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+) -> np.ndarray:
+    """slow_conv_transpose2d/3d, slow_conv_dilated2d/3d, _slow_conv2d_forward,
+    slow_conv3d_forward and conv_depthwise3d (groups = input channels): `convolution`
+    after the dilated kernels' check that the weight has `kernel_size`."""
+    if not transposed and list(weight.shape[2:]) != list(kernel_size):
+        raise RuntimeError(
+            f"weight[2:] shape {list(weight.shape[2:])} must be equal to kernel_size "
+            f"{list(kernel_size)}"
+        )
+    return convolution(
+        self,
+        weight,
+        bias,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+    )
+
+
+def _check_conv_tbc(self: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> None:
+    checks = (
+        (self.ndim != 3, "Input must have 3 dims: time, batch, in_channel"),
+        (
+            weight.ndim != 3,
+            "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.",
+        ),
+        (bias.ndim != 1, "Bias must be 1-D"),
+        (
+            self.ndim == 3 and weight.ndim == 3 and self.shape[2] != weight.shape[1],
+            "Input dim 2 (input channels) is not == dim 1 in the weight tensor",
+        ),
+        (
+            weight.ndim == 3 and bias.shape[:1] != weight.shape[2:],
+            "Bias size must equal dim 2 in the weight tensor (output channels).",
+        ),
+    )
+    for failed, message in checks:
+        if failed:
+            raise RuntimeError(message)
+
+
+def conv_tbc(
+    self: np.ndarray, weight: np.ndarray, bias: np.ndarray, pad: int
+) -> np.ndarray:
+    """PyTorch's conv_tbc: a 1d convolution of input (time, batch, channels) with
+    weight (kernel width, in channels, out channels), `pad` zeros at both ends of
+    time: the convolution of the input seen as (batch, channels, time)."""
+    _check_conv_tbc(self, weight, bias)
+    result = convolution(
+        self.transpose(1, 2, 0),
+        np.ascontiguousarray(weight.transpose(2, 1, 0)),
+        bias,
+        [1],
+        [pad],
+        [1],
+        False,
+        [0],
+        1,
+    )
+    return np.ascontiguousarray(result.transpose(2, 0, 1))
+
+
+# -- reflection and replication padding -----------------------------------------------
+#
+# Each padded dimension is one gather along that dimension: output position i copies
+# input position source[i] (mirrored at the borders for reflection, clamped for
+# replication; a negative amount crops). The backward sums each input position's copies:
+# the gradient sorted by source and added up in runs (np.add.reduceat), no np.add.at.
+
+_SPATIAL_NAMES = ("W", "H", "D")
+
+
+def _reflect_sources(positions: np.ndarray, size: int) -> np.ndarray:
+    if size == 1:
+        return np.zeros_like(positions)
+    folded = np.mod(positions, 2 * size - 2)
+    mirrored: np.ndarray = np.where(folded < size, folded, 2 * size - 2 - folded)
+    return mirrored
+
+
+def _replicate_sources(positions: np.ndarray, size: int) -> np.ndarray:
+    clamped: np.ndarray = np.clip(positions, 0, size - 1)
+    return clamped
+
+
+_BORDER_SOURCES = {"reflect": _reflect_sources, "replicate": _replicate_sources}
+
+
+def _check_border_pad(
+    shape: Sequence[int], padding: Sequence[int], nd: int, mode: str
+) -> tuple[int, ...]:
+    """PyTorch's checks of reflection_padNd / replication_padNd on an input of `shape`;
+    the output's spatial sizes (the last nd dimensions), last first."""
+    if len(padding) != 2 * nd:
+        raise RuntimeError(
+            f"padding size is expected to be {2 * nd}, but got: {len(padding)}"
+        )
+    nonzero = all(size != 0 for size in shape[1:])
+    if len(shape) not in (nd + 1, nd + 2) or not nonzero:
+        raise RuntimeError(
+            f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with possibly 0 batch "
+            "size and other non-zero dimensions for input, but got: "
+            f"{list(shape)}"
+        )
+    sizes = []
+    for pair in range(nd):
+        dim = len(shape) - 1 - pair
+        before, after = padding[2 * pair], padding[2 * pair + 1]
+        if mode == "reflect" and (before >= shape[dim] or after >= shape[dim]):
+            raise RuntimeError(
+                f"Argument #{4 + 2 * pair}: Padding size should be less than the "
+                "corresponding input dimension, but got: padding "
+                f"({before}, {after}) at dimension {dim} of input {list(shape)}"
+            )
+        sizes.append(shape[dim] + before + after)
+    if any(size < 1 for size in sizes):
+        names = _SPATIAL_NAMES[:nd][::-1]
+        inputs = ", ".join(
+            f"{n}: {shape[len(shape) - nd + i]}" for i, n in enumerate(names)
+        )
+        outputs = " ".join(f"{n}: {s}" for n, s in zip(names, sizes[::-1]))
+        raise RuntimeError(
+            f"input ({inputs}) is too small. Calculated output {outputs}"
+        )
+    return tuple(sizes)
+
+
+def _border_sources(size: int, before: int, after: int, mode: str) -> np.ndarray:
+    return _BORDER_SOURCES[mode](np.arange(-before, size + after), size)
+
+
+def _border_pad(
+    self: np.ndarray, padding: Sequence[int], nd: int, mode: str
+) -> np.ndarray:
+    padding = [int(amount) for amount in padding]
+    _check_border_pad(self.shape, padding, nd, mode)
+    result = self
+    for pair in range(nd):
+        dim = self.ndim - 1 - pair
+        before, after = padding[2 * pair], padding[2 * pair + 1]
+        if before or after:
+            source = _border_sources(self.shape[dim], before, after, mode)
+            result = np.take(result, source, axis=dim)
+    return np.ascontiguousarray(result)
+
+
+def reflection_pad(self: np.ndarray, padding: Sequence[int], nd: int) -> np.ndarray:
+    """PyTorch's reflection_pad{nd}d: the last nd dimensions padded with their mirror
+    image (the border element not repeated); padding = (before, after) pairs, the last
+    dimension first; a negative amount crops."""
+    return _border_pad(self, padding, nd, "reflect")
+
+
+def replication_pad(self: np.ndarray, padding: Sequence[int], nd: int) -> np.ndarray:
+    """PyTorch's replication_pad{nd}d: as reflection_pad, the border element repeated."""
+    return _border_pad(self, padding, nd, "replicate")
+
+
+def _sum_copies(
+    grad: np.ndarray, dim: int, source: np.ndarray, size: int
+) -> np.ndarray:
+    """The adjoint of np.take(x, source, axis=dim) for x of length `size` there."""
+    shape = list(grad.shape)
+    shape[dim] = size
+    if source.size == 0:
+        return np.zeros(shape, grad.dtype)
+    order = np.argsort(source, kind="stable")
+    present, starts = np.unique(source[order], return_index=True)
+    sums = np.add.reduceat(np.take(grad, order, axis=dim), starts, axis=dim)
+    if len(present) == size:
+        return sums
+    result = np.zeros(shape, grad.dtype)
+    index: list[Any] = [slice(None)] * grad.ndim
+    index[dim] = present
+    result[tuple(index)] = sums
+    return result
+
+
+def border_pad_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    padding: Sequence[int],
+    nd: int,
+    mode: str,
+) -> np.ndarray:
+    """reflection_pad{nd}d_backward (mode 'reflect') and replication_pad{nd}d_backward
+    ('replicate'): every input element's gradient is the sum over its copies."""
+    padding = [int(amount) for amount in padding]
+    sizes = _check_border_pad(self.shape, padding, nd, mode)
+    for pair, expected in enumerate(sizes):
+        dim = self.ndim - 1 - pair
+        got = grad_output.shape[dim] if grad_output.ndim == self.ndim else None
+        if got != expected:
+            name = ("width", "height", "depth")[pair]
+            raise RuntimeError(
+                f"gradOutput {name} unexpected. Expected: {expected}, Got: {got}"
+            )
+    grad = grad_output
+    for pair in range(nd):
+        dim = self.ndim - 1 - pair
+        before, after = padding[2 * pair], padding[2 * pair + 1]
+        if before or after:
+            source = _border_sources(self.shape[dim], before, after, mode)
+            grad = _sum_copies(grad, dim, source, self.shape[dim])
+    return np.ascontiguousarray(grad, dtype=np.result_type(grad_output, self))

@@ -10,6 +10,8 @@ from ._common import _check_floating
 
 __all__ = [
     "native_batch_norm",
+    "batch_norm_no_update",
+    "fused_rms_norm",
     "native_batch_norm_backward",
     "native_group_norm",
     "native_group_norm_backward",
@@ -386,3 +388,66 @@ def native_group_norm_backward(
         np.asarray(grad_weight).astype(dtype, copy=False),
         np.asarray(grad_bias).astype(dtype, copy=False),
     )
+
+
+def batch_norm_no_update(
+    input: np.ndarray,
+    weight: np.ndarray | None,
+    bias: np.ndarray | None,
+    running_mean: np.ndarray | None,
+    running_var: np.ndarray | None,
+    momentum: float,
+    eps: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """PyTorch's _batch_norm_no_update: native_batch_norm with the running statistics
+    (the batch's when there are none), which it leaves as they are; and an empty
+    uint8 `reserve` (a cuDNN workspace in PyTorch)."""
+    training = running_mean is None or running_var is None
+    out, mean, invstd = native_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps
+    )
+    return out, mean, invstd, np.empty(0, np.uint8)
+
+
+def _rms_norm_dims(
+    input: np.ndarray, normalized_shape: Sequence[int], weight: np.ndarray | None
+) -> tuple[int, ...]:
+    """PyTorch's checks of rms_norm's arguments; the normalized dimensions."""
+    normalized = [int(n) for n in normalized_shape]
+    if not normalized:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+            f"least one element, but got normalized_shape = {normalized}"
+        )
+    if weight is not None and list(weight.shape) != normalized:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of "
+            f"shape {list(weight.shape)} and normalized_shape = {normalized}"
+        )
+    axis = input.ndim - len(normalized)
+    if axis < 0 or list(input.shape[axis:]) != normalized:
+        expected = ", ".join(str(n) for n in normalized)
+        raise RuntimeError(
+            f"Given normalized_shape={normalized}, expected input with shape "
+            f"[*{expected}], but got input of size{list(input.shape)}"
+        )
+    return tuple(range(axis, input.ndim))
+
+
+def fused_rms_norm(
+    input: np.ndarray,
+    normalized_shape: Sequence[int],
+    weight: np.ndarray | None,
+    eps: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's _fused_rms_norm: (out, rstd), rstd = 1 / sqrt(mean(input ** 2) + eps)
+    over the normalized dimensions (kept with size 1), out = input * rstd * weight; eps
+    None is the machine epsilon of input's dtype."""
+    dims = _rms_norm_dims(input, normalized_shape, weight)
+    value = np.finfo(input.dtype).eps if eps is None else eps
+    rstd = 1.0 / np.sqrt(np.mean(input * input, axis=dims, keepdims=True) + value)
+    rstd = rstd.astype(input.dtype, copy=False)
+    out = input * rstd
+    if weight is not None:
+        out = out * weight
+    return out, rstd

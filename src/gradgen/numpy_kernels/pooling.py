@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..dtypes import spelling
 from ._common import _wrap_dim
 from .conv import _fold, _windows
 
@@ -27,6 +28,8 @@ __all__ = [
     "adaptive_avg_pool",
     "adaptive_avg_pool_backward",
     "adaptive_max_pool",
+    "max_unpool",
+    "fractional_max_pool",
 ]
 
 _AXES = ("D", "H", "W")
@@ -486,3 +489,168 @@ def adaptive_max_pool(
         o = np.arange(p.shape[0]).reshape(shape_o)
         coordinates.append(p[o, offset])
     return values, _flat_index(coordinates, spatial)
+
+
+# -- max unpooling ---------------------------------------------------------------------
+
+_UNPOOL_WORDS = {2: ("two", "(height, width)"), 3: ("three", "(depth, height, width)")}
+
+
+def _check_unpool(
+    self: np.ndarray, indices: np.ndarray, output_size: Sequence[int], nd: int
+) -> None:
+    """PyTorch's checks of max_unpool2d / max_unpool3d, in its order."""
+    if indices.dtype != np.int64:
+        raise RuntimeError(
+            "elements in indices should be type int64 but got: "
+            f"{spelling(indices).scalar_type}"
+        )
+    count, names = _UNPOOL_WORDS[nd]
+    if len(output_size) != nd:
+        raise RuntimeError(
+            f"There should be exactly {count} elements {names} in output_size, but "
+            f"got {len(output_size)} elements."
+        )
+    if self.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, "
+            f"but got a tensor with {self.ndim} dimensions."
+        )
+    if self.shape != indices.shape:
+        raise RuntimeError(
+            "Expected shape of indices to be same as that of the input tensor "
+            f"({list(self.shape)}) but got indices tensor with shape: "
+            f"{list(indices.shape)}"
+        )
+
+
+def max_unpool(
+    self: np.ndarray,
+    indices: np.ndarray,
+    output_size: Sequence[int],
+    nd: int,
+    stride: Sequence[int] | None = None,
+) -> np.ndarray:
+    """PyTorch's max_unpool2d / max_unpool3d: zeros of the spatial size output_size,
+    each value of `self` written at its flat index in its plane (max pooling's
+    indices); where two values share an index the first is kept."""
+    _check_unpool(self, indices, output_size, nd)
+    if stride is not None and any(s <= 0 for s in stride):
+        raise RuntimeError(
+            f"strides should be greater than zero, but got stride: {list(stride)}"
+        )
+    volume = math.prod(output_size)
+    lead = self.shape[: self.ndim - nd]
+    planes = math.prod(lead)
+    flat_indices = indices.reshape(planes, -1)
+    invalid = np.flatnonzero((flat_indices < 0) | (flat_indices >= volume))
+    if invalid.size:
+        first = int(flat_indices.reshape(-1)[invalid[0]])
+        shape = "x".join(str(size) for size in output_size)
+        raise RuntimeError(
+            f"Found an invalid max index: {first} (output volumes are of size {shape})"
+        )
+    keys = (np.arange(planes)[:, None] * volume + flat_indices).reshape(-1)
+    _, written = np.unique(keys, return_index=True)  # the first write of each place
+    result = np.zeros(planes * volume, self.dtype)
+    result[keys[written]] = self.reshape(-1)[written]
+    return result.reshape(lead + tuple(output_size))
+
+
+# -- fractional max pooling ------------------------------------------------------------
+
+_FRACTIONAL_NAMES = {2: ("height", "width"), 3: ("time", "height", "width")}
+
+
+def _check_fractional(
+    self: np.ndarray,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: np.ndarray,
+    nd: int,
+) -> None:
+    """PyTorch's checks of fractional_max_pool2d / 3d."""
+    name = f"fractional_max_pool{nd}d"
+    if self.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+            f"{list(self.shape)}"
+        )
+    if random_samples.ndim != 3 or random_samples.shape[2] != nd:
+        raise RuntimeError(
+            f"Expect _random_samples.size(2) equals to {nd}; got "
+            f"{random_samples.shape[2] if random_samples.ndim == 3 else None}."
+        )
+    batch = self.shape[0] if self.ndim == nd + 2 else 1
+    planes = self.shape[-nd - 1]
+    if random_samples.shape[0] < batch or random_samples.shape[1] < planes:
+        raise RuntimeError(
+            f"Expect _random_samples of at least [{batch}, {planes}, {nd}]; got "
+            f"{list(random_samples.shape)}."
+        )
+    spatial = self.shape[self.ndim - nd :]
+    where = name if nd == 2 else f"{name}_out"
+    for label, size, out, pool in zip(
+        _FRACTIONAL_NAMES[nd], spatial, output_size, kernel_size
+    ):
+        # PyTorch: out + pool - 1 <= size in 2d, < size in 3d
+        if out + pool - 1 > size or (nd == 3 and out + pool - 1 == size):
+            raise RuntimeError(
+                f"{where}(): pool {label} {pool} too large relative to input "
+                f"{label} {size}"
+            )
+
+
+def _intervals(samples: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
+    """PyTorch's generate_intervals for each plane's sample: the start of each of the
+    `out` windows of length `pool` along a dimension of length `size`, computed in
+    the samples' precision."""
+    starts = np.empty(samples.shape + (out,), np.int64)
+    if out > 1:
+        alpha = samples.dtype.type(size - pool) / samples.dtype.type(out - 1)
+        steps = np.arange(out - 1, dtype=samples.dtype)
+        scaled = ((steps + samples[:, None]) * alpha).astype(np.int64)
+        starts[:, :-1] = scaled - (samples * alpha).astype(np.int64)[:, None]
+    if out > 0:
+        starts[:, -1] = size - pool
+    return starts
+
+
+def fractional_max_pool(
+    self: np.ndarray,
+    kernel_size: Sequence[int],
+    output_size: Sequence[int],
+    random_samples: np.ndarray,
+    nd: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's fractional_max_pool2d / 3d: (values, flat indices in each plane) of
+    the maxima of windows of kernel_size whose starts are pseudo-random, drawn from
+    each plane's random_samples (the last dimension: depth (3d), height, width in
+    PyTorch's order of the samples: width first in 2d)."""
+    _check_fractional(self, kernel_size, output_size, random_samples, nd)
+    spatial = self.shape[self.ndim - nd :]
+    lead = self.shape[: self.ndim - nd]
+    planes = math.prod(lead)
+    x = self.reshape((planes,) + spatial)
+    batch = self.shape[0] if self.ndim == nd + 2 else 1
+    used = random_samples[:batch, : self.shape[-nd - 1]]  # PyTorch reads these
+    samples = used.reshape(planes, nd).astype(self.dtype, copy=False)
+    order = (1, 0) if nd == 2 else (0, 1, 2)  # the sample of each spatial dimension
+    # flat[plane, *out, *window]: the flat input position each window element reads
+    flat = np.zeros((planes,) + (1,) * (2 * nd), np.int64)
+    for d in range(nd):
+        pool = kernel_size[d]
+        starts = _intervals(samples[:, order[d]], spatial[d], output_size[d], pool)
+        positions = (starts[:, :, None] + np.arange(pool)) * math.prod(spatial[d + 1 :])
+        shape = [planes] + [1] * (2 * nd)
+        shape[1 + d], shape[1 + nd + d] = output_size[d], pool
+        flat = flat + positions.reshape(shape)
+    windows = flat.reshape((planes,) + tuple(output_size) + (-1,))
+    values = np.take_along_axis(
+        x.reshape(planes, -1), windows.reshape(planes, -1), axis=1
+    ).reshape(windows.shape)
+    best = np.argmax(values, axis=-1)[..., None]
+    picked = np.take_along_axis(values, best, axis=-1)[..., 0]
+    indices = np.take_along_axis(windows, best, axis=-1)[..., 0]
+    out_shape = lead + tuple(output_size)
+    return picked.reshape(out_shape), indices.reshape(out_shape)

@@ -1,5 +1,5 @@
 """torch.nn.functional's normalizations over operators of the normalization family:
-batch_norm, instance_norm, group_norm, local_response_norm."""
+batch_norm, instance_norm, group_norm, local_response_norm, rms_norm."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ from collections.abc import Sequence
 from gradgen.generated import ops
 from gradgen.tensor import Tensor
 
-__all__ = ["batch_norm", "instance_norm", "group_norm", "local_response_norm"]
+__all__ = [
+    "batch_norm",
+    "instance_norm",
+    "group_norm",
+    "local_response_norm",
+    "rms_norm",
+]
 
 
 def _verify_batch_size(size: Sequence[int]) -> None:
@@ -124,3 +130,14 @@ def local_response_norm(
         div = div.reshape(sizes)
     div = (div * alpha + k) ** beta
     return input / div
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """input / sqrt(mean(input ** 2) + eps) over the last dimensions, normalized_shape,
+    times weight (eps None: the machine epsilon of input's dtype)."""
+    return ops.rms_norm(input, normalized_shape, weight, eps)

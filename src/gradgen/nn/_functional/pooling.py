@@ -1,7 +1,8 @@
 """torch.nn.functional's pooling: max_pool1d/2d/3d (return_indices), avg_pool1d/2d/3d,
 adaptive_avg_pool1d/2d/3d and adaptive_max_pool1d/2d/3d, with PyTorch's signatures,
-calling gradgen's pooling operators; lp_pool1d/2d/3d and max_unpool1d/2d/3d written
-with operators, as PyTorch composes them. A stride of None means the kernel size (the
+calling gradgen's pooling operators; lp_pool1d/2d/3d written with operators, as
+PyTorch composes them; max_unpool1d/2d/3d and fractional_max_pool2d/3d over PyTorch's
+operators. A stride of None means the kernel size (the
 operators' empty stride); None in a 2-d/3-d adaptive output size keeps the input's
 size in that dimension."""
 
@@ -11,10 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 
-from gradgen.dtypes import int64, spelling
-from gradgen.factories import zeros
+from gradgen.random import rand
 from gradgen.generated import ops
 from gradgen.tensor import Tensor
 
@@ -43,6 +42,10 @@ __all__ = [
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
 ]
 
 IntOrInts = int | Sequence[int]
@@ -382,29 +385,6 @@ def _unpool_output_size(
     return list(output_size)
 
 
-def _check_unpool_indices(input: Tensor, indices: Tensor, sizes: list[int]) -> None:
-    if indices.dtype != int64:
-        raise RuntimeError(
-            f"elements in indices should be type int64 but got: {spelling(indices.dtype).scalar_type}"
-        )
-    if tuple(indices.shape) != tuple(input.shape):
-        raise RuntimeError(
-            "Expected shape of indices to be same as that of the input tensor "
-            f"({list(input.shape)}) but got indices tensor with shape: "
-            f"{list(indices.shape)}"
-        )
-    volume = math.prod(sizes)
-    invalid = np.flatnonzero((indices._data < 0) | (indices._data >= volume))
-    if invalid.size:
-        first = int(indices._data.reshape(-1)[invalid[0]])
-        shape = "x".join(
-            str(size) for size in (sizes + [1] if len(sizes) == 1 else sizes)
-        )
-        raise RuntimeError(
-            f"Found an invalid max index: {first} (output volumes are of size {shape})"
-        )
-
-
 def _max_unpool(
     dims: int,
     input: Tensor,
@@ -415,18 +395,19 @@ def _max_unpool(
     output_size: Sequence[int] | None,
 ) -> Tensor:
     """Each value written at its flat index (max_pool's return_indices) in a zero
-    output of max_pool's input size; the gradient gathers from those places."""
+    output of max_pool's input size: PyTorch's max_unpool2d (1d: over a width of one)
+    and max_unpool3d, whose gradient gathers from those places."""
     kernel = _as_tuple(kernel_size, dims)
     steps = kernel if stride is None else _as_tuple(stride, dims)
-    sizes = _unpool_output_size(
-        input, kernel, steps, _as_tuple(padding, dims), output_size
-    )
-    _check_unpool_indices(input, indices, sizes)
-    batch = tuple(input.shape[:-dims])
-    flat_input = input.reshape(*batch, -1)
-    flat_indices = indices.reshape(*batch, -1)
-    output = zeros(*batch, math.prod(sizes), dtype=input.dtype)
-    return ops.scatter(output, -1, flat_indices, flat_input).reshape(*batch, *sizes)
+    pads = _as_tuple(padding, dims)
+    sizes = _unpool_output_size(input, kernel, steps, pads, output_size)
+    if dims == 1:
+        return ops.max_unpool2d(
+            input.unsqueeze(-1), indices.unsqueeze(-1), sizes + [1]
+        ).squeeze(-1)
+    if dims == 2:
+        return ops.max_unpool2d(input, indices, sizes)
+    return ops.max_unpool3d(input, indices, sizes, list(steps), list(pads))
 
 
 def max_unpool1d(
@@ -466,3 +447,97 @@ def max_unpool3d(
     """The inverse of max_pool3d: each value put back where max_pool3d found it,
     zeros elsewhere."""
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _fractional(
+    dims: int,
+    input: Tensor,
+    kernel_size: IntOrInts,
+    output_size: IntOrInts | None,
+    output_ratio: float | Sequence[float] | None,
+    random_samples: Tensor | None,
+) -> tuple[Tensor, Tensor]:
+    """PyTorch's fractional_max_pool{dims}d with the output size from output_ratio
+    when not given, and one sample per plane and dimension from gradgen's generator
+    (gradgen.rand) when random_samples is None."""
+    name = f"fractional_max_pool{dims}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(
+            f"{name} requires specifying either an output_size or an output_ratio"
+        )
+    if output_size is None:
+        assert output_ratio is not None
+        ratio = _as_tuple(output_ratio, dims)  # type: ignore[arg-type]
+        if len(ratio) > dims:
+            raise ValueError(
+                f"{name} requires output_ratio to either be a single Int or tuple of "
+                "Ints."
+            )
+        spatial = input.shape[-dims:]
+        output_size = [int(size * r) for size, r in zip(spatial, ratio)]
+    if random_samples is None:
+        batch = 1 if input.dim() == dims + 1 else input.shape[0]
+        random_samples = rand(batch, input.shape[-dims - 1], dims, dtype=input.dtype)
+    operator = ops.fractional_max_pool2d if dims == 2 else ops.fractional_max_pool3d
+    kernel = list(_as_tuple(kernel_size, dims))
+    sizes = list(_as_tuple(output_size, dims))
+    return operator(input, kernel, sizes, random_samples)
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor,
+    kernel_size: IntOrInts,
+    output_size: IntOrInts | None = None,
+    output_ratio: float | Sequence[float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The maxima of pseudo-random windows of kernel_size (Graham's fractional max
+    pooling), and their flat indices in each plane."""
+    return _fractional(
+        2, input, kernel_size, output_size, output_ratio, _random_samples
+    )
+
+
+def fractional_max_pool2d(
+    input: Tensor,
+    kernel_size: IntOrInts,
+    output_size: IntOrInts | None = None,
+    output_ratio: float | Sequence[float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Any:
+    """fractional_max_pool2d_with_indices's values (and indices if return_indices)."""
+    result = _fractional(
+        2, input, kernel_size, output_size, output_ratio, _random_samples
+    )
+    return result if return_indices else result[0]
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor,
+    kernel_size: IntOrInts,
+    output_size: IntOrInts | None = None,
+    output_ratio: float | Sequence[float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """The 3d fractional max pooling's maxima and their flat indices."""
+    return _fractional(
+        3, input, kernel_size, output_size, output_ratio, _random_samples
+    )
+
+
+def fractional_max_pool3d(
+    input: Tensor,
+    kernel_size: IntOrInts,
+    output_size: IntOrInts | None = None,
+    output_ratio: float | Sequence[float] | None = None,
+    return_indices: bool = False,
+    _random_samples: Tensor | None = None,
+) -> Any:
+    """fractional_max_pool3d_with_indices's values (and indices if return_indices)."""
+    result = _fractional(
+        3, input, kernel_size, output_size, output_ratio, _random_samples
+    )
+    return result if return_indices else result[0]

@@ -1,6 +1,6 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
-conv, pooling, rnn, attention, transformer)."""
+conv, pooling, padding, rnn, attention, transformer)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ from .loss import (
 )
 from .dropout import Dropout
 from .normalization import LayerNorm
-from .normalization import GroupNorm, LocalResponseNorm
+from .normalization import GroupNorm, LocalResponseNorm, RMSNorm
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .sparse import Embedding, EmbeddingBag
@@ -94,6 +94,25 @@ from .pooling import (
     MaxUnpool1d,
     MaxUnpool2d,
     MaxUnpool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+)
+from .padding import (
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
 )
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
@@ -153,6 +172,7 @@ __all__ = [
     "LayerNorm",
     "GroupNorm",
     "LocalResponseNorm",
+    "RMSNorm",
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
@@ -195,6 +215,8 @@ __all__ = [
     "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "RNNBase",
     "RNN",
     "LSTM",
@@ -203,4 +225,19 @@ __all__ = [
     "RNNCell",
     "LSTMCell",
     "GRUCell",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
 ]

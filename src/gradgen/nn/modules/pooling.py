@@ -1,5 +1,6 @@
 """torch.nn's pooling layers: MaxPool1d/2d/3d, AvgPool1d/2d/3d, AdaptiveAvgPool1d/2d/3d,
-AdaptiveMaxPool1d/2d/3d, LPPool1d/2d/3d and MaxUnpool1d/2d/3d, with PyTorch's
+AdaptiveMaxPool1d/2d/3d, LPPool1d/2d/3d, MaxUnpool1d/2d/3d and
+FractionalMaxPool2d/3d, with PyTorch's
 constructor arguments and repr."""
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ __all__ = [
     "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
 ]
 
 IntOrInts = int | Sequence[int]
@@ -358,3 +361,66 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
     _tuple = staticmethod(_triple)
     _unpool = staticmethod(F.max_unpool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    """F.fractional_max_pool{dims}d with a fixed output_size or output_ratio; the
+    windows' random offsets are drawn anew at every call unless _random_samples is
+    given (kept as a buffer)."""
+
+    dims = 2
+    _pool: Callable[..., Any]
+
+    def __init__(
+        self,
+        kernel_size: IntOrInts,
+        output_size: IntOrInts | None = None,
+        output_ratio: float | Sequence[float] | None = None,
+        return_indices: bool = False,
+        _random_samples: Tensor | None = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        as_tuple = _pair if self.dims == 2 else _triple
+        self.kernel_size = as_tuple(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else as_tuple(output_size)
+        self.output_ratio = None if output_ratio is None else as_tuple(output_ratio)
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError(
+                "only one of output_size and output_ratio may be specified"
+            )
+        if self.output_ratio is not None and not all(
+            0 < ratio < 1 for ratio in self.output_ratio
+        ):
+            raise ValueError(
+                f"output_ratio must be between 0 and 1 (got {output_ratio})"
+            )
+
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._pool(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over the last two dimensions."""
+
+    _pool = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over the last three dimensions."""
+
+    dims = 3
+    _pool = staticmethod(F.fractional_max_pool3d)
