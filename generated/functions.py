@@ -125,6 +125,8 @@ from gradgen.helpers import (
     pow_backward_self,
     prod_backward,
     rad2deg_backward,
+    renorm_backward,
+    renorm_jvp,
     repeat_backward,
     restore_reduced_dims,
     reverse_list,
@@ -210,9 +212,13 @@ from .ops import (
     adaptive_max_pool3d,
     adaptive_max_pool3d_backward,
     add,
+    addbmm,
     addcdiv,
     addcmul,
     addmm,
+    addmv,
+    addmv_,
+    addr,
     allclose,
     amax,
     amin,
@@ -249,6 +255,7 @@ from .ops import (
     avg_pool2d_backward,
     avg_pool3d,
     avg_pool3d_backward,
+    baddbmm,
     batch_norm,
     binary_cross_entropy,
     binary_cross_entropy_backward,
@@ -513,6 +520,7 @@ from .ops import (
     relu,
     relu_,
     remainder,
+    renorm,
     reshape,
     rnn_relu,
     rnn_relu_cell,
@@ -12117,6 +12125,723 @@ def linalg_lu_solve_backward0_apply(
     return grad_inputs
 
 
+class NormBackward0(Node):
+    """Backward of ``norm.Scalar(Tensor self, Scalar p=2) -> Tensor``.
+
+    self: norm_backward(grad, self, p, result)
+    """
+
+    __slots__ = (
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return norm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def norm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: Number,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self, p, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class NormBackward1(Node):
+    """Backward of ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``.
+
+    self: norm_backward(grad, self, p, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return norm_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_p(self) -> Number | None:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def norm_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    p: Number | None,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NormBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self, p, result, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AddmvBackward0(Node):
+    """Backward of ``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
+
+    mat: maybe_multiply(grad.ger(vec.conj()), alpha.conj())
+    self: maybe_multiply(grad, beta.conj())
+    vec: maybe_multiply(mat.t().conj().mv(grad), alpha.conj())
+    """
+
+    __slots__ = (
+        "alpha",
+        "beta",
+        "mat_",
+        "vec_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mat_: SavedVariable | SavedVariableList | None = None
+        self.vec_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addmv_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            beta=self.beta,
+            mat=unpack_saved(self.mat_, self),
+            vec=unpack_saved(self.vec_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mat_ is not None:
+            self.mat_.reset_data()
+        if self.vec_ is not None:
+            self.vec_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+    @property
+    def _saved_mat(self) -> Tensor | None:
+        return unpack_saved(self.mat_, self)
+
+    @property
+    def _saved_vec(self) -> Tensor | None:
+        return unpack_saved(self.vec_, self)
+
+
+def addmv_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    beta: Number,
+    mat: Tensor | None,
+    vec: Tensor | None,
+) -> list[Any]:
+    """The formulas of AddmvBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat
+        grad_inputs[1] = (
+            maybe_multiply(grad.ger(vec.conj()), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
+        )
+    if needs_input_grad[2]:  # vec
+        grad_inputs[2] = (
+            maybe_multiply(mat.t().conj().mv(grad), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AddrBackward0(Node):
+    """Backward of ``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
+
+    self: maybe_multiply(grad, beta.conj())
+    vec1: maybe_multiply(grad.mv(vec2.conj()), alpha.conj())
+    vec2: maybe_multiply(grad.t().mv(vec1.conj()), alpha.conj())
+    """
+
+    __slots__ = (
+        "alpha",
+        "beta",
+        "vec1_",
+        "vec2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.vec1_: SavedVariable | SavedVariableList | None = None
+        self.vec2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            beta=self.beta,
+            vec1=unpack_saved(self.vec1_, self),
+            vec2=unpack_saved(self.vec2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.vec1_ is not None:
+            self.vec1_.reset_data()
+        if self.vec2_ is not None:
+            self.vec2_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+    @property
+    def _saved_vec1(self) -> Tensor | None:
+        return unpack_saved(self.vec1_, self)
+
+    @property
+    def _saved_vec2(self) -> Tensor | None:
+        return unpack_saved(self.vec2_, self)
+
+
+def addr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    beta: Number,
+    vec1: Tensor | None,
+    vec2: Tensor | None,
+) -> list[Any]:
+    """The formulas of AddrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # vec1
+        grad_inputs[1] = (
+            maybe_multiply(grad.mv(vec2.conj()), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # vec2
+        grad_inputs[2] = (
+            maybe_multiply(grad.t().mv(vec1.conj()), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AddbmmBackward0(Node):
+    """Backward of ``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
+
+    batch1: maybe_multiply(grad.unsqueeze(0).expand_symint({ batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2) }).bmm(batch2.transpose(1, 2).conj()), alpha.conj())
+    batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad.unsqueeze(0).expand_symint({ batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2) })), alpha.conj())
+    self: maybe_multiply(grad, beta.conj())
+    """
+
+    __slots__ = (
+        "alpha",
+        "batch1_",
+        "batch1_sym_sizes",
+        "batch2_",
+        "batch2_sym_sizes",
+        "beta",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch1_: SavedVariable | SavedVariableList | None = None
+        self.batch2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addbmm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            batch1=unpack_saved(self.batch1_, self),
+            batch1_sym_sizes=self.batch1_sym_sizes,
+            batch2=unpack_saved(self.batch2_, self),
+            batch2_sym_sizes=self.batch2_sym_sizes,
+            beta=self.beta,
+        )
+
+    def release_variables(self) -> None:
+        if self.batch1_ is not None:
+            self.batch1_.reset_data()
+        if self.batch2_ is not None:
+            self.batch2_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_batch1(self) -> Tensor | None:
+        return unpack_saved(self.batch1_, self)
+
+    @property
+    def _saved_batch1_sym_sizes(self) -> tuple[int, ...]:
+        return self.batch1_sym_sizes
+
+    @property
+    def _saved_batch2(self) -> Tensor | None:
+        return unpack_saved(self.batch2_, self)
+
+    @property
+    def _saved_batch2_sym_sizes(self) -> tuple[int, ...]:
+        return self.batch2_sym_sizes
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+
+def addbmm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    batch1: Tensor | None,
+    batch1_sym_sizes: tuple[int, ...],
+    batch2: Tensor | None,
+    batch2_sym_sizes: tuple[int, ...],
+    beta: Number,
+) -> list[Any]:
+    """The formulas of AddbmmBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # batch1
+        grad_inputs[1] = (
+            maybe_multiply(
+                grad.unsqueeze(0)
+                .expand([batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]])
+                .bmm(batch2.transpose(1, 2).conj()),
+                scalar_conj(alpha),
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # batch2
+        grad_inputs[2] = (
+            maybe_multiply(
+                batch1.transpose(1, 2)
+                .conj()
+                .bmm(
+                    grad.unsqueeze(0).expand(
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]]
+                    )
+                ),
+                scalar_conj(alpha),
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class BaddbmmBackward0(Node):
+    """Backward of ``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
+
+    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), alpha.conj())
+    batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha.conj())
+    self: maybe_multiply(grad, beta.conj())
+    """
+
+    __slots__ = (
+        "alpha",
+        "batch1_",
+        "batch2_",
+        "beta",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch1_: SavedVariable | SavedVariableList | None = None
+        self.batch2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return baddbmm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            batch1=unpack_saved(self.batch1_, self),
+            batch2=unpack_saved(self.batch2_, self),
+            beta=self.beta,
+        )
+
+    def release_variables(self) -> None:
+        if self.batch1_ is not None:
+            self.batch1_.reset_data()
+        if self.batch2_ is not None:
+            self.batch2_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_batch1(self) -> Tensor | None:
+        return unpack_saved(self.batch1_, self)
+
+    @property
+    def _saved_batch2(self) -> Tensor | None:
+        return unpack_saved(self.batch2_, self)
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+
+def baddbmm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    batch1: Tensor | None,
+    batch2: Tensor | None,
+    beta: Number,
+) -> list[Any]:
+    """The formulas of BaddbmmBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # batch1
+        grad_inputs[1] = (
+            maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # batch2
+        grad_inputs[2] = (
+            maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class NormBackward2(Node):
+    """Backward of ``norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor``.
+
+    self: norm_backward(grad, self.to(grad.scalar_type()), p, result)
+    """
+
+    __slots__ = (
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return norm_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_p(self) -> Number | None:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def norm_backward2_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: Number | None,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NormBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self.to(grad.dtype), p, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NormBackward3(Node):
+    """Backward of ``norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor``.
+
+    self: norm_backward(grad, self.to(grad.scalar_type()), p, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return norm_backward3_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_p(self) -> Number | None:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def norm_backward3_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    p: Number | None,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NormBackward3, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self.to(grad.dtype), p, result, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class RenormBackward0(Node):
+    """Backward of ``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``.
+
+    self: renorm_backward(grad, self, p, dim, maxnorm)
+    """
+
+    __slots__ = (
+        "dim",
+        "maxnorm",
+        "p",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return renorm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            maxnorm=self.maxnorm,
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_maxnorm(self) -> Number:
+        return self.maxnorm
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def renorm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    maxnorm: Number,
+    p: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of RenormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            renorm_backward(grad, self, p, dim, maxnorm) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
 class ReluBackward0(Node):
     """Backward of ``relu(Tensor self) -> Tensor``.
 
@@ -20666,6 +21391,23 @@ def linalg_vector_norm_jvp(
     return norm_jvp(self_p, self_t, ord, result, dim, keepdim)
 
 
+def norm_Scalar_jvp(self_p: Tensor, self_t: Tensor, p: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, p, result)``."""
+    return norm_jvp(self_p, self_t, p, result)
+
+
+def norm_ScalarOpt_dim_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    p: Number | None,
+    dim: Sequence[int],
+    keepdim: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, p, result, dim, keepdim)``."""
+    return norm_jvp(self_p, self_t, p, result, dim, keepdim)
+
+
 def dist_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -20945,6 +21687,192 @@ def linalg_lu_solve_jvp_formula(
 ) -> Any:
     """Forward-mode derivative: ``result: linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left, adjoint)``."""
     return linalg_lu_solve_jvp(result, LU_p, pivots_p, LU_t, B_t, left, adjoint)
+
+
+def addmv_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mat_p: Tensor,
+    mat_t: Tensor,
+    vec_p: Tensor,
+    vec_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) + maybe_multiply(mat_p.mv(vec_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(mat_t.mv(vec_p), alpha)
+        + maybe_multiply(mat_p.mv(vec_t), alpha)
+    )
+
+
+def addmv__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mat_p: Tensor,
+    mat_t: Tensor,
+    vec_p: Tensor,
+    vec_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) + maybe_multiply(mat_p.mv(vec_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(mat_t.mv(vec_p), alpha)
+        + maybe_multiply(mat_p.mv(vec_t), alpha)
+    )
+
+
+def addr_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    vec1_p: Tensor,
+    vec1_t: Tensor,
+    vec2_p: Tensor,
+    vec2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(vec1_t.outer(vec2_p), alpha) + maybe_multiply(vec1_p.outer(vec2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(vec1_t.outer(vec2_p), alpha)
+        + maybe_multiply(vec1_p.outer(vec2_t), alpha)
+    )
+
+
+def addr__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    vec1_p: Tensor,
+    vec1_t: Tensor,
+    vec2_p: Tensor,
+    vec2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(vec1_t.outer(vec2_p), alpha) + maybe_multiply(vec1_p.outer(vec2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(vec1_t.outer(vec2_p), alpha)
+        + maybe_multiply(vec1_p.outer(vec2_t), alpha)
+    )
+
+
+def addbmm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    batch1_p: Tensor,
+    batch1_t: Tensor,
+    batch2_p: Tensor,
+    batch2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha)
+        + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)
+    )
+
+
+def addbmm__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    batch1_p: Tensor,
+    batch1_t: Tensor,
+    batch2_p: Tensor,
+    batch2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha)
+        + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)
+    )
+
+
+def baddbmm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    batch1_p: Tensor,
+    batch1_t: Tensor,
+    batch2_p: Tensor,
+    batch2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p), alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(batch1_t.bmm(batch2_p), alpha)
+        + maybe_multiply(batch1_p.bmm(batch2_t), alpha)
+    )
+
+
+def baddbmm__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    batch1_p: Tensor,
+    batch1_t: Tensor,
+    batch2_p: Tensor,
+    batch2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p), alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(batch1_t.bmm(batch2_p), alpha)
+        + maybe_multiply(batch1_p.bmm(batch2_t), alpha)
+    )
+
+
+def norm_ScalarOpt_dtype_jvp(
+    self_p: Tensor, self_t: Tensor, p: Number | None, dtype: dtype, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, p, result)``."""
+    return norm_jvp(self_p, self_t, p, result)
+
+
+def norm_ScalarOpt_dim_dtype_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    p: Number | None,
+    dim: Sequence[int],
+    keepdim: bool,
+    dtype: dtype,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, p, result, dim, keepdim)``."""
+    return norm_jvp(self_p, self_t, p, result, dim, keepdim)
+
+
+def renorm_jvp_formula(
+    self_p: Tensor, self_t: Tensor, p: Number, dim: int, maxnorm: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: renorm_jvp(self_p, self_t, p, dim, maxnorm)``."""
+    return renorm_jvp(self_p, self_t, p, dim, maxnorm)
+
+
+def renorm__jvp(
+    self_p: Tensor, self_t: Tensor, p: Number, dim: int, maxnorm: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: renorm_jvp(self_p, self_t, p, dim, maxnorm)``."""
+    return renorm_jvp(self_p, self_t, p, dim, maxnorm)
 
 
 def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

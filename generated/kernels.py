@@ -20,9 +20,12 @@ from gradgen.numpy_kernels import (
     adaptive_avg_pool,
     adaptive_avg_pool_backward,
     adaptive_max_pool,
+    addbmm,
     addcdiv,
     addcmul,
     addmm,
+    addmv,
+    addr,
     advanced_index,
     airy_ai,
     allclose,
@@ -31,8 +34,10 @@ from gradgen.numpy_kernels import (
     angle,
     argmax,
     atan2_floating,
+    aten_norm,
     avg_pool,
     avg_pool_backward,
+    baddbmm,
     bessel_j0,
     bessel_j1,
     bessel_y0,
@@ -195,6 +200,7 @@ from gradgen.numpy_kernels import (
     reduce_sum,
     reduce_var,
     relu,
+    renorm,
     repeat,
     reverse_subtract,
     roll,
@@ -3254,6 +3260,20 @@ def numpy_linalg_vector_norm(
     return wrap_result(vector_norm(self, ord, dim, keepdim, dtype))
 
 
+def numpy_norm_Scalar(ks: int, self: Tensor, p: Number) -> Any:
+    """norm.Scalar(Tensor self, Scalar p=2) -> Tensor"""
+    self = self._data
+    return wrap_result(aten_norm(self, p, None, False, None))
+
+
+def numpy_norm_ScalarOpt_dim(
+    ks: int, self: Tensor, p: Number | None, dim: Sequence[int], keepdim: bool
+) -> Any:
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(aten_norm(self, p, dim, keepdim, None))
+
+
 def numpy_dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
     """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
     self = self._data
@@ -3408,6 +3428,129 @@ def numpy_linalg_lu_solve(
     pivots = pivots._data
     B = B._data
     return wrap_result(linalg_lu_solve(LU, pivots, B, left, adjoint))
+
+
+def numpy_addmv(
+    ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    mat = mat._data
+    vec = vec._data
+    return wrap_result(addmv(self, mat, vec, beta, alpha))
+
+
+def numpy_addmv_(
+    ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    mat = mat._data
+    vec = vec._data
+    return copy_into(self_tensor, addmv(self, mat, vec, beta, alpha))
+
+
+def numpy_addr(
+    ks: int, self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    common_dtype = result_type(self, vec1, vec2)
+    self = promoted_array(self, common_dtype)
+    vec1 = promoted_array(vec1, common_dtype)
+    vec2 = promoted_array(vec2, common_dtype)
+    try:
+        return wrap_result(addr(self, vec1, vec2, beta, alpha), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, vec1, vec2) from None
+
+
+def numpy_addr_(
+    ks: int, self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    common_dtype = result_type(self, vec1, vec2)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    vec1 = promoted_array(vec1, common_dtype)
+    vec2 = promoted_array(vec2, common_dtype)
+    return copy_into(self_tensor, addr(self, vec1, vec2, beta, alpha))
+
+
+def numpy_addbmm(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    return wrap_result(addbmm(self, batch1, batch2, beta, alpha))
+
+
+def numpy_addbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    return copy_into(self_tensor, addbmm(self, batch1, batch2, beta, alpha))
+
+
+def numpy_baddbmm(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    return wrap_result(baddbmm(self, batch1, batch2, beta, alpha))
+
+
+def numpy_baddbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    return copy_into(self_tensor, baddbmm(self, batch1, batch2, beta, alpha))
+
+
+def numpy_norm_ScalarOpt_dtype(
+    ks: int, self: Tensor, p: Number | None, dtype: dtype
+) -> Any:
+    """norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor"""
+    self = self._data
+    return wrap_result(aten_norm(self, p, None, False, dtype))
+
+
+def numpy_norm_ScalarOpt_dim_dtype(
+    ks: int,
+    self: Tensor,
+    p: Number | None,
+    dim: Sequence[int],
+    keepdim: bool,
+    dtype: dtype,
+) -> Any:
+    """norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor"""
+    self = self._data
+    return wrap_result(aten_norm(self, p, dim, keepdim, dtype))
+
+
+def numpy_renorm(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
+    self = self._data
+    return wrap_result(renorm(self, p, dim, maxnorm))
+
+
+def numpy_renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, renorm(self, p, dim, maxnorm))
 
 
 def numpy_relu(ks: int, self: Tensor) -> Any:
@@ -5704,6 +5847,8 @@ operators.tril_.register(DispatchKey.NumPy, numpy_tril_)
 operators.triu_.register(DispatchKey.NumPy, numpy_triu_)
 operators.trace.register(DispatchKey.NumPy, numpy_trace)
 operators.linalg_vector_norm.register(DispatchKey.NumPy, numpy_linalg_vector_norm)
+operators.norm_Scalar.register(DispatchKey.NumPy, numpy_norm_Scalar)
+operators.norm_ScalarOpt_dim.register(DispatchKey.NumPy, numpy_norm_ScalarOpt_dim)
 operators.dist.register(DispatchKey.NumPy, numpy_dist)
 operators.linalg_inv_ex.register(DispatchKey.NumPy, numpy_linalg_inv_ex)
 operators._linalg_det.register(DispatchKey.NumPy, numpy__linalg_det)
@@ -5726,6 +5871,20 @@ operators.linalg_lstsq.register(DispatchKey.NumPy, numpy_linalg_lstsq)
 operators.linalg_lu_factor_ex.register(DispatchKey.NumPy, numpy_linalg_lu_factor_ex)
 operators.linalg_lu.register(DispatchKey.NumPy, numpy_linalg_lu)
 operators.linalg_lu_solve.register(DispatchKey.NumPy, numpy_linalg_lu_solve)
+operators.addmv.register(DispatchKey.NumPy, numpy_addmv)
+operators.addmv_.register(DispatchKey.NumPy, numpy_addmv_)
+operators.addr.register(DispatchKey.NumPy, numpy_addr)
+operators.addr_.register(DispatchKey.NumPy, numpy_addr_)
+operators.addbmm.register(DispatchKey.NumPy, numpy_addbmm)
+operators.addbmm_.register(DispatchKey.NumPy, numpy_addbmm_)
+operators.baddbmm.register(DispatchKey.NumPy, numpy_baddbmm)
+operators.baddbmm_.register(DispatchKey.NumPy, numpy_baddbmm_)
+operators.norm_ScalarOpt_dtype.register(DispatchKey.NumPy, numpy_norm_ScalarOpt_dtype)
+operators.norm_ScalarOpt_dim_dtype.register(
+    DispatchKey.NumPy, numpy_norm_ScalarOpt_dim_dtype
+)
+operators.renorm.register(DispatchKey.NumPy, numpy_renorm)
+operators.renorm_.register(DispatchKey.NumPy, numpy_renorm_)
 operators.relu.register(DispatchKey.NumPy, numpy_relu)
 operators.gelu.register(DispatchKey.NumPy, numpy_gelu)
 operators.silu.register(DispatchKey.NumPy, numpy_silu)

@@ -854,6 +854,13 @@ linalg_vector_norm = OperatorHandle(
     "linalg_vector_norm",
     "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
 )
+norm_Scalar = OperatorHandle(
+    "norm.Scalar", "norm.Scalar(Tensor self, Scalar p=2) -> Tensor"
+)
+norm_ScalarOpt_dim = OperatorHandle(
+    "norm.ScalarOpt_dim",
+    "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
+)
 dist = OperatorHandle("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")
 linalg_inv_ex = OperatorHandle(
     "linalg_inv_ex",
@@ -917,6 +924,53 @@ linalg_lu = OperatorHandle(
 linalg_lu_solve = OperatorHandle(
     "linalg_lu_solve",
     "linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor",
+)
+addmv = OperatorHandle(
+    "addmv",
+    "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+addmv_ = OperatorHandle(
+    "addmv_",
+    "addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+)
+addr = OperatorHandle(
+    "addr",
+    "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+addr_ = OperatorHandle(
+    "addr_",
+    "addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+)
+addbmm = OperatorHandle(
+    "addbmm",
+    "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+addbmm_ = OperatorHandle(
+    "addbmm_",
+    "addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+)
+baddbmm = OperatorHandle(
+    "baddbmm",
+    "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+baddbmm_ = OperatorHandle(
+    "baddbmm_",
+    "baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+)
+norm_ScalarOpt_dtype = OperatorHandle(
+    "norm.ScalarOpt_dtype",
+    "norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor",
+)
+norm_ScalarOpt_dim_dtype = OperatorHandle(
+    "norm.ScalarOpt_dim_dtype",
+    "norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor",
+)
+renorm = OperatorHandle(
+    "renorm", "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"
+)
+renorm_ = OperatorHandle(
+    "renorm_",
+    "renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)",
 )
 relu = OperatorHandle("relu", "relu(Tensor self) -> Tensor")
 gelu = OperatorHandle("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor")

@@ -266,6 +266,12 @@ __all__ = [
     "matrix_exp",
     "cross",
     "cholesky",
+    "addmv",
+    "addmv_",
+    "addr",
+    "addbmm",
+    "baddbmm",
+    "renorm",
     "relu",
     "gelu",
     "silu",
@@ -2966,6 +2972,87 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
     input = tensor_argument(input, "cholesky", "input", 1, False)
     return composites.cholesky(input, upper)
+
+
+def addmv(
+    input: Tensor,
+    mat: Tensor | Number,
+    vec: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "addmv", "input", 1, False)
+    mat = tensor_argument(mat, "addmv", "mat", 2, True)
+    vec = tensor_argument(vec, "addmv", "vec", 3, True)
+    return operators.addmv.call(input, mat, vec, beta, alpha)
+
+
+def addmv_(
+    input: Tensor,
+    mat: Tensor | Number,
+    vec: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    input = tensor_argument(input, "addmv_", "input", 1, False)
+    mat = tensor_argument(mat, "addmv_", "mat", 2, True)
+    vec = tensor_argument(vec, "addmv_", "vec", 3, True)
+    return operators.addmv_.call(input, mat, vec, beta, alpha)
+
+
+def addr(
+    input: Tensor,
+    vec1: Tensor | Number,
+    vec2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "addr", "input", 1, False)
+    vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
+    vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
+    return operators.addr.call(input, vec1, vec2, beta, alpha)
+
+
+def addbmm(
+    input: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "addbmm", "input", 1, False)
+    batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
+    return operators.addbmm.call(input, batch1, batch2, beta, alpha)
+
+
+def baddbmm(
+    input: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "baddbmm", "input", 1, False)
+    batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
+    return operators.baddbmm.call(input, batch1, batch2, beta, alpha)
+
+
+def renorm(input: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
+    """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+    input = tensor_argument(input, "renorm", "input", 1, False)
+    return operators.renorm.call(input, p, dim, maxnorm)
 
 
 def relu(input: Tensor) -> Tensor:
@@ -7382,7 +7469,7 @@ norm = OutOverloads(
     (
         # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
         Signature(
-            composites.norm,
+            operators.norm_Scalar.call,
             "Tensor input, Number p=2",
             (
                 Param("input", "Tensor"),
@@ -7391,7 +7478,7 @@ norm = OutOverloads(
         ),
         # norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
         Signature(
-            composites.norm_dim,
+            operators.norm_ScalarOpt_dim.call,
             "Tensor input, Number? p, int[] dim, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -7400,6 +7487,28 @@ norm = OutOverloads(
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
             accepts_out=True,
+        ),
+        # norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
+        Signature(
+            operators.norm_ScalarOpt_dtype.call,
+            "Tensor input, Number? p, *, ScalarType dtype",
+            (
+                Param("input", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dtype", "ScalarType", keyword_only=True),
+            ),
+        ),
+        # norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor
+        Signature(
+            operators.norm_ScalarOpt_dim_dtype.call,
+            "Tensor input, Number? p, int[] dim, bool keepdim, *, ScalarType dtype",
+            (
+                Param("input", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dim", "int[]"),
+                Param("keepdim", "bool"),
+                Param("dtype", "ScalarType", keyword_only=True),
+            ),
         ),
     ),
 )

@@ -350,6 +350,12 @@ __all__ = [
     "matrix_exp",
     "cross",
     "cholesky",
+    "addmv",
+    "addmv_",
+    "addr",
+    "addbmm",
+    "baddbmm",
+    "renorm",
     "relu",
     "gelu",
     "silu",
@@ -2592,6 +2598,11 @@ def norm(input: Tensor, p: _Number = ...) -> Tensor:
 
 
 @overload
+def norm(input: Tensor, p: _Number | None, *, dtype: _DType) -> Tensor:
+    """``norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor``"""
+
+
+@overload
 def norm(
     input: Tensor,
     p: _Number | None,
@@ -2601,6 +2612,18 @@ def norm(
     out: Tensor | None = ...,
 ) -> Tensor:
     """``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
+
+
+@overload
+def norm(
+    input: Tensor,
+    p: _Number | None,
+    dim: _int | Sequence[_int],
+    keepdim: _bool,
+    *,
+    dtype: _DType,
+) -> Tensor:
+    """``norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor``"""
 
 
 def dist(input: Tensor, other: Tensor | _Number, p: _Number = ...) -> Tensor:
@@ -2681,6 +2704,65 @@ def cross(input: Tensor, other: Tensor | _Number, dim: _int | None = ...) -> Ten
 
 def cholesky(input: Tensor, upper: _bool = ...) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+
+
+def addmv(
+    input: Tensor,
+    mat: Tensor | _Number,
+    vec: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+
+def addmv_(
+    input: Tensor,
+    mat: Tensor | _Number,
+    vec: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+
+def addr(
+    input: Tensor,
+    vec1: Tensor | _Number,
+    vec2: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+
+def addbmm(
+    input: Tensor,
+    batch1: Tensor | _Number,
+    batch2: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+
+def baddbmm(
+    input: Tensor,
+    batch1: Tensor | _Number,
+    batch2: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+
+def renorm(input: Tensor, p: _Number, dim: _int, maxnorm: _Number) -> Tensor:
+    """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
 
 
 def relu(input: Tensor) -> Tensor:

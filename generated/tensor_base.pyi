@@ -1718,10 +1718,25 @@ class TensorBase:
         """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor``"""
 
     @overload
+    def norm(self, p: _Number | None, *, dtype: _DType) -> Tensor:
+        """``norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor``"""
+
+    @overload
     def norm(
         self, p: _Number | None, dim: _int | Sequence[_int], keepdim: _bool = ...
     ) -> Tensor:
         """``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
+
+    @overload
+    def norm(
+        self,
+        p: _Number | None,
+        dim: _int | Sequence[_int],
+        keepdim: _bool,
+        *,
+        dtype: _DType,
+    ) -> Tensor:
+        """``norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor``"""
 
     def dist(self, other: Tensor | _Number, p: _Number = ...) -> Tensor:
         """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
@@ -1757,6 +1772,92 @@ class TensorBase:
 
     def cholesky(self, upper: _bool = ...) -> Tensor:
         """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+
+    def addmv(
+        self,
+        mat: Tensor | _Number,
+        vec: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def addmv_(
+        self,
+        mat: Tensor | _Number,
+        vec: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def addr(
+        self,
+        vec1: Tensor | _Number,
+        vec2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def addr_(
+        self,
+        vec1: Tensor | _Number,
+        vec2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def addbmm(
+        self,
+        batch1: Tensor | _Number,
+        batch2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def addbmm_(
+        self,
+        batch1: Tensor | _Number,
+        batch2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def baddbmm(
+        self,
+        batch1: Tensor | _Number,
+        batch2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def baddbmm_(
+        self,
+        batch1: Tensor | _Number,
+        batch2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def renorm(self, p: _Number, dim: _int, maxnorm: _Number) -> Tensor:
+        """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+
+    def renorm_(self, p: _Number, dim: _int, maxnorm: _Number) -> Tensor:
+        """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
 
     def relu(self) -> Tensor:
         """``relu(Tensor self) -> Tensor``"""

@@ -1551,6 +1551,128 @@ def cholesky(self: Tensor, upper: bool = False) -> Tensor:
     return composites.cholesky(self, upper)
 
 
+def addmv(
+    self: Tensor,
+    mat: Tensor | Number,
+    vec: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    mat = tensor_argument(mat, "addmv", "mat", 2, True)
+    vec = tensor_argument(vec, "addmv", "vec", 3, True)
+    return operators.addmv.call(self, mat, vec, beta, alpha)
+
+
+def addmv_(
+    self: Tensor,
+    mat: Tensor | Number,
+    vec: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    mat = tensor_argument(mat, "addmv_", "mat", 2, True)
+    vec = tensor_argument(vec, "addmv_", "vec", 3, True)
+    return operators.addmv_.call(self, mat, vec, beta, alpha)
+
+
+def addr(
+    self: Tensor,
+    vec1: Tensor | Number,
+    vec2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
+    vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
+    return operators.addr.call(self, vec1, vec2, beta, alpha)
+
+
+def addr_(
+    self: Tensor,
+    vec1: Tensor | Number,
+    vec2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    vec1 = tensor_argument(vec1, "addr_", "vec1", 2, True)
+    vec2 = tensor_argument(vec2, "addr_", "vec2", 3, True)
+    return operators.addr_.call(self, vec1, vec2, beta, alpha)
+
+
+def addbmm(
+    self: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
+    return operators.addbmm.call(self, batch1, batch2, beta, alpha)
+
+
+def addbmm_(
+    self: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    batch1 = tensor_argument(batch1, "addbmm_", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "addbmm_", "batch2", 3, True)
+    return operators.addbmm_.call(self, batch1, batch2, beta, alpha)
+
+
+def baddbmm(
+    self: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
+    return operators.baddbmm.call(self, batch1, batch2, beta, alpha)
+
+
+def baddbmm_(
+    self: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    batch1 = tensor_argument(batch1, "baddbmm_", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "baddbmm_", "batch2", 3, True)
+    return operators.baddbmm_.call(self, batch1, batch2, beta, alpha)
+
+
+def renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
+    """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+    return operators.renorm.call(self, p, dim, maxnorm)
+
+
+def renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
+    """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
+    return operators.renorm_.call(self, p, dim, maxnorm)
+
+
 def relu(self: Tensor) -> Tensor:
     """``relu(Tensor self) -> Tensor``"""
     return operators.relu.call(self)
@@ -3951,7 +4073,7 @@ _norm_overloads = Overloads(
     (
         # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
         Signature(
-            composites.norm,
+            operators.norm_Scalar.call,
             "Number p=2",
             (
                 Param("self", "Tensor"),
@@ -3960,7 +4082,7 @@ _norm_overloads = Overloads(
         ),
         # norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
         Signature(
-            composites.norm_dim,
+            operators.norm_ScalarOpt_dim.call,
             "Number? p, int[] dim, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -3969,12 +4091,34 @@ _norm_overloads = Overloads(
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
         ),
+        # norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
+        Signature(
+            operators.norm_ScalarOpt_dtype.call,
+            "Number? p, *, ScalarType dtype",
+            (
+                Param("self", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dtype", "ScalarType", keyword_only=True),
+            ),
+        ),
+        # norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor
+        Signature(
+            operators.norm_ScalarOpt_dim_dtype.call,
+            "Number? p, int[] dim, bool keepdim, *, ScalarType dtype",
+            (
+                Param("self", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dim", "int[]"),
+                Param("keepdim", "bool"),
+                Param("dtype", "ScalarType", keyword_only=True),
+            ),
+        ),
     ),
 )
 
 
 def norm(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor`` or ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
+    """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor`` or ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`` or ``norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor`` or ``norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor``"""
     return _norm_overloads(*args, self=self, **kwargs)
 
 
@@ -4282,6 +4426,16 @@ METHODS: dict[str, Callable[..., Any]] = {
     "matrix_exp": matrix_exp,
     "cross": cross,
     "cholesky": cholesky,
+    "addmv": addmv,
+    "addmv_": addmv_,
+    "addr": addr,
+    "addr_": addr_,
+    "addbmm": addbmm,
+    "addbmm_": addbmm_,
+    "baddbmm": baddbmm,
+    "baddbmm_": baddbmm_,
+    "renorm": renorm,
+    "renorm_": renorm_,
     "relu": relu,
     "relu_": relu_,
     "softmax": softmax,

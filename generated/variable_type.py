@@ -8655,6 +8655,62 @@ def linalg_vector_norm(
     return result
 
 
+def norm_Scalar(ks: int, self: Tensor, p: Number) -> Any:
+    """norm.Scalar(Tensor self, Scalar p=2) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.norm_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.norm_Scalar_jvp(self, tangent_or_zeros(self), p, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def norm_ScalarOpt_dim(
+    ks: int, self: Tensor, p: Number | None, dim: Sequence[int], keepdim: bool
+) -> Any:
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NormBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NormBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.norm_ScalarOpt_dim, ks & AFTER_AUTOGRAD_KEYSET, self, p, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.norm_ScalarOpt_dim_jvp(
+                    self, tangent_or_zeros(self), p, dim, keepdim, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
     """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
     _any_has_forward_grad = (
@@ -9340,6 +9396,518 @@ def linalg_lu_solve(
                 ),
             )
         set_fw_grad(result, tangents[0])
+    return result
+
+
+def addmv(
+    ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or mat._fw_grad is not None
+        or vec._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, mat, vec)
+    grad_fn: functions.AddmvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddmvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn.alpha = alpha
+        grad_fn.beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn.mat_ = SavedVariable(mat, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.vec_ = SavedVariable(vec, False)
+    result = redispatch(
+        operators.addmv, ks & AFTER_AUTOGRAD_KEYSET, self, mat, vec, beta, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addmv_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    mat,
+                    tangent_or_zeros(mat),
+                    vec,
+                    tangent_or_zeros(vec),
+                    beta,
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addmv_(
+    ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or mat._fw_grad is not None
+        or vec._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, mat, vec)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddmvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddmvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn.alpha = alpha
+        grad_fn.beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn.mat_ = SavedVariable(mat, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.vec_ = SavedVariable(vec, False)
+    result = redispatch(
+        operators.addmv_, ks & AFTER_AUTOGRAD_KEYSET, self, mat, vec, beta, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addmv__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    mat,
+                    tangent_or_zeros(mat),
+                    vec,
+                    tangent_or_zeros(vec),
+                    beta,
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def addr(
+    ks: int, self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or vec1._fw_grad is not None
+        or vec2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, vec1, vec2)
+    grad_fn: functions.AddrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn.alpha = alpha
+        grad_fn.beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn.vec1_ = SavedVariable(vec1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.vec2_ = SavedVariable(vec2, False)
+    result = redispatch(
+        operators.addr, ks & AFTER_AUTOGRAD_KEYSET, self, vec1, vec2, beta, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addr_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    vec1,
+                    tangent_or_zeros(vec1),
+                    vec2,
+                    tangent_or_zeros(vec2),
+                    beta,
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addr_(
+    ks: int, self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or vec1._fw_grad is not None
+        or vec2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, vec1, vec2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn.alpha = alpha
+        grad_fn.beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn.vec1_ = SavedVariable(vec1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.vec2_ = SavedVariable(vec2, False)
+    result = redispatch(
+        operators.addr_, ks & AFTER_AUTOGRAD_KEYSET, self, vec1, vec2, beta, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addr__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    vec1,
+                    tangent_or_zeros(vec1),
+                    vec2,
+                    tangent_or_zeros(vec2),
+                    beta,
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def addbmm(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or batch1._fw_grad is not None
+        or batch2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    grad_fn: functions.AddbmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        grad_fn.batch1_sym_sizes = tuple(batch1.shape)
+        if grad_fn.should_compute_output(1):
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.batch2_sym_sizes = tuple(batch2.shape)
+        grad_fn.beta = beta
+    result = redispatch(
+        operators.addbmm, ks & AFTER_AUTOGRAD_KEYSET, self, batch1, batch2, beta, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addbmm_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    batch1,
+                    tangent_or_zeros(batch1),
+                    batch2,
+                    tangent_or_zeros(batch2),
+                    beta,
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or batch1._fw_grad is not None
+        or batch2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddbmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        grad_fn.batch1_sym_sizes = tuple(batch1.shape)
+        if grad_fn.should_compute_output(1):
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.batch2_sym_sizes = tuple(batch2.shape)
+        grad_fn.beta = beta
+    result = redispatch(
+        operators.addbmm_, ks & AFTER_AUTOGRAD_KEYSET, self, batch1, batch2, beta, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addbmm__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    batch1,
+                    tangent_or_zeros(batch1),
+                    batch2,
+                    tangent_or_zeros(batch2),
+                    beta,
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def baddbmm(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or batch1._fw_grad is not None
+        or batch2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    grad_fn: functions.BaddbmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BaddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.beta = beta
+    result = redispatch(
+        operators.baddbmm, ks & AFTER_AUTOGRAD_KEYSET, self, batch1, batch2, beta, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.baddbmm_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    batch1,
+                    tangent_or_zeros(batch1),
+                    batch2,
+                    tangent_or_zeros(batch2),
+                    beta,
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def baddbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or batch1._fw_grad is not None
+        or batch2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.BaddbmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BaddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.beta = beta
+    result = redispatch(
+        operators.baddbmm_,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        batch1,
+        batch2,
+        beta,
+        alpha,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.baddbmm__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    batch1,
+                    tangent_or_zeros(batch1),
+                    batch2,
+                    tangent_or_zeros(batch2),
+                    beta,
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def norm_ScalarOpt_dtype(ks: int, self: Tensor, p: Number | None, dtype: dtype) -> Any:
+    """norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NormBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NormBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.norm_ScalarOpt_dtype, ks & AFTER_AUTOGRAD_KEYSET, self, p, dtype
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.norm_ScalarOpt_dtype_jvp(
+                    self, tangent_or_zeros(self), p, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def norm_ScalarOpt_dim_dtype(
+    ks: int,
+    self: Tensor,
+    p: Number | None,
+    dim: Sequence[int],
+    keepdim: bool,
+    dtype: dtype,
+) -> Any:
+    """norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NormBackward3 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NormBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.norm_ScalarOpt_dim_dtype,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        p,
+        dim,
+        keepdim,
+        dtype,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.norm_ScalarOpt_dim_dtype_jvp(
+                    self, tangent_or_zeros(self), p, dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def renorm(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RenormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RenormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.maxnorm = maxnorm
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.renorm, ks & AFTER_AUTOGRAD_KEYSET, self, p, dim, maxnorm
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.renorm_jvp_formula(
+                    self, tangent_or_zeros(self), p, dim, maxnorm, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.RenormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RenormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.maxnorm = maxnorm
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.renorm_, ks & AFTER_AUTOGRAD_KEYSET, self, p, dim, maxnorm
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.renorm__jvp(
+                    original_self, tangent_or_zeros(self), p, dim, maxnorm, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
     return result
 
 
@@ -14205,6 +14773,8 @@ operators.tril_.register(DispatchKey.Autograd, tril_)
 operators.triu_.register(DispatchKey.Autograd, triu_)
 operators.trace.register(DispatchKey.Autograd, trace)
 operators.linalg_vector_norm.register(DispatchKey.Autograd, linalg_vector_norm)
+operators.norm_Scalar.register(DispatchKey.Autograd, norm_Scalar)
+operators.norm_ScalarOpt_dim.register(DispatchKey.Autograd, norm_ScalarOpt_dim)
 operators.dist.register(DispatchKey.Autograd, dist)
 operators.linalg_inv_ex.register(DispatchKey.Autograd, linalg_inv_ex)
 operators._linalg_det.register(DispatchKey.Autograd, _linalg_det)
@@ -14227,6 +14797,20 @@ operators.linalg_lstsq.register(DispatchKey.Autograd, linalg_lstsq)
 operators.linalg_lu_factor_ex.register(DispatchKey.Autograd, linalg_lu_factor_ex)
 operators.linalg_lu.register(DispatchKey.Autograd, linalg_lu)
 operators.linalg_lu_solve.register(DispatchKey.Autograd, linalg_lu_solve)
+operators.addmv.register(DispatchKey.Autograd, addmv)
+operators.addmv_.register(DispatchKey.Autograd, addmv_)
+operators.addr.register(DispatchKey.Autograd, addr)
+operators.addr_.register(DispatchKey.Autograd, addr_)
+operators.addbmm.register(DispatchKey.Autograd, addbmm)
+operators.addbmm_.register(DispatchKey.Autograd, addbmm_)
+operators.baddbmm.register(DispatchKey.Autograd, baddbmm)
+operators.baddbmm_.register(DispatchKey.Autograd, baddbmm_)
+operators.norm_ScalarOpt_dtype.register(DispatchKey.Autograd, norm_ScalarOpt_dtype)
+operators.norm_ScalarOpt_dim_dtype.register(
+    DispatchKey.Autograd, norm_ScalarOpt_dim_dtype
+)
+operators.renorm.register(DispatchKey.Autograd, renorm)
+operators.renorm_.register(DispatchKey.Autograd, renorm_)
 operators.relu.register(DispatchKey.Autograd, relu)
 operators.gelu.register(DispatchKey.Autograd, gelu)
 operators.silu.register(DispatchKey.Autograd, silu)

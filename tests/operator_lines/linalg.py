@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .common import Line, _aten_namespace, _vector_norms
+from .common import Line, _aten_namespace, _hidden_overload, _vector_norms
 
 
 def _la(lib: Any, name: str) -> Any:
@@ -65,6 +65,14 @@ def _eig(lib: Any, a: Any) -> Any:
     return vectors.abs() * values.abs().unsqueeze(-2) + values.real.unsqueeze(-2)
 
 
+def _norm_dtype(lib: Any, overload: str, *args: Any) -> Any:
+    """An ATen norm overload with dtype=float64 (keyword-only in torch.ops; gradgen's
+    dispatcher entry takes it in its place)."""
+    if lib.__name__ == "torch":
+        return _hidden_overload(lib, overload)(*args, dtype=lib.float64)
+    return _hidden_overload(lib, overload)(*args, lib.float64)
+
+
 LINES: dict[str, Line] = {
     "mm": Line(lambda lib, a, b: lib.mm(a, b), ((2, 3), (3, 4)), complex=True),
     "bmm": Line(lambda lib, a, b: a.bmm(b), ((2, 2, 3), (2, 3, 2)), complex=True),
@@ -93,14 +101,19 @@ LINES: dict[str, Line] = {
     "triu_": Line(lambda lib, a: (a * 1.0).triu_(-1) * a, ((4, 3),)),
     "trace": Line(lambda lib, a: lib.trace(a) * a + a.trace(), ((3, 4),)),
     "linalg_vector_norm": Line(_vector_norms, ((2, 3),)),
+    # The ATen overloads (NormBackward0..3): gradgen.norm and torch.norm run
+    # linalg_vector_norm (tests/ops/test_linalg_norms.py).
     "norm.Scalar": Line(
-        lambda lib, a: lib.norm(a) * a + a.norm(1) + a.norm(float("inf")),
+        lambda lib, a: _hidden_overload(lib, "norm.Scalar")(a, 2) * a
+        + _hidden_overload(lib, "norm.Scalar")(a, 1)
+        + _hidden_overload(lib, "norm.Scalar")(a, float("inf")),
         ((2, 3),),
+        complex=True,
     ),
     "norm.ScalarOpt_dim": Line(
-        lambda lib, a: lib.norm(a, 2, 1)
-        * a.norm(p=float("inf"), dim=0, keepdim=True).sum()
-        + lib.norm(a, 3, (0, 1)),
+        lambda lib, a: _hidden_overload(lib, "norm.ScalarOpt_dim")(a, 2, [1], False)
+        * _hidden_overload(lib, "norm.ScalarOpt_dim")(a, None, [0], True).sum()
+        + _hidden_overload(lib, "norm.ScalarOpt_dim")(a, 3, [0, 1], False),
         ((3, 4),),
     ),
     "dist": Line(
@@ -329,4 +342,57 @@ LINES: dict[str, Line] = {
         ((3, 2, 3),),
         complex=True,
     ),
+    "addmv": Line(
+        lambda lib, a, m, v: lib.addmv(a, m, v) + a.addmv(m, v, beta=0.5, alpha=-2.0),
+        ((2,), (2, 3), (3,)),
+        complex=True,
+    ),
+    "addmv_": Line(
+        lambda lib, a, m, v: (a * 1.0).addmv_(m, v, beta=2.0, alpha=0.5) * a,
+        ((2,), (2, 3), (3,)),
+    ),
+    "addr": Line(
+        lambda lib, a, u, v: lib.addr(a, u, v) + a.addr(u, v, beta=-1.0, alpha=3.0),
+        ((3, 2), (3,), (2,)),
+        complex=True,
+    ),
+    "addr_": Line(
+        lambda lib, a, u, v: (a * 1.0).addr_(u, v, beta=0.5) * a, ((3, 2), (3,), (2,))
+    ),
+    "addbmm": Line(
+        lambda lib, a, b, c: lib.addbmm(a, b, c)
+        + a.addbmm(b, c, beta=0.5, alpha=-2.0),
+        ((2, 4), (3, 2, 3), (3, 3, 4)),
+        complex=True,
+    ),
+    "addbmm_": Line(
+        lambda lib, a, b, c: (a * 1.0).addbmm_(b, c, alpha=2.0) * a,
+        ((2, 4), (3, 2, 3), (3, 3, 4)),
+    ),
+    "baddbmm": Line(
+        lambda lib, a, b, c: lib.baddbmm(a, b, c)
+        + a.baddbmm(b, c, beta=2.0, alpha=0.5),
+        ((2, 1, 4), (2, 3, 2), (2, 2, 4)),
+        complex=True,
+    ),
+    "baddbmm_": Line(
+        lambda lib, a, b, c: (a * 1.0).baddbmm_(b, c, beta=-1.0) * a,
+        ((2, 3, 4), (2, 3, 2), (2, 2, 4)),
+    ),
+    "norm.ScalarOpt_dtype": Line(
+        lambda lib, a: _norm_dtype(lib, "norm.ScalarOpt_dtype", a, 3) * a
+        + _norm_dtype(lib, "norm.ScalarOpt_dtype", a, None),
+        ((2, 3),),
+    ),
+    "norm.ScalarOpt_dim_dtype": Line(
+        lambda lib, a: _norm_dtype(lib, "norm.ScalarOpt_dim_dtype", a, 1.5, [1], True)
+        * a,
+        ((2, 3),),
+    ),
+    "renorm": Line(
+        lambda lib, a: lib.renorm(a, 2, 0, 1.0) + a.renorm(1, 1, 2.0),
+        ((3, 4),),
+        complex=True,
+    ),
+    "renorm_": Line(lambda lib, a: (a * 1.0).renorm_(3, -1, 1.5) * a, ((3, 4),)),
 }
