@@ -36,7 +36,11 @@ from gradgen.helpers import (
     binary_cross_entropy_with_logits_target_backward,
     cat_tensors_backward,
     cholesky_backward,
+    cholesky_inverse_backward,
+    cholesky_inverse_jvp,
     cholesky_jvp,
+    cholesky_solve_backward,
+    cholesky_solve_jvp,
     clamp_backward,
     clamp_backward_min_max,
     convolution_backward_jvp_grad_bias,
@@ -61,6 +65,8 @@ from gradgen.helpers import (
     group_norm_jvp,
     group_norm_mean_jvp,
     handle_r_to_c,
+    householder_product_backward,
+    householder_product_jvp,
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
     i1_backward,
@@ -102,6 +108,7 @@ from gradgen.helpers import (
     logsumexp_jvp,
     lu_factor_ex_backward,
     lu_factor_ex_jvp,
+    lu_unpack_backward,
     masked_fill_backward,
     masked_scatter_backward_symint,
     masked_select_backward,
@@ -117,6 +124,7 @@ from gradgen.helpers import (
     norm_backward,
     norm_jvp,
     ones,
+    ormqr_backward,
     permute_backwards,
     pinv_backward,
     pinv_jvp,
@@ -154,6 +162,8 @@ from gradgen.helpers import (
     svd_backward,
     take_backward,
     trace_backward,
+    triangular_solve_backward,
+    triangular_solve_jvp,
     unbind_backward,
     unsqueeze_to,
     value_selecting_reduction_backward_symint,
@@ -271,6 +281,8 @@ from .ops import (
     ceil,
     ceil_,
     cholesky,
+    cholesky_inverse,
+    cholesky_solve,
     chunk,
     clamp,
     clamp_,
@@ -363,6 +375,7 @@ from .ops import (
     ge,
     gelu,
     gelu_backward,
+    geqrf,
     ger,
     greater,
     greater_equal,
@@ -438,6 +451,7 @@ from .ops import (
     lstm,
     lstm_cell,
     lt,
+    lu_unpack,
     masked_fill,
     masked_scatter,
     masked_scatter_backward,
@@ -504,6 +518,7 @@ from .ops import (
     norm,
     not_equal,
     one_hot,
+    ormqr,
     outer,
     permute,
     pinverse,
@@ -591,6 +606,7 @@ from .ops import (
     topk,
     trace,
     transpose,
+    triangular_solve,
     tril,
     triu,
     true_divide,
@@ -12842,6 +12858,547 @@ def renorm_backward0_apply(
     return grad_inputs
 
 
+class CholeskyBackward0(Node):
+    """Backward of ``cholesky(Tensor self, bool upper=False) -> Tensor``.
+
+    self: cholesky_backward(grad, upper, result)
+    """
+
+    __slots__ = (
+        "upper",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cholesky_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            upper=self.upper,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def cholesky_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    upper: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CholeskyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cholesky_backward(grad, upper, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class LinalgHouseholderProductBackward0(Node):
+    """Backward of ``linalg_householder_product(Tensor input, Tensor tau) -> Tensor``.
+
+    input, tau: householder_product_backward(grad, result, input, tau)
+    """
+
+    __slots__ = (
+        "input_",
+        "tau_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.tau_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_householder_product_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            input=unpack_saved(self.input_, self),
+            tau=unpack_saved(self.tau_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.tau_ is not None:
+            self.tau_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_tau(self) -> Tensor | None:
+        return unpack_saved(self.tau_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_householder_product_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    input: Tensor | None,
+    tau: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgHouseholderProductBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # input, tau
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = householder_product_backward(grad, result, input, tau)
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class CholeskyInverseBackward0(Node):
+    """Backward of ``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``.
+
+    self: cholesky_inverse_backward(grad, self, upper, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "upper",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cholesky_inverse_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            upper=self.upper,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def cholesky_inverse_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    upper: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CholeskyInverseBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cholesky_inverse_backward(grad, self, upper, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CholeskySolveBackward0(Node):
+    """Backward of ``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``.
+
+    self, input2: cholesky_solve_backward(grad, self, input2, result, upper, grad_input_mask)
+    """
+
+    __slots__ = (
+        "input2_",
+        "self_",
+        "upper",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input2_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cholesky_solve_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            input2=unpack_saved(self.input2_, self),
+            self=unpack_saved(self.self_, self),
+            upper=self.upper,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input2_ is not None:
+            self.input2_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_input2(self) -> Tensor | None:
+        return unpack_saved(self.input2_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def cholesky_solve_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    input2: Tensor | None,
+    self: Tensor | None,
+    upper: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CholeskySolveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, input2
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = cholesky_solve_backward(
+            grad, self, input2, result, upper, grad_input_mask
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class TriangularSolveBackward0(Node):
+    """Backward of ``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``.
+
+    self, A: triangular_solve_backward(grad_solution, grad_cloned_coefficient, self, A, solution, upper, transpose, unitriangular, grad_input_mask)
+    """
+
+    __slots__ = (
+        "A_",
+        "self_",
+        "transpose",
+        "unitriangular",
+        "upper",
+        "solution_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.solution_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return triangular_solve_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A=unpack_saved(self.A_, self),
+            self=unpack_saved(self.self_, self),
+            transpose=self.transpose,
+            unitriangular=self.unitriangular,
+            upper=self.upper,
+            solution=unpack_saved(self.solution_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.A_ is not None:
+            self.A_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.solution_ is not None:
+            self.solution_.reset_data()
+
+    @property
+    def _saved_A(self) -> Tensor | None:
+        return unpack_saved(self.A_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_transpose(self) -> bool:
+        return self.transpose
+
+    @property
+    def _saved_unitriangular(self) -> bool:
+        return self.unitriangular
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_solution(self) -> Tensor | None:
+        return unpack_saved(self.solution_, self)
+
+
+def triangular_solve_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A: Tensor | None,
+    self: Tensor | None,
+    transpose: bool,
+    unitriangular: bool,
+    upper: bool,
+    solution: Tensor | None,
+) -> list[Any]:
+    """The formulas of TriangularSolveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, A
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = triangular_solve_backward(
+            grads[0],
+            grads[1],
+            self,
+            A,
+            solution,
+            upper,
+            transpose,
+            unitriangular,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class LuUnpackBackward0(Node):
+    """Backward of ``lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)``.
+
+    LU_data: lu_unpack_backward(grad_L, grad_U, LU_data.sym_size(-2), LU_data.sym_size(-1))
+    """
+
+    __slots__ = ("LU_data_sym_sizes",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lu_unpack_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            LU_data_sym_sizes=self.LU_data_sym_sizes,
+        )
+
+    @property
+    def _saved_LU_data_sym_sizes(self) -> tuple[int, ...]:
+        return self.LU_data_sym_sizes
+
+
+def lu_unpack_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    LU_data_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of LuUnpackBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # LU_data
+        grad_inputs[0] = (
+            lu_unpack_backward(
+                grads[1], grads[2], LU_data_sym_sizes[-2], LU_data_sym_sizes[-1]
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class GeqrfBackward0(Node):
+    """Backward of ``geqrf(Tensor self) -> (Tensor a, Tensor tau)``.
+
+    self: not_implemented("geqrf")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return geqrf_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def geqrf_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of GeqrfBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("geqrf")
+    return grad_inputs
+
+
+class OrmqrBackward0(Node):
+    """Backward of ``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``.
+
+    self, input2, input3: ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)
+    """
+
+    __slots__ = (
+        "input2_",
+        "input3_",
+        "left",
+        "self_",
+        "transpose",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input2_: SavedVariable | SavedVariableList | None = None
+        self.input3_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return ormqr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            input2=unpack_saved(self.input2_, self),
+            input3=unpack_saved(self.input3_, self),
+            left=self.left,
+            self=unpack_saved(self.self_, self),
+            transpose=self.transpose,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input2_ is not None:
+            self.input2_.reset_data()
+        if self.input3_ is not None:
+            self.input3_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_input2(self) -> Tensor | None:
+        return unpack_saved(self.input2_, self)
+
+    @property
+    def _saved_input3(self) -> Tensor | None:
+        return unpack_saved(self.input3_, self)
+
+    @property
+    def _saved_left(self) -> bool:
+        return self.left
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_transpose(self) -> bool:
+        return self.transpose
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def ormqr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    input2: Tensor | None,
+    input3: Tensor | None,
+    left: bool,
+    self: Tensor | None,
+    transpose: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of OrmqrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, input2, input3
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = ormqr_backward(
+            grad, result, self, input2, input3, left, transpose, grad_input_mask
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
 class ReluBackward0(Node):
     """Backward of ``relu(Tensor self) -> Tensor``.
 
@@ -21689,6 +22246,13 @@ def linalg_lu_solve_jvp_formula(
     return linalg_lu_solve_jvp(result, LU_p, pivots_p, LU_t, B_t, left, adjoint)
 
 
+def linalg_householder_product_jvp(
+    input_p: Tensor, input_t: Tensor, tau_p: Tensor, tau_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: householder_product_jvp(input_t, tau_t, result, input_p, tau_p)``."""
+    return householder_product_jvp(input_t, tau_t, result, input_p, tau_p)
+
+
 def addmv_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -21873,6 +22437,107 @@ def renorm__jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: renorm_jvp(self_p, self_t, p, dim, maxnorm)``."""
     return renorm_jvp(self_p, self_t, p, dim, maxnorm)
+
+
+def cholesky_inverse_jvp_formula(
+    self_p: Tensor, self_t: Tensor, upper: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: cholesky_inverse_jvp(self_p, self_t, result, upper)``."""
+    return cholesky_inverse_jvp(self_p, self_t, result, upper)
+
+
+def cholesky_solve_jvp_formula(
+    self_p: Tensor,
+    self_t: Tensor,
+    input2_p: Tensor,
+    input2_t: Tensor,
+    upper: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)``."""
+    return cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)
+
+
+def triangular_solve_jvp_cloned_coefficient(
+    self_p: Tensor,
+    self_t: Tensor,
+    A_p: Tensor,
+    A_t: Tensor,
+    upper: bool,
+    transpose: bool,
+    unitriangular: bool,
+    solution: Any,
+    cloned_coefficient: Any,
+) -> Any:
+    """Forward-mode derivative: ``cloned_coefficient: A_t``."""
+    return A_t
+
+
+def triangular_solve_jvp_solution(
+    self_p: Tensor,
+    self_t: Tensor,
+    A_p: Tensor,
+    A_t: Tensor,
+    upper: bool,
+    transpose: bool,
+    unitriangular: bool,
+    solution: Any,
+    cloned_coefficient: Any,
+) -> Any:
+    """Forward-mode derivative: ``solution: triangular_solve_jvp(solution, A_p, A_t, self_t, upper, transpose, unitriangular)``."""
+    return triangular_solve_jvp(
+        solution, A_p, A_t, self_t, upper, transpose, unitriangular
+    )
+
+
+def lu_unpack_jvp_L(
+    LU_data_p: Tensor,
+    LU_data_t: Tensor,
+    LU_pivots: Tensor,
+    unpack_data: bool,
+    unpack_pivots: bool,
+    P: Any,
+    L: Any,
+    U: Any,
+) -> Any:
+    """Forward-mode derivative: ``L: LU_data_t.sym_size(-2) >= LU_data_t.sym_size(-1) ? LU_data_t.tril_symint(-1) : LU_data_t.narrow_symint(-1, 0, LU_data_t.sym_size(-2)).tril_symint(-1)``."""
+    return (
+        LU_data_t.tril(-1)
+        if tuple(LU_data_t.shape)[-2] >= tuple(LU_data_t.shape)[-1]
+        else LU_data_t.narrow(-1, 0, tuple(LU_data_t.shape)[-2]).tril(-1)
+    )
+
+
+def lu_unpack_jvp_P(
+    LU_data_p: Tensor,
+    LU_data_t: Tensor,
+    LU_pivots: Tensor,
+    unpack_data: bool,
+    unpack_pivots: bool,
+    P: Any,
+    L: Any,
+    U: Any,
+) -> Any:
+    """Forward-mode derivative: ``P: zeros_like(P)``."""
+    return zeros_like(P)
+
+
+def lu_unpack_jvp_U(
+    LU_data_p: Tensor,
+    LU_data_t: Tensor,
+    LU_pivots: Tensor,
+    unpack_data: bool,
+    unpack_pivots: bool,
+    P: Any,
+    L: Any,
+    U: Any,
+) -> Any:
+    """Forward-mode derivative: ``U: LU_data_t.sym_size(-1) >= LU_data_t.sym_size(-2) ? LU_data_t.triu_symint() : LU_data_t.narrow_symint(-2, 0, LU_data_t.sym_size(-1)).triu_symint()``."""
+    return (
+        LU_data_t.triu()
+        if tuple(LU_data_t.shape)[-1] >= tuple(LU_data_t.shape)[-2]
+        else LU_data_t.narrow(-2, 0, tuple(LU_data_t.shape)[-1]).triu()
+    )
 
 
 def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

@@ -50,6 +50,9 @@ from gradgen.numpy_kernels import (
     bmm,
     bucketize,
     cat_arrays,
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
     clamp_bound,
     clamp_scalars,
     clamp_tensors,
@@ -96,10 +99,12 @@ from gradgen.numpy_kernels import (
     gather,
     gelu,
     gelu_backward,
+    geqrf,
     hardtanh,
     hardtanh_backward,
     heaviside,
     histc,
+    householder_product,
     huber_loss,
     huber_loss_backward,
     hypot_floating,
@@ -151,6 +156,7 @@ from gradgen.numpy_kernels import (
     logit,
     logit_backward,
     logsumexp,
+    lu_unpack,
     masked_fill,
     masked_scatter,
     masked_scatter_backward,
@@ -190,6 +196,7 @@ from gradgen.numpy_kernels import (
     nll_loss_forward,
     nonzero,
     one_hot,
+    ormqr,
     orthogonal_polynomial,
     permute,
     polygamma,
@@ -248,6 +255,7 @@ from gradgen.numpy_kernels import (
     topk,
     trace,
     transpose,
+    triangular_solve,
     tril,
     triu,
     unbind,
@@ -519,6 +527,34 @@ linalg_lu_return = namedtuple(
         "P",
         "L",
         "U",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.triangular_solve
+triangular_solve_return = namedtuple(
+    "triangular_solve",
+    [
+        "solution",
+        "cloned_coefficient",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.lu_unpack
+lu_unpack_return = namedtuple(
+    "lu_unpack",
+    [
+        "P",
+        "L",
+        "U",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.geqrf
+geqrf_return = namedtuple(
+    "geqrf",
+    [
+        "a",
+        "tau",
     ],
 )
 
@@ -3430,6 +3466,19 @@ def numpy_linalg_lu_solve(
     return wrap_result(linalg_lu_solve(LU, pivots, B, left, adjoint))
 
 
+def numpy_cholesky(ks: int, self: Tensor, upper: bool) -> Any:
+    """cholesky(Tensor self, bool upper=False) -> Tensor"""
+    self = self._data
+    return wrap_result(cholesky(self, upper))
+
+
+def numpy_linalg_householder_product(ks: int, input: Tensor, tau: Tensor) -> Any:
+    """linalg_householder_product(Tensor input, Tensor tau) -> Tensor"""
+    input = input._data
+    tau = tau._data
+    return wrap_result(householder_product(input, tau))
+
+
 def numpy_addmv(
     ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
 ) -> Any:
@@ -3551,6 +3600,60 @@ def numpy_renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -
     self_tensor = self
     self = self._data
     return copy_into(self_tensor, renorm(self, p, dim, maxnorm))
+
+
+def numpy_cholesky_inverse(ks: int, self: Tensor, upper: bool) -> Any:
+    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
+    self = self._data
+    return wrap_result(cholesky_inverse(self, upper))
+
+
+def numpy_cholesky_solve(ks: int, self: Tensor, input2: Tensor, upper: bool) -> Any:
+    """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+    self = self._data
+    input2 = input2._data
+    return wrap_result(cholesky_solve(self, input2, upper))
+
+
+def numpy_triangular_solve(
+    ks: int, self: Tensor, A: Tensor, upper: bool, transpose: bool, unitriangular: bool
+) -> Any:
+    """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+    self = self._data
+    A = A._data
+    solution, cloned_coefficient = triangular_solve(
+        self, A, upper, transpose, unitriangular
+    )
+    return triangular_solve_return(
+        wrap_result(solution), wrap_result(cloned_coefficient)
+    )
+
+
+def numpy_lu_unpack(
+    ks: int, LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool, unpack_pivots: bool
+) -> Any:
+    """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
+    LU_data = LU_data._data
+    LU_pivots = LU_pivots._data
+    P, L, U = lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    return lu_unpack_return(wrap_result(P), wrap_result(L), wrap_result(U))
+
+
+def numpy_geqrf(ks: int, self: Tensor) -> Any:
+    """geqrf(Tensor self) -> (Tensor a, Tensor tau)"""
+    self = self._data
+    a, tau = geqrf(self)
+    return geqrf_return(wrap_result(a), wrap_result(tau))
+
+
+def numpy_ormqr(
+    ks: int, self: Tensor, input2: Tensor, input3: Tensor, left: bool, transpose: bool
+) -> Any:
+    """ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor"""
+    self = self._data
+    input2 = input2._data
+    input3 = input3._data
+    return wrap_result(ormqr(self, input2, input3, left, transpose))
 
 
 def numpy_relu(ks: int, self: Tensor) -> Any:
@@ -5871,6 +5974,10 @@ operators.linalg_lstsq.register(DispatchKey.NumPy, numpy_linalg_lstsq)
 operators.linalg_lu_factor_ex.register(DispatchKey.NumPy, numpy_linalg_lu_factor_ex)
 operators.linalg_lu.register(DispatchKey.NumPy, numpy_linalg_lu)
 operators.linalg_lu_solve.register(DispatchKey.NumPy, numpy_linalg_lu_solve)
+operators.cholesky.register(DispatchKey.NumPy, numpy_cholesky)
+operators.linalg_householder_product.register(
+    DispatchKey.NumPy, numpy_linalg_householder_product
+)
 operators.addmv.register(DispatchKey.NumPy, numpy_addmv)
 operators.addmv_.register(DispatchKey.NumPy, numpy_addmv_)
 operators.addr.register(DispatchKey.NumPy, numpy_addr)
@@ -5885,6 +5992,12 @@ operators.norm_ScalarOpt_dim_dtype.register(
 )
 operators.renorm.register(DispatchKey.NumPy, numpy_renorm)
 operators.renorm_.register(DispatchKey.NumPy, numpy_renorm_)
+operators.cholesky_inverse.register(DispatchKey.NumPy, numpy_cholesky_inverse)
+operators.cholesky_solve.register(DispatchKey.NumPy, numpy_cholesky_solve)
+operators.triangular_solve.register(DispatchKey.NumPy, numpy_triangular_solve)
+operators.lu_unpack.register(DispatchKey.NumPy, numpy_lu_unpack)
+operators.geqrf.register(DispatchKey.NumPy, numpy_geqrf)
+operators.ormqr.register(DispatchKey.NumPy, numpy_ormqr)
 operators.relu.register(DispatchKey.NumPy, numpy_relu)
 operators.gelu.register(DispatchKey.NumPy, numpy_gelu)
 operators.silu.register(DispatchKey.NumPy, numpy_silu)

@@ -925,6 +925,13 @@ linalg_lu_solve = OperatorHandle(
     "linalg_lu_solve",
     "linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor",
 )
+cholesky = OperatorHandle(
+    "cholesky", "cholesky(Tensor self, bool upper=False) -> Tensor"
+)
+linalg_householder_product = OperatorHandle(
+    "linalg_householder_product",
+    "linalg_householder_product(Tensor input, Tensor tau) -> Tensor",
+)
 addmv = OperatorHandle(
     "addmv",
     "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
@@ -971,6 +978,26 @@ renorm = OperatorHandle(
 renorm_ = OperatorHandle(
     "renorm_",
     "renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)",
+)
+cholesky_inverse = OperatorHandle(
+    "cholesky_inverse", "cholesky_inverse(Tensor self, bool upper=False) -> Tensor"
+)
+cholesky_solve = OperatorHandle(
+    "cholesky_solve",
+    "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor",
+)
+triangular_solve = OperatorHandle(
+    "triangular_solve",
+    "triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)",
+)
+lu_unpack = OperatorHandle(
+    "lu_unpack",
+    "lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)",
+)
+geqrf = OperatorHandle("geqrf", "geqrf(Tensor self) -> (Tensor a, Tensor tau)")
+ormqr = OperatorHandle(
+    "ormqr",
+    "ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
 )
 relu = OperatorHandle("relu", "relu(Tensor self) -> Tensor")
 gelu = OperatorHandle("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor")

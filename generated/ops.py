@@ -272,6 +272,12 @@ __all__ = [
     "addbmm",
     "baddbmm",
     "renorm",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "triangular_solve",
+    "lu_unpack",
+    "geqrf",
+    "ormqr",
     "relu",
     "gelu",
     "silu",
@@ -2971,7 +2977,7 @@ def cross(input: Tensor, other: Tensor | Number, dim: int | None = None) -> Tens
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
     input = tensor_argument(input, "cholesky", "input", 1, False)
-    return composites.cholesky(input, upper)
+    return operators.cholesky.call(input, upper)
 
 
 def addmv(
@@ -3053,6 +3059,66 @@ def renorm(input: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
     input = tensor_argument(input, "renorm", "input", 1, False)
     return operators.renorm.call(input, p, dim, maxnorm)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
+    """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
+    input = tensor_argument(input, "cholesky_inverse", "input", 1, False)
+    return operators.cholesky_inverse.call(input, upper)
+
+
+def cholesky_solve(
+    input: Tensor, input2: Tensor | Number, upper: bool = False
+) -> Tensor:
+    """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
+    input = tensor_argument(input, "cholesky_solve", "input", 1, False)
+    input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
+    return operators.cholesky_solve.call(input, input2, upper)
+
+
+def triangular_solve(
+    input: Tensor,
+    A: Tensor | Number,
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
+) -> Tensor:
+    """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
+    input = tensor_argument(input, "triangular_solve", "input", 1, False)
+    A = tensor_argument(A, "triangular_solve", "A", 2, True)
+    return operators.triangular_solve.call(input, A, upper, transpose, unitriangular)
+
+
+def lu_unpack(
+    LU_data: Tensor | Number,
+    LU_pivots: Tensor | Number,
+    unpack_data: bool = True,
+    unpack_pivots: bool = True,
+) -> Tensor:
+    """``lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)``"""
+    LU_data = tensor_argument(LU_data, "lu_unpack", "LU_data", 1, True)
+    LU_pivots = tensor_argument(LU_pivots, "lu_unpack", "LU_pivots", 2, True)
+    return operators.lu_unpack.call(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
+def geqrf(input: Tensor) -> Tensor:
+    """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
+    input = tensor_argument(input, "geqrf", "input", 1, False)
+    return operators.geqrf.call(input)
+
+
+def ormqr(
+    input: Tensor,
+    input2: Tensor | Number,
+    input3: Tensor | Number,
+    left: bool = True,
+    transpose: bool = False,
+) -> Tensor:
+    """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
+    input = tensor_argument(input, "ormqr", "input", 1, False)
+    input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
+    input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
+    return operators.ormqr.call(input, input2, input3, left, transpose)
 
 
 def relu(input: Tensor) -> Tensor:

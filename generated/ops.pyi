@@ -41,6 +41,9 @@ from .tensor_base import linalg_eig_return
 from .tensor_base import linalg_lstsq_return
 from .tensor_base import linalg_lu_factor_ex_return
 from .tensor_base import linalg_lu_return
+from .tensor_base import triangular_solve_return
+from .tensor_base import lu_unpack_return
+from .tensor_base import geqrf_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
@@ -356,6 +359,12 @@ __all__ = [
     "addbmm",
     "baddbmm",
     "renorm",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "triangular_solve",
+    "lu_unpack",
+    "geqrf",
+    "ormqr",
     "relu",
     "gelu",
     "silu",
@@ -2763,6 +2772,49 @@ def baddbmm(
 
 def renorm(input: Tensor, p: _Number, dim: _int, maxnorm: _Number) -> Tensor:
     """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+
+
+def cholesky_inverse(input: Tensor, upper: _bool = ...) -> Tensor:
+    """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
+
+
+def cholesky_solve(
+    input: Tensor, input2: Tensor | _Number, upper: _bool = ...
+) -> Tensor:
+    """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
+
+
+def triangular_solve(
+    input: Tensor,
+    A: Tensor | _Number,
+    upper: _bool = ...,
+    transpose: _bool = ...,
+    unitriangular: _bool = ...,
+) -> triangular_solve_return:
+    """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
+
+
+def lu_unpack(
+    LU_data: Tensor | _Number,
+    LU_pivots: Tensor | _Number,
+    unpack_data: _bool = ...,
+    unpack_pivots: _bool = ...,
+) -> lu_unpack_return:
+    """``lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)``"""
+
+
+def geqrf(input: Tensor) -> geqrf_return:
+    """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
+
+
+def ormqr(
+    input: Tensor,
+    input2: Tensor | _Number,
+    input3: Tensor | _Number,
+    left: _bool = ...,
+    transpose: _bool = ...,
+) -> Tensor:
+    """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
 
 
 def relu(input: Tensor) -> Tensor:

@@ -158,6 +158,22 @@ class linalg_lu_return(NamedTuple):
     U: Tensor
 
 
+class triangular_solve_return(NamedTuple):
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
+class lu_unpack_return(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+class geqrf_return(NamedTuple):
+    a: Tensor
+    tau: Tensor
+
+
 class log_sigmoid_forward_return(NamedTuple):
     output: Tensor
     buffer: Tensor
@@ -1858,6 +1874,33 @@ class TensorBase:
 
     def renorm_(self, p: _Number, dim: _int, maxnorm: _Number) -> Tensor:
         """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
+
+    def cholesky_inverse(self, upper: _bool = ...) -> Tensor:
+        """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
+
+    def cholesky_solve(self, input2: Tensor | _Number, upper: _bool = ...) -> Tensor:
+        """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
+
+    def triangular_solve(
+        self,
+        A: Tensor | _Number,
+        upper: _bool = ...,
+        transpose: _bool = ...,
+        unitriangular: _bool = ...,
+    ) -> triangular_solve_return:
+        """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
+
+    def geqrf(self) -> geqrf_return:
+        """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
+
+    def ormqr(
+        self,
+        input2: Tensor | _Number,
+        input3: Tensor | _Number,
+        left: _bool = ...,
+        transpose: _bool = ...,
+    ) -> Tensor:
+        """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
 
     def relu(self) -> Tensor:
         """``relu(Tensor self) -> Tensor``"""

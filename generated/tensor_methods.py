@@ -1548,7 +1548,7 @@ def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tenso
 
 def cholesky(self: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
-    return composites.cholesky(self, upper)
+    return operators.cholesky.call(self, upper)
 
 
 def addmv(
@@ -1671,6 +1671,49 @@ def renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
 def renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
     """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
     return operators.renorm_.call(self, p, dim, maxnorm)
+
+
+def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
+    """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
+    return operators.cholesky_inverse.call(self, upper)
+
+
+def cholesky_solve(
+    self: Tensor, input2: Tensor | Number, upper: bool = False
+) -> Tensor:
+    """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
+    input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
+    return operators.cholesky_solve.call(self, input2, upper)
+
+
+def triangular_solve(
+    self: Tensor,
+    A: Tensor | Number,
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
+) -> Tensor:
+    """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
+    A = tensor_argument(A, "triangular_solve", "A", 2, True)
+    return operators.triangular_solve.call(self, A, upper, transpose, unitriangular)
+
+
+def geqrf(self: Tensor) -> Tensor:
+    """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
+    return operators.geqrf.call(self)
+
+
+def ormqr(
+    self: Tensor,
+    input2: Tensor | Number,
+    input3: Tensor | Number,
+    left: bool = True,
+    transpose: bool = False,
+) -> Tensor:
+    """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
+    input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
+    input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
+    return operators.ormqr.call(self, input2, input3, left, transpose)
 
 
 def relu(self: Tensor) -> Tensor:
@@ -4436,6 +4479,11 @@ METHODS: dict[str, Callable[..., Any]] = {
     "baddbmm_": baddbmm_,
     "renorm": renorm,
     "renorm_": renorm_,
+    "cholesky_inverse": cholesky_inverse,
+    "cholesky_solve": cholesky_solve,
+    "triangular_solve": triangular_solve,
+    "geqrf": geqrf,
+    "ormqr": ormqr,
     "relu": relu,
     "relu_": relu_,
     "softmax": softmax,

@@ -9399,6 +9399,54 @@ def linalg_lu_solve(
     return result
 
 
+def cholesky(ks: int, self: Tensor, upper: bool) -> Any:
+    """cholesky(Tensor self, bool upper=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("cholesky")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CholeskyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CholeskyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.upper = upper
+    result = redispatch(operators.cholesky, ks & AFTER_AUTOGRAD_KEYSET, self, upper)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def linalg_householder_product(ks: int, input: Tensor, tau: Tensor) -> Any:
+    """linalg_householder_product(Tensor input, Tensor tau) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None or tau._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, tau)
+    grad_fn: functions.LinalgHouseholderProductBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgHouseholderProductBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, tau))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.tau_ = SavedVariable(tau, False)
+    result = redispatch(
+        operators.linalg_householder_product, ks & AFTER_AUTOGRAD_KEYSET, input, tau
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_householder_product_jvp(
+                    input, tangent_or_zeros(input), tau, tangent_or_zeros(tau), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def addmv(
     ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
 ) -> Any:
@@ -9908,6 +9956,248 @@ def renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
                 ),
             )
         set_fw_grad(self, tangents[0])
+    return result
+
+
+def cholesky_inverse(ks: int, self: Tensor, upper: bool) -> Any:
+    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CholeskyInverseBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CholeskyInverseBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.cholesky_inverse, ks & AFTER_AUTOGRAD_KEYSET, self, upper
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cholesky_inverse_jvp_formula(
+                    self, tangent_or_zeros(self), upper, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def cholesky_solve(ks: int, self: Tensor, input2: Tensor, upper: bool) -> Any:
+    """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or input2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, input2)
+    grad_fn: functions.CholeskySolveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CholeskySolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, input2))
+        grad_fn.input2_ = SavedVariable(input2, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.cholesky_solve, ks & AFTER_AUTOGRAD_KEYSET, self, input2, upper
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cholesky_solve_jvp_formula(
+                    self,
+                    tangent_or_zeros(self),
+                    input2,
+                    tangent_or_zeros(input2),
+                    upper,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def triangular_solve(
+    ks: int, self: Tensor, A: Tensor, upper: bool, transpose: bool, unitriangular: bool
+) -> Any:
+    """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+    _any_has_forward_grad = (
+        A._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, A)
+    grad_fn: functions.TriangularSolveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TriangularSolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, A))
+        grad_fn.A_ = SavedVariable(A, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.transpose = transpose
+        grad_fn.unitriangular = unitriangular
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.triangular_solve,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        A,
+        upper,
+        transpose,
+        unitriangular,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.solution_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.triangular_solve_jvp_cloned_coefficient(
+                    self,
+                    tangent_or_zeros(self),
+                    A,
+                    tangent_or_zeros(A),
+                    upper,
+                    transpose,
+                    unitriangular,
+                    result[0],
+                    result[1],
+                ),
+                functions.triangular_solve_jvp_solution(
+                    self,
+                    tangent_or_zeros(self),
+                    A,
+                    tangent_or_zeros(A),
+                    upper,
+                    transpose,
+                    unitriangular,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+    return result
+
+
+def lu_unpack(
+    ks: int, LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool, unpack_pivots: bool
+) -> Any:
+    """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
+    _any_has_forward_grad = (LU_data._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(LU_data)
+    grad_fn: functions.LuUnpackBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LuUnpackBackward0()
+        grad_fn.set_next_edges(collect_next_edges(LU_data))
+        grad_fn.LU_data_sym_sizes = tuple(LU_data.shape)
+    result = redispatch(
+        operators.lu_unpack,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        LU_data,
+        LU_pivots,
+        unpack_data,
+        unpack_pivots,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lu_unpack_jvp_L(
+                    LU_data,
+                    tangent_or_zeros(LU_data),
+                    LU_pivots,
+                    unpack_data,
+                    unpack_pivots,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions.lu_unpack_jvp_P(
+                    LU_data,
+                    tangent_or_zeros(LU_data),
+                    LU_pivots,
+                    unpack_data,
+                    unpack_pivots,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions.lu_unpack_jvp_U(
+                    LU_data,
+                    tangent_or_zeros(LU_data),
+                    LU_pivots,
+                    unpack_data,
+                    unpack_pivots,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+        set_fw_grad(result[2], tangents[2])
+    return result
+
+
+def geqrf(ks: int, self: Tensor) -> Any:
+    """geqrf(Tensor self) -> (Tensor a, Tensor tau)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("geqrf")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.GeqrfBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GeqrfBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.geqrf, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def ormqr(
+    ks: int, self: Tensor, input2: Tensor, input3: Tensor, left: bool, transpose: bool
+) -> Any:
+    """ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or input2._fw_grad is not None
+        or input3._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("ormqr")
+    _any_requires_grad = compute_requires_grad(self, input2, input3)
+    grad_fn: functions.OrmqrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.OrmqrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, input2, input3))
+        grad_fn.input2_ = SavedVariable(input2, False)
+        grad_fn.input3_ = SavedVariable(input3, False)
+        grad_fn.left = left
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.transpose = transpose
+    result = redispatch(
+        operators.ormqr,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        input2,
+        input3,
+        left,
+        transpose,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
     return result
 
 
@@ -14797,6 +15087,10 @@ operators.linalg_lstsq.register(DispatchKey.Autograd, linalg_lstsq)
 operators.linalg_lu_factor_ex.register(DispatchKey.Autograd, linalg_lu_factor_ex)
 operators.linalg_lu.register(DispatchKey.Autograd, linalg_lu)
 operators.linalg_lu_solve.register(DispatchKey.Autograd, linalg_lu_solve)
+operators.cholesky.register(DispatchKey.Autograd, cholesky)
+operators.linalg_householder_product.register(
+    DispatchKey.Autograd, linalg_householder_product
+)
 operators.addmv.register(DispatchKey.Autograd, addmv)
 operators.addmv_.register(DispatchKey.Autograd, addmv_)
 operators.addr.register(DispatchKey.Autograd, addr)
@@ -14811,6 +15105,12 @@ operators.norm_ScalarOpt_dim_dtype.register(
 )
 operators.renorm.register(DispatchKey.Autograd, renorm)
 operators.renorm_.register(DispatchKey.Autograd, renorm_)
+operators.cholesky_inverse.register(DispatchKey.Autograd, cholesky_inverse)
+operators.cholesky_solve.register(DispatchKey.Autograd, cholesky_solve)
+operators.triangular_solve.register(DispatchKey.Autograd, triangular_solve)
+operators.lu_unpack.register(DispatchKey.Autograd, lu_unpack)
+operators.geqrf.register(DispatchKey.Autograd, geqrf)
+operators.ormqr.register(DispatchKey.Autograd, ormqr)
 operators.relu.register(DispatchKey.Autograd, relu)
 operators.gelu.register(DispatchKey.Autograd, gelu)
 operators.silu.register(DispatchKey.Autograd, silu)

@@ -73,6 +73,15 @@ def _norm_dtype(lib: Any, overload: str, *args: Any) -> Any:
     return _hidden_overload(lib, overload)(*args, lib.float64)
 
 
+def _triangular_solves(lib: Any, a: Any, b: Any) -> Any:
+    """triangular_solve with every triangle, transpose and unit diagonal; the cloned
+    coefficient included."""
+    x, m = lib.triangular_solve(b, a)
+    y, _ = b.triangular_solve(a, upper=False, transpose=True)
+    z, n = lib.triangular_solve(b, a, False, False, True)
+    return x + y + z + (m + n).sum(-1, True)
+
+
 LINES: dict[str, Line] = {
     "mm": Line(lambda lib, a, b: lib.mm(a, b), ((2, 3), (3, 4)), complex=True),
     "bmm": Line(lambda lib, a, b: a.bmm(b), ((2, 2, 3), (2, 3, 2)), complex=True),
@@ -321,6 +330,7 @@ LINES: dict[str, Line] = {
             lambda: lib.cholesky(_spd(lib, a)) + _spd(lib, a).cholesky(True)
         ),
         ((3, 3),),
+        forward=False,  # PyTorch's entry has no forward formula
     ),
     "linalg_householder_product": Line(
         lambda lib, a, t: _la(lib, "householder_product")(a, t),
@@ -395,4 +405,44 @@ LINES: dict[str, Line] = {
         complex=True,
     ),
     "renorm_": Line(lambda lib, a: (a * 1.0).renorm_(3, -1, 1.5) * a, ((3, 4),)),
+    # A factor with a real diagonal (LAPACK's potri reads a complex one as torch does
+    # not document).
+    "cholesky_inverse": Line(
+        lambda lib, a: lib.cholesky_inverse(a.tril(-1) + 3.0 * _eye(lib, 3))
+        + (a.triu(1) + 3.0 * _eye(lib, 3)).cholesky_inverse(True),
+        ((2, 3, 3),),
+        complex=True,
+    ),
+    "cholesky_solve": Line(
+        lambda lib, a, b: lib.cholesky_solve(b, a.tril() + 3.0 * _eye(lib, 3))
+        + b.cholesky_solve(a.triu() + 3.0 * _eye(lib, 3), True),
+        ((2, 3, 3), (2, 3, 2)),
+        complex=True,
+    ),
+    "triangular_solve": Line(
+        lambda lib, a, b: _triangular_solves(lib, a + 3.0 * _eye(lib, 3), b),
+        ((2, 3, 3), (2, 3, 2)),
+        complex=True,
+    ),
+    "lu_unpack": Line(
+        lambda lib, a: (lambda p, l, u: p @ l.sum(-1, True) * u.sum(-2, True))(
+            *lib.lu_unpack(a, lib.tensor([[2, 3, 3], [1, 3, 3]], dtype=lib.int32))
+        )
+        + (lambda p, l, u: l.sum() + u.sum())(
+            *lib.lu_unpack(a.mT, lib.tensor([[3, 2, 3], [2, 2, 4]], dtype=lib.int32))
+        ),
+        ((2, 3, 4),),
+        complex=True,
+    ),
+    # geqrf has no derivative (PyTorch's is not_implemented too); the values are
+    # compared in tests/ops/test_linshape_entries.py.
+    "ormqr": Line(
+        lambda lib, a, t, c: lib.ormqr(a, t, c)
+        + a.ormqr(t, c, transpose=True)
+        + lib.ormqr(a, t, c.mT, left=False).mT
+        + lib.ormqr(a, t, c.mT, left=False, transpose=True).mT,
+        ((4, 3), (3,), (4, 2)),
+        complex=True,
+        forward=False,  # PyTorch's entry has no forward formula
+    ),
 }

@@ -27,6 +27,7 @@ from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
+from .linalg_factorizations import *  # noqa: F403  (the names of its __all__)
 from .linalg_lu_lstsq import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
@@ -50,6 +51,7 @@ for _family in (
     "indexing",
     "linalg",
     "linalg_decompositions",
+    "linalg_factorizations",
     "linalg_lu_lstsq",
     "loss",
     "normalization",

@@ -26,6 +26,7 @@ from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
+from .linalg_factorizations import *  # noqa: F403  (the names of its __all__)
 from .linalg_products import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
@@ -52,6 +53,7 @@ for _family in (
     "indexing",
     "linalg",
     "linalg_decompositions",
+    "linalg_factorizations",
     "linalg_products",
     "loss",
     "normalization",
