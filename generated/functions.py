@@ -18,13 +18,17 @@ from gradgen.graph import (
     unpack_saved,
 )
 from gradgen.helpers import (
+    TensorGeometry,
     _convolution_double_backward_symint,
+    _segment_reduce_backward,
     _to_copy_backward,
     amaxamin_jvp,
     aminmax_backward,
     aminmax_jvp,
     angle_backward,
     apply_loss_reduction,
+    as_strided_backward,
+    as_strided_scatter_backward,
     atan2_backward,
     batch_norm_jvp,
     batchnorm_double_backward,
@@ -34,6 +38,7 @@ from gradgen.helpers import (
     binary_cross_entropy_target_backward,
     binary_cross_entropy_with_logits_backward,
     binary_cross_entropy_with_logits_target_backward,
+    block_diag_backward,
     cat_tensors_backward,
     cholesky_backward,
     cholesky_inverse_backward,
@@ -128,6 +133,7 @@ from gradgen.helpers import (
     permute_backwards,
     pinv_backward,
     pinv_jvp,
+    polar_backward,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
@@ -251,6 +257,8 @@ from .ops import (
     argmin,
     argsort,
     argwhere,
+    as_strided,
+    as_strided_scatter,
     asin,
     asin_,
     asinh,
@@ -275,6 +283,7 @@ from .ops import (
     bitwise_not,
     bitwise_or,
     bitwise_xor,
+    block_diag,
     bmm,
     bucketize,
     cat,
@@ -293,6 +302,7 @@ from .ops import (
     clip,
     clip_,
     clone,
+    complex,
     concat,
     concatenate,
     conj,
@@ -494,6 +504,7 @@ from .ops import (
     nanquantile,
     nansum,
     narrow,
+    narrow_copy,
     native_batch_norm,
     native_batch_norm_backward,
     native_group_norm,
@@ -522,6 +533,7 @@ from .ops import (
     outer,
     permute,
     pinverse,
+    polar,
     polygamma,
     pow,
     prod,
@@ -542,6 +554,7 @@ from .ops import (
     rnn_tanh,
     rnn_tanh_cell,
     roll,
+    rot90,
     round,
     round_,
     rsqrt,
@@ -551,6 +564,7 @@ from .ops import (
     scatter_add,
     scatter_reduce,
     searchsorted,
+    segment_reduce,
     select,
     select_backward,
     select_scatter,
@@ -613,7 +627,10 @@ from .ops import (
     trunc,
     trunc_,
     unbind,
+    unfold_backward,
     unique_dim_consecutive,
+    unsafe_split,
+    unsafe_split_with_sizes,
     unsqueeze,
     value_selecting_reduction_backward,
     var,
@@ -2009,6 +2026,713 @@ def diag_embed_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+class AliasBackward0(Node):
+    """Backward of ``alias(Tensor(a) self) -> Tensor(a)``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return alias_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def alias_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of AliasBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class AsStridedBackward0(Node):
+    """Backward of ``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``.
+
+    self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "self_",
+        "size",
+        "storage_offset",
+        "stride",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return as_strided_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            size=self.size,
+            storage_offset=self.storage_offset,
+            stride=self.stride,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_size(self) -> Sequence[int]:
+        return self.size
+
+    @property
+    def _saved_storage_offset(self) -> int | None:
+        return self.storage_offset
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def as_strided_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    size: Sequence[int],
+    storage_offset: int | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AsStridedBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_strided_backward(
+                grad, TensorGeometry(self), size, stride, storage_offset
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AsStridedScatterBackward0(Node):
+    """Backward of ``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``.
+
+    self: as_strided_scatter_backward(grad, TensorGeometry(self), TensorGeometry(src), size, stride, storage_offset)
+    src: grad.contiguous().as_strided_symint(size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "self_",
+        "size",
+        "src_",
+        "storage_offset",
+        "stride",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.src_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return as_strided_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            size=self.size,
+            src=unpack_saved(self.src_, self),
+            storage_offset=self.storage_offset,
+            stride=self.stride,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.src_ is not None:
+            self.src_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_size(self) -> Sequence[int]:
+        return self.size
+
+    @property
+    def _saved_src(self) -> Tensor | None:
+        return unpack_saved(self.src_, self)
+
+    @property
+    def _saved_storage_offset(self) -> int | None:
+        return self.storage_offset
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def as_strided_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    size: Sequence[int],
+    src: Tensor | None,
+    storage_offset: int | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AsStridedScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_strided_scatter_backward(
+                grad,
+                TensorGeometry(self),
+                TensorGeometry(src),
+                size,
+                stride,
+                storage_offset,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = (
+            grad.contiguous().as_strided(size, stride, storage_offset)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnfoldBackward0(Node):
+    """Backward of ``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``.
+
+    self: unfold_backward_symint(grad, self.sym_sizes(), dimension, size, step)
+    """
+
+    __slots__ = (
+        "dimension",
+        "self_sym_sizes",
+        "size",
+        "step",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unfold_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dimension=self.dimension,
+            self_sym_sizes=self.self_sym_sizes,
+            size=self.size,
+            step=self.step,
+        )
+
+    @property
+    def _saved_dimension(self) -> int:
+        return self.dimension
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_size(self) -> int:
+        return self.size
+
+    @property
+    def _saved_step(self) -> int:
+        return self.step
+
+
+def unfold_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dimension: int,
+    self_sym_sizes: tuple[int, ...],
+    size: int,
+    step: int,
+) -> list[Any]:
+    """The formulas of UnfoldBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            unfold_backward(grad, self_sym_sizes, dimension, size, step)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnfoldBackwardBackward0(Node):
+    """Backward of ``unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor``.
+
+    grad_in: grad.unfold(dim, size, step)
+    """
+
+    __slots__ = (
+        "dim",
+        "size",
+        "step",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unfold_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            size=self.size,
+            step=self.step,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_size(self) -> int:
+        return self.size
+
+    @property
+    def _saved_step(self) -> int:
+        return self.step
+
+
+def unfold_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    size: int,
+    step: int,
+) -> list[Any]:
+    """The formulas of UnfoldBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_in
+        grad_inputs[0] = grad.unfold(dim, size, step) if any_grad_defined else None
+    return grad_inputs
+
+
+class NarrowCopyBackward0(Node):
+    """Backward of ``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``.
+
+    self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, start + length, 1)
+    """
+
+    __slots__ = (
+        "dim",
+        "length",
+        "self_sym_sizes",
+        "start",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return narrow_copy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            length=self.length,
+            self_sym_sizes=self.self_sym_sizes,
+            start=self.start,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_length(self) -> int:
+        return self.length
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_start(self) -> int:
+        return self.start
+
+
+def narrow_copy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    length: int,
+    self_sym_sizes: tuple[int, ...],
+    start: int,
+) -> list[Any]:
+    """The formulas of NarrowCopyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            slice_backward_wrapper(grad, self_sym_sizes, dim, start, start + length, 1)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnsafeSplitBackward0(Node):
+    """Backward of ``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``.
+
+    self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_options",
+        "self_sym_sizes",
+        "split_size",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unsafe_split_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_options=self.self_options,
+            self_sym_sizes=self.self_sym_sizes,
+            split_size=self.split_size,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_split_size(self) -> int:
+        return self.split_size
+
+
+def unsafe_split_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_options: dtype,
+    self_sym_sizes: tuple[int, ...],
+    split_size: int,
+) -> list[Any]:
+    """The formulas of UnsafeSplitBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            split_backward(grads, split_size, dim, self_sym_sizes, self_options)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnsafeSplitWithSizesBackward0(Node):
+    """Backward of ``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``.
+
+    self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.options())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_options",
+        "self_sym_sizes",
+        "split_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unsafe_split_with_sizes_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_options=self.self_options,
+            self_sym_sizes=self.self_sym_sizes,
+            split_sizes=self.split_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_split_sizes(self) -> Sequence[int]:
+        return self.split_sizes
+
+
+def unsafe_split_with_sizes_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_options: dtype,
+    self_sym_sizes: tuple[int, ...],
+    split_sizes: Sequence[int],
+) -> list[Any]:
+    """The formulas of UnsafeSplitWithSizesBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            split_with_sizes_backward(
+                grads, split_sizes, dim, self_sym_sizes, self_options
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LiftBackward0(Node):
+    """Backward of ``lift(Tensor self) -> Tensor``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lift_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def lift_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of LiftBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class LiftFreshBackward0(Node):
+    """Backward of ``lift_fresh(Tensor(a) self) -> Tensor(a)``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lift_fresh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def lift_fresh_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of LiftFreshBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class BlockDiagBackward0(Node):
+    """Backward of ``block_diag(Tensor[] tensors) -> Tensor``.
+
+    tensors: block_diag_backward(grad, to_args_sizes(tensors), to_args_scalartypes(tensors))
+    """
+
+    __slots__ = (
+        "tensors_args_scalartypes",
+        "tensors_args_sizes",
+        "tensors_size_",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # A Tensor[] input takes one edge per tensor: find each input's edges.
+        ranges = index_ranges((self.tensors_size_,))
+        needs_edge = self.task_needs_input_grad()
+        needs_input_grad = tuple(any(needs_edge[i] for i in edges) for edges in ranges)
+        grad_inputs = block_diag_backward0_apply(
+            grads,
+            needs_input_grad,
+            tensors_args_scalartypes=self.tensors_args_scalartypes,
+            tensors_args_sizes=self.tensors_args_sizes,
+        )
+        return flatten_grad_inputs(grad_inputs, ranges)
+
+    @property
+    def _saved_tensors_args_scalartypes(self) -> list[dtype]:
+        return self.tensors_args_scalartypes
+
+    @property
+    def _saved_tensors_args_sizes(self) -> list[tuple[int, ...]]:
+        return self.tensors_args_sizes
+
+
+def block_diag_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    tensors_args_scalartypes: list[dtype],
+    tensors_args_sizes: list[tuple[int, ...]],
+) -> list[Any]:
+    """The formulas of BlockDiagBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # tensors
+        grad_inputs[0] = (
+            block_diag_backward(grad, tensors_args_sizes, tensors_args_scalartypes)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class Rot90Backward0(Node):
+    """Backward of ``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``.
+
+    self: grad.rot90(-k, dims)
+    """
+
+    __slots__ = (
+        "dims",
+        "k",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return rot90_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dims=self.dims,
+            k=self.k,
+        )
+
+    @property
+    def _saved_dims(self) -> Sequence[int]:
+        return self.dims
+
+    @property
+    def _saved_k(self) -> int:
+        return self.k
+
+
+def rot90_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+    k: int,
+) -> list[Any]:
+    """The formulas of Rot90Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.rot90(-k, dims) if any_grad_defined else None
+    return grad_inputs
+
+
+class ComplexBackward0(Node):
+    """Backward of ``complex(Tensor real, Tensor imag) -> Tensor``.
+
+    imag: at::imag(grad)
+    real: at::real(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return complex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def complex_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ComplexBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # imag
+        grad_inputs[1] = imag(grad) if any_grad_defined else None
+    if needs_input_grad[0]:  # real
+        grad_inputs[0] = real(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class PolarBackward0(Node):
+    """Backward of ``polar(Tensor abs, Tensor angle) -> Tensor``.
+
+    abs, angle: polar_backward(grad, result)
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return polar_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def polar_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of PolarBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # abs, angle
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = polar_backward(grad, result)
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
     return grad_inputs
 
 
@@ -8586,6 +9310,107 @@ def unique_dim_consecutive_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = not_implemented("unique_dim_consecutive")
+    return grad_inputs
+
+
+class SegmentReduceBackward0(Node):
+    """Backward of ``segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor``.
+
+    data: _segment_reduce_backward(grad, result, data, reduce, lengths, offsets, axis, initial)
+    """
+
+    __slots__ = (
+        "axis",
+        "data_",
+        "initial",
+        "lengths_",
+        "offsets_",
+        "reduce",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data_: SavedVariable | SavedVariableList | None = None
+        self.lengths_: SavedVariable | SavedVariableList | None = None
+        self.offsets_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return segment_reduce_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            axis=self.axis,
+            data=unpack_saved(self.data_, self),
+            initial=self.initial,
+            lengths=unpack_saved(self.lengths_, self),
+            offsets=unpack_saved(self.offsets_, self),
+            reduce=self.reduce,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.data_ is not None:
+            self.data_.reset_data()
+        if self.lengths_ is not None:
+            self.lengths_.reset_data()
+        if self.offsets_ is not None:
+            self.offsets_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_axis(self) -> int:
+        return self.axis
+
+    @property
+    def _saved_data(self) -> Tensor | None:
+        return unpack_saved(self.data_, self)
+
+    @property
+    def _saved_initial(self) -> Number | None:
+        return self.initial
+
+    @property
+    def _saved_lengths(self) -> Tensor | None:
+        return unpack_saved(self.lengths_, self)
+
+    @property
+    def _saved_offsets(self) -> Tensor | None:
+        return unpack_saved(self.offsets_, self)
+
+    @property
+    def _saved_reduce(self) -> str:
+        return self.reduce
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def segment_reduce_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    axis: int,
+    data: Tensor | None,
+    initial: Number | None,
+    lengths: Tensor | None,
+    offsets: Tensor | None,
+    reduce: str,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SegmentReduceBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # data
+        grad_inputs[0] = (
+            _segment_reduce_backward(
+                grad, result, data, reduce, lengths, offsets, axis, initial
+            )
+            if any_grad_defined
+            else None
+        )
     return grad_inputs
 
 
@@ -19924,6 +20749,121 @@ def diag_embed_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.diag_embed.call(self_t, offset, dim1, dim2)
+
+
+def alias_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: self_t``."""
+    return self_t
+
+
+def as_strided_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.as_strided.call(self_t, size, stride, storage_offset)
+
+
+def as_strided_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.as_strided_scatter.call(
+        self_t, src_t, size, stride, storage_offset
+    )
+
+
+def unfold_jvp(
+    self_p: Tensor, self_t: Tensor, dimension: int, size: int, step: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unfold.call(self_t, dimension, size, step)
+
+
+def unfold_backward_jvp(
+    grad_in_p: Tensor,
+    grad_in_t: Tensor,
+    input_sizes: Sequence[int],
+    dim: int,
+    size: int,
+    step: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unfold_backward.call(grad_in_t, input_sizes, dim, size, step)
+
+
+def narrow_copy_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, start: int, length: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.narrow_copy.call(self_t, dim, start, length)
+
+
+def unsafe_split_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, split_size: int, dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unsafe_split_Tensor.call(self_t, split_size, dim)
+
+
+def unsafe_split_with_sizes_jvp(
+    self_p: Tensor, self_t: Tensor, split_sizes: Sequence[int], dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unsafe_split_with_sizes.call(self_t, split_sizes, dim)
+
+
+def lift_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.lift.call(self_t)
+
+
+def lift_fresh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.lift_fresh.call(self_t)
+
+
+def block_diag_jvp(
+    tensors_p: list[Tensor], tensors_t: list[Tensor], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.block_diag.call(tensors_t)
+
+
+def rot90_jvp(
+    self_p: Tensor, self_t: Tensor, k: int, dims: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.rot90.call(self_t, k, dims)
+
+
+def complex_jvp(
+    real_p: Tensor, real_t: Tensor, imag_p: Tensor, imag_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: at::complex(real_t, imag_t)``."""
+    return complex(real_t, imag_t)
+
+
+def polar_jvp(
+    abs_p: Tensor, abs_t: Tensor, angle_p: Tensor, angle_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: at::complex(abs_t*angle_p.cos() - angle_t*abs_p*angle_p.sin(), abs_t*angle_p.sin() + angle_t*abs_p*angle_p.cos())``."""
+    return complex(
+        abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(),
+        abs_t * angle_p.sin() + angle_t * abs_p * angle_p.cos(),
+    )
 
 
 def add_Tensor_jvp(

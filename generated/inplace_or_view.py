@@ -167,6 +167,52 @@ def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Tensor
     return as_view(self, result)
 
 
+def alias(ks: int, self: Tensor) -> Tensor:
+    """alias(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(operators.alias, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    return as_view(self, result)
+
+
+def as_strided(
+    ks: int,
+    self: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Tensor:
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
+    result = redispatch(
+        operators.as_strided,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        size,
+        stride,
+        storage_offset,
+    )
+    return as_view(self, result)
+
+
+def unfold(ks: int, self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+    result = redispatch(
+        operators.unfold,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dimension,
+        size,
+        step,
+    )
+    return as_view(self, result)
+
+
+def lift_fresh(ks: int, self: Tensor) -> Tensor:
+    """lift_fresh(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(
+        operators.lift_fresh, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self
+    )
+    return as_view(self, result)
+
+
 def _conj(ks: int, self: Tensor) -> Tensor:
     """_conj(Tensor(a) self) -> Tensor(a)"""
     result = redispatch(operators._conj, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
@@ -1336,6 +1382,10 @@ operators.unbind_int.register(DispatchKey.ADInplaceOrView, unbind_int)
 operators.view_as_real.register(DispatchKey.ADInplaceOrView, view_as_real)
 operators.view_as_complex.register(DispatchKey.ADInplaceOrView, view_as_complex)
 operators.diagonal.register(DispatchKey.ADInplaceOrView, diagonal)
+operators.alias.register(DispatchKey.ADInplaceOrView, alias)
+operators.as_strided.register(DispatchKey.ADInplaceOrView, as_strided)
+operators.unfold.register(DispatchKey.ADInplaceOrView, unfold)
+operators.lift_fresh.register(DispatchKey.ADInplaceOrView, lift_fresh)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
 operators.add__Tensor.register(DispatchKey.ADInplaceOrView, add__Tensor)

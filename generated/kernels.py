@@ -28,11 +28,14 @@ from gradgen.numpy_kernels import (
     addr,
     advanced_index,
     airy_ai,
+    alias,
     allclose,
     amax,
     aminmax,
     angle,
     argmax,
+    as_strided,
+    as_strided_scatter,
     atan2_floating,
     aten_norm,
     avg_pool,
@@ -47,6 +50,7 @@ from gradgen.numpy_kernels import (
     binary_cross_entropy_with_logits,
     bincount,
     bitwise,
+    block_diag,
     bmm,
     bucketize,
     cat_arrays,
@@ -128,6 +132,7 @@ from gradgen.numpy_kernels import (
     leaky_relu_backward,
     lerp,
     lgamma,
+    lift,
     linalg_cholesky_ex,
     linalg_cross,
     linalg_det,
@@ -157,6 +162,7 @@ from gradgen.numpy_kernels import (
     logit_backward,
     logsumexp,
     lu_unpack,
+    make_complex,
     masked_fill,
     masked_scatter,
     masked_scatter_backward,
@@ -182,6 +188,7 @@ from gradgen.numpy_kernels import (
     mvlgamma,
     nan_to_num,
     nansum,
+    narrow_copy,
     native_batch_norm,
     native_batch_norm_backward,
     native_group_norm,
@@ -199,6 +206,7 @@ from gradgen.numpy_kernels import (
     ormqr,
     orthogonal_polynomial,
     permute,
+    polar,
     polygamma,
     power,
     put,
@@ -211,6 +219,7 @@ from gradgen.numpy_kernels import (
     repeat,
     reverse_subtract,
     roll,
+    rot90,
     round_decimals,
     rounding,
     scaled_modified_bessel_k0,
@@ -218,6 +227,7 @@ from gradgen.numpy_kernels import (
     scatter,
     scatter_reduce,
     searchsorted,
+    segment_reduce,
     select,
     select_backward,
     select_scatter,
@@ -259,8 +269,12 @@ from gradgen.numpy_kernels import (
     tril,
     triu,
     unbind,
+    unfold,
+    unfold_backward,
     unique_consecutive,
     unique_sorted,
+    unsafe_split,
+    unsafe_split_with_sizes,
     unsafe_view,
     unsqueeze,
     vdot,
@@ -787,6 +801,111 @@ def numpy_diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -
     """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
     self = self._data
     return wrap_result(diag_embed(self, offset, dim1, dim2))
+
+
+def numpy_alias(ks: int, self: Tensor) -> Any:
+    """alias(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(alias(self))
+
+
+def numpy_as_strided(
+    ks: int,
+    self: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Any:
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(as_strided(self, size, stride, storage_offset))
+
+
+def numpy_as_strided_scatter(
+    ks: int,
+    self: Tensor,
+    src: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Any:
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(as_strided_scatter(self, src, size, stride, storage_offset))
+
+
+def numpy_unfold(ks: int, self: Tensor, dimension: int, size: int, step: int) -> Any:
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(unfold(self, dimension, size, step))
+
+
+def numpy_unfold_backward(
+    ks: int, grad_in: Tensor, input_sizes: Sequence[int], dim: int, size: int, step: int
+) -> Any:
+    """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"""
+    grad_in = grad_in._data
+    return wrap_result(unfold_backward(grad_in, input_sizes, dim, size, step))
+
+
+def numpy_narrow_copy(ks: int, self: Tensor, dim: int, start: int, length: int) -> Any:
+    """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
+    self = self._data
+    return wrap_result(narrow_copy(self, dim, start, length))
+
+
+def numpy_unsafe_split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
+    """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
+    self = self._data
+    return [wrap_result(r) for r in unsafe_split(self, split_size, dim)]
+
+
+def numpy_unsafe_split_with_sizes(
+    ks: int, self: Tensor, split_sizes: Sequence[int], dim: int
+) -> Any:
+    """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+    self = self._data
+    return [wrap_result(r) for r in unsafe_split_with_sizes(self, split_sizes, dim)]
+
+
+def numpy_lift(ks: int, self: Tensor) -> Any:
+    """lift(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(lift(self))
+
+
+def numpy_lift_fresh(ks: int, self: Tensor) -> Any:
+    """lift_fresh(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(alias(self))
+
+
+def numpy_block_diag(ks: int, tensors: Sequence[Tensor]) -> Any:
+    """block_diag(Tensor[] tensors) -> Tensor"""
+    common_dtype = result_type(*tensors)
+    tensors = [promoted_array(t, common_dtype) for t in tensors]
+    return wrap_result(block_diag(tensors), common_dtype)
+
+
+def numpy_rot90(ks: int, self: Tensor, k: int, dims: Sequence[int]) -> Any:
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+    self = self._data
+    return wrap_result(rot90(self, k, dims))
+
+
+def numpy_complex(ks: int, real: Tensor, imag: Tensor) -> Any:
+    """complex(Tensor real, Tensor imag) -> Tensor"""
+    real = real._data
+    imag = imag._data
+    return wrap_result(make_complex(real, imag))
+
+
+def numpy_polar(ks: int, abs: Tensor, angle: Tensor) -> Any:
+    """polar(Tensor abs, Tensor angle) -> Tensor"""
+    abs = abs._data
+    angle = angle._data
+    return wrap_result(polar(abs, angle))
 
 
 def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
@@ -2728,6 +2847,27 @@ def numpy_unique_dim_consecutive(
         self, return_inverse, return_counts, dim
     )
     return wrap_result(result0), wrap_result(result1), wrap_result(result2)
+
+
+def numpy_segment_reduce(
+    ks: int,
+    data: Tensor,
+    reduce: str,
+    lengths: Tensor | None,
+    indices: Tensor | None,
+    offsets: Tensor | None,
+    axis: int,
+    unsafe: bool,
+    initial: Number | None,
+) -> Any:
+    """segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor"""
+    data = data._data
+    lengths = None if lengths is None else lengths._data
+    indices = None if indices is None else indices._data
+    offsets = None if offsets is None else offsets._data
+    return wrap_result(
+        segment_reduce(data, reduce, lengths, indices, offsets, axis, unsafe, initial)
+    )
 
 
 def numpy_index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
@@ -5643,6 +5783,22 @@ operators.diagonal.register(DispatchKey.NumPy, numpy_diagonal)
 operators.diagonal_backward.register(DispatchKey.NumPy, numpy_diagonal_backward)
 operators.diagonal_copy.register(DispatchKey.NumPy, numpy_diagonal_copy)
 operators.diag_embed.register(DispatchKey.NumPy, numpy_diag_embed)
+operators.alias.register(DispatchKey.NumPy, numpy_alias)
+operators.as_strided.register(DispatchKey.NumPy, numpy_as_strided)
+operators.as_strided_scatter.register(DispatchKey.NumPy, numpy_as_strided_scatter)
+operators.unfold.register(DispatchKey.NumPy, numpy_unfold)
+operators.unfold_backward.register(DispatchKey.NumPy, numpy_unfold_backward)
+operators.narrow_copy.register(DispatchKey.NumPy, numpy_narrow_copy)
+operators.unsafe_split_Tensor.register(DispatchKey.NumPy, numpy_unsafe_split_Tensor)
+operators.unsafe_split_with_sizes.register(
+    DispatchKey.NumPy, numpy_unsafe_split_with_sizes
+)
+operators.lift.register(DispatchKey.NumPy, numpy_lift)
+operators.lift_fresh.register(DispatchKey.NumPy, numpy_lift_fresh)
+operators.block_diag.register(DispatchKey.NumPy, numpy_block_diag)
+operators.rot90.register(DispatchKey.NumPy, numpy_rot90)
+operators.complex.register(DispatchKey.NumPy, numpy_complex)
+operators.polar.register(DispatchKey.NumPy, numpy_polar)
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -5888,6 +6044,7 @@ operators._unique.register(DispatchKey.NumPy, numpy__unique)
 operators.unique_dim_consecutive.register(
     DispatchKey.NumPy, numpy_unique_dim_consecutive
 )
+operators.segment_reduce.register(DispatchKey.NumPy, numpy_segment_reduce)
 operators.index_select.register(DispatchKey.NumPy, numpy_index_select)
 operators.index_add.register(DispatchKey.NumPy, numpy_index_add)
 operators.gather.register(DispatchKey.NumPy, numpy_gather)

@@ -87,6 +87,42 @@ diag_embed = OperatorHandle(
     "diag_embed",
     "diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor",
 )
+alias = OperatorHandle("alias", "alias(Tensor(a) self) -> Tensor(a)")
+as_strided = OperatorHandle(
+    "as_strided",
+    "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+)
+as_strided_scatter = OperatorHandle(
+    "as_strided_scatter",
+    "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
+)
+unfold = OperatorHandle(
+    "unfold", "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"
+)
+unfold_backward = OperatorHandle(
+    "unfold_backward",
+    "unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor",
+)
+narrow_copy = OperatorHandle(
+    "narrow_copy",
+    "narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
+)
+unsafe_split_Tensor = OperatorHandle(
+    "unsafe_split.Tensor",
+    "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
+)
+unsafe_split_with_sizes = OperatorHandle(
+    "unsafe_split_with_sizes",
+    "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
+)
+lift = OperatorHandle("lift", "lift(Tensor self) -> Tensor")
+lift_fresh = OperatorHandle("lift_fresh", "lift_fresh(Tensor(a) self) -> Tensor(a)")
+block_diag = OperatorHandle("block_diag", "block_diag(Tensor[] tensors) -> Tensor")
+rot90 = OperatorHandle(
+    "rot90", "rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"
+)
+complex = OperatorHandle("complex", "complex(Tensor real, Tensor imag) -> Tensor")
+polar = OperatorHandle("polar", "polar(Tensor abs, Tensor angle) -> Tensor")
 add_Tensor = OperatorHandle(
     "add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
 )
@@ -661,6 +697,10 @@ _unique = OperatorHandle(
 unique_dim_consecutive = OperatorHandle(
     "unique_dim_consecutive",
     "unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+)
+segment_reduce = OperatorHandle(
+    "segment_reduce",
+    "segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor",
 )
 index_select = OperatorHandle(
     "index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor"

@@ -56,6 +56,16 @@ __all__ = [
     "concatenate",
     "swapaxes",
     "swapdims",
+    "as_strided",
+    "as_strided_scatter",
+    "unfold_backward",
+    "narrow_copy",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
+    "block_diag",
+    "rot90",
+    "complex",
+    "polar",
     "add",
     "sub",
     "mul",
@@ -213,6 +223,7 @@ __all__ = [
     "bincount",
     "_unique",
     "unique_dim_consecutive",
+    "segment_reduce",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -767,6 +778,93 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
     input = tensor_argument(input, "swapdims", "input", 1, False)
     return composites.swapaxes(input, dim0, dim1)
+
+
+def as_strided(
+    input: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
+    input = tensor_argument(input, "as_strided", "input", 1, False)
+    size = int_list_argument(size, "as_strided", "size")
+    stride = int_list_argument(stride, "as_strided", "stride")
+    return operators.as_strided.call(input, size, stride, storage_offset)
+
+
+def as_strided_scatter(
+    input: Tensor,
+    src: Tensor | Number,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
+    input = tensor_argument(input, "as_strided_scatter", "input", 1, False)
+    src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
+    size = int_list_argument(size, "as_strided_scatter", "size")
+    stride = int_list_argument(stride, "as_strided_scatter", "stride")
+    return operators.as_strided_scatter.call(input, src, size, stride, storage_offset)
+
+
+def unfold_backward(
+    grad_in: Tensor | Number, input_sizes: Sequence[int], dim: int, size: int, step: int
+) -> Tensor:
+    """``unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor``"""
+    grad_in = tensor_argument(grad_in, "unfold_backward", "grad_in", 1, True)
+    input_sizes = int_list_argument(input_sizes, "unfold_backward", "input_sizes")
+    return operators.unfold_backward.call(grad_in, input_sizes, dim, size, step)
+
+
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
+    input = tensor_argument(input, "narrow_copy", "input", 1, False)
+    return operators.narrow_copy.call(input, dim, start, length)
+
+
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> Tensor:
+    """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
+    input = tensor_argument(input, "unsafe_split", "input", 1, False)
+    return operators.unsafe_split_Tensor.call(input, split_size, dim)
+
+
+def unsafe_split_with_sizes(
+    input: Tensor, split_sizes: Sequence[int], dim: int = 0
+) -> Tensor:
+    """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
+    input = tensor_argument(input, "unsafe_split_with_sizes", "input", 1, False)
+    split_sizes = int_list_argument(
+        split_sizes, "unsafe_split_with_sizes", "split_sizes"
+    )
+    return operators.unsafe_split_with_sizes.call(input, split_sizes, dim)
+
+
+def block_diag(tensors: Sequence[Tensor]) -> Tensor:
+    """``block_diag(Tensor[] tensors) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "block_diag", "tensors", 1)
+    return operators.block_diag.call(tensors)
+
+
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
+    input = tensor_argument(input, "rot90", "input", 1, False)
+    dims = int_list_argument(dims, "rot90", "dims")
+    return operators.rot90.call(input, k, dims)
+
+
+def complex(real: Tensor | Number, imag: Tensor | Number) -> Tensor:
+    """``complex(Tensor real, Tensor imag) -> Tensor``"""
+    real = tensor_argument(real, "complex", "real", 1, True)
+    imag = tensor_argument(imag, "complex", "imag", 2, True)
+    return operators.complex.call(real, imag)
+
+
+def polar(abs: Tensor | Number, angle: Tensor | Number) -> Tensor:
+    """``polar(Tensor abs, Tensor angle) -> Tensor``"""
+    abs = tensor_argument(abs, "polar", "abs", 1, True)
+    angle = tensor_argument(angle, "polar", "angle", 2, True)
+    return operators.polar.call(abs, angle)
 
 
 def add(
@@ -2299,6 +2397,39 @@ def unique_dim_consecutive(
     input = tensor_argument(input, "unique_dim_consecutive", "input", 1, False)
     return operators.unique_dim_consecutive.call(
         input, dim, return_inverse, return_counts
+    )
+
+
+def segment_reduce(
+    data: Tensor | Number,
+    reduce: str,
+    *,
+    lengths: Tensor | Number | None = None,
+    indices: Tensor | Number | None = None,
+    offsets: Tensor | Number | None = None,
+    axis: int = 0,
+    unsafe: bool = False,
+    initial: Number | None = None,
+) -> Tensor:
+    """``segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor``"""
+    data = tensor_argument(data, "segment_reduce", "data", 1, True)
+    lengths = (
+        None
+        if lengths is None
+        else tensor_argument(lengths, "segment_reduce", "lengths", 3, True)
+    )
+    indices = (
+        None
+        if indices is None
+        else tensor_argument(indices, "segment_reduce", "indices", 4, True)
+    )
+    offsets = (
+        None
+        if offsets is None
+        else tensor_argument(offsets, "segment_reduce", "offsets", 5, True)
+    )
+    return operators.segment_reduce.call(
+        data, reduce, lengths, indices, offsets, axis, unsafe, initial
     )
 
 

@@ -85,6 +85,16 @@ __all__ = [
     "swapdims",
     "movedim",
     "moveaxis",
+    "as_strided",
+    "as_strided_scatter",
+    "unfold_backward",
+    "narrow_copy",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
+    "block_diag",
+    "rot90",
+    "complex",
+    "polar",
     "add",
     "sub",
     "mul",
@@ -296,6 +306,7 @@ __all__ = [
     "count_nonzero",
     "_unique",
     "unique_dim_consecutive",
+    "segment_reduce",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -716,6 +727,65 @@ def moveaxis(
     input: Tensor, source: _int | Sequence[_int], destination: _int | Sequence[_int]
 ) -> Tensor:
     """``moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
+
+
+def as_strided(
+    input: Tensor,
+    size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    storage_offset: _int | None = ...,
+) -> Tensor:
+    """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
+
+
+def as_strided_scatter(
+    input: Tensor,
+    src: Tensor | _Number,
+    size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    storage_offset: _int | None = ...,
+) -> Tensor:
+    """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
+
+
+def unfold_backward(
+    grad_in: Tensor | _Number,
+    input_sizes: _int | Sequence[_int],
+    dim: _int,
+    size: _int,
+    step: _int,
+) -> Tensor:
+    """``unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor``"""
+
+
+def narrow_copy(input: Tensor, dim: _int, start: _int, length: _int) -> Tensor:
+    """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
+
+
+def unsafe_split(input: Tensor, split_size: _int, dim: _int = ...) -> _list[Tensor]:
+    """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
+
+
+def unsafe_split_with_sizes(
+    input: Tensor, split_sizes: _int | Sequence[_int], dim: _int = ...
+) -> _list[Tensor]:
+    """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
+
+
+def block_diag(tensors: Sequence[Tensor]) -> Tensor:
+    """``block_diag(Tensor[] tensors) -> Tensor``"""
+
+
+def rot90(input: Tensor, k: _int = ..., dims: _int | Sequence[_int] = ...) -> Tensor:
+    """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
+
+
+def complex(real: Tensor | _Number, imag: Tensor | _Number) -> Tensor:
+    """``complex(Tensor real, Tensor imag) -> Tensor``"""
+
+
+def polar(abs: Tensor | _Number, angle: Tensor | _Number) -> Tensor:
+    """``polar(Tensor abs, Tensor angle) -> Tensor``"""
 
 
 def add(
@@ -2285,6 +2355,20 @@ def unique_dim_consecutive(
     input: Tensor, dim: _int, return_inverse: _bool = ..., return_counts: _bool = ...
 ) -> _tuple[Tensor, Tensor, Tensor]:
     """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
+
+
+def segment_reduce(
+    data: Tensor | _Number,
+    reduce: _str,
+    *,
+    lengths: Tensor | _Number | None = ...,
+    indices: Tensor | _Number | None = ...,
+    offsets: Tensor | _Number | None = ...,
+    axis: _int = ...,
+    unsafe: _bool = ...,
+    initial: _Number | None = ...,
+) -> Tensor:
+    """``segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor``"""
 
 
 def index_select(

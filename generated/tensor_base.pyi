@@ -328,6 +328,40 @@ class TensorBase:
     ) -> Tensor:
         """``moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
 
+    def as_strided(
+        self,
+        size: _int | Sequence[_int],
+        stride: _int | Sequence[_int],
+        storage_offset: _int | None = ...,
+    ) -> Tensor:
+        """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
+
+    def as_strided_scatter(
+        self,
+        src: Tensor | _Number,
+        size: _int | Sequence[_int],
+        stride: _int | Sequence[_int],
+        storage_offset: _int | None = ...,
+    ) -> Tensor:
+        """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
+
+    def unfold(self, dimension: _int, size: _int, step: _int) -> Tensor:
+        """``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``"""
+
+    def narrow_copy(self, dim: _int, start: _int, length: _int) -> Tensor:
+        """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
+
+    def unsafe_split(self, split_size: _int, dim: _int = ...) -> _list[Tensor]:
+        """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
+
+    def unsafe_split_with_sizes(
+        self, split_sizes: _int | Sequence[_int], dim: _int = ...
+    ) -> _list[Tensor]:
+        """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
+
+    def rot90(self, k: _int = ..., dims: _int | Sequence[_int] = ...) -> Tensor:
+        """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
+
     def add(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
         """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
 

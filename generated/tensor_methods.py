@@ -182,6 +182,63 @@ def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return composites.swapaxes(self, dim0, dim1)
 
 
+def as_strided(
+    self: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
+    size = int_list_argument(size, "as_strided", "size")
+    stride = int_list_argument(stride, "as_strided", "stride")
+    return operators.as_strided.call(self, size, stride, storage_offset)
+
+
+def as_strided_scatter(
+    self: Tensor,
+    src: Tensor | Number,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
+    src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
+    size = int_list_argument(size, "as_strided_scatter", "size")
+    stride = int_list_argument(stride, "as_strided_scatter", "stride")
+    return operators.as_strided_scatter.call(self, src, size, stride, storage_offset)
+
+
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``"""
+    return operators.unfold.call(self, dimension, size, step)
+
+
+def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
+    return operators.narrow_copy.call(self, dim, start, length)
+
+
+def unsafe_split(self: Tensor, split_size: int, dim: int = 0) -> Tensor:
+    """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
+    return operators.unsafe_split_Tensor.call(self, split_size, dim)
+
+
+def unsafe_split_with_sizes(
+    self: Tensor, split_sizes: Sequence[int], dim: int = 0
+) -> Tensor:
+    """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
+    split_sizes = int_list_argument(
+        split_sizes, "unsafe_split_with_sizes", "split_sizes"
+    )
+    return operators.unsafe_split_with_sizes.call(self, split_sizes, dim)
+
+
+def rot90(self: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
+    dims = int_list_argument(dims, "rot90", "dims")
+    return operators.rot90.call(self, k, dims)
+
+
 def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     other = tensor_argument(other, "add", "other", 2, True)
@@ -4254,6 +4311,13 @@ METHODS: dict[str, Callable[..., Any]] = {
     "diag": diag,
     "swapaxes": swapaxes,
     "swapdims": swapdims,
+    "as_strided": as_strided,
+    "as_strided_scatter": as_strided_scatter,
+    "unfold": unfold,
+    "narrow_copy": narrow_copy,
+    "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes,
+    "rot90": rot90,
     "add": add,
     "sub": sub,
     "mul": mul,

@@ -819,6 +819,427 @@ def diag_embed(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Any:
     return result
 
 
+def alias(ks: int, self: Tensor) -> Any:
+    """alias(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AliasBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AliasBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.alias, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.alias_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def as_strided(
+    ks: int,
+    self: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Any:
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AsStridedBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsStridedBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.size = size
+        grad_fn.storage_offset = storage_offset
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.as_strided,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        size,
+        stride,
+        storage_offset,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.as_strided_jvp(
+                    self, tangent_or_zeros(self), size, stride, storage_offset, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def as_strided_scatter(
+    ks: int,
+    self: Tensor,
+    src: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Any:
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.AsStridedScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsStridedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.size = size
+        if grad_fn.should_compute_output(0):
+            grad_fn.src_ = SavedVariable(src, False)
+        grad_fn.storage_offset = storage_offset
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.as_strided_scatter,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        src,
+        size,
+        stride,
+        storage_offset,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.as_strided_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    size,
+                    stride,
+                    storage_offset,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def unfold(ks: int, self: Tensor, dimension: int, size: int, step: int) -> Any:
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnfoldBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnfoldBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dimension = dimension
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.size = size
+        grad_fn.step = step
+    result = redispatch(
+        operators.unfold, ks & AFTER_AUTOGRAD_KEYSET, self, dimension, size, step
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unfold_jvp(
+                    self, tangent_or_zeros(self), dimension, size, step, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def unfold_backward(
+    ks: int, grad_in: Tensor, input_sizes: Sequence[int], dim: int, size: int, step: int
+) -> Any:
+    """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"""
+    _any_has_forward_grad = (grad_in._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_in)
+    grad_fn: functions.UnfoldBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnfoldBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_in))
+        grad_fn.dim = dim
+        grad_fn.size = size
+        grad_fn.step = step
+    result = redispatch(
+        operators.unfold_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_in,
+        input_sizes,
+        dim,
+        size,
+        step,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unfold_backward_jvp(
+                    grad_in,
+                    tangent_or_zeros(grad_in),
+                    input_sizes,
+                    dim,
+                    size,
+                    step,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def narrow_copy(ks: int, self: Tensor, dim: int, start: int, length: int) -> Any:
+    """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NarrowCopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NarrowCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.length = length
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.start = start
+    result = redispatch(
+        operators.narrow_copy, ks & AFTER_AUTOGRAD_KEYSET, self, dim, start, length
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.narrow_copy_jvp(
+                    self, tangent_or_zeros(self), dim, start, length, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def unsafe_split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
+    """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnsafeSplitBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeSplitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_options = self.dtype
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.split_size = split_size
+    result = redispatch(
+        operators.unsafe_split_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, split_size, dim
+    )
+    if grad_fn is not None:
+        for output in result:
+            set_history(output, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unsafe_split_Tensor_jvp(
+                    self, tangent_or_zeros(self), split_size, dim, result
+                ),
+            )
+        for output, tangent in zip(result, tangents[0]):
+            set_fw_grad(output, tangent)
+    return result
+
+
+def unsafe_split_with_sizes(
+    ks: int, self: Tensor, split_sizes: Sequence[int], dim: int
+) -> Any:
+    """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnsafeSplitWithSizesBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeSplitWithSizesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_options = self.dtype
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.split_sizes = split_sizes
+    result = redispatch(
+        operators.unsafe_split_with_sizes,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        split_sizes,
+        dim,
+    )
+    if grad_fn is not None:
+        for output in result:
+            set_history(output, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unsafe_split_with_sizes_jvp(
+                    self, tangent_or_zeros(self), split_sizes, dim, result
+                ),
+            )
+        for output, tangent in zip(result, tangents[0]):
+            set_fw_grad(output, tangent)
+    return result
+
+
+def lift(ks: int, self: Tensor) -> Any:
+    """lift(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LiftBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LiftBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.lift, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.lift_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def lift_fresh(ks: int, self: Tensor) -> Any:
+    """lift_fresh(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LiftFreshBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LiftFreshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.lift_fresh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.lift_fresh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def block_diag(ks: int, tensors: Sequence[Tensor]) -> Any:
+    """block_diag(Tensor[] tensors) -> Tensor"""
+    _any_has_forward_grad = (
+        any(t._fw_grad is not None for t in tensors)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(*tensors)
+    grad_fn: functions.BlockDiagBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BlockDiagBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn.tensors_size_ = len(tensors)
+        grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
+        grad_fn.tensors_args_sizes = [tuple(t.shape) for t in tensors]
+    result = redispatch(operators.block_diag, ks & AFTER_AUTOGRAD_KEYSET, tensors)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.block_diag_jvp(
+                    tensors, [tangent_or_zeros(t) for t in tensors], result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def rot90(ks: int, self: Tensor, k: int, dims: Sequence[int]) -> Any:
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Rot90Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Rot90Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dims = dims
+        grad_fn.k = k
+    result = redispatch(operators.rot90, ks & AFTER_AUTOGRAD_KEYSET, self, k, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rot90_jvp(self, tangent_or_zeros(self), k, dims, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def complex(ks: int, real: Tensor, imag: Tensor) -> Any:
+    """complex(Tensor real, Tensor imag) -> Tensor"""
+    _any_has_forward_grad = (
+        real._fw_grad is not None or imag._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(real, imag)
+    grad_fn: functions.ComplexBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ComplexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(real, imag))
+    result = redispatch(operators.complex, ks & AFTER_AUTOGRAD_KEYSET, real, imag)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.complex_jvp(
+                    real, tangent_or_zeros(real), imag, tangent_or_zeros(imag), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def polar(ks: int, abs: Tensor, angle: Tensor) -> Any:
+    """polar(Tensor abs, Tensor angle) -> Tensor"""
+    _any_has_forward_grad = (
+        abs._fw_grad is not None or angle._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(abs, angle)
+    grad_fn: functions.PolarBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PolarBackward0()
+        grad_fn.set_next_edges(collect_next_edges(abs, angle))
+    result = redispatch(operators.polar, ks & AFTER_AUTOGRAD_KEYSET, abs, angle)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.polar_jvp(
+                    abs, tangent_or_zeros(abs), angle, tangent_or_zeros(angle), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (
@@ -6658,6 +7079,58 @@ def unique_dim_consecutive(
     )
     if grad_fn is not None:
         set_history(result[0], grad_fn)
+    return result
+
+
+def segment_reduce(
+    ks: int,
+    data: Tensor,
+    reduce: str,
+    lengths: Tensor | None,
+    indices: Tensor | None,
+    offsets: Tensor | None,
+    axis: int,
+    unsafe: bool,
+    initial: Number | None,
+) -> Any:
+    """segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor"""
+    check_no_requires_grad(lengths, "lengths", "segment_reduce")
+    check_no_requires_grad(indices, "indices", "segment_reduce")
+    check_no_requires_grad(offsets, "offsets", "segment_reduce")
+    _any_has_forward_grad = (
+        data._fw_grad is not None
+        or (lengths is not None and lengths._fw_grad is not None)
+        or (indices is not None and indices._fw_grad is not None)
+        or (offsets is not None and offsets._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("segment_reduce")
+    _any_requires_grad = compute_requires_grad(data)
+    grad_fn: functions.SegmentReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SegmentReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(data))
+        grad_fn.axis = axis
+        grad_fn.data_ = SavedVariable(data, False)
+        grad_fn.initial = initial
+        grad_fn.lengths_ = None if lengths is None else SavedVariable(lengths, False)
+        grad_fn.offsets_ = None if offsets is None else SavedVariable(offsets, False)
+        grad_fn.reduce = reduce
+    result = redispatch(
+        operators.segment_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        data,
+        reduce,
+        lengths,
+        indices,
+        offsets,
+        axis,
+        unsafe,
+        initial,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
     return result
 
 
@@ -14762,6 +15235,22 @@ operators.diagonal.register(DispatchKey.Autograd, diagonal)
 operators.diagonal_backward.register(DispatchKey.Autograd, diagonal_backward)
 operators.diagonal_copy.register(DispatchKey.Autograd, diagonal_copy)
 operators.diag_embed.register(DispatchKey.Autograd, diag_embed)
+operators.alias.register(DispatchKey.Autograd, alias)
+operators.as_strided.register(DispatchKey.Autograd, as_strided)
+operators.as_strided_scatter.register(DispatchKey.Autograd, as_strided_scatter)
+operators.unfold.register(DispatchKey.Autograd, unfold)
+operators.unfold_backward.register(DispatchKey.Autograd, unfold_backward)
+operators.narrow_copy.register(DispatchKey.Autograd, narrow_copy)
+operators.unsafe_split_Tensor.register(DispatchKey.Autograd, unsafe_split_Tensor)
+operators.unsafe_split_with_sizes.register(
+    DispatchKey.Autograd, unsafe_split_with_sizes
+)
+operators.lift.register(DispatchKey.Autograd, lift)
+operators.lift_fresh.register(DispatchKey.Autograd, lift_fresh)
+operators.block_diag.register(DispatchKey.Autograd, block_diag)
+operators.rot90.register(DispatchKey.Autograd, rot90)
+operators.complex.register(DispatchKey.Autograd, complex)
+operators.polar.register(DispatchKey.Autograd, polar)
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -15005,6 +15494,7 @@ operators.count_nonzero_dim_IntList.register(
 operators.count_nonzero.register(DispatchKey.Autograd, count_nonzero)
 operators._unique.register(DispatchKey.Autograd, _unique)
 operators.unique_dim_consecutive.register(DispatchKey.Autograd, unique_dim_consecutive)
+operators.segment_reduce.register(DispatchKey.Autograd, segment_reduce)
 operators.index_select.register(DispatchKey.Autograd, index_select)
 operators.index_add.register(DispatchKey.Autograd, index_add)
 operators.gather.register(DispatchKey.Autograd, gather)

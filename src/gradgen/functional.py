@@ -1,6 +1,6 @@
-"""`gradgen.unique`, `gradgen.unique_consecutive` and `gradgen.nonzero` (with their
-Tensor methods): PyTorch's Python-level functions (torch.functional's, and the
-`as_tuple` keyword PyTorch's binding adds to nonzero).
+"""`gradgen.unique`, `gradgen.unique_consecutive`, `gradgen.nonzero` (with their
+Tensor methods) and `gradgen.block_diag`: PyTorch's Python-level functions
+(torch.functional's, and the `as_tuple` keyword PyTorch's binding adds to nonzero).
 
 The operators (`_unique2`, `unique_dim`, `unique_consecutive`) always return three
 tensors, the last two empty unless asked for; these functions return only what was
@@ -64,3 +64,9 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     if as_tuple:
         return tuple(ops.nonzero_numpy(input))
     return operators.nonzero.call(input)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (each at most 2-d) on the diagonal of one matrix, zeros elsewhere:
+    the block_diag operator over the arguments."""
+    return operators.block_diag.call(list(tensors))  # type: ignore[no-any-return]

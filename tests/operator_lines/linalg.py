@@ -370,8 +370,7 @@ LINES: dict[str, Line] = {
         lambda lib, a, u, v: (a * 1.0).addr_(u, v, beta=0.5) * a, ((3, 2), (3,), (2,))
     ),
     "addbmm": Line(
-        lambda lib, a, b, c: lib.addbmm(a, b, c)
-        + a.addbmm(b, c, beta=0.5, alpha=-2.0),
+        lambda lib, a, b, c: lib.addbmm(a, b, c) + a.addbmm(b, c, beta=0.5, alpha=-2.0),
         ((2, 4), (3, 2, 3), (3, 3, 4)),
         complex=True,
     ),

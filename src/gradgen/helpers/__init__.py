@@ -33,8 +33,10 @@ from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
+from .reduction_segments import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
+from .shape_strided import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
 from .special import *  # noqa: F403  (the names of its __all__)
 
@@ -57,8 +59,10 @@ for _family in (
     "normalization",
     "pooling",
     "reduction",
+    "reduction_segments",
     "rnn",
     "shape",
+    "shape_strided",
     "sparse",
     "special",
 ):

@@ -201,7 +201,11 @@ def renorm_backward(
     nb = norm_backward(grad_output, self, p, norm, dims, True)
     invnorm = (norm + 1e-7).reciprocal()
     factor = invnorm * maxnorm
-    scaled = factor * grad if nb is None else factor * grad - maxnorm * invnorm * invnorm * nb
+    scaled = (
+        factor * grad
+        if nb is None
+        else factor * grad - maxnorm * invnorm * invnorm * nb
+    )
     return where(norm > maxnorm, scaled, grad)
 
 
@@ -214,5 +218,7 @@ def renorm_jvp(
     norm = _renorm_norm(self_p, p, dims)
     invnorm = (norm + 1e-7).reciprocal()
     norm_t = norm_jvp(self_p, self_t, p, norm, dims, True)
-    scaled = invnorm * maxnorm * self_t - self_p * (maxnorm * invnorm * invnorm) * norm_t
+    scaled = (
+        invnorm * maxnorm * self_t - self_p * (maxnorm * invnorm * invnorm) * norm_t
+    )
     return where(norm > maxnorm, scaled, self_t)

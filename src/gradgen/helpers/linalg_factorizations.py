@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..generated.ops import cat, cholesky_solve, constant_pad_nd, matmul, triangular_solve
+from ..generated.ops import (
+    cat,
+    cholesky_solve,
+    constant_pad_nd,
+    matmul,
+    triangular_solve,
+)
 from ..tensor import Tensor
 
 __all__ = [
@@ -115,9 +121,9 @@ def triangular_solve_backward(
     grad_b: Tensor | None = None
     grad_a: Tensor | None = None
     if grad_x is not None:
-        grad_b = triangular_solve(grad_x, a.conj(), upper, not transpose, unitriangular)[
-            0
-        ]
+        grad_b = triangular_solve(
+            grad_x, a.conj(), upper, not transpose, unitriangular
+        )[0]
         if output_mask[1]:
             if transpose:
                 grad_a = -matmul(x.conj(), grad_b.transpose(-2, -1))

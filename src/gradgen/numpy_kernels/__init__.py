@@ -32,8 +32,11 @@ from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
+from .reduction_segments import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
+from .shape_strided import *  # noqa: F403  (the names of its __all__)
+from .shape_building import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
 from .special import *  # noqa: F403  (the names of its __all__)
 
@@ -59,8 +62,11 @@ for _family in (
     "normalization",
     "pooling",
     "reduction",
+    "reduction_segments",
     "rnn",
     "shape",
+    "shape_strided",
+    "shape_building",
     "sparse",
     "special",
 ):

@@ -11,7 +11,6 @@ import numpy as np
 from ..dtypes import scalar_type_name as _scalar_type_name
 from ._common import _not_implemented_for, _silently
 from .linalg_decompositions import (
-
     _check_square,
     _cholesky_errors,
     _permutation,
@@ -252,7 +251,11 @@ def _check_ormqr(
 
 
 def ormqr(
-    self: np.ndarray, input2: np.ndarray, input3: np.ndarray, left: bool, transpose: bool
+    self: np.ndarray,
+    input2: np.ndarray,
+    input3: np.ndarray,
+    left: bool,
+    transpose: bool,
 ) -> np.ndarray:
     """Q C, Q^H C, C Q or C Q^H (C = input3) for Q = H_1 ... H_k of geqrf's output
     (self, tau = input2), without forming Q."""
