@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .factories import zeros
 from .generated import operators, ops
 from .tensor import Tensor
 
@@ -69,4 +70,6 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
 def block_diag(*tensors: Tensor) -> Tensor:
     """The tensors (each at most 2-d) on the diagonal of one matrix, zeros elsewhere:
     the block_diag operator over the arguments."""
+    if not tensors:  # PyTorch's: a 1 x 0 matrix of the default dtype
+        return operators.block_diag.call([zeros(0)])  # type: ignore[no-any-return]
     return operators.block_diag.call(list(tensors))  # type: ignore[no-any-return]

@@ -147,7 +147,8 @@ def lu_unpack(
     if LU_pivots.dtype != np.int32:
         raise RuntimeError(
             "torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of "
-            "torch.int32 dtype."
+            "torch.int32 dtype.\nNote: this function is intended to be used with the "
+            "output produced by torch.linalg.lu_factor"
         )
     m, n = LU_data.shape[-2:]
     k = min(m, n)

@@ -56,11 +56,10 @@ def addmv(
 
 def _check_integral_scalars(self: np.ndarray, beta: Any, alpha: Any) -> None:
     """addr's checks of beta and alpha against the result's dtype."""
+    if self.dtype.kind != "b" and isinstance(beta, bool):
+        raise RuntimeError("Boolean beta only supported for Boolean results.")
     for name, value in (("beta", beta), ("alpha", alpha)):
-        if self.dtype.kind == "b" and not isinstance(value, bool):
-            if name == "beta":
-                raise RuntimeError("Boolean beta only supported for Boolean results.")
-        if self.dtype.kind in "iu" and isinstance(value, (float, complex)):
+        if self.dtype.kind in "biu" and isinstance(value, (float, complex)):
             raise RuntimeError(
                 f"For integral input tensors, argument {name} must not be a floating "
                 "point number."
@@ -135,7 +134,7 @@ def baddbmm(
         )
     if self.dtype != batch1.dtype:
         raise RuntimeError(
-            f"Input dtypes must be the same, got: input {self.dtype.name}, "
+            f"Input dtypes must be the same, got: input {_dtype_word(self)}, "
             f"batch1: {_dtype_word(batch1)}, batch2: {_dtype_word(batch2)}"
         )
     if self.dtype.kind == "b":
