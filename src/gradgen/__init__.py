@@ -109,7 +109,7 @@ from .generated.ops import *  # noqa: F401,F403
 # PyTorch's Python-level norm (p optional with dim, "fro"), over the schema overloads.
 from .norms import norm as norm  # type: ignore[no-redef]  # replaces the generated norm
 from .functional import nonzero as nonzero  # PyTorch binding's as_tuple
-from .functional import block_diag as block_diag  # type: ignore[no-redef]  # *tensors
+from .functional import block_diag as block_diag  # type: ignore[assignment]  # *tensors
 from .functional import (
     unique as unique,
     unique_consecutive as unique_consecutive,

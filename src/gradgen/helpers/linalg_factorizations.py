@@ -149,7 +149,7 @@ def triangular_solve_jvp(
     if dA is not None:
         dT = _triangle_of(dA, upper, unitriangular)
         rhs = rhs - matmul(dT.transpose(-2, -1) if transpose else dT, X)
-    return triangular_solve(rhs, A, upper, transpose, unitriangular)[0]  # type: ignore[no-any-return]
+    return triangular_solve(rhs, A, upper, transpose, unitriangular)[0]
 
 
 # --- lu_unpack ------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def _segment_reduce_backward(
 
 def _scatter_positions(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
     """Where each element of data lands in a lengths-shaped array (for np.add.at)."""
-    grids = list(np.indices(index.shape, sparse=True))
+    grids: list[Any] = list(np.indices(index.shape, sparse=True))
     grids[axis] = index
     return tuple(np.broadcast_arrays(*grids))
 

@@ -29,6 +29,8 @@ __all__ = [
     "ormqr",
 ]
 
+_Pairs = list[tuple[np.ndarray, np.ndarray]]
+
 _CHOLESKY_DEPRECATED = (
     "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed "
     "in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
@@ -180,7 +182,7 @@ def geqrf(self: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.swapaxes(h, -1, -2).astype(self.dtype), tau.astype(self.dtype)
 
 
-def _reflectors(input: np.ndarray, tau: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+def _reflectors(input: np.ndarray, tau: np.ndarray) -> _Pairs:
     """The Householder reflectors H_i = I - tau_i v_i v_i^H of geqrf's output: v_i the
     i-th column below the diagonal with a one on it, as (v, tau) pairs."""
     pairs = []
@@ -192,7 +194,7 @@ def _reflectors(input: np.ndarray, tau: np.ndarray) -> list[tuple[np.ndarray, ..
     return pairs
 
 
-def _apply_left(pairs: list[tuple[np.ndarray, ...]], C: np.ndarray) -> np.ndarray:
+def _apply_left(pairs: _Pairs, C: np.ndarray) -> np.ndarray:
     """H_1 H_2 ... H_k C, the last reflector applied first."""
     for v, t in reversed(pairs):
         C = C - (t * v) @ (_mH(v) @ C)
@@ -269,9 +271,7 @@ def ormqr(
     return product.astype(input3.dtype, copy=False)
 
 
-def _apply_left_adjoint(
-    pairs: list[tuple[np.ndarray, ...]], C: np.ndarray, adjoint: bool
-) -> np.ndarray:
+def _apply_left_adjoint(pairs: _Pairs, C: np.ndarray, adjoint: bool) -> np.ndarray:
     """Q C, or Q^H C = H_k^H ... H_1^H C when `adjoint`."""
     if not adjoint:
         return _apply_left(pairs, C)

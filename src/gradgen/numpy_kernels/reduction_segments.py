@@ -23,15 +23,18 @@ def segment_lengths(
     unsafe: bool,
 ) -> np.ndarray:
     """The segments' lengths, shape data.shape[:axis] + (segments,)."""
-    if indices is not None and lengths is None and offsets is None:
+    if lengths is not None:
+        given = lengths
+    elif offsets is not None:
+        given = np.diff(offsets, axis=-1)
+    elif indices is not None:
         raise RuntimeError(
             "segment_reduce(): indices based reduction is not supported yet."
         )
-    if lengths is None and offsets is None:
+    else:
         raise RuntimeError(
             "segment_reduce(): Either lengths or offsets must be defined."
         )
-    given = lengths if lengths is not None else np.diff(offsets, axis=-1)  # type: ignore[arg-type]
     if given.dtype.kind not in "iu":
         raise NotImplementedError(
             '"_segment_reduce_lengths_cpu_kernel1" not implemented for '
@@ -42,9 +45,9 @@ def segment_lengths(
             "segment_reduce(): Expected axis to be the last dimension of lengths but "
             f"got {axis}."
         )
-    if (given < 0).any():
+    if np.any(given < 0):
         raise RuntimeError("lengths contains negative value!")
-    if not unsafe and (given.sum(-1) != data.shape[axis]).any():
+    if not unsafe and np.any(given.sum(-1) != data.shape[axis]):
         raise RuntimeError(
             "segment_reduce(): Expected all rows of lengths along axis to sum to "
             "data.size(lengths.dim()-1) when !unsafe."
