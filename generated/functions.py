@@ -105,6 +105,7 @@ from gradgen.helpers import (
     linalg_solve_triangular_forward_AD,
     linalg_svd_jvp,
     linalg_vector_norm_backward,
+    linalg_vector_norm_jvp,
     log1p_backward,
     log_sigmoid_double_backward,
     logcumsumexp_backward,
@@ -22875,7 +22876,7 @@ def trace_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     return operators.trace.call(self_t)
 
 
-def linalg_vector_norm_jvp(
+def linalg_vector_norm_jvp_formula(
     self_p: Tensor,
     self_t: Tensor,
     ord: Number,
@@ -22884,8 +22885,8 @@ def linalg_vector_norm_jvp(
     dtype: dtype | None,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, ord, result, dim, keepdim)``."""
-    return norm_jvp(self_p, self_t, ord, result, dim, keepdim)
+    """Forward-mode derivative: ``result: linalg_vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)``."""
+    return linalg_vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)
 
 
 def norm_Scalar_jvp(self_p: Tensor, self_t: Tensor, p: Number, result: Any) -> Any:

@@ -9120,7 +9120,7 @@ def linalg_vector_norm(
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.linalg_vector_norm_jvp(
+                functions.linalg_vector_norm_jvp_formula(
                     self, tangent_or_zeros(self), ord, dim, keepdim, dtype, result
                 ),
             )

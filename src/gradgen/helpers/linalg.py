@@ -24,6 +24,7 @@ __all__ = [
     "norm_backward",
     "norm_jvp",
     "linalg_vector_norm_backward",
+    "linalg_vector_norm_jvp",
     "renorm_backward",
     "renorm_jvp",
 ]
@@ -126,9 +127,7 @@ def norm_jvp(
     keepdim: bool = False,
 ) -> Tensor:
     """The tangent of the p-norm of `self_p` over `dim` (every dim when None or empty)
-    for the tangent `self_t`. (PyTorch's linalg_vector_norm_jvp is this with `dim`
-    optional; a helper of that name would shadow the generated JVP function of
-    linalg_vector_norm.)"""
+    for the tangent `self_t`."""
     dim = _reduced_dims(dim)
     ndim = self_p.dim()
     order = _norm_order(p)
@@ -158,6 +157,18 @@ def norm_jvp(
         weights = self_p.abs().pow(order - 2)
         total = (weights * real(self_p * self_t.conj())).sum(dim, keepdim)
     return (total / norm.pow(order - 1)).masked_fill(norm.eq(0), 0)
+
+
+def linalg_vector_norm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    scalar_ord: Number,
+    norm: Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+) -> Tensor:
+    """norm_jvp over `dim` (every dim when None)."""
+    return norm_jvp(self_p, self_t, scalar_ord, norm, dim, keepdim)
 
 
 def linalg_vector_norm_backward(
