@@ -56,6 +56,11 @@ MODULE_FAMILY = {
     "composites/dropout.py": "activation",
     "numpy_kernels/linalg_decompositions.py": "linalg",
     "composites/linalg_decompositions.py": "linalg",
+    "numpy_kernels/linalg_products.py": "linalg",
+    "numpy_kernels/linalg_factorizations.py": "linalg",
+    "numpy_kernels/shape_strided.py": "shape",
+    "numpy_kernels/shape_building.py": "shape",
+    "numpy_kernels/reduction_segments.py": "reduction",
 }
 
 HEADER = re.compile(r"^# ==== family: (?P<family>\S+) ====$")

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..generated.ops import gather, where
 from ..numpy_kernels import _wrap_dim
-from ..numpy_kernels.reduction_segments import segment_lengths
+from ..numpy_kernels.reduction_segments import _segment_lengths
 from ..tensor import Tensor
 
 __all__ = ["_segment_reduce_backward"]
@@ -50,7 +50,7 @@ def _segment_reduce_backward(
         return None
     reduce = {"amax": "max", "amin": "min"}.get(reduce, reduce)
     axis = _wrap_dim(axis, data.dim())
-    given = segment_lengths(
+    given = _segment_lengths(
         data._data,
         None if lengths is None else lengths._data,
         None,

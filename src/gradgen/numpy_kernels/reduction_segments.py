@@ -14,7 +14,7 @@ __all__ = ["segment_reduce"]
 _REDUCTIONS = ("sum", "prod", "mean", "max", "min")
 
 
-def segment_lengths(
+def _segment_lengths(
     data: np.ndarray,
     lengths: np.ndarray | None,
     indices: np.ndarray | None,
@@ -99,7 +99,7 @@ def segment_reduce(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
     axis = _wrap_dim(axis, data.ndim)
-    given = segment_lengths(data, lengths, indices, offsets, axis, unsafe)
+    given = _segment_lengths(data, lengths, indices, offsets, axis, unsafe)
     out_shape = data.shape[:axis] + (given.shape[-1],) + data.shape[axis + 1 :]
     result = np.empty(out_shape, data.dtype)
     for outer in np.ndindex(*data.shape[:axis]):
