@@ -5,6 +5,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
 from .common import Line, _aten_namespace, _hidden_overload, _vector_norms
 
 
@@ -433,8 +435,14 @@ LINES: dict[str, Line] = {
         ((2, 3, 4),),
         complex=True,
     ),
-    # geqrf has no derivative (PyTorch's is not_implemented too); the values are
-    # compared in tests/ops/test_linshape_entries.py.
+    # geqrf has no derivative (PyTorch's is not_implemented too): its values, of a
+    # constant, scale the input.
+    "geqrf": Line(
+        lambda lib, a: (lambda r, tau: a * r + tau.sum())(
+            *lib.tensor(np.linspace(-2.0, 2.0, 12).reshape(4, 3) ** 2).geqrf()
+        ),
+        ((4, 3),),
+    ),
     "ormqr": Line(
         lambda lib, a, t, c: lib.ormqr(a, t, c)
         + a.ormqr(t, c, transpose=True)
