@@ -217,7 +217,7 @@ class CppSpelling(ast.NodeTransformer):
         """C++ passes every argument by position: those beyond an operator's positional
         parameters are its keyword-only ones (`self.div(other, "trunc")` is
         `self.div(other, rounding_mode="trunc")`), when all its overloads that take
-        that many arguments agree on their names."""
+        that many arguments agree on their names and none takes them all by position."""
         if isinstance(node.func, ast.Name):
             key = ("function", node.func.id)
         elif isinstance(node.func, ast.Attribute):
@@ -225,9 +225,12 @@ class CppSpelling(ast.NodeTransformer):
         else:
             return
         count = len(node.args)
+        overloads = self.keyword_only.get(key, ())
+        if any(count <= positional for positional, _ in overloads):
+            return  # an overload takes them all by position (`x.sum(0)`: dim)
         names = {
             keywords[: count - positional]
-            for positional, keywords in self.keyword_only.get(key, ())
+            for positional, keywords in overloads
             if positional < count <= positional + len(keywords)
         }
         if len(names) != 1 or node.keywords:

@@ -41,6 +41,9 @@ from .tensor_base import linalg_eig_return
 from .tensor_base import linalg_lstsq_return
 from .tensor_base import linalg_lu_factor_ex_return
 from .tensor_base import linalg_lu_return
+from .tensor_base import triangular_solve_return
+from .tensor_base import lu_unpack_return
+from .tensor_base import geqrf_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return

@@ -18,15 +18,19 @@ from gradgen.graph import (
     unpack_saved,
 )
 from gradgen.helpers import (
+    TensorGeometry,
     _convolution_double_backward_symint,
     _convolution_jvp,
     _fused_rms_norm_backward,
+    _segment_reduce_backward,
     _to_copy_backward,
     amaxamin_jvp,
     aminmax_backward,
     aminmax_jvp,
     angle_backward,
     apply_loss_reduction,
+    as_strided_backward,
+    as_strided_scatter_backward,
     atan2_backward,
     batch_norm_jvp,
     batchnorm_double_backward,
@@ -36,9 +40,14 @@ from gradgen.helpers import (
     binary_cross_entropy_target_backward,
     binary_cross_entropy_with_logits_backward,
     binary_cross_entropy_with_logits_target_backward,
+    block_diag_backward,
     cat_tensors_backward,
     cholesky_backward,
+    cholesky_inverse_backward,
+    cholesky_inverse_jvp,
     cholesky_jvp,
+    cholesky_solve_backward,
+    cholesky_solve_jvp,
     clamp_backward,
     clamp_backward_min_max,
     conv_tbc_backward,
@@ -64,6 +73,8 @@ from gradgen.helpers import (
     group_norm_jvp,
     group_norm_mean_jvp,
     handle_r_to_c,
+    householder_product_backward,
+    householder_product_jvp,
     huber_loss_double_backward,
     huber_loss_double_backward_grad_output,
     i1_backward,
@@ -98,6 +109,7 @@ from gradgen.helpers import (
     linalg_solve_triangular_forward_AD,
     linalg_svd_jvp,
     linalg_vector_norm_backward,
+    linalg_vector_norm_jvp,
     log1p_backward,
     log_sigmoid_double_backward,
     logcumsumexp_backward,
@@ -106,6 +118,7 @@ from gradgen.helpers import (
     logsumexp_jvp,
     lu_factor_ex_backward,
     lu_factor_ex_jvp,
+    lu_unpack_backward,
     masked_fill_backward,
     masked_scatter_backward_symint,
     masked_select_backward,
@@ -121,14 +134,18 @@ from gradgen.helpers import (
     norm_backward,
     norm_jvp,
     ones,
+    ormqr_backward,
     permute_backwards,
     pinv_backward,
     pinv_jvp,
+    polar_backward,
     pow_backward,
     pow_backward_exponent,
     pow_backward_self,
     prod_backward,
     rad2deg_backward,
+    renorm_backward,
+    renorm_jvp,
     repeat_backward,
     restore_reduced_dims,
     reverse_list,
@@ -158,6 +175,8 @@ from gradgen.helpers import (
     svd_backward,
     take_backward,
     trace_backward,
+    triangular_solve_backward,
+    triangular_solve_jvp,
     unbind_backward,
     unsqueeze_to,
     value_selecting_reduction_backward_symint,
@@ -229,9 +248,13 @@ from .ops import (
     adaptive_max_pool3d,
     adaptive_max_pool3d_backward,
     add,
+    addbmm,
     addcdiv,
     addcmul,
     addmm,
+    addmv,
+    addmv_,
+    addr,
     allclose,
     amax,
     amin,
@@ -254,6 +277,8 @@ from .ops import (
     argmin,
     argsort,
     argwhere,
+    as_strided,
+    as_strided_scatter,
     asin,
     asin_,
     asinh,
@@ -271,6 +296,7 @@ from .ops import (
     avg_pool2d_backward,
     avg_pool3d,
     avg_pool3d_backward,
+    baddbmm,
     batch_norm,
     batch_norm_backward,
     binary_cross_entropy,
@@ -281,6 +307,7 @@ from .ops import (
     bitwise_not,
     bitwise_or,
     bitwise_xor,
+    block_diag,
     bmm,
     broadcast_tensors,
     broadcast_to,
@@ -292,6 +319,8 @@ from .ops import (
     ceil_,
     chain_matmul,
     cholesky,
+    cholesky_inverse,
+    cholesky_solve,
     chunk,
     clamp,
     clamp_,
@@ -304,6 +333,7 @@ from .ops import (
     clone,
     column_stack,
     combinations,
+    complex,
     concat,
     concatenate,
     conj,
@@ -400,6 +430,7 @@ from .ops import (
     ge,
     gelu,
     gelu_backward,
+    geqrf,
     ger,
     greater,
     greater_equal,
@@ -479,6 +510,7 @@ from .ops import (
     lstm,
     lstm_cell,
     lt,
+    lu_unpack,
     masked_fill,
     masked_scatter,
     masked_scatter_backward,
@@ -524,6 +556,7 @@ from .ops import (
     nanquantile,
     nansum,
     narrow,
+    narrow_copy,
     native_batch_norm,
     native_batch_norm_backward,
     native_group_norm,
@@ -548,10 +581,12 @@ from .ops import (
     norm,
     not_equal,
     one_hot,
+    ormqr,
     outer,
     pdist,
     permute,
     pinverse,
+    polar,
     polygamma,
     pow,
     prod,
@@ -571,6 +606,7 @@ from .ops import (
     relu,
     relu_,
     remainder,
+    renorm,
     repeat_interleave,
     replication_pad1d,
     replication_pad1d_backward,
@@ -585,6 +621,7 @@ from .ops import (
     rnn_tanh,
     rnn_tanh_cell,
     roll,
+    rot90,
     round,
     round_,
     row_stack,
@@ -595,6 +632,7 @@ from .ops import (
     scatter_add,
     scatter_reduce,
     searchsorted,
+    segment_reduce,
     select,
     select_backward,
     select_scatter,
@@ -660,6 +698,7 @@ from .ops import (
     transpose,
     trapezoid,
     trapz,
+    triangular_solve,
     tril,
     triu,
     true_divide,
@@ -667,7 +706,10 @@ from .ops import (
     trunc_,
     unbind,
     unflatten,
+    unfold_backward,
     unique_dim_consecutive,
+    unsafe_split,
+    unsafe_split_with_sizes,
     unsqueeze,
     value_selecting_reduction_backward,
     var,
@@ -2065,6 +2107,713 @@ def diag_embed_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = grad.diagonal(offset, dim1, dim2) if any_grad_defined else None
+    return grad_inputs
+
+
+class AliasBackward0(Node):
+    """Backward of ``alias(Tensor(a) self) -> Tensor(a)``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return alias_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def alias_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of AliasBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class AsStridedBackward0(Node):
+    """Backward of ``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``.
+
+    self: as_strided_backward(grad, TensorGeometry(self), size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "self_",
+        "size",
+        "storage_offset",
+        "stride",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return as_strided_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            size=self.size,
+            storage_offset=self.storage_offset,
+            stride=self.stride,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_size(self) -> Sequence[int]:
+        return self.size
+
+    @property
+    def _saved_storage_offset(self) -> int | None:
+        return self.storage_offset
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def as_strided_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    size: Sequence[int],
+    storage_offset: int | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AsStridedBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_strided_backward(
+                grad, TensorGeometry(self), size, stride, storage_offset
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AsStridedScatterBackward0(Node):
+    """Backward of ``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``.
+
+    self: as_strided_scatter_backward(grad, TensorGeometry(self), TensorGeometry(src), size, stride, storage_offset)
+    src: grad.contiguous().as_strided_symint(size, stride, storage_offset)
+    """
+
+    __slots__ = (
+        "self_",
+        "size",
+        "src_",
+        "storage_offset",
+        "stride",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.src_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return as_strided_scatter_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            size=self.size,
+            src=unpack_saved(self.src_, self),
+            storage_offset=self.storage_offset,
+            stride=self.stride,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.src_ is not None:
+            self.src_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_size(self) -> Sequence[int]:
+        return self.size
+
+    @property
+    def _saved_src(self) -> Tensor | None:
+        return unpack_saved(self.src_, self)
+
+    @property
+    def _saved_storage_offset(self) -> int | None:
+        return self.storage_offset
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def as_strided_scatter_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    size: Sequence[int],
+    src: Tensor | None,
+    storage_offset: int | None,
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of AsStridedScatterBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            as_strided_scatter_backward(
+                grad,
+                TensorGeometry(self),
+                TensorGeometry(src),
+                size,
+                stride,
+                storage_offset,
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # src
+        grad_inputs[1] = (
+            grad.contiguous().as_strided(size, stride, storage_offset)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnfoldBackward0(Node):
+    """Backward of ``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``.
+
+    self: unfold_backward_symint(grad, self.sym_sizes(), dimension, size, step)
+    """
+
+    __slots__ = (
+        "dimension",
+        "self_sym_sizes",
+        "size",
+        "step",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unfold_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dimension=self.dimension,
+            self_sym_sizes=self.self_sym_sizes,
+            size=self.size,
+            step=self.step,
+        )
+
+    @property
+    def _saved_dimension(self) -> int:
+        return self.dimension
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_size(self) -> int:
+        return self.size
+
+    @property
+    def _saved_step(self) -> int:
+        return self.step
+
+
+def unfold_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dimension: int,
+    self_sym_sizes: tuple[int, ...],
+    size: int,
+    step: int,
+) -> list[Any]:
+    """The formulas of UnfoldBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            unfold_backward(grad, self_sym_sizes, dimension, size, step)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnfoldBackwardBackward0(Node):
+    """Backward of ``unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor``.
+
+    grad_in: grad.unfold(dim, size, step)
+    """
+
+    __slots__ = (
+        "dim",
+        "size",
+        "step",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unfold_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            size=self.size,
+            step=self.step,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_size(self) -> int:
+        return self.size
+
+    @property
+    def _saved_step(self) -> int:
+        return self.step
+
+
+def unfold_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    size: int,
+    step: int,
+) -> list[Any]:
+    """The formulas of UnfoldBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_in
+        grad_inputs[0] = grad.unfold(dim, size, step) if any_grad_defined else None
+    return grad_inputs
+
+
+class NarrowCopyBackward0(Node):
+    """Backward of ``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``.
+
+    self: slice_backward_wrapper(grad, self.sym_sizes(), dim, start, start + length, 1)
+    """
+
+    __slots__ = (
+        "dim",
+        "length",
+        "self_sym_sizes",
+        "start",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return narrow_copy_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            length=self.length,
+            self_sym_sizes=self.self_sym_sizes,
+            start=self.start,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_length(self) -> int:
+        return self.length
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_start(self) -> int:
+        return self.start
+
+
+def narrow_copy_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    length: int,
+    self_sym_sizes: tuple[int, ...],
+    start: int,
+) -> list[Any]:
+    """The formulas of NarrowCopyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            slice_backward_wrapper(grad, self_sym_sizes, dim, start, start + length, 1)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnsafeSplitBackward0(Node):
+    """Backward of ``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``.
+
+    self: split_backward(grads, split_size, dim, self.sym_sizes(), self.options())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_options",
+        "self_sym_sizes",
+        "split_size",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unsafe_split_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_options=self.self_options,
+            self_sym_sizes=self.self_sym_sizes,
+            split_size=self.split_size,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_split_size(self) -> int:
+        return self.split_size
+
+
+def unsafe_split_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_options: dtype,
+    self_sym_sizes: tuple[int, ...],
+    split_size: int,
+) -> list[Any]:
+    """The formulas of UnsafeSplitBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            split_backward(grads, split_size, dim, self_sym_sizes, self_options)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UnsafeSplitWithSizesBackward0(Node):
+    """Backward of ``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``.
+
+    self: split_with_sizes_backward(grads, split_sizes, dim, self.sym_sizes(), self.options())
+    """
+
+    __slots__ = (
+        "dim",
+        "self_options",
+        "self_sym_sizes",
+        "split_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return unsafe_split_with_sizes_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self_options=self.self_options,
+            self_sym_sizes=self.self_sym_sizes,
+            split_sizes=self.split_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_split_sizes(self) -> Sequence[int]:
+        return self.split_sizes
+
+
+def unsafe_split_with_sizes_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self_options: dtype,
+    self_sym_sizes: tuple[int, ...],
+    split_sizes: Sequence[int],
+) -> list[Any]:
+    """The formulas of UnsafeSplitWithSizesBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            split_with_sizes_backward(
+                grads, split_sizes, dim, self_sym_sizes, self_options
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class LiftBackward0(Node):
+    """Backward of ``lift(Tensor self) -> Tensor``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lift_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def lift_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of LiftBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class LiftFreshBackward0(Node):
+    """Backward of ``lift_fresh(Tensor(a) self) -> Tensor(a)``.
+
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lift_fresh_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def lift_fresh_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of LiftFreshBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad if any_grad_defined else None
+    return grad_inputs
+
+
+class BlockDiagBackward0(Node):
+    """Backward of ``block_diag(Tensor[] tensors) -> Tensor``.
+
+    tensors: block_diag_backward(grad, to_args_sizes(tensors), to_args_scalartypes(tensors))
+    """
+
+    __slots__ = (
+        "tensors_args_scalartypes",
+        "tensors_args_sizes",
+        "tensors_size_",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        # A Tensor[] input takes one edge per tensor: find each input's edges.
+        ranges = index_ranges((self.tensors_size_,))
+        needs_edge = self.task_needs_input_grad()
+        needs_input_grad = tuple(any(needs_edge[i] for i in edges) for edges in ranges)
+        grad_inputs = block_diag_backward0_apply(
+            grads,
+            needs_input_grad,
+            tensors_args_scalartypes=self.tensors_args_scalartypes,
+            tensors_args_sizes=self.tensors_args_sizes,
+        )
+        return flatten_grad_inputs(grad_inputs, ranges)
+
+    @property
+    def _saved_tensors_args_scalartypes(self) -> list[dtype]:
+        return self.tensors_args_scalartypes
+
+    @property
+    def _saved_tensors_args_sizes(self) -> list[tuple[int, ...]]:
+        return self.tensors_args_sizes
+
+
+def block_diag_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    tensors_args_scalartypes: list[dtype],
+    tensors_args_sizes: list[tuple[int, ...]],
+) -> list[Any]:
+    """The formulas of BlockDiagBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # tensors
+        grad_inputs[0] = (
+            block_diag_backward(grad, tensors_args_sizes, tensors_args_scalartypes)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class Rot90Backward0(Node):
+    """Backward of ``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``.
+
+    self: grad.rot90(-k, dims)
+    """
+
+    __slots__ = (
+        "dims",
+        "k",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return rot90_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dims=self.dims,
+            k=self.k,
+        )
+
+    @property
+    def _saved_dims(self) -> Sequence[int]:
+        return self.dims
+
+    @property
+    def _saved_k(self) -> int:
+        return self.k
+
+
+def rot90_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dims: Sequence[int],
+    k: int,
+) -> list[Any]:
+    """The formulas of Rot90Backward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = grad.rot90(-k, dims) if any_grad_defined else None
+    return grad_inputs
+
+
+class ComplexBackward0(Node):
+    """Backward of ``complex(Tensor real, Tensor imag) -> Tensor``.
+
+    imag: at::imag(grad)
+    real: at::real(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return complex_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def complex_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of ComplexBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # imag
+        grad_inputs[1] = imag(grad) if any_grad_defined else None
+    if needs_input_grad[0]:  # real
+        grad_inputs[0] = real(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class PolarBackward0(Node):
+    """Backward of ``polar(Tensor abs, Tensor angle) -> Tensor``.
+
+    abs, angle: polar_backward(grad, result)
+    """
+
+    __slots__ = ("result_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return polar_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def polar_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of PolarBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # abs, angle
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = polar_backward(grad, result)
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
     return grad_inputs
 
 
@@ -8645,6 +9394,107 @@ def unique_dim_consecutive_backward0_apply(
     return grad_inputs
 
 
+class SegmentReduceBackward0(Node):
+    """Backward of ``segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor``.
+
+    data: _segment_reduce_backward(grad, result, data, reduce, lengths, offsets, axis, initial)
+    """
+
+    __slots__ = (
+        "axis",
+        "data_",
+        "initial",
+        "lengths_",
+        "offsets_",
+        "reduce",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data_: SavedVariable | SavedVariableList | None = None
+        self.lengths_: SavedVariable | SavedVariableList | None = None
+        self.offsets_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return segment_reduce_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            axis=self.axis,
+            data=unpack_saved(self.data_, self),
+            initial=self.initial,
+            lengths=unpack_saved(self.lengths_, self),
+            offsets=unpack_saved(self.offsets_, self),
+            reduce=self.reduce,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.data_ is not None:
+            self.data_.reset_data()
+        if self.lengths_ is not None:
+            self.lengths_.reset_data()
+        if self.offsets_ is not None:
+            self.offsets_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_axis(self) -> int:
+        return self.axis
+
+    @property
+    def _saved_data(self) -> Tensor | None:
+        return unpack_saved(self.data_, self)
+
+    @property
+    def _saved_initial(self) -> Number | None:
+        return self.initial
+
+    @property
+    def _saved_lengths(self) -> Tensor | None:
+        return unpack_saved(self.lengths_, self)
+
+    @property
+    def _saved_offsets(self) -> Tensor | None:
+        return unpack_saved(self.offsets_, self)
+
+    @property
+    def _saved_reduce(self) -> str:
+        return self.reduce
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def segment_reduce_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    axis: int,
+    data: Tensor | None,
+    initial: Number | None,
+    lengths: Tensor | None,
+    offsets: Tensor | None,
+    reduce: str,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of SegmentReduceBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # data
+        grad_inputs[0] = (
+            _segment_reduce_backward(
+                grad, result, data, reduce, lengths, offsets, axis, initial
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 class IndexSelectBackward0(Node):
     """Backward of ``index_select(Tensor self, int dim, Tensor index) -> Tensor``.
 
@@ -12412,6 +13262,1264 @@ def linalg_lu_solve_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+class NormBackward0(Node):
+    """Backward of ``norm.Scalar(Tensor self, Scalar p=2) -> Tensor``.
+
+    self: norm_backward(grad, self, p, result)
+    """
+
+    __slots__ = (
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return norm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def norm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: Number,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self, p, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class NormBackward1(Node):
+    """Backward of ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``.
+
+    self: norm_backward(grad, self, p, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return norm_backward1_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_p(self) -> Number | None:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def norm_backward1_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    p: Number | None,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NormBackward1, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self, p, result, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AddmvBackward0(Node):
+    """Backward of ``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
+
+    mat: maybe_multiply(grad.ger(vec.conj()), alpha.conj())
+    self: maybe_multiply(grad, beta.conj())
+    vec: maybe_multiply(mat.t().conj().mv(grad), alpha.conj())
+    """
+
+    __slots__ = (
+        "alpha",
+        "beta",
+        "mat_",
+        "vec_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mat_: SavedVariable | SavedVariableList | None = None
+        self.vec_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addmv_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            beta=self.beta,
+            mat=unpack_saved(self.mat_, self),
+            vec=unpack_saved(self.vec_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.mat_ is not None:
+            self.mat_.reset_data()
+        if self.vec_ is not None:
+            self.vec_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+    @property
+    def _saved_mat(self) -> Tensor | None:
+        return unpack_saved(self.mat_, self)
+
+    @property
+    def _saved_vec(self) -> Tensor | None:
+        return unpack_saved(self.vec_, self)
+
+
+def addmv_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    beta: Number,
+    mat: Tensor | None,
+    vec: Tensor | None,
+) -> list[Any]:
+    """The formulas of AddmvBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # mat
+        grad_inputs[1] = (
+            maybe_multiply(grad.ger(vec.conj()), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
+        )
+    if needs_input_grad[2]:  # vec
+        grad_inputs[2] = (
+            maybe_multiply(mat.t().conj().mv(grad), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AddrBackward0(Node):
+    """Backward of ``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
+
+    self: maybe_multiply(grad, beta.conj())
+    vec1: maybe_multiply(grad.mv(vec2.conj()), alpha.conj())
+    vec2: maybe_multiply(grad.t().mv(vec1.conj()), alpha.conj())
+    """
+
+    __slots__ = (
+        "alpha",
+        "beta",
+        "vec1_",
+        "vec2_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.vec1_: SavedVariable | SavedVariableList | None = None
+        self.vec2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            beta=self.beta,
+            vec1=unpack_saved(self.vec1_, self),
+            vec2=unpack_saved(self.vec2_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.vec1_ is not None:
+            self.vec1_.reset_data()
+        if self.vec2_ is not None:
+            self.vec2_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+    @property
+    def _saved_vec1(self) -> Tensor | None:
+        return unpack_saved(self.vec1_, self)
+
+    @property
+    def _saved_vec2(self) -> Tensor | None:
+        return unpack_saved(self.vec2_, self)
+
+
+def addr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    beta: Number,
+    vec1: Tensor | None,
+    vec2: Tensor | None,
+) -> list[Any]:
+    """The formulas of AddrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # vec1
+        grad_inputs[1] = (
+            maybe_multiply(grad.mv(vec2.conj()), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # vec2
+        grad_inputs[2] = (
+            maybe_multiply(grad.t().mv(vec1.conj()), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AddbmmBackward0(Node):
+    """Backward of ``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
+
+    batch1: maybe_multiply(grad.unsqueeze(0).expand_symint({ batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2) }).bmm(batch2.transpose(1, 2).conj()), alpha.conj())
+    batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad.unsqueeze(0).expand_symint({ batch1.sym_size(0), batch1.sym_size(1), batch2.sym_size(2) })), alpha.conj())
+    self: maybe_multiply(grad, beta.conj())
+    """
+
+    __slots__ = (
+        "alpha",
+        "batch1_",
+        "batch1_sym_sizes",
+        "batch2_",
+        "batch2_sym_sizes",
+        "beta",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch1_: SavedVariable | SavedVariableList | None = None
+        self.batch2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return addbmm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            batch1=unpack_saved(self.batch1_, self),
+            batch1_sym_sizes=self.batch1_sym_sizes,
+            batch2=unpack_saved(self.batch2_, self),
+            batch2_sym_sizes=self.batch2_sym_sizes,
+            beta=self.beta,
+        )
+
+    def release_variables(self) -> None:
+        if self.batch1_ is not None:
+            self.batch1_.reset_data()
+        if self.batch2_ is not None:
+            self.batch2_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_batch1(self) -> Tensor | None:
+        return unpack_saved(self.batch1_, self)
+
+    @property
+    def _saved_batch1_sym_sizes(self) -> tuple[int, ...]:
+        return self.batch1_sym_sizes
+
+    @property
+    def _saved_batch2(self) -> Tensor | None:
+        return unpack_saved(self.batch2_, self)
+
+    @property
+    def _saved_batch2_sym_sizes(self) -> tuple[int, ...]:
+        return self.batch2_sym_sizes
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+
+def addbmm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    batch1: Tensor | None,
+    batch1_sym_sizes: tuple[int, ...],
+    batch2: Tensor | None,
+    batch2_sym_sizes: tuple[int, ...],
+    beta: Number,
+) -> list[Any]:
+    """The formulas of AddbmmBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # batch1
+        grad_inputs[1] = (
+            maybe_multiply(
+                grad.unsqueeze(0)
+                .expand([batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]])
+                .bmm(batch2.transpose(1, 2).conj()),
+                scalar_conj(alpha),
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # batch2
+        grad_inputs[2] = (
+            maybe_multiply(
+                batch1.transpose(1, 2)
+                .conj()
+                .bmm(
+                    grad.unsqueeze(0).expand(
+                        [batch1_sym_sizes[0], batch1_sym_sizes[1], batch2_sym_sizes[2]]
+                    )
+                ),
+                scalar_conj(alpha),
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class BaddbmmBackward0(Node):
+    """Backward of ``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``.
+
+    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), alpha.conj())
+    batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha.conj())
+    self: maybe_multiply(grad, beta.conj())
+    """
+
+    __slots__ = (
+        "alpha",
+        "batch1_",
+        "batch2_",
+        "beta",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batch1_: SavedVariable | SavedVariableList | None = None
+        self.batch2_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return baddbmm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            batch1=unpack_saved(self.batch1_, self),
+            batch2=unpack_saved(self.batch2_, self),
+            beta=self.beta,
+        )
+
+    def release_variables(self) -> None:
+        if self.batch1_ is not None:
+            self.batch1_.reset_data()
+        if self.batch2_ is not None:
+            self.batch2_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_batch1(self) -> Tensor | None:
+        return unpack_saved(self.batch1_, self)
+
+    @property
+    def _saved_batch2(self) -> Tensor | None:
+        return unpack_saved(self.batch2_, self)
+
+    @property
+    def _saved_beta(self) -> Number:
+        return self.beta
+
+
+def baddbmm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    batch1: Tensor | None,
+    batch2: Tensor | None,
+    beta: Number,
+) -> list[Any]:
+    """The formulas of BaddbmmBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # batch1
+        grad_inputs[1] = (
+            maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # batch2
+        grad_inputs[2] = (
+            maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), scalar_conj(alpha))
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            maybe_multiply(grad, scalar_conj(beta)) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class NormBackward2(Node):
+    """Backward of ``norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor``.
+
+    self: norm_backward(grad, self.to(grad.scalar_type()), p, result)
+    """
+
+    __slots__ = (
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return norm_backward2_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_p(self) -> Number | None:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def norm_backward2_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: Number | None,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NormBackward2, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self.to(grad.dtype), p, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NormBackward3(Node):
+    """Backward of ``norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor``.
+
+    self: norm_backward(grad, self.to(grad.scalar_type()), p, result, dim, keepdim)
+    """
+
+    __slots__ = (
+        "dim",
+        "keepdim",
+        "p",
+        "self_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return norm_backward3_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            keepdim=self.keepdim,
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_keepdim(self) -> bool:
+        return self.keepdim
+
+    @property
+    def _saved_p(self) -> Number | None:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def norm_backward3_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    keepdim: bool,
+    p: Number | None,
+    self: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of NormBackward3, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            norm_backward(grad, self.to(grad.dtype), p, result, dim, keepdim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class RenormBackward0(Node):
+    """Backward of ``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``.
+
+    self: renorm_backward(grad, self, p, dim, maxnorm)
+    """
+
+    __slots__ = (
+        "dim",
+        "maxnorm",
+        "p",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return renorm_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            maxnorm=self.maxnorm,
+            p=self.p,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_maxnorm(self) -> Number:
+        return self.maxnorm
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def renorm_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    maxnorm: Number,
+    p: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of RenormBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            renorm_backward(grad, self, p, dim, maxnorm) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class CholeskyBackward0(Node):
+    """Backward of ``cholesky(Tensor self, bool upper=False) -> Tensor``.
+
+    self: cholesky_backward(grad, upper, result)
+    """
+
+    __slots__ = (
+        "upper",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cholesky_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            upper=self.upper,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def cholesky_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    upper: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CholeskyBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cholesky_backward(grad, upper, result) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class LinalgHouseholderProductBackward0(Node):
+    """Backward of ``linalg_householder_product(Tensor input, Tensor tau) -> Tensor``.
+
+    input, tau: householder_product_backward(grad, result, input, tau)
+    """
+
+    __slots__ = (
+        "input_",
+        "tau_",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input_: SavedVariable | SavedVariableList | None = None
+        self.tau_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return linalg_householder_product_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            input=unpack_saved(self.input_, self),
+            tau=unpack_saved(self.tau_, self),
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input_ is not None:
+            self.input_.reset_data()
+        if self.tau_ is not None:
+            self.tau_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_tau(self) -> Tensor | None:
+        return unpack_saved(self.tau_, self)
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def linalg_householder_product_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    input: Tensor | None,
+    tau: Tensor | None,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of LinalgHouseholderProductBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # input, tau
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = householder_product_backward(grad, result, input, tau)
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class CholeskyInverseBackward0(Node):
+    """Backward of ``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``.
+
+    self: cholesky_inverse_backward(grad, self, upper, result)
+    """
+
+    __slots__ = (
+        "self_",
+        "upper",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cholesky_inverse_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            upper=self.upper,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def cholesky_inverse_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    upper: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CholeskyInverseBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            cholesky_inverse_backward(grad, self, upper, result)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class CholeskySolveBackward0(Node):
+    """Backward of ``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``.
+
+    self, input2: cholesky_solve_backward(grad, self, input2, result, upper, grad_input_mask)
+    """
+
+    __slots__ = (
+        "input2_",
+        "self_",
+        "upper",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input2_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return cholesky_solve_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            input2=unpack_saved(self.input2_, self),
+            self=unpack_saved(self.self_, self),
+            upper=self.upper,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input2_ is not None:
+            self.input2_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_input2(self) -> Tensor | None:
+        return unpack_saved(self.input2_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def cholesky_solve_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    input2: Tensor | None,
+    self: Tensor | None,
+    upper: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of CholeskySolveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, input2
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = cholesky_solve_backward(
+            grad, self, input2, result, upper, grad_input_mask
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class TriangularSolveBackward0(Node):
+    """Backward of ``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``.
+
+    self, A: triangular_solve_backward(grad_solution, grad_cloned_coefficient, self, A, solution, upper, transpose, unitriangular, grad_input_mask)
+    """
+
+    __slots__ = (
+        "A_",
+        "self_",
+        "transpose",
+        "unitriangular",
+        "upper",
+        "solution_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.A_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.solution_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return triangular_solve_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            A=unpack_saved(self.A_, self),
+            self=unpack_saved(self.self_, self),
+            transpose=self.transpose,
+            unitriangular=self.unitriangular,
+            upper=self.upper,
+            solution=unpack_saved(self.solution_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.A_ is not None:
+            self.A_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.solution_ is not None:
+            self.solution_.reset_data()
+
+    @property
+    def _saved_A(self) -> Tensor | None:
+        return unpack_saved(self.A_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_transpose(self) -> bool:
+        return self.transpose
+
+    @property
+    def _saved_unitriangular(self) -> bool:
+        return self.unitriangular
+
+    @property
+    def _saved_upper(self) -> bool:
+        return self.upper
+
+    @property
+    def _saved_solution(self) -> Tensor | None:
+        return unpack_saved(self.solution_, self)
+
+
+def triangular_solve_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    A: Tensor | None,
+    self: Tensor | None,
+    transpose: bool,
+    unitriangular: bool,
+    upper: bool,
+    solution: Tensor | None,
+) -> list[Any]:
+    """The formulas of TriangularSolveBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, A
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = triangular_solve_backward(
+            grads[0],
+            grads[1],
+            self,
+            A,
+            solution,
+            upper,
+            transpose,
+            unitriangular,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class LuUnpackBackward0(Node):
+    """Backward of ``lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)``.
+
+    LU_data: lu_unpack_backward(grad_L, grad_U, LU_data.sym_size(-2), LU_data.sym_size(-1))
+    """
+
+    __slots__ = ("LU_data_sym_sizes",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return lu_unpack_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            LU_data_sym_sizes=self.LU_data_sym_sizes,
+        )
+
+    @property
+    def _saved_LU_data_sym_sizes(self) -> tuple[int, ...]:
+        return self.LU_data_sym_sizes
+
+
+def lu_unpack_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    LU_data_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of LuUnpackBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # LU_data
+        grad_inputs[0] = (
+            lu_unpack_backward(
+                grads[1], grads[2], LU_data_sym_sizes[-2], LU_data_sym_sizes[-1]
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class GeqrfBackward0(Node):
+    """Backward of ``geqrf(Tensor self) -> (Tensor a, Tensor tau)``.
+
+    self: not_implemented("geqrf")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return geqrf_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def geqrf_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of GeqrfBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = not_implemented("geqrf")
+    return grad_inputs
+
+
+class OrmqrBackward0(Node):
+    """Backward of ``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``.
+
+    self, input2, input3: ormqr_backward(grad, result, self, input2, input3, left, transpose, grad_input_mask)
+    """
+
+    __slots__ = (
+        "input2_",
+        "input3_",
+        "left",
+        "self_",
+        "transpose",
+        "result_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.input2_: SavedVariable | SavedVariableList | None = None
+        self.input3_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.result_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return ormqr_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            input2=unpack_saved(self.input2_, self),
+            input3=unpack_saved(self.input3_, self),
+            left=self.left,
+            self=unpack_saved(self.self_, self),
+            transpose=self.transpose,
+            result=unpack_saved(self.result_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.input2_ is not None:
+            self.input2_.reset_data()
+        if self.input3_ is not None:
+            self.input3_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.result_ is not None:
+            self.result_.reset_data()
+
+    @property
+    def _saved_input2(self) -> Tensor | None:
+        return unpack_saved(self.input2_, self)
+
+    @property
+    def _saved_input3(self) -> Tensor | None:
+        return unpack_saved(self.input3_, self)
+
+    @property
+    def _saved_left(self) -> bool:
+        return self.left
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_transpose(self) -> bool:
+        return self.transpose
+
+    @property
+    def _saved_result(self) -> Tensor | None:
+        return unpack_saved(self.result_, self)
+
+
+def ormqr_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    input2: Tensor | None,
+    input3: Tensor | None,
+    left: bool,
+    self: Tensor | None,
+    transpose: bool,
+    result: Tensor | None,
+) -> list[Any]:
+    """The formulas of OrmqrBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # self, input2, input3
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = ormqr_backward(
+            grad, result, self, input2, input3, left, transpose, grad_input_mask
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
     return grad_inputs
 
 
@@ -22075,6 +24183,121 @@ def diag_embed_jvp(
     return operators.diag_embed.call(self_t, offset, dim1, dim2)
 
 
+def alias_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: self_t``."""
+    return self_t
+
+
+def as_strided_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.as_strided.call(self_t, size, stride, storage_offset)
+
+
+def as_strided_scatter_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    src_p: Tensor,
+    src_t: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.as_strided_scatter.call(
+        self_t, src_t, size, stride, storage_offset
+    )
+
+
+def unfold_jvp(
+    self_p: Tensor, self_t: Tensor, dimension: int, size: int, step: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unfold.call(self_t, dimension, size, step)
+
+
+def unfold_backward_jvp(
+    grad_in_p: Tensor,
+    grad_in_t: Tensor,
+    input_sizes: Sequence[int],
+    dim: int,
+    size: int,
+    step: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unfold_backward.call(grad_in_t, input_sizes, dim, size, step)
+
+
+def narrow_copy_jvp(
+    self_p: Tensor, self_t: Tensor, dim: int, start: int, length: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.narrow_copy.call(self_t, dim, start, length)
+
+
+def unsafe_split_Tensor_jvp(
+    self_p: Tensor, self_t: Tensor, split_size: int, dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unsafe_split_Tensor.call(self_t, split_size, dim)
+
+
+def unsafe_split_with_sizes_jvp(
+    self_p: Tensor, self_t: Tensor, split_sizes: Sequence[int], dim: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.unsafe_split_with_sizes.call(self_t, split_sizes, dim)
+
+
+def lift_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.lift.call(self_t)
+
+
+def lift_fresh_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.lift_fresh.call(self_t)
+
+
+def block_diag_jvp(
+    tensors_p: list[Tensor], tensors_t: list[Tensor], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.block_diag.call(tensors_t)
+
+
+def rot90_jvp(
+    self_p: Tensor, self_t: Tensor, k: int, dims: Sequence[int], result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.rot90.call(self_t, k, dims)
+
+
+def complex_jvp(
+    real_p: Tensor, real_t: Tensor, imag_p: Tensor, imag_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: at::complex(real_t, imag_t)``."""
+    return complex(real_t, imag_t)
+
+
+def polar_jvp(
+    abs_p: Tensor, abs_t: Tensor, angle_p: Tensor, angle_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: at::complex(abs_t*angle_p.cos() - angle_t*abs_p*angle_p.sin(), abs_t*angle_p.sin() + angle_t*abs_p*angle_p.cos())``."""
+    return complex(
+        abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(),
+        abs_t * angle_p.sin() + angle_t * abs_p * angle_p.cos(),
+    )
+
+
 def add_Tensor_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -24084,7 +26307,7 @@ def trace_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     return operators.trace.call(self_t)
 
 
-def linalg_vector_norm_jvp(
+def linalg_vector_norm_jvp_formula(
     self_p: Tensor,
     self_t: Tensor,
     ord: Number,
@@ -24093,8 +26316,25 @@ def linalg_vector_norm_jvp(
     dtype: dtype | None,
     result: Any,
 ) -> Any:
-    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, ord, result, dim, keepdim)``."""
-    return norm_jvp(self_p, self_t, ord, result, dim, keepdim)
+    """Forward-mode derivative: ``result: linalg_vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)``."""
+    return linalg_vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)
+
+
+def norm_Scalar_jvp(self_p: Tensor, self_t: Tensor, p: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, p, result)``."""
+    return norm_jvp(self_p, self_t, p, result)
+
+
+def norm_ScalarOpt_dim_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    p: Number | None,
+    dim: Sequence[int],
+    keepdim: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, p, result, dim, keepdim)``."""
+    return norm_jvp(self_p, self_t, p, result, dim, keepdim)
 
 
 def dist_jvp(
@@ -24376,6 +26616,300 @@ def linalg_lu_solve_jvp_formula(
 ) -> Any:
     """Forward-mode derivative: ``result: linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left, adjoint)``."""
     return linalg_lu_solve_jvp(result, LU_p, pivots_p, LU_t, B_t, left, adjoint)
+
+
+def linalg_householder_product_jvp(
+    input_p: Tensor, input_t: Tensor, tau_p: Tensor, tau_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: householder_product_jvp(input_t, tau_t, result, input_p, tau_p)``."""
+    return householder_product_jvp(input_t, tau_t, result, input_p, tau_p)
+
+
+def addmv_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mat_p: Tensor,
+    mat_t: Tensor,
+    vec_p: Tensor,
+    vec_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) + maybe_multiply(mat_p.mv(vec_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(mat_t.mv(vec_p), alpha)
+        + maybe_multiply(mat_p.mv(vec_t), alpha)
+    )
+
+
+def addmv__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    mat_p: Tensor,
+    mat_t: Tensor,
+    vec_p: Tensor,
+    vec_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) + maybe_multiply(mat_p.mv(vec_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(mat_t.mv(vec_p), alpha)
+        + maybe_multiply(mat_p.mv(vec_t), alpha)
+    )
+
+
+def addr_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    vec1_p: Tensor,
+    vec1_t: Tensor,
+    vec2_p: Tensor,
+    vec2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(vec1_t.outer(vec2_p), alpha) + maybe_multiply(vec1_p.outer(vec2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(vec1_t.outer(vec2_p), alpha)
+        + maybe_multiply(vec1_p.outer(vec2_t), alpha)
+    )
+
+
+def addr__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    vec1_p: Tensor,
+    vec1_t: Tensor,
+    vec2_p: Tensor,
+    vec2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(vec1_t.outer(vec2_p), alpha) + maybe_multiply(vec1_p.outer(vec2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(vec1_t.outer(vec2_p), alpha)
+        + maybe_multiply(vec1_p.outer(vec2_t), alpha)
+    )
+
+
+def addbmm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    batch1_p: Tensor,
+    batch1_t: Tensor,
+    batch2_p: Tensor,
+    batch2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha)
+        + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)
+    )
+
+
+def addbmm__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    batch1_p: Tensor,
+    batch1_t: Tensor,
+    batch2_p: Tensor,
+    batch2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha) + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(batch1_t.bmm(batch2_p).sum(0), alpha)
+        + maybe_multiply(batch1_p.bmm(batch2_t).sum(0), alpha)
+    )
+
+
+def baddbmm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    batch1_p: Tensor,
+    batch1_t: Tensor,
+    batch2_p: Tensor,
+    batch2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p), alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(batch1_t.bmm(batch2_p), alpha)
+        + maybe_multiply(batch1_p.bmm(batch2_t), alpha)
+    )
+
+
+def baddbmm__jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    batch1_p: Tensor,
+    batch1_t: Tensor,
+    batch2_p: Tensor,
+    batch2_t: Tensor,
+    beta: Number,
+    alpha: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p), alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)``."""
+    return (
+        maybe_multiply(self_t, beta)
+        + maybe_multiply(batch1_t.bmm(batch2_p), alpha)
+        + maybe_multiply(batch1_p.bmm(batch2_t), alpha)
+    )
+
+
+def norm_ScalarOpt_dtype_jvp(
+    self_p: Tensor, self_t: Tensor, p: Number | None, dtype: dtype, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, p, result)``."""
+    return norm_jvp(self_p, self_t, p, result)
+
+
+def norm_ScalarOpt_dim_dtype_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    p: Number | None,
+    dim: Sequence[int],
+    keepdim: bool,
+    dtype: dtype,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: norm_jvp(self_p, self_t, p, result, dim, keepdim)``."""
+    return norm_jvp(self_p, self_t, p, result, dim, keepdim)
+
+
+def renorm_jvp_formula(
+    self_p: Tensor, self_t: Tensor, p: Number, dim: int, maxnorm: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: renorm_jvp(self_p, self_t, p, dim, maxnorm)``."""
+    return renorm_jvp(self_p, self_t, p, dim, maxnorm)
+
+
+def renorm__jvp(
+    self_p: Tensor, self_t: Tensor, p: Number, dim: int, maxnorm: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: renorm_jvp(self_p, self_t, p, dim, maxnorm)``."""
+    return renorm_jvp(self_p, self_t, p, dim, maxnorm)
+
+
+def cholesky_inverse_jvp_formula(
+    self_p: Tensor, self_t: Tensor, upper: bool, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: cholesky_inverse_jvp(self_p, self_t, result, upper)``."""
+    return cholesky_inverse_jvp(self_p, self_t, result, upper)
+
+
+def cholesky_solve_jvp_formula(
+    self_p: Tensor,
+    self_t: Tensor,
+    input2_p: Tensor,
+    input2_t: Tensor,
+    upper: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)``."""
+    return cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)
+
+
+def triangular_solve_jvp_cloned_coefficient(
+    self_p: Tensor,
+    self_t: Tensor,
+    A_p: Tensor,
+    A_t: Tensor,
+    upper: bool,
+    transpose: bool,
+    unitriangular: bool,
+    solution: Any,
+    cloned_coefficient: Any,
+) -> Any:
+    """Forward-mode derivative: ``cloned_coefficient: A_t``."""
+    return A_t
+
+
+def triangular_solve_jvp_solution(
+    self_p: Tensor,
+    self_t: Tensor,
+    A_p: Tensor,
+    A_t: Tensor,
+    upper: bool,
+    transpose: bool,
+    unitriangular: bool,
+    solution: Any,
+    cloned_coefficient: Any,
+) -> Any:
+    """Forward-mode derivative: ``solution: triangular_solve_jvp(solution, A_p, A_t, self_t, upper, transpose, unitriangular)``."""
+    return triangular_solve_jvp(
+        solution, A_p, A_t, self_t, upper, transpose, unitriangular
+    )
+
+
+def lu_unpack_jvp_L(
+    LU_data_p: Tensor,
+    LU_data_t: Tensor,
+    LU_pivots: Tensor,
+    unpack_data: bool,
+    unpack_pivots: bool,
+    P: Any,
+    L: Any,
+    U: Any,
+) -> Any:
+    """Forward-mode derivative: ``L: LU_data_t.sym_size(-2) >= LU_data_t.sym_size(-1) ? LU_data_t.tril_symint(-1) : LU_data_t.narrow_symint(-1, 0, LU_data_t.sym_size(-2)).tril_symint(-1)``."""
+    return (
+        LU_data_t.tril(-1)
+        if tuple(LU_data_t.shape)[-2] >= tuple(LU_data_t.shape)[-1]
+        else LU_data_t.narrow(-1, 0, tuple(LU_data_t.shape)[-2]).tril(-1)
+    )
+
+
+def lu_unpack_jvp_P(
+    LU_data_p: Tensor,
+    LU_data_t: Tensor,
+    LU_pivots: Tensor,
+    unpack_data: bool,
+    unpack_pivots: bool,
+    P: Any,
+    L: Any,
+    U: Any,
+) -> Any:
+    """Forward-mode derivative: ``P: zeros_like(P)``."""
+    return zeros_like(P)
+
+
+def lu_unpack_jvp_U(
+    LU_data_p: Tensor,
+    LU_data_t: Tensor,
+    LU_pivots: Tensor,
+    unpack_data: bool,
+    unpack_pivots: bool,
+    P: Any,
+    L: Any,
+    U: Any,
+) -> Any:
+    """Forward-mode derivative: ``U: LU_data_t.sym_size(-1) >= LU_data_t.sym_size(-2) ? LU_data_t.triu_symint() : LU_data_t.narrow_symint(-2, 0, LU_data_t.sym_size(-1)).triu_symint()``."""
+    return (
+        LU_data_t.triu()
+        if tuple(LU_data_t.shape)[-1] >= tuple(LU_data_t.shape)[-2]
+        else LU_data_t.narrow(-2, 0, tuple(LU_data_t.shape)[-1]).triu()
+    )
 
 
 def relu_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:

@@ -167,6 +167,52 @@ def diagonal(ks: int, self: Tensor, offset: int, dim1: int, dim2: int) -> Tensor
     return as_view(self, result)
 
 
+def alias(ks: int, self: Tensor) -> Tensor:
+    """alias(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(operators.alias, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
+    return as_view(self, result)
+
+
+def as_strided(
+    ks: int,
+    self: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Tensor:
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
+    result = redispatch(
+        operators.as_strided,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        size,
+        stride,
+        storage_offset,
+    )
+    return as_view(self, result)
+
+
+def unfold(ks: int, self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+    result = redispatch(
+        operators.unfold,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        dimension,
+        size,
+        step,
+    )
+    return as_view(self, result)
+
+
+def lift_fresh(ks: int, self: Tensor) -> Tensor:
+    """lift_fresh(Tensor(a) self) -> Tensor(a)"""
+    result = redispatch(
+        operators.lift_fresh, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self
+    )
+    return as_view(self, result)
+
+
 def _conj(ks: int, self: Tensor) -> Tensor:
     """_conj(Tensor(a) self) -> Tensor(a)"""
     result = redispatch(operators._conj, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
@@ -1083,6 +1129,83 @@ def triu_(ks: int, self: Tensor, diagonal: int) -> Tensor:
     return result
 
 
+def addmv_(
+    ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Tensor:
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.addmv_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        mat,
+        vec,
+        beta,
+        alpha,
+    )
+    increment_version(self)
+    return result
+
+
+def addr_(
+    ks: int, self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Tensor:
+    """addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.addr_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        vec1,
+        vec2,
+        beta,
+        alpha,
+    )
+    increment_version(self)
+    return result
+
+
+def addbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Tensor:
+    """addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.addbmm_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        batch1,
+        batch2,
+        beta,
+        alpha,
+    )
+    increment_version(self)
+    return result
+
+
+def baddbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Tensor:
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    result = redispatch(
+        operators.baddbmm_,
+        ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET,
+        self,
+        batch1,
+        batch2,
+        beta,
+        alpha,
+    )
+    increment_version(self)
+    return result
+
+
+def renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
+    """renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)"""
+    result = redispatch(
+        operators.renorm_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self, p, dim, maxnorm
+    )
+    increment_version(self)
+    return result
+
+
 def relu_(ks: int, self: Tensor) -> Tensor:
     """relu_(Tensor(a!) self) -> Tensor(a!)"""
     result = redispatch(operators.relu_, ks & AFTER_AD_INPLACE_OR_VIEW_KEYSET, self)
@@ -1259,6 +1382,10 @@ operators.unbind_int.register(DispatchKey.ADInplaceOrView, unbind_int)
 operators.view_as_real.register(DispatchKey.ADInplaceOrView, view_as_real)
 operators.view_as_complex.register(DispatchKey.ADInplaceOrView, view_as_complex)
 operators.diagonal.register(DispatchKey.ADInplaceOrView, diagonal)
+operators.alias.register(DispatchKey.ADInplaceOrView, alias)
+operators.as_strided.register(DispatchKey.ADInplaceOrView, as_strided)
+operators.unfold.register(DispatchKey.ADInplaceOrView, unfold)
+operators.lift_fresh.register(DispatchKey.ADInplaceOrView, lift_fresh)
 operators._conj.register(DispatchKey.ADInplaceOrView, _conj)
 operators.real.register(DispatchKey.ADInplaceOrView, real)
 operators.add__Tensor.register(DispatchKey.ADInplaceOrView, add__Tensor)
@@ -1357,6 +1484,11 @@ operators.index_reduce_.register(DispatchKey.ADInplaceOrView, index_reduce_)
 operators._index_put_impl_.register(DispatchKey.ADInplaceOrView, _index_put_impl_)
 operators.tril_.register(DispatchKey.ADInplaceOrView, tril_)
 operators.triu_.register(DispatchKey.ADInplaceOrView, triu_)
+operators.addmv_.register(DispatchKey.ADInplaceOrView, addmv_)
+operators.addr_.register(DispatchKey.ADInplaceOrView, addr_)
+operators.addbmm_.register(DispatchKey.ADInplaceOrView, addbmm_)
+operators.baddbmm_.register(DispatchKey.ADInplaceOrView, baddbmm_)
+operators.renorm_.register(DispatchKey.ADInplaceOrView, renorm_)
 operators.relu_.register(DispatchKey.ADInplaceOrView, relu_)
 operators.leaky_relu_.register(DispatchKey.ADInplaceOrView, leaky_relu_)
 operators.elu_.register(DispatchKey.ADInplaceOrView, elu_)

@@ -20,19 +20,27 @@ from gradgen.numpy_kernels import (
     adaptive_avg_pool,
     adaptive_avg_pool_backward,
     adaptive_max_pool,
+    addbmm,
     addcdiv,
     addcmul,
     addmm,
+    addmv,
+    addr,
     advanced_index,
     airy_ai,
+    alias,
     allclose,
     amax,
     aminmax,
     angle,
     argmax,
+    as_strided,
+    as_strided_scatter,
     atan2_floating,
+    aten_norm,
     avg_pool,
     avg_pool_backward,
+    baddbmm,
     batch_norm_no_update,
     bessel_j0,
     bessel_j1,
@@ -43,12 +51,16 @@ from gradgen.numpy_kernels import (
     binary_cross_entropy_with_logits,
     bincount,
     bitwise,
+    block_diag,
     bmm,
     border_pad_backward,
     bucketize,
     cat_arrays,
     cdist_backward,
     cdist_forward,
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
     clamp_bound,
     clamp_scalars,
     clamp_tensors,
@@ -98,10 +110,12 @@ from gradgen.numpy_kernels import (
     gather,
     gelu,
     gelu_backward,
+    geqrf,
     hardtanh,
     hardtanh_backward,
     heaviside,
     histc,
+    householder_product,
     huber_loss,
     huber_loss_backward,
     hypot_floating,
@@ -125,6 +139,7 @@ from gradgen.numpy_kernels import (
     leaky_relu_backward,
     lerp,
     lgamma,
+    lift,
     linalg_cholesky_ex,
     linalg_cross,
     linalg_det,
@@ -153,6 +168,8 @@ from gradgen.numpy_kernels import (
     logit,
     logit_backward,
     logsumexp,
+    lu_unpack,
+    make_complex,
     masked_fill,
     masked_scatter,
     masked_scatter_backward,
@@ -179,6 +196,7 @@ from gradgen.numpy_kernels import (
     mvlgamma,
     nan_to_num,
     nansum,
+    narrow_copy,
     native_batch_norm,
     native_batch_norm_backward,
     native_group_norm,
@@ -193,10 +211,12 @@ from gradgen.numpy_kernels import (
     nll_loss_forward,
     nonzero,
     one_hot,
+    ormqr,
     orthogonal_polynomial,
     pdist_backward,
     pdist_forward,
     permute,
+    polar,
     polygamma,
     power,
     put,
@@ -206,11 +226,13 @@ from gradgen.numpy_kernels import (
     reduce_var,
     reflection_pad,
     relu,
+    renorm,
     repeat,
     repeat_interleave_counts,
     replication_pad,
     reverse_subtract,
     roll,
+    rot90,
     round_decimals,
     rounding,
     scaled_modified_bessel_k0,
@@ -218,6 +240,7 @@ from gradgen.numpy_kernels import (
     scatter,
     scatter_reduce,
     searchsorted,
+    segment_reduce,
     select,
     select_backward,
     select_scatter,
@@ -256,11 +279,16 @@ from gradgen.numpy_kernels import (
     topk,
     trace,
     transpose,
+    triangular_solve,
     tril,
     triu,
     unbind,
+    unfold,
+    unfold_backward,
     unique_consecutive,
     unique_sorted,
+    unsafe_split,
+    unsafe_split_with_sizes,
     unsafe_view,
     unsqueeze,
     vdot,
@@ -530,6 +558,34 @@ linalg_lu_return = namedtuple(
     ],
 )
 
+# `values, indices = ...` or `.values`, as torch.return_types.triangular_solve
+triangular_solve_return = namedtuple(
+    "triangular_solve",
+    [
+        "solution",
+        "cloned_coefficient",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.lu_unpack
+lu_unpack_return = namedtuple(
+    "lu_unpack",
+    [
+        "P",
+        "L",
+        "U",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.geqrf
+geqrf_return = namedtuple(
+    "geqrf",
+    [
+        "a",
+        "tau",
+    ],
+)
+
 # `values, indices = ...` or `.values`, as torch.return_types.log_sigmoid_forward
 log_sigmoid_forward_return = namedtuple(
     "log_sigmoid_forward",
@@ -787,6 +843,111 @@ def numpy_repeat_interleave_Tensor(
     """repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor"""
     repeats = repeats._data
     return wrap_result(repeat_interleave_counts(repeats, output_size))
+
+
+def numpy_alias(ks: int, self: Tensor) -> Any:
+    """alias(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(alias(self))
+
+
+def numpy_as_strided(
+    ks: int,
+    self: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Any:
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(as_strided(self, size, stride, storage_offset))
+
+
+def numpy_as_strided_scatter(
+    ks: int,
+    self: Tensor,
+    src: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Any:
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
+    self = self._data
+    src = src._data
+    return wrap_result(as_strided_scatter(self, src, size, stride, storage_offset))
+
+
+def numpy_unfold(ks: int, self: Tensor, dimension: int, size: int, step: int) -> Any:
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(unfold(self, dimension, size, step))
+
+
+def numpy_unfold_backward(
+    ks: int, grad_in: Tensor, input_sizes: Sequence[int], dim: int, size: int, step: int
+) -> Any:
+    """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"""
+    grad_in = grad_in._data
+    return wrap_result(unfold_backward(grad_in, input_sizes, dim, size, step))
+
+
+def numpy_narrow_copy(ks: int, self: Tensor, dim: int, start: int, length: int) -> Any:
+    """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
+    self = self._data
+    return wrap_result(narrow_copy(self, dim, start, length))
+
+
+def numpy_unsafe_split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
+    """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
+    self = self._data
+    return [wrap_result(r) for r in unsafe_split(self, split_size, dim)]
+
+
+def numpy_unsafe_split_with_sizes(
+    ks: int, self: Tensor, split_sizes: Sequence[int], dim: int
+) -> Any:
+    """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+    self = self._data
+    return [wrap_result(r) for r in unsafe_split_with_sizes(self, split_sizes, dim)]
+
+
+def numpy_lift(ks: int, self: Tensor) -> Any:
+    """lift(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(lift(self))
+
+
+def numpy_lift_fresh(ks: int, self: Tensor) -> Any:
+    """lift_fresh(Tensor(a) self) -> Tensor(a)"""
+    self = self._data
+    return wrap_result(alias(self))
+
+
+def numpy_block_diag(ks: int, tensors: Sequence[Tensor]) -> Any:
+    """block_diag(Tensor[] tensors) -> Tensor"""
+    common_dtype = result_type(*tensors)
+    tensors = [promoted_array(t, common_dtype) for t in tensors]
+    return wrap_result(block_diag(tensors), common_dtype)
+
+
+def numpy_rot90(ks: int, self: Tensor, k: int, dims: Sequence[int]) -> Any:
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+    self = self._data
+    return wrap_result(rot90(self, k, dims))
+
+
+def numpy_complex(ks: int, real: Tensor, imag: Tensor) -> Any:
+    """complex(Tensor real, Tensor imag) -> Tensor"""
+    real = real._data
+    imag = imag._data
+    return wrap_result(make_complex(real, imag))
+
+
+def numpy_polar(ks: int, abs: Tensor, angle: Tensor) -> Any:
+    """polar(Tensor abs, Tensor angle) -> Tensor"""
+    abs = abs._data
+    angle = angle._data
+    return wrap_result(polar(abs, angle))
 
 
 def numpy_add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
@@ -2730,6 +2891,27 @@ def numpy_unique_dim_consecutive(
     return wrap_result(result0), wrap_result(result1), wrap_result(result2)
 
 
+def numpy_segment_reduce(
+    ks: int,
+    data: Tensor,
+    reduce: str,
+    lengths: Tensor | None,
+    indices: Tensor | None,
+    offsets: Tensor | None,
+    axis: int,
+    unsafe: bool,
+    initial: Number | None,
+) -> Any:
+    """segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor"""
+    data = data._data
+    lengths = None if lengths is None else lengths._data
+    indices = None if indices is None else indices._data
+    offsets = None if offsets is None else offsets._data
+    return wrap_result(
+        segment_reduce(data, reduce, lengths, indices, offsets, axis, unsafe, initial)
+    )
+
+
 def numpy_index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     self = self._data
@@ -3332,6 +3514,20 @@ def numpy_linalg_vector_norm(
     return wrap_result(vector_norm(self, ord, dim, keepdim, dtype))
 
 
+def numpy_norm_Scalar(ks: int, self: Tensor, p: Number) -> Any:
+    """norm.Scalar(Tensor self, Scalar p=2) -> Tensor"""
+    self = self._data
+    return wrap_result(aten_norm(self, p, None, False, None))
+
+
+def numpy_norm_ScalarOpt_dim(
+    ks: int, self: Tensor, p: Number | None, dim: Sequence[int], keepdim: bool
+) -> Any:
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"""
+    self = self._data
+    return wrap_result(aten_norm(self, p, dim, keepdim, None))
+
+
 def numpy_dist(ks: int, self: Tensor, other: Tensor, p: Number) -> Any:
     """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
     self = self._data
@@ -3486,6 +3682,196 @@ def numpy_linalg_lu_solve(
     pivots = pivots._data
     B = B._data
     return wrap_result(linalg_lu_solve(LU, pivots, B, left, adjoint))
+
+
+def numpy_cholesky(ks: int, self: Tensor, upper: bool) -> Any:
+    """cholesky(Tensor self, bool upper=False) -> Tensor"""
+    self = self._data
+    return wrap_result(cholesky(self, upper))
+
+
+def numpy_linalg_householder_product(ks: int, input: Tensor, tau: Tensor) -> Any:
+    """linalg_householder_product(Tensor input, Tensor tau) -> Tensor"""
+    input = input._data
+    tau = tau._data
+    return wrap_result(householder_product(input, tau))
+
+
+def numpy_addmv(
+    ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    mat = mat._data
+    vec = vec._data
+    return wrap_result(addmv(self, mat, vec, beta, alpha))
+
+
+def numpy_addmv_(
+    ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    mat = mat._data
+    vec = vec._data
+    return copy_into(self_tensor, addmv(self, mat, vec, beta, alpha))
+
+
+def numpy_addr(
+    ks: int, self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    common_dtype = result_type(self, vec1, vec2)
+    self = promoted_array(self, common_dtype)
+    vec1 = promoted_array(vec1, common_dtype)
+    vec2 = promoted_array(vec2, common_dtype)
+    try:
+        return wrap_result(addr(self, vec1, vec2, beta, alpha), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, vec1, vec2) from None
+
+
+def numpy_addr_(
+    ks: int, self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    common_dtype = result_type(self, vec1, vec2)
+    self_tensor = self
+    self = promoted_array(self, common_dtype)
+    vec1 = promoted_array(vec1, common_dtype)
+    vec2 = promoted_array(vec2, common_dtype)
+    return copy_into(self_tensor, addr(self, vec1, vec2, beta, alpha))
+
+
+def numpy_addbmm(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    return wrap_result(addbmm(self, batch1, batch2, beta, alpha))
+
+
+def numpy_addbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    return copy_into(self_tensor, addbmm(self, batch1, batch2, beta, alpha))
+
+
+def numpy_baddbmm(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    return wrap_result(baddbmm(self, batch1, batch2, beta, alpha))
+
+
+def numpy_baddbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    batch1 = batch1._data
+    batch2 = batch2._data
+    return copy_into(self_tensor, baddbmm(self, batch1, batch2, beta, alpha))
+
+
+def numpy_norm_ScalarOpt_dtype(
+    ks: int, self: Tensor, p: Number | None, dtype: dtype
+) -> Any:
+    """norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor"""
+    self = self._data
+    return wrap_result(aten_norm(self, p, None, False, dtype))
+
+
+def numpy_norm_ScalarOpt_dim_dtype(
+    ks: int,
+    self: Tensor,
+    p: Number | None,
+    dim: Sequence[int],
+    keepdim: bool,
+    dtype: dtype,
+) -> Any:
+    """norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor"""
+    self = self._data
+    return wrap_result(aten_norm(self, p, dim, keepdim, dtype))
+
+
+def numpy_renorm(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
+    self = self._data
+    return wrap_result(renorm(self, p, dim, maxnorm))
+
+
+def numpy_renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)"""
+    self_tensor = self
+    self = self._data
+    return copy_into(self_tensor, renorm(self, p, dim, maxnorm))
+
+
+def numpy_cholesky_inverse(ks: int, self: Tensor, upper: bool) -> Any:
+    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
+    self = self._data
+    return wrap_result(cholesky_inverse(self, upper))
+
+
+def numpy_cholesky_solve(ks: int, self: Tensor, input2: Tensor, upper: bool) -> Any:
+    """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+    self = self._data
+    input2 = input2._data
+    return wrap_result(cholesky_solve(self, input2, upper))
+
+
+def numpy_triangular_solve(
+    ks: int, self: Tensor, A: Tensor, upper: bool, transpose: bool, unitriangular: bool
+) -> Any:
+    """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+    self = self._data
+    A = A._data
+    solution, cloned_coefficient = triangular_solve(
+        self, A, upper, transpose, unitriangular
+    )
+    return triangular_solve_return(
+        wrap_result(solution), wrap_result(cloned_coefficient)
+    )
+
+
+def numpy_lu_unpack(
+    ks: int, LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool, unpack_pivots: bool
+) -> Any:
+    """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
+    LU_data = LU_data._data
+    LU_pivots = LU_pivots._data
+    P, L, U = lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots)
+    return lu_unpack_return(wrap_result(P), wrap_result(L), wrap_result(U))
+
+
+def numpy_geqrf(ks: int, self: Tensor) -> Any:
+    """geqrf(Tensor self) -> (Tensor a, Tensor tau)"""
+    self = self._data
+    a, tau = geqrf(self)
+    return geqrf_return(wrap_result(a), wrap_result(tau))
+
+
+def numpy_ormqr(
+    ks: int, self: Tensor, input2: Tensor, input3: Tensor, left: bool, transpose: bool
+) -> Any:
+    """ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor"""
+    self = self._data
+    input2 = input2._data
+    input3 = input3._data
+    return wrap_result(ormqr(self, input2, input3, left, transpose))
 
 
 def numpy_relu(ks: int, self: Tensor) -> Any:
@@ -6155,6 +6541,22 @@ operators.diag_embed.register(DispatchKey.NumPy, numpy_diag_embed)
 operators.repeat_interleave_Tensor.register(
     DispatchKey.NumPy, numpy_repeat_interleave_Tensor
 )
+operators.alias.register(DispatchKey.NumPy, numpy_alias)
+operators.as_strided.register(DispatchKey.NumPy, numpy_as_strided)
+operators.as_strided_scatter.register(DispatchKey.NumPy, numpy_as_strided_scatter)
+operators.unfold.register(DispatchKey.NumPy, numpy_unfold)
+operators.unfold_backward.register(DispatchKey.NumPy, numpy_unfold_backward)
+operators.narrow_copy.register(DispatchKey.NumPy, numpy_narrow_copy)
+operators.unsafe_split_Tensor.register(DispatchKey.NumPy, numpy_unsafe_split_Tensor)
+operators.unsafe_split_with_sizes.register(
+    DispatchKey.NumPy, numpy_unsafe_split_with_sizes
+)
+operators.lift.register(DispatchKey.NumPy, numpy_lift)
+operators.lift_fresh.register(DispatchKey.NumPy, numpy_lift_fresh)
+operators.block_diag.register(DispatchKey.NumPy, numpy_block_diag)
+operators.rot90.register(DispatchKey.NumPy, numpy_rot90)
+operators.complex.register(DispatchKey.NumPy, numpy_complex)
+operators.polar.register(DispatchKey.NumPy, numpy_polar)
 operators.add_Tensor.register(DispatchKey.NumPy, numpy_add_Tensor)
 operators.sub_Tensor.register(DispatchKey.NumPy, numpy_sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.NumPy, numpy_mul_Tensor)
@@ -6400,6 +6802,7 @@ operators._unique.register(DispatchKey.NumPy, numpy__unique)
 operators.unique_dim_consecutive.register(
     DispatchKey.NumPy, numpy_unique_dim_consecutive
 )
+operators.segment_reduce.register(DispatchKey.NumPy, numpy_segment_reduce)
 operators.index_select.register(DispatchKey.NumPy, numpy_index_select)
 operators.index_add.register(DispatchKey.NumPy, numpy_index_add)
 operators.gather.register(DispatchKey.NumPy, numpy_gather)
@@ -6466,6 +6869,8 @@ operators.tril_.register(DispatchKey.NumPy, numpy_tril_)
 operators.triu_.register(DispatchKey.NumPy, numpy_triu_)
 operators.trace.register(DispatchKey.NumPy, numpy_trace)
 operators.linalg_vector_norm.register(DispatchKey.NumPy, numpy_linalg_vector_norm)
+operators.norm_Scalar.register(DispatchKey.NumPy, numpy_norm_Scalar)
+operators.norm_ScalarOpt_dim.register(DispatchKey.NumPy, numpy_norm_ScalarOpt_dim)
 operators.dist.register(DispatchKey.NumPy, numpy_dist)
 operators.linalg_inv_ex.register(DispatchKey.NumPy, numpy_linalg_inv_ex)
 operators._linalg_det.register(DispatchKey.NumPy, numpy__linalg_det)
@@ -6488,6 +6893,30 @@ operators.linalg_lstsq.register(DispatchKey.NumPy, numpy_linalg_lstsq)
 operators.linalg_lu_factor_ex.register(DispatchKey.NumPy, numpy_linalg_lu_factor_ex)
 operators.linalg_lu.register(DispatchKey.NumPy, numpy_linalg_lu)
 operators.linalg_lu_solve.register(DispatchKey.NumPy, numpy_linalg_lu_solve)
+operators.cholesky.register(DispatchKey.NumPy, numpy_cholesky)
+operators.linalg_householder_product.register(
+    DispatchKey.NumPy, numpy_linalg_householder_product
+)
+operators.addmv.register(DispatchKey.NumPy, numpy_addmv)
+operators.addmv_.register(DispatchKey.NumPy, numpy_addmv_)
+operators.addr.register(DispatchKey.NumPy, numpy_addr)
+operators.addr_.register(DispatchKey.NumPy, numpy_addr_)
+operators.addbmm.register(DispatchKey.NumPy, numpy_addbmm)
+operators.addbmm_.register(DispatchKey.NumPy, numpy_addbmm_)
+operators.baddbmm.register(DispatchKey.NumPy, numpy_baddbmm)
+operators.baddbmm_.register(DispatchKey.NumPy, numpy_baddbmm_)
+operators.norm_ScalarOpt_dtype.register(DispatchKey.NumPy, numpy_norm_ScalarOpt_dtype)
+operators.norm_ScalarOpt_dim_dtype.register(
+    DispatchKey.NumPy, numpy_norm_ScalarOpt_dim_dtype
+)
+operators.renorm.register(DispatchKey.NumPy, numpy_renorm)
+operators.renorm_.register(DispatchKey.NumPy, numpy_renorm_)
+operators.cholesky_inverse.register(DispatchKey.NumPy, numpy_cholesky_inverse)
+operators.cholesky_solve.register(DispatchKey.NumPy, numpy_cholesky_solve)
+operators.triangular_solve.register(DispatchKey.NumPy, numpy_triangular_solve)
+operators.lu_unpack.register(DispatchKey.NumPy, numpy_lu_unpack)
+operators.geqrf.register(DispatchKey.NumPy, numpy_geqrf)
+operators.ormqr.register(DispatchKey.NumPy, numpy_ormqr)
 operators.relu.register(DispatchKey.NumPy, numpy_relu)
 operators.gelu.register(DispatchKey.NumPy, numpy_gelu)
 operators.silu.register(DispatchKey.NumPy, numpy_silu)

@@ -309,7 +309,7 @@ def householder_product(input: Tensor | Number, tau: Tensor | Number) -> Tensor:
     """``linalg_householder_product(Tensor input, Tensor tau) -> Tensor``"""
     input = tensor_argument(input, "linalg_householder_product", "input", 1, False)
     tau = tensor_argument(tau, "linalg_householder_product", "tau", 2, True)
-    return composites.linalg_householder_product(input, tau)
+    return operators.linalg_householder_product.call(input, tau)
 
 
 def matmul(input: Tensor, other: Tensor | Number) -> Tensor:

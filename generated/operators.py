@@ -91,6 +91,42 @@ repeat_interleave_Tensor = OperatorHandle(
     "repeat_interleave.Tensor",
     "repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor",
 )
+alias = OperatorHandle("alias", "alias(Tensor(a) self) -> Tensor(a)")
+as_strided = OperatorHandle(
+    "as_strided",
+    "as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+)
+as_strided_scatter = OperatorHandle(
+    "as_strided_scatter",
+    "as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor",
+)
+unfold = OperatorHandle(
+    "unfold", "unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"
+)
+unfold_backward = OperatorHandle(
+    "unfold_backward",
+    "unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor",
+)
+narrow_copy = OperatorHandle(
+    "narrow_copy",
+    "narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor",
+)
+unsafe_split_Tensor = OperatorHandle(
+    "unsafe_split.Tensor",
+    "unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
+)
+unsafe_split_with_sizes = OperatorHandle(
+    "unsafe_split_with_sizes",
+    "unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]",
+)
+lift = OperatorHandle("lift", "lift(Tensor self) -> Tensor")
+lift_fresh = OperatorHandle("lift_fresh", "lift_fresh(Tensor(a) self) -> Tensor(a)")
+block_diag = OperatorHandle("block_diag", "block_diag(Tensor[] tensors) -> Tensor")
+rot90 = OperatorHandle(
+    "rot90", "rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"
+)
+complex = OperatorHandle("complex", "complex(Tensor real, Tensor imag) -> Tensor")
+polar = OperatorHandle("polar", "polar(Tensor abs, Tensor angle) -> Tensor")
 add_Tensor = OperatorHandle(
     "add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
 )
@@ -666,6 +702,10 @@ unique_dim_consecutive = OperatorHandle(
     "unique_dim_consecutive",
     "unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
 )
+segment_reduce = OperatorHandle(
+    "segment_reduce",
+    "segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor",
+)
 index_select = OperatorHandle(
     "index_select", "index_select(Tensor self, int dim, Tensor index) -> Tensor"
 )
@@ -873,6 +913,13 @@ linalg_vector_norm = OperatorHandle(
     "linalg_vector_norm",
     "linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
 )
+norm_Scalar = OperatorHandle(
+    "norm.Scalar", "norm.Scalar(Tensor self, Scalar p=2) -> Tensor"
+)
+norm_ScalarOpt_dim = OperatorHandle(
+    "norm.ScalarOpt_dim",
+    "norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
+)
 dist = OperatorHandle("dist", "dist(Tensor self, Tensor other, Scalar p=2) -> Tensor")
 linalg_inv_ex = OperatorHandle(
     "linalg_inv_ex",
@@ -936,6 +983,80 @@ linalg_lu = OperatorHandle(
 linalg_lu_solve = OperatorHandle(
     "linalg_lu_solve",
     "linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor",
+)
+cholesky = OperatorHandle(
+    "cholesky", "cholesky(Tensor self, bool upper=False) -> Tensor"
+)
+linalg_householder_product = OperatorHandle(
+    "linalg_householder_product",
+    "linalg_householder_product(Tensor input, Tensor tau) -> Tensor",
+)
+addmv = OperatorHandle(
+    "addmv",
+    "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+addmv_ = OperatorHandle(
+    "addmv_",
+    "addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+)
+addr = OperatorHandle(
+    "addr",
+    "addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+addr_ = OperatorHandle(
+    "addr_",
+    "addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+)
+addbmm = OperatorHandle(
+    "addbmm",
+    "addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+addbmm_ = OperatorHandle(
+    "addbmm_",
+    "addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+)
+baddbmm = OperatorHandle(
+    "baddbmm",
+    "baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+)
+baddbmm_ = OperatorHandle(
+    "baddbmm_",
+    "baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+)
+norm_ScalarOpt_dtype = OperatorHandle(
+    "norm.ScalarOpt_dtype",
+    "norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor",
+)
+norm_ScalarOpt_dim_dtype = OperatorHandle(
+    "norm.ScalarOpt_dim_dtype",
+    "norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor",
+)
+renorm = OperatorHandle(
+    "renorm", "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"
+)
+renorm_ = OperatorHandle(
+    "renorm_",
+    "renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)",
+)
+cholesky_inverse = OperatorHandle(
+    "cholesky_inverse", "cholesky_inverse(Tensor self, bool upper=False) -> Tensor"
+)
+cholesky_solve = OperatorHandle(
+    "cholesky_solve",
+    "cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor",
+)
+triangular_solve = OperatorHandle(
+    "triangular_solve",
+    "triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)",
+)
+lu_unpack = OperatorHandle(
+    "lu_unpack",
+    "lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)",
+)
+geqrf = OperatorHandle("geqrf", "geqrf(Tensor self) -> (Tensor a, Tensor tau)")
+ormqr = OperatorHandle(
+    "ormqr",
+    "ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor",
 )
 relu = OperatorHandle("relu", "relu(Tensor self) -> Tensor")
 gelu = OperatorHandle("gelu", "gelu(Tensor self, *, str approximate='none') -> Tensor")

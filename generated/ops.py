@@ -69,6 +69,16 @@ __all__ = [
     "concatenate",
     "swapaxes",
     "swapdims",
+    "as_strided",
+    "as_strided_scatter",
+    "unfold_backward",
+    "narrow_copy",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
+    "block_diag",
+    "rot90",
+    "complex",
+    "polar",
     "add",
     "sub",
     "mul",
@@ -226,6 +236,7 @@ __all__ = [
     "bincount",
     "_unique",
     "unique_dim_consecutive",
+    "segment_reduce",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -290,6 +301,18 @@ __all__ = [
     "matrix_exp",
     "cross",
     "cholesky",
+    "addmv",
+    "addmv_",
+    "addr",
+    "addbmm",
+    "baddbmm",
+    "renorm",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "triangular_solve",
+    "lu_unpack",
+    "geqrf",
+    "ormqr",
     "relu",
     "gelu",
     "silu",
@@ -910,6 +933,93 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)``"""
     input = tensor_argument(input, "swapdims", "input", 1, False)
     return composites.swapaxes(input, dim0, dim1)
+
+
+def as_strided(
+    input: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
+    input = tensor_argument(input, "as_strided", "input", 1, False)
+    size = int_list_argument(size, "as_strided", "size")
+    stride = int_list_argument(stride, "as_strided", "stride")
+    return operators.as_strided.call(input, size, stride, storage_offset)
+
+
+def as_strided_scatter(
+    input: Tensor,
+    src: Tensor | Number,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
+    input = tensor_argument(input, "as_strided_scatter", "input", 1, False)
+    src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
+    size = int_list_argument(size, "as_strided_scatter", "size")
+    stride = int_list_argument(stride, "as_strided_scatter", "stride")
+    return operators.as_strided_scatter.call(input, src, size, stride, storage_offset)
+
+
+def unfold_backward(
+    grad_in: Tensor | Number, input_sizes: Sequence[int], dim: int, size: int, step: int
+) -> Tensor:
+    """``unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor``"""
+    grad_in = tensor_argument(grad_in, "unfold_backward", "grad_in", 1, True)
+    input_sizes = int_list_argument(input_sizes, "unfold_backward", "input_sizes")
+    return operators.unfold_backward.call(grad_in, input_sizes, dim, size, step)
+
+
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
+    input = tensor_argument(input, "narrow_copy", "input", 1, False)
+    return operators.narrow_copy.call(input, dim, start, length)
+
+
+def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> Tensor:
+    """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
+    input = tensor_argument(input, "unsafe_split", "input", 1, False)
+    return operators.unsafe_split_Tensor.call(input, split_size, dim)
+
+
+def unsafe_split_with_sizes(
+    input: Tensor, split_sizes: Sequence[int], dim: int = 0
+) -> Tensor:
+    """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
+    input = tensor_argument(input, "unsafe_split_with_sizes", "input", 1, False)
+    split_sizes = int_list_argument(
+        split_sizes, "unsafe_split_with_sizes", "split_sizes"
+    )
+    return operators.unsafe_split_with_sizes.call(input, split_sizes, dim)
+
+
+def block_diag(tensors: Sequence[Tensor]) -> Tensor:
+    """``block_diag(Tensor[] tensors) -> Tensor``"""
+    tensors = tensor_list_argument(tensors, "block_diag", "tensors", 1)
+    return operators.block_diag.call(tensors)
+
+
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
+    input = tensor_argument(input, "rot90", "input", 1, False)
+    dims = int_list_argument(dims, "rot90", "dims")
+    return operators.rot90.call(input, k, dims)
+
+
+def complex(real: Tensor | Number, imag: Tensor | Number) -> Tensor:
+    """``complex(Tensor real, Tensor imag) -> Tensor``"""
+    real = tensor_argument(real, "complex", "real", 1, True)
+    imag = tensor_argument(imag, "complex", "imag", 2, True)
+    return operators.complex.call(real, imag)
+
+
+def polar(abs: Tensor | Number, angle: Tensor | Number) -> Tensor:
+    """``polar(Tensor abs, Tensor angle) -> Tensor``"""
+    abs = tensor_argument(abs, "polar", "abs", 1, True)
+    angle = tensor_argument(angle, "polar", "angle", 2, True)
+    return operators.polar.call(abs, angle)
 
 
 def add(
@@ -2445,6 +2555,39 @@ def unique_dim_consecutive(
     )
 
 
+def segment_reduce(
+    data: Tensor | Number,
+    reduce: str,
+    *,
+    lengths: Tensor | Number | None = None,
+    indices: Tensor | Number | None = None,
+    offsets: Tensor | Number | None = None,
+    axis: int = 0,
+    unsafe: bool = False,
+    initial: Number | None = None,
+) -> Tensor:
+    """``segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor``"""
+    data = tensor_argument(data, "segment_reduce", "data", 1, True)
+    lengths = (
+        None
+        if lengths is None
+        else tensor_argument(lengths, "segment_reduce", "lengths", 3, True)
+    )
+    indices = (
+        None
+        if indices is None
+        else tensor_argument(indices, "segment_reduce", "indices", 4, True)
+    )
+    offsets = (
+        None
+        if offsets is None
+        else tensor_argument(offsets, "segment_reduce", "offsets", 5, True)
+    )
+    return operators.segment_reduce.call(
+        data, reduce, lengths, indices, offsets, axis, unsafe, initial
+    )
+
+
 def index_select(
     input: Tensor, dim: int, index: Tensor | Number, *, out: Tensor | None = None
 ) -> Tensor:
@@ -3221,7 +3364,148 @@ def cross(input: Tensor, other: Tensor | Number, dim: int | None = None) -> Tens
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
     input = tensor_argument(input, "cholesky", "input", 1, False)
-    return composites.cholesky(input, upper)
+    return operators.cholesky.call(input, upper)
+
+
+def addmv(
+    input: Tensor,
+    mat: Tensor | Number,
+    vec: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "addmv", "input", 1, False)
+    mat = tensor_argument(mat, "addmv", "mat", 2, True)
+    vec = tensor_argument(vec, "addmv", "vec", 3, True)
+    return operators.addmv.call(input, mat, vec, beta, alpha)
+
+
+def addmv_(
+    input: Tensor,
+    mat: Tensor | Number,
+    vec: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    input = tensor_argument(input, "addmv_", "input", 1, False)
+    mat = tensor_argument(mat, "addmv_", "mat", 2, True)
+    vec = tensor_argument(vec, "addmv_", "vec", 3, True)
+    return operators.addmv_.call(input, mat, vec, beta, alpha)
+
+
+def addr(
+    input: Tensor,
+    vec1: Tensor | Number,
+    vec2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "addr", "input", 1, False)
+    vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
+    vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
+    return operators.addr.call(input, vec1, vec2, beta, alpha)
+
+
+def addbmm(
+    input: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "addbmm", "input", 1, False)
+    batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
+    return operators.addbmm.call(input, batch1, batch2, beta, alpha)
+
+
+def baddbmm(
+    input: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    input = tensor_argument(input, "baddbmm", "input", 1, False)
+    batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
+    return operators.baddbmm.call(input, batch1, batch2, beta, alpha)
+
+
+def renorm(input: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
+    """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+    input = tensor_argument(input, "renorm", "input", 1, False)
+    return operators.renorm.call(input, p, dim, maxnorm)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
+    """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
+    input = tensor_argument(input, "cholesky_inverse", "input", 1, False)
+    return operators.cholesky_inverse.call(input, upper)
+
+
+def cholesky_solve(
+    input: Tensor, input2: Tensor | Number, upper: bool = False
+) -> Tensor:
+    """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
+    input = tensor_argument(input, "cholesky_solve", "input", 1, False)
+    input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
+    return operators.cholesky_solve.call(input, input2, upper)
+
+
+def triangular_solve(
+    input: Tensor,
+    A: Tensor | Number,
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
+) -> Tensor:
+    """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
+    input = tensor_argument(input, "triangular_solve", "input", 1, False)
+    A = tensor_argument(A, "triangular_solve", "A", 2, True)
+    return operators.triangular_solve.call(input, A, upper, transpose, unitriangular)
+
+
+def lu_unpack(
+    LU_data: Tensor | Number,
+    LU_pivots: Tensor | Number,
+    unpack_data: bool = True,
+    unpack_pivots: bool = True,
+) -> Tensor:
+    """``lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)``"""
+    LU_data = tensor_argument(LU_data, "lu_unpack", "LU_data", 1, True)
+    LU_pivots = tensor_argument(LU_pivots, "lu_unpack", "LU_pivots", 2, True)
+    return operators.lu_unpack.call(LU_data, LU_pivots, unpack_data, unpack_pivots)
+
+
+def geqrf(input: Tensor) -> Tensor:
+    """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
+    input = tensor_argument(input, "geqrf", "input", 1, False)
+    return operators.geqrf.call(input)
+
+
+def ormqr(
+    input: Tensor,
+    input2: Tensor | Number,
+    input3: Tensor | Number,
+    left: bool = True,
+    transpose: bool = False,
+) -> Tensor:
+    """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
+    input = tensor_argument(input, "ormqr", "input", 1, False)
+    input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
+    input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
+    return operators.ormqr.call(input, input2, input3, left, transpose)
 
 
 def relu(input: Tensor) -> Tensor:
@@ -8781,7 +9065,7 @@ norm = OutOverloads(
     (
         # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
         Signature(
-            composites.norm,
+            operators.norm_Scalar.call,
             "Tensor input, Number p=2",
             (
                 Param("input", "Tensor"),
@@ -8790,7 +9074,7 @@ norm = OutOverloads(
         ),
         # norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
         Signature(
-            composites.norm_dim,
+            operators.norm_ScalarOpt_dim.call,
             "Tensor input, Number? p, int[] dim, bool keepdim=False",
             (
                 Param("input", "Tensor"),
@@ -8799,6 +9083,28 @@ norm = OutOverloads(
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
             accepts_out=True,
+        ),
+        # norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
+        Signature(
+            operators.norm_ScalarOpt_dtype.call,
+            "Tensor input, Number? p, *, ScalarType dtype",
+            (
+                Param("input", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dtype", "ScalarType", keyword_only=True),
+            ),
+        ),
+        # norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor
+        Signature(
+            operators.norm_ScalarOpt_dim_dtype.call,
+            "Tensor input, Number? p, int[] dim, bool keepdim, *, ScalarType dtype",
+            (
+                Param("input", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dim", "int[]"),
+                Param("keepdim", "bool"),
+                Param("dtype", "ScalarType", keyword_only=True),
+            ),
         ),
     ),
 )

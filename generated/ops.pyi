@@ -41,6 +41,9 @@ from .tensor_base import linalg_eig_return
 from .tensor_base import linalg_lstsq_return
 from .tensor_base import linalg_lu_factor_ex_return
 from .tensor_base import linalg_lu_return
+from .tensor_base import triangular_solve_return
+from .tensor_base import lu_unpack_return
+from .tensor_base import geqrf_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
@@ -106,6 +109,16 @@ __all__ = [
     "swapdims",
     "movedim",
     "moveaxis",
+    "as_strided",
+    "as_strided_scatter",
+    "unfold_backward",
+    "narrow_copy",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
+    "block_diag",
+    "rot90",
+    "complex",
+    "polar",
     "add",
     "sub",
     "mul",
@@ -317,6 +330,7 @@ __all__ = [
     "count_nonzero",
     "_unique",
     "unique_dim_consecutive",
+    "segment_reduce",
     "index_select",
     "index_select_backward",
     "index_add",
@@ -388,6 +402,18 @@ __all__ = [
     "matrix_exp",
     "cross",
     "cholesky",
+    "addmv",
+    "addmv_",
+    "addr",
+    "addbmm",
+    "baddbmm",
+    "renorm",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "triangular_solve",
+    "lu_unpack",
+    "geqrf",
+    "ormqr",
     "relu",
     "gelu",
     "silu",
@@ -945,6 +971,65 @@ def moveaxis(
     input: Tensor, source: _int | Sequence[_int], destination: _int | Sequence[_int]
 ) -> Tensor:
     """``moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
+
+
+def as_strided(
+    input: Tensor,
+    size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    storage_offset: _int | None = ...,
+) -> Tensor:
+    """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
+
+
+def as_strided_scatter(
+    input: Tensor,
+    src: Tensor | _Number,
+    size: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    storage_offset: _int | None = ...,
+) -> Tensor:
+    """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
+
+
+def unfold_backward(
+    grad_in: Tensor | _Number,
+    input_sizes: _int | Sequence[_int],
+    dim: _int,
+    size: _int,
+    step: _int,
+) -> Tensor:
+    """``unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor``"""
+
+
+def narrow_copy(input: Tensor, dim: _int, start: _int, length: _int) -> Tensor:
+    """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
+
+
+def unsafe_split(input: Tensor, split_size: _int, dim: _int = ...) -> _list[Tensor]:
+    """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
+
+
+def unsafe_split_with_sizes(
+    input: Tensor, split_sizes: _int | Sequence[_int], dim: _int = ...
+) -> _list[Tensor]:
+    """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
+
+
+def block_diag(tensors: Sequence[Tensor]) -> Tensor:
+    """``block_diag(Tensor[] tensors) -> Tensor``"""
+
+
+def rot90(input: Tensor, k: _int = ..., dims: _int | Sequence[_int] = ...) -> Tensor:
+    """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
+
+
+def complex(real: Tensor | _Number, imag: Tensor | _Number) -> Tensor:
+    """``complex(Tensor real, Tensor imag) -> Tensor``"""
+
+
+def polar(abs: Tensor | _Number, angle: Tensor | _Number) -> Tensor:
+    """``polar(Tensor abs, Tensor angle) -> Tensor``"""
 
 
 def add(
@@ -2516,6 +2601,20 @@ def unique_dim_consecutive(
     """``unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)``"""
 
 
+def segment_reduce(
+    data: Tensor | _Number,
+    reduce: _str,
+    *,
+    lengths: Tensor | _Number | None = ...,
+    indices: Tensor | _Number | None = ...,
+    offsets: Tensor | _Number | None = ...,
+    axis: _int = ...,
+    unsafe: _bool = ...,
+    initial: _Number | None = ...,
+) -> Tensor:
+    """``segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor``"""
+
+
 def index_select(
     input: Tensor, dim: _int, index: Tensor | _Number, *, out: Tensor | None = ...
 ) -> Tensor:
@@ -2935,6 +3034,11 @@ def norm(input: Tensor, p: _Number = ...) -> Tensor:
 
 
 @overload
+def norm(input: Tensor, p: _Number | None, *, dtype: _DType) -> Tensor:
+    """``norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor``"""
+
+
+@overload
 def norm(
     input: Tensor,
     p: _Number | None,
@@ -2944,6 +3048,18 @@ def norm(
     out: Tensor | None = ...,
 ) -> Tensor:
     """``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
+
+
+@overload
+def norm(
+    input: Tensor,
+    p: _Number | None,
+    dim: _int | Sequence[_int],
+    keepdim: _bool,
+    *,
+    dtype: _DType,
+) -> Tensor:
+    """``norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor``"""
 
 
 def dist(input: Tensor, other: Tensor | _Number, p: _Number = ...) -> Tensor:
@@ -3024,6 +3140,108 @@ def cross(input: Tensor, other: Tensor | _Number, dim: _int | None = ...) -> Ten
 
 def cholesky(input: Tensor, upper: _bool = ...) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+
+
+def addmv(
+    input: Tensor,
+    mat: Tensor | _Number,
+    vec: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+
+def addmv_(
+    input: Tensor,
+    mat: Tensor | _Number,
+    vec: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+
+def addr(
+    input: Tensor,
+    vec1: Tensor | _Number,
+    vec2: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+
+def addbmm(
+    input: Tensor,
+    batch1: Tensor | _Number,
+    batch2: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+
+def baddbmm(
+    input: Tensor,
+    batch1: Tensor | _Number,
+    batch2: Tensor | _Number,
+    *,
+    beta: _Number = ...,
+    alpha: _Number = ...,
+) -> Tensor:
+    """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+
+def renorm(input: Tensor, p: _Number, dim: _int, maxnorm: _Number) -> Tensor:
+    """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+
+
+def cholesky_inverse(input: Tensor, upper: _bool = ...) -> Tensor:
+    """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
+
+
+def cholesky_solve(
+    input: Tensor, input2: Tensor | _Number, upper: _bool = ...
+) -> Tensor:
+    """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
+
+
+def triangular_solve(
+    input: Tensor,
+    A: Tensor | _Number,
+    upper: _bool = ...,
+    transpose: _bool = ...,
+    unitriangular: _bool = ...,
+) -> triangular_solve_return:
+    """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
+
+
+def lu_unpack(
+    LU_data: Tensor | _Number,
+    LU_pivots: Tensor | _Number,
+    unpack_data: _bool = ...,
+    unpack_pivots: _bool = ...,
+) -> lu_unpack_return:
+    """``lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)``"""
+
+
+def geqrf(input: Tensor) -> geqrf_return:
+    """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
+
+
+def ormqr(
+    input: Tensor,
+    input2: Tensor | _Number,
+    input3: Tensor | _Number,
+    left: _bool = ...,
+    transpose: _bool = ...,
+) -> Tensor:
+    """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
 
 
 def relu(input: Tensor) -> Tensor:

@@ -158,6 +158,22 @@ class linalg_lu_return(NamedTuple):
     U: Tensor
 
 
+class triangular_solve_return(NamedTuple):
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
+class lu_unpack_return(NamedTuple):
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+class geqrf_return(NamedTuple):
+    a: Tensor
+    tau: Tensor
+
+
 class log_sigmoid_forward_return(NamedTuple):
     output: Tensor
     buffer: Tensor
@@ -390,6 +406,40 @@ class TensorBase:
         self, source: _int | Sequence[_int], destination: _int | Sequence[_int]
     ) -> Tensor:
         """``moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)``"""
+
+    def as_strided(
+        self,
+        size: _int | Sequence[_int],
+        stride: _int | Sequence[_int],
+        storage_offset: _int | None = ...,
+    ) -> Tensor:
+        """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
+
+    def as_strided_scatter(
+        self,
+        src: Tensor | _Number,
+        size: _int | Sequence[_int],
+        stride: _int | Sequence[_int],
+        storage_offset: _int | None = ...,
+    ) -> Tensor:
+        """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
+
+    def unfold(self, dimension: _int, size: _int, step: _int) -> Tensor:
+        """``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``"""
+
+    def narrow_copy(self, dim: _int, start: _int, length: _int) -> Tensor:
+        """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
+
+    def unsafe_split(self, split_size: _int, dim: _int = ...) -> _list[Tensor]:
+        """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
+
+    def unsafe_split_with_sizes(
+        self, split_sizes: _int | Sequence[_int], dim: _int = ...
+    ) -> _list[Tensor]:
+        """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
+
+    def rot90(self, k: _int = ..., dims: _int | Sequence[_int] = ...) -> Tensor:
+        """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
 
     def add(self, other: Tensor | _Number, *, alpha: _Number = ...) -> Tensor:
         """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
@@ -1803,10 +1853,25 @@ class TensorBase:
         """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor``"""
 
     @overload
+    def norm(self, p: _Number | None, *, dtype: _DType) -> Tensor:
+        """``norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor``"""
+
+    @overload
     def norm(
         self, p: _Number | None, dim: _int | Sequence[_int], keepdim: _bool = ...
     ) -> Tensor:
         """``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
+
+    @overload
+    def norm(
+        self,
+        p: _Number | None,
+        dim: _int | Sequence[_int],
+        keepdim: _bool,
+        *,
+        dtype: _DType,
+    ) -> Tensor:
+        """``norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor``"""
 
     def dist(self, other: Tensor | _Number, p: _Number = ...) -> Tensor:
         """``dist(Tensor self, Tensor other, Scalar p=2) -> Tensor``"""
@@ -1842,6 +1907,119 @@ class TensorBase:
 
     def cholesky(self, upper: _bool = ...) -> Tensor:
         """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
+
+    def addmv(
+        self,
+        mat: Tensor | _Number,
+        vec: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def addmv_(
+        self,
+        mat: Tensor | _Number,
+        vec: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def addr(
+        self,
+        vec1: Tensor | _Number,
+        vec2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def addr_(
+        self,
+        vec1: Tensor | _Number,
+        vec2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def addbmm(
+        self,
+        batch1: Tensor | _Number,
+        batch2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def addbmm_(
+        self,
+        batch1: Tensor | _Number,
+        batch2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def baddbmm(
+        self,
+        batch1: Tensor | _Number,
+        batch2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+
+    def baddbmm_(
+        self,
+        batch1: Tensor | _Number,
+        batch2: Tensor | _Number,
+        *,
+        beta: _Number = ...,
+        alpha: _Number = ...,
+    ) -> Tensor:
+        """``baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+
+    def renorm(self, p: _Number, dim: _int, maxnorm: _Number) -> Tensor:
+        """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+
+    def renorm_(self, p: _Number, dim: _int, maxnorm: _Number) -> Tensor:
+        """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
+
+    def cholesky_inverse(self, upper: _bool = ...) -> Tensor:
+        """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
+
+    def cholesky_solve(self, input2: Tensor | _Number, upper: _bool = ...) -> Tensor:
+        """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
+
+    def triangular_solve(
+        self,
+        A: Tensor | _Number,
+        upper: _bool = ...,
+        transpose: _bool = ...,
+        unitriangular: _bool = ...,
+    ) -> triangular_solve_return:
+        """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
+
+    def geqrf(self) -> geqrf_return:
+        """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
+
+    def ormqr(
+        self,
+        input2: Tensor | _Number,
+        input3: Tensor | _Number,
+        left: _bool = ...,
+        transpose: _bool = ...,
+    ) -> Tensor:
+        """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
 
     def relu(self) -> Tensor:
         """``relu(Tensor self) -> Tensor``"""

@@ -210,6 +210,63 @@ def swapdims(self: Tensor, dim0: int, dim1: int) -> Tensor:
     return composites.swapaxes(self, dim0, dim1)
 
 
+def as_strided(
+    self: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """``as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)``"""
+    size = int_list_argument(size, "as_strided", "size")
+    stride = int_list_argument(stride, "as_strided", "stride")
+    return operators.as_strided.call(self, size, stride, storage_offset)
+
+
+def as_strided_scatter(
+    self: Tensor,
+    src: Tensor | Number,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+) -> Tensor:
+    """``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor``"""
+    src = tensor_argument(src, "as_strided_scatter", "src", 2, True)
+    size = int_list_argument(size, "as_strided_scatter", "size")
+    stride = int_list_argument(stride, "as_strided_scatter", "stride")
+    return operators.as_strided_scatter.call(self, src, size, stride, storage_offset)
+
+
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """``unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)``"""
+    return operators.unfold.call(self, dimension, size, step)
+
+
+def narrow_copy(self: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor``"""
+    return operators.narrow_copy.call(self, dim, start, length)
+
+
+def unsafe_split(self: Tensor, split_size: int, dim: int = 0) -> Tensor:
+    """``unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]``"""
+    return operators.unsafe_split_Tensor.call(self, split_size, dim)
+
+
+def unsafe_split_with_sizes(
+    self: Tensor, split_sizes: Sequence[int], dim: int = 0
+) -> Tensor:
+    """``unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]``"""
+    split_sizes = int_list_argument(
+        split_sizes, "unsafe_split_with_sizes", "split_sizes"
+    )
+    return operators.unsafe_split_with_sizes.call(self, split_sizes, dim)
+
+
+def rot90(self: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """``rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor``"""
+    dims = int_list_argument(dims, "rot90", "dims")
+    return operators.rot90.call(self, k, dims)
+
+
 def add(self: Tensor, other: Tensor | Number, *, alpha: Number = 1) -> Tensor:
     """``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor``"""
     other = tensor_argument(other, "add", "other", 2, True)
@@ -1588,7 +1645,172 @@ def cross(self: Tensor, other: Tensor | Number, dim: int | None = None) -> Tenso
 
 def cholesky(self: Tensor, upper: bool = False) -> Tensor:
     """``cholesky(Tensor self, bool upper=False) -> Tensor``"""
-    return composites.cholesky(self, upper)
+    return operators.cholesky.call(self, upper)
+
+
+def addmv(
+    self: Tensor,
+    mat: Tensor | Number,
+    vec: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    mat = tensor_argument(mat, "addmv", "mat", 2, True)
+    vec = tensor_argument(vec, "addmv", "vec", 3, True)
+    return operators.addmv.call(self, mat, vec, beta, alpha)
+
+
+def addmv_(
+    self: Tensor,
+    mat: Tensor | Number,
+    vec: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    mat = tensor_argument(mat, "addmv_", "mat", 2, True)
+    vec = tensor_argument(vec, "addmv_", "vec", 3, True)
+    return operators.addmv_.call(self, mat, vec, beta, alpha)
+
+
+def addr(
+    self: Tensor,
+    vec1: Tensor | Number,
+    vec2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    vec1 = tensor_argument(vec1, "addr", "vec1", 2, True)
+    vec2 = tensor_argument(vec2, "addr", "vec2", 3, True)
+    return operators.addr.call(self, vec1, vec2, beta, alpha)
+
+
+def addr_(
+    self: Tensor,
+    vec1: Tensor | Number,
+    vec2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    vec1 = tensor_argument(vec1, "addr_", "vec1", 2, True)
+    vec2 = tensor_argument(vec2, "addr_", "vec2", 3, True)
+    return operators.addr_.call(self, vec1, vec2, beta, alpha)
+
+
+def addbmm(
+    self: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    batch1 = tensor_argument(batch1, "addbmm", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "addbmm", "batch2", 3, True)
+    return operators.addbmm.call(self, batch1, batch2, beta, alpha)
+
+
+def addbmm_(
+    self: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    batch1 = tensor_argument(batch1, "addbmm_", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "addbmm_", "batch2", 3, True)
+    return operators.addbmm_.call(self, batch1, batch2, beta, alpha)
+
+
+def baddbmm(
+    self: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor``"""
+    batch1 = tensor_argument(batch1, "baddbmm", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "baddbmm", "batch2", 3, True)
+    return operators.baddbmm.call(self, batch1, batch2, beta, alpha)
+
+
+def baddbmm_(
+    self: Tensor,
+    batch1: Tensor | Number,
+    batch2: Tensor | Number,
+    *,
+    beta: Number = 1,
+    alpha: Number = 1,
+) -> Tensor:
+    """``baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)``"""
+    batch1 = tensor_argument(batch1, "baddbmm_", "batch1", 2, True)
+    batch2 = tensor_argument(batch2, "baddbmm_", "batch2", 3, True)
+    return operators.baddbmm_.call(self, batch1, batch2, beta, alpha)
+
+
+def renorm(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
+    """``renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor``"""
+    return operators.renorm.call(self, p, dim, maxnorm)
+
+
+def renorm_(self: Tensor, p: Number, dim: int, maxnorm: Number) -> Tensor:
+    """``renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)``"""
+    return operators.renorm_.call(self, p, dim, maxnorm)
+
+
+def cholesky_inverse(self: Tensor, upper: bool = False) -> Tensor:
+    """``cholesky_inverse(Tensor self, bool upper=False) -> Tensor``"""
+    return operators.cholesky_inverse.call(self, upper)
+
+
+def cholesky_solve(
+    self: Tensor, input2: Tensor | Number, upper: bool = False
+) -> Tensor:
+    """``cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor``"""
+    input2 = tensor_argument(input2, "cholesky_solve", "input2", 2, True)
+    return operators.cholesky_solve.call(self, input2, upper)
+
+
+def triangular_solve(
+    self: Tensor,
+    A: Tensor | Number,
+    upper: bool = True,
+    transpose: bool = False,
+    unitriangular: bool = False,
+) -> Tensor:
+    """``triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)``"""
+    A = tensor_argument(A, "triangular_solve", "A", 2, True)
+    return operators.triangular_solve.call(self, A, upper, transpose, unitriangular)
+
+
+def geqrf(self: Tensor) -> Tensor:
+    """``geqrf(Tensor self) -> (Tensor a, Tensor tau)``"""
+    return operators.geqrf.call(self)
+
+
+def ormqr(
+    self: Tensor,
+    input2: Tensor | Number,
+    input3: Tensor | Number,
+    left: bool = True,
+    transpose: bool = False,
+) -> Tensor:
+    """``ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor``"""
+    input2 = tensor_argument(input2, "ormqr", "input2", 2, True)
+    input3 = tensor_argument(input3, "ormqr", "input3", 3, True)
+    return operators.ormqr.call(self, input2, input3, left, transpose)
 
 
 def relu(self: Tensor) -> Tensor:
@@ -4169,7 +4391,7 @@ _norm_overloads = Overloads(
     (
         # norm.Scalar(Tensor self, Scalar p=2) -> Tensor
         Signature(
-            composites.norm,
+            operators.norm_Scalar.call,
             "Number p=2",
             (
                 Param("self", "Tensor"),
@@ -4178,7 +4400,7 @@ _norm_overloads = Overloads(
         ),
         # norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
         Signature(
-            composites.norm_dim,
+            operators.norm_ScalarOpt_dim.call,
             "Number? p, int[] dim, bool keepdim=False",
             (
                 Param("self", "Tensor"),
@@ -4187,12 +4409,34 @@ _norm_overloads = Overloads(
                 Param("keepdim", "bool", has_default=True, default=False),
             ),
         ),
+        # norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor
+        Signature(
+            operators.norm_ScalarOpt_dtype.call,
+            "Number? p, *, ScalarType dtype",
+            (
+                Param("self", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dtype", "ScalarType", keyword_only=True),
+            ),
+        ),
+        # norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor
+        Signature(
+            operators.norm_ScalarOpt_dim_dtype.call,
+            "Number? p, int[] dim, bool keepdim, *, ScalarType dtype",
+            (
+                Param("self", "Tensor"),
+                Param("p", "Scalar?"),
+                Param("dim", "int[]"),
+                Param("keepdim", "bool"),
+                Param("dtype", "ScalarType", keyword_only=True),
+            ),
+        ),
     ),
 )
 
 
 def norm(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-    """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor`` or ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor``"""
+    """``norm.Scalar(Tensor self, Scalar p=2) -> Tensor`` or ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`` or ``norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor`` or ``norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor``"""
     return _norm_overloads(*args, self=self, **kwargs)
 
 
@@ -4290,6 +4534,13 @@ METHODS: dict[str, Callable[..., Any]] = {
     "flipud": flipud,
     "swapaxes": swapaxes,
     "swapdims": swapdims,
+    "as_strided": as_strided,
+    "as_strided_scatter": as_strided_scatter,
+    "unfold": unfold,
+    "narrow_copy": narrow_copy,
+    "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes,
+    "rot90": rot90,
     "add": add,
     "sub": sub,
     "mul": mul,
@@ -4507,6 +4758,21 @@ METHODS: dict[str, Callable[..., Any]] = {
     "matrix_exp": matrix_exp,
     "cross": cross,
     "cholesky": cholesky,
+    "addmv": addmv,
+    "addmv_": addmv_,
+    "addr": addr,
+    "addr_": addr_,
+    "addbmm": addbmm,
+    "addbmm_": addbmm_,
+    "baddbmm": baddbmm,
+    "baddbmm_": baddbmm_,
+    "renorm": renorm,
+    "renorm_": renorm_,
+    "cholesky_inverse": cholesky_inverse,
+    "cholesky_solve": cholesky_solve,
+    "triangular_solve": triangular_solve,
+    "geqrf": geqrf,
+    "ormqr": ormqr,
     "relu": relu,
     "relu_": relu_,
     "softmax": softmax,

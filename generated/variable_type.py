@@ -840,6 +840,427 @@ def repeat_interleave_Tensor(ks: int, repeats: Tensor, output_size: int | None) 
     return result
 
 
+def alias(ks: int, self: Tensor) -> Any:
+    """alias(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AliasBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AliasBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.alias, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.alias_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def as_strided(
+    ks: int,
+    self: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Any:
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.AsStridedBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsStridedBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.size = size
+        grad_fn.storage_offset = storage_offset
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.as_strided,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        size,
+        stride,
+        storage_offset,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.as_strided_jvp(
+                    self, tangent_or_zeros(self), size, stride, storage_offset, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def as_strided_scatter(
+    ks: int,
+    self: Tensor,
+    src: Tensor,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None,
+) -> Any:
+    """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or src._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, src)
+    grad_fn: functions.AsStridedScatterBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AsStridedScatterBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, src))
+        if grad_fn.should_compute_output(0):
+            grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.size = size
+        if grad_fn.should_compute_output(0):
+            grad_fn.src_ = SavedVariable(src, False)
+        grad_fn.storage_offset = storage_offset
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.as_strided_scatter,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        src,
+        size,
+        stride,
+        storage_offset,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.as_strided_scatter_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    src,
+                    tangent_or_zeros(src),
+                    size,
+                    stride,
+                    storage_offset,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def unfold(ks: int, self: Tensor, dimension: int, size: int, step: int) -> Any:
+    """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnfoldBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnfoldBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dimension = dimension
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.size = size
+        grad_fn.step = step
+    result = redispatch(
+        operators.unfold, ks & AFTER_AUTOGRAD_KEYSET, self, dimension, size, step
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unfold_jvp(
+                    self, tangent_or_zeros(self), dimension, size, step, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def unfold_backward(
+    ks: int, grad_in: Tensor, input_sizes: Sequence[int], dim: int, size: int, step: int
+) -> Any:
+    """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor"""
+    _any_has_forward_grad = (grad_in._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_in)
+    grad_fn: functions.UnfoldBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnfoldBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_in))
+        grad_fn.dim = dim
+        grad_fn.size = size
+        grad_fn.step = step
+    result = redispatch(
+        operators.unfold_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_in,
+        input_sizes,
+        dim,
+        size,
+        step,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unfold_backward_jvp(
+                    grad_in,
+                    tangent_or_zeros(grad_in),
+                    input_sizes,
+                    dim,
+                    size,
+                    step,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def narrow_copy(ks: int, self: Tensor, dim: int, start: int, length: int) -> Any:
+    """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NarrowCopyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NarrowCopyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.length = length
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.start = start
+    result = redispatch(
+        operators.narrow_copy, ks & AFTER_AUTOGRAD_KEYSET, self, dim, start, length
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.narrow_copy_jvp(
+                    self, tangent_or_zeros(self), dim, start, length, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def unsafe_split_Tensor(ks: int, self: Tensor, split_size: int, dim: int) -> Any:
+    """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnsafeSplitBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeSplitBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_options = self.dtype
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.split_size = split_size
+    result = redispatch(
+        operators.unsafe_split_Tensor, ks & AFTER_AUTOGRAD_KEYSET, self, split_size, dim
+    )
+    if grad_fn is not None:
+        for output in result:
+            set_history(output, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unsafe_split_Tensor_jvp(
+                    self, tangent_or_zeros(self), split_size, dim, result
+                ),
+            )
+        for output, tangent in zip(result, tangents[0]):
+            set_fw_grad(output, tangent)
+    return result
+
+
+def unsafe_split_with_sizes(
+    ks: int, self: Tensor, split_sizes: Sequence[int], dim: int
+) -> Any:
+    """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UnsafeSplitWithSizesBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UnsafeSplitWithSizesBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_options = self.dtype
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.split_sizes = split_sizes
+    result = redispatch(
+        operators.unsafe_split_with_sizes,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        split_sizes,
+        dim,
+    )
+    if grad_fn is not None:
+        for output in result:
+            set_history(output, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.unsafe_split_with_sizes_jvp(
+                    self, tangent_or_zeros(self), split_sizes, dim, result
+                ),
+            )
+        for output, tangent in zip(result, tangents[0]):
+            set_fw_grad(output, tangent)
+    return result
+
+
+def lift(ks: int, self: Tensor) -> Any:
+    """lift(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LiftBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LiftBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.lift, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.lift_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def lift_fresh(ks: int, self: Tensor) -> Any:
+    """lift_fresh(Tensor(a) self) -> Tensor(a)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.LiftFreshBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LiftFreshBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.lift_fresh, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.lift_fresh_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def block_diag(ks: int, tensors: Sequence[Tensor]) -> Any:
+    """block_diag(Tensor[] tensors) -> Tensor"""
+    _any_has_forward_grad = (
+        any(t._fw_grad is not None for t in tensors)
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(*tensors)
+    grad_fn: functions.BlockDiagBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BlockDiagBackward0()
+        grad_fn.set_next_edges(collect_next_edges(*tensors))
+        grad_fn.tensors_size_ = len(tensors)
+        grad_fn.tensors_args_scalartypes = [t.dtype for t in tensors]
+        grad_fn.tensors_args_sizes = [tuple(t.shape) for t in tensors]
+    result = redispatch(operators.block_diag, ks & AFTER_AUTOGRAD_KEYSET, tensors)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.block_diag_jvp(
+                    tensors, [tangent_or_zeros(t) for t in tensors], result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def rot90(ks: int, self: Tensor, k: int, dims: Sequence[int]) -> Any:
+    """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Rot90Backward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Rot90Backward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dims = dims
+        grad_fn.k = k
+    result = redispatch(operators.rot90, ks & AFTER_AUTOGRAD_KEYSET, self, k, dims)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rot90_jvp(self, tangent_or_zeros(self), k, dims, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def complex(ks: int, real: Tensor, imag: Tensor) -> Any:
+    """complex(Tensor real, Tensor imag) -> Tensor"""
+    _any_has_forward_grad = (
+        real._fw_grad is not None or imag._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(real, imag)
+    grad_fn: functions.ComplexBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ComplexBackward0()
+        grad_fn.set_next_edges(collect_next_edges(real, imag))
+    result = redispatch(operators.complex, ks & AFTER_AUTOGRAD_KEYSET, real, imag)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.complex_jvp(
+                    real, tangent_or_zeros(real), imag, tangent_or_zeros(imag), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def polar(ks: int, abs: Tensor, angle: Tensor) -> Any:
+    """polar(Tensor abs, Tensor angle) -> Tensor"""
+    _any_has_forward_grad = (
+        abs._fw_grad is not None or angle._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(abs, angle)
+    grad_fn: functions.PolarBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PolarBackward0()
+        grad_fn.set_next_edges(collect_next_edges(abs, angle))
+    result = redispatch(operators.polar, ks & AFTER_AUTOGRAD_KEYSET, abs, angle)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.polar_jvp(
+                    abs, tangent_or_zeros(abs), angle, tangent_or_zeros(angle), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def add_Tensor(ks: int, self: Tensor, other: Tensor, alpha: Number) -> Any:
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
     _any_has_forward_grad = (
@@ -6682,6 +7103,58 @@ def unique_dim_consecutive(
     return result
 
 
+def segment_reduce(
+    ks: int,
+    data: Tensor,
+    reduce: str,
+    lengths: Tensor | None,
+    indices: Tensor | None,
+    offsets: Tensor | None,
+    axis: int,
+    unsafe: bool,
+    initial: Number | None,
+) -> Any:
+    """segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor"""
+    check_no_requires_grad(lengths, "lengths", "segment_reduce")
+    check_no_requires_grad(indices, "indices", "segment_reduce")
+    check_no_requires_grad(offsets, "offsets", "segment_reduce")
+    _any_has_forward_grad = (
+        data._fw_grad is not None
+        or (lengths is not None and lengths._fw_grad is not None)
+        or (indices is not None and indices._fw_grad is not None)
+        or (offsets is not None and offsets._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("segment_reduce")
+    _any_requires_grad = compute_requires_grad(data)
+    grad_fn: functions.SegmentReduceBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SegmentReduceBackward0()
+        grad_fn.set_next_edges(collect_next_edges(data))
+        grad_fn.axis = axis
+        grad_fn.data_ = SavedVariable(data, False)
+        grad_fn.initial = initial
+        grad_fn.lengths_ = None if lengths is None else SavedVariable(lengths, False)
+        grad_fn.offsets_ = None if offsets is None else SavedVariable(offsets, False)
+        grad_fn.reduce = reduce
+    result = redispatch(
+        operators.segment_reduce,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        data,
+        reduce,
+        lengths,
+        indices,
+        offsets,
+        axis,
+        unsafe,
+        initial,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
 def index_select(ks: int, self: Tensor, dim: int, index: Tensor) -> Any:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -8762,8 +9235,64 @@ def linalg_vector_norm(
         # Every tangent is computed before any is set (PyTorch, issue 67367).
         with computing_jvp():
             tangents = (
-                functions.linalg_vector_norm_jvp(
+                functions.linalg_vector_norm_jvp_formula(
                     self, tangent_or_zeros(self), ord, dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def norm_Scalar(ks: int, self: Tensor, p: Number) -> Any:
+    """norm.Scalar(Tensor self, Scalar p=2) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.norm_Scalar, ks & AFTER_AUTOGRAD_KEYSET, self, p)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.norm_Scalar_jvp(self, tangent_or_zeros(self), p, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def norm_ScalarOpt_dim(
+    ks: int, self: Tensor, p: Number | None, dim: Sequence[int], keepdim: bool
+) -> Any:
+    """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NormBackward1 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NormBackward1()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.norm_ScalarOpt_dim, ks & AFTER_AUTOGRAD_KEYSET, self, p, dim, keepdim
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.norm_ScalarOpt_dim_jvp(
+                    self, tangent_or_zeros(self), p, dim, keepdim, result
                 ),
             )
         set_fw_grad(result, tangents[0])
@@ -9455,6 +9984,808 @@ def linalg_lu_solve(
                 ),
             )
         set_fw_grad(result, tangents[0])
+    return result
+
+
+def cholesky(ks: int, self: Tensor, upper: bool) -> Any:
+    """cholesky(Tensor self, bool upper=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("cholesky")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CholeskyBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CholeskyBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.upper = upper
+    result = redispatch(operators.cholesky, ks & AFTER_AUTOGRAD_KEYSET, self, upper)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def linalg_householder_product(ks: int, input: Tensor, tau: Tensor) -> Any:
+    """linalg_householder_product(Tensor input, Tensor tau) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None or tau._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input, tau)
+    grad_fn: functions.LinalgHouseholderProductBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LinalgHouseholderProductBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, tau))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.tau_ = SavedVariable(tau, False)
+    result = redispatch(
+        operators.linalg_householder_product, ks & AFTER_AUTOGRAD_KEYSET, input, tau
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.linalg_householder_product_jvp(
+                    input, tangent_or_zeros(input), tau, tangent_or_zeros(tau), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addmv(
+    ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or mat._fw_grad is not None
+        or vec._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, mat, vec)
+    grad_fn: functions.AddmvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddmvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn.alpha = alpha
+        grad_fn.beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn.mat_ = SavedVariable(mat, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.vec_ = SavedVariable(vec, False)
+    result = redispatch(
+        operators.addmv, ks & AFTER_AUTOGRAD_KEYSET, self, mat, vec, beta, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addmv_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    mat,
+                    tangent_or_zeros(mat),
+                    vec,
+                    tangent_or_zeros(vec),
+                    beta,
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addmv_(
+    ks: int, self: Tensor, mat: Tensor, vec: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or mat._fw_grad is not None
+        or vec._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, mat, vec)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddmvBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddmvBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, mat, vec))
+        grad_fn.alpha = alpha
+        grad_fn.beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn.mat_ = SavedVariable(mat, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.vec_ = SavedVariable(vec, False)
+    result = redispatch(
+        operators.addmv_, ks & AFTER_AUTOGRAD_KEYSET, self, mat, vec, beta, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addmv__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    mat,
+                    tangent_or_zeros(mat),
+                    vec,
+                    tangent_or_zeros(vec),
+                    beta,
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def addr(
+    ks: int, self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or vec1._fw_grad is not None
+        or vec2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, vec1, vec2)
+    grad_fn: functions.AddrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn.alpha = alpha
+        grad_fn.beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn.vec1_ = SavedVariable(vec1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.vec2_ = SavedVariable(vec2, False)
+    result = redispatch(
+        operators.addr, ks & AFTER_AUTOGRAD_KEYSET, self, vec1, vec2, beta, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addr_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    vec1,
+                    tangent_or_zeros(vec1),
+                    vec2,
+                    tangent_or_zeros(vec2),
+                    beta,
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addr_(
+    ks: int, self: Tensor, vec1: Tensor, vec2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or vec1._fw_grad is not None
+        or vec2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, vec1, vec2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, vec1, vec2))
+        grad_fn.alpha = alpha
+        grad_fn.beta = beta
+        if grad_fn.should_compute_output(2):
+            grad_fn.vec1_ = SavedVariable(vec1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.vec2_ = SavedVariable(vec2, False)
+    result = redispatch(
+        operators.addr_, ks & AFTER_AUTOGRAD_KEYSET, self, vec1, vec2, beta, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addr__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    vec1,
+                    tangent_or_zeros(vec1),
+                    vec2,
+                    tangent_or_zeros(vec2),
+                    beta,
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def addbmm(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or batch1._fw_grad is not None
+        or batch2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    grad_fn: functions.AddbmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        grad_fn.batch1_sym_sizes = tuple(batch1.shape)
+        if grad_fn.should_compute_output(1):
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.batch2_sym_sizes = tuple(batch2.shape)
+        grad_fn.beta = beta
+    result = redispatch(
+        operators.addbmm, ks & AFTER_AUTOGRAD_KEYSET, self, batch1, batch2, beta, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addbmm_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    batch1,
+                    tangent_or_zeros(batch1),
+                    batch2,
+                    tangent_or_zeros(batch2),
+                    beta,
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def addbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or batch1._fw_grad is not None
+        or batch2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.AddbmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        grad_fn.batch1_sym_sizes = tuple(batch1.shape)
+        if grad_fn.should_compute_output(1):
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.batch2_sym_sizes = tuple(batch2.shape)
+        grad_fn.beta = beta
+    result = redispatch(
+        operators.addbmm_, ks & AFTER_AUTOGRAD_KEYSET, self, batch1, batch2, beta, alpha
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.addbmm__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    batch1,
+                    tangent_or_zeros(batch1),
+                    batch2,
+                    tangent_or_zeros(batch2),
+                    beta,
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def baddbmm(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or batch1._fw_grad is not None
+        or batch2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    grad_fn: functions.BaddbmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BaddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.beta = beta
+    result = redispatch(
+        operators.baddbmm, ks & AFTER_AUTOGRAD_KEYSET, self, batch1, batch2, beta, alpha
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.baddbmm_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    batch1,
+                    tangent_or_zeros(batch1),
+                    batch2,
+                    tangent_or_zeros(batch2),
+                    beta,
+                    alpha,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def baddbmm_(
+    ks: int, self: Tensor, batch1: Tensor, batch2: Tensor, beta: Number, alpha: Number
+) -> Any:
+    """baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or batch1._fw_grad is not None
+        or batch2._fw_grad is not None
+    ) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    _any_requires_grad = compute_requires_grad(self, batch1, batch2)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.BaddbmmBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BaddbmmBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, batch1, batch2))
+        grad_fn.alpha = alpha
+        if grad_fn.should_compute_output(2):
+            grad_fn.batch1_ = SavedVariable(batch1, False)
+        if grad_fn.should_compute_output(1):
+            grad_fn.batch2_ = SavedVariable(batch2, False)
+        grad_fn.beta = beta
+    result = redispatch(
+        operators.baddbmm_,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        batch1,
+        batch2,
+        beta,
+        alpha,
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.baddbmm__jvp(
+                    original_self,
+                    tangent_or_zeros(self),
+                    batch1,
+                    tangent_or_zeros(batch1),
+                    batch2,
+                    tangent_or_zeros(batch2),
+                    beta,
+                    alpha,
+                    self,
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def norm_ScalarOpt_dtype(ks: int, self: Tensor, p: Number | None, dtype: dtype) -> Any:
+    """norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NormBackward2 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NormBackward2()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.norm_ScalarOpt_dtype, ks & AFTER_AUTOGRAD_KEYSET, self, p, dtype
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.norm_ScalarOpt_dtype_jvp(
+                    self, tangent_or_zeros(self), p, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def norm_ScalarOpt_dim_dtype(
+    ks: int,
+    self: Tensor,
+    p: Number | None,
+    dim: Sequence[int],
+    keepdim: bool,
+    dtype: dtype,
+) -> Any:
+    """norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.NormBackward3 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NormBackward3()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.keepdim = keepdim
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.norm_ScalarOpt_dim_dtype,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        p,
+        dim,
+        keepdim,
+        dtype,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.norm_ScalarOpt_dim_dtype_jvp(
+                    self, tangent_or_zeros(self), p, dim, keepdim, dtype, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def renorm(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RenormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RenormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.maxnorm = maxnorm
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.renorm, ks & AFTER_AUTOGRAD_KEYSET, self, p, dim, maxnorm
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.renorm_jvp_formula(
+                    self, tangent_or_zeros(self), p, dim, maxnorm, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def renorm_(ks: int, self: Tensor, p: Number, dim: int, maxnorm: Number) -> Any:
+    """renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    original_self = self  # self before the kernel overwrites it, for the JVP
+    if _any_has_forward_grad:
+        with computing_jvp():
+            original_self = self.clone()
+    _any_requires_grad = compute_requires_grad(self)
+    check_inplace(self, _any_requires_grad)
+    grad_fn: functions.RenormBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RenormBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.maxnorm = maxnorm
+        grad_fn.p = p
+        grad_fn.self_ = SavedVariable(self.clone(), False)
+    result = redispatch(
+        operators.renorm_, ks & AFTER_AUTOGRAD_KEYSET, self, p, dim, maxnorm
+    )
+    if grad_fn is not None:
+        rebase_history(self, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.renorm__jvp(
+                    original_self, tangent_or_zeros(self), p, dim, maxnorm, self
+                ),
+            )
+        set_fw_grad(self, tangents[0])
+    return result
+
+
+def cholesky_inverse(ks: int, self: Tensor, upper: bool) -> Any:
+    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CholeskyInverseBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CholeskyInverseBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.cholesky_inverse, ks & AFTER_AUTOGRAD_KEYSET, self, upper
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cholesky_inverse_jvp_formula(
+                    self, tangent_or_zeros(self), upper, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def cholesky_solve(ks: int, self: Tensor, input2: Tensor, upper: bool) -> Any:
+    """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or input2._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, input2)
+    grad_fn: functions.CholeskySolveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CholeskySolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, input2))
+        grad_fn.input2_ = SavedVariable(input2, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.cholesky_solve, ks & AFTER_AUTOGRAD_KEYSET, self, input2, upper
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.cholesky_solve_jvp_formula(
+                    self,
+                    tangent_or_zeros(self),
+                    input2,
+                    tangent_or_zeros(input2),
+                    upper,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def triangular_solve(
+    ks: int, self: Tensor, A: Tensor, upper: bool, transpose: bool, unitriangular: bool
+) -> Any:
+    """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+    _any_has_forward_grad = (
+        A._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, A)
+    grad_fn: functions.TriangularSolveBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.TriangularSolveBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, A))
+        grad_fn.A_ = SavedVariable(A, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.transpose = transpose
+        grad_fn.unitriangular = unitriangular
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.triangular_solve,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        A,
+        upper,
+        transpose,
+        unitriangular,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        grad_fn.solution_ = SavedVariable(result[0], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.triangular_solve_jvp_cloned_coefficient(
+                    self,
+                    tangent_or_zeros(self),
+                    A,
+                    tangent_or_zeros(A),
+                    upper,
+                    transpose,
+                    unitriangular,
+                    result[0],
+                    result[1],
+                ),
+                functions.triangular_solve_jvp_solution(
+                    self,
+                    tangent_or_zeros(self),
+                    A,
+                    tangent_or_zeros(A),
+                    upper,
+                    transpose,
+                    unitriangular,
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+    return result
+
+
+def lu_unpack(
+    ks: int, LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool, unpack_pivots: bool
+) -> Any:
+    """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)"""
+    _any_has_forward_grad = (LU_data._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(LU_data)
+    grad_fn: functions.LuUnpackBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LuUnpackBackward0()
+        grad_fn.set_next_edges(collect_next_edges(LU_data))
+        grad_fn.LU_data_sym_sizes = tuple(LU_data.shape)
+    result = redispatch(
+        operators.lu_unpack,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        LU_data,
+        LU_pivots,
+        unpack_data,
+        unpack_pivots,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+        set_history(result[2], grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.lu_unpack_jvp_L(
+                    LU_data,
+                    tangent_or_zeros(LU_data),
+                    LU_pivots,
+                    unpack_data,
+                    unpack_pivots,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions.lu_unpack_jvp_P(
+                    LU_data,
+                    tangent_or_zeros(LU_data),
+                    LU_pivots,
+                    unpack_data,
+                    unpack_pivots,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+                functions.lu_unpack_jvp_U(
+                    LU_data,
+                    tangent_or_zeros(LU_data),
+                    LU_pivots,
+                    unpack_data,
+                    unpack_pivots,
+                    result[0],
+                    result[1],
+                    result[2],
+                ),
+            )
+        set_fw_grad(result[1], tangents[0])
+        set_fw_grad(result[0], tangents[1])
+        set_fw_grad(result[2], tangents[2])
+    return result
+
+
+def geqrf(ks: int, self: Tensor) -> Any:
+    """geqrf(Tensor self) -> (Tensor a, Tensor tau)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("geqrf")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.GeqrfBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GeqrfBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(operators.geqrf, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+    return result
+
+
+def ormqr(
+    ks: int, self: Tensor, input2: Tensor, input3: Tensor, left: bool, transpose: bool
+) -> Any:
+    """ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or input2._fw_grad is not None
+        or input3._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("ormqr")
+    _any_requires_grad = compute_requires_grad(self, input2, input3)
+    grad_fn: functions.OrmqrBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.OrmqrBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, input2, input3))
+        grad_fn.input2_ = SavedVariable(input2, False)
+        grad_fn.input3_ = SavedVariable(input3, False)
+        grad_fn.left = left
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.transpose = transpose
+    result = redispatch(
+        operators.ormqr,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        input2,
+        input3,
+        left,
+        transpose,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
     return result
 
 
@@ -15689,6 +17020,22 @@ operators.diag_embed.register(DispatchKey.Autograd, diag_embed)
 operators.repeat_interleave_Tensor.register(
     DispatchKey.Autograd, repeat_interleave_Tensor
 )
+operators.alias.register(DispatchKey.Autograd, alias)
+operators.as_strided.register(DispatchKey.Autograd, as_strided)
+operators.as_strided_scatter.register(DispatchKey.Autograd, as_strided_scatter)
+operators.unfold.register(DispatchKey.Autograd, unfold)
+operators.unfold_backward.register(DispatchKey.Autograd, unfold_backward)
+operators.narrow_copy.register(DispatchKey.Autograd, narrow_copy)
+operators.unsafe_split_Tensor.register(DispatchKey.Autograd, unsafe_split_Tensor)
+operators.unsafe_split_with_sizes.register(
+    DispatchKey.Autograd, unsafe_split_with_sizes
+)
+operators.lift.register(DispatchKey.Autograd, lift)
+operators.lift_fresh.register(DispatchKey.Autograd, lift_fresh)
+operators.block_diag.register(DispatchKey.Autograd, block_diag)
+operators.rot90.register(DispatchKey.Autograd, rot90)
+operators.complex.register(DispatchKey.Autograd, complex)
+operators.polar.register(DispatchKey.Autograd, polar)
 operators.add_Tensor.register(DispatchKey.Autograd, add_Tensor)
 operators.sub_Tensor.register(DispatchKey.Autograd, sub_Tensor)
 operators.mul_Tensor.register(DispatchKey.Autograd, mul_Tensor)
@@ -15932,6 +17279,7 @@ operators.count_nonzero_dim_IntList.register(
 operators.count_nonzero.register(DispatchKey.Autograd, count_nonzero)
 operators._unique.register(DispatchKey.Autograd, _unique)
 operators.unique_dim_consecutive.register(DispatchKey.Autograd, unique_dim_consecutive)
+operators.segment_reduce.register(DispatchKey.Autograd, segment_reduce)
 operators.index_select.register(DispatchKey.Autograd, index_select)
 operators.index_add.register(DispatchKey.Autograd, index_add)
 operators.gather.register(DispatchKey.Autograd, gather)
@@ -15994,6 +17342,8 @@ operators.tril_.register(DispatchKey.Autograd, tril_)
 operators.triu_.register(DispatchKey.Autograd, triu_)
 operators.trace.register(DispatchKey.Autograd, trace)
 operators.linalg_vector_norm.register(DispatchKey.Autograd, linalg_vector_norm)
+operators.norm_Scalar.register(DispatchKey.Autograd, norm_Scalar)
+operators.norm_ScalarOpt_dim.register(DispatchKey.Autograd, norm_ScalarOpt_dim)
 operators.dist.register(DispatchKey.Autograd, dist)
 operators.linalg_inv_ex.register(DispatchKey.Autograd, linalg_inv_ex)
 operators._linalg_det.register(DispatchKey.Autograd, _linalg_det)
@@ -16016,6 +17366,30 @@ operators.linalg_lstsq.register(DispatchKey.Autograd, linalg_lstsq)
 operators.linalg_lu_factor_ex.register(DispatchKey.Autograd, linalg_lu_factor_ex)
 operators.linalg_lu.register(DispatchKey.Autograd, linalg_lu)
 operators.linalg_lu_solve.register(DispatchKey.Autograd, linalg_lu_solve)
+operators.cholesky.register(DispatchKey.Autograd, cholesky)
+operators.linalg_householder_product.register(
+    DispatchKey.Autograd, linalg_householder_product
+)
+operators.addmv.register(DispatchKey.Autograd, addmv)
+operators.addmv_.register(DispatchKey.Autograd, addmv_)
+operators.addr.register(DispatchKey.Autograd, addr)
+operators.addr_.register(DispatchKey.Autograd, addr_)
+operators.addbmm.register(DispatchKey.Autograd, addbmm)
+operators.addbmm_.register(DispatchKey.Autograd, addbmm_)
+operators.baddbmm.register(DispatchKey.Autograd, baddbmm)
+operators.baddbmm_.register(DispatchKey.Autograd, baddbmm_)
+operators.norm_ScalarOpt_dtype.register(DispatchKey.Autograd, norm_ScalarOpt_dtype)
+operators.norm_ScalarOpt_dim_dtype.register(
+    DispatchKey.Autograd, norm_ScalarOpt_dim_dtype
+)
+operators.renorm.register(DispatchKey.Autograd, renorm)
+operators.renorm_.register(DispatchKey.Autograd, renorm_)
+operators.cholesky_inverse.register(DispatchKey.Autograd, cholesky_inverse)
+operators.cholesky_solve.register(DispatchKey.Autograd, cholesky_solve)
+operators.triangular_solve.register(DispatchKey.Autograd, triangular_solve)
+operators.lu_unpack.register(DispatchKey.Autograd, lu_unpack)
+operators.geqrf.register(DispatchKey.Autograd, geqrf)
+operators.ormqr.register(DispatchKey.Autograd, ormqr)
 operators.relu.register(DispatchKey.Autograd, relu)
 operators.gelu.register(DispatchKey.Autograd, gelu)
 operators.silu.register(DispatchKey.Autograd, silu)

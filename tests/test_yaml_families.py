@@ -59,6 +59,11 @@ MODULE_FAMILY = {
     "numpy_kernels/linalg_distance.py": "linalg",
     "composites/linalg_products.py": "linalg",
     "composites/shape_joining.py": "shape",
+    "numpy_kernels/linalg_products.py": "linalg",
+    "numpy_kernels/linalg_factorizations.py": "linalg",
+    "numpy_kernels/shape_strided.py": "shape",
+    "numpy_kernels/shape_building.py": "shape",
+    "numpy_kernels/reduction_segments.py": "reduction",
 }
 
 HEADER = re.compile(r"^# ==== family: (?P<family>\S+) ====$")

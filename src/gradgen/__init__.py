@@ -116,6 +116,7 @@ from .functional import (  # type: ignore[no-redef,assignment]
     atleast_2d as atleast_2d,
     atleast_3d as atleast_3d,
     broadcast_shapes as broadcast_shapes,
+    block_diag as block_diag,
     broadcast_tensors as broadcast_tensors,
     cartesian_prod as cartesian_prod,
     cdist as cdist,

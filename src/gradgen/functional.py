@@ -3,7 +3,7 @@
 keyword PyTorch's binding adds to nonzero); the varargs spellings of the operators of
 a tensor list (`meshgrid(a, b)`, `einsum("ij,jk", a, b)`, `broadcast_tensors`,
 `atleast_*d`, `cartesian_prod`, `chain_matmul`), `tensordot`'s `dims`, `cdist`'s
-`compute_mode` and `broadcast_shapes`.
+`compute_mode`, `broadcast_shapes` and `block_diag(*tensors)`.
 
 The operators (`_unique2`, `unique_dim`, `unique_consecutive`) always return three
 tensors, the last two empty unless asked for; these functions return only what was
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .arguments import write_out
+from .factories import zeros
 from .generated import operators, ops
 from .tensor import Size, Tensor
 
@@ -244,3 +245,11 @@ def einsum(*args: Any) -> Tensor:
     else:
         equation, operands = _sublist_equation(args)
     return ops.einsum(equation, operands)
+
+
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (each at most 2-d) on the diagonal of one matrix, zeros elsewhere:
+    the block_diag operator over the arguments."""
+    if not tensors:  # PyTorch's: a 1 x 0 matrix of the default dtype
+        return operators.block_diag.call([zeros(0)])  # type: ignore[no-any-return]
+    return operators.block_diag.call(list(tensors))  # type: ignore[no-any-return]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .common import Line, _aten, _aten_namespace, _vector_norms
+import numpy as np
+
+from .common import Line, _aten, _aten_namespace, _hidden_overload, _vector_norms
 
 
 def _f64(lib: Any, values: Any) -> Any:
@@ -74,6 +76,23 @@ def _lu_solves(lib: Any, a: Any, b: Any) -> Any:
 def _eig(lib: Any, a: Any) -> Any:
     values, vectors = _la(lib, "eig")(a)
     return vectors.abs() * values.abs().unsqueeze(-2) + values.real.unsqueeze(-2)
+
+
+def _norm_dtype(lib: Any, overload: str, *args: Any) -> Any:
+    """An ATen norm overload with dtype=float64 (keyword-only in torch.ops; gradgen's
+    dispatcher entry takes it in its place)."""
+    if lib.__name__ == "torch":
+        return _hidden_overload(lib, overload)(*args, dtype=lib.float64)
+    return _hidden_overload(lib, overload)(*args, lib.float64)
+
+
+def _triangular_solves(lib: Any, a: Any, b: Any) -> Any:
+    """triangular_solve with every triangle, transpose and unit diagonal; the cloned
+    coefficient included."""
+    x, m = lib.triangular_solve(b, a)
+    y, _ = b.triangular_solve(a, upper=False, transpose=True)
+    z, n = lib.triangular_solve(b, a, False, False, True)
+    return x + y + z + (m + n).sum(-1, True)
 
 
 LINES: dict[str, Line] = {
@@ -184,14 +203,19 @@ LINES: dict[str, Line] = {
     "triu_": Line(lambda lib, a: (a * 1.0).triu_(-1) * a, ((4, 3),)),
     "trace": Line(lambda lib, a: lib.trace(a) * a + a.trace(), ((3, 4),)),
     "linalg_vector_norm": Line(_vector_norms, ((2, 3),)),
+    # The ATen overloads (NormBackward0..3): gradgen.norm and torch.norm run
+    # linalg_vector_norm (tests/ops/test_linalg_norms.py).
     "norm.Scalar": Line(
-        lambda lib, a: lib.norm(a) * a + a.norm(1) + a.norm(float("inf")),
+        lambda lib, a: _hidden_overload(lib, "norm.Scalar")(a, 2) * a
+        + _hidden_overload(lib, "norm.Scalar")(a, 1)
+        + _hidden_overload(lib, "norm.Scalar")(a, float("inf")),
         ((2, 3),),
+        complex=True,
     ),
     "norm.ScalarOpt_dim": Line(
-        lambda lib, a: lib.norm(a, 2, 1)
-        * a.norm(p=float("inf"), dim=0, keepdim=True).sum()
-        + lib.norm(a, 3, (0, 1)),
+        lambda lib, a: _hidden_overload(lib, "norm.ScalarOpt_dim")(a, 2, [1], False)
+        * _hidden_overload(lib, "norm.ScalarOpt_dim")(a, None, [0], True).sum()
+        + _hidden_overload(lib, "norm.ScalarOpt_dim")(a, 3, [0, 1], False),
         ((3, 4),),
     ),
     "dist": Line(
@@ -399,6 +423,7 @@ LINES: dict[str, Line] = {
             lambda: lib.cholesky(_spd(lib, a)) + _spd(lib, a).cholesky(True)
         ),
         ((3, 3),),
+        forward=False,  # PyTorch's entry has no forward formula
     ),
     "linalg_householder_product": Line(
         lambda lib, a, t: _la(lib, "householder_product")(a, t),
@@ -419,5 +444,103 @@ LINES: dict[str, Line] = {
         + _la(lib, "diagonal")(a, offset=1, dim1=0, dim2=2).sum(),
         ((3, 2, 3),),
         complex=True,
+    ),
+    "addmv": Line(
+        lambda lib, a, m, v: lib.addmv(a, m, v) + a.addmv(m, v, beta=0.5, alpha=-2.0),
+        ((2,), (2, 3), (3,)),
+        complex=True,
+    ),
+    "addmv_": Line(
+        lambda lib, a, m, v: (a * 1.0).addmv_(m, v, beta=2.0, alpha=0.5) * a,
+        ((2,), (2, 3), (3,)),
+    ),
+    "addr": Line(
+        lambda lib, a, u, v: lib.addr(a, u, v) + a.addr(u, v, beta=-1.0, alpha=3.0),
+        ((3, 2), (3,), (2,)),
+        complex=True,
+    ),
+    "addr_": Line(
+        lambda lib, a, u, v: (a * 1.0).addr_(u, v, beta=0.5) * a, ((3, 2), (3,), (2,))
+    ),
+    "addbmm": Line(
+        lambda lib, a, b, c: lib.addbmm(a, b, c) + a.addbmm(b, c, beta=0.5, alpha=-2.0),
+        ((2, 4), (3, 2, 3), (3, 3, 4)),
+        complex=True,
+    ),
+    "addbmm_": Line(
+        lambda lib, a, b, c: (a * 1.0).addbmm_(b, c, alpha=2.0) * a,
+        ((2, 4), (3, 2, 3), (3, 3, 4)),
+    ),
+    "baddbmm": Line(
+        lambda lib, a, b, c: lib.baddbmm(a, b, c)
+        + a.baddbmm(b, c, beta=2.0, alpha=0.5),
+        ((2, 1, 4), (2, 3, 2), (2, 2, 4)),
+        complex=True,
+    ),
+    "baddbmm_": Line(
+        lambda lib, a, b, c: (a * 1.0).baddbmm_(b, c, beta=-1.0) * a,
+        ((2, 3, 4), (2, 3, 2), (2, 2, 4)),
+    ),
+    "norm.ScalarOpt_dtype": Line(
+        lambda lib, a: _norm_dtype(lib, "norm.ScalarOpt_dtype", a, 3) * a
+        + _norm_dtype(lib, "norm.ScalarOpt_dtype", a, None),
+        ((2, 3),),
+    ),
+    "norm.ScalarOpt_dim_dtype": Line(
+        lambda lib, a: _norm_dtype(lib, "norm.ScalarOpt_dim_dtype", a, 1.5, [1], True)
+        * a,
+        ((2, 3),),
+    ),
+    "renorm": Line(
+        lambda lib, a: lib.renorm(a, 2, 0, 1.0) + a.renorm(1, 1, 2.0),
+        ((3, 4),),
+        complex=True,
+    ),
+    "renorm_": Line(lambda lib, a: (a * 1.0).renorm_(3, -1, 1.5) * a, ((3, 4),)),
+    # A factor with a real diagonal (LAPACK's potri reads a complex one as torch does
+    # not document).
+    "cholesky_inverse": Line(
+        lambda lib, a: lib.cholesky_inverse(a.tril(-1) + 3.0 * _eye(lib, 3))
+        + (a.triu(1) + 3.0 * _eye(lib, 3)).cholesky_inverse(True),
+        ((2, 3, 3),),
+        complex=True,
+    ),
+    "cholesky_solve": Line(
+        lambda lib, a, b: lib.cholesky_solve(b, a.tril() + 3.0 * _eye(lib, 3))
+        + b.cholesky_solve(a.triu() + 3.0 * _eye(lib, 3), True),
+        ((2, 3, 3), (2, 3, 2)),
+        complex=True,
+    ),
+    "triangular_solve": Line(
+        lambda lib, a, b: _triangular_solves(lib, a + 3.0 * _eye(lib, 3), b),
+        ((2, 3, 3), (2, 3, 2)),
+        complex=True,
+    ),
+    "lu_unpack": Line(
+        lambda lib, a: (lambda p, l, u: p @ l.sum(-1, True) * u.sum(-2, True))(
+            *lib.lu_unpack(a, lib.tensor([[2, 3, 3], [1, 3, 3]], dtype=lib.int32))
+        )
+        + (lambda p, l, u: l.sum() + u.sum())(
+            *lib.lu_unpack(a.mT, lib.tensor([[3, 2, 3], [2, 2, 4]], dtype=lib.int32))
+        ),
+        ((2, 3, 4),),
+        complex=True,
+    ),
+    # geqrf has no derivative (PyTorch's is not_implemented too): its values, of a
+    # constant, scale the input.
+    "geqrf": Line(
+        lambda lib, a: (lambda r, tau: a * r + tau.sum())(
+            *lib.tensor(np.linspace(-2.0, 2.0, 12).reshape(4, 3) ** 2).geqrf()
+        ),
+        ((4, 3),),
+    ),
+    "ormqr": Line(
+        lambda lib, a, t, c: lib.ormqr(a, t, c)
+        + a.ormqr(t, c, transpose=True)
+        + lib.ormqr(a, t, c.mT, left=False).mT
+        + lib.ormqr(a, t, c.mT, left=False, transpose=True).mT,
+        ((4, 3), (3,), (4, 2)),
+        complex=True,
+        forward=False,  # PyTorch's entry has no forward formula
     ),
 }

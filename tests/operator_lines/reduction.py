@@ -27,6 +27,21 @@ def _pair(
     return line
 
 
+def _segment_reductions(lib: Any, a: Any) -> Any:
+    """segment_reduce with every reduction, by lengths and by offsets, along both
+    axes (an empty segment where its value is finite)."""
+    lengths = lib.tensor([[2, 0, 3, 1], [1, 1, 0, 4]])
+    offsets = lib.tensor([[0, 2, 6], [0, 3, 6]])
+    total = lib.segment_reduce(a, "sum", lengths=lengths, axis=1)
+    for reduce in ("max", "min", "prod"):
+        total = total + lib.segment_reduce(
+            a, reduce, lengths=lengths, axis=1, initial=2.0
+        )
+    mean = lib.segment_reduce(a, "mean", offsets=offsets, axis=1)
+    columns = lib.segment_reduce(a, "mean", lengths=lib.tensor([1, 1]), axis=0)
+    return total.sum(-1, True) * mean + columns.sum()
+
+
 LINES: dict[str, Line] = {
     "sum": Line(lambda lib, a: lib.sum(a) * a.sum(), ((3, 2),)),
     "sum.dim_IntList": Line(
@@ -287,4 +302,6 @@ LINES: dict[str, Line] = {
         lambda lib, a: lib.nanquantile(a, 0.75, 1, interpolation="lower") * a[:, 0],
         ((3, 4),),
     ),
+    # PyTorch's entry has no forward formula.
+    "segment_reduce": Line(_segment_reductions, ((2, 6),), forward=False),
 }

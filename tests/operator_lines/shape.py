@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .common import Line, _aten_namespace, _f
+from .common import Line, _aten, _aten_namespace, _dispatcher, _f
 
 
 def _meshgrid_ij(lib: Any, a: Any, b: Any) -> Any:
@@ -227,4 +227,66 @@ LINES: dict[str, Line] = {
         lambda lib, a: lib.moveaxis(a, [0, 2], [1, 0]) * 2.0, ((2, 3, 4),)
     ),
     "moveaxis.int": Line(lambda lib, a: a.moveaxis(1, 0) * a.moveaxis(0, 1), ((3, 3),)),
+    "alias": Line(lambda lib, a: _dispatcher(lib, "alias")(a) * a, ((2, 3),)),
+    "as_strided": Line(
+        lambda lib, a: lib.as_strided(a, (2, 2), (1, 2)) * 2.0
+        + a.as_strided((2, 3), (3, 1), 1).sum(-1, True)
+        + lib.as_strided(a[1:], (2, 2), (2, 1), 3),
+        ((7,),),
+    ),
+    # torch 2.13's as_strided_scatter_backward gives `self` the gradient inside the
+    # written region (where the output does not depend on self) and zero outside it;
+    # gradgen's is the other way round (gradcheck agrees). The values and src's
+    # gradient are compared in tests/ops/test_linshape_entries.py.
+    "as_strided_scatter": Line(
+        lambda lib, a, b: lib.as_strided_scatter(a * 1.0, b, (2, 2), (1, 2)) * a
+        + a.as_strided_scatter(b * b, (2, 2), (2, 1), 1),
+        ((7,), (2, 2)),
+        compare=False,
+    ),
+    "unfold": Line(
+        lambda lib, a: a.unfold(1, 2, 1) * 2.0
+        + a.unfold(1, 2, 2).sum(-2, True)[..., :1],
+        ((3, 4),),
+    ),
+    "unfold_backward": Line(
+        lambda lib, g: _aten(lib, "unfold_backward")(g, [3, 6], 1, 2, 2) * 2.0
+        + _aten(lib, "unfold_backward")(g.narrow(1, 0, 2), [3, 3], -1, 2, 1).sum(),
+        ((3, 3, 2),),
+    ),
+    "narrow_copy": Line(
+        lambda lib, a: lib.narrow_copy(a, 0, 1, 2) * a.narrow_copy(1, 1, 1)[1:],
+        ((3, 2),),
+    ),
+    "unsafe_split.Tensor": Line(
+        lambda lib, a: lib.unsafe_split(a, 2)[1] * a.unsafe_split(2, 1)[1][1:3],
+        ((5, 3),),
+    ),
+    "unsafe_split_with_sizes": Line(
+        lambda lib, a: lib.unsafe_split_with_sizes(a, [1, 2], 1)[1]
+        * a.unsafe_split_with_sizes([1, 1])[0][:, :2],
+        ((2, 3),),
+    ),
+    "lift": Line(lambda lib, a: _dispatcher(lib, "lift")(a) * a, ((2, 3),)),
+    "lift_fresh": Line(lambda lib, a: _dispatcher(lib, "lift_fresh")(a) * a, ((2, 3),)),
+    "block_diag": Line(
+        lambda lib, a, b, c: lib.block_diag(a, b * b, c, a.sum()),
+        ((2, 3), (3,), (1, 2)),
+        complex=True,
+    ),
+    "rot90": Line(
+        lambda lib, a: lib.rot90(a) * 2.0
+        + a.rot90(2, [1, 0]).sum()
+        + lib.rot90(a, -3, [0, 1]),
+        ((3, 3),),
+    ),
+    "complex": Line(
+        lambda lib, a, b: lib.view_as_real(lib.complex(a, b) * lib.complex(b * b, a)),
+        ((2, 3), (3,)),
+    ),
+    "polar": Line(
+        lambda lib, a, b: lib.view_as_real(lib.polar(a, b) * lib.polar(a * a, b)),
+        ((2, 3), (2, 3)),
+        positive=True,
+    ),
 }

@@ -1,17 +1,15 @@
-"""Composites of the linalg family: outer, matmul (folded and batched), linear, norm."""
+"""Composites of the linalg family: outer, matmul (folded and batched), linear."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..generated import operators
 from ..numpy_kernels import broadcast_shape_error
 from ..tensor import Tensor
-from ..tensor import Number
 from ..generated import ops  # functions read at call time (the generated tie)
 from .shape import reshape as _reshape
 
-__all__ = ["outer", "ger", "matmul", "linear", "norm", "norm_dim"]
+__all__ = ["outer", "ger", "matmul", "linear"]
 
 
 def outer(self: Tensor, vec2: Tensor) -> Tensor:
@@ -176,22 +174,3 @@ def _flatten_nd_linear(input: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     folded = _reshape(input, (flattened, sizes[-1]))
     result: Tensor = ops.addmm(bias, folded, weight.t())
     return result.view(sizes[:-1] + (result.shape[1],))
-
-
-def _linalg_vector_norm(
-    self: Tensor, ord: Number, dim: tuple[int, ...] | None, keepdim: bool
-) -> Tensor:
-    """linalg_vector_norm, through the dispatcher (it has no Python binding)."""
-    return operators.linalg_vector_norm.call(self, ord, dim, keepdim, None)  # type: ignore[no-any-return]
-
-
-def norm(self: Tensor, p: Number = 2) -> Tensor:
-    """The p-norm of every element: linalg_vector_norm (as torch.norm calls it)."""
-    return _linalg_vector_norm(self, p, None, False)
-
-
-def norm_dim(
-    self: Tensor, p: Number | None, dim: tuple[int, ...], keepdim: bool = False
-) -> Tensor:
-    """The p-norm (2 when p is None) over `dim`: linalg_vector_norm."""
-    return _linalg_vector_norm(self, 2 if p is None else p, dim, keepdim)

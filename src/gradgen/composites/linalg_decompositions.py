@@ -19,7 +19,7 @@ from ..dtypes import scalar_type_name
 from ..generated import operators
 from ..generated import ops  # functions read at call time (the generated tie)
 from ..grad_mode import is_grad_enabled
-from ..numpy_kernels.linalg_decompositions import _cholesky_errors, _lu_factor_errors
+from ..numpy_kernels.linalg_decompositions import _lu_factor_errors
 from ..tensor import Number, Tensor
 
 __all__ = [
@@ -57,8 +57,6 @@ __all__ = [
     "linalg_tensorinv",
     "linalg_tensorsolve",
     "linalg_lu_factor",
-    "cholesky",
-    "linalg_householder_product",
     "linalg_matmul",
     "linalg_vecdot",
     "linalg_diagonal",
@@ -607,53 +605,6 @@ def linalg_lu_factor(A: Tensor, pivot: bool = True) -> Any:
     LU, pivots, info = operators.linalg_lu_factor_ex.call(A, pivot, False)
     _lu_factor_errors(info._data, "torch.linalg.lu_factor")
     return linalg_lu_factor_return(LU, pivots)
-
-
-_CHOLESKY_DEPRECATED = (
-    "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed "
-    "in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
-    "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
-    "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce "
-    "equivalent results for all valid (symmetric positive definite) inputs."
-)
-
-
-def cholesky(self: Tensor, upper: bool = False) -> Tensor:
-    """torch.cholesky (deprecated, with PyTorch's warning): linalg.cholesky_ex, its
-    error named `cholesky`."""
-    warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=3)
-    L, info = operators.linalg_cholesky_ex.call(self, upper, False)
-    _cholesky_errors(info._data)
-    return L  # type: ignore[no-any-return]
-
-
-def linalg_householder_product(input: Tensor, tau: Tensor) -> Tensor:
-    """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H, v_i the i-th
-    column of `input` below its diagonal with a one on it (LAPACK's orgqr), as products
-    of matrices (so autograd differentiates it)."""
-    if input.dim() < 2:
-        raise RuntimeError(
-            "torch.linalg.householder_product: input must have at least 2 dimensions."
-        )
-    m, n, k = input.shape[-2], input.shape[-1], tau.shape[-1]
-    if m < n:
-        raise RuntimeError(
-            "torch.linalg.householder_product: input.shape[-2] must be greater than or "
-            "equal to input.shape[-1]"
-        )
-    if n < k:
-        raise RuntimeError(
-            "torch.linalg.householder_product: input.shape[-1] must be greater than or "
-            "equal to tau.shape[-1]"
-        )
-    dtype = input._data.dtype
-    V = input.tril(-1) + Tensor(np.eye(m, n, dtype=dtype))
-    Q = Tensor(np.broadcast_to(np.eye(m, n, dtype=dtype), input.shape).copy())
-    for i in range(k - 1, -1, -1):
-        v = V.narrow(-1, i, 1)
-        t = tau.narrow(-1, i, 1).unsqueeze(-1)
-        Q = Q - (t * v).matmul(_mH(v).matmul(Q))
-    return Q
 
 
 def linalg_matmul(self: Tensor, other: Tensor) -> Tensor:

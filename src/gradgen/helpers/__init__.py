@@ -27,13 +27,16 @@ from .elementwise import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
+from .linalg_factorizations import *  # noqa: F403  (the names of its __all__)
 from .linalg_lu_lstsq import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
+from .reduction_segments import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
+from .shape_strided import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
 from .special import *  # noqa: F403  (the names of its __all__)
 
@@ -50,13 +53,16 @@ for _family in (
     "indexing",
     "linalg",
     "linalg_decompositions",
+    "linalg_factorizations",
     "linalg_lu_lstsq",
     "loss",
     "normalization",
     "pooling",
     "reduction",
+    "reduction_segments",
     "rnn",
     "shape",
+    "shape_strided",
     "sparse",
     "special",
 ):

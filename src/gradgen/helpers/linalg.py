@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..generated.ops import real
+from ..generated import operators
+from ..generated.ops import real, where
 from ..tensor import Tensor
 from ._common import (
     Number,
@@ -23,6 +24,9 @@ __all__ = [
     "norm_backward",
     "norm_jvp",
     "linalg_vector_norm_backward",
+    "linalg_vector_norm_jvp",
+    "renorm_backward",
+    "renorm_jvp",
 ]
 
 
@@ -123,9 +127,7 @@ def norm_jvp(
     keepdim: bool = False,
 ) -> Tensor:
     """The tangent of the p-norm of `self_p` over `dim` (every dim when None or empty)
-    for the tangent `self_t`. (PyTorch's linalg_vector_norm_jvp is this with `dim`
-    optional; a helper of that name would shadow the generated JVP function of
-    linalg_vector_norm.)"""
+    for the tangent `self_t`."""
     dim = _reduced_dims(dim)
     ndim = self_p.dim()
     order = _norm_order(p)
@@ -157,6 +159,18 @@ def norm_jvp(
     return (total / norm.pow(order - 1)).masked_fill(norm.eq(0), 0)
 
 
+def linalg_vector_norm_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    scalar_ord: Number,
+    norm: Tensor,
+    dim: Sequence[int] | None,
+    keepdim: bool,
+) -> Tensor:
+    """norm_jvp over `dim` (every dim when None)."""
+    return norm_jvp(self_p, self_t, scalar_ord, norm, dim, keepdim)
+
+
 def linalg_vector_norm_backward(
     grad: Tensor | None,
     self: Tensor,
@@ -168,3 +182,54 @@ def linalg_vector_norm_backward(
     """norm_backward over `dim` (every dim when None); `dtype` needs nothing: the
     engine converts the gradient to self's dtype."""
     return norm_backward(grad, self, ord, norm, _reduced_dims(dim), keepdim)
+
+
+def _renorm_dims(self: Tensor, dim: int) -> list[int]:
+    """Every dimension but `dim`: the ones renorm's norms reduce."""
+    ndim = self.dim()
+    kept = dim % ndim if ndim else 0
+    return [d for d in range(ndim) if d != kept]
+
+
+def _renorm_norm(self: Tensor, p: Number, dims: Sequence[int]) -> Tensor:
+    """The p-norm of each slice, kept as a size-1 dimension."""
+    return operators.linalg_vector_norm.call(self, p, dims, True, None)  # type: ignore[no-any-return]
+
+
+def renorm_backward(
+    grad: Tensor | None, self: Tensor, p: Number, dim: int, maxnorm: Number
+) -> Tensor | None:
+    """The gradient of renorm: where a slice's norm n exceeds maxnorm, its output is
+    self * maxnorm / (n + 1e-7), whose derivative adds the term through n."""
+    if grad is None:
+        return None
+    dims = _renorm_dims(self, dim)
+    norm = _renorm_norm(self, p, dims)
+    grad_output = self.conj() * grad
+    if grad_output.is_complex():
+        grad_output = real(grad_output)
+    grad_output = grad_output.sum(dims, True)
+    nb = norm_backward(grad_output, self, p, norm, dims, True)
+    invnorm = (norm + 1e-7).reciprocal()
+    factor = invnorm * maxnorm
+    scaled = (
+        factor * grad
+        if nb is None
+        else factor * grad - maxnorm * invnorm * invnorm * nb
+    )
+    return where(norm > maxnorm, scaled, grad)
+
+
+def renorm_jvp(
+    self_p: Tensor, self_t: Tensor, p: Number, dim: int, maxnorm: Number
+) -> Tensor:
+    """The tangent of renorm: maxnorm / (n + 1e-7) * self_t less self_p times the
+    norm's tangent over (n + 1e-7)^2, where the norm n exceeds maxnorm."""
+    dims = _renorm_dims(self_p, dim)
+    norm = _renorm_norm(self_p, p, dims)
+    invnorm = (norm + 1e-7).reciprocal()
+    norm_t = norm_jvp(self_p, self_t, p, norm, dims, True)
+    scaled = (
+        invnorm * maxnorm * self_t - self_p * (maxnorm * invnorm * invnorm) * norm_t
+    )
+    return where(norm > maxnorm, scaled, self_t)

@@ -27,12 +27,17 @@ from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
 from .linalg_distance import *  # noqa: F403  (the names of its __all__)
+from .linalg_factorizations import *  # noqa: F403  (the names of its __all__)
+from .linalg_products import *  # noqa: F403  (the names of its __all__)
 from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
+from .reduction_segments import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
+from .shape_strided import *  # noqa: F403  (the names of its __all__)
+from .shape_building import *  # noqa: F403  (the names of its __all__)
 from .sparse import *  # noqa: F403  (the names of its __all__)
 from .special import *  # noqa: F403  (the names of its __all__)
 
@@ -53,12 +58,17 @@ for _family in (
     "linalg",
     "linalg_decompositions",
     "linalg_distance",
+    "linalg_factorizations",
+    "linalg_products",
     "loss",
     "normalization",
     "pooling",
     "reduction",
+    "reduction_segments",
     "rnn",
     "shape",
+    "shape_strided",
+    "shape_building",
     "sparse",
     "special",
 ):
