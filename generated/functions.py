@@ -57,6 +57,8 @@ from gradgen.helpers import (
     fused_lstm_cell_jvp,
     gather_with_keepdimed_indices,
     gelu_double_backward,
+    grid_sampler_2d_double_backward,
+    grid_sampler_3d_double_backward,
     group_norm_invstd_jvp,
     group_norm_jvp,
     group_norm_mean_jvp,
@@ -18446,6 +18448,220 @@ def grid_sampler3_d_backward0_apply(
             grad_inputs[0] = grad_result[0]
         if needs_input_grad[1]:
             grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class GridSampler2DBackwardBackward0(Node):
+    """Backward of ``grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``.
+
+    grad_output, input, grid: grid_sampler_2d_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "grad_output_",
+        "grid_",
+        "input_",
+        "interpolation_mode",
+        "padding_mode",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.grid_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return grid_sampler2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            grad_output=unpack_saved(self.grad_output_, self),
+            grid=unpack_saved(self.grid_, self),
+            input=unpack_saved(self.input_, self),
+            interpolation_mode=self.interpolation_mode,
+            padding_mode=self.padding_mode,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.grid_ is not None:
+            self.grid_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_grid(self) -> Tensor | None:
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_interpolation_mode(self) -> int:
+        return self.interpolation_mode
+
+    @property
+    def _saved_padding_mode(self) -> int:
+        return self.padding_mode
+
+
+def grid_sampler2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    grad_output: Tensor | None,
+    grid: Tensor | None,
+    input: Tensor | None,
+    interpolation_mode: int,
+    padding_mode: int,
+) -> list[Any]:
+    """The formulas of GridSampler2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # grad_output, input, grid
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = grid_sampler_2d_double_backward(
+            grads[0],
+            grads[1],
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class GridSampler3DBackwardBackward0(Node):
+    """Backward of ``grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``.
+
+    grad_output, input, grid: grid_sampler_3d_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "grad_output_",
+        "grid_",
+        "input_",
+        "interpolation_mode",
+        "padding_mode",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.grid_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return grid_sampler3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            grad_output=unpack_saved(self.grad_output_, self),
+            grid=unpack_saved(self.grid_, self),
+            input=unpack_saved(self.input_, self),
+            interpolation_mode=self.interpolation_mode,
+            padding_mode=self.padding_mode,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.grid_ is not None:
+            self.grid_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_grid(self) -> Tensor | None:
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_interpolation_mode(self) -> int:
+        return self.interpolation_mode
+
+    @property
+    def _saved_padding_mode(self) -> int:
+        return self.padding_mode
+
+
+def grid_sampler3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    grad_output: Tensor | None,
+    grid: Tensor | None,
+    input: Tensor | None,
+    interpolation_mode: int,
+    padding_mode: int,
+) -> list[Any]:
+    """The formulas of GridSampler3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # grad_output, input, grid
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = grid_sampler_3d_double_backward(
+            grads[0],
+            grads[1],
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
     return grad_inputs
 
 

@@ -13442,10 +13442,16 @@ def grid_sampler_2d_backward(
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("grid_sampler_2d_backward")
     _any_requires_grad = compute_requires_grad(grad_output, input, grid)
-    grad_fn: NotImplementedBackward | None = None
+    grad_fn: functions.GridSampler2DBackwardBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = NotImplementedBackward("grid_sampler_2d_backward")
+        grad_fn = functions.GridSampler2DBackwardBackward0()
         grad_fn.set_next_edges(collect_next_edges(grad_output, input, grid))
+        grad_fn.align_corners = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode = interpolation_mode
+        grad_fn.padding_mode = padding_mode
     result = redispatch(
         operators.grid_sampler_2d_backward,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -13458,8 +13464,8 @@ def grid_sampler_2d_backward(
         output_mask,
     )
     if grad_fn is not None:
-        set_history_if_differentiable(result[0], grad_fn)
-        set_history_if_differentiable(result[1], grad_fn)
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
     return result
 
 
@@ -13520,10 +13526,16 @@ def grid_sampler_3d_backward(
     if _any_has_forward_grad:
         raise forward_ad_not_implemented("grid_sampler_3d_backward")
     _any_requires_grad = compute_requires_grad(grad_output, input, grid)
-    grad_fn: NotImplementedBackward | None = None
+    grad_fn: functions.GridSampler3DBackwardBackward0 | None = None
     if _any_requires_grad:
-        grad_fn = NotImplementedBackward("grid_sampler_3d_backward")
+        grad_fn = functions.GridSampler3DBackwardBackward0()
         grad_fn.set_next_edges(collect_next_edges(grad_output, input, grid))
+        grad_fn.align_corners = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode = interpolation_mode
+        grad_fn.padding_mode = padding_mode
     result = redispatch(
         operators.grid_sampler_3d_backward,
         ks & AFTER_AUTOGRAD_KEYSET,
@@ -13536,8 +13548,8 @@ def grid_sampler_3d_backward(
         output_mask,
     )
     if grad_fn is not None:
-        set_history_if_differentiable(result[0], grad_fn)
-        set_history_if_differentiable(result[1], grad_fn)
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
     return result
 
 

@@ -78,9 +78,7 @@ def _scale(
     return dtype.type(size) / dtype.type(out)
 
 
-def _nearest_index(
-    size: int, out: int, scale: float | None, exact: bool
-) -> np.ndarray:
+def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.ndarray:
     """PyTorch's nearest_idx / nearest_neighbor_exact_compute_source_index, with its
     float arithmetic."""
     dst = np.arange(out)
@@ -89,11 +87,15 @@ def _nearest_index(
     if not exact and out == 2 * size:
         return dst >> 1
     ratio = _scale(size, out, False, scale, np.dtype(np.float32))
-    source = (dst + 0.5) * np.float64(ratio) if exact else dst.astype(np.float32) * ratio
+    source = (
+        (dst + 0.5) * np.float64(ratio) if exact else dst.astype(np.float32) * ratio
+    )
     return np.minimum(np.floor(source.astype(np.float32)).astype(np.int64), size - 1)
 
 
-def _source(ratio: np.floating, out: int, align_corners: bool, cubic: bool) -> np.ndarray:
+def _source(
+    ratio: np.floating, out: int, align_corners: bool, cubic: bool
+) -> np.ndarray:
     """PyTorch's area_pixel_compute_source_index for every output position."""
     dst = np.arange(out, dtype=ratio.dtype)
     if align_corners:
@@ -492,10 +494,14 @@ def _check_grid(input: np.ndarray, grid: np.ndarray, mode: int) -> None:
                 "empty"
             )
     if mode == 2 and nd != 2:
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+        raise RuntimeError(
+            "grid_sampler(): bicubic interpolation only supports 4D input"
+        )
 
 
-def _reflect(x: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
+def _reflect(
+    x: np.ndarray, twice_low: int, twice_high: int
+) -> tuple[np.ndarray, np.ndarray]:
     """PyTorch's reflect_coordinates_set_grad: the reflected coordinate and dx'/dx."""
     if twice_low == twice_high:
         return np.zeros_like(x), np.zeros_like(x)
@@ -555,16 +561,22 @@ class _Taps:
         n = grid.shape[0]
         coords = grid.reshape(n, -1, nd)[..., ::-1]  # spatial order [D,] H, W
         per_axis = []
+        # per dimension: the grid coordinate, the pixel coordinate the weights are
+        # polynomials of, and d pixel / d grid (for the double backward's formulas)
+        self.coordinates: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for k, size in enumerate(sizes):
             pixel, scale = _unnormalize(coords[..., k], size, align_corners)
             if mode == 2:
                 per_axis.append(self._cubic(pixel, size, padding, align_corners, scale))
-                continue
-            pixel, grad = _pad_coordinate(pixel, size, padding, align_corners)
-            if mode == 1:
-                per_axis.append(self._nearest(pixel, size))
+                slope = np.full_like(pixel, scale)
             else:
-                per_axis.append(self._linear(pixel, size, grad * scale))
+                pixel, grad = _pad_coordinate(pixel, size, padding, align_corners)
+                slope = grad * scale
+                if mode == 1:
+                    per_axis.append(self._nearest(pixel, size))
+                else:
+                    per_axis.append(self._linear(pixel, size, slope))
+            self.coordinates.append((coords[..., k], pixel, slope))
         self._combine(per_axis, sizes)
 
     @staticmethod
@@ -574,7 +586,9 @@ class _Taps:
         return index[..., None], weight, np.zeros_like(weight)
 
     @staticmethod
-    def _linear(pixel: np.ndarray, size: int, grad: np.ndarray) -> tuple[np.ndarray, ...]:
+    def _linear(
+        pixel: np.ndarray, size: int, grad: np.ndarray
+    ) -> tuple[np.ndarray, ...]:
         first = np.floor(pixel)
         frac = (pixel - first)[..., None]
         index = first[..., None] + np.array([0, 1])
@@ -613,6 +627,7 @@ class _Taps:
             weights.append(spread(weight, k))
             slopes.append(spread(slope, k))
         weight = math.prod(weights)
+        self.inside = np.broadcast_to(inside, weight.shape).reshape(n, g, -1)
         self.index = np.broadcast_to(flat, weight.shape).reshape(n, g, -1)
         self.weight = (weight * inside).reshape(n, g, -1)
         self.slopes = [
@@ -633,7 +648,9 @@ def _cubic_slopes(t: np.ndarray) -> np.ndarray:
     def far(x: np.ndarray) -> np.ndarray:
         return (3 * a * x - 10 * a) * x + 8 * a
 
-    return np.stack([far(t + 1), near(t), -near(1 - t), -far(2 - t)], -1).astype(t.dtype)
+    return np.stack([far(t + 1), near(t), -near(1 - t), -far(2 - t)], -1).astype(
+        t.dtype
+    )
 
 
 def _gather(input: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -677,9 +694,7 @@ def grid_sampler_backward(
     if output_mask[0]:
         contributions = np.einsum("ncg,ngt->ncgt", grad, taps.weight)
         positions = math.prod(input.shape[2:])
-        where = (np.arange(n * c).reshape(n, c, 1, 1) * positions) + taps.index[
-            :, None
-        ]
+        where = (np.arange(n * c).reshape(n, c, 1, 1) * positions) + taps.index[:, None]
         summed = np.bincount(
             where.ravel(), contributions.ravel(), minlength=n * c * positions
         )
