@@ -1,6 +1,7 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
-conv, pooling, rnn, attention, transformer)."""
+conv, pooling, pixelshuffle, upsampling, fold, channelshuffle, rnn,
+attention, transformer)."""
 
 from __future__ import annotations
 
@@ -95,6 +96,10 @@ from .pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
+from .fold import Fold, Unfold
+from .channelshuffle import ChannelShuffle
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
 # The helpers that optim's zero_grad and the tests reach (private: not in __all__).
@@ -195,6 +200,14 @@ __all__ = [
     "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
+    "Fold",
+    "Unfold",
+    "ChannelShuffle",
     "RNNBase",
     "RNN",
     "LSTM",
