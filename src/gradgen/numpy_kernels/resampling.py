@@ -183,7 +183,12 @@ def upsample(
     taps = "nearest" if mode.startswith("nearest") else mode
     allowed = "fu" if taps == "nearest" else "f"
     if self.dtype.kind not in allowed or self.dtype == np.bool_:
-        raise _not_implemented_for(f"compute_indices_weights_{taps}", self)
+        kernel = f"compute_indices_weights_{taps}"
+        if nd == 2 and taps != "cubic":  # PyTorch's 2-d kernels name their own
+            kernel = (
+                f"upsample_{'bilinear' if taps == 'linear' else taps}2d_channels_last"
+            )
+        raise _not_implemented_for(kernel, self)
     if taps == "nearest":
         result = self
         for axis, (size, out, scale) in enumerate(
