@@ -10,7 +10,9 @@ differentiable; the tap positions, in-bounds masks and slopes are constants (num
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
+from functools import reduce
 
 import numpy as np
 
@@ -80,7 +82,7 @@ def _spread(t: Tensor, k: int, nd: int) -> Tensor:
 
 def _product(factors: list[Tensor], inside: Tensor) -> Tensor:
     """The outer product over the dimensions' taps, flattened to (N, G, T) and masked."""
-    combined = math.prod(factors[1:], start=factors[0])
+    combined: Tensor = reduce(operator.mul, factors)
     return combined.flatten(2) * inside
 
 
@@ -141,7 +143,7 @@ def _double_backward(
         for k in set(ks):
             order = ks.count(k)
             factors[k] = _spread(axes[k][order], k, nd)
-        scale = math.prod(slopes[k] for k in ks)
+        scale: Tensor = reduce(operator.mul, [slopes[k] for k in ks])
         return _product(factors, inside) * scale
 
     go = gO.reshape(n, c, -1, 1)
@@ -154,7 +156,9 @@ def _double_backward(
         if ggG is not None
         else []
     )
-    along_gg = sum((g * d for g, d in zip(gg, first)), start=weight * 0)  # (N, G, T)
+    along_gg = reduce(
+        operator.add, [g * d for g, d in zip(gg, first)], weight * 0
+    )  # (N, G, T)
     if output_mask[0]:
         total = weight * 0 if ggI is None else _gather(ggI, index) * weight.unsqueeze(1)
         total = total + values * along_gg.unsqueeze(1)
@@ -164,8 +168,10 @@ def _double_backward(
     if output_mask[2]:
         picked = None if ggI is None else _gather(ggI, index)
         for j in range(nd):
-            term = (go * values).sum(1) * sum(
-                (g * derivative(k, j) for k, g in enumerate(gg)), start=weight * 0
+            term = (go * values).sum(1) * reduce(
+                operator.add,
+                [g * derivative(k, j) for k, g in enumerate(gg)],
+                weight * 0,
             )
             if picked is not None:
                 term = term + (go * picked).sum(1) * first[j]

@@ -625,20 +625,24 @@ class _Taps:
         flat: np.ndarray = np.zeros((n, g) + (1,) * nd, np.int64)
         inside: np.ndarray = np.ones((n, g) + (1,) * nd, bool)
         weights, slopes = [], []
-        for k, (index, weight, slope) in enumerate(per_axis):
+        for k, (index, axis_weight, slope) in enumerate(per_axis):
             index = spread(index.astype(np.int64), k)
             inside = inside & (index >= 0) & (index < sizes[k])
             flat = flat * sizes[k] + np.clip(index, 0, sizes[k] - 1)
-            weights.append(spread(weight, k))
+            weights.append(spread(axis_weight, k))
             slopes.append(spread(slope, k))
-        weight = math.prod(weights)
+        weight: np.ndarray = np.prod(np.broadcast_arrays(*weights), axis=0)
         self.inside = np.broadcast_to(inside, weight.shape).reshape(n, g, -1)
         self.index = np.broadcast_to(flat, weight.shape).reshape(n, g, -1)
         self.weight = (weight * inside).reshape(n, g, -1)
         self.slopes = [
-            (math.prod(weights[:k] + [slopes[k]] + weights[k + 1 :]) * inside).reshape(
-                n, g, -1
-            )
+            (
+                np.prod(
+                    np.broadcast_arrays(*weights[:k], slopes[k], *weights[k + 1 :]),
+                    axis=0,
+                )
+                * inside
+            ).reshape(n, g, -1)
             for k in range(nd)
         ]
 

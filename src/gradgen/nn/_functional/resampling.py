@@ -155,7 +155,8 @@ def interpolate(
         output_size = [int(s * f) for s, f in zip(input.shape[2:], scales)]
     extra: list[Any] = [corners] if takes_corners else []
     given: Sequence[float | None] = scales if scales is not None else [None] * dim
-    return getattr(ops, name)(input, output_size, *extra, *given)
+    result: Tensor = getattr(ops, name)(input, output_size, *extra, *given)
+    return result
 
 
 def upsample(
