@@ -5,6 +5,8 @@ operator without a derivative.
 
 from __future__ import annotations
 
+import ast
+
 from .formulas import SavedAttribute, SavedKind, python_identifier
 from .model import DifferentiabilityInfo, NativeFunction
 from .ir_views import (
@@ -35,6 +37,20 @@ def _guard_for(
     ):
         return None
     return f"grad_fn.should_compute_output({edge_index[users[0].var_names[0]]})"
+
+
+def _on_output(expression: str, name: str, output: str) -> str:
+    """A saved value's expression (`tuple(result.shape)`) read from the wrapper's
+    output (`result[1]`): computed after the kernel, as the output's SavedVariable."""
+    replacement = ast.parse(output, mode="eval").body
+    identifier = python_identifier(name)
+
+    class _Output(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return replacement if node.id == identifier else node
+
+    tree = _Output().visit(ast.parse(expression, mode="eval"))
+    return ast.unparse(ast.fix_missing_locations(tree))
 
 
 def _output_expressions(
@@ -83,6 +99,13 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
             value = f"SavedVariableList({source})"
         elif attribute.kind is SavedKind.OUTPUT:
             value = f"SavedVariable({outputs[attribute.source]}, True)"
+        elif attribute.source in outputs and not inplace:
+            # An output's sizes (`result.sym_sizes()`): known after the kernel runs.
+            value = _on_output(
+                attribute.save_expression, attribute.source, outputs[attribute.source]
+            )
+            output_saves.append(SaveStatement(f"grad_fn.{attribute.name}", value, None))
+            continue
         else:
             value = attribute.save_expression
         statement = SaveStatement(

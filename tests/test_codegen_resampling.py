@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
+import gradgen
+from gradgen.codegen import generate
 from gradgen.codegen.cpp_spelling import parse_formula
 
 
@@ -30,3 +38,38 @@ def _read(text: str) -> str:
 )
 def test_a_size_divided_is_integer_division(cpp: str, python: str) -> None:
     assert _read(cpp) == python
+
+
+# -- a generated package: output sizes -------------------------
+
+NATIVE = """\
+- func: twice(Tensor self) -> Tensor
+  variants: function
+  numpy: self * 2
+"""
+DERIVATIVES = """\
+- name: twice(Tensor self) -> Tensor
+  self: sum_to(grad, result.sym_sizes()) * 2
+"""
+
+
+@pytest.fixture()
+def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    (tmp_path / "native_functions.yaml").write_text(NATIVE)
+    (tmp_path / "derivatives.yaml").write_text(DERIVATIVES)
+    generate(
+        tmp_path / "native_functions.yaml",
+        tmp_path / "derivatives.yaml",
+        tmp_path / "sizeops",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield importlib.import_module("sizeops")
+    for name in [n for n in sys.modules if n == "sizeops" or n.startswith("sizeops.")]:
+        del sys.modules[name]
+
+
+def test_an_output_size_is_saved_after_the_kernel_runs(package: Any) -> None:
+    """`result.sym_sizes()` in a formula: the output's sizes, saved once it exists."""
+    x = gradgen.tensor([1.5, 2.0, -1.0], requires_grad=True)
+    package.twice(x).backward(gradgen.tensor([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
