@@ -85,7 +85,12 @@ def _differentiability_info(
         for name in key.split(",")
     )
     context = _EntryContext(
-        function, arguments, names, declared, _with_formula(values, arguments)
+        function,
+        arguments,
+        names,
+        declared,
+        _with_formula(values, arguments),
+        output_differentiability,
     )
     failed = False
     for key in sorted(values):
@@ -189,6 +194,7 @@ class _EntryContext:
     names: FormulaNames
     declared_non_differentiable: frozenset[str]  # names of `x: non_differentiable` keys
     with_formula: frozenset[str] = frozenset()  # inputs with a gradient formula
+    output_differentiability: tuple[bool, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -230,7 +236,11 @@ def _load_key(
     if formula == "non_differentiable":
         return _KeyResult(non_differentiable=var_names, claims=claims)
     analysed = analyse_backward(
-        formula, arguments, function.output_names, context.names
+        formula,
+        arguments,
+        function.output_names,
+        context.names,
+        context.output_differentiability,
     )
     derivative = Derivative(var_names, str(formula).strip(), analysed, location)
     return _KeyResult(backward=(derivative,), claims=claims)

@@ -40,16 +40,24 @@ def test_a_size_divided_is_integer_division(cpp: str, python: str) -> None:
     assert _read(cpp) == python
 
 
-# -- a generated package: output sizes -------------------------
+# -- a generated package: output sizes and named cotangents -------------------------
 
 NATIVE = """\
 - func: twice(Tensor self) -> Tensor
   variants: function
   numpy: self * 2
+
+- func: halves(Tensor self) -> (Tensor low, Tensor high)
+  variants: function
+  numpy: (np.floor(self), self * 3)
 """
 DERIVATIVES = """\
 - name: twice(Tensor self) -> Tensor
   self: sum_to(grad, result.sym_sizes()) * 2
+
+- name: halves(Tensor self) -> (Tensor low, Tensor high)
+  self: grad_high * 3
+  output_differentiability: [False, True]
 """
 
 
@@ -73,3 +81,13 @@ def test_an_output_size_is_saved_after_the_kernel_runs(package: Any) -> None:
     x = gradgen.tensor([1.5, 2.0, -1.0], requires_grad=True)
     package.twice(x).backward(gradgen.tensor([1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+
+
+def test_named_cotangents_count_the_differentiable_outputs(package: Any) -> None:
+    """With output_differentiability [False, True], the node has one cotangent: the
+    second output's, which `grad_high` names."""
+    x = gradgen.tensor([1.5, 2.0], requires_grad=True)
+    low, high = package.halves(x)
+    assert low.grad_fn is None and not low.requires_grad
+    high.backward(gradgen.tensor([1.0, -1.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, -3.0])
