@@ -50,6 +50,10 @@ NATIVE = """\
 - func: halves(Tensor self) -> (Tensor low, Tensor high)
   variants: function
   numpy: (np.floor(self), self * 3)
+
+- func: scaled(Tensor self) -> (Tensor twice, Tensor square)
+  variants: function
+  numpy: (self * 2, self * self)
 """
 DERIVATIVES = """\
 - name: twice(Tensor self) -> Tensor
@@ -58,6 +62,10 @@ DERIVATIVES = """\
 - name: halves(Tensor self) -> (Tensor low, Tensor high)
   self: grad_high * 3
   output_differentiability: [False, True]
+
+- name: scaled(Tensor self) -> (Tensor twice, Tensor square)
+  self: grads[0] * 2 + grads[1] * 2 * self
+  twice, square: "std::make_tuple(self_t * 2, 2 * self_p * self_t)"
 """
 
 
@@ -91,3 +99,23 @@ def test_named_cotangents_count_the_differentiable_outputs(package: Any) -> None
     assert low.grad_fn is None and not low.requires_grad
     high.backward(gradgen.tensor([1.0, -1.0]))
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, -3.0])
+
+
+def test_a_forward_key_naming_several_outputs_gives_each_its_tangent(
+    package: Any,
+) -> None:
+    """`twice, square: std::make_tuple(...)`: one tangent per output (PyTorch's
+    slogdet and eig spell their JVPs so); it used to be left out of the generated
+    code, and forward AD refused the operator."""
+    forward_ad = gradgen.autograd.forward_ad
+    with forward_ad.dual_level():
+        x = forward_ad.make_dual(
+            gradgen.tensor([1.5, -2.0]), gradgen.tensor([1.0, 0.5])
+        )
+        twice, square = package.scaled(x)
+        np.testing.assert_array_equal(
+            forward_ad.unpack_dual(twice).tangent.numpy(), [2.0, 1.0]
+        )
+        np.testing.assert_array_equal(
+            forward_ad.unpack_dual(square).tangent.numpy(), [3.0, -2.0]
+        )
