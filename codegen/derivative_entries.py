@@ -77,18 +77,11 @@ def _differentiability_info(
     forward: list[ForwardDerivative] = []
     non_differentiable: list[str] = []
     claimed: dict[str, str] = {}
-    # Declared up front: keys are read in sorted order, forward formulas may come first.
-    declared = frozenset(
-        name.strip()
-        for key, value in values.items()
-        if value == "non_differentiable"
-        for name in key.split(",")
-    )
     context = _EntryContext(
         function,
         arguments,
         names,
-        declared,
+        _declared_non_differentiable(values),
         _with_formula(values, arguments),
         output_differentiability,
     )
@@ -116,6 +109,17 @@ def _differentiability_info(
         non_differentiable=tuple(non_differentiable),
         output_differentiability=output_differentiability,
         location=entry.location,
+    )
+
+
+def _declared_non_differentiable(values: Mapping[str, Any]) -> frozenset[str]:
+    """The inputs marked `non_differentiable`, declared up front: keys are read in
+    sorted order, and forward formulas may come first."""
+    return frozenset(
+        name.strip()
+        for key, value in values.items()
+        if value == "non_differentiable"
+        for name in key.split(",")
     )
 
 

@@ -66,6 +66,34 @@ def _output_expressions(
     return {name: f"result[{i}]" for i, name in enumerate(names)}
 
 
+def _saved_value(
+    attribute: SavedAttribute,
+    function: NativeFunction,
+    outputs: dict[str, str],
+    inplace: bool,
+) -> tuple[str, bool]:
+    """What the wrapper stores for one saved attribute, and whether it is stored after
+    the kernel runs (an output, or a value computed from one)."""
+    source = python_identifier(attribute.source)
+    kind = attribute.kind
+    if kind is SavedKind.TENSOR and inplace and attribute.source == "self":
+        # The formula means self before the kernel overwrote it (original_self).
+        return "SavedVariable(self.clone(), False)", False
+    if kind is SavedKind.TENSOR and _is_optional(function, attribute.source):
+        return f"None if {source} is None else SavedVariable({source}, False)", False
+    if kind is SavedKind.TENSOR:
+        return f"SavedVariable({source}, False)", False
+    if kind is SavedKind.TENSOR_LIST:
+        return f"SavedVariableList({source})", False
+    if kind is SavedKind.OUTPUT:
+        return f"SavedVariable({outputs[attribute.source]}, True)", True
+    if attribute.source in outputs and not inplace:
+        # An output's sizes (`result.sym_sizes()`): known after the kernel runs.
+        output = outputs[attribute.source]
+        return _on_output(attribute.save_expression, attribute.source, output), True
+    return attribute.save_expression, False
+
+
 def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
     function = info.function
     edge_index = {name: i for i, name in enumerate(info.args_with_derivatives)}
@@ -81,39 +109,10 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
                 SaveStatement(f"grad_fn.{name}_size_", f"len({identifier})", None)
             )
     for attribute in info.saved:
-        source = python_identifier(attribute.source)
-        if (
-            attribute.kind is SavedKind.TENSOR
-            and inplace
-            and attribute.source == "self"
-        ):
-            # The formula means self before the kernel overwrote it (original_self).
-            value = "SavedVariable(self.clone(), False)"
-        elif attribute.kind is SavedKind.TENSOR and _is_optional(
-            function, attribute.source
-        ):
-            value = f"None if {source} is None else SavedVariable({source}, False)"
-        elif attribute.kind is SavedKind.TENSOR:
-            value = f"SavedVariable({source}, False)"
-        elif attribute.kind is SavedKind.TENSOR_LIST:
-            value = f"SavedVariableList({source})"
-        elif attribute.kind is SavedKind.OUTPUT:
-            value = f"SavedVariable({outputs[attribute.source]}, True)"
-        elif attribute.source in outputs and not inplace:
-            # An output's sizes (`result.sym_sizes()`): known after the kernel runs.
-            value = _on_output(
-                attribute.save_expression, attribute.source, outputs[attribute.source]
-            )
-            output_saves.append(SaveStatement(f"grad_fn.{attribute.name}", value, None))
-            continue
-        else:
-            value = attribute.save_expression
-        statement = SaveStatement(
-            f"grad_fn.{attribute.name}", value, _guard_for(attribute, info, edge_index)
-        )
-        (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(
-            statement
-        )
+        value, after_kernel = _saved_value(attribute, function, outputs, inplace)
+        guard = None if after_kernel else _guard_for(attribute, info, edge_index)
+        statement = SaveStatement(f"grad_fn.{attribute.name}", value, guard)
+        (output_saves if after_kernel else input_saves).append(statement)
     histories = tuple(
         expression
         for (name, expression), differentiable in zip(
