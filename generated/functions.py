@@ -196,6 +196,12 @@ from .ops import (
     _unsafe_index,
     _unsafe_index_put,
     _unsafe_view,
+    _upsample_bicubic2d_aa,
+    _upsample_bicubic2d_aa_backward,
+    _upsample_bilinear2d_aa,
+    _upsample_bilinear2d_aa_backward,
+    _upsample_lanczos2d_aa,
+    _upsample_lanczos2d_aa_backward,
     _upsample_nearest_exact1d,
     _upsample_nearest_exact1d_backward,
     _upsample_nearest_exact2d,
@@ -17970,6 +17976,401 @@ def upsample_trilinear3_d_backward_backward0_apply(
     return grad_inputs
 
 
+class UpsampleBilinear2DAaBackward0(Node):
+    """Backward of ``_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: _upsample_bilinear2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bilinear2_d_aa_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_bilinear2_d_aa_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleBilinear2DAaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _upsample_bilinear2d_aa_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBilinear2DAaBackwardBackward0(Node):
+    """Backward of ``_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: _upsample_bilinear2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bilinear2_d_aa_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_bilinear2_d_aa_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleBilinear2DAaBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _upsample_bilinear2d_aa(
+                grad, output_size, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBicubic2DAaBackward0(Node):
+    """Backward of ``_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: _upsample_bicubic2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bicubic2_d_aa_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_bicubic2_d_aa_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleBicubic2DAaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _upsample_bicubic2d_aa_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBicubic2DAaBackwardBackward0(Node):
+    """Backward of ``_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: _upsample_bicubic2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bicubic2_d_aa_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_bicubic2_d_aa_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleBicubic2DAaBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleLanczos2DAaBackward0(Node):
+    """Backward of ``_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: _upsample_lanczos2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_lanczos2_d_aa_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_lanczos2_d_aa_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleLanczos2DAaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _upsample_lanczos2d_aa_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleLanczos2DAaBackwardBackward0(Node):
+    """Backward of ``_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: _upsample_lanczos2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_lanczos2_d_aa_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_lanczos2_d_aa_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleLanczos2DAaBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 class PixelShuffleBackward0(Node):
     """Backward of ``pixel_shuffle(Tensor self, int upscale_factor) -> Tensor``.
 
@@ -24192,6 +24593,99 @@ def upsample_trilinear3d_backward_jvp(
         scales_d,
         scales_h,
         scales_w,
+    )
+
+
+def _upsample_bilinear2d_aa_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_bilinear2d_aa.call(
+        self_t, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bilinear2d_aa_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_bilinear2d_aa_backward.call(
+        grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bicubic2d_aa_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_bicubic2d_aa.call(
+        self_t, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bicubic2d_aa_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_bicubic2d_aa_backward.call(
+        grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_lanczos2d_aa_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_lanczos2d_aa.call(
+        self_t, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_lanczos2d_aa_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_lanczos2d_aa_backward.call(
+        grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
     )
 
 

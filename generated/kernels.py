@@ -4758,6 +4758,125 @@ def numpy_upsample_trilinear3d_backward(
     )
 
 
+def numpy__upsample_bilinear2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "aa-linear", align_corners, [scales_h, scales_w], 2)
+    )
+
+
+def numpy__upsample_bilinear2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "aa-linear",
+            align_corners,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
+def numpy__upsample_bicubic2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "aa-cubic", align_corners, [scales_h, scales_w], 2)
+    )
+
+
+def numpy__upsample_bicubic2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "aa-cubic",
+            align_corners,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
+def numpy__upsample_lanczos2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(
+            self, output_size, "aa-lanczos", align_corners, [scales_h, scales_w], 2
+        )
+    )
+
+
+def numpy__upsample_lanczos2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "aa-lanczos",
+            align_corners,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
 def numpy_pixel_shuffle(ks: int, self: Tensor, upscale_factor: int) -> Any:
     """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
     self = self._data
@@ -6381,6 +6500,24 @@ operators.upsample_bicubic2d_backward.register(
 operators.upsample_trilinear3d.register(DispatchKey.NumPy, numpy_upsample_trilinear3d)
 operators.upsample_trilinear3d_backward.register(
     DispatchKey.NumPy, numpy_upsample_trilinear3d_backward
+)
+operators._upsample_bilinear2d_aa.register(
+    DispatchKey.NumPy, numpy__upsample_bilinear2d_aa
+)
+operators._upsample_bilinear2d_aa_backward.register(
+    DispatchKey.NumPy, numpy__upsample_bilinear2d_aa_backward
+)
+operators._upsample_bicubic2d_aa.register(
+    DispatchKey.NumPy, numpy__upsample_bicubic2d_aa
+)
+operators._upsample_bicubic2d_aa_backward.register(
+    DispatchKey.NumPy, numpy__upsample_bicubic2d_aa_backward
+)
+operators._upsample_lanczos2d_aa.register(
+    DispatchKey.NumPy, numpy__upsample_lanczos2d_aa
+)
+operators._upsample_lanczos2d_aa_backward.register(
+    DispatchKey.NumPy, numpy__upsample_lanczos2d_aa_backward
 )
 operators.pixel_shuffle.register(DispatchKey.NumPy, numpy_pixel_shuffle)
 operators.pixel_unshuffle.register(DispatchKey.NumPy, numpy_pixel_unshuffle)

@@ -1239,6 +1239,30 @@ upsample_trilinear3d_backward = OperatorHandle(
     "upsample_trilinear3d_backward",
     "upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
 )
+_upsample_bilinear2d_aa = OperatorHandle(
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_bilinear2d_aa_backward = OperatorHandle(
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_bicubic2d_aa = OperatorHandle(
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_bicubic2d_aa_backward = OperatorHandle(
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_lanczos2d_aa = OperatorHandle(
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_lanczos2d_aa_backward = OperatorHandle(
+    "_upsample_lanczos2d_aa_backward",
+    "_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
 pixel_shuffle = OperatorHandle(
     "pixel_shuffle", "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"
 )

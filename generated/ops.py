@@ -380,6 +380,12 @@ __all__ = [
     "upsample_bicubic2d_backward",
     "upsample_trilinear3d",
     "upsample_trilinear3d_backward",
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa_backward",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -5509,6 +5515,171 @@ def upsample_trilinear3d_backward(
         scales_d,
         scales_h,
         scales_w,
+    )
+
+
+def _upsample_bilinear2d_aa(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "_upsample_bilinear2d_aa", "input", 1, False)
+    output_size = int_list_argument(
+        output_size, "_upsample_bilinear2d_aa", "output_size"
+    )
+    if out is not None:  # _upsample_bilinear2d_aa.out
+        return write_out(
+            "_upsample_bilinear2d_aa",
+            out,
+            operators._upsample_bilinear2d_aa.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators._upsample_bilinear2d_aa.call(
+        input, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bilinear2d_aa_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_upsample_bilinear2d_aa_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "_upsample_bilinear2d_aa_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "_upsample_bilinear2d_aa_backward", "input_size"
+    )
+    return operators._upsample_bilinear2d_aa_backward.call(
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bicubic2d_aa(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "_upsample_bicubic2d_aa", "input", 1, False)
+    output_size = int_list_argument(
+        output_size, "_upsample_bicubic2d_aa", "output_size"
+    )
+    if out is not None:  # _upsample_bicubic2d_aa.out
+        return write_out(
+            "_upsample_bicubic2d_aa",
+            out,
+            operators._upsample_bicubic2d_aa.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators._upsample_bicubic2d_aa.call(
+        input, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bicubic2d_aa_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_upsample_bicubic2d_aa_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "_upsample_bicubic2d_aa_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "_upsample_bicubic2d_aa_backward", "input_size"
+    )
+    return operators._upsample_bicubic2d_aa_backward.call(
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_lanczos2d_aa(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "_upsample_lanczos2d_aa", "input", 1, False)
+    output_size = int_list_argument(
+        output_size, "_upsample_lanczos2d_aa", "output_size"
+    )
+    if out is not None:  # _upsample_lanczos2d_aa.out
+        return write_out(
+            "_upsample_lanczos2d_aa",
+            out,
+            operators._upsample_lanczos2d_aa.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators._upsample_lanczos2d_aa.call(
+        input, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_lanczos2d_aa_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_upsample_lanczos2d_aa_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "_upsample_lanczos2d_aa_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "_upsample_lanczos2d_aa_backward", "input_size"
+    )
+    return operators._upsample_lanczos2d_aa_backward.call(
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w
     )
 
 

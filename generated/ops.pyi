@@ -468,6 +468,12 @@ __all__ = [
     "upsample_bicubic2d_backward",
     "upsample_trilinear3d",
     "upsample_trilinear3d_backward",
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa_backward",
     "pixel_shuffle",
     "pixel_unshuffle",
     "channel_shuffle",
@@ -3899,6 +3905,75 @@ def upsample_trilinear3d_backward(
     scales_w: _float | None = ...,
 ) -> Tensor:
     """``upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_bilinear2d_aa(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_bilinear2d_aa_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_bicubic2d_aa(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_bicubic2d_aa_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_lanczos2d_aa(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_lanczos2d_aa_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: _int) -> Tensor:

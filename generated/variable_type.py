@@ -13174,6 +13174,306 @@ def upsample_trilinear3d_backward(
     return result
 
 
+def _upsample_bilinear2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleBilinear2DAaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBilinear2DAaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._upsample_bilinear2d_aa,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_bilinear2d_aa_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_bilinear2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleBilinear2DAaBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBilinear2DAaBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators._upsample_bilinear2d_aa_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_bilinear2d_aa_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_bicubic2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleBicubic2DAaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBicubic2DAaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._upsample_bicubic2d_aa,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_bicubic2d_aa_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_bicubic2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleBicubic2DAaBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBicubic2DAaBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators._upsample_bicubic2d_aa_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_bicubic2d_aa_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_lanczos2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleLanczos2DAaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleLanczos2DAaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._upsample_lanczos2d_aa,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_lanczos2d_aa_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_lanczos2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleLanczos2DAaBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleLanczos2DAaBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators._upsample_lanczos2d_aa_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_lanczos2d_aa_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def pixel_shuffle(ks: int, self: Tensor, upscale_factor: int) -> Any:
     """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -15688,6 +15988,20 @@ operators.upsample_bicubic2d_backward.register(
 operators.upsample_trilinear3d.register(DispatchKey.Autograd, upsample_trilinear3d)
 operators.upsample_trilinear3d_backward.register(
     DispatchKey.Autograd, upsample_trilinear3d_backward
+)
+operators._upsample_bilinear2d_aa.register(
+    DispatchKey.Autograd, _upsample_bilinear2d_aa
+)
+operators._upsample_bilinear2d_aa_backward.register(
+    DispatchKey.Autograd, _upsample_bilinear2d_aa_backward
+)
+operators._upsample_bicubic2d_aa.register(DispatchKey.Autograd, _upsample_bicubic2d_aa)
+operators._upsample_bicubic2d_aa_backward.register(
+    DispatchKey.Autograd, _upsample_bicubic2d_aa_backward
+)
+operators._upsample_lanczos2d_aa.register(DispatchKey.Autograd, _upsample_lanczos2d_aa)
+operators._upsample_lanczos2d_aa_backward.register(
+    DispatchKey.Autograd, _upsample_lanczos2d_aa_backward
 )
 operators.pixel_shuffle.register(DispatchKey.Autograd, pixel_shuffle)
 operators.pixel_unshuffle.register(DispatchKey.Autograd, pixel_unshuffle)

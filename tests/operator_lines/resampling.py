@@ -18,6 +18,9 @@ _UPSAMPLE: dict[str, tuple[tuple[int, ...], list[int], tuple[Any, ...]]] = {
     "upsample_bilinear2d": ((1, 2, 3, 2), [5, 3], (True,)),
     "upsample_bicubic2d": ((1, 1, 3, 4), [5, 3], (False,)),
     "upsample_trilinear3d": ((1, 1, 2, 3, 2), [3, 4, 3], (False,)),
+    "_upsample_bilinear2d_aa": ((1, 2, 5, 4), [3, 6], (False,)),
+    "_upsample_bicubic2d_aa": ((1, 1, 6, 4), [4, 3], (True,)),
+    "_upsample_lanczos2d_aa": ((1, 1, 7, 3), [3, 5], (False,)),
 }
 
 

@@ -66,6 +66,10 @@ INTERPOLATE = [
     ((1, 2, 3, 4, 2), dict(size=(5, 6, 3), mode="trilinear", align_corners=True)),
     ((1, 2, 3, 4, 2), dict(size=(2, 2, 1), mode="area")),
     ((1, 1, 6, 6), dict(size=(12, 12), mode="nearest")),  # PyTorch's doubling path
+    ((1, 2, 9, 7), dict(size=(4, 3), mode="bilinear", antialias=True)),
+    ((1, 2, 9, 7), dict(scale_factor=0.45, mode="bicubic", antialias=True)),
+    ((1, 2, 5, 4), dict(size=(7, 9), mode="bicubic", antialias=True)),
+    ((1, 1, 9, 7), dict(size=(4, 10), mode="lanczos", antialias=True)),
 ]
 
 
@@ -230,6 +234,12 @@ ERRORS = [
     lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 3, 3), size=(0, 2)),
     lambda lib: lib.nn.functional.interpolate(
         lib.ones(1, 1, 3, 3, dtype=lib.int64), size=4, mode="bilinear"
+    ),
+    lambda lib: lib.nn.functional.interpolate(
+        lib.ones(1, 1, 3), size=4, antialias=True
+    ),
+    lambda lib: lib.nn.functional.interpolate(
+        lib.ones(1, 1, 3, 3), size=4, mode="lanczos"
     ),
     lambda lib: lib.pixel_shuffle(lib.ones(1, 5, 2, 2), 2),
     lambda lib: lib.pixel_shuffle(lib.ones(5, 2), 2),

@@ -14,7 +14,7 @@ the gradients back with `np.bincount`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -144,6 +144,43 @@ def _cubic_weights(t: np.ndarray) -> np.ndarray:
     return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], -1).astype(t.dtype)
 
 
+def _aa_filter(mode: str) -> tuple[int, Callable[[np.ndarray], np.ndarray]]:
+    """The anti-aliasing filter of a mode and its width in input pixels at scale 1."""
+    if mode == "aa-linear":
+        return 2, lambda x: np.maximum(1 - np.abs(x), 0)
+    if mode == "aa-cubic":
+        a = -0.5  # PyTorch's coefficient for anti-aliased bicubic
+
+        def cubic(x: np.ndarray) -> np.ndarray:
+            x = np.abs(x)
+            near = ((a + 2) * x - (a + 3)) * x * x + 1
+            far = (((x - 5) * x + 8) * x - 4) * a
+            return np.where(x < 1, near, np.where(x < 2, far, 0))
+
+        return 4, cubic
+    return 6, lambda x: np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0)
+
+
+def _aa_matrix(
+    size: int, out: int, mode: str, align_corners: bool, scale: float | None
+) -> np.ndarray:
+    """The (out, size) matrix of anti-aliased resampling: each output pixel a
+    normalised filter over the input pixels under its support, the filter stretched
+    by the scale when downsampling."""
+    width, kernel = _aa_filter(mode)
+    ratio = float(_scale(size, out, align_corners, scale, np.dtype(np.float64)))
+    support = width * 0.5 * max(ratio, 1.0)
+    center = ratio * (np.arange(out) + 0.5)
+    low = np.maximum((center - support + 0.5).astype(np.int64), 0)
+    high = np.minimum((center + support + 0.5).astype(np.int64), size)
+    position = np.arange(size)
+    weights = kernel((position - center[:, None] + 0.5) / max(ratio, 1.0))
+    inside = (position >= low[:, None]) & (position < high[:, None])
+    weights = np.where(inside, weights, 0)
+    total = weights.sum(1, keepdims=True)
+    return weights / np.where(total == 0, 1, total)
+
+
 def _matrix(
     size: int,
     out: int,
@@ -153,6 +190,8 @@ def _matrix(
     dtype: np.dtype,
 ) -> np.ndarray:
     """The (out, size) interpolation matrix of one spatial dimension."""
+    if mode.startswith("aa-"):
+        return _aa_matrix(size, out, mode, align_corners, scale).astype(dtype)
     matrix = np.zeros((out, size), dtype)
     if mode in ("nearest", "nearest-exact"):
         index = _nearest_index(size, out, scale, mode == "nearest-exact")
@@ -178,9 +217,10 @@ def upsample(
     scales: Sequence[float | None],
     nd: int,
 ) -> np.ndarray:
-    """upsample_{mode}{nd}d: `mode` is nearest, nearest-exact, linear or cubic."""
+    """upsample_{mode}{nd}d: `mode` is nearest, nearest-exact, linear or cubic, or
+    aa-linear, aa-cubic, aa-lanczos (anti-aliased)."""
     _check_upsample(self.shape, output_size, nd)
-    taps = "nearest" if mode.startswith("nearest") else mode
+    taps = "nearest" if mode.startswith("nearest") else mode.removeprefix("aa-")
     allowed = "fu" if taps == "nearest" else "f"
     if self.dtype.kind not in allowed or self.dtype == np.bool_:
         kernel = f"compute_indices_weights_{taps}"

@@ -123,13 +123,18 @@ def interpolate(
             math.floor(float(input.shape[i + 2] * scales[i])) for i in range(dim)
         ]
         scales = None
-    if antialias:
+    if antialias and not (
+        mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4
+    ):
         raise ValueError(
             "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
             "and requires a 4-D tensor as input"
-            if not (mode in ("bilinear", "bicubic") and input.dim() == 4)
-            else "interpolate: gradgen has no anti-aliased resampling (antialias=True)"
         )
+    if mode == "lanczos" and input.dim() == 4:
+        if corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if mode == "area" and 3 <= input.dim() <= 5:
         assert output_size is not None
         pools = (
@@ -139,6 +144,8 @@ def interpolate(
         )
         return pools[dim - 1](input, output_size)
     found = _UPSAMPLERS.get((mode, input.dim()))
+    if antialias:
+        found = (f"_upsample_{mode}2d_aa", True)
     if found is None:
         if mode in _NEEDS and 3 <= input.dim() <= 5:
             raise NotImplementedError(
