@@ -39,6 +39,7 @@ class _BackwardRewriter(ast.NodeTransformer):
         outputs: tuple[str, ...],
         names: FormulaNames,
         result: AnalysedFormula,
+        output_differentiability: tuple[bool, ...] | None = None,
     ) -> None:
         self.arguments = arguments
         self.outputs = outputs
@@ -46,9 +47,17 @@ class _BackwardRewriter(ast.NodeTransformer):
         self.result = result
         self.saved: dict[str, SavedAttribute] = {}
         # Named returns give named cotangents: `grad_values` is grads[0] for `values`.
+        # The node has one cotangent per differentiable output, in order.
+        differentiable = [
+            name
+            for name, flag in zip(
+                outputs, output_differentiability or (True,) * len(outputs)
+            )
+            if flag
+        ]
         self.named_grads = {
             f"grad_{name}": index
-            for index, name in enumerate(outputs)
+            for index, name in enumerate(differentiable)
             if not name.startswith("result") and len(outputs) > 1
         }
         self.unknowns = _formula_unknowns()
@@ -411,12 +420,16 @@ def analyse_backward(
     arguments: dict[str, ArgumentInfo],
     outputs: tuple[str, ...],
     names: FormulaNames,
+    output_differentiability: tuple[bool, ...] | None = None,
 ) -> AnalysedFormula:
-    """Check a backward formula and find what it needs saved."""
+    """Check a backward formula and find what it needs saved. With
+    `output_differentiability`, `grad_NAME` counts the differentiable outputs only."""
     tree = parse_formula(text, "formula", names)
     check_node_types(tree, "a formula")
     result = AnalysedFormula(expression="")
-    rewriter = _BackwardRewriter(arguments, outputs, names, result)
+    rewriter = _BackwardRewriter(
+        arguments, outputs, names, result, output_differentiability
+    )
     rewritten = rewriter.visit(tree)
     rewriter.unknowns.raise_if_any()
     ast.fix_missing_locations(rewritten)

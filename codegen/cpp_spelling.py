@@ -24,6 +24,7 @@ names and methods PyTorch's formulas use into the ones gradgen's formulas have:
 | `x.layout()`; `c10::kStrided`, `kSparse`, `kSparseCsr`, `kJagged` | `"strided"` (gradgen's only layout); `"strided"`, `"sparse"`, `"sparse_csr"`, `"jagged"` |
 | `x.sizes()`; `x.sym_size(d)`, `x.size(d)` | `x.sym_sizes()`; `x.sym_sizes()[d]` |
 | `x.strides()` | `x.sym_strides()` |
+| `x.sym_size(d) / n` (and `size`, `sym_numel`, `numel`, `dim` on the left) | `x.sym_sizes()[d] // n` (C++ divides integers) |
 | `x.toType(t)` | `x.to(t)` |
 | `x == std::nullopt` | `x is None` |
 | `NAME_symint(...)`, `x.NAME_symint(...)` | `NAME(...)` when only `NAME` exists |
@@ -169,6 +170,18 @@ def _constant_number(node: ast.expr) -> float | None:
     return None
 
 
+_INTEGER_METHODS = frozenset({"sym_size", "size", "sym_numel", "numel", "dim"})
+
+
+def _is_size(node: ast.expr) -> bool:
+    """`x.sym_size(d)`, `x.numel()` and the like, as PyTorch spells them: integers."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _INTEGER_METHODS
+    )
+
+
 class CppSpelling(ast.NodeTransformer):
     """PyTorch's names and methods as gradgen's (the table of the module's doc)."""
 
@@ -190,6 +203,13 @@ class CppSpelling(ast.NodeTransformer):
             return ast.copy_location(ast.Constant(value=_CONSTANTS[name]), node)
         if name != node.id:
             return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        """A size divided is C++'s integer division (`grad.sym_size(1) / groups`)."""
+        if isinstance(node.op, ast.Div) and _is_size(node.left):
+            node.op = ast.FloorDiv()
+        self.generic_visit(node)
         return node
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:

@@ -77,15 +77,13 @@ def _differentiability_info(
     forward: list[ForwardDerivative] = []
     non_differentiable: list[str] = []
     claimed: dict[str, str] = {}
-    # Declared up front: keys are read in sorted order, forward formulas may come first.
-    declared = frozenset(
-        name.strip()
-        for key, value in values.items()
-        if value == "non_differentiable"
-        for name in key.split(",")
-    )
     context = _EntryContext(
-        function, arguments, names, declared, _with_formula(values, arguments)
+        function,
+        arguments,
+        names,
+        _declared_non_differentiable(values),
+        _with_formula(values, arguments),
+        output_differentiability,
     )
     failed = False
     for key in sorted(values):
@@ -111,6 +109,17 @@ def _differentiability_info(
         non_differentiable=tuple(non_differentiable),
         output_differentiability=output_differentiability,
         location=entry.location,
+    )
+
+
+def _declared_non_differentiable(values: Mapping[str, Any]) -> frozenset[str]:
+    """The inputs marked `non_differentiable`, declared up front: keys are read in
+    sorted order, and forward formulas may come first."""
+    return frozenset(
+        name.strip()
+        for key, value in values.items()
+        if value == "non_differentiable"
+        for name in key.split(",")
     )
 
 
@@ -189,6 +198,7 @@ class _EntryContext:
     names: FormulaNames
     declared_non_differentiable: frozenset[str]  # names of `x: non_differentiable` keys
     with_formula: frozenset[str] = frozenset()  # inputs with a gradient formula
+    output_differentiability: tuple[bool, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -230,7 +240,11 @@ def _load_key(
     if formula == "non_differentiable":
         return _KeyResult(non_differentiable=var_names, claims=claims)
     analysed = analyse_backward(
-        formula, arguments, function.output_names, context.names
+        formula,
+        arguments,
+        function.output_names,
+        context.names,
+        context.output_differentiability,
     )
     derivative = Derivative(var_names, str(formula).strip(), analysed, location)
     return _KeyResult(backward=(derivative,), claims=claims)

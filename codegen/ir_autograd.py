@@ -5,6 +5,8 @@ operator without a derivative.
 
 from __future__ import annotations
 
+import ast
+
 from .formulas import SavedAttribute, SavedKind, python_identifier
 from .model import DifferentiabilityInfo, NativeFunction
 from .ir_views import (
@@ -37,6 +39,20 @@ def _guard_for(
     return f"grad_fn.should_compute_output({edge_index[users[0].var_names[0]]})"
 
 
+def _on_output(expression: str, name: str, output: str) -> str:
+    """A saved value's expression (`tuple(result.shape)`) read from the wrapper's
+    output (`result[1]`): computed after the kernel, as the output's SavedVariable."""
+    replacement = ast.parse(output, mode="eval").body
+    identifier = python_identifier(name)
+
+    class _Output(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return replacement if node.id == identifier else node
+
+    tree = _Output().visit(ast.parse(expression, mode="eval"))
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
 def _output_expressions(
     function: NativeFunction, info_outputs: tuple[str, ...]
 ) -> dict[str, str]:
@@ -48,6 +64,34 @@ def _output_expressions(
     if len(names) == 1:
         return {names[0]: "result"}
     return {name: f"result[{i}]" for i, name in enumerate(names)}
+
+
+def _saved_value(
+    attribute: SavedAttribute,
+    function: NativeFunction,
+    outputs: dict[str, str],
+    inplace: bool,
+) -> tuple[str, bool]:
+    """What the wrapper stores for one saved attribute, and whether it is stored after
+    the kernel runs (an output, or a value computed from one)."""
+    source = python_identifier(attribute.source)
+    kind = attribute.kind
+    if kind is SavedKind.TENSOR and inplace and attribute.source == "self":
+        # The formula means self before the kernel overwrote it (original_self).
+        return "SavedVariable(self.clone(), False)", False
+    if kind is SavedKind.TENSOR and _is_optional(function, attribute.source):
+        return f"None if {source} is None else SavedVariable({source}, False)", False
+    if kind is SavedKind.TENSOR:
+        return f"SavedVariable({source}, False)", False
+    if kind is SavedKind.TENSOR_LIST:
+        return f"SavedVariableList({source})", False
+    if kind is SavedKind.OUTPUT:
+        return f"SavedVariable({outputs[attribute.source]}, True)", True
+    if attribute.source in outputs and not inplace:
+        # An output's sizes (`result.sym_sizes()`): known after the kernel runs.
+        output = outputs[attribute.source]
+        return _on_output(attribute.save_expression, attribute.source, output), True
+    return attribute.save_expression, False
 
 
 def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
@@ -65,32 +109,10 @@ def _autograd_ir(info: DifferentiabilityInfo) -> AutogradIR:
                 SaveStatement(f"grad_fn.{name}_size_", f"len({identifier})", None)
             )
     for attribute in info.saved:
-        source = python_identifier(attribute.source)
-        if (
-            attribute.kind is SavedKind.TENSOR
-            and inplace
-            and attribute.source == "self"
-        ):
-            # The formula means self before the kernel overwrote it (original_self).
-            value = "SavedVariable(self.clone(), False)"
-        elif attribute.kind is SavedKind.TENSOR and _is_optional(
-            function, attribute.source
-        ):
-            value = f"None if {source} is None else SavedVariable({source}, False)"
-        elif attribute.kind is SavedKind.TENSOR:
-            value = f"SavedVariable({source}, False)"
-        elif attribute.kind is SavedKind.TENSOR_LIST:
-            value = f"SavedVariableList({source})"
-        elif attribute.kind is SavedKind.OUTPUT:
-            value = f"SavedVariable({outputs[attribute.source]}, True)"
-        else:
-            value = attribute.save_expression
-        statement = SaveStatement(
-            f"grad_fn.{attribute.name}", value, _guard_for(attribute, info, edge_index)
-        )
-        (output_saves if attribute.kind is SavedKind.OUTPUT else input_saves).append(
-            statement
-        )
+        value, after_kernel = _saved_value(attribute, function, outputs, inplace)
+        guard = None if after_kernel else _guard_for(attribute, info, edge_index)
+        statement = SaveStatement(f"grad_fn.{attribute.name}", value, guard)
+        (output_saves if after_kernel else input_saves).append(statement)
     histories = tuple(
         expression
         for (name, expression), differentiable in zip(

@@ -59,13 +59,19 @@ def _forward_ad_ir(
     required: dict[str, Argument] = {}
     keeps_original_self = False
     for forward in info.forward_derivatives:
-        if len(forward.var_names) != 1:
-            continue  # a tuple of outputs at once: not generated; the wrapper refuses
-        jvp, used = _jvp_ir(function, info, forward, inputs, outputs, user)
-        jvps.append(jvp)
-        required.update(used)
-        keeps_original_self |= inplace and "self" in used and "self_p" in jvp.expression
-    if not jvps or len(jvps) != len(info.forward_derivatives):
+        # A key naming several outputs (`sign, logabsdet: slogdet_jvp(...)`) gives a
+        # tuple: one JVP per output, each taking its element.
+        for index, target in enumerate(forward.var_names):
+            element = index if len(forward.var_names) > 1 else None
+            jvp, used = _jvp_ir(
+                function, info, forward, inputs, outputs, user, target, element
+            )
+            jvps.append(jvp)
+            required.update(used)
+            keeps_original_self |= (
+                inplace and "self" in used and "self_p" in jvp.expression
+            )
+    if not jvps:
         return ForwardADIR(" or ".join(_has_tangent(a) for a in inputs), (), False)
     condition = " or ".join(_has_tangent(a) for a in required.values()) or "False"
     return ForwardADIR(condition, tuple(jvps), keeps_original_self)
@@ -78,15 +84,18 @@ def _jvp_ir(
     inputs: list[Argument],
     outputs: dict[str, str],
     user: frozenset[str] = frozenset(),
+    target: str = "result",
+    element: int | None = None,
 ) -> tuple[ForwardIR, dict[str, Argument]]:
     differentiable = {a.name: a for a in inputs}
     expression, used = _jvp_expression(function, forward, differentiable, user)
+    if element is not None:
+        expression = f"({expression})[{element}]"
     parameters, call = _jvp_signature(function, differentiable, outputs)
-    target = forward.var_names[0]
     ir = ForwardIR(
         function_name=f"{function.identifier}_jvp"
         + ("" if target in ("result", "self") else f"_{target}"),
-        formula=f"{target}: {forward.original}",
+        formula=f"{', '.join(forward.var_names)}: {forward.original}",
         parameters=", ".join(parameters),
         expression=expression,
         call_arguments=", ".join(call),

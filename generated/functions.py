@@ -69,6 +69,8 @@ from gradgen.helpers import (
     fused_lstm_cell_jvp,
     gather_with_keepdimed_indices,
     gelu_double_backward,
+    grid_sampler_2d_double_backward,
+    grid_sampler_3d_double_backward,
     group_norm_invstd_jvp,
     group_norm_jvp,
     group_norm_mean_jvp,
@@ -232,6 +234,18 @@ from .ops import (
     _unsafe_index,
     _unsafe_index_put,
     _unsafe_view,
+    _upsample_bicubic2d_aa,
+    _upsample_bicubic2d_aa_backward,
+    _upsample_bilinear2d_aa,
+    _upsample_bilinear2d_aa_backward,
+    _upsample_lanczos2d_aa,
+    _upsample_lanczos2d_aa_backward,
+    _upsample_nearest_exact1d,
+    _upsample_nearest_exact1d_backward,
+    _upsample_nearest_exact2d,
+    _upsample_nearest_exact2d_backward,
+    _upsample_nearest_exact3d,
+    _upsample_nearest_exact3d_backward,
     abs,
     abs_,
     absolute,
@@ -255,6 +269,8 @@ from .ops import (
     addmv,
     addmv_,
     addr,
+    affine_grid_generator,
+    affine_grid_generator_backward,
     allclose,
     amax,
     amin,
@@ -318,6 +334,7 @@ from .ops import (
     ceil,
     ceil_,
     chain_matmul,
+    channel_shuffle,
     cholesky,
     cholesky_inverse,
     cholesky_solve,
@@ -331,6 +348,7 @@ from .ops import (
     clip,
     clip_,
     clone,
+    col2im,
     column_stack,
     combinations,
     complex,
@@ -434,6 +452,11 @@ from .ops import (
     ger,
     greater,
     greater_equal,
+    grid_sampler,
+    grid_sampler_2d,
+    grid_sampler_2d_backward,
+    grid_sampler_3d,
+    grid_sampler_3d_backward,
     group_norm,
     gru,
     gru_cell,
@@ -452,6 +475,7 @@ from .ops import (
     i0_,
     igamma,
     igammac,
+    im2col,
     imag,
     index,
     index_add,
@@ -586,6 +610,8 @@ from .ops import (
     pdist,
     permute,
     pinverse,
+    pixel_shuffle,
+    pixel_unshuffle,
     polar,
     polygamma,
     pow,
@@ -711,6 +737,20 @@ from .ops import (
     unsafe_split,
     unsafe_split_with_sizes,
     unsqueeze,
+    upsample_bicubic2d,
+    upsample_bicubic2d_backward,
+    upsample_bilinear2d,
+    upsample_bilinear2d_backward,
+    upsample_linear1d,
+    upsample_linear1d_backward,
+    upsample_nearest1d,
+    upsample_nearest1d_backward,
+    upsample_nearest2d,
+    upsample_nearest2d_backward,
+    upsample_nearest3d,
+    upsample_nearest3d_backward,
+    upsample_trilinear3d,
+    upsample_trilinear3d_backward,
     value_selecting_reduction_backward,
     var,
     var_mean,
@@ -22245,6 +22285,2326 @@ def fractional_max_pool3_d_backward_backward0_apply(
     return grad_inputs
 
 
+class UpsampleNearest1DBackward0(Node):
+    """Backward of ``upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``.
+
+    self: upsample_nearest1d_backward_symint(grad, output_size, self.sym_sizes(), scales)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest1_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales=self.scales,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales(self) -> float | None:
+        return self.scales
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_nearest1_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleNearest1DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            upsample_nearest1d_backward(grad, output_size, self_sym_sizes, scales)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearest1DBackwardBackward0(Node):
+    """Backward of ``upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``.
+
+    grad_output: upsample_nearest1d_symint(grad, output_size, scales)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest1_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales=self.scales,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales(self) -> float | None:
+        return self.scales
+
+
+def upsample_nearest1_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleNearest1DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            upsample_nearest1d(grad, output_size, scales) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearestExact1DBackward0(Node):
+    """Backward of ``_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``.
+
+    self: _upsample_nearest_exact1d_backward_symint(grad, output_size, self.sym_sizes(), scales)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest_exact1_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales=self.scales,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales(self) -> float | None:
+        return self.scales
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_nearest_exact1_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleNearestExact1DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _upsample_nearest_exact1d_backward(
+                grad, output_size, self_sym_sizes, scales
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearestExact1DBackwardBackward0(Node):
+    """Backward of ``_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``.
+
+    grad_output: _upsample_nearest_exact1d_symint(grad, output_size, scales)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest_exact1_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales=self.scales,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales(self) -> float | None:
+        return self.scales
+
+
+def upsample_nearest_exact1_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleNearestExact1DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _upsample_nearest_exact1d(grad, output_size, scales)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearest2DBackward0(Node):
+    """Backward of ``upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: upsample_nearest2d_backward_symint(grad, output_size, self.sym_sizes(), scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_nearest2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleNearest2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            upsample_nearest2d_backward(
+                grad, output_size, self_sym_sizes, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearest2DBackwardBackward0(Node):
+    """Backward of ``upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: upsample_nearest2d_symint(grad, output_size, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_nearest2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleNearest2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            upsample_nearest2d(grad, output_size, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearestExact2DBackward0(Node):
+    """Backward of ``_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: _upsample_nearest_exact2d_backward_symint(grad, output_size, self.sym_sizes(), scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest_exact2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_nearest_exact2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleNearestExact2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _upsample_nearest_exact2d_backward(
+                grad, output_size, self_sym_sizes, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearestExact2DBackwardBackward0(Node):
+    """Backward of ``_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: _upsample_nearest_exact2d_symint(grad, output_size, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest_exact2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_nearest_exact2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleNearestExact2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _upsample_nearest_exact2d(grad, output_size, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearest3DBackward0(Node):
+    """Backward of ``upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: upsample_nearest3d_backward_symint(grad, output_size, self.sym_sizes(), scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales_d",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales_d=self.scales_d,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_d(self) -> float | None:
+        return self.scales_d
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_nearest3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleNearest3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            upsample_nearest3d_backward(
+                grad, output_size, self_sym_sizes, scales_d, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearest3DBackwardBackward0(Node):
+    """Backward of ``upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: upsample_nearest3d_symint(grad, output_size, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales_d",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales_d=self.scales_d,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_d(self) -> float | None:
+        return self.scales_d
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_nearest3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleNearest3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            upsample_nearest3d(grad, output_size, scales_d, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearestExact3DBackward0(Node):
+    """Backward of ``_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: _upsample_nearest_exact3d_backward_symint(grad, output_size, self.sym_sizes(), scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales_d",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest_exact3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales_d=self.scales_d,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_d(self) -> float | None:
+        return self.scales_d
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_nearest_exact3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleNearestExact3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _upsample_nearest_exact3d_backward(
+                grad, output_size, self_sym_sizes, scales_d, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleNearestExact3DBackwardBackward0(Node):
+    """Backward of ``_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: _upsample_nearest_exact3d_symint(grad, output_size, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "output_size",
+        "scales_d",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_nearest_exact3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            output_size=self.output_size,
+            scales_d=self.scales_d,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_d(self) -> float | None:
+        return self.scales_d
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_nearest_exact3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleNearestExact3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _upsample_nearest_exact3d(grad, output_size, scales_d, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleLinear1DBackward0(Node):
+    """Backward of ``upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor``.
+
+    self: upsample_linear1d_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_linear1_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales=self.scales,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales(self) -> float | None:
+        return self.scales
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_linear1_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleLinear1DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            upsample_linear1d_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleLinear1DBackwardBackward0(Node):
+    """Backward of ``upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor``.
+
+    grad_output: upsample_linear1d_symint(grad, output_size, align_corners, scales)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_linear1_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales=self.scales,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales(self) -> float | None:
+        return self.scales
+
+
+def upsample_linear1_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleLinear1DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            upsample_linear1d(grad, output_size, align_corners, scales)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBilinear2DBackward0(Node):
+    """Backward of ``upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: upsample_bilinear2d_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bilinear2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_bilinear2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleBilinear2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            upsample_bilinear2d_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBilinear2DBackwardBackward0(Node):
+    """Backward of ``upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: upsample_bilinear2d_symint(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bilinear2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_bilinear2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleBilinear2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            upsample_bilinear2d(grad, output_size, align_corners, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBicubic2DBackward0(Node):
+    """Backward of ``upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: upsample_bicubic2d_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bicubic2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_bicubic2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleBicubic2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            upsample_bicubic2d_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBicubic2DBackwardBackward0(Node):
+    """Backward of ``upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: upsample_bicubic2d_symint(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bicubic2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_bicubic2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleBicubic2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleTrilinear3DBackward0(Node):
+    """Backward of ``upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: upsample_trilinear3d_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_d",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_trilinear3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_d=self.scales_d,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_d(self) -> float | None:
+        return self.scales_d
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_trilinear3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleTrilinear3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            upsample_trilinear3d_backward(
+                grad,
+                output_size,
+                self_sym_sizes,
+                align_corners,
+                scales_d,
+                scales_h,
+                scales_w,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleTrilinear3DBackwardBackward0(Node):
+    """Backward of ``upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: upsample_trilinear3d_symint(grad, output_size, align_corners, scales_d, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_d",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_trilinear3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_d=self.scales_d,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_d(self) -> float | None:
+        return self.scales_d
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_trilinear3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleTrilinear3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            upsample_trilinear3d(
+                grad, output_size, align_corners, scales_d, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBilinear2DAaBackward0(Node):
+    """Backward of ``_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: _upsample_bilinear2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bilinear2_d_aa_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_bilinear2_d_aa_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleBilinear2DAaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _upsample_bilinear2d_aa_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBilinear2DAaBackwardBackward0(Node):
+    """Backward of ``_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: _upsample_bilinear2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bilinear2_d_aa_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_bilinear2_d_aa_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleBilinear2DAaBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _upsample_bilinear2d_aa(
+                grad, output_size, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBicubic2DAaBackward0(Node):
+    """Backward of ``_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: _upsample_bicubic2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bicubic2_d_aa_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_bicubic2_d_aa_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleBicubic2DAaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _upsample_bicubic2d_aa_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleBicubic2DAaBackwardBackward0(Node):
+    """Backward of ``_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: _upsample_bicubic2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_bicubic2_d_aa_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_bicubic2_d_aa_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleBicubic2DAaBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleLanczos2DAaBackward0(Node):
+    """Backward of ``_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    self: _upsample_lanczos2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_lanczos2_d_aa_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def upsample_lanczos2_d_aa_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of UpsampleLanczos2DAaBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _upsample_lanczos2d_aa_backward(
+                grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class UpsampleLanczos2DAaBackwardBackward0(Node):
+    """Backward of ``_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``.
+
+    grad_output: _upsample_lanczos2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "output_size",
+        "scales_h",
+        "scales_w",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return upsample_lanczos2_d_aa_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            output_size=self.output_size,
+            scales_h=self.scales_h,
+            scales_w=self.scales_w,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_output_size(self) -> Sequence[int]:
+        return self.output_size
+
+    @property
+    def _saved_scales_h(self) -> float | None:
+        return self.scales_h
+
+    @property
+    def _saved_scales_w(self) -> float | None:
+        return self.scales_w
+
+
+def upsample_lanczos2_d_aa_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> list[Any]:
+    """The formulas of UpsampleLanczos2DAaBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class PixelShuffleBackward0(Node):
+    """Backward of ``pixel_shuffle(Tensor self, int upscale_factor) -> Tensor``.
+
+    self: pixel_unshuffle(grad, upscale_factor)
+    """
+
+    __slots__ = ("upscale_factor",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return pixel_shuffle_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            upscale_factor=self.upscale_factor,
+        )
+
+    @property
+    def _saved_upscale_factor(self) -> int:
+        return self.upscale_factor
+
+
+def pixel_shuffle_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    upscale_factor: int,
+) -> list[Any]:
+    """The formulas of PixelShuffleBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            pixel_unshuffle(grad, upscale_factor) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class PixelUnshuffleBackward0(Node):
+    """Backward of ``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``.
+
+    self: pixel_shuffle(grad, downscale_factor)
+    """
+
+    __slots__ = ("downscale_factor",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return pixel_unshuffle_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            downscale_factor=self.downscale_factor,
+        )
+
+    @property
+    def _saved_downscale_factor(self) -> int:
+        return self.downscale_factor
+
+
+def pixel_unshuffle_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    downscale_factor: int,
+) -> list[Any]:
+    """The formulas of PixelUnshuffleBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            pixel_shuffle(grad, downscale_factor) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class ChannelShuffleBackward0(Node):
+    """Backward of ``channel_shuffle(Tensor self, SymInt groups) -> Tensor``.
+
+    self: channel_shuffle_symint(grad, grad.sym_size(1) / groups)
+    """
+
+    __slots__ = ("groups",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return channel_shuffle_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            groups=self.groups,
+        )
+
+    @property
+    def _saved_groups(self) -> int:
+        return self.groups
+
+
+def channel_shuffle_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...], groups: int
+) -> list[Any]:
+    """The formulas of ChannelShuffleBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            channel_shuffle(grad, tuple(grad.shape)[1] // groups)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class Im2ColBackward0(Node):
+    """Backward of ``im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``.
+
+    self: col2im_symint(grad, {self.sym_size(-2), self.sym_size(-1)}, kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = (
+        "dilation",
+        "kernel_size",
+        "padding",
+        "self_sym_sizes",
+        "stride",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return im2_col_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dilation=self.dilation,
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            self_sym_sizes=self.self_sym_sizes,
+            stride=self.stride,
+        )
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def im2_col_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    self_sym_sizes: tuple[int, ...],
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of Im2ColBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            col2im(
+                grad,
+                [self_sym_sizes[-2], self_sym_sizes[-1]],
+                kernel_size,
+                dilation,
+                padding,
+                stride,
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class Col2ImBackward0(Node):
+    """Backward of ``col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``.
+
+    self: im2col(grad, kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = (
+        "dilation",
+        "kernel_size",
+        "padding",
+        "stride",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return col2_im_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dilation=self.dilation,
+            kernel_size=self.kernel_size,
+            padding=self.padding,
+            stride=self.stride,
+        )
+
+    @property
+    def _saved_dilation(self) -> Sequence[int]:
+        return self.dilation
+
+    @property
+    def _saved_kernel_size(self) -> Sequence[int]:
+        return self.kernel_size
+
+    @property
+    def _saved_padding(self) -> Sequence[int]:
+        return self.padding
+
+    @property
+    def _saved_stride(self) -> Sequence[int]:
+        return self.stride
+
+
+def col2_im_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dilation: Sequence[int],
+    kernel_size: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> list[Any]:
+    """The formulas of Col2ImBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            im2col(grad, kernel_size, dilation, padding, stride)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class AffineGridGeneratorBackward0(Node):
+    """Backward of ``affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor``.
+
+    theta: affine_grid_generator_backward_symint(grad, size, align_corners)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "size",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return affine_grid_generator_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            size=self.size,
+        )
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_size(self) -> Sequence[int]:
+        return self.size
+
+
+def affine_grid_generator_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    size: Sequence[int],
+) -> list[Any]:
+    """The formulas of AffineGridGeneratorBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # theta
+        grad_inputs[0] = (
+            affine_grid_generator_backward(grad, size, align_corners)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class GridSampler2DBackward0(Node):
+    """Backward of ``grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``.
+
+    input, grid: grad.defined() ? grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask) : std::tuple<Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "align_corners",
+        "grid_",
+        "input_",
+        "interpolation_mode",
+        "padding_mode",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grid_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return grid_sampler2_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            grid=unpack_saved(self.grid_, self),
+            input=unpack_saved(self.input_, self),
+            interpolation_mode=self.interpolation_mode,
+            padding_mode=self.padding_mode,
+        )
+
+    def release_variables(self) -> None:
+        if self.grid_ is not None:
+            self.grid_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_grid(self) -> Tensor | None:
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_interpolation_mode(self) -> int:
+        return self.interpolation_mode
+
+    @property
+    def _saved_padding_mode(self) -> int:
+        return self.padding_mode
+
+
+def grid_sampler2_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    grid: Tensor | None,
+    input: Tensor | None,
+    interpolation_mode: int,
+    padding_mode: int,
+) -> list[Any]:
+    """The formulas of GridSampler2DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # input, grid
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = (
+            grid_sampler_2d_backward(
+                grad,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class GridSampler3DBackward0(Node):
+    """Backward of ``grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``.
+
+    input, grid: grad.defined() ? grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask) : std::tuple<Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "align_corners",
+        "grid_",
+        "input_",
+        "interpolation_mode",
+        "padding_mode",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grid_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return grid_sampler3_d_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            grid=unpack_saved(self.grid_, self),
+            input=unpack_saved(self.input_, self),
+            interpolation_mode=self.interpolation_mode,
+            padding_mode=self.padding_mode,
+        )
+
+    def release_variables(self) -> None:
+        if self.grid_ is not None:
+            self.grid_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_grid(self) -> Tensor | None:
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_interpolation_mode(self) -> int:
+        return self.interpolation_mode
+
+    @property
+    def _saved_padding_mode(self) -> int:
+        return self.padding_mode
+
+
+def grid_sampler3_d_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    grid: Tensor | None,
+    input: Tensor | None,
+    interpolation_mode: int,
+    padding_mode: int,
+) -> list[Any]:
+    """The formulas of GridSampler3DBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # input, grid
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = (
+            grid_sampler_3d_backward(
+                grad,
+                input,
+                grid,
+                interpolation_mode,
+                padding_mode,
+                align_corners,
+                grad_input_mask,
+            )
+            if grad is not None
+            else (None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class GridSampler2DBackwardBackward0(Node):
+    """Backward of ``grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``.
+
+    grad_output, input, grid: grid_sampler_2d_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "grad_output_",
+        "grid_",
+        "input_",
+        "interpolation_mode",
+        "padding_mode",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.grid_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return grid_sampler2_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            grad_output=unpack_saved(self.grad_output_, self),
+            grid=unpack_saved(self.grid_, self),
+            input=unpack_saved(self.input_, self),
+            interpolation_mode=self.interpolation_mode,
+            padding_mode=self.padding_mode,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.grid_ is not None:
+            self.grid_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_grid(self) -> Tensor | None:
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_interpolation_mode(self) -> int:
+        return self.interpolation_mode
+
+    @property
+    def _saved_padding_mode(self) -> int:
+        return self.padding_mode
+
+
+def grid_sampler2_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    grad_output: Tensor | None,
+    grid: Tensor | None,
+    input: Tensor | None,
+    interpolation_mode: int,
+    padding_mode: int,
+) -> list[Any]:
+    """The formulas of GridSampler2DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # grad_output, input, grid
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = grid_sampler_2d_double_backward(
+            grads[0],
+            grads[1],
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
+class GridSampler3DBackwardBackward0(Node):
+    """Backward of ``grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``.
+
+    grad_output, input, grid: grid_sampler_3d_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = (
+        "align_corners",
+        "grad_output_",
+        "grid_",
+        "input_",
+        "interpolation_mode",
+        "padding_mode",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.grid_: SavedVariable | SavedVariableList | None = None
+        self.input_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return grid_sampler3_d_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            align_corners=self.align_corners,
+            grad_output=unpack_saved(self.grad_output_, self),
+            grid=unpack_saved(self.grid_, self),
+            input=unpack_saved(self.input_, self),
+            interpolation_mode=self.interpolation_mode,
+            padding_mode=self.padding_mode,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.grid_ is not None:
+            self.grid_.reset_data()
+        if self.input_ is not None:
+            self.input_.reset_data()
+
+    @property
+    def _saved_align_corners(self) -> bool:
+        return self.align_corners
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_grid(self) -> Tensor | None:
+        return unpack_saved(self.grid_, self)
+
+    @property
+    def _saved_input(self) -> Tensor | None:
+        return unpack_saved(self.input_, self)
+
+    @property
+    def _saved_interpolation_mode(self) -> int:
+        return self.interpolation_mode
+
+    @property
+    def _saved_padding_mode(self) -> int:
+        return self.padding_mode
+
+
+def grid_sampler3_d_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    align_corners: bool,
+    grad_output: Tensor | None,
+    grid: Tensor | None,
+    input: Tensor | None,
+    interpolation_mode: int,
+    padding_mode: int,
+) -> list[Any]:
+    """The formulas of GridSampler3DBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if (
+        needs_input_grad[0] or needs_input_grad[1] or needs_input_grad[2]
+    ):  # grad_output, input, grid
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+            needs_input_grad[2],
+        )
+        grad_result = grid_sampler_3d_double_backward(
+            grads[0],
+            grads[1],
+            grad_output,
+            input,
+            grid,
+            interpolation_mode,
+            padding_mode,
+            align_corners,
+            grad_input_mask,
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+        if needs_input_grad[2]:
+            grad_inputs[2] = grad_result[2]
+    return grad_inputs
+
+
 class ThnnFusedLstmCellBackward0(Node):
     """Backward of ``_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)``.
 
@@ -28269,6 +30629,456 @@ def fractional_max_pool3d_backward_jvp(
     return operators.fractional_max_pool3d_backward.call(
         grad_output_t, self_t, kernel_size, output_size, indices
     )
+
+
+def upsample_nearest1d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    scales: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_nearest1d.call(self_t, output_size, scales)
+
+
+def upsample_nearest1d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_nearest1d_backward.call(
+        grad_output_t, output_size, input_size, scales
+    )
+
+
+def _upsample_nearest_exact1d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    scales: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_nearest_exact1d.call(self_t, output_size, scales)
+
+
+def _upsample_nearest_exact1d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_nearest_exact1d_backward.call(
+        grad_output_t, output_size, input_size, scales
+    )
+
+
+def upsample_nearest2d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_nearest2d.call(self_t, output_size, scales_h, scales_w)
+
+
+def upsample_nearest2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_nearest2d_backward.call(
+        grad_output_t, output_size, input_size, scales_h, scales_w
+    )
+
+
+def _upsample_nearest_exact2d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_nearest_exact2d.call(
+        self_t, output_size, scales_h, scales_w
+    )
+
+
+def _upsample_nearest_exact2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_nearest_exact2d_backward.call(
+        grad_output_t, output_size, input_size, scales_h, scales_w
+    )
+
+
+def upsample_nearest3d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_nearest3d.call(
+        self_t, output_size, scales_d, scales_h, scales_w
+    )
+
+
+def upsample_nearest3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_nearest3d_backward.call(
+        grad_output_t, output_size, input_size, scales_d, scales_h, scales_w
+    )
+
+
+def _upsample_nearest_exact3d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_nearest_exact3d.call(
+        self_t, output_size, scales_d, scales_h, scales_w
+    )
+
+
+def _upsample_nearest_exact3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_nearest_exact3d_backward.call(
+        grad_output_t, output_size, input_size, scales_d, scales_h, scales_w
+    )
+
+
+def upsample_linear1d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_linear1d.call(self_t, output_size, align_corners, scales)
+
+
+def upsample_linear1d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_linear1d_backward.call(
+        grad_output_t, output_size, input_size, align_corners, scales
+    )
+
+
+def upsample_bilinear2d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_bilinear2d.call(
+        self_t, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def upsample_bilinear2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_bilinear2d_backward.call(
+        grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def upsample_bicubic2d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_bicubic2d.call(
+        self_t, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def upsample_bicubic2d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_bicubic2d_backward.call(
+        grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def upsample_trilinear3d_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_trilinear3d.call(
+        self_t, output_size, align_corners, scales_d, scales_h, scales_w
+    )
+
+
+def upsample_trilinear3d_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.upsample_trilinear3d_backward.call(
+        grad_output_t,
+        output_size,
+        input_size,
+        align_corners,
+        scales_d,
+        scales_h,
+        scales_w,
+    )
+
+
+def _upsample_bilinear2d_aa_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_bilinear2d_aa.call(
+        self_t, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bilinear2d_aa_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_bilinear2d_aa_backward.call(
+        grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bicubic2d_aa_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_bicubic2d_aa.call(
+        self_t, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bicubic2d_aa_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_bicubic2d_aa_backward.call(
+        grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_lanczos2d_aa_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_lanczos2d_aa.call(
+        self_t, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_lanczos2d_aa_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._upsample_lanczos2d_aa_backward.call(
+        grad_output_t, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def pixel_shuffle_jvp(
+    self_p: Tensor, self_t: Tensor, upscale_factor: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.pixel_shuffle.call(self_t, upscale_factor)
+
+
+def pixel_unshuffle_jvp(
+    self_p: Tensor, self_t: Tensor, downscale_factor: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.pixel_unshuffle.call(self_t, downscale_factor)
+
+
+def channel_shuffle_jvp(
+    self_p: Tensor, self_t: Tensor, groups: int, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.channel_shuffle.call(self_t, groups)
+
+
+def im2col_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.im2col.call(self_t, kernel_size, dilation, padding, stride)
+
+
+def col2im_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    output_size: Sequence[int],
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.col2im.call(
+        self_t, output_size, kernel_size, dilation, padding, stride
+    )
+
+
+def affine_grid_generator_jvp(
+    theta_p: Tensor,
+    theta_t: Tensor,
+    size: Sequence[int],
+    align_corners: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators.affine_grid_generator.call(theta_t, size, align_corners)
 
 
 def _thnn_fused_lstm_cell_jvp_result0(

@@ -27,6 +27,8 @@ from gradgen.numpy_kernels import (
     addmv,
     addr,
     advanced_index,
+    affine_grid_generator,
+    affine_grid_generator_backward,
     airy_ai,
     alias,
     allclose,
@@ -58,12 +60,14 @@ from gradgen.numpy_kernels import (
     cat_arrays,
     cdist_backward,
     cdist_forward,
+    channel_shuffle,
     cholesky,
     cholesky_inverse,
     cholesky_solve,
     clamp_bound,
     clamp_scalars,
     clamp_tensors,
+    col2im,
     compare,
     constant_pad_nd,
     conv_tbc,
@@ -111,6 +115,8 @@ from gradgen.numpy_kernels import (
     gelu,
     gelu_backward,
     geqrf,
+    grid_sampler,
+    grid_sampler_backward,
     hardtanh,
     hardtanh_backward,
     heaviside,
@@ -125,6 +131,7 @@ from gradgen.numpy_kernels import (
     i1e,
     igamma,
     igammac,
+    im2col,
     index_add,
     index_copy,
     index_fill,
@@ -216,6 +223,8 @@ from gradgen.numpy_kernels import (
     pdist_backward,
     pdist_forward,
     permute,
+    pixel_shuffle,
+    pixel_unshuffle,
     polar,
     polygamma,
     power,
@@ -291,6 +300,8 @@ from gradgen.numpy_kernels import (
     unsafe_split_with_sizes,
     unsafe_view,
     unsqueeze,
+    upsample,
+    upsample_backward,
     vdot,
     vector_norm,
     view,
@@ -5529,6 +5540,623 @@ def numpy_fractional_max_pool3d_backward(
     return wrap_result(max_pool_with_indices_backward(grad_output, self, indices, 3))
 
 
+def numpy_upsample_nearest1d(
+    ks: int, self: Tensor, output_size: Sequence[int], scales: float | None
+) -> Any:
+    """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
+    self = self._data
+    return wrap_result(upsample(self, output_size, "nearest", False, [scales], 1))
+
+
+def numpy_upsample_nearest1d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None,
+) -> Any:
+    """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output, output_size, input_size, "nearest", False, [scales], 1
+        )
+    )
+
+
+def numpy__upsample_nearest_exact1d(
+    ks: int, self: Tensor, output_size: Sequence[int], scales: float | None
+) -> Any:
+    """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
+    self = self._data
+    return wrap_result(upsample(self, output_size, "nearest-exact", False, [scales], 1))
+
+
+def numpy__upsample_nearest_exact1d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None,
+) -> Any:
+    """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output, output_size, input_size, "nearest-exact", False, [scales], 1
+        )
+    )
+
+
+def numpy_upsample_nearest2d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "nearest", False, [scales_h, scales_w], 2)
+    )
+
+
+def numpy_upsample_nearest2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "nearest",
+            False,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
+def numpy__upsample_nearest_exact2d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "nearest-exact", False, [scales_h, scales_w], 2)
+    )
+
+
+def numpy__upsample_nearest_exact2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "nearest-exact",
+            False,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
+def numpy_upsample_nearest3d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "nearest", False, [scales_d, scales_h, scales_w], 3)
+    )
+
+
+def numpy_upsample_nearest3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "nearest",
+            False,
+            [scales_d, scales_h, scales_w],
+            3,
+        )
+    )
+
+
+def numpy__upsample_nearest_exact3d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(
+            self, output_size, "nearest-exact", False, [scales_d, scales_h, scales_w], 3
+        )
+    )
+
+
+def numpy__upsample_nearest_exact3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "nearest-exact",
+            False,
+            [scales_d, scales_h, scales_w],
+            3,
+        )
+    )
+
+
+def numpy_upsample_linear1d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None,
+) -> Any:
+    """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "linear", align_corners, [scales], 1)
+    )
+
+
+def numpy_upsample_linear1d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None,
+) -> Any:
+    """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output, output_size, input_size, "linear", align_corners, [scales], 1
+        )
+    )
+
+
+def numpy_upsample_bilinear2d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "linear", align_corners, [scales_h, scales_w], 2)
+    )
+
+
+def numpy_upsample_bilinear2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "linear",
+            align_corners,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
+def numpy_upsample_bicubic2d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "cubic", align_corners, [scales_h, scales_w], 2)
+    )
+
+
+def numpy_upsample_bicubic2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "cubic",
+            align_corners,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
+def numpy_upsample_trilinear3d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(
+            self,
+            output_size,
+            "linear",
+            align_corners,
+            [scales_d, scales_h, scales_w],
+            3,
+        )
+    )
+
+
+def numpy_upsample_trilinear3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "linear",
+            align_corners,
+            [scales_d, scales_h, scales_w],
+            3,
+        )
+    )
+
+
+def numpy__upsample_bilinear2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "aa-linear", align_corners, [scales_h, scales_w], 2)
+    )
+
+
+def numpy__upsample_bilinear2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "aa-linear",
+            align_corners,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
+def numpy__upsample_bicubic2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(self, output_size, "aa-cubic", align_corners, [scales_h, scales_w], 2)
+    )
+
+
+def numpy__upsample_bicubic2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "aa-cubic",
+            align_corners,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
+def numpy__upsample_lanczos2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        upsample(
+            self, output_size, "aa-lanczos", align_corners, [scales_h, scales_w], 2
+        )
+    )
+
+
+def numpy__upsample_lanczos2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    grad_output = grad_output._data
+    return wrap_result(
+        upsample_backward(
+            grad_output,
+            output_size,
+            input_size,
+            "aa-lanczos",
+            align_corners,
+            [scales_h, scales_w],
+            2,
+        )
+    )
+
+
+def numpy_pixel_shuffle(ks: int, self: Tensor, upscale_factor: int) -> Any:
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
+    self = self._data
+    return wrap_result(pixel_shuffle(self, upscale_factor))
+
+
+def numpy_pixel_unshuffle(ks: int, self: Tensor, downscale_factor: int) -> Any:
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor"""
+    self = self._data
+    return wrap_result(pixel_unshuffle(self, downscale_factor))
+
+
+def numpy_channel_shuffle(ks: int, self: Tensor, groups: int) -> Any:
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor"""
+    self = self._data
+    return wrap_result(channel_shuffle(self, groups))
+
+
+def numpy_im2col(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    self = self._data
+    return wrap_result(im2col(self, kernel_size, dilation, padding, stride))
+
+
+def numpy_col2im(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        col2im(self, output_size, kernel_size, dilation, padding, stride)
+    )
+
+
+def numpy_affine_grid_generator(
+    ks: int, theta: Tensor, size: Sequence[int], align_corners: bool
+) -> Any:
+    """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor"""
+    theta = theta._data
+    return wrap_result(affine_grid_generator(theta, size, align_corners))
+
+
+def numpy_grid_sampler_2d(
+    ks: int,
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Any:
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
+    input = input._data
+    grid = grid._data
+    return wrap_result(
+        grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    )
+
+
+def numpy_grid_sampler_2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+    output_mask: Sequence[bool],
+) -> Any:
+    """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"""
+    grad_output = grad_output._data
+    input = input._data
+    grid = grid._data
+    result0, result1 = grid_sampler_backward(
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_grid_sampler_3d(
+    ks: int,
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Any:
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
+    input = input._data
+    grid = grid._data
+    return wrap_result(
+        grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+    )
+
+
+def numpy_grid_sampler_3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+    output_mask: Sequence[bool],
+) -> Any:
+    """grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"""
+    grad_output = grad_output._data
+    input = input._data
+    grid = grid._data
+    result0, result1 = grid_sampler_backward(
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
 def numpy__thnn_fused_lstm_cell(
     ks: int,
     input_gates: Tensor,
@@ -7082,6 +7710,84 @@ operators.fractional_max_pool2d_backward.register(
 operators.fractional_max_pool3d.register(DispatchKey.NumPy, numpy_fractional_max_pool3d)
 operators.fractional_max_pool3d_backward.register(
     DispatchKey.NumPy, numpy_fractional_max_pool3d_backward
+)
+operators.upsample_nearest1d.register(DispatchKey.NumPy, numpy_upsample_nearest1d)
+operators.upsample_nearest1d_backward.register(
+    DispatchKey.NumPy, numpy_upsample_nearest1d_backward
+)
+operators._upsample_nearest_exact1d.register(
+    DispatchKey.NumPy, numpy__upsample_nearest_exact1d
+)
+operators._upsample_nearest_exact1d_backward.register(
+    DispatchKey.NumPy, numpy__upsample_nearest_exact1d_backward
+)
+operators.upsample_nearest2d.register(DispatchKey.NumPy, numpy_upsample_nearest2d)
+operators.upsample_nearest2d_backward.register(
+    DispatchKey.NumPy, numpy_upsample_nearest2d_backward
+)
+operators._upsample_nearest_exact2d.register(
+    DispatchKey.NumPy, numpy__upsample_nearest_exact2d
+)
+operators._upsample_nearest_exact2d_backward.register(
+    DispatchKey.NumPy, numpy__upsample_nearest_exact2d_backward
+)
+operators.upsample_nearest3d.register(DispatchKey.NumPy, numpy_upsample_nearest3d)
+operators.upsample_nearest3d_backward.register(
+    DispatchKey.NumPy, numpy_upsample_nearest3d_backward
+)
+operators._upsample_nearest_exact3d.register(
+    DispatchKey.NumPy, numpy__upsample_nearest_exact3d
+)
+operators._upsample_nearest_exact3d_backward.register(
+    DispatchKey.NumPy, numpy__upsample_nearest_exact3d_backward
+)
+operators.upsample_linear1d.register(DispatchKey.NumPy, numpy_upsample_linear1d)
+operators.upsample_linear1d_backward.register(
+    DispatchKey.NumPy, numpy_upsample_linear1d_backward
+)
+operators.upsample_bilinear2d.register(DispatchKey.NumPy, numpy_upsample_bilinear2d)
+operators.upsample_bilinear2d_backward.register(
+    DispatchKey.NumPy, numpy_upsample_bilinear2d_backward
+)
+operators.upsample_bicubic2d.register(DispatchKey.NumPy, numpy_upsample_bicubic2d)
+operators.upsample_bicubic2d_backward.register(
+    DispatchKey.NumPy, numpy_upsample_bicubic2d_backward
+)
+operators.upsample_trilinear3d.register(DispatchKey.NumPy, numpy_upsample_trilinear3d)
+operators.upsample_trilinear3d_backward.register(
+    DispatchKey.NumPy, numpy_upsample_trilinear3d_backward
+)
+operators._upsample_bilinear2d_aa.register(
+    DispatchKey.NumPy, numpy__upsample_bilinear2d_aa
+)
+operators._upsample_bilinear2d_aa_backward.register(
+    DispatchKey.NumPy, numpy__upsample_bilinear2d_aa_backward
+)
+operators._upsample_bicubic2d_aa.register(
+    DispatchKey.NumPy, numpy__upsample_bicubic2d_aa
+)
+operators._upsample_bicubic2d_aa_backward.register(
+    DispatchKey.NumPy, numpy__upsample_bicubic2d_aa_backward
+)
+operators._upsample_lanczos2d_aa.register(
+    DispatchKey.NumPy, numpy__upsample_lanczos2d_aa
+)
+operators._upsample_lanczos2d_aa_backward.register(
+    DispatchKey.NumPy, numpy__upsample_lanczos2d_aa_backward
+)
+operators.pixel_shuffle.register(DispatchKey.NumPy, numpy_pixel_shuffle)
+operators.pixel_unshuffle.register(DispatchKey.NumPy, numpy_pixel_unshuffle)
+operators.channel_shuffle.register(DispatchKey.NumPy, numpy_channel_shuffle)
+operators.im2col.register(DispatchKey.NumPy, numpy_im2col)
+operators.col2im.register(DispatchKey.NumPy, numpy_col2im)
+operators.affine_grid_generator.register(DispatchKey.NumPy, numpy_affine_grid_generator)
+operators.grid_sampler_2d.register(DispatchKey.NumPy, numpy_grid_sampler_2d)
+operators.grid_sampler_2d_backward.register(
+    DispatchKey.NumPy, numpy_grid_sampler_2d_backward
+)
+operators.grid_sampler_3d.register(DispatchKey.NumPy, numpy_grid_sampler_3d)
+operators.grid_sampler_3d_backward.register(
+    DispatchKey.NumPy, numpy_grid_sampler_3d_backward
 )
 operators._thnn_fused_lstm_cell.register(DispatchKey.NumPy, numpy__thnn_fused_lstm_cell)
 operators._thnn_fused_lstm_cell_backward_impl.register(

@@ -1440,6 +1440,147 @@ fractional_max_pool3d_backward = OperatorHandle(
     "fractional_max_pool3d_backward",
     "fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor",
 )
+upsample_nearest1d = OperatorHandle(
+    "upsample_nearest1d",
+    "upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+)
+upsample_nearest1d_backward = OperatorHandle(
+    "upsample_nearest1d_backward",
+    "upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor",
+)
+_upsample_nearest_exact1d = OperatorHandle(
+    "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor",
+)
+_upsample_nearest_exact1d_backward = OperatorHandle(
+    "_upsample_nearest_exact1d_backward",
+    "_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor",
+)
+upsample_nearest2d = OperatorHandle(
+    "upsample_nearest2d",
+    "upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+upsample_nearest2d_backward = OperatorHandle(
+    "upsample_nearest2d_backward",
+    "upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_nearest_exact2d = OperatorHandle(
+    "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_nearest_exact2d_backward = OperatorHandle(
+    "_upsample_nearest_exact2d_backward",
+    "_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+upsample_nearest3d = OperatorHandle(
+    "upsample_nearest3d",
+    "upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+upsample_nearest3d_backward = OperatorHandle(
+    "upsample_nearest3d_backward",
+    "upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_nearest_exact3d = OperatorHandle(
+    "_upsample_nearest_exact3d",
+    "_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_nearest_exact3d_backward = OperatorHandle(
+    "_upsample_nearest_exact3d_backward",
+    "_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+upsample_linear1d = OperatorHandle(
+    "upsample_linear1d",
+    "upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor",
+)
+upsample_linear1d_backward = OperatorHandle(
+    "upsample_linear1d_backward",
+    "upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor",
+)
+upsample_bilinear2d = OperatorHandle(
+    "upsample_bilinear2d",
+    "upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+upsample_bilinear2d_backward = OperatorHandle(
+    "upsample_bilinear2d_backward",
+    "upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+upsample_bicubic2d = OperatorHandle(
+    "upsample_bicubic2d",
+    "upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+upsample_bicubic2d_backward = OperatorHandle(
+    "upsample_bicubic2d_backward",
+    "upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+upsample_trilinear3d = OperatorHandle(
+    "upsample_trilinear3d",
+    "upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+upsample_trilinear3d_backward = OperatorHandle(
+    "upsample_trilinear3d_backward",
+    "upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_bilinear2d_aa = OperatorHandle(
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_bilinear2d_aa_backward = OperatorHandle(
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_bicubic2d_aa = OperatorHandle(
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_bicubic2d_aa_backward = OperatorHandle(
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_lanczos2d_aa = OperatorHandle(
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+_upsample_lanczos2d_aa_backward = OperatorHandle(
+    "_upsample_lanczos2d_aa_backward",
+    "_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+)
+pixel_shuffle = OperatorHandle(
+    "pixel_shuffle", "pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"
+)
+pixel_unshuffle = OperatorHandle(
+    "pixel_unshuffle", "pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor"
+)
+channel_shuffle = OperatorHandle(
+    "channel_shuffle", "channel_shuffle(Tensor self, SymInt groups) -> Tensor"
+)
+im2col = OperatorHandle(
+    "im2col",
+    "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+)
+col2im = OperatorHandle(
+    "col2im",
+    "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+)
+affine_grid_generator = OperatorHandle(
+    "affine_grid_generator",
+    "affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor",
+)
+grid_sampler_2d = OperatorHandle(
+    "grid_sampler_2d",
+    "grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
+)
+grid_sampler_2d_backward = OperatorHandle(
+    "grid_sampler_2d_backward",
+    "grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",
+)
+grid_sampler_3d = OperatorHandle(
+    "grid_sampler_3d",
+    "grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
+)
+grid_sampler_3d_backward = OperatorHandle(
+    "grid_sampler_3d_backward",
+    "grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",
+)
 _thnn_fused_lstm_cell = OperatorHandle(
     "_thnn_fused_lstm_cell",
     "_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)",

@@ -445,6 +445,44 @@ __all__ = [
     "fractional_max_pool2d_backward",
     "fractional_max_pool3d",
     "fractional_max_pool3d_backward",
+    "upsample_nearest1d",
+    "upsample_nearest1d_backward",
+    "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact1d_backward",
+    "upsample_nearest2d",
+    "upsample_nearest2d_backward",
+    "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact2d_backward",
+    "upsample_nearest3d",
+    "upsample_nearest3d_backward",
+    "_upsample_nearest_exact3d",
+    "_upsample_nearest_exact3d_backward",
+    "upsample_linear1d",
+    "upsample_linear1d_backward",
+    "upsample_bilinear2d",
+    "upsample_bilinear2d_backward",
+    "upsample_bicubic2d",
+    "upsample_bicubic2d_backward",
+    "upsample_trilinear3d",
+    "upsample_trilinear3d_backward",
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa_backward",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "im2col",
+    "col2im",
+    "affine_grid_generator",
+    "affine_grid_generator_backward",
+    "grid_sampler",
+    "grid_sampler_2d",
+    "grid_sampler_2d_backward",
+    "grid_sampler_3d",
+    "grid_sampler_3d_backward",
     "_thnn_fused_lstm_cell",
     "_thnn_fused_lstm_cell_backward_impl",
     "_thnn_fused_lstm_cell_backward",
@@ -6316,6 +6354,887 @@ def fractional_max_pool3d_backward(
     )
     return operators.fractional_max_pool3d_backward.call(
         grad_output, input, kernel_size, output_size, indices
+    )
+
+
+def upsample_nearest1d(
+    input: Tensor,
+    output_size: Sequence[int],
+    scales: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``"""
+    input = tensor_argument(input, "upsample_nearest1d", "input", 1, False)
+    output_size = int_list_argument(output_size, "upsample_nearest1d", "output_size")
+    if out is not None:  # upsample_nearest1d.out
+        return write_out(
+            "upsample_nearest1d",
+            out,
+            operators.upsample_nearest1d.call,
+            (
+                input,
+                output_size,
+                scales,
+            ),
+        )
+    return operators.upsample_nearest1d.call(input, output_size, scales)
+
+
+def upsample_nearest1d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None = None,
+) -> Tensor:
+    """``upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "upsample_nearest1d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "upsample_nearest1d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "upsample_nearest1d_backward", "input_size"
+    )
+    return operators.upsample_nearest1d_backward.call(
+        grad_output, output_size, input_size, scales
+    )
+
+
+def _upsample_nearest_exact1d(
+    input: Tensor,
+    output_size: Sequence[int],
+    scales: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``"""
+    input = tensor_argument(input, "_upsample_nearest_exact1d", "input", 1, False)
+    output_size = int_list_argument(
+        output_size, "_upsample_nearest_exact1d", "output_size"
+    )
+    if out is not None:  # _upsample_nearest_exact1d.out
+        return write_out(
+            "_upsample_nearest_exact1d",
+            out,
+            operators._upsample_nearest_exact1d.call,
+            (
+                input,
+                output_size,
+                scales,
+            ),
+        )
+    return operators._upsample_nearest_exact1d.call(input, output_size, scales)
+
+
+def _upsample_nearest_exact1d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None = None,
+) -> Tensor:
+    """``_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_upsample_nearest_exact1d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "_upsample_nearest_exact1d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "_upsample_nearest_exact1d_backward", "input_size"
+    )
+    return operators._upsample_nearest_exact1d_backward.call(
+        grad_output, output_size, input_size, scales
+    )
+
+
+def upsample_nearest2d(
+    input: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "upsample_nearest2d", "input", 1, False)
+    output_size = int_list_argument(output_size, "upsample_nearest2d", "output_size")
+    if out is not None:  # upsample_nearest2d.out
+        return write_out(
+            "upsample_nearest2d",
+            out,
+            operators.upsample_nearest2d.call,
+            (
+                input,
+                output_size,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators.upsample_nearest2d.call(input, output_size, scales_h, scales_w)
+
+
+def upsample_nearest2d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "upsample_nearest2d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "upsample_nearest2d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "upsample_nearest2d_backward", "input_size"
+    )
+    return operators.upsample_nearest2d_backward.call(
+        grad_output, output_size, input_size, scales_h, scales_w
+    )
+
+
+def _upsample_nearest_exact2d(
+    input: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "_upsample_nearest_exact2d", "input", 1, False)
+    output_size = int_list_argument(
+        output_size, "_upsample_nearest_exact2d", "output_size"
+    )
+    if out is not None:  # _upsample_nearest_exact2d.out
+        return write_out(
+            "_upsample_nearest_exact2d",
+            out,
+            operators._upsample_nearest_exact2d.call,
+            (
+                input,
+                output_size,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators._upsample_nearest_exact2d.call(
+        input, output_size, scales_h, scales_w
+    )
+
+
+def _upsample_nearest_exact2d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_upsample_nearest_exact2d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "_upsample_nearest_exact2d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "_upsample_nearest_exact2d_backward", "input_size"
+    )
+    return operators._upsample_nearest_exact2d_backward.call(
+        grad_output, output_size, input_size, scales_h, scales_w
+    )
+
+
+def upsample_nearest3d(
+    input: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "upsample_nearest3d", "input", 1, False)
+    output_size = int_list_argument(output_size, "upsample_nearest3d", "output_size")
+    if out is not None:  # upsample_nearest3d.out
+        return write_out(
+            "upsample_nearest3d",
+            out,
+            operators.upsample_nearest3d.call,
+            (
+                input,
+                output_size,
+                scales_d,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators.upsample_nearest3d.call(
+        input, output_size, scales_d, scales_h, scales_w
+    )
+
+
+def upsample_nearest3d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "upsample_nearest3d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "upsample_nearest3d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "upsample_nearest3d_backward", "input_size"
+    )
+    return operators.upsample_nearest3d_backward.call(
+        grad_output, output_size, input_size, scales_d, scales_h, scales_w
+    )
+
+
+def _upsample_nearest_exact3d(
+    input: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "_upsample_nearest_exact3d", "input", 1, False)
+    output_size = int_list_argument(
+        output_size, "_upsample_nearest_exact3d", "output_size"
+    )
+    if out is not None:  # _upsample_nearest_exact3d.out
+        return write_out(
+            "_upsample_nearest_exact3d",
+            out,
+            operators._upsample_nearest_exact3d.call,
+            (
+                input,
+                output_size,
+                scales_d,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators._upsample_nearest_exact3d.call(
+        input, output_size, scales_d, scales_h, scales_w
+    )
+
+
+def _upsample_nearest_exact3d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_upsample_nearest_exact3d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "_upsample_nearest_exact3d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "_upsample_nearest_exact3d_backward", "input_size"
+    )
+    return operators._upsample_nearest_exact3d_backward.call(
+        grad_output, output_size, input_size, scales_d, scales_h, scales_w
+    )
+
+
+def upsample_linear1d(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor``"""
+    input = tensor_argument(input, "upsample_linear1d", "input", 1, False)
+    output_size = int_list_argument(output_size, "upsample_linear1d", "output_size")
+    if out is not None:  # upsample_linear1d.out
+        return write_out(
+            "upsample_linear1d",
+            out,
+            operators.upsample_linear1d.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales,
+            ),
+        )
+    return operators.upsample_linear1d.call(input, output_size, align_corners, scales)
+
+
+def upsample_linear1d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None = None,
+) -> Tensor:
+    """``upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "upsample_linear1d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "upsample_linear1d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "upsample_linear1d_backward", "input_size"
+    )
+    return operators.upsample_linear1d_backward.call(
+        grad_output, output_size, input_size, align_corners, scales
+    )
+
+
+def upsample_bilinear2d(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "upsample_bilinear2d", "input", 1, False)
+    output_size = int_list_argument(output_size, "upsample_bilinear2d", "output_size")
+    if out is not None:  # upsample_bilinear2d.out
+        return write_out(
+            "upsample_bilinear2d",
+            out,
+            operators.upsample_bilinear2d.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators.upsample_bilinear2d.call(
+        input, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def upsample_bilinear2d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "upsample_bilinear2d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "upsample_bilinear2d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "upsample_bilinear2d_backward", "input_size"
+    )
+    return operators.upsample_bilinear2d_backward.call(
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def upsample_bicubic2d(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "upsample_bicubic2d", "input", 1, False)
+    output_size = int_list_argument(output_size, "upsample_bicubic2d", "output_size")
+    if out is not None:  # upsample_bicubic2d.out
+        return write_out(
+            "upsample_bicubic2d",
+            out,
+            operators.upsample_bicubic2d.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators.upsample_bicubic2d.call(
+        input, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def upsample_bicubic2d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "upsample_bicubic2d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "upsample_bicubic2d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "upsample_bicubic2d_backward", "input_size"
+    )
+    return operators.upsample_bicubic2d_backward.call(
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def upsample_trilinear3d(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "upsample_trilinear3d", "input", 1, False)
+    output_size = int_list_argument(output_size, "upsample_trilinear3d", "output_size")
+    if out is not None:  # upsample_trilinear3d.out
+        return write_out(
+            "upsample_trilinear3d",
+            out,
+            operators.upsample_trilinear3d.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales_d,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators.upsample_trilinear3d.call(
+        input, output_size, align_corners, scales_d, scales_h, scales_w
+    )
+
+
+def upsample_trilinear3d_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None = None,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "upsample_trilinear3d_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "upsample_trilinear3d_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "upsample_trilinear3d_backward", "input_size"
+    )
+    return operators.upsample_trilinear3d_backward.call(
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_d,
+        scales_h,
+        scales_w,
+    )
+
+
+def _upsample_bilinear2d_aa(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "_upsample_bilinear2d_aa", "input", 1, False)
+    output_size = int_list_argument(
+        output_size, "_upsample_bilinear2d_aa", "output_size"
+    )
+    if out is not None:  # _upsample_bilinear2d_aa.out
+        return write_out(
+            "_upsample_bilinear2d_aa",
+            out,
+            operators._upsample_bilinear2d_aa.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators._upsample_bilinear2d_aa.call(
+        input, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bilinear2d_aa_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_upsample_bilinear2d_aa_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "_upsample_bilinear2d_aa_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "_upsample_bilinear2d_aa_backward", "input_size"
+    )
+    return operators._upsample_bilinear2d_aa_backward.call(
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bicubic2d_aa(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "_upsample_bicubic2d_aa", "input", 1, False)
+    output_size = int_list_argument(
+        output_size, "_upsample_bicubic2d_aa", "output_size"
+    )
+    if out is not None:  # _upsample_bicubic2d_aa.out
+        return write_out(
+            "_upsample_bicubic2d_aa",
+            out,
+            operators._upsample_bicubic2d_aa.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators._upsample_bicubic2d_aa.call(
+        input, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_bicubic2d_aa_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_upsample_bicubic2d_aa_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "_upsample_bicubic2d_aa_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "_upsample_bicubic2d_aa_backward", "input_size"
+    )
+    return operators._upsample_bicubic2d_aa_backward.call(
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_lanczos2d_aa(
+    input: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    input = tensor_argument(input, "_upsample_lanczos2d_aa", "input", 1, False)
+    output_size = int_list_argument(
+        output_size, "_upsample_lanczos2d_aa", "output_size"
+    )
+    if out is not None:  # _upsample_lanczos2d_aa.out
+        return write_out(
+            "_upsample_lanczos2d_aa",
+            out,
+            operators._upsample_lanczos2d_aa.call,
+            (
+                input,
+                output_size,
+                align_corners,
+                scales_h,
+                scales_w,
+            ),
+        )
+    return operators._upsample_lanczos2d_aa.call(
+        input, output_size, align_corners, scales_h, scales_w
+    )
+
+
+def _upsample_lanczos2d_aa_backward(
+    grad_output: Tensor | Number,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+) -> Tensor:
+    """``_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "_upsample_lanczos2d_aa_backward", "grad_output", 1, True
+    )
+    output_size = int_list_argument(
+        output_size, "_upsample_lanczos2d_aa_backward", "output_size"
+    )
+    input_size = int_list_argument(
+        input_size, "_upsample_lanczos2d_aa_backward", "input_size"
+    )
+    return operators._upsample_lanczos2d_aa_backward.call(
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w
+    )
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``pixel_shuffle(Tensor self, int upscale_factor) -> Tensor``"""
+    input = tensor_argument(input, "pixel_shuffle", "input", 1, False)
+    return operators.pixel_shuffle.call(input, upscale_factor)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``"""
+    input = tensor_argument(input, "pixel_unshuffle", "input", 1, False)
+    return operators.pixel_unshuffle.call(input, downscale_factor)
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``channel_shuffle(Tensor self, SymInt groups) -> Tensor``"""
+    input = tensor_argument(input, "channel_shuffle", "input", 1, False)
+    return operators.channel_shuffle.call(input, groups)
+
+
+def im2col(
+    input: Tensor,
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``"""
+    input = tensor_argument(input, "im2col", "input", 1, False)
+    kernel_size = int_list_argument(kernel_size, "im2col", "kernel_size")
+    dilation = int_list_argument(dilation, "im2col", "dilation")
+    padding = int_list_argument(padding, "im2col", "padding")
+    stride = int_list_argument(stride, "im2col", "stride")
+    if out is not None:  # im2col.out
+        return write_out(
+            "im2col",
+            out,
+            operators.im2col.call,
+            (
+                input,
+                kernel_size,
+                dilation,
+                padding,
+                stride,
+            ),
+        )
+    return operators.im2col.call(input, kernel_size, dilation, padding, stride)
+
+
+def col2im(
+    input: Tensor,
+    output_size: Sequence[int],
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``"""
+    input = tensor_argument(input, "col2im", "input", 1, False)
+    output_size = int_list_argument(output_size, "col2im", "output_size")
+    kernel_size = int_list_argument(kernel_size, "col2im", "kernel_size")
+    dilation = int_list_argument(dilation, "col2im", "dilation")
+    padding = int_list_argument(padding, "col2im", "padding")
+    stride = int_list_argument(stride, "col2im", "stride")
+    if out is not None:  # col2im.out
+        return write_out(
+            "col2im",
+            out,
+            operators.col2im.call,
+            (
+                input,
+                output_size,
+                kernel_size,
+                dilation,
+                padding,
+                stride,
+            ),
+        )
+    return operators.col2im.call(
+        input, output_size, kernel_size, dilation, padding, stride
+    )
+
+
+def affine_grid_generator(
+    theta: Tensor | Number, size: Sequence[int], align_corners: bool
+) -> Tensor:
+    """``affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor``"""
+    theta = tensor_argument(theta, "affine_grid_generator", "theta", 1, True)
+    size = int_list_argument(size, "affine_grid_generator", "size")
+    return operators.affine_grid_generator.call(theta, size, align_corners)
+
+
+def affine_grid_generator_backward(
+    grad: Tensor | Number, size: Sequence[int], align_corners: bool
+) -> Tensor:
+    """``affine_grid_generator_backward(Tensor grad, SymInt[] size, bool align_corners) -> Tensor``"""
+    grad = tensor_argument(grad, "affine_grid_generator_backward", "grad", 1, True)
+    size = int_list_argument(size, "affine_grid_generator_backward", "size")
+    return composites.affine_grid_generator_backward(grad, size, align_corners)
+
+
+def grid_sampler(
+    input: Tensor | Number,
+    grid: Tensor | Number,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Tensor:
+    """``grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``"""
+    input = tensor_argument(input, "grid_sampler", "input", 1, False)
+    grid = tensor_argument(grid, "grid_sampler", "grid", 2, True)
+    return composites.grid_sampler(
+        input, grid, interpolation_mode, padding_mode, align_corners
+    )
+
+
+def grid_sampler_2d(
+    input: Tensor | Number,
+    grid: Tensor | Number,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Tensor:
+    """``grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``"""
+    input = tensor_argument(input, "grid_sampler_2d", "input", 1, False)
+    grid = tensor_argument(grid, "grid_sampler_2d", "grid", 2, True)
+    return operators.grid_sampler_2d.call(
+        input, grid, interpolation_mode, padding_mode, align_corners
+    )
+
+
+def grid_sampler_2d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor | Number,
+    grid: Tensor | Number,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``"""
+    grad_output = tensor_argument(
+        grad_output, "grid_sampler_2d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "grid_sampler_2d_backward", "input", 2, False)
+    grid = tensor_argument(grid, "grid_sampler_2d_backward", "grid", 3, True)
+    return operators.grid_sampler_2d_backward.call(
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
+    )
+
+
+def grid_sampler_3d(
+    input: Tensor | Number,
+    grid: Tensor | Number,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Tensor:
+    """``grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``"""
+    input = tensor_argument(input, "grid_sampler_3d", "input", 1, False)
+    grid = tensor_argument(grid, "grid_sampler_3d", "grid", 2, True)
+    return operators.grid_sampler_3d.call(
+        input, grid, interpolation_mode, padding_mode, align_corners
+    )
+
+
+def grid_sampler_3d_backward(
+    grad_output: Tensor | Number,
+    input: Tensor | Number,
+    grid: Tensor | Number,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+    output_mask: Sequence[bool],
+) -> Tensor:
+    """``grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``"""
+    grad_output = tensor_argument(
+        grad_output, "grid_sampler_3d_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "grid_sampler_3d_backward", "input", 2, False)
+    grid = tensor_argument(grid, "grid_sampler_3d_backward", "grid", 3, True)
+    return operators.grid_sampler_3d_backward.call(
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
     )
 
 

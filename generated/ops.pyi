@@ -550,6 +550,44 @@ __all__ = [
     "fractional_max_pool2d_backward",
     "fractional_max_pool3d",
     "fractional_max_pool3d_backward",
+    "upsample_nearest1d",
+    "upsample_nearest1d_backward",
+    "_upsample_nearest_exact1d",
+    "_upsample_nearest_exact1d_backward",
+    "upsample_nearest2d",
+    "upsample_nearest2d_backward",
+    "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact2d_backward",
+    "upsample_nearest3d",
+    "upsample_nearest3d_backward",
+    "_upsample_nearest_exact3d",
+    "_upsample_nearest_exact3d_backward",
+    "upsample_linear1d",
+    "upsample_linear1d_backward",
+    "upsample_bilinear2d",
+    "upsample_bilinear2d_backward",
+    "upsample_bicubic2d",
+    "upsample_bicubic2d_backward",
+    "upsample_trilinear3d",
+    "upsample_trilinear3d_backward",
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa_backward",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "channel_shuffle",
+    "im2col",
+    "col2im",
+    "affine_grid_generator",
+    "affine_grid_generator_backward",
+    "grid_sampler",
+    "grid_sampler_2d",
+    "grid_sampler_2d_backward",
+    "grid_sampler_3d",
+    "grid_sampler_3d_backward",
     "_thnn_fused_lstm_cell",
     "_thnn_fused_lstm_cell_backward_impl",
     "_thnn_fused_lstm_cell_backward",
@@ -4564,6 +4602,396 @@ def fractional_max_pool3d_backward(
     indices: Tensor | _Number,
 ) -> Tensor:
     """``fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor``"""
+
+
+def upsample_nearest1d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    scales: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``"""
+
+
+def upsample_nearest1d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    scales: _float | None = ...,
+) -> Tensor:
+    """``upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``"""
+
+
+def _upsample_nearest_exact1d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    scales: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor``"""
+
+
+def _upsample_nearest_exact1d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    scales: _float | None = ...,
+) -> Tensor:
+    """``_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor``"""
+
+
+def upsample_nearest2d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def upsample_nearest2d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_nearest_exact2d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_nearest_exact2d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def upsample_nearest3d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    scales_d: _float | None = ...,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def upsample_nearest3d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    scales_d: _float | None = ...,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_nearest_exact3d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    scales_d: _float | None = ...,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_nearest_exact3d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    scales_d: _float | None = ...,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def upsample_linear1d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor``"""
+
+
+def upsample_linear1d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales: _float | None = ...,
+) -> Tensor:
+    """``upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor``"""
+
+
+def upsample_bilinear2d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def upsample_bilinear2d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def upsample_bicubic2d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def upsample_bicubic2d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def upsample_trilinear3d(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_d: _float | None = ...,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def upsample_trilinear3d_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_d: _float | None = ...,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_bilinear2d_aa(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_bilinear2d_aa_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_bicubic2d_aa(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_bicubic2d_aa_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_lanczos2d_aa(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def _upsample_lanczos2d_aa_backward(
+    grad_output: Tensor | _Number,
+    output_size: _int | Sequence[_int],
+    input_size: _int | Sequence[_int],
+    align_corners: _bool,
+    scales_h: _float | None = ...,
+    scales_w: _float | None = ...,
+) -> Tensor:
+    """``_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor``"""
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: _int) -> Tensor:
+    """``pixel_shuffle(Tensor self, int upscale_factor) -> Tensor``"""
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: _int) -> Tensor:
+    """``pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor``"""
+
+
+def channel_shuffle(input: Tensor, groups: _int) -> Tensor:
+    """``channel_shuffle(Tensor self, SymInt groups) -> Tensor``"""
+
+
+def im2col(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``"""
+
+
+def col2im(
+    input: Tensor,
+    output_size: _int | Sequence[_int],
+    kernel_size: _int | Sequence[_int],
+    dilation: _int | Sequence[_int],
+    padding: _int | Sequence[_int],
+    stride: _int | Sequence[_int],
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor``"""
+
+
+def affine_grid_generator(
+    theta: Tensor | _Number, size: _int | Sequence[_int], align_corners: _bool
+) -> Tensor:
+    """``affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor``"""
+
+
+def affine_grid_generator_backward(
+    grad: Tensor | _Number, size: _int | Sequence[_int], align_corners: _bool
+) -> Tensor:
+    """``affine_grid_generator_backward(Tensor grad, SymInt[] size, bool align_corners) -> Tensor``"""
+
+
+def grid_sampler(
+    input: Tensor | _Number,
+    grid: Tensor | _Number,
+    interpolation_mode: _int,
+    padding_mode: _int,
+    align_corners: _bool,
+) -> Tensor:
+    """``grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``"""
+
+
+def grid_sampler_2d(
+    input: Tensor | _Number,
+    grid: Tensor | _Number,
+    interpolation_mode: _int,
+    padding_mode: _int,
+    align_corners: _bool,
+) -> Tensor:
+    """``grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``"""
+
+
+def grid_sampler_2d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor | _Number,
+    grid: Tensor | _Number,
+    interpolation_mode: _int,
+    padding_mode: _int,
+    align_corners: _bool,
+    output_mask: Sequence[_bool],
+) -> _tuple[Tensor, Tensor]:
+    """``grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``"""
+
+
+def grid_sampler_3d(
+    input: Tensor | _Number,
+    grid: Tensor | _Number,
+    interpolation_mode: _int,
+    padding_mode: _int,
+    align_corners: _bool,
+) -> Tensor:
+    """``grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor``"""
+
+
+def grid_sampler_3d_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor | _Number,
+    grid: Tensor | _Number,
+    interpolation_mode: _int,
+    padding_mode: _int,
+    align_corners: _bool,
+    output_mask: Sequence[_bool],
+) -> _tuple[Tensor, Tensor]:
+    """``grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)``"""
 
 
 def _thnn_fused_lstm_cell(

@@ -15349,6 +15349,1623 @@ def fractional_max_pool3d_backward(
     return result
 
 
+def upsample_nearest1d(
+    ks: int, self: Tensor, output_size: Sequence[int], scales: float | None
+) -> Any:
+    """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleNearest1DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearest1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.output_size = output_size
+        grad_fn.scales = scales
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.upsample_nearest1d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        scales,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_nearest1d_jvp(
+                    self, tangent_or_zeros(self), output_size, scales, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_nearest1d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None,
+) -> Any:
+    """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleNearest1DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearest1DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.output_size = output_size
+        grad_fn.scales = scales
+    result = redispatch(
+        operators.upsample_nearest1d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        scales,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_nearest1d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    scales,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_nearest_exact1d(
+    ks: int, self: Tensor, output_size: Sequence[int], scales: float | None
+) -> Any:
+    """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleNearestExact1DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearestExact1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.output_size = output_size
+        grad_fn.scales = scales
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._upsample_nearest_exact1d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        scales,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_nearest_exact1d_jvp(
+                    self, tangent_or_zeros(self), output_size, scales, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_nearest_exact1d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales: float | None,
+) -> Any:
+    """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleNearestExact1DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearestExact1DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.output_size = output_size
+        grad_fn.scales = scales
+    result = redispatch(
+        operators._upsample_nearest_exact1d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        scales,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_nearest_exact1d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    scales,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_nearest2d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleNearest2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearest2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.upsample_nearest2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_nearest2d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_nearest2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleNearest2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearest2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators.upsample_nearest2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_nearest2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_nearest_exact2d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleNearestExact2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearestExact2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._upsample_nearest_exact2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_nearest_exact2d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_nearest_exact2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleNearestExact2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearestExact2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators._upsample_nearest_exact2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_nearest_exact2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_nearest3d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleNearest3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearest3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.output_size = output_size
+        grad_fn.scales_d = scales_d
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.upsample_nearest3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        scales_d,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_nearest3d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_nearest3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleNearest3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearest3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.output_size = output_size
+        grad_fn.scales_d = scales_d
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators.upsample_nearest3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        scales_d,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_nearest3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_nearest_exact3d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleNearestExact3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearestExact3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.output_size = output_size
+        grad_fn.scales_d = scales_d
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._upsample_nearest_exact3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        scales_d,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_nearest_exact3d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_nearest_exact3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleNearestExact3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleNearestExact3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.output_size = output_size
+        grad_fn.scales_d = scales_d
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators._upsample_nearest_exact3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        scales_d,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_nearest_exact3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_linear1d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None,
+) -> Any:
+    """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleLinear1DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleLinear1DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales = scales
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.upsample_linear1d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_linear1d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_linear1d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales: float | None,
+) -> Any:
+    """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleLinear1DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleLinear1DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales = scales
+    result = redispatch(
+        operators.upsample_linear1d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_linear1d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_bilinear2d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleBilinear2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBilinear2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.upsample_bilinear2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_bilinear2d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_bilinear2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleBilinear2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBilinear2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators.upsample_bilinear2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_bilinear2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_bicubic2d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleBicubic2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBicubic2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.upsample_bicubic2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_bicubic2d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_bicubic2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleBicubic2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBicubic2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators.upsample_bicubic2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_bicubic2d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_trilinear3d(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleTrilinear3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleTrilinear3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_d = scales_d
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators.upsample_trilinear3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales_d,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_trilinear3d_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def upsample_trilinear3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_d: float | None,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleTrilinear3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleTrilinear3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_d = scales_d
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators.upsample_trilinear3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_d,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.upsample_trilinear3d_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_d,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_bilinear2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleBilinear2DAaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBilinear2DAaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._upsample_bilinear2d_aa,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_bilinear2d_aa_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_bilinear2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleBilinear2DAaBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBilinear2DAaBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators._upsample_bilinear2d_aa_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_bilinear2d_aa_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_bicubic2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleBicubic2DAaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBicubic2DAaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._upsample_bicubic2d_aa,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_bicubic2d_aa_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_bicubic2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleBicubic2DAaBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleBicubic2DAaBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators._upsample_bicubic2d_aa_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_bicubic2d_aa_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_lanczos2d_aa(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.UpsampleLanczos2DAaBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleLanczos2DAaBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._upsample_lanczos2d_aa,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_lanczos2d_aa_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _upsample_lanczos2d_aa_backward(
+    ks: int,
+    grad_output: Tensor,
+    output_size: Sequence[int],
+    input_size: Sequence[int],
+    align_corners: bool,
+    scales_h: float | None,
+    scales_w: float | None,
+) -> Any:
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output)
+    grad_fn: functions.UpsampleLanczos2DAaBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.UpsampleLanczos2DAaBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output))
+        grad_fn.align_corners = align_corners
+        grad_fn.output_size = output_size
+        grad_fn.scales_h = scales_h
+        grad_fn.scales_w = scales_w
+    result = redispatch(
+        operators._upsample_lanczos2d_aa_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        output_size,
+        input_size,
+        align_corners,
+        scales_h,
+        scales_w,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._upsample_lanczos2d_aa_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output_size,
+                    input_size,
+                    align_corners,
+                    scales_h,
+                    scales_w,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def pixel_shuffle(ks: int, self: Tensor, upscale_factor: int) -> Any:
+    """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.PixelShuffleBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PixelShuffleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.upscale_factor = upscale_factor
+    result = redispatch(
+        operators.pixel_shuffle, ks & AFTER_AUTOGRAD_KEYSET, self, upscale_factor
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pixel_shuffle_jvp(
+                    self, tangent_or_zeros(self), upscale_factor, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def pixel_unshuffle(ks: int, self: Tensor, downscale_factor: int) -> Any:
+    """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.PixelUnshuffleBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PixelUnshuffleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.downscale_factor = downscale_factor
+    result = redispatch(
+        operators.pixel_unshuffle, ks & AFTER_AUTOGRAD_KEYSET, self, downscale_factor
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.pixel_unshuffle_jvp(
+                    self, tangent_or_zeros(self), downscale_factor, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def channel_shuffle(ks: int, self: Tensor, groups: int) -> Any:
+    """channel_shuffle(Tensor self, SymInt groups) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ChannelShuffleBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ChannelShuffleBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.groups = groups
+    result = redispatch(
+        operators.channel_shuffle, ks & AFTER_AUTOGRAD_KEYSET, self, groups
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.channel_shuffle_jvp(
+                    self, tangent_or_zeros(self), groups, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def im2col(
+    ks: int,
+    self: Tensor,
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Im2ColBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Im2ColBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dilation = dilation
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.self_sym_sizes = tuple(self.shape)
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.im2col,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        kernel_size,
+        dilation,
+        padding,
+        stride,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.im2col_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    kernel_size,
+                    dilation,
+                    padding,
+                    stride,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def col2im(
+    ks: int,
+    self: Tensor,
+    output_size: Sequence[int],
+    kernel_size: Sequence[int],
+    dilation: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+) -> Any:
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.Col2ImBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.Col2ImBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dilation = dilation
+        grad_fn.kernel_size = kernel_size
+        grad_fn.padding = padding
+        grad_fn.stride = stride
+    result = redispatch(
+        operators.col2im,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        output_size,
+        kernel_size,
+        dilation,
+        padding,
+        stride,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.col2im_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    output_size,
+                    kernel_size,
+                    dilation,
+                    padding,
+                    stride,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def affine_grid_generator(
+    ks: int, theta: Tensor, size: Sequence[int], align_corners: bool
+) -> Any:
+    """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor"""
+    _any_has_forward_grad = (theta._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(theta)
+    grad_fn: functions.AffineGridGeneratorBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.AffineGridGeneratorBackward0()
+        grad_fn.set_next_edges(collect_next_edges(theta))
+        grad_fn.align_corners = align_corners
+        grad_fn.size = size
+    result = redispatch(
+        operators.affine_grid_generator,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        theta,
+        size,
+        align_corners,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.affine_grid_generator_jvp(
+                    theta, tangent_or_zeros(theta), size, align_corners, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def grid_sampler_2d(
+    ks: int,
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Any:
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None or grid._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("grid_sampler_2d")
+    _any_requires_grad = compute_requires_grad(input, grid)
+    grad_fn: functions.GridSampler2DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GridSampler2DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn.align_corners = align_corners
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode = interpolation_mode
+        grad_fn.padding_mode = padding_mode
+    result = redispatch(
+        operators.grid_sampler_2d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def grid_sampler_2d_backward(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+    output_mask: Sequence[bool],
+) -> Any:
+    """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or input._fw_grad is not None
+        or grid._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("grid_sampler_2d_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, input, grid)
+    grad_fn: functions.GridSampler2DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GridSampler2DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, input, grid))
+        grad_fn.align_corners = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode = interpolation_mode
+        grad_fn.padding_mode = padding_mode
+    result = redispatch(
+        operators.grid_sampler_2d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+    return result
+
+
+def grid_sampler_3d(
+    ks: int,
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+) -> Any:
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
+    _any_has_forward_grad = (
+        input._fw_grad is not None or grid._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("grid_sampler_3d")
+    _any_requires_grad = compute_requires_grad(input, grid)
+    grad_fn: functions.GridSampler3DBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GridSampler3DBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input, grid))
+        grad_fn.align_corners = align_corners
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode = interpolation_mode
+        grad_fn.padding_mode = padding_mode
+    result = redispatch(
+        operators.grid_sampler_3d,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def grid_sampler_3d_backward(
+    ks: int,
+    grad_output: Tensor,
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+    output_mask: Sequence[bool],
+) -> Any:
+    """grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or input._fw_grad is not None
+        or grid._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("grid_sampler_3d_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, input, grid)
+    grad_fn: functions.GridSampler3DBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GridSampler3DBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, input, grid))
+        grad_fn.align_corners = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.interpolation_mode = interpolation_mode
+        grad_fn.padding_mode = padding_mode
+    result = redispatch(
+        operators.grid_sampler_3d_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        input,
+        grid,
+        interpolation_mode,
+        padding_mode,
+        align_corners,
+        output_mask,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+    return result
+
+
 def _thnn_fused_lstm_cell(
     ks: int,
     input_gates: Tensor,
@@ -17553,6 +19170,80 @@ operators.fractional_max_pool2d_backward.register(
 operators.fractional_max_pool3d.register(DispatchKey.Autograd, fractional_max_pool3d)
 operators.fractional_max_pool3d_backward.register(
     DispatchKey.Autograd, fractional_max_pool3d_backward
+)
+operators.upsample_nearest1d.register(DispatchKey.Autograd, upsample_nearest1d)
+operators.upsample_nearest1d_backward.register(
+    DispatchKey.Autograd, upsample_nearest1d_backward
+)
+operators._upsample_nearest_exact1d.register(
+    DispatchKey.Autograd, _upsample_nearest_exact1d
+)
+operators._upsample_nearest_exact1d_backward.register(
+    DispatchKey.Autograd, _upsample_nearest_exact1d_backward
+)
+operators.upsample_nearest2d.register(DispatchKey.Autograd, upsample_nearest2d)
+operators.upsample_nearest2d_backward.register(
+    DispatchKey.Autograd, upsample_nearest2d_backward
+)
+operators._upsample_nearest_exact2d.register(
+    DispatchKey.Autograd, _upsample_nearest_exact2d
+)
+operators._upsample_nearest_exact2d_backward.register(
+    DispatchKey.Autograd, _upsample_nearest_exact2d_backward
+)
+operators.upsample_nearest3d.register(DispatchKey.Autograd, upsample_nearest3d)
+operators.upsample_nearest3d_backward.register(
+    DispatchKey.Autograd, upsample_nearest3d_backward
+)
+operators._upsample_nearest_exact3d.register(
+    DispatchKey.Autograd, _upsample_nearest_exact3d
+)
+operators._upsample_nearest_exact3d_backward.register(
+    DispatchKey.Autograd, _upsample_nearest_exact3d_backward
+)
+operators.upsample_linear1d.register(DispatchKey.Autograd, upsample_linear1d)
+operators.upsample_linear1d_backward.register(
+    DispatchKey.Autograd, upsample_linear1d_backward
+)
+operators.upsample_bilinear2d.register(DispatchKey.Autograd, upsample_bilinear2d)
+operators.upsample_bilinear2d_backward.register(
+    DispatchKey.Autograd, upsample_bilinear2d_backward
+)
+operators.upsample_bicubic2d.register(DispatchKey.Autograd, upsample_bicubic2d)
+operators.upsample_bicubic2d_backward.register(
+    DispatchKey.Autograd, upsample_bicubic2d_backward
+)
+operators.upsample_trilinear3d.register(DispatchKey.Autograd, upsample_trilinear3d)
+operators.upsample_trilinear3d_backward.register(
+    DispatchKey.Autograd, upsample_trilinear3d_backward
+)
+operators._upsample_bilinear2d_aa.register(
+    DispatchKey.Autograd, _upsample_bilinear2d_aa
+)
+operators._upsample_bilinear2d_aa_backward.register(
+    DispatchKey.Autograd, _upsample_bilinear2d_aa_backward
+)
+operators._upsample_bicubic2d_aa.register(DispatchKey.Autograd, _upsample_bicubic2d_aa)
+operators._upsample_bicubic2d_aa_backward.register(
+    DispatchKey.Autograd, _upsample_bicubic2d_aa_backward
+)
+operators._upsample_lanczos2d_aa.register(DispatchKey.Autograd, _upsample_lanczos2d_aa)
+operators._upsample_lanczos2d_aa_backward.register(
+    DispatchKey.Autograd, _upsample_lanczos2d_aa_backward
+)
+operators.pixel_shuffle.register(DispatchKey.Autograd, pixel_shuffle)
+operators.pixel_unshuffle.register(DispatchKey.Autograd, pixel_unshuffle)
+operators.channel_shuffle.register(DispatchKey.Autograd, channel_shuffle)
+operators.im2col.register(DispatchKey.Autograd, im2col)
+operators.col2im.register(DispatchKey.Autograd, col2im)
+operators.affine_grid_generator.register(DispatchKey.Autograd, affine_grid_generator)
+operators.grid_sampler_2d.register(DispatchKey.Autograd, grid_sampler_2d)
+operators.grid_sampler_2d_backward.register(
+    DispatchKey.Autograd, grid_sampler_2d_backward
+)
+operators.grid_sampler_3d.register(DispatchKey.Autograd, grid_sampler_3d)
+operators.grid_sampler_3d_backward.register(
+    DispatchKey.Autograd, grid_sampler_3d_backward
 )
 operators._thnn_fused_lstm_cell.register(DispatchKey.Autograd, _thnn_fused_lstm_cell)
 operators._thnn_fused_lstm_cell_backward_impl.register(

@@ -42,6 +42,7 @@ FAMILIES = (
     "sparse",
     "conv",
     "pooling",
+    "resampling",
     "fft",
     "special",
     "rnn",

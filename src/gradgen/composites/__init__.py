@@ -27,6 +27,7 @@ from .loss import *  # noqa: F403  (the names of its __all__)
 from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
+from .resampling import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .shape_joining import *  # noqa: F403  (the names of its __all__)
@@ -50,6 +51,7 @@ for _family in (
     "normalization",
     "pooling",
     "reduction",
+    "resampling",
     "rnn",
     "shape",
     "shape_joining",

@@ -62,6 +62,19 @@ from ._functional.margin_loss import (
     triplet_margin_loss,
 )
 from ._functional.padding import pad_by_mode
+from ._functional.resampling import (
+    affine_grid,
+    channel_shuffle,
+    fold,
+    grid_sample,
+    interpolate,
+    pixel_shuffle,
+    pixel_unshuffle,
+    unfold,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
+)
 from ._functional.sparse import _no_grad_embedding_renorm_, embedding_bag
 from ._functional.pooling import (
     adaptive_avg_pool1d,
@@ -310,6 +323,9 @@ softmax = _softmax_like("softmax")
 log_softmax = _softmax_like("log_softmax")
 
 __all__ += ["batch_norm", "group_norm", "instance_norm", "local_response_norm"]
+__all__ += ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+__all__ += ["grid_sample", "affine_grid", "unfold", "fold"]
+__all__ += ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle"]
 __all__ += ["gelu", "log_softmax", "relu", "sigmoid", "silu", "softmax", "tanh"]
 
 __all__ += [

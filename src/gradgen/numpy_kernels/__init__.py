@@ -34,6 +34,7 @@ from .normalization import *  # noqa: F403  (the names of its __all__)
 from .pooling import *  # noqa: F403  (the names of its __all__)
 from .reduction import *  # noqa: F403  (the names of its __all__)
 from .reduction_segments import *  # noqa: F403  (the names of its __all__)
+from .resampling import *  # noqa: F403  (the names of its __all__)
 from .rnn import *  # noqa: F403  (the names of its __all__)
 from .shape import *  # noqa: F403  (the names of its __all__)
 from .shape_strided import *  # noqa: F403  (the names of its __all__)
@@ -65,6 +66,7 @@ for _family in (
     "pooling",
     "reduction",
     "reduction_segments",
+    "resampling",
     "rnn",
     "shape",
     "shape_strided",

@@ -1,6 +1,7 @@
 """torch.nn.modules: the layers, one file per family as PyTorch's (module, container,
 linear, activation, loss, dropout, normalization, sparse, distance, flatten,
-conv, pooling, padding, rnn, attention, transformer)."""
+conv, pooling, padding, pixelshuffle, upsampling, fold, channelshuffle, rnn,
+attention, transformer)."""
 
 from __future__ import annotations
 
@@ -114,6 +115,10 @@ from .padding import (
     CircularPad2d,
     CircularPad3d,
 )
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
+from .fold import Fold, Unfold
+from .channelshuffle import ChannelShuffle
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 
 # The helpers that optim's zero_grad and the tests reach (private: not in __all__).
@@ -217,6 +222,14 @@ __all__ = [
     "MaxUnpool3d",
     "FractionalMaxPool2d",
     "FractionalMaxPool3d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
+    "Fold",
+    "Unfold",
+    "ChannelShuffle",
     "RNNBase",
     "RNN",
     "LSTM",

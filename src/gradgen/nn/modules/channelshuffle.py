@@ -1,0 +1,24 @@
+"""torch.nn's ChannelShuffle."""
+
+from __future__ import annotations
+
+from gradgen.tensor import Tensor
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["ChannelShuffle"]
+
+
+class ChannelShuffle(Module):
+    """The channels (N, g k, *) regrouped as (N, k g, *)."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
