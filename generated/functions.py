@@ -57,6 +57,10 @@ from gradgen.helpers import (
     fused_lstm_cell_jvp,
     gather_with_keepdimed_indices,
     gelu_double_backward,
+    glu_backward_jvp,
+    glu_double_backward,
+    glu_double_backward_grad_output,
+    glu_jvp,
     group_norm_invstd_jvp,
     group_norm_jvp,
     group_norm_mean_jvp,
@@ -178,6 +182,8 @@ from .ops import (
     _linalg_svd,
     _log_softmax,
     _log_softmax_backward_data,
+    _prelu_kernel,
+    _prelu_kernel_backward,
     _scaled_dot_product_attention_math,
     _softmax,
     _softmax_backward_data,
@@ -263,6 +269,7 @@ from .ops import (
     cat,
     ceil,
     ceil_,
+    celu,
     cholesky,
     chunk,
     clamp,
@@ -357,12 +364,20 @@ from .ops import (
     gelu,
     gelu_backward,
     ger,
+    glu,
+    glu_backward,
     greater,
     greater_equal,
     group_norm,
     gru,
     gru_cell,
     gt,
+    hardshrink,
+    hardshrink_backward,
+    hardsigmoid,
+    hardsigmoid_backward,
+    hardswish,
+    hardswish_backward,
     hardtanh,
     hardtanh_,
     hardtanh_backward,
@@ -417,6 +432,7 @@ from .ops import (
     log_sigmoid_backward,
     log_sigmoid_forward,
     log_softmax,
+    logaddexp,
     logaddexp2,
     logcumsumexp,
     logdet,
@@ -502,6 +518,7 @@ from .ops import (
     pinverse,
     polygamma,
     pow,
+    prelu,
     prod,
     put,
     quantile,
@@ -521,6 +538,8 @@ from .ops import (
     roll,
     round,
     round_,
+    rrelu_with_noise,
+    rrelu_with_noise_backward,
     rsqrt,
     rsqrt_,
     rsub,
@@ -554,6 +573,8 @@ from .ops import (
     softmax,
     softplus,
     softplus_backward,
+    softshrink,
+    softshrink_backward,
     sort,
     split,
     split_with_sizes,
@@ -579,6 +600,7 @@ from .ops import (
     tanh,
     tanh_,
     tanh_backward,
+    threshold,
     threshold_backward,
     topk,
     trace,
@@ -6300,6 +6322,67 @@ def clamp_max_backward1_apply(
         grad_inputs[1] = where(self > max, grad, 0.0) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = where(self <= max, grad, 0.0) if any_grad_defined else None
+    return grad_inputs
+
+
+class LogaddexpBackward0(Node):
+    """Backward of ``logaddexp(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad / (1 + exp(self - other)).conj()
+    self: grad / (1 + exp(other - self)).conj()
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return logaddexp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def logaddexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogaddexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            grad / (1 + exp(self - other)).conj() if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad / (1 + exp(other - self)).conj() if any_grad_defined else None
+        )
     return grad_inputs
 
 
@@ -13394,6 +13477,988 @@ def mish_backward0_apply(
     return grad_inputs
 
 
+class CeluBackward0(Node):
+    """Backward of ``celu(Tensor self, Scalar alpha=1.0) -> Tensor``.
+
+    self: elu_backward(grad, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ false, self)
+    """
+
+    __slots__ = (
+        "alpha",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return celu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def celu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of CeluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class GluBackward0(Node):
+    """Backward of ``glu(Tensor self, int dim=-1) -> Tensor``.
+
+    self: glu_backward(grad, self, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return glu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def glu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of GluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = glu_backward(grad, self, dim) if any_grad_defined else None
+    return grad_inputs
+
+
+class GluBackwardBackward0(Node):
+    """Backward of ``glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor``.
+
+    grad_output: glu_double_backward_grad_output(grad, self, dim)
+    self: glu_double_backward(grad, grad_output, self, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return glu_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            grad_output=unpack_saved(self.grad_output_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def glu_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    grad_output: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of GluBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            glu_double_backward_grad_output(grad, self, dim)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            glu_double_backward(grad, grad_output, self, dim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class HardshrinkBackward0(Node):
+    """Backward of ``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``.
+
+    self: hardshrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = (
+        "lambd",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardshrink_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lambd=self.lambd,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lambd(self) -> Number:
+        return self.lambd
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardshrink_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardshrinkBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            hardshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class HardshrinkBackwardBackward0(Node):
+    """Backward of ``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``.
+
+    grad_out: hardshrink_backward(grad, self, lambd)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "lambd",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardshrink_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lambd=self.lambd,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lambd(self) -> Number:
+        return self.lambd
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardshrink_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardshrinkBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_out
+        grad_inputs[0] = (
+            hardshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class SoftshrinkBackward0(Node):
+    """Backward of ``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``.
+
+    self: softshrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = (
+        "lambd",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return softshrink_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lambd=self.lambd,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lambd(self) -> Number:
+        return self.lambd
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def softshrink_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftshrinkBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            softshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SoftshrinkBackwardBackward0(Node):
+    """Backward of ``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``.
+
+    grad_output: softshrink_backward(grad, self, lambd)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "lambd",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return softshrink_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lambd=self.lambd,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lambd(self) -> Number:
+        return self.lambd
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def softshrink_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftshrinkBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            softshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class HardsigmoidBackward0(Node):
+    """Backward of ``hardsigmoid(Tensor self) -> Tensor``.
+
+    self: hardsigmoid_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardsigmoid_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardsigmoid_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardsigmoidBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = hardsigmoid_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class HardsigmoidBackwardBackward0(Node):
+    """Backward of ``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``.
+
+    grad_output: hardsigmoid_backward(grad, self)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardsigmoid_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardsigmoid_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardsigmoidBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = hardsigmoid_backward(grad, self) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class HardswishBackward0(Node):
+    """Backward of ``hardswish(Tensor self) -> Tensor``.
+
+    self: hardswish_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardswish_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardswish_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardswishBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = hardswish_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class HardswishBackwardBackward0(Node):
+    """Backward of ``hardswish_backward(Tensor grad_output, Tensor self) -> Tensor``.
+
+    grad_output: hardswish_backward(grad, self)
+    self: at::where(at::logical_and(-3.0 < self, self < 3.0), grad * grad_output / 3.0, at::zeros({}, self.options()))
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "self_",
+        "self_options",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardswish_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            self=unpack_saved(self.self_, self),
+            self_options=self.self_options,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardswish_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    self: Tensor | None,
+    self_options: dtype,
+) -> list[Any]:
+    """The formulas of HardswishBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = hardswish_backward(grad, self) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            where(
+                logical_and(-3.0 < self, self < 3.0),
+                grad * grad_output / 3.0,
+                zeros([], self_options),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ThresholdBackward0(Node):
+    """Backward of ``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``.
+
+    self: threshold_backward(grad, self, threshold)
+    """
+
+    __slots__ = (
+        "self_",
+        "threshold",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return threshold_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            threshold=self.threshold,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_threshold(self) -> Number:
+        return self.threshold
+
+
+def threshold_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of ThresholdBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            threshold_backward(grad, self, threshold) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class RreluWithNoiseBackward0(Node):
+    """Backward of ``rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor``.
+
+    self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)
+    """
+
+    __slots__ = (
+        "lower",
+        "noise_",
+        "self_",
+        "training",
+        "upper",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.noise_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return rrelu_with_noise_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lower=self.lower,
+            noise=unpack_saved(self.noise_, self),
+            self=unpack_saved(self.self_, self),
+            training=self.training,
+            upper=self.upper,
+        )
+
+    def release_variables(self) -> None:
+        if self.noise_ is not None:
+            self.noise_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lower(self) -> Number:
+        return self.lower
+
+    @property
+    def _saved_noise(self) -> Tensor | None:
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_training(self) -> bool:
+        return self.training
+
+    @property
+    def _saved_upper(self) -> Number:
+        return self.upper
+
+
+def rrelu_with_noise_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lower: Number,
+    noise: Tensor | None,
+    self: Tensor | None,
+    training: bool,
+    upper: Number,
+) -> list[Any]:
+    """The formulas of RreluWithNoiseBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class RreluWithNoiseBackwardBackward0(Node):
+    """Backward of ``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``.
+
+    grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "lower",
+        "noise_",
+        "self_",
+        "training",
+        "upper",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.noise_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return rrelu_with_noise_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lower=self.lower,
+            noise=unpack_saved(self.noise_, self),
+            self=unpack_saved(self.self_, self),
+            training=self.training,
+            upper=self.upper,
+        )
+
+    def release_variables(self) -> None:
+        if self.noise_ is not None:
+            self.noise_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lower(self) -> Number:
+        return self.lower
+
+    @property
+    def _saved_noise(self) -> Tensor | None:
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_training(self) -> bool:
+        return self.training
+
+    @property
+    def _saved_upper(self) -> Number:
+        return self.upper
+
+
+def rrelu_with_noise_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lower: Number,
+    noise: Tensor | None,
+    self: Tensor | None,
+    training: bool,
+    upper: Number,
+) -> list[Any]:
+    """The formulas of RreluWithNoiseBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class PreluKernelBackward0(Node):
+    """Backward of ``_prelu_kernel(Tensor self, Tensor weight) -> Tensor``.
+
+    self, weight: grad.defined() ? _prelu_kernel_backward(grad, self, weight) : std::tuple<Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return prelu_kernel_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def prelu_kernel_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of PreluKernelBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = (
+            _prelu_kernel_backward(grad, self, weight)
+            if grad is not None
+            else (None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class PreluKernelBackwardBackward0(Node):
+    """Backward of ``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``.
+
+    grad_output: grads[0].defined() ? (grads[1].defined() ? at::where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) : at::where(self >= 0, grads[0], grads[0] * weight)) : at::where(self >= 0, at::zeros({}, grad_output.options()), grads[1] * self)
+    self: grads[1].defined() ? at::where(self >= 0, at::zeros({}, self.options()), grad_output * grads[1]) : zeros_like(self)
+    weight: grads[0].defined() ? at::where(self >= 0, at::zeros({}, weight.options()), grad_output * grads[0]) : zeros_like(self)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "grad_output_options",
+        "self_",
+        "self_info",
+        "self_options",
+        "weight_",
+        "weight_options",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return prelu_kernel_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            grad_output_options=self.grad_output_options,
+            self=unpack_saved(self.self_, self),
+            self_info=self.self_info,
+            self_options=self.self_options,
+            weight=unpack_saved(self.weight_, self),
+            weight_options=self.weight_options,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def prelu_kernel_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    grad_output_options: dtype,
+    self: Tensor | None,
+    self_info: TypeAndSize,
+    self_options: dtype,
+    weight: Tensor | None,
+    weight_options: dtype,
+) -> list[Any]:
+    """The formulas of PreluKernelBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            (
+                (
+                    where(self >= 0, grads[0], grads[0] * weight + grads[1] * self)
+                    if grads[1] is not None
+                    else where(self >= 0, grads[0], grads[0] * weight)
+                )
+                if grads[0] is not None
+                else where(self >= 0, zeros([], grad_output_options), grads[1] * self)
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            (
+                where(self >= 0, zeros([], self_options), grad_output * grads[1])
+                if grads[1] is not None
+                else self_info.zeros()
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # weight
+        grad_inputs[2] = (
+            (
+                where(self >= 0, zeros([], weight_options), grad_output * grads[0])
+                if grads[0] is not None
+                else self_info.zeros()
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 class MseLossBackward0(Node):
     """Backward of ``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``.
 
@@ -19776,6 +20841,13 @@ def remainder__Tensor_jvp(
     return self_t - other_t * self_p.div(other_p, rounding_mode="floor")
 
 
+def logaddexp_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))``."""
+    return self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))
+
+
 def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_linear``."""
     return operators.sum.call(self_t, dtype)
@@ -21178,6 +22250,189 @@ def mish__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
         if is_grad_enabled()
         else mish_backward(self_t.conj(), self_p)
     ).conj()
+
+
+def celu_jvp(self_p: Tensor, self_t: Tensor, alpha: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return elu_backward(self_t.conj(), alpha, 1, 1.0 / alpha, False, self_p).conj()
+
+
+def glu_jvp_formula(self_p: Tensor, self_t: Tensor, dim: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: glu_jvp(result, self_p, self_t, dim)``."""
+    return glu_jvp(result, self_p, self_t, dim)
+
+
+def glu_backward_jvp_formula(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: glu_backward_jvp(result, grad_output_p, self_p, grad_output_t, self_t, dim)``."""
+    return glu_backward_jvp(result, grad_output_p, self_p, grad_output_t, self_t, dim)
+
+
+def hardshrink_jvp(self_p: Tensor, self_t: Tensor, lambd: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardshrink_backward(self_t.conj(), self_p, lambd).conj()
+
+
+def hardshrink_backward_jvp(
+    grad_out_p: Tensor,
+    grad_out_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    lambd: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: at::where((self_p > lambd).logical_or(self_p < -lambd), grad_out_t, at::zeros({}, result.options()).expand_as(result))``."""
+    return where(
+        (self_p > lambd).logical_or(self_p < -lambd),
+        grad_out_t,
+        zeros([], result.dtype).expand_as(result),
+    )
+
+
+def softshrink_jvp(self_p: Tensor, self_t: Tensor, lambd: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return softshrink_backward(self_t.conj(), self_p, lambd).conj()
+
+
+def softshrink_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    lambd: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: at::where((self_p > lambd).logical_or(self_p < -lambd), grad_output_t, at::zeros({}, result.options()).expand_as(result))``."""
+    return where(
+        (self_p > lambd).logical_or(self_p < -lambd),
+        grad_output_t,
+        zeros([], result.dtype).expand_as(result),
+    )
+
+
+def hardsigmoid_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardsigmoid_backward(self_t.conj(), self_p).conj()
+
+
+def hardsigmoid_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: hardsigmoid_backward(grad_output_t, self_p)``."""
+    return hardsigmoid_backward(grad_output_t, self_p)
+
+
+def hardswish_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardswish_backward(self_t.conj(), self_p).conj()
+
+
+def hardswish_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: hardswish_backward(grad_output_t, self_p) + at::where(at::logical_and(-3.0 < self_p, self_p < 3.0), self_t * grad_output_p / 3.0, at::zeros({}, self_p.options()))``."""
+    return hardswish_backward(grad_output_t, self_p) + where(
+        logical_and(-3.0 < self_p, self_p < 3.0),
+        self_t * grad_output_p / 3.0,
+        zeros([], self_p.dtype),
+    )
+
+
+def threshold_jvp(
+    self_p: Tensor, self_t: Tensor, threshold: Number, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return threshold_backward(self_t.conj(), self_p, threshold).conj()
+
+
+def rrelu_with_noise_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    generator: Any | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: rrelu_with_noise_backward(self_t, self_p, noise, lower, upper, training, false)``."""
+    return rrelu_with_noise_backward(
+        self_t, self_p, noise, lower, upper, training, False
+    )
+
+
+def rrelu_with_noise_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    noise_p: Tensor,
+    noise_t: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    self_is_result: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: rrelu_with_noise_backward(grad_output_t, self_p, noise, lower, upper, training, false)``."""
+    return rrelu_with_noise_backward(
+        grad_output_t, self_p, noise_p, lower, upper, training, False
+    )
+
+
+def _prelu_kernel_jvp(
+    self_p: Tensor, self_t: Tensor, weight_p: Tensor, weight_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: at::where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)``."""
+    return where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
+
+
+def _prelu_kernel_backward_jvp_result0(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: at::where(self_p >= 0, grad_output_t, grad_output_t * weight_p + grad_output_p * weight_t)``."""
+    return where(
+        self_p >= 0, grad_output_t, grad_output_t * weight_p + grad_output_p * weight_t
+    )
+
+
+def _prelu_kernel_backward_jvp_result1(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: at::where(self_p >= 0, at::zeros({}, self_p.options()), grad_output_p * self_t + grad_output_t * self_p)``."""
+    return where(
+        self_p >= 0,
+        zeros([], self_p.dtype),
+        grad_output_p * self_t + grad_output_t * self_p,
+    )
 
 
 def mse_loss_jvp(

@@ -45,6 +45,7 @@ from gradgen.numpy_kernels import (
     bmm,
     bucketize,
     cat_arrays,
+    celu,
     clamp_bound,
     clamp_scalars,
     clamp_tensors,
@@ -91,6 +92,14 @@ from gradgen.numpy_kernels import (
     gather,
     gelu,
     gelu_backward,
+    glu,
+    glu_backward,
+    hardshrink,
+    hardshrink_backward,
+    hardsigmoid,
+    hardsigmoid_backward,
+    hardswish,
+    hardswish_backward,
     hardtanh,
     hardtanh_backward,
     heaviside,
@@ -140,6 +149,7 @@ from gradgen.numpy_kernels import (
     log_ndtr,
     log_sigmoid_backward,
     log_sigmoid_forward,
+    logaddexp,
     logcumsumexp,
     logical,
     logical_reduction,
@@ -189,7 +199,10 @@ from gradgen.numpy_kernels import (
     permute,
     polygamma,
     power,
+    prelu_kernel,
+    prelu_kernel_backward,
     put,
+    random_generator,
     reduce_mean,
     reduce_prod,
     reduce_sum,
@@ -200,6 +213,8 @@ from gradgen.numpy_kernels import (
     roll,
     round_decimals,
     rounding,
+    rrelu_with_noise,
+    rrelu_with_noise_backward,
     scaled_modified_bessel_k0,
     scaled_modified_bessel_k1,
     scatter,
@@ -225,6 +240,8 @@ from gradgen.numpy_kernels import (
     softmax_backward_data,
     softplus,
     softplus_backward,
+    softshrink,
+    softshrink_backward,
     sort,
     spherical_bessel_j0,
     split,
@@ -238,6 +255,7 @@ from gradgen.numpy_kernels import (
     tanh_backward,
     tensor_equal,
     threshold_backward,
+    threshold_kernel,
     to_copy,
     topk,
     trace,
@@ -2225,6 +2243,17 @@ def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
 
 
+def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logaddexp(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(logaddexp(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
 def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     self = self._data
@@ -3672,6 +3701,179 @@ def numpy_mish_(ks: int, self: Tensor) -> Any:
     self_tensor = self
     self = self._data
     return copy_into(self_tensor, mish(self))
+
+
+def numpy_celu(ks: int, self: Tensor, alpha: Number) -> Any:
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
+    self = self._data
+    return wrap_result(celu(self, alpha))
+
+
+def numpy_glu(ks: int, self: Tensor, dim: int) -> Any:
+    """glu(Tensor self, int dim=-1) -> Tensor"""
+    self = self._data
+    return wrap_result(glu(self, dim))
+
+
+def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> Any:
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(glu_backward(grad_output, self, dim), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_hardshrink(ks: int, self: Tensor, lambd: Number) -> Any:
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    self = self._data
+    return wrap_result(hardshrink(self, lambd))
+
+
+def numpy_hardshrink_backward(
+    ks: int, grad_out: Tensor, self: Tensor, lambd: Number
+) -> Any:
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
+    common_dtype = result_type(grad_out, self)
+    grad_out = promoted_array(grad_out, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(hardshrink_backward(grad_out, self, lambd), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_out, self) from None
+
+
+def numpy_softshrink(ks: int, self: Tensor, lambd: Number) -> Any:
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    self = self._data
+    return wrap_result(softshrink(self, lambd))
+
+
+def numpy_softshrink_backward(
+    ks: int, grad_output: Tensor, self: Tensor, lambd: Number
+) -> Any:
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(softshrink_backward(grad_output, self, lambd), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_hardsigmoid(ks: int, self: Tensor) -> Any:
+    """hardsigmoid(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(hardsigmoid(self))
+
+
+def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(hardsigmoid_backward(grad_output, self), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_hardswish(ks: int, self: Tensor) -> Any:
+    """hardswish(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(hardswish(self))
+
+
+def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(hardswish_backward(grad_output, self), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_threshold(ks: int, self: Tensor, threshold: Number, value: Number) -> Any:
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
+    self = self._data
+    return wrap_result(threshold_kernel(self, threshold, value))
+
+
+def numpy_rrelu_with_noise(
+    ks: int,
+    self: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    generator: Any | None,
+) -> Any:
+    """rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"""
+    self = self._data
+    noise = noise._data
+    return wrap_result(
+        rrelu_with_noise(
+            self,
+            noise,
+            lower,
+            upper,
+            training,
+            random_generator("rrelu_with_noise", generator),
+        )
+    )
+
+
+def numpy_rrelu_with_noise_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    self_is_result: bool,
+) -> Any:
+    """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    noise = noise._data
+    try:
+        return wrap_result(
+            rrelu_with_noise_backward(
+                grad_output, self, noise, lower, upper, training, self_is_result
+            ),
+            common_dtype,
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
+    common_dtype = result_type(self, weight)
+    self = promoted_array(self, common_dtype)
+    weight = promoted_array(weight, common_dtype)
+    try:
+        return wrap_result(prelu_kernel(self, weight), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, weight) from None
+
+
+def numpy__prelu_kernel_backward(
+    ks: int, grad_output: Tensor, self: Tensor, weight: Tensor
+) -> Any:
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"""
+    grad_output = grad_output._data
+    self = self._data
+    weight = weight._data
+    result0, result1 = prelu_kernel_backward(grad_output, self, weight)
+    return wrap_result(result0), wrap_result(result1)
 
 
 def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
@@ -5581,6 +5783,7 @@ operators.fmod__Tensor.register(DispatchKey.NumPy, numpy_fmod__Tensor)
 operators.hypot_.register(DispatchKey.NumPy, numpy_hypot_)
 operators.remainder__Scalar.register(DispatchKey.NumPy, numpy_remainder__Scalar)
 operators.remainder__Tensor.register(DispatchKey.NumPy, numpy_remainder__Tensor)
+operators.logaddexp.register(DispatchKey.NumPy, numpy_logaddexp)
 operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)
@@ -5757,6 +5960,26 @@ operators.hardtanh_.register(DispatchKey.NumPy, numpy_hardtanh_)
 operators.mish.register(DispatchKey.NumPy, numpy_mish)
 operators.mish_backward.register(DispatchKey.NumPy, numpy_mish_backward)
 operators.mish_.register(DispatchKey.NumPy, numpy_mish_)
+operators.celu.register(DispatchKey.NumPy, numpy_celu)
+operators.glu.register(DispatchKey.NumPy, numpy_glu)
+operators.glu_backward.register(DispatchKey.NumPy, numpy_glu_backward)
+operators.hardshrink.register(DispatchKey.NumPy, numpy_hardshrink)
+operators.hardshrink_backward.register(DispatchKey.NumPy, numpy_hardshrink_backward)
+operators.softshrink.register(DispatchKey.NumPy, numpy_softshrink)
+operators.softshrink_backward.register(DispatchKey.NumPy, numpy_softshrink_backward)
+operators.hardsigmoid.register(DispatchKey.NumPy, numpy_hardsigmoid)
+operators.hardsigmoid_backward.register(DispatchKey.NumPy, numpy_hardsigmoid_backward)
+operators.hardswish.register(DispatchKey.NumPy, numpy_hardswish)
+operators.hardswish_backward.register(DispatchKey.NumPy, numpy_hardswish_backward)
+operators.threshold.register(DispatchKey.NumPy, numpy_threshold)
+operators.rrelu_with_noise.register(DispatchKey.NumPy, numpy_rrelu_with_noise)
+operators.rrelu_with_noise_backward.register(
+    DispatchKey.NumPy, numpy_rrelu_with_noise_backward
+)
+operators._prelu_kernel.register(DispatchKey.NumPy, numpy__prelu_kernel)
+operators._prelu_kernel_backward.register(
+    DispatchKey.NumPy, numpy__prelu_kernel_backward
+)
 operators.mse_loss.register(DispatchKey.NumPy, numpy_mse_loss)
 operators.mse_loss_backward.register(DispatchKey.NumPy, numpy_mse_loss_backward)
 operators.nll_loss_forward.register(DispatchKey.NumPy, numpy_nll_loss_forward)

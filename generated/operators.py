@@ -477,6 +477,9 @@ remainder__Tensor = OperatorHandle(
     "remainder_.Tensor",
     "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
 )
+logaddexp = OperatorHandle(
+    "logaddexp", "logaddexp(Tensor self, Tensor other) -> Tensor"
+)
 sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 sum_dim_IntList = OperatorHandle(
     "sum.dim_IntList",
@@ -1001,6 +1004,53 @@ mish_backward = OperatorHandle(
     "mish_backward", "mish_backward(Tensor grad_output, Tensor self) -> Tensor"
 )
 mish_ = OperatorHandle("mish_", "mish_(Tensor(a!) self) -> Tensor(a!)")
+celu = OperatorHandle("celu", "celu(Tensor self, Scalar alpha=1.0) -> Tensor")
+glu = OperatorHandle("glu", "glu(Tensor self, int dim=-1) -> Tensor")
+glu_backward = OperatorHandle(
+    "glu_backward", "glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"
+)
+hardshrink = OperatorHandle(
+    "hardshrink", "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"
+)
+hardshrink_backward = OperatorHandle(
+    "hardshrink_backward",
+    "hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor",
+)
+softshrink = OperatorHandle(
+    "softshrink", "softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"
+)
+softshrink_backward = OperatorHandle(
+    "softshrink_backward",
+    "softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor",
+)
+hardsigmoid = OperatorHandle("hardsigmoid", "hardsigmoid(Tensor self) -> Tensor")
+hardsigmoid_backward = OperatorHandle(
+    "hardsigmoid_backward",
+    "hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor",
+)
+hardswish = OperatorHandle("hardswish", "hardswish(Tensor self) -> Tensor")
+hardswish_backward = OperatorHandle(
+    "hardswish_backward",
+    "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor",
+)
+threshold = OperatorHandle(
+    "threshold", "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"
+)
+rrelu_with_noise = OperatorHandle(
+    "rrelu_with_noise",
+    "rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor",
+)
+rrelu_with_noise_backward = OperatorHandle(
+    "rrelu_with_noise_backward",
+    "rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor",
+)
+_prelu_kernel = OperatorHandle(
+    "_prelu_kernel", "_prelu_kernel(Tensor self, Tensor weight) -> Tensor"
+)
+_prelu_kernel_backward = OperatorHandle(
+    "_prelu_kernel_backward",
+    "_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)",
+)
 mse_loss = OperatorHandle(
     "mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
 )

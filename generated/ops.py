@@ -184,6 +184,7 @@ __all__ = [
     "arcsin_",
     "arctan_",
     "negative_",
+    "logaddexp",
     "amax",
     "amin",
     "argmax",
@@ -297,6 +298,23 @@ __all__ = [
     "mish_backward",
     "mish_",
     "dropout",
+    "celu",
+    "glu",
+    "glu_backward",
+    "hardshrink",
+    "hardshrink_backward",
+    "softshrink",
+    "softshrink_backward",
+    "hardsigmoid",
+    "hardsigmoid_backward",
+    "hardswish",
+    "hardswish_backward",
+    "threshold",
+    "rrelu_with_noise",
+    "rrelu_with_noise_backward",
+    "prelu",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
     "mse_loss",
     "mse_loss_backward",
     "nll_loss_nd",
@@ -1913,6 +1931,25 @@ def negative_(input: Tensor) -> Tensor:
     return composites.negative_(input)
 
 
+def logaddexp(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
+    """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "logaddexp", "input", 1, False)
+    other = tensor_argument(other, "logaddexp", "other", 2, True)
+    if out is not None:  # logaddexp.out
+        return write_out(
+            "logaddexp",
+            out,
+            operators.logaddexp.call,
+            (
+                input,
+                other,
+            ),
+        )
+    return operators.logaddexp.call(input, other)
+
+
 def amax(
     input: Tensor,
     dim: Sequence[int] = (),
@@ -3376,6 +3413,206 @@ def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
     input = tensor_argument(input, "dropout", "input", 1, False)
     return composites.dropout(input, p, train)
+
+
+def celu(input: Tensor, alpha: Number = 1.0) -> Tensor:
+    """``celu(Tensor self, Scalar alpha=1.0) -> Tensor``"""
+    input = tensor_argument(input, "celu", "input", 1, False)
+    return operators.celu.call(input, alpha)
+
+
+def glu(input: Tensor, dim: int = -1, *, out: Tensor | None = None) -> Tensor:
+    """``glu(Tensor self, int dim=-1) -> Tensor``"""
+    input = tensor_argument(input, "glu", "input", 1, False)
+    if out is not None:  # glu.out
+        return write_out(
+            "glu",
+            out,
+            operators.glu.call,
+            (
+                input,
+                dim,
+            ),
+        )
+    return operators.glu.call(input, dim)
+
+
+def glu_backward(grad_output: Tensor | Number, input: Tensor, dim: int) -> Tensor:
+    """``glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "glu_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "glu_backward", "input", 2, False)
+    return operators.glu_backward.call(grad_output, input, dim)
+
+
+def hardshrink(
+    input: Tensor, lambd: Number = 0.5, *, out: Tensor | None = None
+) -> Tensor:
+    """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+    input = tensor_argument(input, "hardshrink", "input", 1, False)
+    if out is not None:  # hardshrink.out
+        return write_out(
+            "hardshrink",
+            out,
+            operators.hardshrink.call,
+            (
+                input,
+                lambd,
+            ),
+        )
+    return operators.hardshrink.call(input, lambd)
+
+
+def hardshrink_backward(
+    grad_out: Tensor | Number, input: Tensor, lambd: Number
+) -> Tensor:
+    """``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``"""
+    grad_out = tensor_argument(grad_out, "hardshrink_backward", "grad_out", 1, True)
+    input = tensor_argument(input, "hardshrink_backward", "input", 2, False)
+    return operators.hardshrink_backward.call(grad_out, input, lambd)
+
+
+def softshrink(
+    input: Tensor, lambd: Number = 0.5, *, out: Tensor | None = None
+) -> Tensor:
+    """``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+    input = tensor_argument(input, "softshrink", "input", 1, False)
+    if out is not None:  # softshrink.out
+        return write_out(
+            "softshrink",
+            out,
+            operators.softshrink.call,
+            (
+                input,
+                lambd,
+            ),
+        )
+    return operators.softshrink.call(input, lambd)
+
+
+def softshrink_backward(
+    grad_output: Tensor | Number, input: Tensor, lambd: Number
+) -> Tensor:
+    """``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "softshrink_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "softshrink_backward", "input", 2, False)
+    return operators.softshrink_backward.call(grad_output, input, lambd)
+
+
+def hardsigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``hardsigmoid(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "hardsigmoid", "input", 1, False)
+    if out is not None:  # hardsigmoid.out
+        return write_out("hardsigmoid", out, operators.hardsigmoid.call, (input,))
+    return operators.hardsigmoid.call(input)
+
+
+def hardsigmoid_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
+    """``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "hardsigmoid_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "hardsigmoid_backward", "input", 2, False)
+    return operators.hardsigmoid_backward.call(grad_output, input)
+
+
+def hardswish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``hardswish(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "hardswish", "input", 1, False)
+    if out is not None:  # hardswish.out
+        return write_out("hardswish", out, operators.hardswish.call, (input,))
+    return operators.hardswish.call(input)
+
+
+def hardswish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
+    """``hardswish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "hardswish_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "hardswish_backward", "input", 2, False)
+    return operators.hardswish_backward.call(grad_output, input)
+
+
+def threshold(
+    input: Tensor, threshold: Number, value: Number, *, out: Tensor | None = None
+) -> Tensor:
+    """``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``"""
+    input = tensor_argument(input, "threshold", "input", 1, False)
+    if out is not None:  # threshold.out
+        return write_out(
+            "threshold",
+            out,
+            operators.threshold.call,
+            (
+                input,
+                threshold,
+                value,
+            ),
+        )
+    return operators.threshold.call(input, threshold, value)
+
+
+def rrelu_with_noise(
+    input: Tensor,
+    noise: Tensor | Number,
+    lower: Number = 0.125,
+    upper: Number = 0.3333333333333333,
+    training: bool = False,
+    generator: Any | None = None,
+) -> Tensor:
+    """``rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor``"""
+    input = tensor_argument(input, "rrelu_with_noise", "input", 1, False)
+    noise = tensor_argument(noise, "rrelu_with_noise", "noise", 2, True)
+    return operators.rrelu_with_noise.call(
+        input, noise, lower, upper, training, generator
+    )
+
+
+def rrelu_with_noise_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    noise: Tensor | Number,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    self_is_result: bool,
+) -> Tensor:
+    """``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "rrelu_with_noise_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "rrelu_with_noise_backward", "input", 2, False)
+    noise = tensor_argument(noise, "rrelu_with_noise_backward", "noise", 3, True)
+    return operators.rrelu_with_noise_backward.call(
+        grad_output, input, noise, lower, upper, training, self_is_result
+    )
+
+
+def prelu(input: Tensor, weight: Tensor | Number) -> Tensor:
+    """``prelu(Tensor self, Tensor weight) -> Tensor``"""
+    input = tensor_argument(input, "prelu", "input", 1, False)
+    weight = tensor_argument(weight, "prelu", "weight", 2, True)
+    return composites.prelu(input, weight)
+
+
+def _prelu_kernel(input: Tensor, weight: Tensor | Number) -> Tensor:
+    """``_prelu_kernel(Tensor self, Tensor weight) -> Tensor``"""
+    input = tensor_argument(input, "_prelu_kernel", "input", 1, False)
+    weight = tensor_argument(weight, "_prelu_kernel", "weight", 2, True)
+    return operators._prelu_kernel.call(input, weight)
+
+
+def _prelu_kernel_backward(
+    grad_output: Tensor | Number, input: Tensor, weight: Tensor | Number
+) -> Tensor:
+    """``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``"""
+    grad_output = tensor_argument(
+        grad_output, "_prelu_kernel_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "_prelu_kernel_backward", "input", 2, False)
+    weight = tensor_argument(weight, "_prelu_kernel_backward", "weight", 3, True)
+    return operators._prelu_kernel_backward.call(grad_output, input, weight)
 
 
 def mse_loss(

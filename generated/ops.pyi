@@ -246,6 +246,7 @@ __all__ = [
     "arcsin_",
     "arctan_",
     "negative_",
+    "logaddexp",
     "sum",
     "mean",
     "prod",
@@ -381,6 +382,23 @@ __all__ = [
     "mish_backward",
     "mish_",
     "dropout",
+    "celu",
+    "glu",
+    "glu_backward",
+    "hardshrink",
+    "hardshrink_backward",
+    "softshrink",
+    "softshrink_backward",
+    "hardsigmoid",
+    "hardsigmoid_backward",
+    "hardswish",
+    "hardswish_backward",
+    "threshold",
+    "rrelu_with_noise",
+    "rrelu_with_noise_backward",
+    "prelu",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
     "mse_loss",
     "mse_loss_backward",
     "nll_loss_nd",
@@ -1719,6 +1737,12 @@ def negative_(input: Tensor) -> Tensor:
     """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
+def logaddexp(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
+    """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
+
+
 @overload
 def sum(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
     """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
@@ -2875,6 +2899,101 @@ def mish_(input: Tensor) -> Tensor:
 
 def dropout(input: Tensor | _Number, p: _float, train: _bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
+
+
+def celu(input: Tensor, alpha: _Number = ...) -> Tensor:
+    """``celu(Tensor self, Scalar alpha=1.0) -> Tensor``"""
+
+
+def glu(input: Tensor, dim: _int = ..., *, out: Tensor | None = ...) -> Tensor:
+    """``glu(Tensor self, int dim=-1) -> Tensor``"""
+
+
+def glu_backward(grad_output: Tensor | _Number, input: Tensor, dim: _int) -> Tensor:
+    """``glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor``"""
+
+
+def hardshrink(
+    input: Tensor, lambd: _Number = ..., *, out: Tensor | None = ...
+) -> Tensor:
+    """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+
+
+def hardshrink_backward(
+    grad_out: Tensor | _Number, input: Tensor, lambd: _Number
+) -> Tensor:
+    """``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``"""
+
+
+def softshrink(
+    input: Tensor, lambd: _Number = ..., *, out: Tensor | None = ...
+) -> Tensor:
+    """``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+
+
+def softshrink_backward(
+    grad_output: Tensor | _Number, input: Tensor, lambd: _Number
+) -> Tensor:
+    """``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``"""
+
+
+def hardsigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """``hardsigmoid(Tensor self) -> Tensor``"""
+
+
+def hardsigmoid_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
+    """``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
+
+def hardswish(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """``hardswish(Tensor self) -> Tensor``"""
+
+
+def hardswish_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
+    """``hardswish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
+
+def threshold(
+    input: Tensor, threshold: _Number, value: _Number, *, out: Tensor | None = ...
+) -> Tensor:
+    """``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``"""
+
+
+def rrelu_with_noise(
+    input: Tensor,
+    noise: Tensor | _Number,
+    lower: _Number = ...,
+    upper: _Number = ...,
+    training: _bool = ...,
+    generator: Any | None = ...,
+) -> Tensor:
+    """``rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor``"""
+
+
+def rrelu_with_noise_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    noise: Tensor | _Number,
+    lower: _Number,
+    upper: _Number,
+    training: _bool,
+    self_is_result: _bool,
+) -> Tensor:
+    """``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``"""
+
+
+def prelu(input: Tensor, weight: Tensor | _Number) -> Tensor:
+    """``prelu(Tensor self, Tensor weight) -> Tensor``"""
+
+
+def _prelu_kernel(input: Tensor, weight: Tensor | _Number) -> Tensor:
+    """``_prelu_kernel(Tensor self, Tensor weight) -> Tensor``"""
+
+
+def _prelu_kernel_backward(
+    grad_output: Tensor | _Number, input: Tensor, weight: Tensor | _Number
+) -> _tuple[Tensor, Tensor]:
+    """``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``"""
 
 
 def mse_loss(

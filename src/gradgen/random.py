@@ -29,6 +29,7 @@ from .factories import (
     into_out,
     out_dtype,
 )
+from .numpy_kernels._common import DEFAULT_GENERATOR
 from .scalars import python_type_name
 from .tensor import Tensor
 
@@ -112,6 +113,7 @@ def _cpu() -> device:
 
 
 default_generator = Generator()
+DEFAULT_GENERATOR.append(default_generator)  # the sampling kernels' default stream
 
 
 def manual_seed(seed: Any) -> Generator:

@@ -548,3 +548,7 @@ LINES: dict[str, Line] = {
         lambda lib, a: lib.negative_(a * a) * (a * 1.0).negative_(), ((4,),)
     ),
 }
+
+LINES["logaddexp"] = Line(
+    lambda lib, a, b: lib.logaddexp(a, b) * a.logaddexp(b * 3.0), ((3, 1), (4,))
+)

@@ -20,6 +20,7 @@ from ._common import (
 )
 
 __all__ = [
+    "logaddexp",
     "to_copy",
     "int_to_float",
     "absolute",
@@ -667,3 +668,15 @@ def clamp_bound(
             f"\"{name}_cpu\" not implemented for '{spelling(common).scalar_type}'"
         )
     return clamp_tensors(self, min, max)
+
+
+def logaddexp(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """log(exp(self) + exp(other)) in the operands' common dtype, floating or complex
+    (complex: shifted by the operand of larger real part)."""
+    if self.dtype.kind not in "fc":
+        raise _cpu_kernel_missing("logaddexp", self)
+    if self.dtype.kind == "f":
+        return np.logaddexp(self, other)
+    larger = np.where(self.real >= other.real, self, other)
+    smaller = np.where(self.real >= other.real, other, self)
+    return larger + np.log1p(np.exp(smaller - larger))
