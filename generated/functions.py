@@ -116,6 +116,9 @@ from gradgen.helpers import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mul_tensor_backward,
+    multi_margin_loss_double_backward,
+    multi_margin_loss_double_backward_grad_output,
+    multilabel_margin_loss_double_backward_grad_output,
     mvlgamma_backward,
     nansum_backward,
     norm_backward,
@@ -144,6 +147,8 @@ from gradgen.helpers import (
     slogdet_backward,
     slogdet_jvp,
     smooth_l1_loss_double_backward,
+    soft_margin_loss_double_backward,
+    soft_margin_loss_double_backward_grad_output,
     softmax_double_backward,
     softplus_double_backward,
     split_backward,
@@ -479,6 +484,11 @@ from .ops import (
     mse_loss_backward,
     msort,
     mul,
+    multi_margin_loss,
+    multi_margin_loss_backward,
+    multilabel_margin_loss,
+    multilabel_margin_loss_backward,
+    multilabel_margin_loss_forward,
     multiply,
     mv,
     mvlgamma,
@@ -570,6 +580,8 @@ from .ops import (
     slogdet,
     smooth_l1_loss,
     smooth_l1_loss_backward,
+    soft_margin_loss,
+    soft_margin_loss_backward,
     softmax,
     softplus,
     softplus_backward,
@@ -15601,6 +15613,521 @@ def binary_cross_entropy_with_logits_backward0_apply(
     return grad_inputs
 
 
+class SoftMarginLossBackward0(Node):
+    """Backward of ``soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``.
+
+    self: soft_margin_loss_backward(grad, self, target, reduction)
+    """
+
+    __slots__ = (
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return soft_margin_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def soft_margin_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftMarginLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            soft_margin_loss_backward(grad, self, target, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SoftMarginLossBackwardBackward0(Node):
+    """Backward of ``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``.
+
+    grad_output: soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)
+    self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return soft_margin_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def soft_margin_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftMarginLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            soft_margin_loss_double_backward_grad_output(
+                grad, grad_output, self, target, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            soft_margin_loss_double_backward(
+                grad * grad_output, self, target, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MultiMarginLossBackward0(Node):
+    """Backward of ``multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor``.
+
+    self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+    """
+
+    __slots__ = (
+        "margin",
+        "p",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return multi_margin_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            margin=self.margin,
+            p=self.p,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_margin(self) -> Number:
+        return self.margin
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def multi_margin_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    margin: Number,
+    p: Number,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of MultiMarginLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MultiMarginLossBackwardBackward0(Node):
+    """Backward of ``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``.
+
+    grad_output: multi_margin_loss_double_backward_grad_output(grad, grad_output, self, target, p, margin, weight, reduction)
+    self: multi_margin_loss_double_backward(grad, grad_output, self, target, p, margin, weight, reduction)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "margin",
+        "p",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return multi_margin_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            margin=self.margin,
+            p=self.p,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_margin(self) -> Number:
+        return self.margin
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def multi_margin_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    margin: Number,
+    p: Number,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of MultiMarginLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            multi_margin_loss_double_backward_grad_output(
+                grad, grad_output, self, target, p, margin, weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            multi_margin_loss_double_backward(
+                grad, grad_output, self, target, p, margin, weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MultilabelMarginLossBackward0(Node):
+    """Backward of ``multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)``.
+
+    self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+    """
+
+    __slots__ = (
+        "reduction",
+        "self_",
+        "target_",
+        "is_target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.is_target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return multilabel_margin_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            is_target=unpack_saved(self.is_target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.is_target_ is not None:
+            self.is_target_.reset_data()
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_is_target(self) -> Tensor | None:
+        return unpack_saved(self.is_target_, self)
+
+
+def multilabel_margin_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    is_target: Tensor | None,
+) -> list[Any]:
+    """The formulas of MultilabelMarginLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MultilabelMarginLossBackwardBackward0(Node):
+    """Backward of ``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``.
+
+    grad_output: multilabel_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, is_target)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "is_target_",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.is_target_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return multilabel_margin_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            is_target=unpack_saved(self.is_target_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.is_target_ is not None:
+            self.is_target_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_is_target(self) -> Tensor | None:
+        return unpack_saved(self.is_target_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def multilabel_margin_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    is_target: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of MultilabelMarginLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            multilabel_margin_loss_double_backward_grad_output(
+                grad, grad_output, self, target, reduction, is_target
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
 class NativeBatchNormBackward0(Node):
     """Backward of ``native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)``.
 
@@ -22621,6 +23148,20 @@ def binary_cross_entropy_with_logits_jvp(
             target_t, self_p, target_p, weight_p, pos_weight_p, 0
         ),
         reduction,
+    )
+
+
+def soft_margin_loss_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(soft_margin_loss_backward(self_t.conj(), self_p, target, at::Reduction::None).conj(), reduction)``."""
+    return apply_loss_reduction(
+        soft_margin_loss_backward(self_t.conj(), self_p, target_p, 0).conj(), reduction
     )
 
 

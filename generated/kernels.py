@@ -177,6 +177,10 @@ from gradgen.numpy_kernels import (
     modulo,
     mse_loss,
     mse_loss_backward,
+    multi_margin_loss,
+    multi_margin_loss_backward,
+    multilabel_margin_loss_backward,
+    multilabel_margin_loss_forward,
     mv,
     mvlgamma,
     nan_to_num,
@@ -236,6 +240,8 @@ from gradgen.numpy_kernels import (
     slice_scatter,
     smooth_l1_loss,
     smooth_l1_loss_backward,
+    soft_margin_loss,
+    soft_margin_loss_backward,
     softmax,
     softmax_backward_data,
     softplus,
@@ -558,6 +564,15 @@ nll_loss2d_forward_return = namedtuple(
     [
         "output",
         "total_weight",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.multilabel_margin_loss_forward
+multilabel_margin_loss_forward_return = namedtuple(
+    "multilabel_margin_loss_forward",
+    [
+        "output",
+        "is_target",
     ],
 )
 
@@ -4090,6 +4105,104 @@ def numpy_binary_cross_entropy_with_logits(
     )
 
 
+def numpy_soft_margin_loss(
+    ks: int, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    common_dtype = result_type(self, target)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(soft_margin_loss(self, target, reduction), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, target) from None
+
+
+def numpy_soft_margin_loss_backward(
+    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    common_dtype = result_type(grad_output, self, target)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(
+            soft_margin_loss_backward(grad_output, self, target, reduction),
+            common_dtype,
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self, target) from None
+
+
+def numpy_multi_margin_loss(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    return wrap_result(multi_margin_loss(self, target, p, margin, weight, reduction))
+
+
+def numpy_multi_margin_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    return wrap_result(
+        multi_margin_loss_backward(
+            grad_output, self, target, p, margin, weight, reduction
+        )
+    )
+
+
+def numpy_multilabel_margin_loss_forward(
+    ks: int, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"""
+    self = self._data
+    target = target._data
+    output, is_target = multilabel_margin_loss_forward(self, target, reduction)
+    return multilabel_margin_loss_forward_return(
+        wrap_result(output), wrap_result(is_target)
+    )
+
+
+def numpy_multilabel_margin_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    reduction: int,
+    is_target: Tensor,
+) -> Any:
+    """multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    is_target = is_target._data
+    return wrap_result(
+        multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target)
+    )
+
+
 def numpy_native_batch_norm(
     ks: int,
     input: Tensor,
@@ -5998,6 +6111,20 @@ operators.huber_loss.register(DispatchKey.NumPy, numpy_huber_loss)
 operators.huber_loss_backward.register(DispatchKey.NumPy, numpy_huber_loss_backward)
 operators.binary_cross_entropy_with_logits.register(
     DispatchKey.NumPy, numpy_binary_cross_entropy_with_logits
+)
+operators.soft_margin_loss.register(DispatchKey.NumPy, numpy_soft_margin_loss)
+operators.soft_margin_loss_backward.register(
+    DispatchKey.NumPy, numpy_soft_margin_loss_backward
+)
+operators.multi_margin_loss.register(DispatchKey.NumPy, numpy_multi_margin_loss)
+operators.multi_margin_loss_backward.register(
+    DispatchKey.NumPy, numpy_multi_margin_loss_backward
+)
+operators.multilabel_margin_loss_forward.register(
+    DispatchKey.NumPy, numpy_multilabel_margin_loss_forward
+)
+operators.multilabel_margin_loss_backward.register(
+    DispatchKey.NumPy, numpy_multilabel_margin_loss_backward
 )
 operators.native_batch_norm.register(DispatchKey.NumPy, numpy_native_batch_norm)
 operators.native_batch_norm_backward.register(

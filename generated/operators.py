@@ -1102,6 +1102,30 @@ binary_cross_entropy_with_logits = OperatorHandle(
     "binary_cross_entropy_with_logits",
     "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor",
 )
+soft_margin_loss = OperatorHandle(
+    "soft_margin_loss",
+    "soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+)
+soft_margin_loss_backward = OperatorHandle(
+    "soft_margin_loss_backward",
+    "soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
+)
+multi_margin_loss = OperatorHandle(
+    "multi_margin_loss",
+    "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor",
+)
+multi_margin_loss_backward = OperatorHandle(
+    "multi_margin_loss_backward",
+    "multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor",
+)
+multilabel_margin_loss_forward = OperatorHandle(
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)",
+)
+multilabel_margin_loss_backward = OperatorHandle(
+    "multilabel_margin_loss_backward",
+    "multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor",
+)
 native_batch_norm = OperatorHandle(
     "native_batch_norm",
     "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",

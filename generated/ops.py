@@ -334,6 +334,13 @@ __all__ = [
     "huber_loss_backward",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    "soft_margin_loss",
+    "soft_margin_loss_backward",
+    "multi_margin_loss",
+    "multi_margin_loss_backward",
+    "multilabel_margin_loss",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_backward",
     "batch_norm",
     "native_batch_norm",
     "native_batch_norm_backward",
@@ -4075,6 +4082,177 @@ def kl_div(
     input = tensor_argument(input, "kl_div", "input", 1, False)
     target = tensor_argument(target, "kl_div", "target", 2, True)
     return composites.kl_div(input, target, reduction, log_target)
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(input, "soft_margin_loss", "input", 1, False)
+    target = tensor_argument(target, "soft_margin_loss", "target", 2, True)
+    if out is not None:  # soft_margin_loss.out
+        return write_out(
+            "soft_margin_loss",
+            out,
+            operators.soft_margin_loss.call,
+            (
+                input,
+                target,
+                reduction,
+            ),
+        )
+    return operators.soft_margin_loss.call(input, target, reduction)
+
+
+def soft_margin_loss_backward(
+    grad_output: Tensor | Number, input: Tensor, target: Tensor | Number, reduction: int
+) -> Tensor:
+    """``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "soft_margin_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "soft_margin_loss_backward", "input", 2, False)
+    target = tensor_argument(target, "soft_margin_loss_backward", "target", 3, True)
+    return operators.soft_margin_loss_backward.call(
+        grad_output, input, target, reduction
+    )
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    p: Number = 1,
+    margin: Number = 1,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(input, "multi_margin_loss", "input", 1, False)
+    target = tensor_argument(target, "multi_margin_loss", "target", 2, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "multi_margin_loss", "weight", 5, True)
+    )
+    if out is not None:  # multi_margin_loss.out
+        return write_out(
+            "multi_margin_loss",
+            out,
+            operators.multi_margin_loss.call,
+            (
+                input,
+                target,
+                p,
+                margin,
+                weight,
+                reduction,
+            ),
+        )
+    return operators.multi_margin_loss.call(input, target, p, margin, weight, reduction)
+
+
+def multi_margin_loss_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    target: Tensor | Number,
+    p: Number,
+    margin: Number,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+) -> Tensor:
+    """``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "multi_margin_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "multi_margin_loss_backward", "input", 2, False)
+    target = tensor_argument(target, "multi_margin_loss_backward", "target", 3, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "multi_margin_loss_backward", "weight", 6, True)
+    )
+    return operators.multi_margin_loss_backward.call(
+        grad_output, input, target, p, margin, weight, reduction
+    )
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(input, "multilabel_margin_loss", "input", 1, False)
+    target = tensor_argument(target, "multilabel_margin_loss", "target", 2, True)
+    if out is not None:  # multilabel_margin_loss.out
+        return write_out(
+            "multilabel_margin_loss",
+            out,
+            composites.multilabel_margin_loss,
+            (
+                input,
+                target,
+                reduction,
+            ),
+        )
+    return composites.multilabel_margin_loss(input, target, reduction)
+
+
+def multilabel_margin_loss_forward(
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int,
+    *,
+    out: Sequence[Tensor] | None = None,
+) -> Tensor:
+    """``multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)``"""
+    input = tensor_argument(input, "multilabel_margin_loss_forward", "input", 1, False)
+    target = tensor_argument(
+        target, "multilabel_margin_loss_forward", "target", 2, True
+    )
+    if out is not None:  # multilabel_margin_loss_forward.output
+        return write_out(
+            "multilabel_margin_loss_forward",
+            out,
+            operators.multilabel_margin_loss_forward.call,
+            (
+                input,
+                target,
+                reduction,
+            ),
+        )
+    return operators.multilabel_margin_loss_forward.call(input, target, reduction)
+
+
+def multilabel_margin_loss_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int,
+    is_target: Tensor | Number,
+) -> Tensor:
+    """``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "multilabel_margin_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "multilabel_margin_loss_backward", "input", 2, False)
+    target = tensor_argument(
+        target, "multilabel_margin_loss_backward", "target", 3, True
+    )
+    is_target = tensor_argument(
+        is_target, "multilabel_margin_loss_backward", "is_target", 5, True
+    )
+    return operators.multilabel_margin_loss_backward.call(
+        grad_output, input, target, reduction, is_target
+    )
 
 
 def batch_norm(

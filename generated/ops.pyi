@@ -44,6 +44,7 @@ from .tensor_base import linalg_lu_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
+from .tensor_base import multilabel_margin_loss_forward_return
 
 __all__ = [
     "permute",
@@ -418,6 +419,13 @@ __all__ = [
     "huber_loss_backward",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    "soft_margin_loss",
+    "soft_margin_loss_backward",
+    "multi_margin_loss",
+    "multi_margin_loss_backward",
+    "multilabel_margin_loss",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_backward",
     "batch_norm",
     "native_batch_norm",
     "native_batch_norm_backward",
@@ -3193,6 +3201,80 @@ def kl_div(
     log_target: _bool = ...,
 ) -> Tensor:
     """``kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor``"""
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+
+
+def soft_margin_loss_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int,
+) -> Tensor:
+    """``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor | _Number,
+    p: _Number = ...,
+    margin: _Number = ...,
+    weight: Tensor | _Number | None = ...,
+    reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+
+
+def multi_margin_loss_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    target: Tensor | _Number,
+    p: _Number,
+    margin: _Number,
+    weight: Tensor | _Number | None = ...,
+    reduction: _int = ...,
+) -> Tensor:
+    """``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+
+
+def multilabel_margin_loss_forward(
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> multilabel_margin_loss_forward_return:
+    """``multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)``"""
+
+
+def multilabel_margin_loss_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int,
+    is_target: Tensor | _Number,
+) -> Tensor:
+    """``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``"""
 
 
 def batch_norm(

@@ -44,6 +44,7 @@ from .tensor_base import linalg_lu_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
+from .tensor_base import multilabel_margin_loss_forward_return
 
 __all__ = [
     "entr",

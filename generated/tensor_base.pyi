@@ -173,6 +173,11 @@ class nll_loss2d_forward_return(NamedTuple):
     total_weight: Tensor
 
 
+class multilabel_margin_loss_forward_return(NamedTuple):
+    output: Tensor
+    is_target: Tensor
+
+
 class TensorBase:
     """The generated Tensor methods (gradgen.generated.tensor_methods), typed."""
 

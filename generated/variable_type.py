@@ -11368,6 +11368,230 @@ def binary_cross_entropy_with_logits(
     return result
 
 
+def soft_margin_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(target, "target", "soft_margin_loss")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SoftMarginLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.soft_margin_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.soft_margin_loss_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def soft_margin_loss_backward(
+    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    check_no_requires_grad(target, "target", "soft_margin_loss_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or target._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("soft_margin_loss_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.SoftMarginLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftMarginLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.soft_margin_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def multi_margin_loss(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "multi_margin_loss")
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("multi_margin_loss")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MultiMarginLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MultiMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.margin = margin
+        grad_fn.p = p
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.multi_margin_loss,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        p,
+        margin,
+        weight,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def multi_margin_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "multi_margin_loss_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("multi_margin_loss_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.MultiMarginLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MultiMarginLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.margin = margin
+        grad_fn.p = p
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.multi_margin_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        p,
+        margin,
+        weight,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def multilabel_margin_loss_forward(
+    ks: int, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("multilabel_margin_loss_forward")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MultilabelMarginLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MultilabelMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.multilabel_margin_loss_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.is_target_ = SavedVariable(result[1], True)
+    return result
+
+
+def multilabel_margin_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    reduction: int,
+    is_target: Tensor,
+) -> Any:
+    """multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("multilabel_margin_loss_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.MultilabelMarginLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MultilabelMarginLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.is_target_ = SavedVariable(is_target, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.multilabel_margin_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        reduction,
+        is_target,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def native_batch_norm(
     ks: int,
     input: Tensor,
@@ -14854,6 +15078,20 @@ operators.huber_loss.register(DispatchKey.Autograd, huber_loss)
 operators.huber_loss_backward.register(DispatchKey.Autograd, huber_loss_backward)
 operators.binary_cross_entropy_with_logits.register(
     DispatchKey.Autograd, binary_cross_entropy_with_logits
+)
+operators.soft_margin_loss.register(DispatchKey.Autograd, soft_margin_loss)
+operators.soft_margin_loss_backward.register(
+    DispatchKey.Autograd, soft_margin_loss_backward
+)
+operators.multi_margin_loss.register(DispatchKey.Autograd, multi_margin_loss)
+operators.multi_margin_loss_backward.register(
+    DispatchKey.Autograd, multi_margin_loss_backward
+)
+operators.multilabel_margin_loss_forward.register(
+    DispatchKey.Autograd, multilabel_margin_loss_forward
+)
+operators.multilabel_margin_loss_backward.register(
+    DispatchKey.Autograd, multilabel_margin_loss_backward
 )
 operators.native_batch_norm.register(DispatchKey.Autograd, native_batch_norm)
 operators.native_batch_norm_backward.register(

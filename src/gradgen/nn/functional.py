@@ -58,6 +58,8 @@ from ._functional.margin_loss import (
     cosine_embedding_loss,
     hinge_embedding_loss,
     margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
     soft_margin_loss,
     triplet_margin_loss,
 )
@@ -117,6 +119,8 @@ __all__ = [
     "hinge_embedding_loss",
     "margin_ranking_loss",
     "soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
     "triplet_margin_loss",
     "scaled_dot_product_attention",
     "multi_head_attention_forward",

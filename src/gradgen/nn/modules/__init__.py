@@ -51,6 +51,8 @@ from .loss import (
     SoftMarginLoss,
     CosineEmbeddingLoss,
     TripletMarginLoss,
+    MultiMarginLoss,
+    MultiLabelMarginLoss,
 )
 from .dropout import Dropout
 from .normalization import LayerNorm
@@ -151,6 +153,8 @@ __all__ = [
     "SoftMarginLoss",
     "CosineEmbeddingLoss",
     "TripletMarginLoss",
+    "MultiMarginLoss",
+    "MultiLabelMarginLoss",
     "Dropout",
     "LayerNorm",
     "GroupNorm",
