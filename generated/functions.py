@@ -73,6 +73,7 @@ from gradgen.helpers import (
     index_reduce_backward,
     infinitely_differentiable_logit_backward,
     infinitely_differentiable_mish_backward,
+    infinitely_differentiable_native_dropout_backward,
     infinitely_differentiable_native_group_norm_backward,
     infinitely_differentiable_silu_backward,
     is_grad_enabled,
@@ -121,6 +122,7 @@ from gradgen.helpers import (
     multilabel_margin_loss_double_backward_grad_output,
     mvlgamma_backward,
     nansum_backward,
+    native_dropout_double_backward,
     norm_backward,
     norm_jvp,
     ones,
@@ -501,6 +503,8 @@ from .ops import (
     narrow,
     native_batch_norm,
     native_batch_norm_backward,
+    native_dropout,
+    native_dropout_backward,
     native_group_norm,
     native_group_norm_backward,
     native_layer_norm,
@@ -14471,6 +14475,156 @@ def prelu_kernel_backward_backward0_apply(
     return grad_inputs
 
 
+class NativeDropoutBackward0(Node):
+    """Backward of ``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``.
+
+    input: GradMode::is_enabled() ? infinitely_differentiable_native_dropout_backward(grad, result1, (!train.has_value() || !train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p)))) : native_dropout_backward(grad, result1, (!train.has_value() || !train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))
+    """
+
+    __slots__ = (
+        "p",
+        "train",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_dropout_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            train=self.train,
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_p(self) -> float:
+        return self.p
+
+    @property
+    def _saved_train(self) -> bool | None:
+        return self.train
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def native_dropout_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: float,
+    train: bool | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeDropoutBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # input
+        grad_inputs[0] = (
+            (
+                infinitely_differentiable_native_dropout_backward(
+                    grad,
+                    result1,
+                    (
+                        1
+                        if not train is not None or not train
+                        else 0.0 if p == 1 else 1.0 / (1.0 - p)
+                    ),
+                )
+                if is_grad_enabled()
+                else native_dropout_backward(
+                    grad,
+                    result1,
+                    (
+                        1
+                        if not train is not None or not train
+                        else 0.0 if p == 1 else 1.0 / (1.0 - p)
+                    ),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NativeDropoutBackwardBackward0(Node):
+    """Backward of ``native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor``.
+
+    grad_output: native_dropout_double_backward(grad, grad_output, mask, scale)
+    mask: not_implemented("native_dropout_backward: mask")
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "mask_",
+        "scale",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_dropout_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            mask=unpack_saved(self.mask_, self),
+            scale=self.scale,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _saved_scale(self) -> float:
+        return self.scale
+
+
+def native_dropout_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    mask: Tensor | None,
+    scale: float,
+) -> list[Any]:
+    """The formulas of NativeDropoutBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            native_dropout_double_backward(grad, grad_output, mask, scale)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # mask
+        grad_inputs[1] = not_implemented("native_dropout_backward: mask")
+    return grad_inputs
+
+
 class MseLossBackward0(Node):
     """Backward of ``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``.
 
@@ -22959,6 +23113,22 @@ def _prelu_kernel_backward_jvp_result1(
         self_p >= 0,
         zeros([], self_p.dtype),
         grad_output_p * self_t + grad_output_t * self_p,
+    )
+
+
+def native_dropout_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    p: float,
+    train: bool | None,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: (!train.has_value() || train.value()) ? (p == 1 ? 0.0 : 1.0 / (1.0 - p)) * input_t * result1 : input_t``."""
+    return (
+        (0.0 if p == 1 else 1.0 / (1.0 - p)) * input_t * result1
+        if not train is not None or train
+        else input_t
     )
 
 

@@ -187,6 +187,8 @@ from gradgen.numpy_kernels import (
     nansum,
     native_batch_norm,
     native_batch_norm_backward,
+    native_dropout,
+    native_dropout_backward,
     native_group_norm,
     native_group_norm_backward,
     native_layer_norm,
@@ -3891,6 +3893,24 @@ def numpy__prelu_kernel_backward(
     return wrap_result(result0), wrap_result(result1)
 
 
+def numpy_native_dropout(ks: int, input: Tensor, p: float, train: bool | None) -> Any:
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
+    input = input._data
+    result0, result1 = native_dropout(
+        input, p, train, random_generator("native_dropout", None)
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_native_dropout_backward(
+    ks: int, grad_output: Tensor, mask: Tensor, scale: float
+) -> Any:
+    """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor"""
+    grad_output = grad_output._data
+    mask = mask._data
+    return wrap_result(native_dropout_backward(grad_output, mask, scale))
+
+
 def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     common_dtype = result_type(self, target)
@@ -6092,6 +6112,10 @@ operators.rrelu_with_noise_backward.register(
 operators._prelu_kernel.register(DispatchKey.NumPy, numpy__prelu_kernel)
 operators._prelu_kernel_backward.register(
     DispatchKey.NumPy, numpy__prelu_kernel_backward
+)
+operators.native_dropout.register(DispatchKey.NumPy, numpy_native_dropout)
+operators.native_dropout_backward.register(
+    DispatchKey.NumPy, numpy_native_dropout_backward
 )
 operators.mse_loss.register(DispatchKey.NumPy, numpy_mse_loss)
 operators.mse_loss_backward.register(DispatchKey.NumPy, numpy_mse_loss_backward)

@@ -1051,6 +1051,14 @@ _prelu_kernel_backward = OperatorHandle(
     "_prelu_kernel_backward",
     "_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)",
 )
+native_dropout = OperatorHandle(
+    "native_dropout",
+    "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+)
+native_dropout_backward = OperatorHandle(
+    "native_dropout_backward",
+    "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor",
+)
 mse_loss = OperatorHandle(
     "mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
 )

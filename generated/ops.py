@@ -315,6 +315,8 @@ __all__ = [
     "prelu",
     "_prelu_kernel",
     "_prelu_kernel_backward",
+    "native_dropout",
+    "native_dropout_backward",
     "mse_loss",
     "mse_loss_backward",
     "nll_loss_nd",
@@ -3620,6 +3622,23 @@ def _prelu_kernel_backward(
     input = tensor_argument(input, "_prelu_kernel_backward", "input", 2, False)
     weight = tensor_argument(weight, "_prelu_kernel_backward", "weight", 3, True)
     return operators._prelu_kernel_backward.call(grad_output, input, weight)
+
+
+def native_dropout(input: Tensor | Number, p: float, train: bool | None) -> Tensor:
+    """``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "native_dropout", "input", 1, False)
+    return operators.native_dropout.call(input, p, train)
+
+
+def native_dropout_backward(
+    grad_output: Tensor | Number, mask: Tensor | Number, scale: float
+) -> Tensor:
+    """``native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "native_dropout_backward", "grad_output", 1, True
+    )
+    mask = tensor_argument(mask, "native_dropout_backward", "mask", 2, True)
+    return operators.native_dropout_backward.call(grad_output, mask, scale)
 
 
 def mse_loss(

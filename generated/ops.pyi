@@ -400,6 +400,8 @@ __all__ = [
     "prelu",
     "_prelu_kernel",
     "_prelu_kernel_backward",
+    "native_dropout",
+    "native_dropout_backward",
     "mse_loss",
     "mse_loss_backward",
     "nll_loss_nd",
@@ -3002,6 +3004,18 @@ def _prelu_kernel_backward(
     grad_output: Tensor | _Number, input: Tensor, weight: Tensor | _Number
 ) -> _tuple[Tensor, Tensor]:
     """``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``"""
+
+
+def native_dropout(
+    input: Tensor | _Number, p: _float, train: _bool | None
+) -> _tuple[Tensor, Tensor]:
+    """``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``"""
+
+
+def native_dropout_backward(
+    grad_output: Tensor | _Number, mask: Tensor | _Number, scale: _float
+) -> Tensor:
+    """``native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor``"""
 
 
 def mse_loss(

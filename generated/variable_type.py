@@ -10749,6 +10749,63 @@ def _prelu_kernel_backward(
     return result
 
 
+def native_dropout(ks: int, input: Tensor, p: float, train: bool | None) -> Any:
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (input._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input)
+    grad_fn: functions.NativeDropoutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeDropoutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input))
+        grad_fn.p = p
+        grad_fn.train = train
+    result = redispatch(
+        operators.native_dropout, ks & AFTER_AUTOGRAD_KEYSET, input, p, train
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.native_dropout_jvp_result0(
+                    input, tangent_or_zeros(input), p, train, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def native_dropout_backward(
+    ks: int, grad_output: Tensor, mask: Tensor, scale: float
+) -> Any:
+    """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or mask._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("native_dropout_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, mask)
+    grad_fn: functions.NativeDropoutBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeDropoutBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, mask))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.scale = scale
+    result = redispatch(
+        operators.native_dropout_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        mask,
+        scale,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     _any_has_forward_grad = (
@@ -15060,6 +15117,10 @@ operators.rrelu_with_noise_backward.register(
 )
 operators._prelu_kernel.register(DispatchKey.Autograd, _prelu_kernel)
 operators._prelu_kernel_backward.register(DispatchKey.Autograd, _prelu_kernel_backward)
+operators.native_dropout.register(DispatchKey.Autograd, native_dropout)
+operators.native_dropout_backward.register(
+    DispatchKey.Autograd, native_dropout_backward
+)
 operators.mse_loss.register(DispatchKey.Autograd, mse_loss)
 operators.mse_loss_backward.register(DispatchKey.Autograd, mse_loss_backward)
 operators.nll_loss_forward.register(DispatchKey.Autograd, nll_loss_forward)

@@ -211,3 +211,27 @@ LINES.update(
         ),
     }
 )
+
+
+def _native_dropout(lib: Any, a: Any) -> Any:
+    """The deterministic cases (the mask is random): p == 0 and p == 1 in training,
+    p == 0.3 not training; the masks joined as numbers."""
+    total = 0
+    for p, train in ((0.0, True), (1.0, True), (0.3, False)):
+        out, mask = _f("native_dropout")(lib)(a, p, train)
+        total = total + out * (mask.to(lib.float64) + 1.0)
+    return total
+
+
+LINES.update(
+    {
+        "native_dropout": Line(_native_dropout, ((5,),)),
+        "native_dropout_backward": Line(
+            lambda lib, g: _aten(lib, "native_dropout_backward")(
+                g, lib.tensor([True, False, True, True, False]), 2.5
+            ),
+            ((5,),),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+    }
+)

@@ -24,6 +24,8 @@ __all__ = [
     "glu_backward_jvp",
     "glu_double_backward",
     "glu_double_backward_grad_output",
+    "infinitely_differentiable_native_dropout_backward",
+    "native_dropout_double_backward",
 ]
 
 
@@ -195,3 +197,17 @@ def glu_double_backward_grad_output(grad: Tensor, input: Tensor, dim: int) -> Te
     products = grad * _glu_backward(ones, input, dim)
     first, second, _ = _halves(products, dim)
     return first + second
+
+
+def infinitely_differentiable_native_dropout_backward(
+    grad: Tensor, mask: Tensor, scale: float
+) -> Tensor:
+    """grad * mask * scale with operators (so it can be differentiated)."""
+    return grad * (mask.to(grad.dtype) * scale)
+
+
+def native_dropout_double_backward(
+    ggI: Tensor, grad: Tensor, mask: Tensor, scale: float
+) -> Tensor:
+    """native_dropout_backward is linear in grad_output: ggI * mask * scale."""
+    return ggI.to(grad.dtype) * (mask.to(grad.dtype) * scale)

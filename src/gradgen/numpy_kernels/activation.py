@@ -53,6 +53,8 @@ __all__ = [
     "rrelu_with_noise_backward",
     "prelu_kernel",
     "prelu_kernel_backward",
+    "native_dropout",
+    "native_dropout_backward",
 ]
 
 
@@ -527,3 +529,25 @@ def prelu_kernel_backward(
         _same_dtype(np.broadcast_to(grad_self, shape), grad_output),
         _same_dtype(np.broadcast_to(grad_weight, shape), grad_output),
     )
+
+
+def native_dropout(
+    input: np.ndarray, p: float, train: bool | None, generator: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(input * mask / (1 - p), mask), the boolean mask kept with probability 1 - p
+    (0 for the output when p == 1); without training (train False) the input and an
+    all-true mask."""
+    if train is not None and not train:
+        return input.copy(), np.ones(input.shape, bool)
+    if not 0 <= 1 - p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p:g}")
+    mask = generator.random(input.shape) < 1 - p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return _same_dtype(input * mask * scale, input), mask
+
+
+def native_dropout_backward(
+    grad_output: np.ndarray, mask: np.ndarray, scale: float
+) -> np.ndarray:
+    """grad_output * mask * scale."""
+    return _same_dtype(grad_output * mask * scale, grad_output)
