@@ -52,6 +52,8 @@ from gradgen.helpers import (
     embedding_dense_double_backward,
     evenly_distribute_backward,
     evenly_read_jvp,
+    fft_c2r_backward,
+    fft_r2c_backward,
     fmap_neg,
     fused_gru_cell_jvp,
     fused_lstm_cell_jvp,
@@ -181,6 +183,9 @@ from .ops import (
     _adaptive_avg_pool3d,
     _adaptive_avg_pool3d_backward,
     _conj,
+    _fft_c2c,
+    _fft_c2r,
+    _fft_r2c,
     _index_put_impl_,
     _linalg_det,
     _linalg_eigh,
@@ -640,6 +645,22 @@ from .ops import (
     xlogy_,
     zero_,
 )
+from .fft import fft as fft_fft
+from .fft import fft2 as fft_fft2
+from .fft import fftn as fft_fftn
+from .fft import fftshift as fft_fftshift
+from .fft import hfft as fft_hfft
+from .fft import ifft as fft_ifft
+from .fft import ifft2 as fft_ifft2
+from .fft import ifftn as fft_ifftn
+from .fft import ifftshift as fft_ifftshift
+from .fft import ihfft as fft_ihfft
+from .fft import irfft as fft_irfft
+from .fft import irfft2 as fft_irfft2
+from .fft import irfftn as fft_irfftn
+from .fft import rfft as fft_rfft
+from .fft import rfft2 as fft_rfft2
+from .fft import rfftn as fft_rfftn
 from .linalg import cholesky as linalg_cholesky
 from .linalg import cholesky_ex as linalg_cholesky_ex
 from .linalg import cond as linalg_cond
@@ -20173,6 +20194,168 @@ def special_i1_e_backward0_apply(
     return grad_inputs
 
 
+class FftR2CBackward0(Node):
+    """Backward of ``_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor``.
+
+    self: fft_r2c_backward(grad, dim, normalization, onesided, self.sym_size(dim.back()))
+    """
+
+    __slots__ = (
+        "dim",
+        "normalization",
+        "onesided",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fft_r2_c_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            normalization=self.normalization,
+            onesided=self.onesided,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_normalization(self) -> int:
+        return self.normalization
+
+    @property
+    def _saved_onesided(self) -> bool:
+        return self.onesided
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def fft_r2_c_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    normalization: int,
+    onesided: bool,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of FftR2CBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fft_r2c_backward(
+                grad, dim, normalization, onesided, self_sym_sizes[dim[-1]]
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FftC2RBackward0(Node):
+    """Backward of ``_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor``.
+
+    self: fft_c2r_backward(grad, dim, normalization)
+    """
+
+    __slots__ = (
+        "dim",
+        "normalization",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fft_c2_r_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            normalization=self.normalization,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_normalization(self) -> int:
+        return self.normalization
+
+
+def fft_c2_r_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    normalization: int,
+) -> list[Any]:
+    """The formulas of FftC2RBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fft_c2r_backward(grad, dim, normalization) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class FftC2CBackward0(Node):
+    """Backward of ``_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor``.
+
+    self: _fft_c2c_symint(grad, dim, normalization, !forward)
+    """
+
+    __slots__ = (
+        "dim",
+        "forward",
+        "normalization",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fft_c2_c_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            forward=self.forward,
+            normalization=self.normalization,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_forward(self) -> bool:
+        return self.forward
+
+    @property
+    def _saved_normalization(self) -> int:
+        return self.normalization
+
+
+def fft_c2_c_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    forward: bool,
+    normalization: int,
+) -> list[Any]:
+    """The formulas of FftC2CBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _fft_c2c(grad, dim, normalization, not forward)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 def permute_jvp(
     self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any
 ) -> Any:
@@ -24194,3 +24377,39 @@ def special_i1_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 def special_i1e_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return i1e_backward(self_t.conj(), self_p, result).conj()
+
+
+def _fft_r2c_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    onesided: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._fft_r2c.call(self_t, dim, normalization, onesided)
+
+
+def _fft_c2r_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    last_dim_size: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._fft_c2r.call(self_t, dim, normalization, last_dim_size)
+
+
+def _fft_c2c_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    forward: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._fft_c2c.call(self_t, dim, normalization, forward)

@@ -80,6 +80,9 @@ from gradgen.numpy_kernels import (
     erfinv,
     expand,
     extremum,
+    fft_c2c,
+    fft_c2r,
+    fft_r2c,
     fill,
     flip,
     floating_binary,
@@ -5703,6 +5706,30 @@ def numpy_special_spherical_bessel_j0(ks: int, x: Tensor) -> Any:
     return wrap_result(spherical_bessel_j0(x))
 
 
+def numpy__fft_r2c(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, onesided: bool
+) -> Any:
+    """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor"""
+    self = self._data
+    return wrap_result(fft_r2c(self, dim, normalization, onesided))
+
+
+def numpy__fft_c2r(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, last_dim_size: int
+) -> Any:
+    """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor"""
+    self = self._data
+    return wrap_result(fft_c2r(self, dim, normalization, last_dim_size))
+
+
+def numpy__fft_c2c(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, forward: bool
+) -> Any:
+    """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor"""
+    self = self._data
+    return wrap_result(fft_c2c(self, dim, normalization, forward))
+
+
 operators.permute.register(DispatchKey.NumPy, numpy_permute)
 operators.expand.register(DispatchKey.NumPy, numpy_expand)
 operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
@@ -6392,3 +6419,6 @@ operators.special_shifted_chebyshev_polynomial_w_n_scalar.register(
 operators.special_spherical_bessel_j0.register(
     DispatchKey.NumPy, numpy_special_spherical_bessel_j0
 )
+operators._fft_r2c.register(DispatchKey.NumPy, numpy__fft_r2c)
+operators._fft_c2r.register(DispatchKey.NumPy, numpy__fft_c2r)
+operators._fft_c2c.register(DispatchKey.NumPy, numpy__fft_c2c)

@@ -1522,3 +1522,15 @@ special_shifted_chebyshev_polynomial_w_n_scalar = OperatorHandle(
 special_spherical_bessel_j0 = OperatorHandle(
     "special_spherical_bessel_j0", "special_spherical_bessel_j0(Tensor x) -> Tensor"
 )
+_fft_r2c = OperatorHandle(
+    "_fft_r2c",
+    "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
+)
+_fft_c2r = OperatorHandle(
+    "_fft_c2r",
+    "_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
+)
+_fft_c2c = OperatorHandle(
+    "_fft_c2c",
+    "_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
+)

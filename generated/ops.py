@@ -415,6 +415,9 @@ __all__ = [
     "igamma",
     "igammac",
     "logit_backward",
+    "_fft_r2c",
+    "_fft_c2r",
+    "_fft_c2c",
     "squeeze",
     "split",
     "movedim",
@@ -5873,6 +5876,84 @@ def logit_backward(
     grad_output = tensor_argument(grad_output, "logit_backward", "grad_output", 1, True)
     input = tensor_argument(input, "logit_backward", "input", 2, False)
     return operators.logit_backward.call(grad_output, input, eps)
+
+
+def _fft_r2c(
+    input: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    onesided: bool,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor``"""
+    input = tensor_argument(input, "_fft_r2c", "input", 1, False)
+    dim = int_list_argument(dim, "_fft_r2c", "dim")
+    if out is not None:  # _fft_r2c.out
+        return write_out(
+            "_fft_r2c",
+            out,
+            operators._fft_r2c.call,
+            (
+                input,
+                dim,
+                normalization,
+                onesided,
+            ),
+        )
+    return operators._fft_r2c.call(input, dim, normalization, onesided)
+
+
+def _fft_c2r(
+    input: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    last_dim_size: int,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor``"""
+    input = tensor_argument(input, "_fft_c2r", "input", 1, False)
+    dim = int_list_argument(dim, "_fft_c2r", "dim")
+    if out is not None:  # _fft_c2r.out
+        return write_out(
+            "_fft_c2r",
+            out,
+            operators._fft_c2r.call,
+            (
+                input,
+                dim,
+                normalization,
+                last_dim_size,
+            ),
+        )
+    return operators._fft_c2r.call(input, dim, normalization, last_dim_size)
+
+
+def _fft_c2c(
+    input: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    forward: bool,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor``"""
+    input = tensor_argument(input, "_fft_c2c", "input", 1, False)
+    dim = int_list_argument(dim, "_fft_c2c", "dim")
+    if out is not None:  # _fft_c2c.out
+        return write_out(
+            "_fft_c2c",
+            out,
+            operators._fft_c2c.call,
+            (
+                input,
+                dim,
+                normalization,
+                forward,
+            ),
+        )
+    return operators._fft_c2c.call(input, dim, normalization, forward)
 
 
 squeeze = Overloads(

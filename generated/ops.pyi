@@ -510,6 +510,9 @@ __all__ = [
     "igamma",
     "igammac",
     "logit_backward",
+    "_fft_r2c",
+    "_fft_c2r",
+    "_fft_c2c",
 ]
 
 
@@ -4206,3 +4209,36 @@ def logit_backward(
     grad_output: Tensor | _Number, input: Tensor, eps: _float | None = ...
 ) -> Tensor:
     """``logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor``"""
+
+
+def _fft_r2c(
+    input: Tensor,
+    dim: _int | Sequence[_int],
+    normalization: _int,
+    onesided: _bool,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor``"""
+
+
+def _fft_c2r(
+    input: Tensor,
+    dim: _int | Sequence[_int],
+    normalization: _int,
+    last_dim_size: _int,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor``"""
+
+
+def _fft_c2c(
+    input: Tensor,
+    dim: _int | Sequence[_int],
+    normalization: _int,
+    forward: _bool,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor``"""

@@ -14717,6 +14717,116 @@ def special_spherical_bessel_j0(ks: int, x: Tensor) -> Any:
     )
 
 
+def _fft_r2c(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, onesided: bool
+) -> Any:
+    """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FftR2CBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FftR2CBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.normalization = normalization
+        grad_fn.onesided = onesided
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._fft_r2c,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        normalization,
+        onesided,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._fft_r2c_jvp(
+                    self, tangent_or_zeros(self), dim, normalization, onesided, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _fft_c2r(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, last_dim_size: int
+) -> Any:
+    """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FftC2RBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FftC2RBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.normalization = normalization
+    result = redispatch(
+        operators._fft_c2r,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        normalization,
+        last_dim_size,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._fft_c2r_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    normalization,
+                    last_dim_size,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _fft_c2c(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, forward: bool
+) -> Any:
+    """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FftC2CBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FftC2CBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.forward = forward
+        grad_fn.normalization = normalization
+    result = redispatch(
+        operators._fft_c2c,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        normalization,
+        forward,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._fft_c2c_jvp(
+                    self, tangent_or_zeros(self), dim, normalization, forward, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 operators.permute.register(DispatchKey.Autograd, permute)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
@@ -15396,3 +15506,6 @@ operators.special_shifted_chebyshev_polynomial_w_n_scalar.register(
 operators.special_spherical_bessel_j0.register(
     DispatchKey.Autograd, special_spherical_bessel_j0
 )
+operators._fft_r2c.register(DispatchKey.Autograd, _fft_r2c)
+operators._fft_c2r.register(DispatchKey.Autograd, _fft_c2r)
+operators._fft_c2c.register(DispatchKey.Autograd, _fft_c2c)

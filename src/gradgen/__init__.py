@@ -125,7 +125,7 @@ from .legacy_tensors import (
     LongTensor as LongTensor,
     ShortTensor as ShortTensor,
 )
-from . import linalg as linalg, special as special
+from . import fft as fft, linalg as linalg, special as special
 from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
 from . import profiler as profiler
 from .serialization import load as load, save as save

@@ -14,6 +14,7 @@ from . import (
     attention,
     conv,
     elementwise,
+    fft,
     indexing,
     linalg,
     loss,
@@ -42,6 +43,7 @@ FAMILIES: dict[str, ModuleType] = {
     "rnn": rnn,
     "attention": attention,
     "special": special,
+    "fft": fft,
 }
 
 
