@@ -2266,6 +2266,7 @@ def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
 def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
     """logaddexp(Tensor self, Tensor other) -> Tensor"""
     common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
     self = promoted_array(self, common_dtype)
     other = promoted_array(other, common_dtype)
     try:

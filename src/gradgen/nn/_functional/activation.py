@@ -7,12 +7,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import numpy as np
 
-from gradgen.dtypes import spelling
 from gradgen.factories import zeros_like
 from gradgen.generated import ops
-from gradgen.numpy_kernels._common import _wrap_dim
 from gradgen.tensor import Tensor
 
 __all__ = [
