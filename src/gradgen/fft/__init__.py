@@ -29,7 +29,8 @@ def _frequencies(
             f"Trying to create tensor with negative dimension {n}: [{n}]"
         )
     target = _float_dtype(dtype).numpy
-    return _finish((values / (n * d)).astype(target), requires_grad)
+    scaled = values / (n * d) if n else values  # n == 0: empty, no 0/0 warning
+    return _finish(scaled.astype(target), requires_grad)
 
 
 def fftfreq(
