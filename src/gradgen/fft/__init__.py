@@ -29,7 +29,8 @@ def _frequencies(
             f"Trying to create tensor with negative dimension {n}: [{n}]"
         )
     target = _float_dtype(dtype).numpy
-    scaled = values / (n * d) if n else values  # n == 0: empty, no 0/0 warning
+    with np.errstate(divide="ignore", invalid="ignore"):  # rfftfreq(0) is [nan]
+        scaled = values / (n * d)
     return _finish(scaled.astype(target), requires_grad)
 
 
