@@ -535,6 +535,7 @@ from .ops import (
     outer,
     permute,
     pinverse,
+    poisson,
     polygamma,
     pow,
     prelu,
@@ -6420,6 +6421,35 @@ def logaddexp_backward0_apply(
         grad_inputs[0] = (
             grad / (1 + exp(other - self)).conj() if any_grad_defined else None
         )
+    return grad_inputs
+
+
+class PoissonBackward0(Node):
+    """Backward of ``poisson(Tensor self, Generator? generator=None) -> Tensor``.
+
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_info",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return poisson_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_info=self.self_info,
+        )
+
+
+def poisson_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of PoissonBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = self_info.zeros() if any_grad_defined else None
     return grad_inputs
 
 
@@ -21710,6 +21740,13 @@ def logaddexp_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))``."""
     return self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))
+
+
+def poisson_jvp(
+    self_p: Tensor, self_t: Tensor, generator: Any | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_p).conj()
 
 
 def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:

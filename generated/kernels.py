@@ -206,6 +206,7 @@ from gradgen.numpy_kernels import (
     one_hot,
     orthogonal_polynomial,
     permute,
+    poisson,
     polygamma,
     power,
     prelu_kernel,
@@ -2273,6 +2274,12 @@ def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
         return wrap_result(logaddexp(self, other), common_dtype)
     except ValueError as error:
         raise broadcast_error(error, self, other) from None
+
+
+def numpy_poisson(ks: int, self: Tensor, generator: Any | None) -> Any:
+    """poisson(Tensor self, Generator? generator=None) -> Tensor"""
+    self = self._data
+    return wrap_result(poisson(self, random_generator("poisson", generator)))
 
 
 def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
@@ -5945,6 +5952,7 @@ operators.hypot_.register(DispatchKey.NumPy, numpy_hypot_)
 operators.remainder__Scalar.register(DispatchKey.NumPy, numpy_remainder__Scalar)
 operators.remainder__Tensor.register(DispatchKey.NumPy, numpy_remainder__Tensor)
 operators.logaddexp.register(DispatchKey.NumPy, numpy_logaddexp)
+operators.poisson.register(DispatchKey.NumPy, numpy_poisson)
 operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)

@@ -480,6 +480,9 @@ remainder__Tensor = OperatorHandle(
 logaddexp = OperatorHandle(
     "logaddexp", "logaddexp(Tensor self, Tensor other) -> Tensor"
 )
+poisson = OperatorHandle(
+    "poisson", "poisson(Tensor self, Generator? generator=None) -> Tensor"
+)
 sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 sum_dim_IntList = OperatorHandle(
     "sum.dim_IntList",

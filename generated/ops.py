@@ -185,6 +185,7 @@ __all__ = [
     "arctan_",
     "negative_",
     "logaddexp",
+    "poisson",
     "amax",
     "amin",
     "argmax",
@@ -1960,6 +1961,12 @@ def logaddexp(
             ),
         )
     return operators.logaddexp.call(input, other)
+
+
+def poisson(input: Tensor, generator: Any | None = None) -> Tensor:
+    """``poisson(Tensor self, Generator? generator=None) -> Tensor``"""
+    input = tensor_argument(input, "poisson", "input", 1, False)
+    return operators.poisson.call(input, generator)
 
 
 def amax(

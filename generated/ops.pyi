@@ -248,6 +248,7 @@ __all__ = [
     "arctan_",
     "negative_",
     "logaddexp",
+    "poisson",
     "sum",
     "mean",
     "prod",
@@ -1754,6 +1755,10 @@ def logaddexp(
     input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
 ) -> Tensor:
     """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
+
+
+def poisson(input: Tensor, generator: Any | None = ...) -> Tensor:
+    """``poisson(Tensor self, Generator? generator=None) -> Tensor``"""
 
 
 @overload

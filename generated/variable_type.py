@@ -5354,6 +5354,28 @@ def logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
     return result
 
 
+def poisson(ks: int, self: Tensor, generator: Any | None) -> Any:
+    """poisson(Tensor self, Generator? generator=None) -> Tensor"""
+    _any_has_forward_grad = (False) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.PoissonBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PoissonBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(operators.poisson, ks & AFTER_AUTOGRAD_KEYSET, self, generator)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.poisson_jvp(self, tangent_or_zeros(self), generator, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -15041,6 +15063,7 @@ operators.hypot_.register(DispatchKey.Autograd, hypot_)
 operators.remainder__Scalar.register(DispatchKey.Autograd, remainder__Scalar)
 operators.remainder__Tensor.register(DispatchKey.Autograd, remainder__Tensor)
 operators.logaddexp.register(DispatchKey.Autograd, logaddexp)
+operators.poisson.register(DispatchKey.Autograd, poisson)
 operators.sum.register(DispatchKey.Autograd, sum)
 operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
 operators.mean.register(DispatchKey.Autograd, mean)

@@ -89,7 +89,6 @@ from .random import (
     manual_seed as manual_seed,
     multinomial as multinomial,
     normal as normal,
-    poisson as poisson,
     rand as rand,
     rand_like as rand_like,
     randint as randint,

@@ -1,7 +1,7 @@
 """Random numbers, as torch.random and PyTorch's samplers: `Generator`, the default
 generator (`manual_seed`, `seed`, `initial_seed`, `get_rng_state`/`set_rng_state`),
-`rand`/`randn`/`randint`/`randperm`, `normal`, `bernoulli`, `multinomial`, `poisson`,
-and the in-place samplers (`Tensor.uniform_`, `normal_`, ...).
+`rand`/`randn`/`randint`/`randperm`, `normal`, `bernoulli`, `multinomial` (`poisson`
+is an operator: native_functions.yaml), and the in-place samplers (`Tensor.uniform_`, `normal_`, ...).
 
 The streams are numpy's PCG64, not PyTorch's Mersenne twister: one seed gives one
 stream in gradgen, but not the numbers PyTorch draws from it. Every sampler takes
@@ -438,15 +438,6 @@ def bernoulli(
         probabilities = np.full(input._data.shape, p)
     draw = rng.random(input._data.shape) < probabilities
     return Tensor(draw.astype(input._data.dtype))
-
-
-def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Poisson draws with rate `input` (elementwise), in input's dtype."""
-    rates = _floating("poisson_cpu", input)
-    if rates.size and not (rates >= 0).all():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    draw = numpy_generator("poisson", generator).poisson(rates)
-    return Tensor(np.asarray(draw, rates.dtype))
 
 
 def _check_multinomial(input: Tensor, num_samples: builtins.int, replace: Any) -> None:

@@ -552,3 +552,6 @@ LINES: dict[str, Line] = {
 LINES["logaddexp"] = Line(
     lambda lib, a, b: lib.logaddexp(a, b) * a.logaddexp(b * 3.0), ((3, 1), (4,))
 )
+
+# Rate 0 draws 0 (deterministic); the gradient through the draw is zero.
+LINES["poisson"] = Line(lambda lib, a: lib.poisson(a * 0.0) * a + a, ((4,),))

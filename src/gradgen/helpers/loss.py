@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 import numpy as np
 
@@ -307,7 +309,7 @@ def multi_margin_loss_double_backward(
     picked = np.take_along_axis(rows, labels, 1)
     others = np.arange(classes)[None, :] != labels
     violated = others & (margin - picked + rows > 0)
-    scale = 2.0 / classes / (rows.shape[0] if reduction == Reduction.MEAN else 1)
+    scale: Any = 2.0 / classes / (rows.shape[0] if reduction == Reduction.MEAN else 1)
     if weight is not None:
         scale = scale * weight._data[labels]
     coefficient = Tensor(np.asarray(violated * scale, rows.dtype))

@@ -21,6 +21,7 @@ from ._common import (
 
 __all__ = [
     "logaddexp",
+    "poisson",
     "to_copy",
     "int_to_float",
     "absolute",
@@ -680,3 +681,12 @@ def logaddexp(self: np.ndarray, other: np.ndarray) -> np.ndarray:
     larger = np.where(self.real >= other.real, self, other)
     smaller = np.where(self.real >= other.real, other, self)
     return larger + np.log1p(np.exp(smaller - larger))
+
+
+def poisson(self: np.ndarray, generator: np.random.Generator) -> np.ndarray:
+    """Poisson draws with rate `self` (elementwise), in self's dtype."""
+    if self.dtype.kind != "f":
+        raise _not_implemented_for("poisson_cpu", self)
+    if self.size and not (self >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return np.asarray(generator.poisson(self), self.dtype)
