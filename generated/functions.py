@@ -268,6 +268,7 @@ from .ops import (
     avg_pool3d,
     avg_pool3d_backward,
     batch_norm,
+    bernoulli,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -6450,6 +6451,33 @@ def poisson_backward0_apply(
     any_grad_defined = any_variable_defined(grads)
     if needs_input_grad[0]:  # self
         grad_inputs[0] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class BernoulliBackward0(Node):
+    """Backward of ``bernoulli(Tensor self, *, Generator? generator=None) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return bernoulli_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def bernoulli_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of BernoulliBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
     return grad_inputs
 
 
@@ -21747,6 +21775,13 @@ def poisson_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return zeros_like(self_p).conj()
+
+
+def bernoulli_jvp(
+    self_p: Tensor, self_t: Tensor, generator: Any | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
 
 
 def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:

@@ -33,6 +33,8 @@ from gradgen.numpy_kernels import (
     atan2_floating,
     avg_pool,
     avg_pool_backward,
+    bernoulli_float,
+    bernoulli_tensor,
     bessel_j0,
     bessel_j1,
     bessel_y0,
@@ -2280,6 +2282,20 @@ def numpy_poisson(ks: int, self: Tensor, generator: Any | None) -> Any:
     """poisson(Tensor self, Generator? generator=None) -> Tensor"""
     self = self._data
     return wrap_result(poisson(self, random_generator("poisson", generator)))
+
+
+def numpy_bernoulli(ks: int, self: Tensor, generator: Any | None) -> Any:
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
+    self = self._data
+    return wrap_result(bernoulli_tensor(self, random_generator("bernoulli", generator)))
+
+
+def numpy_bernoulli_p(ks: int, self: Tensor, p: float, generator: Any | None) -> Any:
+    """bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        bernoulli_float(self, p, random_generator("bernoulli", generator))
+    )
 
 
 def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
@@ -5953,6 +5969,8 @@ operators.remainder__Scalar.register(DispatchKey.NumPy, numpy_remainder__Scalar)
 operators.remainder__Tensor.register(DispatchKey.NumPy, numpy_remainder__Tensor)
 operators.logaddexp.register(DispatchKey.NumPy, numpy_logaddexp)
 operators.poisson.register(DispatchKey.NumPy, numpy_poisson)
+operators.bernoulli.register(DispatchKey.NumPy, numpy_bernoulli)
+operators.bernoulli_p.register(DispatchKey.NumPy, numpy_bernoulli_p)
 operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)

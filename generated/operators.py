@@ -483,6 +483,13 @@ logaddexp = OperatorHandle(
 poisson = OperatorHandle(
     "poisson", "poisson(Tensor self, Generator? generator=None) -> Tensor"
 )
+bernoulli = OperatorHandle(
+    "bernoulli", "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"
+)
+bernoulli_p = OperatorHandle(
+    "bernoulli.p",
+    "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+)
 sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 sum_dim_IntList = OperatorHandle(
     "sum.dim_IntList",

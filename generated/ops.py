@@ -459,6 +459,7 @@ __all__ = [
     "clamp_max_",
     "float_power",
     "round_",
+    "bernoulli",
     "sum",
     "mean",
     "prod",
@@ -7070,6 +7071,45 @@ round_ = Overloads(
             (
                 Param("input", "Tensor"),
                 Param("decimals", "int", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+bernoulli = OutOverloads(
+    "bernoulli",
+    (
+        # bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+        Signature(
+            operators.bernoulli.call,
+            "Tensor input, *, any generator=None",
+            (
+                Param("input", "Tensor"),
+                Param(
+                    "generator",
+                    "any",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+            accepts_out=True,
+        ),
+        # bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+        Signature(
+            operators.bernoulli_p.call,
+            "Tensor input, float p, *, any generator=None",
+            (
+                Param("input", "Tensor"),
+                Param("p", "float"),
+                Param(
+                    "generator",
+                    "any",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
             ),
         ),
     ),

@@ -249,6 +249,7 @@ __all__ = [
     "negative_",
     "logaddexp",
     "poisson",
+    "bernoulli",
     "sum",
     "mean",
     "prod",
@@ -1759,6 +1760,18 @@ def logaddexp(
 
 def poisson(input: Tensor, generator: Any | None = ...) -> Tensor:
     """``poisson(Tensor self, Generator? generator=None) -> Tensor``"""
+
+
+@overload
+def bernoulli(
+    input: Tensor, *, generator: Any | None = ..., out: Tensor | None = ...
+) -> Tensor:
+    """``bernoulli(Tensor self, *, Generator? generator=None) -> Tensor``"""
+
+
+@overload
+def bernoulli(input: Tensor, p: _float, *, generator: Any | None = ...) -> Tensor:
+    """``bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor``"""
 
 
 @overload

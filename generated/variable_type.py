@@ -5376,6 +5376,49 @@ def poisson(ks: int, self: Tensor, generator: Any | None) -> Any:
     return result
 
 
+def bernoulli(ks: int, self: Tensor, generator: Any | None) -> Any:
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.BernoulliBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BernoulliBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.bernoulli, ks & AFTER_AUTOGRAD_KEYSET, self, generator
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.bernoulli_jvp(
+                    self, tangent_or_zeros(self), generator, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def bernoulli_p(ks: int, self: Tensor, p: float, generator: Any | None) -> Any:
+    """bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("bernoulli.p")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("bernoulli")
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.bernoulli_p, ks & AFTER_AUTOGRAD_KEYSET, self, p, generator
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
 def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -15064,6 +15107,8 @@ operators.remainder__Scalar.register(DispatchKey.Autograd, remainder__Scalar)
 operators.remainder__Tensor.register(DispatchKey.Autograd, remainder__Tensor)
 operators.logaddexp.register(DispatchKey.Autograd, logaddexp)
 operators.poisson.register(DispatchKey.Autograd, poisson)
+operators.bernoulli.register(DispatchKey.Autograd, bernoulli)
+operators.bernoulli_p.register(DispatchKey.Autograd, bernoulli_p)
 operators.sum.register(DispatchKey.Autograd, sum)
 operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
 operators.mean.register(DispatchKey.Autograd, mean)

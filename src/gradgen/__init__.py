@@ -82,7 +82,6 @@ from .factories import (
 from . import random as random
 from .random import (
     Generator as Generator,
-    bernoulli as bernoulli,
     default_generator as default_generator,
     get_rng_state as get_rng_state,
     initial_seed as initial_seed,

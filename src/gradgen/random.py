@@ -30,6 +30,12 @@ from .factories import (
     out_dtype,
 )
 from .numpy_kernels._common import DEFAULT_GENERATOR
+from .numpy_kernels.elementwise import (
+    bernoulli_float,
+    bernoulli_tensor,
+    check_p,
+    check_probabilities,
+)
 from .scalars import python_type_name
 from .tensor import Tensor
 
@@ -408,36 +414,18 @@ def normal(
     return _finish(draw.astype(_float_dtype(dtype).numpy), requires_grad)
 
 
-def _check_probabilities(p: np.ndarray) -> None:
-    if p.size and not ((p >= 0) & (p <= 1)).all():
-        raise RuntimeError(
-            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this "
-            "error message be improved?  If so, please report an enhancement request "
-            "to PyTorch.)"
-        )
-
-
-def _check_p(p: builtins.float) -> None:
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
-
-
 def bernoulli(
     input: Tensor,
     p: builtins.float | None = None,
     *,
     generator: Generator | None = None,
 ) -> Tensor:
-    """0/1 draws with probability `input` (elementwise) or `p`; input's dtype."""
+    """0/1 draws with probability `input` (elementwise) or `p`; input's dtype (the
+    Tensor method: gradgen.bernoulli is the operator, with its gradient)."""
     rng = numpy_generator("bernoulli", generator)
     if p is None:
-        probabilities = _floating("bernoulli_tensor_cpu_p_", input)
-        _check_probabilities(probabilities)
-    else:
-        _check_p(p)
-        probabilities = np.full(input._data.shape, p)
-    draw = rng.random(input._data.shape) < probabilities
-    return Tensor(draw.astype(input._data.dtype))
+        return Tensor(bernoulli_tensor(input._data, rng))
+    return Tensor(bernoulli_float(input._data, p, rng))
 
 
 def _check_multinomial(input: Tensor, num_samples: builtins.int, replace: Any) -> None:
@@ -542,10 +530,10 @@ def bernoulli_(
     if isinstance(p, Tensor):
         if self._data.dtype.kind not in "fb":
             raise _not_implemented("bernoulli_tensor_cpu_p_", self)
-        _check_probabilities(p._data)
+        check_probabilities(p._data)
         probabilities: Any = np.broadcast_to(p._data, self._data.shape)
     else:
-        _check_p(p)
+        check_p(p)
         probabilities = p
     rng = numpy_generator("bernoulli_", generator)
     return _write(self, rng.random(self._data.shape) < probabilities)
