@@ -20,6 +20,7 @@ names and methods PyTorch's formulas use into the ones gradgen's formulas have:
 | `x.value()`; `x.value_or(d)` | `x`; `x if x is not None else d` |
 | `alpha.toDouble()`, `toFloat()`, `toComplexDouble()`, `toLong()` | `alpha` |
 | `xs.size()` (of a list) | `len(xs)` |
+| `xs.back()` (of a list) | `xs[-1]` |
 | `x.new_zeros(s)`, `x.new_zeros(s, options)` (`_symint` too) | `zeros(s, x.options())`, `zeros(s, options)` |
 | `x.layout()`; `c10::kStrided`, `kSparse`, `kSparseCsr`, `kJagged` | `"strided"` (gradgen's only layout); `"strided"`, `"sparse"`, `"sparse_csr"`, `"jagged"` |
 | `x.sizes()`; `x.sym_size(d)`, `x.size(d)` | `x.sym_sizes()`; `x.sym_sizes()[d]` |
@@ -312,6 +313,8 @@ class CppSpelling(ast.NodeTransformer):
             return ast.Call(
                 func=ast.Name(id="len", ctx=ast.Load()), args=[receiver], keywords=[]
             )
+        if method == "back" and not arguments:  # of a list argument
+            return ast.Subscript(value=receiver, slice=ast.Constant(value=-1))
         if method == "value_or" and len(arguments) == 1:
             return ast.IfExp(
                 test=_is_not_none(receiver),

@@ -47,7 +47,141 @@ from .tensor_base import geqrf_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
+from .tensor_base import multilabel_margin_loss_forward_return
 from .tensor_base import _slow_conv2d_backward_output_mask_return
 from .tensor_base import convolution_backward_overrideable_return
 
-__all__ = []
+__all__ = [
+    "fft",
+    "ifft",
+    "rfft",
+    "irfft",
+    "hfft",
+    "ihfft",
+    "fft2",
+    "ifft2",
+    "rfft2",
+    "irfft2",
+    "fftn",
+    "ifftn",
+    "rfftn",
+    "irfftn",
+    "fftshift",
+    "ifftshift",
+]
+
+
+def fft(
+    input: Tensor, n: _int | None = ..., dim: _int = ..., norm: _str | None = ...
+) -> Tensor:
+    """``fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
+
+
+def ifft(
+    input: Tensor, n: _int | None = ..., dim: _int = ..., norm: _str | None = ...
+) -> Tensor:
+    """``fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
+
+
+def rfft(
+    input: Tensor, n: _int | None = ..., dim: _int = ..., norm: _str | None = ...
+) -> Tensor:
+    """``fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
+
+
+def irfft(
+    input: Tensor, n: _int | None = ..., dim: _int = ..., norm: _str | None = ...
+) -> Tensor:
+    """``fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
+
+
+def hfft(
+    input: Tensor, n: _int | None = ..., dim: _int = ..., norm: _str | None = ...
+) -> Tensor:
+    """``fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
+
+
+def ihfft(
+    input: Tensor, n: _int | None = ..., dim: _int = ..., norm: _str | None = ...
+) -> Tensor:
+    """``fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor``"""
+
+
+def fft2(
+    input: Tensor,
+    s: _int | Sequence[_int] | None = ...,
+    dim: _int | Sequence[_int] = ...,
+    norm: _str | None = ...,
+) -> Tensor:
+    """``fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
+
+
+def ifft2(
+    input: Tensor,
+    s: _int | Sequence[_int] | None = ...,
+    dim: _int | Sequence[_int] = ...,
+    norm: _str | None = ...,
+) -> Tensor:
+    """``fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
+
+
+def rfft2(
+    input: Tensor,
+    s: _int | Sequence[_int] | None = ...,
+    dim: _int | Sequence[_int] = ...,
+    norm: _str | None = ...,
+) -> Tensor:
+    """``fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
+
+
+def irfft2(
+    input: Tensor,
+    s: _int | Sequence[_int] | None = ...,
+    dim: _int | Sequence[_int] = ...,
+    norm: _str | None = ...,
+) -> Tensor:
+    """``fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor``"""
+
+
+def fftn(
+    input: Tensor,
+    s: _int | Sequence[_int] | None = ...,
+    dim: _int | Sequence[_int] | None = ...,
+    norm: _str | None = ...,
+) -> Tensor:
+    """``fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
+
+
+def ifftn(
+    input: Tensor,
+    s: _int | Sequence[_int] | None = ...,
+    dim: _int | Sequence[_int] | None = ...,
+    norm: _str | None = ...,
+) -> Tensor:
+    """``fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
+
+
+def rfftn(
+    input: Tensor,
+    s: _int | Sequence[_int] | None = ...,
+    dim: _int | Sequence[_int] | None = ...,
+    norm: _str | None = ...,
+) -> Tensor:
+    """``fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
+
+
+def irfftn(
+    input: Tensor,
+    s: _int | Sequence[_int] | None = ...,
+    dim: _int | Sequence[_int] | None = ...,
+    norm: _str | None = ...,
+) -> Tensor:
+    """``fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor``"""
+
+
+def fftshift(input: Tensor, dim: _int | Sequence[_int] | None = ...) -> Tensor:
+    """``fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor``"""
+
+
+def ifftshift(input: Tensor, dim: _int | Sequence[_int] | None = ...) -> Tensor:
+    """``fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor``"""

@@ -64,11 +64,17 @@ from gradgen.helpers import (
     embedding_dense_double_backward,
     evenly_distribute_backward,
     evenly_read_jvp,
+    fft_c2r_backward,
+    fft_r2c_backward,
     fmap_neg,
     fused_gru_cell_jvp,
     fused_lstm_cell_jvp,
     gather_with_keepdimed_indices,
     gelu_double_backward,
+    glu_backward_jvp,
+    glu_double_backward,
+    glu_double_backward_grad_output,
+    glu_jvp,
     grid_sampler_2d_double_backward,
     grid_sampler_3d_double_backward,
     group_norm_invstd_jvp,
@@ -85,6 +91,7 @@ from gradgen.helpers import (
     index_reduce_backward,
     infinitely_differentiable_logit_backward,
     infinitely_differentiable_mish_backward,
+    infinitely_differentiable_native_dropout_backward,
     infinitely_differentiable_native_group_norm_backward,
     infinitely_differentiable_native_rms_norm_backward,
     infinitely_differentiable_silu_backward,
@@ -131,8 +138,12 @@ from gradgen.helpers import (
     mm_mat2_backward,
     mse_loss_double_backward,
     mul_tensor_backward,
+    multi_margin_loss_double_backward,
+    multi_margin_loss_double_backward_grad_output,
+    multilabel_margin_loss_double_backward_grad_output,
     mvlgamma_backward,
     nansum_backward,
+    native_dropout_double_backward,
     norm_backward,
     norm_jvp,
     ones,
@@ -165,6 +176,8 @@ from gradgen.helpers import (
     slogdet_backward,
     slogdet_jvp,
     smooth_l1_loss_double_backward,
+    soft_margin_loss_double_backward,
+    soft_margin_loss_double_backward_grad_output,
     softmax_double_backward,
     softplus_double_backward,
     split_backward,
@@ -202,6 +215,9 @@ from .ops import (
     _conj,
     _conv_depthwise2d,
     _convolution,
+    _fft_c2c,
+    _fft_c2r,
+    _fft_r2c,
     _fused_rms_norm,
     _index_put_impl_,
     _linalg_det,
@@ -216,6 +232,8 @@ from .ops import (
     _nnpack_spatial_convolution,
     _pdist_backward,
     _pdist_forward,
+    _prelu_kernel,
+    _prelu_kernel_backward,
     _scaled_dot_product_attention_math,
     _slow_conv2d_backward,
     _slow_conv2d_forward,
@@ -315,6 +333,7 @@ from .ops import (
     baddbmm,
     batch_norm,
     batch_norm_backward,
+    bernoulli,
     binary_cross_entropy,
     binary_cross_entropy_backward,
     binary_cross_entropy_with_logits,
@@ -333,6 +352,7 @@ from .ops import (
     cdist,
     ceil,
     ceil_,
+    celu,
     chain_matmul,
     channel_shuffle,
     cholesky,
@@ -450,6 +470,8 @@ from .ops import (
     gelu_backward,
     geqrf,
     ger,
+    glu,
+    glu_backward,
     greater,
     greater_equal,
     grid_sampler,
@@ -461,6 +483,12 @@ from .ops import (
     gru,
     gru_cell,
     gt,
+    hardshrink,
+    hardshrink_backward,
+    hardsigmoid,
+    hardsigmoid_backward,
+    hardswish,
+    hardswish_backward,
     hardtanh,
     hardtanh_,
     hardtanh_backward,
@@ -520,6 +548,7 @@ from .ops import (
     log_sigmoid_backward,
     log_sigmoid_forward,
     log_softmax,
+    logaddexp,
     logaddexp2,
     logcumsumexp,
     logdet,
@@ -570,6 +599,11 @@ from .ops import (
     mse_loss_backward,
     msort,
     mul,
+    multi_margin_loss,
+    multi_margin_loss_backward,
+    multilabel_margin_loss,
+    multilabel_margin_loss_backward,
+    multilabel_margin_loss_forward,
     multiply,
     mv,
     mvlgamma,
@@ -583,6 +617,8 @@ from .ops import (
     narrow_copy,
     native_batch_norm,
     native_batch_norm_backward,
+    native_dropout,
+    native_dropout_backward,
     native_group_norm,
     native_group_norm_backward,
     native_layer_norm,
@@ -612,9 +648,11 @@ from .ops import (
     pinverse,
     pixel_shuffle,
     pixel_unshuffle,
+    poisson,
     polar,
     polygamma,
     pow,
+    prelu,
     prod,
     put,
     quantile,
@@ -651,6 +689,8 @@ from .ops import (
     round,
     round_,
     row_stack,
+    rrelu_with_noise,
+    rrelu_with_noise_backward,
     rsqrt,
     rsqrt_,
     rsub,
@@ -687,9 +727,13 @@ from .ops import (
     slow_conv_transpose3d,
     smooth_l1_loss,
     smooth_l1_loss_backward,
+    soft_margin_loss,
+    soft_margin_loss_backward,
     softmax,
     softplus,
     softplus_backward,
+    softshrink,
+    softshrink_backward,
     sort,
     split,
     split_with_sizes,
@@ -717,6 +761,7 @@ from .ops import (
     tanh_backward,
     tensor_split,
     tensordot,
+    threshold,
     threshold_backward,
     tile,
     topk,
@@ -764,6 +809,22 @@ from .ops import (
     xlogy_,
     zero_,
 )
+from .fft import fft as fft_fft
+from .fft import fft2 as fft_fft2
+from .fft import fftn as fft_fftn
+from .fft import fftshift as fft_fftshift
+from .fft import hfft as fft_hfft
+from .fft import ifft as fft_ifft
+from .fft import ifft2 as fft_ifft2
+from .fft import ifftn as fft_ifftn
+from .fft import ifftshift as fft_ifftshift
+from .fft import ihfft as fft_ihfft
+from .fft import irfft as fft_irfft
+from .fft import irfft2 as fft_irfft2
+from .fft import irfftn as fft_irfftn
+from .fft import rfft as fft_rfft
+from .fft import rfft2 as fft_rfft2
+from .fft import rfftn as fft_rfftn
 from .linalg import cholesky as linalg_cholesky
 from .linalg import cholesky_ex as linalg_cholesky_ex
 from .linalg import cond as linalg_cond
@@ -7169,6 +7230,123 @@ def clamp_max_backward1_apply(
         grad_inputs[1] = where(self > max, grad, 0.0) if any_grad_defined else None
     if needs_input_grad[0]:  # self
         grad_inputs[0] = where(self <= max, grad, 0.0) if any_grad_defined else None
+    return grad_inputs
+
+
+class LogaddexpBackward0(Node):
+    """Backward of ``logaddexp(Tensor self, Tensor other) -> Tensor``.
+
+    other: grad / (1 + exp(self - other)).conj()
+    self: grad / (1 + exp(other - self)).conj()
+    """
+
+    __slots__ = (
+        "other_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.other_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return logaddexp_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            other=unpack_saved(self.other_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.other_ is not None:
+            self.other_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_other(self) -> Tensor | None:
+        return unpack_saved(self.other_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def logaddexp_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    other: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of LogaddexpBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[1]:  # other
+        grad_inputs[1] = (
+            grad / (1 + exp(self - other)).conj() if any_grad_defined else None
+        )
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            grad / (1 + exp(other - self)).conj() if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class PoissonBackward0(Node):
+    """Backward of ``poisson(Tensor self, Generator? generator=None) -> Tensor``.
+
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_info",)
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return poisson_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self_info=self.self_info,
+        )
+
+
+def poisson_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self_info: TypeAndSize,
+) -> list[Any]:
+    """The formulas of PoissonBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = self_info.zeros() if any_grad_defined else None
+    return grad_inputs
+
+
+class BernoulliBackward0(Node):
+    """Backward of ``bernoulli(Tensor self, *, Generator? generator=None) -> Tensor``.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return bernoulli_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+        )
+
+
+def bernoulli_backward0_apply(
+    grads: Sequence[Tensor | None], needs_input_grad: tuple[bool, ...]
+) -> list[Any]:
+    """The formulas of BernoulliBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = zeros_like(grad) if any_grad_defined else None
     return grad_inputs
 
 
@@ -15840,6 +16018,1138 @@ def mish_backward0_apply(
     return grad_inputs
 
 
+class CeluBackward0(Node):
+    """Backward of ``celu(Tensor self, Scalar alpha=1.0) -> Tensor``.
+
+    self: elu_backward(grad, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ false, self)
+    """
+
+    __slots__ = (
+        "alpha",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return celu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            alpha=self.alpha,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_alpha(self) -> Number:
+        return self.alpha
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def celu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    alpha: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of CeluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class GluBackward0(Node):
+    """Backward of ``glu(Tensor self, int dim=-1) -> Tensor``.
+
+    self: glu_backward(grad, self, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return glu_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def glu_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of GluBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = glu_backward(grad, self, dim) if any_grad_defined else None
+    return grad_inputs
+
+
+class GluBackwardBackward0(Node):
+    """Backward of ``glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor``.
+
+    grad_output: glu_double_backward_grad_output(grad, self, dim)
+    self: glu_double_backward(grad, grad_output, self, dim)
+    """
+
+    __slots__ = (
+        "dim",
+        "grad_output_",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return glu_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            grad_output=unpack_saved(self.grad_output_, self),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_dim(self) -> int:
+        return self.dim
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def glu_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: int,
+    grad_output: Tensor | None,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of GluBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            glu_double_backward_grad_output(grad, self, dim)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            glu_double_backward(grad, grad_output, self, dim)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class HardshrinkBackward0(Node):
+    """Backward of ``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``.
+
+    self: hardshrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = (
+        "lambd",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardshrink_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lambd=self.lambd,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lambd(self) -> Number:
+        return self.lambd
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardshrink_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardshrinkBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            hardshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class HardshrinkBackwardBackward0(Node):
+    """Backward of ``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``.
+
+    grad_out: hardshrink_backward(grad, self, lambd)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "lambd",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardshrink_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lambd=self.lambd,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lambd(self) -> Number:
+        return self.lambd
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardshrink_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardshrinkBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_out
+        grad_inputs[0] = (
+            hardshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class SoftshrinkBackward0(Node):
+    """Backward of ``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``.
+
+    self: softshrink_backward(grad, self, lambd)
+    """
+
+    __slots__ = (
+        "lambd",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return softshrink_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lambd=self.lambd,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lambd(self) -> Number:
+        return self.lambd
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def softshrink_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftshrinkBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            softshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class SoftshrinkBackwardBackward0(Node):
+    """Backward of ``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``.
+
+    grad_output: softshrink_backward(grad, self, lambd)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "lambd",
+        "self_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return softshrink_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lambd=self.lambd,
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lambd(self) -> Number:
+        return self.lambd
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def softshrink_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lambd: Number,
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftshrinkBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            softshrink_backward(grad, self, lambd) if any_grad_defined else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class HardsigmoidBackward0(Node):
+    """Backward of ``hardsigmoid(Tensor self) -> Tensor``.
+
+    self: hardsigmoid_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardsigmoid_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardsigmoid_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardsigmoidBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = hardsigmoid_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class HardsigmoidBackwardBackward0(Node):
+    """Backward of ``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``.
+
+    grad_output: hardsigmoid_backward(grad, self)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardsigmoid_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardsigmoid_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardsigmoidBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = hardsigmoid_backward(grad, self) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class HardswishBackward0(Node):
+    """Backward of ``hardswish(Tensor self) -> Tensor``.
+
+    self: hardswish_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardswish_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardswish_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+) -> list[Any]:
+    """The formulas of HardswishBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = hardswish_backward(grad, self) if any_grad_defined else None
+    return grad_inputs
+
+
+class HardswishBackwardBackward0(Node):
+    """Backward of ``hardswish_backward(Tensor grad_output, Tensor self) -> Tensor``.
+
+    grad_output: hardswish_backward(grad, self)
+    self: at::where(at::logical_and(-3.0 < self, self < 3.0), grad * grad_output / 3.0, at::zeros({}, self.options()))
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "self_",
+        "self_options",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return hardswish_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            self=unpack_saved(self.self_, self),
+            self_options=self.self_options,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+
+def hardswish_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    self: Tensor | None,
+    self_options: dtype,
+) -> list[Any]:
+    """The formulas of HardswishBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = hardswish_backward(grad, self) if any_grad_defined else None
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            where(
+                logical_and(-3.0 < self, self < 3.0),
+                grad * grad_output / 3.0,
+                zeros([], self_options),
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class ThresholdBackward0(Node):
+    """Backward of ``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``.
+
+    self: threshold_backward(grad, self, threshold)
+    """
+
+    __slots__ = (
+        "self_",
+        "threshold",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return threshold_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            threshold=self.threshold,
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_threshold(self) -> Number:
+        return self.threshold
+
+
+def threshold_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    threshold: Number,
+) -> list[Any]:
+    """The formulas of ThresholdBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            threshold_backward(grad, self, threshold) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class RreluWithNoiseBackward0(Node):
+    """Backward of ``rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor``.
+
+    self: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)
+    """
+
+    __slots__ = (
+        "lower",
+        "noise_",
+        "self_",
+        "training",
+        "upper",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.noise_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return rrelu_with_noise_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lower=self.lower,
+            noise=unpack_saved(self.noise_, self),
+            self=unpack_saved(self.self_, self),
+            training=self.training,
+            upper=self.upper,
+        )
+
+    def release_variables(self) -> None:
+        if self.noise_ is not None:
+            self.noise_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lower(self) -> Number:
+        return self.lower
+
+    @property
+    def _saved_noise(self) -> Tensor | None:
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_training(self) -> bool:
+        return self.training
+
+    @property
+    def _saved_upper(self) -> Number:
+        return self.upper
+
+
+def rrelu_with_noise_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lower: Number,
+    noise: Tensor | None,
+    self: Tensor | None,
+    training: bool,
+    upper: Number,
+) -> list[Any]:
+    """The formulas of RreluWithNoiseBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class RreluWithNoiseBackwardBackward0(Node):
+    """Backward of ``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``.
+
+    grad_output: rrelu_with_noise_backward(grad, self, noise, lower, upper, training, false)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "lower",
+        "noise_",
+        "self_",
+        "training",
+        "upper",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.noise_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return rrelu_with_noise_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            lower=self.lower,
+            noise=unpack_saved(self.noise_, self),
+            self=unpack_saved(self.self_, self),
+            training=self.training,
+            upper=self.upper,
+        )
+
+    def release_variables(self) -> None:
+        if self.noise_ is not None:
+            self.noise_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+
+    @property
+    def _saved_lower(self) -> Number:
+        return self.lower
+
+    @property
+    def _saved_noise(self) -> Tensor | None:
+        return unpack_saved(self.noise_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_training(self) -> bool:
+        return self.training
+
+    @property
+    def _saved_upper(self) -> Number:
+        return self.upper
+
+
+def rrelu_with_noise_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    lower: Number,
+    noise: Tensor | None,
+    self: Tensor | None,
+    training: bool,
+    upper: Number,
+) -> list[Any]:
+    """The formulas of RreluWithNoiseBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            rrelu_with_noise_backward(grad, self, noise, lower, upper, training, False)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
+    return grad_inputs
+
+
+class PreluKernelBackward0(Node):
+    """Backward of ``_prelu_kernel(Tensor self, Tensor weight) -> Tensor``.
+
+    self, weight: grad.defined() ? _prelu_kernel_backward(grad, self, weight) : std::tuple<Tensor, Tensor>()
+    """
+
+    __slots__ = (
+        "self_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return prelu_kernel_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            self=unpack_saved(self.self_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def prelu_kernel_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    self: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of PreluKernelBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0] or needs_input_grad[1]:  # self, weight
+        grad_input_mask = (
+            needs_input_grad[0],
+            needs_input_grad[1],
+        )
+        grad_result = (
+            _prelu_kernel_backward(grad, self, weight)
+            if grad is not None
+            else (None, None)
+        )
+        if needs_input_grad[0]:
+            grad_inputs[0] = grad_result[0]
+        if needs_input_grad[1]:
+            grad_inputs[1] = grad_result[1]
+    return grad_inputs
+
+
+class PreluKernelBackwardBackward0(Node):
+    """Backward of ``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``.
+
+    grad_output: grads[0].defined() ? (grads[1].defined() ? at::where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) : at::where(self >= 0, grads[0], grads[0] * weight)) : at::where(self >= 0, at::zeros({}, grad_output.options()), grads[1] * self)
+    self: grads[1].defined() ? at::where(self >= 0, at::zeros({}, self.options()), grad_output * grads[1]) : zeros_like(self)
+    weight: grads[0].defined() ? at::where(self >= 0, at::zeros({}, weight.options()), grad_output * grads[0]) : zeros_like(self)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "grad_output_options",
+        "self_",
+        "self_info",
+        "self_options",
+        "weight_",
+        "weight_options",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return prelu_kernel_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            grad_output_options=self.grad_output_options,
+            self=unpack_saved(self.self_, self),
+            self_info=self.self_info,
+            self_options=self.self_options,
+            weight=unpack_saved(self.weight_, self),
+            weight_options=self.weight_options,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def prelu_kernel_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    grad_output_options: dtype,
+    self: Tensor | None,
+    self_info: TypeAndSize,
+    self_options: dtype,
+    weight: Tensor | None,
+    weight_options: dtype,
+) -> list[Any]:
+    """The formulas of PreluKernelBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 3
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            (
+                (
+                    where(self >= 0, grads[0], grads[0] * weight + grads[1] * self)
+                    if grads[1] is not None
+                    else where(self >= 0, grads[0], grads[0] * weight)
+                )
+                if grads[0] is not None
+                else where(self >= 0, zeros([], grad_output_options), grads[1] * self)
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            (
+                where(self >= 0, zeros([], self_options), grad_output * grads[1])
+                if grads[1] is not None
+                else self_info.zeros()
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[2]:  # weight
+        grad_inputs[2] = (
+            (
+                where(self >= 0, zeros([], weight_options), grad_output * grads[0])
+                if grads[0] is not None
+                else self_info.zeros()
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NativeDropoutBackward0(Node):
+    """Backward of ``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``.
+
+    input: GradMode::is_enabled() ? infinitely_differentiable_native_dropout_backward(grad, result1, (!train.has_value() || !train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p)))) : native_dropout_backward(grad, result1, (!train.has_value() || !train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))
+    """
+
+    __slots__ = (
+        "p",
+        "train",
+        "result1_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.result1_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_dropout_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            p=self.p,
+            train=self.train,
+            result1=unpack_saved(self.result1_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.result1_ is not None:
+            self.result1_.reset_data()
+
+    @property
+    def _saved_p(self) -> float:
+        return self.p
+
+    @property
+    def _saved_train(self) -> bool | None:
+        return self.train
+
+    @property
+    def _saved_result1(self) -> Tensor | None:
+        return unpack_saved(self.result1_, self)
+
+
+def native_dropout_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    p: float,
+    train: bool | None,
+    result1: Tensor | None,
+) -> list[Any]:
+    """The formulas of NativeDropoutBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # input
+        grad_inputs[0] = (
+            (
+                infinitely_differentiable_native_dropout_backward(
+                    grad,
+                    result1,
+                    (
+                        1
+                        if not train is not None or not train
+                        else 0.0 if p == 1 else 1.0 / (1.0 - p)
+                    ),
+                )
+                if is_grad_enabled()
+                else native_dropout_backward(
+                    grad,
+                    result1,
+                    (
+                        1
+                        if not train is not None or not train
+                        else 0.0 if p == 1 else 1.0 / (1.0 - p)
+                    ),
+                )
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class NativeDropoutBackwardBackward0(Node):
+    """Backward of ``native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor``.
+
+    grad_output: native_dropout_double_backward(grad, grad_output, mask, scale)
+    mask: not_implemented("native_dropout_backward: mask")
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "mask_",
+        "scale",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.mask_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return native_dropout_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            mask=unpack_saved(self.mask_, self),
+            scale=self.scale,
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.mask_ is not None:
+            self.mask_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_mask(self) -> Tensor | None:
+        return unpack_saved(self.mask_, self)
+
+    @property
+    def _saved_scale(self) -> float:
+        return self.scale
+
+
+def native_dropout_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    mask: Tensor | None,
+    scale: float,
+) -> list[Any]:
+    """The formulas of NativeDropoutBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            native_dropout_double_backward(grad, grad_output, mask, scale)
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # mask
+        grad_inputs[1] = not_implemented("native_dropout_backward: mask")
+    return grad_inputs
+
+
 class MseLossBackward0(Node):
     """Backward of ``mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``.
 
@@ -16979,6 +18289,521 @@ def binary_cross_entropy_with_logits_backward0_apply(
             if any_grad_defined
             else None
         )
+    return grad_inputs
+
+
+class SoftMarginLossBackward0(Node):
+    """Backward of ``soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``.
+
+    self: soft_margin_loss_backward(grad, self, target, reduction)
+    """
+
+    __slots__ = (
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return soft_margin_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def soft_margin_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftMarginLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            soft_margin_loss_backward(grad, self, target, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class SoftMarginLossBackwardBackward0(Node):
+    """Backward of ``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``.
+
+    grad_output: soft_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)
+    self: soft_margin_loss_double_backward(grad * grad_output, self, target, reduction)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return soft_margin_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def soft_margin_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of SoftMarginLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            soft_margin_loss_double_backward_grad_output(
+                grad, grad_output, self, target, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            soft_margin_loss_double_backward(
+                grad * grad_output, self, target, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MultiMarginLossBackward0(Node):
+    """Backward of ``multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor``.
+
+    self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+    """
+
+    __slots__ = (
+        "margin",
+        "p",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return multi_margin_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            margin=self.margin,
+            p=self.p,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_margin(self) -> Number:
+        return self.margin
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def multi_margin_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    margin: Number,
+    p: Number,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of MultiMarginLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MultiMarginLossBackwardBackward0(Node):
+    """Backward of ``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``.
+
+    grad_output: multi_margin_loss_double_backward_grad_output(grad, grad_output, self, target, p, margin, weight, reduction)
+    self: multi_margin_loss_double_backward(grad, grad_output, self, target, p, margin, weight, reduction)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "margin",
+        "p",
+        "reduction",
+        "self_",
+        "target_",
+        "weight_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.weight_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return multi_margin_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            margin=self.margin,
+            p=self.p,
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            weight=unpack_saved(self.weight_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.weight_ is not None:
+            self.weight_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_margin(self) -> Number:
+        return self.margin
+
+    @property
+    def _saved_p(self) -> Number:
+        return self.p
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_weight(self) -> Tensor | None:
+        return unpack_saved(self.weight_, self)
+
+
+def multi_margin_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    margin: Number,
+    p: Number,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    weight: Tensor | None,
+) -> list[Any]:
+    """The formulas of MultiMarginLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            multi_margin_loss_double_backward_grad_output(
+                grad, grad_output, self, target, p, margin, weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = (
+            multi_margin_loss_double_backward(
+                grad, grad_output, self, target, p, margin, weight, reduction
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MultilabelMarginLossBackward0(Node):
+    """Backward of ``multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)``.
+
+    self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+    """
+
+    __slots__ = (
+        "reduction",
+        "self_",
+        "target_",
+        "is_target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+        self.is_target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return multilabel_margin_loss_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+            is_target=unpack_saved(self.is_target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+        if self.is_target_ is not None:
+            self.is_target_.reset_data()
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+    @property
+    def _saved_is_target(self) -> Tensor | None:
+        return unpack_saved(self.is_target_, self)
+
+
+def multilabel_margin_loss_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+    is_target: Tensor | None,
+) -> list[Any]:
+    """The formulas of MultilabelMarginLossBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class MultilabelMarginLossBackwardBackward0(Node):
+    """Backward of ``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``.
+
+    grad_output: multilabel_margin_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, is_target)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        "grad_output_",
+        "is_target_",
+        "reduction",
+        "self_",
+        "target_",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grad_output_: SavedVariable | SavedVariableList | None = None
+        self.is_target_: SavedVariable | SavedVariableList | None = None
+        self.self_: SavedVariable | SavedVariableList | None = None
+        self.target_: SavedVariable | SavedVariableList | None = None
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return multilabel_margin_loss_backward_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            grad_output=unpack_saved(self.grad_output_, self),
+            is_target=unpack_saved(self.is_target_, self),
+            reduction=self.reduction,
+            self=unpack_saved(self.self_, self),
+            target=unpack_saved(self.target_, self),
+        )
+
+    def release_variables(self) -> None:
+        if self.grad_output_ is not None:
+            self.grad_output_.reset_data()
+        if self.is_target_ is not None:
+            self.is_target_.reset_data()
+        if self.self_ is not None:
+            self.self_.reset_data()
+        if self.target_ is not None:
+            self.target_.reset_data()
+
+    @property
+    def _saved_grad_output(self) -> Tensor | None:
+        return unpack_saved(self.grad_output_, self)
+
+    @property
+    def _saved_is_target(self) -> Tensor | None:
+        return unpack_saved(self.is_target_, self)
+
+    @property
+    def _saved_reduction(self) -> int:
+        return self.reduction
+
+    @property
+    def _saved_self(self) -> Tensor | None:
+        return unpack_saved(self.self_, self)
+
+    @property
+    def _saved_target(self) -> Tensor | None:
+        return unpack_saved(self.target_, self)
+
+
+def multilabel_margin_loss_backward_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    grad_output: Tensor | None,
+    is_target: Tensor | None,
+    reduction: int,
+    self: Tensor | None,
+    target: Tensor | None,
+) -> list[Any]:
+    """The formulas of MultilabelMarginLossBackwardBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 2
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # grad_output
+        grad_inputs[0] = (
+            multilabel_margin_loss_double_backward_grad_output(
+                grad, grad_output, self, target, reduction, is_target
+            )
+            if any_grad_defined
+            else None
+        )
+    if needs_input_grad[1]:  # self
+        grad_inputs[1] = zeros_like(grad) if any_grad_defined else None
     return grad_inputs
 
 
@@ -26326,6 +28151,168 @@ def special_i1_e_backward0_apply(
     return grad_inputs
 
 
+class FftR2CBackward0(Node):
+    """Backward of ``_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor``.
+
+    self: fft_r2c_backward(grad, dim, normalization, onesided, self.sym_size(dim.back()))
+    """
+
+    __slots__ = (
+        "dim",
+        "normalization",
+        "onesided",
+        "self_sym_sizes",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fft_r2_c_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            normalization=self.normalization,
+            onesided=self.onesided,
+            self_sym_sizes=self.self_sym_sizes,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_normalization(self) -> int:
+        return self.normalization
+
+    @property
+    def _saved_onesided(self) -> bool:
+        return self.onesided
+
+    @property
+    def _saved_self_sym_sizes(self) -> tuple[int, ...]:
+        return self.self_sym_sizes
+
+
+def fft_r2_c_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    normalization: int,
+    onesided: bool,
+    self_sym_sizes: tuple[int, ...],
+) -> list[Any]:
+    """The formulas of FftR2CBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fft_r2c_backward(
+                grad, dim, normalization, onesided, self_sym_sizes[dim[-1]]
+            )
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
+class FftC2RBackward0(Node):
+    """Backward of ``_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor``.
+
+    self: fft_c2r_backward(grad, dim, normalization)
+    """
+
+    __slots__ = (
+        "dim",
+        "normalization",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fft_c2_r_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            normalization=self.normalization,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_normalization(self) -> int:
+        return self.normalization
+
+
+def fft_c2_r_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    normalization: int,
+) -> list[Any]:
+    """The formulas of FftC2RBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            fft_c2r_backward(grad, dim, normalization) if any_grad_defined else None
+        )
+    return grad_inputs
+
+
+class FftC2CBackward0(Node):
+    """Backward of ``_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor``.
+
+    self: _fft_c2c_symint(grad, dim, normalization, !forward)
+    """
+
+    __slots__ = (
+        "dim",
+        "forward",
+        "normalization",
+    )
+
+    def apply(self, grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return fft_c2_c_backward0_apply(
+            grads,
+            self.task_needs_input_grad(),
+            dim=self.dim,
+            forward=self.forward,
+            normalization=self.normalization,
+        )
+
+    @property
+    def _saved_dim(self) -> Sequence[int]:
+        return self.dim
+
+    @property
+    def _saved_forward(self) -> bool:
+        return self.forward
+
+    @property
+    def _saved_normalization(self) -> int:
+        return self.normalization
+
+
+def fft_c2_c_backward0_apply(
+    grads: Sequence[Tensor | None],
+    needs_input_grad: tuple[bool, ...],
+    dim: Sequence[int],
+    forward: bool,
+    normalization: int,
+) -> list[Any]:
+    """The formulas of FftC2CBackward0, as a function of what it saved."""
+    grad_inputs: list[Any] = [None] * 1
+    grad = grads[0]
+    any_grad_defined = any_variable_defined(grads)
+    if needs_input_grad[0]:  # self
+        grad_inputs[0] = (
+            _fft_c2c(grad, dim, normalization, not forward)
+            if any_grad_defined
+            else None
+        )
+    return grad_inputs
+
+
 def permute_jvp(
     self_p: Tensor, self_t: Tensor, dims: Sequence[int], result: Any
 ) -> Any:
@@ -27788,6 +29775,27 @@ def remainder__Tensor_jvp(
 ) -> Any:
     """Forward-mode derivative: ``result: self_t - other_t * self_p.div(other_p, /*rounding_mode=*/"floor")``."""
     return self_t - other_t * self_p.div(other_p, rounding_mode="floor")
+
+
+def logaddexp_jvp(
+    self_p: Tensor, self_t: Tensor, other_p: Tensor, other_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))``."""
+    return self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))
+
+
+def poisson_jvp(
+    self_p: Tensor, self_t: Tensor, generator: Any | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_p).conj()
+
+
+def bernoulli_jvp(
+    self_p: Tensor, self_t: Tensor, generator: Any | None, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return zeros_like(self_t.conj()).conj()
 
 
 def sum_jvp(self_p: Tensor, self_t: Tensor, dtype: dtype | None, result: Any) -> Any:
@@ -29505,6 +31513,205 @@ def mish__jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     ).conj()
 
 
+def celu_jvp(self_p: Tensor, self_t: Tensor, alpha: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return elu_backward(self_t.conj(), alpha, 1, 1.0 / alpha, False, self_p).conj()
+
+
+def glu_jvp_formula(self_p: Tensor, self_t: Tensor, dim: int, result: Any) -> Any:
+    """Forward-mode derivative: ``result: glu_jvp(result, self_p, self_t, dim)``."""
+    return glu_jvp(result, self_p, self_t, dim)
+
+
+def glu_backward_jvp_formula(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: glu_backward_jvp(result, grad_output_p, self_p, grad_output_t, self_t, dim)``."""
+    return glu_backward_jvp(result, grad_output_p, self_p, grad_output_t, self_t, dim)
+
+
+def hardshrink_jvp(self_p: Tensor, self_t: Tensor, lambd: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardshrink_backward(self_t.conj(), self_p, lambd).conj()
+
+
+def hardshrink_backward_jvp(
+    grad_out_p: Tensor,
+    grad_out_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    lambd: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: at::where((self_p > lambd).logical_or(self_p < -lambd), grad_out_t, at::zeros({}, result.options()).expand_as(result))``."""
+    return where(
+        (self_p > lambd).logical_or(self_p < -lambd),
+        grad_out_t,
+        zeros([], result.dtype).expand_as(result),
+    )
+
+
+def softshrink_jvp(self_p: Tensor, self_t: Tensor, lambd: Number, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return softshrink_backward(self_t.conj(), self_p, lambd).conj()
+
+
+def softshrink_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    lambd: Number,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: at::where((self_p > lambd).logical_or(self_p < -lambd), grad_output_t, at::zeros({}, result.options()).expand_as(result))``."""
+    return where(
+        (self_p > lambd).logical_or(self_p < -lambd),
+        grad_output_t,
+        zeros([], result.dtype).expand_as(result),
+    )
+
+
+def hardsigmoid_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardsigmoid_backward(self_t.conj(), self_p).conj()
+
+
+def hardsigmoid_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: hardsigmoid_backward(grad_output_t, self_p)``."""
+    return hardsigmoid_backward(grad_output_t, self_p)
+
+
+def hardswish_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return hardswish_backward(self_t.conj(), self_p).conj()
+
+
+def hardswish_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: hardswish_backward(grad_output_t, self_p) + at::where(at::logical_and(-3.0 < self_p, self_p < 3.0), self_t * grad_output_p / 3.0, at::zeros({}, self_p.options()))``."""
+    return hardswish_backward(grad_output_t, self_p) + where(
+        logical_and(-3.0 < self_p, self_p < 3.0),
+        self_t * grad_output_p / 3.0,
+        zeros([], self_p.dtype),
+    )
+
+
+def threshold_jvp(
+    self_p: Tensor, self_t: Tensor, threshold: Number, value: Number, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: auto_element_wise``."""
+    return threshold_backward(self_t.conj(), self_p, threshold).conj()
+
+
+def rrelu_with_noise_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    generator: Any | None,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: rrelu_with_noise_backward(self_t, self_p, noise, lower, upper, training, false)``."""
+    return rrelu_with_noise_backward(
+        self_t, self_p, noise, lower, upper, training, False
+    )
+
+
+def rrelu_with_noise_backward_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    noise_p: Tensor,
+    noise_t: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    self_is_result: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: rrelu_with_noise_backward(grad_output_t, self_p, noise, lower, upper, training, false)``."""
+    return rrelu_with_noise_backward(
+        grad_output_t, self_p, noise_p, lower, upper, training, False
+    )
+
+
+def _prelu_kernel_jvp(
+    self_p: Tensor, self_t: Tensor, weight_p: Tensor, weight_t: Tensor, result: Any
+) -> Any:
+    """Forward-mode derivative: ``result: at::where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)``."""
+    return where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
+
+
+def _prelu_kernel_backward_jvp_result0(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: at::where(self_p >= 0, grad_output_t, grad_output_t * weight_p + grad_output_p * weight_t)``."""
+    return where(
+        self_p >= 0, grad_output_t, grad_output_t * weight_p + grad_output_p * weight_t
+    )
+
+
+def _prelu_kernel_backward_jvp_result1(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    self_p: Tensor,
+    self_t: Tensor,
+    weight_p: Tensor,
+    weight_t: Tensor,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result1: at::where(self_p >= 0, at::zeros({}, self_p.options()), grad_output_p * self_t + grad_output_t * self_p)``."""
+    return where(
+        self_p >= 0,
+        zeros([], self_p.dtype),
+        grad_output_p * self_t + grad_output_t * self_p,
+    )
+
+
+def native_dropout_jvp_result0(
+    input_p: Tensor,
+    input_t: Tensor,
+    p: float,
+    train: bool | None,
+    result0: Any,
+    result1: Any,
+) -> Any:
+    """Forward-mode derivative: ``result0: (!train.has_value() || train.value()) ? (p == 1 ? 0.0 : 1.0 / (1.0 - p)) * input_t * result1 : input_t``."""
+    return (
+        (0.0 if p == 1 else 1.0 / (1.0 - p)) * input_t * result1
+        if not train is not None or train
+        else input_t
+    )
+
+
 def mse_loss_jvp(
     self_p: Tensor,
     self_t: Tensor,
@@ -29691,6 +31898,20 @@ def binary_cross_entropy_with_logits_jvp(
             target_t, self_p, target_p, weight_p, pos_weight_p, 0
         ),
         reduction,
+    )
+
+
+def soft_margin_loss_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    target_p: Tensor,
+    target_t: Tensor,
+    reduction: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: apply_loss_reduction(soft_margin_loss_backward(self_t.conj(), self_p, target, at::Reduction::None).conj(), reduction)``."""
+    return apply_loss_reduction(
+        soft_margin_loss_backward(self_t.conj(), self_p, target_p, 0).conj(), reduction
     )
 
 
@@ -31369,3 +33590,39 @@ def special_i1_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
 def special_i1e_jvp(self_p: Tensor, self_t: Tensor, result: Any) -> Any:
     """Forward-mode derivative: ``result: auto_element_wise``."""
     return i1e_backward(self_t.conj(), self_p, result).conj()
+
+
+def _fft_r2c_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    onesided: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._fft_r2c.call(self_t, dim, normalization, onesided)
+
+
+def _fft_c2r_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    last_dim_size: int,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._fft_c2r.call(self_t, dim, normalization, last_dim_size)
+
+
+def _fft_c2c_jvp(
+    self_p: Tensor,
+    self_t: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    forward: bool,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: auto_linear``."""
+    return operators._fft_c2c.call(self_t, dim, normalization, forward)

@@ -44,6 +44,8 @@ from gradgen.numpy_kernels import (
     avg_pool_backward,
     baddbmm,
     batch_norm_no_update,
+    bernoulli_float,
+    bernoulli_tensor,
     bessel_j0,
     bessel_j1,
     bessel_y0,
@@ -60,6 +62,7 @@ from gradgen.numpy_kernels import (
     cat_arrays,
     cdist_backward,
     cdist_forward,
+    celu,
     channel_shuffle,
     cholesky,
     cholesky_inverse,
@@ -100,6 +103,9 @@ from gradgen.numpy_kernels import (
     erfinv,
     expand,
     extremum,
+    fft_c2c,
+    fft_c2r,
+    fft_r2c,
     fill,
     flip,
     floating_binary,
@@ -115,8 +121,16 @@ from gradgen.numpy_kernels import (
     gelu,
     gelu_backward,
     geqrf,
+    glu,
+    glu_backward,
     grid_sampler,
     grid_sampler_backward,
+    hardshrink,
+    hardshrink_backward,
+    hardsigmoid,
+    hardsigmoid_backward,
+    hardswish,
+    hardswish_backward,
     hardtanh,
     hardtanh_backward,
     heaviside,
@@ -169,6 +183,7 @@ from gradgen.numpy_kernels import (
     log_ndtr,
     log_sigmoid_backward,
     log_sigmoid_forward,
+    logaddexp,
     logcumsumexp,
     logical,
     logical_reduction,
@@ -199,6 +214,10 @@ from gradgen.numpy_kernels import (
     modulo,
     mse_loss,
     mse_loss_backward,
+    multi_margin_loss,
+    multi_margin_loss_backward,
+    multilabel_margin_loss_backward,
+    multilabel_margin_loss_forward,
     mv,
     mvlgamma,
     nan_to_num,
@@ -206,6 +225,8 @@ from gradgen.numpy_kernels import (
     narrow_copy,
     native_batch_norm,
     native_batch_norm_backward,
+    native_dropout,
+    native_dropout_backward,
     native_group_norm,
     native_group_norm_backward,
     native_layer_norm,
@@ -225,10 +246,14 @@ from gradgen.numpy_kernels import (
     permute,
     pixel_shuffle,
     pixel_unshuffle,
+    poisson,
     polar,
     polygamma,
     power,
+    prelu_kernel,
+    prelu_kernel_backward,
     put,
+    random_generator,
     reduce_mean,
     reduce_prod,
     reduce_sum,
@@ -244,6 +269,8 @@ from gradgen.numpy_kernels import (
     rot90,
     round_decimals,
     rounding,
+    rrelu_with_noise,
+    rrelu_with_noise_backward,
     scaled_modified_bessel_k0,
     scaled_modified_bessel_k1,
     scatter,
@@ -267,10 +294,14 @@ from gradgen.numpy_kernels import (
     slow_conv,
     smooth_l1_loss,
     smooth_l1_loss_backward,
+    soft_margin_loss,
+    soft_margin_loss_backward,
     softmax,
     softmax_backward_data,
     softplus,
     softplus_backward,
+    softshrink,
+    softshrink_backward,
     sort,
     spherical_bessel_j0,
     split,
@@ -284,6 +315,7 @@ from gradgen.numpy_kernels import (
     tanh_backward,
     tensor_equal,
     threshold_backward,
+    threshold_kernel,
     to_copy,
     topk,
     trace,
@@ -621,6 +653,15 @@ nll_loss2d_forward_return = namedtuple(
     [
         "output",
         "total_weight",
+    ],
+)
+
+# `values, indices = ...` or `.values`, as torch.return_types.multilabel_margin_loss_forward
+multilabel_margin_loss_forward_return = namedtuple(
+    "multilabel_margin_loss_forward",
+    [
+        "output",
+        "is_target",
     ],
 )
 
@@ -2439,6 +2480,38 @@ def numpy_remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     return copy_into(self_tensor, modulo("remainder", np.remainder, self, other))
 
 
+def numpy_logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logaddexp(Tensor self, Tensor other) -> Tensor"""
+    common_dtype = result_type(self, other)
+    common_dtype = integer_to_float(common_dtype)
+    self = promoted_array(self, common_dtype)
+    other = promoted_array(other, common_dtype)
+    try:
+        return wrap_result(logaddexp(self, other), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, other) from None
+
+
+def numpy_poisson(ks: int, self: Tensor, generator: Any | None) -> Any:
+    """poisson(Tensor self, Generator? generator=None) -> Tensor"""
+    self = self._data
+    return wrap_result(poisson(self, random_generator("poisson", generator)))
+
+
+def numpy_bernoulli(ks: int, self: Tensor, generator: Any | None) -> Any:
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
+    self = self._data
+    return wrap_result(bernoulli_tensor(self, random_generator("bernoulli", generator)))
+
+
+def numpy_bernoulli_p(ks: int, self: Tensor, p: float, generator: Any | None) -> Any:
+    """bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
+    self = self._data
+    return wrap_result(
+        bernoulli_float(self, p, random_generator("bernoulli", generator))
+    )
+
+
 def numpy_sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     self = self._data
@@ -4149,6 +4222,197 @@ def numpy_mish_(ks: int, self: Tensor) -> Any:
     return copy_into(self_tensor, mish(self))
 
 
+def numpy_celu(ks: int, self: Tensor, alpha: Number) -> Any:
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
+    self = self._data
+    return wrap_result(celu(self, alpha))
+
+
+def numpy_glu(ks: int, self: Tensor, dim: int) -> Any:
+    """glu(Tensor self, int dim=-1) -> Tensor"""
+    self = self._data
+    return wrap_result(glu(self, dim))
+
+
+def numpy_glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> Any:
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(glu_backward(grad_output, self, dim), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_hardshrink(ks: int, self: Tensor, lambd: Number) -> Any:
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    self = self._data
+    return wrap_result(hardshrink(self, lambd))
+
+
+def numpy_hardshrink_backward(
+    ks: int, grad_out: Tensor, self: Tensor, lambd: Number
+) -> Any:
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
+    common_dtype = result_type(grad_out, self)
+    grad_out = promoted_array(grad_out, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(hardshrink_backward(grad_out, self, lambd), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_out, self) from None
+
+
+def numpy_softshrink(ks: int, self: Tensor, lambd: Number) -> Any:
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    self = self._data
+    return wrap_result(softshrink(self, lambd))
+
+
+def numpy_softshrink_backward(
+    ks: int, grad_output: Tensor, self: Tensor, lambd: Number
+) -> Any:
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(softshrink_backward(grad_output, self, lambd), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_hardsigmoid(ks: int, self: Tensor) -> Any:
+    """hardsigmoid(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(hardsigmoid(self))
+
+
+def numpy_hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(hardsigmoid_backward(grad_output, self), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_hardswish(ks: int, self: Tensor) -> Any:
+    """hardswish(Tensor self) -> Tensor"""
+    self = self._data
+    return wrap_result(hardswish(self))
+
+
+def numpy_hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    try:
+        return wrap_result(hardswish_backward(grad_output, self), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy_threshold(ks: int, self: Tensor, threshold: Number, value: Number) -> Any:
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
+    self = self._data
+    return wrap_result(threshold_kernel(self, threshold, value))
+
+
+def numpy_rrelu_with_noise(
+    ks: int,
+    self: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    generator: Any | None,
+) -> Any:
+    """rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"""
+    self = self._data
+    noise = noise._data
+    return wrap_result(
+        rrelu_with_noise(
+            self,
+            noise,
+            lower,
+            upper,
+            training,
+            random_generator("rrelu_with_noise", generator),
+        )
+    )
+
+
+def numpy_rrelu_with_noise_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    self_is_result: bool,
+) -> Any:
+    """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"""
+    common_dtype = result_type(grad_output, self)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    noise = noise._data
+    try:
+        return wrap_result(
+            rrelu_with_noise_backward(
+                grad_output, self, noise, lower, upper, training, self_is_result
+            ),
+            common_dtype,
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self) from None
+
+
+def numpy__prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
+    common_dtype = result_type(self, weight)
+    self = promoted_array(self, common_dtype)
+    weight = promoted_array(weight, common_dtype)
+    try:
+        return wrap_result(prelu_kernel(self, weight), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, weight) from None
+
+
+def numpy__prelu_kernel_backward(
+    ks: int, grad_output: Tensor, self: Tensor, weight: Tensor
+) -> Any:
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"""
+    grad_output = grad_output._data
+    self = self._data
+    weight = weight._data
+    result0, result1 = prelu_kernel_backward(grad_output, self, weight)
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_native_dropout(ks: int, input: Tensor, p: float, train: bool | None) -> Any:
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
+    input = input._data
+    result0, result1 = native_dropout(
+        input, p, train, random_generator("native_dropout", None)
+    )
+    return wrap_result(result0), wrap_result(result1)
+
+
+def numpy_native_dropout_backward(
+    ks: int, grad_output: Tensor, mask: Tensor, scale: float
+) -> Any:
+    """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor"""
+    grad_output = grad_output._data
+    mask = mask._data
+    return wrap_result(native_dropout_backward(grad_output, mask, scale))
+
+
 def numpy_mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     common_dtype = result_type(self, target)
@@ -4360,6 +4624,104 @@ def numpy_binary_cross_entropy_with_logits(
     pos_weight = None if pos_weight is None else pos_weight._data
     return wrap_result(
         binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction)
+    )
+
+
+def numpy_soft_margin_loss(
+    ks: int, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    common_dtype = result_type(self, target)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(soft_margin_loss(self, target, reduction), common_dtype)
+    except ValueError as error:
+        raise broadcast_error(error, self, target) from None
+
+
+def numpy_soft_margin_loss_backward(
+    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    common_dtype = result_type(grad_output, self, target)
+    grad_output = promoted_array(grad_output, common_dtype)
+    self = promoted_array(self, common_dtype)
+    target = promoted_array(target, common_dtype)
+    try:
+        return wrap_result(
+            soft_margin_loss_backward(grad_output, self, target, reduction),
+            common_dtype,
+        )
+    except ValueError as error:
+        raise broadcast_error(error, grad_output, self, target) from None
+
+
+def numpy_multi_margin_loss(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    return wrap_result(multi_margin_loss(self, target, p, margin, weight, reduction))
+
+
+def numpy_multi_margin_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    weight = None if weight is None else weight._data
+    return wrap_result(
+        multi_margin_loss_backward(
+            grad_output, self, target, p, margin, weight, reduction
+        )
+    )
+
+
+def numpy_multilabel_margin_loss_forward(
+    ks: int, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"""
+    self = self._data
+    target = target._data
+    output, is_target = multilabel_margin_loss_forward(self, target, reduction)
+    return multilabel_margin_loss_forward_return(
+        wrap_result(output), wrap_result(is_target)
+    )
+
+
+def numpy_multilabel_margin_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    reduction: int,
+    is_target: Tensor,
+) -> Any:
+    """multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor"""
+    grad_output = grad_output._data
+    self = self._data
+    target = target._data
+    is_target = is_target._data
+    return wrap_result(
+        multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target)
     )
 
 
@@ -7137,6 +7499,30 @@ def numpy_special_spherical_bessel_j0(ks: int, x: Tensor) -> Any:
     return wrap_result(spherical_bessel_j0(x))
 
 
+def numpy__fft_r2c(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, onesided: bool
+) -> Any:
+    """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor"""
+    self = self._data
+    return wrap_result(fft_r2c(self, dim, normalization, onesided))
+
+
+def numpy__fft_c2r(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, last_dim_size: int
+) -> Any:
+    """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor"""
+    self = self._data
+    return wrap_result(fft_c2r(self, dim, normalization, last_dim_size))
+
+
+def numpy__fft_c2c(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, forward: bool
+) -> Any:
+    """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor"""
+    self = self._data
+    return wrap_result(fft_c2c(self, dim, normalization, forward))
+
+
 operators.permute.register(DispatchKey.NumPy, numpy_permute)
 operators.expand.register(DispatchKey.NumPy, numpy_expand)
 operators.sum_to_size.register(DispatchKey.NumPy, numpy_sum_to_size)
@@ -7369,6 +7755,10 @@ operators.fmod__Tensor.register(DispatchKey.NumPy, numpy_fmod__Tensor)
 operators.hypot_.register(DispatchKey.NumPy, numpy_hypot_)
 operators.remainder__Scalar.register(DispatchKey.NumPy, numpy_remainder__Scalar)
 operators.remainder__Tensor.register(DispatchKey.NumPy, numpy_remainder__Tensor)
+operators.logaddexp.register(DispatchKey.NumPy, numpy_logaddexp)
+operators.poisson.register(DispatchKey.NumPy, numpy_poisson)
+operators.bernoulli.register(DispatchKey.NumPy, numpy_bernoulli)
+operators.bernoulli_p.register(DispatchKey.NumPy, numpy_bernoulli_p)
 operators.sum.register(DispatchKey.NumPy, numpy_sum)
 operators.sum_dim_IntList.register(DispatchKey.NumPy, numpy_sum_dim_IntList)
 operators.mean.register(DispatchKey.NumPy, numpy_mean)
@@ -7576,6 +7966,30 @@ operators.hardtanh_.register(DispatchKey.NumPy, numpy_hardtanh_)
 operators.mish.register(DispatchKey.NumPy, numpy_mish)
 operators.mish_backward.register(DispatchKey.NumPy, numpy_mish_backward)
 operators.mish_.register(DispatchKey.NumPy, numpy_mish_)
+operators.celu.register(DispatchKey.NumPy, numpy_celu)
+operators.glu.register(DispatchKey.NumPy, numpy_glu)
+operators.glu_backward.register(DispatchKey.NumPy, numpy_glu_backward)
+operators.hardshrink.register(DispatchKey.NumPy, numpy_hardshrink)
+operators.hardshrink_backward.register(DispatchKey.NumPy, numpy_hardshrink_backward)
+operators.softshrink.register(DispatchKey.NumPy, numpy_softshrink)
+operators.softshrink_backward.register(DispatchKey.NumPy, numpy_softshrink_backward)
+operators.hardsigmoid.register(DispatchKey.NumPy, numpy_hardsigmoid)
+operators.hardsigmoid_backward.register(DispatchKey.NumPy, numpy_hardsigmoid_backward)
+operators.hardswish.register(DispatchKey.NumPy, numpy_hardswish)
+operators.hardswish_backward.register(DispatchKey.NumPy, numpy_hardswish_backward)
+operators.threshold.register(DispatchKey.NumPy, numpy_threshold)
+operators.rrelu_with_noise.register(DispatchKey.NumPy, numpy_rrelu_with_noise)
+operators.rrelu_with_noise_backward.register(
+    DispatchKey.NumPy, numpy_rrelu_with_noise_backward
+)
+operators._prelu_kernel.register(DispatchKey.NumPy, numpy__prelu_kernel)
+operators._prelu_kernel_backward.register(
+    DispatchKey.NumPy, numpy__prelu_kernel_backward
+)
+operators.native_dropout.register(DispatchKey.NumPy, numpy_native_dropout)
+operators.native_dropout_backward.register(
+    DispatchKey.NumPy, numpy_native_dropout_backward
+)
 operators.mse_loss.register(DispatchKey.NumPy, numpy_mse_loss)
 operators.mse_loss_backward.register(DispatchKey.NumPy, numpy_mse_loss_backward)
 operators.nll_loss_forward.register(DispatchKey.NumPy, numpy_nll_loss_forward)
@@ -7594,6 +8008,20 @@ operators.huber_loss.register(DispatchKey.NumPy, numpy_huber_loss)
 operators.huber_loss_backward.register(DispatchKey.NumPy, numpy_huber_loss_backward)
 operators.binary_cross_entropy_with_logits.register(
     DispatchKey.NumPy, numpy_binary_cross_entropy_with_logits
+)
+operators.soft_margin_loss.register(DispatchKey.NumPy, numpy_soft_margin_loss)
+operators.soft_margin_loss_backward.register(
+    DispatchKey.NumPy, numpy_soft_margin_loss_backward
+)
+operators.multi_margin_loss.register(DispatchKey.NumPy, numpy_multi_margin_loss)
+operators.multi_margin_loss_backward.register(
+    DispatchKey.NumPy, numpy_multi_margin_loss_backward
+)
+operators.multilabel_margin_loss_forward.register(
+    DispatchKey.NumPy, numpy_multilabel_margin_loss_forward
+)
+operators.multilabel_margin_loss_backward.register(
+    DispatchKey.NumPy, numpy_multilabel_margin_loss_backward
 )
 operators.native_batch_norm.register(DispatchKey.NumPy, numpy_native_batch_norm)
 operators.native_batch_norm_backward.register(
@@ -7980,3 +8408,6 @@ operators.special_shifted_chebyshev_polynomial_w_n_scalar.register(
 operators.special_spherical_bessel_j0.register(
     DispatchKey.NumPy, numpy_special_spherical_bessel_j0
 )
+operators._fft_r2c.register(DispatchKey.NumPy, numpy__fft_r2c)
+operators._fft_c2r.register(DispatchKey.NumPy, numpy__fft_c2r)
+operators._fft_c2c.register(DispatchKey.NumPy, numpy__fft_c2c)

@@ -47,6 +47,7 @@ from .tensor_base import geqrf_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
+from .tensor_base import multilabel_margin_loss_forward_return
 from .tensor_base import _slow_conv2d_backward_output_mask_return
 from .tensor_base import convolution_backward_overrideable_return
 

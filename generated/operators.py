@@ -517,6 +517,19 @@ remainder__Tensor = OperatorHandle(
     "remainder_.Tensor",
     "remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
 )
+logaddexp = OperatorHandle(
+    "logaddexp", "logaddexp(Tensor self, Tensor other) -> Tensor"
+)
+poisson = OperatorHandle(
+    "poisson", "poisson(Tensor self, Generator? generator=None) -> Tensor"
+)
+bernoulli = OperatorHandle(
+    "bernoulli", "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"
+)
+bernoulli_p = OperatorHandle(
+    "bernoulli.p",
+    "bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor",
+)
 sum = OperatorHandle("sum", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor")
 sum_dim_IntList = OperatorHandle(
     "sum.dim_IntList",
@@ -1141,6 +1154,61 @@ mish_backward = OperatorHandle(
     "mish_backward", "mish_backward(Tensor grad_output, Tensor self) -> Tensor"
 )
 mish_ = OperatorHandle("mish_", "mish_(Tensor(a!) self) -> Tensor(a!)")
+celu = OperatorHandle("celu", "celu(Tensor self, Scalar alpha=1.0) -> Tensor")
+glu = OperatorHandle("glu", "glu(Tensor self, int dim=-1) -> Tensor")
+glu_backward = OperatorHandle(
+    "glu_backward", "glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"
+)
+hardshrink = OperatorHandle(
+    "hardshrink", "hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"
+)
+hardshrink_backward = OperatorHandle(
+    "hardshrink_backward",
+    "hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor",
+)
+softshrink = OperatorHandle(
+    "softshrink", "softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"
+)
+softshrink_backward = OperatorHandle(
+    "softshrink_backward",
+    "softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor",
+)
+hardsigmoid = OperatorHandle("hardsigmoid", "hardsigmoid(Tensor self) -> Tensor")
+hardsigmoid_backward = OperatorHandle(
+    "hardsigmoid_backward",
+    "hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor",
+)
+hardswish = OperatorHandle("hardswish", "hardswish(Tensor self) -> Tensor")
+hardswish_backward = OperatorHandle(
+    "hardswish_backward",
+    "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor",
+)
+threshold = OperatorHandle(
+    "threshold", "threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"
+)
+rrelu_with_noise = OperatorHandle(
+    "rrelu_with_noise",
+    "rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor",
+)
+rrelu_with_noise_backward = OperatorHandle(
+    "rrelu_with_noise_backward",
+    "rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor",
+)
+_prelu_kernel = OperatorHandle(
+    "_prelu_kernel", "_prelu_kernel(Tensor self, Tensor weight) -> Tensor"
+)
+_prelu_kernel_backward = OperatorHandle(
+    "_prelu_kernel_backward",
+    "_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)",
+)
+native_dropout = OperatorHandle(
+    "native_dropout",
+    "native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+)
+native_dropout_backward = OperatorHandle(
+    "native_dropout_backward",
+    "native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor",
+)
 mse_loss = OperatorHandle(
     "mse_loss", "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"
 )
@@ -1191,6 +1259,30 @@ huber_loss_backward = OperatorHandle(
 binary_cross_entropy_with_logits = OperatorHandle(
     "binary_cross_entropy_with_logits",
     "binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor",
+)
+soft_margin_loss = OperatorHandle(
+    "soft_margin_loss",
+    "soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+)
+soft_margin_loss_backward = OperatorHandle(
+    "soft_margin_loss_backward",
+    "soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
+)
+multi_margin_loss = OperatorHandle(
+    "multi_margin_loss",
+    "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor",
+)
+multi_margin_loss_backward = OperatorHandle(
+    "multi_margin_loss_backward",
+    "multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor",
+)
+multilabel_margin_loss_forward = OperatorHandle(
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)",
+)
+multilabel_margin_loss_backward = OperatorHandle(
+    "multilabel_margin_loss_backward",
+    "multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor",
 )
 native_batch_norm = OperatorHandle(
     "native_batch_norm",
@@ -1861,4 +1953,16 @@ special_shifted_chebyshev_polynomial_w_n_scalar = OperatorHandle(
 )
 special_spherical_bessel_j0 = OperatorHandle(
     "special_spherical_bessel_j0", "special_spherical_bessel_j0(Tensor x) -> Tensor"
+)
+_fft_r2c = OperatorHandle(
+    "_fft_r2c",
+    "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
+)
+_fft_c2r = OperatorHandle(
+    "_fft_c2r",
+    "_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
+)
+_fft_c2c = OperatorHandle(
+    "_fft_c2c",
+    "_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor",
 )

@@ -207,6 +207,8 @@ __all__ = [
     "arcsin_",
     "arctan_",
     "negative_",
+    "logaddexp",
+    "poisson",
     "amax",
     "amin",
     "argmax",
@@ -344,6 +346,25 @@ __all__ = [
     "mish_backward",
     "mish_",
     "dropout",
+    "celu",
+    "glu",
+    "glu_backward",
+    "hardshrink",
+    "hardshrink_backward",
+    "softshrink",
+    "softshrink_backward",
+    "hardsigmoid",
+    "hardsigmoid_backward",
+    "hardswish",
+    "hardswish_backward",
+    "threshold",
+    "rrelu_with_noise",
+    "rrelu_with_noise_backward",
+    "prelu",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
+    "native_dropout",
+    "native_dropout_backward",
     "mse_loss",
     "mse_loss_backward",
     "nll_loss_nd",
@@ -363,6 +384,13 @@ __all__ = [
     "huber_loss_backward",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    "soft_margin_loss",
+    "soft_margin_loss_backward",
+    "multi_margin_loss",
+    "multi_margin_loss_backward",
+    "multilabel_margin_loss",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_backward",
     "batch_norm",
     "native_batch_norm",
     "native_batch_norm_backward",
@@ -511,6 +539,9 @@ __all__ = [
     "igamma",
     "igammac",
     "logit_backward",
+    "_fft_r2c",
+    "_fft_c2r",
+    "_fft_c2c",
     "squeeze",
     "split",
     "atleast_1d",
@@ -560,6 +591,7 @@ __all__ = [
     "clamp_max_",
     "float_power",
     "round_",
+    "bernoulli",
     "sum",
     "mean",
     "prod",
@@ -2214,6 +2246,31 @@ def negative_(input: Tensor) -> Tensor:
     """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
     input = tensor_argument(input, "negative_", "input", 1, False)
     return composites.negative_(input)
+
+
+def logaddexp(
+    input: Tensor, other: Tensor | Number, *, out: Tensor | None = None
+) -> Tensor:
+    """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
+    input = tensor_argument(input, "logaddexp", "input", 1, False)
+    other = tensor_argument(other, "logaddexp", "other", 2, True)
+    if out is not None:  # logaddexp.out
+        return write_out(
+            "logaddexp",
+            out,
+            operators.logaddexp.call,
+            (
+                input,
+                other,
+            ),
+        )
+    return operators.logaddexp.call(input, other)
+
+
+def poisson(input: Tensor, generator: Any | None = None) -> Tensor:
+    """``poisson(Tensor self, Generator? generator=None) -> Tensor``"""
+    input = tensor_argument(input, "poisson", "input", 1, False)
+    return operators.poisson.call(input, generator)
 
 
 def amax(
@@ -3956,6 +4013,223 @@ def dropout(input: Tensor | Number, p: float, train: bool) -> Tensor:
     return composites.dropout(input, p, train)
 
 
+def celu(input: Tensor, alpha: Number = 1.0) -> Tensor:
+    """``celu(Tensor self, Scalar alpha=1.0) -> Tensor``"""
+    input = tensor_argument(input, "celu", "input", 1, False)
+    return operators.celu.call(input, alpha)
+
+
+def glu(input: Tensor, dim: int = -1, *, out: Tensor | None = None) -> Tensor:
+    """``glu(Tensor self, int dim=-1) -> Tensor``"""
+    input = tensor_argument(input, "glu", "input", 1, False)
+    if out is not None:  # glu.out
+        return write_out(
+            "glu",
+            out,
+            operators.glu.call,
+            (
+                input,
+                dim,
+            ),
+        )
+    return operators.glu.call(input, dim)
+
+
+def glu_backward(grad_output: Tensor | Number, input: Tensor, dim: int) -> Tensor:
+    """``glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor``"""
+    grad_output = tensor_argument(grad_output, "glu_backward", "grad_output", 1, True)
+    input = tensor_argument(input, "glu_backward", "input", 2, False)
+    return operators.glu_backward.call(grad_output, input, dim)
+
+
+def hardshrink(
+    input: Tensor, lambd: Number = 0.5, *, out: Tensor | None = None
+) -> Tensor:
+    """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+    input = tensor_argument(input, "hardshrink", "input", 1, False)
+    if out is not None:  # hardshrink.out
+        return write_out(
+            "hardshrink",
+            out,
+            operators.hardshrink.call,
+            (
+                input,
+                lambd,
+            ),
+        )
+    return operators.hardshrink.call(input, lambd)
+
+
+def hardshrink_backward(
+    grad_out: Tensor | Number, input: Tensor, lambd: Number
+) -> Tensor:
+    """``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``"""
+    grad_out = tensor_argument(grad_out, "hardshrink_backward", "grad_out", 1, True)
+    input = tensor_argument(input, "hardshrink_backward", "input", 2, False)
+    return operators.hardshrink_backward.call(grad_out, input, lambd)
+
+
+def softshrink(
+    input: Tensor, lambd: Number = 0.5, *, out: Tensor | None = None
+) -> Tensor:
+    """``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+    input = tensor_argument(input, "softshrink", "input", 1, False)
+    if out is not None:  # softshrink.out
+        return write_out(
+            "softshrink",
+            out,
+            operators.softshrink.call,
+            (
+                input,
+                lambd,
+            ),
+        )
+    return operators.softshrink.call(input, lambd)
+
+
+def softshrink_backward(
+    grad_output: Tensor | Number, input: Tensor, lambd: Number
+) -> Tensor:
+    """``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "softshrink_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "softshrink_backward", "input", 2, False)
+    return operators.softshrink_backward.call(grad_output, input, lambd)
+
+
+def hardsigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``hardsigmoid(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "hardsigmoid", "input", 1, False)
+    if out is not None:  # hardsigmoid.out
+        return write_out("hardsigmoid", out, operators.hardsigmoid.call, (input,))
+    return operators.hardsigmoid.call(input)
+
+
+def hardsigmoid_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
+    """``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "hardsigmoid_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "hardsigmoid_backward", "input", 2, False)
+    return operators.hardsigmoid_backward.call(grad_output, input)
+
+
+def hardswish(input: Tensor, *, out: Tensor | None = None) -> Tensor:
+    """``hardswish(Tensor self) -> Tensor``"""
+    input = tensor_argument(input, "hardswish", "input", 1, False)
+    if out is not None:  # hardswish.out
+        return write_out("hardswish", out, operators.hardswish.call, (input,))
+    return operators.hardswish.call(input)
+
+
+def hardswish_backward(grad_output: Tensor | Number, input: Tensor) -> Tensor:
+    """``hardswish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "hardswish_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "hardswish_backward", "input", 2, False)
+    return operators.hardswish_backward.call(grad_output, input)
+
+
+def threshold(
+    input: Tensor, threshold: Number, value: Number, *, out: Tensor | None = None
+) -> Tensor:
+    """``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``"""
+    input = tensor_argument(input, "threshold", "input", 1, False)
+    if out is not None:  # threshold.out
+        return write_out(
+            "threshold",
+            out,
+            operators.threshold.call,
+            (
+                input,
+                threshold,
+                value,
+            ),
+        )
+    return operators.threshold.call(input, threshold, value)
+
+
+def rrelu_with_noise(
+    input: Tensor,
+    noise: Tensor | Number,
+    lower: Number = 0.125,
+    upper: Number = 0.3333333333333333,
+    training: bool = False,
+    generator: Any | None = None,
+) -> Tensor:
+    """``rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor``"""
+    input = tensor_argument(input, "rrelu_with_noise", "input", 1, False)
+    noise = tensor_argument(noise, "rrelu_with_noise", "noise", 2, True)
+    return operators.rrelu_with_noise.call(
+        input, noise, lower, upper, training, generator
+    )
+
+
+def rrelu_with_noise_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    noise: Tensor | Number,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    self_is_result: bool,
+) -> Tensor:
+    """``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "rrelu_with_noise_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "rrelu_with_noise_backward", "input", 2, False)
+    noise = tensor_argument(noise, "rrelu_with_noise_backward", "noise", 3, True)
+    return operators.rrelu_with_noise_backward.call(
+        grad_output, input, noise, lower, upper, training, self_is_result
+    )
+
+
+def prelu(input: Tensor, weight: Tensor | Number) -> Tensor:
+    """``prelu(Tensor self, Tensor weight) -> Tensor``"""
+    input = tensor_argument(input, "prelu", "input", 1, False)
+    weight = tensor_argument(weight, "prelu", "weight", 2, True)
+    return composites.prelu(input, weight)
+
+
+def _prelu_kernel(input: Tensor, weight: Tensor | Number) -> Tensor:
+    """``_prelu_kernel(Tensor self, Tensor weight) -> Tensor``"""
+    input = tensor_argument(input, "_prelu_kernel", "input", 1, False)
+    weight = tensor_argument(weight, "_prelu_kernel", "weight", 2, True)
+    return operators._prelu_kernel.call(input, weight)
+
+
+def _prelu_kernel_backward(
+    grad_output: Tensor | Number, input: Tensor, weight: Tensor | Number
+) -> Tensor:
+    """``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``"""
+    grad_output = tensor_argument(
+        grad_output, "_prelu_kernel_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "_prelu_kernel_backward", "input", 2, False)
+    weight = tensor_argument(weight, "_prelu_kernel_backward", "weight", 3, True)
+    return operators._prelu_kernel_backward.call(grad_output, input, weight)
+
+
+def native_dropout(input: Tensor | Number, p: float, train: bool | None) -> Tensor:
+    """``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``"""
+    input = tensor_argument(input, "native_dropout", "input", 1, False)
+    return operators.native_dropout.call(input, p, train)
+
+
+def native_dropout_backward(
+    grad_output: Tensor | Number, mask: Tensor | Number, scale: float
+) -> Tensor:
+    """``native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "native_dropout_backward", "grad_output", 1, True
+    )
+    mask = tensor_argument(mask, "native_dropout_backward", "mask", 2, True)
+    return operators.native_dropout_backward.call(grad_output, mask, scale)
+
+
 def mse_loss(
     input: Tensor,
     target: Tensor | Number,
@@ -4416,6 +4690,177 @@ def kl_div(
     input = tensor_argument(input, "kl_div", "input", 1, False)
     target = tensor_argument(target, "kl_div", "target", 2, True)
     return composites.kl_div(input, target, reduction, log_target)
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(input, "soft_margin_loss", "input", 1, False)
+    target = tensor_argument(target, "soft_margin_loss", "target", 2, True)
+    if out is not None:  # soft_margin_loss.out
+        return write_out(
+            "soft_margin_loss",
+            out,
+            operators.soft_margin_loss.call,
+            (
+                input,
+                target,
+                reduction,
+            ),
+        )
+    return operators.soft_margin_loss.call(input, target, reduction)
+
+
+def soft_margin_loss_backward(
+    grad_output: Tensor | Number, input: Tensor, target: Tensor | Number, reduction: int
+) -> Tensor:
+    """``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "soft_margin_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "soft_margin_loss_backward", "input", 2, False)
+    target = tensor_argument(target, "soft_margin_loss_backward", "target", 3, True)
+    return operators.soft_margin_loss_backward.call(
+        grad_output, input, target, reduction
+    )
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    p: Number = 1,
+    margin: Number = 1,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(input, "multi_margin_loss", "input", 1, False)
+    target = tensor_argument(target, "multi_margin_loss", "target", 2, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "multi_margin_loss", "weight", 5, True)
+    )
+    if out is not None:  # multi_margin_loss.out
+        return write_out(
+            "multi_margin_loss",
+            out,
+            operators.multi_margin_loss.call,
+            (
+                input,
+                target,
+                p,
+                margin,
+                weight,
+                reduction,
+            ),
+        )
+    return operators.multi_margin_loss.call(input, target, p, margin, weight, reduction)
+
+
+def multi_margin_loss_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    target: Tensor | Number,
+    p: Number,
+    margin: Number,
+    weight: Tensor | Number | None = None,
+    reduction: int = 1,
+) -> Tensor:
+    """``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "multi_margin_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "multi_margin_loss_backward", "input", 2, False)
+    target = tensor_argument(target, "multi_margin_loss_backward", "target", 3, True)
+    weight = (
+        None
+        if weight is None
+        else tensor_argument(weight, "multi_margin_loss_backward", "weight", 6, True)
+    )
+    return operators.multi_margin_loss_backward.call(
+        grad_output, input, target, p, margin, weight, reduction
+    )
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int = 1,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+    input = tensor_argument(input, "multilabel_margin_loss", "input", 1, False)
+    target = tensor_argument(target, "multilabel_margin_loss", "target", 2, True)
+    if out is not None:  # multilabel_margin_loss.out
+        return write_out(
+            "multilabel_margin_loss",
+            out,
+            composites.multilabel_margin_loss,
+            (
+                input,
+                target,
+                reduction,
+            ),
+        )
+    return composites.multilabel_margin_loss(input, target, reduction)
+
+
+def multilabel_margin_loss_forward(
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int,
+    *,
+    out: Sequence[Tensor] | None = None,
+) -> Tensor:
+    """``multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)``"""
+    input = tensor_argument(input, "multilabel_margin_loss_forward", "input", 1, False)
+    target = tensor_argument(
+        target, "multilabel_margin_loss_forward", "target", 2, True
+    )
+    if out is not None:  # multilabel_margin_loss_forward.output
+        return write_out(
+            "multilabel_margin_loss_forward",
+            out,
+            operators.multilabel_margin_loss_forward.call,
+            (
+                input,
+                target,
+                reduction,
+            ),
+        )
+    return operators.multilabel_margin_loss_forward.call(input, target, reduction)
+
+
+def multilabel_margin_loss_backward(
+    grad_output: Tensor | Number,
+    input: Tensor,
+    target: Tensor | Number,
+    reduction: int,
+    is_target: Tensor | Number,
+) -> Tensor:
+    """``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``"""
+    grad_output = tensor_argument(
+        grad_output, "multilabel_margin_loss_backward", "grad_output", 1, True
+    )
+    input = tensor_argument(input, "multilabel_margin_loss_backward", "input", 2, False)
+    target = tensor_argument(
+        target, "multilabel_margin_loss_backward", "target", 3, True
+    )
+    is_target = tensor_argument(
+        is_target, "multilabel_margin_loss_backward", "is_target", 5, True
+    )
+    return operators.multilabel_margin_loss_backward.call(
+        grad_output, input, target, reduction, is_target
+    )
 
 
 def batch_norm(
@@ -7715,6 +8160,84 @@ def logit_backward(
     return operators.logit_backward.call(grad_output, input, eps)
 
 
+def _fft_r2c(
+    input: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    onesided: bool,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor``"""
+    input = tensor_argument(input, "_fft_r2c", "input", 1, False)
+    dim = int_list_argument(dim, "_fft_r2c", "dim")
+    if out is not None:  # _fft_r2c.out
+        return write_out(
+            "_fft_r2c",
+            out,
+            operators._fft_r2c.call,
+            (
+                input,
+                dim,
+                normalization,
+                onesided,
+            ),
+        )
+    return operators._fft_r2c.call(input, dim, normalization, onesided)
+
+
+def _fft_c2r(
+    input: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    last_dim_size: int,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor``"""
+    input = tensor_argument(input, "_fft_c2r", "input", 1, False)
+    dim = int_list_argument(dim, "_fft_c2r", "dim")
+    if out is not None:  # _fft_c2r.out
+        return write_out(
+            "_fft_c2r",
+            out,
+            operators._fft_c2r.call,
+            (
+                input,
+                dim,
+                normalization,
+                last_dim_size,
+            ),
+        )
+    return operators._fft_c2r.call(input, dim, normalization, last_dim_size)
+
+
+def _fft_c2c(
+    input: Tensor,
+    dim: Sequence[int],
+    normalization: int,
+    forward: bool,
+    *,
+    out: Tensor | None = None,
+) -> Tensor:
+    """``_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor``"""
+    input = tensor_argument(input, "_fft_c2c", "input", 1, False)
+    dim = int_list_argument(dim, "_fft_c2c", "dim")
+    if out is not None:  # _fft_c2c.out
+        return write_out(
+            "_fft_c2c",
+            out,
+            operators._fft_c2c.call,
+            (
+                input,
+                dim,
+                normalization,
+                forward,
+            ),
+        )
+    return operators._fft_c2c.call(input, dim, normalization, forward)
+
+
 squeeze = Overloads(
     "squeeze",
     (
@@ -9069,6 +9592,45 @@ round_ = Overloads(
             (
                 Param("input", "Tensor"),
                 Param("decimals", "int", keyword_only=True),
+            ),
+        ),
+    ),
+)
+
+
+bernoulli = OutOverloads(
+    "bernoulli",
+    (
+        # bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+        Signature(
+            operators.bernoulli.call,
+            "Tensor input, *, any generator=None",
+            (
+                Param("input", "Tensor"),
+                Param(
+                    "generator",
+                    "any",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
+            ),
+            accepts_out=True,
+        ),
+        # bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor
+        Signature(
+            operators.bernoulli_p.call,
+            "Tensor input, float p, *, any generator=None",
+            (
+                Param("input", "Tensor"),
+                Param("p", "float"),
+                Param(
+                    "generator",
+                    "any",
+                    keyword_only=True,
+                    has_default=True,
+                    default=None,
+                ),
             ),
         ),
     ),

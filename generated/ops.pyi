@@ -47,6 +47,7 @@ from .tensor_base import geqrf_return
 from .tensor_base import log_sigmoid_forward_return
 from .tensor_base import nll_loss_forward_return
 from .tensor_base import nll_loss2d_forward_return
+from .tensor_base import multilabel_margin_loss_forward_return
 from .tensor_base import _slow_conv2d_backward_output_mask_return
 from .tensor_base import convolution_backward_overrideable_return
 
@@ -283,6 +284,9 @@ __all__ = [
     "arcsin_",
     "arctan_",
     "negative_",
+    "logaddexp",
+    "poisson",
+    "bernoulli",
     "sum",
     "mean",
     "prod",
@@ -445,6 +449,25 @@ __all__ = [
     "mish_backward",
     "mish_",
     "dropout",
+    "celu",
+    "glu",
+    "glu_backward",
+    "hardshrink",
+    "hardshrink_backward",
+    "softshrink",
+    "softshrink_backward",
+    "hardsigmoid",
+    "hardsigmoid_backward",
+    "hardswish",
+    "hardswish_backward",
+    "threshold",
+    "rrelu_with_noise",
+    "rrelu_with_noise_backward",
+    "prelu",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
+    "native_dropout",
+    "native_dropout_backward",
     "mse_loss",
     "mse_loss_backward",
     "nll_loss_nd",
@@ -464,6 +487,13 @@ __all__ = [
     "huber_loss_backward",
     "binary_cross_entropy_with_logits",
     "kl_div",
+    "soft_margin_loss",
+    "soft_margin_loss_backward",
+    "multi_margin_loss",
+    "multi_margin_loss_backward",
+    "multilabel_margin_loss",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_backward",
     "batch_norm",
     "native_batch_norm",
     "native_batch_norm_backward",
@@ -622,6 +652,9 @@ __all__ = [
     "igamma",
     "igammac",
     "logit_backward",
+    "_fft_r2c",
+    "_fft_c2r",
+    "_fft_c2c",
 ]
 
 
@@ -2086,6 +2119,28 @@ def negative_(input: Tensor) -> Tensor:
     """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
 
 
+def logaddexp(
+    input: Tensor, other: Tensor | _Number, *, out: Tensor | None = ...
+) -> Tensor:
+    """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
+
+
+def poisson(input: Tensor, generator: Any | None = ...) -> Tensor:
+    """``poisson(Tensor self, Generator? generator=None) -> Tensor``"""
+
+
+@overload
+def bernoulli(
+    input: Tensor, *, generator: Any | None = ..., out: Tensor | None = ...
+) -> Tensor:
+    """``bernoulli(Tensor self, *, Generator? generator=None) -> Tensor``"""
+
+
+@overload
+def bernoulli(input: Tensor, p: _float, *, generator: Any | None = ...) -> Tensor:
+    """``bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor``"""
+
+
 @overload
 def sum(input: Tensor, *, dtype: _DType | None = ...) -> Tensor:
     """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
@@ -3476,6 +3531,113 @@ def dropout(input: Tensor | _Number, p: _float, train: _bool) -> Tensor:
     """``dropout(Tensor input, float p, bool train) -> Tensor``"""
 
 
+def celu(input: Tensor, alpha: _Number = ...) -> Tensor:
+    """``celu(Tensor self, Scalar alpha=1.0) -> Tensor``"""
+
+
+def glu(input: Tensor, dim: _int = ..., *, out: Tensor | None = ...) -> Tensor:
+    """``glu(Tensor self, int dim=-1) -> Tensor``"""
+
+
+def glu_backward(grad_output: Tensor | _Number, input: Tensor, dim: _int) -> Tensor:
+    """``glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor``"""
+
+
+def hardshrink(
+    input: Tensor, lambd: _Number = ..., *, out: Tensor | None = ...
+) -> Tensor:
+    """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+
+
+def hardshrink_backward(
+    grad_out: Tensor | _Number, input: Tensor, lambd: _Number
+) -> Tensor:
+    """``hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor``"""
+
+
+def softshrink(
+    input: Tensor, lambd: _Number = ..., *, out: Tensor | None = ...
+) -> Tensor:
+    """``softshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+
+
+def softshrink_backward(
+    grad_output: Tensor | _Number, input: Tensor, lambd: _Number
+) -> Tensor:
+    """``softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor``"""
+
+
+def hardsigmoid(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """``hardsigmoid(Tensor self) -> Tensor``"""
+
+
+def hardsigmoid_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
+    """``hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
+
+def hardswish(input: Tensor, *, out: Tensor | None = ...) -> Tensor:
+    """``hardswish(Tensor self) -> Tensor``"""
+
+
+def hardswish_backward(grad_output: Tensor | _Number, input: Tensor) -> Tensor:
+    """``hardswish_backward(Tensor grad_output, Tensor self) -> Tensor``"""
+
+
+def threshold(
+    input: Tensor, threshold: _Number, value: _Number, *, out: Tensor | None = ...
+) -> Tensor:
+    """``threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``"""
+
+
+def rrelu_with_noise(
+    input: Tensor,
+    noise: Tensor | _Number,
+    lower: _Number = ...,
+    upper: _Number = ...,
+    training: _bool = ...,
+    generator: Any | None = ...,
+) -> Tensor:
+    """``rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor``"""
+
+
+def rrelu_with_noise_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    noise: Tensor | _Number,
+    lower: _Number,
+    upper: _Number,
+    training: _bool,
+    self_is_result: _bool,
+) -> Tensor:
+    """``rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor``"""
+
+
+def prelu(input: Tensor, weight: Tensor | _Number) -> Tensor:
+    """``prelu(Tensor self, Tensor weight) -> Tensor``"""
+
+
+def _prelu_kernel(input: Tensor, weight: Tensor | _Number) -> Tensor:
+    """``_prelu_kernel(Tensor self, Tensor weight) -> Tensor``"""
+
+
+def _prelu_kernel_backward(
+    grad_output: Tensor | _Number, input: Tensor, weight: Tensor | _Number
+) -> _tuple[Tensor, Tensor]:
+    """``_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)``"""
+
+
+def native_dropout(
+    input: Tensor | _Number, p: _float, train: _bool | None
+) -> _tuple[Tensor, Tensor]:
+    """``native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)``"""
+
+
+def native_dropout_backward(
+    grad_output: Tensor | _Number, mask: Tensor | _Number, scale: _float
+) -> Tensor:
+    """``native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor``"""
+
+
 def mse_loss(
     input: Tensor,
     target: Tensor | _Number,
@@ -3673,6 +3835,80 @@ def kl_div(
     log_target: _bool = ...,
 ) -> Tensor:
     """``kl_div(Tensor self, Tensor target, int reduction=Mean, *, bool log_target=False) -> Tensor``"""
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+
+
+def soft_margin_loss_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int,
+) -> Tensor:
+    """``soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor``"""
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor | _Number,
+    p: _Number = ...,
+    margin: _Number = ...,
+    weight: Tensor | _Number | None = ...,
+    reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+
+
+def multi_margin_loss_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    target: Tensor | _Number,
+    p: _Number,
+    margin: _Number,
+    weight: Tensor | _Number | None = ...,
+    reduction: _int = ...,
+) -> Tensor:
+    """``multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor``"""
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int = ...,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``multilabel_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor``"""
+
+
+def multilabel_margin_loss_forward(
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int,
+    *,
+    out: Sequence[Tensor] | None = ...,
+) -> multilabel_margin_loss_forward_return:
+    """``multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)``"""
+
+
+def multilabel_margin_loss_backward(
+    grad_output: Tensor | _Number,
+    input: Tensor,
+    target: Tensor | _Number,
+    reduction: _int,
+    is_target: Tensor | _Number,
+) -> Tensor:
+    """``multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor``"""
 
 
 def batch_norm(
@@ -5334,3 +5570,36 @@ def logit_backward(
     grad_output: Tensor | _Number, input: Tensor, eps: _float | None = ...
 ) -> Tensor:
     """``logit_backward(Tensor grad_output, Tensor self, float? eps=None) -> Tensor``"""
+
+
+def _fft_r2c(
+    input: Tensor,
+    dim: _int | Sequence[_int],
+    normalization: _int,
+    onesided: _bool,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor``"""
+
+
+def _fft_c2r(
+    input: Tensor,
+    dim: _int | Sequence[_int],
+    normalization: _int,
+    last_dim_size: _int,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor``"""
+
+
+def _fft_c2c(
+    input: Tensor,
+    dim: _int | Sequence[_int],
+    normalization: _int,
+    forward: _bool,
+    *,
+    out: Tensor | None = ...,
+) -> Tensor:
+    """``_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor``"""

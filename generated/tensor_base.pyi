@@ -189,6 +189,11 @@ class nll_loss2d_forward_return(NamedTuple):
     total_weight: Tensor
 
 
+class multilabel_margin_loss_forward_return(NamedTuple):
+    output: Tensor
+    is_target: Tensor
+
+
 class _slow_conv2d_backward_output_mask_return(NamedTuple):
     grad_input: Tensor
     grad_weight: Tensor
@@ -1230,6 +1235,9 @@ class TensorBase:
     def negative_(self) -> Tensor:
         """``negative_(Tensor(a!) self) -> Tensor(a!)``"""
 
+    def logaddexp(self, other: Tensor | _Number) -> Tensor:
+        """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
+
     @overload
     def sum(self, *, dtype: _DType | None = ...) -> Tensor:
         """``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor``"""
@@ -2032,6 +2040,12 @@ class TensorBase:
 
     def log_softmax(self, dim: _int, dtype: _DType | None = ...) -> Tensor:
         """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
+
+    def hardshrink(self, lambd: _Number = ...) -> Tensor:
+        """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+
+    def prelu(self, weight: Tensor | _Number) -> Tensor:
+        """``prelu(Tensor self, Tensor weight) -> Tensor``"""
 
     def erfc(self) -> Tensor:
         """``erfc(Tensor self) -> Tensor``"""

@@ -1042,6 +1042,12 @@ def negative_(self: Tensor) -> Tensor:
     return composites.negative_(self)
 
 
+def logaddexp(self: Tensor, other: Tensor | Number) -> Tensor:
+    """``logaddexp(Tensor self, Tensor other) -> Tensor``"""
+    other = tensor_argument(other, "logaddexp", "other", 2, True)
+    return operators.logaddexp.call(self, other)
+
+
 def amax(self: Tensor, dim: Sequence[int] = (), keepdim: bool = False) -> Tensor:
     """``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor``"""
     dim = int_list_argument(dim, "amax", "dim")
@@ -1833,6 +1839,17 @@ def log_softmax(self: Tensor, dim: int, dtype: dtype | None = None) -> Tensor:
     """``log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor``"""
     dtype = dtype_argument(dtype)
     return composites.log_softmax(self, dim, dtype)
+
+
+def hardshrink(self: Tensor, lambd: Number = 0.5) -> Tensor:
+    """``hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor``"""
+    return operators.hardshrink.call(self, lambd)
+
+
+def prelu(self: Tensor, weight: Tensor | Number) -> Tensor:
+    """``prelu(Tensor self, Tensor weight) -> Tensor``"""
+    weight = tensor_argument(weight, "prelu", "weight", 2, True)
+    return composites.prelu(self, weight)
 
 
 def erfc(self: Tensor) -> Tensor:
@@ -4679,6 +4696,7 @@ METHODS: dict[str, Callable[..., Any]] = {
     "arctan_": arctan_,
     "arctan2_": arctan2_,
     "negative_": negative_,
+    "logaddexp": logaddexp,
     "amax": amax,
     "amin": amin,
     "argmax": argmax,
@@ -4777,6 +4795,8 @@ METHODS: dict[str, Callable[..., Any]] = {
     "relu_": relu_,
     "softmax": softmax,
     "log_softmax": log_softmax,
+    "hardshrink": hardshrink,
+    "prelu": prelu,
     "erfc": erfc,
     "erfc_": erfc_,
     "mvlgamma": mvlgamma,

@@ -5769,6 +5769,98 @@ def remainder__Tensor(ks: int, self: Tensor, other: Tensor) -> Any:
     return result
 
 
+def logaddexp(ks: int, self: Tensor, other: Tensor) -> Any:
+    """logaddexp(Tensor self, Tensor other) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or other._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, other)
+    grad_fn: functions.LogaddexpBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.LogaddexpBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, other))
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.logaddexp, ks & AFTER_AUTOGRAD_KEYSET, self, other)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.logaddexp_jvp(
+                    self, tangent_or_zeros(self), other, tangent_or_zeros(other), result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def poisson(ks: int, self: Tensor, generator: Any | None) -> Any:
+    """poisson(Tensor self, Generator? generator=None) -> Tensor"""
+    _any_has_forward_grad = (False) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.PoissonBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PoissonBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_info = TypeAndSize(self)
+    result = redispatch(operators.poisson, ks & AFTER_AUTOGRAD_KEYSET, self, generator)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.poisson_jvp(self, tangent_or_zeros(self), generator, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def bernoulli(ks: int, self: Tensor, generator: Any | None) -> Any:
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.BernoulliBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.BernoulliBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.bernoulli, ks & AFTER_AUTOGRAD_KEYSET, self, generator
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.bernoulli_jvp(
+                    self, tangent_or_zeros(self), generator, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def bernoulli_p(ks: int, self: Tensor, p: float, generator: Any | None) -> Any:
+    """bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("bernoulli.p")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: NotImplementedBackward | None = None
+    if _any_requires_grad:
+        grad_fn = NotImplementedBackward("bernoulli")
+        grad_fn.set_next_edges(collect_next_edges(self))
+    result = redispatch(
+        operators.bernoulli_p, ks & AFTER_AUTOGRAD_KEYSET, self, p, generator
+    )
+    if grad_fn is not None:
+        set_history_if_differentiable(result, grad_fn)
+    return result
+
+
 def sum(ks: int, self: Tensor, dtype: dtype | None) -> Any:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
@@ -11634,6 +11726,597 @@ def mish_(ks: int, self: Tensor) -> Any:
     return result
 
 
+def celu(ks: int, self: Tensor, alpha: Number) -> Any:
+    """celu(Tensor self, Scalar alpha=1.0) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.CeluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.CeluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.alpha = alpha
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.celu, ks & AFTER_AUTOGRAD_KEYSET, self, alpha)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.celu_jvp(self, tangent_or_zeros(self), alpha, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def glu(ks: int, self: Tensor, dim: int) -> Any:
+    """glu(Tensor self, int dim=-1) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.GluBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GluBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.glu, ks & AFTER_AUTOGRAD_KEYSET, self, dim)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.glu_jvp_formula(self, tangent_or_zeros(self), dim, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def glu_backward(ks: int, grad_output: Tensor, self: Tensor, dim: int) -> Any:
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.GluBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.GluBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.dim = dim
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.glu_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self, dim
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.glu_backward_jvp_formula(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hardshrink(ks: int, self: Tensor, lambd: Number) -> Any:
+    """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.HardshrinkBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HardshrinkBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.lambd = lambd
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.hardshrink, ks & AFTER_AUTOGRAD_KEYSET, self, lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hardshrink_jvp(self, tangent_or_zeros(self), lambd, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hardshrink_backward(ks: int, grad_out: Tensor, self: Tensor, lambd: Number) -> Any:
+    """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor"""
+    _any_has_forward_grad = (grad_out._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_out, self)
+    grad_fn: functions.HardshrinkBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HardshrinkBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_out, self))
+        grad_fn.lambd = lambd
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.hardshrink_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_out, self, lambd
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hardshrink_backward_jvp(
+                    grad_out,
+                    tangent_or_zeros(grad_out),
+                    self,
+                    tangent_or_zeros(self),
+                    lambd,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def softshrink(ks: int, self: Tensor, lambd: Number) -> Any:
+    """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SoftshrinkBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftshrinkBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.lambd = lambd
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.softshrink, ks & AFTER_AUTOGRAD_KEYSET, self, lambd)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.softshrink_jvp(self, tangent_or_zeros(self), lambd, result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def softshrink_backward(
+    ks: int, grad_output: Tensor, self: Tensor, lambd: Number
+) -> Any:
+    """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.SoftshrinkBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftshrinkBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.lambd = lambd
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.softshrink_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        lambd,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.softshrink_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    lambd,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hardsigmoid(ks: int, self: Tensor) -> Any:
+    """hardsigmoid(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.HardsigmoidBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HardsigmoidBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.hardsigmoid, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hardsigmoid_jvp(self, tangent_or_zeros(self), result),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hardsigmoid_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.HardsigmoidBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HardsigmoidBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(
+        operators.hardsigmoid_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hardsigmoid_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hardswish(ks: int, self: Tensor) -> Any:
+    """hardswish(Tensor self) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.HardswishBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HardswishBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+    result = redispatch(operators.hardswish, ks & AFTER_AUTOGRAD_KEYSET, self)
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (functions.hardswish_jvp(self, tangent_or_zeros(self), result),)
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def hardswish_backward(ks: int, grad_output: Tensor, self: Tensor) -> Any:
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.HardswishBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.HardswishBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_options = self.dtype
+    result = redispatch(
+        operators.hardswish_backward, ks & AFTER_AUTOGRAD_KEYSET, grad_output, self
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.hardswish_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def threshold(ks: int, self: Tensor, threshold: Number, value: Number) -> Any:
+    """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.ThresholdBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.ThresholdBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.threshold = threshold
+    result = redispatch(
+        operators.threshold, ks & AFTER_AUTOGRAD_KEYSET, self, threshold, value
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.threshold_jvp(
+                    self, tangent_or_zeros(self), threshold, value, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def rrelu_with_noise(
+    ks: int,
+    self: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    generator: Any | None,
+) -> Any:
+    """rrelu_with_noise(Tensor self, Tensor noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.RreluWithNoiseBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RreluWithNoiseBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.lower = lower
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.training = training
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.rrelu_with_noise,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        noise,
+        lower,
+        upper,
+        training,
+        generator,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rrelu_with_noise_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    noise,
+                    lower,
+                    upper,
+                    training,
+                    generator,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def rrelu_with_noise_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    noise: Tensor,
+    lower: Number,
+    upper: Number,
+    training: bool,
+    self_is_result: bool,
+) -> Any:
+    """rrelu_with_noise_backward(Tensor grad_output, Tensor self, Tensor noise, Scalar lower, Scalar upper, bool training, bool self_is_result) -> Tensor"""
+    check_no_requires_grad(noise, "noise", "rrelu_with_noise_backward")
+    _any_has_forward_grad = (grad_output._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.RreluWithNoiseBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.RreluWithNoiseBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.lower = lower
+        grad_fn.noise_ = SavedVariable(noise, False)
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.training = training
+        grad_fn.upper = upper
+    result = redispatch(
+        operators.rrelu_with_noise_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        noise,
+        lower,
+        upper,
+        training,
+        self_is_result,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.rrelu_with_noise_backward_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    noise,
+                    tangent_or_zeros(noise),
+                    lower,
+                    upper,
+                    training,
+                    self_is_result,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _prelu_kernel(ks: int, self: Tensor, weight: Tensor) -> Any:
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
+    _any_has_forward_grad = (
+        self._fw_grad is not None or weight._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self, weight)
+    grad_fn: functions.PreluKernelBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PreluKernelBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self, weight))
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+    result = redispatch(
+        operators._prelu_kernel, ks & AFTER_AUTOGRAD_KEYSET, self, weight
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._prelu_kernel_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    weight,
+                    tangent_or_zeros(weight),
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _prelu_kernel_backward(
+    ks: int, grad_output: Tensor, self: Tensor, weight: Tensor
+) -> Any:
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or weight._fw_grad is not None
+        or self._fw_grad is not None
+    ) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(grad_output, self, weight)
+    grad_fn: functions.PreluKernelBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.PreluKernelBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self, weight))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.grad_output_options = grad_output.dtype
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.self_info = TypeAndSize(self)
+        grad_fn.self_options = self.dtype
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_options = weight.dtype
+    result = redispatch(
+        operators._prelu_kernel_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        weight,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        set_history(result[1], grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._prelu_kernel_backward_jvp_result0(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    weight,
+                    tangent_or_zeros(weight),
+                    result[0],
+                    result[1],
+                ),
+                functions._prelu_kernel_backward_jvp_result1(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    self,
+                    tangent_or_zeros(self),
+                    weight,
+                    tangent_or_zeros(weight),
+                    result[0],
+                    result[1],
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+        set_fw_grad(result[1], tangents[1])
+    return result
+
+
+def native_dropout(ks: int, input: Tensor, p: float, train: bool | None) -> Any:
+    """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
+    _any_has_forward_grad = (input._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(input)
+    grad_fn: functions.NativeDropoutBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeDropoutBackward0()
+        grad_fn.set_next_edges(collect_next_edges(input))
+        grad_fn.p = p
+        grad_fn.train = train
+    result = redispatch(
+        operators.native_dropout, ks & AFTER_AUTOGRAD_KEYSET, input, p, train
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.result1_ = SavedVariable(result[1], True)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.native_dropout_jvp_result0(
+                    input, tangent_or_zeros(input), p, train, result[0], result[1]
+                ),
+            )
+        set_fw_grad(result[0], tangents[0])
+    return result
+
+
+def native_dropout_backward(
+    ks: int, grad_output: Tensor, mask: Tensor, scale: float
+) -> Any:
+    """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or mask._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("native_dropout_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, mask)
+    grad_fn: functions.NativeDropoutBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.NativeDropoutBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, mask))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.scale = scale
+    result = redispatch(
+        operators.native_dropout_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        mask,
+        scale,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
 def mse_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
     _any_has_forward_grad = (
@@ -12250,6 +12933,230 @@ def binary_cross_entropy_with_logits(
                 ),
             )
         set_fw_grad(result, tangents[0])
+    return result
+
+
+def soft_margin_loss(ks: int, self: Tensor, target: Tensor, reduction: int) -> Any:
+    """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(target, "target", "soft_margin_loss")
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.SoftMarginLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.soft_margin_loss, ks & AFTER_AUTOGRAD_KEYSET, self, target, reduction
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions.soft_margin_loss_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    target,
+                    tangent_or_zeros(target),
+                    reduction,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def soft_margin_loss_backward(
+    ks: int, grad_output: Tensor, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    check_no_requires_grad(target, "target", "soft_margin_loss_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or target._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("soft_margin_loss_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.SoftMarginLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.SoftMarginLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.soft_margin_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def multi_margin_loss(
+    ks: int,
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "multi_margin_loss")
+    _any_has_forward_grad = (
+        self._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("multi_margin_loss")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MultiMarginLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MultiMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.margin = margin
+        grad_fn.p = p
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.multi_margin_loss,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        p,
+        margin,
+        weight,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def multi_margin_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Any:
+    """multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+    check_no_requires_grad(weight, "weight", "multi_margin_loss_backward")
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None
+        or self._fw_grad is not None
+        or (weight is not None and weight._fw_grad is not None)
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("multi_margin_loss_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.MultiMarginLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MultiMarginLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.margin = margin
+        grad_fn.p = p
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn.weight_ = None if weight is None else SavedVariable(weight, False)
+    result = redispatch(
+        operators.multi_margin_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        p,
+        margin,
+        weight,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    return result
+
+
+def multilabel_margin_loss_forward(
+    ks: int, self: Tensor, target: Tensor, reduction: int
+) -> Any:
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("multilabel_margin_loss_forward")
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.MultilabelMarginLossBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MultilabelMarginLossBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.multilabel_margin_loss_forward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        target,
+        reduction,
+    )
+    if grad_fn is not None:
+        set_history(result[0], grad_fn)
+        grad_fn.is_target_ = SavedVariable(result[1], True)
+    return result
+
+
+def multilabel_margin_loss_backward(
+    ks: int,
+    grad_output: Tensor,
+    self: Tensor,
+    target: Tensor,
+    reduction: int,
+    is_target: Tensor,
+) -> Any:
+    """multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor"""
+    _any_has_forward_grad = (
+        grad_output._fw_grad is not None or self._fw_grad is not None
+    ) and not in_jvp()
+    if _any_has_forward_grad:
+        raise forward_ad_not_implemented("multilabel_margin_loss_backward")
+    _any_requires_grad = compute_requires_grad(grad_output, self)
+    grad_fn: functions.MultilabelMarginLossBackwardBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.MultilabelMarginLossBackwardBackward0()
+        grad_fn.set_next_edges(collect_next_edges(grad_output, self))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.is_target_ = SavedVariable(is_target, False)
+        grad_fn.reduction = reduction
+        grad_fn.self_ = SavedVariable(self, False)
+        grad_fn.target_ = SavedVariable(target, False)
+    result = redispatch(
+        operators.multilabel_margin_loss_backward,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        grad_output,
+        self,
+        target,
+        reduction,
+        is_target,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
     return result
 
 
@@ -18605,6 +19512,116 @@ def special_spherical_bessel_j0(ks: int, x: Tensor) -> Any:
     )
 
 
+def _fft_r2c(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, onesided: bool
+) -> Any:
+    """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FftR2CBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FftR2CBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.normalization = normalization
+        grad_fn.onesided = onesided
+        grad_fn.self_sym_sizes = tuple(self.shape)
+    result = redispatch(
+        operators._fft_r2c,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        normalization,
+        onesided,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._fft_r2c_jvp(
+                    self, tangent_or_zeros(self), dim, normalization, onesided, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _fft_c2r(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, last_dim_size: int
+) -> Any:
+    """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FftC2RBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FftC2RBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.normalization = normalization
+    result = redispatch(
+        operators._fft_c2r,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        normalization,
+        last_dim_size,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._fft_c2r_jvp(
+                    self,
+                    tangent_or_zeros(self),
+                    dim,
+                    normalization,
+                    last_dim_size,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
+def _fft_c2c(
+    ks: int, self: Tensor, dim: Sequence[int], normalization: int, forward: bool
+) -> Any:
+    """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor"""
+    _any_has_forward_grad = (self._fw_grad is not None) and not in_jvp()
+    _any_requires_grad = compute_requires_grad(self)
+    grad_fn: functions.FftC2CBackward0 | None = None
+    if _any_requires_grad:
+        grad_fn = functions.FftC2CBackward0()
+        grad_fn.set_next_edges(collect_next_edges(self))
+        grad_fn.dim = dim
+        grad_fn.forward = forward
+        grad_fn.normalization = normalization
+    result = redispatch(
+        operators._fft_c2c,
+        ks & AFTER_AUTOGRAD_KEYSET,
+        self,
+        dim,
+        normalization,
+        forward,
+    )
+    if grad_fn is not None:
+        set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._fft_c2c_jvp(
+                    self, tangent_or_zeros(self), dim, normalization, forward, result
+                ),
+            )
+        set_fw_grad(result, tangents[0])
+    return result
+
+
 operators.permute.register(DispatchKey.Autograd, permute)
 operators.expand.register(DispatchKey.Autograd, expand)
 operators.sum_to_size.register(DispatchKey.Autograd, sum_to_size)
@@ -18837,6 +19854,10 @@ operators.fmod__Tensor.register(DispatchKey.Autograd, fmod__Tensor)
 operators.hypot_.register(DispatchKey.Autograd, hypot_)
 operators.remainder__Scalar.register(DispatchKey.Autograd, remainder__Scalar)
 operators.remainder__Tensor.register(DispatchKey.Autograd, remainder__Tensor)
+operators.logaddexp.register(DispatchKey.Autograd, logaddexp)
+operators.poisson.register(DispatchKey.Autograd, poisson)
+operators.bernoulli.register(DispatchKey.Autograd, bernoulli)
+operators.bernoulli_p.register(DispatchKey.Autograd, bernoulli_p)
 operators.sum.register(DispatchKey.Autograd, sum)
 operators.sum_dim_IntList.register(DispatchKey.Autograd, sum_dim_IntList)
 operators.mean.register(DispatchKey.Autograd, mean)
@@ -19036,6 +20057,28 @@ operators.hardtanh_.register(DispatchKey.Autograd, hardtanh_)
 operators.mish.register(DispatchKey.Autograd, mish)
 operators.mish_backward.register(DispatchKey.Autograd, mish_backward)
 operators.mish_.register(DispatchKey.Autograd, mish_)
+operators.celu.register(DispatchKey.Autograd, celu)
+operators.glu.register(DispatchKey.Autograd, glu)
+operators.glu_backward.register(DispatchKey.Autograd, glu_backward)
+operators.hardshrink.register(DispatchKey.Autograd, hardshrink)
+operators.hardshrink_backward.register(DispatchKey.Autograd, hardshrink_backward)
+operators.softshrink.register(DispatchKey.Autograd, softshrink)
+operators.softshrink_backward.register(DispatchKey.Autograd, softshrink_backward)
+operators.hardsigmoid.register(DispatchKey.Autograd, hardsigmoid)
+operators.hardsigmoid_backward.register(DispatchKey.Autograd, hardsigmoid_backward)
+operators.hardswish.register(DispatchKey.Autograd, hardswish)
+operators.hardswish_backward.register(DispatchKey.Autograd, hardswish_backward)
+operators.threshold.register(DispatchKey.Autograd, threshold)
+operators.rrelu_with_noise.register(DispatchKey.Autograd, rrelu_with_noise)
+operators.rrelu_with_noise_backward.register(
+    DispatchKey.Autograd, rrelu_with_noise_backward
+)
+operators._prelu_kernel.register(DispatchKey.Autograd, _prelu_kernel)
+operators._prelu_kernel_backward.register(DispatchKey.Autograd, _prelu_kernel_backward)
+operators.native_dropout.register(DispatchKey.Autograd, native_dropout)
+operators.native_dropout_backward.register(
+    DispatchKey.Autograd, native_dropout_backward
+)
 operators.mse_loss.register(DispatchKey.Autograd, mse_loss)
 operators.mse_loss_backward.register(DispatchKey.Autograd, mse_loss_backward)
 operators.nll_loss_forward.register(DispatchKey.Autograd, nll_loss_forward)
@@ -19054,6 +20097,20 @@ operators.huber_loss.register(DispatchKey.Autograd, huber_loss)
 operators.huber_loss_backward.register(DispatchKey.Autograd, huber_loss_backward)
 operators.binary_cross_entropy_with_logits.register(
     DispatchKey.Autograd, binary_cross_entropy_with_logits
+)
+operators.soft_margin_loss.register(DispatchKey.Autograd, soft_margin_loss)
+operators.soft_margin_loss_backward.register(
+    DispatchKey.Autograd, soft_margin_loss_backward
+)
+operators.multi_margin_loss.register(DispatchKey.Autograd, multi_margin_loss)
+operators.multi_margin_loss_backward.register(
+    DispatchKey.Autograd, multi_margin_loss_backward
+)
+operators.multilabel_margin_loss_forward.register(
+    DispatchKey.Autograd, multilabel_margin_loss_forward
+)
+operators.multilabel_margin_loss_backward.register(
+    DispatchKey.Autograd, multilabel_margin_loss_backward
 )
 operators.native_batch_norm.register(DispatchKey.Autograd, native_batch_norm)
 operators.native_batch_norm_backward.register(
@@ -19436,3 +20493,6 @@ operators.special_shifted_chebyshev_polynomial_w_n_scalar.register(
 operators.special_spherical_bessel_j0.register(
     DispatchKey.Autograd, special_spherical_bessel_j0
 )
+operators._fft_r2c.register(DispatchKey.Autograd, _fft_r2c)
+operators._fft_c2r.register(DispatchKey.Autograd, _fft_c2r)
+operators._fft_c2c.register(DispatchKey.Autograd, _fft_c2c)

@@ -341,8 +341,26 @@ def _clean_global_state():
 _PACKAGES: dict[str, object] = {}
 
 
+_ENTRY_START = re.compile(r"^- (?:func|name): ([\w.]+)\(", re.M)
+
+
+def _without(repository: str, example: str) -> str:
+    """The repository's file without its entries for the operators `example` declares:
+    a document adds an operator the repository has since gained (logaddexp) as if it
+    were new. The comments after a dropped entry (a family header) stay."""
+    declared = set(_ENTRY_START.findall(example))
+    kept = []
+    for chunk in re.split(r"\n(?=- (?:func|name): )", repository):
+        match = _ENTRY_START.match(chunk)
+        if match and match.group(1) in declared:
+            chunk = chunk.partition("\n\n")[2]
+        kept.append(chunk)
+    return "\n".join(kept)
+
+
 def _appended(files: dict[str, str], name: str) -> str:
-    return (ROOT / name).read_text(encoding="utf-8") + "\n" + files.get(name, "")
+    example = files.get(name, "")
+    return _without((ROOT / name).read_text(encoding="utf-8"), example) + "\n" + example
 
 
 def _generated_package(files: dict[str, str], tmp_root: Path):

@@ -67,6 +67,7 @@ def _read(text: str, names: FormulaNames | None = None) -> str:
         ("self.size(0) * self.sizes()", "self.sym_sizes()[0] * self.sym_sizes()"),
         ("self.strides()", "self.sym_strides()"),
         ("padding.size()", "len(padding)"),
+        ("self.sym_size(dim.back())", "self.sym_sizes()[dim[-1]]"),
         ("grad.new_zeros_symint(s, o)", "zeros(s, o)"),
         ("result.new_zeros(s)", "zeros(s, result.options())"),
         ("self.layout() == c10::kJagged ? a : b", "a if 'strided' == 'jagged' else b"),

@@ -82,14 +82,12 @@ from .factories import (
 from . import random as random
 from .random import (
     Generator as Generator,
-    bernoulli as bernoulli,
     default_generator as default_generator,
     get_rng_state as get_rng_state,
     initial_seed as initial_seed,
     manual_seed as manual_seed,
     multinomial as multinomial,
     normal as normal,
-    poisson as poisson,
     rand as rand,
     rand_like as rand_like,
     randint as randint,
@@ -139,7 +137,7 @@ from .legacy_tensors import (
     LongTensor as LongTensor,
     ShortTensor as ShortTensor,
 )
-from . import linalg as linalg, special as special
+from . import fft as fft, linalg as linalg, special as special
 from . import nn as nn, optim as optim, serialization, utils as utils, viz as viz
 from . import profiler as profiler
 from .serialization import load as load, save as save

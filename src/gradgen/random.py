@@ -1,7 +1,7 @@
 """Random numbers, as torch.random and PyTorch's samplers: `Generator`, the default
 generator (`manual_seed`, `seed`, `initial_seed`, `get_rng_state`/`set_rng_state`),
-`rand`/`randn`/`randint`/`randperm`, `normal`, `bernoulli`, `multinomial`, `poisson`,
-and the in-place samplers (`Tensor.uniform_`, `normal_`, ...).
+`rand`/`randn`/`randint`/`randperm`, `normal`, `bernoulli`, `multinomial` (`poisson`
+is an operator: native_functions.yaml), and the in-place samplers (`Tensor.uniform_`, `normal_`, ...).
 
 The streams are numpy's PCG64, not PyTorch's Mersenne twister: one seed gives one
 stream in gradgen, but not the numbers PyTorch draws from it. Every sampler takes
@@ -28,6 +28,13 @@ from .factories import (
     _size_sequence,
     into_out,
     out_dtype,
+)
+from .numpy_kernels._common import DEFAULT_GENERATOR
+from .numpy_kernels.elementwise import (
+    bernoulli_float,
+    bernoulli_tensor,
+    check_p,
+    check_probabilities,
 )
 from .scalars import python_type_name
 from .tensor import Tensor
@@ -112,6 +119,7 @@ def _cpu() -> device:
 
 
 default_generator = Generator()
+DEFAULT_GENERATOR.append(default_generator)  # the sampling kernels' default stream
 
 
 def manual_seed(seed: Any) -> Generator:
@@ -406,45 +414,18 @@ def normal(
     return _finish(draw.astype(_float_dtype(dtype).numpy), requires_grad)
 
 
-def _check_probabilities(p: np.ndarray) -> None:
-    if p.size and not ((p >= 0) & (p <= 1)).all():
-        raise RuntimeError(
-            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this "
-            "error message be improved?  If so, please report an enhancement request "
-            "to PyTorch.)"
-        )
-
-
-def _check_p(p: builtins.float) -> None:
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
-
-
 def bernoulli(
     input: Tensor,
     p: builtins.float | None = None,
     *,
     generator: Generator | None = None,
 ) -> Tensor:
-    """0/1 draws with probability `input` (elementwise) or `p`; input's dtype."""
+    """0/1 draws with probability `input` (elementwise) or `p`; input's dtype (the
+    Tensor method: gradgen.bernoulli is the operator, with its gradient)."""
     rng = numpy_generator("bernoulli", generator)
     if p is None:
-        probabilities = _floating("bernoulli_tensor_cpu_p_", input)
-        _check_probabilities(probabilities)
-    else:
-        _check_p(p)
-        probabilities = np.full(input._data.shape, p)
-    draw = rng.random(input._data.shape) < probabilities
-    return Tensor(draw.astype(input._data.dtype))
-
-
-def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
-    """Poisson draws with rate `input` (elementwise), in input's dtype."""
-    rates = _floating("poisson_cpu", input)
-    if rates.size and not (rates >= 0).all():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    draw = numpy_generator("poisson", generator).poisson(rates)
-    return Tensor(np.asarray(draw, rates.dtype))
+        return Tensor(bernoulli_tensor(input._data, rng))
+    return Tensor(bernoulli_float(input._data, p, rng))
 
 
 def _check_multinomial(input: Tensor, num_samples: builtins.int, replace: Any) -> None:
@@ -549,10 +530,10 @@ def bernoulli_(
     if isinstance(p, Tensor):
         if self._data.dtype.kind not in "fb":
             raise _not_implemented("bernoulli_tensor_cpu_p_", self)
-        _check_probabilities(p._data)
+        check_probabilities(p._data)
         probabilities: Any = np.broadcast_to(p._data, self._data.shape)
     else:
-        _check_p(p)
+        check_p(p)
         probabilities = p
     rng = numpy_generator("bernoulli_", generator)
     return _write(self, rng.random(self._data.shape) < probabilities)

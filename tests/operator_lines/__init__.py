@@ -14,6 +14,7 @@ from . import (
     attention,
     conv,
     elementwise,
+    fft,
     indexing,
     linalg,
     loss,
@@ -44,6 +45,7 @@ FAMILIES: dict[str, ModuleType] = {
     "rnn": rnn,
     "attention": attention,
     "special": special,
+    "fft": fft,
 }
 
 

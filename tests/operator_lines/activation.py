@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .common import Line, _GRID, _aten, _f, _nn
+from typing import Any
+
+from .common import Line, _GRID, _aten, _f, _f64, _nn
 
 LINES: dict[str, Line] = {
     "relu": Line(lambda lib, a: lib.relu(a) * a.relu(), ((6,),)),
@@ -121,3 +123,115 @@ LINES: dict[str, Line] = {
         ((5,),),
     ),
 }
+
+
+def _rrelu(lib: Any, a: Any, training: bool) -> Any:
+    """rrelu_with_noise with a fixed noise: in training the kernel draws the slopes into
+    it (random: only the relation out = a * noise is checked, through the backward);
+    otherwise leaky_relu with the mean slope."""
+    noise = lib.ones(a.shape, dtype=lib.float64)
+    out = _f("rrelu_with_noise")(lib)(a, noise, 0.1, 0.3, training)
+    if training:
+        return out - a * noise  # zero, with the gradient of the backward's noise
+    return out
+
+
+LINES.update(
+    {
+        "celu": Line(
+            lambda lib, a: _f("celu")(lib)(a) * _f("celu")(lib)(a, 0.5), ((6,),)
+        ),
+        "glu": Line(
+            lambda lib, a: lib.cat(
+                [_f("glu")(lib)(a, 1).flatten(), _f("glu")(lib)(a, 0).flatten()]
+            ),
+            ((4, 6),),
+        ),
+        "glu_backward": Line(
+            lambda lib, g, a: _aten(lib, "glu_backward")(g, a, -1), ((2, 3), (2, 6))
+        ),
+        "hardshrink": Line(
+            lambda lib, a: _f("hardshrink")(lib)(a) * a.hardshrink(0.7), ((6,),)
+        ),
+        "hardshrink_backward": Line(
+            lambda lib, g, a: _aten(lib, "hardshrink_backward")(g * g, a, 0.7),
+            ((6,), (6,)),
+        ),
+        "softshrink": Line(
+            lambda lib, a: _f("softshrink")(lib)(a) * _f("softshrink")(lib)(a, 0.7),
+            ((6,),),
+        ),
+        "softshrink_backward": Line(
+            lambda lib, g, a: _aten(lib, "softshrink_backward")(g * g, a, 0.7),
+            ((6,), (6,)),
+        ),
+        "hardsigmoid": Line(
+            lambda lib, a: _f("hardsigmoid")(lib)(a * 2.0) * a, ((6,),)
+        ),
+        # PyTorch's hardsigmoid_backward has no derivative: its values on constants,
+        # times `a` (the gradient flows through `* a`).
+        "hardsigmoid_backward": Line(
+            lambda lib, a: _aten(lib, "hardsigmoid_backward")(
+                lib.tensor(_GRID + 1.0), lib.tensor(_GRID * 2.0)
+            )
+            * a,
+            ((5,),),
+        ),
+        "hardswish": Line(lambda lib, a: _f("hardswish")(lib)(a * 2.0) * a, ((6,),)),
+        "hardswish_backward": Line(
+            lambda lib, g, a: _aten(lib, "hardswish_backward")(g, a * 2.0),
+            ((6,), (6,)),
+        ),
+        "threshold": Line(
+            lambda lib, a: _f("threshold")(lib)(a, 0.25, -1.5) * a, ((6,),)
+        ),
+        "rrelu_with_noise": Line(
+            lambda lib, a: _rrelu(lib, a, False) + _rrelu(lib, a, True), ((6,),)
+        ),
+        "rrelu_with_noise_backward": Line(
+            lambda lib, g, a: _aten(lib, "rrelu_with_noise_backward")(
+                g, a, lib.ones(6, dtype=lib.float64) * 0.5, 0.1, 0.3, False, False
+            )
+            + _aten(lib, "rrelu_with_noise_backward")(
+                g, a, _f64(lib, [0.5, 1.0, 0.2, 1.0, 0.3, 1.0]), 0.1, 0.3, True, False
+            ),
+            ((6,), (6,)),
+        ),
+        "prelu": Line(
+            lambda lib, a, w: lib.prelu(a, w) * a.prelu(w[:1]), ((2, 3, 2), (3,))
+        ),
+        "_prelu_kernel": Line(
+            lambda lib, a, w: lib._prelu_kernel(a, w), ((2, 3, 2), (3, 1))
+        ),
+        "_prelu_kernel_backward": Line(
+            lambda lib, g, a, w: lib.cat(
+                [x.flatten() for x in _aten(lib, "_prelu_kernel_backward")(g, a, w)]
+            ),
+            ((2, 3), (2, 3), (3,)),
+        ),
+    }
+)
+
+
+def _native_dropout(lib: Any, a: Any) -> Any:
+    """The deterministic cases (the mask is random): p == 0 and p == 1 in training,
+    p == 0.3 not training; the masks joined as numbers."""
+    total = 0
+    for p, train in ((0.0, True), (1.0, True), (0.3, False)):
+        out, mask = _f("native_dropout")(lib)(a, p, train)
+        total = total + out * (mask.to(lib.float64) + 1.0)
+    return total
+
+
+LINES.update(
+    {
+        "native_dropout": Line(_native_dropout, ((5,),)),
+        "native_dropout_backward": Line(
+            lambda lib, g: _aten(lib, "native_dropout_backward")(
+                g, lib.tensor([True, False, True, True, False]), 2.5
+            ),
+            ((5,),),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+    }
+)

@@ -548,3 +548,20 @@ LINES: dict[str, Line] = {
         lambda lib, a: lib.negative_(a * a) * (a * 1.0).negative_(), ((4,),)
     ),
 }
+
+LINES["logaddexp"] = Line(
+    lambda lib, a, b: lib.logaddexp(a, b) * a.logaddexp(b * 3.0), ((3, 1), (4,))
+)
+
+# Rate 0 draws 0 (deterministic); the gradient through the draw is zero.
+LINES["poisson"] = Line(lambda lib, a: lib.poisson(a * 0.0) * a + a, ((4,),))
+
+# Probabilities 0 and 1 draw deterministically; bernoulli's gradient is zero, and
+# bernoulli.p has none (NotImplemented, as PyTorch's): its input is detached.
+LINES["bernoulli"] = Line(
+    lambda lib, a: lib.bernoulli((a > 0).to(a.dtype) * 1.0 + a * 0.0) * a + a, ((6,),)
+)
+LINES["bernoulli.p"] = Line(
+    lambda lib, a: lib.bernoulli(a.detach(), 1.0) * a + lib.bernoulli(a.detach(), 0.0),
+    ((6,),),
+)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .common import (
     Line,
     _aten_namespace,
@@ -135,3 +137,85 @@ LINES: dict[str, Line] = {
         ((2, 3), (2, 3)),
     ),
 }
+
+
+def _signs(lib: Any) -> Any:
+    return _f64(lib, [[1.0, -1.0, 1.0], [-1.0, -1.0, 1.0]])
+
+
+def _margin_targets(lib: Any) -> Any:
+    return _targets(lib, 2, 0, 1, 3)
+
+
+def _multilabel_targets(lib: Any) -> Any:
+    return lib.tensor([[3, 0, -1, 1], [1, -1, 0, 0], [2, 1, 0, 3], [-1, 2, 2, 2]])
+
+
+def _multi_margin(lib: Any, a: Any, p: int, weight: Any, reduction: int) -> Any:
+    return _f("multi_margin_loss")(lib)(
+        a * 0.3, _margin_targets(lib), p, 0.8, weight, reduction
+    )
+
+
+LINES.update(
+    {
+        "soft_margin_loss": Line(
+            lambda lib, a: _f("soft_margin_loss")(lib)(a, _signs(lib), 1).sum()
+            + _f("soft_margin_loss")(lib)(a, _signs(lib), 0) * a,
+            ((2, 3),),
+        ),
+        "soft_margin_loss_backward": Line(
+            lambda lib, g, a: _f("soft_margin_loss_backward")(lib)(g, a, _signs(lib), 0)
+            + _f("soft_margin_loss_backward")(lib)(g.sum(), a, _signs(lib), 1),
+            ((2, 3), (2, 3)),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+        "multi_margin_loss": Line(
+            lambda lib, a: _multi_margin(lib, a, 1, None, 1)
+            + _multi_margin(lib, a, 2, _f64(lib, [0.5, 1.0, 2.0, 1.5]), 0)
+            + _multi_margin(lib, a, 2, None, 2),
+            ((4, 4),),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+        "multi_margin_loss_backward": Line(
+            lambda lib, g, a: _f("multi_margin_loss_backward")(lib)(
+                g, a * 0.3, _margin_targets(lib), 2, 0.8, None, 0
+            )
+            + _f("multi_margin_loss_backward")(lib)(
+                g.sum(), a * 0.3, _margin_targets(lib), 1, 0.8, None, 1
+            ),
+            ((4,), (4, 4)),
+            compare=False,  # PyTorch has no derivative: tested in test_activation_entries
+            forward=False,
+        ),
+        "multilabel_margin_loss": Line(
+            lambda lib, a: _f("multilabel_margin_loss")(lib)(
+                a * 0.3, _multilabel_targets(lib), 1
+            )
+            + _f("multilabel_margin_loss")(lib)(a * 0.3, _multilabel_targets(lib), 0),
+            ((4, 4),),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+        "multilabel_margin_loss_forward": Line(
+            lambda lib, a: _f("multilabel_margin_loss_forward")(lib)(
+                a * 0.3, _multilabel_targets(lib), 2
+            )[0],
+            ((4, 4),),
+            forward=False,  # PyTorch has no forward formula either
+        ),
+        "multilabel_margin_loss_backward": Line(
+            lambda lib, g, a: _f("multilabel_margin_loss_backward")(lib)(
+                g,
+                a * 0.3,
+                _multilabel_targets(lib),
+                0,
+                _f("multilabel_margin_loss_forward")(lib)(
+                    a.detach(), _multilabel_targets(lib), 0
+                )[1],
+            ),
+            ((4,), (4, 4)),
+            compare=False,  # PyTorch has no derivative: tested in test_activation_entries
+            forward=False,
+        ),
+    }
+)

@@ -19,6 +19,7 @@ from .attention import *  # noqa: F403  (the names of its __all__)
 from .conv import *  # noqa: F403  (the names of its __all__)
 from .dropout import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
+from .fft import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
@@ -43,6 +44,7 @@ for _family in (
     "conv",
     "dropout",
     "elementwise",
+    "fft",
     "indexing",
     "linalg",
     "linalg_decompositions",

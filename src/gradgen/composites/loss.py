@@ -16,6 +16,7 @@ __all__ = [
     "cross_entropy_loss",
     "l1_loss",
     "kl_div",
+    "multilabel_margin_loss",
 ]
 
 
@@ -243,3 +244,8 @@ def kl_div(
     if reduction == Reduction.SUM:
         return output.sum()
     return output
+
+
+def multilabel_margin_loss(self: Tensor, target: Tensor, reduction: int = 1) -> Tensor:
+    """The loss of multilabel_margin_loss_forward (MultilabelMarginLossBackward0)."""
+    return ops.multilabel_margin_loss_forward(self, target, reduction)[0]

@@ -24,6 +24,7 @@ from ._common import *  # noqa: F403  (the names of its __all__)
 from .activation import *  # noqa: F403  (the names of its __all__)
 from .conv import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
+from .fft import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
@@ -51,6 +52,7 @@ for _family in (
     "activation",
     "conv",
     "elementwise",
+    "fft",
     "indexing",
     "linalg",
     "linalg_decompositions",

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 
+from ..generated.ops import cat as _cat
 from ..generated.ops import elu_backward as _elu_backward
+from ..generated.ops import glu_backward as _glu_backward
 from ..generated.ops import sigmoid_backward as _sigmoid_backward
 from ..generated.ops import softplus as _softplus
+from ..factories import ones_like as _ones_like
 from ..tensor import Tensor
 from ._common import Number
 
@@ -17,6 +20,12 @@ __all__ = [
     "softplus_double_backward",
     "log_sigmoid_double_backward",
     "infinitely_differentiable_mish_backward",
+    "glu_jvp",
+    "glu_backward_jvp",
+    "glu_double_backward",
+    "glu_double_backward_grad_output",
+    "infinitely_differentiable_native_dropout_backward",
+    "native_dropout_double_backward",
 ]
 
 
@@ -125,3 +134,80 @@ def infinitely_differentiable_mish_backward(
     return grad_output * (
         tanh_softplus + input * sigmoid * (1 - tanh_softplus * tanh_softplus)
     )
+
+
+def _halves(x: Tensor, dim: int) -> tuple[Tensor, Tensor, int]:
+    """The first and second halves of x along dim (wrapped)."""
+    if dim < 0:
+        dim += x.dim()
+    half = x.shape[dim] // 2
+    return x.narrow(dim, 0, half), x.narrow(dim, half, half), dim
+
+
+def glu_jvp(glu: Tensor, x: Tensor, dx: Tensor, dim: int) -> Tensor:
+    """The tangent of glu(x) = a * sigmoid(b): sigmoid(b) * da + glu * (1 - sigmoid(b))
+    * db."""
+    _, b, dim = _halves(x, dim)
+    da, db, _ = _halves(dx, dim)
+    sigmoid_b = b.sigmoid()
+    return sigmoid_b * da + glu * (1 - sigmoid_b) * db
+
+
+def glu_backward_jvp(
+    grad_x: Tensor,
+    grad_glu: Tensor,
+    x: Tensor,
+    dgrad_glu: Tensor,
+    dx: Tensor,
+    dim: int,
+) -> Tensor:
+    """The tangent of glu_backward(grad_glu, x) = [g * s, g * a * s * (1 - s)] (s the
+    sigmoid of the second half b), for tangents dgrad_glu and dx."""
+    a, b, dim = _halves(x, dim)
+    da, db, _ = _halves(dx, dim)
+    s = b.sigmoid()
+    ds = s * (1 - s)
+    first = dgrad_glu * s + grad_glu * ds * db
+    second = (dgrad_glu * a + grad_glu * da) * ds + grad_glu * a * ds * (1 - 2 * s) * db
+    return _cat([first, second], dim)
+
+
+def glu_double_backward(
+    grad: Tensor, grad_output: Tensor, input: Tensor, dim: int
+) -> Tensor:
+    """The gradient of glu_backward(grad_output, input) with respect to input, for the
+    cotangent grad = [ga, gb]: [gb * gO * s', ga * gO * s' + gb * gO * a * s'']
+    (s' = s * (1 - s), s'' = s' * (1 - 2s), s the sigmoid of the second half b)."""
+    a, b, dim = _halves(input, dim)
+    grad_first, grad_second, _ = _halves(grad, dim)
+    s = b.sigmoid()
+    ds = s * (1 - s)
+    grad_a = grad_second * grad_output * ds
+    grad_b = grad_first * grad_output * ds + grad_second * grad_output * a * ds * (
+        1 - 2 * s
+    )
+    return _cat([grad_a, grad_b], dim)
+
+
+def glu_double_backward_grad_output(grad: Tensor, input: Tensor, dim: int) -> Tensor:
+    """The gradient of glu_backward(grad_output, input) with respect to grad_output
+    (it is linear in it): the two halves of grad * glu_backward(1, input), added."""
+    first_half, _, dim = _halves(input, dim)
+    ones = _ones_like(first_half.detach())
+    products = grad * _glu_backward(ones, input, dim)
+    first, second, _ = _halves(products, dim)
+    return first + second
+
+
+def infinitely_differentiable_native_dropout_backward(
+    grad: Tensor, mask: Tensor, scale: float
+) -> Tensor:
+    """grad * mask * scale with operators (so it can be differentiated)."""
+    return grad * (mask.to(grad.dtype) * scale)
+
+
+def native_dropout_double_backward(
+    ggI: Tensor, grad: Tensor, mask: Tensor, scale: float
+) -> Tensor:
+    """native_dropout_backward is linear in grad_output: ggI * mask * scale."""
+    return ggI.to(grad.dtype) * (mask.to(grad.dtype) * scale)

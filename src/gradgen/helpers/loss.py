@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 import numpy as np
 
 from ..dtypes import Reduction
 from ..generated.ops import huber_loss_backward as _huber_loss_backward
 from ..generated.ops import log_sigmoid as _log_sigmoid
+from ..generated.ops import multi_margin_loss_backward as _multi_margin_loss_backward
+from ..generated.ops import (
+    multilabel_margin_loss_backward as _multilabel_margin_loss_backward,
+)
+from ..generated.ops import soft_margin_loss_backward as _soft_margin_loss_backward
 from ..tensor import Tensor
-from ._common import _zeros
+from ._common import Number, _full, _zeros
 
 __all__ = [
     "apply_loss_reduction",
@@ -23,6 +30,11 @@ __all__ = [
     "huber_loss_double_backward_grad_output",
     "binary_cross_entropy_with_logits_backward",
     "binary_cross_entropy_with_logits_target_backward",
+    "soft_margin_loss_double_backward",
+    "soft_margin_loss_double_backward_grad_output",
+    "multi_margin_loss_double_backward",
+    "multi_margin_loss_double_backward_grad_output",
+    "multilabel_margin_loss_double_backward_grad_output",
 ]
 
 
@@ -223,3 +235,104 @@ def binary_cross_entropy_with_logits_target_backward(
     if reduction == Reduction.MEAN:
         grad_target = _divide_by_numel(grad_target, target.numel())
     return grad_target
+
+
+def soft_margin_loss_double_backward(
+    grad: Tensor, input: Tensor, target: Tensor, reduction: int
+) -> Tensor:
+    """The derivative of soft_margin_loss_backward with respect to input, applied to
+    grad: grad * target^2 * z / (1 + z)^2, z = exp(-target * input) (/ numel)."""
+    z = (input * -target).exp()
+    grad_input = grad * (target * target) * z / ((z + 1) * (z + 1))
+    if reduction == Reduction.MEAN:
+        grad_input = _divide_by_numel(grad_input, input.numel())
+    return grad_input
+
+
+def soft_margin_loss_double_backward_grad_output(
+    grad: Tensor, grad_output: Tensor, input: Tensor, target: Tensor, reduction: int
+) -> Tensor:
+    """The derivative of soft_margin_loss_backward with respect to grad_output (it is
+    linear in it), applied to grad."""
+    if reduction == Reduction.NONE:
+        return _soft_margin_loss_backward(grad, input, target, reduction)
+    ones = _full(grad_output.shape, 1, grad_output.dtype)
+    return (_soft_margin_loss_backward(ones, input, target, reduction) * grad).sum()
+
+
+def _per_output(products: Tensor, grad_output: Tensor) -> Tensor:
+    """products (one per input element) summed to grad_output's shape: per sample
+    (the class dimension summed) when unreduced over rows, else all of them."""
+    if grad_output.dim() == 1:
+        return products.sum(-1)
+    return products.sum()
+
+
+def multi_margin_loss_double_backward_grad_output(
+    grad: Tensor,
+    grad_output: Tensor,
+    input: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """The derivative of multi_margin_loss_backward with respect to grad_output (it is
+    linear in it), applied to grad (gradgen's: PyTorch has none)."""
+    ones = _full(grad_output.shape, 1, grad_output.dtype)
+    unit = _multi_margin_loss_backward(
+        ones, input, target, p, margin, weight, reduction
+    )
+    return _per_output(unit * grad, grad_output)
+
+
+def multi_margin_loss_double_backward(
+    grad: Tensor,
+    grad_output: Tensor,
+    input: Tensor,
+    target: Tensor,
+    p: Number,
+    margin: Number,
+    weight: Tensor | None,
+    reduction: int,
+) -> Tensor:
+    """The derivative of multi_margin_loss_backward with respect to input, applied to
+    grad G (gradgen's: PyTorch has none). Zero for p == 1 (piecewise linear); for
+    p == 2 each violated class j adds c * (G[j] - G[y]) to j and takes it from the
+    target y, c = 2 * w[y] * grad_output / C (/ N for the mean)."""
+    if p == 1:
+        return grad * 0
+    rows = input.detach()._data.reshape(-1, input.shape[-1] if input.dim() else 1)
+    labels = target._data.reshape(-1, 1)
+    classes = rows.shape[1]
+    picked = np.take_along_axis(rows, labels, 1)
+    others = np.arange(classes)[None, :] != labels
+    violated = others & (margin - picked + rows > 0)
+    scale: Any = 2.0 / classes / (rows.shape[0] if reduction == Reduction.MEAN else 1)
+    if weight is not None:
+        scale = scale * weight._data[labels]
+    coefficient = Tensor(np.asarray(violated * scale, rows.dtype))
+    onehot = Tensor(np.asarray(~others, rows.dtype))
+    grads = grad.reshape(rows.shape)
+    differences = coefficient * (grads - grads.gather(1, Tensor(labels)))
+    result = differences - onehot * differences.sum(1, True)
+    per_sample = (
+        grad_output.reshape(-1, 1) if reduction == Reduction.NONE else grad_output
+    )
+    return (result * per_sample).reshape(input.shape)
+
+
+def multilabel_margin_loss_double_backward_grad_output(
+    grad: Tensor,
+    grad_output: Tensor,
+    input: Tensor,
+    target: Tensor,
+    reduction: int,
+    is_target: Tensor,
+) -> Tensor:
+    """The derivative of multilabel_margin_loss_backward with respect to grad_output
+    (it is linear in it), applied to grad (gradgen's: PyTorch has none)."""
+    ones = _full(grad_output.shape, 1, grad_output.dtype)
+    unit = _multilabel_margin_loss_backward(ones, input, target, reduction, is_target)
+    return _per_output(unit * grad, grad_output)

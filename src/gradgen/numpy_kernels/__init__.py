@@ -19,10 +19,12 @@ from ._common import OVERLAPPING_WRITE_ERROR as OVERLAPPING_WRITE_ERROR
 from ._common import broadcastable as broadcastable
 from ._common import broadcast_error as broadcast_error
 from ._common import broadcast_shape_error as broadcast_shape_error
+from ._common import random_generator as random_generator
 from ._common import _wrap_dim as _wrap_dim  # PyTorch's maybe_wrap_dim, one definition
 from .activation import *  # noqa: F403  (the names of its __all__)
 from .conv import *  # noqa: F403  (the names of its __all__)
 from .elementwise import *  # noqa: F403  (the names of its __all__)
+from .fft import *  # noqa: F403  (the names of its __all__)
 from .indexing import *  # noqa: F403  (the names of its __all__)
 from .linalg import *  # noqa: F403  (the names of its __all__)
 from .linalg_decompositions import *  # noqa: F403  (the names of its __all__)
@@ -50,11 +52,13 @@ __all__: list[str] = [
     "negative",
     "subtract",
     "power",
+    "random_generator",
 ]
 for _family in (
     "activation",
     "conv",
     "elementwise",
+    "fft",
     "indexing",
     "linalg",
     "linalg_decompositions",

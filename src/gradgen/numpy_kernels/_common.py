@@ -163,3 +163,21 @@ def _same_dtype(result: Any, like: np.ndarray) -> np.ndarray:
     """`result` as an array of `like`'s dtype (Python scalars in the formulas must not
     widen a float32 computation)."""
     return np.asarray(result).astype(like.dtype, copy=False)
+
+
+# The default generator's numpy stream: gradgen.random (a higher floor) puts its
+# default Generator here when it is imported, so the sampling kernels (rrelu, dropout,
+# bernoulli, ...) draw from the stream gradgen.manual_seed resets.
+DEFAULT_GENERATOR: list[Any] = []
+
+
+def random_generator(function: str, generator: Any) -> np.random.Generator:
+    """The numpy Generator behind a kernel's `generator=` (None: the default one)."""
+    chosen = DEFAULT_GENERATOR[0] if generator is None else generator
+    inner = getattr(chosen, "_generator", None)
+    if not isinstance(inner, np.random.Generator):
+        raise TypeError(
+            f"{function}(): argument 'generator' must be torch.Generator, not "
+            f"{type(generator).__name__}"
+        )
+    return inner

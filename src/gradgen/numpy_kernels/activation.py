@@ -37,6 +37,24 @@ __all__ = [
     "mish_backward",
     "softmax",
     "softmax_backward_data",
+    "celu",
+    "glu",
+    "glu_backward",
+    "hardshrink",
+    "hardshrink_backward",
+    "softshrink",
+    "softshrink_backward",
+    "hardsigmoid",
+    "hardsigmoid_backward",
+    "hardswish",
+    "hardswish_backward",
+    "threshold_kernel",
+    "rrelu_with_noise",
+    "rrelu_with_noise_backward",
+    "prelu_kernel",
+    "prelu_kernel_backward",
+    "native_dropout",
+    "native_dropout_backward",
 ]
 
 
@@ -317,3 +335,219 @@ def mish_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
     tanh_softplus = np.tanh(_softplus_unit(self))
     derivative = tanh_softplus + self * sigmoid_x * (1 - tanh_softplus * tanh_softplus)
     return _same_dtype(grad_output * derivative, grad_output)
+
+
+def celu(self: np.ndarray, alpha: Any) -> np.ndarray:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)): elu with input_scale 1/alpha."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _check_floating("elu_cpu", self)
+    return elu(self, alpha, 1, 1.0 / alpha)
+
+
+def _glu_halves(self: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The two halves of `self` along `dim` (wrapped), with PyTorch's checks."""
+    if self.ndim == 0:
+        raise RuntimeError(
+            "glu does not support scalars because halving size must be even"
+        )
+    axis = _wrap_dim(dim, self.ndim)
+    size = self.shape[axis]
+    if size % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {axis} is size {size}"
+        )
+    first, second = np.split(self, 2, axis=axis)
+    return first, second, axis
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return _same_dtype(1 / (1 + np.exp(-x)), x)
+
+
+def glu(self: np.ndarray, dim: int) -> np.ndarray:
+    """a * sigmoid(b), a and b the first and second halves of `self` along `dim`."""
+    _check_floating("glu_cpu", self)
+    first, second, _ = _glu_halves(self, dim)
+    return _same_dtype(first * _sigmoid(second), self)
+
+
+def glu_backward(grad_output: np.ndarray, self: np.ndarray, dim: int) -> np.ndarray:
+    """[gO * sigmoid(b), gO * a * sigmoid(b) * (1 - sigmoid(b))] along `dim`."""
+    _check_floating("glu_backward_cpu", self)
+    first, second, axis = _glu_halves(self, dim)
+    sigmoid = _sigmoid(second)
+    grad_first = grad_output * sigmoid
+    grad_second = grad_first * first * (1 - sigmoid)
+    return _same_dtype(np.concatenate([grad_first, grad_second], axis), grad_output)
+
+
+def _check_lambd(self: np.ndarray, lambd: Any) -> None:
+    """softshrink's lambda: in [0, the dtype's largest value]."""
+    if self.dtype.kind == "f" and not lambd >= 0:
+        largest = float(np.finfo(self.dtype).max)
+        raise RuntimeError(
+            f"lambda must be in range [0, {largest:g}] for input dtype "
+            f"{_scalar_type_name(self)}, but found {lambd:g}"
+        )
+
+
+def _inside(self: np.ndarray, lambd: Any) -> np.ndarray:
+    """-lambd <= x <= lambd (False for NaN, which passes through)."""
+    return (self >= -lambd) & (self <= lambd)
+
+
+def hardshrink(self: np.ndarray, lambd: Any) -> np.ndarray:
+    """0 where -lambd <= x <= lambd, else x."""
+    _check_floating("hardshrink_cpu", self)
+    return np.where(_inside(self, lambd), np.zeros((), self.dtype), self)
+
+
+def hardshrink_backward(
+    grad_out: np.ndarray, self: np.ndarray, lambd: Any
+) -> np.ndarray:
+    """grad_out, except 0 where -lambd <= x <= lambd."""
+    _check_floating("hardshrink_backward_cpu", self)
+    return np.where(_inside(self, lambd), np.zeros((), grad_out.dtype), grad_out)
+
+
+def softshrink(self: np.ndarray, lambd: Any) -> np.ndarray:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (NaN stays NaN)."""
+    _check_lambd(self, lambd)
+    _check_floating("softshrink_cpu", self)
+    shrunk = np.where(self < -lambd, self + lambd, self * 0)
+    return _same_dtype(np.where(self > lambd, self - lambd, shrunk), self)
+
+
+def softshrink_backward(
+    grad_output: np.ndarray, self: np.ndarray, lambd: Any
+) -> np.ndarray:
+    """grad_output, except 0 where -lambd <= x <= lambd."""
+    _check_floating("softshrink_backward_cpu", self)
+    return np.where(_inside(self, lambd), np.zeros((), grad_output.dtype), grad_output)
+
+
+# PyTorch's CPU backward kernel multiplies by 1/6 rounded to float32 (`1.0f / 6.0f`),
+# also in double precision.
+_ONE_SIXTH = float(np.float32(1.0) / np.float32(6.0))
+
+
+def hardsigmoid(self: np.ndarray) -> np.ndarray:
+    """min(max(x + 3, 0), 6) / 6."""
+    _check_floating("hardsigmoid_cpu", self)
+    return _same_dtype(np.minimum(np.maximum(self + 3, 0), 6) / 6, self)
+
+
+def hardsigmoid_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
+    """grad_output / 6 where -3 < x < 3, else 0."""
+    _check_floating("hardsigmoid_backward", self)
+    inside = (self > -3) & (self < 3)
+    return _same_dtype(np.where(inside, grad_output * _ONE_SIXTH, 0), grad_output)
+
+
+def hardswish(self: np.ndarray) -> np.ndarray:
+    """0 below -3, x above 3, x * (x + 3) / 6 between."""
+    _check_floating("hardswish_cpu", self)
+    middle = np.where(self <= 3, self * (self + 3) / 6, self)
+    return _same_dtype(np.where(self < -3, 0, middle), self)
+
+
+def hardswish_backward(grad_output: np.ndarray, self: np.ndarray) -> np.ndarray:
+    """0 below -3, grad_output above 3, grad_output * (x / 3 + 0.5) between."""
+    _check_floating("hardswish_backward_cpu", self)
+    middle = np.where(self <= 3, grad_output * (self / 3 + 0.5), grad_output)
+    return _same_dtype(np.where(self < -3, 0, middle), grad_output)
+
+
+def threshold_kernel(self: np.ndarray, threshold: Any, value: Any) -> np.ndarray:
+    """value where x <= threshold, else x (NaN stays), in x's dtype."""
+    if self.dtype.kind in "bc":
+        raise _not_implemented_for("threshold_cpu", self)
+    filled = np.asarray(value).astype(self.dtype)
+    return np.where(self <= threshold, filled, self)
+
+
+def rrelu_with_noise(
+    self: np.ndarray,
+    noise: np.ndarray,
+    lower: Any,
+    upper: Any,
+    training: bool,
+    generator: Any,
+) -> np.ndarray:
+    """Randomized leaky ReLU. Training: each negative x times a slope drawn uniformly
+    from [lower, upper], the slopes (1 for the others) written into `noise`, as
+    PyTorch's kernel writes them; otherwise leaky_relu with slope (lower + upper) / 2.
+    """
+    _check_floating("rrelu_with_noise_out_cpu", self)
+    if not training:
+        return leaky_relu(self, (lower + upper) / 2)
+    if noise.shape != self.shape:
+        raise RuntimeError(
+            f"noise tensor shape must match self tensor shape. Got noise.shape() == "
+            f"{list(noise.shape)} and self.shape() == {list(self.shape)}"
+        )
+    slopes = generator.uniform(lower, upper, self.shape)
+    noise[...] = np.where(self <= 0, slopes, 1)
+    return _same_dtype(self * noise, self)
+
+
+def rrelu_with_noise_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    noise: np.ndarray,
+    lower: Any,
+    upper: Any,
+    training: bool,
+    self_is_result: bool,
+) -> np.ndarray:
+    """grad_output * noise after a random training pass (upper - lower > 1e-6),
+    else leaky_relu's gradient with slope (lower + upper) / 2."""
+    if training and upper - lower > 1e-6:
+        return _same_dtype(grad_output * noise, grad_output)
+    return leaky_relu_backward(grad_output, self, (lower + upper) / 2, self_is_result)
+
+
+def prelu_kernel(self: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """x where x >= 0, else weight * x (weight broadcast against x)."""
+    _check_floating("prelu_cpu", self)
+    return _same_dtype(np.where(self >= 0, self, weight * self), self)
+
+
+def prelu_kernel_backward(
+    grad_output: np.ndarray, self: np.ndarray, weight: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(grad_output where x >= 0 else grad_output * weight, 0 where x >= 0 else
+    grad_output * x), both of the broadcast shape (the engine sums a gradient down to
+    its input's shape, as PyTorch's)."""
+    _check_floating("prelu_backward_cpu", self)
+    negative = self < 0
+    grad_self = np.where(negative, grad_output * weight, grad_output)
+    grad_weight = np.where(negative, grad_output * self, 0)
+    shape = np.broadcast_shapes(self.shape, weight.shape, grad_output.shape)
+    return (
+        _same_dtype(np.broadcast_to(grad_self, shape), grad_output),
+        _same_dtype(np.broadcast_to(grad_weight, shape), grad_output),
+    )
+
+
+def native_dropout(
+    input: np.ndarray, p: float, train: bool | None, generator: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(input * mask / (1 - p), mask), the boolean mask kept with probability 1 - p
+    (0 for the output when p == 1); without training (train False) the input and an
+    all-true mask."""
+    if train is not None and not train:
+        return input.copy(), np.ones(input.shape, bool)
+    if not 0 <= 1 - p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p:g}")
+    mask = generator.random(input.shape) < 1 - p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return _same_dtype(input * mask * scale, input), mask
+
+
+def native_dropout_backward(
+    grad_output: np.ndarray, mask: np.ndarray, scale: float
+) -> np.ndarray:
+    """grad_output * mask * scale."""
+    return _same_dtype(grad_output * mask * scale, grad_output)

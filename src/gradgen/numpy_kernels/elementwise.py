@@ -20,6 +20,10 @@ from ._common import (
 )
 
 __all__ = [
+    "logaddexp",
+    "poisson",
+    "bernoulli_tensor",
+    "bernoulli_float",
     "to_copy",
     "int_to_float",
     "absolute",
@@ -667,3 +671,56 @@ def clamp_bound(
             f"\"{name}_cpu\" not implemented for '{spelling(common).scalar_type}'"
         )
     return clamp_tensors(self, min, max)
+
+
+def logaddexp(self: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """log(exp(self) + exp(other)) in the operands' common dtype, floating or complex
+    (complex: shifted by the operand of larger real part)."""
+    if self.dtype.kind not in "fc":
+        raise _cpu_kernel_missing("logaddexp", self)
+    if self.dtype.kind == "f":
+        return np.logaddexp(self, other)
+    larger = np.where(self.real >= other.real, self, other)
+    smaller = np.where(self.real >= other.real, other, self)
+    return larger + np.log1p(np.exp(smaller - larger))
+
+
+def poisson(self: np.ndarray, generator: np.random.Generator) -> np.ndarray:
+    """Poisson draws with rate `self` (elementwise), in self's dtype."""
+    if self.dtype.kind != "f":
+        raise _not_implemented_for("poisson_cpu", self)
+    if self.size and not (self >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    return np.asarray(generator.poisson(self), self.dtype)
+
+
+def check_probabilities(p: np.ndarray) -> None:
+    """bernoulli's probabilities are in [0, 1] (PyTorch's words)."""
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this "
+            "error message be improved?  If so, please report an enhancement request "
+            "to PyTorch.)"
+        )
+
+
+def check_p(p: float) -> None:
+    """bernoulli's one probability is in [0, 1]."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+
+
+def bernoulli_tensor(self: np.ndarray, generator: np.random.Generator) -> np.ndarray:
+    """1 with probability `self` (elementwise), else 0, in self's dtype."""
+    if self.dtype.kind != "f":
+        raise _not_implemented_for("bernoulli_tensor_cpu_p_", self)
+    check_probabilities(self)
+    return (generator.random(self.shape) < self).astype(self.dtype)
+
+
+def bernoulli_float(
+    self: np.ndarray, p: float, generator: np.random.Generator
+) -> np.ndarray:
+    """1 with probability `p`, else 0, in self's shape and dtype."""
+    check_p(p)
+    return (generator.random(self.shape) < p).astype(self.dtype)

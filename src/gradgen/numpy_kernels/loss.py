@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +30,12 @@ __all__ = [
     "huber_loss",
     "huber_loss_backward",
     "binary_cross_entropy_with_logits",
+    "soft_margin_loss",
+    "soft_margin_loss_backward",
+    "multi_margin_loss",
+    "multi_margin_loss_backward",
+    "multilabel_margin_loss_forward",
+    "multilabel_margin_loss_backward",
 ]
 
 
@@ -526,3 +533,177 @@ def binary_cross_entropy_with_logits(
         _check_in_place_broadcast(target.shape, weight.shape)
         loss = loss * weight
     return _reduce_loss(np.asarray(loss).astype(dtype, copy=False), reduction)
+
+
+def soft_margin_loss(
+    self: np.ndarray, target: np.ndarray, reduction: int
+) -> np.ndarray:
+    """log(1 + exp(-target * self)), reduced."""
+    _check_floating("soft_margin_loss", self)
+    return _reduce_loss(_same_dtype(np.log1p(np.exp(-target * self)), self), reduction)
+
+
+def soft_margin_loss_backward(
+    grad_output: np.ndarray, self: np.ndarray, target: np.ndarray, reduction: int
+) -> np.ndarray:
+    """-target * exp(-target * x) / (1 + exp(-target * x)) * grad_output, over the
+    numel for the mean."""
+    _check_floating("soft_margin_loss_backward", self)
+    norm = 1.0 / self.size if reduction == Reduction.MEAN and self.size else 1.0
+    z = np.exp(-target * self)
+    return _same_dtype(-norm * target * z / (1.0 + z) * grad_output, self)
+
+
+def _margin_rows(
+    self: np.ndarray, target: np.ndarray, weight: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """self as rows (N, C) and target as (N,), with multi_margin_loss's checks."""
+    rows = self.reshape(-1, self.shape[-1]) if self.ndim else self.reshape(1, 1)
+    labels = target.reshape(-1)
+    if self.ndim > 2 or labels.shape[0] != rows.shape[0]:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the "
+            "number of input samples (batch size). Expected target size "
+            f"[{rows.shape[0]}], but got {list(target.shape)}. Input has shape "
+            f"{list(self.shape)}."
+        )
+    if labels.size and ((labels < 0) | (labels >= rows.shape[1])).any():
+        raise RuntimeError("target out of range")
+    if weight is not None and weight.size != rows.shape[1]:
+        raise RuntimeError(
+            f"inconsistent weight size, expected {rows.shape[1]} but got "
+            f"{list(weight.shape)}"
+        )
+    return rows, labels
+
+
+def _margin_violations(
+    rows: np.ndarray, labels: np.ndarray, margin: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """margin - x[y] + x[j] per class j, and where it is positive (never at j == y)."""
+    picked = np.take_along_axis(rows, labels[:, None], 1)
+    z = margin - picked + rows
+    others = np.arange(rows.shape[1])[None, :] != labels[:, None]
+    return z, (z > 0) & others
+
+
+def multi_margin_loss(
+    self: np.ndarray,
+    target: np.ndarray,
+    p: Any,
+    margin: Any,
+    weight: np.ndarray | None,
+    reduction: int,
+) -> np.ndarray:
+    """sum over j != y of w[y] * max(0, margin - x[y] + x[j]) ** p / C, per sample,
+    reduced (p is 1 or 2)."""
+    _check_floating("multi_margin_loss_cpu_kernel", self)
+    if p not in (1, 2):
+        raise RuntimeError("only p == 1 and p == 2 supported")
+    rows, labels = _margin_rows(self, target, weight)
+    z, violated = _margin_violations(rows, labels, margin)
+    terms = np.where(violated, z if p == 1 else z * z, 0)
+    if weight is not None:
+        terms = terms * weight[labels][:, None]
+    per_sample = terms.sum(1) / rows.shape[1]
+    if self.ndim < 2 and reduction == Reduction.NONE:
+        per_sample = per_sample.reshape(())
+    return _reduce_loss(_same_dtype(per_sample, self), reduction)
+
+
+def multi_margin_loss_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    target: np.ndarray,
+    p: Any,
+    margin: Any,
+    weight: np.ndarray | None,
+    reduction: int,
+) -> np.ndarray:
+    """The gradient of multi_margin_loss: for each violated j, h = g (p == 1) or
+    2 g z (p == 2), times w[y]; x[j] gets h and x[y] loses it (g = 1/C, over N more
+    for the mean), all times grad_output (per sample when unreduced)."""
+    _check_floating("multi_margin_loss_backward_cpu_kernel", self)
+    if p not in (1, 2):
+        raise RuntimeError("only p == 1 and p == 2 supported")
+    rows, labels = _margin_rows(self, target, weight)
+    z, violated = _margin_violations(rows, labels, margin)
+    g = 1.0 / rows.shape[1]
+    if reduction == Reduction.MEAN:
+        g /= rows.shape[0]
+    h = np.where(violated, g if p == 1 else 2 * g * z, 0)
+    if weight is not None:
+        h = h * weight[labels][:, None]
+    grad = h.copy()
+    np.put_along_axis(grad, labels[:, None], -h.sum(1, keepdims=True), 1)
+    scale = grad_output.reshape(-1, 1) if reduction == Reduction.NONE else grad_output
+    return _same_dtype((grad * scale).reshape(self.shape), self)
+
+
+def _multilabel_rows(
+    self: np.ndarray, target: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """self and target as rows (N, C), with PyTorch's checks; the targets of a row
+    are its entries before the first -1."""
+    if target.shape != self.shape or self.ndim > 2:
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: "
+            f"{list(self.shape)}"
+        )
+    rows = self.reshape(-1, self.shape[-1]) if self.ndim else self.reshape(1, 1)
+    labels = target.reshape(rows.shape)
+    if labels.size and ((labels < -1) | (labels >= rows.shape[1])).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    return rows, labels
+
+
+def _multilabel_is_target(labels: np.ndarray) -> np.ndarray:
+    """1 where a class is one of its row's targets (entries before the first -1)."""
+    valid = np.cumprod(labels >= 0, axis=1).astype(bool)
+    is_target = np.zeros(labels.shape, bool)
+    row_index = np.nonzero(valid)[0]
+    is_target[row_index, labels[valid]] = True
+    return is_target
+
+
+def _multilabel_pairs(rows: np.ndarray, is_target: np.ndarray) -> np.ndarray:
+    """(N, C, C): 1 - x[j] + x[k] where j is a target, k is not, and it is positive."""
+    z = 1 - rows[:, :, None] + rows[:, None, :]
+    pairs = is_target[:, :, None] & ~is_target[:, None, :]
+    return np.where(pairs & (z > 0), z, 0)
+
+
+def multilabel_margin_loss_forward(
+    self: np.ndarray, target: np.ndarray, reduction: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(loss, is_target): sum over target j and non-target k of max(0, 1 - x[j] +
+    x[k]) / C per sample, reduced; is_target in self's dtype."""
+    _check_floating("multilabel_margin_loss_forward_out_frame", self)
+    rows, labels = _multilabel_rows(self, target)
+    is_target = _multilabel_is_target(labels)
+    per_sample = _multilabel_pairs(rows, is_target).sum((1, 2)) / rows.shape[1]
+    if self.ndim < 2 and reduction == Reduction.NONE:
+        per_sample = per_sample.reshape(())
+    loss = _reduce_loss(_same_dtype(per_sample, self), reduction)
+    return loss, _same_dtype(is_target.reshape(self.shape), self)
+
+
+def multilabel_margin_loss_backward(
+    grad_output: np.ndarray,
+    self: np.ndarray,
+    target: np.ndarray,
+    reduction: int,
+    is_target: np.ndarray,
+) -> np.ndarray:
+    """For each violated (target j, non-target k) pair, x[j] loses g and x[k] gains
+    it (g = 1/C, over N more for the mean), times grad_output."""
+    _check_floating("multilabel_margin_loss_backward_out_frame", self)
+    rows, _ = _multilabel_rows(self, target)
+    targets = is_target.reshape(rows.shape) != 0
+    active = _multilabel_pairs(rows, targets) > 0
+    g = 1.0 / rows.shape[1]
+    if reduction == Reduction.MEAN:
+        g /= rows.shape[0]
+    grad = g * (active.sum(1) - active.sum(2))
+    scale = grad_output.reshape(-1, 1) if reduction == Reduction.NONE else grad_output
+    return _same_dtype((grad * scale).reshape(self.shape), self)

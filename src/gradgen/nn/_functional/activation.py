@@ -1,17 +1,15 @@
-"""torch.nn.functional's activations that are short composites of gradgen's
-operators (hardtanh, elu, where, softmax, ...): the values and gradients of
-PyTorch's kernels (away from the kinks, where one-sided choices may differ)."""
+"""torch.nn.functional's activations over gradgen's operators: most call the
+operator of their name (celu, glu, hardshrink, hardsigmoid, ...), a few are short
+composites as PyTorch's (relu6 is hardtanh, selu is elu, softmin is softmax)."""
 
 from __future__ import annotations
 
 import warnings
 from typing import Any
 
-import numpy as np
 
-from gradgen.dtypes import spelling
+from gradgen.factories import zeros_like
 from gradgen.generated import ops
-from gradgen.numpy_kernels._common import _wrap_dim
 from gradgen.tensor import Tensor
 
 __all__ = [
@@ -27,6 +25,7 @@ __all__ = [
     "tanhshrink",
     "softshrink",
     "hardshrink",
+    "rrelu",
 ]
 
 # SELU's constants (Klambauer et al., 2017), as ATen's.
@@ -49,15 +48,13 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
-    """relu6(x + 3) / 6."""
-    result = ops.hardtanh(input + 3, 0.0, 6.0) / 6
-    return _in_place(input, result, inplace)
+    """relu6(x + 3) / 6 (HardsigmoidBackward0)."""
+    return _in_place(input, ops.hardsigmoid(input), inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
-    """x * relu6(x + 3) / 6."""
-    result = input * ops.hardtanh(input + 3, 0.0, 6.0) / 6
-    return _in_place(input, result, inplace)
+    """x * relu6(x + 3) / 6 (HardswishBackward0)."""
+    return _in_place(input, ops.hardswish(input), inplace)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -68,51 +65,31 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) (CeluBackward0; in place, elu_
+    with input_scale 1 / alpha)."""
     if inplace:
+        if alpha == 0:
+            raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
         return ops.elu_(input, alpha, 1.0, 1.0 / alpha)
-    return ops.elu(input, alpha, 1.0, 1.0 / alpha)
+    return ops.celu(input, alpha)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
-    """a * sigmoid(b), a and b the two halves of `input` along `dim`."""
-    if input.dim() == 0:
-        raise RuntimeError(
-            "glu does not support scalars because halving size must be even"
-        )
-    dim = _wrap_dim(dim, input.dim())
-    size = input.shape[dim]
-    if size % 2:
-        raise RuntimeError(
-            f"Halving dimension must be even, but dimension {dim} is size {size}"
-        )
-    first, second = input.chunk(2, dim)
-    return first * ops.sigmoid(second)
+    """a * sigmoid(b), a and b the two halves of `input` along `dim` (GluBackward0)."""
+    return ops.glu(input, dim)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """x where x > 0, else weight * x, the weight per channel (dimension 1) or one
-    for all."""
-    if weight.numel() != 1:
-        if input.dim() == 0:
-            raise RuntimeError("Not allow zero-dim input tensor.")
-        channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
-        if weight.numel() != channels:
-            raise RuntimeError(
-                "Mismatch of parameter numbers and input channel size. Found parameter "
-                f"numbers = {weight.numel()} and channel size = {channels}."
-            )
-        if input.dim() >= 2:
-            weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
-    return ops.where(input > 0, input, weight * input)
+    """x where x >= 0, else weight * x, the weight per channel (dimension 1) or one
+    for all (PreluKernelBackward0)."""
+    return ops.prelu(input, weight)
 
 
 def threshold(
     input: Tensor, threshold: float, value: float, inplace: bool = False
 ) -> Tensor:
-    """x where x > threshold, else value."""
-    result = ops.where(input > threshold, input, value)
-    return _in_place(input, result, inplace)
+    """x where x > threshold, else value (ThresholdBackward0)."""
+    return _in_place(input, ops.threshold(input, threshold, value), inplace)
 
 
 def softmin(
@@ -137,17 +114,24 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
-    if lambd < 0:
-        largest = float(np.finfo(input._data.dtype).max)
-        raise RuntimeError(
-            f"lambda must be in range [0, {largest:g}] for input dtype "
-            f"{spelling(input).scalar_type}, but found {lambd:g}"
-        )
-    shrunk = ops.where(input < -lambd, input + lambd, 0.0)
-    return ops.where(input > lambd, input - lambd, shrunk)
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (SoftshrinkBackward0)."""
+    return ops.softshrink(input, lambd)
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x where |x| > lambd, else 0."""
-    return ops.where((input > lambd) | (input < -lambd), input, 0.0)
+    """x where |x| > lambd, else 0 (HardshrinkBackward0)."""
+    return ops.hardshrink(input, lambd)
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """x where x >= 0, else x times a slope drawn from [lower, upper] in training, or
+    times (lower + upper) / 2 (RreluWithNoiseBackward0)."""
+    noise = zeros_like(input.detach())
+    result = ops.rrelu_with_noise(input, noise, lower, upper, training)
+    return _in_place(input, result, inplace)

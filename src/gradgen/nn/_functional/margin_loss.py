@@ -1,13 +1,14 @@
 """torch.nn.functional's margin and embedding losses, written with gradgen's
-operators as ATen writes them: margin_ranking_loss, hinge_embedding_loss,
-soft_margin_loss, cosine_embedding_loss, triplet_margin_loss."""
+operators as ATen writes them (margin_ranking_loss, hinge_embedding_loss,
+cosine_embedding_loss, triplet_margin_loss), or calling the operator of their name
+(soft_margin_loss, multi_margin_loss, multilabel_margin_loss)."""
 
 from __future__ import annotations
 
 from gradgen.generated import ops
 from gradgen.tensor import Tensor
 
-from .._reduction import legacy_get_string
+from .._reduction import get_enum, legacy_get_string
 from .distance import pairwise_distance
 
 __all__ = [
@@ -16,6 +17,8 @@ __all__ = [
     "soft_margin_loss",
     "cosine_embedding_loss",
     "triplet_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
 ]
 
 
@@ -75,9 +78,10 @@ def soft_margin_loss(
     reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """log(1 + exp(-target * input))."""
-    loss = ops.log1p(ops.exp(-input * target))
-    return _reduced(loss, reduction, size_average, reduce)
+    """log(1 + exp(-target * input)) (SoftMarginLossBackward0)."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_get_string(size_average, reduce)
+    return ops.soft_margin_loss(input, target, get_enum(reduction))
 
 
 def cosine_embedding_loss(
@@ -141,3 +145,38 @@ def triplet_margin_loss(
         distance_negative = ops.minimum(distance_negative, distance_swap)
     loss = (margin + distance_positive - distance_negative).clamp_min(0)
     return _reduced(loss, reduction, size_average, reduce)
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-class hinge loss: sum over j != y of max(0, margin - x[y] + x[j]) ** p
+    / C (MultiMarginLossBackward0)."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_get_string(size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return ops.multi_margin_loss(input, target, p, margin, weight, get_enum(reduction))
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """The multi-label hinge loss: sum over target j and non-target k of
+    max(0, 1 - x[j] + x[k]) / C (MultilabelMarginLossBackward0)."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_get_string(size_average, reduce)
+    return ops.multilabel_margin_loss(input, target, get_enum(reduction))

@@ -27,6 +27,7 @@ from .activation import (
     CELU,
     GLU,
     PReLU,
+    RReLU,
     LogSigmoid,
     Softsign,
     Tanhshrink,
@@ -51,6 +52,8 @@ from .loss import (
     SoftMarginLoss,
     CosineEmbeddingLoss,
     TripletMarginLoss,
+    MultiMarginLoss,
+    MultiLabelMarginLoss,
 )
 from .dropout import Dropout
 from .normalization import LayerNorm
@@ -151,6 +154,7 @@ __all__ = [
     "CELU",
     "GLU",
     "PReLU",
+    "RReLU",
     "LogSigmoid",
     "Softsign",
     "Tanhshrink",
@@ -173,6 +177,8 @@ __all__ = [
     "SoftMarginLoss",
     "CosineEmbeddingLoss",
     "TripletMarginLoss",
+    "MultiMarginLoss",
+    "MultiLabelMarginLoss",
     "Dropout",
     "LayerNorm",
     "GroupNorm",

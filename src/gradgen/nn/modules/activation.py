@@ -33,6 +33,7 @@ __all__ = [
     "CELU",
     "GLU",
     "PReLU",
+    "RReLU",
     "LogSigmoid",
     "Softsign",
     "Tanhshrink",
@@ -366,3 +367,23 @@ class LogSoftmax(_SoftmaxLike):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=5)  # type: ignore[no-any-return]
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: slopes drawn from [lower, upper] for the negative inputs
+    in training, their mean in evaluation."""
+
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace_str}"
