@@ -1,0 +1,155 @@
+"""Passes over the captured graph, each small: constant folding of Python scalars (on
+a rendered expression), dead-code elimination and common-subexpression elimination
+(on the recorded operators)."""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Iterable
+from typing import Any
+
+from .trace import Op, Value
+
+__all__ = ["eliminate_common_subexpressions", "eliminate_dead_code", "fold_constants"]
+
+_BINARY = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+}
+_UNARY = {ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos}
+_NUMBERS = (bool, int, float)
+
+
+def _constant(node: ast.expr) -> tuple[bool, Any]:
+    if isinstance(node, ast.Constant) and (
+        node.value is None or type(node.value) in _NUMBERS + (str,)
+    ):
+        return True, node.value
+    return False, None
+
+
+def _fold(node: ast.expr) -> ast.expr:
+    """One node whose children are folded: a constant if it computes one."""
+    if isinstance(node, ast.IfExp):
+        known, test = _constant(node.test)
+        if known:
+            return node.body if test else node.orelse
+        return node
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        (left_known, left), (right_known, right) = map(
+            _constant, (node.left, node.comparators[0])
+        )
+        function = _COMPARE.get(type(node.ops[0]))
+        if left_known and right_known and function is not None:
+            return ast.Constant(bool(function(left, right)))
+        return node
+    if isinstance(node, ast.BoolOp):
+        values = [_constant(v) for v in node.values]
+        if all(known for known, _ in values):
+            results = [v for _, v in values]
+            is_and = isinstance(node.op, ast.And)
+            return ast.Constant(all(results) if is_and else any(results))
+        return node
+    if isinstance(node, ast.UnaryOp):
+        known, value = _constant(node.operand)
+        function = _UNARY.get(type(node.op))
+        if known and function is not None and type(value) in _NUMBERS:
+            return ast.Constant(function(value))
+        return node
+    if isinstance(node, ast.BinOp):
+        (left_known, left), (right_known, right) = map(
+            _constant, (node.left, node.right)
+        )
+        function = _BINARY.get(type(node.op))
+        numbers = type(left) in _NUMBERS and type(right) in _NUMBERS
+        if left_known and right_known and function is not None and numbers:
+            try:
+                return ast.Constant(function(left, right))
+            except (ArithmeticError, ValueError):
+                return node
+    return node
+
+
+class _Folder(ast.NodeTransformer):
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        return _fold(node) if isinstance(node, ast.expr) else node
+
+
+def fold_constants(tree: ast.expr) -> ast.expr:
+    """Fold what Python constants decide: `x + y if 1 == 1 else ...` -> `x + y`."""
+    folded: ast.expr = _Folder().visit(tree)
+    return folded
+
+
+def _values_in(argument: Any) -> Iterable[Value]:
+    if isinstance(argument, Value):
+        yield argument
+    elif isinstance(argument, (list, tuple)):
+        for item in argument:
+            yield from _values_in(item)
+
+
+def eliminate_dead_code(ops: list[Op], live: Iterable[Value]) -> list[Op]:
+    """The operators some live value depends on, in order (kernels have no effects)."""
+    needed = {id(v) for v in live}
+    kept: list[Op] = []
+    for op in reversed(ops):
+        if any(id(v) in needed for v in op.outputs):
+            kept.append(op)
+            needed.update(id(v) for a in op.args for v in _values_in(a))
+    kept.reverse()
+    return kept
+
+
+def _key(argument: Any) -> Any:
+    if isinstance(argument, Value):
+        return ("value", argument.index)
+    if isinstance(argument, (list, tuple)):
+        return (type(argument).__name__, tuple(_key(a) for a in argument))
+    return ("constant", type(argument).__name__, repr(argument))
+
+
+def eliminate_common_subexpressions(ops: list[Op]) -> tuple[list[Op], dict[int, Value]]:
+    """Drop an operator that repeats an earlier one on the same arguments; the map
+    says which earlier value replaces each dropped output (by index)."""
+    seen: dict[Any, Op] = {}
+    replaced: dict[int, Value] = {}
+    kept: list[Op] = []
+    for op in ops:
+        op.args = [_replace(a, replaced) for a in op.args]
+        key = (op.name, tuple(_key(a) for a in op.args))
+        earlier = seen.get(key)
+        if earlier is not None and len(earlier.outputs) == len(op.outputs):
+            for mine, theirs in zip(op.outputs, earlier.outputs):
+                replaced[mine.index] = theirs
+            continue
+        seen[key] = op
+        kept.append(op)
+    return kept, replaced
+
+
+def _replace(argument: Any, replaced: dict[int, Value]) -> Any:
+    if isinstance(argument, Value):
+        return replaced.get(argument.index, argument)
+    if isinstance(argument, list):
+        return [_replace(a, replaced) for a in argument]
+    if isinstance(argument, tuple):
+        return tuple(_replace(a, replaced) for a in argument)
+    return argument
