@@ -88,8 +88,8 @@ def trace_backward(
     leaves: dict[AccumulateGrad, Tensor] = {}
     recorder.node_name = "engine.validate_outputs"
     with no_grad():
-        for edge, grad in zip(roots, grads):
-            _add(buffers, edge, _validated(edge, grad))
+        for edge, root_grad in zip(roots, grads):
+            _add(buffers, edge, _validated(edge, root_grad))
         for node in {e.function for e in roots if e.function is not None}:
             if dependencies.get(node, 0) == 0:
                 heapq.heappush(ready, (-node._sequence_number, len(ready), node))
@@ -105,14 +105,14 @@ def trace_backward(
             recorder.node_name = f"{node.name()} (derivatives.yaml)"
             outputs = list(node.apply(inputs))
             recorder.node_name = "engine.validate_outputs"
-            for edge, grad in zip(node._next_edges, outputs):
+            for edge, output in zip(node._next_edges, outputs):
                 if edge.function is None:
                     continue
-                if grad is not None:
-                    if not isinstance(grad, Tensor):
+                if output is not None:
+                    if not isinstance(output, Tensor):
                         raise recorder.stop(f"{node.name()} returned a non-tensor")
-                    grad = _validated(edge, grad)
-                _add(buffers, edge, grad)
+                    output = _validated(edge, output)
+                _add(buffers, edge, output)
                 remaining = dependencies[edge.function] - 1
                 dependencies[edge.function] = remaining
                 if remaining == 0:

@@ -328,9 +328,9 @@ class _Tracer:
                     continue
                 accumulator = tensor._get_grad_accumulator()
                 assert isinstance(accumulator, AccumulateGrad)
-                grad = leaves.get(accumulator)
+                leaf_grad = leaves.get(accumulator)
                 trace.grad_outputs.append(
-                    None if grad is None else recorder.value_of(grad)
+                    None if leaf_grad is None else recorder.value_of(leaf_grad)
                 )
         if recorder.state.broken is not None:
             raise recorder.state.broken

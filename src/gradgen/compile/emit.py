@@ -25,7 +25,7 @@ from ..dtypes import integer_to_float, result_type
 from .passes import fold_constants
 from .trace import Op, Value
 
-__all__ = ["Renderer"]
+__all__ = ["Renderer", "constant_key"]
 
 _LITERAL_TYPES = (bool, int, str)
 
@@ -66,15 +66,18 @@ class Renderer:
 
     def __init__(self) -> None:
         self.constants: dict[str, Any] = {}
-        self._constant_names: dict[int, str] = {}
+        self._constant_names: dict[Any, str] = {}
+        self._rendered: dict[int, str] = {}
         self._templates: dict[tuple[Any, ...], str] = {}
         self._trees: dict[str, ast.expr] = {}
 
     def constant(self, value: Any) -> str:
-        """The namespace name bound to a non-literal constant."""
-        name = self._constant_names.get(id(value))
+        """The namespace name bound to a non-literal constant (equal small arrays,
+        the wrapped Python numbers, share one)."""
+        key = constant_key(value)
+        name = self._constant_names.get(key)
         if name is None:
-            name = self._constant_names[id(value)] = f"k{len(self._constant_names)}"
+            name = self._constant_names[key] = f"k{len(self._constant_names)}"
             self.constants[name] = value
         return name
 
@@ -107,6 +110,12 @@ class Renderer:
 
     def expression(self, op: Op) -> str:
         """The operator's kernel expression over its arguments."""
+        rendered = self._rendered.get(id(op))
+        if rendered is None:
+            rendered = self._rendered[id(op)] = self._expression(op)
+        return rendered
+
+    def _expression(self, op: Op) -> str:
         source = op.source
         common = None
         if source.promoted:
@@ -156,6 +165,16 @@ class Renderer:
         if fix is None:
             return f"{value.name} = np.asarray({value.name})"
         return f"{value.name} = np.asarray({value.name}).astype({self.constant(fix)})"
+
+
+def constant_key(value: Any) -> Any:
+    """A hashable key equal for equal constants: a small array by its bytes, a dtype by
+    its name, anything else by identity."""
+    if type(value) is np.ndarray and value.size <= 16:
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, np.dtype):
+        return ("dtype", value.str)
+    return ("object", id(value))
 
 
 def _copy(tree: ast.expr) -> ast.expr:

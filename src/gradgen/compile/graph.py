@@ -15,13 +15,13 @@ stops the compilation (the signature then runs eagerly).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..generated import kernels
 from .emit import Renderer
 from .passes import eliminate_common_subexpressions, eliminate_dead_code
 from .trace import GraphBreak, Op, Value
@@ -178,11 +178,37 @@ class _Checker:
         return array
 
 
+# The names kernel expressions use are those of kernels.py (np, the numpy_kernels
+# helpers, the user's kernels module); imported by name so that type checking does not
+# take in the whole generated backend.
+_KERNELS = importlib.import_module("gradgen.generated.kernels")
+
+
 def _namespace(renderer: Renderer, extra: dict[str, Any]) -> dict[str, Any]:
-    namespace = dict(vars(kernels))
+    namespace = dict(vars(_KERNELS))
     namespace.update(renderer.constants)
     namespace.update(extra)
     return namespace
+
+
+# Past this many operators the checked code is kept as the final code (with a
+# `_check` that only applies the fixes): compiling a second source of that size costs
+# more than the calls save.
+RECOMPILE_BELOW = 2000
+
+
+class _Fixer:
+    """`_check(index, value)` of checked code kept as the final code: the fixes only."""
+
+    def __init__(self, fixes: dict[int, Any]) -> None:
+        self.fixes = fixes
+
+    def __call__(self, index: int, value: Any) -> Any:
+        if index not in self.fixes:
+            return value
+        dtype = self.fixes[index]
+        array = np.asarray(value)
+        return array if dtype is None else array.astype(dtype)
 
 
 def _run_checked(
@@ -191,8 +217,9 @@ def _run_checked(
     backward: list[Op],
     saved: list[Value],
     renderer: Renderer,
-) -> dict[int, Any]:
-    """Run the checked variant on the trace's inputs; the fixes it found."""
+) -> tuple[dict[int, Any], str, dict[str, Any]]:
+    """Run the checked variant on the trace's inputs; the fixes it found, its source
+    and namespace."""
     expected = {v.index: v for op in forward + backward for v in op.outputs}
     checker = _Checker(expected)
     source = _source(trace, forward, backward, saved, renderer, None)
@@ -217,17 +244,19 @@ def _run_checked(
         raise GraphBreak(
             f"the compiled code of {op.name!r} differs from eager", op.line
         )
-    return checker.fixes
+    namespace["_check"] = _Fixer(checker.fixes)
+    return checker.fixes, source, namespace
 
 
 def build_program(trace: Trace) -> Program:
     """Optimise, render, check against eager and compile the trace."""
     forward, backward, saved = _optimise(trace)
     renderer = Renderer()
-    fixes = _run_checked(trace, forward, backward, saved, renderer)
-    source = _source(trace, forward, backward, saved, renderer, fixes)
-    namespace = _namespace(renderer, {})
-    exec(compile(source, "<gradgen.compile>", "exec"), namespace)
+    fixes, source, namespace = _run_checked(trace, forward, backward, saved, renderer)
+    if len(forward) + len(backward) < RECOMPILE_BELOW:
+        source = _source(trace, forward, backward, saved, renderer, fixes)
+        namespace = _namespace(renderer, {})
+        exec(compile(source, "<gradgen.compile>", "exec"), namespace)
     return Program(
         namespace["forward"],
         namespace["backward"] if trace.grad_inputs else None,

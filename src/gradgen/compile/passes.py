@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+import numpy as np
 
 from .trace import Op, Value
 
@@ -32,7 +34,11 @@ _COMPARE = {
     ast.Is: operator.is_,
     ast.IsNot: operator.is_not,
 }
-_UNARY = {ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos}
+_UNARY: dict[type, Callable[[Any], Any]] = {
+    ast.Not: operator.not_,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
 _NUMBERS = (bool, int, float)
 
 
@@ -68,19 +74,19 @@ def _fold(node: ast.expr) -> ast.expr:
         return node
     if isinstance(node, ast.UnaryOp):
         known, value = _constant(node.operand)
-        function = _UNARY.get(type(node.op))
-        if known and function is not None and type(value) in _NUMBERS:
-            return ast.Constant(function(value))
+        unary = _UNARY.get(type(node.op))
+        if known and unary is not None and type(value) in _NUMBERS:
+            return ast.Constant(unary(value))
         return node
     if isinstance(node, ast.BinOp):
         (left_known, left), (right_known, right) = map(
             _constant, (node.left, node.right)
         )
-        function = _BINARY.get(type(node.op))
+        binary = _BINARY.get(type(node.op))
         numbers = type(left) in _NUMBERS and type(right) in _NUMBERS
-        if left_known and right_known and function is not None and numbers:
+        if left_known and right_known and binary is not None and numbers:
             try:
-                return ast.Constant(function(left, right))
+                return ast.Constant(binary(left, right))
             except (ArithmeticError, ValueError):
                 return node
     return node
@@ -123,6 +129,8 @@ def _key(argument: Any) -> Any:
         return ("value", argument.index)
     if isinstance(argument, (list, tuple)):
         return (type(argument).__name__, tuple(_key(a) for a in argument))
+    if type(argument) is np.ndarray:  # a wrapped Python number
+        return ("array", argument.dtype.str, argument.shape, argument.tobytes())
     return ("constant", type(argument).__name__, repr(argument))
 
 

@@ -26,8 +26,7 @@ __all__ = ["CompiledFunctionBackward", "Entry", "lifted_meta"]
 
 ERR_DOUBLE_BACKWARD = (
     "gradgen.compile does not support double backward: the compiled backward is "
-    "numpy code, not recorded. Call backward/autograd.grad with create_graph=False, "
-    "or run the function without gradgen.compile."
+    "numpy code, not recorded"
 )
 
 
