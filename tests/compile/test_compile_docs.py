@@ -17,7 +17,10 @@ def test_the_documented_source_is_what_the_step_generates() -> None:
     # Run the step as the file train.py, whose lines the comments quote.
     linecache.cache["train.py"] = (len(step), None, step.splitlines(True), "train.py")
     namespace: dict[str, object] = {}
-    exec(compile(step.replace("print(", "(lambda *a: a)("), "train.py", "exec"), namespace)
+    exec(
+        compile(step.replace("print(", "(lambda *a: a)("), "train.py", "exec"),
+        namespace,
+    )
     loss_of = namespace["loss_of"]
     (entry,) = loss_of.cache.values()  # type: ignore[attr-defined]
     assert entry.program.source == documented

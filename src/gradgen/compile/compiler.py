@@ -32,7 +32,7 @@ from ..nn.modules.module import Module
 from ..tensor import Tensor, make_edge
 from .backward import trace_backward
 from .graph import Trace, build_program
-from .runtime import Entry, lifted_meta
+from .runtime import NEW, SAME, Entry, lifted_meta
 from .trace import GraphBreak, Recorder, Value
 
 __all__ = ["BreakRecord", "CompiledFunction", "RECOMPILE_LIMIT", "Unsupported"]
@@ -183,6 +183,21 @@ def _build_output(spec: Any, tensors: list[Tensor]) -> Any:
     return items if kind is list else kind(items)
 
 
+def _output_sources(outputs: list[Value], position: dict[int, int]) -> list[int]:
+    """Per output: its input's position, NEW, or SAME - j for a repeat of output j."""
+    first: dict[int, int] = {}
+    sources = []
+    for index, value in enumerate(outputs):
+        if id(value) in position:
+            sources.append(position[id(value)])
+        elif id(value) in first:
+            sources.append(SAME - first[id(value)])
+        else:
+            first[id(value)] = index
+            sources.append(NEW)
+    return sources
+
+
 # -- one trace --------------------------------------------------------------------------
 class _Tracer:
     """Trace one call and make its Entry (or raise GraphBreak)."""
@@ -239,7 +254,7 @@ class _Tracer:
             program,
             list(self.lifted),
             spec,
-            [position.get(id(v), -1) for v in program.outputs],
+            _output_sources(program.outputs, position),
             differentiable,
             [i for i, t in enumerate(originals) if t.requires_grad],
             self._saved_sources(program, all_inputs, position),
@@ -368,7 +383,18 @@ class CompiledFunction:
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[Any, list[Tensor]]:
         tensors: list[Tensor] = []
-        structure = _flatten((args, kwargs), tensors)
+        if not kwargs and all(isinstance(a, Tensor) for a in args):
+            # The usual call, tensors only: the structure _flatten would give.
+            tensors = list(args)
+            structure: Any = (
+                "tensors",
+                tuple(
+                    (type(t), t._data.shape, t._data.dtype, t.requires_grad)
+                    for t in tensors
+                ),
+            )
+        else:
+            structure = _flatten((args, kwargs), tensors)
         scalars = tuple(_read(owner, key) for owner, key in self._reach.scalars)
         state = (grad_mode.is_grad_enabled(), dtypes.get_default_dtype())
         return (structure, scalars, state), tensors

@@ -22,7 +22,7 @@ from ..tensor import Tensor, VersionCounter
 from ..variable_type_utils import collect_next_edges, set_history
 from .graph import Program
 
-__all__ = ["CompiledFunctionBackward", "Entry", "lifted_meta"]
+__all__ = ["CompiledFunctionBackward", "Entry", "NEW", "SAME", "lifted_meta"]
 
 ERR_DOUBLE_BACKWARD = (
     "gradgen.compile does not support double backward: the compiled backward is "
@@ -67,10 +67,20 @@ class CompiledFunctionBackward(Node):
             for grad, (shape, dtype) in zip(grads, self._grad_shapes)
         ]
         results = self._backward(*arrays, *saved)
-        return [None if r is None else Tensor(r) for r in results]
+        return [
+            (
+                None
+                if r is None
+                else Tensor(r if type(r) is np.ndarray else np.asarray(r))
+            )
+            for r in results
+        ]
 
     def release_variables(self) -> None:
         self._saved = None
+
+
+NEW, SAME = -1, -2
 
 
 def _meta(tensor: Tensor) -> tuple[Any, ...]:
@@ -85,12 +95,14 @@ class Entry:
     program: Program
     lifted: list[tuple[Any, Any, Tensor]]  # (owner, key, tensor) read at each call
     output_spec: Any  # the outputs' structure, tensors as ("tensor", position)
-    output_sources: list[int]  # per output: its input position, or -1
+    # per output: its input position, NEW, or SAME - j for the same value as output j
+    output_sources: list[int]
     # per output: whether it gets the node's history (the first of equal outputs)
     differentiable: list[bool]
     needs_grad: list[int]  # positions (inputs, then lifted) the backward feeds
     saved_sources: list[int]  # per saved value: input position, output position+N, -1
     lifted_meta: list[Any]  # per lifted tensor: shape, dtype, requires_grad
+    grad_shapes: list[Any] | None = None  # the differentiable outputs' (shape, dtype)
 
     def lifted_tensors(self) -> list[Tensor] | None:
         """The lifted tensors, or None when one was replaced since the compile."""
@@ -106,15 +118,15 @@ class Entry:
         """Run the program on the inputs (then lifted tensors); the output tensors."""
         outputs, saved = self.program.forward(*[t._data for t in tensors])
         results: list[Tensor] = []
-        made: dict[int, Tensor] = {}
         for array, source in zip(outputs, self.output_sources):
             if source >= 0:
                 results.append(tensors[source])
-            elif id(array) in made:
-                results.append(made[id(array)])
-            else:
-                made[id(array)] = tensor = Tensor(array)
-                results.append(tensor)
+            elif source == NEW:
+                results.append(
+                    Tensor(array if type(array) is np.ndarray else np.asarray(array))
+                )
+            else:  # the same value as an earlier output: the same tensor
+                results.append(results[SAME - source])
         backward = self.program.backward
         if backward is not None and grad_mode.is_grad_enabled():
             self._attach(backward, tensors, results, saved)
@@ -128,22 +140,16 @@ class Entry:
         saved: tuple[Any, ...],
     ) -> None:
         counters = []
+        inputs = len(tensors)
         for source in self.saved_sources:
             if source >= 0:
-                owner = (
-                    tensors[source]
-                    if source < len(tensors)
-                    else results[source - len(tensors)]
-                )
+                owner = tensors[source] if source < inputs else results[source - inputs]
                 counter = owner._counter()
                 counters.append((counter, counter.version))
         differentiable = [t for t, d in zip(results, self.differentiable) if d]
-        node = CompiledFunctionBackward(
-            backward,
-            saved,
-            counters,
-            [(t._data.shape, t._data.dtype) for t in differentiable],
-        )
+        if self.grad_shapes is None:
+            self.grad_shapes = [(t._data.shape, t._data.dtype) for t in differentiable]
+        node = CompiledFunctionBackward(backward, saved, counters, self.grad_shapes)
         node.set_next_edges(collect_next_edges(*[tensors[i] for i in self.needs_grad]))
         for tensor in differentiable:
             set_history(tensor, node)
