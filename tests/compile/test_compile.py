@@ -253,3 +253,15 @@ def test_multiple_outputs_and_unused_gradient() -> None:
     u, v = torch.compile(lambda a: (a.exp(), a * 3))(a)
     v.sum().backward()  # u's gradient never arrives: zeros in its place
     assert a.grad.tolist() == [3.0, 3.0]
+
+
+def test_module_hooks_break_the_graph() -> None:
+    layer = nn.Linear(2, 1)
+    calls = []
+    layer.register_forward_hook(lambda module, args, out: calls.append(1))
+    compiled = torch.compile(layer)
+    compiled(torch.ones(2))
+    compiled(torch.ones(2))
+    assert calls == [1, 1]  # eager: the hook runs at every call
+    (record,) = compiled.breaks
+    assert "module hook" in record.reason and "Linear" in record.reason

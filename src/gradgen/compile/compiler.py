@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import dispatch, dtypes, grad_mode
 from ..graph import AccumulateGrad
+from ..nn.modules.hooks import any_global_hooks
 from ..nn.modules.module import Module
 from ..tensor import Tensor, make_edge
 from .backward import trace_backward
@@ -225,7 +226,25 @@ class _Tracer:
         self.recorder.values[id(tensor._data)] = value
         return value
 
+    def _check_module_hooks(self) -> None:
+        hooked = [
+            type(m).__name__
+            for m in self.reach.modules
+            if m._forward_pre_hooks
+            or m._forward_hooks
+            or m._backward_hooks
+            or m._backward_pre_hooks
+        ]
+        if hooked or any_global_hooks():
+            raise GraphBreak(
+                "a module hook is registered ("
+                + (", ".join(hooked) or "global")
+                + "): hooks are Python code the compiled program would skip",
+                "",
+            )
+
     def trace(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Entry:
+        self._check_module_hooks()
         flat: list[Tensor] = []
         structure = _flatten((args, kwargs), flat)
         del structure
