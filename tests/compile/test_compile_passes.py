@@ -103,3 +103,19 @@ def test_a_view_taken_before_an_in_place_change_is_never_wrong() -> None:
     assert compiled(x).tolist() == fn(x).tolist() == [6.0]
     (record,) = compiled.breaks  # the check against eager caught the stale view
     assert "differs from eager" in record.reason
+
+
+def test_a_dead_temporary_takes_the_next_result() -> None:
+    def fn(x, w):
+        h = x @ w  # a temporary of the result's shape, dead after the add
+        return (h + x[:, :2]).sum()
+
+    x = torch.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    w = torch.tensor(np.ones((3, 2)), requires_grad=True)
+    compiled = torch.compile(fn)
+    out = compiled(x, w)
+    (entry,) = compiled.cache.values()
+    assert "out=" in entry.program.source.split("def backward")[0]
+    assert out.item() == fn(x, w).item() == 30.0 + 8.0
+    # the inputs are never written into
+    assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]

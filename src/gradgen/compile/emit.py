@@ -68,7 +68,12 @@ class Renderer:
         self.constants: dict[str, Any] = {}
         self._constant_names: dict[Any, str] = {}
         self._rendered: dict[int, str] = {}
+        # Operators whose expression is one arithmetic ufunc of two graph values: the
+        # ufunc's name and the operands; `reuse` names the operand to compute into.
+        self.binary: dict[int, tuple[str, Value, Value]] = {}
+        self.reuse: dict[int, Value] = {}
         self._templates: dict[tuple[Any, ...], str] = {}
+        self._ufuncs: dict[tuple[Any, ...], tuple[str, int, int] | None] = {}
         self._trees: dict[str, ast.expr] = {}
 
     def constant(self, value: Any) -> str:
@@ -82,12 +87,12 @@ class Renderer:
         return name
 
     def _argument(
-        self, value: Any, cast: Any, slots: list[str]
+        self, value: Any, cast: Any, slots: list[Value]
     ) -> tuple[ast.expr, Any]:
         """The expression for one argument and its part of the template key."""
         if isinstance(value, Value):
             node: ast.expr = ast.Name(_slot(len(slots)), ast.Load())
-            slots.append(value.name)
+            slots.append(value)
             if cast is not None and value.array.dtype != cast:
                 node = ast.Call(
                     ast.Attribute(node, "astype", ast.Load()),
@@ -109,10 +114,15 @@ class Renderer:
         return ast.Name(name, ast.Load()), ("k", name)
 
     def expression(self, op: Op) -> str:
-        """The operator's kernel expression over its arguments."""
+        """The operator's kernel expression over its arguments (into a dead operand's
+        memory where `reuse` says so)."""
         rendered = self._rendered.get(id(op))
         if rendered is None:
             rendered = self._rendered[id(op)] = self._expression(op)
+        target = self.reuse.get(id(op))
+        if target is not None:
+            ufunc, left, right = self.binary[id(op)]
+            return f"np.{ufunc}({left.name}, {right.name}, out={target.name})"
         return rendered
 
     def _expression(self, op: Op) -> str:
@@ -127,7 +137,7 @@ class Renderer:
             if source.integer_to_float:
                 dtype = integer_to_float(dtype)
             common = np.dtype(dtype.numpy)
-        slots: list[str] = []
+        slots: list[Value] = []
         replacements: dict[str, ast.expr] = {}
         key: list[Any] = [op.name]
         for name, value in zip(source.arguments, op.args):
@@ -142,10 +152,16 @@ class Renderer:
                     source.expression, mode="eval"
                 ).body
             substituted = _Substitute(replacements).visit(_copy(tree))
-            template = ast.unparse(fold_constants(substituted))
+            folded = fold_constants(substituted)
+            template = ast.unparse(folded)
             self._templates[tuple(key)] = template
-        for index, local in enumerate(slots):
-            template = template.replace(_slot(index), local)
+            self._ufuncs[tuple(key)] = _binary_ufunc(folded)
+        ufunc = self._ufuncs[tuple(key)]
+        if ufunc is not None:
+            name, left, right = ufunc
+            self.binary[id(op)] = (name, slots[left], slots[right])
+        for index, value in enumerate(slots):
+            template = template.replace(_slot(index), value.name)
         return template
 
     def lines(self, op: Op, fixes: dict[int, Any]) -> list[str]:
@@ -165,6 +181,28 @@ class Renderer:
         if fix is None:
             return f"{value.name} = np.asarray({value.name})"
         return f"{value.name} = np.asarray({value.name}).astype({self.constant(fix)})"
+
+
+_UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}
+
+
+def _binary_ufunc(tree: ast.expr) -> tuple[str, int, int] | None:
+    """(ufunc, left slot, right slot) when the expression is `slot OP slot`."""
+    if not (
+        isinstance(tree, ast.BinOp)
+        and type(tree.op) in _UFUNCS
+        and isinstance(tree.left, ast.Name)
+        and isinstance(tree.right, ast.Name)
+    ):
+        return None
+    slots = [
+        int(name[len("__slot") : -2])
+        for name in (tree.left.id, tree.right.id)
+        if name.startswith("__slot") and name.endswith("__")
+    ]
+    if len(slots) != 2:
+        return None
+    return _UFUNCS[type(tree.op)], slots[0], slots[1]
 
 
 def constant_key(value: Any) -> Any:

@@ -23,7 +23,11 @@ from typing import Any
 import numpy as np
 
 from .emit import Renderer
-from .passes import eliminate_common_subexpressions, eliminate_dead_code
+from .passes import (
+    eliminate_common_subexpressions,
+    eliminate_dead_code,
+    reuse_buffers,
+)
 from .trace import GraphBreak, Op, Value
 
 __all__ = ["Program", "Trace", "build_program"]
@@ -264,6 +268,12 @@ def build_program(trace: Trace) -> Program:
     """Optimise, render, check against eager and compile the trace."""
     forward, backward, saved = _optimise(trace)
     renderer = Renderer()
+    for op in forward + backward:
+        renderer.expression(op)  # finds the binary ufuncs
+    kept = {id(v) for v in trace.outputs + saved}
+    kept |= {id(v) for v in trace.grad_outputs if v is not None}
+    renderer.reuse.update(reuse_buffers(forward, renderer.binary, kept))
+    renderer.reuse.update(reuse_buffers(backward, renderer.binary, kept))
     fixes, source, namespace = _run_checked(trace, forward, backward, saved, renderer)
     if len(forward) + len(backward) < RECOMPILE_BELOW:
         source = _source(trace, forward, backward, saved, renderer, fixes)

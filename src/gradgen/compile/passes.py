@@ -13,7 +13,12 @@ import numpy as np
 
 from .trace import Op, Value
 
-__all__ = ["eliminate_common_subexpressions", "eliminate_dead_code", "fold_constants"]
+__all__ = [
+    "eliminate_common_subexpressions",
+    "eliminate_dead_code",
+    "fold_constants",
+    "reuse_buffers",
+]
 
 _BINARY = {
     ast.Add: operator.add,
@@ -161,3 +166,49 @@ def _replace(argument: Any, replaced: dict[int, Value]) -> Any:
     if isinstance(argument, tuple):
         return tuple(_replace(a, replaced) for a in argument)
     return argument
+
+
+def reuse_buffers(
+    ops: list[Op],
+    binary: dict[int, tuple[str, Value, Value]],
+    kept: set[int],
+) -> dict[int, Value]:
+    """Per operator (by id) computing one ufunc of two values, the operand whose memory
+    it may write its result into (`out=`): a temporary made by an earlier operator of
+    the same function, used for the last time here, not kept (returned or saved), that
+    owns its memory (no other value is a view of it) and has the result's shape and
+    dtype. The check against eager runs the code with these writes."""
+    made = {id(v) for op in ops for v in op.outputs}
+    last_use: dict[int, int] = {}
+    for position, op in enumerate(ops):
+        for argument in op.args:
+            for value in _values_in(argument):
+                last_use[id(value)] = position
+    viewed = {
+        id(v.array.base) for op in ops for v in op.outputs if v.array.base is not None
+    }
+    reuse: dict[int, Value] = {}
+    for position, op in enumerate(ops):
+        operands = binary.get(id(op))
+        if operands is None or len(op.outputs) != 1:
+            continue
+        result = op.outputs[0].array
+        _, left, right = operands
+        for candidate in (left, right):
+            array = candidate.array
+            if (
+                left is not right
+                and id(candidate) in made
+                and id(candidate) not in kept
+                and last_use.get(id(candidate)) == position
+                and type(array) is np.ndarray
+                and array.ndim > 0
+                and array.flags.owndata
+                and array.flags.writeable
+                and id(array) not in viewed
+                and array.shape == result.shape
+                and array.dtype == result.dtype
+            ):
+                reuse[id(op)] = candidate
+                break
+    return reuse
