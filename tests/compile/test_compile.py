@@ -265,3 +265,27 @@ def test_module_hooks_break_the_graph() -> None:
     assert calls == [1, 1]  # eager: the hook runs at every call
     (record,) = compiled.breaks
     assert "module hook" in record.reason and "Linear" in record.reason
+
+
+def test_factory_tensors_are_constants_of_the_program() -> None:
+    def fn(x):
+        scale = torch.tensor([1.0, 2.0, 3.0])  # Python data: a constant
+        return (x * scale + torch.zeros_like(x)).sum()
+
+    x = torch.tensor([1.0, 1.0, 1.0], requires_grad=True)
+    compiled = torch.compile(fn)
+    for _ in range(2):
+        x.grad = None
+        out = compiled(x)
+        out.backward()
+        assert out.item() == 6.0 and x.grad.tolist() == [1.0, 2.0, 3.0]
+    assert compiled.breaks == []
+
+
+def test_a_constant_gradient_is_not_shared_with_the_program() -> None:
+    x = torch.tensor([1.5, -2.5], requires_grad=True)
+    compiled = torch.compile(lambda x: x.trunc().sum())  # trunc's gradient: zeros
+    (grad,) = torch.autograd.grad(compiled(x), [x])
+    grad.add_(1)  # changes the array the backward returned
+    (grad,) = torch.autograd.grad(compiled(x), [x])
+    assert grad.tolist() == [0.0, 0.0] and compiled.breaks == []

@@ -66,6 +66,7 @@ class Renderer:
 
     def __init__(self) -> None:
         self.constants: dict[str, Any] = {}
+        self.values: dict[str, Any] = {}  # constant graph values (`v3`), by name
         self._constant_names: dict[Any, str] = {}
         self._rendered: dict[int, str] = {}
         # Operators whose expression is one arithmetic ufunc of two graph values: the

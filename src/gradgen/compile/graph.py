@@ -92,7 +92,7 @@ def _optimise(trace: Trace) -> tuple[list[Op], list[Op], list[Value]]:
     used = _values_used(backward) + [v for v in trace.grad_outputs if v is not None]
     saved: dict[int, Value] = {}
     for value in used:
-        if id(value) not in made_in_backward:
+        if id(value) not in made_in_backward and value.kind != "const":
             saved.setdefault(id(value), value)
     forward = eliminate_dead_code(forward, trace.outputs + list(saved.values()))
     return forward, backward, list(saved.values())
@@ -125,8 +125,18 @@ def _function(
 
 
 def _tuple(values: list[Value | None]) -> str:
-    names = [("None" if v is None else v.name) for v in values]
+    """A return tuple; a constant leaves as a copy (its array is the program's)."""
+    names = [
+        "None" if v is None else f"{v.name}.copy()" if v.kind == "const" else v.name
+        for v in values
+    ]
     return "(" + "".join(n + ", " for n in names) + ")"
+
+
+def _constants(ops: list[Op], values: list[Value | None]) -> dict[str, Any]:
+    """The constant values the code reads, by name (globals of its namespace)."""
+    found = [v for v in _values_used(ops) + values if v is not None]
+    return {v.name: v.array for v in found if v.kind == "const"}
 
 
 def _source(
@@ -203,6 +213,7 @@ _KERNELS = importlib.import_module("gradgen.generated.kernels")
 def _namespace(renderer: Renderer, extra: dict[str, Any]) -> dict[str, Any]:
     namespace = dict(vars(_KERNELS))
     namespace.update(renderer.constants)
+    namespace.update(renderer.values)
     namespace.update(extra)
     return namespace
 
@@ -268,6 +279,9 @@ def build_program(trace: Trace) -> Program:
     """Optimise, render, check against eager and compile the trace."""
     forward, backward, saved = _optimise(trace)
     renderer = Renderer()
+    renderer.values = _constants(
+        forward + backward, list(trace.outputs) + list(trace.grad_outputs)
+    )
     for op in forward + backward:
         renderer.expression(op)  # finds the binary ufuncs
     kept = {id(v) for v in trace.outputs + saved}

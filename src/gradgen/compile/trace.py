@@ -98,6 +98,11 @@ class Recorder:
     ops: list[Op] = field(default_factory=list)
     values: dict[int, Value] = field(default_factory=dict)  # id(array) -> Value
     arrays: list[np.ndarray] = field(default_factory=list)  # keeps the ids alive
+    # Arrays of tensors made from Python data or shapes alone (a factory, a formula's
+    # zeros): id -> (the array, a copy taken when it was made).
+    constants: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # While an in-place operator runs: the tensor it changes, and its value before.
+    changing: tuple[Tensor, Value] | None = None
     phase: str = "forward"
     node_name: str = ""  # in the backward phase: the node whose formulas run
     state: _State = field(default_factory=_State)
@@ -112,6 +117,17 @@ class Recorder:
     def value_of(self, tensor: Tensor) -> Value:
         value = self.values.get(id(tensor._data))
         if value is not None:
+            return value
+        constant = self.constants.get(id(tensor._data))
+        if constant is not None:
+            array, made = constant
+            if not _same_array(array, made):
+                raise self.stop(
+                    "a tensor made by a factory was changed outside the operators"
+                )
+            value = Value(len(self.arrays), made, "const")
+            self.arrays.append(array)
+            self.values[id(array)] = value
             return value
         lifted = self.lift(tensor)
         if lifted is None:
@@ -131,7 +147,17 @@ class Recorder:
     def __call__(self, handle: OperatorHandle, args: tuple[Any, ...]) -> Any:
         state = self.state
         if state.depth:
-            return handle.call_unobserved(*args)
+            result = handle.call_unobserved(*args)
+            changing = self.changing
+            if (
+                changing is not None
+                and handle.name == "clone"
+                and args[0] is changing[0]
+            ):
+                # The autograd kernel of an in-place operator saving `self` as it was.
+                self.values[id(result._data)] = changing[1]
+                self.arrays.append(result._data)
+            return result
         source = KERNEL_SOURCES.get(handle.name)
         if source is None:
             functional = _functional_name(handle.name)
@@ -166,7 +192,7 @@ class Recorder:
         array stands for the new value. The old value keeps a copy of what it was, so
         the check against eager sees a view taken before the change go stale."""
         target = self.value_of(args[0])
-        if target.kind != "op":
+        if target.kind not in ("op", "const"):
             raise self.stop(
                 f"the in-place operator {handle.name!r} changes an input of the "
                 "compiled function"
@@ -174,10 +200,12 @@ class Recorder:
         recorded = [self._argument(a) for a in args]
         target.array = target.array.copy()
         self.state.depth += 1
+        self.changing = (args[0], target)
         try:
             result = handle.call_unobserved(*args)
         finally:
             self.state.depth -= 1
+            self.changing = None
         output = self.new_value(args[0], "op")
         self.ops.append(
             Op(
@@ -216,8 +244,10 @@ class Recorder:
             )
         dispatch._detour = self
         saved = {name: getattr(Tensor, name) for name in _VALUE_READERS}
+        saved["__init__"] = Tensor.__init__
         for name in _VALUE_READERS:
             setattr(Tensor, name, _value_reader(self, name, saved[name]))
+        setattr(Tensor, "__init__", _constant_maker(self, saved["__init__"]))
         try:
             yield
         finally:
@@ -238,6 +268,77 @@ def _tensors_of(result: Any) -> list[Tensor]:
     if isinstance(result, Tensor):
         return [result]
     return [t for t in result if isinstance(t, Tensor)]
+
+
+def _same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(
+        np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    )
+
+
+# Functions that make a tensor from Python data or from shapes and dtypes only: what
+# they make is a constant of the program (the factories, and the formulas' zeros).
+_FACTORIES = frozenset(
+    {
+        "tensor",
+        "as_tensor",
+        "zeros",
+        "ones",
+        "full",
+        "zeros_like",
+        "ones_like",
+        "full_like",
+        "arange",
+        "eye",
+        "linspace",
+        "logspace",
+    }
+)
+_CONSTANT_MAKERS = frozenset(
+    {
+        ("gradgen.helpers._common", "zeros_like"),
+        ("gradgen.helpers._common", "_zeros"),
+        ("gradgen.helpers._common", "_full"),
+        ("gradgen.composites._common", "_zeros"),
+        ("gradgen.variable_type_utils", "zeros"),
+    }
+)
+
+
+def _holds_tensor(data: Any) -> bool:
+    if isinstance(data, Tensor):
+        return True
+    if isinstance(data, (list, tuple)):
+        return any(_holds_tensor(item) for item in data)
+    return False
+
+
+def _is_constant_maker(frame: Any) -> bool:
+    """Whether the frame that called Tensor(...) makes a constant."""
+    where = (frame.f_globals.get("__name__"), frame.f_code.co_name)
+    if where in _CONSTANT_MAKERS:
+        return True
+    if where != ("gradgen.factories", "_finish"):
+        return False
+    factory = frame.f_back
+    return (
+        factory is not None
+        and factory.f_globals.get("__name__") == "gradgen.factories"
+        and factory.f_code.co_name in _FACTORIES
+        and not _holds_tensor(factory.f_locals.get("data"))
+    )
+
+
+def _constant_maker(
+    recorder: Recorder, init: Callable[..., None]
+) -> Callable[..., None]:
+    def make(self: Tensor, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if _is_constant_maker(sys._getframe(1)):
+            data = self._data
+            recorder.constants[id(data)] = (data, data.copy())
+
+    return make
 
 
 # Tensor methods that hand a tensor's value to Python: data-dependent control flow.
