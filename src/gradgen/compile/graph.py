@@ -279,9 +279,8 @@ def build_program(trace: Trace) -> Program:
     """Optimise, render, check against eager and compile the trace."""
     forward, backward, saved = _optimise(trace)
     renderer = Renderer()
-    renderer.values = _constants(
-        forward + backward, list(trace.outputs) + list(trace.grad_outputs)
-    )
+    leaving: list[Value | None] = [*trace.outputs, *trace.grad_outputs]
+    renderer.values = _constants(forward + backward, leaving)
     for op in forward + backward:
         renderer.expression(op)  # finds the binary ufuncs
     kept = {id(v) for v in trace.outputs + saved}
