@@ -26,6 +26,7 @@ from .emit import Renderer
 from .passes import (
     eliminate_common_subexpressions,
     eliminate_dead_code,
+    replace_values,
     reuse_buffers,
 )
 from .trace import GraphBreak, Op, Value
@@ -79,8 +80,8 @@ def _optimise(trace: Trace) -> tuple[list[Op], list[Op], list[Value]]:
     """CSE and DCE on both graphs; the forward values the backward needs."""
     forward, replaced = eliminate_common_subexpressions(trace.forward_ops)
     trace.outputs = _replace(trace.outputs, replaced)
-    for op in trace.backward_ops:
-        op.args = [_replace([a], replaced)[0] for a in op.args]
+    for op in trace.backward_ops if replaced else ():
+        op.args = [replace_values(a, replaced) for a in op.args]
     trace.grad_outputs = _replace(trace.grad_outputs, replaced)
     backward, replaced = eliminate_common_subexpressions(trace.backward_ops)
     trace.grad_outputs = _replace(trace.grad_outputs, replaced)

@@ -17,6 +17,7 @@ __all__ = [
     "eliminate_common_subexpressions",
     "eliminate_dead_code",
     "fold_constants",
+    "replace_values",
     "reuse_buffers",
 ]
 
@@ -146,7 +147,8 @@ def eliminate_common_subexpressions(ops: list[Op]) -> tuple[list[Op], dict[int, 
     replaced: dict[int, Value] = {}
     kept: list[Op] = []
     for op in ops:
-        op.args = [_replace(a, replaced) for a in op.args]
+        if replaced:
+            op.args = [_replace(a, replaced) for a in op.args]
         key = (op.name, tuple(_key(a) for a in op.args))
         earlier = seen.get(key)
         if earlier is not None and len(earlier.outputs) == len(op.outputs):
@@ -156,6 +158,11 @@ def eliminate_common_subexpressions(ops: list[Op]) -> tuple[list[Op], dict[int, 
         seen[key] = op
         kept.append(op)
     return kept, replaced
+
+
+def replace_values(argument: Any, replaced: dict[int, Value]) -> Any:
+    """The argument with each replaced value (by index) swapped for its replacement."""
+    return _replace(argument, replaced)
 
 
 def _replace(argument: Any, replaced: dict[int, Value]) -> Any:
