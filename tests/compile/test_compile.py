@@ -289,3 +289,12 @@ def test_a_constant_gradient_is_not_shared_with_the_program() -> None:
     grad.add_(1)  # changes the array the backward returned
     (grad,) = torch.autograd.grad(compiled(x), [x])
     assert grad.tolist() == [0.0, 0.0] and compiled.breaks == []
+
+
+def test_debug_prints_the_generated_source(monkeypatch, capsys) -> None:
+    monkeypatch.setenv("GRADGEN_COMPILE_DEBUG", "1")
+    compiled = torch.compile(lambda x: x.exp() + x)
+    compiled(torch.tensor([1.0]))
+    compiled(torch.tensor([2.0]))  # the cached program: printed once
+    err = capsys.readouterr().err
+    assert err.count("def forward(") == 1 and "# exp <- " in err
