@@ -57,6 +57,11 @@ OUTPUT_FILES = (
         "The NumPy backend: one kernel per operator, from its `numpy:` expression.",
     ),
     OutputFile(
+        "kernel_sources.py",
+        "kernel_sources.py.j2",
+        "The kernels as data for gradgen.compile: per operator, its numpy expression.",
+    ),
+    OutputFile(
         "inplace_or_view.py",
         "inplace_or_view.py.j2",
         "ADInplaceOrView kernels: view operators share their input's version counter.",
@@ -457,6 +462,7 @@ def render(
             formula_imports=ir.formula_imports,
             namespaces=ir.namespaces,
             user_module=ir.user_module,
+            kernel_sources=ir.kernel_sources,
         )
     for name, template, purpose in STUB_FILES if stubs is not None else ():
         assert stubs is not None

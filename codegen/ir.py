@@ -33,6 +33,7 @@ from .ir_autograd import _autograd_ir, _not_implemented_ir
 from .ir_backward import _backward_ir
 from .ir_bindings import _binding, _group
 from .ir_forward_ad import _forward_ad_ir
+from .ir_kernel_sources import kernel_sources
 from .ir_kernels import _kernel_body, _kernel_parameters, _tensor_unwraps
 from .ir_views import (
     AutogradIR,
@@ -212,4 +213,5 @@ def build(
         namespaces=_namespaces(public),
         formula_imports=_formula_imports(public),
         user_module=MODULE_NAME if model.kernels is not None else None,
+        kernel_sources=kernel_sources(model),
     )

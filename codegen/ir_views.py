@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from .model import NativeFunction
 from .schema import Argument, BaseTy, SchemaKind
+from .ir_kernel_sources import KernelSourceIR
 
 # -- the operator's kernels ------------------------------------------------------------
 
@@ -203,6 +204,8 @@ class PackageIR:
     formula_imports: tuple[tuple[str, str, str], ...]
     # The user's kernels module, imported by name in kernels.py and functions.py.
     user_module: str | None = None
+    # The kernels as data for gradgen.compile (kernel_sources.py).
+    kernel_sources: tuple[KernelSourceIR, ...] = ()
 
     @property
     def jvps(self) -> tuple[ForwardIR, ...]:

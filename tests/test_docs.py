@@ -643,6 +643,8 @@ RUNTIME_SOURCES = [
         "func/randomness.py",
         "func/functional_call.py",
         "func/pytree.py",
+        "compile/runtime.py",
+        "compile/compiler.py",
     )
 ]
 RUNTIME_EXCEPTIONS = {

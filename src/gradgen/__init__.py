@@ -142,6 +142,8 @@ from . import nn as nn, optim as optim, serialization, utils as utils, viz as vi
 from . import profiler as profiler
 from .serialization import load as load, save as save
 from . import func as func
+from .compile import _dynamo as _dynamo
+from .compile import compile as compile
 
 # gradgen.autograd.functional sits on floor 6 (it uses func), above autograd/, so
 # autograd/__init__.py cannot import it: importing it here makes it the attribute.

@@ -1,0 +1,123 @@
+"""Trace the backward pass, AOTAutograd style: run the traced graph's own backward
+nodes once, under the recorder, so the derivatives.yaml formulas (which call operators
+through the dispatcher) are recorded like the forward.
+
+The walk is the engine's (`engine._run`): nodes in decreasing sequence number, each
+once all gradients for it have arrived, its `apply` under no_grad. What the engine does
+to arrays itself is done here with operators, so it is recorded too: gradients for the
+same input are summed with `add`, a gradient is reduced to its input's shape with
+`sum_to_size` and cast with `_to_copy`, exactly as `engine.validate_outputs` does.
+Hooks on intermediate tensors or nodes, and nodes that are not generated formulas,
+stop the trace.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from .. import dtypes
+from ..grad_mode import no_grad
+from ..graph import AccumulateGrad, Edge, Node
+from ..tensor import Tensor
+from .trace import Recorder
+
+__all__ = ["trace_backward"]
+
+_FORMULAS_MODULE = "gradgen.generated.functions"
+
+
+def _dependencies(roots: list[Node]) -> dict[Node, int]:
+    """How many edges lead into each node reachable from the roots."""
+    dependencies: dict[Node, int] = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, AccumulateGrad):
+            continue
+        for function, _ in node._next_edges:
+            if function is None:
+                continue
+            dependencies[function] = dependencies.get(function, 0) + 1
+            if function not in seen:
+                seen.add(function)
+                stack.append(function)
+    return dependencies
+
+
+def _check_node(recorder: Recorder, node: Node) -> None:
+    if node._pre_hooks or node._post_hooks or node._tensor_pre_hooks:
+        raise recorder.stop(
+            f"a hook is registered on {node.name()} inside the compiled function"
+        )
+    if node._retains_grad:
+        raise recorder.stop("retain_grad() is called inside the compiled function")
+    if type(node).__module__ != _FORMULAS_MODULE:
+        raise recorder.stop(f"the backward node {node.name()} is not a formula node")
+
+
+def _validated(edge: Edge, grad: Tensor) -> Tensor:
+    """engine.validate_outputs for one gradient, through operators."""
+    function, input_nr = edge
+    assert function is not None
+    expected_shape, expected_dtype = function._input_metadata[input_nr]
+    if grad._data.shape != expected_shape:
+        grad = grad.sum_to_size(expected_shape)
+    if expected_dtype is not None and grad._data.dtype != expected_dtype:
+        grad = grad._to_copy(dtype=dtypes._FROM_NUMPY[expected_dtype])
+    return grad
+
+
+def _add(buffers: dict[Node, list[Any]], edge: Edge, grad: Tensor | None) -> None:
+    function, input_nr = edge
+    assert function is not None
+    slots = buffers.setdefault(function, [None] * len(function._input_metadata))
+    old = slots[input_nr]
+    slots[input_nr] = grad if old is None or grad is None else old + grad
+
+
+def trace_backward(
+    recorder: Recorder, roots: list[Edge], grads: list[Tensor]
+) -> dict[AccumulateGrad, Tensor]:
+    """Run the backward from `roots` (seeded with `grads`) under `recorder`; the
+    gradient arriving at each leaf's AccumulateGrad (summed, validated)."""
+    dependencies = _dependencies([e.function for e in roots if e.function is not None])
+    buffers: dict[Node, list[Any]] = {}
+    ready: list[tuple[int, int, Node]] = []
+    leaves: dict[AccumulateGrad, Tensor] = {}
+    recorder.node_name = "engine.validate_outputs"
+    with no_grad():
+        for edge, root_grad in zip(roots, grads):
+            _add(buffers, edge, _validated(edge, root_grad))
+        for node in {e.function for e in roots if e.function is not None}:
+            if dependencies.get(node, 0) == 0:
+                heapq.heappush(ready, (-node._sequence_number, len(ready), node))
+        pushes = len(ready)
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            inputs = buffers.pop(node)
+            if isinstance(node, AccumulateGrad):
+                if inputs[0] is not None:
+                    leaves[node] = inputs[0]
+                continue
+            _check_node(recorder, node)
+            recorder.node_name = f"{node.name()} (derivatives.yaml)"
+            outputs = list(node.apply(inputs))
+            recorder.node_name = "engine.validate_outputs"
+            for edge, output in zip(node._next_edges, outputs):
+                if edge.function is None:
+                    continue
+                if output is not None:
+                    if not isinstance(output, Tensor):
+                        raise recorder.stop(f"{node.name()} returned a non-tensor")
+                    output = _validated(edge, output)
+                _add(buffers, edge, output)
+                remaining = dependencies[edge.function] - 1
+                dependencies[edge.function] = remaining
+                if remaining == 0:
+                    heapq.heappush(
+                        ready, (-edge.function._sequence_number, pushes, edge.function)
+                    )
+                    pushes += 1
+    return leaves

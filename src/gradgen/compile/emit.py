@@ -1,0 +1,221 @@
+"""Render recorded operators as straight-line numpy: one assignment per operator.
+
+Each operator's kernel expression (generated/kernel_sources.py) is parsed once; its
+parameters are replaced in the syntax tree by the graph's locals (`v3`), by literals
+for Python constants (ints, finite floats, bools, strings, None, tuples of them), or by
+names bound in the function's namespace (`k0`: dtypes, other objects). The type
+promotion kernels.py does per call is decided here once: an argument whose dtype is
+not the common dtype gets `.astype(...)`. The rendered line is cached per operator and
+argument pattern, so a chain of the same operator parses its expression once.
+
+Code is built from data: expressions are `ast.unparse` of trees built from the checked
+kernel expressions; the only text from the user's program is the source line in each
+comment, printed as a repr() literal.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import integer_to_float, result_type
+from .passes import fold_constants
+from .trace import Op, Value
+
+__all__ = ["Renderer", "constant_key"]
+
+_LITERAL_TYPES = (bool, int, str)
+
+
+def _is_literal(value: Any) -> bool:
+    if value is None or type(value) in _LITERAL_TYPES:
+        return True
+    if type(value) is float:
+        return math.isfinite(value)
+    if type(value) in (tuple, list):
+        return all(_is_literal(v) for v in value)
+    return False
+
+
+def _literal_node(value: Any) -> ast.expr:
+    if type(value) is tuple:
+        return ast.Tuple([_literal_node(v) for v in value], ast.Load())
+    if type(value) is list:
+        return ast.List([_literal_node(v) for v in value], ast.Load())
+    return ast.Constant(value)
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, replacements: dict[str, ast.expr]) -> None:
+        self.replacements = replacements
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        replacement = self.replacements.get(node.id)
+        return node if replacement is None else replacement
+
+
+def _slot(index: int) -> str:
+    return f"__slot{index}__"
+
+
+class Renderer:
+    """Renders operators; collects the constants their lines refer to."""
+
+    def __init__(self) -> None:
+        self.constants: dict[str, Any] = {}
+        self.values: dict[str, Any] = {}  # constant graph values (`v3`), by name
+        self._constant_names: dict[Any, str] = {}
+        self._rendered: dict[int, str] = {}
+        # Operators whose expression is one arithmetic ufunc of two graph values: the
+        # ufunc's name and the operands; `reuse` names the operand to compute into.
+        self.binary: dict[int, tuple[str, Value, Value]] = {}
+        self.reuse: dict[int, Value] = {}
+        self._templates: dict[tuple[Any, ...], str] = {}
+        self._ufuncs: dict[tuple[Any, ...], tuple[str, int, int] | None] = {}
+        self._trees: dict[str, ast.expr] = {}
+
+    def constant(self, value: Any) -> str:
+        """The namespace name bound to a non-literal constant (equal small arrays,
+        the wrapped Python numbers, share one)."""
+        key = constant_key(value)
+        name = self._constant_names.get(key)
+        if name is None:
+            name = self._constant_names[key] = f"k{len(self._constant_names)}"
+            self.constants[name] = value
+        return name
+
+    def _argument(
+        self, value: Any, cast: Any, slots: list[Value]
+    ) -> tuple[ast.expr, Any]:
+        """The expression for one argument and its part of the template key."""
+        if isinstance(value, Value):
+            node: ast.expr = ast.Name(_slot(len(slots)), ast.Load())
+            slots.append(value)
+            if cast is not None and value.array.dtype != cast:
+                node = ast.Call(
+                    ast.Attribute(node, "astype", ast.Load()),
+                    [ast.Name(self.constant(cast), ast.Load())],
+                    [],
+                )
+                return node, ("t", str(cast))
+            return node, ("t",)
+        if isinstance(value, list) and any(isinstance(v, Value) for v in value):
+            parts = [self._argument(v, cast, slots) for v in value]
+            return ast.List([p[0] for p in parts], ast.Load()), tuple(
+                p[1] for p in parts
+            )
+        if type(value) is np.ndarray and cast is not None and value.dtype != cast:
+            value = value.astype(cast)  # a wrapped Python number, promoted here
+        if _is_literal(value):
+            return _literal_node(value), ("c", type(value).__name__, repr(value))
+        name = self.constant(value)
+        return ast.Name(name, ast.Load()), ("k", name)
+
+    def expression(self, op: Op) -> str:
+        """The operator's kernel expression over its arguments (into a dead operand's
+        memory where `reuse` says so)."""
+        rendered = self._rendered.get(id(op))
+        if rendered is None:
+            rendered = self._rendered[id(op)] = self._expression(op)
+        target = self.reuse.get(id(op))
+        if target is not None:
+            ufunc, left, right = self.binary[id(op)]
+            return f"np.{ufunc}({left.name}, {right.name}, out={target.name})"
+        return rendered
+
+    def _expression(self, op: Op) -> str:
+        source = op.source
+        common = None
+        if source.promoted:
+            operands: list[Any] = []
+            for name in source.promoted:
+                raw = op.raw_args[source.arguments.index(name)]
+                operands.extend(raw if isinstance(raw, (list, tuple)) else [raw])
+            dtype = result_type(*operands)
+            if source.integer_to_float:
+                dtype = integer_to_float(dtype)
+            common = np.dtype(dtype.numpy)
+        slots: list[Value] = []
+        replacements: dict[str, ast.expr] = {}
+        key: list[Any] = [op.name]
+        for name, value in zip(source.arguments, op.args):
+            cast = common if name in source.promoted else None
+            replacements[name], part = self._argument(value, cast, slots)
+            key.append(part)
+        template = self._templates.get(tuple(key))
+        if template is None:
+            tree = self._trees.get(op.name)
+            if tree is None:
+                tree = self._trees[op.name] = ast.parse(
+                    source.expression, mode="eval"
+                ).body
+            substituted = _Substitute(replacements).visit(_copy(tree))
+            folded = fold_constants(substituted)
+            template = ast.unparse(folded)
+            self._templates[tuple(key)] = template
+            self._ufuncs[tuple(key)] = _binary_ufunc(folded)
+        ufunc = self._ufuncs[tuple(key)]
+        if ufunc is not None:
+            name, left, right = ufunc
+            self.binary[id(op)] = (name, slots[left], slots[right])
+        for index, value in enumerate(slots):
+            template = template.replace(_slot(index), value.name)
+        return template
+
+    def lines(self, op: Op, fixes: dict[int, Any]) -> list[str]:
+        """`# comment`, the assignment, and the fixes of outputs that need them."""
+        comment = f"# {op.name} <- {op.line!r}" if op.line else f"# {op.name}"
+        targets = ", ".join(v.name for v in op.outputs)
+        if len(op.outputs) == 1 and op.source.returns == ("Tensor[]",):
+            targets += ","
+        lines = [comment, f"{targets} = {self.expression(op)}"]
+        for value in op.outputs:
+            if value.index in fixes:
+                lines.append(self.fix(value, fixes[value.index]))
+        return lines
+
+    def fix(self, value: Value, fix: Any) -> str:
+        """wrap_result's normalisation: an ndarray, in the dtype eager gave."""
+        if fix is None:
+            return f"{value.name} = np.asarray({value.name})"
+        return f"{value.name} = np.asarray({value.name}).astype({self.constant(fix)})"
+
+
+_UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide"}
+
+
+def _binary_ufunc(tree: ast.expr) -> tuple[str, int, int] | None:
+    """(ufunc, left slot, right slot) when the expression is `slot OP slot`."""
+    if not (
+        isinstance(tree, ast.BinOp)
+        and type(tree.op) in _UFUNCS
+        and isinstance(tree.left, ast.Name)
+        and isinstance(tree.right, ast.Name)
+    ):
+        return None
+    slots = [
+        int(name[len("__slot") : -2])
+        for name in (tree.left.id, tree.right.id)
+        if name.startswith("__slot") and name.endswith("__")
+    ]
+    if len(slots) != 2:
+        return None
+    return _UFUNCS[type(tree.op)], slots[0], slots[1]
+
+
+def constant_key(value: Any) -> Any:
+    """A hashable key equal for equal constants: a small array by its bytes, a dtype by
+    its name, anything else by identity."""
+    if type(value) is np.ndarray and value.size <= 16:
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, np.dtype):
+        return ("dtype", value.str)
+    return ("object", id(value))
+
+
+def _copy(tree: ast.expr) -> ast.expr:
+    copied: ast.expr = ast.parse(ast.unparse(tree), mode="eval").body
+    return copied

@@ -1,0 +1,221 @@
+"""Passes over the captured graph, each small: constant folding of Python scalars (on
+a rendered expression), dead-code elimination and common-subexpression elimination
+(on the recorded operators)."""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from .trace import Op, Value
+
+__all__ = [
+    "eliminate_common_subexpressions",
+    "eliminate_dead_code",
+    "fold_constants",
+    "replace_values",
+    "reuse_buffers",
+]
+
+_BINARY = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+}
+_UNARY: dict[type, Callable[[Any], Any]] = {
+    ast.Not: operator.not_,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+}
+_NUMBERS = (bool, int, float)
+
+
+def _constant(node: ast.expr) -> tuple[bool, Any]:
+    if isinstance(node, ast.Constant) and (
+        node.value is None or type(node.value) in _NUMBERS + (str,)
+    ):
+        return True, node.value
+    return False, None
+
+
+def _fold(node: ast.expr) -> ast.expr:
+    """One node whose children are folded: a constant if it computes one."""
+    if isinstance(node, ast.IfExp):
+        known, test = _constant(node.test)
+        if known:
+            return node.body if test else node.orelse
+        return node
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        (left_known, left), (right_known, right) = map(
+            _constant, (node.left, node.comparators[0])
+        )
+        function = _COMPARE.get(type(node.ops[0]))
+        if left_known and right_known and function is not None:
+            return ast.Constant(bool(function(left, right)))
+        return node
+    if isinstance(node, ast.BoolOp):
+        values = [_constant(v) for v in node.values]
+        if all(known for known, _ in values):
+            results = [v for _, v in values]
+            is_and = isinstance(node.op, ast.And)
+            return ast.Constant(all(results) if is_and else any(results))
+        return node
+    if isinstance(node, ast.UnaryOp):
+        known, value = _constant(node.operand)
+        unary = _UNARY.get(type(node.op))
+        if known and unary is not None and type(value) in _NUMBERS:
+            return ast.Constant(unary(value))
+        return node
+    if isinstance(node, ast.BinOp):
+        (left_known, left), (right_known, right) = map(
+            _constant, (node.left, node.right)
+        )
+        binary = _BINARY.get(type(node.op))
+        numbers = type(left) in _NUMBERS and type(right) in _NUMBERS
+        if left_known and right_known and binary is not None and numbers:
+            try:
+                return ast.Constant(binary(left, right))
+            except (ArithmeticError, ValueError):
+                return node
+    return node
+
+
+class _Folder(ast.NodeTransformer):
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        super().generic_visit(node)
+        return _fold(node) if isinstance(node, ast.expr) else node
+
+
+def fold_constants(tree: ast.expr) -> ast.expr:
+    """Fold what Python constants decide: `x + y if 1 == 1 else ...` -> `x + y`."""
+    folded: ast.expr = _Folder().visit(tree)
+    return folded
+
+
+def _values_in(argument: Any) -> Iterable[Value]:
+    if isinstance(argument, Value):
+        yield argument
+    elif isinstance(argument, (list, tuple)):
+        for item in argument:
+            yield from _values_in(item)
+
+
+def eliminate_dead_code(ops: list[Op], live: Iterable[Value]) -> list[Op]:
+    """The operators some live value depends on, in order (kernels have no effects)."""
+    needed = {id(v) for v in live}
+    kept: list[Op] = []
+    for op in reversed(ops):
+        if any(id(v) in needed for v in op.outputs):
+            kept.append(op)
+            needed.update(id(v) for a in op.args for v in _values_in(a))
+    kept.reverse()
+    return kept
+
+
+def _key(argument: Any) -> Any:
+    if isinstance(argument, Value):
+        return ("value", argument.index)
+    if isinstance(argument, (list, tuple)):
+        return (type(argument).__name__, tuple(_key(a) for a in argument))
+    if type(argument) is np.ndarray:  # a wrapped Python number
+        return ("array", argument.dtype.str, argument.shape, argument.tobytes())
+    return ("constant", type(argument).__name__, repr(argument))
+
+
+def eliminate_common_subexpressions(ops: list[Op]) -> tuple[list[Op], dict[int, Value]]:
+    """Drop an operator that repeats an earlier one on the same arguments; the map
+    says which earlier value replaces each dropped output (by index)."""
+    seen: dict[Any, Op] = {}
+    replaced: dict[int, Value] = {}
+    kept: list[Op] = []
+    for op in ops:
+        if replaced:
+            op.args = [_replace(a, replaced) for a in op.args]
+        key = (op.name, tuple(_key(a) for a in op.args))
+        earlier = seen.get(key)
+        if earlier is not None and len(earlier.outputs) == len(op.outputs):
+            for mine, theirs in zip(op.outputs, earlier.outputs):
+                replaced[mine.index] = theirs
+            continue
+        seen[key] = op
+        kept.append(op)
+    return kept, replaced
+
+
+def replace_values(argument: Any, replaced: dict[int, Value]) -> Any:
+    """The argument with each replaced value (by index) swapped for its replacement."""
+    return _replace(argument, replaced)
+
+
+def _replace(argument: Any, replaced: dict[int, Value]) -> Any:
+    if isinstance(argument, Value):
+        return replaced.get(argument.index, argument)
+    if isinstance(argument, list):
+        return [_replace(a, replaced) for a in argument]
+    if isinstance(argument, tuple):
+        return tuple(_replace(a, replaced) for a in argument)
+    return argument
+
+
+def reuse_buffers(
+    ops: list[Op],
+    binary: dict[int, tuple[str, Value, Value]],
+    kept: set[int],
+) -> dict[int, Value]:
+    """Per operator (by id) computing one ufunc of two values, the operand whose memory
+    it may write its result into (`out=`): a temporary made by an earlier operator of
+    the same function, used for the last time here, not kept (returned or saved), that
+    owns its memory (no other value is a view of it) and has the result's shape and
+    dtype. The check against eager runs the code with these writes."""
+    made = {id(v) for op in ops for v in op.outputs}
+    last_use: dict[int, int] = {}
+    for position, op in enumerate(ops):
+        for argument in op.args:
+            for value in _values_in(argument):
+                last_use[id(value)] = position
+    viewed = {
+        id(v.array.base) for op in ops for v in op.outputs if v.array.base is not None
+    }
+    reuse: dict[int, Value] = {}
+    for position, op in enumerate(ops):
+        operands = binary.get(id(op))
+        if operands is None or len(op.outputs) != 1:
+            continue
+        result = op.outputs[0].array
+        _, left, right = operands
+        for candidate in (left, right):
+            array = candidate.array
+            if (
+                left is not right
+                and id(candidate) in made
+                and id(candidate) not in kept
+                and last_use.get(id(candidate)) == position
+                and type(array) is np.ndarray
+                and array.ndim > 0
+                and array.flags.owndata
+                and array.flags.writeable
+                and id(array) not in viewed
+                and array.shape == result.shape
+                and array.dtype == result.dtype
+            ):
+                reuse[id(op)] = candidate
+                break
+    return reuse
