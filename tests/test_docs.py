@@ -608,6 +608,7 @@ RUNTIME_SOURCES = [
         "random.py",
         "legacy_tensors.py",
         "autograd/__init__.py",
+        "autograd/_transform_slots.py",
         "autograd/variable.py",
         "autograd/forward_ad.py",
         "autograd/function.py",
