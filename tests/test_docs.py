@@ -616,6 +616,8 @@ RUNTIME_SOURCES = [
         "autograd/_gradcheck_inputs.py",
         "autograd/_gradcheck_jacobians.py",
         "autograd/_gradcheck_checks.py",
+        "autograd/_gradcheck_fast.py",
+        "autograd/_gradcheck_batched.py",
         "autograd/graph.py",
         "utils/checkpoint.py",
         "autograd/functional.py",
