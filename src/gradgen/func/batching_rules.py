@@ -38,6 +38,7 @@ from ..generated import ops
 from ..tensor import Tensor
 from .batching import (
     HANDLES,
+    BatchedTensor,
     Rule,
     batch_size,
     broadcast_value,
@@ -105,10 +106,15 @@ def _tensors(args: Sequence[Any]) -> list[Tensor]:
 
 def _promotes_alike(tensors: list[Tensor], level: int, rank: int) -> bool:
     """Whether the values promote as the examples do: a batch of 0-d examples is a
-    dimensioned tensor, which outranks a 0-d one of another dtype."""
-    if len({t.dtype for t in tensors}) == 1:
+    dimensioned tensor, which outranks a 0-d one of another dtype; it cannot change
+    the result when a dimensioned example's category is higher."""
+    if len({t.dtype for t in tensors}) == 1 or rank == 0:
         return True
-    return not any(is_batched(t, level) and t.dim() == 0 for t in tensors) or rank == 0
+    scalars = [t for t in tensors if is_batched(t, level) and t.dim() == 0]
+    if not scalars:
+        return True
+    top = max((t.dtype.category for t in tensors if t.dim() > 0), default=-1)
+    return all(t.dtype.category < top for t in scalars)
 
 
 def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -381,6 +387,14 @@ def _loss(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     full[position] = 0
     while full and full[-1] is None and len(full) > len(args):
         full.pop()
+    if handle.name.endswith("_backward") and reduction != 0:
+        # A reduced loss's grad is one number per example: spread it over the
+        # example's elements first, as the unreduced backward takes it.
+        grad, self = full[0], full[1]
+        shape = [batch_size(level)] + list(self.shape)
+        value = _pad(broadcast_value(grad, level), grad.dim(), self.dim())
+        full[0] = BatchedTensor(HANDLES["expand"].call(value, shape, False), level)
+        full[1] = BatchedTensor(broadcast_value(self, level), level)
     unreduced = pointwise(handle, level, tuple(full[: max(len(args), position + 1)]))
     if unreduced is NotImplemented or reduction == 0:
         return unreduced
@@ -454,6 +468,111 @@ def _nll_loss_backward(
     return wrap(ops.reshape(result, [size] + list(self.shape)), level)
 
 
+# -- batched extra arguments -------------------------------------------------------------
+
+
+def _padded(value: Any, level: int, rank: int) -> Tensor:
+    """A tensor argument as a batch with size-1 dims up to logical `rank`."""
+    return _pad(broadcast_value(value, level), value.dim(), rank)
+
+
+def _fill(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """fill.Tensor / fill_.Tensor with a batched value: every example its own."""
+    self, value = args[0], args[1]
+    if not is_batched(value, level):
+        return pointwise(handle, level, args)
+    shape = [batch_size(level)] + list(self.shape)
+    filled = HANDLES["expand"].call(_padded(value, level, self.dim()), shape, False)
+    filled = filled.to(self.dtype)
+    if mutates_self(handle):
+        if not is_batched(self, level):
+            inplace_error(self, level)
+        HANDLES["copy_"].call(self._value, filled, False)
+        return self
+    return wrap(filled, level)
+
+
+def _masked_fill(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """masked_fill(.Tensor) with a batched value: `where(mask, value, self)`."""
+    self, mask, value = args[0], args[1], args[2]
+    if not isinstance(value, Tensor) or not is_batched(value, level):
+        return pointwise(handle, level, args)
+    rank = max(self.dim(), mask.dim())
+    filled = HANDLES["where.self"].call(
+        _padded(mask, level, rank),
+        _padded(value, level, rank).to(self.dtype),
+        _padded(self, level, rank),
+    )
+    if mutates_self(handle):
+        if not is_batched(self, level):
+            inplace_error(self, level)
+        HANDLES["copy_"].call(self._value, filled, False)
+        return self
+    return wrap(filled, level)
+
+
+def _arg_reduction(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """argmax / argmin: over the flattened example when `dim` is None."""
+    self = args[0]
+    dim = args[1] if len(args) > 1 else None
+    if dim is not None:
+        return dims(handle, level, args)
+    keepdim = bool(args[2]) if len(args) > 2 else False
+    size = batch_size(level)
+    flat = HANDLES["view"].call(
+        HANDLES["clone"].call(broadcast_value(self, level), None), [size, -1]
+    )
+    found = handle.call(flat, 1, False)
+    if keepdim:
+        found = HANDLES["view"].call(found, [size] + [1] * self.dim())
+    return wrap(found, level)
+
+
+def _roll(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """roll: `dims` shift past the batch; no dims rolls each flattened example."""
+    self, shifts = args[0], args[1]
+    roll_dims = list(args[2]) if len(args) > 2 else []
+    if roll_dims:
+        return dims(handle, level, args, reduce_all=False)
+    size = batch_size(level)
+    value = broadcast_value(self, level)
+    flat = HANDLES["view"].call(HANDLES["clone"].call(value, None), [size, -1])
+    rolled = handle.call(flat, list(shifts), [1])
+    return wrap(HANDLES["view"].call(rolled, list(value.shape)), level)
+
+
+def _embedding(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """embedding with a batched weight (and indices the same for every example):
+    each example's rows, by index_select along the weight's row dimension."""
+    weight, indices = args[0], args[1]
+    if not is_batched(weight, level):
+        return trailing("indices")(handle, level, args)
+    if is_batched(indices, level):
+        return NotImplemented
+    flat = HANDLES["view"].call(HANDLES["clone"].call(indices, None), [-1])
+    rows = HANDLES["index_select"].call(weight._value, 1, flat)
+    shape = [batch_size(level)] + list(indices.shape) + [weight.shape[-1]]
+    return wrap(HANDLES["view"].call(rows, shape), level)
+
+
+def _layer_norm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """native_layer_norm: normalise the input's values (batched or not) without the
+    affine part, then each example's weight and bias."""
+    input, shape, weight, bias, eps = args
+    if not any(is_batched(t, level) for t in (weight, bias)):
+        return trailing("input")(handle, level, args)
+    out, mean, rstd = handle.call(unwrap(input, level), shape, None, None, eps)
+    rank = input.dim()
+    if not is_batched(input, level):
+        out = broadcast_value(out, level)
+        mean, rstd = broadcast_value(mean, level), broadcast_value(rstd, level)
+    if weight is not None:
+        out = HANDLES["mul.Tensor"].call(out, _padded(weight, level, rank))
+    if bias is not None:
+        out = HANDLES["add.Tensor"].call(out, _padded(bias, level, rank), 1)
+    return wrap((out, mean, rstd), level)
+
+
 # -- the table ---------------------------------------------------------------------------
 
 POINTWISE = """
@@ -504,7 +623,13 @@ SPECIAL: dict[str, Rule] = {
     "squeeze": _squeeze,
     "repeat": _repeat,
     "unsqueeze": functools.partial(dims, extra_rank=1),
-    "roll": functools.partial(dims, reduce_all=False),
+    "roll": _roll,
+    "argmax": _arg_reduction,
+    "argmin": _arg_reduction,
+    "fill.Tensor": _fill,
+    "fill_.Tensor": _fill,
+    "masked_fill.Tensor": _masked_fill,
+    "masked_fill_.Tensor": _masked_fill,
     "cat": functools.partial(_tensor_list_dims, extra_rank=0),
     "stack": functools.partial(_tensor_list_dims, extra_rank=1),
     "select_backward": _sizes_and_dims,
@@ -517,8 +642,8 @@ SPECIAL: dict[str, Rule] = {
     "triu_": trailing("self"),
     "constant_pad_nd": trailing("self"),
     "one_hot": trailing("self"),
-    "embedding": trailing("indices"),
-    "native_layer_norm": trailing("input"),
+    "embedding": _embedding,
+    "native_layer_norm": _layer_norm,
     "sum": _sum,
     "mean": _sum,
     "prod": _prod,
