@@ -623,6 +623,7 @@ RUNTIME_SOURCES = [
         "autograd/functional.py",
         "func/eager_transforms.py",
         "func/vmap.py",
+        "func/autograd_function.py",
         "func/batching.py",
         "func/batching_rules.py",
         "func/randomness.py",

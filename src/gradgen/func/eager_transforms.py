@@ -34,6 +34,7 @@ from ..dispatch import forward_ad_levels
 from ..generated import ops
 from ..grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
+from . import autograd_function
 from .batching import BatchedTensor, batch_at, open_levels, physical, rewrap
 from .randomness import Randomness as _Randomness
 from .pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
@@ -56,6 +57,11 @@ def _level() -> Iterator[None]:
             yield
     finally:
         _nesting.depth -= 1
+
+
+def _transform_active() -> bool:
+    """Whether a transform of gradgen.func is running (custom Functions ask)."""
+    return _nesting.depth > 0 or bool(open_levels())
 
 
 def _keeps_graph(inputs: Any) -> bool:
@@ -615,3 +621,6 @@ __all__ = [
     "linearize",
     "vjp",
 ]
+
+
+autograd_function.install(_transform_active)
