@@ -619,6 +619,7 @@ RUNTIME_SOURCES = [
         "autograd/_gradcheck_fast.py",
         "autograd/_gradcheck_batched.py",
         "autograd/graph.py",
+        "autograd/_mutation_on_saved.py",
         "utils/checkpoint.py",
         "autograd/functional.py",
         "func/eager_transforms.py",
