@@ -1,6 +1,8 @@
 """Batching rules: how an operator runs once on a whole batch inside vmap.
 
-The rules are a table keyed by operator name (`RULES`), built from a few kinds:
+Each operator's kind of rule is declared in native_functions.yaml (``batching:``, see
+docs/yaml-reference.md; generated into gradgen.generated.batching) and `RULES`, keyed
+by operator name, is built from it. The kinds:
 
 - `pointwise`: elementwise operators (the elementwise family, the pointwise
   activations and their backward formulas). Every batched argument's value gets size-1
@@ -15,9 +17,12 @@ The rules are a table keyed by operator name (`RULES`), built from a few kinds:
 - `trailing`: operators that only look at their last dims (tril, constant_pad_nd,
   layer_norm, embedding's indices, ...) run on the values as they are, when only the
   named arguments are batched.
-- one-off rules (shape lists: view, reshape, expand, permute, ...; whole-tensor
-  reductions as the `dim` overload over the logical dims; matrix products as numpy's
-  batched matmul; losses as the unreduced loss reduced per example).
+- `loss`: the unreduced loss (pointwise), reduced per example.
+- `contraction`: matrix products as numpy's batched matmul (`CONTRACTIONS`, by base
+  name).
+- `custom`: one-off rules (`CUSTOM`: shape lists of view, reshape, expand, permute,
+  ...; whole-tensor reductions as the `dim` overload over the logical dims; batched
+  extra arguments of fill, masked_fill, embedding, layer norm).
 
 A rule returns NotImplemented when a call falls outside what it handles (an unbatched
 `self` of an in-place operator, mixed ranks, ...): the fallback (batching.py) then
@@ -35,6 +40,7 @@ from ..dispatch import OperatorHandle
 from ..dtypes import get_default_dtype
 from ..factories import zeros_like
 from ..generated import ops
+from ..generated.batching import DECLARED
 from ..tensor import Tensor
 from .batching import (
     HANDLES,
@@ -575,45 +581,19 @@ def _layer_norm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> An
 
 # -- the table ---------------------------------------------------------------------------
 
-POINTWISE = """
-masked_fill.Scalar masked_fill.Tensor masked_fill_.Scalar masked_fill_.Tensor
-add.Tensor sub.Tensor mul.Tensor pow.Tensor_Scalar neg _conj real clone _to_copy
-add_.Tensor sub_.Tensor mul_.Tensor exp exp2 log log2 log10 log1p expm1 sqrt rsqrt
-reciprocal abs sgn sign sin cos tan asin acos atan sinh cosh tanh sigmoid erf floor ceil
-round round.decimals trunc angle sigmoid_backward tanh_backward exp_ log_ sqrt_ neg_
-abs_ sigmoid_ tanh_ pow.Tensor_Tensor pow.Scalar add.Scalar sub.Scalar mul.Scalar
-div.Tensor div.Scalar div.Tensor_mode div_.Tensor div_.Tensor_mode floor_divide
-floor_divide.Scalar rsub.Tensor rsub.Scalar maximum minimum fmax fmin atan2 hypot
-where.self clamp.Tensor clamp clamp_ clamp_min clamp_max fmod.Tensor fmod.Scalar
-remainder.Tensor remainder.Scalar eq.Tensor eq.Scalar ne.Tensor ne.Scalar lt.Tensor
-lt.Scalar le.Tensor le.Scalar gt.Tensor gt.Scalar ge.Tensor ge.Scalar logical_and
-logical_or logical_xor logical_not bitwise_and.Tensor bitwise_or.Tensor
-bitwise_xor.Tensor bitwise_not isnan isinf copy copy_ zero zero_ fill.Scalar fill.Tensor
-fill_.Scalar fill_.Tensor lerp.Scalar lerp.Tensor lerp_.Scalar lerp_.Tensor addcmul
-addcmul_ addcdiv addcdiv_ clamp_.Tensor nan_to_num nan_to_num_ relu gelu silu
-threshold_backward gelu_backward silu_backward relu_ leaky_relu leaky_relu_backward
-leaky_relu_ elu elu_backward elu_ softplus softplus_backward log_sigmoid_forward
-log_sigmoid_backward hardtanh hardtanh_backward hardtanh_ mish mish_backward mish_
-view_as_real view_as_complex
-"""
+# Which kind of rule an operator has is declared in native_functions.yaml (`batching:`,
+# codegen/batching.py, written to gradgen.generated.batching); the hand-written rules
+# of `contraction` (by the operator's base name) and `custom` (by its name) are here.
+CONTRACTIONS: dict[str, Rule] = {
+    "mm": _matmul_rule,
+    "bmm": _matmul_rule,
+    "mv": _mv,
+    "dot": _dot,
+    "vdot": _dot,
+    "addmm": _addmm,
+}
 
-DIMS = """
-diagonal_copy
-squeeze.dim select.int slice.Tensor split.Tensor split_with_sizes unbind.int flip
-transpose.int diagonal sum.dim_IntList mean.dim prod.dim_int max.dim min.dim amax amin
-argmax argmin logsumexp var.correction std.correction cumsum cumprod any.dim any.dims
-all.dim all.dims sort sort.stable topk _softmax _softmax_backward_data _log_softmax
-_log_softmax_backward_data gather scatter.src scatter.value scatter_add
-linalg_vector_norm
-"""
-
-LOSSES = """
-mse_loss mse_loss_backward smooth_l1_loss smooth_l1_loss_backward huber_loss
-huber_loss_backward binary_cross_entropy binary_cross_entropy_backward
-binary_cross_entropy_with_logits
-"""
-
-SPECIAL: dict[str, Rule] = {
+CUSTOM: dict[str, Rule] = {
     "view": _with_batch,
     "_unsafe_view": _with_batch,
     "expand": _expand,
@@ -636,12 +616,6 @@ SPECIAL: dict[str, Rule] = {
     "slice_backward": _sizes_and_dims,
     "diagonal_backward": _sizes_and_dims,
     "index_select": _index_select,
-    "tril": trailing("self"),
-    "triu": trailing("self"),
-    "tril_": trailing("self"),
-    "triu_": trailing("self"),
-    "constant_pad_nd": trailing("self"),
-    "one_hot": trailing("self"),
     "embedding": _embedding,
     "native_layer_norm": _layer_norm,
     "sum": _sum,
@@ -649,27 +623,38 @@ SPECIAL: dict[str, Rule] = {
     "prod": _prod,
     "max": reduce_all("amax", False),
     "min": reduce_all("amin", False),
-    "mm": _matmul_rule,
-    "bmm": _matmul_rule,
-    "mv": _mv,
-    "dot": _dot,
-    "vdot": _dot,
-    "addmm": _addmm,
     "nll_loss_forward": _nll_loss_forward,
     "nll_loss_backward": _nll_loss_backward,
 }
 
+KINDS: dict[str, Rule] = {"pointwise": pointwise, "dims": dims, "loss": _loss}
+
+
+def rule_of(name: str, kind: str, names: tuple[str, ...]) -> Rule:
+    """The rule of a `batching:` declaration (NAME is the operator)."""
+    if kind in KINDS:
+        return KINDS[kind]
+    if kind == "trailing":
+        return trailing(*names)
+    table, key = (
+        (CONTRACTIONS, name.split(".")[0]) if kind == "contraction" else (CUSTOM, name)
+    )
+    if key not in table:
+        raise RuntimeError(
+            f"native_functions.yaml declares 'batching: {kind}' for {name}, but "
+            "gradgen.func.batching_rules has no such rule: add one to "
+            f"{'CONTRACTIONS' if kind == 'contraction' else 'CUSTOM'} or declare "
+            "another kind"
+        )
+    return table[key]
+
 
 def _build() -> dict[str, Rule]:
-    rules: dict[str, Rule] = {}
-    for name in POINTWISE.split():
-        rules[name] = pointwise
-    for name in DIMS.split():
-        rules[name] = dims
-    for name in LOSSES.split():
-        rules[name] = _loss
-    rules.update(SPECIAL)
-    return {name: rule for name, rule in rules.items() if name in HANDLES}
+    return {
+        name: rule_of(name, kind, names)
+        for name, (kind, names) in DECLARED.items()
+        if name in HANDLES
+    }
 
 
 RULES: dict[str, Rule] = _build()
