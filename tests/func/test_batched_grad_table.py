@@ -27,7 +27,14 @@ NAMES = sorted(name for name in TABLE if name in RULES)
 
 # Operators whose line cannot run under vmap for a reason that is not the rule's:
 # a line that draws random numbers or reads a Python value out of a tensor.
-NOT_VMAPPABLE: dict[str, str] = {}
+WRITES_INTO_A_FRESH_TENSOR = (
+    "the line writes the batched input into a tensor it makes itself (in place), "
+    "which vmap refuses, as PyTorch's does"
+)
+NOT_VMAPPABLE: dict[str, str] = {
+    "igamma_": WRITES_INTO_A_FRESH_TENSOR,
+    "igammac_": WRITES_INTO_A_FRESH_TENSOR,
+}
 
 
 def _inputs(name: str, seed: int, batch: int | None = None) -> list[Any]:
@@ -73,6 +80,8 @@ def test_batched_gradgrad(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_vmap_of_the_operator_equals_the_loop(name: str) -> None:
+    if name in NOT_VMAPPABLE:
+        pytest.skip(NOT_VMAPPABLE[name])
     line = TABLE[name]
     batch = _inputs(name, 2, batch=3)
 
