@@ -21,6 +21,12 @@ from ..anomaly_mode import (
     set_detect_anomaly as set_detect_anomaly,
 )
 from . import forward_ad as forward_ad
+from ..grad_mode import (
+    enable_grad as enable_grad,
+    inference_mode as inference_mode,
+    no_grad as no_grad,
+    set_grad_enabled as set_grad_enabled,
+)
 from .function import (
     Function as Function,
     FunctionCtx as FunctionCtx,
