@@ -150,13 +150,7 @@ def gradcheck(
     )
     try:
         if check_forward_ad:
-            tupled = _as_tuple(inputs)
-            _check_inputs(tupled)
-            outputs = _check_func_outputs(_as_tuple(func(*tupled)))
-            if fast_mode and not uses_complex(tupled, outputs):
-                check_fast_forward(func, tupled, outputs, eps, atol, rtol)
-            else:
-                _check_forward_jacobians(func, tupled, outputs, eps, atol, rtol)
+            _forward_check(func, inputs, eps, atol, rtol, fast_mode)
         if not check_backward_ad:
             return True
         return _gradcheck_helper(
@@ -175,6 +169,24 @@ def gradcheck(
         if raise_exception:
             raise
         return False
+
+
+def _forward_check(
+    func: Callable[..., Any],
+    inputs: _TensorOrTensors,
+    eps: float,
+    atol: float,
+    rtol: float,
+    fast_mode: bool,
+) -> None:
+    """The forward-mode Jacobian (or, in fast mode, J u) against finite differences."""
+    tupled = _as_tuple(inputs)
+    _check_inputs(tupled)
+    outputs = _check_func_outputs(_as_tuple(func(*tupled)))
+    if fast_mode and not uses_complex(tupled, outputs):
+        check_fast_forward(func, tupled, outputs, eps, atol, rtol)
+    else:
+        _check_forward_jacobians(func, tupled, outputs, eps, atol, rtol)
 
 
 def _check_gradcheck_flags(
