@@ -21,6 +21,9 @@ counts, each of PyTorch's entries named by operator and overload (`add.Tensor`):
   is generated. An entry fails on the first problem of each formula; unknown names are
   tallied by how many entries they block, so the most useful helpers to add come first;
 - identical: this repository's entries whose every key and value is PyTorch's text.
+
+First it reports how many operators declare a vmap batching rule (`batching:` in
+native_functions.yaml, by kind); the others run vmap's per-example loop.
 """
 
 from __future__ import annotations
@@ -210,6 +213,25 @@ def render(coverage: Coverage, accepted_measured: bool = True, top: int = 25) ->
     return "\n".join(lines)
 
 
+# -- vmap's batching rules ----------------------------------------------------------
+
+
+def batching_report(native_functions: Path) -> str:
+    """How many operators (entries with a kernel: a dispatcher entry each) declare a
+    batching rule (`batching:`), by kind; the others run vmap's per-example loop."""
+    functions = load_native_functions(native_functions, ErrorCollector(), set())
+    operators = [f for f in functions if f.composite is None]
+    kinds = Counter(f.batching.kind for f in operators if f.batching is not None)
+    declared = sum(kinds.values())
+    lines = [
+        f"vmap batching rules (native_functions.yaml `batching:`): {declared} of "
+        f"{len(operators)} operators; the other {len(operators) - declared} run "
+        "the per-example loop"
+    ]
+    lines += [f"  {n:>4}  {kind}" for kind, n in sorted(kinds.items())]
+    return "\n".join(lines)
+
+
 # -- the command ----------------------------------------------------------------------
 
 
@@ -262,9 +284,11 @@ def main(argv: list[str] | None = None) -> int:
         coverage, read = measure(
             torch_path, arguments.derivatives, arguments.native_functions
         )
+        batching = batching_report(arguments.native_functions)
     except CodegenError as error:
         print(f"coverage: {error}", file=sys.stderr)
         return 1
+    print(batching + "\n")
     if not read:
         print(
             "coverage: torch (torchgen) is not installed and no --torch-derivatives "

@@ -52,6 +52,11 @@ OUTPUT_FILES = (
         "One dispatcher entry (OperatorHandle) per operator.",
     ),
     OutputFile(
+        "batching.py",
+        "batching.py.j2",
+        "vmap's batching rule of each operator, from its `batching:` key.",
+    ),
+    OutputFile(
         "kernels.py",
         "kernels.py.j2",
         "The NumPy backend: one kernel per operator, from its `numpy:` expression.",

@@ -112,6 +112,11 @@ def _operator_ir(
         autograd=autograd,
         forward_ad=_forward_ad_ir(function, info, user),
         no_requires_grad_checks=checks,
+        batching=(
+            None
+            if function.batching is None
+            else (function.batching.kind, function.batching.names)
+        ),
     )
 
 

@@ -80,6 +80,8 @@ class OperatorIR:
     autograd: AutogradIR | None
     forward_ad: ForwardADIR | None
     no_requires_grad_checks: tuple[str, ...]  # argument names
+    # vmap's rule, from `batching:` (codegen/batching.py): (kind, names) or None
+    batching: tuple[str, tuple[str, ...]] | None = None
 
 
 # -- the public bindings ----------------------------------------------------------------

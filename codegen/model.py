@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from .batching import Batching
 from .errors import Location
 from .formulas import AnalysedFormula, SavedAttribute, SavedKind
 from .forward_formulas import AnalysedForward
@@ -70,6 +71,8 @@ class NativeFunction:
 
     # PyTorch's out= overload of this function (`add.out`): gradgen.NAME takes `out=`.
     out_overload: str | None = None
+    # How vmap batches it (the `batching:` key, codegen/batching.py); None: the loop.
+    batching: Batching | None = None
 
     @property
     def name(self) -> str:

@@ -10,6 +10,7 @@ import keyword
 from collections.abc import Iterable
 from typing import Any
 
+from .batching import parse_batching
 from .errors import CodegenError, ErrorCollector, did_you_mean, excerpt
 from .expressions import check_kernel_expression
 from .kernels_module import MODULE_NAME, KernelsModule
@@ -27,6 +28,7 @@ NATIVE_KEYS = (
     "python_binding",
     "python_module",
     "out_overload",
+    "batching",
 )
 
 
@@ -98,12 +100,21 @@ def _native_function(
         if self_arg is None or not self_arg.type.is_tensor_like():
             raise CodegenError("a method variant needs a Tensor argument named 'self'")
     python_module = _entry_python_module(values, schema, variants)
+    batching = parse_batching(values.get("batching"), schema)
     numpy, composite = values.get("numpy"), values.get("composite")
     inplace = schema.kind() is SchemaKind.inplace
     if numpy is None and composite is None and inplace:
         # Derived later from the functional operator's kernel (see _derive_inplace).
         return NativeFunction(
-            schema, variants, None, None, (), entry.location, False, python_module
+            schema,
+            variants,
+            None,
+            None,
+            (),
+            entry.location,
+            False,
+            python_module,
+            batching=batching,
         )
     numpy, composite = _entry_kernel(
         numpy, composite, inplace, argument_names, kernel_helpers, composites, kernels
@@ -120,6 +131,7 @@ def _native_function(
         integer_to_float,
         python_module,
         out_overload,
+        batching,
     )
 
 

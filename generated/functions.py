@@ -31337,11 +31337,44 @@ def _softmax_jvp(
     return result * (self_t - logsumexp_jvp(self_p, self_t, [dim], True))
 
 
+def _softmax_backward_data_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_p: Tensor,
+    output_t: Tensor,
+    dim: int,
+    input_dtype: dtype,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: output_t * (grad_output_p - (grad_output_p * output_p).sum(dim, True)) + output_p * (grad_output_t - (grad_output_t * output_p + grad_output_p * output_t).sum(dim, True))``."""
+    return output_t * (
+        grad_output_p - (grad_output_p * output_p).sum(dim, True)
+    ) + output_p * (
+        grad_output_t
+        - (grad_output_t * output_p + grad_output_p * output_t).sum(dim, True)
+    )
+
+
 def _log_softmax_jvp(
     self_p: Tensor, self_t: Tensor, dim: int, half_to_float: bool, result: Any
 ) -> Any:
     """Forward-mode derivative: ``result: self_t - logsumexp_jvp(self_p, self_t, {dim}, true)``."""
     return self_t - logsumexp_jvp(self_p, self_t, [dim], True)
+
+
+def _log_softmax_backward_data_jvp(
+    grad_output_p: Tensor,
+    grad_output_t: Tensor,
+    output_p: Tensor,
+    output_t: Tensor,
+    dim: int,
+    input_dtype: dtype,
+    result: Any,
+) -> Any:
+    """Forward-mode derivative: ``result: grad_output_t - output_p.exp() * (output_t * grad_output_p.sum(dim, True) + grad_output_t.sum(dim, True))``."""
+    return grad_output_t - output_p.exp() * (
+        output_t * grad_output_p.sum(dim, True) + grad_output_t.sum(dim, True)
+    )
 
 
 def leaky_relu_jvp(

@@ -11102,8 +11102,6 @@ def _softmax_backward_data(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("_softmax_backward_data")
     _any_requires_grad = compute_requires_grad(grad_output, output)
     grad_fn: functions.SoftmaxBackwardDataBackward0 | None = None
     if _any_requires_grad:
@@ -11124,6 +11122,21 @@ def _softmax_backward_data(
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._softmax_backward_data_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output,
+                    tangent_or_zeros(output),
+                    dim,
+                    input_dtype,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 
@@ -11162,8 +11175,6 @@ def _log_softmax_backward_data(
     _any_has_forward_grad = (
         grad_output._fw_grad is not None or output._fw_grad is not None
     ) and not in_jvp()
-    if _any_has_forward_grad:
-        raise forward_ad_not_implemented("_log_softmax_backward_data")
     _any_requires_grad = compute_requires_grad(grad_output, output)
     grad_fn: functions.LogSoftmaxBackwardDataBackward0 | None = None
     if _any_requires_grad:
@@ -11183,6 +11194,21 @@ def _log_softmax_backward_data(
     )
     if grad_fn is not None:
         set_history(result, grad_fn)
+    if _any_has_forward_grad:
+        # Every tangent is computed before any is set (PyTorch, issue 67367).
+        with computing_jvp():
+            tangents = (
+                functions._log_softmax_backward_data_jvp(
+                    grad_output,
+                    tangent_or_zeros(grad_output),
+                    output,
+                    tangent_or_zeros(output),
+                    dim,
+                    input_dtype,
+                    result,
+                ),
+            )
+        set_fw_grad(result, tangents[0])
     return result
 
 

@@ -512,8 +512,7 @@ def test_non_tensor_output_is_a_type_error() -> None:
 @pytest.mark.parametrize(
     "option, pattern",
     [
-        ({"fast_mode": True}, "fast_mode"),
-        ({"check_batched_grad": True}, "check_batched_grad"),
+        ({"check_batched_forward_grad": True, "check_forward_ad": True}, "forward"),
         ({"masked": True}, "masked"),
     ],
 )
@@ -529,8 +528,6 @@ def test_unsupported_gradcheck_options_raise(
 @pytest.mark.parametrize(
     "option, pattern",
     [
-        ({"fast_mode": True}, "fast_mode"),
-        ({"check_batched_grad": True}, "check_batched_grad"),
         ({"masked": True}, "masked"),
     ],
 )

@@ -42,7 +42,7 @@ LINES: dict[str, Line] = {
             g, lib.softmax(y, 1), 1, lib.float64
         ),
         ((2, 3), (2, 3)),
-        forward=False,  # PyTorch has no forward formula either
+        # A forward formula of gradgen's own (PyTorch has none): nested jvp needs it.
     ),
     "log_softmax.int": Line(
         lambda lib, a: lib.log_softmax(a, 1) * a.log_softmax(0), ((2, 3),)
@@ -53,7 +53,7 @@ LINES: dict[str, Line] = {
             g, lib.log_softmax(y, 0), 0, lib.float64
         ),
         ((2, 3), (2, 3)),
-        forward=False,  # PyTorch has no forward formula either
+        # A forward formula of gradgen's own (PyTorch has none): nested jvp needs it.
     ),
     "leaky_relu": Line(
         lambda lib, a: _f("leaky_relu")(lib)(a) * _f("leaky_relu")(lib)(a, -0.5),

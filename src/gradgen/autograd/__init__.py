@@ -8,7 +8,7 @@ and never touches `.grad`. Both check and build the root gradients here (PyTorch
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -21,6 +21,12 @@ from ..anomaly_mode import (
     set_detect_anomaly as set_detect_anomaly,
 )
 from . import forward_ad as forward_ad
+from ..grad_mode import (
+    enable_grad as enable_grad,
+    inference_mode as inference_mode,
+    no_grad as no_grad,
+    set_grad_enabled as set_grad_enabled,
+)
 from .function import (
     Function as Function,
     FunctionCtx as FunctionCtx,
@@ -33,6 +39,7 @@ from .gradcheck import (
 )
 from . import profiler as profiler
 from .variable import Variable as Variable
+from ._transform_slots import require_vmap
 from ..graph import Edge
 from ..tensor import Size, Tensor, make_edge
 
@@ -55,14 +62,40 @@ def _as_tuple(tensors: _TensorOrTensors | None) -> tuple[Tensor, ...]:
     return (tensors,)  # type: ignore[return-value]  # checked by the caller
 
 
+def _shape_mismatch(index: int, grad: Tensor, output: Tensor) -> RuntimeError:
+    """grad_outputs[index] of `is_grads_batched`: not a batch of the output's shape
+    (PyTorch's message shows the shape of one example without its first dimension)."""
+    return RuntimeError(
+        "If `is_grads_batched=True`, we interpret the first dimension of each "
+        "grad_output as the batch dimension. The sizes of the remaining dimensions are "
+        "expected to match the shape of corresponding output, but a mismatch was "
+        f"detected: grad_output[{index}] has a shape of "
+        f"{Size(grad._data.shape[2:])!r} and output[{index}] has a shape of "
+        f"{Size(output._data.shape)!r}. If you only want some tensors in `grad_output` "
+        "to be considered batched, consider using vmap."
+    )
+
+
 def _make_grads(
-    outputs: Sequence[Tensor], grads: Sequence[Tensor | None]
+    outputs: Sequence[Tensor],
+    grads: Sequence[Tensor | None],
+    is_grads_batched: bool = False,
 ) -> list[Tensor | None]:
-    """Check the given output gradients, or create ones for scalar outputs."""
+    """Check the given output gradients, or create ones for scalar outputs; with
+    `is_grads_batched` a gradient's first dimension is the batch."""
     new_grads: list[Tensor | None] = []
     for index, (output, grad) in enumerate(zip(outputs, grads)):
         if isinstance(grad, Tensor):
-            if grad._data.shape != output._data.shape:
+            if is_grads_batched:
+                if grad._data.ndim == 0:
+                    raise IndexError(
+                        "invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
+                        "or `tensor.item<T>()` in C++ to convert a 0-dim tensor to a "
+                        "number"
+                    )
+                if grad._data.shape[1:] != output._data.shape:
+                    raise _shape_mismatch(index, grad, output)
+            elif grad._data.shape != output._data.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{index}] has a shape of "
                     f"{Size(grad._data.shape)!r} and output[{index}] has a shape of "
@@ -112,14 +145,34 @@ def _root_edges(outputs: Sequence[Tensor]) -> list[Edge]:
 
 
 def _grads_for(
-    outputs: tuple[Tensor, ...], grad_outputs: _TensorOrTensors | None
+    outputs: tuple[Tensor, ...],
+    grad_outputs: _TensorOrTensors | None,
+    is_grads_batched: bool = False,
 ) -> list[Tensor | None]:
     given: tuple[Tensor | None, ...] = (
         (None,) * len(outputs) if grad_outputs is None else _as_tuple(grad_outputs)
     )
     if len(given) != len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(given)} gradients")
-    return _make_grads(outputs, given)
+    return _make_grads(outputs, given, is_grads_batched)
+
+
+def _run_batched(
+    run: Callable[[Sequence[Tensor | None]], list[Tensor | None]],
+    grads: list[Tensor | None],
+) -> list[Tensor | None]:
+    """`run` (one backward pass) under vmap over dimension 0 of the given grads; the
+    inputs that get no gradient stay None (PyTorch's allow_none_pass_through)."""
+    found: list[bool] = []
+
+    def batched_run(*root_grads: Tensor | None) -> tuple[Tensor, ...]:
+        results = run(list(root_grads))
+        found[:] = [r is not None for r in results]
+        return tuple(r for r in results if r is not None)
+
+    in_dims = tuple(None if g is None else 0 for g in grads)
+    batched = iter(require_vmap()(batched_run, in_dims, 0)(*grads))
+    return [next(batched) if present else None for present in found]
 
 
 def backward(
@@ -164,9 +217,14 @@ def grad(
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple[Tensor | None, ...]:
-    """The gradients of `outputs` with respect to `inputs`; `.grad` is left alone."""
+    """The gradients of `outputs` with respect to `inputs`; `.grad` is left alone.
+
+    With `is_grads_batched` the first dimension of every grad_output is a batch: the
+    vector-Jacobian products of the whole batch come from one backward pass run under
+    vmap (each result gets the batch dimension first)."""
     outputs_ = _as_tuple(outputs)
     inputs_ = _as_tuple(inputs)
     if not inputs_:
@@ -185,17 +243,24 @@ def grad(
             raise RuntimeError(
                 "One of the differentiated Tensors does not require grad"
             )
-    grads = _grads_for(outputs_, grad_outputs)
+    grads = _grads_for(outputs_, grad_outputs, is_grads_batched)
     roots = _root_edges(outputs_)
     input_edges = [make_edge(tensor) for tensor in inputs_]
-    results = engine.execute(
-        roots,
-        grads,
-        retain_graph,
-        create_graph,
-        accumulate_grad=False,
-        outputs=input_edges,
-    )
+
+    def run(root_grads: Sequence[Tensor | None]) -> list[Tensor | None]:
+        return engine.execute(
+            roots,
+            list(root_grads),
+            retain_graph,
+            create_graph,
+            accumulate_grad=False,
+            outputs=input_edges,
+        )
+
+    if is_grads_batched:
+        results = _run_batched(run, grads)
+    else:
+        results = run(grads)
     for index, result in enumerate(results):
         if result is None:
             if materialize_grads:

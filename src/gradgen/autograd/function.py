@@ -45,6 +45,7 @@ import numpy as np
 from ..grad_mode import _state as _grad_mode_state
 from ..grad_mode import no_grad
 from ..graph import ERR_BACKWARD_TWICE, InputMetadata, Node, SavedVariable
+from ._transform_slots import slots
 from ..tensor import Tensor
 from ..variable_type_utils import as_view, collect_next_edges, set_history
 
@@ -330,6 +331,19 @@ class Function(metaclass=FunctionMeta):
             "it with forward mode AD."
         )
 
+    # With True, vmap runs forward, setup_context and backward under vmap instead of
+    # calling a `vmap` staticmethod (gradgen.func.autograd_function).
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info: Any, in_dims: tuple[int | None, ...], *args: Any) -> Any:
+        """The Function over a batch: `args` with their batch at `in_dims` (None: not
+        batched), `info.batch_size`; returns ``(outputs, out_dims)``."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap "
+            "staticmethod or set generate_vmap_rule=True."
+        )
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` without recording and make its outputs differentiable."""
@@ -344,6 +358,17 @@ class Function(metaclass=FunctionMeta):
                 )
         elif kwargs:
             args = _bind_keywords(cls.forward, args, kwargs)
+        if slots.transform_active():
+            if not uses_setup_context:
+                raise RuntimeError(
+                    "In order to use an autograd.Function with functorch transforms "
+                    "(vmap, grad, jvp, jacrev, ...), it must override the setup_context "
+                    "staticmethod. For more details, please see "
+                    "https://pytorch.org/docs/main/notes/extending.func.html"
+                )
+            batched = slots.function_vmap(cls, args) if slots.function_vmap else None
+            if batched is not NotImplemented and batched is not None:
+                return batched
         return _apply(cls, args, uses_setup_context)
 
 

@@ -21,7 +21,6 @@ import numpy as np
 
 from ..autograd import grad as autograd_grad
 from ..func.eager_transforms import jvp as forward_jvp
-from ..func.vmap import vmap
 from ..generated import ops
 from ..grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from ..tensor import Tensor
@@ -305,28 +304,33 @@ def _vectorized_jacobian(
     outs: tuple[Tensor, ...], xs: tuple[Tensor, ...], create_graph: bool
 ) -> tuple[tuple[Tensor, ...], ...]:
     """The same blocks, each output's rows as one backward pass over the batch of
-    basis vectors (vmap: the formulas run on the batch by the batching rules)."""
+    basis vectors (``autograd.grad(is_grads_batched=True)``: the formulas run on the
+    batch by vmap's batching rules), as PyTorch's vectorized jacobian."""
     blocks = []
     for out in outs:
         count = out.numel()
+        shapes = [tuple(out.shape) + tuple(x.shape) for x in xs]
+        if not count or not out.requires_grad:
+            blocks.append(
+                tuple(Tensor(np.zeros(s, x._data.dtype)) for s, x in zip(shapes, xs))
+            )
+            continue
         basis = np.eye(count, dtype=out._data.dtype).reshape(
             (count,) + tuple(out.shape)
         )
-
-        def row(v: Tensor, out: Tensor = out) -> tuple[Tensor, ...]:
-            found = _grad(
-                (out,), xs, (v,), create_graph=create_graph, retain_graph=True
-            )
-            return _fill_in_zeros(found, xs, False, create_graph, "back")
-
-        rows = (
-            vmap(row)(Tensor(basis))
-            if count
-            else tuple(x.new_zeros((0,) + tuple(x.shape)) for x in xs)
+        found = autograd_grad(
+            [out],
+            list(xs),
+            [Tensor(basis)],
+            retain_graph=True,
+            create_graph=create_graph,
+            allow_unused=True,
+            is_grads_batched=True,
         )
         blocks.append(
             tuple(
-                r.reshape(tuple(out.shape) + tuple(x.shape)) for r, x in zip(rows, xs)
+                (Tensor(np.zeros(s, x._data.dtype)) if r is None else r.reshape(s))
+                for r, x, s in zip(found, xs, shapes)
             )
         )
     return tuple(blocks)

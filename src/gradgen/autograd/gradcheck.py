@@ -37,13 +37,19 @@ each differentiable output is routed through a node whose backward returns ``Non
 input element, computed with gradgen.autograd.forward_ad, against the same central
 differences.
 
+``fast_mode`` compares one number per (input, output) pair, ``v^T J u`` for random
+``u`` and ``v``, instead of whole Jacobians (_gradcheck_fast.py; complex functions take
+the slow path). ``check_batched_grad`` runs the backward pass under vmap on a batch of
+grad_outputs and compares it with the pass per grad_output (_gradcheck_batched.py).
+
 Not implemented, and refused with ``NotImplementedError`` rather than ignored:
-``fast_mode``, ``check_batched_grad`` and ``check_batched_forward_grad`` (need vmap)
-and ``masked`` (needs sparse tensors).
+``check_batched_forward_grad`` (forward-mode AD on batched tangents) and ``masked``
+(needs sparse tensors).
 
 The pieces: _gradcheck_inputs.py (the function's inputs and outputs, GradcheckError),
 _gradcheck_jacobians.py (numerical and analytical Jacobians), _gradcheck_checks.py (the
-comparisons and their messages); this module holds the two public functions.
+comparisons and their messages), _gradcheck_fast.py, _gradcheck_batched.py; this
+module holds the two public functions.
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
+from ._gradcheck_batched import check_batched_grad as check_batched_grad_of
+from ._gradcheck_fast import check_fast, check_fast_forward, uses_complex
 from ._gradcheck_checks import (
     _check_backward_mul_by_grad_output,
     _check_forward_jacobians,
@@ -80,25 +88,13 @@ _GRAD_OUTPUTS_SEED = 0
 
 def _refuse_unsupported(
     *,
-    check_batched_grad: bool,
     check_batched_forward_grad: bool,
-    fast_mode: bool,
     masked: bool | None,
 ) -> None:
     if check_batched_forward_grad:
         raise NotImplementedError(
-            "gradcheck: check_batched_forward_grad=True is not supported: gradgen has no "
-            "vmap to compute batched forward gradients"
-        )
-    if check_batched_grad:
-        raise NotImplementedError(
-            "gradcheck: check_batched_grad=True is not supported: gradgen has no vmap "
-            "to compute batched gradients"
-        )
-    if fast_mode:
-        raise NotImplementedError(
-            "gradcheck: fast_mode=True is not supported: gradgen only implements the "
-            "slow (full Jacobian) mode"
+            "gradcheck: check_batched_forward_grad=True is not supported: gradgen's vmap "
+            "does not run forward-mode AD on batched tangents"
         )
     if masked:
         raise NotImplementedError(
@@ -137,8 +133,9 @@ def gradcheck(
 
     As in PyTorch the defaults assume double precision: an input of lower precision
     that requires grad gets a warning and will likely fail. `check_forward_ad` also
-    checks the forward-mode Jacobian. `check_batched_grad`,
-    `check_batched_forward_grad`, `fast_mode` and `masked` are not implemented in
+    checks the forward-mode Jacobian, `fast_mode` checks ``v^T J u`` for random
+    vectors instead of whole Jacobians, `check_batched_grad` checks the backward pass
+    under vmap. `check_batched_forward_grad` and `masked` are not implemented in
     gradgen and raise NotImplementedError when set.
     """
     _check_gradcheck_flags(
@@ -148,17 +145,12 @@ def gradcheck(
         check_batched_forward_grad,
     )
     _refuse_unsupported(
-        check_batched_grad=check_batched_grad,
         check_batched_forward_grad=check_batched_forward_grad,
-        fast_mode=fast_mode,
         masked=masked,
     )
     try:
         if check_forward_ad:
-            tupled = _as_tuple(inputs)
-            _check_inputs(tupled)
-            outputs = _check_func_outputs(_as_tuple(func(*tupled)))
-            _check_forward_jacobians(func, tupled, outputs, eps, atol, rtol)
+            _forward_check(func, inputs, eps, atol, rtol, fast_mode)
         if not check_backward_ad:
             return True
         return _gradcheck_helper(
@@ -170,11 +162,31 @@ def gradcheck(
             nondet_tol=nondet_tol,
             check_undefined_grad=check_undefined_grad,
             check_grad_dtypes=check_grad_dtypes,
+            check_batched_grad=check_batched_grad,
+            fast_mode=fast_mode,
         )
     except GradcheckError:
         if raise_exception:
             raise
         return False
+
+
+def _forward_check(
+    func: Callable[..., Any],
+    inputs: _TensorOrTensors,
+    eps: float,
+    atol: float,
+    rtol: float,
+    fast_mode: bool,
+) -> None:
+    """The forward-mode Jacobian (or, in fast mode, J u) against finite differences."""
+    tupled = _as_tuple(inputs)
+    _check_inputs(tupled)
+    outputs = _check_func_outputs(_as_tuple(func(*tupled)))
+    if fast_mode and not uses_complex(tupled, outputs):
+        check_fast_forward(func, tupled, outputs, eps, atol, rtol)
+    else:
+        _check_forward_jacobians(func, tupled, outputs, eps, atol, rtol)
 
 
 def _check_gradcheck_flags(
@@ -209,21 +221,29 @@ def _gradcheck_helper(
     nondet_tol: float,
     check_undefined_grad: bool,
     check_grad_dtypes: bool,
+    check_batched_grad: bool,
+    fast_mode: bool,
 ) -> bool:
     tupled_inputs = _as_tuple(inputs)
     _check_inputs(tupled_inputs)
     func_out = _check_func_outputs(_as_tuple(func(*tupled_inputs)))
-    _check_jacobians(
-        func,
-        tupled_inputs,
-        func_out,
-        eps,
-        atol,
-        rtol,
-        nondet_tol,
-        check_grad_dtypes,
-    )
+    if fast_mode and not uses_complex(tupled_inputs, func_out):
+        check_fast(func, tupled_inputs, func_out, eps, atol, rtol, nondet_tol)
+    else:
+        _check_jacobians(
+            func,
+            tupled_inputs,
+            func_out,
+            eps,
+            atol,
+            rtol,
+            nondet_tol,
+            check_grad_dtypes,
+        )
     outputs = _differentiable_outputs(func_out)
+    if check_batched_grad:
+        for index, output in enumerate(outputs):
+            check_batched_grad_of(tupled_inputs, output, index)
     _check_backward_mul_by_grad_output(outputs, tupled_inputs)
     if check_undefined_grad:
         _check_undefined_backward(func, outputs, tupled_inputs)
@@ -283,12 +303,7 @@ def gradgradcheck(
     _check_gradgradcheck_flags(
         check_fwd_over_rev, check_rev_over_rev, check_undefined_grad, check_batched_grad
     )
-    _refuse_unsupported(
-        check_batched_grad=check_batched_grad,
-        check_batched_forward_grad=False,
-        fast_mode=fast_mode,
-        masked=masked,
-    )
+    _refuse_unsupported(check_batched_forward_grad=False, masked=masked)
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         tupled_grad_outputs = _random_grad_outputs(

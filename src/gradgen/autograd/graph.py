@@ -20,10 +20,14 @@ from ..grad_mode import DecoratorContext
 from ..graph import Node as Node
 from ..graph import RemovableHandle, task_state
 from ..tensor import Tensor
+from ._mutation_on_saved import (
+    allow_mutation_on_saved_tensors as allow_mutation_on_saved_tensors,
+)
 
 __all__ = [
     "GradientEdge",
     "Node",
+    "allow_mutation_on_saved_tensors",
     "disable_saved_tensors_hooks",
     "get_gradient_edge",
     "increment_version",

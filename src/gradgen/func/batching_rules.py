@@ -1,6 +1,8 @@
 """Batching rules: how an operator runs once on a whole batch inside vmap.
 
-The rules are a table keyed by operator name (`RULES`), built from a few kinds:
+Each operator's kind of rule is declared in native_functions.yaml (``batching:``, see
+docs/yaml-reference.md; generated into gradgen.generated.batching) and `RULES`, keyed
+by operator name, is built from it. The kinds:
 
 - `pointwise`: elementwise operators (the elementwise family, the pointwise
   activations and their backward formulas). Every batched argument's value gets size-1
@@ -15,9 +17,12 @@ The rules are a table keyed by operator name (`RULES`), built from a few kinds:
 - `trailing`: operators that only look at their last dims (tril, constant_pad_nd,
   layer_norm, embedding's indices, ...) run on the values as they are, when only the
   named arguments are batched.
-- one-off rules (shape lists: view, reshape, expand, permute, ...; whole-tensor
-  reductions as the `dim` overload over the logical dims; matrix products as numpy's
-  batched matmul; losses as the unreduced loss reduced per example).
+- `loss`: the unreduced loss (pointwise), reduced per example.
+- `contraction`: matrix products as numpy's batched matmul (`CONTRACTIONS`, by base
+  name).
+- `custom`: one-off rules (`CUSTOM`: shape lists of view, reshape, expand, permute,
+  ...; whole-tensor reductions as the `dim` overload over the logical dims; batched
+  extra arguments of fill, masked_fill, embedding, layer norm).
 
 A rule returns NotImplemented when a call falls outside what it handles (an unbatched
 `self` of an in-place operator, mixed ranks, ...): the fallback (batching.py) then
@@ -35,9 +40,11 @@ from ..dispatch import OperatorHandle
 from ..dtypes import get_default_dtype
 from ..factories import zeros_like
 from ..generated import ops
+from ..generated.batching import DECLARED
 from ..tensor import Tensor
 from .batching import (
     HANDLES,
+    BatchedTensor,
     Rule,
     batch_size,
     broadcast_value,
@@ -105,10 +112,15 @@ def _tensors(args: Sequence[Any]) -> list[Tensor]:
 
 def _promotes_alike(tensors: list[Tensor], level: int, rank: int) -> bool:
     """Whether the values promote as the examples do: a batch of 0-d examples is a
-    dimensioned tensor, which outranks a 0-d one of another dtype."""
-    if len({t.dtype for t in tensors}) == 1:
+    dimensioned tensor, which outranks a 0-d one of another dtype; it cannot change
+    the result when a dimensioned example's category is higher."""
+    if len({t.dtype for t in tensors}) == 1 or rank == 0:
         return True
-    return not any(is_batched(t, level) and t.dim() == 0 for t in tensors) or rank == 0
+    scalars = [t for t in tensors if is_batched(t, level) and t.dim() == 0]
+    if not scalars:
+        return True
+    top = max((t.dtype.category for t in tensors if t.dim() > 0), default=-1)
+    return all(t.dtype.category < top for t in scalars)
 
 
 def pointwise(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
@@ -381,6 +393,14 @@ def _loss(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
     full[position] = 0
     while full and full[-1] is None and len(full) > len(args):
         full.pop()
+    if handle.name.endswith("_backward") and reduction != 0:
+        # A reduced loss's grad is one number per example: spread it over the
+        # example's elements first, as the unreduced backward takes it.
+        grad, self = full[0], full[1]
+        shape = [batch_size(level)] + list(self.shape)
+        value = _pad(broadcast_value(grad, level), grad.dim(), self.dim())
+        full[0] = BatchedTensor(HANDLES["expand"].call(value, shape, False), level)
+        full[1] = BatchedTensor(broadcast_value(self, level), level)
     unreduced = pointwise(handle, level, tuple(full[: max(len(args), position + 1)]))
     if unreduced is NotImplemented or reduction == 0:
         return unreduced
@@ -454,47 +474,126 @@ def _nll_loss_backward(
     return wrap(ops.reshape(result, [size] + list(self.shape)), level)
 
 
+# -- batched extra arguments -------------------------------------------------------------
+
+
+def _padded(value: Any, level: int, rank: int) -> Tensor:
+    """A tensor argument as a batch with size-1 dims up to logical `rank`."""
+    return _pad(broadcast_value(value, level), value.dim(), rank)
+
+
+def _fill(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """fill.Tensor / fill_.Tensor with a batched value: every example its own."""
+    self, value = args[0], args[1]
+    if not is_batched(value, level):
+        return pointwise(handle, level, args)
+    shape = [batch_size(level)] + list(self.shape)
+    filled = HANDLES["expand"].call(_padded(value, level, self.dim()), shape, False)
+    filled = filled.to(self.dtype)
+    if mutates_self(handle):
+        if not is_batched(self, level):
+            inplace_error(self, level)
+        HANDLES["copy_"].call(self._value, filled, False)
+        return self
+    return wrap(filled, level)
+
+
+def _masked_fill(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """masked_fill(.Tensor) with a batched value: `where(mask, value, self)`."""
+    self, mask, value = args[0], args[1], args[2]
+    if not isinstance(value, Tensor) or not is_batched(value, level):
+        return pointwise(handle, level, args)
+    rank = max(self.dim(), mask.dim())
+    filled = HANDLES["where.self"].call(
+        _padded(mask, level, rank),
+        _padded(value, level, rank).to(self.dtype),
+        _padded(self, level, rank),
+    )
+    if mutates_self(handle):
+        if not is_batched(self, level):
+            inplace_error(self, level)
+        HANDLES["copy_"].call(self._value, filled, False)
+        return self
+    return wrap(filled, level)
+
+
+def _arg_reduction(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """argmax / argmin: over the flattened example when `dim` is None."""
+    self = args[0]
+    dim = args[1] if len(args) > 1 else None
+    if dim is not None:
+        return dims(handle, level, args)
+    keepdim = bool(args[2]) if len(args) > 2 else False
+    size = batch_size(level)
+    flat = HANDLES["view"].call(
+        HANDLES["clone"].call(broadcast_value(self, level), None), [size, -1]
+    )
+    found = handle.call(flat, 1, False)
+    if keepdim:
+        found = HANDLES["view"].call(found, [size] + [1] * self.dim())
+    return wrap(found, level)
+
+
+def _roll(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """roll: `dims` shift past the batch; no dims rolls each flattened example."""
+    self, shifts = args[0], args[1]
+    roll_dims = list(args[2]) if len(args) > 2 else []
+    if roll_dims:
+        return dims(handle, level, args, reduce_all=False)
+    size = batch_size(level)
+    value = broadcast_value(self, level)
+    flat = HANDLES["view"].call(HANDLES["clone"].call(value, None), [size, -1])
+    rolled = handle.call(flat, list(shifts), [1])
+    return wrap(HANDLES["view"].call(rolled, list(value.shape)), level)
+
+
+def _embedding(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """embedding with a batched weight (and indices the same for every example):
+    each example's rows, by index_select along the weight's row dimension."""
+    weight, indices = args[0], args[1]
+    if not is_batched(weight, level):
+        return trailing("indices")(handle, level, args)
+    if is_batched(indices, level):
+        return NotImplemented
+    flat = HANDLES["view"].call(HANDLES["clone"].call(indices, None), [-1])
+    rows = HANDLES["index_select"].call(weight._value, 1, flat)
+    shape = [batch_size(level)] + list(indices.shape) + [weight.shape[-1]]
+    return wrap(HANDLES["view"].call(rows, shape), level)
+
+
+def _layer_norm(handle: OperatorHandle, level: int, args: tuple[Any, ...]) -> Any:
+    """native_layer_norm: normalise the input's values (batched or not) without the
+    affine part, then each example's weight and bias."""
+    input, shape, weight, bias, eps = args
+    if not any(is_batched(t, level) for t in (weight, bias)):
+        return trailing("input")(handle, level, args)
+    out, mean, rstd = handle.call(unwrap(input, level), shape, None, None, eps)
+    rank = input.dim()
+    if not is_batched(input, level):
+        out = broadcast_value(out, level)
+        mean, rstd = broadcast_value(mean, level), broadcast_value(rstd, level)
+    if weight is not None:
+        out = HANDLES["mul.Tensor"].call(out, _padded(weight, level, rank))
+    if bias is not None:
+        out = HANDLES["add.Tensor"].call(out, _padded(bias, level, rank), 1)
+    return wrap((out, mean, rstd), level)
+
+
 # -- the table ---------------------------------------------------------------------------
 
-POINTWISE = """
-masked_fill.Scalar masked_fill.Tensor masked_fill_.Scalar masked_fill_.Tensor
-add.Tensor sub.Tensor mul.Tensor pow.Tensor_Scalar neg _conj real clone _to_copy
-add_.Tensor sub_.Tensor mul_.Tensor exp exp2 log log2 log10 log1p expm1 sqrt rsqrt
-reciprocal abs sgn sign sin cos tan asin acos atan sinh cosh tanh sigmoid erf floor ceil
-round round.decimals trunc angle sigmoid_backward tanh_backward exp_ log_ sqrt_ neg_
-abs_ sigmoid_ tanh_ pow.Tensor_Tensor pow.Scalar add.Scalar sub.Scalar mul.Scalar
-div.Tensor div.Scalar div.Tensor_mode div_.Tensor div_.Tensor_mode floor_divide
-floor_divide.Scalar rsub.Tensor rsub.Scalar maximum minimum fmax fmin atan2 hypot
-where.self clamp.Tensor clamp clamp_ clamp_min clamp_max fmod.Tensor fmod.Scalar
-remainder.Tensor remainder.Scalar eq.Tensor eq.Scalar ne.Tensor ne.Scalar lt.Tensor
-lt.Scalar le.Tensor le.Scalar gt.Tensor gt.Scalar ge.Tensor ge.Scalar logical_and
-logical_or logical_xor logical_not bitwise_and.Tensor bitwise_or.Tensor
-bitwise_xor.Tensor bitwise_not isnan isinf copy copy_ zero zero_ fill.Scalar fill.Tensor
-fill_.Scalar fill_.Tensor lerp.Scalar lerp.Tensor lerp_.Scalar lerp_.Tensor addcmul
-addcmul_ addcdiv addcdiv_ clamp_.Tensor nan_to_num nan_to_num_ relu gelu silu
-threshold_backward gelu_backward silu_backward relu_ leaky_relu leaky_relu_backward
-leaky_relu_ elu elu_backward elu_ softplus softplus_backward log_sigmoid_forward
-log_sigmoid_backward hardtanh hardtanh_backward hardtanh_ mish mish_backward mish_
-view_as_real view_as_complex
-"""
+# Which kind of rule an operator has is declared in native_functions.yaml (`batching:`,
+# codegen/batching.py, written to gradgen.generated.batching); the hand-written rules
+# of `contraction` (by the operator's base name) and `custom` (by its name) are here.
+CONTRACTIONS: dict[str, Rule] = {
+    "mm": _matmul_rule,
+    "bmm": _matmul_rule,
+    "mv": _mv,
+    "dot": _dot,
+    "vdot": _dot,
+    "addmm": _addmm,
+}
 
-DIMS = """
-diagonal_copy
-squeeze.dim select.int slice.Tensor split.Tensor split_with_sizes unbind.int flip
-transpose.int diagonal sum.dim_IntList mean.dim prod.dim_int max.dim min.dim amax amin
-argmax argmin logsumexp var.correction std.correction cumsum cumprod any.dim any.dims
-all.dim all.dims sort sort.stable topk _softmax _softmax_backward_data _log_softmax
-_log_softmax_backward_data gather scatter.src scatter.value scatter_add
-linalg_vector_norm
-"""
-
-LOSSES = """
-mse_loss mse_loss_backward smooth_l1_loss smooth_l1_loss_backward huber_loss
-huber_loss_backward binary_cross_entropy binary_cross_entropy_backward
-binary_cross_entropy_with_logits
-"""
-
-SPECIAL: dict[str, Rule] = {
+CUSTOM: dict[str, Rule] = {
     "view": _with_batch,
     "_unsafe_view": _with_batch,
     "expand": _expand,
@@ -504,47 +603,58 @@ SPECIAL: dict[str, Rule] = {
     "squeeze": _squeeze,
     "repeat": _repeat,
     "unsqueeze": functools.partial(dims, extra_rank=1),
-    "roll": functools.partial(dims, reduce_all=False),
+    "roll": _roll,
+    "argmax": _arg_reduction,
+    "argmin": _arg_reduction,
+    "fill.Tensor": _fill,
+    "fill_.Tensor": _fill,
+    "masked_fill.Tensor": _masked_fill,
+    "masked_fill_.Tensor": _masked_fill,
     "cat": functools.partial(_tensor_list_dims, extra_rank=0),
     "stack": functools.partial(_tensor_list_dims, extra_rank=1),
     "select_backward": _sizes_and_dims,
     "slice_backward": _sizes_and_dims,
     "diagonal_backward": _sizes_and_dims,
     "index_select": _index_select,
-    "tril": trailing("self"),
-    "triu": trailing("self"),
-    "tril_": trailing("self"),
-    "triu_": trailing("self"),
-    "constant_pad_nd": trailing("self"),
-    "one_hot": trailing("self"),
-    "embedding": trailing("indices"),
-    "native_layer_norm": trailing("input"),
+    "embedding": _embedding,
+    "native_layer_norm": _layer_norm,
     "sum": _sum,
     "mean": _sum,
     "prod": _prod,
     "max": reduce_all("amax", False),
     "min": reduce_all("amin", False),
-    "mm": _matmul_rule,
-    "bmm": _matmul_rule,
-    "mv": _mv,
-    "dot": _dot,
-    "vdot": _dot,
-    "addmm": _addmm,
     "nll_loss_forward": _nll_loss_forward,
     "nll_loss_backward": _nll_loss_backward,
 }
 
+KINDS: dict[str, Rule] = {"pointwise": pointwise, "dims": dims, "loss": _loss}
+
+
+def rule_of(name: str, kind: str, names: tuple[str, ...]) -> Rule:
+    """The rule of a `batching:` declaration (NAME is the operator)."""
+    if kind in KINDS:
+        return KINDS[kind]
+    if kind == "trailing":
+        return trailing(*names)
+    table, key = (
+        (CONTRACTIONS, name.split(".")[0]) if kind == "contraction" else (CUSTOM, name)
+    )
+    if key not in table:
+        raise RuntimeError(
+            f"native_functions.yaml declares 'batching: {kind}' for {name}, but "
+            "gradgen.func.batching_rules has no such rule: add one to "
+            f"{'CONTRACTIONS' if kind == 'contraction' else 'CUSTOM'} or declare "
+            "another kind"
+        )
+    return table[key]
+
 
 def _build() -> dict[str, Rule]:
-    rules: dict[str, Rule] = {}
-    for name in POINTWISE.split():
-        rules[name] = pointwise
-    for name in DIMS.split():
-        rules[name] = dims
-    for name in LOSSES.split():
-        rules[name] = _loss
-    rules.update(SPECIAL)
-    return {name: rule for name, rule in rules.items() if name in HANDLES}
+    return {
+        name: rule_of(name, kind, names)
+        for name, (kind, names) in DECLARED.items()
+        if name in HANDLES
+    }
 
 
 RULES: dict[str, Rule] = _build()

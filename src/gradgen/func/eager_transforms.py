@@ -34,10 +34,10 @@ from ..dispatch import forward_ad_levels
 from ..generated import ops
 from ..grad_mode import enable_grad, is_grad_enabled
 from ..tensor import Tensor
+from . import autograd_function
 from .batching import BatchedTensor, batch_at, open_levels, physical, rewrap
 from .randomness import Randomness as _Randomness
 from .pytree import tree_flatten, tree_map, tree_unflatten, treespec_pprint
-from .vmap import vmap
 
 Argnums = int | tuple[int, ...]
 
@@ -57,6 +57,11 @@ def _level() -> Iterator[None]:
             yield
     finally:
         _nesting.depth -= 1
+
+
+def _transform_active() -> bool:
+    """Whether a transform of gradgen.func is running (custom Functions ask)."""
+    return _nesting.depth > 0 or bool(open_levels())
 
 
 def _keeps_graph(inputs: Any) -> bool:
@@ -468,16 +473,48 @@ def _reverse_rows(
     if count == 0:
         return [Tensor(np.zeros(s, x._data.dtype)) for s, x in zip(shapes, inputs)]
     if not open_levels() and not forward_ad_levels.open:
-
-        def row(cotangent: Tensor) -> tuple[Tensor, ...]:
-            return tuple(_vjp([output], inputs, [cotangent], keep))
-
-        stacked = vmap(row, chunk_size=chunk_size)(Tensor(basis))
-        return [block.reshape(s) for block, s in zip(stacked, shapes)]
+        step = count if chunk_size is None else chunk_size
+        chunks = [
+            _batched_rows(output, inputs, keep, basis[start : start + step])
+            for start in range(0, count, step)
+        ]
+        return [
+            (
+                chunks[0][i] if len(chunks) == 1 else ops.cat([c[i] for c in chunks], 0)
+            ).reshape(s)
+            for i, s in enumerate(shapes)
+        ]
     rows = [_vjp([output], inputs, [Tensor(basis[k])], keep) for k in range(count)]
     return [
         ops.stack([r[index] for r in rows], 0).reshape(s)
         for index, s in enumerate(shapes)
+    ]
+
+
+def _batched_rows(
+    output: Tensor, inputs: list[Tensor], keep: bool, cotangents: np.ndarray
+) -> list[Tensor]:
+    """The vjps of a batch of cotangents, the batch first: one backward pass with
+    ``autograd.grad(is_grads_batched=True)`` (zeros for an input not used)."""
+    if not output.requires_grad:
+        found: Sequence[Tensor | None] = [None] * len(inputs)
+    else:
+        found = autograd.grad(
+            [output],
+            inputs,
+            [Tensor(cotangents)],
+            retain_graph=True,
+            create_graph=keep,
+            allow_unused=True,
+            is_grads_batched=True,
+        )
+    return [
+        (
+            Tensor(np.zeros((len(cotangents),) + tuple(x._data.shape), x._data.dtype))
+            if g is None
+            else g
+        )
+        for g, x in zip(found, inputs)
     ]
 
 
@@ -584,3 +621,6 @@ __all__ = [
     "linearize",
     "vjp",
 ]
+
+
+autograd_function.install(_transform_active)

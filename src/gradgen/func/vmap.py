@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import random
+from ..autograd._transform_slots import slots as _slots
 from ..generated import ops
 from ..tensor import Tensor
 from . import batching
@@ -306,5 +307,6 @@ def _per_example(
 
 
 batching.install(RULES)
+_slots.vmap = vmap  # autograd.grad(is_grads_batched=True) runs backward under it
 
 __all__ = ["vmap"]

@@ -50,6 +50,8 @@ def pow_backward(grad: Tensor, self: Tensor, exponent: Number) -> Tensor | None:
         is_grad_enabled()
         or derivative.shape != grad.shape
         or derivative.dtype != grad.dtype
+        or type(grad)
+        is not type(derivative)  # a BatchedTensor (PyTorch's subclass-like)
     ):
         grad_self = grad * derivative
     else:  # a temporary of our own: multiply in place, one array less to allocate
